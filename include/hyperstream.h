@@ -1,0 +1,264 @@
+/*
+ * hyperstream.h — the one public C API of HyperStreamDB.
+ *
+ * Conventions
+ *  - Every fallible call returns hs_status (HS_OK == 0) and, when `err` is not
+ *    NULL, fills it with a message naming what failed and where (file, column,
+ *    offset, reason). `err` may always be NULL.
+ *  - Opaque handles come in create/free pairs; every *_free accepts NULL.
+ *  - Ownership is stated at each call that hands something out. Strings and
+ *    buffers returned to the caller are released with hs_free().
+ *  - In-memory data crosses this API as the Arrow C Data Interface.
+ */
+#ifndef HYPERSTREAM_H
+#define HYPERSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HS_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum hs_status {
+  HS_OK = 0,
+  HS_ERR_INVALID_ARG = 1, /* caller passed something unusable */
+  HS_ERR_IO = 2,          /* the operating system refused a read or write */
+  HS_ERR_CORRUPT = 3,     /* bytes on disk violate the format */
+  HS_ERR_UNSUPPORTED = 4, /* valid, but a feature we do not implement */
+  HS_ERR_NOMEM = 5,       /* allocation failed or a size limit was exceeded */
+  HS_ERR_SCHEMA = 6,      /* data does not fit the expected schema */
+  HS_ERR_NOT_FOUND = 7,   /* a named file or column does not exist */
+  HS_ERR_INTERNAL = 8     /* a bug: an invariant did not hold */
+} hs_status;
+
+/* Static string naming a status ("corrupt", "io error", ...). Never NULL. */
+const char *hs_status_str(hs_status status);
+
+#define HS_ERROR_MESSAGE_MAX 1024
+
+/* Error detail. Zero-initialise before use; the first error set wins
+ * (later failures while unwinding do not overwrite the root cause). */
+typedef struct hs_error {
+  hs_status status;
+  char message[HS_ERROR_MESSAGE_MAX];
+} hs_error;
+
+/* Release memory that this API handed to the caller (strings, buffers). */
+void hs_free(void *ptr);
+
+/* ------------------------------------------ Arrow C Data Interface (ABI) */
+/* The standard structures, as the Arrow specification defines them. */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+  const char *format;
+  const char *name;
+  const char *metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema **children;
+  struct ArrowSchema *dictionary;
+  void (*release)(struct ArrowSchema *);
+  void *private_data;
+};
+
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void **buffers;
+  struct ArrowArray **children;
+  struct ArrowArray *dictionary;
+  void (*release)(struct ArrowArray *);
+  void *private_data;
+};
+
+#endif /* ARROW_C_DATA_INTERFACE */
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+struct ArrowArrayStream {
+  int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+  int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+  const char *(*get_last_error)(struct ArrowArrayStream *);
+  void (*release)(struct ArrowArrayStream *);
+  void *private_data;
+};
+
+#endif /* ARROW_C_STREAM_INTERFACE */
+
+/* ---------------------------------------------------------- Parquet read */
+
+typedef struct hs_parquet_reader hs_parquet_reader;
+
+/* Comparison used for row-group pruning by column-chunk statistics. */
+typedef enum hs_cmp_op {
+  HS_CMP_EQ = 0,
+  HS_CMP_NE = 1,
+  HS_CMP_LT = 2,
+  HS_CMP_LE = 3,
+  HS_CMP_GT = 4,
+  HS_CMP_GE = 5
+} hs_cmp_op;
+
+typedef enum hs_value_kind {
+  HS_VALUE_INT64 = 0,  /* integers, dates (days), times/timestamps (column unit) */
+  HS_VALUE_DOUBLE = 1, /* floating point */
+  HS_VALUE_STRING = 2  /* strings and binary, compared bytewise unsigned */
+} hs_value_kind;
+
+typedef struct hs_value {
+  hs_value_kind kind;
+  int64_t i64;
+  double f64;
+  const char *str; /* borrowed; str_len bytes */
+  size_t str_len;
+} hs_value;
+
+/* "column op value": a row group is skipped only when its statistics prove
+ * that no row in it can satisfy the predicate. Pruning never drops a row
+ * that could match; callers re-check rows themselves. */
+typedef struct hs_stat_predicate {
+  const char *column; /* top-level leaf column name */
+  hs_cmp_op op;
+  hs_value value;
+} hs_stat_predicate;
+
+typedef struct hs_parquet_read_options {
+  /* Projection: top-level column names, in output order; NULL means all. */
+  const char *const *columns;
+  size_t n_columns;
+  /* Conjunction of predicates used to prune row groups; may be empty. */
+  const hs_stat_predicate *predicates;
+  size_t n_predicates;
+  /* Row selection: strictly increasing file-wide row positions; only pages
+   * holding them are decoded and only those rows are returned. NULL = all. */
+  const int64_t *rows;
+  size_t n_rows;
+  /* Upper bound on rows per emitted batch (0 = one batch per row group). */
+  int64_t batch_rows_max;
+} hs_parquet_read_options;
+
+void hs_parquet_read_options_init(hs_parquet_read_options *opts);
+
+/* Open a Parquet file. On success *out is owned by the caller (free with
+ * hs_parquet_reader_free). Parses and validates the footer. */
+hs_status hs_parquet_reader_open(const char *path, hs_parquet_reader **out, hs_error *err);
+
+/* Open over bytes in memory; `buf` is borrowed and must outlive the reader.
+ * `name` is used in error messages. Used by fuzzers and tests. */
+hs_status hs_parquet_reader_open_buffer(const uint8_t *buf, size_t len, const char *name,
+                                        hs_parquet_reader **out, hs_error *err);
+
+void hs_parquet_reader_free(hs_parquet_reader *reader);
+
+int64_t hs_parquet_reader_num_rows(const hs_parquet_reader *reader);
+int64_t hs_parquet_reader_num_row_groups(const hs_parquet_reader *reader);
+
+/* The file's schema as Arrow; *out is owned by the caller (call release). */
+hs_status hs_parquet_reader_schema(hs_parquet_reader *reader, struct ArrowSchema *out,
+                                   hs_error *err);
+
+/* Stream record batches (struct arrays). `opts` may be NULL; its arrays are
+ * copied. The stream holds a reference to the reader's file, so the reader
+ * may be freed before the stream is released. *out is owned by the caller. */
+hs_status hs_parquet_reader_stream(hs_parquet_reader *reader, const hs_parquet_read_options *opts,
+                                   struct ArrowArrayStream *out, hs_error *err);
+
+/* Number of row groups a stream with `opts` would read (after pruning). */
+hs_status hs_parquet_reader_count_row_groups(hs_parquet_reader *reader,
+                                             const hs_parquet_read_options *opts, int64_t *out,
+                                             hs_error *err);
+
+/* Human-readable (json == 0) or JSON (json != 0) description of the file:
+ * schema, row groups, column chunks with encodings, codecs, sizes and
+ * statistics. *out is NUL-terminated, owned by the caller (hs_free). */
+hs_status hs_parquet_inspect(const char *path, int json, char **out, hs_error *err);
+
+/* --------------------------------------------------------- Parquet write */
+
+typedef enum hs_codec {
+  HS_CODEC_UNCOMPRESSED = 0,
+  HS_CODEC_SNAPPY = 1,
+  HS_CODEC_GZIP = 2,
+  HS_CODEC_ZSTD = 6,
+  HS_CODEC_LZ4_RAW = 7
+} hs_codec; /* values equal Parquet's CompressionCodec */
+
+typedef enum hs_encoding {
+  HS_ENCODING_DEFAULT = -1, /* dictionary with fallback to PLAIN */
+  HS_ENCODING_PLAIN = 0,
+  HS_ENCODING_DELTA_BINARY_PACKED = 5,
+  HS_ENCODING_DELTA_LENGTH_BYTE_ARRAY = 6,
+  HS_ENCODING_DELTA_BYTE_ARRAY = 7,
+  HS_ENCODING_RLE_DICTIONARY = 8,
+  HS_ENCODING_BYTE_STREAM_SPLIT = 9
+} hs_encoding; /* values equal Parquet's Encoding */
+
+typedef struct hs_parquet_write_options {
+  hs_codec compression;         /* default HS_CODEC_ZSTD */
+  int compression_level;        /* 0 = codec default */
+  int64_t row_group_rows_max;   /* default 1,048,576 */
+  int64_t page_bytes_max;       /* default 1 MiB (uncompressed values) */
+  int64_t dictionary_bytes_max; /* default 1 MiB; past it, fall back to PLAIN */
+  int use_dictionary;           /* default 1 */
+  int data_page_version;        /* 1 (default) or 2 */
+  int write_statistics;         /* default 1 */
+  int write_page_index;         /* default 1: ColumnIndex + OffsetIndex */
+  int write_page_crc;           /* default 0 */
+  /* Per-column encoding overrides by top-level column name. */
+  const char *const *encoding_columns;
+  const hs_encoding *encodings;
+  size_t n_encodings;
+  /* File key-value metadata. */
+  const char *const *kv_keys;
+  const char *const *kv_values;
+  size_t n_kv;
+  const char *created_by; /* default "hyperstreamdb version 0.1.0" */
+} hs_parquet_write_options;
+
+void hs_parquet_write_options_init(hs_parquet_write_options *opts);
+
+typedef struct hs_parquet_writer hs_parquet_writer;
+
+/* Create `path` for writing batches of `schema` (a struct schema; borrowed,
+ * copied inside). Field ids come from the field metadata key
+ * "PARQUET:field_id" when present, else are assigned 1..n depth-first. */
+hs_status hs_parquet_writer_open(const char *path, const struct ArrowSchema *schema,
+                                 const hs_parquet_write_options *opts, hs_parquet_writer **out,
+                                 hs_error *err);
+
+/* Append one record batch (a struct array matching the schema). The batch
+ * is borrowed: the caller still owns and releases it. */
+hs_status hs_parquet_writer_write(hs_parquet_writer *writer, const struct ArrowArray *batch,
+                                  hs_error *err);
+
+/* Flush remaining rows, write the page indexes and the footer, close the
+ * file. After a failed write or close the file is removed. */
+hs_status hs_parquet_writer_close(hs_parquet_writer *writer, hs_error *err);
+
+/* Frees; a writer freed without a successful close removes its file. */
+void hs_parquet_writer_free(hs_parquet_writer *writer);
+
+/* Convenience: write every batch of `stream` (consumed and released). */
+hs_status hs_parquet_write_stream(const char *path, struct ArrowArrayStream *stream,
+                                  const hs_parquet_write_options *opts, hs_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HYPERSTREAM_H */

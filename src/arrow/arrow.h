@@ -1,0 +1,132 @@
+/*
+ * arrow.h — helpers over the Arrow C Data Interface: owned schemas and
+ * arrays with correct release callbacks, format-string parsing, the field
+ * metadata encoding, a stream over a list of batches, and validation of
+ * arrays we receive from outside.
+ *
+ * Ownership: hs_arrow_* constructors produce structures whose release
+ * callback frees everything they own (children included). Buffers attached
+ * with hs_arrow_array_set_buffer become owned (hs_free'd on release);
+ * buffers attached with a keepalive are borrowed and the keepalive is
+ * released instead (that is how a reader lends mmap'd pages).
+ */
+#ifndef HS_ARROW_H
+#define HS_ARROW_H
+
+#include "../common/common.h"
+
+/* ------------------------------------------------------------------ types */
+
+typedef enum hs_arrow_type_id {
+  HS_AT_NA,                /* "n" */
+  HS_AT_BOOL,              /* "b" */
+  HS_AT_INT8,              /* "c" */
+  HS_AT_UINT8,             /* "C" */
+  HS_AT_INT16,             /* "s" */
+  HS_AT_UINT16,            /* "S" */
+  HS_AT_INT32,             /* "i" */
+  HS_AT_UINT32,            /* "I" */
+  HS_AT_INT64,             /* "l" */
+  HS_AT_UINT64,            /* "L" */
+  HS_AT_FLOAT16,           /* "e" */
+  HS_AT_FLOAT32,           /* "f" */
+  HS_AT_FLOAT64,           /* "g" */
+  HS_AT_BINARY,            /* "z" */
+  HS_AT_LARGE_BINARY,      /* "Z" */
+  HS_AT_STRING,            /* "u" */
+  HS_AT_LARGE_STRING,      /* "U" */
+  HS_AT_FIXED_BINARY,      /* "w:N" (width) */
+  HS_AT_DECIMAL128,        /* "d:P,S" (precision, scale) */
+  HS_AT_DATE32,            /* "tdD" */
+  HS_AT_DATE64,            /* "tdm" */
+  HS_AT_TIME32,            /* "tts" / "ttm" (unit) */
+  HS_AT_TIME64,            /* "ttu" / "ttn" (unit) */
+  HS_AT_TIMESTAMP,         /* "ts{s,m,u,n}:TZ" (unit, timezone) */
+  HS_AT_DURATION,          /* "tD{s,m,u,n}" */
+  HS_AT_LIST,              /* "+l" */
+  HS_AT_LARGE_LIST,        /* "+L" */
+  HS_AT_FIXED_LIST,        /* "+w:N" (width = list size) */
+  HS_AT_STRUCT,            /* "+s" */
+  HS_AT_MAP,               /* "+m" */
+  HS_AT_DICTIONARY_UNUSED, /* reserved */
+  HS_AT_OTHER              /* anything else: unsupported */
+} hs_arrow_type_id;
+
+typedef enum hs_time_unit {
+  HS_UNIT_S = 0,
+  HS_UNIT_MS = 1,
+  HS_UNIT_US = 2,
+  HS_UNIT_NS = 3
+} hs_time_unit;
+
+typedef struct hs_arrow_type {
+  hs_arrow_type_id id;
+  int32_t width;        /* FIXED_BINARY bytes, FIXED_LIST size */
+  int32_t precision;    /* DECIMAL128 */
+  int32_t scale;        /* DECIMAL128 */
+  hs_time_unit unit;    /* TIME32/64, TIMESTAMP, DURATION */
+  const char *timezone; /* TIMESTAMP: points into the format string; "" if none */
+} hs_arrow_type;
+
+/* Parse an Arrow format string. Unknown formats give HS_AT_OTHER (HS_OK). */
+hs_status hs_arrow_type_parse(const char *format, hs_arrow_type *out, hs_error *err);
+
+/* Bytes per value for fixed-width types (bool: 0 meaning bit-packed; -1 for
+ * variable-width and nested types). */
+int hs_arrow_type_byte_width(const hs_arrow_type *t);
+
+/* --------------------------------------------------------------- schemas */
+
+/* Initialise an owned schema node with copies of format and name (name may
+ * be NULL) and room for n_children children (each allocated, released
+ * with their parent). */
+hs_status hs_arrow_schema_init(struct ArrowSchema *s, const char *format, const char *name,
+                               int64_t flags, int64_t n_children, hs_error *err);
+/* Replace the node's metadata with the given pairs (copied). */
+hs_status hs_arrow_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
+                                       const char *const *values, size_t n, hs_error *err);
+/* Look up `key` in an Arrow metadata blob; returns a pointer into it and its
+ * length, or NULL when absent. Bounds are checked against the blob's own
+ * lengths. */
+const char *hs_arrow_metadata_get(const char *metadata, const char *key, int32_t *value_len);
+/* Deep copy into an owned schema. */
+hs_status hs_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst,
+                               hs_error *err);
+
+/* ---------------------------------------------------------------- arrays */
+
+/* Initialise an owned array node with n_buffers NULL buffers and n_children
+ * allocated (zeroed, release NULL) children. */
+hs_status hs_arrow_array_init(struct ArrowArray *a, int64_t n_buffers, int64_t n_children,
+                              hs_error *err);
+/* Attach an owned buffer (freed with hs_free on release). */
+void hs_arrow_array_set_buffer(struct ArrowArray *a, int64_t i, void *owned);
+/* Attach a borrowed buffer; the array keeps a reference via `keepalive`
+ * (called once on release with `keepalive_data`). Only one keepalive per
+ * node: a second call replaces nothing and simply chains both. */
+hs_status hs_arrow_array_set_borrowed(struct ArrowArray *a, int64_t i, const void *borrowed,
+                                      void (*keepalive_release)(void *), void *keepalive_data,
+                                      hs_error *err);
+
+/* Validate that `a` is structurally consistent with `s` (buffer counts,
+ * offsets monotone and in range where readable, children lengths). Used on
+ * arrays that arrive from outside before we trust them. */
+hs_status hs_arrow_array_validate(const struct ArrowSchema *s, const struct ArrowArray *a,
+                                  hs_error *err);
+
+/* Is row i valid (non-null) in array a (honouring a->offset)? */
+static inline bool hs_arrow_is_valid(const struct ArrowArray *a, int64_t i) {
+  const uint8_t *v = a->n_buffers > 0 ? (const uint8_t *)a->buffers[0] : NULL;
+  if (v == NULL) return true;
+  int64_t j = i + a->offset;
+  return (v[j >> 3] >> (j & 7)) & 1;
+}
+
+/* ---------------------------------------------------------------- streams */
+
+/* A stream over `n` batches (moved in: the stream owns them afterwards)
+ * with `schema` (moved in). *out is owned by the caller. */
+hs_status hs_arrow_stream_from_batches(struct ArrowSchema *schema, struct ArrowArray *batches,
+                                       size_t n, struct ArrowArrayStream *out, hs_error *err);
+
+#endif /* HS_ARROW_H */

@@ -1,0 +1,160 @@
+/* alloc.c — the one allocation wrapper, arenas and growable buffers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+
+void *hs_malloc(size_t size) {
+  if (size > HS_ALLOC_BYTES_MAX) return NULL;
+  return malloc(size ? size : 1);
+}
+
+void *hs_calloc(size_t count, size_t size) {
+  size_t total;
+  if (!hs_mul_size(count, size, &total) || total > HS_ALLOC_BYTES_MAX) return NULL;
+  return calloc(total ? total : 1, 1);
+}
+
+void *hs_realloc(void *ptr, size_t size) {
+  if (size > HS_ALLOC_BYTES_MAX) return NULL;
+  return realloc(ptr, size ? size : 1);
+}
+
+void hs_free(void *ptr) {
+  free(ptr); /* accepts NULL */
+}
+
+char *hs_strndup(const char *s, size_t n) {
+  char *out = hs_malloc(n + 1);
+  if (out == NULL) return NULL;
+  memcpy(out, s, n);
+  out[n] = '\0';
+  return out;
+}
+
+char *hs_strdup(const char *s) {
+  return hs_strndup(s, strlen(s));
+}
+
+/* ---------------------------------------------------------------- arena */
+
+struct hs_arena_block {
+  hs_arena_block *next;
+  size_t used;
+  size_t cap;
+  _Alignas(16) uint8_t data[];
+};
+
+void hs_arena_init(hs_arena *arena) {
+  arena->head = NULL;
+  arena->block_bytes = 0;
+}
+
+void *hs_arena_alloc(hs_arena *arena, size_t size) {
+  size = (size + 15u) & ~(size_t)15u;
+  if (size > HS_ALLOC_BYTES_MAX) return NULL;
+  hs_arena_block *b = arena->head;
+  if (b == NULL || b->cap - b->used < size) {
+    size_t cap = arena->block_bytes ? arena->block_bytes : 65536;
+    if (cap < size) cap = size;
+    b = hs_malloc(sizeof *b + cap);
+    if (b == NULL) return NULL;
+    b->cap = cap;
+    b->used = 0;
+    b->next = arena->head;
+    arena->head = b;
+  }
+  void *p = b->data + b->used;
+  b->used += size;
+  memset(p, 0, size);
+  return p;
+}
+
+void *hs_arena_memdup(hs_arena *arena, const void *src, size_t size) {
+  void *p = hs_arena_alloc(arena, size);
+  if (p != NULL && size) memcpy(p, src, size);
+  return p;
+}
+
+char *hs_arena_strndup(hs_arena *arena, const char *s, size_t n) {
+  char *p = hs_arena_alloc(arena, n + 1);
+  if (p == NULL) return NULL;
+  if (n) memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+void hs_arena_reset(hs_arena *arena) {
+  hs_arena_block *b = arena->head;
+  while (b != NULL) {
+    hs_arena_block *next = b->next;
+    hs_free(b);
+    b = next;
+  }
+  arena->head = NULL;
+}
+
+/* --------------------------------------------------------------- buffer */
+
+void hs_buf_free(hs_buf *b) {
+  hs_free(b->data);
+  hs_buf_init(b);
+}
+
+bool hs_buf_reserve(hs_buf *b, size_t extra) {
+  size_t need;
+  if (!hs_add_size(b->len, extra, &need)) return false;
+  if (need <= b->cap) return true;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < need) {
+    if (!hs_mul_size(cap, 2, &cap)) return false;
+  }
+  uint8_t *p = hs_realloc(b->data, cap);
+  if (p == NULL) return false;
+  b->data = p;
+  b->cap = cap;
+  return true;
+}
+
+bool hs_buf_append(hs_buf *b, const void *src, size_t n) {
+  if (n == 0) return true;
+  if (!hs_buf_reserve(b, n)) return false;
+  memcpy(b->data + b->len, src, n);
+  b->len += n;
+  return true;
+}
+
+bool hs_buf_append_byte(hs_buf *b, uint8_t v) {
+  return hs_buf_append(b, &v, 1);
+}
+
+bool hs_buf_printf(hs_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || !hs_buf_reserve(b, (size_t)n + 1)) {
+    va_end(ap2);
+    return false;
+  }
+  vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  b->len += (size_t)n;
+  return true;
+}
+
+uint8_t *hs_buf_detach(hs_buf *b) {
+  uint8_t *p = b->data;
+  hs_buf_init(b);
+  return p;
+}
+
+int64_t hs_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

@@ -1,0 +1,123 @@
+/*
+ * common.h — status helpers, allocation, arenas, growable buffers and
+ * overflow-checked arithmetic shared by every layer.
+ *
+ * All heap memory in the project goes through hs_malloc/hs_calloc/
+ * hs_realloc/hs_free (declared here and in hyperstream.h), so that a test
+ * can inject allocation failures and a host can hook the allocator.
+ */
+#ifndef HS_COMMON_H
+#define HS_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hyperstream.h"
+
+#if defined(__GNUC__)
+#define HS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define HS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define HS_PRINTF(a, b)
+#define HS_LIKELY(x) (x)
+#define HS_UNLIKELY(x) (x)
+#endif
+
+/* ------------------------------------------------------------- errors */
+
+/* Record `status` and a formatted message in `err` (which may be NULL),
+ * unless `err` already holds an error. Returns `status` so callers can
+ * write `return hs_error_set(err, HS_ERR_CORRUPT, "...")`. */
+hs_status hs_error_set(hs_error *err, hs_status status, const char *fmt, ...) HS_PRINTF(3, 4);
+
+/* Prefix the message already in `err` with context ("file.parquet: ").
+ * Used as an error travels up through layers. Returns err->status. */
+hs_status hs_error_prefix(hs_error *err, const char *fmt, ...) HS_PRINTF(2, 3);
+
+/* ---------------------------------------------------------- allocation */
+
+/* Hard ceiling on any single allocation derived from untrusted sizes. */
+#define HS_ALLOC_BYTES_MAX ((size_t)1 << 36) /* 64 GiB */
+
+void *hs_malloc(size_t size);
+void *hs_calloc(size_t count, size_t size);
+void *hs_realloc(void *ptr, size_t size);
+/* hs_free is declared in hyperstream.h; accepts NULL. */
+char *hs_strdup(const char *s);
+char *hs_strndup(const char *s, size_t n);
+
+/* Overflow-checked arithmetic: return false on overflow. */
+static inline bool hs_mul_size(size_t a, size_t b, size_t *out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool hs_add_size(size_t a, size_t b, size_t *out) {
+  return !__builtin_add_overflow(a, b, out);
+}
+
+/* --------------------------------------------------------------- arena */
+
+/* A bump allocator: many small allocations, one free. Memory is zeroed.
+ * Used for parsed metadata whose lifetime is that of its owner. */
+typedef struct hs_arena_block hs_arena_block;
+typedef struct hs_arena {
+  hs_arena_block *head;
+  size_t block_bytes; /* default block size; 0 means 64 KiB */
+} hs_arena;
+
+void hs_arena_init(hs_arena *arena);
+void *hs_arena_alloc(hs_arena *arena, size_t size); /* 16-byte aligned, zeroed; NULL on OOM */
+void *hs_arena_memdup(hs_arena *arena, const void *src, size_t size);
+char *hs_arena_strndup(hs_arena *arena, const char *s, size_t n);
+void hs_arena_reset(hs_arena *arena); /* frees all blocks */
+
+/* ---------------------------------------------------- growable buffer */
+
+/* A growable byte buffer. `data` is owned by the buffer until detached. */
+typedef struct hs_buf {
+  uint8_t *data;
+  size_t len;
+  size_t cap;
+} hs_buf;
+
+static inline void hs_buf_init(hs_buf *b) {
+  b->data = NULL;
+  b->len = 0;
+  b->cap = 0;
+}
+void hs_buf_free(hs_buf *b);
+/* Ensure room for `extra` more bytes. Returns false on OOM/overflow. */
+bool hs_buf_reserve(hs_buf *b, size_t extra);
+bool hs_buf_append(hs_buf *b, const void *src, size_t n);
+bool hs_buf_append_byte(hs_buf *b, uint8_t v);
+bool hs_buf_printf(hs_buf *b, const char *fmt, ...) HS_PRINTF(2, 3);
+/* Detach: returns data (caller owns, hs_free) and resets the buffer. */
+uint8_t *hs_buf_detach(hs_buf *b);
+
+/* -------------------------------------------------------- little endian */
+
+static inline uint32_t hs_load_u32le(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t hs_load_u64le(const uint8_t *p) {
+  return (uint64_t)hs_load_u32le(p) | (uint64_t)hs_load_u32le(p + 4) << 32;
+}
+static inline void hs_store_u32le(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+static inline void hs_store_u64le(uint8_t *p, uint64_t v) {
+  hs_store_u32le(p, (uint32_t)v);
+  hs_store_u32le(p + 4, (uint32_t)(v >> 32));
+}
+
+/* --------------------------------------------------------------- time */
+
+/* Monotonic clock in nanoseconds. */
+int64_t hs_now_ns(void);
+
+#endif /* HS_COMMON_H */

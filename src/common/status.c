@@ -1,0 +1,48 @@
+/* status.c — status names and error detail formatting. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+const char *hs_status_str(hs_status status) {
+  switch (status) {
+  case HS_OK: return "ok";
+  case HS_ERR_INVALID_ARG: return "invalid argument";
+  case HS_ERR_IO: return "io error";
+  case HS_ERR_CORRUPT: return "corrupt data";
+  case HS_ERR_UNSUPPORTED: return "unsupported";
+  case HS_ERR_NOMEM: return "out of memory";
+  case HS_ERR_SCHEMA: return "schema mismatch";
+  case HS_ERR_NOT_FOUND: return "not found";
+  case HS_ERR_INTERNAL: return "internal error";
+  }
+  return "unknown status";
+}
+
+hs_status hs_error_set(hs_error *err, hs_status status, const char *fmt, ...) {
+  if (err == NULL || err->status != HS_OK) return status;
+  err->status = status;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+hs_status hs_error_prefix(hs_error *err, const char *fmt, ...) {
+  if (err == NULL) return HS_OK;
+  char prefix[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(prefix, sizeof prefix, fmt, ap);
+  va_end(ap);
+  if (n <= 0) return err->status;
+  /* Shift the old message right and copy the prefix in front; truncate. */
+  size_t plen = (size_t)n < sizeof err->message - 1 ? (size_t)n : sizeof err->message - 1;
+  size_t mlen = strlen(err->message);
+  if (plen + mlen > sizeof err->message - 1) mlen = sizeof err->message - 1 - plen;
+  memmove(err->message + plen, err->message, mlen);
+  memcpy(err->message, prefix, plen);
+  err->message[plen + mlen] = '\0';
+  return err->status;
+}

@@ -1,0 +1,228 @@
+/* file.c — local-file and in-memory sources, buffered local-file sinks. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io.h"
+
+struct hs_source {
+  int refs;
+  int fd;              /* -1 for memory sources */
+  const uint8_t *base; /* mapped or borrowed bytes; NULL if unmapped */
+  bool mapped;
+  uint64_t size;
+  char *name;
+};
+
+hs_status hs_source_open_file(const char *path, hs_source **out, hs_error *err) {
+  *out = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return hs_error_set(err, errno == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO, "%s: cannot open: %s",
+                        path, strerror(errno));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return hs_error_set(err, HS_ERR_IO, "%s: not a regular file", path);
+  }
+  hs_source *s = hs_calloc(1, sizeof *s);
+  char *name = hs_strdup(path);
+  if (s == NULL || name == NULL) {
+    hs_free(s);
+    hs_free(name);
+    close(fd);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  }
+  s->refs = 1;
+  s->fd = fd;
+  s->size = (uint64_t)st.st_size;
+  s->name = name;
+  if (s->size > 0) {
+    void *p = mmap(NULL, (size_t)s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      s->base = p;
+      s->mapped = true;
+    }
+  }
+  *out = s;
+  return HS_OK;
+}
+
+hs_status hs_source_open_memory(const uint8_t *buf, size_t len, const char *name, hs_source **out,
+                                hs_error *err) {
+  *out = NULL;
+  hs_source *s = hs_calloc(1, sizeof *s);
+  char *n = hs_strdup(name ? name : "<memory>");
+  if (s == NULL || n == NULL) {
+    hs_free(s);
+    hs_free(n);
+    return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  }
+  s->refs = 1;
+  s->fd = -1;
+  s->base = buf;
+  s->size = len;
+  s->name = n;
+  *out = s;
+  return HS_OK;
+}
+
+void hs_source_ref(hs_source *src) {
+  src->refs++;
+}
+
+void hs_source_unref(hs_source *src) {
+  if (src == NULL || --src->refs > 0) return;
+  if (src->mapped) munmap((void *)src->base, (size_t)src->size);
+  if (src->fd >= 0) close(src->fd);
+  hs_free(src->name);
+  hs_free(src);
+}
+
+uint64_t hs_source_size(const hs_source *src) {
+  return src->size;
+}
+const char *hs_source_name(const hs_source *src) {
+  return src->name;
+}
+
+static hs_status check_range(hs_source *src, uint64_t offset, size_t len, hs_error *err) {
+  if (offset > src->size || len > src->size - offset) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: read of %zu bytes at offset %llu is past the end (size %llu)",
+                        src->name, len, (unsigned long long)offset, (unsigned long long)src->size);
+  }
+  return HS_OK;
+}
+
+hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst, hs_error *err) {
+  hs_status st = check_range(src, offset, len, err);
+  if (st != HS_OK) return st;
+  if (len == 0) return HS_OK;
+  if (src->base != NULL) {
+    memcpy(dst, src->base + offset, len);
+    return HS_OK;
+  }
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = pread(src->fd, (uint8_t *)dst + done, len - done, (off_t)(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return hs_error_set(err, HS_ERR_IO, "%s: read failed at offset %llu: %s", src->name,
+                          (unsigned long long)(offset + done), n < 0 ? strerror(errno) : "EOF");
+    }
+    done += (size_t)n;
+  }
+  return HS_OK;
+}
+
+hs_status hs_source_view(hs_source *src, uint64_t offset, size_t len, hs_buf *scratch,
+                         const uint8_t **out, hs_error *err) {
+  hs_status st = check_range(src, offset, len, err);
+  if (st != HS_OK) return st;
+  if (src->base != NULL) {
+    *out = src->base + offset;
+    return HS_OK;
+  }
+  scratch->len = 0;
+  if (!hs_buf_reserve(scratch, len)) {
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: cannot buffer %zu bytes", src->name, len);
+  }
+  st = hs_source_read(src, offset, len, scratch->data, err);
+  if (st != HS_OK) return st;
+  scratch->len = len;
+  *out = scratch->data;
+  return HS_OK;
+}
+
+/* ------------------------------------------------------------------ sink */
+
+#define SINK_BUFFER_BYTES (1u << 20)
+
+struct hs_sink {
+  int fd;
+  char *path;
+  uint64_t offset;
+  hs_buf pending;
+};
+
+hs_status hs_sink_open_file(const char *path, hs_sink **out, hs_error *err) {
+  *out = NULL;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  }
+  hs_sink *s = hs_calloc(1, sizeof *s);
+  char *p = hs_strdup(path);
+  if (s == NULL || p == NULL) {
+    hs_free(s);
+    hs_free(p);
+    close(fd);
+    unlink(path);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  }
+  s->fd = fd;
+  s->path = p;
+  hs_buf_init(&s->pending);
+  *out = s;
+  return HS_OK;
+}
+
+static hs_status write_all(hs_sink *s, const uint8_t *data, size_t len, hs_error *err) {
+  while (len > 0) {
+    ssize_t n = write(s->fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return hs_error_set(err, HS_ERR_IO, "%s: write failed: %s", s->path, strerror(errno));
+    data += n;
+    len -= (size_t)n;
+  }
+  return HS_OK;
+}
+
+hs_status hs_sink_write(hs_sink *sink, const void *data, size_t len, hs_error *err) {
+  sink->offset += len;
+  if (sink->pending.len + len < SINK_BUFFER_BYTES) {
+    if (!hs_buf_append(&sink->pending, data, len)) {
+      return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", sink->path);
+    }
+    return HS_OK;
+  }
+  hs_status st = write_all(sink, sink->pending.data, sink->pending.len, err);
+  sink->pending.len = 0;
+  if (st != HS_OK) return st;
+  return write_all(sink, data, len, err);
+}
+
+uint64_t hs_sink_offset(const hs_sink *sink) {
+  return sink->offset;
+}
+
+hs_status hs_sink_close(hs_sink *sink, hs_error *err) {
+  hs_status st = write_all(sink, sink->pending.data, sink->pending.len, err);
+  if (st == HS_OK && fsync(sink->fd) != 0) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: fsync failed: %s", sink->path, strerror(errno));
+  }
+  if (close(sink->fd) != 0 && st == HS_OK) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: close failed: %s", sink->path, strerror(errno));
+  }
+  if (st != HS_OK) unlink(sink->path);
+  hs_buf_free(&sink->pending);
+  hs_free(sink->path);
+  hs_free(sink);
+  return st;
+}
+
+void hs_sink_abort(hs_sink *sink) {
+  if (sink == NULL) return;
+  close(sink->fd);
+  unlink(sink->path);
+  hs_buf_free(&sink->pending);
+  hs_free(sink->path);
+  hs_free(sink);
+}

@@ -1,0 +1,50 @@
+/*
+ * io.h — byte sources and sinks: local files (and, later, object stores)
+ * behind one interface of bounded range reads and sequential writes.
+ *
+ * A source is reference-counted so that a stream can outlive the reader
+ * that created it. Every read is checked against the source's length:
+ * asking for bytes past the end is an HS_ERR_CORRUPT error naming the
+ * source, never a short read.
+ */
+#ifndef HS_IO_H
+#define HS_IO_H
+
+#include "../common/common.h"
+
+typedef struct hs_source hs_source;
+
+/* Open a local file for range reads. *out is owned (hs_source_unref). */
+hs_status hs_source_open_file(const char *path, hs_source **out, hs_error *err);
+/* Wrap borrowed memory; `buf` must outlive every reference. */
+hs_status hs_source_open_memory(const uint8_t *buf, size_t len, const char *name, hs_source **out,
+                                hs_error *err);
+void hs_source_ref(hs_source *src);
+void hs_source_unref(hs_source *src); /* accepts NULL */
+
+uint64_t hs_source_size(const hs_source *src);
+const char *hs_source_name(const hs_source *src);
+
+/* Read exactly `len` bytes at `offset` into `dst`. */
+hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst, hs_error *err);
+
+/* Borrow `len` bytes at `offset` without copying when the source is memory
+ * or memory-mapped; otherwise copy into `scratch` (grown as needed) and
+ * point at it. *out is valid until the next use of `scratch`. */
+hs_status hs_source_view(hs_source *src, uint64_t offset, size_t len, hs_buf *scratch,
+                         const uint8_t **out, hs_error *err);
+
+/* ---------------------------------------------------------------- sink */
+
+typedef struct hs_sink hs_sink;
+
+/* Create (truncate) a local file for writing. */
+hs_status hs_sink_open_file(const char *path, hs_sink **out, hs_error *err);
+hs_status hs_sink_write(hs_sink *sink, const void *data, size_t len, hs_error *err);
+uint64_t hs_sink_offset(const hs_sink *sink);
+/* Flush, fsync and close. */
+hs_status hs_sink_close(hs_sink *sink, hs_error *err);
+/* Close without flushing and delete the file (after a failure). */
+void hs_sink_abort(hs_sink *sink); /* accepts NULL */
+
+#endif /* HS_IO_H */

@@ -1,0 +1,97 @@
+/*
+ * encoding.h — Parquet value and level encodings (bounded decoders, encoders).
+ *
+ * Decoders read only inside (buf, len), decode exactly `n` values or fail with
+ * HS_ERR_CORRUPT naming the encoding and the reason; `*consumed` (when not
+ * NULL) receives the bytes used. Encoders append to an hs_buf.
+ *
+ * Byte arrays are decoded into Arrow layout: the caller passes `offsets`
+ * with room for n + 1 entries whose offsets[0] is already set (the current
+ * length of `data`), and the decoder appends the bytes to `data` and fills
+ * offsets[1..n]. Offsets are int32 (Arrow "u"/"z"): exceeding 2^31-1 bytes
+ * is an error.
+ */
+#ifndef HS_PARQUET_ENCODING_H
+#define HS_PARQUET_ENCODING_H
+
+#include "../common/common.h"
+
+/* ------------------------------------------------ RLE / bit-packed hybrid */
+
+/* Decode `n` values of `bit_width` (0..32) from an RLE/bit-packed hybrid run
+ * sequence with no length prefix. A stream that ends early is an error. */
+hs_status hs_rle_decode_u32(const uint8_t *buf, size_t len, int bit_width, uint32_t *out, size_t n,
+                            size_t *consumed, hs_error *err);
+/* Levels (bit_width 0..16) as int16. */
+hs_status hs_rle_decode_levels(const uint8_t *buf, size_t len, int bit_width, int16_t *out,
+                               size_t n, size_t *consumed, hs_error *err);
+/* Legacy BIT_PACKED levels (MSB-first, deprecated encoding 4). */
+hs_status hs_bitpacked_legacy_decode_levels(const uint8_t *buf, size_t len, int bit_width,
+                                            int16_t *out, size_t n, size_t *consumed,
+                                            hs_error *err);
+/* Encode as RLE/bit-packed hybrid, no length prefix. */
+hs_status hs_rle_encode_u32(const uint32_t *values, size_t n, int bit_width, hs_buf *out,
+                            hs_error *err);
+hs_status hs_rle_encode_levels(const int16_t *levels, size_t n, int bit_width, hs_buf *out,
+                               hs_error *err);
+
+/* Bits needed to represent max_value (0 for 0). */
+int hs_bit_width(uint64_t max_value);
+
+/* Dictionary indices in a data page: one byte of bit width, then RLE. */
+hs_status hs_dict_indices_decode(const uint8_t *buf, size_t len, uint32_t *out, size_t n,
+                                 hs_error *err);
+hs_status hs_dict_indices_encode(const uint32_t *indices, size_t n, uint32_t dict_size, hs_buf *out,
+                                 hs_error *err);
+
+/* ------------------------------------------------------------------ PLAIN */
+
+/* Booleans: bit-packed LSB first; output one byte (0/1) per value. */
+hs_status hs_plain_decode_bool(const uint8_t *buf, size_t len, uint8_t *out, size_t n,
+                               size_t *consumed, hs_error *err);
+/* Booleans from Arrow bitmap: `bits` with bit offset `bit_offset`. */
+hs_status hs_plain_encode_bool_bits(const uint8_t *bits, int64_t bit_offset, size_t n, hs_buf *out,
+                                    hs_error *err);
+/* Length-prefixed byte arrays. */
+hs_status hs_plain_decode_byte_array(const uint8_t *buf, size_t len, size_t n, int32_t *offsets,
+                                     hs_buf *data, size_t *consumed, hs_error *err);
+/* Encode n byte arrays given Arrow offsets (n + 1 entries) and data. */
+hs_status hs_plain_encode_byte_array(const int32_t *offsets, const uint8_t *data, size_t n,
+                                     hs_buf *out, hs_error *err);
+/* Fixed-width values (INT32/INT64/FLOAT/DOUBLE/INT96/FLBA) are plain memcpy:
+ * callers check len >= n * width themselves. */
+
+/* ------------------------------------------------------------------ DELTA */
+
+hs_status hs_delta_binary_decode_i32(const uint8_t *buf, size_t len, int32_t *out, size_t n,
+                                     size_t *consumed, hs_error *err);
+hs_status hs_delta_binary_decode_i64(const uint8_t *buf, size_t len, int64_t *out, size_t n,
+                                     size_t *consumed, hs_error *err);
+/* Encode with block size 128, 4 miniblocks of 32 (as parquet-mr does). */
+hs_status hs_delta_binary_encode_i32(const int32_t *values, size_t n, hs_buf *out, hs_error *err);
+hs_status hs_delta_binary_encode_i64(const int64_t *values, size_t n, hs_buf *out, hs_error *err);
+
+hs_status hs_delta_length_decode(const uint8_t *buf, size_t len, size_t n, int32_t *offsets,
+                                 hs_buf *data, size_t *consumed, hs_error *err);
+hs_status hs_delta_length_encode(const int32_t *offsets, const uint8_t *data, size_t n, hs_buf *out,
+                                 hs_error *err);
+
+/* DELTA_BYTE_ARRAY (prefix lengths + suffixes). */
+hs_status hs_delta_byte_array_decode(const uint8_t *buf, size_t len, size_t n, int32_t *offsets,
+                                     hs_buf *data, size_t *consumed, hs_error *err);
+hs_status hs_delta_byte_array_encode(const int32_t *offsets, const uint8_t *data, size_t n,
+                                     hs_buf *out, hs_error *err);
+/* FIXED_LEN_BYTE_ARRAY under DELTA_BYTE_ARRAY: output n * width bytes. */
+hs_status hs_delta_byte_array_decode_fixed(const uint8_t *buf, size_t len, size_t n, int width,
+                                           uint8_t *out, size_t *consumed, hs_error *err);
+
+/* ------------------------------------------------------- BYTE_STREAM_SPLIT */
+
+/* `width` bytes per value (2, 4, 8 or a FLBA width). Input must be exactly
+ * n * width bytes long (the page's value section). */
+hs_status hs_byte_stream_split_decode(const uint8_t *buf, size_t len, int width, uint8_t *out,
+                                      size_t n, hs_error *err);
+hs_status hs_byte_stream_split_encode(const uint8_t *values, size_t n, int width, hs_buf *out,
+                                      hs_error *err);
+
+#endif /* HS_PARQUET_ENCODING_H */
