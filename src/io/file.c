@@ -1,5 +1,4 @@
 /* file.c — local-file and in-memory sources, buffered local-file sinks. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
