@@ -4,7 +4,7 @@
 demo:
 	bash scripts/setup.sh
 	bash scripts/build.sh release
-	./build/release/hs_demo $(ARGS)
+	./build/release/hyperstream demo $(ARGS)
 
 test:
 	bash scripts/test.sh
