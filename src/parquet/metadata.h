@@ -328,6 +328,18 @@ hs_status hs_pq_page_header_write(const hs_pq_page_header *ph, hs_buf *out, hs_e
 hs_status hs_pq_column_index_write(const hs_pq_column_index *ci, hs_buf *out, hs_error *err);
 hs_status hs_pq_offset_index_write(const hs_pq_offset_index *oi, hs_buf *out, hs_error *err);
 
+/* ---------------------------------------------------------------- footer */
+typedef struct hs_source hs_source; /* io/io.h */
+
+/* Read and parse the footer of the Parquet file behind `src`: checks the
+ * "PAR1" magic at both ends and the footer length against the file size,
+ * then parses the FileMetaData into `arena` (owned by the caller, who
+ * resets it on failure too). A file with an encrypted footer ("PARE") is
+ * HS_ERR_UNSUPPORTED; a plaintext footer of an encrypted file parses with
+ * has_encryption_algorithm set. Errors name the source and the offset. */
+hs_status hs_pq_footer_read(hs_source *src, hs_arena *arena, hs_pq_file_metadata *out,
+                            hs_error *err);
+
 /* Names for display: "INT32", "SNAPPY", "RLE_DICTIONARY", ... ("?" if unknown). */
 const char *hs_pq_type_name(int32_t type);
 const char *hs_pq_codec_name(int32_t codec);
