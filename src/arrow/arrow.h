@@ -68,11 +68,13 @@ typedef struct hs_arrow_type {
   const char *timezone; /* TIMESTAMP: points into the format string; "" if none */
 } hs_arrow_type;
 
-/* Parse an Arrow format string. Unknown formats give HS_AT_OTHER (HS_OK). */
+/* Parse an Arrow format string. Unknown formats give HS_AT_OTHER (HS_OK);
+ * a known type with malformed parameters ("w:", "d:0,2", "w:-3") gives
+ * HS_ERR_SCHEMA. A NULL format gives HS_ERR_INVALID_ARG. */
 hs_status hs_arrow_type_parse(const char *format, hs_arrow_type *out, hs_error *err);
 
 /* Bytes per value for fixed-width types (bool: 0 meaning bit-packed; -1 for
- * variable-width and nested types). */
+ * variable-width and nested types, and for NA, which has no data buffer). */
 int hs_arrow_type_byte_width(const hs_arrow_type *t);
 
 /* --------------------------------------------------------------- schemas */
@@ -93,24 +95,77 @@ const char *hs_arrow_metadata_get(const char *metadata, const char *key, int32_t
 hs_status hs_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst,
                                hs_error *err);
 
+/* Total size in bytes of an Arrow metadata blob (0 for NULL), or -1 when a
+ * count or length in it is negative or the total overflows. */
+int64_t hs_arrow_metadata_size(const char *metadata);
+/* Move `dict` (any producer's schema) into owned schema `s` as its
+ * dictionary; `dict->release` is set to NULL (moved). A previous dictionary
+ * is released. `s` must come from hs_arrow_schema_init/copy. On failure
+ * `dict` is left untouched. */
+hs_status hs_arrow_schema_set_dictionary(struct ArrowSchema *s, struct ArrowSchema *dict,
+                                         hs_error *err);
+/* Release if not already released; accepts NULL. */
+static inline void hs_arrow_schema_release(struct ArrowSchema *s) {
+  if (s != NULL && s->release != NULL) s->release(s);
+}
+
 /* ---------------------------------------------------------------- arrays */
 
 /* Initialise an owned array node with n_buffers NULL buffers and n_children
  * allocated (zeroed, release NULL) children. */
 hs_status hs_arrow_array_init(struct ArrowArray *a, int64_t n_buffers, int64_t n_children,
                               hs_error *err);
-/* Attach an owned buffer (freed with hs_free on release). */
+/* Attach an owned buffer (freed with hs_free on release). An owned buffer
+ * already in slot i is freed. `a` must come from hs_arrow_array_init and
+ * 0 <= i < n_buffers (asserted; otherwise `owned` is freed and ignored). */
 void hs_arrow_array_set_buffer(struct ArrowArray *a, int64_t i, void *owned);
 /* Attach a borrowed buffer; the array keeps a reference via `keepalive`
  * (called once on release with `keepalive_data`). Only one keepalive per
- * node: a second call replaces nothing and simply chains both. */
+ * node: a second call replaces nothing and simply chains both.
+ * keepalive_release may be NULL when another keepalive of this node already
+ * covers the buffer. On failure (OOM) the keepalive is called at once and
+ * the slot is left unchanged. */
 hs_status hs_arrow_array_set_borrowed(struct ArrowArray *a, int64_t i, const void *borrowed,
                                       void (*keepalive_release)(void *), void *keepalive_data,
                                       hs_error *err);
 
+/* Move `dict` into owned array `a` as its dictionary (dict->release is set
+ * to NULL). A previous dictionary is released. On failure `dict` is left
+ * untouched. */
+hs_status hs_arrow_array_set_dictionary(struct ArrowArray *a, struct ArrowArray *dict,
+                                        hs_error *err);
+/* Release if not already released; accepts NULL. */
+static inline void hs_arrow_array_release(struct ArrowArray *a) {
+  if (a != NULL && a->release != NULL) a->release(a);
+}
+
+/* Small builders. Ownership of every pointer argument passes to the callee
+ * on every return, success or failure (on failure they are freed or
+ * released), so callers never clean up after a failed call.
+ *
+ * A fixed-width (or boolean) array: buffers {validity, values}.
+ * null_count: -1 when unknown; must be 0 when validity is NULL. */
+hs_status hs_arrow_array_make_primitive(struct ArrowArray *out, int64_t length,
+                                        const void *values_owned, uint8_t *validity_owned_or_NULL,
+                                        int64_t null_count, hs_error *err);
+/* A binary/string array ("z"/"u" with int32 offsets, "Z"/"U" with int64):
+ * buffers {validity, offsets (length + 1 entries), data}. */
+hs_status hs_arrow_array_make_binary(struct ArrowArray *out, int64_t length, void *offsets_owned,
+                                     void *data_owned, uint8_t *validity_owned_or_NULL,
+                                     int64_t null_count, hs_error *err);
+/* A struct array over `n_children` children moved in from `children[i]`
+ * (each children[i].release is set to NULL). buffers {validity}. */
+hs_status hs_arrow_array_make_struct(struct ArrowArray *out, int64_t length,
+                                     struct ArrowArray *children, int64_t n_children,
+                                     uint8_t *validity_owned_or_NULL, int64_t null_count,
+                                     hs_error *err);
+
 /* Validate that `a` is structurally consistent with `s` (buffer counts,
  * offsets monotone and in range where readable, children lengths). Used on
- * arrays that arrive from outside before we trust them. */
+ * arrays that arrive from outside before we trust them. Faults give
+ * HS_ERR_INVALID_ARG naming the field path ("col.item") and the fault;
+ * formats we do not model give HS_ERR_UNSUPPORTED. See validate.c for what
+ * cannot be checked (buffer sizes, UTF-8). */
 hs_status hs_arrow_array_validate(const struct ArrowSchema *s, const struct ArrowArray *a,
                                   hs_error *err);
 
@@ -125,8 +180,19 @@ static inline bool hs_arrow_is_valid(const struct ArrowArray *a, int64_t i) {
 /* ---------------------------------------------------------------- streams */
 
 /* A stream over `n` batches (moved in: the stream owns them afterwards)
- * with `schema` (moved in). *out is owned by the caller. */
+ * with `schema` (moved in). *out is owned by the caller. On failure the
+ * inputs are released, so they are the stream's on every return. */
 hs_status hs_arrow_stream_from_batches(struct ArrowSchema *schema, struct ArrowArray *batches,
                                        size_t n, struct ArrowArrayStream *out, hs_error *err);
+
+/* Drain `s` (any producer's stream; not released here: the caller still
+ * owns it): its schema into *schema_out and every batch, in order, into a
+ * new array *batches_out of *n_out batches (hs_malloc'd; NULL when none).
+ * The caller releases them, e.g. with hs_arrow_batches_free. On failure
+ * nothing is returned and the stream's own message is in `err`. */
+hs_status hs_arrow_stream_collect(struct ArrowArrayStream *s, struct ArrowSchema *schema_out,
+                                  struct ArrowArray **batches_out, size_t *n_out, hs_error *err);
+/* Release each of `n` batches and hs_free the array; accepts NULL. */
+void hs_arrow_batches_free(struct ArrowArray *batches, size_t n);
 
 #endif /* HS_ARROW_H */
