@@ -91,6 +91,60 @@ static hs_status md_list(hs_thrift_reader *r, const hs_thrift_field *f, uint8_t 
   return HS_OK;
 }
 
+/* Read the next field header of a struct. Fields whose wire type differs
+ * from the one parquet.thrift gives their id (`types[id]`, 0 = unknown id)
+ * are skipped, as generated Thrift code does: some writers reused ids of
+ * fields later standardised with another type, and readers accept them. */
+static hs_status md_next(hs_thrift_reader *r, int16_t *last, hs_thrift_field *f,
+                         const uint8_t *types, size_t n_types, const char *what) {
+  for (;;) {
+    MD_TRY(hs_thrift_field_next(r, last, f, what));
+    if (f->type == HS_THRIFT_STOP || f->id < 0 || (size_t)f->id >= n_types) return HS_OK;
+    uint8_t want = types[f->id];
+    if (want == 0 || want == f->type || (want == HS_THRIFT_LIST && f->type == HS_THRIFT_SET))
+      return HS_OK;
+    MD_TRY(hs_thrift_skip(r, f->type, what));
+  }
+}
+
+#define MD_NEXT(types) md_next(r, &last, &f, types, sizeof types, what)
+
+/* Wire types by field id, per struct (parquet.thrift). */
+enum {
+  B_ = HS_THRIFT_TRUE,
+  I8_ = HS_THRIFT_I8,
+  I16_ = HS_THRIFT_I16,
+  I32_ = HS_THRIFT_I32,
+  I64_ = HS_THRIFT_I64,
+  BIN_ = HS_THRIFT_BINARY,
+  L_ = HS_THRIFT_LIST,
+  S_ = HS_THRIFT_STRUCT
+};
+static const uint8_t k_statistics[] = {0, BIN_, BIN_, I64_, I64_, BIN_, BIN_, B_, B_};
+static const uint8_t k_key_value[] = {0, BIN_, BIN_};
+static const uint8_t k_time_unit[] = {0, S_, S_, S_};
+static const uint8_t k_decimal[] = {0, I32_, I32_};
+static const uint8_t k_time[] = {0, B_, S_};
+static const uint8_t k_int[] = {0, I8_, B_};
+static const uint8_t k_none[] = {0};
+static const uint8_t k_logical[] = {0,  S_, S_, S_, S_, S_, S_, S_, S_, S_,
+                                    S_, S_, S_, S_, S_, S_, S_, S_, S_};
+static const uint8_t k_schema_element[] = {0,    I32_, I32_, I32_, BIN_, I32_,
+                                           I32_, I32_, I32_, I32_, S_};
+static const uint8_t k_column_meta[] = {0,  I32_, L_,   L_,   I32_, I64_, I64_, I64_,
+                                        L_, I64_, I64_, I64_, S_,   L_,   I64_, I32_};
+static const uint8_t k_column_chunk[] = {0, BIN_, I64_, S_, I64_, I32_, I64_, I32_, S_, BIN_};
+static const uint8_t k_sorting_column[] = {0, I32_, B_, B_};
+static const uint8_t k_row_group[] = {0, L_, I64_, I64_, L_, I64_, I64_, I16_};
+static const uint8_t k_file_metadata[] = {0, I32_, L_, I64_, L_, L_, BIN_, L_, S_, BIN_};
+static const uint8_t k_data_page[] = {0, I32_, I32_, I32_, I32_, S_};
+static const uint8_t k_dictionary_page[] = {0, I32_, I32_, B_};
+static const uint8_t k_data_page_v2[] = {0, I32_, I32_, I32_, I32_, I32_, I32_, B_, S_};
+static const uint8_t k_page_header[] = {0, I32_, I32_, I32_, I32_, S_, S_, S_, S_};
+static const uint8_t k_column_index[] = {0, L_, L_, L_, I32_, L_};
+static const uint8_t k_page_location[] = {0, I64_, I32_, I64_};
+static const uint8_t k_offset_index[] = {0, L_, L_};
+
 /* ------------------------------------------------------------- structs */
 
 static hs_status md_statistics(hs_thrift_reader *r, hs_arena *a, hs_pq_statistics *s) {
@@ -99,7 +153,7 @@ static hs_status md_statistics(hs_thrift_reader *r, hs_arena *a, hs_pq_statistic
   int16_t last = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_statistics));
     if (f.type == HS_THRIFT_STOP) break;
     switch (f.id) {
     case 1:
@@ -148,7 +202,7 @@ static hs_status md_key_value(hs_thrift_reader *r, hs_arena *a, hs_pq_key_value 
   uint32_t seen = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_key_value));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -182,7 +236,7 @@ static hs_status md_time_unit(hs_thrift_reader *r, hs_pq_time_unit *unit, bool *
   hs_thrift_field f;
   *known = false;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_time_unit));
     if (f.type == HS_THRIFT_STOP) break;
     if (f.id >= 1 && f.id <= 3 && f.type == HS_THRIFT_STRUCT) {
       *unit = (hs_pq_time_unit)(f.id - 1);
@@ -203,8 +257,17 @@ static hs_status md_logical_params(hs_thrift_reader *r, hs_pq_logical *lt) {
   uint32_t seen = 0;
   hs_thrift_field f;
   bool unit_known = true;
+  const uint8_t *types = k_none;
+  size_t n_types = sizeof k_none;
+  switch (lt->kind) {
+  case HS_PQ_LT_DECIMAL: types = k_decimal, n_types = sizeof k_decimal; break;
+  case HS_PQ_LT_TIME:
+  case HS_PQ_LT_TIMESTAMP: types = k_time, n_types = sizeof k_time; break;
+  case HS_PQ_LT_INTEGER: types = k_int, n_types = sizeof k_int; break;
+  default: break;
+  }
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(md_next(r, &last, &f, types, n_types, what));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (lt->kind) {
@@ -256,7 +319,7 @@ static hs_status md_logical(hs_thrift_reader *r, hs_pq_logical *lt) {
   int16_t last = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_logical));
     if (f.type == HS_THRIFT_STOP) break;
     bool known = (f.id >= 1 && f.id <= 8) || (f.id >= 10 && f.id <= 18);
     if (!known || f.type != HS_THRIFT_STRUCT) {
@@ -280,7 +343,7 @@ static hs_status md_schema_element(hs_thrift_reader *r, hs_arena *a, hs_pq_schem
   hs_thrift_field f;
   int32_t v;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_schema_element));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -335,7 +398,7 @@ static hs_status md_column_meta(hs_thrift_reader *r, hs_arena *a, hs_pq_column_m
   hs_thrift_field f;
   int32_t v;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_column_meta));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -420,7 +483,7 @@ static hs_status md_column_chunk(hs_thrift_reader *r, hs_arena *a, hs_pq_column_
   int16_t last = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_column_chunk));
     if (f.type == HS_THRIFT_STOP) break;
     switch (f.id) {
     case 1: MD_TRY(md_field_string(r, a, &f, &cc->file_path, "ColumnChunk.file_path")); break;
@@ -469,7 +532,7 @@ static hs_status md_sorting_column(hs_thrift_reader *r, hs_pq_sorting_column *sc
   uint32_t seen = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_sorting_column));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -492,7 +555,7 @@ static hs_status md_row_group(hs_thrift_reader *r, hs_arena *a, hs_pq_row_group 
   uint32_t seen = 0, n;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_row_group));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -539,7 +602,7 @@ static hs_status md_file_metadata(hs_thrift_reader *r, hs_arena *a, hs_pq_file_m
   uint32_t seen = 0, n;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_file_metadata));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -597,7 +660,7 @@ static hs_status md_data_page(hs_thrift_reader *r, hs_arena *a, hs_pq_page_heade
   uint32_t seen = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_data_page));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -628,7 +691,7 @@ static hs_status md_dictionary_page(hs_thrift_reader *r, hs_pq_page_header *ph) 
   uint32_t seen = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_dictionary_page));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -650,7 +713,7 @@ static hs_status md_data_page_v2(hs_thrift_reader *r, hs_arena *a, hs_pq_page_he
   hs_thrift_field f;
   ph->data_page_v2.is_compressed = true; /* the default when absent */
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_data_page_v2));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -690,7 +753,7 @@ hs_status hs_pq_page_header_parse(const uint8_t *buf, size_t len, hs_arena *aren
   hs_thrift_field f;
   int32_t v;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_page_header));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -747,7 +810,7 @@ hs_status hs_pq_column_index_parse(const uint8_t *buf, size_t len, hs_arena *are
   uint32_t seen = 0, n, n_min = 0, n_max = 0, n_nulls = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_column_index));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -804,7 +867,7 @@ static hs_status md_page_location(hs_thrift_reader *r, hs_pq_page_location *pl) 
   uint32_t seen = 0;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_page_location));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     switch (f.id) {
@@ -834,7 +897,7 @@ hs_status hs_pq_offset_index_parse(const uint8_t *buf, size_t len, hs_arena *are
   uint32_t seen = 0, n;
   hs_thrift_field f;
   for (;;) {
-    MD_TRY(hs_thrift_field_next(r, &last, &f, what));
+    MD_TRY(MD_NEXT(k_offset_index));
     if (f.type == HS_THRIFT_STOP) break;
     seen = md_mark(seen, f.id);
     if (f.id == 1) {
