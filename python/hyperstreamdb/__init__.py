@@ -1,0 +1,52 @@
+"""HyperStreamDB: an embeddable indexed data lake.
+
+This release provides the foundation: a Parquet reader and writer written in
+C (``hyperstreamdb.parquet``) that exchange data with pyarrow, polars and
+pandas through the Arrow C Data Interface without copying.
+
+    >>> import hyperstreamdb as hdb
+    >>> hdb.parquet.write_table({"id": [1, 2, 3]}, "t.parquet")
+    >>> hdb.parquet.read_table("t.parquet").num_rows
+    3
+
+Errors raised by the C core derive from :class:`HyperStreamError`; where a
+built-in class fits they also derive from it (:class:`NotFoundError` is a
+``FileNotFoundError``, :class:`HSIOError` an ``OSError``,
+:class:`InvalidArgumentError` a ``ValueError``).
+"""
+
+from __future__ import annotations
+
+from . import _core
+from ._core import (
+    CorruptFileError,
+    HSIOError,
+    HyperStreamError,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    ResourceError,
+    SchemaError,
+    UnsupportedError,
+)
+from . import parquet
+
+__version__ = "0.1.0"
+
+#: Version of the C library the extension was built from.
+core_version: str = _core.__version__
+
+__all__ = [
+    "__version__",
+    "core_version",
+    "parquet",
+    "HyperStreamError",
+    "CorruptFileError",
+    "UnsupportedError",
+    "SchemaError",
+    "NotFoundError",
+    "HSIOError",
+    "InvalidArgumentError",
+    "ResourceError",
+    "InternalError",
+]

@@ -1,0 +1,54 @@
+/*
+ * core.h — private declarations shared by the files of the extension module
+ * hyperstreamdb._core: the exception classes, the status-to-exception
+ * mapping, path conversion and the entry points each file defines.
+ *
+ * The module is a thin shell over include/hyperstream.h. It never holds the
+ * GIL while C code reads or writes files, and it moves data to and from
+ * Python only as Arrow C streams through PyCapsules (the Arrow PyCapsule
+ * Interface), so no values are copied on the way.
+ */
+#ifndef HS_PY_CORE_H
+#define HS_PY_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "hyperstream.h"
+
+/* Exception classes, created at module init and owned by the module. */
+extern PyObject *hs_py_error;         /* HyperStreamError(Exception) */
+extern PyObject *hs_py_corrupt_error; /* CorruptFileError */
+extern PyObject *hs_py_unsupported_error;
+extern PyObject *hs_py_schema_error;
+extern PyObject *hs_py_not_found_error; /* also FileNotFoundError */
+extern PyObject *hs_py_io_error;        /* HSIOError, also OSError */
+extern PyObject *hs_py_invalid_error;   /* InvalidArgumentError, also ValueError */
+extern PyObject *hs_py_memory_error;    /* ResourceError, also MemoryError */
+extern PyObject *hs_py_internal_error;
+
+/* Raise the exception class for `status` with the message in `err`. When
+ * `path` is not NULL and the message does not already name it, the message
+ * is prefixed with "path: " so every error says which file it concerns.
+ * The exception carries `.status` (hs_status_str) for programs. Returns
+ * NULL so callers can `return hs_py_raise(...)`. */
+PyObject *hs_py_raise(hs_status status, const hs_error *err, const char *path);
+
+/* Raise HyperStreamError-derived `type` with a formatted message. */
+PyObject *hs_py_raise_msg(PyObject *type, const char *fmt, ...);
+
+/* Convert str / bytes / os.PathLike to a new bytes object (NULL + exception
+ * on failure). The caller owns the reference; PyBytes_AS_STRING gives the
+ * NUL-terminated path. */
+PyObject *hs_py_path(PyObject *obj);
+
+/* read.c: the ParquetStream and ArrowSchemaHolder types and read entry points. */
+int hs_py_read_init(PyObject *module);
+PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *hs_py_parquet_schema(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *hs_py_parquet_metadata(PyObject *self, PyObject *args, PyObject *kwargs);
+
+/* write.c */
+PyObject *hs_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs);
+
+#endif /* HS_PY_CORE_H */
