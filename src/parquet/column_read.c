@@ -1,0 +1,654 @@
+/*
+ * column_read.c — reading one column chunk into hs_pq_leaf_data (column.h).
+ *
+ * A chunk is a run of pages: an optional dictionary page, then data pages
+ * (v1 or v2), each preceded by a Thrift page header. This file locates the
+ * chunk, walks its pages, checks page CRCs, decompresses into a reused
+ * scratch buffer and hands the page body to page_read.c, which appends
+ * levels and values to an accumulator. Row selection happens here: pages
+ * that hold none of the selected rows are skipped without being read past
+ * their header (or at all, with an offset index), and the rows kept from the
+ * pages that are decoded are compacted in place.
+ *
+ * Every offset and size comes from the file and is checked against the
+ * chunk's byte range, which is checked against the file size; page value
+ * counts are bounded by the chunk's num_values before anything is
+ * allocated for them.
+ */
+#include <string.h>
+#include <zlib.h>
+
+#include "column.h"
+#include "compress.h"
+#include "page_read.h"
+
+int hs_pq_leaf_value_width(const hs_pq_leaf_desc *d) {
+  switch (d->type) {
+  case HS_PQ_BOOLEAN: return 1;
+  case HS_PQ_INT32: return 4;
+  case HS_PQ_INT64: return 8;
+  case HS_PQ_INT96: return 12;
+  case HS_PQ_FLOAT: return 4;
+  case HS_PQ_DOUBLE: return 8;
+  case HS_PQ_FIXED_LEN_BYTE_ARRAY: return d->type_length;
+  case HS_PQ_BYTE_ARRAY: return -1;
+  }
+  return -1;
+}
+
+void hs_pq_leaf_data_free(hs_pq_leaf_data *d) {
+  if (d == NULL) return;
+  hs_free(d->def);
+  hs_free(d->rep);
+  hs_buf_free(&d->values);
+  hs_free(d->offsets);
+  hs_buf_free(&d->data);
+  memset(d, 0, sizeof *d);
+}
+
+/* State of one hs_pq_column_read call. */
+typedef struct hs_cr {
+  hs_source *src;
+  const hs_pq_leaf_desc *desc;
+  const char *path;
+  int32_t codec;
+  uint64_t chunk_start, chunk_end; /* byte range of the chunk in the file */
+  int64_t num_values;              /* levels the chunk holds (metadata) */
+  hs_arena arena;                  /* page header statistics; reset per page */
+  hs_buf hdr_view, body_view;      /* copies, when the source cannot lend bytes */
+  hs_buf unz;                      /* decompressed page, reused */
+  hs_buf idx;                      /* dictionary indices, reused */
+  hs_pq_dict dict;
+  hs_pq_page_ctx ctx;
+  hs_pq_acc acc;
+  bool data_seen; /* a data page was met: no dictionary page may follow */
+  /* Row selection (sel == NULL: every row). */
+  const int64_t *sel;
+  size_t n_sel, sel_i; /* sel[sel_i] is the first selected row not yet passed */
+  int64_t cur_row;     /* row of the last level decoded or skipped; -1 before any */
+  int64_t levels_seen; /* levels in pages decoded or skipped */
+  int64_t n_rows;
+  int64_t pages_read, pages_skipped;
+} hs_cr;
+
+static void cr_free(hs_cr *r) {
+  hs_arena_reset(&r->arena);
+  hs_buf_free(&r->hdr_view);
+  hs_buf_free(&r->body_view);
+  hs_buf_free(&r->unz);
+  hs_buf_free(&r->idx);
+  hs_pq_dict_free(&r->dict);
+  hs_pq_acc_free(&r->acc);
+}
+
+static hs_status cr_corrupt_at(hs_cr *r, uint64_t off, hs_error *err, const char *what) {
+  return hs_error_set(err, HS_ERR_CORRUPT, "column %s: page at offset %llu: %s", r->path,
+                      (unsigned long long)off, what);
+}
+
+/* Parse the page header at `off`. Headers have no length prefix, so the
+ * view starts small and grows (up to the end of the chunk) until the parser
+ * is satisfied; *body_off receives the offset of the page body, which is
+ * checked to lie inside the chunk. */
+static hs_status cr_header(hs_cr *r, uint64_t off, hs_pq_page_header *ph, uint64_t *body_off,
+                           hs_error *err) {
+  if (off >= r->chunk_end) return cr_corrupt_at(r, off, err, "page header past the chunk's end");
+  uint64_t avail = r->chunk_end - off;
+  size_t win = avail < 1024 ? (size_t)avail : 1024;
+  for (;;) {
+    const uint8_t *p;
+    hs_status st = hs_source_view(r->src, off, win, &r->hdr_view, &p, err);
+    if (st != HS_OK) return st;
+    hs_error e;
+    e.status = HS_OK;
+    e.message[0] = '\0';
+    hs_arena_reset(&r->arena);
+    size_t used = 0;
+    memset(ph, 0, sizeof *ph);
+    st = hs_pq_page_header_parse(p, win, &r->arena, ph, &used, &e);
+    if (st == HS_OK) {
+      *body_off = off + used;
+      break;
+    }
+    if (win == avail) {
+      return hs_error_set(err, st, "column %s: page header at offset %llu: %s", r->path,
+                          (unsigned long long)off, e.message);
+    }
+    win = win > avail / 8 ? (size_t)avail : win * 8;
+  }
+  if (ph->compressed_page_size < 0 || ph->uncompressed_page_size < 0) {
+    return cr_corrupt_at(r, off, err, "negative page size");
+  }
+  if ((uint64_t)ph->compressed_page_size > r->chunk_end - *body_off) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "column %s: page at offset %llu: %d bytes overrun the chunk ending at %llu",
+                        r->path, (unsigned long long)off, ph->compressed_page_size,
+                        (unsigned long long)r->chunk_end);
+  }
+  return HS_OK;
+}
+
+/* View the page body and check its CRC (CRC-32 of the bytes as stored,
+ * i.e. compressed, after the header). */
+static hs_status cr_body(hs_cr *r, uint64_t off, const hs_pq_page_header *ph, uint64_t body_off,
+                         const uint8_t **body, hs_error *err) {
+  static const uint8_t empty[1];
+  size_t len = (size_t)ph->compressed_page_size;
+  *body = empty;
+  if (len > 0) {
+    hs_status st = hs_source_view(r->src, body_off, len, &r->body_view, body, err);
+    if (st != HS_OK) return st;
+  }
+  if (ph->has_crc) {
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), *body, (uInt)len);
+    if (crc != (uint32_t)ph->crc) {
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "column %s: page at offset %llu: page CRC mismatch (stored %08x, "
+                          "computed %08x)",
+                          r->path, (unsigned long long)off, (uint32_t)ph->crc, crc);
+    }
+  }
+  return HS_OK;
+}
+
+/* Decompress `src` into the reused scratch buffer when the chunk is
+ * compressed; otherwise lend `src` itself. */
+static hs_status cr_inflate(hs_cr *r, const uint8_t *src, size_t src_len, size_t dst_len,
+                            const uint8_t **out, size_t *out_len, hs_error *err) {
+  if (r->codec == HS_PQ_CODEC_UNCOMPRESSED || dst_len == 0) {
+    *out = src;
+    *out_len = r->codec == HS_PQ_CODEC_UNCOMPRESSED ? src_len : 0;
+    return HS_OK;
+  }
+  r->unz.len = 0;
+  if (!hs_buf_reserve(&r->unz, dst_len)) {
+    return hs_error_set(err, HS_ERR_NOMEM, "out of memory for a %zu-byte page", dst_len);
+  }
+  hs_status st = hs_pq_decompress(r->codec, src, src_len, r->unz.data, dst_len, err);
+  if (st != HS_OK) return st;
+  *out = r->unz.data;
+  *out_len = dst_len;
+  return HS_OK;
+}
+
+static hs_status cr_dict_page(hs_cr *r, uint64_t off, const hs_pq_page_header *ph,
+                              const uint8_t *body, hs_error *err) {
+  if (!ph->has_dictionary_page) return cr_corrupt_at(r, off, err, "no dictionary page header");
+  if (r->data_seen || r->dict.present) {
+    return cr_corrupt_at(r, off, err, "dictionary page after the chunk's first page");
+  }
+  const uint8_t *p;
+  size_t plen;
+  hs_status st = cr_inflate(r, body, (size_t)ph->compressed_page_size,
+                            (size_t)ph->uncompressed_page_size, &p, &plen, err);
+  if (st == HS_OK) {
+    st = hs_pq_dict_decode(&r->ctx, ph->dictionary_page.encoding, p, plen,
+                           ph->dictionary_page.num_values, err);
+  }
+  if (st != HS_OK) {
+    return hs_error_prefix(err, "column %s: dictionary page at offset %llu: ", r->path,
+                           (unsigned long long)off);
+  }
+  r->pages_read++;
+  return HS_OK;
+}
+
+/* Levels (n) in a data page header, or -1 when the header is malformed. */
+static int64_t page_levels(const hs_pq_page_header *ph) {
+  if (ph->type == HS_PQ_DATA_PAGE && ph->has_data_page) return ph->data_page.num_values;
+  if (ph->type == HS_PQ_DATA_PAGE_V2 && ph->has_data_page_v2) return ph->data_page_v2.num_values;
+  return -1;
+}
+
+/* Rows in a data page when the header tells: a flat v1 page has one row
+ * per level; a v2 page counts its rows and starts at a row boundary. */
+static int64_t page_rows(const hs_cr *r, const hs_pq_page_header *ph) {
+  if (ph->type == HS_PQ_DATA_PAGE_V2) return ph->data_page_v2.num_rows;
+  if (r->desc->max_rep == 0) return ph->data_page.num_values;
+  return -1;
+}
+
+static hs_status cr_check_levels(hs_cr *r, uint64_t off, int64_t n, hs_error *err) {
+  if (n < 0) return cr_corrupt_at(r, off, err, "malformed data page header");
+  if (n > r->num_values - r->levels_seen) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "column %s: page at offset %llu: %lld values overrun the chunk's %lld",
+                        r->path, (unsigned long long)off, (long long)n, (long long)r->num_values);
+  }
+  return HS_OK;
+}
+
+/* Decode one data page body into the accumulator (levels, then values). */
+static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, const uint8_t *body,
+                                     int64_t n, hs_error *err) {
+  int16_t max_def = r->desc->max_def, max_rep = r->desc->max_rep;
+  hs_pq_acc *a = &r->acc;
+  size_t csize = (size_t)ph->compressed_page_size;
+  const uint8_t *vals;
+  size_t vlen;
+  int32_t enc;
+  hs_status st;
+  if (ph->type == HS_PQ_DATA_PAGE) {
+    enc = ph->data_page.encoding;
+    const uint8_t *p;
+    size_t plen, pos = 0, used = 0;
+    st = cr_inflate(r, body, csize, (size_t)ph->uncompressed_page_size, &p, &plen, err);
+    if (st != HS_OK) return st;
+    if (max_rep > 0 && n > 0) {
+      st = hs_pq_levels_decode_v1(ph->data_page.repetition_level_encoding, max_rep, p, plen,
+                                  (size_t)n, &a->rep, &used, err);
+      if (st != HS_OK) return hs_error_prefix(err, "repetition levels: ");
+      pos += used;
+    }
+    if (max_def > 0 && n > 0) {
+      st = hs_pq_levels_decode_v1(ph->data_page.definition_level_encoding, max_def, p + pos,
+                                  plen - pos, (size_t)n, &a->def, &used, err);
+      if (st != HS_OK) return hs_error_prefix(err, "definition levels: ");
+      pos += used;
+    }
+    vals = p + pos;
+    vlen = plen - pos;
+  } else {
+    enc = ph->data_page_v2.encoding;
+    int64_t rl = ph->data_page_v2.repetition_levels_byte_length;
+    int64_t dl = ph->data_page_v2.definition_levels_byte_length;
+    if (rl < 0 || dl < 0 || rl + dl > (int64_t)csize ||
+        rl + dl > (int64_t)ph->uncompressed_page_size) {
+      return hs_error_set(err, HS_ERR_CORRUPT, "level lengths %lld + %lld exceed the page",
+                          (long long)rl, (long long)dl);
+    }
+    /* v2 levels are never compressed and carry no length prefix. */
+    if (max_rep > 0 && n > 0) {
+      st = hs_pq_levels_decode_v2(max_rep, body, (size_t)rl, (size_t)n, &a->rep, err);
+      if (st != HS_OK) return hs_error_prefix(err, "repetition levels: ");
+    }
+    if (max_def > 0 && n > 0) {
+      st = hs_pq_levels_decode_v2(max_def, body + rl, (size_t)dl, (size_t)n, &a->def, err);
+      if (st != HS_OK) return hs_error_prefix(err, "definition levels: ");
+    }
+    const uint8_t *comp = body + rl + dl;
+    size_t clen = csize - (size_t)(rl + dl);
+    size_t ulen = (size_t)ph->uncompressed_page_size - (size_t)(rl + dl);
+    if (ph->data_page_v2.is_compressed) {
+      st = cr_inflate(r, comp, clen, ulen, &vals, &vlen, err);
+      if (st != HS_OK) return st;
+    } else {
+      vals = comp;
+      vlen = clen;
+    }
+  }
+  size_t nn = (size_t)n;
+  if (max_def > 0 && n > 0) {
+    const int16_t *def = (const int16_t *)a->def.data + a->n_levels;
+    nn = 0;
+    for (int64_t i = 0; i < n; i++) nn += def[i] == max_def;
+  }
+  st = hs_pq_values_decode(&r->ctx, enc, vals, vlen, nn, a, err);
+  if (st != HS_OK) return st;
+  a->n_levels += n;
+  a->n_values += (int64_t)nn;
+  return HS_OK;
+}
+
+/* Advance the selection cursor past rows before `first`; true when a
+ * selected row lies in [first, last]. */
+static bool cr_sel_any(hs_cr *r, int64_t first, int64_t last) {
+  while (r->sel_i < r->n_sel && r->sel[r->sel_i] < first) r->sel_i++;
+  return r->sel_i < r->n_sel && r->sel[r->sel_i] <= last;
+}
+
+/* Move values [from, to) of the accumulator down to index `dst`. */
+static void acc_move_values(hs_pq_acc *a, int width, int64_t from, int64_t to, int64_t dst) {
+  if (from == dst || from == to) return;
+  if (width > 0) {
+    size_t w = (size_t)width;
+    memmove(a->values.data + (size_t)dst * w, a->values.data + (size_t)from * w,
+            (size_t)(to - from) * w);
+    return;
+  }
+  /* Byte arrays: shift the bytes, then rewrite the offsets in increasing
+   * order; each offset is read before any write can reach it (dst < from). */
+  int32_t *off = (int32_t *)(void *)a->offsets.data;
+  int32_t base = off[from], end = off[to], wpos = off[dst];
+  memmove(a->data.data + wpos, a->data.data + base, (size_t)(end - base));
+  for (int64_t k = 0; k < to - from; k++) {
+    int32_t src_end = off[from + k + 1];
+    off[dst + k + 1] = wpos + (src_end - base);
+  }
+}
+
+/* After a page's levels and values were appended from level `lv_base` and
+ * value `v_base` on: count its rows, and with a selection keep only the
+ * selected rows' levels and values, compacted in place. */
+static void cr_page_rows(hs_cr *r, int64_t lv_base, int64_t v_base) {
+  hs_pq_acc *a = &r->acc;
+  int16_t max_def = r->desc->max_def, max_rep = r->desc->max_rep;
+  int16_t *def = (int16_t *)(void *)a->def.data, *rep = (int16_t *)(void *)a->rep.data;
+  int64_t end = a->n_levels;
+  if (r->sel == NULL) {
+    if (max_rep == 0) {
+      r->n_rows += end - lv_base;
+      r->cur_row += end - lv_base;
+    } else {
+      int64_t rows = 0;
+      for (int64_t i = lv_base; i < end; i++) rows += rep[i] == 0;
+      r->n_rows += rows;
+      r->cur_row += rows;
+    }
+    return;
+  }
+  int width = r->ctx.width;
+  int64_t lw = lv_base, vr = v_base, vw = v_base, run = v_base;
+  bool keep = false;
+  for (int64_t i = lv_base; i < end; i++) {
+    int16_t d = max_def > 0 ? def[i] : 0;
+    if (max_rep == 0 || rep[i] == 0) {
+      r->cur_row++;
+      bool k = cr_sel_any(r, r->cur_row, r->cur_row);
+      if (k != keep) {
+        if (keep) {
+          acc_move_values(a, width, run, vr, vw);
+          vw += vr - run;
+        }
+        run = vr;
+        keep = k;
+      }
+      r->n_rows += k;
+    }
+    if (keep) {
+      if (max_def > 0) def[lw] = d;
+      if (max_rep > 0) rep[lw] = rep[i];
+      lw++;
+    }
+    vr += d == max_def;
+  }
+  if (keep) {
+    acc_move_values(a, width, run, vr, vw);
+    vw += vr - run;
+  }
+  a->n_levels = lw;
+  a->n_values = vw;
+  if (max_def > 0) a->def.len = (size_t)lw * sizeof(int16_t);
+  if (max_rep > 0) a->rep.len = (size_t)lw * sizeof(int16_t);
+  if (width > 0) {
+    a->values.len = (size_t)vw * (size_t)width;
+  } else if (a->offsets.len > 0) {
+    a->offsets.len = (size_t)(vw + 1) * sizeof(int32_t);
+    a->data.len = (size_t)((int32_t *)(void *)a->offsets.data)[vw];
+  }
+}
+
+/* Read, check and decode the data page whose header was parsed at `off`. */
+static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *ph,
+                              uint64_t body_off, hs_error *err) {
+  int64_t n = page_levels(ph);
+  hs_status st = cr_check_levels(r, off, n, err);
+  if (st != HS_OK) return st;
+  const uint8_t *body;
+  st = cr_body(r, off, ph, body_off, &body, err);
+  if (st != HS_OK) return st;
+  int64_t lv_base = r->acc.n_levels, v_base = r->acc.n_values;
+  st = cr_data_page_decode(r, ph, body, n, err);
+  if (st != HS_OK) {
+    return hs_error_prefix(err, "column %s: page at offset %llu: ", r->path,
+                           (unsigned long long)off);
+  }
+  r->data_seen = true;
+  r->levels_seen += n;
+  r->pages_read++;
+  cr_page_rows(r, lv_base, v_base);
+  return HS_OK;
+}
+
+/* Walk the chunk page by page from its start. */
+static hs_status cr_read_sequential(hs_cr *r, hs_error *err) {
+  uint64_t off = r->chunk_start;
+  while (r->levels_seen < r->num_values) {
+    if (off >= r->chunk_end) {
+      return hs_error_set(
+          err, HS_ERR_CORRUPT, "column %s: chunk ends at offset %llu after %lld of its %lld values",
+          r->path, (unsigned long long)off, (long long)r->levels_seen, (long long)r->num_values);
+    }
+    hs_pq_page_header ph;
+    uint64_t body_off;
+    hs_status st = cr_header(r, off, &ph, &body_off, err);
+    if (st != HS_OK) return st;
+    uint64_t next = body_off + (uint64_t)ph.compressed_page_size;
+    if (ph.type == HS_PQ_DICTIONARY_PAGE) {
+      const uint8_t *body;
+      st = cr_body(r, off, &ph, body_off, &body, err);
+      if (st == HS_OK) st = cr_dict_page(r, off, &ph, body, err);
+    } else if (ph.type == HS_PQ_DATA_PAGE || ph.type == HS_PQ_DATA_PAGE_V2) {
+      int64_t n = page_levels(&ph);
+      st = cr_check_levels(r, off, n, err);
+      if (st != HS_OK) return st;
+      if (r->sel != NULL) {
+        int64_t rows = page_rows(r, &ph);
+        bool skip = rows >= 0 ? !cr_sel_any(r, r->cur_row + 1, r->cur_row + rows)
+                              : !cr_sel_any(r, r->cur_row, INT64_MAX);
+        if (skip) {
+          r->data_seen = true;
+          r->levels_seen += n;
+          if (rows > 0) r->cur_row += rows;
+          r->pages_skipped++;
+          off = next;
+          continue;
+        }
+      }
+      st = cr_data_page(r, off, &ph, body_off, err);
+    }
+    /* Index pages and page types we do not know carry nothing to decode. */
+    if (st != HS_OK) return st;
+    off = next;
+  }
+  return HS_OK;
+}
+
+static hs_status cr_check_offset_index(hs_cr *r, const hs_pq_offset_index *oi, int64_t rg_rows,
+                                       hs_error *err) {
+  if (oi->n_pages == 0 || oi->page_locations == NULL) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "column %s: offset index lists no pages", r->path);
+  }
+  for (uint32_t i = 0; i < oi->n_pages; i++) {
+    const hs_pq_page_location *p = &oi->page_locations[i];
+    const hs_pq_page_location *prev = i > 0 ? p - 1 : NULL;
+    bool ok =
+        p->offset >= 0 && (uint64_t)p->offset >= r->chunk_start &&
+        (uint64_t)p->offset < r->chunk_end && p->first_row_index >= 0 &&
+        p->first_row_index < (rg_rows > 0 ? rg_rows : 1) &&
+        (prev == NULL || (p->offset > prev->offset && p->first_row_index > prev->first_row_index));
+    if (!ok) {
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "column %s: offset index page %u (offset %lld, first row %lld) is out of "
+                          "order or outside the chunk",
+                          r->path, i, (long long)p->offset, (long long)p->first_row_index);
+    }
+  }
+  return HS_OK;
+}
+
+/* Read only the pages the offset index says hold selected rows. The
+ * dictionary page (which the index does not list) precedes the first data
+ * page and is read before the first page that is decoded. */
+static hs_status cr_read_indexed(hs_cr *r, const hs_pq_offset_index *oi, int64_t rg_rows,
+                                 hs_error *err) {
+  hs_status st = cr_check_offset_index(r, oi, rg_rows, err);
+  if (st != HS_OK) return st;
+  bool dict_tried = false;
+  for (uint32_t i = 0; i < oi->n_pages; i++) {
+    const hs_pq_page_location *p = &oi->page_locations[i];
+    int64_t end = i + 1 < oi->n_pages ? p[1].first_row_index : rg_rows;
+    if (!cr_sel_any(r, p->first_row_index, end - 1)) {
+      r->pages_skipped++;
+      continue;
+    }
+    hs_pq_page_header ph;
+    uint64_t body_off;
+    if (!dict_tried && (uint64_t)oi->page_locations[0].offset > r->chunk_start) {
+      dict_tried = true;
+      st = cr_header(r, r->chunk_start, &ph, &body_off, err);
+      if (st != HS_OK) return st;
+      if (ph.type == HS_PQ_DICTIONARY_PAGE) {
+        const uint8_t *body;
+        st = cr_body(r, r->chunk_start, &ph, body_off, &body, err);
+        if (st == HS_OK) st = cr_dict_page(r, r->chunk_start, &ph, body, err);
+        if (st != HS_OK) return st;
+      }
+    }
+    uint64_t off = (uint64_t)p->offset;
+    st = cr_header(r, off, &ph, &body_off, err);
+    if (st != HS_OK) return st;
+    if (ph.type != HS_PQ_DATA_PAGE && ph.type != HS_PQ_DATA_PAGE_V2) {
+      return cr_corrupt_at(r, off, err, "the offset index points at a page that holds no data");
+    }
+    r->cur_row = p->first_row_index - 1;
+    st = cr_data_page(r, off, &ph, body_off, err);
+    if (st != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
+/* Check the chunk's metadata and find its byte range. */
+static hs_status cr_locate(hs_cr *r, const hs_pq_column_chunk *cc, hs_error *err) {
+  if (cc->is_encrypted) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "column %s is encrypted; decryption is not supported", r->path);
+  }
+  if (!cc->has_meta_data) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "column %s: column chunk has no metadata", r->path);
+  }
+  if (cc->file_path != NULL) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "column %s: chunk stored in another file (%s)",
+                        r->path, cc->file_path);
+  }
+  const hs_pq_column_meta *m = &cc->meta_data;
+  if (!hs_pq_codec_supported(m->codec)) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "column %s: compression codec %s (%d)", r->path,
+                        hs_pq_codec_name(m->codec), m->codec);
+  }
+  if (m->type != r->desc->type) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "column %s: chunk type %s differs from schema type %s",
+                        r->path, hs_pq_type_name(m->type), hs_pq_type_name(r->desc->type));
+  }
+  if (m->num_values < 0 || m->total_compressed_size < 0 || m->data_page_offset < 0) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "column %s: negative size or offset in metadata",
+                        r->path);
+  }
+  /* Some writers store dictionary_page_offset 0 when there is none; a
+   * dictionary page always precedes the data pages, so anything else is
+   * ignored and the walk from data_page_offset still finds it. */
+  int64_t start = m->data_page_offset;
+  if (m->has_dictionary_page_offset && m->dictionary_page_offset > 0 &&
+      m->dictionary_page_offset < start) {
+    start = m->dictionary_page_offset;
+  }
+  uint64_t size = hs_source_size(r->src);
+  if ((uint64_t)start > size || (uint64_t)m->total_compressed_size > size - (uint64_t)start) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "column %s: chunk at offset %lld of %lld bytes lies outside the "
+                        "%llu-byte file",
+                        r->path, (long long)start, (long long)m->total_compressed_size,
+                        (unsigned long long)size);
+  }
+  r->chunk_start = (uint64_t)start;
+  r->chunk_end = (uint64_t)start + (uint64_t)m->total_compressed_size;
+  r->codec = m->codec;
+  r->num_values = m->num_values;
+  return HS_OK;
+}
+
+/* Reserve output for the whole chunk up front (no selection), trusting
+ * num_values only as far as the chunk's bytes could hold: no encoding we
+ * preallocate for packs more than 8 values per byte. */
+static hs_status cr_prealloc(hs_cr *r, const hs_pq_column_meta *m, hs_error *err) {
+  int64_t bytes = m->total_uncompressed_size > m->total_compressed_size ? m->total_uncompressed_size
+                                                                        : m->total_compressed_size;
+  int64_t n = r->num_values;
+  if (bytes < INT64_MAX / 8 && n > bytes * 8) n = bytes * 8;
+  size_t cnt = (size_t)n, lv, vb = 0;
+  bool ok = hs_mul_size(cnt, sizeof(int16_t), &lv) &&
+            (r->ctx.width <= 0 || hs_mul_size(cnt, (size_t)r->ctx.width, &vb));
+  if (ok && r->desc->max_def > 0) ok = hs_buf_reserve(&r->acc.def, lv);
+  if (ok && r->desc->max_rep > 0) ok = hs_buf_reserve(&r->acc.rep, lv);
+  if (ok && vb > 0) ok = hs_buf_reserve(&r->acc.values, vb);
+  if (!ok) return hs_error_set(err, HS_ERR_NOMEM, "column %s: out of memory", r->path);
+  return HS_OK;
+}
+
+static hs_status cr_check_selection(const hs_cr *r, const int64_t *rows, size_t n, int64_t rg_rows,
+                                    hs_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i] < 0 || rows[i] >= rg_rows || (i > 0 && rows[i] <= rows[i - 1])) {
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "column %s: row selection must be strictly increasing in [0, %lld); "
+                          "entry %zu is %lld",
+                          r->path, (long long)rg_rows, i, (long long)rows[i]);
+    }
+  }
+  return HS_OK;
+}
+
+/* Hand the accumulated buffers to `out`. */
+static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_error *err) {
+  hs_pq_acc *a = &r->acc;
+  if (r->desc->type == HS_PQ_BYTE_ARRAY) {
+    hs_status st = hs_pq_acc_init_offsets(a, err);
+    if (st != HS_OK) return st;
+    out->offsets = (int32_t *)(void *)hs_buf_detach(&a->offsets);
+    out->data = a->data;
+    hs_buf_init(&a->data);
+  } else {
+    out->values = a->values;
+    hs_buf_init(&a->values);
+  }
+  out->n_levels = a->n_levels;
+  out->n_values = a->n_values;
+  if (r->desc->max_def > 0) out->def = (int16_t *)(void *)hs_buf_detach(&a->def);
+  if (r->desc->max_rep > 0) out->rep = (int16_t *)(void *)hs_buf_detach(&a->rep);
+  out->n_rows = r->n_rows;
+  out->pages_read = r->pages_read;
+  out->pages_skipped = r->pages_skipped;
+  return HS_OK;
+}
+
+hs_status hs_pq_column_read(hs_source *src, const hs_pq_column_chunk *cc,
+                            const hs_pq_leaf_desc *desc, int64_t rg_rows,
+                            const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
+                            hs_pq_leaf_data *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_cr r;
+  memset(&r, 0, sizeof r);
+  r.src = src;
+  r.desc = desc;
+  r.path = desc->path != NULL ? desc->path : "?";
+  r.cur_row = -1;
+  hs_arena_init(&r.arena);
+  r.ctx.desc = desc;
+  r.ctx.width = hs_pq_leaf_value_width(desc);
+  r.ctx.dict = &r.dict;
+  r.ctx.idx = &r.idx;
+  if (desc->max_def < 0 || desc->max_rep < 0 ||
+      (desc->type != HS_PQ_BYTE_ARRAY && r.ctx.width <= 0)) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "column %s: bad leaf (value width %d, max levels %d/%d)", r.path,
+                        r.ctx.width, desc->max_def, desc->max_rep);
+  }
+  hs_status st = cr_locate(&r, cc, err);
+  if (st == HS_OK && rows != NULL) st = cr_check_selection(&r, rows, n_rows, rg_rows, err);
+  if (st == HS_OK && rows != NULL) {
+    r.sel = rows;
+    r.n_sel = n_rows;
+    if (oi != NULL) {
+      st = cr_read_indexed(&r, oi, rg_rows, err);
+    } else {
+      st = cr_read_sequential(&r, err);
+    }
+  } else if (st == HS_OK) {
+    st = cr_prealloc(&r, &cc->meta_data, err);
+    if (st == HS_OK) st = cr_read_sequential(&r, err);
+  }
+  if (st == HS_OK) st = cr_finish(&r, out, err);
+  cr_free(&r);
+  if (st != HS_OK) hs_pq_leaf_data_free(out);
+  return st;
+}

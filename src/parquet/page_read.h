@@ -1,0 +1,84 @@
+/*
+ * page_read.h — private to column_read.c and page_read.c: decoding the
+ * contents of one (already decompressed) page into the growing output of a
+ * column chunk.
+ *
+ * column_read.c owns the chunk-level work (locating pages, CRCs,
+ * decompression, page skipping, row selection); page_read.c owns what is
+ * inside a page (levels, value encodings, dictionaries). The split keeps
+ * each file about one thought.
+ */
+#ifndef HS_PARQUET_PAGE_READ_H
+#define HS_PARQUET_PAGE_READ_H
+
+#include "column.h"
+
+/* A decoded dictionary: `n` entries, fixed width in `values` (n * width
+ * bytes, BOOLEAN one byte per entry) or BYTE_ARRAY as n + 1 int32 offsets
+ * into `data`. */
+typedef struct hs_pq_dict {
+  bool present;
+  int64_t n;
+  hs_buf values;
+  hs_buf offsets;
+  hs_buf data;
+} hs_pq_dict;
+
+/* Output of a chunk while its pages are decoded. Buffers grow with the
+ * pages actually decoded, so a hostile count in metadata costs nothing
+ * until a page really produces that many levels.
+ *  - def/rep: int16 per level, used only when max_def/max_rep > 0.
+ *  - values: fixed-width values; offsets (int32, n_values + 1 entries once
+ *    the first BYTE_ARRAY value is added, offsets[0] == 0) and data. */
+typedef struct hs_pq_acc {
+  int64_t n_levels;
+  hs_buf def;
+  hs_buf rep;
+  int64_t n_values;
+  hs_buf values;
+  hs_buf offsets;
+  hs_buf data;
+} hs_pq_acc;
+
+/* What a page decoder needs to know about its column. Errors from page
+ * decoders do not name the column: column_read.c prefixes column and
+ * offset. */
+typedef struct hs_pq_page_ctx {
+  const hs_pq_leaf_desc *desc;
+  int width; /* hs_pq_leaf_value_width(desc) */
+  hs_pq_dict *dict;
+  hs_buf *idx; /* uint32 scratch for dictionary indices, reused */
+} hs_pq_page_ctx;
+
+void hs_pq_dict_free(hs_pq_dict *dict);
+void hs_pq_acc_free(hs_pq_acc *acc);
+
+/* Make sure acc->offsets holds its leading 0 (BYTE_ARRAY columns). */
+hs_status hs_pq_acc_init_offsets(hs_pq_acc *acc, hs_error *err);
+
+/* Decode a dictionary page body (PLAIN values; `encoding` must be PLAIN or
+ * PLAIN_DICTIONARY) of `n` entries into ctx->dict, replacing any earlier
+ * one. `n` is checked against `len` before anything is allocated. */
+hs_status hs_pq_dict_decode(const hs_pq_page_ctx *ctx, int32_t encoding, const uint8_t *buf,
+                            size_t len, int64_t n, hs_error *err);
+
+/* Decode `n` levels (0..max_level, bit width from max_level) of a data
+ * page v1 in `encoding` (RLE with its 4-byte length prefix, or legacy
+ * BIT_PACKED) and append them to `levels` (int16). *consumed receives the
+ * bytes used, prefix included. A level above max_level is HS_ERR_CORRUPT. */
+hs_status hs_pq_levels_decode_v1(int32_t encoding, int16_t max_level, const uint8_t *buf,
+                                 size_t len, size_t n, hs_buf *levels, size_t *consumed,
+                                 hs_error *err);
+
+/* Decode `n` levels of a data page v2 (RLE, no prefix, within `len`
+ * bytes) and append them to `levels`; checked as above. */
+hs_status hs_pq_levels_decode_v2(int16_t max_level, const uint8_t *buf, size_t len, size_t n,
+                                 hs_buf *levels, hs_error *err);
+
+/* Decode the `n` non-null values of a page's value section (buf, len) in
+ * `encoding` and append them to acc (values, or offsets + data). Does not
+ * touch the level counts. */
+hs_status hs_pq_values_decode(const hs_pq_page_ctx *ctx, int32_t encoding, const uint8_t *buf,
+                              size_t len, size_t n, hs_pq_acc *acc, hs_error *err);
+
+#endif /* HS_PARQUET_PAGE_READ_H */
