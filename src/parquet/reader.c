@@ -1,0 +1,506 @@
+/*
+ * reader.c — the public Parquet read API: open a file (footer, encryption
+ * refusal, schema validation), expose its Arrow schema, and stream record
+ * batches with projection, row-group pruning and row selection.
+ *
+ * Lifetime: the parsed footer, the schema tree and the byte source live in
+ * a reference-counted `hs_pq_file`. The reader holds one reference and each
+ * stream another, so a stream may outlive its reader. A stream decodes one
+ * row group at a time (projected leaves only) and emits it as one struct
+ * batch, or as several when batch_rows_max slices it; the first failure is
+ * sticky and get_last_error returns its message.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reader_internal.h"
+
+typedef struct hs_pq_file {
+  int refs;
+  hs_source *src;
+  hs_arena arena; /* metadata and schema tree */
+  hs_pq_file_metadata md;
+  hs_pq_schema schema;
+  int64_t *rg_first_row; /* n_row_groups + 1 entries: file-wide row of each group */
+} hs_pq_file;
+
+struct hs_parquet_reader {
+  hs_pq_file *file;
+};
+
+static void file_unref(hs_pq_file *f) {
+  if (f == NULL || __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  hs_arena_reset(&f->arena);
+  hs_source_unref(f->src);
+  hs_free(f);
+}
+
+static hs_status prefixed(hs_error *err, const hs_source *src, hs_status st) {
+  if (err != NULL && err->status != HS_OK) hs_error_prefix(err, "%s: ", hs_source_name(src));
+  return st;
+}
+
+static hs_status file_open(hs_source *src, hs_parquet_reader **out, hs_error *err) {
+  hs_pq_file *f = hs_calloc(1, sizeof *f);
+  hs_parquet_reader *r = hs_calloc(1, sizeof *r);
+  if (f == NULL || r == NULL) {
+    hs_free(f);
+    hs_free(r);
+    hs_source_unref(src);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory opening", hs_source_name(src));
+  }
+  f->refs = 1;
+  f->src = src;
+  hs_arena_init(&f->arena);
+  r->file = f;
+  hs_status st = hs_pq_footer_read(src, &f->arena, &f->md, err);
+  if (st == HS_OK && f->md.has_encryption_algorithm) {
+    st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                      "file is encrypted (plaintext footer); decryption is not supported");
+  }
+  if (st == HS_OK) st = hs_pq_schema_build(&f->md, &f->arena, &f->schema, err);
+  if (st == HS_OK) {
+    f->rg_first_row = hs_arena_alloc(&f->arena, sizeof(int64_t) * (f->md.n_row_groups + 1));
+    if (f->rg_first_row == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  }
+  for (uint32_t g = 0; st == HS_OK && g < f->md.n_row_groups; g++) {
+    int64_t n = f->md.row_groups[g].num_rows;
+    if (__builtin_add_overflow(f->rg_first_row[g], n, &f->rg_first_row[g + 1])) {
+      st = hs_error_set(err, HS_ERR_CORRUPT, "row counts of the row groups overflow");
+    }
+  }
+  if (st != HS_OK) {
+    prefixed(err, src, st);
+    hs_parquet_reader_free(r);
+    return st;
+  }
+  *out = r;
+  return HS_OK;
+}
+
+void hs_parquet_read_options_init(hs_parquet_read_options *opts) {
+  memset(opts, 0, sizeof *opts);
+}
+
+hs_status hs_parquet_reader_open(const char *path, hs_parquet_reader **out, hs_error *err) {
+  hs_source *src;
+  if (path == NULL || out == NULL) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "hs_parquet_reader_open: NULL argument");
+  }
+  *out = NULL;
+  hs_status st = hs_source_open_file(path, &src, err);
+  if (st != HS_OK) return st;
+  return file_open(src, out, err);
+}
+
+hs_status hs_parquet_reader_open_buffer(const uint8_t *buf, size_t len, const char *name,
+                                        hs_parquet_reader **out, hs_error *err) {
+  hs_source *src;
+  if ((buf == NULL && len > 0) || out == NULL) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "hs_parquet_reader_open_buffer: NULL argument");
+  }
+  *out = NULL;
+  hs_status st = hs_source_open_memory(buf, len, name ? name : "<memory>", &src, err);
+  if (st != HS_OK) return st;
+  return file_open(src, out, err);
+}
+
+void hs_parquet_reader_free(hs_parquet_reader *reader) {
+  if (reader == NULL) return;
+  file_unref(reader->file);
+  hs_free(reader);
+}
+
+int64_t hs_parquet_reader_num_rows(const hs_parquet_reader *reader) {
+  return reader->file->md.num_rows;
+}
+
+int64_t hs_parquet_reader_num_row_groups(const hs_parquet_reader *reader) {
+  return reader->file->md.n_row_groups;
+}
+
+const hs_pq_file_metadata *hs_parquet_reader_metadata(const hs_parquet_reader *reader) {
+  return &reader->file->md;
+}
+
+/* Export a struct schema over the given top-level nodes. */
+static hs_status export_struct(const hs_pq_node *const *cols, size_t n, struct ArrowSchema *out,
+                               hs_error *err) {
+  hs_status st = hs_arrow_schema_init(out, "+s", "", 0, (int64_t)n, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    st = hs_pq_node_export_schema(cols[i], out->children[i], err);
+    if (st != HS_OK) out->release(out);
+  }
+  return st;
+}
+
+hs_status hs_parquet_reader_schema(hs_parquet_reader *reader, struct ArrowSchema *out,
+                                   hs_error *err) {
+  const hs_pq_node *root = reader->file->schema.root;
+  hs_status st =
+      export_struct((const hs_pq_node *const *)root->children, (size_t)root->n_children, out, err);
+  return prefixed(err, reader->file->src, st);
+}
+
+/* --------------------------------------------------------- selection */
+
+/* The row groups to read under `opts` (pruned, and holding selected rows). */
+static hs_status select_row_groups(hs_pq_file *f, const hs_parquet_read_options *opts,
+                                   uint32_t *out, size_t *n_out, hs_error *err) {
+  size_t n = 0;
+  for (uint32_t g = 0; g < f->md.n_row_groups; g++) {
+    bool keep = true;
+    if (opts && opts->n_predicates > 0) {
+      hs_status st = hs_pq_prune_row_group(&f->schema, &f->md.row_groups[g], opts->predicates,
+                                           opts->n_predicates, &keep, err);
+      if (st != HS_OK) return st;
+    }
+    if (keep && opts && opts->rows) {
+      /* Any selected row inside [first, end)? Rows are sorted: bisect. */
+      int64_t first = f->rg_first_row[g], end = f->rg_first_row[g + 1];
+      size_t lo = 0, hi = opts->n_rows;
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (opts->rows[mid] < first)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      keep = lo < opts->n_rows && opts->rows[lo] < end;
+    }
+    if (keep) out[n++] = g;
+  }
+  *n_out = n;
+  return HS_OK;
+}
+
+static hs_status check_options(hs_pq_file *f, const hs_parquet_read_options *opts, hs_error *err) {
+  if (opts == NULL) return HS_OK;
+  if ((opts->columns == NULL && opts->n_columns > 0) || (opts->rows == NULL && opts->n_rows > 0) ||
+      (opts->predicates == NULL && opts->n_predicates > 0) || opts->batch_rows_max < 0) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "read options: NULL array with a count");
+  }
+  for (size_t i = 0; opts->rows && i < opts->n_rows; i++) {
+    if (opts->rows[i] < 0 || opts->rows[i] >= f->rg_first_row[f->md.n_row_groups] ||
+        (i > 0 && opts->rows[i] <= opts->rows[i - 1])) {
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "read options: rows[%zu] = %lld is not strictly increasing within "
+                          "[0, %lld)",
+                          i, (long long)opts->rows[i],
+                          (long long)f->rg_first_row[f->md.n_row_groups]);
+    }
+  }
+  return HS_OK;
+}
+
+hs_status hs_parquet_reader_count_row_groups(hs_parquet_reader *reader,
+                                             const hs_parquet_read_options *opts, int64_t *out,
+                                             hs_error *err) {
+  hs_pq_file *f = reader->file;
+  uint32_t *rgs = hs_malloc(sizeof(uint32_t) * (f->md.n_row_groups + 1));
+  size_t n = 0;
+  if (rgs == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  hs_status st = check_options(f, opts, err);
+  if (st == HS_OK) st = select_row_groups(f, opts, rgs, &n, err);
+  hs_free(rgs);
+  if (st == HS_OK) *out = (int64_t)n;
+  return prefixed(err, f->src, st);
+}
+
+/* ------------------------------------------------------------ stream */
+
+typedef struct stream_state {
+  hs_pq_file *file;
+  const hs_pq_node **cols;
+  size_t n_cols;
+  bool *leaf_used; /* per leaf: below a projected column */
+  int64_t *rows;   /* copy of the selection, file-wide */
+  size_t n_rows;
+  int64_t batch_rows_max;
+  uint32_t *rgs;
+  size_t n_rgs, next_rg;
+  /* The row group being emitted. */
+  bool loaded;
+  int64_t rg_rows, rg_done;
+  hs_pq_leaf_data *leaves;
+  hs_pq_leaf_window *windows;
+  int64_t *next_lo, *next_vlo; /* per leaf: where the next batch starts */
+  hs_arena rg_arena;
+  hs_status failed;
+  char last_error[HS_ERROR_MESSAGE_MAX];
+} stream_state;
+
+static void stream_unload(stream_state *s) {
+  for (int32_t l = 0; s->leaves && l < s->file->schema.n_leaves; l++) {
+    hs_pq_leaf_data_free(&s->leaves[l]);
+    memset(&s->leaves[l], 0, sizeof s->leaves[l]);
+  }
+  hs_arena_reset(&s->rg_arena);
+  s->loaded = false;
+}
+
+/* Offset index of a chunk, or NULL when absent or unreadable (then pages
+ * are skipped by their headers instead). */
+static const hs_pq_offset_index *load_offset_index(stream_state *s, const hs_pq_column_chunk *cc) {
+  if (!cc->has_offset_index || cc->offset_index_length <= 0 || cc->offset_index_offset < 0) {
+    return NULL;
+  }
+  hs_error local = {0};
+  size_t len = (size_t)cc->offset_index_length;
+  if ((uint64_t)cc->offset_index_offset > hs_source_size(s->file->src) ||
+      len > hs_source_size(s->file->src) - (uint64_t)cc->offset_index_offset) {
+    return NULL;
+  }
+  uint8_t *buf = hs_arena_alloc(&s->rg_arena, len);
+  hs_pq_offset_index *oi = hs_arena_alloc(&s->rg_arena, sizeof *oi);
+  if (buf == NULL || oi == NULL) return NULL;
+  if (hs_source_read(s->file->src, (uint64_t)cc->offset_index_offset, len, buf, &local) != HS_OK ||
+      hs_pq_offset_index_parse(buf, len, &s->rg_arena, oi, &local) != HS_OK) {
+    return NULL;
+  }
+  return oi;
+}
+
+static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
+  hs_pq_file *f = s->file;
+  const hs_pq_row_group *rg = &f->md.row_groups[g];
+  int64_t *rel = NULL;
+  size_t n_rel = 0;
+  hs_status st = HS_OK;
+  s->rg_rows = rg->num_rows;
+  if (s->rows) {
+    int64_t first = f->rg_first_row[g], end = f->rg_first_row[g + 1];
+    size_t lo = 0, hi = s->n_rows;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (s->rows[mid] < first)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    size_t e = lo;
+    while (e < s->n_rows && s->rows[e] < end) e++;
+    n_rel = e - lo;
+    rel = hs_arena_alloc(&s->rg_arena, sizeof(int64_t) * (n_rel ? n_rel : 1));
+    if (rel == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n_rel; i++) rel[i] = s->rows[lo + i] - first;
+    s->rg_rows = (int64_t)n_rel;
+  }
+  for (int32_t l = 0; st == HS_OK && l < f->schema.n_leaves; l++) {
+    if (!s->leaf_used[l]) continue;
+    const hs_pq_column_chunk *cc = &rg->columns[l];
+    const hs_pq_offset_index *oi = s->rows ? load_offset_index(s, cc) : NULL;
+    st = hs_pq_column_read(f->src, cc, &f->schema.leaves[l], rg->num_rows, oi, rel, n_rel,
+                           &s->leaves[l], err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "row group %u: ", g);
+      break;
+    }
+    if (s->leaves[l].n_rows != s->rg_rows) {
+      st = hs_error_set(
+          err, HS_ERR_CORRUPT, "row group %u: column '%s' holds %lld rows, expected %lld", g,
+          f->schema.leaves[l].path, (long long)s->leaves[l].n_rows, (long long)s->rg_rows);
+    }
+    s->windows[l] = (hs_pq_leaf_window){.data = &s->leaves[l], .desc = &f->schema.leaves[l]};
+    s->next_lo[l] = 0;
+    s->next_vlo[l] = 0;
+  }
+  if (st != HS_OK) {
+    stream_unload(s);
+    return st;
+  }
+  s->loaded = true;
+  s->rg_done = 0;
+  return HS_OK;
+}
+
+/* Emit the next `k` rows of the loaded row group as one struct batch. */
+static hs_status stream_emit(stream_state *s, int64_t k, struct ArrowArray *out, hs_error *err) {
+  hs_pq_file *f = s->file;
+  bool whole = s->rg_done == 0 && k == s->rg_rows;
+  hs_status st = HS_OK;
+  for (int32_t l = 0; l < f->schema.n_leaves; l++) {
+    if (!s->leaf_used[l]) continue;
+    hs_pq_leaf_window *w = &s->windows[l];
+    int64_t hi = s->next_lo[l], vhi = s->next_vlo[l];
+    st = hs_pq_window_advance(w->data, w->desc, &hi, &vhi, k, err);
+    if (st != HS_OK) return st;
+    w->lo = s->next_lo[l];
+    w->vlo = s->next_vlo[l];
+    w->hi = hi;
+    w->whole = whole && hi == w->data->n_levels && vhi == w->data->n_values;
+    s->next_lo[l] = hi;
+    s->next_vlo[l] = vhi;
+  }
+  st = hs_arrow_array_init(out, 1, (int64_t)s->n_cols, err);
+  if (st != HS_OK) return st;
+  out->length = k;
+  out->null_count = 0;
+  for (size_t i = 0; i < s->n_cols; i++) {
+    st = hs_pq_assemble(s->cols[i], s->windows, out->children[i], err);
+    if (st == HS_OK && out->children[i]->length != k) {
+      st = hs_error_set(err, HS_ERR_CORRUPT, "column '%s' has %lld rows in a batch of %lld",
+                        s->cols[i]->name, (long long)out->children[i]->length, (long long)k);
+    }
+    if (st != HS_OK) {
+      out->release(out);
+      return st;
+    }
+  }
+  s->rg_done += k;
+  return HS_OK;
+}
+
+static int errno_of(hs_status st) {
+  switch (st) {
+  case HS_OK: return 0;
+  case HS_ERR_NOMEM: return ENOMEM;
+  case HS_ERR_INVALID_ARG: return EINVAL;
+  case HS_ERR_UNSUPPORTED: return ENOSYS;
+  default: return EIO;
+  }
+}
+
+static int stream_fail(stream_state *s, hs_error *err) {
+  s->failed = err->status != HS_OK ? err->status : HS_ERR_INTERNAL;
+  hs_error_prefix(err, "%s: ", hs_source_name(s->file->src));
+  snprintf(s->last_error, sizeof s->last_error, "%s", err->message);
+  return errno_of(s->failed);
+}
+
+static int stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out) {
+  stream_state *s = stream->private_data;
+  hs_error err = {0};
+  if (export_struct(s->cols, s->n_cols, out, &err) != HS_OK) {
+    hs_error_prefix(&err, "%s: ", hs_source_name(s->file->src));
+    snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
+    return errno_of(err.status);
+  }
+  return 0;
+}
+
+static int stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out) {
+  stream_state *s = stream->private_data;
+  hs_error err = {0};
+  memset(out, 0, sizeof *out);
+  if (s->failed != HS_OK) return errno_of(s->failed);
+  for (;;) {
+    if (s->loaded && s->rg_done < s->rg_rows) {
+      int64_t k = s->rg_rows - s->rg_done;
+      if (s->batch_rows_max > 0 && k > s->batch_rows_max) k = s->batch_rows_max;
+      if (stream_emit(s, k, out, &err) != HS_OK) return stream_fail(s, &err);
+      return 0;
+    }
+    if (s->loaded) stream_unload(s);
+    if (s->next_rg >= s->n_rgs) {
+      out->release = NULL; /* end of stream */
+      return 0;
+    }
+    uint32_t g = s->rgs[s->next_rg++];
+    if (stream_load(s, g, &err) != HS_OK) return stream_fail(s, &err);
+  }
+}
+
+static const char *stream_get_last_error(struct ArrowArrayStream *stream) {
+  stream_state *s = stream->private_data;
+  return s->last_error[0] ? s->last_error : NULL;
+}
+
+static void stream_state_free(stream_state *s) {
+  if (s == NULL) return;
+  if (s->file) stream_unload(s);
+  hs_free(s->leaves);
+  hs_free(s->windows);
+  hs_free(s->next_lo);
+  hs_free(s->next_vlo);
+  hs_free(s->leaf_used);
+  hs_free(s->cols);
+  hs_free(s->rows);
+  hs_free(s->rgs);
+  file_unref(s->file);
+  hs_free(s);
+}
+
+static void stream_release(struct ArrowArrayStream *stream) {
+  stream_state_free(stream->private_data);
+  stream->release = NULL;
+  stream->private_data = NULL;
+}
+
+/* Resolve projected names to top-level nodes. */
+static hs_status resolve_columns(stream_state *s, const hs_parquet_read_options *opts,
+                                 hs_error *err) {
+  const hs_pq_node *root = s->file->schema.root;
+  bool all = opts == NULL || opts->columns == NULL;
+  s->n_cols = all ? (size_t)root->n_children : opts->n_columns;
+  s->cols = hs_malloc(sizeof(hs_pq_node *) * (s->n_cols ? s->n_cols : 1));
+  if (s->cols == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < s->n_cols; i++) {
+    if (all) {
+      s->cols[i] = root->children[i];
+      continue;
+    }
+    const char *name = opts->columns[i];
+    s->cols[i] = name ? hs_pq_schema_find(&s->file->schema, name) : NULL;
+    if (s->cols[i] == NULL) {
+      hs_buf list;
+      hs_buf_init(&list);
+      for (int32_t c = 0; c < root->n_children && list.len < 600; c++) {
+        hs_buf_printf(&list, "%s'%s'", c ? ", " : "", root->children[c]->name);
+      }
+      hs_buf_append_byte(&list, 0);
+      hs_error_set(err, HS_ERR_NOT_FOUND, "column '%s' not found; available columns: %s",
+                   name ? name : "(null)", list.data ? (const char *)list.data : "");
+      hs_buf_free(&list);
+      return HS_ERR_NOT_FOUND;
+    }
+  }
+  return HS_OK;
+}
+
+hs_status hs_parquet_reader_stream(hs_parquet_reader *reader, const hs_parquet_read_options *opts,
+                                   struct ArrowArrayStream *out, hs_error *err) {
+  hs_pq_file *f = reader->file;
+  hs_status st = check_options(f, opts, err);
+  if (st != HS_OK) return prefixed(err, f->src, st);
+  stream_state *s = hs_calloc(1, sizeof *s);
+  if (s == NULL) return prefixed(err, f->src, hs_error_set(err, HS_ERR_NOMEM, "out of memory"));
+  __atomic_add_fetch(&f->refs, 1, __ATOMIC_ACQ_REL);
+  s->file = f;
+  hs_arena_init(&s->rg_arena);
+  size_t nl = (size_t)f->schema.n_leaves + 1;
+  s->leaves = hs_calloc(nl, sizeof *s->leaves);
+  s->windows = hs_calloc(nl, sizeof *s->windows);
+  s->next_lo = hs_calloc(nl, sizeof *s->next_lo);
+  s->next_vlo = hs_calloc(nl, sizeof *s->next_vlo);
+  s->leaf_used = hs_calloc(nl, sizeof *s->leaf_used);
+  s->rgs = hs_calloc(f->md.n_row_groups + 1, sizeof *s->rgs);
+  if (!s->leaves || !s->windows || !s->next_lo || !s->next_vlo || !s->leaf_used || !s->rgs) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  }
+  if (st == HS_OK) st = resolve_columns(s, opts, err);
+  if (st == HS_OK && opts && opts->rows) {
+    s->rows = hs_malloc(sizeof(int64_t) * (opts->n_rows ? opts->n_rows : 1));
+    if (s->rows == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+    else
+      memcpy(s->rows, opts->rows, sizeof(int64_t) * opts->n_rows);
+    s->n_rows = opts->n_rows;
+  }
+  if (st == HS_OK) st = select_row_groups(f, opts, s->rgs, &s->n_rgs, err);
+  if (st != HS_OK) {
+    stream_state_free(s);
+    return prefixed(err, f->src, st);
+  }
+  for (size_t i = 0; i < s->n_cols; i++) {
+    for (int32_t l = s->cols[i]->first_leaf; l < s->cols[i]->leaf_end; l++) s->leaf_used[l] = true;
+  }
+  s->batch_rows_max = opts ? opts->batch_rows_max : 0;
+  out->get_schema = stream_get_schema;
+  out->get_next = stream_get_next;
+  out->get_last_error = stream_get_last_error;
+  out->release = stream_release;
+  out->private_data = s;
+  return HS_OK;
+}
