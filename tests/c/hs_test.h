@@ -37,11 +37,12 @@ static int hs_test_checks, hs_test_failures;
 #define CHECK_OK(call, errp)                                                   \
   do {                                                                         \
     hs_test_checks++;                                                          \
+    const hs_error *hs_e_ = (errp);                                            \
     hs_status hs_st_ = (call);                                                 \
     if (hs_st_ != HS_OK) {                                                     \
       hs_test_failures++;                                                      \
       fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call, \
-              hs_status_str(hs_st_), (errp) ? (errp)->message : "");           \
+              hs_status_str(hs_st_), hs_e_ != NULL ? hs_e_->message : "");     \
     }                                                                          \
   } while (0)
 
