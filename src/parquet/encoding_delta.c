@@ -359,10 +359,10 @@ hs_status hs_delta_byte_array_encode(const int32_t *offsets, const uint8_t *data
   int32_t *suffix = prefix + n;
   for (size_t i = 0; i < n; i++) {
     int32_t l = offsets[i + 1] - offsets[i], p = 0;
-    if (i > 0) {
-      int32_t pl = offsets[i] - offsets[i - 1];
+    int32_t lim = i > 0 ? offsets[i] - offsets[i - 1] : 0;
+    if (lim > l) lim = l;
+    if (lim > 0) {
       const uint8_t *a = data + offsets[i - 1], *b = data + offsets[i];
-      int32_t lim = pl < l ? pl : l;
       while (p < lim && a[p] == b[p]) p++;
     }
     prefix[i] = p;
