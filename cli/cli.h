@@ -1,0 +1,41 @@
+/*
+ * cli.h — private declarations shared by the files of the `hyperstream`
+ * command-line tool: one entry point per subcommand, exit codes and small
+ * output helpers.
+ *
+ * Exit codes: 0 success, 1 the operation failed (bad file, I/O error), 2 the
+ * command line was wrong (a usage message goes to stderr).
+ */
+#ifndef HS_CLI_H
+#define HS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/common.h"
+
+enum { HS_CLI_OK = 0, HS_CLI_FAILED = 1, HS_CLI_USAGE = 2 };
+
+/* Print "hyperstream: <message>" and the --help hint to stderr; returns 2. */
+int hs_cli_usage_error(const char *fmt, ...) HS_PRINTF(1, 2);
+/* Print "hyperstream: error: <message>" to stderr; returns 1. */
+int hs_cli_fail(const char *fmt, ...) HS_PRINTF(1, 2);
+/* Parse a non-negative decimal integer (digits, optional '_' or ','
+ * separators). Returns false when `s` is not one. */
+bool hs_cli_parse_count(const char *s, int64_t *out);
+/* Format n with thousands separators into buf. Returns buf. */
+const char *hs_cli_group(int64_t n, char *buf, size_t cap);
+
+/* Subcommands: argv[0] is the subcommand name. */
+int hs_cli_inspect(int argc, char **argv);
+int hs_cli_read(int argc, char **argv);
+int hs_cli_demo(int argc, char **argv);
+
+/* Append the display text of row i of array `a` (schema `s`) to `out`;
+ * nested values are abbreviated. Values are bounds-checked against the
+ * array's declared lengths; anything inconsistent prints as "<invalid>".
+ * Returns false on OOM. */
+bool hs_cli_format_value(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                         hs_buf *out);
+
+#endif /* HS_CLI_H */

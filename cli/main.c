@@ -1,0 +1,139 @@
+/*
+ * main.c — the `hyperstream` command-line tool: argument dispatch, help,
+ * version, shared helpers and the `inspect` subcommand. `read` lives in
+ * read.c, `demo` in demo.c, value formatting in format.c.
+ *
+ * The CLI is a front end over include/hyperstream.h (plus src/ helpers for
+ * building Arrow arrays in the demo). Every failure prints one line naming
+ * the file and the reason and exits non-zero; usage mistakes exit 2.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char hs_cli_help[] =
+    "hyperstream " HS_VERSION_STRING
+    " — HyperStreamDB command-line tool\n"
+    "\n"
+    "Usage:\n"
+    "  hyperstream inspect FILE.parquet [--json]\n"
+    "      Describe a Parquet file: schema, row groups, column chunks with\n"
+    "      encodings, codecs, sizes and statistics (--json: as JSON).\n"
+    "  hyperstream read FILE.parquet [--columns a,b] [--limit N] [--count]\n"
+    "      Decode the file and print its first N rows (default 20) as a table,\n"
+    "      or with --count only the number of rows (decoding every value).\n"
+    "  hyperstream demo [--rows N] [--dim D] [--dir PATH] [--keep]\n"
+    "      Write a Parquet file of N rows (default 200,000) with mixed columns\n"
+    "      and D-dimensional float32 vectors (default 768), read it back with a\n"
+    "      row-group statistics predicate, and report sizes and speeds.\n"
+    "  hyperstream --help | --version\n"
+    "\n"
+    "Exit status: 0 success, 1 failure (the message names the file and why),\n"
+    "2 usage error.\n";
+
+int hs_cli_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("hyperstream: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs("\nTry 'hyperstream --help' for usage.\n", stderr);
+  va_end(ap);
+  return HS_CLI_USAGE;
+}
+
+int hs_cli_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("hyperstream: error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return HS_CLI_FAILED;
+}
+
+bool hs_cli_parse_count(const char *s, int64_t *out) {
+  int64_t v = 0;
+  bool any = false;
+  if (s == NULL) return false;
+  for (const char *p = s; *p != '\0'; p++) {
+    if ((*p == '_' || *p == ',') && any) continue;
+    if (*p < '0' || *p > '9') return false;
+    if (v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (*p - '0');
+    any = true;
+  }
+  if (!any) return false;
+  *out = v;
+  return true;
+}
+
+const char *hs_cli_group(int64_t n, char *buf, size_t cap) {
+  char digits[32];
+  snprintf(digits, sizeof digits, "%lld", (long long)(n < 0 ? -n : n));
+  size_t len = strlen(digits), o = 0;
+  if (n < 0 && o + 1 < cap) buf[o++] = '-';
+  for (size_t k = 0; k < len && o + 1 < cap; k++) {
+    if (k > 0 && (len - k) % 3 == 0 && o + 1 < cap) buf[o++] = ',';
+    if (o + 1 < cap) buf[o++] = digits[k];
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
+int hs_cli_inspect(int argc, char **argv) {
+  const char *path = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs("Usage: hyperstream inspect FILE.parquet [--json]\n", stdout);
+      return HS_CLI_OK;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      return hs_cli_usage_error("inspect: unknown option '%s'", argv[i]);
+    } else if (path == NULL) {
+      path = argv[i];
+    } else {
+      return hs_cli_usage_error("inspect: expected one file, got '%s' and '%s'", path, argv[i]);
+    }
+  }
+  if (path == NULL) return hs_cli_usage_error("inspect: missing FILE.parquet");
+  char *text = NULL;
+  hs_error err = {0};
+  hs_status st = hs_parquet_inspect(path, json, &text, &err);
+  if (st != HS_OK) {
+    int rc = strstr(err.message, path) != NULL ? hs_cli_fail("%s", err.message)
+                                               : hs_cli_fail("%s: %s", path, err.message);
+    hs_free(text);
+    return rc;
+  }
+  size_t len = strlen(text);
+  fwrite(text, 1, len, stdout);
+  if (len == 0 || text[len - 1] != '\n') fputc('\n', stdout);
+  hs_free(text);
+  return fflush(stdout) == 0 ? HS_CLI_OK : hs_cli_fail("writing to stdout failed");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(hs_cli_help, stderr);
+    return HS_CLI_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    fputs(hs_cli_help, stdout);
+    return HS_CLI_OK;
+  }
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
+    printf("hyperstream %s\n", HS_VERSION_STRING);
+    return HS_CLI_OK;
+  }
+  if (strcmp(cmd, "inspect") == 0) return hs_cli_inspect(argc - 1, argv + 1);
+  if (strcmp(cmd, "read") == 0) return hs_cli_read(argc - 1, argv + 1);
+  if (strcmp(cmd, "demo") == 0) return hs_cli_demo(argc - 1, argv + 1);
+  if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
+  return hs_cli_usage_error("unknown command '%s' (expected inspect, read or demo)", cmd);
+}
