@@ -400,6 +400,19 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
   return HS_OK;
 }
 
+/* parquet-mr up to 1.2.8 left the dictionary page header out of
+ * total_compressed_size (PARQUET-816, IMPALA-694), so a chunk that starts
+ * with a dictionary page may run up to that header's size past its declared
+ * end. We cannot see the writer version here, so the allowance applies to
+ * every such chunk; it is small and never reaches past the file. */
+enum { HS_PQ_DICT_HEADER_SLACK = 100 };
+
+static void cr_dict_slack(hs_cr *r) {
+  uint64_t size = hs_source_size(r->src);
+  uint64_t room = size - r->chunk_end; /* chunk_end <= size (cr_locate) */
+  r->chunk_end += room < HS_PQ_DICT_HEADER_SLACK ? room : HS_PQ_DICT_HEADER_SLACK;
+}
+
 /* Walk the chunk page by page from its start. */
 static hs_status cr_read_sequential(hs_cr *r, hs_error *err) {
   uint64_t off = r->chunk_start;
@@ -414,6 +427,7 @@ static hs_status cr_read_sequential(hs_cr *r, hs_error *err) {
     hs_status st = cr_header(r, off, &ph, &body_off, err);
     if (st != HS_OK) return st;
     uint64_t next = body_off + (uint64_t)ph.compressed_page_size;
+    if (ph.type == HS_PQ_DICTIONARY_PAGE && off == r->chunk_start) cr_dict_slack(r);
     if (ph.type == HS_PQ_DICTIONARY_PAGE) {
       const uint8_t *body;
       st = cr_body(r, off, &ph, body_off, &body, err);
