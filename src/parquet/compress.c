@@ -109,7 +109,7 @@ static hs_status gzip_decompress(const uint8_t *src, size_t src_len, uint8_t *ds
       continue;
     }
     if (rc == Z_OK) continue; /* progress was made */
-    if (rc == Z_BUF_ERROR && zs.avail_out == 0) {
+    if (rc == Z_BUF_ERROR && zs.avail_in > 0) {
       st = too_large(err, "GZIP", dst_len);
     } else if (rc == Z_BUF_ERROR) {
       st = hs_error_set(err, HS_ERR_CORRUPT,
