@@ -179,8 +179,10 @@ static void convert_value(const hs_pq_node *n, const hs_pq_leaf_window *w, int64
   case HS_AT_TIMESTAMP:
     if (w->desc->type == HS_PQ_INT96) {
       uint64_t nanos = hs_load_u64le(src);
-      int64_t day = (int32_t)hs_load_u32le(src + 8);
-      uint64_t ns = (uint64_t)(day - 2440588) * UINT64_C(86400000000000) + nanos;
+      /* The Julian day is unsigned, as Arrow and Spark read it; out-of-range
+       * values wrap rather than fail, matching pyarrow. */
+      uint64_t day = hs_load_u32le(src + 8);
+      uint64_t ns = (day - UINT64_C(2440588)) * UINT64_C(86400000000000) + nanos;
       hs_store_u64le(dst, ns);
       return;
     }
