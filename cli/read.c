@@ -33,8 +33,9 @@ static size_t display_width(const char *s) {
   return w;
 }
 
-/* Print `s` in `width` columns, truncating with "…" and padding. */
-static void print_cell(const char *s, size_t width, bool right) {
+/* Print `s` in `width` columns, truncating with "…" and padding (no
+ * trailing padding in the last column). */
+static void print_cell(const char *s, size_t width, bool right, bool last) {
   size_t w = display_width(s);
   if (w > width) {
     size_t cols = 0;
@@ -50,7 +51,7 @@ static void print_cell(const char *s, size_t width, bool right) {
   }
   if (right) printf("%*s", (int)(width - w), "");
   fputs(s, stdout);
-  if (!right) printf("%*s", (int)(width - w), "");
+  if (!right && !last) printf("%*s", (int)(width - w), "");
 }
 
 static const char *type_label(const char *f, char *buf, size_t cap) {
@@ -113,7 +114,7 @@ static void print_table(const struct ArrowSchema *schema, const hs_cli_table *t,
       const struct ArrowSchema *f = schema->children[c];
       fputs(c == 0 ? "" : " | ", stdout);
       print_cell(line == 0 ? (f->name ? f->name : "") : type_label(f->format, tbuf, sizeof tbuf),
-                 width[c], false);
+                 width[c], false, c == t->n_cols - 1);
     }
     fputc('\n', stdout);
   }
@@ -125,7 +126,8 @@ static void print_table(const struct ArrowSchema *schema, const hs_cli_table *t,
   for (int64_t r = 0; r < t->n_rows; r++) {
     for (int64_t c = 0; c < t->n_cols; c++) {
       fputs(c == 0 ? "" : " | ", stdout);
-      print_cell(t->cells[r * t->n_cols + c], width[c], is_numeric(schema->children[c]));
+      bool last = c == t->n_cols - 1;
+      print_cell(t->cells[r * t->n_cols + c], width[c], is_numeric(schema->children[c]), last);
     }
     fputc('\n', stdout);
   }

@@ -289,8 +289,10 @@ def _as_stream_source(data: Any) -> Any:
     pd = sys.modules.get("pandas")
     if pd is not None and isinstance(data, pd.DataFrame):
         return pa.Table.from_pandas(data, preserve_index=False)
-    if hasattr(data, "__arrow_c_stream__"):
+    if isinstance(data, (pa.Table, pa.RecordBatchReader)):
         return data
+    if hasattr(data, "__arrow_c_stream__"):
+        return _without_view_types(pa.RecordBatchReader.from_stream(data))
     if isinstance(data, Mapping):
         return pa.table(dict(data))
     if hasattr(data, "__arrow_c_array__"):
@@ -301,6 +303,37 @@ def _as_stream_source(data: Any) -> Any:
         "data must be a pyarrow Table / RecordBatch / RecordBatchReader, a polars or pandas "
         f"DataFrame, a dict of columns, or implement __arrow_c_stream__; got {type(data).__name__}"
     )
+
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
+    """`t` with string_view / binary_view (which polars and others export)
+    replaced by the large string / binary types Parquet maps them to."""
+    if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t):
+        return pa.large_string()
+    if hasattr(pa.types, "is_binary_view") and pa.types.is_binary_view(t):
+        return pa.large_binary()
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        item = t.value_field.with_type(_plain_type(t.value_type))
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(item, t.list_size)
+        return pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_plain_type(f.type)) for f in t])
+    return t
+
+
+def _without_view_types(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:
+    schema = reader.schema
+    target = pa.schema([f.with_type(_plain_type(f.type)) for f in schema], metadata=schema.metadata)
+    if target.equals(schema):
+        return reader
+
+    def batches() -> Iterable[pa.RecordBatch]:
+        for batch in reader:
+            yield batch.cast(target) if hasattr(batch, "cast") else pa.Table.from_batches(
+                [batch]).cast(target).to_batches()[0]
+
+    return pa.RecordBatchReader.from_batches(target, batches())
 
 
 def _with_field_ids(reader: pa.RecordBatchReader, field_ids: Mapping[str, int]) -> pa.RecordBatchReader:

@@ -1,0 +1,405 @@
+"""The Python API of hyperstreamdb.parquet and hyperstreamdb._core.
+
+Covers: round trips (ours -> ours and ours -> pyarrow) over several tables and
+every accepted input kind (pyarrow Table / RecordBatch / RecordBatchReader,
+pandas, polars, dict, our own ParquetStream); the mapping of every
+write_table option onto what pyarrow sees in the file; the exception classes
+and messages; and the PyCapsule protocol (one-shot streams, capsules dropped
+unconsumed, foreign capsules consumed by move).
+"""
+
+import decimal
+import gc
+import json
+import os
+import sys
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import conftest  # noqa: E402
+
+
+def _tables():
+    n = 1000
+    rng = np.random.default_rng(7)
+    return {
+        "ints_strings_nulls": pa.table({
+            "id": pa.array(range(n), pa.int64()),
+            "small": pa.array([None if i % 7 == 0 else i % 100 for i in range(n)], pa.int32()),
+            "name": pa.array([None if i % 11 == 0 else f"name-{i % 37}" for i in range(n)]),
+        }),
+        "floats_bools": pa.table({
+            "f64": pa.array(rng.standard_normal(n)),
+            "f32": pa.array(rng.standard_normal(n).astype(np.float32)),
+            "flag": pa.array([None if i % 5 == 0 else i % 2 == 0 for i in range(n)]),
+        }),
+        "temporal_decimal": pa.table({
+            "ts": pa.array(np.arange(n, dtype=np.int64) * 1_000_003, pa.timestamp("us", "UTC")),
+            "d": pa.array(np.arange(n, dtype=np.int32) - 500, pa.date32()),
+            "dec": pa.array([decimal.Decimal(i) / 100 for i in range(n)], pa.decimal128(9, 2)),
+        }),
+        "lists": pa.table({
+            "tags": pa.array([None if i % 9 == 0 else [f"t{j}" for j in range(i % 4)]
+                              for i in range(n)], pa.list_(pa.string())),
+            "vec": pa.array([[float(i), float(-i), 0.5] for i in range(n)],
+                            pa.list_(pa.float32(), 3)),
+        }),
+        "empty": pa.table({"a": pa.array([], pa.int64()), "b": pa.array([], pa.string())}),
+    }
+
+
+TABLES = _tables()
+
+
+@pytest.fixture
+def path(tmp_path):
+    return str(tmp_path / "t.parquet")
+
+
+# ------------------------------------------------------------ round trips
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_round_trip(hdb, path, name):
+    table = TABLES[name]
+    hdb.parquet.write_table(table, path, row_group_size=300)
+    ours = hdb.parquet.read_table(path)
+    conftest.assert_tables_equal(ours, table, what=f"{name}: ours->ours")
+    theirs = pq.read_table(path)
+    conftest.assert_tables_equal(theirs.select(table.column_names), _as_pyarrow_reads(theirs, table),
+                                 check_nullability=False, what=f"{name}: ours->pyarrow")
+
+
+def _as_pyarrow_reads(theirs, table):
+    """`table` with fixed-size lists as lists when pyarrow reads them so: a
+    fixed size is Arrow-only information that pyarrow recovers only from its
+    own ARROW:schema footer entry."""
+    cols = []
+    for f in table.schema:
+        col = table.column(f.name)
+        got = theirs.schema.field(f.name).type
+        if pa.types.is_fixed_size_list(f.type) and pa.types.is_list(got):
+            col = col.cast(got)
+        cols.append(col)
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def test_read_pyarrow_file_projection_and_rows(hdb, path):
+    table = TABLES["ints_strings_nulls"]
+    pq.write_table(table, path, row_group_size=128)
+    got = hdb.parquet.read_table(path, columns=["name", "id"], rows=[0, 5, 129, 999])
+    want = table.select(["name", "id"]).take([0, 5, 129, 999])
+    conftest.assert_tables_equal(got, want, check_nullability=False)
+
+
+def test_filters_prune_row_groups(hdb, path):
+    table = TABLES["ints_strings_nulls"]
+    pq.write_table(table, path, row_group_size=100)
+    s = hdb.parquet.open_stream(path, filters=[("id", ">=", 900)])
+    assert (s.num_rows, s.num_row_groups, s.row_groups_selected) == (1000, 10, 1)
+    t = pa.table(s)
+    assert t.column("id").to_pylist() == list(range(900, 1000))
+
+
+def test_input_kinds(hdb, tmp_path):
+    table = TABLES["ints_strings_nulls"]
+    inputs = {
+        "table": table,
+        "record_batch": table.to_batches()[0] if table.num_rows else table,
+        "reader": pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=64)),
+        "dict": {"id": table.column("id").to_pylist(), "name": table.column("name").to_pylist()},
+    }
+    for kind, data in inputs.items():
+        p = str(tmp_path / f"{kind}.parquet")
+        hdb.parquet.write_table(data, p)
+        assert pq.read_metadata(p).num_rows == table.num_rows, kind
+    got = hdb.parquet.read_table(str(tmp_path / "dict.parquet"))
+    assert got.column("name").to_pylist() == table.column("name").to_pylist()
+
+
+def test_pandas_input(hdb, path):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"x": [1, 2, 3], "y": ["a", None, "c"], "z": [0.5, 1.5, float("nan")]},
+                      index=[10, 20, 30])
+    hdb.parquet.write_table(df, path)
+    got = hdb.parquet.read_table(path)
+    assert got.column_names == ["x", "y", "z"]  # the index is not written
+    assert got.column("y").to_pylist() == ["a", None, "c"]
+    back = pq.read_table(path).to_pandas()
+    assert back["x"].tolist() == [1, 2, 3]
+
+
+def test_polars_input_and_output(hdb, path):
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame({"a": [1, 2, None], "b": ["x", "y", "z"]})
+    hdb.parquet.write_table(df, path, compression="snappy")
+    assert pq.read_table(path).column("a").to_pylist() == [1, 2, None]
+    back = pl.from_arrow(hdb.parquet.read_table(path))
+    assert back["b"].to_list() == ["x", "y", "z"]
+
+
+def test_parquet_stream_as_writer_input(hdb, tmp_path):
+    src, dst = str(tmp_path / "src.parquet"), str(tmp_path / "dst.parquet")
+    table = TABLES["temporal_decimal"]
+    pq.write_table(table, src)
+    hdb.parquet.write_table(hdb.parquet.open_stream(src, batch_rows=100), dst)
+    conftest.assert_tables_equal(pq.read_table(dst), table, check_nullability=False)
+
+
+# ------------------------------------------------------------ options
+
+
+# pyarrow names Parquet's LZ4_RAW codec "LZ4" (and the legacy framed one "LZ4_HADOOP").
+@pytest.mark.parametrize("codec,expected", [("zstd", "ZSTD"), ("snappy", "SNAPPY"),
+                                            ("gzip", "GZIP"), ("lz4", "LZ4"),
+                                            (None, "UNCOMPRESSED"), ("none", "UNCOMPRESSED")])
+def test_compression(hdb, path, codec, expected):
+    hdb.parquet.write_table(TABLES["ints_strings_nulls"], path, compression=codec)
+    md = pq.read_metadata(path)
+    assert {md.row_group(0).column(i).compression for i in range(md.num_columns)} == {expected}
+    conftest.assert_tables_equal(hdb.parquet.read_table(path), TABLES["ints_strings_nulls"])
+
+
+def test_options_reach_the_file(hdb, path):
+    table = TABLES["ints_strings_nulls"]
+    hdb.parquet.write_table(
+        table, path, row_group_size=250, data_page_version="2.0", compression_level=3,
+        column_encoding={"id": "DELTA_BINARY_PACKED", "name": "DELTA_BYTE_ARRAY"},
+        use_dictionary=False, write_statistics=True, write_page_index=True,
+        write_page_checksum=True, metadata={"owner": "front", b"raw": b"bytes"},
+        field_ids={"id": 10, "small": 11, "name": 12})
+    pf = pq.ParquetFile(path)
+    md = pf.metadata
+    assert md.num_row_groups == 4
+    cols = {md.row_group(0).column(i).path_in_schema: md.row_group(0).column(i)
+            for i in range(md.num_columns)}
+    assert "DELTA_BINARY_PACKED" in cols["id"].encodings
+    assert "DELTA_BYTE_ARRAY" in cols["name"].encodings
+    assert not any("DICTIONARY" in e for c in cols.values() for e in c.encodings)
+    assert cols["id"].statistics is not None and cols["id"].statistics.min == 0
+    assert cols["id"].has_column_index and cols["id"].has_offset_index
+    assert md.metadata[b"owner"] == b"front" and md.metadata[b"raw"] == b"bytes"
+    assert [pf.schema_arrow.field(n).metadata[b"PARQUET:field_id"]
+            for n in ("id", "small", "name")] == [b"10", b"11", b"12"]
+    # CRCs written must verify.
+    t = pq.read_table(path, page_checksum_verification=True)
+    conftest.assert_tables_equal(t, table, check_nullability=False)
+
+
+def test_statistics_and_page_index_off(hdb, path):
+    hdb.parquet.write_table(TABLES["ints_strings_nulls"], path, write_statistics=False,
+                            write_page_index=False)
+    col = pq.read_metadata(path).row_group(0).column(0)
+    assert col.statistics is None or not col.statistics.has_min_max
+    assert not col.has_column_index
+
+
+def test_use_dictionary_list_and_all_columns_encoding(hdb, tmp_path):
+    table = TABLES["ints_strings_nulls"]
+    p1 = str(tmp_path / "d.parquet")
+    hdb.parquet.write_table(table, p1, use_dictionary=["name"])
+    rg = pq.read_metadata(p1).row_group(0)
+    enc = {rg.column(i).path_in_schema: rg.column(i).encodings for i in range(3)}
+    assert any("DICTIONARY" in e for e in enc["name"])
+    assert not any("DICTIONARY" in e for e in enc["id"])
+    p2 = str(tmp_path / "p.parquet")
+    hdb.parquet.write_table(table.select(["id", "small"]), p2, column_encoding="PLAIN",
+                            use_dictionary=False)
+    rg = pq.read_metadata(p2).row_group(0)
+    assert all("PLAIN" in rg.column(i).encodings for i in range(2))
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"compression": "brotli"}, "compression must be one of"),
+    ({"data_page_version": "3.0"}, "data_page_version"),
+    ({"column_encoding": {"id": "FANCY"}}, "column_encoding['id'] must be one of"),
+    ({"row_group_size": 0}, "row_group_size"),
+    ({"data_page_size": -1}, "data_page_size"),
+    ({"field_ids": {"nope": 1}}, "nope"),
+    ({"use_dictionary": ["nope"]}, "nope"),
+])
+def test_bad_options(hdb, path, kwargs, needle):
+    with pytest.raises((ValueError, hdb.HyperStreamError)) as e:
+        hdb.parquet.write_table(TABLES["ints_strings_nulls"], path, **kwargs)
+    assert needle in str(e.value)
+    assert isinstance(e.value, hdb.HyperStreamError)
+    assert not os.path.exists(path)
+
+
+def test_bad_data_type(hdb, path):
+    with pytest.raises(TypeError, match="__arrow_c_stream__"):
+        hdb.parquet.write_table(42, path)
+
+
+# ------------------------------------------------------------ errors
+
+
+def test_exception_hierarchy(hdb):
+    assert issubclass(hdb.NotFoundError, FileNotFoundError)
+    assert issubclass(hdb.HSIOError, OSError)
+    assert issubclass(hdb.InvalidArgumentError, ValueError)
+    for name in ("CorruptFileError", "UnsupportedError", "SchemaError", "NotFoundError",
+                 "HSIOError", "InvalidArgumentError"):
+        assert issubclass(getattr(hdb, name), hdb.HyperStreamError), name
+
+
+def test_missing_file(hdb, tmp_path):
+    p = str(tmp_path / "missing.parquet")
+    with pytest.raises(hdb.NotFoundError) as e:
+        hdb.parquet.read_table(p)
+    assert p in str(e.value)
+    assert isinstance(e.value, FileNotFoundError)
+    assert e.value.status == "not found"
+    with pytest.raises(FileNotFoundError):
+        hdb.parquet.inspect(p)
+
+
+@pytest.mark.parametrize("content", [b"", b"PAR1", b"not a parquet file at all" * 10,
+                                     b"PAR1" + b"\x00" * 64 + b"\xff\xff\x00\x00PAR1"])
+def test_corrupt_file(hdb, path, content):
+    with open(path, "wb") as f:
+        f.write(content)
+    with pytest.raises(hdb.CorruptFileError) as e:
+        hdb.parquet.read_table(path)
+    assert path in str(e.value)
+
+
+def test_truncated_file(hdb, path):
+    pq.write_table(TABLES["ints_strings_nulls"], path)
+    data = open(path, "rb").read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])
+    with pytest.raises(hdb.CorruptFileError, match="t.parquet"):
+        hdb.parquet.read_table(path)
+
+
+def test_missing_column(hdb, path):
+    pq.write_table(TABLES["ints_strings_nulls"], path)
+    with pytest.raises(hdb.HyperStreamError) as e:
+        hdb.parquet.read_table(path, columns=["id", "no_such_column"])
+    assert "no_such_column" in str(e.value)
+
+
+def test_bad_rows(hdb, path):
+    pq.write_table(TABLES["ints_strings_nulls"], path)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        hdb.parquet.read_table(path, rows=[5, 3])
+    with pytest.raises(ValueError, match="out of range"):
+        hdb.parquet.read_table(path, rows=[0, 5000])
+    with pytest.raises(ValueError, match="operator"):
+        hdb.parquet.read_table(path, filters=[("id", "~", 1)])
+
+
+def test_write_to_missing_directory(hdb, tmp_path):
+    p = str(tmp_path / "no" / "such" / "dir" / "t.parquet")
+    with pytest.raises(OSError) as e:
+        hdb.parquet.write_table(TABLES["ints_strings_nulls"], p)
+    assert isinstance(e.value, hdb.HyperStreamError)
+    assert "t.parquet" in str(e.value)
+
+
+def test_failing_source_leaves_no_file(hdb, path):
+    table = TABLES["ints_strings_nulls"]
+
+    def batches():
+        yield table.to_batches()[0]
+        raise RuntimeError("source exploded")
+
+    reader = pa.RecordBatchReader.from_batches(table.schema, batches())
+    with pytest.raises(Exception) as e:
+        hdb.parquet.write_table(reader, path)
+    assert "exploded" in str(e.value) or isinstance(e.value, hdb.HyperStreamError)
+    assert not os.path.exists(path)
+
+
+# ------------------------------------------------------------ PyCapsule protocol
+
+
+def test_stream_consumed_twice(hdb, path):
+    pq.write_table(TABLES["ints_strings_nulls"], path)
+    s = hdb.parquet.open_stream(path)
+    assert not s.consumed
+    assert pa.table(s).num_rows == 1000
+    assert s.consumed
+    with pytest.raises(hdb.HyperStreamError, match="already consumed"):
+        s.__arrow_c_stream__()
+    with pytest.raises(hdb.HyperStreamError):
+        pa.table(s)
+
+
+def _open_fds():
+    return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+
+
+def test_capsule_dropped_unconsumed_releases(hdb, path):
+    pq.write_table(TABLES["lists"], path)
+    before = _open_fds()
+    for _ in range(300):
+        s = hdb.parquet.open_stream(path)
+        cap = s.__arrow_c_stream__()
+        assert type(cap).__name__ == "PyCapsule"
+        del cap, s
+        s = hdb.parquet.open_stream(path)  # never exported: released by dealloc
+        del s
+        s = hdb.parquet.open_stream(path)
+        s.close()
+        s.close()
+    gc.collect()
+    assert _open_fds() <= before + 2  # every stream closed its file
+
+
+def test_requested_schema_is_accepted(hdb, path):
+    pq.write_table(TABLES["ints_strings_nulls"], path)
+    s = hdb.parquet.open_stream(path)
+    schema_capsule = pa.schema([("id", pa.int64())]).__arrow_c_schema__()
+    cap = s.__arrow_c_stream__(schema_capsule)
+    reader = pa.RecordBatchReader._import_from_c_capsule(cap)
+    assert reader.read_all().num_rows == 1000
+
+
+def test_schema_and_metadata(hdb, path):
+    table = TABLES["temporal_decimal"]
+    pq.write_table(table, path, row_group_size=400)
+    assert hdb.parquet.read_schema(path).names == table.column_names
+    assert hdb.parquet.read_metadata(path) == {"num_rows": 1000, "num_row_groups": 3}
+
+
+def test_inspect(hdb, path):
+    pq.write_table(TABLES["ints_strings_nulls"], path, compression="snappy")
+    text = hdb.parquet.inspect(path)
+    assert isinstance(text, str) and "name" in text
+    doc = hdb.parquet.inspect(path, json=True)
+    assert isinstance(doc, dict)
+    assert "1000" in json.dumps(doc)
+
+
+def test_threads_share_the_library(hdb, tmp_path):
+    """Calls release the GIL; concurrent reads and writes must stay correct."""
+    table = TABLES["ints_strings_nulls"]
+    errors = []
+
+    def work(i):
+        try:
+            p = str(tmp_path / f"t{i}.parquet")
+            for _ in range(5):
+                hdb.parquet.write_table(table, p)
+                conftest.assert_tables_equal(hdb.parquet.read_table(p), table)
+        except BaseException as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_version(hdb):
+    assert hdb.__version__ == "0.1.0"
+    assert hdb._core.__version__ == "0.1.0"
