@@ -302,6 +302,12 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
           err, HS_ERR_CORRUPT, "row group %u: column '%s' holds %lld rows, expected %lld", g,
           f->schema.leaves[l].path, (long long)s->leaves[l].n_rows, (long long)s->rg_rows);
     }
+    if (st == HS_OK && s->leaves[l].rep != NULL && s->leaves[l].n_levels > 0 &&
+        s->leaves[l].rep[0] != 0) {
+      st = hs_error_set(err, HS_ERR_CORRUPT,
+                        "row group %u: column '%s': the first repetition level is %d, not 0", g,
+                        f->schema.leaves[l].path, (int)s->leaves[l].rep[0]);
+    }
     s->windows[l] = (hs_pq_leaf_window){.data = &s->leaves[l], .desc = &f->schema.leaves[l]};
     s->next_lo[l] = 0;
     s->next_vlo[l] = 0;
