@@ -62,6 +62,12 @@ typedef struct hs_cr {
   hs_pq_page_ctx ctx;
   hs_pq_acc acc;
   bool data_seen; /* a data page was met: no dictionary page may follow */
+  /* The dictionary is decoded only when the first data page is, so a read
+   * that skips every page reads no dictionary either. dict_check: a
+   * dictionary page may start at dict_at (found by the walk, or expected
+   * before the first page an offset index lists). */
+  bool dict_check, dict_seen;
+  uint64_t dict_at;
   /* Row selection (sel == NULL: every row). */
   const int64_t *sel;
   size_t n_sel, sel_i; /* sel[sel_i] is the first selected row not yet passed */
@@ -174,9 +180,6 @@ static hs_status cr_inflate(hs_cr *r, const uint8_t *src, size_t src_len, size_t
 static hs_status cr_dict_page(hs_cr *r, uint64_t off, const hs_pq_page_header *ph,
                               const uint8_t *body, hs_error *err) {
   if (!ph->has_dictionary_page) return cr_corrupt_at(r, off, err, "no dictionary page header");
-  if (r->data_seen || r->dict.present) {
-    return cr_corrupt_at(r, off, err, "dictionary page after the chunk's first page");
-  }
   const uint8_t *p;
   size_t plen;
   hs_status st = cr_inflate(r, body, (size_t)ph->compressed_page_size,
@@ -378,12 +381,33 @@ static void cr_page_rows(hs_cr *r, int64_t lv_base, int64_t v_base) {
   }
 }
 
-/* Read, check and decode the data page whose header was parsed at `off`. */
-static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *ph,
+/* Read the dictionary page at r->dict_at, if there is one, once. */
+static hs_status cr_dict_load(hs_cr *r, hs_error *err) {
+  if (!r->dict_check) return HS_OK;
+  r->dict_check = false;
+  hs_pq_page_header ph;
+  uint64_t body_off;
+  const uint8_t *body;
+  hs_status st = cr_header(r, r->dict_at, &ph, &body_off, err);
+  if (st != HS_OK || ph.type != HS_PQ_DICTIONARY_PAGE) return st;
+  st = cr_body(r, r->dict_at, &ph, body_off, &body, err);
+  if (st != HS_OK) return st;
+  return cr_dict_page(r, r->dict_at, &ph, body, err);
+}
+
+/* Read, check and decode the data page whose header was parsed at `off`.
+ * `ph` is copied first: loading the dictionary reuses the header arena. */
+static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *ph_in,
                               uint64_t body_off, hs_error *err) {
+  hs_pq_page_header copy = *ph_in;
+  const hs_pq_page_header *ph = &copy;
   int64_t n = page_levels(ph);
   hs_status st = cr_check_levels(r, off, n, err);
   if (st != HS_OK) return st;
+  if (n > 0) {
+    st = cr_dict_load(r, err);
+    if (st != HS_OK) return st;
+  }
   const uint8_t *body;
   st = cr_body(r, off, ph, body_off, &body, err);
   if (st != HS_OK) return st;
@@ -429,9 +453,12 @@ static hs_status cr_read_sequential(hs_cr *r, hs_error *err) {
     uint64_t next = body_off + (uint64_t)ph.compressed_page_size;
     if (ph.type == HS_PQ_DICTIONARY_PAGE && off == r->chunk_start) cr_dict_slack(r);
     if (ph.type == HS_PQ_DICTIONARY_PAGE) {
-      const uint8_t *body;
-      st = cr_body(r, off, &ph, body_off, &body, err);
-      if (st == HS_OK) st = cr_dict_page(r, off, &ph, body, err);
+      if (r->data_seen || r->dict_seen) {
+        return cr_corrupt_at(r, off, err, "dictionary page after the chunk's first page");
+      }
+      r->dict_seen = true;
+      r->dict_check = true;
+      r->dict_at = off;
     } else if (ph.type == HS_PQ_DATA_PAGE || ph.type == HS_PQ_DATA_PAGE_V2) {
       int64_t n = page_levels(&ph);
       st = cr_check_levels(r, off, n, err);
@@ -488,7 +515,10 @@ static hs_status cr_read_indexed(hs_cr *r, const hs_pq_offset_index *oi, int64_t
                                  hs_error *err) {
   hs_status st = cr_check_offset_index(r, oi, rg_rows, err);
   if (st != HS_OK) return st;
-  bool dict_tried = false;
+  if ((uint64_t)oi->page_locations[0].offset > r->chunk_start) {
+    r->dict_check = true;
+    r->dict_at = r->chunk_start;
+  }
   for (uint32_t i = 0; i < oi->n_pages; i++) {
     const hs_pq_page_location *p = &oi->page_locations[i];
     int64_t end = i + 1 < oi->n_pages ? p[1].first_row_index : rg_rows;
@@ -498,17 +528,6 @@ static hs_status cr_read_indexed(hs_cr *r, const hs_pq_offset_index *oi, int64_t
     }
     hs_pq_page_header ph;
     uint64_t body_off;
-    if (!dict_tried && (uint64_t)oi->page_locations[0].offset > r->chunk_start) {
-      dict_tried = true;
-      st = cr_header(r, r->chunk_start, &ph, &body_off, err);
-      if (st != HS_OK) return st;
-      if (ph.type == HS_PQ_DICTIONARY_PAGE) {
-        const uint8_t *body;
-        st = cr_body(r, r->chunk_start, &ph, body_off, &body, err);
-        if (st == HS_OK) st = cr_dict_page(r, r->chunk_start, &ph, body, err);
-        if (st != HS_OK) return st;
-      }
-    }
     uint64_t off = (uint64_t)p->offset;
     st = cr_header(r, off, &ph, &body_off, err);
     if (st != HS_OK) return st;

@@ -197,6 +197,9 @@ typedef struct build_opts {
   bool crc;
   int rows_per_page;
   bool dict_truncate; /* write half the dictionary: indices go out of range */
+  bool legacy;        /* v1: BIT_PACKED levels, PLAIN_DICTIONARY ids; v2: values stored
+                         uncompressed (is_compressed false) */
+  bool empty_pages;   /* an empty data page (no values) before every page */
 } build_opts;
 
 typedef struct built_chunk {
@@ -213,7 +216,7 @@ static hs_status encode_values(const col_data *c, int32_t enc, int64_t v0, int64
                                const uint32_t *dict_idx, uint32_t dict_n, hs_buf *out) {
   size_t n = (size_t)(v1 - v0);
   const int32_t *co = (const int32_t *)(void *)c->offsets.data;
-  const uint8_t *fv = c->values.data + (c->width > 0 ? v0 * c->width : 0);
+  const uint8_t *fv = c->width > 0 ? c->values.data + v0 * c->width : NULL;
   hs_status st = HS_OK;
   int32_t *rebased = NULL;
   if (c->width < 0) { /* offsets of this slice, starting at 0 */
@@ -291,6 +294,21 @@ static void put_levels(const int16_t *lv, size_t n, int16_t max, bool prefix, hs
   hs_buf_free(&tmp);
 }
 
+/* Deprecated BIT_PACKED levels: MSB first, no length prefix. */
+static void put_levels_legacy(const int16_t *lv, size_t n, int16_t max, hs_buf *out) {
+  int bw = hs_bit_width((uint64_t)max);
+  size_t bytes = (n * (size_t)bw + 7) / 8, base = out->len;
+  hs_buf_reserve(out, bytes);
+  memset(out->data + base, 0, bytes);
+  size_t pos = 0;
+  for (size_t i = 0; i < n; i++) {
+    for (int b = bw - 1; b >= 0; b--, pos++) {
+      if ((lv[i] >> b) & 1) out->data[base + pos / 8] |= (uint8_t)(0x80 >> (pos % 8));
+    }
+  }
+  out->len += bytes;
+}
+
 /* Compress `body` if the codec asks; write header and body to the file. */
 static void put_page(built_chunk *b, hs_pq_page_header *ph, const hs_buf *raw, size_t plain_prefix,
                      int32_t codec, bool crc) {
@@ -345,7 +363,7 @@ static void build_chunk(const col_data *c, const build_opts *o, built_chunk *b) 
     ph.type = HS_PQ_DICTIONARY_PAGE;
     ph.has_dictionary_page = true;
     ph.dictionary_page.num_values = (int32_t)written;
-    ph.dictionary_page.encoding = HS_PQ_ENC_PLAIN;
+    ph.dictionary_page.encoding = o->legacy ? HS_PQ_ENC_PLAIN_DICTIONARY : HS_PQ_ENC_PLAIN;
     dict_off = (int64_t)b->file.len;
     put_page(b, &ph, &raw, 0, o->codec, o->crc);
     hs_buf_free(&raw);
@@ -361,9 +379,35 @@ static void build_chunk(const col_data *c, const build_opts *o, built_chunk *b) 
     hs_buf_init(&vals);
     hs_pq_page_header ph = {0};
     int32_t rl = 0, dl = 0;
-    if (c->desc.max_rep > 0) put_levels(c->rep + l0, n, c->desc.max_rep, o->version == 1, &raw);
+    bool bitpacked = o->legacy && o->version == 1;
+    if (o->empty_pages) { /* an empty page first: no levels, no values */
+      hs_pq_page_header eh = {0};
+      hs_buf none;
+      hs_buf_init(&none);
+      eh.type = o->version == 1 ? HS_PQ_DATA_PAGE : HS_PQ_DATA_PAGE_V2;
+      eh.has_data_page = o->version == 1;
+      eh.has_data_page_v2 = o->version == 2;
+      eh.data_page.encoding = eh.data_page_v2.encoding = HS_PQ_ENC_PLAIN;
+      eh.data_page.definition_level_encoding = HS_PQ_ENC_RLE;
+      eh.data_page.repetition_level_encoding = HS_PQ_ENC_RLE;
+      eh.data_page_v2.is_compressed = o->codec != HS_PQ_CODEC_UNCOMPRESSED;
+      put_page(b, &eh, &none, 0, eh.data_page_v2.is_compressed ? o->codec : 0, o->crc);
+    }
+    if (c->desc.max_rep > 0) {
+      if (bitpacked) {
+        put_levels_legacy(c->rep + l0, n, c->desc.max_rep, &raw);
+      } else {
+        put_levels(c->rep + l0, n, c->desc.max_rep, o->version == 1, &raw);
+      }
+    }
     rl = (int32_t)raw.len;
-    if (c->desc.max_def > 0) put_levels(c->def + l0, n, c->desc.max_def, o->version == 1, &raw);
+    if (c->desc.max_def > 0) {
+      if (bitpacked) {
+        put_levels_legacy(c->def + l0, n, c->desc.max_def, &raw);
+      } else {
+        put_levels(c->def + l0, n, c->desc.max_def, o->version == 1, &raw);
+      }
+    }
     dl = (int32_t)raw.len - rl;
     CHECK_EQ_INT(encode_values(c, o->encoding, v0, v1, idx, dict_n, &vals), HS_OK);
     hs_buf_append(&raw, vals.data, vals.len);
@@ -375,8 +419,9 @@ static void build_chunk(const col_data *c, const build_opts *o, built_chunk *b) 
       ph.has_data_page = true;
       ph.data_page.num_values = (int32_t)n;
       ph.data_page.encoding = o->encoding;
-      ph.data_page.definition_level_encoding = HS_PQ_ENC_RLE;
-      ph.data_page.repetition_level_encoding = HS_PQ_ENC_RLE;
+      if (bitpacked && dict) ph.data_page.encoding = HS_PQ_ENC_PLAIN_DICTIONARY;
+      ph.data_page.definition_level_encoding = bitpacked ? HS_PQ_ENC_BIT_PACKED : HS_PQ_ENC_RLE;
+      ph.data_page.repetition_level_encoding = bitpacked ? HS_PQ_ENC_BIT_PACKED : HS_PQ_ENC_RLE;
       put_page(b, &ph, &raw, 0, o->codec, o->crc);
     } else {
       ph.type = HS_PQ_DATA_PAGE_V2;
@@ -387,8 +432,9 @@ static void build_chunk(const col_data *c, const build_opts *o, built_chunk *b) 
       ph.data_page_v2.encoding = o->encoding;
       ph.data_page_v2.repetition_levels_byte_length = rl;
       ph.data_page_v2.definition_levels_byte_length = dl;
-      ph.data_page_v2.is_compressed = o->codec != HS_PQ_CODEC_UNCOMPRESSED;
-      put_page(b, &ph, &raw, (size_t)(rl + dl), o->codec, o->crc);
+      ph.data_page_v2.is_compressed = o->codec != HS_PQ_CODEC_UNCOMPRESSED && !o->legacy;
+      put_page(b, &ph, &raw, (size_t)(rl + dl), ph.data_page_v2.is_compressed ? o->codec : 0,
+               o->crc);
     }
     b->locs[b->n_data_pages].compressed_page_size = (int32_t)(b->file.len - before);
     b->n_data_pages++;
@@ -440,9 +486,9 @@ static size_t make_selection(int64_t n_rows, uint64_t seed, int64_t *sel) {
 static void roundtrip_one(hs_pq_type type, int flba, int shape, const build_opts *o,
                           uint64_t seed) {
   char label[160];
-  snprintf(label, sizeof label, "type %s shape %d enc %s v%d codec %s crc %d",
+  snprintf(label, sizeof label, "type %s shape %d enc %s v%d codec %s crc %d legacy %d empty %d",
            hs_pq_type_name(type), shape, hs_pq_encoding_name(o->encoding), o->version,
-           hs_pq_codec_name(o->codec), o->crc);
+           hs_pq_codec_name(o->codec), o->crc, o->legacy, o->empty_pages);
   col_data c;
   int64_t n_rows = 400;
   col_make(&c, type, flba, shape, n_rows, seed);
@@ -455,7 +501,8 @@ static void roundtrip_one(hs_pq_type type, int flba, int shape, const build_opts
   if (st != HS_OK) fprintf(stderr, "%s: %s\n", label, err.message);
   if (st == HS_OK) {
     CHECK_EQ_INT(check_against(&c, &d, NULL, 0, label), 0);
-    CHECK_EQ_INT(d.pages_read, b->n_data_pages + (o->encoding == HS_PQ_ENC_RLE_DICTIONARY));
+    CHECK_EQ_INT(d.pages_read, b->n_data_pages * (o->empty_pages ? 2 : 1) +
+                                   (o->encoding == HS_PQ_ENC_RLE_DICTIONARY));
   }
   hs_pq_leaf_data_free(&d);
 
@@ -480,6 +527,12 @@ static void roundtrip_one(hs_pq_type type, int flba, int shape, const build_opts
   CHECK_EQ_INT(st, HS_OK);
   CHECK_EQ_INT(d.n_levels, 0);
   CHECK_EQ_INT(d.pages_skipped, b->n_data_pages);
+  hs_pq_leaf_data_free(&d);
+  /* Without an index, an empty selection still walks every header. */
+  st = read_built(b, &c, false, sel, 0, &d, &e3);
+  CHECK_EQ_INT(st, HS_OK);
+  CHECK_EQ_INT(d.n_levels, 0);
+  if (o->version == 2 || shape != SHAPE_LIST) CHECK_EQ_INT(d.pages_read, 0);
   hs_pq_leaf_data_free(&d);
   hs_free(sel);
   hs_buf_free(&b->file);
@@ -532,6 +585,8 @@ static void test_roundtrip(void) {
           o.encoding = types[t].encs[e];
           o.codec = codecs[k++ % 5];
           o.crc = (k % 2) == 0;
+          o.legacy = (k % 3) == 0;
+          o.empty_pages = (k % 7) == 0;
           o.rows_per_page = 37;
           roundtrip_one(types[t].type, types[t].flba, shape, &o, seed++);
         }
@@ -545,7 +600,8 @@ static void test_roundtrip(void) {
 static void test_corruption(void) {
   col_data c;
   col_make(&c, HS_PQ_INT32, 0, SHAPE_OPTIONAL, 200, 99);
-  build_opts o = {1, HS_PQ_ENC_RLE_DICTIONARY, HS_PQ_CODEC_UNCOMPRESSED, true, 50, false};
+  build_opts o = {1,    HS_PQ_ENC_RLE_DICTIONARY, HS_PQ_CODEC_UNCOMPRESSED, true, 50, false, false,
+                  false};
   built_chunk *b = hs_calloc(1, sizeof *b);
   hs_pq_leaf_data d = {0};
   hs_error err = {0};
@@ -640,7 +696,9 @@ static void test_corruption(void) {
                      iter % 4 ? HS_PQ_CODEC_UNCOMPRESSED : HS_PQ_CODEC_SNAPPY,
                      false,
                      50,
-                     false};
+                     false,
+                     iter % 5 == 1,
+                     iter % 11 == 3};
     col_data fc;
     col_make(&fc, iter % 5 ? HS_PQ_INT64 : HS_PQ_BYTE_ARRAY, 0, (int)(iter % 3), 120, iter);
     build_chunk(&fc, &fo, b);
