@@ -312,13 +312,15 @@ static void put_levels_legacy(const int16_t *lv, size_t n, int16_t max, hs_buf *
 /* Compress `body` if the codec asks; write header and body to the file. */
 static void put_page(built_chunk *b, hs_pq_page_header *ph, const hs_buf *raw, size_t plain_prefix,
                      int32_t codec, bool crc) {
+  static const uint8_t none[1];
+  const uint8_t *src = raw->data != NULL ? raw->data : none;
   hs_buf body;
   hs_buf_init(&body);
-  hs_buf_append(&body, raw->data, plain_prefix);
+  hs_buf_append(&body, src, plain_prefix);
   if (codec != HS_PQ_CODEC_UNCOMPRESSED) {
-    hs_pq_compress(codec, 0, raw->data + plain_prefix, raw->len - plain_prefix, &body, NULL);
+    hs_pq_compress(codec, 0, src + plain_prefix, raw->len - plain_prefix, &body, NULL);
   } else {
-    hs_buf_append(&body, raw->data + plain_prefix, raw->len - plain_prefix);
+    hs_buf_append(&body, src + plain_prefix, raw->len - plain_prefix);
   }
   ph->uncompressed_page_size = (int32_t)raw->len;
   ph->compressed_page_size = (int32_t)body.len;
