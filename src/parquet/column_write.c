@@ -84,6 +84,7 @@ static void dict_clear(hs_wcol *c) {
 
 void hs_wcol_reset(hs_wcol *c) {
   c->pages.len = 0;
+  c->pages_drained = 0;
   c->dict_page.len = 0;
   c->pi_bytes.len = 0;
   c->n_pages = 0;
@@ -789,7 +790,7 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   }
   c->hdr.len = 0;
   if ((st = hs_pq_page_header_write(&ph, &c->hdr, err)) != HS_OK) return st;
-  int64_t at = (int64_t)c->pages.len;
+  int64_t at = c->pages_drained + (int64_t)c->pages.len;
   if (!hs_buf_append(&c->pages, c->hdr.data, c->hdr.len) ||
       !hs_buf_append(&c->pages, c->body.data, c->body.len))
     return oom(c, err);

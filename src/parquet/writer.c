@@ -36,6 +36,8 @@ struct hs_parquet_writer {
 };
 
 #define FIXED_LIST_KEY "hyperstream:fixed_size_list"
+/* Rows fed per call in direct mode, between drains of finished pages. */
+#define DIRECT_SLICE_ROWS 65536
 
 void hs_parquet_write_options_init(hs_parquet_write_options *opts) {
   memset(opts, 0, sizeof(*opts));
@@ -341,7 +343,13 @@ static hs_status fill_chunk_meta(hs_parquet_writer *w, const hs_wcol *c, hs_pq_c
   return HS_OK;
 }
 
-static hs_status flush_row_group(hs_parquet_writer *w, hs_error *err) {
+/* Emit the current row group. With `batch` (direct mode: the row group is
+ * empty and rows [pos, pos + rg_rows_max) of `batch` fill it), each column
+ * is fed and emitted in turn, and its pages go to the sink as soon as no
+ * dictionary page can still be due before them, so a wide vector column is
+ * never held whole in memory. */
+static hs_status flush_row_group(hs_parquet_writer *w, const struct ArrowArray *batch, int64_t pos,
+                                 hs_error *err) {
   hs_status st;
   if (w->n_rgs == w->rgs_cap) {
     uint32_t cap = w->rgs_cap ? w->rgs_cap * 2 : 8;
@@ -350,6 +358,7 @@ static hs_status flush_row_group(hs_parquet_writer *w, hs_error *err) {
     w->rgs = r;
     w->rgs_cap = cap;
   }
+  if (batch) w->rg_rows = w->rg_rows_max;
   uint32_t nl = w->ws.n_leaves;
   hs_pq_row_group *rg = &w->rgs[w->n_rgs];
   memset(rg, 0, sizeof(*rg));
@@ -361,8 +370,23 @@ static hs_status flush_row_group(hs_parquet_writer *w, hs_error *err) {
   rg->file_offset = (int64_t)hs_sink_offset(w->sink);
   for (uint32_t i = 0; i < nl; i++) {
     hs_wcol *c = &w->cols[i];
-    if ((st = hs_wcol_finish(c, err)) != HS_OK) return st;
     int64_t start = (int64_t)hs_sink_offset(w->sink);
+    if (batch) {
+      const struct ArrowArray *col = batch->children[c->leaf->field];
+      for (int64_t at = 0; at < w->rg_rows; at += DIRECT_SLICE_ROWS) {
+        int64_t n = w->rg_rows - at < DIRECT_SLICE_ROWS ? w->rg_rows - at : DIRECT_SLICE_ROWS;
+        if ((st = hs_wcol_write(c, col, batch->offset + pos + at, n, err)) != HS_OK) return st;
+        if (!c->dict_on && !c->dict_used && c->pages.len > 0) {
+          if ((st = sink_write(w, c->pages.data, c->pages.len, err)) != HS_OK) return st;
+          c->pages_drained += (int64_t)c->pages.len;
+          c->pages.len = 0;
+        }
+      }
+    }
+    if ((st = hs_wcol_finish(c, err)) != HS_OK) return st;
+    if (c->pages_drained > 0 && c->dict_page.len > 0)
+      return hs_error_set(err, HS_ERR_INTERNAL, "column '%s': dictionary after drained pages",
+                          c->leaf->dotted);
     if ((st = sink_write(w, c->dict_page.data, c->dict_page.len, err)) != HS_OK ||
         (st = sink_write(w, c->pages.data, c->pages.len, err)) != HS_OK)
       return st;
@@ -402,6 +426,11 @@ hs_status hs_parquet_writer_write(hs_parquet_writer *w, const struct ArrowArray 
                 err);
   int64_t pos = 0, len = batch->length;
   while (pos < len) {
+    if (w->rg_rows == 0 && len - pos >= w->rg_rows_max) {
+      if ((st = flush_row_group(w, batch, pos, err)) != HS_OK) return fail(w, st, err);
+      pos += w->rg_rows_max;
+      continue;
+    }
     int64_t take = w->rg_rows_max - w->rg_rows;
     if (take > len - pos) take = len - pos;
     for (uint32_t i = 0; i < w->ws.n_leaves; i++) {
@@ -412,7 +441,7 @@ hs_status hs_parquet_writer_write(hs_parquet_writer *w, const struct ArrowArray 
     }
     w->rg_rows += take;
     pos += take;
-    if (w->rg_rows >= w->rg_rows_max && (st = flush_row_group(w, err)) != HS_OK)
+    if (w->rg_rows >= w->rg_rows_max && (st = flush_row_group(w, NULL, 0, err)) != HS_OK)
       return fail(w, st, err);
   }
   return HS_OK;
@@ -424,7 +453,7 @@ hs_status hs_parquet_writer_close(hs_parquet_writer *w, hs_error *err) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: writer is %s", w->path,
                         w->closed ? "closed" : "failed");
   hs_status st;
-  if (w->rg_rows > 0 && (st = flush_row_group(w, err)) != HS_OK) return fail(w, st, err);
+  if (w->rg_rows > 0 && (st = flush_row_group(w, NULL, 0, err)) != HS_OK) return fail(w, st, err);
   int64_t ci_base = (int64_t)hs_sink_offset(w->sink);
   if ((st = sink_write(w, w->ci_all.data, w->ci_all.len, err)) != HS_OK) return fail(w, st, err);
   int64_t oi_base = (int64_t)hs_sink_offset(w->sink);

@@ -160,8 +160,9 @@ typedef struct hs_wcol {
   int64_t est_row_bytes;
 
   /* Chunk output. */
-  hs_buf pages;     /* data pages (header + body), in order */
-  hs_buf dict_page; /* dictionary page (header + body) once finished */
+  hs_buf pages;          /* data pages (header + body), in order, not yet drained */
+  int64_t pages_drained; /* bytes of data pages already handed to the sink */
+  hs_buf dict_page;      /* dictionary page (header + body) once finished */
   int64_t chunk_rows, chunk_levels, chunk_nulls;
   int64_t uncompressed_bytes, compressed_bytes; /* incl. headers */
   hs_wstat chunk_stat;

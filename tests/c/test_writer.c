@@ -479,6 +479,31 @@ static void test_options(const char *dir) {
     }
 }
 
+/* Batches larger than a row group: full row groups are written column by
+ * column straight to the file (pages drained early), the rest buffered. */
+static void test_direct(const char *dir) {
+  char path[512];
+  for (int v = 1; v <= 2; v++) {
+    snprintf(path, sizeof(path), "%s/direct_v%d.parquet", dir, v);
+    hs_parquet_write_options o;
+    hs_parquet_write_options_init(&o);
+    o.data_page_version = v;
+    o.row_group_rows_max = 400;
+    o.page_bytes_max = 300;
+    hs_error err = {0};
+    CHECK_OK(write_file(path, &o, C_COUNT, 1, N, 1500, &err), &err);
+    verify_file(path, C_COUNT, 1, N);
+    hs_parquet_reader *r;
+    const hs_pq_file_metadata *md = open_md(path, &r);
+    if (md) {
+      CHECK_EQ_INT(md->n_row_groups, 5);
+      /* The vector column gave up its dictionary: no dictionary page. */
+      CHECK(!md->row_groups[0].columns[C_FSL].meta_data.has_dictionary_page_offset);
+    }
+    hs_parquet_reader_free(r);
+  }
+}
+
 static void test_encodings(const char *dir) {
   static const char *names[] = {"i32", "i64", "f32", "f64", "s", "bin", "u32", "fb", "ls", "lst"};
   static const hs_encoding encs[] = {HS_ENCODING_DELTA_BINARY_PACKED,
@@ -558,6 +583,7 @@ int main(void) {
   fill_data(42);
   test_defaults(dir);
   test_options(dir);
+  test_direct(dir);
   test_encodings(dir);
   test_errors(dir);
   test_empty(dir);
