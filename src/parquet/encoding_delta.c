@@ -205,7 +205,10 @@ hs_status hs_delta_length_decode(const uint8_t *buf, size_t len, size_t n, int32
   size_t p;
   /* Lengths land in offsets[1..n] and become running offsets in place. */
   hs_status st = delta_decode(buf, len, offsets + 1, NULL, n, &p, err);
-  if (st != HS_OK) return hs_error_prefix(err, "DELTA_LENGTH_BYTE_ARRAY lengths: ");
+  if (st != HS_OK) {
+    hs_error_prefix(err, "DELTA_LENGTH_BYTE_ARRAY lengths: ");
+    return st;
+  }
   int64_t off = offsets[0];
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {
@@ -264,9 +267,15 @@ static hs_status dba_lengths(const uint8_t *buf, size_t len, size_t n, int32_t *
                              int32_t *suffix, size_t *data_pos, hs_error *err) {
   size_t p1, p2;
   hs_status st = delta_decode(buf, len, prefix, NULL, n, &p1, err);
-  if (st != HS_OK) return hs_error_prefix(err, "DELTA_BYTE_ARRAY prefix lengths: ");
+  if (st != HS_OK) {
+    hs_error_prefix(err, "DELTA_BYTE_ARRAY prefix lengths: ");
+    return st;
+  }
   st = delta_decode(buf + p1, len - p1, suffix, NULL, n, &p2, err);
-  if (st != HS_OK) return hs_error_prefix(err, "DELTA_BYTE_ARRAY suffix lengths: ");
+  if (st != HS_OK) {
+    hs_error_prefix(err, "DELTA_BYTE_ARRAY suffix lengths: ");
+    return st;
+  }
   *data_pos = p1 + p2;
   return HS_OK;
 }

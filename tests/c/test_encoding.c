@@ -345,6 +345,10 @@ static void test_byte_arrays(void) {
   hs_buf d;
   hs_buf_init(&d);
   CHECK(hs_plain_decode_byte_array(bad, sizeof bad, 1, off, &d, NULL, NULL) == HS_ERR_CORRUPT);
+  /* Errors must survive a NULL hs_error (nested decoders add context). */
+  const uint8_t zeros[8] = {0};
+  CHECK(hs_delta_length_decode(zeros, sizeof zeros, 0, off, &d, NULL, NULL) == HS_ERR_CORRUPT);
+  CHECK(hs_delta_byte_array_decode(zeros, sizeof zeros, 0, off, &d, NULL, NULL) == HS_ERR_CORRUPT);
   hs_buf_free(&d);
 }
 
