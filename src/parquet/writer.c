@@ -38,6 +38,7 @@ struct hs_parquet_writer {
 #define FIXED_LIST_KEY "hyperstream:fixed_size_list"
 /* Rows fed per call in direct mode, between drains of finished pages. */
 #define DIRECT_SLICE_ROWS 65536
+#define DIRECT_SLICE_BYTES (4 << 20)
 
 void hs_parquet_write_options_init(hs_parquet_write_options *opts) {
   memset(opts, 0, sizeof(*opts));
@@ -373,8 +374,12 @@ static hs_status flush_row_group(hs_parquet_writer *w, const struct ArrowArray *
     int64_t start = (int64_t)hs_sink_offset(w->sink);
     if (batch) {
       const struct ArrowArray *col = batch->children[c->leaf->field];
-      for (int64_t at = 0; at < w->rg_rows; at += DIRECT_SLICE_ROWS) {
-        int64_t n = w->rg_rows - at < DIRECT_SLICE_ROWS ? w->rg_rows - at : DIRECT_SLICE_ROWS;
+      for (int64_t at = 0, n; at < w->rg_rows; at += n) {
+        /* About DIRECT_SLICE_BYTES of values per call, by the running estimate. */
+        n = c->est_row_bytes > 0 ? DIRECT_SLICE_BYTES / c->est_row_bytes : 1;
+        if (n < 1) n = 1;
+        if (n > DIRECT_SLICE_ROWS) n = DIRECT_SLICE_ROWS;
+        if (n > w->rg_rows - at) n = w->rg_rows - at;
         if ((st = hs_wcol_write(c, col, batch->offset + pos + at, n, err)) != HS_OK) return st;
         if (!c->dict_on && !c->dict_used && c->pages.len > 0) {
           if ((st = sink_write(w, c->pages.data, c->pages.len, err)) != HS_OK) return st;
