@@ -130,6 +130,10 @@ hs_status hs_pq_dict_decode(const hs_pq_page_ctx *ctx, int32_t encoding, const u
   if (type == HS_PQ_BYTE_ARRAY) {
     /* Each entry carries at least its 4-byte length. */
     if (cnt > len / 4) goto too_many;
+    /* PLAIN byte arrays never hold more bytes than the page; reserving
+     * them all up front keeps the decoder's writes inside the buffer even
+     * when a hostile length swallows the rest of the page. */
+    if (!hs_buf_reserve(&d->data, len)) return nomem(err, ctx, "dictionary");
     int32_t *offs = (int32_t *)buf_reserve_n(&d->offsets, cnt + 1, sizeof(int32_t));
     if (offs == NULL) return nomem(err, ctx, "dictionary");
     offs[0] = 0;
@@ -265,6 +269,7 @@ hs_status hs_pq_values_decode(const hs_pq_page_ctx *ctx, int32_t encoding, const
   case HS_PQ_ENC_PLAIN:
     if (type == HS_PQ_BYTE_ARRAY) {
       if (n > len / 4) goto short_page;
+      if (!hs_buf_reserve(&acc->data, len)) return nomem(err, ctx, "values"); /* see above */
       return byte_array_decode(ctx, hs_plain_decode_byte_array, buf, len, n, acc, err);
     }
     if (type == HS_PQ_BOOLEAN) {

@@ -692,7 +692,9 @@ static void test_corruption(void) {
   /* Random byte flips: any status, no crash (run under ASan/UBSan). */
   uint64_t rng = 7;
   int ok = 0, failed = 0;
-  for (int iter = 0; iter < 3000; iter++) {
+  const char *iters_env = getenv("HS_TEST_FLIP_ITERS"); /* longer runs by hand */
+  int iters = iters_env ? atoi(iters_env) : 3000;
+  for (int iter = 0; iter < iters; iter++) {
     build_opts fo = {1 + (int)(iter % 2),
                      iter % 3 ? HS_PQ_ENC_RLE_DICTIONARY : HS_PQ_ENC_PLAIN,
                      iter % 4 ? HS_PQ_CODEC_UNCOMPRESSED : HS_PQ_CODEC_SNAPPY,
