@@ -21,21 +21,20 @@ hs_status hs_plain_decode_byte_array(const uint8_t *buf, size_t len, size_t n, i
   if (!hs_buf_reserve(data, len - 4 * n)) {
     return hs_error_set(err, HS_ERR_NOMEM, "PLAIN byte arrays: out of memory (%zu bytes)", len);
   }
+  /* Invariant: len - pos >= 4 * (n - i) at the top of the loop, so every
+   * length prefix is present and the value bytes total <= len - 4n, the
+   * space reserved above. */
   size_t pos = 0;
   int64_t off = offsets[0];
   for (size_t i = 0; i < n; i++) {
-    if (len - pos < 4) {
-      return hs_error_set(err, HS_ERR_CORRUPT,
-                          "PLAIN byte arrays: value %zu of %zu: length truncated at byte %zu", i, n,
-                          pos);
-    }
     uint32_t l = hs_load_u32le(buf + pos);
     pos += 4;
-    if (l > len - pos) {
+    size_t room = len - pos - 4 * (n - i - 1);
+    if (l > room) {
       return hs_error_set(err, HS_ERR_CORRUPT,
-                          "PLAIN byte arrays: value %zu of %zu at byte %zu has length %u, %zu "
-                          "bytes remain",
-                          i, n, pos - 4, l, len - pos);
+                          "PLAIN byte arrays: value %zu of %zu at byte %zu has length %u, only "
+                          "%zu bytes remain for it",
+                          i, n, pos - 4, l, room);
     }
     off += l;
     if (off > INT32_MAX) {

@@ -345,6 +345,19 @@ static void test_byte_arrays(void) {
   hs_buf d;
   hs_buf_init(&d);
   CHECK(hs_plain_decode_byte_array(bad, sizeof bad, 1, off, &d, NULL, NULL) == HS_ERR_CORRUPT);
+  /* The third length is cut: earlier values must not write past the space
+   * reserved in a full buffer (fuzz regression). */
+  const uint8_t cut3[] = {1, 0, 0, 0, 'a', 2, 0, 0, 0, 'b', 'c', 0};
+  int32_t off3[4] = {0};
+  hs_buf full;
+  hs_buf_init(&full);
+  hs_buf_reserve(&full, 10);
+  memset(full.data, 'x', full.cap);
+  full.len = full.cap;
+  off3[0] = (int32_t)full.len;
+  CHECK(hs_plain_decode_byte_array(cut3, sizeof cut3, 3, off3, &full, NULL, NULL) ==
+        HS_ERR_CORRUPT);
+  hs_buf_free(&full);
   /* Errors must survive a NULL hs_error (nested decoders add context). */
   const uint8_t zeros[8] = {0};
   CHECK(hs_delta_length_decode(zeros, sizeof zeros, 0, off, &d, NULL, NULL) == HS_ERR_CORRUPT);
