@@ -351,9 +351,9 @@ static hs_status build_node(schema_ctx *c, uint32_t e, int16_t slot_rep, int16_t
 /* Find "name": N in the flat JSON object of fixed-size list columns. The
  * writer emits keys without escapes; anything unexpected means "absent". */
 static int64_t fixed_size_of(const schema_ctx *c, const char *name) {
+  if (c->fixed_json == NULL) return -1;
   const char *p = (const char *)c->fixed_json, *endp = p + c->fixed_json_len;
   size_t nlen = strlen(name);
-  if (p == NULL) return -1;
   while (p < endp) {
     if (*p != '"') {
       p++;
