@@ -204,7 +204,8 @@ fail:
 static int boundary_order(const hs_wcol *c) {
   bool asc = true, desc = true;
   const hs_wpage *prev = NULL;
-  const uint8_t *b = c->pi_bytes.data;
+  static const uint8_t none[1] = {0};
+  const uint8_t *b = c->pi_bytes.data ? c->pi_bytes.data : none; /* all values may be empty */
   hs_wsort s = c->leaf->sort;
   for (uint32_t i = 0; i < c->n_pages; i++) {
     const hs_wpage *p = &c->page_list[i];
@@ -246,6 +247,7 @@ static hs_status write_page_indexes(hs_parquet_writer *w, const hs_wcol *c, hs_p
     ci.has_null_counts = true;
     ci.boundary_order = boundary_order(c);
     static const uint8_t empty[1] = {0};
+    const uint8_t *pib = c->pi_bytes.data ? c->pi_bytes.data : empty;
     for (uint32_t i = 0; i < n; i++) {
       const hs_wpage *p = &c->page_list[i];
       ci.null_pages[i] = p->null_page;
@@ -254,8 +256,8 @@ static hs_status write_page_indexes(hs_parquet_writer *w, const hs_wcol *c, hs_p
         ci.min_values[i] = (hs_pq_bytes){empty, 0};
         ci.max_values[i] = (hs_pq_bytes){empty, 0};
       } else {
-        ci.min_values[i] = (hs_pq_bytes){c->pi_bytes.data + p->min_off, p->min_len};
-        ci.max_values[i] = (hs_pq_bytes){c->pi_bytes.data + p->max_off, p->max_len};
+        ci.min_values[i] = (hs_pq_bytes){pib + p->min_off, p->min_len};
+        ci.max_values[i] = (hs_pq_bytes){pib + p->max_off, p->max_len};
       }
     }
     size_t at = w->ci_all.len;
