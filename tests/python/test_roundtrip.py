@@ -100,10 +100,10 @@ def table_and_pyarrow_options(draw):
     return t, draw(pyarrow_write_options(t.schema))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def path(tmp_path_factory):
-    # Not tmp_path: hypothesis runs many examples per test call; each example
-    # overwrites the same file, which also exercises truncating rewrites.
+    # One path per module, not per example: every example overwrites the same
+    # file, which also exercises replacing an existing file.
     return str(tmp_path_factory.mktemp("rt") / "t.parquet")
 
 
