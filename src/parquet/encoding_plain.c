@@ -76,26 +76,61 @@ hs_status hs_plain_encode_byte_array(const int32_t *offsets, const uint8_t *data
 
 /* ---------------------------------------------------- BYTE_STREAM_SPLIT */
 
-/* Width-specialised transposes: with a constant width the compiler keeps
- * the streams in registers and vectorises the gather/scatter. */
-#define HS_BSS_DECODE(W)                                                  \
-  static void bss_decode_##W(const uint8_t *in, uint8_t *out, size_t n) { \
-    for (size_t i = 0; i < n; i++) {                                      \
-      for (size_t k = 0; k < W; k++) out[i * W + k] = in[k * n + i];      \
-    }                                                                     \
+/* Width-specialised transposes: each value is assembled in a register
+ * from its W stream bytes and stored at once (decode), or split with
+ * shifts (encode); with W constant the compiler vectorises these loops. */
+static void bss_decode_2(const uint8_t *in, uint8_t *out, size_t n) {
+  const uint8_t *s0 = in, *s1 = in + n;
+  for (size_t i = 0; i < n; i++) {
+    uint16_t v = (uint16_t)(s0[i] | s1[i] << 8);
+    memcpy(out + 2 * i, &v, 2);
   }
-#define HS_BSS_ENCODE(W)                                                  \
-  static void bss_encode_##W(const uint8_t *in, uint8_t *out, size_t n) { \
-    for (size_t i = 0; i < n; i++) {                                      \
-      for (size_t k = 0; k < W; k++) out[k * n + i] = in[i * W + k];      \
-    }                                                                     \
+}
+static void bss_decode_4(const uint8_t *in, uint8_t *out, size_t n) {
+  const uint8_t *s0 = in, *s1 = in + n, *s2 = in + 2 * n, *s3 = in + 3 * n;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t v =
+        (uint32_t)s0[i] | (uint32_t)s1[i] << 8 | (uint32_t)s2[i] << 16 | (uint32_t)s3[i] << 24;
+    memcpy(out + 4 * i, &v, 4);
   }
-HS_BSS_DECODE(2)
-HS_BSS_DECODE(4)
-HS_BSS_DECODE(8)
-HS_BSS_ENCODE(2)
-HS_BSS_ENCODE(4)
-HS_BSS_ENCODE(8)
+}
+static void bss_decode_8(const uint8_t *in, uint8_t *out, size_t n) {
+  const uint8_t *s[8];
+  for (int k = 0; k < 8; k++) s[k] = in + (size_t)k * n;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t v = (uint64_t)s[0][i] | (uint64_t)s[1][i] << 8 | (uint64_t)s[2][i] << 16 |
+                 (uint64_t)s[3][i] << 24 | (uint64_t)s[4][i] << 32 | (uint64_t)s[5][i] << 40 |
+                 (uint64_t)s[6][i] << 48 | (uint64_t)s[7][i] << 56;
+    memcpy(out + 8 * i, &v, 8);
+  }
+}
+static void bss_encode_2(const uint8_t *in, uint8_t *out, size_t n) {
+  uint8_t *s0 = out, *s1 = out + n;
+  for (size_t i = 0; i < n; i++) {
+    s0[i] = in[2 * i];
+    s1[i] = in[2 * i + 1];
+  }
+}
+static void bss_encode_4(const uint8_t *in, uint8_t *out, size_t n) {
+  uint8_t *s0 = out, *s1 = out + n, *s2 = out + 2 * n, *s3 = out + 3 * n;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t v;
+    memcpy(&v, in + 4 * i, 4);
+    s0[i] = (uint8_t)v;
+    s1[i] = (uint8_t)(v >> 8);
+    s2[i] = (uint8_t)(v >> 16);
+    s3[i] = (uint8_t)(v >> 24);
+  }
+}
+static void bss_encode_8(const uint8_t *in, uint8_t *out, size_t n) {
+  uint8_t *s[8];
+  for (int k = 0; k < 8; k++) s[k] = out + (size_t)k * n;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t v;
+    memcpy(&v, in + 8 * i, 8);
+    for (int k = 0; k < 8; k++) s[k][i] = (uint8_t)(v >> (8 * k));
+  }
+}
 
 /* Values per block in the generic path: keeps the W output streams'
  * cache lines hot while walking them. */
