@@ -6,7 +6,8 @@
  * file at every byte (an error, never a crash; run it under ASan).
  *
  * Two env-driven modes serve tests/python/test_avro_interop.py:
- *   HS_AVRO_WRITE=path [HS_AVRO_CODEC=null|deflate]  write the sample file
+ *   HS_AVRO_WRITE=path [HS_AVRO_CODEC=null|deflate] [HS_AVRO_ROWS=n]
+ *                       write the sample file (100 rows by default)
  *   HS_AVRO_READ=path   print {"schema":..., "meta":{...}} then one JSON
  *                       line per datum (hs_avro_value_to_json's view)
  */
@@ -688,7 +689,9 @@ static int mode_write(const char *path) {
   hs_buf file;
   hs_buf_init(&file);
   hs_status st = hs_avro_schema_parse(sample_schema, strlen(sample_schema), &s, &err);
-  if (st == HS_OK) st = write_sample(s, codec, 100, 9, &file, &err);
+  const char *rows = getenv("HS_AVRO_ROWS");
+  int n_rows = rows ? atoi(rows) : 100;
+  if (st == HS_OK) st = write_sample(s, codec, n_rows, 9, &file, &err);
   if (st == HS_OK) {
     FILE *f = fopen(path, "wb");
     if (f == NULL || fwrite(file.data, 1, file.len, f) != file.len) st = HS_ERR_IO;
