@@ -68,7 +68,8 @@ for bin in "${targets[@]}"; do
       echo "fuzz: $target: replayed ${#regress[@]} regression inputs: ok"
     else
       echo "fuzz: $target: REGRESSION: a fuzz/regress/$name input fails again" >&2
-      tail -n 40 "$log" >&2
+      grep -m 8 -E 'runtime error|ERROR: |SUMMARY' "$log" >&2
+      echo "  (full log: $log)" >&2
       failed+=("$target (regress)")
       continue
     fi
@@ -93,7 +94,7 @@ for bin in "${targets[@]}"; do
     echo "fuzz: $target: ${per}s from $seeds seeds, ${execs:-?} executions: ok"
   else
     echo "fuzz: $target: FAILED (log $log, crash input in $artifacts)" >&2
-    tail -n 60 "$log" >&2
+    grep -m 8 -E 'runtime error|ERROR: |SUMMARY|Test unit written' "$log" >&2
     failed+=("$target")
   fi
 done
