@@ -122,6 +122,23 @@ int64_t hs_now_ns(void);
 
 #endif /* HS_COMMON_H */
 
+/* ------------------------------------------------------------- base64 */
+/* base64.c. Appended after the main guard, so it carries its own. */
+#ifndef HS_COMMON_BASE64_H
+#define HS_COMMON_BASE64_H
+
+/* Append the RFC 4648 base64 encoding (standard alphabet, '=' padded) of
+ * src[0..n) to `out` (no NUL terminator). Returns false on OOM/overflow,
+ * leaving `out` unchanged. */
+bool hs_base64_encode(const uint8_t *src, size_t n, hs_buf *out);
+/* Strictly decode base64 text src[0..n) (not NUL-terminated; no whitespace,
+ * length a multiple of 4, canonical padding bits) and append the bytes to
+ * `out`. HS_ERR_CORRUPT names the offending offset; on any failure `out` is
+ * unchanged (its contents; capacity may have grown). */
+hs_status hs_base64_decode(const char *src, size_t n, hs_buf *out, hs_error *err);
+
+#endif /* HS_COMMON_BASE64_H */
+
 /* --------------------------------------------------------------- hash */
 /* hash.c. Appended after the main guard, so it carries its own. */
 #ifndef HS_COMMON_HASH_H
