@@ -308,11 +308,13 @@ hs_status hs_delta_byte_array_decode(const uint8_t *buf, size_t len, size_t n, i
       st = hs_error_set(err, HS_ERR_NOMEM, "DELTA_BYTE_ARRAY: out of memory");
       break;
     }
-    /* The previous value is the last thing appended to data. */
-    uint8_t *dst = data->data + data->len;
-    if (pl > 0) memmove(dst, dst - prev_len, (size_t)pl);
-    if (sl > 0) memcpy(dst + pl, buf + pos, (size_t)sl);
-    data->len += (size_t)pl + (size_t)sl;
+    if (pl + sl > 0) {
+      /* The previous value is the last thing appended to data. */
+      uint8_t *dst = data->data + data->len;
+      if (pl > 0) memcpy(dst, dst - prev_len, (size_t)pl);
+      if (sl > 0) memcpy(dst + pl, buf + pos, (size_t)sl);
+      data->len += (size_t)pl + (size_t)sl;
+    }
     pos += (size_t)sl;
     offsets[i + 1] = (int32_t)end;
     prev_start = start;
