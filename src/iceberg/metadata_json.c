@@ -14,11 +14,6 @@
 
 #include "iceberg_internal.h"
 
-/* A required (or optional with has) array member, walked with its path. */
-#define FOR_ARRAY(c, arr, i, elem)                  \
-  for (size_t i = 0; i < json_array_size(arr); i++) \
-    for (json_t *elem = json_array_get(arr, i); elem != NULL; elem = NULL)
-
 static hs_status snapshot_parse(hs_ice_ctx *c, json_t *v, hs_iceberg_snapshot *s) {
   static const char *const known[] = {
       "snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms", "manifest-list",
@@ -95,9 +90,9 @@ static hs_status list_parse(hs_ice_ctx *c, json_t *root, const char *key, bool r
   uint8_t *items = hs_arena_alloc(c->arena, (count ? count : 1) * elem_size);
   if (items == NULL) return hs_ice_nomem(c);
   size_t mark = hs_ice_push_key(c, key);
-  FOR_ARRAY(c, a, i, e) {
+  for (size_t i = 0; i < count; i++) {
     size_t m2 = hs_ice_push_index(c, i);
-    st = fn(c, e, items + i * elem_size);
+    st = fn(c, json_array_get(a, i), items + i * elem_size);
     hs_ice_pop(c, m2);
     if (st != HS_OK) break;
   }
