@@ -291,9 +291,8 @@ static value_kind fmt_value(const hs_pq_schema_element *se, hs_pq_type type, hs_
     int64_t days = jd - 2440588;
     char date[48];
     fmt_date(date, sizeof date, days);
-    fmt_time(out, cap, nanos, 1000000000, 9, true, false);
     char t[64];
-    snprintf(t, sizeof t, "%s", out);
+    fmt_time(t, sizeof t, nanos, 1000000000, 9, true, false);
     snprintf(out, cap, "%sT%s", date, t);
     return V_TEXT;
   }

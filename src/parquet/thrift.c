@@ -57,7 +57,7 @@ static int64_t hs_thrift_unzigzag(uint64_t v) {
 }
 
 hs_status hs_thrift_read_i64(hs_thrift_reader *r, int64_t *out, const char *what) {
-  uint64_t v;
+  uint64_t v = 0;
   hs_status st = hs_thrift_varint(r, &v, what);
   if (st != HS_OK) return st;
   *out = hs_thrift_unzigzag(v);
@@ -65,7 +65,7 @@ hs_status hs_thrift_read_i64(hs_thrift_reader *r, int64_t *out, const char *what
 }
 
 hs_status hs_thrift_read_i32(hs_thrift_reader *r, int32_t *out, const char *what) {
-  int64_t v;
+  int64_t v = 0;
   hs_status st = hs_thrift_read_i64(r, &v, what);
   if (st != HS_OK) return st;
   if (v < INT32_MIN || v > INT32_MAX) return hs_thrift_fail(r, what, "i32 out of range");
@@ -74,7 +74,7 @@ hs_status hs_thrift_read_i32(hs_thrift_reader *r, int32_t *out, const char *what
 }
 
 hs_status hs_thrift_read_i16(hs_thrift_reader *r, int16_t *out, const char *what) {
-  int64_t v;
+  int64_t v = 0;
   hs_status st = hs_thrift_read_i64(r, &v, what);
   if (st != HS_OK) return st;
   if (v < INT16_MIN || v > INT16_MAX) return hs_thrift_fail(r, what, "i16 out of range");
@@ -100,7 +100,7 @@ hs_status hs_thrift_read_double(hs_thrift_reader *r, double *out, const char *wh
 
 hs_status hs_thrift_read_binary(hs_thrift_reader *r, const uint8_t **data, uint32_t *len,
                                 const char *what) {
-  uint64_t n;
+  uint64_t n = 0;
   hs_status st = hs_thrift_varint(r, &n, what);
   if (st != HS_OK) return st;
   if (n > hs_thrift_left(r) || n > UINT32_MAX)
@@ -112,7 +112,7 @@ hs_status hs_thrift_read_binary(hs_thrift_reader *r, const uint8_t **data, uint3
 }
 
 hs_status hs_thrift_read_bool_elem(hs_thrift_reader *r, bool *out, const char *what) {
-  int8_t b;
+  int8_t b = 0;
   hs_status st = hs_thrift_read_i8(r, &b, what);
   if (st != HS_OK) return st;
   *out = b == HS_THRIFT_TRUE;
@@ -126,7 +126,7 @@ static size_t hs_thrift_min_size(uint8_t type) {
 
 hs_status hs_thrift_list_begin(hs_thrift_reader *r, uint8_t *elem_type, uint32_t *n,
                                const char *what) {
-  int8_t b8;
+  int8_t b8 = 0;
   hs_status st = hs_thrift_read_i8(r, &b8, what);
   if (st != HS_OK) return st;
   uint8_t b = (uint8_t)b8;
@@ -148,13 +148,13 @@ hs_status hs_thrift_list_begin(hs_thrift_reader *r, uint8_t *elem_type, uint32_t
 
 hs_status hs_thrift_map_begin(hs_thrift_reader *r, uint8_t *key_type, uint8_t *value_type,
                               uint32_t *n, const char *what) {
-  uint64_t size;
+  uint64_t size = 0;
   hs_status st = hs_thrift_varint(r, &size, what);
   if (st != HS_OK) return st;
   *key_type = *value_type = HS_THRIFT_STOP;
   *n = 0;
   if (size == 0) return HS_OK;
-  int8_t b8;
+  int8_t b8 = 0;
   st = hs_thrift_read_i8(r, &b8, what);
   if (st != HS_OK) return st;
   uint8_t kt = (uint8_t)b8 >> 4, vt = (uint8_t)b8 & 0x0f;
@@ -185,7 +185,7 @@ void hs_thrift_struct_end(hs_thrift_reader *r) {
 
 hs_status hs_thrift_field_next(hs_thrift_reader *r, int16_t *last_id, hs_thrift_field *f,
                                const char *what) {
-  int8_t b8;
+  int8_t b8 = 0;
   hs_status st = hs_thrift_read_i8(r, &b8, what);
   if (st != HS_OK) return st;
   uint8_t b = (uint8_t)b8;
