@@ -33,8 +33,9 @@
 #define HS_AVRO_VALUE_DEPTH_MAX 128
 /* Items whose encoding takes zero bytes (null, empty records) cost no input,
  * so a block count cannot be checked against the bytes remaining; at most
- * this many such items are accepted per datum. */
-#define HS_AVRO_ZERO_SIZE_ITEMS_MAX ((size_t)1 << 20)
+ * this many such items are accepted per datum (or per container block of
+ * zero-size datums). This bounds the work a few input bytes can demand. */
+#define HS_AVRO_ZERO_SIZE_ITEMS_MAX ((size_t)1 << 16)
 
 /* ----------------------------------------------------------------- schema */
 

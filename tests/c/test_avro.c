@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "avro/avro.h"
 #include "hs_test.h"
@@ -680,6 +681,54 @@ static void test_writer_errors(void) {
   hs_avro_schema_free(s);
 }
 
+/* The writer over a file sink writes the same bytes as over a buffer. */
+static void test_writer_sink(void) {
+  hs_avro_schema *s = parse(sample_schema);
+  if (s == NULL) return;
+  hs_error err = {0};
+  char path[] = "/tmp/hs_test_avro_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  close(fd);
+  hs_sink *sink = NULL;
+  CHECK_OK(hs_sink_open_file(path, &sink, &err), &err);
+  hs_avro_writer *w = NULL;
+  hs_avro_writer_options opts = {.codec = HS_AVRO_CODEC_DEFLATE, .sync = fixed_sync};
+  if (sink) CHECK_OK(hs_avro_writer_open(s, &opts, NULL, sink, &w, &err), &err);
+  hs_buf mem;
+  hs_buf_init(&mem);
+  hs_avro_writer *wm = NULL;
+  CHECK_OK(hs_avro_writer_open(s, &opts, &mem, NULL, &wm, &err), &err);
+  hs_arena arena;
+  hs_arena_init(&arena);
+  for (int i = 0; w && wm && i < 40; i++) {
+    json_t *j = sample_json(i);
+    hs_avro_value v;
+    CHECK_OK(hs_avro_value_from_json(hs_avro_schema_root(s), j, &arena, &v, &err), &err);
+    CHECK_OK(hs_avro_writer_append(w, &v, &err), &err);
+    CHECK_OK(hs_avro_writer_append(wm, &v, &err), &err);
+    json_decref(j);
+  }
+  CHECK_OK(hs_avro_writer_close(w, &err), &err);
+  CHECK_OK(hs_avro_writer_close(wm, &err), &err);
+  if (sink) CHECK_OK(hs_sink_close(sink, &err), &err);
+  hs_source *src = NULL;
+  CHECK_OK(hs_source_open_file(path, &src, &err), &err);
+  if (src) {
+    CHECK_EQ_INT(hs_source_size(src), mem.len);
+    uint8_t *data = hs_malloc(mem.len);
+    CHECK_OK(hs_source_read(src, 0, mem.len, data, &err), &err);
+    CHECK(memcmp(data, mem.data, mem.len) == 0);
+    hs_free(data);
+  }
+  hs_source_unref(src);
+  unlink(path);
+  hs_arena_reset(&arena);
+  hs_buf_free(&mem);
+  hs_avro_schema_free(s);
+}
+
 /* Replay the fuzz seeds and saved crash inputs (ctest runs from the repo
  * root): each must read without a crash; seeds must read cleanly. */
 static void replay_dir(const char *dir, bool must_succeed) {
@@ -801,6 +850,7 @@ int main(void) {
   test_truncation_and_flips(HS_AVRO_CODEC_NULL);
   test_truncation_and_flips(HS_AVRO_CODEC_DEFLATE);
   test_writer_errors();
+  test_writer_sink();
   replay_dir("fuzz/corpus/avro", true);
   replay_dir("fuzz/regress/avro", false);
   return hs_test_finish("test_avro");
