@@ -114,8 +114,8 @@ def test_duckdb_pushdown_on_ours(hdb, tmp_path, mixed):
         ("d < DATE '1970-01-01'", lambda r: r["d"] is not None and r["d"] < 0),
         ("u16 BETWEEN 100 AND 2000", lambda r: 100 <= r["u16"] <= 2000),
     ]:
-        got = con.sql(f"SELECT count(*) FROM read_parquet(?) WHERE {where}",
-                      params=[path]).fetchone()[0]
+        got = con.execute(f"SELECT count(*) FROM read_parquet(?) WHERE {where}",
+                          [path]).fetchall()[0][0]
         rows = mixed.select(["i64", "cat", "d", "u16"]).cast(
             pa.schema([("i64", pa.int64()), ("cat", pa.string()), ("d", pa.int32()),
                        ("u16", pa.uint16())])).to_pylist()
