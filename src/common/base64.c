@@ -18,6 +18,7 @@ static const char b64_alphabet[] =
 bool hs_base64_encode(const uint8_t *src, size_t n, hs_buf *out) {
   size_t groups = n / 3 + (n % 3 != 0), bytes;
   if (!hs_mul_size(groups, 4, &bytes) || !hs_buf_reserve(out, bytes)) return false;
+  if (bytes == 0) return true; /* out->data may be NULL */
   uint8_t *o = out->data + out->len;
   size_t i = 0;
   for (; i + 3 <= n; i += 3) {
@@ -61,8 +62,9 @@ hs_status hs_base64_decode(const char *src, size_t n, hs_buf *out, hs_error *err
   if (n % 4 != 0) {
     return hs_error_set(err, HS_ERR_CORRUPT, "base64: length %zu is not a multiple of 4", n);
   }
+  if (n == 0) return HS_OK;
   size_t pad = 0;
-  if (n > 0 && src[n - 1] == '=') pad = (n > 1 && src[n - 2] == '=') ? 2 : 1;
+  if (src[n - 1] == '=') pad = (n > 1 && src[n - 2] == '=') ? 2 : 1;
   size_t bytes = n / 4 * 3 - pad;
   if (!hs_buf_reserve(out, bytes)) {
     return hs_error_set(err, HS_ERR_NOMEM, "base64: out of memory (%zu bytes)", bytes);
