@@ -33,9 +33,11 @@
  * write `return hs_error_set(err, HS_ERR_CORRUPT, "...")`. */
 hs_status hs_error_set(hs_error *err, hs_status status, const char *fmt, ...) HS_PRINTF(3, 4);
 
-/* Prefix the message already in `err` with context ("file.parquet: ").
- * Used as an error travels up through layers. Returns err->status. */
-hs_status hs_error_prefix(hs_error *err, const char *fmt, ...) HS_PRINTF(2, 3);
+/* Prefix the message already in `err` (which may be NULL) with context
+ * ("file.parquet: ") as an error travels up through layers. Returns nothing
+ * on purpose: callers return the status they hold, so a NULL `err` can
+ * never turn a failure into HS_OK. */
+void hs_error_prefix(hs_error *err, const char *fmt, ...) HS_PRINTF(2, 3);
 
 /* ---------------------------------------------------------- allocation */
 

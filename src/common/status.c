@@ -29,20 +29,19 @@ hs_status hs_error_set(hs_error *err, hs_status status, const char *fmt, ...) {
   return status;
 }
 
-hs_status hs_error_prefix(hs_error *err, const char *fmt, ...) {
-  if (err == NULL) return HS_OK;
+void hs_error_prefix(hs_error *err, const char *fmt, ...) {
+  if (err == NULL || err->status == HS_OK) return;
   char prefix[512];
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
-  if (n <= 0) return err->status;
+  if (n <= 0) return;
   /* Shift the old message right and copy the prefix in front; truncate. */
-  size_t plen = (size_t)n < sizeof err->message - 1 ? (size_t)n : sizeof err->message - 1;
+  size_t plen = (size_t)n < sizeof prefix - 1 ? (size_t)n : sizeof prefix - 1;
   size_t mlen = strlen(err->message);
   if (plen + mlen > sizeof err->message - 1) mlen = sizeof err->message - 1 - plen;
   memmove(err->message + plen, err->message, mlen);
   memcpy(err->message, prefix, plen);
   err->message[plen + mlen] = '\0';
-  return err->status;
 }

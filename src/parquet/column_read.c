@@ -189,8 +189,11 @@ static hs_status cr_dict_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
                            ph->dictionary_page.num_values, err);
   }
   if (st != HS_OK) {
-    return hs_error_prefix(err, "column %s: dictionary page at offset %llu: ", r->path,
-                           (unsigned long long)off);
+    {
+      hs_error_prefix(err, "column %s: dictionary page at offset %llu: ", r->path,
+                      (unsigned long long)off);
+      return st;
+    }
   }
   r->pages_read++;
   return HS_OK;
@@ -240,13 +243,19 @@ static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, cons
     if (max_rep > 0 && n > 0) {
       st = hs_pq_levels_decode_v1(ph->data_page.repetition_level_encoding, max_rep, p, plen,
                                   (size_t)n, &a->rep, &used, err);
-      if (st != HS_OK) return hs_error_prefix(err, "repetition levels: ");
+      if (st != HS_OK) {
+        hs_error_prefix(err, "repetition levels: ");
+        return st;
+      }
       pos += used;
     }
     if (max_def > 0 && n > 0) {
       st = hs_pq_levels_decode_v1(ph->data_page.definition_level_encoding, max_def, p + pos,
                                   plen - pos, (size_t)n, &a->def, &used, err);
-      if (st != HS_OK) return hs_error_prefix(err, "definition levels: ");
+      if (st != HS_OK) {
+        hs_error_prefix(err, "definition levels: ");
+        return st;
+      }
       pos += used;
     }
     vals = p + pos;
@@ -263,11 +272,17 @@ static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, cons
     /* v2 levels are never compressed and carry no length prefix. */
     if (max_rep > 0 && n > 0) {
       st = hs_pq_levels_decode_v2(max_rep, body, (size_t)rl, (size_t)n, &a->rep, err);
-      if (st != HS_OK) return hs_error_prefix(err, "repetition levels: ");
+      if (st != HS_OK) {
+        hs_error_prefix(err, "repetition levels: ");
+        return st;
+      }
     }
     if (max_def > 0 && n > 0) {
       st = hs_pq_levels_decode_v2(max_def, body + rl, (size_t)dl, (size_t)n, &a->def, err);
-      if (st != HS_OK) return hs_error_prefix(err, "definition levels: ");
+      if (st != HS_OK) {
+        hs_error_prefix(err, "definition levels: ");
+        return st;
+      }
     }
     const uint8_t *comp = body + rl + dl;
     size_t clen = csize - (size_t)(rl + dl);
@@ -414,8 +429,10 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
   int64_t lv_base = r->acc.n_levels, v_base = r->acc.n_values;
   st = cr_data_page_decode(r, ph, body, n, err);
   if (st != HS_OK) {
-    return hs_error_prefix(err, "column %s: page at offset %llu: ", r->path,
-                           (unsigned long long)off);
+    {
+      hs_error_prefix(err, "column %s: page at offset %llu: ", r->path, (unsigned long long)off);
+      return st;
+    }
   }
   r->data_seen = true;
   r->levels_seen += n;
