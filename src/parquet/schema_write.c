@@ -241,6 +241,23 @@ static hs_status check_encoding(const hs_wleaf *l, int enc, hs_error *err) {
   return HS_OK;
 }
 
+/* HS_ERR_UNSUPPORTED when `f` or its list element is dictionary-encoded. */
+static hs_status refuse_dictionary(const struct ArrowSchema *f, const char *name, hs_error *err) {
+  const struct ArrowSchema *d = f;
+  const char *path = name, *suffix = "";
+  if (d->dictionary == NULL && d->n_children == 1 && d->children && d->children[0] &&
+      d->children[0]->dictionary != NULL) {
+    d = d->children[0];
+    suffix = ".list.element";
+  }
+  if (d->dictionary == NULL) return HS_OK;
+  return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                      "column '%s%s' is dictionary-encoded (format '%s' indices of '%s' values); "
+                      "decode it to its value type first",
+                      path, suffix, d->format ? d->format : "(null)",
+                      d->dictionary->format ? d->dictionary->format : "(null)");
+}
+
 static bool json_append_string(hs_buf *b, const char *s) {
   if (!hs_buf_append_byte(b, '"')) return false;
   for (; *s; s++) {
@@ -293,6 +310,9 @@ hs_status hs_wschema_build(const struct ArrowSchema *schema, const hs_parquet_wr
       goto fail;
     }
     const char *name = f->name ? f->name : "";
+    /* Writing a dictionary-encoded column as its format would store the
+     * indices and lose the values: the caller decodes it first. */
+    if ((st = refuse_dictionary(f, name, err)) != HS_OK) goto fail;
     hs_arrow_type t;
     if ((st = hs_arrow_type_parse(f->format, &t, err)) != HS_OK) goto fail;
     for (size_t j = 0; j < i; j++)

@@ -569,6 +569,39 @@ static void test_errors(const char *dir) {
   s.release(&s);
 }
 
+/* Dictionary-encoded columns (top level or as a list element) are refused:
+ * writing their indices would silently lose the values. */
+static void test_dictionary_refused(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/dict.parquet", dir);
+  for (int nested = 0; nested <= 1; nested++) {
+    struct ArrowSchema s, dict;
+    hs_error err = {0};
+    CHECK_OK(hs_arrow_schema_init(&s, "+s", "", 0, 2, &err), &err);
+    CHECK_OK(hs_arrow_schema_init(s.children[0], "i", "ok", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    struct ArrowSchema *target = s.children[1];
+    if (nested) {
+      CHECK_OK(hs_arrow_schema_init(s.children[1], "+l", "cat", ARROW_FLAG_NULLABLE, 1, &err),
+               &err);
+      target = s.children[1]->children[0];
+      CHECK_OK(hs_arrow_schema_init(target, "c", "item", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    } else {
+      CHECK_OK(hs_arrow_schema_init(target, "c", "cat", ARROW_FLAG_NULLABLE, 0, &err), &err);
+    }
+    CHECK_OK(hs_arrow_schema_init(&dict, "u", NULL, ARROW_FLAG_NULLABLE, 0, &err), &err);
+    CHECK_OK(hs_arrow_schema_set_dictionary(target, &dict, &err), &err);
+    hs_parquet_writer *w = NULL;
+    memset(&err, 0, sizeof(err));
+    CHECK_EQ_INT(hs_parquet_writer_open(path, &s, NULL, &w, &err), HS_ERR_UNSUPPORTED);
+    CHECK(w == NULL);
+    CHECK(strstr(err.message, nested ? "'cat.list.element'" : "'cat'") != NULL);
+    CHECK(strstr(err.message, "dictionary-encoded") != NULL);
+    CHECK(strstr(err.message, "'u'") != NULL);
+    CHECK(access(path, F_OK) != 0);
+    s.release(&s);
+  }
+}
+
 static void test_empty(const char *dir) {
   char path[512];
   snprintf(path, sizeof(path), "%s/empty.parquet", dir);
@@ -586,6 +619,7 @@ int main(void) {
   test_direct(dir);
   test_encodings(dir);
   test_errors(dir);
+  test_dictionary_refused(dir);
   test_empty(dir);
   if (getenv("HS_KEEP_FILES") == NULL) {
     char cmd[600];
