@@ -349,7 +349,8 @@ typedef struct hs_iceberg_from_arrow_options {
 } hs_iceberg_from_arrow_options;
 
 /* Map an Arrow schema (a struct, "+s") to an Iceberg schema with field ids
- * assigned depth-first from opts->next_id, or taken from "PARQUET:field_id"
+ * assigned from opts->next_id (each struct level before its children, so
+ * top-level columns get next_id..), or taken from "PARQUET:field_id"
  * metadata when every field carries one. Nullable Arrow fields become
  * optional. Vector columns are reported in *vectors (arena array of
  * *n_vectors). *last_id_out is the highest id used. */
