@@ -194,6 +194,7 @@ typedef enum hs_codec {
   HS_CODEC_UNCOMPRESSED = 0,
   HS_CODEC_SNAPPY = 1,
   HS_CODEC_GZIP = 2,
+  HS_CODEC_BROTLI = 4,
   HS_CODEC_ZSTD = 6,
   HS_CODEC_LZ4_RAW = 7
 } hs_codec; /* values equal Parquet's CompressionCodec */

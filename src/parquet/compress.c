@@ -16,11 +16,14 @@
  *    bare LZ4 block. We try the framing and fall back to a bare block when
  *    it does not account for the input exactly, as parquet-cpp does.
  *  - ZSTD writes at level 1 by default, as pyarrow does.
- *  - BROTLI and LZO are not supported.
+ *  - BROTLI through libbrotli (quality 1 by default when writing).
+ *  - LZO is not supported.
  */
 #include <limits.h>
 #include <string.h>
 
+#include <brotli/decode.h>
+#include <brotli/encode.h>
 #include <lz4.h>
 #include <snappy-c.h>
 #include <zlib.h>
@@ -50,6 +53,7 @@ bool hs_pq_codec_supported(int32_t codec) {
   case HS_PQ_CODEC_GZIP:
   case HS_PQ_CODEC_LZ4:
   case HS_PQ_CODEC_ZSTD:
+  case HS_PQ_CODEC_BROTLI:
   case HS_PQ_CODEC_LZ4_RAW: return true;
   default: return false;
   }
@@ -199,6 +203,27 @@ static hs_status lz4_hadoop_decompress(const uint8_t *src, size_t src_len, uint8
   return lz4_block("LZ4", src, src_len, dst, dst_len, err);
 }
 
+/* Brotli: decoded in one call into the exact-size page buffer; output
+ * that would overflow it, or a stream that ends short, is corrupt. */
+static hs_status brotli_decompress(const uint8_t *src, size_t src_len, uint8_t *dst, size_t dst_len,
+                                   hs_error *err) {
+  BrotliDecoderState *st = BrotliDecoderCreateInstance(NULL, NULL, NULL);
+  if (st == NULL) return hs_error_set(err, HS_ERR_NOMEM, "BROTLI: cannot create decoder");
+  size_t in_left = src_len, out_left = dst_len;
+  const uint8_t *in = src;
+  uint8_t *out = dst;
+  BrotliDecoderResult r = BrotliDecoderDecompressStream(st, &in_left, &in, &out_left, &out, NULL);
+  BrotliDecoderDestroyInstance(st);
+  if (r == BROTLI_DECODER_RESULT_SUCCESS && out_left == 0) return HS_OK;
+  if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "BROTLI: decompressed size exceeds the page header's %zu", dst_len);
+  }
+  if (r == BROTLI_DECODER_RESULT_SUCCESS)
+    return size_mismatch(err, "BROTLI", dst_len - out_left, dst_len);
+  return hs_error_set(err, HS_ERR_CORRUPT, "BROTLI: invalid or truncated stream");
+}
+
 hs_status hs_pq_decompress(int32_t codec, const uint8_t *src, size_t src_len, uint8_t *dst,
                            size_t dst_len, hs_error *err) {
   switch (codec) {
@@ -211,8 +236,7 @@ hs_status hs_pq_decompress(int32_t codec, const uint8_t *src, size_t src_len, ui
   case HS_PQ_CODEC_ZSTD: return zstd_decompress(src, src_len, dst, dst_len, err);
   case HS_PQ_CODEC_LZ4_RAW: return lz4_block("LZ4_RAW", src, src_len, dst, dst_len, err);
   case HS_PQ_CODEC_LZ4: return lz4_hadoop_decompress(src, src_len, dst, dst_len, err);
-  case HS_PQ_CODEC_BROTLI:
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "codec BROTLI is not supported");
+  case HS_PQ_CODEC_BROTLI: return brotli_decompress(src, src_len, dst, dst_len, err);
   case HS_PQ_CODEC_LZO: return hs_error_set(err, HS_ERR_UNSUPPORTED, "codec LZO is not supported");
   default: return hs_error_set(err, HS_ERR_UNSUPPORTED, "unknown compression codec %d", codec);
   }
@@ -280,6 +304,20 @@ static hs_status lz4_compress_raw(const uint8_t *src, size_t src_len, hs_buf *ou
   return HS_OK;
 }
 
+static hs_status brotli_compress(int level, const uint8_t *src, size_t src_len, hs_buf *out,
+                                 hs_error *err) {
+  size_t bound = BrotliEncoderMaxCompressedSize(src_len);
+  if (bound == 0) bound = src_len + 1024;
+  if (!hs_buf_reserve(out, bound)) return oom(err, "BROTLI", src_len);
+  size_t n = bound;
+  if (!BrotliEncoderCompress(level ? level : 1, BROTLI_DEFAULT_WINDOW, BROTLI_MODE_GENERIC, src_len,
+                             src, &n, out->data + out->len)) {
+    return hs_error_set(err, HS_ERR_INTERNAL, "BROTLI: compression failed");
+  }
+  out->len += n;
+  return HS_OK;
+}
+
 hs_status hs_pq_compress(int32_t codec, int level, const uint8_t *src, size_t src_len, hs_buf *out,
                          hs_error *err) {
   switch (codec) {
@@ -312,8 +350,7 @@ hs_status hs_pq_compress(int32_t codec, int level, const uint8_t *src, size_t sr
   }
   case HS_PQ_CODEC_LZ4_RAW: return lz4_compress_raw(src, src_len, out, 0, err);
   case HS_PQ_CODEC_LZ4: return lz4_compress_raw(src, src_len, out, 8, err);
-  case HS_PQ_CODEC_BROTLI:
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "codec BROTLI is not supported");
+  case HS_PQ_CODEC_BROTLI: return brotli_compress(level, src, src_len, out, err);
   case HS_PQ_CODEC_LZO: return hs_error_set(err, HS_ERR_UNSUPPORTED, "codec LZO is not supported");
   default: return hs_error_set(err, HS_ERR_UNSUPPORTED, "unknown compression codec %d", codec);
   }

@@ -15,9 +15,9 @@
 
 static uint64_t g_rng = 777;
 
-static const int32_t k_codecs[] = {HS_PQ_CODEC_UNCOMPRESSED, HS_PQ_CODEC_SNAPPY,
-                                   HS_PQ_CODEC_GZIP,         HS_PQ_CODEC_ZSTD,
-                                   HS_PQ_CODEC_LZ4,          HS_PQ_CODEC_LZ4_RAW};
+static const int32_t k_codecs[] = {
+    HS_PQ_CODEC_UNCOMPRESSED, HS_PQ_CODEC_SNAPPY,  HS_PQ_CODEC_GZIP,  HS_PQ_CODEC_ZSTD,
+    HS_PQ_CODEC_LZ4,          HS_PQ_CODEC_LZ4_RAW, HS_PQ_CODEC_BROTLI};
 #define N_CODECS (sizeof k_codecs / sizeof k_codecs[0])
 
 static uint8_t *dup_exact(const uint8_t *p, size_t n) {
@@ -211,18 +211,14 @@ static void test_lz4_variants(void) {
 static void test_unsupported(void) {
   uint8_t x[4] = {1, 2, 3, 4}, d[4];
   hs_error e = {0};
-  CHECK(!hs_pq_codec_supported(HS_PQ_CODEC_BROTLI));
   CHECK(!hs_pq_codec_supported(HS_PQ_CODEC_LZO));
   CHECK(!hs_pq_codec_supported(99));
-  CHECK(hs_pq_decompress(HS_PQ_CODEC_BROTLI, x, 4, d, 4, &e) == HS_ERR_UNSUPPORTED);
-  CHECK(strcmp(e.message, "codec BROTLI is not supported") == 0);
-  hs_error e2 = {0};
-  CHECK(hs_pq_decompress(HS_PQ_CODEC_LZO, x, 4, d, 4, &e2) == HS_ERR_UNSUPPORTED);
-  CHECK(strstr(e2.message, "LZO") != NULL);
+  CHECK(hs_pq_decompress(HS_PQ_CODEC_LZO, x, 4, d, 4, &e) == HS_ERR_UNSUPPORTED);
+  CHECK(strstr(e.message, "LZO") != NULL);
   CHECK(hs_pq_decompress(-1, x, 4, d, 4, NULL) == HS_ERR_UNSUPPORTED);
   hs_buf b;
   hs_buf_init(&b);
-  CHECK(hs_pq_compress(HS_PQ_CODEC_BROTLI, 0, x, 4, &b, NULL) == HS_ERR_UNSUPPORTED);
+  CHECK(hs_pq_compress(HS_PQ_CODEC_LZO, 0, x, 4, &b, NULL) == HS_ERR_UNSUPPORTED);
   hs_buf_free(&b);
 }
 
