@@ -47,4 +47,34 @@ hs_status hs_arrow_ipc_schema_encode(const struct ArrowSchema *schema, hs_buf *o
 hs_status hs_arrow_ipc_schema_decode(const uint8_t *buf, size_t len, struct ArrowSchema *out,
                                      hs_error *err);
 
+/* The "ARROW:schema" value itself: base64 of the message, appended to
+ * `out` (no NUL terminator). */
+static inline hs_status hs_arrow_ipc_schema_encode_base64(const struct ArrowSchema *schema,
+                                                          hs_buf *out, hs_error *err) {
+  hs_buf raw;
+  hs_buf_init(&raw);
+  hs_status st = hs_arrow_ipc_schema_encode(schema, &raw, err);
+  if (st == HS_OK && !hs_base64_encode(raw.data, raw.len, out)) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "arrow ipc encode: out of memory");
+  }
+  hs_buf_free(&raw);
+  return st;
+}
+
+/* Decode an "ARROW:schema" value (base64 text of `len` bytes, not
+ * NUL-terminated) into an owned schema, as hs_arrow_ipc_schema_decode. */
+static inline hs_status hs_arrow_ipc_schema_decode_base64(const char *text, size_t len,
+                                                          struct ArrowSchema *out, hs_error *err) {
+  hs_buf raw;
+  hs_buf_init(&raw);
+  hs_status st = hs_base64_decode(text, len, &raw, err);
+  if (st == HS_OK) {
+    st = hs_arrow_ipc_schema_decode(raw.data, raw.len, out, err);
+  } else if (out != NULL) {
+    *out = (struct ArrowSchema){0};
+  }
+  hs_buf_free(&raw);
+  return st;
+}
+
 #endif /* HS_ARROW_IPC_H */

@@ -29,6 +29,7 @@
  * reset the arena) and deep-copied into an owned schema at the end, which
  * also keeps metadata containing NUL bytes intact.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,6 +163,8 @@ static size_t fb_table_write(fb_writer *w, fb_table *t) {
     }
   }
   size_t table_size = (cursor + 3) / 4 * 4;
+  uint8_t body[64] = {0};
+  assert(table_size <= sizeof body); /* at most 7 slots of <= 8 bytes in our tables */
   fb_pad(w, 2);
   size_t vt = w->buf.len;
   fb_put_u16(w, (uint16_t)(4 + 2 * t->n_slots));
@@ -169,7 +172,6 @@ static size_t fb_table_write(fb_writer *w, fb_table *t) {
   for (int i = 0; i < t->n_slots; i++) fb_put_u16(w, field_off[i]);
   fb_pad(w, 8);
   size_t pos = w->buf.len;
-  uint8_t body[64] = {0};
   hs_store_u32le(body, (uint32_t)(pos - vt)); /* vtable = table - soffset */
   for (int i = 0; i < t->n_slots; i++) {
     for (uint8_t b = 0; b < t->size[i]; b++) {

@@ -68,12 +68,7 @@ static hs_status encode(const struct ArrowSchema *s, hs_buf *out, hs_error *err)
 
 /* Decode the base64 text of a message. */
 static hs_status decode_b64(const char *text, struct ArrowSchema *out, hs_error *err) {
-  hs_buf raw;
-  hs_buf_init(&raw);
-  hs_status st = hs_base64_decode(text, strlen(text), &raw, err);
-  if (st == HS_OK) st = hs_arrow_ipc_schema_decode(raw.data, raw.len, out, err);
-  hs_buf_free(&raw);
-  return st;
+  return hs_arrow_ipc_schema_decode_base64(text, strlen(text), out, err);
 }
 
 /* encode → decode → equal; encode again → the same bytes. */
@@ -532,15 +527,13 @@ static int filter_mode(void) {
     while ((c = getchar()) != EOF && c != '\n') hs_buf_append_byte(&line, (uint8_t)c);
     if (line.len == 0 && c == EOF) break;
     hs_error err = {0};
-    hs_buf raw, msg, text;
+    hs_buf raw, text;
     hs_buf_init(&raw);
-    hs_buf_init(&msg);
     hs_buf_init(&text);
     struct ArrowSchema s = {0};
     hs_status st = hs_base64_decode((const char *)line.data, line.len, &raw, &err);
     if (st == HS_OK) st = hs_arrow_ipc_schema_decode(raw.data, raw.len, &s, &err);
-    if (st == HS_OK) st = hs_arrow_ipc_schema_encode(&s, &msg, &err);
-    if (st == HS_OK && !hs_base64_encode(msg.data, msg.len, &text)) st = HS_ERR_NOMEM;
+    if (st == HS_OK) st = hs_arrow_ipc_schema_encode_base64(&s, &text, &err);
     if (st == HS_OK) {
       printf("%.*s\n", (int)text.len, (const char *)text.data);
     } else {
@@ -549,7 +542,6 @@ static int filter_mode(void) {
     fflush(stdout);
     hs_arrow_schema_release(&s);
     hs_buf_free(&raw);
-    hs_buf_free(&msg);
     hs_buf_free(&text);
   }
   hs_buf_free(&line);
