@@ -19,22 +19,38 @@ from __future__ import annotations
 import json as _json
 import os
 import sys
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import pyarrow as pa
 
 from . import _core
 from ._core import ParquetStream
+from ._metadata import ColumnChunkMetadata, FileMetadata, RowGroupMetadata
 
 __all__ = [
     "read_table",
     "write_table",
     "iter_batches",
     "open_stream",
+    "stream_reader",
     "read_schema",
     "read_metadata",
     "inspect",
     "ParquetStream",
+    "FileMetadata",
+    "RowGroupMetadata",
+    "ColumnChunkMetadata",
     "COMPRESSIONS",
     "ENCODINGS",
 ]
@@ -72,6 +88,9 @@ def open_stream(
     The stream implements ``__arrow_c_stream__``: hand it to
     ``pyarrow.RecordBatchReader.from_stream``, ``pyarrow.table``,
     ``polars.from_arrow``, DuckDB, ... It can be exported exactly once.
+    Through that raw interface a failure while decoding is only an errno, which
+    pyarrow raises as ``OSError``; read it with :func:`stream_reader` to get the
+    :class:`HyperStreamError` subclass instead.
 
     Args:
         path: the Parquet file.
@@ -98,9 +117,37 @@ def iter_batches(
     filters: Optional[Sequence[Filter]] = None,
     batch_rows: int = 65536,
 ) -> pa.RecordBatchReader:
-    """Read ``path`` as a :class:`pyarrow.RecordBatchReader` (see :func:`open_stream`)."""
+    """Read ``path`` lazily as a :class:`pyarrow.RecordBatchReader`.
+
+    Arguments are those of :func:`open_stream`; ``batch_rows`` bounds the rows
+    per batch (0: one batch per row group). The file is opened and its footer
+    checked now; pages are decoded as batches are pulled. A failure met while
+    decoding raises the same :class:`HyperStreamError` subclass as
+    :func:`read_table` from the reader's ``read_next_batch``/``read_all``/
+    iteration.
+    """
     stream = open_stream(path, columns, rows, filters=filters, batch_rows=batch_rows)
-    return pa.RecordBatchReader.from_stream(stream)
+    return stream_reader(stream)
+
+
+def stream_reader(stream: ParquetStream) -> pa.RecordBatchReader:
+    """A :class:`pyarrow.RecordBatchReader` over an open :class:`ParquetStream`.
+
+    Unlike ``pyarrow.RecordBatchReader.from_stream(stream)``, which goes
+    through the Arrow C stream interface where a failure is only an errno
+    (pyarrow raises ``OSError``), this reader raises the
+    :class:`HyperStreamError` subclass of the failure with the C message.
+    """
+    schema = pa.Schema._import_from_c_capsule(stream._schema_capsule())
+    return pa.RecordBatchReader.from_batches(schema, _batches(stream))
+
+
+def _batches(stream: ParquetStream) -> Iterator[pa.RecordBatch]:
+    while True:
+        capsules = stream._read_next()
+        if capsules is None:
+            return
+        yield pa.RecordBatch._import_from_c_capsule(*capsules)
 
 
 def read_table(
@@ -123,19 +170,27 @@ def read_table(
         CorruptFileError: the file is not valid Parquet; the message names the
             file and the byte offset or structure that is wrong.
         UnsupportedError: valid Parquet using a feature not implemented.
+        InvalidArgumentError (a ValueError): ``rows`` is not strictly
+            increasing or past the end, or a filter is malformed.
     """
     stream = open_stream(path, columns, rows, filters=filters)
-    return pa.RecordBatchReader.from_stream(stream).read_all()
+    schema = pa.Schema._import_from_c_capsule(stream._schema_capsule())
+    return pa.Table.from_batches(list(_batches(stream)), schema=schema)
 
 
 def read_schema(path: PathLike) -> pa.Schema:
-    """The Arrow schema a read of ``path`` produces."""
+    """The Arrow schema a read of ``path`` produces (only the footer is read)."""
     return pa.schema(_core.parquet_schema(path))
 
 
-def read_metadata(path: PathLike) -> Dict[str, int]:
-    """``{"num_rows": ..., "num_row_groups": ...}`` from the footer of ``path``."""
-    return _core.parquet_metadata(path)
+def read_metadata(path: PathLike) -> FileMetadata:
+    """The footer of ``path`` as a :class:`FileMetadata`: row and row-group
+    counts, the writer, key-value metadata, the Arrow schema, and per row
+    group the column chunks with codecs, encodings, sizes and statistics.
+    Only the footer is read.
+    """
+    doc = _json.loads(_core.inspect(path, json=True))
+    return FileMetadata._from_json(doc, read_schema(path))
 
 
 def inspect(path: PathLike, json: bool = False) -> Union[str, Dict[str, Any]]:
@@ -283,20 +338,21 @@ def _str_list(value: Iterable[Any], what: str) -> List[str]:
 
 
 def _as_stream_source(data: Any) -> Any:
-    """Return an object implementing ``__arrow_c_stream__`` for ``data``."""
+    """Return an object implementing ``__arrow_c_stream__`` for ``data``, with
+    every column in a type the C writer stores (see :func:`_storable_type`)."""
     if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
+        return _storable(pa.Table.from_batches([data]))
     pd = sys.modules.get("pandas")
     if pd is not None and isinstance(data, pd.DataFrame):
-        return pa.Table.from_pandas(data, preserve_index=False)
+        return _storable(pa.Table.from_pandas(data, preserve_index=False))
     if isinstance(data, (pa.Table, pa.RecordBatchReader)):
-        return data
+        return _storable(data)
     if hasattr(data, "__arrow_c_stream__"):
-        return _without_view_types(pa.RecordBatchReader.from_stream(data))
+        return _storable(pa.RecordBatchReader.from_stream(data))
     if isinstance(data, Mapping):
-        return pa.table(dict(data))
+        return _storable(pa.table(dict(data)))
     if hasattr(data, "__arrow_c_array__"):
-        return pa.Table.from_batches([pa.record_batch(data)])
+        return _storable(pa.Table.from_batches([pa.record_batch(data)]))
     if hasattr(data, "to_arrow"):  # older polars and similar libraries
         return _as_stream_source(data.to_arrow())
     raise TypeError(
@@ -305,35 +361,61 @@ def _as_stream_source(data: Any) -> Any:
     )
 
 
-def _plain_type(t: pa.DataType) -> pa.DataType:
-    """`t` with string_view / binary_view (which polars and others export)
-    replaced by the large string / binary types Parquet maps them to."""
+def _storable_type(t: pa.DataType) -> pa.DataType:
+    """`t` with the types the C writer does not take replaced by the ones
+    Parquet stores them as, at any depth:
+
+    * dictionary arrays by their value type: Parquet dictionary-encodes by
+      itself, and the C writer refuses dictionary arrays (it would otherwise
+      see only the indices);
+    * string_view / binary_view (which polars and others export) by large
+      string / binary.
+    """
+    if pa.types.is_dictionary(t):
+        return _storable_type(t.value_type)
     if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t):
         return pa.large_string()
     if hasattr(pa.types, "is_binary_view") and pa.types.is_binary_view(t):
         return pa.large_binary()
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(_storable_type(t.key_type)),
+            t.item_field.with_type(_storable_type(t.item_type)),
+            keys_sorted=t.keys_sorted,
+        )
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        item = t.value_field.with_type(_plain_type(t.value_type))
+        item = t.value_field.with_type(_storable_type(t.value_type))
         if pa.types.is_fixed_size_list(t):
             return pa.list_(item, t.list_size)
         return pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
     if pa.types.is_struct(t):
-        return pa.struct([f.with_type(_plain_type(f.type)) for f in t])
+        return pa.struct([f.with_type(_storable_type(f.type)) for f in t])
     return t
 
 
-def _without_view_types(reader: pa.RecordBatchReader) -> pa.RecordBatchReader:
-    schema = reader.schema
-    target = pa.schema([f.with_type(_plain_type(f.type)) for f in schema], metadata=schema.metadata)
+def _storable(source: Union[pa.Table, pa.RecordBatchReader]) -> Any:
+    """`source` cast to :func:`_storable_type` column by column; unchanged
+    (no copy, no wrapper) when nothing needs casting."""
+    schema = source.schema
+    target = pa.schema([f.with_type(_storable_type(f.type)) for f in schema],
+                       metadata=schema.metadata)
     if target.equals(schema):
-        return reader
+        return source
+    if isinstance(source, pa.Table):
+        return source.cast(target)
 
     def batches() -> Iterable[pa.RecordBatch]:
-        for batch in reader:
-            yield batch.cast(target) if hasattr(batch, "cast") else pa.Table.from_batches(
-                [batch]).cast(target).to_batches()[0]
+        for batch in source:
+            yield _cast_batch(batch, target)
 
     return pa.RecordBatchReader.from_batches(target, batches())
+
+
+def _cast_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    if hasattr(batch, "cast"):  # pyarrow >= 16
+        return batch.cast(target)
+    cols = [col.cast(f.type) for col, f in zip(batch.columns, target)]
+    return pa.RecordBatch.from_arrays(cols, schema=target)
 
 
 def _with_field_ids(reader: pa.RecordBatchReader, field_ids: Mapping[str, int]) -> pa.RecordBatchReader:

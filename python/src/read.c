@@ -18,8 +18,9 @@
  */
 #include "core.h"
 
-#include <structmember.h>
+#include <errno.h>
 #include <string.h>
+#include <structmember.h>
 
 #include "arrow/arrow.h"
 #include "common/common.h"
@@ -260,16 +261,107 @@ fail:
 
 /* ------------------------------------------------------ ParquetStream */
 
+/* Where a ParquetStream is in its life. Every state but OPEN has released
+ * (or handed away) the C stream, so `stream.release == NULL` exactly when
+ * state != HS_PY_OPEN. */
+typedef enum hs_py_stream_state {
+  HS_PY_OPEN = 0,
+  HS_PY_EXPORTED, /* moved into a PyCapsule by __arrow_c_stream__ */
+  HS_PY_EXHAUSTED,
+  HS_PY_FAILED,
+  HS_PY_CLOSED
+} hs_py_stream_state;
+
+static const char *const hs_py_state_names[] = {"open", "exported", "exhausted", "failed",
+                                                "closed"};
+
 typedef struct hs_py_stream {
-  PyObject_HEAD struct ArrowArrayStream stream; /* release == NULL once handed out */
+  PyObject_HEAD struct ArrowArrayStream stream; /* release == NULL once not OPEN */
+  struct ArrowSchema schema;                    /* cached by the first read; owned */
   PyObject *path;                               /* str, for messages */
   long long num_rows;
   long long num_row_groups;
   long long row_groups_selected;
+  long long batches_read;
+  hs_py_stream_state state;
+  /* Set while get_next runs without the GIL: other threads calling in are
+   * refused instead of racing on the C stream (which is single-threaded). */
+  int busy;
 } hs_py_stream;
+
+/* The reader's stream callbacks can only return errno values (the Arrow C
+ * stream interface has no room for hs_status): ENOMEM, EINVAL, ENOSYS for
+ * unsupported features, and EIO for everything else, with the message from
+ * get_last_error. Recover the status as well as we can: EIO is bytes that do
+ * not decode (corrupt) unless the message says the operating system refused
+ * a read. The other errno values are accepted for readers that map more
+ * statuses. */
+static hs_status hs_py_status_of_errno(int rc, const char *msg) {
+  switch (rc) {
+  case ENOMEM: return HS_ERR_NOMEM;
+  case EINVAL: return HS_ERR_INVALID_ARG;
+  case ENOSYS:
+  case ENOTSUP: return HS_ERR_UNSUPPORTED;
+  case ENOENT: return HS_ERR_NOT_FOUND;
+  case EBADMSG:
+  case EILSEQ: return HS_ERR_CORRUPT;
+  default: break;
+  }
+  if (msg != NULL && (strstr(msg, "read failed") != NULL || strstr(msg, "cannot open") != NULL)) {
+    return HS_ERR_IO;
+  }
+  return HS_ERR_CORRUPT;
+}
+
+/* The path as UTF-8 for messages; never NULL. */
+static const char *hs_py_stream_path(hs_py_stream *self) {
+  const char *p = PyUnicode_AsUTF8(self->path);
+  if (p == NULL) {
+    PyErr_Clear();
+    p = "(unprintable path)";
+  }
+  return p;
+}
+
+/* Release the C stream (if still held) and enter `state`. */
+static void hs_py_stream_finish(hs_py_stream *self, hs_py_stream_state state) {
+  if (self->stream.release != NULL) self->stream.release(&self->stream);
+  self->state = state;
+}
+
+/* Raise the failure reported by a stream callback and enter FAILED. */
+static PyObject *hs_py_stream_raise(hs_py_stream *self, int rc) {
+  const char *msg = self->stream.get_last_error ? self->stream.get_last_error(&self->stream) : NULL;
+  hs_error err = {0};
+  hs_status st = hs_py_status_of_errno(rc, msg);
+  hs_error_set(&err, st, "%s", msg != NULL ? msg : "reading the stream failed");
+  hs_py_stream_finish(self, HS_PY_FAILED); /* after the message was copied out */
+  return hs_py_raise(st, &err, hs_py_stream_path(self));
+}
+
+/* 0 when the stream may be read or exported now; else raises and -1. */
+static int hs_py_stream_check_open(hs_py_stream *self) {
+  if (self->busy) {
+    hs_py_raise_msg(hs_py_error, "%s: this ParquetStream is being read by another thread",
+                    hs_py_stream_path(self));
+    return -1;
+  }
+  if (self->state == HS_PY_OPEN) return 0;
+  if (self->state == HS_PY_EXPORTED || self->state == HS_PY_EXHAUSTED) {
+    hs_py_raise_msg(hs_py_error,
+                    "%s: this ParquetStream was already consumed (%s); streams are one-shot, "
+                    "open the file again to read it again",
+                    hs_py_stream_path(self), hs_py_state_names[self->state]);
+  } else {
+    hs_py_raise_msg(hs_py_error, "%s: this ParquetStream is %s", hs_py_stream_path(self),
+                    hs_py_state_names[self->state]);
+  }
+  return -1;
+}
 
 static void hs_py_stream_dealloc(hs_py_stream *self) {
   if (self->stream.release != NULL) self->stream.release(&self->stream);
+  if (self->schema.release != NULL) self->schema.release(&self->schema);
   Py_XDECREF(self->path);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -284,6 +376,56 @@ static void hs_py_stream_capsule_free(PyObject *capsule) {
   hs_free(s);
 }
 
+static void hs_py_schema_capsule_free(PyObject *capsule) {
+  struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
+  if (s == NULL) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (s->release != NULL) s->release(s);
+  hs_free(s);
+}
+
+static void hs_py_array_capsule_free(PyObject *capsule) {
+  struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
+  if (a == NULL) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (a->release != NULL) a->release(a);
+  hs_free(a);
+}
+
+/* A new "arrow_schema" capsule holding a deep copy of `src`. */
+static PyObject *hs_py_schema_capsule(const struct ArrowSchema *src) {
+  struct ArrowSchema *heap = hs_calloc(1, sizeof *heap);
+  if (heap == NULL) return PyErr_NoMemory();
+  hs_error err = {0};
+  hs_status st = hs_arrow_schema_copy(src, heap, &err);
+  if (st != HS_OK) {
+    hs_free(heap);
+    return hs_py_raise(st, &err, NULL);
+  }
+  PyObject *capsule = PyCapsule_New(heap, "arrow_schema", hs_py_schema_capsule_free);
+  if (capsule == NULL) {
+    heap->release(heap);
+    hs_free(heap);
+  }
+  return capsule;
+}
+
+/* Fetch and cache the stream's schema (once). */
+static int hs_py_stream_load_schema(hs_py_stream *self) {
+  if (self->schema.release != NULL) return 0;
+  int rc = self->stream.get_schema(&self->stream, &self->schema);
+  if (rc != 0) {
+    self->schema.release = NULL;
+    hs_py_stream_raise(self, rc);
+    return -1;
+  }
+  return 0;
+}
+
 static PyObject *hs_py_stream_export(hs_py_stream *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"requested_schema", NULL};
   PyObject *requested = Py_None;
@@ -292,14 +434,7 @@ static PyObject *hs_py_stream_export(hs_py_stream *self, PyObject *args, PyObjec
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:__arrow_c_stream__", kwlist, &requested)) {
     return NULL;
   }
-  if (self->stream.release == NULL) {
-    const char *path = PyUnicode_AsUTF8(self->path);
-    if (path == NULL) return NULL;
-    return hs_py_raise_msg(hs_py_error,
-                           "%s: this ParquetStream was already consumed; streams are one-shot, "
-                           "call read_parquet() again to read the file again",
-                           path);
-  }
+  if (hs_py_stream_check_open(self) < 0) return NULL;
   struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
   if (heap == NULL) return PyErr_NoMemory();
   PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_stream_capsule_free);
@@ -309,29 +444,99 @@ static PyObject *hs_py_stream_export(hs_py_stream *self, PyObject *args, PyObjec
   }
   *heap = self->stream; /* move */
   self->stream.release = NULL;
+  self->state = HS_PY_EXPORTED;
   return capsule;
 }
 
+static PyObject *hs_py_stream_schema_capsule(hs_py_stream *self, PyObject *unused) {
+  if (self->schema.release == NULL) {
+    if (hs_py_stream_check_open(self) < 0 || hs_py_stream_load_schema(self) < 0) return NULL;
+  }
+  return hs_py_schema_capsule(&self->schema);
+}
+
+/* One batch as (schema capsule, array capsule), or None at the end. The
+ * decoding runs without the GIL. A failure raises the HyperStreamError
+ * subclass of the C status with the C message and leaves the stream FAILED. */
+static PyObject *hs_py_stream_read_next(hs_py_stream *self, PyObject *unused) {
+  if (hs_py_stream_check_open(self) < 0 || hs_py_stream_load_schema(self) < 0) return NULL;
+  struct ArrowArray *arr = hs_calloc(1, sizeof *arr);
+  if (arr == NULL) return PyErr_NoMemory();
+  self->busy = 1;
+  PyThreadState *ts = PyEval_SaveThread();
+  int rc = self->stream.get_next(&self->stream, arr);
+  PyEval_RestoreThread(ts);
+  self->busy = 0;
+  if (rc != 0) {
+    hs_free(arr);
+    return hs_py_stream_raise(self, rc);
+  }
+  if (arr->release == NULL) {
+    hs_free(arr);
+    hs_py_stream_finish(self, HS_PY_EXHAUSTED); /* closes the file now, not at gc */
+    Py_RETURN_NONE;
+  }
+  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
+  if (acap == NULL) {
+    arr->release(arr);
+    hs_free(arr);
+    return NULL;
+  }
+  PyObject *scap = hs_py_schema_capsule(&self->schema);
+  if (scap == NULL) {
+    Py_DECREF(acap);
+    return NULL;
+  }
+  self->batches_read++;
+  PyObject *out = PyTuple_Pack(2, scap, acap);
+  Py_DECREF(scap);
+  Py_DECREF(acap);
+  return out;
+}
+
 static PyObject *hs_py_stream_close(hs_py_stream *self, PyObject *unused) {
-  if (self->stream.release != NULL) self->stream.release(&self->stream);
+  if (self->busy) {
+    return hs_py_raise_msg(hs_py_error,
+                           "%s: cannot close a ParquetStream while another thread "
+                           "reads it",
+                           hs_py_stream_path(self));
+  }
+  if (self->state == HS_PY_OPEN) hs_py_stream_finish(self, HS_PY_CLOSED);
   Py_RETURN_NONE;
 }
 
 static PyObject *hs_py_stream_consumed(hs_py_stream *self, void *unused) {
-  return PyBool_FromLong(self->stream.release == NULL);
+  return PyBool_FromLong(self->state != HS_PY_OPEN);
+}
+
+static PyObject *hs_py_stream_state_get(hs_py_stream *self, void *unused) {
+  return PyUnicode_FromString(hs_py_state_names[self->state]);
 }
 
 static PyObject *hs_py_stream_repr(hs_py_stream *self) {
-  return PyUnicode_FromFormat("<ParquetStream %R rows=%lld row_groups=%lld/%lld%s>", self->path,
-                              self->num_rows, self->row_groups_selected, self->num_row_groups,
-                              self->stream.release == NULL ? " consumed" : "");
+  return PyUnicode_FromFormat(
+      "<ParquetStream %R num_rows=%lld row_groups=%lld/%lld "
+      "batches_read=%lld %s>",
+      self->path, self->num_rows, self->row_groups_selected, self->num_row_groups,
+      self->batches_read, hs_py_state_names[self->state]);
 }
 
 static PyMethodDef hs_py_stream_methods[] = {
     {"__arrow_c_stream__", (PyCFunction)(void (*)(void))hs_py_stream_export,
-     METH_VARARGS | METH_KEYWORDS, "Export the stream as a PyCapsule 'arrow_array_stream' (once)."},
+     METH_VARARGS | METH_KEYWORDS,
+     "__arrow_c_stream__(requested_schema=None) -> PyCapsule\n\n"
+     "Export the rest of the stream as a PyCapsule 'arrow_array_stream' (once).\n"
+     "Errors met later by the consumer are reported through the C stream\n"
+     "interface (errno and message), so pyarrow raises OSError for them; read\n"
+     "through hyperstreamdb.parquet to get HyperStreamError subclasses."},
+    {"_schema_capsule", (PyCFunction)hs_py_stream_schema_capsule, METH_NOARGS,
+     "_schema_capsule() -> PyCapsule\n\nThe batches' struct schema as a PyCapsule 'arrow_schema'."},
+    {"_read_next", (PyCFunction)hs_py_stream_read_next, METH_NOARGS,
+     "_read_next() -> (PyCapsule, PyCapsule) | None\n\n"
+     "Decode the next batch: its 'arrow_schema' and 'arrow_array' capsules, or\n"
+     "None at the end. Raises the HyperStreamError subclass of the failure."},
     {"close", (PyCFunction)hs_py_stream_close, METH_NOARGS,
-     "Release the stream without reading it (idempotent)."},
+     "close() -> None\n\nRelease the stream and its file without reading the rest (idempotent)."},
     {NULL, NULL, 0, NULL}};
 
 static PyMemberDef hs_py_stream_members[] = {
@@ -341,11 +546,16 @@ static PyMemberDef hs_py_stream_members[] = {
      "Row groups in the file."},
     {"row_groups_selected", T_LONGLONG, offsetof(hs_py_stream, row_groups_selected), READONLY,
      "Row groups this stream reads after pruning by `filters`."},
+    {"batches_read", T_LONGLONG, offsetof(hs_py_stream, batches_read), READONLY,
+     "Batches decoded so far through hyperstreamdb (not counting an exported stream)."},
     {NULL, 0, 0, 0, NULL}};
 
-static PyGetSetDef hs_py_stream_getset[] = {{"consumed", (getter)hs_py_stream_consumed, NULL,
-                                             "True once the stream was exported or closed.", NULL},
-                                            {NULL, NULL, NULL, NULL, NULL}};
+static PyGetSetDef hs_py_stream_getset[] = {
+    {"consumed", (getter)hs_py_stream_consumed, NULL,
+     "True once the stream was exported, read to the end, failed or closed.", NULL},
+    {"state", (getter)hs_py_stream_state_get, NULL,
+     "'open', 'exported', 'exhausted', 'failed' or 'closed'.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject hs_py_stream_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hyperstreamdb._core.ParquetStream",
@@ -356,7 +566,9 @@ static PyTypeObject hs_py_stream_type = {
     .tp_doc =
         "A one-shot stream of record batches read from a Parquet file.\n\n"
         "Pass it to pyarrow.table(), pyarrow.RecordBatchReader.from_stream(),\n"
-        "polars.from_arrow() or any consumer of the Arrow PyCapsule Interface.",
+        "polars.from_arrow() or any consumer of the Arrow PyCapsule Interface,\n"
+        "or read it with hyperstreamdb.parquet.stream_reader(), which raises\n"
+        "HyperStreamError subclasses for failures met mid-stream.",
     .tp_methods = hs_py_stream_methods,
     .tp_members = hs_py_stream_members,
     .tp_getset = hs_py_stream_getset,
@@ -390,6 +602,10 @@ PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs) {
   obj = PyObject_New(hs_py_stream, &hs_py_stream_type);
   if (obj == NULL) goto fail;
   obj->stream.release = NULL;
+  obj->schema.release = NULL;
+  obj->state = HS_PY_CLOSED; /* until the C stream is in place */
+  obj->busy = 0;
+  obj->batches_read = 0;
   obj->path = NULL;
   obj->path = PyUnicode_DecodeFSDefault(p);
   if (obj->path == NULL) goto fail;
@@ -433,6 +649,7 @@ PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs) {
   obj->stream.get_last_error = hs_py_owned_get_last_error;
   obj->stream.release = hs_py_owned_release;
   obj->stream.private_data = o;
+  obj->state = HS_PY_OPEN;
   Py_DECREF(path);
   return (PyObject *)obj;
 fail:
@@ -481,31 +698,8 @@ static void hs_py_schema_dealloc(hs_py_schema *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static void hs_py_schema_capsule_free(PyObject *capsule) {
-  struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
-  if (s == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (s->release != NULL) s->release(s);
-  hs_free(s);
-}
-
 static PyObject *hs_py_schema_export(hs_py_schema *self, PyObject *unused) {
-  struct ArrowSchema *heap = hs_calloc(1, sizeof *heap);
-  if (heap == NULL) return PyErr_NoMemory();
-  hs_error err = {0};
-  hs_status st = hs_arrow_schema_copy(&self->schema, heap, &err);
-  if (st != HS_OK) {
-    hs_free(heap);
-    return hs_py_raise(st, &err, NULL);
-  }
-  PyObject *capsule = PyCapsule_New(heap, "arrow_schema", hs_py_schema_capsule_free);
-  if (capsule == NULL) {
-    heap->release(heap);
-    hs_free(heap);
-  }
-  return capsule;
+  return hs_py_schema_capsule(&self->schema);
 }
 
 static PyMethodDef hs_py_schema_methods[] = {

@@ -366,7 +366,31 @@ def test_schema_and_metadata(hdb, path):
     table = TABLES["temporal_decimal"]
     pq.write_table(table, path, row_group_size=400)
     assert hdb.parquet.read_schema(path).names == table.column_names
-    assert hdb.parquet.read_metadata(path) == {"num_rows": 1000, "num_row_groups": 3}
+    md = hdb.parquet.read_metadata(path)
+    ref = pq.read_metadata(path)
+    assert (md.num_rows, md.num_row_groups, md.num_columns) == (1000, 3, 3)
+    assert md.created_by == ref.created_by
+    assert md.schema == hdb.parquet.read_schema(path)
+    assert set(md.metadata) == {k.decode() for k in ref.metadata}
+    assert [g.num_rows for g in md.row_groups] == [400, 400, 200]
+    for i, g in enumerate(md.row_groups):
+        assert g.index == i and g.num_columns == 3 and len(list(g)) == 3
+        for j, c in enumerate(g):
+            rc = ref.row_group(i).column(j)
+            assert (c.path, c.physical_type, c.num_values) == (
+                rc.path_in_schema, rc.physical_type, rc.num_values)
+            assert (c.compressed_size, c.uncompressed_size) == (
+                rc.total_compressed_size, rc.total_uncompressed_size)
+            assert c.codec == rc.compression
+            assert c.statistics["null_count"] == rc.statistics.null_count
+    assert md.row_group(0).column(0).path == "ts"
+    assert md.to_dict()["row_groups"][2]["num_rows"] == 200
+    r = repr(md)
+    assert r.startswith("<FileMetadata ") and "num_rows=1000" in r and "num_row_groups=3" in r
+    assert "num_rows=400" in repr(md.row_group(0))
+    assert "'ts'" in repr(md.row_group(0).column(0))
+    with pytest.raises(hdb.NotFoundError):
+        hdb.parquet.read_metadata(path + ".missing")
 
 
 def test_inspect(hdb, path):
@@ -403,3 +427,147 @@ def test_threads_share_the_library(hdb, tmp_path):
 def test_version(hdb):
     assert hdb.__version__ == "0.1.0"
     assert hdb._core.__version__ == "0.1.0"
+
+
+# ------------------------------------------------------------ errors met mid-stream
+
+
+def _crc_damaged_file(path):
+    """A file whose footer is intact but whose second data page fails its CRC:
+    opening succeeds, decoding fails."""
+    n = 4000
+    pq.write_table(pa.table({"id": pa.array(np.arange(n, dtype=np.int64) + 10**12)}), path,
+                   compression="none", use_dictionary=False, write_page_checksum=True,
+                   data_page_size=2048, write_statistics=False, row_group_size=1000)
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    pos = data.find((10**12 + 2500).to_bytes(8, "little", signed=True))
+    assert pos > 0
+    data[pos] ^= 0x10
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+
+
+def test_stream_errors_raise_our_classes(hdb, path):
+    _crc_damaged_file(path)
+    s = hdb.parquet.open_stream(path)  # the footer is fine
+    assert s.state == "open"
+    with pytest.raises(hdb.CorruptFileError) as e:
+        hdb.parquet.read_table(path)
+    assert "t.parquet" in str(e.value) and "crc" in str(e.value).lower()
+    assert e.value.status == "corrupt data"  # hs_status_str(HS_ERR_CORRUPT)
+    reader = hdb.parquet.iter_batches(path, batch_rows=500)
+    got = []
+    with pytest.raises(hdb.CorruptFileError, match="t.parquet"):
+        for batch in reader:
+            got.append(batch.num_rows)
+    assert sum(got) == 2000  # the two row groups before the damaged one
+    with pytest.raises(hdb.CorruptFileError):
+        hdb.parquet.iter_batches(path).read_all()
+    # The stream is left failed: it says so instead of reading on.
+    reader = hdb.parquet.stream_reader(s)
+    with pytest.raises(hdb.CorruptFileError):
+        reader.read_all()
+    assert s.consumed and s.state == "failed" and "failed" in repr(s)
+    with pytest.raises(hdb.HyperStreamError, match="failed"):
+        s.__arrow_c_stream__()
+    # The raw C stream interface carries only an errno: pyarrow's OSError.
+    with pytest.raises(OSError, match="t.parquet"):
+        pa.RecordBatchReader.from_stream(hdb.parquet.open_stream(path)).read_all()
+
+
+def test_stream_repr_and_states(hdb, path):
+    pq.write_table(TABLES["ints_strings_nulls"], path, row_group_size=300)
+    s = hdb.parquet.open_stream(path, filters=[("id", "<", 10)])
+    r = repr(s)
+    assert r.startswith("<ParquetStream ") and "t.parquet" in r
+    assert "num_rows=1000" in r and "row_groups=1/4" in r and r.endswith("open>")
+    reader = hdb.parquet.stream_reader(s)
+    assert reader.schema == hdb.parquet.read_schema(path)
+    assert reader.read_all().num_rows == 300
+    assert s.state == "exhausted" and s.batches_read == 1 and "exhausted" in repr(s)
+    with pytest.raises(hdb.HyperStreamError, match="already consumed"):
+        pa.table(s)
+    s = hdb.parquet.open_stream(path)
+    s.__arrow_c_stream__()
+    assert s.state == "exported"
+    s = hdb.parquet.open_stream(path)
+    s.close()
+    assert s.state == "closed"
+    with pytest.raises(hdb.HyperStreamError, match="closed"):
+        hdb.parquet.stream_reader(s)
+
+
+def test_read_empty_file(hdb, path):
+    hdb.parquet.write_table(TABLES["empty"], path)
+    conftest.assert_tables_equal(hdb.parquet.read_table(path), TABLES["empty"])
+    assert hdb.parquet.iter_batches(path).read_all().num_rows == 0
+
+
+# ------------------------------------------------------------ dictionary columns
+
+
+def test_dictionary_columns_are_written_decoded(hdb, tmp_path):
+    d = pa.array(["x", "y", None, "x", ""]).dictionary_encode()
+    di = pa.array([7, None, 7, 8, 9], pa.int64()).dictionary_encode()
+    lst = pa.ListArray.from_arrays(pa.array([0, 2, 2, 5, 5, 5], pa.int32()), d)
+    fsl = pa.FixedSizeListArray.from_arrays(pa.array(["p", "q"] * 5).dictionary_encode(), 2)
+    table = pa.table({"d": d, "di": di, "lst": lst, "fsl": fsl})
+    want = table.cast(pa.schema([
+        ("d", pa.string()), ("di", pa.int64()), ("lst", pa.list_(pa.string())),
+        ("fsl", pa.list_(pa.string(), 2)),
+    ]))
+    inputs = {
+        "table": table,
+        "batch": table.to_batches()[0],
+        "reader": pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=2)),
+        "capsule_only": _CapsuleOnly(table),
+    }
+    for kind, data in inputs.items():
+        p = str(tmp_path / f"{kind}.parquet")
+        hdb.parquet.write_table(data, p)
+        theirs = pq.read_table(p)
+        for name in want.column_names:
+            got = theirs.column(name)
+            if pa.types.is_dictionary(got.type):
+                got = got.cast(got.type.value_type)
+            assert got.to_pylist() == want.column(name).to_pylist(), (kind, name)
+        conftest.assert_tables_equal(hdb.parquet.read_table(p), want, check_nullability=False,
+                                     what=kind)
+
+
+class _CapsuleOnly:
+    """Only the PyCapsule stream protocol, like a foreign library's table."""
+
+    def __init__(self, table):
+        self._table = table
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._table.__arrow_c_stream__(requested_schema)
+
+
+# ------------------------------------------------------------ the package surface
+
+
+def test_public_names(hdb):
+    for name in hdb.__all__:
+        assert hasattr(hdb, name), name
+    for name in hdb.parquet.__all__:
+        obj = getattr(hdb.parquet, name)
+        if callable(obj) and not isinstance(obj, type):
+            assert obj.__doc__ and obj.__doc__.strip(), f"{name} has no docstring"
+    for name in ("read_table", "write_table", "iter_batches", "open_stream", "stream_reader",
+                 "read_schema", "read_metadata", "inspect", "FileMetadata"):
+        assert name in hdb.parquet.__all__, name
+    for name in ("HyperStreamError", "CorruptFileError", "parquet"):
+        assert name in hdb.__all__, name
+
+
+def test_dictionary_decoding_reaches_every_depth(hdb):
+    """Structs and maps are not written by the C writer yet, but the Python
+    side already decodes dictionaries inside them."""
+    dict_s = pa.dictionary(pa.int8(), pa.string())
+    nested = pa.struct([("a", dict_s), ("m", pa.map_(dict_s, pa.list_(dict_s)))])
+    assert hdb.parquet._storable_type(nested) == pa.struct(
+        [("a", pa.string()), ("m", pa.map_(pa.string(), pa.list_(pa.string())))])
+    assert hdb.parquet._storable_type(pa.large_list(dict_s)) == pa.large_list(pa.string())
