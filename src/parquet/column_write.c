@@ -677,6 +677,17 @@ static hs_status encode_values(hs_wcol *c, int32_t *encoding, hs_error *err) {
     break;
   case HS_ENCODING_DELTA_LENGTH_BYTE_ARRAY:
   case HS_ENCODING_DELTA_BYTE_ARRAY:
+    if (l->type == HS_PQ_FIXED_LEN_BYTE_ARRAY) {
+      /* FLBA values lie back to back: offsets every phys_width bytes. */
+      if (c->vals.len > INT32_MAX)
+        return hs_error_set(err, HS_ERR_UNSUPPORTED, "column '%s': page over 2 GiB", l->dotted);
+      c->gather.len = 0;
+      if (!hs_buf_reserve(&c->gather, (size_t)(n + 1) * 4)) return oom(c, err);
+      int32_t *off = (int32_t *)c->gather.data;
+      for (int64_t k = 0; k <= n; k++) off[k] = (int32_t)(k * c->phys_width);
+      st = hs_delta_byte_array_encode(off, c->vals.data, (size_t)n, &c->enc, err);
+      break;
+    }
     if ((st = split_plain_bytes(c, n, err)) != HS_OK) return st;
     if (enc == HS_ENCODING_DELTA_LENGTH_BYTE_ARRAY)
       st = hs_delta_length_encode((const int32_t *)c->gather.data, c->body.data, (size_t)n, &c->enc,

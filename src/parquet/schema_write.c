@@ -227,8 +227,10 @@ static hs_status check_encoding(const hs_wleaf *l, int enc, hs_error *err) {
   case HS_ENCODING_DELTA_BINARY_PACKED:
     ok = l->type == HS_PQ_INT32 || l->type == HS_PQ_INT64;
     break;
-  case HS_ENCODING_DELTA_LENGTH_BYTE_ARRAY:
-  case HS_ENCODING_DELTA_BYTE_ARRAY: ok = l->type == HS_PQ_BYTE_ARRAY; break;
+  case HS_ENCODING_DELTA_LENGTH_BYTE_ARRAY: ok = l->type == HS_PQ_BYTE_ARRAY; break;
+  case HS_ENCODING_DELTA_BYTE_ARRAY:
+    ok = l->type == HS_PQ_BYTE_ARRAY || l->type == HS_PQ_FIXED_LEN_BYTE_ARRAY;
+    break;
   case HS_ENCODING_BYTE_STREAM_SPLIT:
     ok = l->type == HS_PQ_FLOAT || l->type == HS_PQ_DOUBLE || l->type == HS_PQ_INT32 ||
          l->type == HS_PQ_INT64 || l->type == HS_PQ_FIXED_LEN_BYTE_ARRAY;

@@ -505,17 +505,15 @@ static void test_direct(const char *dir) {
 }
 
 static void test_encodings(const char *dir) {
-  static const char *names[] = {"i32", "i64", "f32", "f64", "s", "bin", "u32", "fb", "ls", "lst"};
-  static const hs_encoding encs[] = {HS_ENCODING_DELTA_BINARY_PACKED,
-                                     HS_ENCODING_DELTA_BINARY_PACKED,
-                                     HS_ENCODING_BYTE_STREAM_SPLIT,
-                                     HS_ENCODING_BYTE_STREAM_SPLIT,
-                                     HS_ENCODING_DELTA_LENGTH_BYTE_ARRAY,
-                                     HS_ENCODING_DELTA_BYTE_ARRAY,
-                                     HS_ENCODING_PLAIN,
-                                     HS_ENCODING_BYTE_STREAM_SPLIT,
-                                     HS_ENCODING_RLE_DICTIONARY,
-                                     HS_ENCODING_DELTA_BINARY_PACKED};
+  static const char *names[] = {"i32", "i64", "f32", "f64", "s",     "bin",
+                                "u32", "fb",  "ls",  "lst", "dec20", "f16"};
+  static const hs_encoding encs[] = {
+      HS_ENCODING_DELTA_BINARY_PACKED, HS_ENCODING_DELTA_BINARY_PACKED,
+      HS_ENCODING_BYTE_STREAM_SPLIT, HS_ENCODING_BYTE_STREAM_SPLIT,
+      HS_ENCODING_DELTA_LENGTH_BYTE_ARRAY, HS_ENCODING_DELTA_BYTE_ARRAY, HS_ENCODING_PLAIN,
+      HS_ENCODING_BYTE_STREAM_SPLIT, HS_ENCODING_RLE_DICTIONARY, HS_ENCODING_DELTA_BINARY_PACKED,
+      /* FIXED_LEN_BYTE_ARRAY columns */
+      HS_ENCODING_DELTA_BYTE_ARRAY, HS_ENCODING_DELTA_BYTE_ARRAY};
   for (int v = 1; v <= 2; v++) {
     char path[512];
     snprintf(path, sizeof(path), "%s/enc_v%d.parquet", dir, v);
@@ -529,6 +527,20 @@ static void test_encodings(const char *dir) {
     hs_error err = {0};
     CHECK_OK(write_file(path, &o, C_COUNT, 0, N, N, &err), &err);
     verify_file(path, C_COUNT, 0, N);
+    hs_parquet_reader *r;
+    const hs_pq_file_metadata *md = open_md(path, &r);
+    if (md) {
+      /* FLBA columns really are DELTA_BYTE_ARRAY. */
+      static const int flba[] = {C_F16, C_DEC20};
+      for (int f = 0; f < 2; f++) {
+        const hs_pq_column_meta *m = &md->row_groups[0].columns[flba[f]].meta_data;
+        bool delta = false;
+        for (uint32_t k = 0; k < m->n_encodings; k++)
+          delta |= m->encodings[k] == HS_PQ_ENC_DELTA_BYTE_ARRAY;
+        CHECK(m->type == HS_PQ_FIXED_LEN_BYTE_ARRAY && delta);
+      }
+    }
+    hs_parquet_reader_free(r);
   }
   /* Invalid override: DELTA_BINARY_PACKED on a string column. */
   hs_parquet_write_options o;
