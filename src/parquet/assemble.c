@@ -13,6 +13,11 @@
  * Buffers are lent when possible: a leaf without nulls or nesting whose
  * window spans all of its data hands its value buffer to the Arrow array
  * (the leaf data loses it) instead of copying.
+ *
+ * Fast paths skip the per-level work where levels say nothing: a flat leaf
+ * without stored levels maps slot j to value vlo + j (no slot list), and a
+ * fixed-size list over implicit levels (every list full, no nulls) takes
+ * its child's values as one contiguous run.
  */
 #include <string.h>
 
@@ -36,17 +41,27 @@ static hs_status oom(hs_error *err, const char *what) {
 
 static hs_status check_window(const hs_pq_leaf_window *w, hs_error *err) {
   const hs_pq_leaf_data *d = w->data;
-  if ((w->desc->max_def > 0 && d->def == NULL) || (w->desc->max_rep > 0 && d->rep == NULL) ||
-      w->lo < 0 || w->hi > d->n_levels || w->lo > w->hi || w->vlo < 0 || w->vlo > d->n_values) {
+  /* A NULL def means every level is max_def (implicit levels); a NULL
+   * rep needs the window's rep_period. */
+  if ((w->desc->max_rep > 0 && d->rep == NULL && w->rep_period <= 0) || w->lo < 0 ||
+      w->hi > d->n_levels || w->lo > w->hi || w->vlo < 0 || w->vlo > d->n_values) {
     return hs_error_set(err, HS_ERR_INTERNAL, "column '%s': leaf data window is inconsistent",
                         w->desc->path);
   }
   return HS_OK;
 }
 
-hs_status hs_pq_window_advance(const hs_pq_leaf_data *d, const hs_pq_leaf_desc *desc, int64_t *lo,
-                               int64_t *vlo, int64_t n_rows, hs_error *err) {
+hs_status hs_pq_window_advance(const hs_pq_leaf_data *d, const hs_pq_leaf_desc *desc,
+                               int64_t rep_period, int64_t *lo, int64_t *vlo, int64_t n_rows,
+                               hs_error *err) {
   int64_t i = *lo, v = *vlo, rows = 0;
+  if (d->rep == NULL && rep_period > 0 && desc->max_rep > 0) {
+    /* Implicit levels: rep_period levels per record, all of them values. */
+    if (d->def != NULL || n_rows > (d->n_levels - i) / rep_period) goto short_data;
+    *lo = i + n_rows * rep_period;
+    *vlo = v + n_rows * rep_period;
+    return HS_OK;
+  }
   if (d->rep == NULL) {
     if (n_rows > d->n_levels - i) goto short_data;
     for (int64_t k = 0; d->def && k < n_rows; k++) v += d->def[i + k] == desc->max_def;
@@ -109,12 +124,32 @@ static hs_status slot_validity(const hs_pq_node *n, const hs_pq_leaf_window *w, 
 /* ----------------------------------------------------------- leaves */
 
 /* Per output slot, the index of its value in the leaf data or -1 (null).
- * For fixed-size lists, a null list contributes `pad` null slots. */
+ * For fixed-size lists, a null list contributes `pad` null slots. With
+ * idx NULL the slots are contiguous: slot j holds value first + j and
+ * there are no nulls. */
 typedef struct leaf_slots {
   int64_t *idx;
   int64_t n;
   int64_t nulls;
+  int64_t first;
 } leaf_slots;
+
+static inline int64_t slot_value(const leaf_slots *s, int64_t j) {
+  return s->idx ? s->idx[j] : s->first + j;
+}
+
+/* Contiguous slots for a window without levels that could hide nulls or
+ * nesting (true when no def/rep is stored): slot j is value vlo + j. */
+static bool leaf_slots_contiguous(const hs_pq_leaf_window *w, leaf_slots *out) {
+  if (w->data->rep != NULL || w->data->def != NULL || w->desc->max_rep > 0) return false;
+  int64_t n = w->hi - w->lo;
+  if (w->vlo > w->data->n_values || n > w->data->n_values - w->vlo) return false;
+  out->idx = NULL;
+  out->n = n;
+  out->nulls = 0;
+  out->first = w->vlo;
+  return true;
+}
 
 static hs_status leaf_slots_compute(const hs_pq_node *n, const hs_pq_leaf_window *w,
                                     leaf_slots *out, hs_error *err) {
@@ -214,7 +249,7 @@ static hs_status finish_array(struct ArrowArray *out, int64_t len, int64_t nulls
 static hs_status validity_from_slots(const leaf_slots *s, uint8_t **out, const char *what,
                                      hs_error *err) {
   *out = NULL;
-  if (s->nulls == 0) return HS_OK;
+  if (s->nulls == 0 || s->idx == NULL) return HS_OK;
   uint8_t *bits = buf_alloc((size_t)(s->n + 7) / 8);
   if (bits == NULL) return oom(err, what);
   for (int64_t j = 0; j < s->n; j++) {
@@ -233,7 +268,7 @@ static hs_status build_binary(const hs_pq_node *n, hs_pq_leaf_window *w, const l
                         w->desc->path);
   }
   /* Lend: the leaf's offsets and bytes are already Arrow's layout. */
-  if (w->whole && s->nulls == 0 && w->vlo == 0 && s->n == d->n_values) {
+  if (w->whole && s->nulls == 0 && slot_value(s, 0) == 0 && s->n == d->n_values) {
     int32_t *offs = d->offsets;
     d->offsets = NULL;
     void *bytes = hs_buf_detach(&d->data);
@@ -245,7 +280,17 @@ static hs_status build_binary(const hs_pq_node *n, hs_pq_leaf_window *w, const l
   hs_buf_init(&bytes);
   if (offs == NULL) goto nomem;
   offs[0] = 0;
-  for (int64_t j = 0; j < s->n; j++) {
+  if (s->idx == NULL && s->n > 0) { /* contiguous: one copy, offsets rebased */
+    int32_t a = d->offsets[s->first], b = d->offsets[s->first + s->n];
+    if (a < 0 || b < a || (size_t)b > d->data.len) goto corrupt;
+    if (!hs_buf_append(&bytes, d->data.data + a, (size_t)(b - a))) goto nomem;
+    for (int64_t j = 0; j < s->n; j++) {
+      int32_t o = d->offsets[s->first + j + 1] - a;
+      if (o < offs[j] || o > b - a) goto corrupt;
+      offs[j + 1] = o;
+    }
+  }
+  for (int64_t j = 0; s->idx != NULL && j < s->n; j++) {
     int64_t v = s->idx[j];
     if (v >= 0) {
       int32_t a = d->offsets[v], b = d->offsets[v + 1];
@@ -270,6 +315,12 @@ static hs_status build_binary(const hs_pq_node *n, hs_pq_leaf_window *w, const l
   void *data = hs_buf_detach(&bytes);
   if (data == NULL) data = buf_alloc(0);
   return finish_array(out, s->n, s->nulls, validity, offs, data, 3, err);
+corrupt:
+  hs_free(offs);
+  hs_free(validity);
+  hs_buf_free(&bytes);
+  return hs_error_set(err, HS_ERR_CORRUPT, "column '%s': byte array offsets out of range",
+                      w->desc->path);
 nomem:
   hs_free(offs);
   hs_free(validity);
@@ -306,8 +357,21 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
       hs_free(validity);
       return oom(err, n->name);
     }
-    for (int64_t j = 0; j < s->n; j++) {
-      if (s->idx[j] >= 0 && d->values.data[s->idx[j]]) bits[j >> 3] |= (uint8_t)(1u << (j & 7));
+    if (s->idx == NULL) {
+      const uint8_t *src = d->values.data + s->first;
+      int64_t j = 0;
+      for (; j + 8 <= s->n; j += 8) {
+        unsigned b = 0;
+        for (int k = 0; k < 8; k++) b |= (unsigned)(src[j + k] != 0) << k;
+        bits[j >> 3] = (uint8_t)b;
+      }
+      for (; j < s->n; j++) {
+        if (src[j]) bits[j >> 3] |= (uint8_t)(1u << (j & 7));
+      }
+    } else {
+      for (int64_t j = 0; j < s->n; j++) {
+        if (s->idx[j] >= 0 && d->values.data[s->idx[j]]) bits[j >> 3] |= (uint8_t)(1u << (j & 7));
+      }
     }
     return finish_array(out, s->n, s->nulls, validity, bits, NULL, 2, err);
   }
@@ -318,7 +382,8 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
                         w->desc->path, n->format);
   }
   bool same = dw == sw && n->atype.id != HS_AT_DECIMAL128 && w->desc->type != HS_PQ_INT96;
-  if (same && w->whole && s->nulls == 0 && w->vlo == 0 && s->n == d->n_values) {
+  int64_t first = s->n > 0 ? slot_value(s, 0) : 0;
+  if (same && w->whole && s->nulls == 0 && first == 0 && s->n == d->n_values) {
     void *vals = hs_buf_detach(&d->values);
     if (vals == NULL) vals = buf_alloc(0);
     return finish_array(out, s->n, 0, validity, vals, NULL, 2, err);
@@ -330,11 +395,14 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
     hs_free(validity);
     return oom(err, n->name);
   }
-  if (same && s->nulls == 0) {
+  if (same && s->nulls == 0 && s->idx == NULL) {
+    memcpy(vals, d->values.data + (size_t)first * (size_t)sw, bytes);
+  } else if (same && s->nulls == 0) {
     memcpy(vals, d->values.data + (size_t)w->vlo * (size_t)sw, bytes);
   } else {
     for (int64_t j = 0; j < s->n; j++) {
-      if (s->idx[j] >= 0) convert_value(n, w, s->idx[j], vals + (size_t)j * (size_t)dw, dw);
+      int64_t v = slot_value(s, j);
+      if (v >= 0) convert_value(n, w, v, vals + (size_t)j * (size_t)dw, dw);
     }
   }
   return finish_array(out, s->n, s->nulls, validity, vals, NULL, 2, err);
@@ -422,6 +490,27 @@ static hs_status build_fixed_list(const hs_pq_node *n, hs_pq_leaf_window *window
                                   struct ArrowArray *out, hs_error *err) {
   const hs_pq_node *child = n->children[0];
   hs_pq_leaf_window *w = &windows[child->leaf];
+  if (w->data->rep == NULL && w->rep_period > 0) {
+    /* Implicit levels: every list holds fixed_size values, none null. */
+    if (child->kind != HS_PQ_NODE_LEAF || w->rep_period != n->fixed_size || w->data->def != NULL ||
+        n->slot_rep != 0 || n->elem_rep != 1) {
+      return hs_error_set(err, HS_ERR_INTERNAL, "column '%s': implicit levels out of place",
+                          n->name);
+    }
+    int64_t len = (w->hi - w->lo) / w->rep_period;
+    leaf_slots cs = {.idx = NULL, .n = w->hi - w->lo, .nulls = 0, .first = w->vlo};
+    if (w->vlo > w->data->n_values || cs.n > w->data->n_values - w->vlo) {
+      return hs_error_set(err, HS_ERR_CORRUPT, "column '%s': levels promise too many values",
+                          n->name);
+    }
+    hs_status st = hs_arrow_array_init(out, 1, 1, err);
+    if (st != HS_OK) return st;
+    out->length = len;
+    out->null_count = 0;
+    st = build_leaf(child, w, &cs, out->children[0], err);
+    if (st != HS_OK) out->release(out);
+    return st;
+  }
   int64_t len = count_slots(w, n->slot_rep, n->slot_def), nulls;
   uint8_t *validity;
   hs_status st = slot_validity(n, w, len, &validity, &nulls, err);
@@ -500,12 +589,20 @@ hs_status hs_pq_assemble(const hs_pq_node *node, hs_pq_leaf_window *windows, str
   for (int32_t l = node->first_leaf; l < node->leaf_end; l++) {
     hs_status st = check_window(&windows[l], err);
     if (st != HS_OK) return st;
+    if (windows[l].data->rep == NULL && windows[l].rep_period > 0 &&
+        node->kind != HS_PQ_NODE_FIXED_LIST) {
+      return hs_error_set(err, HS_ERR_INTERNAL, "column '%s': implicit levels out of place",
+                          node->name);
+    }
   }
   switch (node->kind) {
   case HS_PQ_NODE_LEAF:
   case HS_PQ_NODE_NULL: {
     leaf_slots s = {0};
-    hs_status st = leaf_slots_compute(node, &windows[node->leaf], &s, err);
+    hs_status st = HS_OK;
+    if (node->kind != HS_PQ_NODE_LEAF || !leaf_slots_contiguous(&windows[node->leaf], &s)) {
+      st = leaf_slots_compute(node, &windows[node->leaf], &s, err);
+    }
     if (st == HS_OK) st = build_leaf(node, &windows[node->leaf], &s, out, err);
     hs_free(s.idx);
     return st;

@@ -14,6 +14,15 @@
  * chunk's byte range, which is checked against the file size; page value
  * counts are bounded by the chunk's num_values before anything is
  * allocated for them.
+ *
+ * Implicit levels (hs_pq_column_read_lazy, reader_internal.h): a whole-chunk
+ * read keeps no definition levels while every one is max_def, and no
+ * repetition levels while every record has the same number of levels; each
+ * page's levels are decoded into scratch, checked and dropped. The first
+ * page that breaks the pattern stores every level from then on (the earlier
+ * ones are regenerated). For a column without nulls, or a fixed-size list
+ * of vectors, this saves two or four bytes per value and the per-level work
+ * downstream.
  */
 #include <string.h>
 #include <zlib.h>
@@ -21,6 +30,7 @@
 #include "column.h"
 #include "compress.h"
 #include "page_read.h"
+#include "reader_internal.h"
 
 int hs_pq_leaf_value_width(const hs_pq_leaf_desc *d) {
   switch (d->type) {
@@ -75,6 +85,13 @@ typedef struct hs_cr {
   int64_t levels_seen; /* levels in pages decoded or skipped */
   int64_t n_rows;
   int64_t pages_read, pages_skipped;
+  /* Implicit levels (see the top of the file). While def_lazy, acc.def
+   * holds only the page being checked; likewise acc.rep while rep_lazy.
+   * rep_period: levels per record (0 until the first page shows it);
+   * page_rows: records in the last page checked while rep_lazy. */
+  bool def_lazy, rep_lazy;
+  int64_t rep_period;
+  int64_t page_rows;
 } hs_cr;
 
 static void cr_free(hs_cr *r) {
@@ -180,8 +197,8 @@ static hs_status cr_inflate(hs_cr *r, const uint8_t *src, size_t src_len, size_t
 static hs_status cr_dict_page(hs_cr *r, uint64_t off, const hs_pq_page_header *ph,
                               const uint8_t *body, hs_error *err) {
   if (!ph->has_dictionary_page) return cr_corrupt_at(r, off, err, "no dictionary page header");
-  const uint8_t *p;
-  size_t plen;
+  const uint8_t *p = NULL;
+  size_t plen = 0;
   hs_status st = cr_inflate(r, body, (size_t)ph->compressed_page_size,
                             (size_t)ph->uncompressed_page_size, &p, &plen, err);
   if (st == HS_OK) {
@@ -224,20 +241,86 @@ static hs_status cr_check_levels(hs_cr *r, uint64_t off, int64_t n, hs_error *er
   return HS_OK;
 }
 
+/* Store `count` repetition levels of the fixed pattern (a record every
+ * `period` levels, max_rep 1) at dst. */
+static void rep_pattern_fill(int16_t *dst, int64_t count, int64_t period) {
+  for (int64_t i = 0; i < count; i += period) {
+    int64_t e = count - i < period ? count - i : period;
+    dst[i] = 0;
+    for (int64_t j = 1; j < e; j++) dst[i + j] = 1;
+  }
+}
+
+/* The current page (its n levels alone in `lv`) broke an implicit pattern:
+ * store the n_levels earlier levels in front of it. */
+static hs_status cr_levels_unlazy(hs_cr *r, hs_buf *lv, int64_t n, bool is_rep, hs_error *err) {
+  size_t before = (size_t)r->acc.n_levels;
+  if (!hs_buf_reserve(lv, before * sizeof(int16_t))) {
+    return hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu levels", before + (size_t)n);
+  }
+  int16_t *d = (int16_t *)(void *)lv->data;
+  memmove(d + before, d, (size_t)n * sizeof(int16_t));
+  if (is_rep) {
+    rep_pattern_fill(d, (int64_t)before, r->rep_period > 0 ? r->rep_period : 1);
+  } else {
+    for (size_t i = 0; i < before; i++) d[i] = r->desc->max_def;
+  }
+  lv->len = (before + (size_t)n) * sizeof(int16_t);
+  return HS_OK;
+}
+
+static hs_status cr_def_unlazy(hs_cr *r, int64_t n, hs_error *err) {
+  r->def_lazy = false;
+  return cr_levels_unlazy(r, &r->acc.def, n, false, err);
+}
+
+/* While rep_lazy: drop the page's repetition levels (alone in acc.rep)
+ * when they continue the pattern, counting its records; otherwise store
+ * every level from now on. The first page fixes the period: the distance
+ * from its first level (a record start) to the next record start. */
+static hs_status cr_rep_page(hs_cr *r, int64_t n, hs_error *err) {
+  hs_pq_acc *a = &r->acc;
+  const int16_t *rep = (const int16_t *)(void *)a->rep.data;
+  int64_t k = r->rep_period;
+  if (k == 0 && a->n_levels == 0 && rep[0] == 0) {
+    for (int64_t i = 1; i < n && k == 0; i++) k = rep[i] == 0 ? i : 0;
+  }
+  bool ok = k > 0;
+  int64_t rows = 0;
+  if (ok) {
+    int64_t ph = a->n_levels % k;
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      bad |= rep[i] != (ph != 0);
+      rows += ph == 0;
+      ph = ph + 1 == k ? 0 : ph + 1;
+    }
+    ok = bad == 0;
+  }
+  if (!ok) {
+    r->rep_lazy = false;
+    return cr_levels_unlazy(r, &a->rep, n, true, err);
+  }
+  r->rep_period = k;
+  r->page_rows = rows;
+  a->rep.len = 0;
+  return HS_OK;
+}
+
 /* Decode one data page body into the accumulator (levels, then values). */
 static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, const uint8_t *body,
                                      int64_t n, hs_error *err) {
   int16_t max_def = r->desc->max_def, max_rep = r->desc->max_rep;
   hs_pq_acc *a = &r->acc;
   size_t csize = (size_t)ph->compressed_page_size;
-  const uint8_t *vals;
-  size_t vlen;
+  const uint8_t *vals = NULL;
+  size_t vlen = 0;
   int32_t enc;
   hs_status st;
   if (ph->type == HS_PQ_DATA_PAGE) {
     enc = ph->data_page.encoding;
-    const uint8_t *p;
-    size_t plen, pos = 0, used = 0;
+    const uint8_t *p = NULL;
+    size_t plen = 0, pos = 0, used = 0;
     st = cr_inflate(r, body, csize, (size_t)ph->uncompressed_page_size, &p, &plen, err);
     if (st != HS_OK) return st;
     if (max_rep > 0 && n > 0) {
@@ -297,9 +380,18 @@ static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, cons
   }
   size_t nn = (size_t)n;
   if (max_def > 0 && n > 0) {
-    const int16_t *def = (const int16_t *)a->def.data + a->n_levels;
+    /* This page's levels are the last n stored. */
+    const int16_t *def = (const int16_t *)(void *)(a->def.data + a->def.len) - n;
     nn = 0;
     for (int64_t i = 0; i < n; i++) nn += def[i] == max_def;
+    if (r->def_lazy) {
+      st = nn == (size_t)n ? (a->def.len = 0, HS_OK) : cr_def_unlazy(r, n, err);
+      if (st != HS_OK) return st;
+    }
+  }
+  if (max_rep > 0 && n > 0 && r->rep_lazy) {
+    st = cr_rep_page(r, n, err);
+    if (st != HS_OK) return st;
   }
   st = hs_pq_values_decode(&r->ctx, enc, vals, vlen, nn, a, err);
   if (st != HS_OK) return st;
@@ -347,6 +439,10 @@ static void cr_page_rows(hs_cr *r, int64_t lv_base, int64_t v_base) {
     if (max_rep == 0) {
       r->n_rows += end - lv_base;
       r->cur_row += end - lv_base;
+    } else if (r->rep_lazy) {
+      r->n_rows += r->page_rows;
+      r->cur_row += r->page_rows;
+      r->page_rows = 0;
     } else {
       int64_t rows = 0;
       for (int64_t i = lv_base; i < end; i++) rows += rep[i] == 0;
@@ -618,8 +714,8 @@ static hs_status cr_prealloc(hs_cr *r, const hs_pq_column_meta *m, hs_error *err
   size_t cnt = (size_t)n, lv, vb = 0;
   bool ok = hs_mul_size(cnt, sizeof(int16_t), &lv) &&
             (r->ctx.width <= 0 || hs_mul_size(cnt, (size_t)r->ctx.width, &vb));
-  if (ok && r->desc->max_def > 0) ok = hs_buf_reserve(&r->acc.def, lv);
-  if (ok && r->desc->max_rep > 0) ok = hs_buf_reserve(&r->acc.rep, lv);
+  if (ok && r->desc->max_def > 0 && !r->def_lazy) ok = hs_buf_reserve(&r->acc.def, lv);
+  if (ok && r->desc->max_rep > 0 && !r->rep_lazy) ok = hs_buf_reserve(&r->acc.rep, lv);
   if (ok && vb > 0) ok = hs_buf_reserve(&r->acc.values, vb);
   if (!ok) return hs_error_set(err, HS_ERR_NOMEM, "column %s: out of memory", r->path);
   return HS_OK;
@@ -638,8 +734,9 @@ static hs_status cr_check_selection(const hs_cr *r, const int64_t *rows, size_t 
   return HS_OK;
 }
 
-/* Hand the accumulated buffers to `out`. */
-static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_error *err) {
+/* Hand the accumulated buffers to `out`; `lazy` (may be NULL when no level
+ * was left implicit) receives what was. */
+static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err) {
   hs_pq_acc *a = &r->acc;
   if (r->desc->type == HS_PQ_BYTE_ARRAY) {
     hs_status st = hs_pq_acc_init_offsets(a, err);
@@ -653,19 +750,54 @@ static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_error *err) {
   }
   out->n_levels = a->n_levels;
   out->n_values = a->n_values;
-  if (r->desc->max_def > 0) out->def = (int16_t *)(void *)hs_buf_detach(&a->def);
-  if (r->desc->max_rep > 0) out->rep = (int16_t *)(void *)hs_buf_detach(&a->rep);
+  if (r->desc->max_def > 0 && !r->def_lazy) out->def = (int16_t *)(void *)hs_buf_detach(&a->def);
+  if (r->desc->max_rep > 0 && !r->rep_lazy) out->rep = (int16_t *)(void *)hs_buf_detach(&a->rep);
   out->n_rows = r->n_rows;
   out->pages_read = r->pages_read;
   out->pages_skipped = r->pages_skipped;
+  if (lazy == NULL) return HS_OK;
+  memset(lazy, 0, sizeof *lazy);
+  lazy->def_all_max = r->desc->max_def > 0 && r->def_lazy;
+  if (r->desc->max_rep > 0 && r->rep_lazy) {
+    /* A period only describes whole records; otherwise store the levels. */
+    lazy->rep_period = r->rep_period;
+    if (r->rep_period == 0 || a->n_levels % r->rep_period != 0) {
+      hs_pq_lazy_levels rep_only = {.def_all_max = false, .rep_period = r->rep_period};
+      lazy->rep_period = 0;
+      return hs_pq_lazy_levels_materialize(out, r->desc, &rep_only, err);
+    }
+  }
   return HS_OK;
 }
 
-hs_status hs_pq_column_read(hs_source *src, const hs_pq_column_chunk *cc,
-                            const hs_pq_leaf_desc *desc, int64_t rg_rows,
-                            const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
-                            hs_pq_leaf_data *out, hs_error *err) {
+hs_status hs_pq_lazy_levels_materialize(hs_pq_leaf_data *d, const hs_pq_leaf_desc *desc,
+                                        hs_pq_lazy_levels *lazy, hs_error *err) {
+  size_t n = (size_t)d->n_levels, bytes;
+  if (!hs_mul_size(n ? n : 1, sizeof(int16_t), &bytes)) bytes = SIZE_MAX;
+  if (lazy->def_all_max && d->def == NULL && desc->max_def > 0) {
+    d->def = bytes == SIZE_MAX ? NULL : hs_malloc(bytes);
+    if (d->def == NULL) goto nomem;
+    for (size_t i = 0; i < n; i++) d->def[i] = desc->max_def;
+  }
+  lazy->def_all_max = false;
+  if (d->rep == NULL && desc->max_rep > 0) {
+    d->rep = bytes == SIZE_MAX ? NULL : hs_malloc(bytes);
+    if (d->rep == NULL) goto nomem;
+    rep_pattern_fill(d->rep, (int64_t)n, lazy->rep_period > 0 ? lazy->rep_period : 1);
+  }
+  lazy->rep_period = 0;
+  return HS_OK;
+nomem:
+  return hs_error_set(err, HS_ERR_NOMEM, "column %s: out of memory for %zu levels",
+                      desc->path ? desc->path : "?", n);
+}
+
+static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
+                             const hs_pq_leaf_desc *desc, int64_t rg_rows,
+                             const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
+                             hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err) {
   memset(out, 0, sizeof *out);
+  if (lazy != NULL) memset(lazy, 0, sizeof *lazy);
   hs_cr r;
   memset(&r, 0, sizeof r);
   r.src = src;
@@ -683,6 +815,10 @@ hs_status hs_pq_column_read(hs_source *src, const hs_pq_column_chunk *cc,
                         "column %s: bad leaf (value width %d, max levels %d/%d)", r.path,
                         r.ctx.width, desc->max_def, desc->max_rep);
   }
+  /* Implicit levels only for whole-chunk reads: selection compacts the
+   * levels it keeps in place. */
+  r.def_lazy = lazy != NULL && rows == NULL && desc->max_def > 0;
+  r.rep_lazy = lazy != NULL && rows == NULL && desc->max_rep == 1;
   hs_status st = cr_locate(&r, cc, err);
   if (st == HS_OK && rows != NULL) st = cr_check_selection(&r, rows, n_rows, rg_rows, err);
   if (st == HS_OK && rows != NULL) {
@@ -697,8 +833,22 @@ hs_status hs_pq_column_read(hs_source *src, const hs_pq_column_chunk *cc,
     st = cr_prealloc(&r, &cc->meta_data, err);
     if (st == HS_OK) st = cr_read_sequential(&r, err);
   }
-  if (st == HS_OK) st = cr_finish(&r, out, err);
+  if (st == HS_OK) st = cr_finish(&r, out, lazy, err);
   cr_free(&r);
   if (st != HS_OK) hs_pq_leaf_data_free(out);
   return st;
+}
+
+hs_status hs_pq_column_read(hs_source *src, const hs_pq_column_chunk *cc,
+                            const hs_pq_leaf_desc *desc, int64_t rg_rows,
+                            const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
+                            hs_pq_leaf_data *out, hs_error *err) {
+  return column_read(src, cc, desc, rg_rows, oi, rows, n_rows, out, NULL, err);
+}
+
+hs_status hs_pq_column_read_lazy(hs_source *src, const hs_pq_column_chunk *cc,
+                                 const hs_pq_leaf_desc *desc, int64_t rg_rows,
+                                 const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
+                                 hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err) {
+  return column_read(src, cc, desc, rg_rows, oi, rows, n_rows, out, lazy, err);
 }

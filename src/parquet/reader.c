@@ -215,7 +215,11 @@ typedef struct stream_state {
   const hs_pq_node **cols;
   size_t n_cols;
   bool *leaf_used; /* per leaf: below a projected column */
-  int64_t *rows;   /* copy of the selection, file-wide */
+  /* Per leaf: the size of the fixed-size list directly above it when that
+   * list is a projected top-level column (0 otherwise); only such a leaf
+   * may keep implicit repetition levels (reader_internal.h). */
+  int32_t *leaf_fixed;
+  int64_t *rows; /* copy of the selection, file-wide */
   size_t n_rows;
   int64_t batch_rows_max;
   uint32_t *rgs;
@@ -291,8 +295,16 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
     if (!s->leaf_used[l]) continue;
     const hs_pq_column_chunk *cc = &rg->columns[l];
     const hs_pq_offset_index *oi = s->rows ? load_offset_index(s, cc) : NULL;
-    st = hs_pq_column_read(f->src, cc, &f->schema.leaves[l], rg->num_rows, oi, rel, n_rel,
-                           &s->leaves[l], err);
+    hs_pq_lazy_levels lazy;
+    st = hs_pq_column_read_lazy(f->src, cc, &f->schema.leaves[l], rg->num_rows, oi, rel, n_rel,
+                                &s->leaves[l], &lazy, err);
+    /* Implicit definition levels read as all max_def everywhere; implicit
+     * repetition levels only under their fixed-size list, and only with
+     * no nulls (its fast path). */
+    if (st == HS_OK && lazy.rep_period > 0 &&
+        (lazy.rep_period != s->leaf_fixed[l] || !lazy.def_all_max)) {
+      st = hs_pq_lazy_levels_materialize(&s->leaves[l], &f->schema.leaves[l], &lazy, err);
+    }
     if (st != HS_OK) {
       hs_error_prefix(err, "row group %u: ", g);
       break;
@@ -308,7 +320,8 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
                         "row group %u: column '%s': the first repetition level is %d, not 0", g,
                         f->schema.leaves[l].path, (int)s->leaves[l].rep[0]);
     }
-    s->windows[l] = (hs_pq_leaf_window){.data = &s->leaves[l], .desc = &f->schema.leaves[l]};
+    s->windows[l] = (hs_pq_leaf_window){
+        .data = &s->leaves[l], .desc = &f->schema.leaves[l], .rep_period = lazy.rep_period};
     s->next_lo[l] = 0;
     s->next_vlo[l] = 0;
   }
@@ -330,7 +343,7 @@ static hs_status stream_emit(stream_state *s, int64_t k, struct ArrowArray *out,
     if (!s->leaf_used[l]) continue;
     hs_pq_leaf_window *w = &s->windows[l];
     int64_t hi = s->next_lo[l], vhi = s->next_vlo[l];
-    st = hs_pq_window_advance(w->data, w->desc, &hi, &vhi, k, err);
+    st = hs_pq_window_advance(w->data, w->desc, w->rep_period, &hi, &vhi, k, err);
     if (st != HS_OK) return st;
     w->lo = s->next_lo[l];
     w->vlo = s->next_vlo[l];
@@ -421,6 +434,7 @@ static void stream_state_free(stream_state *s) {
   hs_free(s->next_lo);
   hs_free(s->next_vlo);
   hs_free(s->leaf_used);
+  hs_free(s->leaf_fixed);
   hs_free(s->cols);
   hs_free(s->rows);
   hs_free(s->rgs);
@@ -481,8 +495,10 @@ hs_status hs_parquet_reader_stream(hs_parquet_reader *reader, const hs_parquet_r
   s->next_lo = hs_calloc(nl, sizeof *s->next_lo);
   s->next_vlo = hs_calloc(nl, sizeof *s->next_vlo);
   s->leaf_used = hs_calloc(nl, sizeof *s->leaf_used);
+  s->leaf_fixed = hs_calloc(nl, sizeof *s->leaf_fixed);
   s->rgs = hs_calloc(f->md.n_row_groups + 1, sizeof *s->rgs);
-  if (!s->leaves || !s->windows || !s->next_lo || !s->next_vlo || !s->leaf_used || !s->rgs) {
+  if (!s->leaves || !s->windows || !s->next_lo || !s->next_vlo || !s->leaf_used || !s->leaf_fixed ||
+      !s->rgs) {
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   }
   if (st == HS_OK) st = resolve_columns(s, opts, err);
@@ -500,7 +516,13 @@ hs_status hs_parquet_reader_stream(hs_parquet_reader *reader, const hs_parquet_r
     return prefixed(err, f->src, st);
   }
   for (size_t i = 0; i < s->n_cols; i++) {
-    for (int32_t l = s->cols[i]->first_leaf; l < s->cols[i]->leaf_end; l++) s->leaf_used[l] = true;
+    const hs_pq_node *c = s->cols[i];
+    for (int32_t l = c->first_leaf; l < c->leaf_end; l++) s->leaf_used[l] = true;
+    if (c->kind == HS_PQ_NODE_FIXED_LIST && c->n_children == 1 &&
+        c->children[0]->kind == HS_PQ_NODE_LEAF && c->fixed_size > 0 && c->slot_rep == 0 &&
+        c->elem_rep == 1) {
+      s->leaf_fixed[c->children[0]->leaf] = c->fixed_size;
+    }
   }
   s->batch_rows_max = opts ? opts->batch_rows_max : 0;
   out->get_schema = stream_get_schema;

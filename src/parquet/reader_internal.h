@@ -70,20 +70,51 @@ hs_status hs_pq_schema_build(const hs_pq_file_metadata *md, hs_arena *arena, hs_
 /* Export `node` (and below) as an owned ArrowSchema. */
 hs_status hs_pq_node_export_schema(const hs_pq_node *node, struct ArrowSchema *out, hs_error *err);
 
+/* Levels a chunk read may leave implicit instead of storing two bytes per
+ * level (the common cases of columns without nulls and of fixed-size lists,
+ * where levels would cost more memory than the values):
+ *  - def_all_max: hs_pq_leaf_data.def is NULL although max_def > 0, because
+ *    every definition level is max_def (assembly already reads a NULL def as
+ *    all max_def);
+ *  - rep_period > 0: hs_pq_leaf_data.rep is NULL although max_rep == 1,
+ *    because every record holds exactly rep_period levels: level i has
+ *    rep (i % rep_period != 0), and n_levels is a multiple of rep_period. */
+typedef struct hs_pq_lazy_levels {
+  bool def_all_max;
+  int64_t rep_period;
+} hs_pq_lazy_levels;
+
+/* hs_pq_column_read (column.h) that may leave levels implicit as above;
+ * only whole-chunk reads (rows == NULL) do. Implemented in column_read.c. */
+hs_status hs_pq_column_read_lazy(hs_source *src, const hs_pq_column_chunk *cc,
+                                 const hs_pq_leaf_desc *desc, int64_t rg_rows,
+                                 const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
+                                 hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err);
+
+/* Store the levels that `lazy` left implicit (def and/or rep arrays), so
+ * that `d` is in the plain form column.h describes; clears `lazy`. */
+hs_status hs_pq_lazy_levels_materialize(hs_pq_leaf_data *d, const hs_pq_leaf_desc *desc,
+                                        hs_pq_lazy_levels *lazy, hs_error *err);
+
 /* A window onto one leaf's decoded data: levels [lo, hi) whose first
- * non-null value is values[vlo]. `own` lets assembly take the value
- * buffers instead of copying when the window spans the whole leaf. */
+ * non-null value is values[vlo]. `whole` lets assembly take the value
+ * buffers instead of copying when the window spans the whole leaf.
+ * rep_period: as in hs_pq_lazy_levels (the leaf data has no rep array);
+ * only a fixed-size list of that size directly above the leaf accepts it. */
 typedef struct hs_pq_leaf_window {
   hs_pq_leaf_data *data;
   const hs_pq_leaf_desc *desc;
   int64_t lo, hi, vlo;
   bool whole;
+  int64_t rep_period;
 } hs_pq_leaf_window;
 
 /* Advance a window start by `n_rows` records: from (lo, vlo) to the level
- * where record n_rows begins. Fails when fewer records remain. */
-hs_status hs_pq_window_advance(const hs_pq_leaf_data *d, const hs_pq_leaf_desc *desc, int64_t *lo,
-                               int64_t *vlo, int64_t n_rows, hs_error *err);
+ * where record n_rows begins. Fails when fewer records remain.
+ * `rep_period` as in the window. */
+hs_status hs_pq_window_advance(const hs_pq_leaf_data *d, const hs_pq_leaf_desc *desc,
+                               int64_t rep_period, int64_t *lo, int64_t *vlo, int64_t n_rows,
+                               hs_error *err);
 
 /* Build the Arrow array for `node` from the leaf windows (indexed by leaf
  * number; only leaves below node are used). */
