@@ -24,6 +24,7 @@
 #ifndef HS_ICEBERG_MANIFEST_H
 #define HS_ICEBERG_MANIFEST_H
 
+#include "../avro/avro.h"
 #include "../io/io.h"
 #include "../parquet/metadata.h"
 #include "iceberg.h"
@@ -255,6 +256,10 @@ typedef struct hs_iceberg_manifest {
   hs_iceberg_schema schema; /* parsed "schema" metadata */
   int32_t partition_spec_id;
   hs_iceberg_partition_spec spec; /* "partition-spec" fields (ids as written) */
+  /* Types of the partition tuple's values, from the file's Avro partition
+   * struct (one per field, in the file's order). */
+  hs_iceberg_type *partition_types;
+  size_t n_partition_types;
   hs_iceberg_manifest_entry *entries;
   size_t n_entries;
 } hs_iceberg_manifest;
@@ -313,5 +318,33 @@ typedef struct hs_iceberg_manifest_list {
 /* Read a manifest list (`data` borrowed for the call only). */
 hs_status hs_iceberg_manifest_list_read(const uint8_t *data, size_t len, hs_arena *arena,
                                         hs_iceberg_manifest_list *out, hs_error *err);
+
+/* ------------------------------------------------------------------------
+ * Private to src/iceberg/ (manifest.c, manifest_list.c): Avro value helpers.
+ * Other layers must not use these. */
+
+/* A record value of `node` whose optional fields (unions with a null branch)
+ * are null; others zeroed. NULL on OOM. */
+hs_avro_value *hs_ice_av_record(hs_arena *arena, const hs_avro_node *node);
+/* Set field `name` of record `rec` (a value of `node`); when the field is a
+ * union, `v` is wrapped in the first branch of v's type. HS_ERR_INTERNAL
+ * when the field or branch is missing. */
+hs_status hs_ice_av_set(hs_arena *arena, const hs_avro_node *node, hs_avro_value *rec,
+                        const char *name, hs_avro_value v, hs_error *err);
+/* Field `name` of `rec`, unions unwrapped; NULL when absent or null. The
+ * value's node goes to *type_out (may be NULL). */
+const hs_avro_value *hs_ice_av_get(const hs_avro_node *node, const hs_avro_value *rec,
+                                   const char *name, const hs_avro_node **type_out);
+/* Integer field (int or long); absent or null leaves *has false, or is
+ * HS_ERR_CORRUPT "<what>: missing <name>" when `has` is NULL. */
+hs_status hs_ice_av_get_long(const hs_avro_node *node, const hs_avro_value *rec, const char *name,
+                             const char *what, int64_t *out, bool *has, hs_error *err);
+/* String or bytes field copied into `arena` (NUL-terminated); *out NULL when
+ * absent (error when required: `required`). */
+hs_status hs_ice_av_get_bytes(const hs_avro_node *node, const hs_avro_value *rec, const char *name,
+                              const char *what, bool required, hs_arena *arena, const uint8_t **out,
+                              size_t *len, hs_error *err);
+/* Parse a decimal integer metadata value ("123", "-4"); false if malformed. */
+bool hs_ice_parse_i64(const uint8_t *p, size_t len, int64_t *out);
 
 #endif /* HS_ICEBERG_MANIFEST_H */
