@@ -1,35 +1,82 @@
-"""Type stubs for hyperstreamdb._core, the C extension module."""
+"""Type stubs for hyperstreamdb._core, the C extension module.
+
+Use :mod:`hyperstreamdb.parquet` rather than these functions directly: it
+accepts more input kinds and raises HyperStreamError subclasses for failures
+met while a stream is decoded.
+"""
 
 import os
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 _Path = Union[str, bytes, "os.PathLike[str]"]
+_Scalar = Union[int, float, str, bytes]
 
 __version__: str
 
 class HyperStreamError(Exception):
+    """Base class of every error raised by HyperStreamDB."""
+
+    #: hs_status_str() of the C status, e.g. "corrupt data", "not found".
     status: str
-class CorruptFileError(HyperStreamError): ...
-class UnsupportedError(HyperStreamError): ...
-class SchemaError(HyperStreamError): ...
-class InternalError(HyperStreamError): ...
-class NotFoundError(HyperStreamError, FileNotFoundError): ...
-class HSIOError(HyperStreamError, OSError): ...
-class InvalidArgumentError(HyperStreamError, ValueError): ...
-class ResourceError(HyperStreamError, MemoryError): ...
+
+class CorruptFileError(HyperStreamError):
+    """The bytes of a file violate its format."""
+
+class UnsupportedError(HyperStreamError):
+    """Valid input using a feature not implemented."""
+
+class SchemaError(HyperStreamError):
+    """Data does not fit the expected schema."""
+
+class InternalError(HyperStreamError):
+    """An invariant did not hold: a bug."""
+
+class NotFoundError(HyperStreamError, FileNotFoundError):
+    """A named file or column does not exist."""
+
+class HSIOError(HyperStreamError, OSError):
+    """The operating system refused a read or write."""
+
+class InvalidArgumentError(HyperStreamError, ValueError):
+    """An argument is unusable."""
+
+class ResourceError(HyperStreamError, MemoryError):
+    """Allocation failed or a size limit was exceeded."""
 
 class ParquetStream:
     """A one-shot stream of record batches read from a Parquet file."""
 
-    path: str
-    num_rows: int
-    num_row_groups: int
-    row_groups_selected: int
-    consumed: bool
-    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object: ...
-    def close(self) -> None: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def num_rows(self) -> int:
+        """Rows in the file (not only those selected)."""
+    @property
+    def num_row_groups(self) -> int: ...
+    @property
+    def row_groups_selected(self) -> int:
+        """Row groups this stream reads after pruning by filters."""
+    @property
+    def batches_read(self) -> int:
+        """Batches decoded through _read_next (not through an exported capsule)."""
+    @property
+    def state(self) -> str:
+        """'open', 'exported', 'exhausted', 'failed' or 'closed'."""
+    @property
+    def consumed(self) -> bool:
+        """True in every state but 'open'."""
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """Move the rest of the stream into a PyCapsule 'arrow_array_stream' (once)."""
+    def _schema_capsule(self) -> object:
+        """The batches' struct schema as a PyCapsule 'arrow_schema' (a fresh copy)."""
+    def _read_next(self) -> Optional[Tuple[object, object]]:
+        """The next batch as ('arrow_schema', 'arrow_array') capsules; None at the end."""
+    def close(self) -> None:
+        """Release the stream and its file (idempotent)."""
 
 class ArrowSchemaHolder:
+    """An Arrow schema; pass it to pyarrow.schema()."""
+
     def __arrow_c_schema__(self) -> object: ...
 
 def read_parquet(
@@ -37,10 +84,11 @@ def read_parquet(
     columns: Optional[Sequence[str]] = None,
     rows: Optional[Sequence[int]] = None,
     batch_rows: int = 0,
-    filters: Optional[Sequence[Tuple[str, str, Any]]] = None,
+    filters: Optional[Sequence[Tuple[str, str, _Scalar]]] = None,
 ) -> ParquetStream: ...
 def parquet_schema(path: _Path) -> ArrowSchemaHolder: ...
-def parquet_metadata(path: _Path) -> Dict[str, int]: ...
+def parquet_metadata(path: _Path) -> Dict[str, int]:
+    """{'num_rows': ..., 'num_row_groups': ...} from the footer."""
 def inspect(path: _Path, json: bool = False) -> str: ...
 def write_parquet(
     path: _Path,

@@ -82,6 +82,7 @@ class RowGroupMetadata:
 
     @property
     def num_columns(self) -> int:
+        """Column chunks in this row group (one per leaf column)."""
         return len(self.columns)
 
     def column(self, i: int) -> ColumnChunkMetadata:
@@ -89,6 +90,7 @@ class RowGroupMetadata:
         return self.columns[i]
 
     def __iter__(self) -> Iterator[ColumnChunkMetadata]:
+        """The column chunks, in leaf order."""
         return iter(self.columns)
 
     def __len__(self) -> int:

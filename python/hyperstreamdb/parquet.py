@@ -230,7 +230,10 @@ def write_table(
         data: anything with ``__arrow_c_stream__`` (pyarrow Table or
             RecordBatchReader, polars DataFrame, a :class:`ParquetStream`), a
             pyarrow RecordBatch, a pandas DataFrame (its index is not written),
-            or a dict of column name -> list / numpy array.
+            or a dict of column name -> list / numpy array. Dictionary-typed
+            columns (pandas categoricals, ``dictionary_encode()``) are written
+            as their values, at any depth; string_view / binary_view as
+            (large) string / binary.
         path: the file to create (replaced if it exists). On failure no file is
             left behind.
         compression: one of :data:`COMPRESSIONS` or None.

@@ -571,3 +571,28 @@ def test_dictionary_decoding_reaches_every_depth(hdb):
     assert hdb.parquet._storable_type(nested) == pa.struct(
         [("a", pa.string()), ("m", pa.map_(pa.string(), pa.list_(pa.string())))])
     assert hdb.parquet._storable_type(pa.large_list(dict_s)) == pa.large_list(pa.string())
+
+
+def test_core_stub_is_complete(hdb):
+    """_core.pyi declares every public name of the extension module, and every
+    attribute and method of ParquetStream."""
+    import ast
+    stub = os.path.join(os.path.dirname(hdb.__file__), "_core.pyi")
+    if not os.path.exists(stub):  # running from an install without the stub
+        stub = os.path.join(conftest.REPO_ROOT, "python", "hyperstreamdb", "_core.pyi")
+    tree = ast.parse(open(stub).read())
+    top, members = set(), {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            top.add(node.name)
+            if isinstance(node, ast.ClassDef):
+                members[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+        elif isinstance(node, ast.AnnAssign):
+            top.add(node.target.id)
+    core = hdb._core
+    public = {n for n in dir(core) if not n.startswith("__")} | {"__version__"}
+    assert public - top == set(), f"missing from _core.pyi: {sorted(public - top)}"
+    stream_attrs = {n for n in dir(core.ParquetStream)
+                    if not n.startswith("__") or n == "__arrow_c_stream__"}
+    missing = stream_attrs - members["ParquetStream"]
+    assert not missing, f"ParquetStream members missing from _core.pyi: {sorted(missing)}"
