@@ -258,6 +258,87 @@ void hs_parquet_writer_free(hs_parquet_writer *writer);
 hs_status hs_parquet_write_stream(const char *path, struct ArrowArrayStream *stream,
                                   const hs_parquet_write_options *opts, hs_error *err);
 
+/* ---------------------------------------------------------------- Tables */
+/* A table is a folder of Parquet data files under Apache Iceberg metadata
+ * (metadata/vN.metadata.json, Avro manifests, metadata/version-hint.text).
+ * Appends commit with optimistic concurrency: several processes may append
+ * to one table at once; each acknowledged append (HS_OK) is durable and is
+ * never lost by a concurrent commit or a crash. See src/table/README.md. */
+
+typedef struct hs_table hs_table;
+
+typedef struct hs_table_options {
+  int format_version; /* Iceberg format: 2 (default) or 3 */
+  /* Extra table properties (copied). */
+  const char *const *property_keys;
+  const char *const *property_values;
+  size_t n_properties;
+} hs_table_options;
+
+void hs_table_options_init(hs_table_options *opts);
+
+/* Create a new empty table at local folder `uri` (created with parents; it
+ * must not already hold a table) with the Arrow struct schema `schema`
+ * (borrowed). Field ids are assigned by the Iceberg mapping. `opts` may be
+ * NULL. On success *out is owned by the caller (hs_table_free). */
+hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
+                          const hs_table_options *opts, hs_table **out, hs_error *err);
+
+/* Open the table at `uri` at its latest committed version. Missing or
+ * corrupt metadata is an error naming the file. *out is owned. */
+hs_status hs_table_open(const char *uri, hs_table **out, hs_error *err);
+
+void hs_table_free(hs_table *table); /* accepts NULL */
+
+/* Reload the latest committed version (other writers may have committed). */
+hs_status hs_table_refresh(hs_table *table, hs_error *err);
+
+/* Append every batch of `stream` (consumed and released on every return)
+ * as new data file(s), then commit one new snapshot. The stream's schema
+ * must equal the table's (names, types, nullability; a non-nullable input
+ * column may fill an optional one): otherwise HS_ERR_SCHEMA and nothing is
+ * written. A stream without rows commits nothing. On HS_OK the snapshot is
+ * durable and *snapshot_id_out (may be NULL) receives its id; -1 when
+ * nothing was committed. Data files are ZSTD-compressed Parquet with page
+ * indexes and Iceberg field ids on every column. */
+hs_status hs_table_append(hs_table *table, struct ArrowArrayStream *stream,
+                          int64_t *snapshot_id_out, hs_error *err);
+
+/* Stream the rows of snapshot `snapshot_id` (-1: the current snapshot; a
+ * table without snapshots yields no rows), projected to `columns` (top-level
+ * names, NULL for all). Files are read in manifest order. *out is owned by
+ * the caller; it keeps no reference to `table`. */
+hs_status hs_table_scan(hs_table *table, int64_t snapshot_id, const char *const *columns,
+                        size_t n_columns, struct ArrowArrayStream *out, hs_error *err);
+
+/* The table's schema as Arrow (owned by the caller: call release). */
+hs_status hs_table_schema(hs_table *table, struct ArrowSchema *out, hs_error *err);
+
+typedef struct hs_table_snapshot_info {
+  int64_t snapshot_id;
+  int64_t parent_snapshot_id; /* -1 when none */
+  int64_t sequence_number;
+  int64_t timestamp_ms;
+  int64_t added_records;    /* from the summary; -1 when absent */
+  int64_t total_records;    /* from the summary; -1 when absent */
+  int64_t added_data_files; /* from the summary; -1 when absent */
+  int64_t total_data_files; /* from the summary; -1 when absent */
+  char operation[16];       /* "append", ...; "" when absent */
+} hs_table_snapshot_info;
+
+/* Every snapshot of the loaded version, in metadata order (commit order for
+ * our tables). *out is an hs_malloc'd array of *n_out entries (hs_free;
+ * NULL when none). */
+hs_status hs_table_snapshots(const hs_table *table, hs_table_snapshot_info **out, size_t *n_out,
+                             hs_error *err);
+
+/* Current snapshot id, or -1 when the table has none. */
+int64_t hs_table_current_snapshot_id(const hs_table *table);
+/* Path of the loaded metadata file (valid until the next refresh/append). */
+const char *hs_table_metadata_location(const hs_table *table);
+/* N of the loaded metadata/vN.metadata.json. */
+int64_t hs_table_version(const hs_table *table);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,295 @@
+/*
+ * fs.c — local file-system primitives for the commit protocol: mkdir -p,
+ * bounded whole-file reads, durable exclusive writes, atomic replace,
+ * exclusive publish through link(2), directory fsync, listing and UUIDs.
+ *
+ * Why link(2) for the exclusive publish: rename(2) silently replaces an
+ * existing target, and O_EXCL on the final name would expose a partially
+ * written file to readers. Writing a private temporary and linking it to
+ * the final name gives both properties at once: the name appears with the
+ * complete, fsynced content, and only for the first writer (EEXIST for the
+ * others). link(2) is atomic on every local POSIX file system.
+ */
+#include "fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Directory part of `path` into `out` ("." when there is none). */
+static bool dir_of(const char *path, char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL) {
+    if (cap < 2) return false;
+    strcpy(out, ".");
+    return true;
+  }
+  size_t n = slash == path ? 1 : (size_t)(slash - path);
+  if (n + 1 > cap) return false;
+  memcpy(out, path, n);
+  out[n] = '\0';
+  return true;
+}
+
+hs_status hs_fs_fsync_dir(const char *path, hs_error *err) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot open directory: %s", path, strerror(errno));
+  }
+  hs_status st = HS_OK;
+  if (fsync(fd) != 0 && errno != EINVAL) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: fsync of directory failed: %s", path, strerror(errno));
+  }
+  close(fd);
+  return st;
+}
+
+static hs_status fsync_parent(const char *path, hs_error *err) {
+  char dir[4096];
+  if (!dir_of(path, dir, sizeof dir)) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", path);
+  }
+  return hs_fs_fsync_dir(dir, err);
+}
+
+hs_status hs_fs_mkdirs(const char *path, hs_error *err) {
+  size_t n = strlen(path);
+  if (n == 0 || n >= 4096) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "mkdirs: bad path length %zu", n);
+  }
+  char buf[4096];
+  memcpy(buf, path, n + 1);
+  while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
+  /* Walk each prefix ending before a '/', then the whole path. */
+  for (size_t i = 1; i <= n; i++) {
+    if (i < n && buf[i] != '/') continue;
+    char saved = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) == 0) {
+      hs_status st = fsync_parent(buf, err);
+      if (st != HS_OK) return st;
+    } else if (errno == EEXIST) {
+      struct stat sb;
+      if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        return hs_error_set(err, HS_ERR_IO, "%s: exists and is not a directory", buf);
+      }
+    } else {
+      return hs_error_set(err, HS_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+    }
+    buf[i] = saved;
+  }
+  return HS_OK;
+}
+
+hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_error *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return hs_error_set(err, errno == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO, "%s: cannot open: %s",
+                        path, strerror(errno));
+  }
+  struct stat sb;
+  hs_status st = HS_OK;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: not a regular file", path);
+  } else if ((uint64_t)sb.st_size > max_bytes) {
+    st = hs_error_set(err, HS_ERR_CORRUPT, "%s: %lld bytes, more than the limit of %zu", path,
+                      (long long)sb.st_size, max_bytes);
+  } else if (!hs_buf_reserve(out, (size_t)sb.st_size + 1)) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  }
+  /* Read until EOF (the file may change size; stay within max_bytes). */
+  while (st == HS_OK) {
+    if (!hs_buf_reserve(out, 4096)) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+      break;
+    }
+    ssize_t r = read(fd, out->data + out->len, out->cap - out->len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      st = hs_error_set(err, HS_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+      break;
+    }
+    if (r == 0) break;
+    out->len += (size_t)r;
+    if (out->len > max_bytes) {
+      st = hs_error_set(err, HS_ERR_CORRUPT, "%s: more than the limit of %zu bytes", path,
+                        max_bytes);
+    }
+  }
+  close(fd);
+  return st;
+}
+
+bool hs_fs_exists(const char *path) {
+  struct stat sb;
+  return lstat(path, &sb) == 0 || errno != ENOENT;
+}
+
+static hs_status write_fd_all(int fd, const char *path, const uint8_t *p, size_t len,
+                              hs_error *err) {
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return hs_error_set(err, HS_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    p += n;
+    len -= (size_t)n;
+  }
+  if (fsync(fd) != 0) {
+    return hs_error_set(err, HS_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
+  }
+  return HS_OK;
+}
+
+/* Create `path` exclusively, write and fsync it (no directory fsync). */
+static hs_status write_new(const char *path, const void *data, size_t len, hs_error *err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  }
+  hs_status st = write_fd_all(fd, path, data, len, err);
+  if (close(fd) != 0 && st == HS_OK) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+  }
+  if (st != HS_OK) unlink(path);
+  return st;
+}
+
+hs_status hs_fs_write_file(const char *path, const void *data, size_t len, hs_error *err) {
+  hs_status st = write_new(path, data, len, err);
+  if (st != HS_OK) return st;
+  st = fsync_parent(path, err);
+  if (st != HS_OK) unlink(path);
+  return st;
+}
+
+/* "<path>.tmp-<32 hex>": a unique sibling in the same directory. */
+static hs_status temp_name(const char *path, char *out, size_t cap, hs_error *err) {
+  uint8_t r[16];
+  hs_status st = hs_fs_random_bytes(r, sizeof r, err);
+  if (st != HS_OK) return st;
+  const char *slash = strrchr(path, '/');
+  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+  int n = snprintf(out, cap, "%.*s.tmp-", (int)dir_len, path);
+  for (size_t i = 0; i < sizeof r && n > 0 && (size_t)n + 3 < cap; i++) {
+    n += snprintf(out + n, cap - (size_t)n, "%02x", r[i]);
+  }
+  if (n < 0 || (size_t)n + 1 >= cap) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", path);
+  }
+  return HS_OK;
+}
+
+hs_status hs_fs_replace_file(const char *path, const void *data, size_t len, hs_error *err) {
+  char tmp[4200];
+  hs_status st = temp_name(path, tmp, sizeof tmp, err);
+  if (st != HS_OK) return st;
+  if ((st = write_new(tmp, data, len, err)) != HS_OK) return st;
+  if (rename(tmp, path) != 0) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
+    unlink(tmp);
+    return st;
+  }
+  return fsync_parent(path, err);
+}
+
+hs_status hs_fs_publish_exclusive(const char *path, const void *data, size_t len, bool *won,
+                                  hs_error *err) {
+  *won = false;
+  char tmp[4200];
+  hs_status st = temp_name(path, tmp, sizeof tmp, err);
+  if (st != HS_OK) return st;
+  if ((st = write_new(tmp, data, len, err)) != HS_OK) return st;
+  int rc = link(tmp, path);
+  int saved = errno;
+  unlink(tmp);
+  if (rc != 0) {
+    if (saved == EEXIST) return HS_OK;
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot publish (link from %s): %s", path, tmp,
+                        strerror(saved));
+  }
+  *won = true;
+  /* The temporary's removal and the new name become durable together. */
+  return fsync_parent(path, err);
+}
+
+hs_status hs_fs_remove(const char *path, hs_error *err) {
+  if (unlink(path) != 0 && errno != ENOENT) {
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+  }
+  return HS_OK;
+}
+
+void hs_fs_names_free(char **names, size_t n) {
+  if (names == NULL) return;
+  for (size_t i = 0; i < n; i++) hs_free(names[i]);
+  hs_free(names);
+}
+
+hs_status hs_fs_list(const char *path, char ***names_out, size_t *n_out, hs_error *err) {
+  *names_out = NULL;
+  *n_out = 0;
+  DIR *d = opendir(path);
+  if (d == NULL) {
+    return hs_error_set(err, errno == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO,
+                        "%s: cannot list directory: %s", path, strerror(errno));
+  }
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  hs_status st = HS_OK;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (n == cap) {
+      size_t ncap = cap ? cap * 2 : 16;
+      char **nn = hs_realloc(names, ncap * sizeof *nn);
+      if (nn == NULL) {
+        st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory listing", path);
+        break;
+      }
+      names = nn;
+      cap = ncap;
+    }
+    if ((names[n] = hs_strdup(e->d_name)) == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory listing", path);
+      break;
+    }
+    n++;
+  }
+  closedir(d);
+  if (st != HS_OK) {
+    hs_fs_names_free(names, n);
+    return st;
+  }
+  *names_out = names;
+  *n_out = n;
+  return HS_OK;
+}
+
+hs_status hs_fs_random_bytes(void *out, size_t n, hs_error *err) {
+  uint8_t *p = out;
+  while (n > 0) {
+    ssize_t r = getrandom(p, n, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return hs_error_set(err, HS_ERR_IO, "getrandom failed: %s", strerror(errno));
+    p += r;
+    n -= (size_t)r;
+  }
+  return HS_OK;
+}
+
+hs_status hs_fs_uuid4(char out[37], hs_error *err) {
+  uint8_t b[16];
+  hs_status st = hs_fs_random_bytes(b, sizeof b, err);
+  if (st != HS_OK) return st;
+  b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+  b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+           b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+           b[15]);
+  return HS_OK;
+}

@@ -1,0 +1,69 @@
+/*
+ * fs.h — local file-system primitives the table layer's commit protocol
+ * stands on: directory creation, whole-file reads bounded by a size cap,
+ * durable writes, an exclusive atomic publish (a name that appears complete
+ * or not at all, and only for the first writer), directory fsync, listing,
+ * and random identifiers for unique file names.
+ *
+ * Durability contract: hs_fs_write_file and hs_fs_publish_exclusive return
+ * HS_OK only after the file's bytes and the directory entry naming it are
+ * on stable storage (fsync of the file, then of its directory).
+ */
+#ifndef HS_IO_FS_H
+#define HS_IO_FS_H
+
+#include "../common/common.h"
+
+/* Create `path` and its missing parents (mode 0755). Existing directories
+ * are fine; an existing non-directory is HS_ERR_IO. Each directory created
+ * is fsynced into its parent. */
+hs_status hs_fs_mkdirs(const char *path, hs_error *err);
+
+/* Read the whole regular file `path` into `out` (appended). Files larger
+ * than `max_bytes` give HS_ERR_CORRUPT naming the file; a missing file gives
+ * HS_ERR_NOT_FOUND. */
+hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_error *err);
+
+/* Does `path` exist (any type)? Errors other than ENOENT count as "exists"
+ * so that a caller probing for a free name never overwrites. */
+bool hs_fs_exists(const char *path);
+
+/* fsync the directory `path` so that entries created or removed in it are
+ * durable. */
+hs_status hs_fs_fsync_dir(const char *path, hs_error *err);
+
+/* Write `len` bytes to a new file `path` (which must not exist: O_EXCL),
+ * fsync it and its directory. On failure the partial file is removed. */
+hs_status hs_fs_write_file(const char *path, const void *data, size_t len, hs_error *err);
+
+/* Atomically replace `path` with `data` (temporary sibling + rename), then
+ * fsync the directory. Used for hints that readers verify, never trust. */
+hs_status hs_fs_replace_file(const char *path, const void *data, size_t len, hs_error *err);
+
+/* Publish `data` as `path` only if no file of that name exists, atomically:
+ * the bytes go to a unique temporary sibling that is fsynced, then linked
+ * to `path` with link(2), which fails with EEXIST when another writer
+ * published first. Readers therefore see either no file or the complete
+ * one. Returns HS_OK and *won = true when this call created `path`;
+ * HS_OK and *won = false when `path` already existed (nothing written);
+ * an error otherwise. The temporary is always removed; the directory is
+ * fsynced after a win. */
+hs_status hs_fs_publish_exclusive(const char *path, const void *data, size_t len, bool *won,
+                                  hs_error *err);
+
+/* Remove a file; a missing file is not an error. */
+hs_status hs_fs_remove(const char *path, hs_error *err);
+
+/* Names (not "." or "..") in directory `path`, as an hs_malloc'd array of
+ * hs_malloc'd strings (*n_out entries). Free with hs_fs_names_free. */
+hs_status hs_fs_list(const char *path, char ***names_out, size_t *n_out, hs_error *err);
+void hs_fs_names_free(char **names, size_t n);
+
+/* Fill `out` with `n` random bytes from getrandom(2); failure is HS_ERR_IO
+ * (no silent weak fallback: names built from these must not collide). */
+hs_status hs_fs_random_bytes(void *out, size_t n, hs_error *err);
+
+/* A random RFC 4122 version-4 UUID in canonical text form (36 chars + NUL). */
+hs_status hs_fs_uuid4(char out[37], hs_error *err);
+
+#endif /* HS_IO_FS_H */

@@ -1,0 +1,621 @@
+/*
+ * commit.c — appends: write the data file, its manifest, then commit a new
+ * snapshot by publishing metadata/v{N+1}.metadata.json with an exclusive
+ * create, retrying against newer versions when another writer wins.
+ *
+ * Order of durable steps (each fsynced, file and directory, before the
+ * next), and why a crash anywhere is harmless:
+ *   1. data/<uuid>.parquet           unreferenced until step 4
+ *   2. metadata/<uuid>-m0.avro       manifest of (1), unreferenced
+ *   3. metadata/snap-<id>-<k>-<uuid>.avro   manifest list: (2) + the
+ *      manifests of the current snapshot, unreferenced
+ *   4. metadata/v{N+1}.metadata.json published by link(2): the commit point.
+ *      Readers find it by probing; it appears complete or not at all.
+ *   5. metadata/version-hint.text    best effort; readers verify it.
+ * Files of an attempt that lost the race or failed are removed when we
+ * still can; after a crash they stay as orphans that no metadata names.
+ *
+ * On a lost race (v{N+1} exists) we reload the latest version, check the
+ * schema is still the one the data file was written with, and write a
+ * fresh manifest list over the new current snapshot's manifests. The data
+ * file and manifest are reused: the manifest's entries carry null snapshot
+ * id and sequence numbers and inherit them from the manifest-list entry.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../arrow/arrow.h"
+#include "../io/fs.h"
+#include "table.h"
+
+#define COMMIT_ATTEMPTS_MAX 200
+#define BACKOFF_MS_MAX 50
+
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------ schema checks */
+
+/* Does input type `a` fit table type `b`? Field ids are compared only when
+ * `ids` (the table's schema against the one data was written with). */
+static bool type_fits(const hs_iceberg_type *a, const hs_iceberg_type *b, bool ids, int depth) {
+  if (depth > 64 || a->id != b->id) return false;
+  switch (a->id) {
+  case HS_ICE_DECIMAL: return a->precision == b->precision && a->scale == b->scale;
+  case HS_ICE_FIXED: return a->length == b->length;
+  case HS_ICE_STRUCT:
+    if (a->n_fields != b->n_fields) return false;
+    for (size_t i = 0; i < a->n_fields; i++) {
+      const hs_iceberg_field *fa = &a->fields[i], *fb = &b->fields[i];
+      if (strcmp(fa->name, fb->name) != 0) return false;
+      if (ids && (fa->id != fb->id || fa->required != fb->required)) return false;
+      if (fb->required && !fa->required) return false;
+      if (!type_fits(&fa->type, &fb->type, ids, depth + 1)) return false;
+    }
+    return true;
+  case HS_ICE_LIST:
+    if (ids && a->element_id != b->element_id) return false;
+    if (b->element_required && !a->element_required) return false;
+    return type_fits(a->element, b->element, ids, depth + 1);
+  case HS_ICE_MAP:
+    if (ids && (a->key_id != b->key_id || a->value_id != b->value_id)) return false;
+    if (b->value_required && !a->value_required) return false;
+    return type_fits(a->key, b->key, ids, depth + 1) &&
+           type_fits(a->value, b->value, ids, depth + 1);
+  default: return true;
+  }
+}
+
+/* Replace (or add) "PARQUET:field_id" in node `s`'s metadata. */
+static hs_status set_field_id(struct ArrowSchema *s, int32_t id, hs_error *err) {
+  enum { KV_MAX = 64 };
+  const char *keys[KV_MAX];
+  const char *vals[KV_MAX];
+  char *owned[2 * KV_MAX];
+  size_t n = 0, n_owned = 0;
+  hs_status st = HS_OK;
+  const uint8_t *p = (const uint8_t *)s->metadata;
+  int64_t total = hs_arrow_metadata_size(s->metadata);
+  if (p != NULL && total >= 4) {
+    int32_t count = (int32_t)hs_load_u32le(p);
+    size_t off = 4;
+    for (int32_t i = 0; i < count && st == HS_OK; i++) {
+      char *kv[2] = {NULL, NULL};
+      for (int j = 0; j < 2; j++) {
+        int32_t len = (int32_t)hs_load_u32le(p + off);
+        off += 4;
+        kv[j] = hs_strndup((const char *)p + off, (size_t)len);
+        off += (size_t)len;
+        if (kv[j] != NULL) owned[n_owned++] = kv[j];
+      }
+      if (kv[0] == NULL || kv[1] == NULL) {
+        st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      } else if (strcmp(kv[0], "PARQUET:field_id") != 0) {
+        if (n + 1 >= KV_MAX) {
+          st = hs_error_set(err, HS_ERR_UNSUPPORTED, "field '%s': too many metadata keys",
+                            s->name ? s->name : "");
+        } else {
+          keys[n] = kv[0];
+          vals[n++] = kv[1];
+        }
+      }
+    }
+  }
+  char idbuf[16];
+  snprintf(idbuf, sizeof idbuf, "%d", (int)id);
+  if (st == HS_OK) {
+    keys[n] = "PARQUET:field_id";
+    vals[n++] = idbuf;
+    st = hs_arrow_schema_set_metadata(s, keys, vals, n, err);
+  }
+  for (size_t i = 0; i < n_owned; i++) hs_free(owned[i]);
+  return st;
+}
+
+/* Stamp the table's field ids on Arrow node `s` of Iceberg type `t`. */
+static hs_status stamp_ids(struct ArrowSchema *s, const hs_iceberg_type *t, int depth,
+                           hs_error *err) {
+  if (depth > 64) return hs_error_set(err, HS_ERR_SCHEMA, "schema nested too deeply");
+  hs_status st = HS_OK;
+  switch (t->id) {
+  case HS_ICE_STRUCT:
+    if ((size_t)s->n_children != t->n_fields) break;
+    for (size_t i = 0; i < t->n_fields && st == HS_OK; i++) {
+      st = set_field_id(s->children[i], t->fields[i].id, err);
+      if (st == HS_OK) st = stamp_ids(s->children[i], &t->fields[i].type, depth + 1, err);
+    }
+    return st;
+  case HS_ICE_LIST:
+    if (s->n_children != 1) break;
+    st = set_field_id(s->children[0], t->element_id, err);
+    return st == HS_OK ? stamp_ids(s->children[0], t->element, depth + 1, err) : st;
+  case HS_ICE_MAP: {
+    if (s->n_children != 1 || s->children[0]->n_children != 2) break;
+    struct ArrowSchema *entries = s->children[0];
+    st = set_field_id(entries->children[0], t->key_id, err);
+    if (st == HS_OK) st = stamp_ids(entries->children[0], t->key, depth + 1, err);
+    if (st == HS_OK) st = set_field_id(entries->children[1], t->value_id, err);
+    if (st == HS_OK) st = stamp_ids(entries->children[1], t->value, depth + 1, err);
+    return st;
+  }
+  default: return HS_OK;
+  }
+  return hs_error_set(err, HS_ERR_SCHEMA, "field '%s': Arrow shape does not match the table",
+                      s->name ? s->name : "");
+}
+
+/* Check `in` against the table schema; on success *stamped is an owned
+ * copy of `in` carrying the table's field ids. */
+static hs_status check_schema(const hs_table *t, const hs_iceberg_schema *ts,
+                              const struct ArrowSchema *in, struct ArrowSchema *stamped,
+                              hs_error *err) {
+  hs_arena arena;
+  hs_arena_init(&arena);
+  hs_iceberg_from_arrow_options fo = {.format_version = t->meta.format_version, .next_id = 1};
+  hs_iceberg_schema is;
+  int32_t last = 0;
+  hs_iceberg_vector_dim *v = NULL;
+  size_t nv = 0;
+  hs_status st = hs_iceberg_schema_from_arrow(in, &fo, &arena, &is, &last, &v, &nv, err);
+  if (st == HS_OK && !type_fits(&is.root, &ts->root, false, 0)) {
+    hs_buf want, got;
+    hs_buf_init(&want);
+    hs_buf_init(&got);
+    for (size_t i = 0; i < ts->root.n_fields; i++)
+      hs_buf_printf(&want, "%s%s", i ? ", " : "", ts->root.fields[i].name);
+    for (size_t i = 0; i < is.root.n_fields; i++)
+      hs_buf_printf(&got, "%s%s", i ? ", " : "", is.root.fields[i].name);
+    hs_buf_append_byte(&want, 0);
+    hs_buf_append_byte(&got, 0);
+    st =
+        hs_error_set(err, HS_ERR_SCHEMA,
+                     "%s: data schema does not match the table schema (columns table: [%s], "
+                     "data: [%s]; types, nullability or order differ)",
+                     t->root, want.data ? (char *)want.data : "", got.data ? (char *)got.data : "");
+    hs_buf_free(&want);
+    hs_buf_free(&got);
+  }
+  hs_arena_reset(&arena);
+  if (st != HS_OK) return st;
+  if ((st = hs_arrow_schema_copy(in, stamped, err)) != HS_OK) return st;
+  if ((st = stamp_ids(stamped, &ts->root, 0, err)) != HS_OK) stamped->release(stamped);
+  return st;
+}
+
+/* ------------------------------------------------------------- commit */
+
+typedef struct append_ctx {
+  hs_table *t;
+  hs_arena arena;
+  int64_t snapshot_id;
+  int32_t schema_id;
+  /* The version the append started from, kept while `t` is reloaded by
+   * retries: `schema` (the one the data file is written with) lives in it. */
+  hs_table *pin;
+  const hs_iceberg_schema *schema;
+  char data_path[4200];
+  char manifest_path[4200];
+  char list_path[4200];
+  int64_t file_size, records;
+  hs_iceberg_manifest_file manifest; /* summary of our manifest */
+} append_ctx;
+
+static hs_status random_snapshot_id(int64_t *out, hs_error *err) {
+  uint64_t r = 0;
+  do {
+    hs_status st = hs_fs_random_bytes(&r, sizeof r, err);
+    if (st != HS_OK) return st;
+    r &= (uint64_t)INT64_MAX;
+  } while (r == 0);
+  *out = (int64_t)r;
+  return HS_OK;
+}
+
+static int64_t summary_int(const hs_iceberg_snapshot *s, const char *key) {
+  for (size_t i = 0; s != NULL && i < s->n_summary; i++) {
+    if (strcmp(s->summary[i].key, key) != 0) continue;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s->summary[i].value, &end, 10);
+    if (errno != 0 || end == s->summary[i].value || *end != '\0' || v < 0) return -1;
+    return (int64_t)v;
+  }
+  return -1;
+}
+
+static bool add_kv(hs_arena *a, hs_iceberg_kv *kv, size_t *n, const char *key, int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  kv[*n].key = key;
+  kv[*n].value = hs_arena_strndup(a, buf, strlen(buf));
+  if (kv[*n].value == NULL) return false;
+  (*n)++;
+  return true;
+}
+
+/* One attempt against the loaded version of c->t: write a manifest list,
+ * build and publish v{N+1}. *won tells whether we committed. */
+static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error *err) {
+  hs_table *t = c->t;
+  const hs_iceberg_metadata *old = &t->meta;
+  *won = false;
+  hs_arena a;
+  hs_arena_init(&a);
+  hs_buf buf;
+  hs_buf_init(&buf);
+  hs_status st = HS_OK;
+  char uuid[37];
+  c->list_path[0] = '\0';
+
+  /* Snapshot ids must be unique in the table. */
+  while (hs_iceberg_metadata_snapshot(old, c->snapshot_id) != NULL) {
+    if ((st = random_snapshot_id(&c->snapshot_id, err)) != HS_OK) goto done;
+  }
+  const hs_iceberg_snapshot *cur = hs_table_current(t);
+  int64_t seq = (old->has_last_sequence_number ? old->last_sequence_number : 0) + 1;
+  int64_t now = wall_ms();
+  if (now < old->last_updated_ms) now = old->last_updated_ms;
+
+  /* Manifest list: ours first, then the current snapshot's. */
+  hs_iceberg_manifest_list prev;
+  memset(&prev, 0, sizeof prev);
+  if (cur != NULL) {
+    if ((st = hs_table_read_avro(t, cur->manifest_list, "manifest list", &buf, err)) != HS_OK)
+      goto done;
+    st = hs_iceberg_manifest_list_read(buf.data, buf.len, &a, &prev, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "%s: ", cur->manifest_list);
+      goto done;
+    }
+    buf.len = 0;
+  }
+  size_t n_files = prev.n_files + 1;
+  hs_iceberg_manifest_file *files = hs_arena_alloc(&a, n_files * sizeof *files);
+  if (files == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "commit: out of memory");
+    goto done;
+  }
+  files[0] = c->manifest;
+  files[0].added_snapshot_id = c->snapshot_id;
+  files[0].sequence_number = seq;
+  files[0].min_sequence_number = seq;
+  files[0].has_first_row_id = false;
+  int64_t total_records = 0, total_files = 0;
+  for (size_t i = 0; i < prev.n_files; i++) files[i + 1] = prev.files[i];
+  for (size_t i = 0; i < n_files; i++) {
+    if (files[i].content != HS_ICE_MANIFEST_DATA) continue;
+    total_records += files[i].added_rows_count + files[i].existing_rows_count;
+    total_files += files[i].added_files_count + files[i].existing_files_count;
+  }
+  int64_t first_row_id = old->has_next_row_id ? old->next_row_id : 0;
+  hs_iceberg_manifest_list_options lo = {.format_version = old->format_version,
+                                         .snapshot_id = c->snapshot_id,
+                                         .has_parent_snapshot_id = cur != NULL,
+                                         .parent_snapshot_id = cur ? cur->snapshot_id : 0,
+                                         .sequence_number = seq,
+                                         .first_row_id = first_row_id};
+  int64_t assigned = 0;
+  st = hs_iceberg_manifest_list_write(&lo, files, n_files, &buf, NULL, &assigned, err);
+  if (st != HS_OK) goto done;
+  if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
+  snprintf(c->list_path, sizeof c->list_path, "%s/metadata/snap-%lld-%d-%s.avro", t->root,
+           (long long)c->snapshot_id, attempt, uuid);
+  if ((st = hs_fs_write_file(c->list_path, buf.data, buf.len, err)) != HS_OK) {
+    c->list_path[0] = '\0';
+    goto done;
+  }
+  hs_table_crash_point();
+
+  /* The new snapshot. */
+  hs_iceberg_snapshot snap;
+  memset(&snap, 0, sizeof snap);
+  snap.snapshot_id = c->snapshot_id;
+  snap.has_parent_snapshot_id = cur != NULL;
+  snap.parent_snapshot_id = cur ? cur->snapshot_id : 0;
+  snap.has_sequence_number = true;
+  snap.sequence_number = seq;
+  snap.timestamp_ms = now;
+  snap.manifest_list = c->list_path;
+  snap.has_schema_id = true;
+  snap.schema_id = c->schema_id;
+  if (old->format_version >= 3) {
+    snap.has_first_row_id = true;
+    snap.first_row_id = first_row_id;
+    snap.has_added_rows = true;
+    snap.added_rows = assigned;
+  }
+  hs_iceberg_kv *sum = hs_arena_alloc(&a, 16 * sizeof *sum);
+  size_t ns = 0;
+  bool ok = sum != NULL;
+  if (ok) {
+    sum[ns].key = "operation";
+    sum[ns++].value = "append";
+  }
+  int64_t prev_size = summary_int(cur, "total-files-size");
+  ok = ok && add_kv(&a, sum, &ns, "added-data-files", 1);
+  ok = ok && add_kv(&a, sum, &ns, "added-records", c->records);
+  ok = ok && add_kv(&a, sum, &ns, "added-files-size", c->file_size);
+  ok = ok && add_kv(&a, sum, &ns, "changed-partition-count", 1);
+  ok = ok && add_kv(&a, sum, &ns, "total-records", total_records);
+  ok =
+      ok && (cur != NULL && prev_size < 0 ? true
+                                          : add_kv(&a, sum, &ns, "total-files-size",
+                                                   (prev_size < 0 ? 0 : prev_size) + c->file_size));
+  ok = ok && add_kv(&a, sum, &ns, "total-data-files", total_files);
+  ok = ok &&
+       add_kv(
+           &a, sum, &ns, "total-delete-files",
+           summary_int(cur, "total-delete-files") > 0 ? summary_int(cur, "total-delete-files") : 0);
+  ok = ok && add_kv(&a, sum, &ns, "total-position-deletes",
+                    summary_int(cur, "total-position-deletes") > 0
+                        ? summary_int(cur, "total-position-deletes")
+                        : 0);
+  ok = ok && add_kv(&a, sum, &ns, "total-equality-deletes",
+                    summary_int(cur, "total-equality-deletes") > 0
+                        ? summary_int(cur, "total-equality-deletes")
+                        : 0);
+  snap.summary = sum;
+  snap.n_summary = ns;
+
+  /* The new metadata: a shallow copy of the old with grown arrays. */
+  hs_iceberg_metadata m = *old;
+  m.has_last_sequence_number = true;
+  m.last_sequence_number = seq;
+  m.last_updated_ms = now;
+  m.has_current_snapshot_id = true;
+  m.current_snapshot_id = c->snapshot_id;
+  if (old->format_version >= 3) {
+    m.has_next_row_id = true;
+    m.next_row_id = first_row_id + assigned;
+  }
+  m.snapshots = hs_arena_alloc(&a, (old->n_snapshots + 1) * sizeof *m.snapshots);
+  m.snapshot_log = hs_arena_alloc(&a, (old->n_snapshot_log + 1) * sizeof *m.snapshot_log);
+  m.metadata_log = hs_arena_alloc(&a, (old->n_metadata_log + 1) * sizeof *m.metadata_log);
+  m.refs = hs_arena_alloc(&a, (old->n_refs + 1) * sizeof *m.refs);
+  if (!ok || !m.snapshots || !m.snapshot_log || !m.metadata_log || !m.refs) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "commit: out of memory");
+    goto done;
+  }
+  if (old->n_snapshots) memcpy(m.snapshots, old->snapshots, old->n_snapshots * sizeof snap);
+  m.snapshots[m.n_snapshots++] = snap;
+  if (old->n_snapshot_log)
+    memcpy(m.snapshot_log, old->snapshot_log, old->n_snapshot_log * sizeof *m.snapshot_log);
+  m.snapshot_log[m.n_snapshot_log++] =
+      (hs_iceberg_snapshot_log_entry){.timestamp_ms = now, .snapshot_id = c->snapshot_id};
+  size_t keep = old->n_metadata_log;
+  size_t skip = keep >= HS_TABLE_METADATA_LOG_MAX ? keep - (HS_TABLE_METADATA_LOG_MAX - 1) : 0;
+  m.n_metadata_log = keep - skip;
+  if (m.n_metadata_log)
+    memcpy(m.metadata_log, old->metadata_log + skip, m.n_metadata_log * sizeof *m.metadata_log);
+  m.metadata_log[m.n_metadata_log++] = (hs_iceberg_metadata_log_entry){
+      .timestamp_ms = old->last_updated_ms, .metadata_file = t->metadata_path};
+  bool have_main = false;
+  if (old->n_refs) memcpy(m.refs, old->refs, old->n_refs * sizeof *m.refs);
+  for (size_t i = 0; i < m.n_refs; i++) {
+    if (strcmp(m.refs[i].name, "main") == 0) {
+      m.refs[i].snapshot_id = c->snapshot_id;
+      m.refs[i].is_tag = false;
+      have_main = true;
+    }
+  }
+  if (!have_main) {
+    memset(&m.refs[m.n_refs], 0, sizeof m.refs[0]);
+    m.refs[m.n_refs].name = "main";
+    m.refs[m.n_refs++].snapshot_id = c->snapshot_id;
+  }
+  buf.len = 0;
+  if ((st = hs_iceberg_metadata_write(&m, &buf, err)) != HS_OK) goto done;
+
+  char path[4200];
+  hs_table_version_path(t->root, t->version + 1, path, sizeof path);
+  hs_table_crash_point();
+  st = hs_fs_publish_exclusive(path, buf.data, buf.len, won, err);
+  if (*won) {
+    hs_table_crash_point();
+    char hint[4200], num[24];
+    snprintf(hint, sizeof hint, "%s/metadata/version-hint.text", t->root);
+    int n = snprintf(num, sizeof num, "%lld", (long long)(t->version + 1));
+    (void)hs_fs_replace_file(hint, num, (size_t)n, NULL); /* a hint: best effort */
+    hs_table_crash_point();
+    /* Adopt the version we wrote (a failure only leaves the handle stale). */
+    (void)hs_table_load_version(t, t->version + 1, NULL);
+  }
+
+done:
+  if (!*won && c->list_path[0] != '\0') {
+    (void)hs_fs_remove(c->list_path, NULL);
+    c->list_path[0] = '\0';
+  }
+  hs_buf_free(&buf);
+  hs_arena_reset(&a);
+  return st;
+}
+
+static void backoff(int attempt) {
+  uint32_t r = 0;
+  (void)hs_fs_random_bytes(&r, sizeof r, NULL);
+  int64_t cap_ms = attempt < 6 ? (int64_t)1 << attempt : BACKOFF_MS_MAX;
+  if (cap_ms > BACKOFF_MS_MAX) cap_ms = BACKOFF_MS_MAX;
+  int64_t us = (int64_t)(r % (uint32_t)(cap_ms * 1000)) + 100;
+  struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
+/* Write the stream's batches to c->data_path. Sets records and file size. */
+static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
+                            const struct ArrowSchema *stamped, hs_error *err) {
+  hs_parquet_write_options po;
+  hs_parquet_write_options_init(&po);
+  hs_parquet_writer *w = NULL;
+  hs_status st = hs_parquet_writer_open(c->data_path, stamped, &po, &w, err);
+  if (st != HS_OK) return st;
+  c->records = 0;
+  for (;;) {
+    struct ArrowArray batch;
+    memset(&batch, 0, sizeof batch);
+    int rc = stream->get_next(stream, &batch);
+    if (rc != 0) {
+      const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+      st = hs_error_set(err, HS_ERR_INVALID_ARG, "append: input stream failed (%d): %s", rc,
+                        m ? m : "no message");
+      break;
+    }
+    if (batch.release == NULL) break;
+    st = hs_arrow_array_validate(stamped, &batch, err);
+    if (st == HS_OK) st = hs_parquet_writer_write(w, &batch, err);
+    c->records += batch.length;
+    batch.release(&batch);
+    if (st != HS_OK) break;
+    hs_table_crash_point();
+  }
+  if (st != HS_OK || c->records == 0) {
+    hs_parquet_writer_free(w); /* removes the file */
+    return st;
+  }
+  if ((st = hs_parquet_writer_close(w, err)) != HS_OK) return st;
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/data", c->t->root);
+  return hs_fs_fsync_dir(dir, err);
+}
+
+/* Manifest for the data file, written to c->manifest_path. */
+static hs_status write_manifest(append_ctx *c, hs_error *err) {
+  hs_table *t = c->t;
+  hs_iceberg_data_file_options dfo = {.schema = c->schema, .file_path = c->data_path};
+  hs_iceberg_manifest_entry e;
+  memset(&e, 0, sizeof e);
+  e.status = HS_ICE_ENTRY_ADDED;
+  hs_status st =
+      hs_iceberg_data_file_from_parquet_path(c->data_path, &dfo, &c->arena, &e.data_file, err);
+  if (st != HS_OK) return st;
+  c->file_size = e.data_file.file_size_in_bytes;
+  const hs_iceberg_partition_spec *spec = NULL;
+  for (size_t i = 0; i < t->meta.n_specs; i++)
+    if (t->meta.specs[i].spec_id == t->meta.default_spec_id) spec = &t->meta.specs[i];
+  if (spec == NULL || spec->n_fields != 0) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: partitioned tables are not written yet",
+                        t->metadata_path);
+  }
+  hs_iceberg_manifest_writer_options mo = {.format_version = t->meta.format_version,
+                                           .content = HS_ICE_MANIFEST_DATA,
+                                           .schema = c->schema,
+                                           .spec = spec,
+                                           .snapshot_id = c->snapshot_id,
+                                           .sequence_number = t->meta.last_sequence_number + 1};
+  hs_buf buf;
+  hs_buf_init(&buf);
+  hs_iceberg_manifest_writer *w = NULL;
+  st = hs_iceberg_manifest_writer_open(&mo, &buf, NULL, &w, err);
+  if (st == HS_OK) st = hs_iceberg_manifest_writer_add(w, &e, err);
+  if (st == HS_OK) {
+    st = hs_iceberg_manifest_writer_close(w, &c->manifest, &c->arena, err);
+  } else {
+    hs_iceberg_manifest_writer_free(w);
+  }
+  char uuid[37];
+  if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
+  if (st == HS_OK) {
+    snprintf(c->manifest_path, sizeof c->manifest_path, "%s/metadata/%s-m0.avro", t->root, uuid);
+    st = hs_fs_write_file(c->manifest_path, buf.data, buf.len, err);
+    if (st != HS_OK) c->manifest_path[0] = '\0';
+  }
+  hs_buf_free(&buf);
+  c->manifest.manifest_path = c->manifest_path;
+  return st;
+}
+
+hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t *snapshot_id_out,
+                          hs_error *err) {
+  if (snapshot_id_out) *snapshot_id_out = -1;
+  if (stream == NULL || stream->release == NULL) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "append: no stream");
+  }
+  append_ctx c;
+  memset(&c, 0, sizeof c);
+  c.t = t;
+  hs_arena_init(&c.arena);
+  struct ArrowSchema in, stamped;
+  memset(&in, 0, sizeof in);
+  memset(&stamped, 0, sizeof stamped);
+  bool committed = false;
+  hs_status st = HS_OK;
+  char uuid[37];
+
+  /* Start from the latest version: fewer lost races. */
+  if ((st = hs_table_load_latest(t, err)) != HS_OK) goto done;
+  if ((c.pin = hs_calloc(1, sizeof *c.pin)) == NULL || (c.pin->root = hs_strdup(t->root)) == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
+    goto done;
+  }
+  hs_arena_init(&c.pin->arena);
+  if ((st = hs_table_load_version(c.pin, t->version, err)) != HS_OK) goto done;
+  c.schema_id = c.pin->meta.current_schema_id;
+  c.schema = hs_iceberg_metadata_schema(&c.pin->meta, c.schema_id);
+  if (c.schema == NULL) {
+    st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
+    goto done;
+  }
+  if (stream->get_schema(stream, &in) != 0) {
+    const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "append: input stream has no schema: %s",
+                      m ? m : "no message");
+    goto done;
+  }
+  if ((st = check_schema(t, c.schema, &in, &stamped, err)) != HS_OK) goto done;
+  if ((st = random_snapshot_id(&c.snapshot_id, err)) != HS_OK) goto done;
+  if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
+  snprintf(c.data_path, sizeof c.data_path, "%s/data/00000-0-%s.parquet", t->root, uuid);
+  if ((st = write_data(&c, stream, &stamped, err)) != HS_OK) {
+    c.data_path[0] = '\0'; /* the writer removed it */
+    goto done;
+  }
+  if (c.records == 0) {
+    c.data_path[0] = '\0';
+    goto done; /* nothing to commit */
+  }
+  hs_table_crash_point();
+  if ((st = write_manifest(&c, err)) != HS_OK) goto done;
+  hs_table_crash_point();
+
+  for (int attempt = 0; !committed && st == HS_OK; attempt++) {
+    if (attempt == COMMIT_ATTEMPTS_MAX) {
+      st = hs_error_set(err, HS_ERR_IO, "%s: commit lost %d races in a row; giving up", t->root,
+                        COMMIT_ATTEMPTS_MAX);
+      break;
+    }
+    if (attempt > 0) {
+      backoff(attempt);
+      if ((st = hs_table_load_latest(t, err)) != HS_OK) break;
+      /* Re-validate: the data file was written with the pinned schema. */
+      const hs_iceberg_schema *now =
+          hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
+      if (now == NULL || t->meta.current_schema_id != c.schema_id ||
+          !type_fits(&now->root, &c.schema->root, true, 0)) {
+        st = hs_error_set(err, HS_ERR_SCHEMA,
+                          "%s: the table schema changed during the append (schema id %d -> %d)",
+                          t->metadata_path, (int)c.schema_id, (int)t->meta.current_schema_id);
+        break;
+      }
+    }
+    st = commit_attempt(&c, attempt, &committed, err);
+  }
+  if (committed && snapshot_id_out) *snapshot_id_out = c.snapshot_id;
+
+done:
+  if (!committed) {
+    if (c.data_path[0]) (void)hs_fs_remove(c.data_path, NULL);
+    if (c.manifest_path[0]) (void)hs_fs_remove(c.manifest_path, NULL);
+  }
+  hs_arrow_schema_release(&stamped);
+  hs_arrow_schema_release(&in);
+  if (stream->release) stream->release(stream);
+  hs_arena_reset(&c.arena);
+  hs_table_free(c.pin);
+  return st;
+}

@@ -1,0 +1,251 @@
+/*
+ * scan.c — reading a snapshot: plan its data files from the manifest list
+ * and manifests (live DATA entries only; every recorded path must lie
+ * inside the table folder), then stream the files' batches one file after
+ * another through the Parquet reader.
+ *
+ * The output schema is the first data file's (projected) Arrow schema, so
+ * that batches come out exactly as the reader produces them; every later
+ * file must produce the same top-level formats and names, else the stream
+ * fails naming that file. A snapshot without files yields the table
+ * schema (projected) and no batches.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../arrow/arrow.h"
+#include "table.h"
+
+typedef struct scan_state {
+  char **files;
+  size_t n_files, next_file;
+  char **columns; /* NULL: all */
+  size_t n_columns;
+  struct ArrowSchema schema; /* the output schema */
+  struct ArrowArrayStream inner;
+  bool inner_open;
+  hs_error error;
+} scan_state;
+
+static void names_free(char **v, size_t n) {
+  for (size_t i = 0; v != NULL && i < n; i++) hs_free(v[i]);
+  hs_free(v);
+}
+
+static void state_free(scan_state *s) {
+  if (s == NULL) return;
+  if (s->inner_open && s->inner.release) s->inner.release(&s->inner);
+  hs_arrow_schema_release(&s->schema);
+  names_free(s->files, s->n_files);
+  names_free(s->columns, s->n_columns);
+  hs_free(s);
+}
+
+/* Open file i as the inner stream; its schema into *schema_out. */
+static hs_status open_file(scan_state *s, size_t i, struct ArrowSchema *schema_out, hs_error *err) {
+  hs_parquet_reader *r = NULL;
+  hs_status st = hs_parquet_reader_open(s->files[i], &r, err);
+  if (st != HS_OK) return st;
+  hs_parquet_read_options ro;
+  hs_parquet_read_options_init(&ro);
+  ro.columns = (const char *const *)s->columns;
+  ro.n_columns = s->n_columns;
+  st = hs_parquet_reader_stream(r, &ro, &s->inner, err);
+  hs_parquet_reader_free(r);
+  if (st != HS_OK) return st;
+  s->inner_open = true;
+  if (s->inner.get_schema(&s->inner, schema_out) != 0) {
+    const char *m = s->inner.get_last_error(&s->inner);
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema: %s", s->files[i], m ? m : "");
+  }
+  return HS_OK;
+}
+
+static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
+  if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
+    return false;
+  if ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name) != 0))
+    return false;
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!same_shape(a->children[i], b->children[i], depth + 1)) return false;
+  return true;
+}
+
+static int scan_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
+  scan_state *s = st->private_data;
+  return hs_arrow_schema_copy(&s->schema, out, &s->error) == HS_OK ? 0 : 5;
+}
+
+static int scan_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+  scan_state *s = st->private_data;
+  memset(out, 0, sizeof *out);
+  if (s->error.status != HS_OK) return 5;
+  for (;;) {
+    if (s->inner_open) {
+      int rc = s->inner.get_next(&s->inner, out);
+      if (rc != 0) {
+        const char *m = s->inner.get_last_error(&s->inner);
+        hs_error_set(&s->error, HS_ERR_CORRUPT, "%s: %s", s->files[s->next_file - 1],
+                     m ? m : "read failed");
+        return rc;
+      }
+      if (out->release != NULL) return 0;
+      s->inner.release(&s->inner);
+      s->inner_open = false;
+    }
+    if (s->next_file == s->n_files) return 0; /* end: out->release == NULL */
+    size_t i = s->next_file++;
+    struct ArrowSchema fs;
+    memset(&fs, 0, sizeof fs);
+    hs_status rc = open_file(s, i, &fs, &s->error);
+    if (rc == HS_OK && !same_shape(&fs, &s->schema, 0)) {
+      rc = hs_error_set(&s->error, HS_ERR_SCHEMA,
+                        "%s: columns or types differ from the scan's schema", s->files[i]);
+    }
+    hs_arrow_schema_release(&fs);
+    if (rc != HS_OK) return 5;
+  }
+}
+
+static const char *scan_last_error(struct ArrowArrayStream *st) {
+  scan_state *s = st->private_data;
+  return s->error.status != HS_OK ? s->error.message : NULL;
+}
+
+static void scan_release(struct ArrowArrayStream *st) {
+  if (st == NULL || st->release == NULL) return;
+  state_free(st->private_data);
+  st->release = NULL;
+  st->private_data = NULL;
+}
+
+static hs_status push_name(char ***v, size_t *n, size_t *cap, const char *name, hs_error *err) {
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 8;
+    char **nv = hs_realloc(*v, nc * sizeof *nv);
+    if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    *v = nv;
+    *cap = nc;
+  }
+  if (((*v)[*n] = hs_strdup(name)) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  (*n)++;
+  return HS_OK;
+}
+
+/* Plan: the data files of snapshot `snap`, in manifest-list order. */
+static hs_status plan_files(const hs_table *t, const hs_iceberg_snapshot *snap, scan_state *s,
+                            hs_error *err) {
+  hs_arena a;
+  hs_arena_init(&a);
+  hs_buf buf;
+  hs_buf_init(&buf);
+  size_t cap = 0;
+  hs_iceberg_manifest_list list;
+  memset(&list, 0, sizeof list);
+  hs_status st = hs_table_read_avro(t, snap->manifest_list, "manifest list", &buf, err);
+  if (st == HS_OK) {
+    st = hs_iceberg_manifest_list_read(buf.data, buf.len, &a, &list, err);
+    if (st != HS_OK) hs_error_prefix(err, "%s: ", snap->manifest_list);
+  }
+  for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {
+    const hs_iceberg_manifest_file *mf = &list.files[i];
+    if (mf->content != HS_ICE_MANIFEST_DATA) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: delete manifests are not read yet",
+                        mf->manifest_path);
+      break;
+    }
+    buf.len = 0;
+    hs_iceberg_manifest man;
+    if ((st = hs_table_read_avro(t, mf->manifest_path, "manifest", &buf, err)) != HS_OK) break;
+    st = hs_iceberg_manifest_read(buf.data, buf.len, mf, &a, &man, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "%s: ", mf->manifest_path);
+      break;
+    }
+    for (size_t k = 0; st == HS_OK && k < man.n_entries; k++) {
+      const hs_iceberg_manifest_entry *e = &man.entries[k];
+      if (e->status == HS_ICE_ENTRY_DELETED) continue;
+      if (e->data_file.content != HS_ICE_CONTENT_DATA) continue;
+      char what[64];
+      snprintf(what, sizeof what, "manifest entry %zu", k);
+      char *path = NULL;
+      st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
+      if (st != HS_OK) {
+        hs_error_prefix(err, "%s: ", mf->manifest_path);
+        break;
+      }
+      st = push_name(&s->files, &s->n_files, &cap, path, err);
+      hs_free(path);
+    }
+  }
+  hs_buf_free(&buf);
+  hs_arena_reset(&a);
+  return st;
+}
+
+/* Table schema projected to `columns`, as the output schema of a scan with
+ * no data files. */
+static hs_status table_schema_projected(hs_table *t, scan_state *s, hs_error *err) {
+  struct ArrowSchema full;
+  hs_status st = hs_table_schema(t, &full, err);
+  if (st != HS_OK || s->columns == NULL) {
+    if (st == HS_OK) s->schema = full;
+    return st;
+  }
+  st = hs_arrow_schema_init(&s->schema, "+s", "", 0, (int64_t)s->n_columns, err);
+  for (size_t i = 0; st == HS_OK && i < s->n_columns; i++) {
+    int64_t k = 0;
+    while (k < full.n_children && strcmp(full.children[k]->name, s->columns[i]) != 0) k++;
+    if (k == full.n_children) {
+      st = hs_error_set(err, HS_ERR_NOT_FOUND, "%s: no column '%s'", t->metadata_path,
+                        s->columns[i]);
+      break;
+    }
+    hs_arrow_schema_release(s->schema.children[i]);
+    st = hs_arrow_schema_copy(full.children[k], s->schema.children[i], err);
+  }
+  full.release(&full);
+  return st;
+}
+
+hs_status hs_table_scan(hs_table *table, int64_t snapshot_id, const char *const *columns,
+                        size_t n_columns, struct ArrowArrayStream *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  const hs_iceberg_snapshot *snap = NULL;
+  if (snapshot_id == -1) {
+    snap = hs_table_current(table);
+  } else if ((snap = hs_iceberg_metadata_snapshot(&table->meta, snapshot_id)) == NULL) {
+    return hs_error_set(err, HS_ERR_NOT_FOUND, "%s: no snapshot %lld", table->metadata_path,
+                        (long long)snapshot_id);
+  }
+  scan_state *s = hs_calloc(1, sizeof *s);
+  if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  hs_status st = HS_OK;
+  if (columns != NULL) {
+    size_t cap = 0;
+    for (size_t i = 0; st == HS_OK && i < n_columns; i++)
+      st = push_name(&s->columns, &s->n_columns, &cap, columns[i], err);
+    if (st == HS_OK && n_columns == 0) {
+      st = hs_error_set(err, HS_ERR_INVALID_ARG, "scan: an empty column list");
+    }
+  }
+  if (st == HS_OK && snap != NULL) st = plan_files(table, snap, s, err);
+  if (st == HS_OK && s->n_files > 0) {
+    /* The first file fixes the output schema; its stream stays open. */
+    st = open_file(s, 0, &s->schema, err);
+    s->next_file = 1;
+  } else if (st == HS_OK) {
+    st = table_schema_projected(table, s, err);
+  }
+  if (st != HS_OK) {
+    state_free(s);
+    return st;
+  }
+  out->get_schema = scan_get_schema;
+  out->get_next = scan_get_next;
+  out->get_last_error = scan_last_error;
+  out->release = scan_release;
+  out->private_data = s;
+  return HS_OK;
+}

@@ -1,0 +1,485 @@
+/*
+ * table.c — opening and creating tables: finding the latest committed
+ * metadata version, loading it, resolving the paths it records (refusing
+ * any that escape the table folder), the snapshot listing, and the crash
+ * test hook. The commit protocol is in commit.c, reading in scan.c.
+ *
+ * Finding the latest version: version-hint.text is only a hint (it is
+ * written after a publish and may lag or be missing after a crash), so we
+ * start at the hinted N (1 when the hint is absent or unreadable) and probe
+ * vN+1, vN+2, ... until a name is missing. Versions are published in order
+ * by exclusive create, so the first gap ends the chain. A hint that points
+ * past the last published version (never written by us) falls back to a
+ * directory listing.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../io/fs.h"
+#include "table.h"
+
+void hs_table_options_init(hs_table_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->format_version = 2;
+}
+
+bool hs_table_version_path(const char *root, int64_t version, char *out, size_t cap) {
+  int n = snprintf(out, cap, "%s/metadata/v%lld.metadata.json", root, (long long)version);
+  return n > 0 && (size_t)n < cap;
+}
+
+const hs_iceberg_snapshot *hs_table_current(const hs_table *t) {
+  if (!t->meta.has_current_snapshot_id) return NULL;
+  return hs_iceberg_metadata_snapshot(&t->meta, t->meta.current_snapshot_id);
+}
+
+int64_t hs_table_current_snapshot_id(const hs_table *table) {
+  const hs_iceberg_snapshot *s = table ? hs_table_current(table) : NULL;
+  return s ? s->snapshot_id : -1;
+}
+
+const char *hs_table_metadata_location(const hs_table *table) {
+  return table->metadata_path;
+}
+
+int64_t hs_table_version(const hs_table *table) {
+  return table->version;
+}
+
+void hs_table_crash_point(void) {
+  static long counter;
+  const char *v = getenv("HS_TABLE_CRASH_STEP");
+  if (v == NULL || *v == '\0') return;
+  long step = strtol(v, NULL, 10);
+  if (step > 0 && ++counter == step) raise(SIGKILL);
+}
+
+/* ------------------------------------------------------------- loading */
+
+hs_status hs_table_load_version(hs_table *t, int64_t version, hs_error *err) {
+  char path[4200];
+  if (!hs_table_version_path(t->root, version, path, sizeof path)) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+  }
+  hs_buf text;
+  hs_buf_init(&text);
+  hs_status st = hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &text, err);
+  if (st != HS_OK) {
+    hs_buf_free(&text);
+    return st;
+  }
+  hs_arena arena;
+  hs_arena_init(&arena);
+  hs_iceberg_metadata meta;
+  st = hs_iceberg_metadata_parse((const char *)text.data, text.len, &arena, &meta, err);
+  hs_buf_free(&text);
+  char *mpath = NULL;
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: ", path);
+  } else if (meta.format_version < 2) {
+    st = hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: format version %d: only 2 and 3 are written",
+                      path, meta.format_version);
+  } else if ((mpath = hs_strdup(path)) == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  }
+  if (st != HS_OK) {
+    hs_arena_reset(&arena);
+    return st;
+  }
+  hs_arena_reset(&t->arena);
+  hs_free(t->metadata_path);
+  t->arena = arena;
+  t->meta = meta;
+  t->metadata_path = mpath;
+  t->version = version;
+  return HS_OK;
+}
+
+/* The N in a "vN.metadata.json" name, or -1. */
+static int64_t version_of_name(const char *name) {
+  if (name[0] != 'v' || name[1] < '1' || name[1] > '9') return -1;
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(name + 1, &end, 10);
+  if (errno != 0 || strcmp(end, ".metadata.json") != 0) return -1;
+  return (int64_t)v;
+}
+
+static hs_status highest_listed(const hs_table *t, int64_t *out, hs_error *err) {
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/metadata", t->root);
+  char **names = NULL;
+  size_t n = 0;
+  hs_status st = hs_fs_list(dir, &names, &n, err);
+  if (st != HS_OK) return st;
+  int64_t best = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t v = version_of_name(names[i]);
+    if (v > best) best = v;
+  }
+  hs_fs_names_free(names, n);
+  *out = best;
+  return HS_OK;
+}
+
+static int64_t read_hint(const hs_table *t) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/metadata/version-hint.text", t->root);
+  hs_buf b;
+  hs_buf_init(&b);
+  int64_t v = -1;
+  if (hs_fs_read_file(path, 64, &b, NULL) == HS_OK && b.len > 0) {
+    char s[65];
+    memcpy(s, b.data, b.len);
+    s[b.len] = '\0';
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    while (*end == '\n' || *end == '\r' || *end == ' ') end++;
+    if (errno == 0 && *end == '\0' && x > 0) v = (int64_t)x;
+  }
+  hs_buf_free(&b);
+  return v;
+}
+
+hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
+  char path[4200];
+  int64_t v = read_hint(t);
+  if (v < 1) v = 1;
+  /* Never go back behind what this handle already saw. */
+  if (t->version > v) v = t->version;
+  if (!hs_table_version_path(t->root, v, path, sizeof path)) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+  }
+  if (!hs_fs_exists(path)) {
+    int64_t listed = 0;
+    hs_status st = highest_listed(t, &listed, err);
+    if (st != HS_OK) return st;
+    if (listed < 1) {
+      return hs_error_set(err, HS_ERR_NOT_FOUND,
+                          "%s/metadata: no v<N>.metadata.json: not a table (%s missing)", t->root,
+                          path);
+    }
+    v = listed;
+  }
+  for (;;) {
+    if (!hs_table_version_path(t->root, v + 1, path, sizeof path)) break;
+    if (!hs_fs_exists(path)) break;
+    v++;
+  }
+  return hs_table_load_version(t, v, err);
+}
+
+static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
+  *out = NULL;
+  if (uri == NULL || *uri == '\0') {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "table: empty uri");
+  }
+  if (strncmp(uri, "file://", 7) == 0) uri += 7;
+  if (strstr(uri, "://") != NULL) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: only local tables are supported", uri);
+  }
+  hs_buf root;
+  hs_buf_init(&root);
+  bool ok = true;
+  if (uri[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) == NULL) {
+      return hs_error_set(err, HS_ERR_IO, "%s: cannot get the working directory: %s", uri,
+                          strerror(errno));
+    }
+    ok = hs_buf_printf(&root, "%s/", cwd);
+  }
+  /* Normalise: drop empty and "." components; ".." is refused (a table
+   * location must be plain so that the containment check is lexical). */
+  const char *p = uri;
+  while (ok && *p) {
+    while (*p == '/') p++;
+    const char *q = p;
+    while (*q && *q != '/') q++;
+    size_t n = (size_t)(q - p);
+    if (n == 2 && p[0] == '.' && p[1] == '.') {
+      hs_buf_free(&root);
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: '..' is not allowed in a table path", uri);
+    }
+    if (n > 0 && !(n == 1 && p[0] == '.')) {
+      if (root.len == 0 || root.data[root.len - 1] != '/') ok = hs_buf_append_byte(&root, '/');
+      ok = ok && hs_buf_append(&root, p, n);
+    }
+    p = q;
+  }
+  if (ok && root.len == 0) ok = hs_buf_append_byte(&root, '/');
+  while (ok && root.len > 1 && root.data[root.len - 1] == '/') root.len--;
+  if (ok && root.len >= 4000) {
+    hs_buf_free(&root);
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", uri);
+  }
+  ok = ok && hs_buf_append_byte(&root, 0);
+  hs_table *t = ok ? hs_calloc(1, sizeof *t) : NULL;
+  if (t == NULL) {
+    hs_buf_free(&root);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+  }
+  t->root = (char *)hs_buf_detach(&root);
+  hs_arena_init(&t->arena);
+  *out = t;
+  return HS_OK;
+}
+
+void hs_table_free(hs_table *table) {
+  if (table == NULL) return;
+  hs_arena_reset(&table->arena);
+  hs_free(table->metadata_path);
+  hs_free(table->root);
+  hs_free(table);
+}
+
+hs_status hs_table_open(const char *uri, hs_table **out, hs_error *err) {
+  hs_table *t = NULL;
+  hs_status st = table_new(uri, &t, err);
+  if (st != HS_OK) return st;
+  if ((st = hs_table_load_latest(t, err)) != HS_OK) {
+    hs_table_free(t);
+    return st;
+  }
+  *out = t;
+  return HS_OK;
+}
+
+hs_status hs_table_refresh(hs_table *table, hs_error *err) {
+  return hs_table_load_latest(table, err);
+}
+
+/* ----------------------------------------------------------- creating */
+
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
+                          const hs_table_options *opts, hs_table **out, hs_error *err) {
+  *out = NULL;
+  hs_table_options defaults;
+  if (opts == NULL) {
+    hs_table_options_init(&defaults);
+    opts = &defaults;
+  }
+  if (opts->format_version != 2 && opts->format_version != 3) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: format version %d: must be 2 or 3", uri,
+                        opts->format_version);
+  }
+  if (schema == NULL || schema->release == NULL) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: no schema", uri);
+  }
+  hs_table *t = NULL;
+  hs_status st = table_new(uri, &t, err);
+  if (st != HS_OK) return st;
+
+  hs_arena arena;
+  hs_arena_init(&arena);
+  hs_buf json;
+  hs_buf_init(&json);
+  char dir[4200], path[4200];
+  hs_iceberg_metadata m;
+  memset(&m, 0, sizeof m);
+  hs_iceberg_schema *s = hs_arena_alloc(&arena, sizeof *s);
+  hs_iceberg_partition_spec *spec = hs_arena_alloc(&arena, sizeof *spec);
+  hs_iceberg_sort_order *order = hs_arena_alloc(&arena, sizeof *order);
+  char uuid[37];
+  if (s == NULL || spec == NULL || order == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+    goto done;
+  }
+  hs_iceberg_from_arrow_options fo = {.format_version = opts->format_version, .next_id = 1};
+  int32_t last_id = 0;
+  hs_iceberg_vector_dim *vecs = NULL;
+  size_t n_vecs = 0;
+  st = hs_iceberg_schema_from_arrow(schema, &fo, &arena, s, &last_id, &vecs, &n_vecs, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: schema: ", uri);
+    goto done;
+  }
+  s->schema_id = 0;
+  if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
+
+  size_t n_props = opts->n_properties + n_vecs;
+  hs_iceberg_kv *props = n_props ? hs_arena_alloc(&arena, n_props * sizeof *props) : NULL;
+  if (n_props && props == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+    goto done;
+  }
+  for (size_t i = 0; i < opts->n_properties; i++) {
+    props[i].key = opts->property_keys[i];
+    props[i].value = opts->property_values[i];
+  }
+  for (size_t i = 0; i < n_vecs; i++) {
+    char key[64], val[24];
+    hs_iceberg_vector_dim_property(vecs[i].field_id, key);
+    snprintf(val, sizeof val, "%d", (int)vecs[i].dimension);
+    props[opts->n_properties + i].key = hs_arena_strndup(&arena, key, strlen(key));
+    props[opts->n_properties + i].value = hs_arena_strndup(&arena, val, strlen(val));
+  }
+
+  m.format_version = opts->format_version;
+  m.table_uuid = uuid;
+  m.location = t->root;
+  m.has_last_sequence_number = true;
+  m.last_sequence_number = 0;
+  m.last_updated_ms = wall_ms();
+  m.last_column_id = last_id;
+  m.schemas = s;
+  m.n_schemas = 1;
+  m.current_schema_id = 0;
+  m.specs = spec;
+  m.n_specs = 1;
+  m.default_spec_id = 0;
+  m.has_last_partition_id = true;
+  m.last_partition_id = 999;
+  m.sort_orders = order;
+  m.n_sort_orders = 1;
+  m.has_default_sort_order_id = true;
+  m.default_sort_order_id = 0;
+  m.properties = props;
+  m.n_properties = n_props;
+  if (opts->format_version >= 3) {
+    m.has_next_row_id = true;
+    m.next_row_id = 0;
+  }
+  if ((st = hs_iceberg_metadata_write(&m, &json, err)) != HS_OK) goto done;
+
+  snprintf(dir, sizeof dir, "%s/data", t->root);
+  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  snprintf(dir, sizeof dir, "%s/metadata", t->root);
+  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  hs_table_version_path(t->root, 1, path, sizeof path);
+  bool won = false;
+  if ((st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err)) != HS_OK) goto done;
+  if (!won) {
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: a table already exists here (%s)", t->root,
+                      path);
+    goto done;
+  }
+  snprintf(path, sizeof path, "%s/metadata/version-hint.text", t->root);
+  (void)hs_fs_replace_file(path, "1", 1, NULL); /* a hint: best effort */
+  st = hs_table_load_version(t, 1, err);
+
+done:
+  hs_buf_free(&json);
+  hs_arena_reset(&arena);
+  if (st != HS_OK) {
+    hs_table_free(t);
+    return st;
+  }
+  *out = t;
+  return HS_OK;
+}
+
+/* -------------------------------------------------------------- paths */
+
+hs_status hs_table_resolve_path(const hs_table *t, const char *recorded, const char *what,
+                                char **out, hs_error *err) {
+  *out = NULL;
+  if (recorded == NULL) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: no path", t->metadata_path, what);
+  }
+  const char *p = recorded;
+  if (strncmp(p, "file://", 7) == 0) {
+    p += 7;
+  } else if (strncmp(p, "file:", 5) == 0) {
+    p += 5;
+  }
+  size_t rl = strlen(t->root);
+  bool inside = p[0] == '/' && strncmp(p, t->root, rl) == 0 && (rl == 1 || p[rl] == '/');
+  if (inside) {
+    /* Every component after the root must be a plain name. */
+    const char *c = p + rl;
+    while (inside && *c) {
+      if (*c == '/') c++;
+      const char *e = c;
+      while (*e && *e != '/') e++;
+      size_t n = (size_t)(e - c);
+      if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
+        inside = false;
+      }
+      c = e;
+    }
+  }
+  if (!inside) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: path '%s' is outside the table folder %s",
+                        t->metadata_path, what, recorded, t->root);
+  }
+  if ((*out = hs_strdup(p)) == NULL) {
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", recorded);
+  }
+  return HS_OK;
+}
+
+hs_status hs_table_read_avro(const hs_table *t, const char *recorded, const char *what, hs_buf *out,
+                             hs_error *err) {
+  char *path = NULL;
+  hs_status st = hs_table_resolve_path(t, recorded, what, &path, err);
+  if (st != HS_OK) return st;
+  st = hs_fs_read_file(path, HS_TABLE_MANIFEST_BYTES_MAX, out, err);
+  if (st != HS_OK) hs_error_prefix(err, "%s: ", what);
+  hs_free(path);
+  return st;
+}
+
+/* ---------------------------------------------------------- snapshots */
+
+static int64_t summary_int(const hs_iceberg_snapshot *s, const char *key) {
+  for (size_t i = 0; i < s->n_summary; i++) {
+    if (strcmp(s->summary[i].key, key) != 0) continue;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s->summary[i].value, &end, 10);
+    if (errno != 0 || end == s->summary[i].value || *end != '\0') return -1;
+    return (int64_t)v;
+  }
+  return -1;
+}
+
+hs_status hs_table_snapshots(const hs_table *table, hs_table_snapshot_info **out, size_t *n_out,
+                             hs_error *err) {
+  *out = NULL;
+  *n_out = 0;
+  size_t n = table->meta.n_snapshots;
+  if (n == 0) return HS_OK;
+  hs_table_snapshot_info *v = hs_calloc(n, sizeof *v);
+  if (v == NULL) return hs_error_set(err, HS_ERR_NOMEM, "snapshots: out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const hs_iceberg_snapshot *s = &table->meta.snapshots[i];
+    v[i].snapshot_id = s->snapshot_id;
+    v[i].parent_snapshot_id = s->has_parent_snapshot_id ? s->parent_snapshot_id : -1;
+    v[i].sequence_number = s->has_sequence_number ? s->sequence_number : 0;
+    v[i].timestamp_ms = s->timestamp_ms;
+    v[i].added_records = summary_int(s, "added-records");
+    v[i].total_records = summary_int(s, "total-records");
+    v[i].added_data_files = summary_int(s, "added-data-files");
+    v[i].total_data_files = summary_int(s, "total-data-files");
+    for (size_t k = 0; k < s->n_summary; k++) {
+      if (strcmp(s->summary[k].key, "operation") == 0) {
+        snprintf(v[i].operation, sizeof v[i].operation, "%s", s->summary[k].value);
+      }
+    }
+  }
+  *out = v;
+  *n_out = n;
+  return HS_OK;
+}
+
+hs_status hs_table_schema(hs_table *table, struct ArrowSchema *out, hs_error *err) {
+  const hs_iceberg_schema *s =
+      hs_iceberg_metadata_schema(&table->meta, table->meta.current_schema_id);
+  if (s == NULL) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", table->metadata_path);
+  }
+  return hs_iceberg_schema_to_arrow(s, &table->meta, out, err);
+}
