@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../arrow/ipc.h"
 #include "reader_internal.h"
 
 typedef struct schema_ctx {
@@ -388,6 +389,95 @@ static void apply_fixed_lists(schema_ctx *c, hs_pq_node *root) {
   }
 }
 
+/* ------------------------------------------------------ ARROW:schema */
+
+/* Arrow writers (pyarrow, ours) store the schema they were given as
+ * "ARROW:schema" (arrow/ipc.h). Where its type refines the Parquet-derived
+ * one without changing the data layout, the node takes it:
+ *   fixed-size list of a primitive   <- LIST (each list is checked to hold N)
+ *   timestamp with a named time zone <- timestamp UTC of the same unit
+ *   duration                         <- INT64 without annotation
+ *   binary <-> string                (same offsets and bytes)
+ * Refinements that need the values converted (large offsets, date64,
+ * time32[s], timestamp[s]) are not applied: those columns keep their
+ * Parquet-derived type. The message is untrusted: anything malformed,
+ * unsupported or not matching the tree is ignored, never an error. */
+
+static bool is_ts_utc(const char *f) {
+  return strncmp(f, "ts", 2) == 0 && f[2] != '\0' && f[3] == ':' && f[4] != '\0';
+}
+
+static void refine_node(hs_pq_node *n, const struct ArrowSchema *a, int depth) {
+  if (a == NULL || a->format == NULL || a->dictionary != NULL || depth > HS_PQ_SCHEMA_DEPTH_MAX)
+    return;
+  const char *f = a->format, *have = n->format;
+  switch (n->kind) {
+  case HS_PQ_NODE_STRUCT:
+    if (strcmp(f, "+s") != 0 || a->n_children != n->n_children) return;
+    for (int32_t i = 0; i < n->n_children; i++)
+      if (a->children[i] && a->children[i]->name &&
+          strcmp(a->children[i]->name, n->children[i]->name) == 0)
+        refine_node(n->children[i], a->children[i], depth + 1);
+    return;
+  case HS_PQ_NODE_MAP:
+    if (strcmp(f, "+m") == 0 && a->n_children == 1)
+      refine_node(n->children[0], a->children[0], depth + 1);
+    return;
+  case HS_PQ_NODE_LIST:
+    if (a->n_children != 1) return;
+    if (strcmp(f, "+l") == 0) {
+      refine_node(n->children[0], a->children[0], depth + 1);
+    } else if (strncmp(f, "+w:", 3) == 0 && n->children[0]->kind == HS_PQ_NODE_LEAF) {
+      int size = 0;
+      const char *p = f + 3;
+      while (*p >= '0' && *p <= '9' && size < 100000000) size = size * 10 + (*p++ - '0');
+      if (*p != '\0' || size <= 0) return;
+      n->kind = HS_PQ_NODE_FIXED_LIST;
+      n->fixed_size = size;
+      snprintf(n->format, sizeof n->format, "+w:%d", size);
+      refine_node(n->children[0], a->children[0], depth + 1);
+    }
+    return;
+  case HS_PQ_NODE_FIXED_LIST:
+    if (a->n_children == 1) refine_node(n->children[0], a->children[0], depth + 1);
+    return;
+  case HS_PQ_NODE_LEAF: break;
+  default: return;
+  }
+  bool ok = (strcmp(have, "l") == 0 && strncmp(f, "tD", 2) == 0 && f[2] != '\0' && f[3] == '\0') ||
+            (strcmp(have, "u") == 0 && strcmp(f, "z") == 0) ||
+            (strcmp(have, "z") == 0 && strcmp(f, "u") == 0) ||
+            (is_ts_utc(have) && is_ts_utc(f) && have[2] == f[2]);
+  if (!ok || strlen(f) >= sizeof n->format) return;
+  hs_arrow_type t;
+  if (hs_arrow_type_parse(f, &t, NULL) != HS_OK) return;
+  snprintf(n->format, sizeof n->format, "%s", f);
+  (void)hs_arrow_type_parse(n->format, &n->atype, NULL); /* timezone points into format */
+}
+
+static void apply_arrow_schema(const hs_pq_file_metadata *md, hs_pq_node *root) {
+  const hs_pq_key_value *kv = NULL;
+  for (uint32_t i = 0; i < md->n_key_value_metadata; i++) {
+    const hs_pq_key_value *k = &md->key_value_metadata[i];
+    if (k->key && k->has_value && strcmp(k->key, HS_ARROW_IPC_SCHEMA_KEY) == 0) kv = k;
+  }
+  if (kv == NULL || kv->value.len == 0) return;
+  hs_buf raw;
+  hs_buf_init(&raw);
+  struct ArrowSchema a;
+  memset(&a, 0, sizeof a);
+  if (hs_base64_decode((const char *)kv->value.data, kv->value.len, &raw, NULL) == HS_OK &&
+      hs_arrow_ipc_schema_decode(raw.data, raw.len, &a, NULL) == HS_OK &&
+      a.n_children == root->n_children) {
+    bool names = true;
+    for (int32_t i = 0; i < root->n_children && names; i++)
+      names = a.children[i]->name && strcmp(a.children[i]->name, root->children[i]->name) == 0;
+    if (names) refine_node(root, &a, 0);
+  }
+  if (a.release) a.release(&a);
+  hs_buf_free(&raw);
+}
+
 /* --------------------------------------------------------------- entry */
 
 static hs_status build_leaves(schema_ctx *c, hs_pq_schema *out) {
@@ -511,6 +601,7 @@ hs_status hs_pq_schema_build(const hs_pq_file_metadata *md, hs_arena *arena, hs_
     ch = c.end[ch];
   }
   apply_fixed_lists(&c, rn);
+  apply_arrow_schema(md, rn);
   out->root = rn;
   return HS_OK;
 }

@@ -14,6 +14,7 @@
  */
 #include <string.h>
 
+#include "../arrow/ipc.h"
 #include "parquet.h"
 #include "writer_internal.h"
 
@@ -111,8 +112,26 @@ static hs_status check_options(const hs_parquet_write_options *o, hs_error *err)
   return HS_OK;
 }
 
+/* base64 of the IPC Schema message of the writer's Arrow schema, as pyarrow
+ * stores it under "ARROW:schema" so that Arrow readers restore the exact
+ * types (large offsets, fixed-size lists, time zones, seconds, date64,
+ * durations). NULL (nothing stored) if the schema cannot be encoded. */
+static const char *arrow_schema_b64(hs_parquet_writer *w) {
+  hs_buf ipc, b64;
+  hs_buf_init(&ipc);
+  hs_buf_init(&b64);
+  const char *out = NULL;
+  if (hs_arrow_ipc_schema_encode(&w->schema, &ipc, NULL) == HS_OK &&
+      hs_base64_encode(ipc.data, ipc.len, &b64))
+    out = hs_arena_strndup(&w->arena, (const char *)b64.data, b64.len);
+  hs_buf_free(&ipc);
+  hs_buf_free(&b64);
+  return out;
+}
+
 static hs_status copy_kv(hs_parquet_writer *w, const hs_parquet_write_options *o, hs_error *err) {
-  size_t n = o->n_kv + (w->ws.fixed_list_json ? 1 : 0);
+  const char *arrow_schema = arrow_schema_b64(w);
+  size_t n = o->n_kv + (w->ws.fixed_list_json ? 1 : 0) + (arrow_schema ? 1 : 0);
   if (n == 0) return HS_OK;
   w->kv = hs_arena_alloc(&w->arena, n * sizeof(hs_pq_key_value));
   if (!w->kv) return nomem(err);
@@ -120,6 +139,7 @@ static hs_status copy_kv(hs_parquet_writer *w, const hs_parquet_write_options *o
     if (o->kv_keys[i] == NULL)
       return hs_error_set(err, HS_ERR_INVALID_ARG, "write options: key-value key %zu is NULL", i);
     if (w->ws.fixed_list_json && strcmp(o->kv_keys[i], FIXED_LIST_KEY) == 0) continue;
+    if (arrow_schema && strcmp(o->kv_keys[i], HS_ARROW_IPC_SCHEMA_KEY) == 0) continue;
     hs_pq_key_value *kv = &w->kv[w->n_kv++];
     kv->key = hs_arena_strndup(&w->arena, o->kv_keys[i], strlen(o->kv_keys[i]));
     if (!kv->key) return nomem(err);
@@ -137,6 +157,13 @@ static hs_status copy_kv(hs_parquet_writer *w, const hs_parquet_write_options *o
     kv->has_value = true;
     kv->value.data = (const uint8_t *)w->ws.fixed_list_json;
     kv->value.len = (uint32_t)strlen(w->ws.fixed_list_json);
+  }
+  if (arrow_schema) {
+    hs_pq_key_value *kv = &w->kv[w->n_kv++];
+    kv->key = HS_ARROW_IPC_SCHEMA_KEY;
+    kv->has_value = true;
+    kv->value.data = (const uint8_t *)arrow_schema;
+    kv->value.len = (uint32_t)strlen(arrow_schema);
   }
   return HS_OK;
 }
