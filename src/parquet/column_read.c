@@ -598,6 +598,9 @@ static hs_status cr_read_sequential(hs_cr *r, hs_error *err) {
   return HS_OK;
 }
 
+/* First rows may repeat: pyarrow writes empty data pages (no levels) whose
+ * first row is the next page's; their row range is empty, so they are
+ * skipped. */
 static hs_status cr_check_offset_index(hs_cr *r, const hs_pq_offset_index *oi, int64_t rg_rows,
                                        hs_error *err) {
   if (oi->n_pages == 0 || oi->page_locations == NULL) {
@@ -609,8 +612,8 @@ static hs_status cr_check_offset_index(hs_cr *r, const hs_pq_offset_index *oi, i
     bool ok =
         p->offset >= 0 && (uint64_t)p->offset >= r->chunk_start &&
         (uint64_t)p->offset < r->chunk_end && p->first_row_index >= 0 &&
-        p->first_row_index < (rg_rows > 0 ? rg_rows : 1) &&
-        (prev == NULL || (p->offset > prev->offset && p->first_row_index > prev->first_row_index));
+        p->first_row_index <= rg_rows &&
+        (prev == NULL || (p->offset > prev->offset && p->first_row_index >= prev->first_row_index));
     if (!ok) {
       return hs_error_set(err, HS_ERR_CORRUPT,
                           "column %s: offset index page %u (offset %lld, first row %lld) is out of "
