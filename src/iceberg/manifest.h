@@ -189,10 +189,11 @@ typedef struct hs_iceberg_data_file_options {
  * max over chunks; only when every non-all-null chunk has them). Strings
  * and binary are truncated to truncate(16); a truncated upper bound is
  * incremented (the last code point / byte that can be) and dropped when no
- * increment exists. Float/double bounds are dropped when NaN or when the
- * Parquet min/max might hide a NaN; nan_count is left absent. Leaves inside
- * lists and maps get sizes and counts but no bounds (as the Java writer).
- * Everything lands in `arena`. */
+ * increment exists. Float/double bounds exclude NaN (as Parquet's do) and
+ * are dropped when a min/max is NaN; nan_count is left absent. A bound that
+ * cannot be converted exactly (INT96, a unit needing rounding, a chunk with
+ * values but no statistics) is left absent. Leaves inside lists and maps get
+ * sizes and counts but no bounds. Everything lands in `arena`. */
 hs_status hs_iceberg_data_file_from_parquet(const hs_pq_file_metadata *footer,
                                             const hs_iceberg_data_file_options *opts,
                                             hs_arena *arena, hs_iceberg_data_file *out,
