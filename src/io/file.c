@@ -120,6 +120,24 @@ hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst,
   return HS_OK;
 }
 
+/* Declared in src/parquet/page_read.h until io.h offers it: tell the source
+ * that bytes [offset, offset + len) will not be needed soon. For a mapped
+ * file the whole OS pages inside the range leave the process's resident
+ * set (they are still in the page cache, and a later view maps them
+ * again), so reading a large file does not keep it resident. Only a hint:
+ * views already handed out stay valid. */
+void hs_source_release(hs_source *src, uint64_t offset, size_t len);
+void hs_source_release(hs_source *src, uint64_t offset, size_t len) {
+  static long page;
+  if (src == NULL || !src->mapped || offset >= src->size) return;
+  if (page == 0) page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  uint64_t end = len > src->size - offset ? src->size : offset + len;
+  uint64_t a = (offset + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
+  uint64_t b = end / (uint64_t)page * (uint64_t)page;
+  if (b > a) madvise((void *)(src->base + a), (size_t)(b - a), MADV_DONTNEED);
+}
+
 hs_status hs_source_view(hs_source *src, uint64_t offset, size_t len, hs_buf *scratch,
                          const uint8_t **out, hs_error *err) {
   hs_status st = check_range(src, offset, len, err);

@@ -502,8 +502,12 @@ static hs_status cr_dict_load(hs_cr *r, hs_error *err) {
   hs_status st = cr_header(r, r->dict_at, &ph, &body_off, err);
   if (st != HS_OK || ph.type != HS_PQ_DICTIONARY_PAGE) return st;
   st = cr_body(r, r->dict_at, &ph, body_off, &body, err);
-  if (st != HS_OK) return st;
-  return cr_dict_page(r, r->dict_at, &ph, body, err);
+  if (st == HS_OK) st = cr_dict_page(r, r->dict_at, &ph, body, err);
+  if (st == HS_OK) {
+    hs_source_release(r->src, r->dict_at,
+                      (size_t)(body_off - r->dict_at) + (size_t)ph.compressed_page_size);
+  }
+  return st;
 }
 
 /* Read, check and decode the data page whose header was parsed at `off`.
@@ -534,6 +538,9 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
   r->levels_seen += n;
   r->pages_read++;
   cr_page_rows(r, lv_base, v_base);
+  /* Everything read from the page was copied out: a mapped file need not
+   * keep it resident (a large chunk would otherwise stay mapped whole). */
+  hs_source_release(r->src, off, (size_t)(body_off - off) + (size_t)ph->compressed_page_size);
   return HS_OK;
 }
 
