@@ -394,7 +394,9 @@ static void apply_fixed_lists(schema_ctx *c, hs_pq_node *root) {
 /* Arrow writers (pyarrow, ours) store the schema they were given as
  * "ARROW:schema" (arrow/ipc.h). Where its type refines the Parquet-derived
  * one without changing the data layout, the node takes it:
- *   fixed-size list of a primitive   <- LIST (each list is checked to hold N)
+ *   fixed-size list of a primitive   <- LIST of the same element type (each
+ *                                       list is checked to hold N: a schema
+ *                                       that lies about N fails the read)
  *   timestamp with a named time zone <- timestamp UTC of the same unit
  *   duration                         <- INT64 without annotation
  *   binary <-> string                (same offsets and bytes)
@@ -427,7 +429,9 @@ static void refine_node(hs_pq_node *n, const struct ArrowSchema *a, int depth) {
     if (a->n_children != 1) return;
     if (strcmp(f, "+l") == 0) {
       refine_node(n->children[0], a->children[0], depth + 1);
-    } else if (strncmp(f, "+w:", 3) == 0 && n->children[0]->kind == HS_PQ_NODE_LEAF) {
+    } else if (strncmp(f, "+w:", 3) == 0 && n->children[0]->kind == HS_PQ_NODE_LEAF &&
+               a->children[0] && a->children[0]->format &&
+               strcmp(a->children[0]->format, n->children[0]->format) == 0) {
       int size = 0;
       const char *p = f + 3;
       while (*p >= '0' && *p <= '9' && size < 100000000) size = size * 10 + (*p++ - '0');
