@@ -8,7 +8,7 @@
  * DuckDB): with HS_EXPR_PARQUET=<file> set, the program reads the whole file
  * with our Parquet reader, then for each line of stdin (a filter) prints one
  * line: "OK <n> <row> <row> ..." (file-wide row indices) or
- * "ERROR <status> <position> <message with newlines replaced by ' | '>".
+ * "ERROR <status number> <position> <message, newlines as '|'>".
  */
 #include <math.h>
 
@@ -489,7 +489,7 @@ static int filter_mode(const char *path) {
       for (char *p = perr.message; *p; p++) {
         if (*p == '\n') *p = '|';
       }
-      printf("ERROR %s %d %s\n", hs_status_str(st), (int)pos, perr.message);
+      printf("ERROR %d %d %s\n", (int)st, (int)pos, perr.message);
     }
     fflush(stdout);
     hs_buf_free(&out);
