@@ -373,6 +373,38 @@ static hs_status fill_chunk_meta(hs_parquet_writer *w, const hs_wcol *c, hs_pq_c
   return HS_OK;
 }
 
+/* Hand a column's finished pages to the sink once no dictionary page can
+ * still be due before them. Only the column being emitted (direct mode) or
+ * the first column of the row group may do so: nothing else can come
+ * between its pages in the file. */
+static hs_status drain_pages(hs_parquet_writer *w, hs_wcol *c, hs_error *err) {
+  if (c->dict_on || c->dict_used || c->pages.len == 0) return HS_OK;
+  hs_status st = sink_write(w, c->pages.data, c->pages.len, err);
+  if (st != HS_OK) return st;
+  c->pages_drained += (int64_t)c->pages.len;
+  c->pages.len = 0;
+  return HS_OK;
+}
+
+/* Feed rows [first, first + n) of the top-level array `col` to `c`; with
+ * `drain`, in slices of about DIRECT_SLICE_BYTES of values (by the running
+ * estimate), draining finished pages after each, so that a wide column
+ * (vectors) is never held whole in memory. */
+static hs_status feed_column(hs_parquet_writer *w, hs_wcol *c, const struct ArrowArray *col,
+                             int64_t first, int64_t n_rows, bool drain, hs_error *err) {
+  hs_status st;
+  if (!drain) return hs_wcol_write(c, col, first, n_rows, err);
+  for (int64_t at = 0, n; at < n_rows; at += n) {
+    n = c->est_row_bytes > 0 ? DIRECT_SLICE_BYTES / c->est_row_bytes : 1;
+    if (n < 1) n = 1;
+    if (n > DIRECT_SLICE_ROWS) n = DIRECT_SLICE_ROWS;
+    if (n > n_rows - at) n = n_rows - at;
+    if ((st = hs_wcol_write(c, col, first + at, n, err)) != HS_OK) return st;
+    if ((st = drain_pages(w, c, err)) != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
 /* Emit the current row group. With `batch` (direct mode: the row group is
  * empty and rows [pos, pos + rg_rows_max) of `batch` fill it), each column
  * is fed and emitted in turn, and its pages go to the sink as soon as no
@@ -397,25 +429,15 @@ static hs_status flush_row_group(hs_parquet_writer *w, const struct ArrowArray *
   rg->n_columns = nl;
   rg->num_rows = w->rg_rows;
   rg->has_file_offset = true;
-  rg->file_offset = (int64_t)hs_sink_offset(w->sink);
+  /* The first column may have drained pages while the row group filled. */
+  rg->file_offset = (int64_t)hs_sink_offset(w->sink) - (nl > 0 ? w->cols[0].pages_drained : 0);
   for (uint32_t i = 0; i < nl; i++) {
     hs_wcol *c = &w->cols[i];
-    int64_t start = (int64_t)hs_sink_offset(w->sink);
+    int64_t start = (int64_t)hs_sink_offset(w->sink) - c->pages_drained;
     if (batch) {
       const struct ArrowArray *col = batch->children[c->leaf->field];
-      for (int64_t at = 0, n; at < w->rg_rows; at += n) {
-        /* About DIRECT_SLICE_BYTES of values per call, by the running estimate. */
-        n = c->est_row_bytes > 0 ? DIRECT_SLICE_BYTES / c->est_row_bytes : 1;
-        if (n < 1) n = 1;
-        if (n > DIRECT_SLICE_ROWS) n = DIRECT_SLICE_ROWS;
-        if (n > w->rg_rows - at) n = w->rg_rows - at;
-        if ((st = hs_wcol_write(c, col, batch->offset + pos + at, n, err)) != HS_OK) return st;
-        if (!c->dict_on && !c->dict_used && c->pages.len > 0) {
-          if ((st = sink_write(w, c->pages.data, c->pages.len, err)) != HS_OK) return st;
-          c->pages_drained += (int64_t)c->pages.len;
-          c->pages.len = 0;
-        }
-      }
+      if ((st = feed_column(w, c, col, batch->offset + pos, w->rg_rows, true, err)) != HS_OK)
+        return st;
     }
     if ((st = hs_wcol_finish(c, err)) != HS_OK) return st;
     if (c->pages_drained > 0 && c->dict_page.len > 0)
@@ -470,7 +492,7 @@ hs_status hs_parquet_writer_write(hs_parquet_writer *w, const struct ArrowArray 
     for (uint32_t i = 0; i < w->ws.n_leaves; i++) {
       const hs_wleaf *l = &w->ws.leaves[i];
       const struct ArrowArray *col = batch->children[l->field];
-      if ((st = hs_wcol_write(&w->cols[i], col, batch->offset + pos, take, err)) != HS_OK)
+      if ((st = feed_column(w, &w->cols[i], col, batch->offset + pos, take, i == 0, err)) != HS_OK)
         return fail(w, st, err);
     }
     w->rg_rows += take;
