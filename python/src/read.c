@@ -294,8 +294,9 @@ typedef struct hs_py_stream {
  * unsupported features, and EIO for everything else, with the message from
  * get_last_error. Recover the status as well as we can: EIO is bytes that do
  * not decode (corrupt) unless the message says the operating system refused
- * a read. The other errno values are accepted for readers that map more
- * statuses. */
+ * a read. The other values are the one-to-one mapping we proposed for the
+ * reader (EBADMSG corrupt, ENOENT not found, EPROTO schema, ENOTRECOVERABLE
+ * internal, EIO only for the operating system). */
 static hs_status hs_py_status_of_errno(int rc, const char *msg) {
   switch (rc) {
   case ENOMEM: return HS_ERR_NOMEM;
@@ -305,6 +306,8 @@ static hs_status hs_py_status_of_errno(int rc, const char *msg) {
   case ENOENT: return HS_ERR_NOT_FOUND;
   case EBADMSG:
   case EILSEQ: return HS_ERR_CORRUPT;
+  case EPROTO: return HS_ERR_SCHEMA;
+  case ENOTRECOVERABLE: return HS_ERR_INTERNAL;
   default: break;
   }
   if (msg != NULL && (strstr(msg, "read failed") != NULL || strstr(msg, "cannot open") != NULL)) {
