@@ -478,7 +478,9 @@ static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
     hs_parquet_writer_free(w); /* removes the file */
     return st;
   }
-  if ((st = hs_parquet_writer_close(w, err)) != HS_OK) return st;
+  st = hs_parquet_writer_close(w, err);
+  hs_parquet_writer_free(w); /* after a successful close: frees only */
+  if (st != HS_OK) return st;
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/data", c->t->root);
   return hs_fs_fsync_dir(dir, err);
