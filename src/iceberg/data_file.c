@@ -390,13 +390,17 @@ hs_status hs_iceberg_data_file_from_parquet(const hs_pq_file_metadata *md,
     if (out->split_offsets == NULL) return hs_error_set(err, HS_ERR_NOMEM, "data file: OOM");
     for (uint32_t g = 0; g < md->n_row_groups; g++) {
       const hs_pq_row_group *rg = &md->row_groups[g];
-      int64_t off = rg->has_file_offset ? rg->file_offset : -1;
-      if (off <= 0 && rg->n_columns > 0 && rg->columns[0].has_meta_data) {
+      /* The first column's first page, as Java's getStartingPos: some
+       * writers put the column-chunk metadata offset in file_offset. */
+      int64_t off = -1;
+      if (rg->n_columns > 0 && rg->columns[0].has_meta_data) {
         const hs_pq_column_meta *cm = &rg->columns[0].meta_data;
         off = cm->data_page_offset;
         if (cm->has_dictionary_page_offset && cm->dictionary_page_offset > 0 &&
             cm->dictionary_page_offset < off)
           off = cm->dictionary_page_offset;
+      } else if (rg->has_file_offset) {
+        off = rg->file_offset;
       }
       out->split_offsets[g] = off < 4 ? 4 : off;
     }
