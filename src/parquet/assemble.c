@@ -336,7 +336,8 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
   if (n->kind == HS_PQ_NODE_NULL) return finish_array(out, s->n, s->n, NULL, NULL, NULL, 0, err);
   hs_status st = validity_from_slots(s, &validity, n->name, err);
   if (st != HS_OK) return st;
-  if (n->atype.id == HS_AT_BINARY || n->atype.id == HS_AT_STRING) {
+  if (n->atype.id == HS_AT_BINARY || n->atype.id == HS_AT_STRING ||
+      n->atype.id == HS_AT_LARGE_BINARY || n->atype.id == HS_AT_LARGE_STRING) {
     return build_binary(n, w, s, validity, out, err);
   }
   if (w->desc->type == HS_PQ_BYTE_ARRAY && n->atype.id != HS_AT_DECIMAL128) {
@@ -584,8 +585,8 @@ static hs_status build_fixed_list(const hs_pq_node *n, hs_pq_leaf_window *window
   return st;
 }
 
-hs_status hs_pq_assemble(const hs_pq_node *node, hs_pq_leaf_window *windows, struct ArrowArray *out,
-                         hs_error *err) {
+static hs_status hs_pq_assemble_node(const hs_pq_node *node, hs_pq_leaf_window *windows,
+                                     struct ArrowArray *out, hs_error *err) {
   for (int32_t l = node->first_leaf; l < node->leaf_end; l++) {
     hs_status st = check_window(&windows[l], err);
     if (st != HS_OK) return st;
@@ -613,4 +614,32 @@ hs_status hs_pq_assemble(const hs_pq_node *node, hs_pq_leaf_window *windows, str
   case HS_PQ_NODE_FIXED_LIST: return build_fixed_list(node, windows, out, err);
   }
   return hs_error_set(err, HS_ERR_INTERNAL, "column '%s': unknown node kind", node->name);
+}
+
+/* Large Arrow types ("U", "Z", "+L") share the int32 layout we assemble
+ * with, except for 64-bit offsets: widen buffer 1 after assembly. */
+static hs_status widen_offsets(const hs_pq_node *n, struct ArrowArray *out, hs_error *err) {
+  int64_t count = out->offset + out->length + 1;
+  const int32_t *narrow = out->buffers[1];
+  int64_t *wide = hs_malloc(sizeof(int64_t) * (size_t)count);
+  if (wide == NULL) {
+    out->release(out);
+    return oom(err, n->name);
+  }
+  for (int64_t i = 0; i < count; i++) wide[i] = narrow != NULL ? narrow[i] : 0;
+  hs_arrow_array_set_buffer(out, 1, wide);
+  return HS_OK;
+}
+
+static bool has_large_offsets(const hs_pq_node *n) {
+  if (n->kind == HS_PQ_NODE_LIST) return strcmp(n->format, "+L") == 0;
+  return n->kind == HS_PQ_NODE_LEAF &&
+         (n->atype.id == HS_AT_LARGE_BINARY || n->atype.id == HS_AT_LARGE_STRING);
+}
+
+hs_status hs_pq_assemble(const hs_pq_node *node, hs_pq_leaf_window *windows, struct ArrowArray *out,
+                         hs_error *err) {
+  hs_status st = hs_pq_assemble_node(node, windows, out, err);
+  if (st == HS_OK && has_large_offsets(node)) st = widen_offsets(node, out, err);
+  return st;
 }

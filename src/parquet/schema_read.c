@@ -427,7 +427,8 @@ static void refine_node(hs_pq_node *n, const struct ArrowSchema *a, int depth) {
     return;
   case HS_PQ_NODE_LIST:
     if (a->n_children != 1) return;
-    if (strcmp(f, "+l") == 0) {
+    if (strcmp(f, "+l") == 0 || strcmp(f, "+L") == 0) {
+      if (f[1] == 'L') snprintf(n->format, sizeof n->format, "+L");
       refine_node(n->children[0], a->children[0], depth + 1);
     } else if (strncmp(f, "+w:", 3) == 0 && n->children[0]->kind == HS_PQ_NODE_LEAF &&
                a->children[0] && a->children[0]->format &&
@@ -449,8 +450,9 @@ static void refine_node(hs_pq_node *n, const struct ArrowSchema *a, int depth) {
   default: return;
   }
   bool ok = (strcmp(have, "l") == 0 && strncmp(f, "tD", 2) == 0 && f[2] != '\0' && f[3] == '\0') ||
-            (strcmp(have, "u") == 0 && strcmp(f, "z") == 0) ||
-            (strcmp(have, "z") == 0 && strcmp(f, "u") == 0) ||
+            ((strcmp(have, "u") == 0 || strcmp(have, "z") == 0) &&
+             (strcmp(f, "u") == 0 || strcmp(f, "z") == 0 || strcmp(f, "U") == 0 ||
+              strcmp(f, "Z") == 0)) ||
             (is_ts_utc(have) && is_ts_utc(f) && have[2] == f[2]);
   if (!ok || strlen(f) >= sizeof n->format) return;
   hs_arrow_type t;
