@@ -311,14 +311,17 @@ static void verify_column(int c, const struct ArrowArray *a, int64_t first) {
     case C_STR:
     case C_LSTR:
     case C_BIN: {
-      const int32_t *o = (const int32_t *)a->buffers[1];
+      /* large_string reads back as "U" (ARROW:schema restores it): 64-bit offsets. */
       int64_t b0, b1;
-      if (a->n_buffers == 3 && strchr("UZ", '?') == NULL && o != NULL) {
-        /* the reader may hand back large offsets for large types */
+      if (c == C_LSTR) {
+        const int64_t *o = (const int64_t *)a->buffers[1];
+        b0 = o[j];
+        b1 = o[j + 1];
+      } else {
+        const int32_t *o = (const int32_t *)a->buffers[1];
+        b0 = o[j];
+        b1 = o[j + 1];
       }
-      bool large = c == C_LSTR && false;
-      b0 = large ? 0 : o[j];
-      b1 = large ? 0 : o[j + 1];
       const char *d = (const char *)a->buffers[2];
       if (b1 - b0 != s_off[i + 1] - s_off[i] ||
           memcmp(d + b0, s_data + s_off[i], (size_t)(b1 - b0)) != 0)
