@@ -289,31 +289,23 @@ typedef struct hs_py_stream {
   int busy;
 } hs_py_stream;
 
-/* The reader's stream callbacks can only return errno values (the Arrow C
- * stream interface has no room for hs_status): ENOMEM, EINVAL, ENOSYS for
- * unsupported features, and EIO for everything else, with the message from
- * get_last_error. Recover the status as well as we can: EIO is bytes that do
- * not decode (corrupt) unless the message says the operating system refused
- * a read. The other values are the one-to-one mapping we proposed for the
- * reader (EBADMSG corrupt, ENOENT not found, EPROTO schema, ENOTRECOVERABLE
- * internal, EIO only for the operating system). */
+/* The reader's stream callbacks return errno values (the Arrow C stream
+ * interface has no room for hs_status); src/parquet/reader.c maps each
+ * status to one errno, and this is the inverse. */
 static hs_status hs_py_status_of_errno(int rc, const char *msg) {
+  (void)msg;
   switch (rc) {
   case ENOMEM: return HS_ERR_NOMEM;
   case EINVAL: return HS_ERR_INVALID_ARG;
   case ENOSYS:
   case ENOTSUP: return HS_ERR_UNSUPPORTED;
+  case EIO: return HS_ERR_IO;
   case ENOENT: return HS_ERR_NOT_FOUND;
   case EBADMSG:
   case EILSEQ: return HS_ERR_CORRUPT;
   case EPROTO: return HS_ERR_SCHEMA;
-  case ENOTRECOVERABLE: return HS_ERR_INTERNAL;
-  default: break;
+  default: return HS_ERR_INTERNAL;
   }
-  if (msg != NULL && (strstr(msg, "read failed") != NULL || strstr(msg, "cannot open") != NULL)) {
-    return HS_ERR_IO;
-  }
-  return HS_ERR_CORRUPT;
 }
 
 /* The path as UTF-8 for messages; never NULL. */
