@@ -16,6 +16,10 @@
  * Fixed-width values that need no conversion are read straight from the
  * Arrow buffer; everything else goes through one scratch buffer per
  * mini-batch, so memory stays bounded by one page plus the chunk output.
+ *
+ * Cheap paths: the definition levels of a page without nulls are not
+ * stored (def_implicit) and become one RLE run; statistics of dictionary-
+ * encoded byte arrays look at each distinct entry once per page.
  */
 #include <string.h>
 #include <zlib.h>
@@ -49,6 +53,8 @@ hs_status hs_wcol_init(hs_wcol *c, const hs_wleaf *leaf, const hs_wopts *o, hs_e
   c->o = o;
   c->phys_width = phys_width_of(leaf);
   c->dict_on = leaf->encoding == HS_ENCODING_DEFAULT;
+  c->def_implicit = leaf->max_def > 0;
+  c->page_serial = 1;
   if (leaf->list_kind == HS_WLIST_NONE && c->phys_width > 0)
     c->est_row_bytes = c->phys_width;
   else if (leaf->list_kind == HS_WLIST_FIXED && c->phys_width > 0)
@@ -64,14 +70,15 @@ static void stat_free(hs_wstat *s) {
 
 void hs_wcol_free(hs_wcol *c) {
   if (c == NULL) return;
-  hs_buf *bufs[] = {&c->def, &c->rep,  &c->vals, &c->idx,   &c->dict_vals, &c->gather,  &c->vidx,
-                    &c->enc, &c->body, &c->hdr,  &c->pages, &c->dict_page, &c->pi_bytes};
+  hs_buf *bufs[] = {&c->def, &c->rep,  &c->vals, &c->idx,   &c->dict_vals, &c->gather,   &c->vidx,
+                    &c->enc, &c->body, &c->hdr,  &c->pages, &c->dict_page, &c->pi_bytes, &c->lv32};
   for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) hs_buf_free(bufs[i]);
   stat_free(&c->page_stat);
   stat_free(&c->chunk_stat);
   hs_free(c->table);
   hs_free(c->hashes);
   hs_free(c->offs);
+  hs_free(c->stamps);
   hs_free(c->page_list);
   memset(c, 0, sizeof(*c));
 }
@@ -111,6 +118,19 @@ static inline int64_t list_offset(const struct ArrowArray *a, int kind, int32_t 
   return j * size;
 }
 
+/* Store the page's implicit definition levels (all max_def) so that levels
+ * that are not max can follow. */
+static bool def_materialize(hs_wcol *c) {
+  size_t n = (size_t)c->page_levels;
+  c->def_implicit = false;
+  c->def.len = 0;
+  if (!hs_buf_reserve(&c->def, n * 2 + 2)) return false;
+  int16_t *d = (int16_t *)(void *)c->def.data;
+  for (size_t i = 0; i < n; i++) d[i] = c->leaf->max_def;
+  c->def.len = n * 2;
+  return true;
+}
+
 /* Append levels for rows [s, s+m) of `arr` and find their non-null values:
  * either the contiguous positions [*vstart, *vstart + *nv) of *va, or the
  * *nv positions written to c->vidx (*contig false). Positions are logical
@@ -124,7 +144,8 @@ static hs_status build_levels(hs_wcol *c, const struct ArrowArray *arr, int64_t 
     *va = arr;
     bool nulls = has_nulls(arr);
     int16_t *d = NULL;
-    if (maxd > 0) {
+    if (maxd > 0 && (nulls || !c->def_implicit)) {
+      if (c->def_implicit && !def_materialize(c)) return oom(c, err);
       if (!hs_buf_reserve(&c->def, (size_t)m * 2)) return oom(c, err);
       d = (int16_t *)(c->def.data + c->def.len);
       c->def.len += (size_t)m * 2;
@@ -165,6 +186,7 @@ static hs_status build_levels(hs_wcol *c, const struct ArrowArray *arr, int64_t 
   if (last < first)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': list offsets decrease", l->dotted);
   size_t cap = (size_t)(m + (last - first));
+  if (c->def_implicit && !def_materialize(c)) return oom(c, err);
   if (!hs_buf_reserve(&c->def, cap * 2) || !hs_buf_reserve(&c->rep, cap * 2)) return oom(c, err);
   int16_t *d = (int16_t *)(c->def.data + c->def.len);
   int16_t *r = (int16_t *)(c->rep.data + c->rep.len);
@@ -507,8 +529,29 @@ static bool dict_reserve_entry(hs_wcol *c) {
       uint32_t *o = hs_realloc(c->offs, (size_t)cap * sizeof(uint32_t));
       if (!o) return false;
       c->offs = o;
+      o = hs_realloc(c->stamps, (size_t)cap * sizeof(uint32_t));
+      if (!o) return false;
+      c->stamps = o;
     }
     c->dict_cap = cap;
+  }
+  return true;
+}
+
+/* Equality of two w-byte values, without a library call for the common
+ * widths (the hash table's hot loop). */
+static inline bool fixed_eq(const uint8_t *a, const uint8_t *b, size_t w) {
+  if (w == 8) return hs_load_u64le(a) == hs_load_u64le(b);
+  if (w == 4) return hs_load_u32le(a) == hs_load_u32le(b);
+  return memcmp(a, b, w) == 0;
+}
+
+static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, size_t n) {
+  for (; n >= 8; a += 8, b += 8, n -= 8) {
+    if (hs_load_u64le(a) != hs_load_u64le(b)) return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (a[i] != b[i]) return false;
   }
   return true;
 }
@@ -523,8 +566,7 @@ static hs_status dict_add_fixed(hs_wcol *c, const uint8_t *f, int64_t nv, hs_err
     if ((uint64_t)(c->dict_n + 1) * 2 > c->table_cap && !dict_grow_table(c)) return oom(c, err);
     uint32_t mask = c->table_cap - 1, i = h & mask, e;
     while ((e = c->table[i]) != 0) {
-      if (c->hashes[e - 1] == h && memcmp(c->dict_vals.data + (size_t)(e - 1) * w, x, w) == 0)
-        break;
+      if (c->hashes[e - 1] == h && fixed_eq(c->dict_vals.data + (size_t)(e - 1) * w, x, w)) break;
       i = (i + 1) & mask;
     }
     if (e == 0) {
@@ -554,7 +596,7 @@ static hs_status dict_add_bytes(hs_wcol *c, const hs_wbytes *v, int64_t nv, hs_e
     while ((e = c->table[i]) != 0) {
       if (c->hashes[e - 1] == h) {
         const uint8_t *d = c->dict_vals.data + c->offs[e - 1];
-        if (hs_load_u32le(d) == v[k].len && memcmp(d + 4, v[k].p, v[k].len) == 0) break;
+        if (hs_load_u32le(d) == v[k].len && bytes_eq(d + 4, v[k].p, v[k].len)) break;
       }
       i = (i + 1) & mask;
     }
@@ -575,6 +617,7 @@ static hs_status dict_add_bytes(hs_wcol *c, const hs_wbytes *v, int64_t nv, hs_e
       }
       c->hashes[c->dict_n] = h;
       c->offs[c->dict_n] = (uint32_t)at;
+      c->stamps[c->dict_n] = 0;
       e = ++c->dict_n;
       c->table[i] = e;
     }
@@ -582,6 +625,23 @@ static hs_status dict_add_bytes(hs_wcol *c, const hs_wbytes *v, int64_t nv, hs_e
   }
   c->idx.len += (size_t)nv * 4;
   return HS_OK;
+}
+
+/* Page statistics over the last nv dictionary indices of the page: each
+ * distinct entry is compared once per page (stamps), not once per value;
+ * min and max over the distinct values are those over all values. */
+static bool dict_stats_bytes(hs_wcol *c, int64_t nv) {
+  const uint32_t *ix = (const uint32_t *)(const void *)(c->idx.data + c->idx.len) - nv;
+  hs_wstat *s = &c->page_stat;
+  for (int64_t k = 0; k < nv; k++) {
+    uint32_t e = ix[k];
+    if (c->stamps[e] == c->page_serial) continue;
+    c->stamps[e] = c->page_serial;
+    const uint8_t *d = c->dict_vals.data + c->offs[e];
+    hs_wbytes v = {d + 4, hs_load_u32le(d)};
+    if (!stats_bytes(s, &v, 1)) return false;
+  }
+  return true;
 }
 
 /* Rewrite the current page's indices as PLAIN values and drop the
@@ -610,10 +670,41 @@ static hs_status dict_abandon(hs_wcol *c, hs_error *err) {
 
 /* -------------------------------------------------------------- pages */
 
+/* One RLE run of `n` (>= 8) copies of `v`: what the RLE encoder writes for
+ * such a run (varint header n << 1, then v in ceil(bw / 8) bytes). */
+static bool emit_rle_run(hs_buf *out, uint64_t n, uint32_t v, int bw) {
+  while (n > 0) {
+    uint64_t take = n < ((uint64_t)1 << 30) ? n : ((uint64_t)1 << 30); /* as the encoder splits */
+    uint8_t tmp[16];
+    size_t k = 0;
+    for (uint64_t h = take << 1;; h >>= 7) {
+      tmp[k++] = (uint8_t)((h & 0x7f) | (h >= 0x80 ? 0x80 : 0));
+      if (h < 0x80) break;
+    }
+    for (int b = 0; b < (bw + 7) / 8; b++) tmp[k++] = (uint8_t)(v >> (8 * b));
+    if (!hs_buf_append(out, tmp, k)) return false;
+    n -= take;
+  }
+  return true;
+}
+
 static hs_status encode_levels(hs_wcol *c, const hs_buf *lv, int bw, bool prefix, hs_error *err) {
   size_t at = c->enc.len;
   if (prefix && !hs_buf_append(&c->enc, "\0\0\0\0", 4)) return oom(c, err);
-  hs_status st = hs_rle_encode_levels((const int16_t *)lv->data, lv->len / 2, bw, &c->enc, err);
+  hs_status st = HS_OK;
+  if (lv == &c->def && c->def_implicit) {
+    if (!emit_rle_run(&c->enc, (uint64_t)c->page_levels, (uint32_t)c->leaf->max_def, bw))
+      return oom(c, err);
+  } else {
+    /* Widened into a reused buffer (the encoder takes uint32). */
+    size_t n = lv->len / 2;
+    const int16_t *src = (const int16_t *)(const void *)lv->data;
+    c->lv32.len = 0;
+    if (!hs_buf_reserve(&c->lv32, n * 4 + 4)) return oom(c, err);
+    uint32_t *w32 = (uint32_t *)(void *)c->lv32.data;
+    for (size_t i = 0; i < n; i++) w32[i] = (uint16_t)src[i];
+    if (n > 0) st = hs_rle_encode_u32(w32, n, bw, &c->enc, err);
+  }
   if (st != HS_OK) return st;
   if (prefix) hs_store_u32le(c->enc.data + at, (uint32_t)(c->enc.len - at - 4));
   return HS_OK;
@@ -761,6 +852,8 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
     rep_len = c->enc.len;
   }
   if (l->max_def > 0) {
+    /* A run needs 8 levels; shorter pages go through the encoder. */
+    if (c->def_implicit && c->page_levels < 8 && !def_materialize(c)) return oom(c, err);
     if ((st = encode_levels(c, &c->def, hs_bit_width((uint64_t)l->max_def), !v2, err)) != HS_OK)
       return st;
     def_len = c->enc.len - rep_len;
@@ -820,6 +913,8 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   c->def.len = c->rep.len = c->vals.len = c->idx.len = 0;
   c->page_levels = c->page_values = c->page_rows = c->page_bytes = 0;
   c->page_stat.has = false;
+  c->def_implicit = l->max_def > 0;
+  c->page_serial++;
   return HS_OK;
 }
 
@@ -831,7 +926,10 @@ static hs_status add_values(hs_wcol *c, const uint8_t *f, const hs_wbytes *ba, i
   if (nv == 0) return HS_OK;
   size_t w = (size_t)c->phys_width;
   int64_t bytes = 0;
-  if (c->o->statistics || c->o->page_index) {
+  /* Dictionary-encoded byte arrays: statistics after the lookup, over the
+   * entries this page has not seen yet (see dict_stats_bytes). */
+  bool late_stats = ba && c->dict_on;
+  if ((c->o->statistics || c->o->page_index) && !late_stats) {
     bool ok =
         ba ? stats_bytes(&c->page_stat, ba, nv) : stats_fixed(&c->page_stat, l->sort, f, nv, w);
     if (!ok) return oom(c, err);
@@ -845,6 +943,8 @@ static hs_status add_values(hs_wcol *c, const uint8_t *f, const hs_wbytes *ba, i
   if (c->dict_on) {
     st = ba ? dict_add_bytes(c, ba, nv, err) : dict_add_fixed(c, f, nv, err);
     if (st != HS_OK) return st;
+    if (late_stats && (c->o->statistics || c->o->page_index) && !dict_stats_bytes(c, nv))
+      return oom(c, err);
   } else if (ba) {
     if (!hs_buf_reserve(&c->vals, (size_t)bytes)) return oom(c, err);
     uint8_t *o = c->vals.data + c->vals.len;

@@ -141,6 +141,10 @@ typedef struct hs_wcol {
   hs_buf idx;         /* uint32 dictionary indices while the dictionary is active */
   hs_wstat page_stat;
   bool page_minmax_bad; /* values present but no ordering value (all NaN) */
+  /* While true, `def` holds nothing and every level of the page is max_def
+   * (columns without nulls skip the per-level work). */
+  bool def_implicit;
+  uint32_t page_serial; /* increases with every page (stamps below) */
 
   /* Dictionary (open addressing on a power-of-two table of index + 1). */
   bool dict_on;       /* encoding data pages with the dictionary */
@@ -150,6 +154,7 @@ typedef struct hs_wcol {
   uint32_t table_cap;
   uint32_t *hashes; /* per entry */
   uint32_t *offs;   /* BYTE_ARRAY: entry start in dict_vals (at its length prefix) */
+  uint32_t *stamps; /* BYTE_ARRAY: page_serial of the last page whose stats saw the entry */
   uint32_t dict_n, dict_cap;
   hs_buf dict_vals; /* PLAIN-encoded entries: this is the dictionary page body */
 
@@ -157,6 +162,7 @@ typedef struct hs_wcol {
   hs_buf gather; /* converted values of one mini-batch */
   hs_buf vidx;   /* int64 value positions of one mini-batch */
   hs_buf enc, body, hdr;
+  hs_buf lv32; /* levels widened to uint32 for the RLE encoder */
   int64_t est_row_bytes;
 
   /* Chunk output. */
