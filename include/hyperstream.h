@@ -339,6 +339,58 @@ const char *hs_table_metadata_location(const hs_table *table);
 /* N of the loaded metadata/vN.metadata.json. */
 int64_t hs_table_version(const hs_table *table);
 
+/* --- Tables: filtered, projected scans (scan) --- */
+/* A scan plans the snapshot's data files from its manifests, skips files
+ * whose partition values and column bounds (manifest metrics) prove that no
+ * row can match the filter, skips row groups the same way by Parquet
+ * statistics, evaluates the filter vectorized on the rest (reading only the
+ * filter's columns first) and then reads the projected columns of the
+ * matching rows only. Pruning is conservative: it never drops a row that
+ * matches. See src/query/README.md. */
+
+typedef struct hs_scan_options {
+  int64_t snapshot_id; /* -1 (default): the current snapshot */
+  /* Projection: top-level column names in output order; NULL (default):
+   * every column. Filter columns are read but returned only if listed. */
+  const char *const *columns;
+  size_t n_columns;
+  /* SQL boolean expression (the WHERE clause), e.g. "age > 25 AND name
+   * LIKE 'a%'"; NULL or "" (default): every row. A filter that does not
+   * parse or bind fails hs_table_scan_query with HS_ERR_INVALID_ARG (or
+   * HS_ERR_UNSUPPORTED) and a message giving the 1-based position. */
+  const char *filter;
+  int64_t limit;          /* at most this many rows; -1 (default): no limit */
+  int64_t batch_rows_max; /* rows per emitted batch at most; 0 (default): 65536 */
+} hs_scan_options;
+
+void hs_scan_options_init(hs_scan_options *opts);
+
+/* What a scan did so far (counters grow while the stream is read). */
+typedef struct hs_scan_stats {
+  int64_t manifests_read;    /* data manifests read while planning */
+  int64_t files_planned;     /* live data files in the snapshot */
+  int64_t files_pruned;      /* skipped by partition values or column bounds */
+  int64_t files_read;        /* opened (footer read) */
+  int64_t row_groups_read;   /* row groups whose filter columns were decoded */
+  int64_t row_groups_pruned; /* skipped by Parquet statistics */
+  int64_t rows_scanned;      /* rows the filter was evaluated on (or read, without one) */
+  int64_t rows_matched;      /* rows the filter selected */
+  int64_t rows_returned;     /* rows emitted (after `limit`) */
+} hs_scan_stats;
+
+/* Open a scan of `table` with `opts` (NULL: defaults). The filter is bound
+ * against the table schema here, so filter errors surface now. *out is
+ * owned by the caller; it keeps no reference to `table` (data files are
+ * opened while it is read). Batches are struct arrays of the projected
+ * columns; a batch is never empty. */
+hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
+                              struct ArrowArrayStream *out, hs_error *err);
+
+/* Counters of a stream made by hs_table_scan_query (not yet released).
+ * HS_ERR_INVALID_ARG for any other stream. */
+hs_status hs_scan_stats_get(const struct ArrowArrayStream *stream, hs_scan_stats *out,
+                            hs_error *err);
+
 #ifdef __cplusplus
 }
 #endif
