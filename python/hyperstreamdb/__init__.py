@@ -30,6 +30,8 @@ from ._core import (
     UnsupportedError,
 )
 from . import parquet
+from . import table
+from .table import Snapshot, Table
 
 __version__ = "0.1.0"
 
@@ -40,6 +42,9 @@ __all__ = [
     "__version__",
     "core_version",
     "parquet",
+    "table",
+    "Table",
+    "Snapshot",
     "HyperStreamError",
     "CorruptFileError",
     "UnsupportedError",

@@ -125,6 +125,9 @@ static PyObject *hs_py_inspect(PyObject *self, PyObject *args, PyObject *kwargs)
 
 /* -------------------------------------------------------------- module */
 
+/* table.c (Iceberg tables): registers its functions and types. */
+int hs_py_table_init(PyObject *module);
+
 static PyMethodDef hs_py_methods[] = {
     {"read_parquet", (PyCFunction)(void (*)(void))hs_py_read_parquet, METH_VARARGS | METH_KEYWORDS,
      "read_parquet(path, columns=None, rows=None, batch_rows=0, filters=None) -> ParquetStream\n\n"
@@ -214,6 +217,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     goto fail;
   if (PyModule_AddStringConstant(m, "__version__", HS_VERSION_STRING) < 0) goto fail;
   if (hs_py_read_init(m) < 0) goto fail;
+  if (hs_py_table_init(m) < 0) goto fail;
   return m;
 fail:
   Py_DECREF(m);

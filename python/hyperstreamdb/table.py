@@ -1,0 +1,431 @@
+"""Iceberg tables: transactional appends, snapshots and time travel.
+
+A :class:`Table` is a folder of Parquet data files under genuine Apache
+Iceberg metadata (``metadata/vN.metadata.json``, Avro manifests), written and
+read by HyperStreamDB's C core. Any Iceberg reader (pyiceberg, Spark, Trino,
+DuckDB's iceberg extension) opens it and sees the same rows.
+
+    >>> import hyperstreamdb as hdb
+    >>> t = hdb.Table("/tmp/events")            # created on the first write
+    >>> t.write([{"id": 1, "name": "a"}, {"id": 2, "name": "b"}])
+    >>> t.write(pandas_df)                       # each write is one snapshot
+    >>> t.to_arrow(columns=["name"], snapshot_id=t.snapshots()[0].snapshot_id)
+
+Every write is one atomic append: it commits a new snapshot or nothing, also
+when several processes append to the same table at once. Data whose schema
+does not fit the table raises :class:`~hyperstreamdb.SchemaError` and writes
+nothing.
+
+Input kinds accepted by :meth:`Table.write`: ``pyarrow.Table``,
+``RecordBatch``, ``RecordBatchReader``, anything implementing the Arrow
+PyCapsule Interface (``__arrow_c_stream__``, e.g. polars data frames),
+pandas data frames, dicts of columns and lists of row dicts. Arrow inputs
+must have the table's column names and types; only representation variants
+are adapted (column order, ``large_string``/``string_view`` to ``string``,
+``large_binary`` to ``binary``, ``large_list`` to ``list``). Inputs whose types
+Python infers (pandas, dicts, lists of dicts) are converted to the table's
+schema, with a :class:`~hyperstreamdb.SchemaError` when a value does not fit.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
+
+import pyarrow as pa
+
+from . import _core
+from ._core import InvalidArgumentError, NotFoundError, SchemaError
+
+__all__ = ["Table", "Snapshot"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One snapshot of a table (an entry of :meth:`Table.snapshots`).
+
+    Counts come from the snapshot summary Iceberg writers record; they are
+    ``None`` when the writer left them out.
+    """
+
+    snapshot_id: int
+    parent_snapshot_id: Optional[int]
+    sequence_number: int
+    timestamp_ms: int
+    operation: str
+    added_records: Optional[int]
+    total_records: Optional[int]
+    added_data_files: Optional[int]
+    total_data_files: Optional[int]
+
+    @property
+    def timestamp(self) -> _dt.datetime:
+        """Commit time as an aware UTC datetime."""
+        return _dt.datetime.fromtimestamp(self.timestamp_ms / 1000.0, tz=_dt.timezone.utc)
+
+
+# ------------------------------------------------------------ input kinds
+
+
+def _is_pandas(data: Any) -> bool:
+    mod = type(data).__module__
+    return mod.startswith("pandas") and hasattr(data, "columns") and hasattr(data, "dtypes")
+
+
+def _schema_error(msg: str) -> SchemaError:
+    err = SchemaError(msg)
+    err.status = "schema mismatch"
+    return err
+
+
+def _inferred(data: Any, target: Optional[pa.Schema]) -> Optional[pa.Table]:
+    """Convert inputs whose Arrow types Python infers (pandas, dict of
+    columns, list of row dicts) to a pyarrow Table; with `target`, build it
+    in the table's schema. None when `data` is not such an input."""
+    if _is_pandas(data):
+        cols = [str(c) for c in data.columns]
+        if target is None:
+            return pa.Table.from_pandas(data, preserve_index=False)
+        _check_names(cols, target, exact=True)
+        sub = data[list(data.columns)]
+        sub.columns = cols
+        return _convert(lambda: pa.Table.from_pandas(sub[target.names], schema=target,
+                                                    preserve_index=False))
+    if isinstance(data, dict):
+        names = [str(k) for k in data]
+        if target is None:
+            return pa.table(data)
+        _check_names(names, target, exact=True)
+        by_name = {str(k): v for k, v in data.items()}
+        return _convert(lambda: pa.table({n: by_name[n] for n in target.names}, schema=target))
+    if isinstance(data, (list, tuple)) and all(isinstance(r, dict) for r in data):
+        if target is None:
+            if not data:
+                raise InvalidArgumentError(
+                    "an empty list of rows has no schema to create the table from")
+            return pa.Table.from_pylist(list(data))
+        keys = {str(k) for r in data for k in r}
+        extra = sorted(keys - set(target.names))
+        if extra:
+            raise _schema_error(f"rows have columns the table lacks: {extra}; table columns: "
+                                f"{target.names}")
+        return _convert(lambda: pa.Table.from_pylist(list(data), schema=target))
+    return None
+
+
+def _convert(build) -> pa.Table:
+    try:
+        return build()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
+            ValueError, OverflowError) as e:
+        raise _schema_error(f"data does not fit the table schema: {e}") from e
+
+
+def _check_names(names: Sequence[str], target: pa.Schema, exact: bool) -> None:
+    have, want = set(names), set(target.names)
+    if len(have) != len(names):
+        raise _schema_error(f"duplicate column names in the data: {list(names)}")
+    if have != want:
+        missing, extra = sorted(want - have), sorted(have - want)
+        raise _schema_error(
+            f"columns do not match the table: missing {missing}, unexpected {extra}")
+
+
+def _canonical(t: pa.DataType) -> pa.DataType:
+    """The type with representation variants folded (large/view strings,
+    binaries and lists): what the table stores them as."""
+    if pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
+        return pa.string()
+    if pa.types.is_large_binary(t) or getattr(pa.types, "is_binary_view", lambda _: False)(t):
+        return pa.binary()
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        f = t.value_field
+        return pa.list_(f.with_type(_canonical(f.type)))
+    if pa.types.is_fixed_size_list(t):
+        f = t.value_field
+        return pa.list_(f.with_type(_canonical(f.type)), t.list_size)
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_canonical(t.field(i).type))
+                          for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(_canonical(t.key_type), _canonical(t.item_type))
+    return t
+
+
+def _as_reader(data: Any) -> pa.RecordBatchReader:
+    """Any supported Arrow input as a RecordBatchReader (not yet consumed)."""
+    if isinstance(data, pa.RecordBatchReader):
+        return data
+    if isinstance(data, pa.Table):
+        return pa.RecordBatchReader.from_batches(data.schema, data.to_batches())
+    if isinstance(data, pa.RecordBatch):
+        return pa.RecordBatchReader.from_batches(data.schema, [data])
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data)
+    if hasattr(data, "__arrow_c_array__"):
+        batch = pa.record_batch(data)
+        return pa.RecordBatchReader.from_batches(batch.schema, [batch])
+    raise TypeError(
+        "write() accepts a pyarrow Table, RecordBatch or RecordBatchReader, an object with "
+        "__arrow_c_stream__ (e.g. a polars DataFrame), a pandas DataFrame, a dict of columns "
+        f"or a list of row dicts; got {type(data).__name__}")
+
+
+def _conform(reader: pa.RecordBatchReader, target: pa.Schema) -> pa.RecordBatchReader:
+    """Adapt `reader` to `target` when they differ only in column order or
+    representation variants; otherwise return it unchanged and let the C
+    core's schema check name the difference (it writes nothing then)."""
+    src = reader.schema
+    if src.remove_metadata().equals(target, check_metadata=False):
+        return reader
+    names = src.names
+    if set(names) != set(target.names) or len(names) != len(target.names):
+        return reader
+    for f in target:
+        g = src.field(f.name)
+        if _canonical(g.type) != _canonical(f.type):
+            return reader
+    # Same columns and storage types: cast batch by batch (no copy for
+    # reordering; offsets widen or narrow for the variants).
+    def batches() -> Iterator[pa.RecordBatch]:
+        for b in reader:
+            cols = [b.column(b.schema.get_field_index(f.name)).cast(f.type) for f in target]
+            yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+    return pa.RecordBatchReader.from_batches(target, batches())
+
+
+def _as_of_ms(as_of: Union[_dt.datetime, _dt.date, int, float]) -> int:
+    """A point in time as epoch milliseconds (naive datetimes are local time)."""
+    if isinstance(as_of, bool):
+        raise InvalidArgumentError("as_of must be a datetime or epoch milliseconds, not a bool")
+    if isinstance(as_of, (int, float)):
+        return int(as_of)
+    if isinstance(as_of, _dt.datetime):
+        return int(as_of.timestamp() * 1000)
+    if isinstance(as_of, _dt.date):
+        return int(_dt.datetime(as_of.year, as_of.month, as_of.day).timestamp() * 1000)
+    raise InvalidArgumentError(
+        f"as_of must be a datetime, date or epoch milliseconds, not {type(as_of).__name__}")
+
+
+def _batches(stream: Any) -> Iterator[pa.RecordBatch]:
+    while True:
+        capsules = stream._read_next()
+        if capsules is None:
+            return
+        yield pa.RecordBatch._import_from_c_capsule(*capsules)
+
+
+# ------------------------------------------------------------------ Table
+
+
+class Table:
+    """An Iceberg table in a local folder, created on the first write.
+
+    Args:
+        uri: the table folder (created with its parents on the first write).
+        format_version: Iceberg format of a table this object creates, 2
+            (default) or 3; an existing table keeps its own.
+        properties: extra Iceberg table properties for a table this object
+            creates.
+
+    Every read sees the latest committed version (other processes may have
+    committed since the last call). Reads of a table that does not exist yet
+    raise :class:`~hyperstreamdb.NotFoundError`; ``len()`` is then 0.
+    """
+
+    def __init__(self, uri: PathLike, format_version: int = 2,
+                 properties: Optional[dict] = None) -> None:
+        if format_version not in (2, 3):
+            raise InvalidArgumentError(f"format_version must be 2 or 3, got {format_version!r}")
+        self._uri = os.fspath(uri)
+        if isinstance(self._uri, bytes):
+            self._uri = os.fsdecode(self._uri)
+        self._format_version = format_version
+        self._properties = dict(properties or {})
+        self._handle: Any = None
+        self._load()
+
+    # ------------------------------------------------------------ state
+
+    def _load(self) -> bool:
+        """Open or refresh; False when there is no table (yet)."""
+        if self._handle is not None:
+            self._handle.refresh()
+            return True
+        try:
+            self._handle = _core.table_open(self._uri)
+        except NotFoundError:
+            if os.path.isdir(os.path.join(self._uri, "metadata")):
+                raise
+            return False
+        return True
+
+    def _require(self) -> Any:
+        if not self._load():
+            raise NotFoundError(f"{self._uri}: no table here yet (write data to create it)")
+        return self._handle
+
+    @property
+    def uri(self) -> str:
+        """The table folder, as given."""
+        return self._uri
+
+    @property
+    def exists(self) -> bool:
+        """Whether the folder holds a table (it does after the first write)."""
+        return self._load()
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The table's current schema (pyarrow)."""
+        return pa.Schema._import_from_c_capsule(self._require().schema())
+
+    @property
+    def current_snapshot_id(self) -> Optional[int]:
+        """Id of the current snapshot; None for a table without one."""
+        return self._handle.current_snapshot_id if self._load() else None
+
+    @property
+    def metadata_location(self) -> str:
+        """Path of the current ``metadata/vN.metadata.json`` (what Iceberg
+        readers such as ``pyiceberg.table.StaticTable.from_metadata`` open)."""
+        return self._require().metadata_location
+
+    @property
+    def format_version(self) -> int:
+        """The Iceberg format version of the table (or of the one to create)."""
+        if not self._load():
+            return self._format_version
+        import json
+
+        with open(self._handle.metadata_location, "rb") as f:
+            return int(json.load(f)["format-version"])
+
+    def snapshots(self) -> List[Snapshot]:
+        """Every snapshot, oldest first, as :class:`Snapshot` objects.
+
+        A list rather than a pyarrow table: snapshots are few, and each one's
+        id goes straight into ``snapshot_id=``. ``pa.Table.from_pylist(
+        [dataclasses.asdict(s) for s in t.snapshots()])`` makes a table.
+        """
+        if not self._load():
+            return []
+        return [Snapshot(**d) for d in self._handle.snapshots()]
+
+    def __len__(self) -> int:
+        """Rows in the current snapshot, from its summary (no data read)."""
+        if not self._load():
+            return 0
+        sid = self._handle.current_snapshot_id
+        if sid is None:
+            return 0
+        for s in self._handle.snapshots():
+            if s["snapshot_id"] == sid and s["total_records"] is not None:
+                return int(s["total_records"])
+        return self.to_arrow(columns=self.schema.names[:1]).num_rows
+
+    def __repr__(self) -> str:
+        if not self._load():
+            return f"<hyperstreamdb.Table {self._uri!r} (not created yet)>"
+        schema = self.schema
+        cols = ", ".join(f"{f.name}: {f.type}" for f in schema)
+        sid = self._handle.current_snapshot_id
+        return (f"<hyperstreamdb.Table {self._uri!r}\n"
+                f"  location: {self._handle.metadata_location}\n"
+                f"  schema: {cols}\n"
+                f"  current snapshot: {sid if sid is not None else 'none'}\n"
+                f"  rows: {len(self)}>")
+
+    # ----------------------------------------------------------- writing
+
+    def write(self, data: Any) -> Optional[int]:
+        """Append ``data`` as one new snapshot (atomically); return its id,
+        or None when ``data`` has no rows (nothing is committed).
+
+        The first write creates the table with the schema of ``data``. See the
+        module documentation for accepted inputs and schema rules; a misfit
+        raises :class:`~hyperstreamdb.SchemaError` and writes nothing.
+        """
+        exists = self._load()
+        target = self.schema if exists else None
+        table = _inferred(data, target)
+        reader = _as_reader(table if table is not None else data)
+        if not exists:
+            schema = reader.schema.remove_metadata()
+            try:
+                self._handle = _core.table_create(self._uri, schema,
+                                                  format_version=self._format_version,
+                                                  properties=self._properties or None)
+            except InvalidArgumentError:
+                if not self._load():  # another writer created it first: append to theirs
+                    raise
+            target = self.schema
+        return self._handle.append(_conform(reader, target))
+
+    def write_arrow(self, data: Any) -> Optional[int]:
+        """Alias of :meth:`write` for Arrow data (pyarrow, polars, C streams)."""
+        return self.write(data)
+
+    def write_pandas(self, df: Any) -> Optional[int]:
+        """Alias of :meth:`write` for a pandas DataFrame (its index is not stored)."""
+        return self.write(df)
+
+    # ----------------------------------------------------------- reading
+
+    def _snapshot(self, snapshot_id: Optional[int], as_of: Any) -> Optional[int]:
+        if snapshot_id is not None and as_of is not None:
+            raise InvalidArgumentError("give snapshot_id or as_of, not both")
+        if as_of is None:
+            return snapshot_id
+        ms = _as_of_ms(as_of)
+        best = None
+        for ts, sid in self._log():
+            if ts <= ms:
+                best = sid
+        if best is None:
+            raise NotFoundError(f"{self._uri}: no snapshot was current at {as_of!r} "
+                                f"({ms} ms since the epoch)")
+        return best
+
+    def _log(self) -> List[Tuple[int, int]]:
+        """(timestamp_ms, snapshot_id) of each change of the current snapshot."""
+        return [(s["timestamp_ms"], s["snapshot_id"]) for s in self._handle.snapshots()]
+
+    def to_arrow_stream(self, columns: Optional[Sequence[str]] = None,
+                        snapshot_id: Optional[int] = None,
+                        as_of: Any = None) -> pa.RecordBatchReader:
+        """Stream the rows as a :class:`pyarrow.RecordBatchReader`.
+
+        Data files are decoded one row group at a time as batches are pulled,
+        so memory stays bounded by a row group whatever the table's size.
+
+        Args:
+            columns: top-level columns to read, in output order (default all).
+            snapshot_id: read this snapshot instead of the current one.
+            as_of: read the snapshot that was current at this time (a
+                ``datetime``, ``date`` or epoch milliseconds).
+        """
+        handle = self._require()
+        sid = self._snapshot(snapshot_id, as_of)
+        stream = handle.scan(snapshot_id=sid, columns=None if columns is None else list(columns))
+        schema = pa.Schema._import_from_c_capsule(stream._schema_capsule())
+        return pa.RecordBatchReader.from_batches(schema, _batches(stream))
+
+    def to_arrow(self, columns: Optional[Sequence[str]] = None,
+                 snapshot_id: Optional[int] = None, as_of: Any = None) -> pa.Table:
+        """Read the rows into a :class:`pyarrow.Table` (arguments as
+        :meth:`to_arrow_stream`)."""
+        return self.to_arrow_stream(columns=columns, snapshot_id=snapshot_id,
+                                    as_of=as_of).read_all()
+
+    def to_pandas(self, columns: Optional[Sequence[str]] = None,
+                  snapshot_id: Optional[int] = None, as_of: Any = None) -> Any:
+        """Read the rows into a pandas DataFrame (arguments as
+        :meth:`to_arrow_stream`)."""
+        return self.to_arrow(columns=columns, snapshot_id=snapshot_id, as_of=as_of).to_pandas()

@@ -1,0 +1,766 @@
+/*
+ * table.c — Iceberg tables from Python: the TableHandle type (one open
+ * hs_table) and the TableStream type (one scan's record batches), plus the
+ * module functions `table_open` and `table_create`. The friendly API
+ * (hyperstreamdb.Table, input conversion, query builder) is Python, in
+ * python/hyperstreamdb/table.py; this file is the thin, GIL-free shell.
+ *
+ * Concurrency: an hs_table is single-threaded, so every call on a handle
+ * holds the handle's lock, taken with the GIL released (a second Python
+ * thread waits instead of racing). The C work itself (file I/O, Parquet
+ * encoding and decoding, commits) always runs without the GIL.
+ *
+ * Streams: a scan's ArrowArrayStream keeps no reference to the table, so a
+ * TableStream outlives its handle. It is one-shot: exported once through
+ * `__arrow_c_stream__` or read batch by batch with `_read_next`, which
+ * raises the HyperStreamError subclass of a failure (the C stream
+ * interface itself only carries an errno).
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <pythread.h>
+#include <string.h>
+#include <structmember.h>
+
+#include "arrow/arrow.h"
+#include "common/common.h"
+
+int hs_py_table_init(PyObject *module);
+
+/* ------------------------------------------------------------ helpers */
+
+/* A stream callback's errno back to the status it stands for (the reader
+ * maps one status to one errno; table scans report their own failures as
+ * EIO with a message). */
+static hs_status hs_py_table_status_of_errno(int rc) {
+  switch (rc) {
+  case ENOMEM: return HS_ERR_NOMEM;
+  case EINVAL: return HS_ERR_INVALID_ARG;
+  case ENOSYS:
+  case ENOTSUP: return HS_ERR_UNSUPPORTED;
+  case EIO: return HS_ERR_IO;
+  case ENOENT: return HS_ERR_NOT_FOUND;
+  case EBADMSG:
+  case EILSEQ: return HS_ERR_CORRUPT;
+  case EPROTO: return HS_ERR_SCHEMA;
+  default: return HS_ERR_INTERNAL;
+  }
+}
+
+static void hs_py_table_stream_capsule_free(PyObject *capsule) {
+  struct ArrowArrayStream *s = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+  if (s == NULL) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (s->release != NULL) s->release(s);
+  hs_free(s);
+}
+
+static void hs_py_table_schema_capsule_free(PyObject *capsule) {
+  struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
+  if (s == NULL) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (s->release != NULL) s->release(s);
+  hs_free(s);
+}
+
+static void hs_py_table_array_capsule_free(PyObject *capsule) {
+  struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
+  if (a == NULL) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (a->release != NULL) a->release(a);
+  hs_free(a);
+}
+
+/* A capsule "arrow_schema" that takes ownership of *schema (moved out). */
+static PyObject *hs_py_table_schema_capsule_take(struct ArrowSchema *schema) {
+  struct ArrowSchema *heap = hs_malloc(sizeof *heap);
+  if (heap == NULL) {
+    schema->release(schema);
+    return PyErr_NoMemory();
+  }
+  *heap = *schema;
+  schema->release = NULL;
+  PyObject *capsule = PyCapsule_New(heap, "arrow_schema", hs_py_table_schema_capsule_free);
+  if (capsule == NULL) {
+    heap->release(heap);
+    hs_free(heap);
+  }
+  return capsule;
+}
+
+/* Call obj.<method>() and move the C struct out of the returned capsule
+ * `name` into *out (`size` bytes; the struct's release pointer is at
+ * `release_offset` and is cleared in the capsule so only *out owns it). */
+static int hs_py_table_take(PyObject *obj, const char *method, const char *name, void *out,
+                            size_t size, size_t release_offset) {
+  PyObject *m = PyObject_GetAttrString(obj, method);
+  if (m == NULL) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "expected an object implementing %s (Arrow PyCapsule "
+                 "Interface), got %s",
+                 method, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  PyObject *capsule = PyObject_CallNoArgs(m);
+  Py_DECREF(m);
+  if (capsule == NULL) return -1;
+  if (!PyCapsule_IsValid(capsule, name)) {
+    Py_DECREF(capsule);
+    PyErr_Format(PyExc_TypeError, "%s() did not return a PyCapsule named '%s'", method, name);
+    return -1;
+  }
+  char *p = PyCapsule_GetPointer(capsule, name);
+  void **release = (void **)(p + release_offset);
+  if (*release == NULL) {
+    Py_DECREF(capsule);
+    hs_py_raise_msg(hs_py_invalid_error, "the Arrow capsule '%s' was already consumed", name);
+    return -1;
+  }
+  memcpy(out, p, size);
+  *release = NULL;
+  Py_DECREF(capsule);
+  return 0;
+}
+
+/* ------------------------------------------------------- TableStream */
+
+typedef struct hs_py_tstream {
+  PyObject_HEAD struct ArrowArrayStream stream; /* release == NULL once consumed */
+  struct ArrowSchema schema;                    /* cached by the first read */
+  PyObject *what;                               /* str naming the table, for messages */
+  long long batches_read;
+  int busy; /* get_next runs without the GIL: refuse a second thread */
+} hs_py_tstream;
+
+static const char *hs_py_tstream_what(hs_py_tstream *self) {
+  const char *p = PyUnicode_AsUTF8(self->what);
+  if (p == NULL) {
+    PyErr_Clear();
+    p = "table";
+  }
+  return p;
+}
+
+static PyObject *hs_py_tstream_raise(hs_py_tstream *self, int rc) {
+  const char *msg = self->stream.get_last_error ? self->stream.get_last_error(&self->stream) : NULL;
+  hs_error err = {0};
+  hs_status st = hs_py_table_status_of_errno(rc);
+  hs_error_set(&err, st, "%s", msg != NULL ? msg : "reading the table failed");
+  self->stream.release(&self->stream); /* after the message was copied out */
+  return hs_py_raise(st, &err, hs_py_tstream_what(self));
+}
+
+static int hs_py_tstream_check(hs_py_tstream *self) {
+  if (self->busy) {
+    hs_py_raise_msg(hs_py_error, "%s: this TableStream is being read by another thread",
+                    hs_py_tstream_what(self));
+    return -1;
+  }
+  if (self->stream.release == NULL) {
+    hs_py_raise_msg(hs_py_error,
+                    "%s: this TableStream was already consumed, failed or closed; scan again",
+                    hs_py_tstream_what(self));
+    return -1;
+  }
+  return 0;
+}
+
+static int hs_py_tstream_load_schema(hs_py_tstream *self) {
+  if (self->schema.release != NULL) return 0;
+  int rc = self->stream.get_schema(&self->stream, &self->schema);
+  if (rc != 0) {
+    self->schema.release = NULL;
+    hs_py_tstream_raise(self, rc);
+    return -1;
+  }
+  return 0;
+}
+
+static void hs_py_tstream_dealloc(hs_py_tstream *self) {
+  if (self->stream.release != NULL) self->stream.release(&self->stream);
+  if (self->schema.release != NULL) self->schema.release(&self->schema);
+  Py_XDECREF(self->what);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *hs_py_tstream_export(hs_py_tstream *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"requested_schema", NULL};
+  PyObject *requested = Py_None; /* a request, not a demand: we produce our own schema */
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:__arrow_c_stream__", kwlist, &requested)) {
+    return NULL;
+  }
+  if (hs_py_tstream_check(self) < 0) return NULL;
+  struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
+  if (heap == NULL) return PyErr_NoMemory();
+  PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_table_stream_capsule_free);
+  if (capsule == NULL) {
+    hs_free(heap);
+    return NULL;
+  }
+  *heap = self->stream; /* move */
+  self->stream.release = NULL;
+  return capsule;
+}
+
+static PyObject *hs_py_tstream_schema_capsule(hs_py_tstream *self, PyObject *unused) {
+  (void)unused;
+  if (self->schema.release == NULL) {
+    if (hs_py_tstream_check(self) < 0 || hs_py_tstream_load_schema(self) < 0) return NULL;
+  }
+  struct ArrowSchema copy;
+  hs_error err = {0};
+  hs_status st = hs_arrow_schema_copy(&self->schema, &copy, &err);
+  if (st != HS_OK) return hs_py_raise(st, &err, NULL);
+  return hs_py_table_schema_capsule_take(&copy);
+}
+
+/* The next batch as (schema capsule, array capsule), or None at the end. */
+static PyObject *hs_py_tstream_read_next(hs_py_tstream *self, PyObject *unused) {
+  (void)unused;
+  if (hs_py_tstream_check(self) < 0 || hs_py_tstream_load_schema(self) < 0) return NULL;
+  struct ArrowArray *arr = hs_calloc(1, sizeof *arr);
+  if (arr == NULL) return PyErr_NoMemory();
+  self->busy = 1;
+  PyThreadState *ts = PyEval_SaveThread();
+  int rc = self->stream.get_next(&self->stream, arr);
+  PyEval_RestoreThread(ts);
+  self->busy = 0;
+  if (rc != 0) {
+    hs_free(arr);
+    return hs_py_tstream_raise(self, rc);
+  }
+  if (arr->release == NULL) {
+    hs_free(arr);
+    self->stream.release(&self->stream); /* closes the last file now */
+    Py_RETURN_NONE;
+  }
+  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_table_array_capsule_free);
+  if (acap == NULL) {
+    arr->release(arr);
+    hs_free(arr);
+    return NULL;
+  }
+  PyObject *scap = hs_py_tstream_schema_capsule(self, NULL);
+  if (scap == NULL) {
+    Py_DECREF(acap);
+    return NULL;
+  }
+  self->batches_read++;
+  PyObject *out = PyTuple_Pack(2, scap, acap);
+  Py_DECREF(scap);
+  Py_DECREF(acap);
+  return out;
+}
+
+static PyObject *hs_py_tstream_close(hs_py_tstream *self, PyObject *unused) {
+  (void)unused;
+  if (self->busy) {
+    return hs_py_raise_msg(hs_py_error, "%s: cannot close a TableStream another thread reads",
+                           hs_py_tstream_what(self));
+  }
+  if (self->stream.release != NULL) self->stream.release(&self->stream);
+  Py_RETURN_NONE;
+}
+
+static PyObject *hs_py_tstream_consumed(hs_py_tstream *self, void *unused) {
+  (void)unused;
+  return PyBool_FromLong(self->stream.release == NULL);
+}
+
+static PyObject *hs_py_tstream_repr(hs_py_tstream *self) {
+  return PyUnicode_FromFormat("<TableStream %R batches_read=%lld %s>", self->what,
+                              self->batches_read, self->stream.release ? "open" : "consumed");
+}
+
+static PyMethodDef hs_py_tstream_methods[] = {
+    {"__arrow_c_stream__", (PyCFunction)(void (*)(void))hs_py_tstream_export,
+     METH_VARARGS | METH_KEYWORDS,
+     "__arrow_c_stream__(requested_schema=None) -> PyCapsule\n\n"
+     "Export the rest of the scan as a PyCapsule 'arrow_array_stream' (once)."},
+    {"_schema_capsule", (PyCFunction)hs_py_tstream_schema_capsule, METH_NOARGS,
+     "_schema_capsule() -> PyCapsule\n\nThe batches' struct schema ('arrow_schema')."},
+    {"_read_next", (PyCFunction)hs_py_tstream_read_next, METH_NOARGS,
+     "_read_next() -> (PyCapsule, PyCapsule) | None\n\n"
+     "Decode the next batch, or None at the end; failures raise HyperStreamError subclasses."},
+    {"close", (PyCFunction)hs_py_tstream_close, METH_NOARGS,
+     "close() -> None\n\nRelease the scan and its open file (idempotent)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMemberDef hs_py_tstream_members[] = {
+    {"batches_read", T_LONGLONG, offsetof(hs_py_tstream, batches_read), READONLY,
+     "Batches decoded so far through _read_next."},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyGetSetDef hs_py_tstream_getset[] = {
+    {"consumed", (getter)hs_py_tstream_consumed, NULL,
+     "True once the scan was exported, read to the end, failed or closed.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject hs_py_tstream_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hyperstreamdb._core.TableStream",
+    .tp_basicsize = sizeof(hs_py_tstream),
+    .tp_dealloc = (destructor)hs_py_tstream_dealloc,
+    .tp_repr = (reprfunc)hs_py_tstream_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A one-shot stream of the record batches of one table scan.",
+    .tp_methods = hs_py_tstream_methods,
+    .tp_members = hs_py_tstream_members,
+    .tp_getset = hs_py_tstream_getset,
+};
+
+/* Wrap a live scan stream (moved in) as a TableStream. */
+static PyObject *hs_py_tstream_new(struct ArrowArrayStream *stream, PyObject *what) {
+  hs_py_tstream *obj = PyObject_New(hs_py_tstream, &hs_py_tstream_type);
+  if (obj == NULL) {
+    stream->release(stream);
+    return NULL;
+  }
+  obj->stream = *stream;
+  stream->release = NULL;
+  obj->schema.release = NULL;
+  obj->batches_read = 0;
+  obj->busy = 0;
+  Py_INCREF(what);
+  obj->what = what;
+  return (PyObject *)obj;
+}
+
+/* -------------------------------------------------------- TableHandle */
+
+typedef struct hs_py_table {
+  PyObject_HEAD hs_table *table; /* owned */
+  PyThread_type_lock lock;       /* serializes every use of `table` */
+  PyObject *uri;                 /* str, as given */
+} hs_py_table;
+
+/* Release the GIL, then take the handle's lock (never the other way round,
+ * so a thread waiting here cannot block one that needs the GIL). */
+static PyThreadState *hs_py_table_enter(hs_py_table *self) {
+  PyThreadState *ts = PyEval_SaveThread();
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  return ts;
+}
+
+static void hs_py_table_leave(hs_py_table *self, PyThreadState *ts) {
+  PyThread_release_lock(self->lock);
+  PyEval_RestoreThread(ts);
+}
+
+static const char *hs_py_table_uri(hs_py_table *self) {
+  const char *p = PyUnicode_AsUTF8(self->uri);
+  if (p == NULL) {
+    PyErr_Clear();
+    p = "table";
+  }
+  return p;
+}
+
+static void hs_py_table_dealloc(hs_py_table *self) {
+  hs_table_free(self->table);
+  if (self->lock != NULL) PyThread_free_lock(self->lock);
+  Py_XDECREF(self->uri);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Column names: None -> *out NULL; else a list of str copied into an
+ * hs_malloc'd array of hs_strdup'd names (free with hs_py_table_names_free). */
+static void hs_py_table_names_free(char **v, size_t n) {
+  for (size_t i = 0; v != NULL && i < n; i++) hs_free(v[i]);
+  hs_free(v);
+}
+
+static int hs_py_table_names(PyObject *obj, const char *what, char ***out, size_t *n_out) {
+  *out = NULL;
+  *n_out = 0;
+  if (obj == Py_None) return 0;
+  if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
+    hs_py_raise_msg(hs_py_invalid_error, "%s must be a list of column names, not a string", what);
+    return -1;
+  }
+  PyObject *seq = PySequence_Fast(obj, "expected a list of column names");
+  if (seq == NULL) return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  char **v = hs_calloc((size_t)n + 1, sizeof *v);
+  if (v == NULL) {
+    Py_DECREF(seq);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    const char *s = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+    if (s == NULL) {
+      if (!PyErr_Occurred()) {
+        hs_py_raise_msg(hs_py_invalid_error, "%s[%zd] must be a str, not %s", what, i,
+                        Py_TYPE(item)->tp_name);
+      }
+      hs_py_table_names_free(v, (size_t)i);
+      Py_DECREF(seq);
+      return -1;
+    }
+    if ((v[i] = hs_strdup(s)) == NULL) {
+      hs_py_table_names_free(v, (size_t)i);
+      Py_DECREF(seq);
+      PyErr_NoMemory();
+      return -1;
+    }
+  }
+  Py_DECREF(seq);
+  *out = v;
+  *n_out = (size_t)n;
+  return 0;
+}
+
+/* snapshot_id argument: None -> -1 (current), else a non-negative int. */
+static int hs_py_table_snapshot_arg(PyObject *obj, int64_t *out) {
+  *out = -1;
+  if (obj == Py_None) return 0;
+  long long v = PyLong_AsLongLong(obj);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v < 0) {
+    hs_py_raise_msg(hs_py_invalid_error, "snapshot_id must be a non-negative int, got %lld", v);
+    return -1;
+  }
+  *out = (int64_t)v;
+  return 0;
+}
+
+static PyObject *hs_py_table_append(hs_py_table *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"data", NULL};
+  PyObject *data;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:append", kwlist, &data)) return NULL;
+  struct ArrowArrayStream stream;
+  if (hs_py_table_take(data, "__arrow_c_stream__", "arrow_array_stream", &stream, sizeof stream,
+                       offsetof(struct ArrowArrayStream, release)) < 0) {
+    return NULL;
+  }
+  int64_t sid = -1;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_append(self->table, &stream, &sid, &err); /* consumes the stream */
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  if (sid < 0) Py_RETURN_NONE;
+  return PyLong_FromLongLong((long long)sid);
+}
+
+static PyObject *hs_py_table_scan(hs_py_table *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"snapshot_id", "columns", NULL};
+  PyObject *sid_obj = Py_None, *cols_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:scan", kwlist, &sid_obj, &cols_obj)) {
+    return NULL;
+  }
+  int64_t sid;
+  char **cols = NULL;
+  size_t n_cols = 0;
+  if (hs_py_table_snapshot_arg(sid_obj, &sid) < 0) return NULL;
+  if (hs_py_table_names(cols_obj, "columns", &cols, &n_cols) < 0) return NULL;
+  struct ArrowArrayStream stream;
+  memset(&stream, 0, sizeof stream);
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_scan(self->table, sid, (const char *const *)cols, n_cols, &stream, &err);
+  hs_py_table_leave(self, ts);
+  hs_py_table_names_free(cols, n_cols);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  return hs_py_tstream_new(&stream, self->uri);
+}
+
+static PyObject *hs_py_table_schema(hs_py_table *self, PyObject *unused) {
+  (void)unused;
+  struct ArrowSchema schema;
+  memset(&schema, 0, sizeof schema);
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_schema(self->table, &schema, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  return hs_py_table_schema_capsule_take(&schema);
+}
+
+/* -1 (absent) as None. */
+static PyObject *hs_py_table_opt(int64_t v) {
+  if (v < 0) Py_RETURN_NONE;
+  return PyLong_FromLongLong((long long)v);
+}
+
+static PyObject *hs_py_table_snapshots(hs_py_table *self, PyObject *unused) {
+  (void)unused;
+  hs_table_snapshot_info *v = NULL;
+  size_t n = 0;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_snapshots(self->table, &v, &n, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++) {
+    const hs_table_snapshot_info *s = &v[i];
+    PyObject *d = Py_BuildValue(
+        "{s:L,s:N,s:L,s:L,s:s,s:N,s:N,s:N,s:N}", "snapshot_id", (long long)s->snapshot_id,
+        "parent_snapshot_id", hs_py_table_opt(s->parent_snapshot_id), "sequence_number",
+        (long long)s->sequence_number, "timestamp_ms", (long long)s->timestamp_ms, "operation",
+        s->operation, "added_records", hs_py_table_opt(s->added_records), "total_records",
+        hs_py_table_opt(s->total_records), "added_data_files", hs_py_table_opt(s->added_data_files),
+        "total_data_files", hs_py_table_opt(s->total_data_files));
+    if (d == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+  }
+  hs_free(v);
+  return list;
+}
+
+static PyObject *hs_py_table_refresh(hs_py_table *self, PyObject *unused) {
+  (void)unused;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_refresh(self->table, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  Py_RETURN_NONE;
+}
+
+static PyObject *hs_py_table_current_get(hs_py_table *self, void *unused) {
+  (void)unused;
+  PyThreadState *ts = hs_py_table_enter(self);
+  int64_t id = hs_table_current_snapshot_id(self->table);
+  hs_py_table_leave(self, ts);
+  return hs_py_table_opt(id);
+}
+
+static PyObject *hs_py_table_location_get(hs_py_table *self, void *unused) {
+  (void)unused;
+  PyThreadState *ts = hs_py_table_enter(self);
+  char *loc = hs_strdup(hs_table_metadata_location(self->table));
+  hs_py_table_leave(self, ts);
+  if (loc == NULL) return PyErr_NoMemory();
+  PyObject *out = PyUnicode_DecodeFSDefault(loc);
+  hs_free(loc);
+  return out;
+}
+
+static PyObject *hs_py_table_version_get(hs_py_table *self, void *unused) {
+  (void)unused;
+  PyThreadState *ts = hs_py_table_enter(self);
+  int64_t v = hs_table_version(self->table);
+  hs_py_table_leave(self, ts);
+  return PyLong_FromLongLong((long long)v);
+}
+
+static PyObject *hs_py_table_repr(hs_py_table *self) {
+  return PyUnicode_FromFormat("<TableHandle %R>", self->uri);
+}
+
+static PyMethodDef hs_py_table_methods[] = {
+    {"append", (PyCFunction)(void (*)(void))hs_py_table_append, METH_VARARGS | METH_KEYWORDS,
+     "append(data) -> int | None\n\n"
+     "Append every batch of `data` (an object with __arrow_c_stream__, consumed) as one\n"
+     "snapshot; its id, or None when the data had no rows. A schema that differs from\n"
+     "the table's raises SchemaError and writes nothing."},
+    {"scan", (PyCFunction)(void (*)(void))hs_py_table_scan, METH_VARARGS | METH_KEYWORDS,
+     "scan(snapshot_id=None, columns=None) -> TableStream\n\n"
+     "Stream the rows of a snapshot (None: the current one), projected to `columns`."},
+    {"schema", (PyCFunction)hs_py_table_schema, METH_NOARGS,
+     "schema() -> PyCapsule\n\nThe table schema as a PyCapsule 'arrow_schema'."},
+    {"snapshots", (PyCFunction)hs_py_table_snapshots, METH_NOARGS,
+     "snapshots() -> list[dict]\n\nEvery snapshot of the loaded version, in commit order."},
+    {"refresh", (PyCFunction)hs_py_table_refresh, METH_NOARGS,
+     "refresh() -> None\n\nLoad the latest committed version."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef hs_py_table_getset[] = {
+    {"current_snapshot_id", (getter)hs_py_table_current_get, NULL,
+     "Current snapshot id of the loaded version, or None.", NULL},
+    {"metadata_location", (getter)hs_py_table_location_get, NULL,
+     "Path of the loaded metadata/vN.metadata.json.", NULL},
+    {"version", (getter)hs_py_table_version_get, NULL, "N of the loaded vN.metadata.json.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMemberDef hs_py_table_members[] = {
+    {"uri", T_OBJECT, offsetof(hs_py_table, uri), READONLY, "The table folder as given."},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyTypeObject hs_py_table_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hyperstreamdb._core.TableHandle",
+    .tp_basicsize = sizeof(hs_py_table),
+    .tp_dealloc = (destructor)hs_py_table_dealloc,
+    .tp_repr = (reprfunc)hs_py_table_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An open Iceberg table (use hyperstreamdb.Table).",
+    .tp_methods = hs_py_table_methods,
+    .tp_members = hs_py_table_members,
+    .tp_getset = hs_py_table_getset,
+};
+
+/* A handle object around nothing yet; NULL + exception on failure. */
+static hs_py_table *hs_py_table_alloc(PyObject *uri_obj) {
+  hs_py_table *obj = PyObject_New(hs_py_table, &hs_py_table_type);
+  if (obj == NULL) return NULL;
+  obj->table = NULL;
+  obj->uri = NULL;
+  obj->lock = PyThread_allocate_lock();
+  if (obj->lock == NULL) {
+    Py_DECREF(obj);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  if (PyUnicode_Check(uri_obj)) Py_INCREF(uri_obj);
+  obj->uri = PyUnicode_Check(uri_obj) ? uri_obj : PyObject_Str(uri_obj);
+  if (obj->uri == NULL) {
+    Py_DECREF(obj);
+    return NULL;
+  }
+  return obj;
+}
+
+static PyObject *hs_py_table_open(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"uri", NULL};
+  PyObject *uri_obj;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:table_open", kwlist, &uri_obj)) return NULL;
+  PyObject *path = hs_py_path(uri_obj);
+  if (path == NULL) return NULL;
+  hs_py_table *obj = hs_py_table_alloc(uri_obj);
+  if (obj == NULL) {
+    Py_DECREF(path);
+    return NULL;
+  }
+  const char *p = PyBytes_AS_STRING(path);
+  hs_error err = {0};
+  PyThreadState *ts = PyEval_SaveThread();
+  hs_status st = hs_table_open(p, &obj->table, &err);
+  PyEval_RestoreThread(ts);
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, p);
+    Py_DECREF(path);
+    Py_DECREF(obj);
+    return NULL;
+  }
+  Py_DECREF(path);
+  return (PyObject *)obj;
+}
+
+/* properties: None or a mapping of str to str, copied into `keys`/`values`. */
+static int hs_py_table_properties(PyObject *obj, char ***keys, char ***values, size_t *n) {
+  *keys = *values = NULL;
+  *n = 0;
+  if (obj == Py_None) return 0;
+  if (!PyDict_Check(obj)) {
+    hs_py_raise_msg(hs_py_invalid_error, "properties must be a dict of str to str");
+    return -1;
+  }
+  Py_ssize_t count = PyDict_Size(obj), pos = 0, i = 0;
+  *keys = hs_calloc((size_t)count + 1, sizeof(char *));
+  *values = hs_calloc((size_t)count + 1, sizeof(char *));
+  if (*keys == NULL || *values == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  PyObject *k, *v;
+  while (PyDict_Next(obj, &pos, &k, &v)) {
+    const char *ks = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+    const char *vs = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    if (ks == NULL || vs == NULL) {
+      if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "properties must map str to str");
+      return -1;
+    }
+    (*keys)[i] = hs_strdup(ks);
+    (*values)[i] = hs_strdup(vs);
+    *n = (size_t)++i;
+    if ((*keys)[i - 1] == NULL || (*values)[i - 1] == NULL) {
+      PyErr_NoMemory();
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static PyObject *hs_py_table_create(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"uri", "schema", "format_version", "properties", NULL};
+  PyObject *uri_obj, *schema_obj, *props = Py_None;
+  int format_version = 2;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|iO:table_create", kwlist, &uri_obj,
+                                   &schema_obj, &format_version, &props)) {
+    return NULL;
+  }
+  struct ArrowSchema schema;
+  memset(&schema, 0, sizeof schema);
+  char **keys = NULL, **values = NULL;
+  size_t n_props = 0;
+  PyObject *path = NULL;
+  hs_py_table *obj = NULL;
+  if (hs_py_table_properties(props, &keys, &values, &n_props) < 0) goto fail;
+  if (hs_py_table_take(schema_obj, "__arrow_c_schema__", "arrow_schema", &schema, sizeof schema,
+                       offsetof(struct ArrowSchema, release)) < 0) {
+    goto fail;
+  }
+  if ((path = hs_py_path(uri_obj)) == NULL) goto fail;
+  if ((obj = hs_py_table_alloc(uri_obj)) == NULL) goto fail;
+  const char *p = PyBytes_AS_STRING(path);
+  hs_table_options opts;
+  hs_table_options_init(&opts);
+  opts.format_version = format_version;
+  opts.property_keys = (const char *const *)keys;
+  opts.property_values = (const char *const *)values;
+  opts.n_properties = n_props;
+  hs_error err = {0};
+  PyThreadState *ts = PyEval_SaveThread();
+  hs_status st = hs_table_create(p, &schema, &opts, &obj->table, &err);
+  PyEval_RestoreThread(ts);
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, p);
+    goto fail;
+  }
+  schema.release(&schema);
+  hs_py_table_names_free(keys, n_props);
+  hs_py_table_names_free(values, n_props);
+  Py_DECREF(path);
+  return (PyObject *)obj;
+fail:
+  if (schema.release != NULL) schema.release(&schema);
+  hs_py_table_names_free(keys, n_props);
+  hs_py_table_names_free(values, n_props);
+  Py_XDECREF(path);
+  Py_XDECREF(obj);
+  return NULL;
+}
+
+/* -------------------------------------------------------------- init */
+
+static PyMethodDef hs_py_table_functions[] = {
+    {"table_open", (PyCFunction)(void (*)(void))hs_py_table_open, METH_VARARGS | METH_KEYWORDS,
+     "table_open(uri) -> TableHandle\n\n"
+     "Open the Iceberg table in folder `uri` at its latest committed version\n"
+     "(NotFoundError when the folder holds no table)."},
+    {"table_create", (PyCFunction)(void (*)(void))hs_py_table_create, METH_VARARGS | METH_KEYWORDS,
+     "table_create(uri, schema, format_version=2, properties=None) -> TableHandle\n\n"
+     "Create an empty table with the Arrow `schema` (any object with __arrow_c_schema__)."},
+    {NULL, NULL, 0, NULL}};
+
+int hs_py_table_init(PyObject *module) {
+  if (PyType_Ready(&hs_py_table_type) < 0 || PyType_Ready(&hs_py_tstream_type) < 0) return -1;
+  if (PyModule_AddFunctions(module, hs_py_table_functions) < 0) return -1;
+  Py_INCREF(&hs_py_table_type);
+  if (PyModule_AddObject(module, "TableHandle", (PyObject *)&hs_py_table_type) < 0) {
+    Py_DECREF(&hs_py_table_type);
+    return -1;
+  }
+  Py_INCREF(&hs_py_tstream_type);
+  if (PyModule_AddObject(module, "TableStream", (PyObject *)&hs_py_tstream_type) < 0) {
+    Py_DECREF(&hs_py_tstream_type);
+    return -1;
+  }
+  return 0;
+}
