@@ -391,6 +391,87 @@ hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
 hs_status hs_scan_stats_get(const struct ArrowArrayStream *stream, hs_scan_stats *out,
                             hs_error *err);
 
+/* --- Tables: time travel (timetravel) --- */
+/* Reading a table as it was: at a snapshot id (hs_table_scan), at a time
+ * or at a tag or branch (resolved here to a snapshot id), the snapshot
+ * log, refs, and metadata-only commits that move main (rollback) or name
+ * snapshots (tags, branches). Commits use the same exclusive publish and
+ * retries as appends. hs_table_open also opens folders whose metadata is
+ * named as Java and pyiceberg catalogs write it ("00003-<uuid>.metadata.json",
+ * no version hint: the highest number wins); such tables, and those opened
+ * with hs_table_open_metadata, are read-only (HS_ERR_UNSUPPORTED on any
+ * commit). See src/table/README.md, "Time travel". */
+
+/* Open exactly the metadata file `metadata_json_path` (any name) as a
+ * static, read-only table: hs_table_refresh keeps this version; appends and
+ * ref changes fail with HS_ERR_UNSUPPORTED. The table folder is the
+ * metadata's "location" (a local path, optionally "file:"-prefixed): every
+ * file it references must lie under it. *out is owned (hs_table_free). */
+hs_status hs_table_open_metadata(const char *metadata_json_path, hs_table **out, hs_error *err);
+
+/* The snapshot that was current at `timestamp_ms` (ms since the Unix epoch,
+ * UTC): the last snapshot-log entry made at or before it, as Iceberg's Java
+ * SnapshotUtil and pyiceberg's snapshot_as_of_timestamp resolve "as of".
+ * After a rollback the log keeps the snapshots that were current then, so
+ * a time before the rollback reads what the table showed at that time.
+ * Without a log, the newest ancestor of the current snapshot at or before
+ * the time. HS_ERR_NOT_FOUND when the time is before the first snapshot
+ * ("no snapshot at or before 2024-01-01T00:00:00Z; the first is ... at
+ * ...") or the snapshot current then has expired. */
+hs_status hs_table_snapshot_at(const hs_table *table, int64_t timestamp_ms, int64_t *snapshot_id,
+                               hs_error *err);
+
+/* The snapshot a tag or branch `name` points at (main is the current
+ * snapshot). HS_ERR_NOT_FOUND "no tag or branch named 'x'; refs are: main,
+ * v1" otherwise. */
+hs_status hs_table_ref_snapshot(const hs_table *table, const char *name, int64_t *snapshot_id,
+                                hs_error *err);
+
+typedef struct hs_table_ref_info {
+  const char *name; /* borrowed from the table: valid until its next reload */
+  int64_t snapshot_id;
+  int is_tag;                    /* 1: tag, 0: branch */
+  int64_t max_ref_age_ms;        /* -1 when unset */
+  int64_t max_snapshot_age_ms;   /* branches; -1 when unset */
+  int32_t min_snapshots_to_keep; /* branches; -1 when unset */
+} hs_table_ref_info;
+
+/* Every ref (tags and branches, main included) of the loaded version in
+ * metadata order. *out is hs_malloc'd (hs_free; NULL when none). */
+hs_status hs_table_refs(const hs_table *table, hs_table_ref_info **out, size_t *n_out,
+                        hs_error *err);
+
+typedef struct hs_table_history_entry {
+  int64_t made_current_at_ms; /* the snapshot-log entry's timestamp */
+  int64_t snapshot_id;
+  int64_t parent_snapshot_id; /* -1 when none (or the snapshot expired) */
+  int is_current_ancestor;    /* on the current snapshot's parent chain */
+} hs_table_history_entry;
+
+/* The snapshot log, oldest first, with each entry's parent and whether it
+ * is an ancestor of the current snapshot (pyiceberg's inspect.history()).
+ * *out is hs_malloc'd (hs_free; NULL when the log is empty). */
+hs_status hs_table_history(const hs_table *table, hs_table_history_entry **out, size_t *n_out,
+                           hs_error *err);
+
+/* Make ancestor `snapshot_id` of the current snapshot current again (main
+ * and current-snapshot-id move to it, a snapshot-log entry records when):
+ * a metadata-only commit, no data is written or removed. Snapshots after
+ * it stay in the metadata (readable by id, tag or time). Checked against
+ * the latest version at commit time: a snapshot that is not an ancestor of
+ * the current one is HS_ERR_INVALID_ARG (as in Iceberg); an unknown id is
+ * HS_ERR_NOT_FOUND. Rolling back to the current snapshot commits nothing. */
+hs_status hs_table_rollback_to_snapshot(hs_table *table, int64_t snapshot_id, hs_error *err);
+
+/* Name snapshot `snapshot_id` (-1: the current one) with a new tag, or a
+ * new branch. `max_ref_age_ms` > 0 records when the tag may be expired
+ * (-1: kept forever). A name already used by a tag or branch is
+ * HS_ERR_INVALID_ARG; an unknown snapshot HS_ERR_NOT_FOUND. */
+hs_status hs_table_create_tag(hs_table *table, const char *name, int64_t snapshot_id,
+                              int64_t max_ref_age_ms, hs_error *err);
+hs_status hs_table_create_branch(hs_table *table, const char *name, int64_t snapshot_id,
+                                 hs_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,7 @@
 #include "../arrow/arrow.h"
 #include "../io/fs.h"
 #include "table.h"
+#include "timetravel.h"
 
 #define COMMIT_ATTEMPTS_MAX 200
 #define BACKOFF_MS_MAX 50
@@ -537,6 +538,11 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
   if (snapshot_id_out) *snapshot_id_out = -1;
   if (stream == NULL || stream->release == NULL) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "append: no stream");
+  }
+  hs_status wst = hs_table_check_writable(t, "append", err);
+  if (wst != HS_OK) {
+    stream->release(stream);
+    return wst;
   }
   append_ctx c;
   memset(&c, 0, sizeof c);

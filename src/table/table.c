@@ -22,6 +22,7 @@
 
 #include "../io/fs.h"
 #include "table.h"
+#include "timetravel.h"
 
 void hs_table_options_init(hs_table_options *opts) {
   memset(opts, 0, sizeof *opts);
@@ -66,6 +67,10 @@ hs_status hs_table_load_version(hs_table *t, int64_t version, hs_error *err) {
   if (!hs_table_version_path(t->root, version, path, sizeof path)) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
   }
+  return hs_table_load_file(t, path, version, err);
+}
+
+hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err) {
   hs_buf text;
   hs_buf_init(&text);
   hs_status st = hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &text, err);
@@ -160,11 +165,8 @@ hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
     int64_t listed = 0;
     hs_status st = highest_listed(t, &listed, err);
     if (st != HS_OK) return st;
-    if (listed < 1) {
-      return hs_error_set(err, HS_ERR_NOT_FOUND,
-                          "%s/metadata: no v<N>.metadata.json: not a table (%s missing)", t->root,
-                          path);
-    }
+    /* No vN: metadata named as catalogs write it (foreign.c), else not a table. */
+    if (listed < 1) return hs_table_load_foreign(t, err);
     v = listed;
   }
   for (;;) {
@@ -251,7 +253,12 @@ hs_status hs_table_open(const char *uri, hs_table **out, hs_error *err) {
   return HS_OK;
 }
 
+hs_status hs_table_alloc(const char *uri, hs_table **out, hs_error *err) {
+  return table_new(uri, out, err);
+}
+
 hs_status hs_table_refresh(hs_table *table, hs_error *err) {
+  if (table->is_static) return HS_OK; /* one fixed metadata file */
   return hs_table_load_latest(table, err);
 }
 

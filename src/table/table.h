@@ -29,6 +29,12 @@ struct hs_table {
   char *metadata_path; /* <root>/metadata/vN.metadata.json */
   hs_arena arena;      /* owns `meta` */
   hs_iceberg_metadata meta;
+  /* hs_table_open_metadata: this one file, never reloaded; no commits. */
+  bool is_static;
+  /* Metadata named as catalogs write it ("00003-<uuid>.metadata.json",
+   * foreign.c): readable, but commits are refused (the catalog that owns
+   * the table keeps the pointer to its current metadata). */
+  bool foreign_names;
 };
 
 /* "<root>/metadata/v<N>.metadata.json" into `out` (cap >= 4200). */
