@@ -472,6 +472,44 @@ hs_status hs_table_create_tag(hs_table *table, const char *name, int64_t snapsho
 hs_status hs_table_create_branch(hs_table *table, const char *name, int64_t snapshot_id,
                                  hs_error *err);
 
+/* --- Tables: partitioning and sorting on write (partition) --- */
+/* A table's default partition spec splits later appends: each write
+ * becomes one data file per partition (the Iceberg transform of each row's
+ * source value), recorded with its partition tuple in a manifest of that
+ * spec, with partition summaries in the manifest list. Its default sort
+ * order sorts the rows within each written file (stable) and is recorded
+ * as the file's sort_order_id. Changing either is a metadata-only commit
+ * (same exclusive publish and retries as appends); files already written
+ * keep the spec and order they were written with. Such appends buffer the
+ * whole write in memory (sorting needs it). See src/table/README.md. */
+
+typedef struct hs_table_partition_field {
+  const char *source;    /* a top-level column name */
+  const char *transform; /* "identity", "bucket[N]", "truncate[W]", "year", "month", "day",
+                            "hour", "void" */
+  const char *name;      /* partition field name; NULL: Iceberg's ("id_bucket_16", "ts_day") */
+} hs_table_partition_field;
+
+/* Make the spec of `n` fields (0: unpartitioned) the default for later
+ * appends. A spec equal to an existing one is re-selected; otherwise a new
+ * spec id is added. A field whose source and transform appeared in an
+ * earlier spec keeps that field's id (and name when none is given); new
+ * fields get last-partition-id + 1 (1000+). A transform that does not fit
+ * its column's type, an unknown column or duplicate names are
+ * HS_ERR_SCHEMA / HS_ERR_INVALID_ARG and commit nothing. */
+hs_status hs_table_set_partition_spec(hs_table *table, const hs_table_partition_field *fields,
+                                      size_t n, hs_error *err);
+
+/* Make the sort order over top-level `columns` the default for later
+ * appends (n = 0: unsorted, order id 0). `ascending` and `nulls_first`
+ * (non-zero: true) may be NULL: ascending, and Iceberg's default nulls first when
+ * ascending, last when descending. Floats sort -NaN < -inf < ... < -0 <
+ * 0 < ... < inf < NaN; strings by UTF-8 bytes. An order equal to an
+ * existing one is re-selected, otherwise a new order id is added. */
+hs_status hs_table_set_sort_order(hs_table *table, const char *const *columns,
+                                  const int *ascending, const int *nulls_first, size_t n,
+                                  hs_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,4 +68,107 @@ const hs_iceberg_snapshot *hs_table_current(const hs_table *t);
  * commit path so that tests can kill a writer at every point. */
 void hs_table_crash_point(void);
 
+/* ------------------------------------------------------------------
+ * Partitioning and sorting on write (partition.c, sort.c).
+ */
+
+/* A metadata-only change: `m` starts as a shallow copy of `old` (arrays
+ * shared with it); the callback replaces what it changes with arrays in
+ * `a` and sets *changed (false: nothing to commit). */
+typedef hs_status (*hs_table_metadata_edit)(const hs_iceberg_metadata *old, hs_iceberg_metadata *m,
+                                            hs_arena *a, void *ctx, bool *changed, hs_error *err);
+
+/* Commit `edit` applied to the latest version as v{N+1} through the
+ * exclusive publish (retried on lost races, the edit re-applied to the
+ * winner's version); last-updated-ms and the metadata log are maintained
+ * here. `what` names the operation in errors. */
+hs_status hs_table_commit_metadata(hs_table *t, const char *what, hs_table_metadata_edit edit,
+                                   void *ctx, hs_error *err);
+
+/* One row of one of several batches. */
+typedef struct hs_table_row {
+  int64_t row;    /* logical row of the top-level batch (its offset not applied) */
+  uint32_t batch; /* index into the batch array */
+} hs_table_row;
+
+/* A top-level primitive column of the batches being written, bound to
+ * its Iceberg type for reading values. */
+typedef struct hs_table_column {
+  size_t index; /* child index in the top-level struct */
+  hs_arrow_type at;
+  const hs_iceberg_type *it;
+  const char *name;
+} hs_table_column;
+
+/* Bind Iceberg field `field_id` (a top-level primitive field of `schema`)
+ * to child `index` of `arrow` (the stamped write schema, same order). */
+hs_status hs_table_column_bind(const struct ArrowSchema *arrow, const hs_iceberg_schema *schema,
+                               int32_t field_id, hs_table_column *out, hs_error *err);
+/* Row `row` of top-level batch `batch` as an Iceberg value of c->it
+ * (bytes borrowed from the batch; times in the Iceberg unit). */
+void hs_table_column_value(const hs_table_column *c, const struct ArrowArray *batch, int64_t row,
+                           hs_iceberg_value *out);
+
+typedef struct hs_table_sort_key {
+  hs_table_column col;
+  bool descending, nulls_first;
+} hs_table_sort_key;
+
+/* Keys of sort order `order` over `arrow`/`schema` (arena array). Only
+ * identity transforms of top-level primitive columns are applied;
+ * anything else is HS_ERR_UNSUPPORTED naming the field. */
+hs_status hs_table_sort_keys(const hs_iceberg_sort_order *order, const struct ArrowSchema *arrow,
+                             const hs_iceberg_schema *schema, hs_arena *arena,
+                             hs_table_sort_key **out, hs_error *err);
+/* Stable sort of `rows` by `keys` (Iceberg order: nulls per key, floats
+ * -NaN < -inf < ... < -0 < 0 < ... < inf < NaN, strings by UTF-8 bytes). */
+hs_status hs_table_sort_rows(const hs_table_sort_key *keys, size_t n_keys,
+                             const struct ArrowArray *batches, hs_table_row *rows, size_t n,
+                             hs_error *err);
+/* Gather `rows` (in order) of `batches` (all of `schema`) into one owned
+ * struct batch *out. Dictionary-encoded and union columns are
+ * HS_ERR_UNSUPPORTED. */
+hs_status hs_table_take(const struct ArrowSchema *schema, const struct ArrowArray *batches,
+                        const hs_table_row *rows, size_t n, struct ArrowArray *out,
+                        hs_error *err);
+
+/* Write every batch of `stream` (consumed, not released) as data files
+ * under <root>/data: one file per partition of `spec` (may have no
+ * fields), rows stably sorted by `order` (NULL or no fields: input order)
+ * within each file. *files (arena array of *n_files) carry metrics,
+ * partition tuples and sort_order_id; on failure every file written is
+ * removed. `stamped` is the write schema with field ids. */
+hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *schema,
+                                   const hs_iceberg_partition_spec *spec,
+                                   const hs_iceberg_sort_order *order,
+                                   const struct ArrowSchema *stamped,
+                                   struct ArrowArrayStream *stream, hs_arena *arena,
+                                   hs_iceberg_data_file **files, size_t *n_files, hs_error *err);
+
+/* ------------------------------------------------------------------
+ * Scan planning (plan.c): the live data files of a snapshot with their
+ * manifest metadata, for readers that prune files before opening them.
+ */
+
+typedef struct hs_table_plan_file {
+  const char *path;                      /* resolved local path (plan arena) */
+  const hs_iceberg_data_file *data_file; /* metrics, partition tuple (plan arena) */
+  int32_t spec_id;                       /* partition spec of its manifest */
+} hs_table_plan_file;
+
+typedef struct hs_table_plan {
+  hs_arena arena;            /* owns everything below except `files` */
+  int64_t snapshot_id;       /* the planned snapshot; -1 when the table has none */
+  hs_table_plan_file *files; /* hs_malloc'd array, manifest order */
+  size_t n_files;
+  int64_t n_manifests; /* data manifests read */
+} hs_table_plan;
+
+/* Plan snapshot `snapshot_id` (-1: current; a table without snapshots
+ * gives no files). *out is fully overwritten and independent of `t`
+ * afterwards; free with hs_table_plan_free (also on failure: safe). */
+hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_plan *out,
+                              hs_error *err);
+void hs_table_plan_free(hs_table_plan *p); /* accepts NULL */
+
 #endif /* HS_TABLE_H */
