@@ -171,4 +171,9 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
                               hs_error *err);
 void hs_table_plan_free(hs_table_plan *p); /* accepts NULL */
 
+/* Apply the table's Parquet write properties to `po` (after
+ * hs_parquet_write_options_init): "write.parquet.row-group-limit" (rows per
+ * row group, Iceberg's name). Unset or malformed values are ignored. */
+void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po);
+
 #endif /* HS_TABLE_H */

@@ -1,0 +1,120 @@
+/*
+ * plan.c — scan planning: the live data files of a snapshot with their
+ * manifest metadata (partition tuple, spec id, column metrics), for readers
+ * that prune files before opening them (src/query/scan.c).
+ *
+ * Same walk as hs_table_scan's: manifest list, then each data manifest
+ * (entries inherit snapshot ids and sequence numbers from the list entry),
+ * keeping ADDED and EXISTING DATA entries whose path resolves inside the
+ * table folder (README invariant I6). Everything the plan holds lives in its
+ * own arena, so it stays valid after the table handle refreshes or is freed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "table.h"
+
+static hs_status plan_push(hs_table_plan *p, size_t *cap, const hs_table_plan_file *f,
+                           hs_error *err) {
+  if (p->n_files == *cap) {
+    size_t nc = *cap ? *cap * 2 : 16;
+    hs_table_plan_file *nv = hs_realloc(p->files, nc * sizeof *nv);
+    if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    p->files = nv;
+    *cap = nc;
+  }
+  p->files[p->n_files++] = *f;
+  return HS_OK;
+}
+
+/* Entries of one data manifest into the plan. */
+static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
+                               hs_table_plan *p, size_t *cap, hs_error *err) {
+  hs_iceberg_manifest man;
+  buf->len = 0;
+  hs_status st = hs_table_read_avro(t, mf->manifest_path, "manifest", buf, err);
+  if (st != HS_OK) return st;
+  st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &p->arena, &man, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: ", mf->manifest_path);
+    return st;
+  }
+  p->n_manifests++;
+  for (size_t k = 0; k < man.n_entries; k++) {
+    const hs_iceberg_manifest_entry *e = &man.entries[k];
+    if (e->status == HS_ICE_ENTRY_DELETED || e->data_file.content != HS_ICE_CONTENT_DATA) continue;
+    char what[64];
+    snprintf(what, sizeof what, "manifest entry %zu", k);
+    char *path = NULL;
+    st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "%s: ", mf->manifest_path);
+      return st;
+    }
+    hs_table_plan_file f = {.path = hs_arena_strndup(&p->arena, path, strlen(path)),
+                            .data_file = &e->data_file,
+                            .spec_id = mf->partition_spec_id};
+    hs_free(path);
+    if (f.path == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    if ((st = plan_push(p, cap, &f, err)) != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
+hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_plan *out,
+                              hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_arena_init(&out->arena);
+  out->snapshot_id = -1;
+  const hs_iceberg_snapshot *snap = NULL;
+  if (snapshot_id == -1) {
+    snap = hs_table_current(t);
+  } else if ((snap = hs_iceberg_metadata_snapshot(&t->meta, snapshot_id)) == NULL) {
+    return hs_error_set(err, HS_ERR_NOT_FOUND, "%s: no snapshot %lld", t->metadata_path,
+                        (long long)snapshot_id);
+  }
+  if (snap == NULL) return HS_OK; /* no snapshot yet: no files */
+  out->snapshot_id = snap->snapshot_id;
+  if (snap->manifest_list == NULL) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: snapshot %lld has no manifest list (v1)",
+                        t->metadata_path, (long long)snap->snapshot_id);
+  }
+  hs_buf buf;
+  hs_buf_init(&buf);
+  size_t cap = 0;
+  hs_iceberg_manifest_list list;
+  memset(&list, 0, sizeof list);
+  hs_status st = hs_table_read_avro(t, snap->manifest_list, "manifest list", &buf, err);
+  if (st == HS_OK) {
+    st = hs_iceberg_manifest_list_read(buf.data, buf.len, &out->arena, &list, err);
+    if (st != HS_OK) hs_error_prefix(err, "%s: ", snap->manifest_list);
+  }
+  for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {
+    const hs_iceberg_manifest_file *mf = &list.files[i];
+    if (mf->content != HS_ICE_MANIFEST_DATA) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: delete manifests are not read yet",
+                        mf->manifest_path);
+      break;
+    }
+    st = plan_manifest(t, mf, &buf, out, &cap, err);
+  }
+  hs_buf_free(&buf);
+  if (st != HS_OK) hs_table_plan_free(out);
+  return st;
+}
+
+void hs_table_plan_free(hs_table_plan *p) {
+  if (p == NULL) return;
+  hs_free(p->files);
+  hs_arena_reset(&p->arena);
+  p->files = NULL;
+  p->n_files = 0;
+}
+
+void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po) {
+  const char *v = hs_iceberg_metadata_property(&t->meta, "write.parquet.row-group-limit");
+  char *end = NULL;
+  long long n = v != NULL ? strtoll(v, &end, 10) : 0;
+  if (v != NULL && end != v && *end == 0 && n > 0) po->row_group_rows_max = (int64_t)n;
+}
