@@ -205,6 +205,10 @@ typedef struct append_ctx {
   char list_path[4200];
   int64_t file_size, records;
   hs_iceberg_manifest_file manifest; /* summary of our manifest */
+  /* Clustered writes (partitioned spec or sort order, partition.c): one
+   * data file per partition, in c->arena; NULL for the single-file path. */
+  hs_iceberg_data_file *files;
+  size_t n_files;
 } append_ctx;
 
 static hs_status random_snapshot_id(int64_t *out, hs_error *err) {
@@ -339,10 +343,11 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
     sum[ns++].value = "append";
   }
   int64_t prev_size = summary_int(cur, "total-files-size");
-  ok = ok && add_kv(&a, sum, &ns, "added-data-files", 1);
+  int64_t n_added = c->files ? (int64_t)c->n_files : 1;
+  ok = ok && add_kv(&a, sum, &ns, "added-data-files", n_added);
   ok = ok && add_kv(&a, sum, &ns, "added-records", c->records);
   ok = ok && add_kv(&a, sum, &ns, "added-files-size", c->file_size);
-  ok = ok && add_kv(&a, sum, &ns, "changed-partition-count", 1);
+  ok = ok && add_kv(&a, sum, &ns, "changed-partition-count", n_added);
   ok = ok && add_kv(&a, sum, &ns, "total-records", total_records);
   ok =
       ok && (cur != NULL && prev_size < 0 ? true
@@ -453,6 +458,7 @@ static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
                             const struct ArrowSchema *stamped, hs_error *err) {
   hs_parquet_write_options po;
   hs_parquet_write_options_init(&po);
+  hs_table_parquet_options(c->t, &po);
   hs_parquet_writer *w = NULL;
   hs_status st = hs_parquet_writer_open(c->data_path, stamped, &po, &w, err);
   if (st != HS_OK) return st;
@@ -487,23 +493,19 @@ static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
   return hs_fs_fsync_dir(dir, err);
 }
 
-/* Manifest for the data file, written to c->manifest_path. */
-static hs_status write_manifest(append_ctx *c, hs_error *err) {
+/* Manifest of the data file(s) written with `spec`, to c->manifest_path. */
+static hs_status write_manifest(append_ctx *c, const hs_iceberg_partition_spec *spec,
+                                hs_error *err) {
   hs_table *t = c->t;
-  hs_iceberg_data_file_options dfo = {.schema = c->schema, .file_path = c->data_path};
   hs_iceberg_manifest_entry e;
   memset(&e, 0, sizeof e);
   e.status = HS_ICE_ENTRY_ADDED;
-  hs_status st =
-      hs_iceberg_data_file_from_parquet_path(c->data_path, &dfo, &c->arena, &e.data_file, err);
-  if (st != HS_OK) return st;
-  c->file_size = e.data_file.file_size_in_bytes;
-  const hs_iceberg_partition_spec *spec = NULL;
-  for (size_t i = 0; i < t->meta.n_specs; i++)
-    if (t->meta.specs[i].spec_id == t->meta.default_spec_id) spec = &t->meta.specs[i];
-  if (spec == NULL || spec->n_fields != 0) {
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: partitioned tables are not written yet",
-                        t->metadata_path);
+  hs_status st = HS_OK;
+  if (c->files == NULL) {
+    hs_iceberg_data_file_options dfo = {.schema = c->schema, .file_path = c->data_path};
+    st = hs_iceberg_data_file_from_parquet_path(c->data_path, &dfo, &c->arena, &e.data_file, err);
+    if (st != HS_OK) return st;
+    c->file_size = e.data_file.file_size_in_bytes;
   }
   hs_iceberg_manifest_writer_options mo = {.format_version = t->meta.format_version,
                                            .content = HS_ICE_MANIFEST_DATA,
@@ -515,7 +517,11 @@ static hs_status write_manifest(append_ctx *c, hs_error *err) {
   hs_buf_init(&buf);
   hs_iceberg_manifest_writer *w = NULL;
   st = hs_iceberg_manifest_writer_open(&mo, &buf, NULL, &w, err);
-  if (st == HS_OK) st = hs_iceberg_manifest_writer_add(w, &e, err);
+  size_t n_entries = c->files ? c->n_files : 1;
+  for (size_t i = 0; st == HS_OK && i < n_entries; i++) {
+    if (c->files) e.data_file = c->files[i];
+    st = hs_iceberg_manifest_writer_add(w, &e, err);
+  }
   if (st == HS_OK) {
     st = hs_iceberg_manifest_writer_close(w, &c->manifest, &c->arena, err);
   } else {
@@ -577,18 +583,43 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
   }
   if ((st = check_schema(t, c.schema, &in, &stamped, err)) != HS_OK) goto done;
   if ((st = random_snapshot_id(&c.snapshot_id, err)) != HS_OK) goto done;
-  if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
-  snprintf(c.data_path, sizeof c.data_path, "%s/data/00000-0-%s.parquet", t->root, uuid);
-  if ((st = write_data(&c, stream, &stamped, err)) != HS_OK) {
-    c.data_path[0] = '\0'; /* the writer removed it */
+  /* The pinned version's default spec and sort order shape the files; the
+   * manifest carries the spec id, so a concurrent spec change is harmless. */
+  const hs_iceberg_partition_spec *spec = NULL;
+  const hs_iceberg_sort_order *order = NULL;
+  for (size_t i = 0; i < c.pin->meta.n_specs; i++)
+    if (c.pin->meta.specs[i].spec_id == c.pin->meta.default_spec_id) spec = &c.pin->meta.specs[i];
+  for (size_t i = 0; c.pin->meta.has_default_sort_order_id && i < c.pin->meta.n_sort_orders; i++)
+    if (c.pin->meta.sort_orders[i].order_id == c.pin->meta.default_sort_order_id)
+      order = &c.pin->meta.sort_orders[i];
+  if (spec == NULL) {
+    st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no default partition spec", t->metadata_path);
     goto done;
   }
-  if (c.records == 0) {
-    c.data_path[0] = '\0';
-    goto done; /* nothing to commit */
+  if (spec->n_fields > 0 || (order != NULL && order->n_fields > 0)) {
+    st = hs_table_write_clustered(c.pin, c.schema, spec, order, &stamped, stream, &c.arena,
+                                  &c.files, &c.n_files, err);
+    if (st != HS_OK) goto done;
+    c.records = 0;
+    for (size_t i = 0; i < c.n_files; i++) {
+      c.records += c.files[i].record_count;
+      c.file_size += c.files[i].file_size_in_bytes;
+    }
+    if (c.n_files == 0) goto done; /* nothing to commit */
+  } else {
+    if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
+    snprintf(c.data_path, sizeof c.data_path, "%s/data/00000-0-%s.parquet", t->root, uuid);
+    if ((st = write_data(&c, stream, &stamped, err)) != HS_OK) {
+      c.data_path[0] = '\0'; /* the writer removed it */
+      goto done;
+    }
+    if (c.records == 0) {
+      c.data_path[0] = '\0';
+      goto done; /* nothing to commit */
+    }
   }
   hs_table_crash_point();
-  if ((st = write_manifest(&c, err)) != HS_OK) goto done;
+  if ((st = write_manifest(&c, spec, err)) != HS_OK) goto done;
   hs_table_crash_point();
 
   for (int attempt = 0; !committed && st == HS_OK; attempt++) {
@@ -618,6 +649,7 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
 done:
   if (!committed) {
     if (c.data_path[0]) (void)hs_fs_remove(c.data_path, NULL);
+    for (size_t i = 0; i < c.n_files; i++) (void)hs_fs_remove(c.files[i].file_path, NULL);
     if (c.manifest_path[0]) (void)hs_fs_remove(c.manifest_path, NULL);
   }
   hs_arrow_schema_release(&stamped);
