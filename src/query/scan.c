@@ -1,0 +1,1011 @@
+/*
+ * scan.c — hs_table_scan_query: a filtered, projected scan of a table
+ * snapshot, streamed as Arrow record batches.
+ *
+ * Pipeline (see src/query/README.md, "Scans"):
+ *  1. open: bind the filter against the table's Arrow schema (errors with
+ *     positions surface here); plan the snapshot's data files
+ *     (src/table/plan.c); drop files whose manifest statistics (column
+ *     bounds, null/NaN counts, partition tuple) prove no row can match;
+ *  2. per remaining file: read the footer, bind the filter against the
+ *     file's own types, drop row groups whose Parquet statistics prove no
+ *     row can match;
+ *  3. pass one: decode only the filter's columns of each kept row group and
+ *     evaluate the filter vectorized into a selection;
+ *  4. pass two: read the projected columns of exactly the selected rows
+ *     (the reader's row selection decodes only the pages holding them), so
+ *     wide columns (vectors, long strings) of rows that do not match are
+ *     never decoded; the batch is emitted as the reader assembles it.
+ * Without a filter, files stream straight through the reader.
+ *
+ * The output schema is the first surviving file's projected schema (as
+ * hs_table_scan does), or the table schema projected when no file
+ * survives; every later file must produce the same names and formats.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr_internal.h"
+#include "scan.h"
+
+#define SCAN_BATCH_ROWS_DEFAULT 65536
+
+void hs_scan_options_init(hs_scan_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->snapshot_id = -1;
+  opts->limit = -1;
+}
+
+/* ------------------------------------------------------- scalar helpers */
+
+static int cmp_scalar(const hs_expr_col *col, const hs_expr_scalar *a, const hs_expr_scalar *b) {
+  switch (col->dom) {
+  case HS_DOM_I64: return a->i64 < b->i64 ? -1 : a->i64 > b->i64;
+  case HS_DOM_U64: return a->u64 < b->u64 ? -1 : a->u64 > b->u64;
+  case HS_DOM_F64: return hs_expr_cmp_f64(a->f64, b->f64);
+  case HS_DOM_DEC: {
+    hs_i128 x, y;
+    memcpy(&x, a->dec, 16);
+    memcpy(&y, b->dec, 16);
+    return x < y ? -1 : x > y;
+  }
+  case HS_DOM_BYTES: {
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = n ? memcmp(a->bytes, b->bytes, n) : 0;
+    if (c != 0) return c < 0 ? -1 : 1;
+    return a->len < b->len ? -1 : a->len > b->len;
+  }
+  case HS_DOM_BOOL: return (int)a->b - (int)b->b;
+  }
+  return 0;
+}
+
+static void dec_from_i128(hs_i128 v, hs_expr_scalar *out) {
+  memcpy(out->dec, &v, 16);
+}
+
+/* Big-endian two's complement (1..16 bytes) to a 128-bit integer. */
+static bool dec_from_be(const uint8_t *p, size_t n, hs_expr_scalar *out) {
+  if (n == 0 || n > 16) return false;
+  unsigned __int128 u = (p[0] & 0x80) ? ~(unsigned __int128)0 : 0;
+  for (size_t i = 0; i < n; i++) u = (u << 8) | p[i];
+  dec_from_i128((hs_i128)u, out);
+  return true;
+}
+
+/* --------------------------------------------- Iceberg bounds -> scalars */
+
+/* Value `v` of Iceberg type `it` as a scalar of Arrow type `at`; false when
+ * it cannot be represented exactly (then nothing is assumed). */
+static bool ice_scalar(const hs_iceberg_type *it, const hs_arrow_type *at,
+                       const hs_iceberg_value *v, hs_expr_scalar *out) {
+  memset(out, 0, sizeof *out);
+  switch (at->id) {
+  case HS_AT_INT8:
+  case HS_AT_INT16:
+  case HS_AT_INT32:
+  case HS_AT_INT64:
+    if (it->id != HS_ICE_INT && it->id != HS_ICE_LONG) return false;
+    out->i64 = v->i64;
+    return true;
+  case HS_AT_DATE32:
+    if (it->id != HS_ICE_DATE) return false;
+    out->i64 = v->i64;
+    return true;
+  case HS_AT_TIMESTAMP: {
+    bool us = it->id == HS_ICE_TIMESTAMP || it->id == HS_ICE_TIMESTAMPTZ;
+    bool ns = it->id == HS_ICE_TIMESTAMP_NS || it->id == HS_ICE_TIMESTAMPTZ_NS;
+    if (!((us && at->unit == HS_UNIT_US) || (ns && at->unit == HS_UNIT_NS))) return false;
+    out->i64 = v->i64;
+    return true;
+  }
+  case HS_AT_FLOAT32:
+  case HS_AT_FLOAT64:
+    if ((it->id != HS_ICE_FLOAT && it->id != HS_ICE_DOUBLE) || isnan(v->f64)) return false;
+    if (at->id == HS_AT_FLOAT32 && it->id != HS_ICE_FLOAT) return false;
+    out->f64 = v->f64;
+    return true;
+  case HS_AT_DECIMAL128:
+    if (it->id != HS_ICE_DECIMAL || it->scale != at->scale) return false;
+    dec_from_i128((hs_i128)(((unsigned __int128)(uint64_t)v->dec_hi << 64) | v->dec_lo), out);
+    return true;
+  case HS_AT_STRING:
+  case HS_AT_LARGE_STRING:
+    if (it->id != HS_ICE_STRING) return false;
+    out->bytes = v->bytes;
+    out->len = v->len;
+    return true;
+  case HS_AT_BINARY:
+  case HS_AT_LARGE_BINARY:
+    if (it->id != HS_ICE_BINARY) return false;
+    out->bytes = v->bytes;
+    out->len = v->len;
+    return true;
+  case HS_AT_BOOL:
+    if (it->id != HS_ICE_BOOLEAN) return false;
+    out->b = v->b;
+    return true;
+  default: return false;
+  }
+}
+
+/* Code points of UTF-8 bytes (continuation bytes not counted). */
+static size_t utf8_len(const uint8_t *p, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) k += (p[i] & 0xC0) != 0x80;
+  return k;
+}
+
+/* The truncation length of string/binary bounds for column `name`
+ * (Iceberg's write.metadata.metrics.* properties; default truncate(16));
+ * SIZE_MAX for "full". */
+static size_t metrics_truncate(const hs_iceberg_metadata *meta, const char *name) {
+  char key[512];
+  snprintf(key, sizeof key, "write.metadata.metrics.column.%s", name);
+  const char *mode = hs_iceberg_metadata_property(meta, key);
+  if (mode == NULL) mode = hs_iceberg_metadata_property(meta, "write.metadata.metrics.default");
+  if (mode == NULL) return 16;
+  if (strcmp(mode, "full") == 0) return SIZE_MAX;
+  long n = 0;
+  if (sscanf(mode, "truncate(%ld)", &n) == 1 && n > 0) return (size_t)n;
+  return 16;
+}
+
+/* An upper bound that may have been truncated is rounded up: for strings,
+ * appending 0xFF (which valid UTF-8 never contains) gives a bound above
+ * every string that starts with it; for binaries, no such byte exists and
+ * the bound is dropped (false). Writers that increment the last character
+ * (Java, pyiceberg, ours) already give a valid bound; this covers those
+ * that only cut. */
+static bool round_up_upper(const hs_arrow_type *at, size_t trunc, hs_arena *arena,
+                           hs_expr_scalar *max, hs_error *err, hs_status *st) {
+  bool is_string = at->id == HS_AT_STRING || at->id == HS_AT_LARGE_STRING;
+  size_t cps = is_string ? utf8_len(max->bytes, max->len) : max->len;
+  if (trunc == SIZE_MAX || cps < trunc) return true;
+  if (!is_string) return false;
+  uint8_t *p = hs_arena_alloc(arena, max->len + 1);
+  if (p == NULL) {
+    *st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    return false;
+  }
+  if (max->len) memcpy(p, max->bytes, max->len);
+  p[max->len] = 0xFF;
+  max->bytes = p;
+  max->len++;
+  return true;
+}
+
+/* Days since 1970-01-01 of the first day of civil month m (1..12) of y. */
+static int64_t days_from_civil(int64_t y, int64_t m) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/* Range [lo, hi] of source values (in the source's own unit: days for
+ * dates, us or ns for timestamps) that partition value p of temporal
+ * transform `t` stands for. false when unknown or out of range. */
+static bool temporal_range(const hs_iceberg_transform *t, const hs_iceberg_type *src, int64_t p,
+                           int64_t *lo, int64_t *hi) {
+  if (p < -100000000 || p > 100000000) return false; /* keeps the arithmetic in range */
+  int64_t per_day;                                   /* source units per day */
+  switch (src->id) {
+  case HS_ICE_DATE: per_day = 1; break;
+  case HS_ICE_TIMESTAMP:
+  case HS_ICE_TIMESTAMPTZ: per_day = 86400LL * 1000000; break;
+  case HS_ICE_TIMESTAMP_NS:
+  case HS_ICE_TIMESTAMPTZ_NS: per_day = 86400LL * 1000000000; break;
+  default: return false;
+  }
+  int64_t d0, d1; /* days [d0, d1) */
+  switch (t->kind) {
+  case HS_ICE_T_YEAR: d0 = days_from_civil(1970 + p, 1), d1 = days_from_civil(1971 + p, 1); break;
+  case HS_ICE_T_MONTH: {
+    int64_t y = 1970 + (p >= 0 ? p / 12 : -((11 - p) / 12)), m = p - (y - 1970) * 12 + 1;
+    d0 = days_from_civil(y, m);
+    d1 = m == 12 ? days_from_civil(y + 1, 1) : days_from_civil(y, m + 1);
+    break;
+  }
+  case HS_ICE_T_DAY: d0 = p, d1 = p + 1; break;
+  case HS_ICE_T_HOUR:
+    if (per_day == 1 || p < -2400000 || p > 2400000) return false;
+    *lo = p * (per_day / 24);
+    *hi = *lo + per_day / 24 - 1;
+    return true;
+  default: return false;
+  }
+  if (per_day > 1 && (d0 < -100000 || d1 > 100000)) return false; /* ns overflow beyond ~270 y */
+  *lo = d0 * per_day;
+  *hi = d1 * per_day - 1;
+  return true;
+}
+
+/* Bounds implied by partition field `pf` with value `pv` for a column of
+ * Iceberg type `src` / Arrow type `at`. *known false when none. Sets
+ * *all_null when the partition value is null under identity. */
+static void partition_bounds(const hs_iceberg_partition_field *pf, const hs_iceberg_type *src,
+                             const hs_arrow_type *at, const hs_iceberg_value *pv, bool *known,
+                             bool *all_null, hs_expr_scalar *lo, hs_expr_scalar *hi,
+                             hs_arena *arena) {
+  *known = false;
+  *all_null = false;
+  const hs_iceberg_transform *t = &pf->transform;
+  if (pv->is_null) {
+    /* identity, truncate and temporal transforms map exactly the null
+     * source values to null */
+    *all_null = t->kind == HS_ICE_T_IDENTITY || t->kind == HS_ICE_T_TRUNCATE ||
+                t->kind == HS_ICE_T_YEAR || t->kind == HS_ICE_T_MONTH || t->kind == HS_ICE_T_DAY ||
+                t->kind == HS_ICE_T_HOUR;
+    return;
+  }
+  if (t->kind == HS_ICE_T_IDENTITY) {
+    *known = ice_scalar(src, at, pv, lo) && ice_scalar(src, at, pv, hi);
+    return;
+  }
+  if (t->kind == HS_ICE_T_TRUNCATE && (src->id == HS_ICE_INT || src->id == HS_ICE_LONG)) {
+    if (!ice_scalar(src, at, pv, lo)) return;
+    *hi = *lo;
+    if (pv->i64 > INT64_MAX - t->param) return;
+    hi->i64 = pv->i64 + t->param - 1;
+    *known = true;
+    return;
+  }
+  if (t->kind == HS_ICE_T_TRUNCATE && src->id == HS_ICE_STRING) {
+    if (!ice_scalar(src, at, pv, lo)) return;
+    *hi = *lo;
+    if (utf8_len(pv->bytes, pv->len) >= (size_t)t->param) {
+      uint8_t *p = hs_arena_alloc(arena, pv->len + 1);
+      if (p == NULL) return; /* nothing assumed */
+      if (pv->len) memcpy(p, pv->bytes, pv->len);
+      p[pv->len] = 0xFF; /* above every value with this prefix (see round_up_upper) */
+      hi->bytes = p;
+      hi->len = pv->len + 1;
+    }
+    *known = true;
+    return;
+  }
+  if (t->kind == HS_ICE_T_YEAR || t->kind == HS_ICE_T_MONTH || t->kind == HS_ICE_T_DAY ||
+      t->kind == HS_ICE_T_HOUR) {
+    int64_t a, b;
+    hs_iceberg_value va = {0}, vb = {0};
+    if (!temporal_range(t, src, pv->i64, &a, &b)) return;
+    va.i64 = a;
+    vb.i64 = b;
+    *known = ice_scalar(src, at, &va, lo) && ice_scalar(src, at, &vb, hi);
+  }
+}
+
+static int32_t arrow_field_id(const struct ArrowSchema *f) {
+  int32_t n = 0;
+  const char *v = hs_arrow_metadata_get(f->metadata, "PARQUET:field_id", &n);
+  if (v == NULL || n <= 0 || n > 11) return -1;
+  char buf[12];
+  memcpy(buf, v, (size_t)n);
+  buf[n] = 0;
+  char *end = NULL;
+  long id = strtol(buf, &end, 10);
+  return (*end == 0 && id > 0 && id <= INT32_MAX) ? (int32_t)id : -1;
+}
+
+hs_status hs_scan_file_stats(const hs_iceberg_metadata *meta, const hs_iceberg_schema *schema,
+                             const hs_iceberg_partition_spec *spec,
+                             const struct ArrowSchema *fields, const bool *used,
+                             const hs_iceberg_data_file *df, hs_arena *arena, hs_expr_stats *stats,
+                             hs_error *err) {
+  hs_status st = HS_OK;
+  for (int64_t i = 0; i < fields->n_children; i++) {
+    hs_expr_stats *s = &stats[i];
+    hs_expr_stats_init(s);
+    if (used != NULL && !used[i]) continue;
+    const struct ArrowSchema *f = fields->children[i];
+    s->row_count = df->record_count >= 0 ? df->record_count : -1;
+    int32_t id = arrow_field_id(f);
+    const hs_iceberg_field *ifield = NULL;
+    const hs_iceberg_type *it = id > 0 ? hs_iceberg_schema_find(schema, id, &ifield) : NULL;
+    hs_arrow_type at;
+    if (it == NULL || hs_arrow_type_parse(f->format, &at, NULL) != HS_OK) continue;
+    hs_expr_col col;
+    char why[8];
+    if (hs_expr_col_init(&col, f, why, sizeof why) != HS_OK) continue;
+    const hs_iceberg_column_metrics *m = NULL;
+    for (size_t k = 0; k < df->n_metrics; k++)
+      if (df->metrics[k].field_id == id) m = &df->metrics[k];
+    if (m != NULL) {
+      if (m->has_null_count) s->null_count = m->null_count;
+      if (m->has_nan_count) s->nan_count = m->nan_count;
+      hs_iceberg_value lo, hi;
+      if (m->lower != NULL && m->upper != NULL &&
+          hs_iceberg_value_from_bytes(it, m->lower, m->lower_len, &lo, NULL) == HS_OK &&
+          hs_iceberg_value_from_bytes(it, m->upper, m->upper_len, &hi, NULL) == HS_OK &&
+          ice_scalar(it, &at, &lo, &s->min) && ice_scalar(it, &at, &hi, &s->max)) {
+        s->has_bounds = true;
+        if (col.dom == HS_DOM_BYTES) {
+          size_t trunc = metrics_truncate(meta, f->name ? f->name : "");
+          s->has_bounds = round_up_upper(&at, trunc, arena, &s->max, err, &st);
+          if (st != HS_OK) return st;
+        }
+      }
+    }
+    /* Partition values: each spec field over this source narrows further. */
+    for (size_t p = 0; spec != NULL && p < spec->n_fields && p < df->n_partition; p++) {
+      const hs_iceberg_partition_field *pf = &spec->fields[p];
+      if (pf->n_source_ids > 0 || pf->source_id != id) continue;
+      bool known, all_null;
+      hs_expr_scalar lo, hi;
+      partition_bounds(pf, it, &at, &df->partition[p], &known, &all_null, &lo, &hi, arena);
+      if (all_null) {
+        s->null_count = s->row_count >= 0 ? s->row_count : s->null_count;
+        continue;
+      }
+      if (!known) continue;
+      if (pf->transform.kind == HS_ICE_T_IDENTITY) s->null_count = 0;
+      if (!s->has_bounds) {
+        s->min = lo, s->max = hi, s->has_bounds = true;
+      } else {
+        if (cmp_scalar(&col, &lo, &s->min) > 0) s->min = lo;
+        if (cmp_scalar(&col, &hi, &s->max) < 0) s->max = hi;
+      }
+    }
+  }
+  return HS_OK;
+}
+
+/* ------------------------------------------- Parquet statistics -> scalars */
+
+static bool pq_unit(const hs_pq_schema_element *e, hs_time_unit *out) {
+  if (e->logical.kind == HS_PQ_LT_TIMESTAMP) {
+    *out = e->logical.unit == HS_PQ_MILLIS   ? HS_UNIT_MS
+           : e->logical.unit == HS_PQ_MICROS ? HS_UNIT_US
+                                             : HS_UNIT_NS;
+    return true;
+  }
+  if (e->has_converted && e->converted == HS_PQ_CT_TIMESTAMP_MILLIS) return *out = HS_UNIT_MS, true;
+  if (e->has_converted && e->converted == HS_PQ_CT_TIMESTAMP_MICROS) return *out = HS_UNIT_US, true;
+  return false;
+}
+
+static int32_t pq_scale(const hs_pq_schema_element *e) {
+  return e->logical.kind == HS_PQ_LT_DECIMAL ? e->logical.decimal_scale : e->scale;
+}
+
+/* One statistic as a scalar of Arrow type `at`. `typed` says the bytes
+ * come from min_value/max_value (the column's own sort order); the
+ * deprecated min/max were compared signed and serve signed types only. */
+static bool pq_scalar(const hs_pq_schema_element *e, const hs_arrow_type *at, hs_pq_bytes b,
+                      bool typed, hs_expr_scalar *out) {
+  memset(out, 0, sizeof *out);
+  if (!e->has_type) return false;
+  hs_pq_type pt = e->type;
+  switch (at->id) {
+  case HS_AT_INT8:
+  case HS_AT_INT16:
+  case HS_AT_INT32:
+  case HS_AT_DATE32:
+    if (pt != HS_PQ_INT32 || b.len != 4) return false;
+    out->i64 = (int32_t)hs_load_u32le(b.data);
+    return true;
+  case HS_AT_INT64:
+    if (pt != HS_PQ_INT64 || b.len != 8) return false;
+    out->i64 = (int64_t)hs_load_u64le(b.data);
+    return true;
+  case HS_AT_UINT8:
+  case HS_AT_UINT16:
+  case HS_AT_UINT32:
+    if (!typed || pt != HS_PQ_INT32 || b.len != 4) return false;
+    out->u64 = hs_load_u32le(b.data);
+    return true;
+  case HS_AT_UINT64:
+    if (!typed || pt != HS_PQ_INT64 || b.len != 8) return false;
+    out->u64 = hs_load_u64le(b.data);
+    return true;
+  case HS_AT_TIMESTAMP: {
+    hs_time_unit u;
+    if (pt != HS_PQ_INT64 || b.len != 8 || !pq_unit(e, &u) || u != at->unit) return false;
+    out->i64 = (int64_t)hs_load_u64le(b.data);
+    return true;
+  }
+  case HS_AT_FLOAT32:
+  case HS_AT_FLOAT64:
+    if (pt == HS_PQ_FLOAT && b.len == 4) {
+      float f;
+      uint32_t u = hs_load_u32le(b.data);
+      memcpy(&f, &u, 4);
+      out->f64 = f;
+    } else if (pt == HS_PQ_DOUBLE && b.len == 8 && at->id == HS_AT_FLOAT64) {
+      uint64_t u = hs_load_u64le(b.data);
+      memcpy(&out->f64, &u, 8);
+    } else {
+      return false;
+    }
+    return !isnan(out->f64);
+  case HS_AT_DECIMAL128:
+    if (pq_scale(e) != at->scale) return false;
+    if (pt == HS_PQ_INT32 && b.len == 4) {
+      dec_from_i128((int32_t)hs_load_u32le(b.data), out);
+      return true;
+    }
+    if (pt == HS_PQ_INT64 && b.len == 8) {
+      dec_from_i128((int64_t)hs_load_u64le(b.data), out);
+      return true;
+    }
+    if (!typed || (pt != HS_PQ_BYTE_ARRAY && pt != HS_PQ_FIXED_LEN_BYTE_ARRAY)) return false;
+    return dec_from_be(b.data, b.len, out);
+  case HS_AT_STRING:
+  case HS_AT_LARGE_STRING:
+  case HS_AT_BINARY:
+  case HS_AT_LARGE_BINARY:
+    if (!typed || pt != HS_PQ_BYTE_ARRAY) return false;
+    out->bytes = b.data;
+    out->len = b.len;
+    return true;
+  case HS_AT_BOOL:
+    if (pt != HS_PQ_BOOLEAN || b.len != 1) return false;
+    out->b = b.data[0] != 0;
+    return true;
+  default: return false;
+  }
+}
+
+/* Leaf index of top-level element `name` in the footer's flat schema, or
+ * -1 when it is absent, a group, or the schema is malformed. */
+static int32_t pq_top_leaf(const hs_pq_file_metadata *md, const char *name,
+                           const hs_pq_schema_element **elem) {
+  if (md->n_schema == 0) return -1;
+  uint32_t idx = 1;
+  int32_t leaf = 0;
+  for (int32_t c = 0; c < md->schema[0].num_children; c++) {
+    if (idx >= md->n_schema) return -1;
+    const hs_pq_schema_element *e = &md->schema[idx];
+    if (strcmp(e->name, name) == 0) {
+      *elem = e;
+      return e->num_children == 0 ? leaf : -1;
+    }
+    /* Skip e's subtree: elements still to visit. */
+    int64_t pending = 1;
+    while (pending > 0) {
+      if (idx >= md->n_schema) return -1;
+      const hs_pq_schema_element *x = &md->schema[idx++];
+      if (x->num_children < 0) return -1;
+      pending += x->num_children - 1;
+      if (x->num_children == 0) leaf++;
+    }
+  }
+  return -1;
+}
+
+void hs_scan_row_group_stats(const hs_pq_file_metadata *md, uint32_t rg,
+                             const struct ArrowSchema *fields, hs_expr_stats *stats) {
+  const hs_pq_row_group *g = rg < md->n_row_groups ? &md->row_groups[rg] : NULL;
+  for (int64_t i = 0; i < fields->n_children; i++) {
+    hs_expr_stats *s = &stats[i];
+    hs_expr_stats_init(s);
+    if (g == NULL) continue;
+    s->row_count = g->num_rows;
+    const struct ArrowSchema *f = fields->children[i];
+    const hs_pq_schema_element *e = NULL;
+    int32_t leaf = f->name ? pq_top_leaf(md, f->name, &e) : -1;
+    if (leaf < 0 || (uint32_t)leaf >= g->n_columns || !g->columns[leaf].has_meta_data) continue;
+    const hs_pq_column_meta *cm = &g->columns[leaf].meta_data;
+    if (!cm->has_statistics) continue;
+    const hs_pq_statistics *ps = &cm->statistics;
+    if (ps->has_null_count && ps->null_count >= 0) s->null_count = ps->null_count;
+    hs_arrow_type at;
+    if (hs_arrow_type_parse(f->format, &at, NULL) != HS_OK) continue;
+    if (ps->has_min_value && ps->has_max_value) {
+      s->has_bounds = pq_scalar(e, &at, ps->min_value, true, &s->min) &&
+                      pq_scalar(e, &at, ps->max_value, true, &s->max);
+    } else if (ps->has_min && ps->has_max) {
+      s->has_bounds =
+          pq_scalar(e, &at, ps->min, false, &s->min) && pq_scalar(e, &at, ps->max, false, &s->max);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ the stream */
+
+typedef struct scan_state {
+  /* Fixed at open. */
+  char *filter; /* NULL: every row */
+  char **files; /* surviving data files, plan order */
+  size_t n_files, next_file;
+  char **proj; /* projected names (output order) */
+  size_t n_proj;
+  char **fcols; /* columns pass one reads: the filter's (table order) */
+  size_t n_fcols;
+  int64_t limit, batch_rows;
+  struct ArrowSchema schema; /* output */
+  hs_scan_stats stats;
+  /* The current file. */
+  hs_parquet_reader *reader;
+  const char *path;
+  hs_expr *expr;              /* bound to the file's filter columns */
+  struct ArrowSchema fschema; /* the file's filter columns */
+  int64_t *rg_first;          /* file-wide first row of each row group (+ end) */
+  bool *rg_keep;
+  uint32_t n_rg, next_rg;
+  bool whole; /* pass one reads the whole file in one stream */
+  /* Pass one (filter columns) and the output stream (projected columns). */
+  struct ArrowArrayStream pass1, out;
+  bool pass1_open, out_open;
+  int64_t pass1_pos; /* file-wide row of pass one's next batch */
+  uint64_t *sel;
+  size_t sel_cap;
+  int64_t *rows;
+  size_t rows_cap;
+  hs_error error;
+} scan_state;
+
+static void names_free(char **v, size_t n) {
+  for (size_t i = 0; v != NULL && i < n; i++) hs_free(v[i]);
+  hs_free(v);
+}
+
+static hs_status names_push(char ***v, size_t *n, const char *name, hs_error *err) {
+  char **nv = hs_realloc(*v, (*n + 1) * sizeof *nv);
+  if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  *v = nv;
+  if ((nv[*n] = hs_strdup(name)) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  (*n)++;
+  return HS_OK;
+}
+
+static void close_stream(struct ArrowArrayStream *st, bool *open) {
+  if (*open && st->release != NULL) st->release(st);
+  *open = false;
+}
+
+static void file_close(scan_state *s) {
+  close_stream(&s->pass1, &s->pass1_open);
+  close_stream(&s->out, &s->out_open);
+  hs_parquet_reader_free(s->reader);
+  s->reader = NULL;
+  hs_expr_free(s->expr);
+  s->expr = NULL;
+  hs_arrow_schema_release(&s->fschema);
+  hs_free(s->rg_first);
+  hs_free(s->rg_keep);
+  s->rg_first = NULL;
+  s->rg_keep = NULL;
+  s->n_rg = s->next_rg = 0;
+}
+
+static void state_free(scan_state *s) {
+  if (s == NULL) return;
+  file_close(s);
+  hs_arrow_schema_release(&s->schema);
+  names_free(s->files, s->n_files);
+  names_free(s->proj, s->n_proj);
+  names_free(s->fcols, s->n_fcols);
+  hs_free(s->filter);
+  hs_free(s->sel);
+  hs_free(s->rows);
+  hs_free(s);
+}
+
+/* `full` (a struct schema) projected to `names`, in that order, into an
+ * owned struct schema. `what` names the source in errors. */
+static hs_status project_schema(const struct ArrowSchema *full, char *const *names, size_t n,
+                                const char *what, struct ArrowSchema *out, hs_error *err) {
+  hs_status st = hs_arrow_schema_init(out, "+s", "", 0, (int64_t)n, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    int64_t k = 0;
+    while (k < full->n_children &&
+           (full->children[k]->name == NULL || strcmp(full->children[k]->name, names[i]) != 0))
+      k++;
+    if (k == full->n_children) {
+      st = hs_error_set(err, HS_ERR_NOT_FOUND, "%s: no column '%s'", what, names[i]);
+      break;
+    }
+    hs_arrow_schema_release(out->children[i]);
+    st = hs_arrow_schema_copy(full->children[k], out->children[i], err);
+  }
+  if (st != HS_OK) hs_arrow_schema_release(out);
+  return st;
+}
+
+static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
+  if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
+    return false;
+  if ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name) != 0))
+    return false;
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!same_shape(a->children[i], b->children[i], depth + 1)) return false;
+  return true;
+}
+
+/* Open a reader stream over `names` of the current file with an optional
+ * row selection; for the output stream, check its shape. */
+static hs_status open_stream(scan_state *s, char *const *names, size_t n, const int64_t *rows,
+                             size_t n_rows, int64_t batch, bool output, hs_error *err) {
+  hs_parquet_read_options ro;
+  hs_parquet_read_options_init(&ro);
+  ro.columns = (const char *const *)names;
+  ro.n_columns = n;
+  ro.rows = rows;
+  ro.n_rows = n_rows;
+  ro.batch_rows_max = batch;
+  struct ArrowArrayStream *st = output ? &s->out : &s->pass1;
+  hs_status rc = hs_parquet_reader_stream(s->reader, &ro, st, err);
+  if (rc != HS_OK) return rc;
+  *(output ? &s->out_open : &s->pass1_open) = true;
+  if (!output) return HS_OK;
+  struct ArrowSchema got;
+  memset(&got, 0, sizeof got);
+  if (st->get_schema(st, &got) != 0) {
+    const char *m = st->get_last_error(st);
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema: %s", s->path, m ? m : "");
+  }
+  bool same = same_shape(&got, &s->schema, 0);
+  hs_arrow_schema_release(&got);
+  if (!same) {
+    return hs_error_set(err, HS_ERR_SCHEMA, "%s: columns or types differ from the scan's schema",
+                        s->path);
+  }
+  return HS_OK;
+}
+
+/* Open data file `i`: footer, and with a filter, its binding and row-group
+ * pruning. Without a filter the output stream starts right away. */
+static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
+  s->path = s->files[i];
+  hs_status st = hs_parquet_reader_open(s->path, &s->reader, err);
+  if (st != HS_OK) return st;
+  s->stats.files_read++;
+  if (s->filter == NULL) {
+    s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
+    return open_stream(s, s->proj, s->n_proj, NULL, 0, s->batch_rows, true, err);
+  }
+  struct ArrowSchema full;
+  if ((st = hs_parquet_reader_schema(s->reader, &full, err)) != HS_OK) return st;
+  st = project_schema(&full, s->fcols, s->n_fcols, s->path, &s->fschema, err);
+  full.release(&full);
+  if (st != HS_OK) return st;
+  st = hs_expr_parse(s->filter, &s->fschema, &s->expr, NULL, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: ", s->path);
+    return st;
+  }
+  const hs_pq_file_metadata *md = hs_parquet_reader_metadata(s->reader);
+  s->n_rg = md->n_row_groups;
+  s->rg_first = hs_malloc(sizeof(int64_t) * ((size_t)s->n_rg + 1));
+  s->rg_keep = hs_malloc(sizeof(bool) * ((size_t)s->n_rg + 1));
+  hs_expr_stats *stats = hs_malloc(sizeof(hs_expr_stats) * (size_t)(s->n_fcols ? s->n_fcols : 1));
+  if (s->rg_first == NULL || s->rg_keep == NULL || stats == NULL) {
+    hs_free(stats);
+    return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  }
+  s->whole = true;
+  int64_t pos = 0;
+  for (uint32_t g = 0; st == HS_OK && g < s->n_rg; g++) {
+    s->rg_first[g] = pos;
+    pos += md->row_groups[g].num_rows;
+    hs_scan_row_group_stats(md, g, &s->fschema, stats);
+    bool may = true;
+    st = hs_expr_may_match(s->expr, stats, (int64_t)s->n_fcols, &may, err);
+    s->rg_keep[g] = may;
+    if (!may) {
+      s->whole = false;
+      s->stats.row_groups_pruned++;
+    }
+  }
+  s->rg_first[s->n_rg] = pos;
+  hs_free(stats);
+  s->next_rg = 0;
+  return st;
+}
+
+/* Start pass one on the current file's next kept row groups; false when
+ * the file has none left. */
+static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
+  *started = false;
+  if (s->whole) {
+    if (s->next_rg > 0 || s->n_rg == 0) return HS_OK;
+    s->next_rg = s->n_rg;
+    s->stats.row_groups_read += s->n_rg;
+    s->pass1_pos = 0;
+    *started = true;
+    return open_stream(s, s->fcols, s->n_fcols, NULL, 0, 0, false, err);
+  }
+  while (s->next_rg < s->n_rg && !s->rg_keep[s->next_rg]) s->next_rg++;
+  if (s->next_rg == s->n_rg) return HS_OK;
+  uint32_t g = s->next_rg++;
+  int64_t first = s->rg_first[g], n = s->rg_first[g + 1] - first;
+  if (n <= 0) return pass1_next(s, started, err);
+  if ((size_t)n > s->rows_cap) {
+    int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * (size_t)n);
+    if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->rows = nr;
+    s->rows_cap = (size_t)n;
+  }
+  for (int64_t k = 0; k < n; k++) s->rows[k] = first + k;
+  s->stats.row_groups_read++;
+  s->pass1_pos = first;
+  *started = true;
+  return open_stream(s, s->fcols, s->n_fcols, s->rows, (size_t)n, 0, false, err);
+}
+
+/* Evaluate the filter on pass one's batch `b` (file-wide rows from
+ * s->pass1_pos) and open the output stream over the selected rows. */
+static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_error *err) {
+  int64_t n = b->length;
+  size_t words = (size_t)(n + 63) / 64;
+  if (words > s->sel_cap) {
+    uint64_t *ns = hs_realloc(s->sel, words * sizeof(uint64_t));
+    if (ns == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->sel = ns;
+    s->sel_cap = words;
+  }
+  int64_t k = 0;
+  hs_status st = hs_expr_eval(s->expr, b, s->sel, &k, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: ", s->path);
+    return st;
+  }
+  int64_t pos = s->pass1_pos;
+  s->pass1_pos += n;
+  s->stats.rows_scanned += n;
+  s->stats.rows_matched += k;
+  if (s->limit >= 0 && k > s->limit - s->stats.rows_returned) k = s->limit - s->stats.rows_returned;
+  if (k <= 0) return HS_OK;
+  if ((size_t)k > s->rows_cap) {
+    int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * (size_t)k);
+    if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->rows = nr;
+    s->rows_cap = (size_t)k;
+  }
+  int64_t m = 0;
+  for (size_t w = 0; w < words && m < k; w++) {
+    uint64_t bits = s->sel[w];
+    while (bits != 0 && m < k) {
+      s->rows[m++] = pos + (int64_t)(w * 64) + __builtin_ctzll(bits);
+      bits &= bits - 1;
+    }
+  }
+  return open_stream(s, s->proj, s->n_proj, s->rows, (size_t)m, s->batch_rows, true, err);
+}
+
+/* Cut an emitted batch to its first k rows: the struct and each child
+ * (null counts become unknown where they were not 0). */
+static void truncate_batch(struct ArrowArray *a, int64_t k) {
+  a->length = k;
+  if (a->null_count != 0) a->null_count = -1;
+  for (int64_t i = 0; i < a->n_children; i++) {
+    struct ArrowArray *c = a->children[i];
+    if (c->length > k) c->length = k;
+    if (c->null_count != 0) c->null_count = -1;
+  }
+}
+
+static int scan_fail(scan_state *s, const char *what, struct ArrowArrayStream *st) {
+  const char *m = st->get_last_error(st);
+  hs_error_set(&s->error, HS_ERR_CORRUPT, "%s: %s", what, m ? m : "read failed");
+  return 5; /* EIO */
+}
+
+static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out) {
+  scan_state *s = stream->private_data;
+  memset(out, 0, sizeof *out);
+  if (s->error.status != HS_OK) return 5;
+  for (;;) {
+    if (s->out_open) {
+      if (s->out.get_next(&s->out, out) != 0) return scan_fail(s, s->path, &s->out);
+      if (out->release != NULL) {
+        if (s->filter == NULL) {
+          s->stats.rows_scanned += out->length;
+          s->stats.rows_matched += out->length;
+        }
+        int64_t left = s->limit < 0 ? INT64_MAX : s->limit - s->stats.rows_returned;
+        if (out->length > left) truncate_batch(out, left);
+        if (out->length == 0) {
+          out->release(out);
+          memset(out, 0, sizeof *out);
+          continue;
+        }
+        s->stats.rows_returned += out->length;
+        return 0;
+      }
+      close_stream(&s->out, &s->out_open);
+    }
+    if (s->limit >= 0 && s->stats.rows_returned >= s->limit) return 0;
+    if (s->pass1_open) {
+      struct ArrowArray b;
+      if (s->pass1.get_next(&s->pass1, &b) != 0) return scan_fail(s, s->path, &s->pass1);
+      if (b.release == NULL) {
+        close_stream(&s->pass1, &s->pass1_open);
+        continue;
+      }
+      hs_status st = select_batch(s, &b, &s->error);
+      b.release(&b);
+      if (st != HS_OK) return 5;
+      continue;
+    }
+    if (s->reader != NULL && s->filter != NULL) {
+      bool started = false;
+      if (pass1_next(s, &started, &s->error) != HS_OK) return 5;
+      if (started) continue;
+    }
+    file_close(s);
+    if (s->next_file == s->n_files) return 0; /* end: out->release == NULL */
+    if (file_open(s, s->next_file++, &s->error) != HS_OK) return 5;
+  }
+}
+
+static int scan_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out) {
+  scan_state *s = stream->private_data;
+  return hs_arrow_schema_copy(&s->schema, out, &s->error) == HS_OK ? 0 : 12;
+}
+
+static const char *scan_last_error(struct ArrowArrayStream *stream) {
+  scan_state *s = stream->private_data;
+  return s->error.status != HS_OK ? s->error.message : NULL;
+}
+
+static void scan_release(struct ArrowArrayStream *stream) {
+  if (stream == NULL || stream->release == NULL) return;
+  state_free(stream->private_data);
+  stream->release = NULL;
+  stream->private_data = NULL;
+}
+
+hs_status hs_scan_stats_get(const struct ArrowArrayStream *stream, hs_scan_stats *out,
+                            hs_error *err) {
+  if (stream == NULL || out == NULL || stream->release != scan_release) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan stats: not a table scan stream");
+  }
+  *out = ((const scan_state *)stream->private_data)->stats;
+  return HS_OK;
+}
+
+/* ------------------------------------------------------------------ open */
+
+/* Drop files whose manifest statistics prove the filter false. */
+static hs_status prune_files(const hs_table *t, const hs_table_plan *plan, const hs_expr *e,
+                             const struct ArrowSchema *tschema, scan_state *s, hs_error *err) {
+  const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
+  if (schema == NULL) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
+  }
+  size_t n = (size_t)tschema->n_children;
+  hs_expr_stats *stats = hs_malloc(sizeof(hs_expr_stats) * (n ? n : 1));
+  bool *used = hs_malloc(sizeof(bool) * (n ? n : 1));
+  if (stats == NULL || used == NULL) {
+    hs_free(stats);
+    hs_free(used);
+    return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  }
+  for (size_t i = 0; i < n; i++) used[i] = e == NULL || hs_expr_uses_field(e, (int64_t)i);
+  hs_arena scratch;
+  hs_arena_init(&scratch);
+  hs_status st = HS_OK;
+  for (size_t f = 0; st == HS_OK && f < plan->n_files; f++) {
+    const hs_table_plan_file *pf = &plan->files[f];
+    bool may = true;
+    if (e != NULL) {
+      const hs_iceberg_partition_spec *spec = NULL;
+      for (size_t k = 0; k < t->meta.n_specs; k++)
+        if (t->meta.specs[k].spec_id == pf->spec_id) spec = &t->meta.specs[k];
+      if (spec != NULL && spec->n_fields != pf->data_file->n_partition) spec = NULL;
+      st = hs_scan_file_stats(&t->meta, schema, spec, tschema, used, pf->data_file, &scratch, stats,
+                              err);
+      if (st == HS_OK) st = hs_expr_may_match(e, stats, (int64_t)n, &may, err);
+      hs_arena_reset(&scratch);
+    }
+    if (st != HS_OK) break;
+    if (!may) {
+      s->stats.files_pruned++;
+      continue;
+    }
+    char **nv = hs_realloc(s->files, (s->n_files + 1) * sizeof *nv);
+    if (nv == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      break;
+    }
+    s->files = nv;
+    if ((nv[s->n_files] = hs_strdup(pf->path)) == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      break;
+    }
+    s->n_files++;
+  }
+  hs_arena_reset(&scratch);
+  hs_free(stats);
+  hs_free(used);
+  return st;
+}
+
+/* The output schema: the first surviving file's projection, else the
+ * table's. */
+static hs_status output_schema(scan_state *s, const struct ArrowSchema *tschema,
+                               const char *metadata_path, hs_error *err) {
+  if (s->n_files == 0)
+    return project_schema(tschema, s->proj, s->n_proj, metadata_path, &s->schema, err);
+  hs_parquet_reader *r = NULL;
+  hs_status st = hs_parquet_reader_open(s->files[0], &r, err);
+  if (st != HS_OK) return st;
+  struct ArrowSchema full;
+  st = hs_parquet_reader_schema(r, &full, err);
+  hs_parquet_reader_free(r);
+  if (st != HS_OK) return st;
+  st = project_schema(&full, s->proj, s->n_proj, s->files[0], &s->schema, err);
+  full.release(&full);
+  return st;
+}
+
+hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
+                              struct ArrowArrayStream *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_scan_options defaults;
+  if (opts == NULL) {
+    hs_scan_options_init(&defaults);
+    opts = &defaults;
+  }
+  if ((opts->columns == NULL && opts->n_columns > 0) || opts->batch_rows_max < 0 ||
+      opts->limit < -1) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "scan: invalid options (NULL columns with a count, negative batch size "
+                        "or limit)");
+  }
+  if (opts->columns != NULL && opts->n_columns == 0) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan: an empty column list");
+  }
+  scan_state *s = hs_calloc(1, sizeof *s);
+  if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  s->limit = opts->limit;
+  s->batch_rows = opts->batch_rows_max ? opts->batch_rows_max : SCAN_BATCH_ROWS_DEFAULT;
+  struct ArrowSchema tschema;
+  memset(&tschema, 0, sizeof tschema);
+  hs_expr *e = NULL;
+  hs_table_plan plan;
+  memset(&plan, 0, sizeof plan);
+  hs_status st = hs_table_schema(table, &tschema, err);
+  /* Projection: named columns must exist in the table. */
+  for (size_t i = 0;
+       st == HS_OK && i < (opts->columns ? opts->n_columns : (size_t)tschema.n_children); i++) {
+    const char *name = opts->columns ? opts->columns[i] : tschema.children[i]->name;
+    if (name == NULL) {
+      st = hs_error_set(err, HS_ERR_INVALID_ARG, "scan: column %zu is NULL", i);
+      break;
+    }
+    st = names_push(&s->proj, &s->n_proj, name, err);
+  }
+  if (st == HS_OK && s->n_proj == 0) {
+    st =
+        hs_error_set(err, HS_ERR_INVALID_ARG, "%s: the table has no columns", table->metadata_path);
+  }
+  if (st == HS_OK && opts->filter != NULL && opts->filter[strspn(opts->filter, " \t\r\n")] != 0) {
+    st = hs_expr_parse(opts->filter, &tschema, &e, NULL, err);
+    if (st == HS_OK && (s->filter = hs_strdup(opts->filter)) == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    for (int64_t i = 0; st == HS_OK && i < tschema.n_children; i++)
+      if (hs_expr_uses_field(e, i))
+        st = names_push(&s->fcols, &s->n_fcols, tschema.children[i]->name, err);
+    /* A filter without columns (a constant) still needs the row counts. */
+    if (st == HS_OK && s->n_fcols == 0) st = names_push(&s->fcols, &s->n_fcols, s->proj[0], err);
+  }
+  if (st == HS_OK) st = hs_table_plan_files(table, opts->snapshot_id, &plan, err);
+  if (st == HS_OK) {
+    s->stats.manifests_read = plan.n_manifests;
+    s->stats.files_planned = (int64_t)plan.n_files;
+    st = prune_files(table, &plan, e, &tschema, s, err);
+  }
+  if (st == HS_OK) st = output_schema(s, &tschema, table->metadata_path, err);
+  hs_table_plan_free(&plan);
+  hs_expr_free(e);
+  hs_arrow_schema_release(&tschema);
+  if (st != HS_OK) {
+    state_free(s);
+    return st;
+  }
+  out->get_schema = scan_get_schema;
+  out->get_next = scan_get_next;
+  out->get_last_error = scan_last_error;
+  out->release = scan_release;
+  out->private_data = s;
+  return HS_OK;
+}

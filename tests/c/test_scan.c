@@ -1,0 +1,467 @@
+/*
+ * test_scan.c — filtered, projected table scans (hs_table_scan_query):
+ * rows, projections, limits, time travel, bad filters, and that files and
+ * row groups are actually pruned on selective filters; the statistics
+ * conversions (Iceberg bounds incl. truncated strings and partition
+ * values, Parquet row-group statistics).
+ *
+ * Driver modes for tests/python/test_scan.py:
+ *  - HS_SCAN_CREATE=<dir> test_scan FILE.parquet...: create a table at
+ *    <dir> with the first file's schema (row groups of HS_SCAN_RG_ROWS rows,
+ *    default 1000) and append each file as one snapshot;
+ *  - HS_SCAN_DRIVER=<dir>: for each filter line on stdin print
+ *    "ok <files_planned> <files_pruned> <rg_read> <rg_pruned> <ids...>"
+ *    (the int64 column "id" of the matching rows; HS_SCAN_COLUMNS picks the
+ *    projection, comma separated, default "id"), or "err <message>".
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arrow/arrow.h"
+#include "hs_test.h"
+#include "io/fs.h"
+#include "query/scan.h"
+
+/* Schema {id: int64 not null, name: utf8, x: double}. */
+static void make_schema(struct ArrowSchema *s) {
+  hs_error e = {0};
+  CHECK_OK(hs_arrow_schema_init(s, "+s", "", 0, 3, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[0], "l", "id", 0, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[1], "u", "name", ARROW_FLAG_NULLABLE, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[2], "g", "x", ARROW_FLAG_NULLABLE, 0, &e), &e);
+}
+
+/* Rows id = first .. first+n-1; name "n<id>" (null when id % 7 == 0);
+ * x = id * 0.5. */
+static void make_batch(struct ArrowArray *out, int64_t first, int64_t n) {
+  hs_error e = {0};
+  int64_t *ids = hs_malloc((size_t)n * sizeof *ids);
+  double *xs = hs_malloc((size_t)n * sizeof *xs);
+  int32_t *offs = hs_malloc((size_t)(n + 1) * sizeof *offs);
+  uint8_t *valid = hs_calloc((size_t)(n + 7) / 8 + 1, 1);
+  char *data = hs_malloc((size_t)n * 24 + 1);
+  int64_t nulls = 0;
+  offs[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t id = first + i;
+    ids[i] = id;
+    xs[i] = (double)id * 0.5;
+    int len = 0;
+    if (id % 7 == 0) {
+      nulls++;
+    } else {
+      valid[i / 8] |= (uint8_t)(1u << (i % 8));
+      len = snprintf(data + offs[i], 24, "n%lld", (long long)id);
+    }
+    offs[i + 1] = offs[i] + len;
+  }
+  struct ArrowArray cols[3];
+  memset(cols, 0, sizeof cols);
+  CHECK_OK(hs_arrow_array_make_primitive(&cols[0], n, ids, NULL, 0, &e), &e);
+  CHECK_OK(hs_arrow_array_make_binary(&cols[1], n, offs, data, valid, nulls, &e), &e);
+  CHECK_OK(hs_arrow_array_make_primitive(&cols[2], n, xs, NULL, 0, &e), &e);
+  CHECK_OK(hs_arrow_array_make_struct(out, n, cols, 3, NULL, 0, &e), &e);
+}
+
+static int64_t append_rows(hs_table *t, int64_t first, int64_t n) {
+  hs_error e = {0};
+  struct ArrowSchema s;
+  make_schema(&s);
+  struct ArrowArray *b = hs_calloc(1, sizeof *b);
+  make_batch(b, first, n);
+  struct ArrowArrayStream st;
+  CHECK_OK(hs_arrow_stream_from_batches(&s, b, 1, &st, &e), &e);
+  hs_free(b);
+  int64_t snap = -1;
+  CHECK_OK(hs_table_append(t, &st, &snap, &e), &e);
+  return snap;
+}
+
+/* Run a scan; collect the "id" column (when projected) into ids (caller
+ * frees), the stats and the output schema's child count. */
+typedef struct scan_result {
+  hs_status status;
+  hs_error err;
+  int64_t *ids;
+  size_t n;
+  int64_t n_columns;
+  hs_scan_stats stats;
+  bool shape_ok; /* every batch matches the schema */
+} scan_result;
+
+static void run_scan(hs_table *t, const hs_scan_options *o, scan_result *r) {
+  memset(r, 0, sizeof *r);
+  struct ArrowArrayStream st;
+  r->status = hs_table_scan_query(t, o, &st, &r->err);
+  if (r->status != HS_OK) return;
+  struct ArrowSchema schema;
+  CHECK(st.get_schema(&st, &schema) == 0);
+  r->n_columns = schema.n_children;
+  int64_t idcol = -1;
+  for (int64_t i = 0; i < schema.n_children; i++)
+    if (strcmp(schema.children[i]->name, "id") == 0) idcol = i;
+  r->shape_ok = true;
+  size_t cap = 0;
+  for (;;) {
+    struct ArrowArray b;
+    int rc = st.get_next(&st, &b);
+    if (rc != 0) {
+      r->status = HS_ERR_IO;
+      snprintf(r->err.message, sizeof r->err.message, "%s", st.get_last_error(&st));
+      break;
+    }
+    if (b.release == NULL) break;
+    hs_error ve = {0};
+    if (hs_arrow_array_validate(&schema, &b, &ve) != HS_OK || b.length == 0) r->shape_ok = false;
+    if (idcol >= 0) {
+      const struct ArrowArray *c = b.children[idcol];
+      const int64_t *v = c->buffers[1];
+      for (int64_t i = 0; i < b.length; i++) {
+        if (r->n == cap) {
+          cap = cap ? cap * 2 : 256;
+          r->ids = hs_realloc(r->ids, cap * sizeof *r->ids);
+        }
+        r->ids[r->n++] = v[c->offset + i];
+      }
+    }
+    b.release(&b);
+  }
+  CHECK_OK(hs_scan_stats_get(&st, &r->stats, NULL), NULL);
+  schema.release(&schema);
+  st.release(&st);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Are the ids exactly lo..hi-1 (files come in manifest order: newest
+ * first, so ids are sorted before the check)? */
+static bool ids_range(scan_result *r, int64_t lo, int64_t hi) {
+  if (r->n != (size_t)(hi - lo)) return false;
+  if (r->n > 0) qsort(r->ids, r->n, sizeof *r->ids, cmp_i64);
+  for (size_t i = 0; i < r->n; i++)
+    if (r->ids[i] != lo + (int64_t)i) return false;
+  return true;
+}
+
+static hs_table *make_table(const char *root, const char *rg_rows) {
+  hs_error e = {0};
+  struct ArrowSchema s;
+  make_schema(&s);
+  hs_table_options to;
+  hs_table_options_init(&to);
+  const char *k[] = {"write.parquet.row-group-limit"}, *v[] = {rg_rows};
+  to.property_keys = k;
+  to.property_values = v;
+  to.n_properties = 1;
+  hs_table *t = NULL;
+  CHECK_OK(hs_table_create(root, &s, &to, &t, &e), &e);
+  s.release(&s);
+  return t;
+}
+
+static char *temp_root(void) {
+  char tmpl[] = "/tmp/hs_test_scan_XXXXXX";
+  char *d = mkdtemp(tmpl);
+  if (d == NULL) return NULL;
+  size_t n = strlen(d) + 8;
+  char *root = hs_malloc(n);
+  snprintf(root, n, "%s/t", d);
+  return root;
+}
+
+static void test_scan_basic(void) {
+  char *root = temp_root();
+  hs_table *t = make_table(root, "100");
+  if (t == NULL) return;
+  hs_scan_options o;
+  hs_scan_options_init(&o);
+  scan_result r;
+
+  /* Empty table: projected table schema, no rows. */
+  o.filter = "id > 3";
+  run_scan(t, &o, &r);
+  CHECK_OK(r.status, &r.err);
+  CHECK(r.n == 0 && r.n_columns == 3 && r.stats.files_planned == 0);
+  hs_free(r.ids);
+
+  int64_t s1 = append_rows(t, 0, 1000);
+  append_rows(t, 1000, 1000);
+  append_rows(t, 2000, 1000);
+
+  /* Selective: one file, one row group of it. */
+  o.filter = "id >= 1500 AND id < 1550";
+  run_scan(t, &o, &r);
+  CHECK_OK(r.status, &r.err);
+  CHECK(ids_range(&r, 1500, 1550) && r.shape_ok);
+  CHECK_EQ_INT(r.stats.files_planned, 3);
+  CHECK_EQ_INT(r.stats.files_pruned, 2);
+  CHECK_EQ_INT(r.stats.row_groups_pruned, 9);
+  CHECK_EQ_INT(r.stats.row_groups_read, 1);
+  CHECK_EQ_INT(r.stats.rows_scanned, 100);
+  CHECK_EQ_INT(r.stats.rows_matched, 50);
+  hs_free(r.ids);
+
+  /* No filter, every row in order; a small batch size. */
+  o.filter = NULL;
+  o.batch_rows_max = 77;
+  run_scan(t, &o, &r);
+  CHECK_OK(r.status, &r.err);
+  CHECK(ids_range(&r, 0, 3000) && r.shape_ok);
+  CHECK_EQ_INT(r.stats.rows_returned, 3000);
+  hs_free(r.ids);
+
+  /* Limit without and with a filter. */
+  o.limit = 250;
+  run_scan(t, &o, &r);
+  CHECK(r.n == 250 && r.ids[0] == 2000 && r.ids[249] == 2249 && r.shape_ok); /* newest first */
+  CHECK_EQ_INT(r.stats.files_read, 1);
+  hs_free(r.ids);
+  o.filter = "x > 100 AND id < 1000";
+  o.limit = 10;
+  run_scan(t, &o, &r);
+  CHECK(ids_range(&r, 201, 211) && r.shape_ok);
+  hs_free(r.ids);
+  o.limit = 0;
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_OK && r.n == 0);
+  hs_free(r.ids);
+  o.limit = -1;
+  o.batch_rows_max = 0;
+
+  /* Projection without the filter column; column order follows the list. */
+  const char *cols[] = {"x", "name"};
+  o.columns = cols;
+  o.n_columns = 2;
+  o.filter = "name LIKE 'n12%' AND id < 1300";
+  run_scan(t, &o, &r);
+  CHECK_OK(r.status, &r.err);
+  CHECK(r.n_columns == 2 && r.n == 0);
+  /* n12, n120-129 but n126, n1200-1299 but 14 multiples of 7 */
+  CHECK_EQ_INT(r.stats.rows_matched, 1 + 9 + 86);
+  hs_free(r.ids);
+  const char *cols2[] = {"name", "id"};
+  o.columns = cols2;
+  o.filter = "name IS NULL AND id BETWEEN 2000 AND 2100";
+  run_scan(t, &o, &r);
+  CHECK_OK(r.status, &r.err);
+  CHECK(r.n == 15 && r.ids[0] == 2002 && r.ids[14] == 2100);
+  hs_free(r.ids);
+  o.columns = NULL;
+  o.n_columns = 0;
+
+  /* A filter no file can satisfy reads nothing; a constant filter. */
+  o.filter = "id > 5000 OR name = 'zzz'";
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_OK && r.n == 0 && r.stats.files_pruned == 3 && r.stats.files_read == 0);
+  hs_free(r.ids);
+  o.filter = "TRUE";
+  run_scan(t, &o, &r);
+  CHECK_OK(r.status, &r.err);
+  CHECK_EQ_INT(r.n, 3000);
+  hs_free(r.ids);
+  o.filter = "NULL";
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_OK && r.n == 0);
+  hs_free(r.ids);
+
+  /* Time travel: the first snapshot holds ids 0..999 only. */
+  o.snapshot_id = s1;
+  o.filter = "id >= 500";
+  run_scan(t, &o, &r);
+  CHECK(ids_range(&r, 500, 1000) && r.stats.files_planned == 1);
+  hs_free(r.ids);
+  o.snapshot_id = 12345;
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_ERR_NOT_FOUND);
+  o.snapshot_id = -1;
+
+  /* Errors: unknown column with its position; unknown projection. */
+  o.filter = "id > 3 AND agee > 5";
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_ERR_INVALID_ARG && strstr(r.err.message, "position 12") != NULL);
+  o.filter = "id >";
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_ERR_INVALID_ARG && strstr(r.err.message, "position") != NULL);
+  o.filter = NULL;
+  const char *bad[] = {"nope"};
+  o.columns = bad;
+  o.n_columns = 1;
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_ERR_NOT_FOUND && strstr(r.err.message, "nope") != NULL);
+  o.n_columns = 0;
+  run_scan(t, &o, &r);
+  CHECK(r.status == HS_ERR_INVALID_ARG);
+
+  struct ArrowArrayStream other;
+  struct ArrowSchema es;
+  make_schema(&es);
+  hs_error e = {0};
+  CHECK_OK(hs_arrow_stream_from_batches(&es, NULL, 0, &other, &e), &e);
+  hs_scan_stats ss;
+  CHECK(hs_scan_stats_get(&other, &ss, NULL) == HS_ERR_INVALID_ARG);
+  other.release(&other);
+
+  hs_table_free(t);
+  hs_free(root);
+}
+
+/* Iceberg bounds of a string column: a possibly truncated upper bound is
+ * rounded up, a short one kept; identity partitions pin the value. */
+static void test_file_stats(void) {
+  hs_error e = {0};
+  hs_arena a;
+  hs_arena_init(&a);
+  struct ArrowSchema s;
+  make_schema(&s);
+  hs_iceberg_from_arrow_options fo = {.format_version = 2, .next_id = 1};
+  hs_iceberg_schema is;
+  int32_t last = 0;
+  hs_iceberg_vector_dim *vd = NULL;
+  size_t nvd = 0;
+  CHECK_OK(hs_iceberg_schema_from_arrow(&s, &fo, &a, &is, &last, &vd, &nvd, &e), &e);
+  struct ArrowSchema ts;
+  CHECK_OK(hs_iceberg_schema_to_arrow(&is, NULL, &ts, &e), &e);
+  hs_iceberg_metadata meta;
+  memset(&meta, 0, sizeof meta);
+
+  const char *lo = "aaaa", *hi16 = "abcdefghijklmnop";
+  hs_iceberg_column_metrics m[2];
+  memset(m, 0, sizeof m);
+  m[0].field_id = 1;
+  uint8_t l8[8], h8[8];
+  hs_store_u64le(l8, 10);
+  hs_store_u64le(h8, 20);
+  m[0].lower = l8, m[0].lower_len = 8, m[0].upper = h8, m[0].upper_len = 8;
+  m[0].has_null_count = true;
+  m[1].field_id = 2;
+  m[1].lower = (const uint8_t *)lo, m[1].lower_len = 4;
+  m[1].upper = (const uint8_t *)hi16, m[1].upper_len = 16;
+  hs_iceberg_data_file df;
+  memset(&df, 0, sizeof df);
+  df.record_count = 5;
+  df.metrics = m;
+  df.n_metrics = 2;
+  hs_expr_stats st[3];
+  CHECK_OK(hs_scan_file_stats(&meta, &is, NULL, &ts, NULL, &df, &a, st, &e), &e);
+  CHECK(st[0].has_bounds && st[0].min.i64 == 10 && st[0].max.i64 == 20 && st[0].null_count == 0);
+  CHECK(st[1].has_bounds && st[1].max.len == 17 && st[1].max.bytes[16] == 0xFF);
+  CHECK(!st[2].has_bounds && st[2].null_count == -1);
+  m[1].upper_len = 5; /* "abcde": shorter than 16, exact */
+  CHECK_OK(hs_scan_file_stats(&meta, &is, NULL, &ts, NULL, &df, &a, st, &e), &e);
+  CHECK(st[1].has_bounds && st[1].max.len == 5);
+
+  /* Partitioned by identity(id) = 15 and truncate[2](name) = "ab". */
+  hs_iceberg_partition_field pf[2];
+  memset(pf, 0, sizeof pf);
+  pf[0].source_id = 1, pf[0].transform.kind = HS_ICE_T_IDENTITY;
+  pf[1].source_id = 2, pf[1].transform.kind = HS_ICE_T_TRUNCATE, pf[1].transform.param = 2;
+  hs_iceberg_partition_spec spec = {.spec_id = 0, .fields = pf, .n_fields = 2};
+  hs_iceberg_value pv[2];
+  memset(pv, 0, sizeof pv);
+  pv[0].i64 = 15;
+  pv[1].bytes = (const uint8_t *)"ab", pv[1].len = 2;
+  df.partition = pv;
+  df.n_partition = 2;
+  df.n_metrics = 0;
+  CHECK_OK(hs_scan_file_stats(&meta, &is, &spec, &ts, NULL, &df, &a, st, &e), &e);
+  CHECK(st[0].has_bounds && st[0].min.i64 == 15 && st[0].max.i64 == 15 && st[0].null_count == 0);
+  CHECK(st[1].has_bounds && st[1].min.len == 2 && st[1].max.len == 3 && st[1].max.bytes[2] == 0xFF);
+  pv[0].is_null = true;
+  CHECK_OK(hs_scan_file_stats(&meta, &is, &spec, &ts, NULL, &df, &a, st, &e), &e);
+  CHECK(!st[0].has_bounds && st[0].null_count == 5);
+
+  ts.release(&ts);
+  s.release(&s);
+  hs_arena_reset(&a);
+}
+
+/* ------------------------------------------------------------ drivers */
+
+static int driver_create(const char *root, int argc, char **argv) {
+  hs_error e = {0};
+  const char *rg = getenv("HS_SCAN_RG_ROWS");
+  hs_table *t = NULL;
+  for (int i = 1; i < argc; i++) {
+    hs_parquet_reader *r = NULL;
+    struct ArrowArrayStream st;
+    if (hs_parquet_reader_open(argv[i], &r, &e) != HS_OK) break;
+    if (t == NULL) {
+      struct ArrowSchema s;
+      if (hs_parquet_reader_schema(r, &s, &e) != HS_OK) break;
+      hs_table_options to;
+      hs_table_options_init(&to);
+      const char *k[] = {"write.parquet.row-group-limit"}, *v[] = {rg ? rg : "1000"};
+      to.property_keys = k;
+      to.property_values = v;
+      to.n_properties = 1;
+      hs_status rc = hs_table_create(root, &s, &to, &t, &e);
+      s.release(&s);
+      if (rc != HS_OK) break;
+    }
+    hs_status rc = hs_parquet_reader_stream(r, NULL, &st, &e);
+    hs_parquet_reader_free(r);
+    if (rc != HS_OK || hs_table_append(t, &st, NULL, &e) != HS_OK) break;
+  }
+  hs_table_free(t);
+  if (e.status != HS_OK) fprintf(stderr, "create: %s\n", e.message);
+  return e.status != HS_OK;
+}
+
+static int driver_query(const char *root) {
+  hs_error e = {0};
+  hs_table *t = NULL;
+  if (hs_table_open(root, &t, &e) != HS_OK) {
+    fprintf(stderr, "open: %s\n", e.message);
+    return 1;
+  }
+  const char *colenv = getenv("HS_SCAN_COLUMNS");
+  char colbuf[1024];
+  snprintf(colbuf, sizeof colbuf, "%s", colenv ? colenv : "id");
+  const char *cols[32];
+  size_t ncols = 0;
+  for (char *p = strtok(colbuf, ","); p != NULL && ncols < 32; p = strtok(NULL, ","))
+    cols[ncols++] = p;
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  while ((len = getline(&line, &cap, stdin)) > 0) {
+    if (line[len - 1] == '\n') line[len - 1] = 0;
+    hs_scan_options o;
+    hs_scan_options_init(&o);
+    o.filter = line;
+    o.columns = cols;
+    o.n_columns = ncols;
+    scan_result r;
+    run_scan(t, &o, &r);
+    if (r.status != HS_OK) {
+      for (char *p = r.err.message; *p; p++)
+        if (*p == '\n') *p = ' ';
+      printf("err %s\n", r.err.message);
+    } else {
+      printf("ok %lld %lld %lld %lld", (long long)r.stats.files_planned,
+             (long long)r.stats.files_pruned, (long long)r.stats.row_groups_read,
+             (long long)r.stats.row_groups_pruned);
+      for (size_t i = 0; i < r.n; i++) printf(" %lld", (long long)r.ids[i]);
+      printf("\n");
+    }
+    fflush(stdout);
+    hs_free(r.ids);
+  }
+  free(line);
+  hs_table_free(t);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *create = getenv("HS_SCAN_CREATE");
+  if (create != NULL) return driver_create(create, argc, argv);
+  const char *drv = getenv("HS_SCAN_DRIVER");
+  if (drv != NULL) return driver_query(drv);
+  test_scan_basic();
+  test_file_stats();
+  return hs_test_finish("test_scan");
+}
