@@ -14,6 +14,14 @@
 
 #include "cli.h"
 
+/* Table subcommands (table.c). */
+int hs_cli_create(int argc, char **argv);
+int hs_cli_write(int argc, char **argv);
+int hs_cli_scan(int argc, char **argv);
+int hs_cli_snapshots(int argc, char **argv);
+int hs_cli_inspect_table(const char *path, int json);
+bool hs_cli_is_table(const char *path);
+
 static const char hs_cli_help[] =
     "hyperstream " HS_VERSION_STRING
     " — HyperStreamDB command-line tool\n"
@@ -29,6 +37,16 @@ static const char hs_cli_help[] =
     "      Write a Parquet file of N rows (default 200,000) with mixed columns\n"
     "      and D-dimensional float32 vectors (default 768), read it back with a\n"
     "      row-group statistics predicate, and report sizes and speeds.\n"
+    "  hyperstream create TABLE --schema 'id:int64,name:string' | --like FILE.parquet\n"
+    "      Create an Iceberg table folder ([--format-version 3]; 'type!' = NOT NULL).\n"
+    "  hyperstream write TABLE FILE.parquet|FILE.csv\n"
+    "      Append the file as one snapshot (CSV: header row, typed by the table).\n"
+    "  hyperstream scan TABLE [--columns a,b] [--limit N] [--snapshot ID] [--csv]\n"
+    "      Print rows of the current (or given) snapshot, tab-separated or as CSV.\n"
+    "  hyperstream snapshots TABLE\n"
+    "      List snapshots (* marks the current one).\n"
+    "  hyperstream inspect TABLE\n"
+    "      Schema, partition specs, sort orders, properties, refs, snapshots, rows.\n"
     "  hyperstream --help | --version\n"
     "\n"
     "Exit status: 0 success, 1 failure (the message names the file and why),\n"
@@ -101,6 +119,7 @@ int hs_cli_inspect(int argc, char **argv) {
     }
   }
   if (path == NULL) return hs_cli_usage_error("inspect: missing FILE.parquet");
+  if (hs_cli_is_table(path)) return hs_cli_inspect_table(path, json);
   char *text = NULL;
   hs_error err = {0};
   hs_status st = hs_parquet_inspect(path, json, &text, &err);
@@ -134,6 +153,11 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "inspect") == 0) return hs_cli_inspect(argc - 1, argv + 1);
   if (strcmp(cmd, "read") == 0) return hs_cli_read(argc - 1, argv + 1);
   if (strcmp(cmd, "demo") == 0) return hs_cli_demo(argc - 1, argv + 1);
+  if (strcmp(cmd, "create") == 0) return hs_cli_create(argc - 1, argv + 1);
+  if (strcmp(cmd, "write") == 0) return hs_cli_write(argc - 1, argv + 1);
+  if (strcmp(cmd, "scan") == 0) return hs_cli_scan(argc - 1, argv + 1);
+  if (strcmp(cmd, "snapshots") == 0) return hs_cli_snapshots(argc - 1, argv + 1);
   if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
-  return hs_cli_usage_error("unknown command '%s' (expected inspect, read or demo)", cmd);
+  return hs_cli_usage_error(
+      "unknown command '%s' (expected inspect, read, demo, create, write, scan or snapshots)", cmd);
 }
