@@ -31,7 +31,7 @@ from ._core import (
 )
 from . import parquet
 from . import table
-from .table import Snapshot, Table
+from .table import HistoryEntry, Query, Ref, Snapshot, Table
 
 __version__ = "0.1.0"
 
@@ -45,6 +45,9 @@ __all__ = [
     "table",
     "Table",
     "Snapshot",
+    "HistoryEntry",
+    "Ref",
+    "Query",
     "HyperStreamError",
     "CorruptFileError",
     "UnsupportedError",

@@ -39,7 +39,7 @@ import pyarrow as pa
 from . import _core
 from ._core import InvalidArgumentError, NotFoundError, SchemaError
 
-__all__ = ["Table", "Snapshot"]
+__all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -378,54 +378,240 @@ class Table:
 
     # ----------------------------------------------------------- reading
 
-    def _snapshot(self, snapshot_id: Optional[int], as_of: Any) -> Optional[int]:
-        if snapshot_id is not None and as_of is not None:
-            raise InvalidArgumentError("give snapshot_id or as_of, not both")
-        if as_of is None:
-            return snapshot_id
-        ms = _as_of_ms(as_of)
-        best = None
-        for ts, sid in self._log():
-            if ts <= ms:
-                best = sid
-        if best is None:
-            raise NotFoundError(f"{self._uri}: no snapshot was current at {as_of!r} "
-                                f"({ms} ms since the epoch)")
-        return best
+    def _snapshot(self, snapshot_id: Optional[int], as_of: Any,
+                  ref: Optional[str] = None) -> Optional[int]:
+        given = [x is not None for x in (snapshot_id, as_of, ref)]
+        if sum(given) > 1:
+            raise InvalidArgumentError("give at most one of snapshot_id, as_of and ref")
+        if as_of is not None:
+            return self._handle.snapshot_at(_as_of_ms(as_of))
+        if ref is not None:
+            return self._handle.ref_snapshot(ref)
+        return snapshot_id
 
-    def _log(self) -> List[Tuple[int, int]]:
-        """(timestamp_ms, snapshot_id) of each change of the current snapshot."""
-        return [(s["timestamp_ms"], s["snapshot_id"]) for s in self._handle.snapshots()]
-
-    def to_arrow_stream(self, columns: Optional[Sequence[str]] = None,
-                        snapshot_id: Optional[int] = None,
-                        as_of: Any = None) -> pa.RecordBatchReader:
+    def to_arrow_stream(self, filter: Optional[str] = None,
+                        columns: Optional[Sequence[str]] = None,
+                        snapshot_id: Optional[int] = None, as_of: Any = None,
+                        ref: Optional[str] = None, limit: Optional[int] = None,
+                        batch_rows: int = 0) -> pa.RecordBatchReader:
         """Stream the rows as a :class:`pyarrow.RecordBatchReader`.
 
-        Data files are decoded one row group at a time as batches are pulled,
-        so memory stays bounded by a row group whatever the table's size.
+        Data files are planned from the manifests, pruned by partition values
+        and column bounds, row groups by Parquet statistics; the filter is
+        evaluated vectorized on the rest and only matching rows of the
+        projected columns are decoded. Batches come as they are pulled, so
+        memory stays bounded whatever the table's size.
 
         Args:
-            columns: top-level columns to read, in output order (default all).
+            filter: a SQL boolean expression (``"age > 25 AND name LIKE 'a%'"``);
+                a bad one raises :class:`~hyperstreamdb.InvalidArgumentError`
+                naming the position.
+            columns: top-level columns to return, in output order (default all).
             snapshot_id: read this snapshot instead of the current one.
             as_of: read the snapshot that was current at this time (a
                 ``datetime``, ``date`` or epoch milliseconds).
+            ref: read the snapshot a tag or branch points at.
+            limit: return at most this many rows.
+            batch_rows: at most this many rows per batch (0: 65536).
         """
         handle = self._require()
-        sid = self._snapshot(snapshot_id, as_of)
-        stream = handle.scan(snapshot_id=sid, columns=None if columns is None else list(columns))
+        sid = self._snapshot(snapshot_id, as_of, ref)
+        stream = handle.scan(snapshot_id=sid, columns=None if columns is None else list(columns),
+                             filter=filter, limit=-1 if limit is None else int(limit),
+                             batch_rows=batch_rows)
         schema = pa.Schema._import_from_c_capsule(stream._schema_capsule())
         return pa.RecordBatchReader.from_batches(schema, _batches(stream))
 
-    def to_arrow(self, columns: Optional[Sequence[str]] = None,
-                 snapshot_id: Optional[int] = None, as_of: Any = None) -> pa.Table:
+    def to_arrow(self, filter: Optional[str] = None, columns: Optional[Sequence[str]] = None,
+                 snapshot_id: Optional[int] = None, as_of: Any = None,
+                 ref: Optional[str] = None, limit: Optional[int] = None) -> pa.Table:
         """Read the rows into a :class:`pyarrow.Table` (arguments as
         :meth:`to_arrow_stream`)."""
-        return self.to_arrow_stream(columns=columns, snapshot_id=snapshot_id,
-                                    as_of=as_of).read_all()
+        return self.to_arrow_stream(filter=filter, columns=columns, snapshot_id=snapshot_id,
+                                    as_of=as_of, ref=ref, limit=limit).read_all()
 
-    def to_pandas(self, columns: Optional[Sequence[str]] = None,
-                  snapshot_id: Optional[int] = None, as_of: Any = None) -> Any:
+    def to_pandas(self, filter: Optional[str] = None, columns: Optional[Sequence[str]] = None,
+                  snapshot_id: Optional[int] = None, as_of: Any = None,
+                  ref: Optional[str] = None, limit: Optional[int] = None) -> Any:
         """Read the rows into a pandas DataFrame (arguments as
         :meth:`to_arrow_stream`)."""
-        return self.to_arrow(columns=columns, snapshot_id=snapshot_id, as_of=as_of).to_pandas()
+        return self.to_arrow(filter=filter, columns=columns, snapshot_id=snapshot_id,
+                             as_of=as_of, ref=ref, limit=limit).to_pandas()
+
+    def query(self) -> "Query":
+        """A query builder over this table: ``t.query().filter("a > 1")
+        .filter("b = 'x'").select(["a"]).limit(10).execute()``."""
+        return Query(self)
+
+    # ------------------------------------------------------- time travel
+
+    def history(self) -> List[HistoryEntry]:
+        """The snapshot log, oldest first: when each snapshot became current
+        (appends and rollbacks), as pyiceberg's ``inspect.history()``."""
+        if not self._load():
+            return []
+        return [HistoryEntry(**d) for d in self._handle.history()]
+
+    def refs(self) -> List[Ref]:
+        """Every tag and branch (``main`` included)."""
+        if not self._load():
+            return []
+        return [Ref(**d) for d in self._handle.refs()]
+
+    def rollback_to_snapshot(self, snapshot_id: int) -> None:
+        """Make ancestor ``snapshot_id`` current again (a metadata-only
+        commit: no data is written or removed; later snapshots stay readable
+        by id, tag or time). A snapshot that is not an ancestor of the current
+        one raises :class:`~hyperstreamdb.InvalidArgumentError`."""
+        self._require().rollback_to_snapshot(int(snapshot_id))
+
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None,
+                   max_ref_age_ms: Optional[int] = None) -> None:
+        """Name ``snapshot_id`` (default: the current snapshot) with a new tag,
+        readable later with ``ref=name``."""
+        self._require().create_ref(name, snapshot_id, False,
+                                   -1 if max_ref_age_ms is None else int(max_ref_age_ms))
+
+    def create_branch(self, name: str, snapshot_id: Optional[int] = None) -> None:
+        """Create branch ``name`` at ``snapshot_id`` (default: the current one)."""
+        self._require().create_ref(name, snapshot_id, True)
+
+    # ------------------------------------------------ partitions, sorting
+
+    def set_partition_spec(self, fields: Sequence[Union[str, Tuple[str, str],
+                                                        Tuple[str, str, str]]]) -> None:
+        """Partition later writes by ``fields`` (old files keep their spec).
+
+        Each field is ``"column"`` (identity), ``(column, transform)`` or
+        ``(column, transform, name)``; transforms are ``identity``,
+        ``bucket[N]``, ``truncate[W]``, ``year``, ``month``, ``day``, ``hour``,
+        ``void``. ``[]`` makes later writes unpartitioned.
+        """
+        spec = []
+        for f in fields:
+            if isinstance(f, str):
+                spec.append((f, "identity", None))
+            elif len(f) == 2:
+                spec.append((f[0], f[1], None))
+            else:
+                spec.append((f[0], f[1], f[2]))
+        self._require().set_partition_spec(spec)
+
+    def set_sort_order(self, columns: Sequence[str], ascending: Optional[Sequence[bool]] = None,
+                       nulls_first: Optional[Sequence[bool]] = None) -> None:
+        """Sort the rows of each later write by ``columns`` (ascending by
+        default; nulls first when ascending, last when descending, as
+        Iceberg). ``[]`` stops sorting."""
+        if isinstance(columns, str):
+            columns = [columns]
+        self._require().set_sort_order(list(columns),
+                                       None if ascending is None else list(ascending),
+                                       None if nulls_first is None else list(nulls_first))
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One snapshot-log entry (see :meth:`Table.history`)."""
+
+    made_current_at_ms: int
+    snapshot_id: int
+    parent_snapshot_id: Optional[int]
+    is_current_ancestor: bool
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A tag or branch (see :meth:`Table.refs`)."""
+
+    name: str
+    snapshot_id: int
+    type: str
+    max_ref_age_ms: Optional[int]
+    max_snapshot_age_ms: Optional[int]
+    min_snapshots_to_keep: Optional[int]
+
+
+class Query:
+    """An immutable query over a :class:`Table`: each method returns a new
+    query. Filters AND together; ``execute()`` runs it.
+
+        >>> t.query().filter("x > 1").filter("name LIKE 'a%'").select(["id"]).limit(5).execute()
+    """
+
+    __slots__ = ("_table", "_filters", "_columns", "_limit", "_snapshot_id", "_as_of", "_ref")
+
+    def __init__(self, table: Table, filters: Tuple[str, ...] = (),
+                 columns: Optional[Tuple[str, ...]] = None, limit: Optional[int] = None,
+                 snapshot_id: Optional[int] = None, as_of: Any = None,
+                 ref: Optional[str] = None) -> None:
+        self._table, self._filters, self._columns = table, filters, columns
+        self._limit, self._snapshot_id, self._as_of, self._ref = limit, snapshot_id, as_of, ref
+
+    def _with(self, **kw: Any) -> "Query":
+        args = dict(filters=self._filters, columns=self._columns, limit=self._limit,
+                    snapshot_id=self._snapshot_id, as_of=self._as_of, ref=self._ref)
+        args.update(kw)
+        return Query(self._table, **args)
+
+    def filter(self, expr: str) -> "Query":
+        """AND a SQL boolean expression into the query."""
+        if not isinstance(expr, str) or not expr.strip():
+            raise InvalidArgumentError("filter() takes a non-empty SQL boolean expression")
+        return self._with(filters=self._filters + (expr,))
+
+    def select(self, columns: Sequence[str]) -> "Query":
+        """Return only ``columns``, in this order."""
+        if isinstance(columns, str):
+            columns = [columns]
+        return self._with(columns=tuple(columns))
+
+    def limit(self, n: int) -> "Query":
+        """Return at most ``n`` rows."""
+        if int(n) < 0:
+            raise InvalidArgumentError(f"limit must be >= 0, got {n}")
+        return self._with(limit=int(n))
+
+    def snapshot(self, snapshot_id: int) -> "Query":
+        """Read snapshot ``snapshot_id``."""
+        return self._with(snapshot_id=snapshot_id, as_of=None, ref=None)
+
+    def as_of(self, when: Any) -> "Query":
+        """Read the snapshot current at ``when`` (datetime or epoch ms)."""
+        return self._with(as_of=when, snapshot_id=None, ref=None)
+
+    @property
+    def where(self) -> Optional[str]:
+        """The combined filter: each filter parenthesized, joined by AND."""
+        if not self._filters:
+            return None
+        if len(self._filters) == 1:
+            return self._filters[0]
+        return " AND ".join(f"({f})" for f in self._filters)
+
+    def to_arrow_stream(self) -> pa.RecordBatchReader:
+        """Run the query, streaming."""
+        return self._table.to_arrow_stream(
+            filter=self.where, columns=None if self._columns is None else list(self._columns),
+            snapshot_id=self._snapshot_id, as_of=self._as_of, ref=self._ref, limit=self._limit)
+
+    def execute(self) -> pa.Table:
+        """Run the query into a :class:`pyarrow.Table`."""
+        return self.to_arrow_stream().read_all()
+
+    def to_pandas(self) -> Any:
+        """Run the query into a pandas DataFrame."""
+        return self.execute().to_pandas()
+
+    def __repr__(self) -> str:
+        parts = [f"Query({self._table.uri!r}"]
+        if self._filters:
+            parts.append(f"where {self.where}")
+        if self._columns is not None:
+            parts.append(f"select {list(self._columns)}")
+        if self._limit is not None:
+            parts.append(f"limit {self._limit}")
+        for name in ("snapshot_id", "as_of", "ref"):
+            v = getattr(self, "_" + name)
+            if v is not None:
+                parts.append(f"{name}={v!r}")
+        return ", ".join(parts) + ")"

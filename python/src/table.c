@@ -433,6 +433,12 @@ static int hs_py_table_snapshot_arg(PyObject *obj, int64_t *out) {
   return 0;
 }
 
+/* -1 (absent) as None. */
+static PyObject *hs_py_table_opt(int64_t v) {
+  if (v < 0) Py_RETURN_NONE;
+  return PyLong_FromLongLong((long long)v);
+}
+
 static PyObject *hs_py_table_append(hs_py_table *self, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"data", NULL};
   PyObject *data;
@@ -453,25 +459,276 @@ static PyObject *hs_py_table_append(hs_py_table *self, PyObject *args, PyObject 
 }
 
 static PyObject *hs_py_table_scan(hs_py_table *self, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"snapshot_id", "columns", NULL};
-  PyObject *sid_obj = Py_None, *cols_obj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:scan", kwlist, &sid_obj, &cols_obj)) {
+  static char *kwlist[] = {"snapshot_id", "columns", "filter", "limit", "batch_rows", NULL};
+  PyObject *sid_obj = Py_None, *cols_obj = Py_None, *filter_obj = Py_None;
+  long long limit = -1, batch_rows = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOLL:scan", kwlist, &sid_obj, &cols_obj,
+                                   &filter_obj, &limit, &batch_rows)) {
     return NULL;
   }
-  int64_t sid;
+  if (batch_rows < 0) return hs_py_raise_msg(hs_py_invalid_error, "batch_rows must be >= 0");
+  if (limit < -1) return hs_py_raise_msg(hs_py_invalid_error, "limit must be >= 0");
+  hs_scan_options opts;
+  hs_scan_options_init(&opts);
   char **cols = NULL;
   size_t n_cols = 0;
-  if (hs_py_table_snapshot_arg(sid_obj, &sid) < 0) return NULL;
-  if (hs_py_table_names(cols_obj, "columns", &cols, &n_cols) < 0) return NULL;
+  char *filter = NULL;
+  if (hs_py_table_snapshot_arg(sid_obj, &opts.snapshot_id) < 0) return NULL;
+  if (filter_obj != Py_None) {
+    const char *f = PyUnicode_Check(filter_obj) ? PyUnicode_AsUTF8(filter_obj) : NULL;
+    if (f == NULL) {
+      if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "filter must be a str");
+      return NULL;
+    }
+    if ((filter = hs_strdup(f)) == NULL) return PyErr_NoMemory();
+  }
+  if (hs_py_table_names(cols_obj, "columns", &cols, &n_cols) < 0) {
+    hs_free(filter);
+    return NULL;
+  }
+  opts.columns = (const char *const *)cols;
+  opts.n_columns = n_cols;
+  opts.filter = filter;
+  opts.limit = (int64_t)limit;
+  opts.batch_rows_max = (int64_t)batch_rows;
   struct ArrowArrayStream stream;
   memset(&stream, 0, sizeof stream);
   hs_error err = {0};
   PyThreadState *ts = hs_py_table_enter(self);
-  hs_status st = hs_table_scan(self->table, sid, (const char *const *)cols, n_cols, &stream, &err);
+  hs_status st = hs_table_scan_query(self->table, &opts, &stream, &err);
   hs_py_table_leave(self, ts);
   hs_py_table_names_free(cols, n_cols);
+  hs_free(filter);
   if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
   return hs_py_tstream_new(&stream, self->uri);
+}
+
+/* Time travel: resolve a time (ms) or a ref name to a snapshot id. */
+static PyObject *hs_py_table_snapshot_at(hs_py_table *self, PyObject *arg) {
+  long long ms = PyLong_AsLongLong(arg);
+  if (ms == -1 && PyErr_Occurred()) return NULL;
+  int64_t sid = -1;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_snapshot_at(self->table, (int64_t)ms, &sid, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  return PyLong_FromLongLong((long long)sid);
+}
+
+static PyObject *hs_py_table_ref_snapshot(hs_py_table *self, PyObject *arg) {
+  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  if (name == NULL) {
+    if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "a ref name must be a str");
+    return NULL;
+  }
+  int64_t sid = -1;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_ref_snapshot(self->table, name, &sid, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  return PyLong_FromLongLong((long long)sid);
+}
+
+static PyObject *hs_py_table_refs(hs_py_table *self, PyObject *unused) {
+  (void)unused;
+  hs_table_ref_info *v = NULL;
+  size_t n = 0;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_refs(self->table, &v, &n, &err);
+  /* Names are borrowed from the table: build the list still holding the
+   * lock (waiters hold no GIL, so taking it back here cannot deadlock). */
+  PyEval_RestoreThread(ts);
+  if (st != HS_OK) {
+    PyThread_release_lock(self->lock);
+    hs_free(v);
+    return hs_py_raise(st, &err, hs_py_table_uri(self));
+  }
+  PyObject *list;
+  list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++) {
+    PyObject *d =
+        Py_BuildValue("{s:s,s:L,s:s,s:N,s:N,s:N}", "name", v[i].name, "snapshot_id",
+                      (long long)v[i].snapshot_id, "type", v[i].is_tag ? "tag" : "branch",
+                      "max_ref_age_ms", hs_py_table_opt(v[i].max_ref_age_ms), "max_snapshot_age_ms",
+                      hs_py_table_opt(v[i].max_snapshot_age_ms), "min_snapshots_to_keep",
+                      hs_py_table_opt(v[i].min_snapshots_to_keep));
+    if (d == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+  }
+  PyThread_release_lock(self->lock);
+  hs_free(v);
+  return list;
+}
+
+static PyObject *hs_py_table_history(hs_py_table *self, PyObject *unused) {
+  (void)unused;
+  hs_table_history_entry *v = NULL;
+  size_t n = 0;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_history(self->table, &v, &n, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++) {
+    PyObject *d =
+        Py_BuildValue("{s:L,s:L,s:N,s:O}", "made_current_at_ms", (long long)v[i].made_current_at_ms,
+                      "snapshot_id", (long long)v[i].snapshot_id, "parent_snapshot_id",
+                      hs_py_table_opt(v[i].parent_snapshot_id), "is_current_ancestor",
+                      v[i].is_current_ancestor ? Py_True : Py_False);
+    if (d == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+  }
+  hs_free(v);
+  return list;
+}
+
+static PyObject *hs_py_table_rollback(hs_py_table *self, PyObject *arg) {
+  long long sid = PyLong_AsLongLong(arg);
+  if (sid == -1 && PyErr_Occurred()) return NULL;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_rollback_to_snapshot(self->table, (int64_t)sid, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  Py_RETURN_NONE;
+}
+
+static PyObject *hs_py_table_create_ref(hs_py_table *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"name", "snapshot_id", "branch", "max_ref_age_ms", NULL};
+  const char *name;
+  PyObject *sid_obj = Py_None;
+  int branch = 0;
+  long long max_age = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OpL:create_ref", kwlist, &name, &sid_obj,
+                                   &branch, &max_age)) {
+    return NULL;
+  }
+  int64_t sid;
+  if (hs_py_table_snapshot_arg(sid_obj, &sid) < 0) return NULL;
+  char *copy = hs_strdup(name);
+  if (copy == NULL) return PyErr_NoMemory();
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = branch ? hs_table_create_branch(self->table, copy, sid, &err)
+                        : hs_table_create_tag(self->table, copy, sid, (int64_t)max_age, &err);
+  hs_py_table_leave(self, ts);
+  hs_free(copy);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  Py_RETURN_NONE;
+}
+
+/* set_partition_spec([(source, transform, name or None), ...]) */
+static PyObject *hs_py_table_set_spec(hs_py_table *self, PyObject *arg) {
+  PyObject *seq = PySequence_Fast(arg, "fields must be a list of (source, transform, name)");
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  hs_table_partition_field *f = hs_calloc((size_t)n + 1, sizeof *f);
+  char **strs = hs_calloc((size_t)n * 3 + 1, sizeof *strs);
+  PyObject *result = NULL;
+  if (f == NULL || strs == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *t = PySequence_Fast_GET_ITEM(seq, i);
+    const char *src, *tr, *nm = NULL;
+    if (!PyArg_ParseTuple(t, "ss|z", &src, &tr, &nm)) goto done;
+    strs[3 * i] = hs_strdup(src);
+    strs[3 * i + 1] = hs_strdup(tr);
+    strs[3 * i + 2] = nm ? hs_strdup(nm) : NULL;
+    if (strs[3 * i] == NULL || strs[3 * i + 1] == NULL || (nm && strs[3 * i + 2] == NULL)) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    f[i].source = strs[3 * i];
+    f[i].transform = strs[3 * i + 1];
+    f[i].name = strs[3 * i + 2];
+  }
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_set_partition_spec(self->table, f, (size_t)n, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, hs_py_table_uri(self));
+    goto done;
+  }
+  result = Py_None;
+  Py_INCREF(result);
+done:
+  for (Py_ssize_t i = 0; strs != NULL && i < 3 * n; i++) hs_free(strs[i]);
+  hs_free(strs);
+  hs_free(f);
+  Py_DECREF(seq);
+  return result;
+}
+
+/* set_sort_order(columns, ascending=None, nulls_first=None) */
+static PyObject *hs_py_table_set_order(hs_py_table *self, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"columns", "ascending", "nulls_first", NULL};
+  PyObject *cols_obj, *asc_obj = Py_None, *nf_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:set_sort_order", kwlist, &cols_obj, &asc_obj,
+                                   &nf_obj)) {
+    return NULL;
+  }
+  char **cols = NULL;
+  size_t n = 0;
+  if (hs_py_table_names(cols_obj, "columns", &cols, &n) < 0) return NULL;
+  int *asc = NULL, *nf = NULL;
+  PyObject *flags[2] = {asc_obj, nf_obj};
+  int **outs[2] = {&asc, &nf};
+  const char *names[2] = {"ascending", "nulls_first"};
+  PyObject *result = NULL;
+  for (int k = 0; k < 2; k++) {
+    if (flags[k] == Py_None) continue;
+    PyObject *seq = PySequence_Fast(flags[k], "expected a list of bools");
+    if (seq == NULL) goto done;
+    if ((size_t)PySequence_Fast_GET_SIZE(seq) != n) {
+      Py_DECREF(seq);
+      hs_py_raise_msg(hs_py_invalid_error, "%s has %zd entries for %zu columns", names[k],
+                      PySequence_Fast_GET_SIZE(flags[k]), n);
+      goto done;
+    }
+    *outs[k] = hs_calloc(n + 1, sizeof(int));
+    if (*outs[k] == NULL) {
+      Py_DECREF(seq);
+      PyErr_NoMemory();
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+      int b = PyObject_IsTrue(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i));
+      if (b < 0) {
+        Py_DECREF(seq);
+        goto done;
+      }
+      (*outs[k])[i] = b;
+    }
+    Py_DECREF(seq);
+  }
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_set_sort_order(self->table, (const char *const *)cols, asc, nf, n, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, hs_py_table_uri(self));
+    goto done;
+  }
+  result = Py_None;
+  Py_INCREF(result);
+done:
+  hs_py_table_names_free(cols, n);
+  hs_free(asc);
+  hs_free(nf);
+  return result;
 }
 
 static PyObject *hs_py_table_schema(hs_py_table *self, PyObject *unused) {
@@ -484,12 +741,6 @@ static PyObject *hs_py_table_schema(hs_py_table *self, PyObject *unused) {
   hs_py_table_leave(self, ts);
   if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
   return hs_py_table_schema_capsule_take(&schema);
-}
-
-/* -1 (absent) as None. */
-static PyObject *hs_py_table_opt(int64_t v) {
-  if (v < 0) Py_RETURN_NONE;
-  return PyLong_FromLongLong((long long)v);
 }
 
 static PyObject *hs_py_table_snapshots(hs_py_table *self, PyObject *unused) {
@@ -569,8 +820,30 @@ static PyMethodDef hs_py_table_methods[] = {
      "snapshot; its id, or None when the data had no rows. A schema that differs from\n"
      "the table's raises SchemaError and writes nothing."},
     {"scan", (PyCFunction)(void (*)(void))hs_py_table_scan, METH_VARARGS | METH_KEYWORDS,
-     "scan(snapshot_id=None, columns=None) -> TableStream\n\n"
-     "Stream the rows of a snapshot (None: the current one), projected to `columns`."},
+     "scan(snapshot_id=None, columns=None, filter=None, limit=-1, batch_rows=0) -> TableStream\n\n"
+     "Stream the rows of a snapshot (None: the current one) matching the SQL boolean\n"
+     "`filter`, projected to `columns`, at most `limit` rows (-1: all)."},
+    {"snapshot_at", (PyCFunction)hs_py_table_snapshot_at, METH_O,
+     "snapshot_at(ms) -> int\n\nThe snapshot that was current at `ms` since the epoch."},
+    {"ref_snapshot", (PyCFunction)hs_py_table_ref_snapshot, METH_O,
+     "ref_snapshot(name) -> int\n\nThe snapshot a tag or branch points at."},
+    {"refs", (PyCFunction)hs_py_table_refs, METH_NOARGS,
+     "refs() -> list[dict]\n\nEvery tag and branch (main included)."},
+    {"history", (PyCFunction)hs_py_table_history, METH_NOARGS,
+     "history() -> list[dict]\n\nThe snapshot log, oldest first."},
+    {"rollback_to_snapshot", (PyCFunction)hs_py_table_rollback, METH_O,
+     "rollback_to_snapshot(snapshot_id) -> None\n\nMake an ancestor snapshot current again."},
+    {"create_ref", (PyCFunction)(void (*)(void))hs_py_table_create_ref,
+     METH_VARARGS | METH_KEYWORDS,
+     "create_ref(name, snapshot_id=None, branch=False, max_ref_age_ms=-1) -> None\n\n"
+     "Name a snapshot (None: the current one) with a new tag or branch."},
+    {"set_partition_spec", (PyCFunction)hs_py_table_set_spec, METH_O,
+     "set_partition_spec([(source, transform, name or None), ...]) -> None\n\n"
+     "Make this spec the default for later writes (metadata-only commit)."},
+    {"set_sort_order", (PyCFunction)(void (*)(void))hs_py_table_set_order,
+     METH_VARARGS | METH_KEYWORDS,
+     "set_sort_order(columns, ascending=None, nulls_first=None) -> None\n\n"
+     "Make this sort order the default for later writes (metadata-only commit)."},
     {"schema", (PyCFunction)hs_py_table_schema, METH_NOARGS,
      "schema() -> PyCapsule\n\nThe table schema as a PyCapsule 'arrow_schema'."},
     {"snapshots", (PyCFunction)hs_py_table_snapshots, METH_NOARGS,
