@@ -295,7 +295,8 @@ static void grouping_free(grouping *g) {
 }
 
 static uint32_t key_hash(const uint8_t *p, size_t n) {
-  return hs_murmur3_x86_32(p, n, 0x9747b28cu);
+  static const uint8_t empty[1];
+  return hs_murmur3_x86_32(n ? p : empty, n, 0x9747b28cu);
 }
 
 static hs_status grouping_rehash(grouping *g, hs_error *err) {
