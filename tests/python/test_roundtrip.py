@@ -85,6 +85,13 @@ def pyarrow_write_options(draw, schema):
     kw["write_statistics"] = draw(st.booleans())
     kw["write_page_checksum"] = draw(st.booleans())
     kw["store_decimal_as_integer"] = draw(st.booleans())
+    if kw["store_decimal_as_integer"]:
+        # Decimals of precision <= 18 then become INT32/INT64, where pyarrow
+        # refuses DELTA_BYTE_ARRAY: keep only encodings valid for integers.
+        for name, e in list(enc.items()):
+            t = schema.field(name).type
+            if pa.types.is_decimal(t) and t.precision <= 18 and e == "DELTA_BYTE_ARRAY":
+                enc[name] = "PLAIN"
     return kw
 
 
@@ -242,9 +249,12 @@ def test_nested_pyarrow_to_ours(hdb, path, table, data):
           "row_group_size": data.draw(st.sampled_from([3, 1000])),
           "data_page_size": data.draw(st.sampled_from([1, 1 << 20]))}
     pq.write_table(table, path, **kw)
-    expected = pq.read_table(path)
     got = hdb.parquet.read_table(path)
-    assert_tables_equal(got, expected, what=f"ours reading nested pyarrow file, options {kw}")
+    # The oracle is the table pyarrow was given. (pyarrow's own read is not:
+    # with data_page_size=1 it drops rows of some list columns, e.g. a lone
+    # null large_list reads back as zero rows.)
+    assert_tables_equal(got, table, check_nullability=False,
+                        what=f"ours reading nested pyarrow file, options {kw}")
 
 
 # ------------------------------------------------------------ row selection, projection
