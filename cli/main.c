@@ -41,7 +41,7 @@ static const char hs_cli_help[] =
     "      Create an Iceberg table folder ([--format-version 3]; 'type!' = NOT NULL).\n"
     "  hyperstream write TABLE FILE.parquet|FILE.csv\n"
     "      Append the file as one snapshot (CSV: header row, typed by the table).\n"
-    "  hyperstream scan TABLE [--columns a,b] [--limit N] [--snapshot ID] [--csv]\n"
+    "  hyperstream scan TABLE [--filter SQL] [--columns a,b] [--limit N] [--snapshot ID] [--csv]\n"
     "      Print rows of the current (or given) snapshot, tab-separated or as CSV.\n"
     "  hyperstream snapshots TABLE\n"
     "      List snapshots (* marks the current one).\n"

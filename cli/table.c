@@ -3,7 +3,7 @@
  *
  *   create TABLE --schema 'id:int64,name:string' | --like FILE.parquet [--format-version 3]
  *   write TABLE FILE.parquet|FILE.csv     (one atomic append; progress bar on a terminal)
- *   scan TABLE [--columns a,b] [--limit N] [--snapshot ID] [--csv]
+ *   scan TABLE [--filter SQL] [--columns a,b] [--limit N] [--snapshot ID] [--csv]
  *   snapshots TABLE
  *   inspect TABLE                         (a folder; `inspect FILE.parquet` stays in main.c)
  *
@@ -860,12 +860,14 @@ static void put_csv_cell(const char *s, bool is_null) {
 }
 
 int hs_cli_scan(int argc, char **argv) {
-  const char *table = NULL, *columns = NULL;
+  const char *table = NULL, *columns = NULL, *filter = NULL;
   int64_t limit = HS_CLI_SCAN_DEFAULT_LIMIT, snapshot = -1;
   bool csv = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc) {
       columns = argv[++i];
+    } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+      filter = argv[++i];
     } else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
       if (!hs_cli_parse_count(argv[++i], &limit))
         return hs_cli_usage_error("scan: --limit needs a count, got '%s'", argv[i]);
@@ -876,7 +878,8 @@ int hs_cli_scan(int argc, char **argv) {
       csv = true;
     } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(
-          "Usage: hyperstream scan TABLE [--columns a,b] [--limit N (0: all; default 20)] "
+          "Usage: hyperstream scan TABLE [--filter SQL] [--columns a,b] [--limit N (0: all; "
+          "default 20)] "
           "[--snapshot ID] [--csv]\n",
           stdout);
       return HS_CLI_OK;
@@ -898,8 +901,16 @@ int hs_cli_scan(int argc, char **argv) {
   struct ArrowArrayStream stream;
   memset(&stream, 0, sizeof stream);
   hs_status st = hs_table_open(table, &t, &err);
-  if (st == HS_OK)
-    st = hs_table_scan(t, snapshot, (const char *const *)cols, n_cols, &stream, &err);
+  if (st == HS_OK) {
+    hs_scan_options so;
+    hs_scan_options_init(&so);
+    so.snapshot_id = snapshot;
+    so.columns = (const char *const *)cols;
+    so.n_columns = n_cols;
+    so.filter = filter;
+    so.limit = limit > 0 ? limit : -1;
+    st = hs_table_scan_query(t, &so, &stream, &err);
+  }
   for (size_t i = 0; i < n_cols; i++) hs_free(cols[i]);
   hs_free(cols);
   hs_table_free(t);
