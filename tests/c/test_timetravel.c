@@ -12,7 +12,7 @@
  *   HS_TT_SCRIPT="append 10;sleep 3;tag v1 0;rollback 1;..." with
  *   HS_TT_TABLE=<dir> (created; HS_TT_FORMAT=2|3): runs the operations
  *   (K = index of an appended snapshot, -1 the current one), printing
- *   "op <i> ok <snapshot id or -1>" or "op <i> err <status> <message>",
+ *   "op <i> ok <snapshot id or -1>" or "op <i> err <hs_status number> <message>",
  *   then the dump below.
  *   HS_TT_READ=<table dir or a .metadata.json path>: opens it (folder with
  *   hs_table_open, file with hs_table_open_metadata), then the dump.
@@ -586,7 +586,7 @@ static int run_script(const char *root, const char *script) {
     if (rc == HS_OK) {
       printf("op %d ok %lld\n", i, (long long)id);
     } else {
-      printf("op %d err %s %s\n", i, hs_status_str(rc), e.message);
+      printf("op %d err %d %s\n", i, (int)rc, e.message);
     }
   }
   hs_free(copy);
