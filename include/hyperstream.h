@@ -346,7 +346,7 @@ int64_t hs_table_version(const hs_table *table);
  * statistics, evaluates the filter vectorized on the rest (reading only the
  * filter's columns first) and then reads the projected columns of the
  * matching rows only. Pruning is conservative: it never drops a row that
- * matches. See src/query/README.md. */
+ * matches. See src/query/scan.c. */
 
 typedef struct hs_scan_options {
   int64_t snapshot_id; /* -1 (default): the current snapshot */

@@ -2,7 +2,7 @@
  * scan.c — hs_table_scan_query: a filtered, projected scan of a table
  * snapshot, streamed as Arrow record batches.
  *
- * Pipeline (see src/query/README.md, "Scans"):
+ * Pipeline:
  *  1. open: bind the filter against the table's Arrow schema (errors with
  *     positions surface here); plan the snapshot's data files
  *     (src/table/plan.c); drop files whose manifest statistics (column
