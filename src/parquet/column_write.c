@@ -186,12 +186,29 @@ static hs_status build_levels(hs_wcol *c, const struct ArrowArray *arr, int64_t 
   if (last < first)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': list offsets decrease", l->dotted);
   size_t cap = (size_t)(m + (last - first));
+  int16_t fn = l->field_nullable;
+  bool lnulls = has_nulls(arr), enulls = has_nulls(child);
+  if (kind == HS_WLIST_FIXED && sz > 0 && !lnulls && !enulls && c->def_implicit) {
+    /* Full fixed-size lists without nulls (vectors): every def level is
+     * max, so only the repetition levels are written. */
+    if (!hs_buf_reserve(&c->rep, (size_t)(last - first) * 2 + 2)) return oom(c, err);
+    int16_t *r = (int16_t *)(void *)(c->rep.data + c->rep.len);
+    for (int64_t i = 0; i < m; i++) {
+      r[i * sz] = 0;
+      for (int32_t j = 1; j < sz; j++) r[i * sz + j] = 1;
+    }
+    c->rep.len += (size_t)(last - first) * 2;
+    c->page_levels += last - first;
+    c->page_rows += m;
+    *contig = true;
+    *vstart = first;
+    *nv = last - first;
+    return HS_OK;
+  }
   if (c->def_implicit && !def_materialize(c)) return oom(c, err);
   if (!hs_buf_reserve(&c->def, cap * 2) || !hs_buf_reserve(&c->rep, cap * 2)) return oom(c, err);
   int16_t *d = (int16_t *)(c->def.data + c->def.len);
   int16_t *r = (int16_t *)(c->rep.data + c->rep.len);
-  int16_t fn = l->field_nullable;
-  bool lnulls = has_nulls(arr), enulls = has_nulls(child);
   size_t k = 0;
   int64_t vals = 0;
   int64_t *p = NULL;
