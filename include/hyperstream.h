@@ -481,7 +481,7 @@ hs_status hs_table_create_branch(hs_table *table, const char *name, int64_t snap
  * as the file's sort_order_id. Changing either is a metadata-only commit
  * (same exclusive publish and retries as appends); files already written
  * keep the spec and order they were written with. Such appends buffer the
- * whole write in memory (sorting needs it). See src/table/README.md. */
+ * whole write in memory (sorting needs it). See src/table/partition.c. */
 
 typedef struct hs_table_partition_field {
   const char *source;    /* a top-level column name */

@@ -32,6 +32,7 @@
 #include "../arrow/arrow.h"
 #include "../io/fs.h"
 #include "table.h"
+#include "timetravel.h"
 
 #define COMMIT_ATTEMPTS_MAX 200
 #define BACKOFF_MS_MAX 50
@@ -107,6 +108,8 @@ done:
 
 hs_status hs_table_commit_metadata(hs_table *t, const char *what, hs_table_metadata_edit edit,
                                    void *ctx, hs_error *err) {
+  hs_status wst = hs_table_check_writable(t, what, err);
+  if (wst != HS_OK) return wst;
   for (int attempt = 0; attempt < COMMIT_ATTEMPTS_MAX; attempt++) {
     if (attempt > 0) backoff(attempt);
     hs_status st = hs_table_load_latest(t, err);
