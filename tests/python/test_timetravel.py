@@ -13,15 +13,18 @@
 (b) We read: pyiceberg writes tables through a SQL catalog on SQLite
     (metadata named 00000-<uuid>.metadata.json, no version hint): appends,
     overwrites and deletes (snapshots with deleted manifest entries),
-    identity-partitioned or not, tags and a rollback. hs_table_open on the
+    identity-partitioned (string and date) or not, with date, timestamp,
+    decimal and list columns, tags and a rollback. hs_table_open on the
     folder (HS_TT_READ mode) must find the latest metadata, and our scan of
     every snapshot must equal pyiceberg's scan(snapshot_id=...); opening an
     older metadata file by name (hs_table_open_metadata) gives that
     version.
 """
 
+import datetime as dt
 import os
 import random
+from decimal import Decimal
 import subprocess
 
 import pyarrow as pa
@@ -35,7 +38,17 @@ from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.table import StaticTable  # noqa: E402
 from pyiceberg.transforms import IdentityTransform  # noqa: E402
-from pyiceberg.types import DoubleType, LongType, NestedField, StringType  # noqa: E402
+from pyiceberg.types import (  # noqa: E402
+    DateType,
+    DecimalType,
+    DoubleType,
+    IntegerType,
+    ListType,
+    LongType,
+    NestedField,
+    StringType,
+    TimestampType,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -226,11 +239,23 @@ def _pyiceberg_table(tmp_path, partitioned, seed):
         NestedField(1, "id", LongType(), required=False),
         NestedField(2, "cat", StringType(), required=False),
         NestedField(3, "score", DoubleType(), required=False),
+        NestedField(4, "day", DateType(), required=False),
+        NestedField(5, "at", TimestampType(), required=False),
+        NestedField(6, "price", DecimalType(10, 2), required=False),
+        NestedField(7, "tags", ListType(8, IntegerType(), element_required=False), required=False),
     )
-    spec = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "cat")) if partitioned else PartitionSpec()
+    spec = (
+        PartitionSpec(
+            PartitionField(2, 1000, IdentityTransform(), "cat"),
+            PartitionField(4, 1001, IdentityTransform(), "day"),
+        )
+        if partitioned
+        else PartitionSpec()
+    )
     tbl = cat.create_table("ns.t", schema=schema, partition_spec=spec)
     rng = random.Random(seed)
     next_id = 0
+    day0 = dt.date(2024, 1, 1)
 
     def batch(n):
         nonlocal next_id
@@ -239,6 +264,16 @@ def _pyiceberg_table(tmp_path, partitioned, seed):
                 "id": pa.array(range(next_id, next_id + n), pa.int64()),
                 "cat": pa.array([rng.choice(["a", "b", "c", None]) for _ in range(n)], pa.string()),
                 "score": pa.array([rng.choice([None, rng.random()]) for _ in range(n)], pa.float64()),
+                "day": pa.array([rng.choice([None, day0, day0 + dt.timedelta(days=40)]) for _ in range(n)]),
+                "at": pa.array(
+                    [dt.datetime(2024, 3, 1) + dt.timedelta(microseconds=rng.randrange(10**12)) for _ in range(n)],
+                    pa.timestamp("us"),
+                ),
+                "price": pa.array([Decimal(rng.randrange(-10**6, 10**6)) / 100 for _ in range(n)], pa.decimal128(10, 2)),
+                "tags": pa.array(
+                    [rng.choice([None, [], [rng.randrange(100) for _ in range(rng.randrange(4))]]) for _ in range(n)],
+                    pa.list_(pa.int32()),
+                ),
             }
         )
         next_id += n
