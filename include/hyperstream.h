@@ -400,7 +400,8 @@ hs_status hs_scan_stats_get(const struct ArrowArrayStream *stream, hs_scan_stats
  * named as Java and pyiceberg catalogs write it ("00003-<uuid>.metadata.json",
  * no version hint: the highest number wins); such tables, and those opened
  * with hs_table_open_metadata, are read-only (HS_ERR_UNSUPPORTED on any
- * commit). See src/table/README.md, "Time travel". */
+ * commit), as are format v1 tables (read, never written). See
+ * src/table/README.md, "Time travel". */
 
 /* Open exactly the metadata file `metadata_json_path` (any name) as a
  * static, read-only table: hs_table_refresh keeps this version; appends and

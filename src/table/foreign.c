@@ -108,6 +108,11 @@ hs_status hs_table_check_writable(const hs_table *t, const char *what, hs_error 
                         "names); commit through that catalog (read-only here)",
                         t->metadata_path, what);
   }
+  if (t->meta.format_version < 2) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: %s: format version %d tables are read-only (we write 2 and 3)",
+                        t->metadata_path, what, (int)t->meta.format_version);
+  }
   return HS_OK;
 }
 

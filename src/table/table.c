@@ -86,9 +86,6 @@ hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_
   char *mpath = NULL;
   if (st != HS_OK) {
     hs_error_prefix(err, "%s: ", path);
-  } else if (meta.format_version < 2) {
-    st = hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: format version %d: only 2 and 3 are written",
-                      path, meta.format_version);
   } else if ((mpath = hs_strdup(path)) == NULL) {
     st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
   }

@@ -17,7 +17,8 @@
  *   "op <i> ok <snapshot id or -1>" or "op <i> err <hs_status number> <message>",
  *   then the dump below.
  *   HS_TT_READ=<table dir or a .metadata.json path>: opens it (folder with
- *   hs_table_open, file with hs_table_open_metadata), then the dump.
+ *   hs_table_open, file with hs_table_open_metadata), then the dump and
+ *   "readonly <0|1>" (whether a commit is refused as unsupported).
  * The dump prints "metadata", "current", per snapshot "snapshot <id>
  * <parent> <timestamp-ms> <rows>" (and, with HS_TT_OUT=<dir>, writes the
  * scan of that snapshot to <dir>/<id>.parquet), "history <ts> <id>
@@ -704,6 +705,10 @@ static int read_table(const char *path) {
     return 1;
   }
   dump(t, getenv("HS_TT_OUT"));
+  /* Tables other writers named, and static ones, refuse every commit. */
+  hs_error we = {0};
+  hs_status wrc = hs_table_create_tag(t, "probe", -1, -1, &we);
+  printf("readonly %d\n", wrc == HS_ERR_UNSUPPORTED);
   hs_table_free(t);
   return 0;
 }

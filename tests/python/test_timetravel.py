@@ -14,7 +14,8 @@
     (metadata named 00000-<uuid>.metadata.json, no version hint): appends,
     overwrites and deletes (snapshots with deleted manifest entries),
     identity-partitioned (string and date) or not, with date, timestamp,
-    decimal and list columns, tags and a rollback. hs_table_open on the
+    decimal and list columns, tags and a rollback; format v2 and v1 (read
+    only). hs_table_open on the
     folder (HS_TT_READ mode) must find the latest metadata, and our scan of
     every snapshot must equal pyiceberg's scan(snapshot_id=...); opening an
     older metadata file by name (hs_table_open_metadata) gives that
@@ -82,6 +83,8 @@ def _run(env):
             out["refs"][f[0]] = (int(f[1]), f[2])
         elif kind == "asof":
             out["asof"].append((int(f[0]), int(f[1])))
+        elif kind == "readonly":
+            out["readonly"] = rest == "1"
         elif kind == "scanerror":
             out["scanerror"].append(rest)
     return out
@@ -230,7 +233,7 @@ def test_rollback_is_seen_by_pyiceberg_and_errors(tmp_path):
 # ------------------------------------------------------ (b) pyiceberg writes, we read
 
 
-def _pyiceberg_table(tmp_path, partitioned, seed):
+def _pyiceberg_table(tmp_path, partitioned, seed, fmt):
     wh = tmp_path / "wh"
     wh.mkdir()
     cat = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/cat.db", warehouse=f"file://{wh}")
@@ -252,7 +255,7 @@ def _pyiceberg_table(tmp_path, partitioned, seed):
         if partitioned
         else PartitionSpec()
     )
-    tbl = cat.create_table("ns.t", schema=schema, partition_spec=spec)
+    tbl = cat.create_table("ns.t", schema=schema, partition_spec=spec, properties={"format-version": str(fmt)})
     rng = random.Random(seed)
     next_id = 0
     day0 = dt.date(2024, 1, 1)
@@ -292,15 +295,17 @@ def _pyiceberg_table(tmp_path, partitioned, seed):
     return cat.load_table("ns.t"), tag_at
 
 
-@pytest.mark.parametrize("partitioned,seed", [(False, 10), (True, 11)])
-def test_we_read_pyiceberg_tables_at_every_snapshot(tmp_path, partitioned, seed):
-    tbl, tag_at = _pyiceberg_table(tmp_path, partitioned, seed)
+@pytest.mark.parametrize("partitioned,seed,fmt", [(False, 10, 2), (True, 11, 2), (True, 12, 1)])
+def test_we_read_pyiceberg_tables_at_every_snapshot(tmp_path, partitioned, seed, fmt):
+    tbl, tag_at = _pyiceberg_table(tmp_path, partitioned, seed, fmt)
+    assert tbl.metadata.format_version == fmt
     folder = tbl.metadata.location.removeprefix("file://")
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     ours = _run({"HS_TT_READ": folder, "HS_TT_OUT": str(out_dir)})
     assert ours["metadata"] == tbl.metadata_location.removeprefix("file://")
     assert ours["refs"]["t1"] == (tag_at, "tag")
+    assert ours["readonly"]  # the catalog owns this table
     ops = [s.summary.operation.value for s in tbl.metadata.snapshots]
     assert "overwrite" in ops  # rewritten files: entries with status DELETED
     if partitioned:
@@ -315,4 +320,5 @@ def test_we_read_pyiceberg_tables_at_every_snapshot(tmp_path, partitioned, seed)
     old = _run({"HS_TT_READ": os.path.join(md_dir, older), "HS_TT_OUT": str(old_dir)})
     st = StaticTable.from_metadata(os.path.join(md_dir, older))
     assert old["current"] == st.metadata.current_snapshot_id
+    assert old["readonly"]
     _check_against_pyiceberg(st, old, old_dir)
