@@ -39,6 +39,12 @@ hs_status hs_error_set(hs_error *err, hs_status status, const char *fmt, ...) HS
  * never turn a failure into HS_OK. */
 void hs_error_prefix(hs_error *err, const char *fmt, ...) HS_PRINTF(2, 3);
 
+/* Arrow C streams report failures as errno values: one errno per status,
+ * both ways, so a status survives a trip through a stream (and a stream
+ * wrapping a stream). Unknown errno values map to HS_ERR_INTERNAL. */
+int hs_status_errno(hs_status status);
+hs_status hs_status_of_errno(int errnum);
+
 /* ---------------------------------------------------------- allocation */
 
 /* Hard ceiling on any single allocation derived from untrusted sizes. */

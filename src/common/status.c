@@ -1,4 +1,5 @@
 /* status.c — status names and error detail formatting. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,4 +45,33 @@ void hs_error_prefix(hs_error *err, const char *fmt, ...) {
   memmove(err->message + plen, err->message, mlen);
   memcpy(err->message, prefix, plen);
   err->message[plen + mlen] = '\0';
+}
+
+int hs_status_errno(hs_status status) {
+  switch (status) {
+  case HS_OK: return 0;
+  case HS_ERR_NOMEM: return ENOMEM;
+  case HS_ERR_INVALID_ARG: return EINVAL;
+  case HS_ERR_UNSUPPORTED: return ENOSYS;
+  case HS_ERR_IO: return EIO;
+  case HS_ERR_CORRUPT: return EBADMSG;
+  case HS_ERR_NOT_FOUND: return ENOENT;
+  case HS_ERR_SCHEMA: return EPROTO;
+  case HS_ERR_INTERNAL: return ENOTRECOVERABLE;
+  }
+  return ENOTRECOVERABLE;
+}
+
+hs_status hs_status_of_errno(int errnum) {
+  switch (errnum) {
+  case 0: return HS_OK;
+  case ENOMEM: return HS_ERR_NOMEM;
+  case EINVAL: return HS_ERR_INVALID_ARG;
+  case ENOSYS: return HS_ERR_UNSUPPORTED;
+  case EIO: return HS_ERR_IO;
+  case EBADMSG: return HS_ERR_CORRUPT;
+  case ENOENT: return HS_ERR_NOT_FOUND;
+  case EPROTO: return HS_ERR_SCHEMA;
+  default: return HS_ERR_INTERNAL;
+  }
 }

@@ -202,7 +202,7 @@ static hs_status dict_gather(const hs_pq_page_ctx *ctx, const uint8_t *buf, size
     int32_t pos = offs[0];
     for (size_t i = 0; i < n; i++) {
       int32_t a = doff[idx[i]], b = doff[idx[i] + 1];
-      memcpy(out + pos, d->data.data + a, (size_t)(b - a));
+      if (b != a) memcpy(out + pos, d->data.data + a, (size_t)(b - a)); /* all-empty: NULL bufs */
       pos += b - a;
       offs[i + 1] = pos;
     }

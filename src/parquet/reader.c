@@ -371,22 +371,8 @@ static hs_status stream_emit(stream_state *s, int64_t k, struct ArrowArray *out,
   return HS_OK;
 }
 
-/* The Arrow stream interface reports failures as errno values; map every
- * status one-to-one so that front ends can recover it (the message is in
- * get_last_error). */
 static int errno_of(hs_status st) {
-  switch (st) {
-  case HS_OK: return 0;
-  case HS_ERR_NOMEM: return ENOMEM;
-  case HS_ERR_INVALID_ARG: return EINVAL;
-  case HS_ERR_UNSUPPORTED: return ENOSYS;
-  case HS_ERR_IO: return EIO;
-  case HS_ERR_CORRUPT: return EBADMSG;
-  case HS_ERR_NOT_FOUND: return ENOENT;
-  case HS_ERR_SCHEMA: return EPROTO;
-  case HS_ERR_INTERNAL: return ENOTRECOVERABLE;
-  }
-  return ENOTRECOVERABLE;
+  return hs_status_errno(st);
 }
 
 static int stream_fail(stream_state *s, hs_error *err) {

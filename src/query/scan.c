@@ -782,19 +782,20 @@ static void truncate_batch(struct ArrowArray *a, int64_t k) {
   }
 }
 
-static int scan_fail(scan_state *s, const char *what, struct ArrowArrayStream *st) {
+static int scan_fail(scan_state *s, const char *what, struct ArrowArrayStream *st, int rc) {
   const char *m = st->get_last_error(st);
-  hs_error_set(&s->error, HS_ERR_CORRUPT, "%s: %s", what, m ? m : "read failed");
-  return 5; /* EIO */
+  hs_error_set(&s->error, hs_status_of_errno(rc), "%s: %s", what, m ? m : "read failed");
+  return hs_status_errno(s->error.status);
 }
 
 static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out) {
   scan_state *s = stream->private_data;
   memset(out, 0, sizeof *out);
-  if (s->error.status != HS_OK) return 5;
+  if (s->error.status != HS_OK) return hs_status_errno(s->error.status);
   for (;;) {
     if (s->out_open) {
-      if (s->out.get_next(&s->out, out) != 0) return scan_fail(s, s->path, &s->out);
+      int rc = s->out.get_next(&s->out, out);
+      if (rc != 0) return scan_fail(s, s->path, &s->out, rc);
       if (out->release != NULL) {
         if (s->filter == NULL) {
           s->stats.rows_scanned += out->length;
@@ -815,24 +816,25 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
     if (s->limit >= 0 && s->stats.rows_returned >= s->limit) return 0;
     if (s->pass1_open) {
       struct ArrowArray b;
-      if (s->pass1.get_next(&s->pass1, &b) != 0) return scan_fail(s, s->path, &s->pass1);
+      int rc = s->pass1.get_next(&s->pass1, &b);
+      if (rc != 0) return scan_fail(s, s->path, &s->pass1, rc);
       if (b.release == NULL) {
         close_stream(&s->pass1, &s->pass1_open);
         continue;
       }
       hs_status st = select_batch(s, &b, &s->error);
       b.release(&b);
-      if (st != HS_OK) return 5;
+      if (st != HS_OK) return hs_status_errno(s->error.status);
       continue;
     }
     if (s->reader != NULL && s->filter != NULL) {
       bool started = false;
-      if (pass1_next(s, &started, &s->error) != HS_OK) return 5;
+      if (pass1_next(s, &started, &s->error) != HS_OK) return hs_status_errno(s->error.status);
       if (started) continue;
     }
     file_close(s);
     if (s->next_file == s->n_files) return 0; /* end: out->release == NULL */
-    if (file_open(s, s->next_file++, &s->error) != HS_OK) return 5;
+    if (file_open(s, s->next_file++, &s->error) != HS_OK) return hs_status_errno(s->error.status);
   }
 }
 

@@ -73,19 +73,19 @@ static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b,
 
 static int scan_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
   scan_state *s = st->private_data;
-  return hs_arrow_schema_copy(&s->schema, out, &s->error) == HS_OK ? 0 : 5;
+  return hs_status_errno(hs_arrow_schema_copy(&s->schema, out, &s->error));
 }
 
 static int scan_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
   scan_state *s = st->private_data;
   memset(out, 0, sizeof *out);
-  if (s->error.status != HS_OK) return 5;
+  if (s->error.status != HS_OK) return hs_status_errno(s->error.status);
   for (;;) {
     if (s->inner_open) {
       int rc = s->inner.get_next(&s->inner, out);
       if (rc != 0) {
         const char *m = s->inner.get_last_error(&s->inner);
-        hs_error_set(&s->error, HS_ERR_CORRUPT, "%s: %s", s->files[s->next_file - 1],
+        hs_error_set(&s->error, hs_status_of_errno(rc), "%s: %s", s->files[s->next_file - 1],
                      m ? m : "read failed");
         return rc;
       }
@@ -103,7 +103,7 @@ static int scan_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
                         "%s: columns or types differ from the scan's schema", s->files[i]);
     }
     hs_arrow_schema_release(&fs);
-    if (rc != HS_OK) return 5;
+    if (rc != HS_OK) return hs_status_errno(rc);
   }
 }
 
