@@ -286,9 +286,12 @@ static hs_status gather(hs_wcol *c, const struct ArrowArray *va, bool contig, in
   c->gather.len = 0;
 
   if (l->conv == HS_WCONV_BINARY || l->conv == HS_WCONV_LARGE_BINARY) {
-    if (va->n_buffers < 3 || va->buffers[2] == NULL)
+    if (va->n_buffers < 3)
       return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': missing data buffer", l->dotted);
-    const uint8_t *data = (const uint8_t *)va->buffers[2];
+    /* The C data interface lets a zero-size buffer be NULL (all values empty). */
+    static const uint8_t no_bytes[1];
+    bool no_data = va->buffers[2] == NULL;
+    const uint8_t *data = no_data ? no_bytes : (const uint8_t *)va->buffers[2];
     if (!hs_buf_reserve(&c->gather, (size_t)nv * sizeof(hs_wbytes))) return oom(c, err);
     hs_wbytes *out = (hs_wbytes *)c->gather.data;
     for (int64_t k = 0; k < nv; k++) {
@@ -303,7 +306,9 @@ static hs_status gather(hs_wcol *c, const struct ArrowArray *va, bool contig, in
       if (e < b || e - b > INT32_MAX)
         return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': bad value length at %lld",
                             l->dotted, (long long)j);
-      out[k].p = data + b;
+      if (no_data && e != b)
+        return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': missing data buffer", l->dotted);
+      out[k].p = no_data ? data : data + b;
       out[k].len = (uint32_t)(e - b);
     }
     *ba = out;
