@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 apt_pkgs=(build-essential cmake ninja-build pkg-config libzstd-dev libsnappy-dev liblz4-dev
-          zlib1g-dev libjansson-dev libbrotli-dev libpg-query-dev clang clang-format libclang-rt-14-dev llvm)
+          zlib1g-dev libjansson-dev libbrotli-dev libpg-query-dev libroaring-dev clang clang-format libclang-rt-14-dev llvm)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
