@@ -507,9 +507,8 @@ hs_status hs_table_set_partition_spec(hs_table *table, const hs_table_partition_
  * ascending, last when descending. Floats sort -NaN < -inf < ... < -0 <
  * 0 < ... < inf < NaN; strings by UTF-8 bytes. An order equal to an
  * existing one is re-selected, otherwise a new order id is added. */
-hs_status hs_table_set_sort_order(hs_table *table, const char *const *columns,
-                                  const int *ascending, const int *nulls_first, size_t n,
-                                  hs_error *err);
+hs_status hs_table_set_sort_order(hs_table *table, const char *const *columns, const int *ascending,
+                                  const int *nulls_first, size_t n, hs_error *err);
 
 #ifdef __cplusplus
 }

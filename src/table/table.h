@@ -129,8 +129,7 @@ hs_status hs_table_sort_rows(const hs_table_sort_key *keys, size_t n_keys,
  * struct batch *out. Dictionary-encoded and union columns are
  * HS_ERR_UNSUPPORTED. */
 hs_status hs_table_take(const struct ArrowSchema *schema, const struct ArrowArray *batches,
-                        const hs_table_row *rows, size_t n, struct ArrowArray *out,
-                        hs_error *err);
+                        const hs_table_row *rows, size_t n, struct ArrowArray *out, hs_error *err);
 
 /* Write every batch of `stream` (consumed, not released) as data files
  * under <root>/data: one file per partition of `spec` (may have no
