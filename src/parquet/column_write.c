@@ -62,19 +62,13 @@ hs_status hs_wcol_init(hs_wcol *c, const hs_wleaf *leaf, const hs_wopts *o, hs_e
   return HS_OK;
 }
 
-static void stat_free(hs_wstat *s) {
-  hs_buf_free(&s->min);
-  hs_buf_free(&s->max);
-  s->has = false;
-}
-
 void hs_wcol_free(hs_wcol *c) {
   if (c == NULL) return;
   hs_buf *bufs[] = {&c->def, &c->rep,  &c->vals, &c->idx,   &c->dict_vals, &c->gather,   &c->vidx,
                     &c->enc, &c->body, &c->hdr,  &c->pages, &c->dict_page, &c->pi_bytes, &c->lv32};
   for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) hs_buf_free(bufs[i]);
-  stat_free(&c->page_stat);
-  stat_free(&c->chunk_stat);
+  hs_wstat_free(&c->page_stat);
+  hs_wstat_free(&c->chunk_stat);
   hs_free(c->table);
   hs_free(c->hashes);
   hs_free(c->offs);
@@ -383,116 +377,6 @@ static hs_status gather(hs_wcol *c, const struct ArrowArray *va, bool contig, in
   return HS_OK;
 }
 
-/* ------------------------------------------------------------- stats */
-
-static bool buf_set(hs_buf *b, const void *p, size_t n) {
-  b->len = 0;
-  return hs_buf_append(b, p, n);
-}
-
-/* Merge a candidate [mn, mx] into `s`. */
-static bool stat_merge(hs_wstat *s, hs_wsort sort, const uint8_t *mn, size_t mnl, const uint8_t *mx,
-                       size_t mxl) {
-  if (!s->has) {
-    s->has = true;
-    return buf_set(&s->min, mn, mnl) && buf_set(&s->max, mx, mxl);
-  }
-  if (hs_wstat_cmp(sort, mn, mnl, s->min.data, s->min.len) < 0 && !buf_set(&s->min, mn, mnl))
-    return false;
-  if (hs_wstat_cmp(sort, mx, mxl, s->max.data, s->max.len) > 0 && !buf_set(&s->max, mx, mxl))
-    return false;
-  return true;
-}
-
-#define MINMAX_LOOP(T, skip)                                \
-  do {                                                      \
-    const T *v = (const T *)(const void *)f;                \
-    T lo = 0, hi = 0;                                       \
-    bool any = false;                                       \
-    for (int64_t k = 0; k < nv; k++) {                      \
-      T x = v[k];                                           \
-      if (skip) continue;                                   \
-      if (!any) {                                           \
-        lo = hi = x;                                        \
-        any = true;                                         \
-      } else if (x < lo) {                                  \
-        lo = x;                                             \
-      } else if (x > hi) {                                  \
-        hi = x;                                             \
-      }                                                     \
-    }                                                       \
-    if (!any) return true;                                  \
-    uint8_t a[sizeof(T)], b[sizeof(T)];                     \
-    memcpy(a, &lo, sizeof(T));                              \
-    memcpy(b, &hi, sizeof(T));                              \
-    return stat_merge(s, sort, a, sizeof(T), b, sizeof(T)); \
-  } while (0)
-
-static bool stats_fixed(hs_wstat *s, hs_wsort sort, const uint8_t *f, int64_t nv, size_t w) {
-  switch (sort) {
-  case HS_WSORT_I32:
-    if (w == 4) MINMAX_LOOP(int32_t, false);
-    break;
-  case HS_WSORT_U32: MINMAX_LOOP(uint32_t, false);
-  case HS_WSORT_I64: MINMAX_LOOP(int64_t, false);
-  case HS_WSORT_U64: MINMAX_LOOP(uint64_t, false);
-  case HS_WSORT_FLOAT: MINMAX_LOOP(float, x != x);
-  case HS_WSORT_DOUBLE: MINMAX_LOOP(double, x != x);
-  default: break;
-  }
-  /* Generic: FLBA, decimals, half floats, booleans (1 byte 0/1). */
-  const uint8_t *lo = NULL, *hi = NULL;
-  for (int64_t k = 0; k < nv; k++) {
-    const uint8_t *x = f + (size_t)k * w;
-    if (sort == HS_WSORT_FLOAT16 && hs_wstat_half_is_nan(x)) continue;
-    if (lo == NULL) {
-      lo = hi = x;
-    } else if (hs_wstat_cmp(sort, x, w, lo, w) < 0) {
-      lo = x;
-    } else if (hs_wstat_cmp(sort, x, w, hi, w) > 0) {
-      hi = x;
-    }
-  }
-  return lo == NULL || stat_merge(s, sort, lo, w, hi, w);
-}
-
-static bool stats_bytes(hs_wstat *s, const hs_wbytes *v, int64_t nv) {
-  if (nv == 0) return true;
-  const hs_wbytes *lo = &v[0], *hi = &v[0];
-  for (int64_t k = 1; k < nv; k++) {
-    if (hs_wstat_cmp(HS_WSORT_BYTES, v[k].p, v[k].len, lo->p, lo->len) < 0)
-      lo = &v[k];
-    else if (hs_wstat_cmp(HS_WSORT_BYTES, v[k].p, v[k].len, hi->p, hi->len) > 0)
-      hi = &v[k];
-  }
-  return stat_merge(s, HS_WSORT_BYTES, lo->p, lo->len, hi->p, hi->len);
-}
-
-/* Parquet: a zero minimum is written -0.0 and a zero maximum +0.0. */
-static void stat_fix_zero(hs_wstat *s, hs_wsort sort) {
-  if (!s->has) return;
-  if (sort == HS_WSORT_FLOAT && s->min.len == 4) {
-    float lo, hi;
-    memcpy(&lo, s->min.data, 4);
-    memcpy(&hi, s->max.data, 4);
-    if (lo == 0.0f) lo = -0.0f;
-    if (hi == 0.0f) hi = 0.0f;
-    memcpy(s->min.data, &lo, 4);
-    memcpy(s->max.data, &hi, 4);
-  } else if (sort == HS_WSORT_DOUBLE && s->min.len == 8) {
-    double lo, hi;
-    memcpy(&lo, s->min.data, 8);
-    memcpy(&hi, s->max.data, 8);
-    if (lo == 0.0) lo = -0.0;
-    if (hi == 0.0) hi = 0.0;
-    memcpy(s->min.data, &lo, 8);
-    memcpy(s->max.data, &hi, 8);
-  } else if (sort == HS_WSORT_FLOAT16 && s->min.len == 2) {
-    if ((s->min.data[0] | (s->min.data[1] & 0x7f)) == 0) s->min.data[1] = 0x80;
-    if ((s->max.data[0] | (s->max.data[1] & 0x7f)) == 0) s->max.data[1] = 0x00;
-  }
-}
-
 /* -------------------------------------------------------- dictionary */
 
 static inline uint32_t mix64(uint64_t x) {
@@ -661,7 +545,7 @@ static bool dict_stats_bytes(hs_wcol *c, int64_t nv) {
     c->stamps[e] = c->page_serial;
     const uint8_t *d = c->dict_vals.data + c->offs[e];
     hs_wbytes v = {d + 4, hs_load_u32le(d)};
-    if (!stats_bytes(s, &v, 1)) return false;
+    if (!hs_wstat_add_bytes(s, &v, 1)) return false;
   }
   return true;
 }
@@ -862,7 +746,7 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   if (full && c->dict_on && !c->dict_used && (int64_t)c->dict_vals.len * 2 > c->page_bytes &&
       (st = dict_abandon(c, err)) != HS_OK)
     return st;
-  stat_fix_zero(&c->page_stat, l->sort);
+  hs_wstat_fix_zero(&c->page_stat, l->sort);
   if (c->page_values > 0 && !c->page_stat.has) c->chunk_minmax_bad = true;
 
   bool v2 = c->o->page_version == 2;
@@ -928,8 +812,8 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   c->chunk_levels += c->page_levels;
   c->chunk_nulls += c->page_levels - c->page_values;
   if (c->page_stat.has &&
-      !stat_merge(&c->chunk_stat, l->sort, c->page_stat.min.data, c->page_stat.min.len,
-                  c->page_stat.max.data, c->page_stat.max.len))
+      !hs_wstat_merge(&c->chunk_stat, l->sort, c->page_stat.min.data, c->page_stat.min.len,
+                      c->page_stat.max.data, c->page_stat.max.len))
     return oom(c, err);
 
   c->def.len = c->rep.len = c->vals.len = c->idx.len = 0;
@@ -952,8 +836,8 @@ static hs_status add_values(hs_wcol *c, const uint8_t *f, const hs_wbytes *ba, i
    * entries this page has not seen yet (see dict_stats_bytes). */
   bool late_stats = ba && c->dict_on;
   if ((c->o->statistics || c->o->page_index) && !late_stats) {
-    bool ok =
-        ba ? stats_bytes(&c->page_stat, ba, nv) : stats_fixed(&c->page_stat, l->sort, f, nv, w);
+    bool ok = ba ? hs_wstat_add_bytes(&c->page_stat, ba, nv)
+                 : hs_wstat_add_fixed(&c->page_stat, l->sort, f, nv, w);
     if (!ok) return oom(c, err);
   }
   if (ba) {
@@ -1029,7 +913,7 @@ hs_status hs_wcol_write(hs_wcol *c, const struct ArrowArray *arr, int64_t start,
 hs_status hs_wcol_finish(hs_wcol *c, hs_error *err) {
   hs_status st;
   if ((st = flush_page(c, false, err)) != HS_OK) return st;
-  stat_fix_zero(&c->chunk_stat, c->leaf->sort);
+  hs_wstat_fix_zero(&c->chunk_stat, c->leaf->sort);
   c->dict_page.len = 0;
   if (!c->dict_used) return HS_OK;
   c->enc.len = 0;

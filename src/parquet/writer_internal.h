@@ -1,7 +1,8 @@
 /*
  * writer_internal.h — private to the Parquet writer: the leaf-column plan
  * derived from an Arrow schema (schema_write.c) and the column-chunk
- * writer that turns Arrow buffers into pages (column_write.c). writer.c
+ * writer that turns Arrow buffers into pages (column_write.c, statistics in
+ * column_stats.c). writer.c
  * drives both: it slices batches into row groups, emits chunks to the sink,
  * keeps the page indexes until the end and writes the footer.
  *
@@ -125,6 +126,19 @@ typedef struct hs_wbytes {
   const uint8_t *p;
   uint32_t len;
 } hs_wbytes;
+
+/* Running statistics (column_stats.c). The add/merge calls return false
+ * only when out of memory. */
+void hs_wstat_free(hs_wstat *s);
+/* Merge a candidate [mn, mx] into `s`. */
+bool hs_wstat_merge(hs_wstat *s, hs_wsort sort, const uint8_t *mn, size_t mnl, const uint8_t *mx,
+                    size_t mxl);
+/* Merge nv fixed-width values of w bytes (NaNs skipped). */
+bool hs_wstat_add_fixed(hs_wstat *s, hs_wsort sort, const uint8_t *f, int64_t nv, size_t w);
+/* Merge nv byte arrays (unsigned lexicographic order). */
+bool hs_wstat_add_bytes(hs_wstat *s, const hs_wbytes *v, int64_t nv);
+/* Parquet: a zero minimum is written -0.0 and a zero maximum +0.0. */
+void hs_wstat_fix_zero(hs_wstat *s, hs_wsort sort);
 
 typedef struct hs_wcol {
   const hs_wleaf *leaf;

@@ -1,0 +1,127 @@
+/*
+ * column_stats.c — running min/max statistics of the column-chunk writer
+ * (writer_internal.h): per page and per chunk, in physical form, ordered by
+ * the column's sort order (hs_wstat_cmp); NaNs are left out and zeros are
+ * written as Parquet asks (-0.0 for a minimum, +0.0 for a maximum).
+ *
+ * Fixed-width integers and floats are scanned with typed loops; everything
+ * else (FLBA, decimals, half floats, booleans, byte arrays) goes through
+ * hs_wstat_cmp.
+ */
+#include <string.h>
+
+#include "writer_internal.h"
+
+void hs_wstat_free(hs_wstat *s) {
+  hs_buf_free(&s->min);
+  hs_buf_free(&s->max);
+  s->has = false;
+}
+
+static bool buf_set(hs_buf *b, const void *p, size_t n) {
+  b->len = 0;
+  return hs_buf_append(b, p, n);
+}
+
+/* Merge a candidate [mn, mx] into `s`. */
+bool hs_wstat_merge(hs_wstat *s, hs_wsort sort, const uint8_t *mn, size_t mnl, const uint8_t *mx,
+                    size_t mxl) {
+  if (!s->has) {
+    s->has = true;
+    return buf_set(&s->min, mn, mnl) && buf_set(&s->max, mx, mxl);
+  }
+  if (hs_wstat_cmp(sort, mn, mnl, s->min.data, s->min.len) < 0 && !buf_set(&s->min, mn, mnl))
+    return false;
+  if (hs_wstat_cmp(sort, mx, mxl, s->max.data, s->max.len) > 0 && !buf_set(&s->max, mx, mxl))
+    return false;
+  return true;
+}
+
+#define MINMAX_LOOP(T, skip)                                    \
+  do {                                                          \
+    const T *v = (const T *)(const void *)f;                    \
+    T lo = 0, hi = 0;                                           \
+    bool any = false;                                           \
+    for (int64_t k = 0; k < nv; k++) {                          \
+      T x = v[k];                                               \
+      if (skip) continue;                                       \
+      if (!any) {                                               \
+        lo = hi = x;                                            \
+        any = true;                                             \
+      } else if (x < lo) {                                      \
+        lo = x;                                                 \
+      } else if (x > hi) {                                      \
+        hi = x;                                                 \
+      }                                                         \
+    }                                                           \
+    if (!any) return true;                                      \
+    uint8_t a[sizeof(T)], b[sizeof(T)];                         \
+    memcpy(a, &lo, sizeof(T));                                  \
+    memcpy(b, &hi, sizeof(T));                                  \
+    return hs_wstat_merge(s, sort, a, sizeof(T), b, sizeof(T)); \
+  } while (0)
+
+bool hs_wstat_add_fixed(hs_wstat *s, hs_wsort sort, const uint8_t *f, int64_t nv, size_t w) {
+  switch (sort) {
+  case HS_WSORT_I32:
+    if (w == 4) MINMAX_LOOP(int32_t, false);
+    break;
+  case HS_WSORT_U32: MINMAX_LOOP(uint32_t, false);
+  case HS_WSORT_I64: MINMAX_LOOP(int64_t, false);
+  case HS_WSORT_U64: MINMAX_LOOP(uint64_t, false);
+  case HS_WSORT_FLOAT: MINMAX_LOOP(float, x != x);
+  case HS_WSORT_DOUBLE: MINMAX_LOOP(double, x != x);
+  default: break;
+  }
+  /* Generic: FLBA, decimals, half floats, booleans (1 byte 0/1). */
+  const uint8_t *lo = NULL, *hi = NULL;
+  for (int64_t k = 0; k < nv; k++) {
+    const uint8_t *x = f + (size_t)k * w;
+    if (sort == HS_WSORT_FLOAT16 && hs_wstat_half_is_nan(x)) continue;
+    if (lo == NULL) {
+      lo = hi = x;
+    } else if (hs_wstat_cmp(sort, x, w, lo, w) < 0) {
+      lo = x;
+    } else if (hs_wstat_cmp(sort, x, w, hi, w) > 0) {
+      hi = x;
+    }
+  }
+  return lo == NULL || hs_wstat_merge(s, sort, lo, w, hi, w);
+}
+
+bool hs_wstat_add_bytes(hs_wstat *s, const hs_wbytes *v, int64_t nv) {
+  if (nv == 0) return true;
+  const hs_wbytes *lo = &v[0], *hi = &v[0];
+  for (int64_t k = 1; k < nv; k++) {
+    if (hs_wstat_cmp(HS_WSORT_BYTES, v[k].p, v[k].len, lo->p, lo->len) < 0)
+      lo = &v[k];
+    else if (hs_wstat_cmp(HS_WSORT_BYTES, v[k].p, v[k].len, hi->p, hi->len) > 0)
+      hi = &v[k];
+  }
+  return hs_wstat_merge(s, HS_WSORT_BYTES, lo->p, lo->len, hi->p, hi->len);
+}
+
+/* Parquet: a zero minimum is written -0.0 and a zero maximum +0.0. */
+void hs_wstat_fix_zero(hs_wstat *s, hs_wsort sort) {
+  if (!s->has) return;
+  if (sort == HS_WSORT_FLOAT && s->min.len == 4) {
+    float lo, hi;
+    memcpy(&lo, s->min.data, 4);
+    memcpy(&hi, s->max.data, 4);
+    if (lo == 0.0f) lo = -0.0f;
+    if (hi == 0.0f) hi = 0.0f;
+    memcpy(s->min.data, &lo, 4);
+    memcpy(s->max.data, &hi, 4);
+  } else if (sort == HS_WSORT_DOUBLE && s->min.len == 8) {
+    double lo, hi;
+    memcpy(&lo, s->min.data, 8);
+    memcpy(&hi, s->max.data, 8);
+    if (lo == 0.0) lo = -0.0;
+    if (hi == 0.0) hi = 0.0;
+    memcpy(s->min.data, &lo, 8);
+    memcpy(s->max.data, &hi, 8);
+  } else if (sort == HS_WSORT_FLOAT16 && s->min.len == 2) {
+    if ((s->min.data[0] | (s->min.data[1] & 0x7f)) == 0) s->min.data[1] = 0x80;
+    if ((s->max.data[0] | (s->max.data[1] & 0x7f)) == 0) s->max.data[1] = 0x00;
+  }
+}
