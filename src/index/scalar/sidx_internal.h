@@ -1,0 +1,173 @@
+/*
+ * sidx_internal.h — private to src/index/scalar/: the blob layout of a
+ * scalar inverted index (README.md, "Blob layout"), order-preserving key
+ * encoding, the key-table view and the strict checker of CRoaring's
+ * portable serialization that every bitmap passes before CRoaring sees it.
+ */
+#ifndef HS_INDEX_SIDX_INTERNAL_H
+#define HS_INDEX_SIDX_INTERNAL_H
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "../index.h"
+
+/* Puffin container (apache/iceberg format/puffin-spec.md). */
+#define HS_PUFFIN_MAGIC "PFA1"
+#define HS_PUFFIN_FOOTER_TAIL 12 /* payload size (4), flags (4), magic (4) */
+#define HS_PUFFIN_FOOTER_MAX ((uint32_t)1 << 26)
+#define HS_SIDX_COLUMNS_MAX 4096 /* index blobs per file: keeps checks quadratic-safe */
+#define HS_SIDX_BLOB_TYPE "hyperstreamdb-inverted-index-v1"
+
+/* Blob header: fixed 64 bytes, little endian. Sections follow in this
+ * order, back to back, and end exactly at the blob's end:
+ *   null bitmap | key table | directory | data. */
+#define HS_SIDX_MAGIC "HSX1"
+#define HS_SIDX_HEADER_BYTES 64
+#define HS_SIDX_BLOCK_ROWS_DEFAULT 4096u
+#define HS_SIDX_BLOCK_ROWS_MAX (1u << 20)
+#define HS_SIDX_DIR_SORTED_ENTRY 16 /* u64 block offset, u32 count, u32 bitmap bytes */
+
+typedef enum hs_sidx_key_type {
+  HS_SIDX_KT_BOOL = 1,    /* width 1: 0 or 1 */
+  HS_SIDX_KT_INT = 2,     /* width 8: int64 big endian with the sign bit flipped */
+  HS_SIDX_KT_UINT = 3,    /* width 8: uint64 big endian */
+  HS_SIDX_KT_FLOAT = 4,   /* width 8: double mapped to an ordered uint64, big endian */
+  HS_SIDX_KT_BYTES = 5,   /* width 0 (variable): the bytes themselves */
+  HS_SIDX_KT_FIXED = 6,   /* width w: the bytes themselves */
+  HS_SIDX_KT_DECIMAL = 7, /* width 16: int128 big endian with the sign bit flipped */
+} hs_sidx_key_type;
+
+typedef struct hs_sidx_header {
+  uint8_t layout;   /* hs_sidx_layout: DICT or SORTED */
+  uint8_t key_type; /* hs_sidx_key_type */
+  uint16_t key_width;
+  uint32_t row_count;
+  uint32_t null_count;
+  uint32_t n_entries; /* DICT: distinct values; SORTED: blocks */
+  uint32_t block_rows;
+  int32_t decimal_scale;
+  uint64_t null_len, keys_len, dir_len, data_len;
+} hs_sidx_header;
+
+void hs_sidx_header_write(const hs_sidx_header *h, uint8_t out[HS_SIDX_HEADER_BYTES]);
+/* Parse and check a header against the blob length (sections in range,
+ * widths consistent with the key type, counts plausible for the bytes). */
+hs_status hs_sidx_header_parse(const uint8_t *p, uint64_t blob_len, hs_sidx_header *h,
+                               const char *column, hs_error *err);
+
+/* The key type and width for an Arrow type; HS_ERR_UNSUPPORTED otherwise. */
+hs_status hs_sidx_key_type_of(const hs_arrow_type *t, hs_sidx_key_type *kt, uint16_t *width,
+                              hs_error *err);
+
+/* --------------------------------------------------------- key encoding */
+
+static inline void hs_sidx_store_u64be(uint8_t *p, uint64_t v) {
+  for (int i = 7; i >= 0; i--) {
+    p[i] = (uint8_t)v;
+    v >>= 8;
+  }
+}
+static inline uint64_t hs_sidx_load_u64be(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+  return v;
+}
+static inline uint64_t hs_sidx_int_bits(int64_t v) {
+  return (uint64_t)v ^ ((uint64_t)1 << 63);
+}
+/* Doubles in SQL order: -0.0 is 0.0, every NaN is one NaN above +inf. */
+static inline uint64_t hs_sidx_float_bits(double d) {
+  if (d != d) return UINT64_MAX;
+  if (d == 0) d = 0.0;
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return (u >> 63) ? ~u : u | ((uint64_t)1 << 63);
+}
+
+/* A view over a key table of n keys: fixed width (n * width bytes) or, for
+ * width 0, (n + 1) u32 offsets then the bytes. */
+typedef struct hs_sidx_keys {
+  const uint8_t *p;
+  size_t len;
+  uint32_t n;
+  uint16_t width;
+  const uint8_t *heap; /* variable: bytes after the offsets */
+} hs_sidx_keys;
+
+/* Bind a view, checking its size (and, for variable keys, that offsets
+ * start at 0, never decrease and end at the heap's length). */
+hs_status hs_sidx_keys_bind(hs_sidx_keys *k, const uint8_t *p, size_t len, uint32_t n,
+                            uint16_t width, hs_error *err);
+static inline const uint8_t *hs_sidx_keys_get(const hs_sidx_keys *k, uint32_t i, size_t *len) {
+  if (k->width != 0) {
+    *len = k->width;
+    return k->p + (size_t)i * k->width;
+  }
+  uint32_t a = hs_load_u32le(k->p + (size_t)i * 4), b = hs_load_u32le(k->p + (size_t)i * 4 + 4);
+  *len = b - a;
+  return k->heap + a;
+}
+/* memcmp order, shorter first on a common prefix. */
+int hs_sidx_key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb);
+/* First index in [0, n) whose key is >= (strict: >) the probe; n if none.
+ * `stride`/`first` select every stride-th key from `first` (SORTED block
+ * minima/maxima). */
+uint32_t hs_sidx_keys_lower_bound(const hs_sidx_keys *k, uint32_t first, uint32_t stride,
+                                  uint32_t n, const uint8_t *probe, size_t probe_len, bool strict);
+
+/* ------------------------------------------------------ roaring bitmaps */
+
+/* Check that p[0..len) is exactly one bitmap in CRoaring's portable format
+ * whose values are all < row_count, with sorted keys, sorted array
+ * containers, bitset cardinalities that match their bits and ordered,
+ * non-overlapping runs. *card gets its cardinality. */
+hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count, uint64_t *card,
+                                hs_error *err);
+/* Check, then deserialize (CRoaring allocates). */
+hs_status hs_sidx_roaring_load(const uint8_t *p, size_t len, uint32_t row_count,
+                               roaring_bitmap_t **out, hs_error *err);
+/* Append the portable serialization of r (after run optimization). */
+hs_status hs_sidx_roaring_append(roaring_bitmap_t *r, hs_buf *out, hs_error *err);
+
+/* ------------------------------------------------------ reader state */
+
+typedef struct hs_sidx_blob_ref {
+  char *column;
+  uint64_t offset, length;
+} hs_sidx_blob_ref;
+
+struct hs_sidx_file {
+  hs_source *src;
+  hs_sidx_blob_ref *blobs;
+  size_t n_blobs;
+};
+
+struct hs_sidx_column {
+  hs_source *src;
+  char *name;
+  uint64_t blob_off, blob_len;
+  hs_sidx_header h;
+  uint8_t *meta; /* key table then directory, owned */
+  hs_sidx_keys keys;
+  const uint8_t *dir;
+  uint64_t data_off; /* absolute */
+  hs_buf scratch;
+};
+
+/* A SORTED block: its extent in the data section and its parts
+ * ([bitmap][key table][count u32 rows]). Offsets were checked at open. */
+typedef struct hs_sidx_block {
+  uint64_t off, len;
+  uint32_t count, bitmap_len;
+} hs_sidx_block;
+
+hs_sidx_block hs_sidx_block_at(const hs_sidx_column *c, uint32_t i);
+/* Bind a whole block read at p: its key table and row array. */
+hs_status hs_sidx_block_bind(const hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
+                             hs_sidx_keys *keys, const uint8_t **rows, hs_error *err);
+/* Borrow len bytes at absolute offset off (valid until the next view). */
+hs_status hs_sidx_column_view(hs_sidx_column *c, uint64_t off, uint64_t len, const uint8_t **p,
+                              hs_error *err);
+
+#endif /* HS_INDEX_SIDX_INTERNAL_H */
