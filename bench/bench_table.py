@@ -138,6 +138,13 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def cpu_seconds():
+    """User + system CPU seconds of this process, all threads: compared with
+    wall seconds it shows how many cores an engine kept busy."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def _import_engine(engine):
     """Import the engine's modules before the clock starts (imports of
     pyiceberg and SQLAlchemy alone take about a second)."""
@@ -175,6 +182,7 @@ def worker_append(spec):
         if hasattr(c, "nbytes"):
             _ = c.nbytes
     hdb = _import_engine(engine)
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     if engine == "ours":
         t = hdb.Table(os.path.join(root, "t"))
@@ -195,7 +203,7 @@ def worker_append(spec):
                 t.write_arrow(c)
             t.commit()
     secs = time.perf_counter() - t0
-    return {"seconds": secs, "rows": n}
+    return {"seconds": secs, "cpu_s": cpu_seconds() - c0, "rows": n}
 
 
 def worker_scan(spec):
@@ -204,6 +212,7 @@ def worker_scan(spec):
     import pyarrow.compute as pc
 
     hdb = _import_engine(engine)
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     if engine == "ours":
         out = hdb.Table(os.path.join(root, "t")).to_arrow(filter=flt)
@@ -217,9 +226,10 @@ def worker_scan(spec):
         else:
             out = t.to_arrow(filter=flt)
     secs = time.perf_counter() - t0
+    cpu = cpu_seconds() - c0
     if not isinstance(out, pa.Table):
         out = pa.Table.from_pandas(out, preserve_index=False)
-    return {"seconds": secs, "rows": out.num_rows, "columns": out.num_columns,
+    return {"seconds": secs, "cpu_s": cpu, "rows": out.num_rows, "columns": out.num_columns,
             "id_sum": int(pc.sum(out["id"]).as_py() or 0)}
 
 
@@ -301,6 +311,7 @@ def median_of(results):
     if not ok:
         return {"error": results[-1]["error"] if results else "not run"}
     return {"seconds": statistics.median(r["seconds"] for r in ok),
+            "cpu_s": statistics.median(r.get("cpu_s", 0.0) for r in ok),
             "rss_mb": statistics.median(r["rss_mb"] for r in ok),
             "rows": ok[0]["rows"], "id_sum": ok[0].get("id_sum"),
             "columns": ok[0].get("columns"), "n_ok": len(ok),
@@ -407,7 +418,7 @@ def main():
 def _short(r):
     if "error" in r:
         return "FAILED: " + r["error"]
-    s = f"{r['seconds']:.3f} s  rss {r['rss_mb']:.0f} MB  rows {r['rows']}"
+    s = f"{r['seconds']:.3f} s  cpu {r.get('cpu_s', 0):.3f} s  rss {r['rss_mb']:.0f} MB  rows {r['rows']}"
     return s + (f"  sum(id) {r['id_sum']}" if "id_sum" in r else "")
 
 
@@ -438,24 +449,27 @@ def report(args, n, k, engines, versions, failures, res, want, wrong, flt, elaps
     w = out.append
     w(f"### Tables: {n:,} rows in {k} appends, median of {args.runs} "
       f"(wall {elapsed:.0f} s for all measurements)\n")
-    w(f"Command: `python3 bench/bench_table.py {' '.join(sys.argv[1:])}`".rstrip() + "\n")
+    w(f"Command: `{' '.join(['python3', 'bench/bench_table.py'] + sys.argv[1:])}`\n")
     w(f"Machine: {machine()}; HyperStreamDB commit {git_commit()}.\n")
     vs = ", ".join(f"{e} {versions[e] or 'unavailable'}" for e in engines)
     w(f"Versions: {vs}; original API: {args.original_api}.\n")
-    w("| engine | append s | append rows/s | append peak RSS MB | "
-      + " | ".join(f"{q} s" for q in QUERIES) + " | scan peak RSS MB |")
-    w("|---|---:|---:|---:|" + "---:|" * len(QUERIES) + "---:|")
+    w("| engine | append s | append rows/s | append CPU s | append peak RSS MB | "
+      + " | ".join(f"{q} s" for q in QUERIES) + " | full scan CPU s | scan peak RSS MB |")
+    w("|---|---:|---:|---:|---:|" + "---:|" * len(QUERIES) + "---:|---:|")
     for e in engines:
         if e in failures:
-            w(f"| {e} | unavailable: {failures[e]} |" + " |" * (3 + len(QUERIES)))
+            w(f"| {e} | unavailable: {failures[e]} |" + " |" * (5 + len(QUERIES)))
             continue
         a = res[e]["append"]
         cells = [e]
         if "error" in a:
-            cells += [f"failed: {a['error']}", "", ""]
+            cells += [f"failed: {a['error']}", "", "", ""]
         else:
-            cells += [f"{a['seconds']:.3f}", f"{n / a['seconds']:,.0f}", f"{a['rss_mb']:.0f}"]
+            cells += [f"{a['seconds']:.3f}", f"{n / a['seconds']:,.0f}", f"{a['cpu_s']:.2f}",
+                      f"{a['rss_mb']:.0f}"]
         cells += [_cell_secs(res[e][q]) for q in QUERIES]
+        f = res[e]["full"]
+        cells.append("" if "error" in f else f"{f['cpu_s']:.2f}")
         rss = [res[e][q]["rss_mb"] for q in QUERIES if "error" not in res[e][q]]
         cells.append(f"{max(rss):.0f}" if rss else "")
         w("| " + " | ".join(cells) + " |")
