@@ -246,7 +246,7 @@ static void gen_value(const tcol *c, pred *p, int k) {
       v->u = from_data ? (c->type == T_U64 ? c->u[r] : (uint64_t)c->i[r]) : rnd(UINT64_MAX);
     } else {
       v->kind = HS_SIDX_INT;
-      v->i = from_data ? (c->type == T_U64 ? (int64_t)c->u[r] : c->i[r]) + (int64_t)rnd(3) - 1
+      v->i = from_data ? (int64_t)((c->type == T_U64 ? c->u[r] : (uint64_t)c->i[r]) + rnd(3) - 1)
                        : (int64_t)hs_test_rand(&seed);
     }
     break;
@@ -640,7 +640,34 @@ static int driver(const char *path, const char *column) {
   return 0;
 }
 
+/* HS_SIDX_SEEDS=<dir>: write small index files of every type and layout
+ * (the fuzz seeds in fuzz/corpus/scalar_index/). */
+static int write_seeds(const char *dir) {
+  int k = 0;
+  for (int type = 0; type < T_COUNT; type++)
+    for (int layout = 1; layout <= 2; layout++) {
+      tcol c;
+      tcol_gen(&c, type, 40, 6, 20);
+      hs_sidx_column_options opts = {(hs_sidx_layout)layout, 8};
+      hs_buf file;
+      hs_buf_init(&file);
+      if (build_file(&c, &opts, &file, NULL) == HS_OK) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/seed_%02d.puffin", dir, k++);
+        FILE *fp = fopen(path, "wb");
+        if (fp != NULL) {
+          fwrite(file.data, 1, file.len, fp);
+          fclose(fp);
+        }
+      }
+      hs_buf_free(&file);
+      tcol_free(&c);
+    }
+  return 0;
+}
+
 int main(void) {
+  if (getenv("HS_SIDX_SEEDS") != NULL) return write_seeds(getenv("HS_SIDX_SEEDS"));
   const char *drv = getenv("HS_SIDX_DRIVER");
   if (drv != NULL) return driver(drv, getenv("HS_SIDX_COLUMN") ? getenv("HS_SIDX_COLUMN") : "x");
   test_api_edges();
