@@ -263,7 +263,9 @@ def engine_python(engine):
 
 
 def engine_version(engine):
-    code = {"ours": "import hyperstreamdb as h; print(getattr(h, '__version__', '?'))",
+    code = {"ours": "import hyperstreamdb as h, os, time; from hyperstreamdb import _core as c; "
+                    "print(getattr(h, '__version__', '?'), '(_core built', time.strftime("
+                    "'%Y-%m-%d %H:%M UTC', time.gmtime(os.path.getmtime(c.__file__))) + ')')",
             "pyiceberg": "import pyiceberg; print(pyiceberg.__version__)",
             "original": "import importlib.metadata as m; print(m.version('hyperstreamdb'))"}
     py = engine_python(engine)
@@ -450,7 +452,8 @@ def report(args, n, k, engines, versions, failures, res, want, wrong, flt, elaps
     w(f"### Tables: {n:,} rows in {k} appends, median of {args.runs} "
       f"(wall {elapsed:.0f} s for all measurements)\n")
     w(f"Command: `{' '.join(['python3', 'bench/bench_table.py'] + sys.argv[1:])}`\n")
-    w(f"Machine: {machine()}; HyperStreamDB commit {git_commit()}.\n")
+    w(f"Machine: {machine()}; repository HEAD {git_commit()} (the measured build is the "
+      f"installed `hyperstreamdb`, see its build time below).\n")
     vs = ", ".join(f"{e} {versions[e] or 'unavailable'}" for e in engines)
     w(f"Versions: {vs}; original API: {args.original_api}.\n")
     w("| engine | append s | append rows/s | append CPU s | append peak RSS MB | "
