@@ -70,6 +70,47 @@ static void sort_perm(const keyset *ks, uint32_t *perm, uint32_t *tmp, uint32_t 
   }
 }
 
+/* Width-8 keys (all numeric types): LSD radix sort of (key, index) pairs,
+ * stable, skipping byte positions where every key agrees. About 20x faster
+ * than the comparison sort on 1M rows (README, "Measurements"). Returns
+ * false on OOM, leaving perm untouched. */
+typedef struct kpair {
+  uint64_t key;
+  uint32_t idx;
+} kpair;
+
+static bool sort_perm_radix(const keyset *ks, uint32_t *perm, uint32_t n) {
+  kpair *a = hs_malloc(((size_t)n + 1) * sizeof *a), *b = hs_malloc(((size_t)n + 1) * sizeof *b);
+  if (a == NULL || b == NULL) {
+    hs_free(a);
+    hs_free(b);
+    return false;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    a[i].key = hs_sidx_load_u64be(ks->keys.data + (size_t)i * 8);
+    a[i].idx = i;
+  }
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t count[256] = {0};
+    for (uint32_t i = 0; i < n; i++) count[(a[i].key >> shift) & 0xFF]++;
+    if (n == 0 || count[(a[0].key >> shift) & 0xFF] == n) continue;
+    size_t pos = 0;
+    for (int v = 0; v < 256; v++) {
+      size_t c = count[v];
+      count[v] = pos;
+      pos += c;
+    }
+    for (uint32_t i = 0; i < n; i++) b[count[(a[i].key >> shift) & 0xFF]++] = a[i];
+    kpair *t = a;
+    a = b;
+    b = t;
+  }
+  for (uint32_t i = 0; i < n; i++) perm[i] = a[i].idx;
+  hs_free(a);
+  hs_free(b);
+  return true;
+}
+
 static hs_status keyset_push(keyset *ks, const uint8_t *key, size_t len, uint32_t row,
                              hs_error *err) {
   if (!hs_buf_append(&ks->keys, key, len))
@@ -330,8 +371,10 @@ static hs_status build_blob(hs_sidx_builder *b, const hs_arrow_type *t, hs_sidx_
     st = hs_error_set(err, HS_ERR_NOMEM, "scalar index %s: sort", name);
     goto done;
   }
-  for (uint32_t i = 0; i < ks.n; i++) perm[i] = i;
-  sort_perm(&ks, perm, tmp, ks.n);
+  if (width != 8 || !sort_perm_radix(&ks, perm, ks.n)) {
+    for (uint32_t i = 0; i < ks.n; i++) perm[i] = i;
+    sort_perm(&ks, perm, tmp, ks.n);
+  }
   uint32_t distinct = 0;
   for (uint32_t i = 0; i < ks.n; i++)
     if (i == 0 || keyset_cmp(&ks, perm[i - 1], perm[i]) != 0) distinct++;
