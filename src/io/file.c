@@ -126,7 +126,6 @@ hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst,
  * set (they are still in the page cache, and a later view maps them
  * again), so reading a large file does not keep it resident. Only a hint:
  * views already handed out stay valid. */
-void hs_source_release(hs_source *src, uint64_t offset, size_t len);
 void hs_source_release(hs_source *src, uint64_t offset, size_t len) {
   static long page;
   if (src == NULL || !src->mapped || offset >= src->size) return;

@@ -34,6 +34,13 @@ hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst,
 hs_status hs_source_view(hs_source *src, uint64_t offset, size_t len, hs_buf *scratch,
                          const uint8_t **out, hs_error *err);
 
+/* A hint that bytes [offset, offset + len) will not be read again soon: a
+ * memory-mapped file drops the whole OS pages inside the range from the
+ * resident set (they stay in the page cache and map in again on use), so
+ * reading a large file does not keep it resident. Views already handed out
+ * stay valid. A no-op for other sources. */
+void hs_source_release(hs_source *src, uint64_t offset, size_t len);
+
 /* ---------------------------------------------------------------- sink */
 
 typedef struct hs_sink hs_sink;

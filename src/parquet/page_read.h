@@ -13,12 +13,6 @@
 
 #include "column.h"
 
-/* Implemented in src/io/file.c; belongs in io.h (pending its owner): a hint
- * that bytes [offset, offset + len) of `src` will not be read again soon,
- * so a memory-mapped file may drop them from the resident set. Views
- * already handed out stay valid (the pages are mapped in again on use). */
-void hs_source_release(hs_source *src, uint64_t offset, size_t len);
-
 /* A decoded dictionary: `n` entries, fixed width in `values` (n * width
  * bytes, BOOLEAN one byte per entry) or BYTE_ARRAY as n + 1 int32 offsets
  * into `data`. */
