@@ -510,6 +510,25 @@ hs_status hs_table_set_partition_spec(hs_table *table, const hs_table_partition_
 hs_status hs_table_set_sort_order(hs_table *table, const char *const *columns, const int *ascending,
                                   const int *nulls_first, size_t n, hs_error *err);
 
+/* --- Query: page-index pruning (pageprune) --- */
+/* hs_table_scan_query also prunes pages: in each row group kept by its
+ * statistics, the ColumnIndex/OffsetIndex of the filter's flat columns
+ * rule out row ranges, and neither filter nor projected columns decode the
+ * pages holding only those rows. See src/query/scan_pages.c. */
+
+typedef struct hs_scan_page_stats {
+  int64_t row_groups_indexed; /* kept row groups with a usable page index on a filter column */
+  int64_t pages;              /* pages of those indexed filter columns */
+  int64_t pages_pruned;       /* of those, pages whose rows were all ruled out (not decoded) */
+  int64_t rows_pruned;        /* rows of kept row groups ruled out by page indexes */
+} hs_scan_page_stats;
+
+/* Page-pruning counters of a stream made by hs_table_scan_query (not yet
+ * released); they grow as files are opened. HS_ERR_INVALID_ARG for any
+ * other stream. */
+hs_status hs_scan_page_stats_get(const struct ArrowArrayStream *stream, hs_scan_page_stats *out,
+                                 hs_error *err);
+
 #ifdef __cplusplus
 }
 #endif

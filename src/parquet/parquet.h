@@ -12,4 +12,24 @@
 /* The parsed footer of an open reader; borrowed, valid while it is open. */
 const hs_pq_file_metadata *hs_parquet_reader_metadata(const hs_parquet_reader *reader);
 
+/* --- Page indexes (pageprune) --- */
+#include "../io/io.h"
+
+/* Read and check the ColumnIndex and OffsetIndex of column chunk `cc`
+ * (a chunk of a row group of `rg_rows` rows) through `src`, with reads
+ * bounded by the source size and the lengths the footer gives. Each of
+ * *ci / *oi is NULL when the chunk has none (not an error); both are
+ * allocated in `arena`. A malformed index is HS_ERR_CORRUPT naming the
+ * column and byte offset (the caller decides whether to ignore it).
+ * Checked: the offset index has pages, the first starts at row 0, first
+ * rows strictly increase and stay below rg_rows; the column index has as
+ * many pages as the offset index, and null counts in [0, page rows]. */
+hs_status hs_parquet_page_index_read(hs_source *src, const hs_pq_column_chunk *cc, int64_t rg_rows,
+                                     hs_arena *arena, hs_pq_column_index **ci,
+                                     hs_pq_offset_index **oi, hs_error *err);
+
+/* Rows of page p of `oi` in a row group of rg_rows rows: [*first, *end). */
+void hs_parquet_page_rows(const hs_pq_offset_index *oi, uint32_t p, int64_t rg_rows, int64_t *first,
+                          int64_t *end);
+
 #endif /* HS_PARQUET_H */

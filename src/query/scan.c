@@ -376,8 +376,8 @@ static int32_t pq_scale(const hs_pq_schema_element *e) {
 /* One statistic as a scalar of Arrow type `at`. `typed` says the bytes
  * come from min_value/max_value (the column's own sort order); the
  * deprecated min/max were compared signed and serve signed types only. */
-static bool pq_scalar(const hs_pq_schema_element *e, const hs_arrow_type *at, hs_pq_bytes b,
-                      bool typed, hs_expr_scalar *out) {
+bool hs_scan_pq_scalar(const hs_pq_schema_element *e, const hs_arrow_type *at, hs_pq_bytes b,
+                       bool typed, hs_expr_scalar *out) {
   memset(out, 0, sizeof *out);
   if (!e->has_type) return false;
   hs_pq_type pt = e->type;
@@ -453,8 +453,8 @@ static bool pq_scalar(const hs_pq_schema_element *e, const hs_arrow_type *at, hs
 
 /* Leaf index of top-level element `name` in the footer's flat schema, or
  * -1 when it is absent, a group, or the schema is malformed. */
-static int32_t pq_top_leaf(const hs_pq_file_metadata *md, const char *name,
-                           const hs_pq_schema_element **elem) {
+int32_t hs_scan_pq_top_leaf(const hs_pq_file_metadata *md, const char *name,
+                            const hs_pq_schema_element **elem) {
   if (md->n_schema == 0) return -1;
   uint32_t idx = 1;
   int32_t leaf = 0;
@@ -488,7 +488,7 @@ void hs_scan_row_group_stats(const hs_pq_file_metadata *md, uint32_t rg,
     s->row_count = g->num_rows;
     const struct ArrowSchema *f = fields->children[i];
     const hs_pq_schema_element *e = NULL;
-    int32_t leaf = f->name ? pq_top_leaf(md, f->name, &e) : -1;
+    int32_t leaf = f->name ? hs_scan_pq_top_leaf(md, f->name, &e) : -1;
     if (leaf < 0 || (uint32_t)leaf >= g->n_columns || !g->columns[leaf].has_meta_data) continue;
     const hs_pq_column_meta *cm = &g->columns[leaf].meta_data;
     if (!cm->has_statistics) continue;
@@ -497,11 +497,11 @@ void hs_scan_row_group_stats(const hs_pq_file_metadata *md, uint32_t rg,
     hs_arrow_type at;
     if (hs_arrow_type_parse(f->format, &at, NULL) != HS_OK) continue;
     if (ps->has_min_value && ps->has_max_value) {
-      s->has_bounds = pq_scalar(e, &at, ps->min_value, true, &s->min) &&
-                      pq_scalar(e, &at, ps->max_value, true, &s->max);
+      s->has_bounds = hs_scan_pq_scalar(e, &at, ps->min_value, true, &s->min) &&
+                      hs_scan_pq_scalar(e, &at, ps->max_value, true, &s->max);
     } else if (ps->has_min && ps->has_max) {
-      s->has_bounds =
-          pq_scalar(e, &at, ps->min, false, &s->min) && pq_scalar(e, &at, ps->max, false, &s->max);
+      s->has_bounds = hs_scan_pq_scalar(e, &at, ps->min, false, &s->min) &&
+                      hs_scan_pq_scalar(e, &at, ps->max, false, &s->max);
     }
   }
 }
@@ -520,6 +520,7 @@ typedef struct scan_state {
   int64_t limit, batch_rows;
   struct ArrowSchema schema; /* output */
   hs_scan_stats stats;
+  hs_scan_page_stats pstats;
   /* The current file. */
   hs_parquet_reader *reader;
   const char *path;
@@ -529,6 +530,12 @@ typedef struct scan_state {
   bool *rg_keep;
   uint32_t n_rg, next_rg;
   bool whole; /* pass one reads the whole file in one stream */
+  /* Page pruning (scan_pages.c): rows of each kept row group that the page
+   * indexes leave; pass one reads only those (p1rows, file-wide). */
+  hs_arena page_arena;
+  hs_scan_page_ranges *rg_pages;
+  int64_t *p1rows; /* NULL: pass one reads contiguous rows from pass1_pos */
+  size_t p1_cap, p1_n, p1_next;
   /* Pass one (filter columns) and the output stream (projected columns). */
   struct ArrowArrayStream pass1, out;
   bool pass1_open, out_open;
@@ -570,8 +577,11 @@ static void file_close(scan_state *s) {
   hs_arrow_schema_release(&s->fschema);
   hs_free(s->rg_first);
   hs_free(s->rg_keep);
+  hs_free(s->rg_pages);
+  hs_arena_reset(&s->page_arena);
   s->rg_first = NULL;
   s->rg_keep = NULL;
+  s->rg_pages = NULL;
   s->n_rg = s->next_rg = 0;
 }
 
@@ -585,6 +595,7 @@ static void state_free(scan_state *s) {
   hs_free(s->filter);
   hs_free(s->sel);
   hs_free(s->rows);
+  hs_free(s->p1rows);
   hs_free(s);
 }
 
@@ -650,6 +661,41 @@ static hs_status open_stream(scan_state *s, char *const *names, size_t n, const 
   return HS_OK;
 }
 
+/* Page pruning of the current file's kept row groups: fills rg_pages; a
+ * row group none of whose rows survive is dropped like one pruned by its
+ * statistics (counted in row_groups_pruned). Page indexes are read through
+ * a second handle on the file (the reader's own is private to it). */
+static hs_status prune_pages(scan_state *s, const hs_pq_file_metadata *md, hs_error *err) {
+  bool any = false;
+  for (uint32_t g = 0; g < s->n_rg; g++) any |= s->rg_keep[g];
+  if (!any) return HS_OK;
+  s->rg_pages = hs_calloc(s->n_rg, sizeof *s->rg_pages);
+  if (s->rg_pages == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  hs_source *src = NULL;
+  hs_error local = {0};
+  if (hs_source_open_file(s->path, &src, &local) != HS_OK) return HS_OK; /* no page pruning */
+  hs_status st = HS_OK;
+  for (uint32_t g = 0; st == HS_OK && g < s->n_rg; g++) {
+    if (!s->rg_keep[g]) continue;
+    hs_scan_page_ranges *pr = &s->rg_pages[g];
+    st = hs_scan_page_ranges_compute(src, md, g, &s->fschema, s->expr, &s->page_arena, pr, err);
+    if (st != HS_OK || !pr->indexed) continue;
+    int64_t rg_rows = s->rg_first[g + 1] - s->rg_first[g];
+    s->pstats.row_groups_indexed++;
+    s->pstats.pages += pr->pages;
+    s->pstats.pages_pruned += pr->pages_pruned;
+    s->pstats.rows_pruned += rg_rows - pr->rows;
+    if (pr->rows < rg_rows) s->whole = false;
+    if (pr->n == 0) {
+      s->rg_keep[g] = false;
+      s->stats.row_groups_pruned++;
+    }
+  }
+  hs_source_unref(src);
+  if (st != HS_OK) hs_error_prefix(err, "%s: ", s->path);
+  return st;
+}
+
 /* Open data file `i`: footer, and with a filter, its binding and row-group
  * pruning. Without a filter the output stream starts right away. */
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
@@ -697,6 +743,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->rg_first[s->n_rg] = pos;
   hs_free(stats);
   s->next_rg = 0;
+  if (st == HS_OK) st = prune_pages(s, md, err);
   return st;
 }
 
@@ -709,6 +756,7 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
     s->next_rg = s->n_rg;
     s->stats.row_groups_read += s->n_rg;
     s->pass1_pos = 0;
+    s->p1_n = 0; /* contiguous rows from pass1_pos */
     *started = true;
     return open_stream(s, s->fcols, s->n_fcols, NULL, 0, 0, false, err);
   }
@@ -717,17 +765,28 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
   uint32_t g = s->next_rg++;
   int64_t first = s->rg_first[g], n = s->rg_first[g + 1] - first;
   if (n <= 0) return pass1_next(s, started, err);
-  if ((size_t)n > s->rows_cap) {
-    int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * (size_t)n);
+  const hs_scan_page_ranges *pr = s->rg_pages != NULL ? &s->rg_pages[g] : NULL;
+  if (pr != NULL && pr->indexed) n = pr->rows;
+  if ((size_t)n > s->p1_cap) {
+    int64_t *nr = hs_realloc(s->p1rows, sizeof(int64_t) * (size_t)n);
     if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-    s->rows = nr;
-    s->rows_cap = (size_t)n;
+    s->p1rows = nr;
+    s->p1_cap = (size_t)n;
   }
-  for (int64_t k = 0; k < n; k++) s->rows[k] = first + k;
+  int64_t k = 0;
+  if (pr != NULL && pr->indexed) {
+    for (size_t r = 0; r < pr->n; r++)
+      for (int64_t x = pr->ranges[2 * r]; x < pr->ranges[2 * r + 1] && k < n; x++)
+        s->p1rows[k++] = first + x;
+  } else {
+    for (; k < n; k++) s->p1rows[k] = first + k;
+  }
+  s->p1_n = (size_t)k;
+  s->p1_next = 0;
   s->stats.row_groups_read++;
   s->pass1_pos = first;
   *started = true;
-  return open_stream(s, s->fcols, s->n_fcols, s->rows, (size_t)n, 0, false, err);
+  return open_stream(s, s->fcols, s->n_fcols, s->p1rows, (size_t)k, 0, false, err);
 }
 
 /* Evaluate the filter on pass one's batch `b` (file-wide rows from
@@ -749,6 +808,13 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
   }
   int64_t pos = s->pass1_pos;
   s->pass1_pos += n;
+  /* With a row selection, batch row i is file row p1rows[p1_next + i]. */
+  const int64_t *map = s->p1_n > 0 ? s->p1rows + s->p1_next : NULL;
+  if (map != NULL && (size_t)n > s->p1_n - s->p1_next) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: pass one returned more rows than selected",
+                        s->path);
+  }
+  if (map != NULL) s->p1_next += (size_t)n;
   s->stats.rows_scanned += n;
   s->stats.rows_matched += k;
   if (s->limit >= 0 && k > s->limit - s->stats.rows_returned) k = s->limit - s->stats.rows_returned;
@@ -763,7 +829,8 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
   for (size_t w = 0; w < words && m < k; w++) {
     uint64_t bits = s->sel[w];
     while (bits != 0 && m < k) {
-      s->rows[m++] = pos + (int64_t)(w * 64) + __builtin_ctzll(bits);
+      int64_t i = (int64_t)(w * 64) + __builtin_ctzll(bits);
+      s->rows[m++] = map != NULL ? map[i] : pos + i;
       bits &= bits - 1;
     }
   }
@@ -864,6 +931,15 @@ hs_status hs_scan_stats_get(const struct ArrowArrayStream *stream, hs_scan_stats
   return HS_OK;
 }
 
+hs_status hs_scan_page_stats_get(const struct ArrowArrayStream *stream, hs_scan_page_stats *out,
+                                 hs_error *err) {
+  if (stream == NULL || out == NULL || stream->release != scan_release) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan page stats: not a table scan stream");
+  }
+  *out = ((const scan_state *)stream->private_data)->pstats;
+  return HS_OK;
+}
+
 /* ------------------------------------------------------------------ open */
 
 /* Drop files whose manifest statistics prove the filter false. */
@@ -958,6 +1034,7 @@ hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
   }
   scan_state *s = hs_calloc(1, sizeof *s);
   if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  hs_arena_init(&s->page_arena);
   s->limit = opts->limit;
   s->batch_rows = opts->batch_rows_max ? opts->batch_rows_max : SCAN_BATCH_ROWS_DEFAULT;
   struct ArrowSchema tschema;

@@ -40,4 +40,42 @@ hs_status hs_scan_file_stats(const hs_iceberg_metadata *meta, const hs_iceberg_s
 void hs_scan_row_group_stats(const hs_pq_file_metadata *md, uint32_t rg,
                              const struct ArrowSchema *fields, hs_expr_stats *stats);
 
+/* One Parquet statistic (min/max bytes of element `e`) as a scalar of
+ * Arrow type `at`; false when it cannot be taken exactly. `typed`: the
+ * bytes are ordered by the column's own sort order (min_value/max_value,
+ * column indexes of files with column orders); otherwise only signed
+ * types are accepted. Bytes are borrowed. */
+bool hs_scan_pq_scalar(const hs_pq_schema_element *e, const hs_arrow_type *at, hs_pq_bytes b,
+                       bool typed, hs_expr_scalar *out);
+
+/* Leaf index of top-level element `name` in the footer's flat schema (and
+ * the element in *elem), or -1 when absent, a group or malformed. */
+int32_t hs_scan_pq_top_leaf(const hs_pq_file_metadata *md, const char *name,
+                            const hs_pq_schema_element **elem);
+
+/* Page-level pruning of one row group (scan_pages.c). */
+typedef struct hs_scan_page_ranges {
+  int64_t *ranges;      /* 2 * n entries: [start, end) rows of the row group, increasing */
+  size_t n;             /* ranges that may hold matching rows */
+  int64_t rows;         /* rows in those ranges */
+  bool indexed;         /* a filter column had a usable page index */
+  int64_t pages;        /* pages of the indexed filter columns */
+  int64_t pages_pruned; /* of those, pages no surviving range touches */
+} hs_scan_page_ranges;
+
+/* The rows of row group `g` of the file with footer `md` (read through
+ * `src`) that the page indexes of the filter's flat columns cannot rule
+ * out for `e`, bound to `fields` (the filter columns, as for
+ * hs_scan_row_group_stats). The row group is cut at every page boundary
+ * of every indexed filter column; in each piece each column's values lie
+ * in one page, whose statistics (min/max, null page, null count) feed
+ * hs_expr_may_match as row-group statistics would, so AND/OR/NOT are
+ * handled exactly as for row groups. Columns without a usable index
+ * (absent, malformed, nested) contribute their row-group statistics.
+ * Without any index: one range, all rows, indexed false. Only running out
+ * of memory is an error. Arrays come from `arena`. */
+hs_status hs_scan_page_ranges_compute(hs_source *src, const hs_pq_file_metadata *md, uint32_t g,
+                                      const struct ArrowSchema *fields, const hs_expr *e,
+                                      hs_arena *arena, hs_scan_page_ranges *out, hs_error *err);
+
 #endif /* HS_QUERY_SCAN_H */
