@@ -117,4 +117,9 @@ void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po) {
   char *end = NULL;
   long long n = v != NULL ? strtoll(v, &end, 10) : 0;
   if (v != NULL && end != v && *end == 0 && n > 0) po->row_group_rows_max = (int64_t)n;
+  /* Iceberg's page size property (uncompressed bytes per data page). */
+  v = hs_iceberg_metadata_property(&t->meta, "write.parquet.page-size-bytes");
+  end = NULL;
+  n = v != NULL ? strtoll(v, &end, 10) : 0;
+  if (v != NULL && end != v && *end == 0 && n > 0) po->page_bytes_max = (int64_t)n;
 }
