@@ -87,6 +87,7 @@ typedef struct scan_result {
   size_t n;
   int64_t n_columns;
   hs_scan_stats stats;
+  hs_scan_page_stats pstats;
   bool shape_ok; /* every batch matches the schema */
 } scan_result;
 
@@ -128,6 +129,7 @@ static void run_scan(hs_table *t, const hs_scan_options *o, scan_result *r) {
     b.release(&b);
   }
   CHECK_OK(hs_scan_stats_get(&st, &r->stats, NULL), NULL);
+  CHECK_OK(hs_scan_page_stats_get(&st, &r->pstats, NULL), NULL);
   schema.release(&schema);
   st.release(&st);
 }
@@ -147,20 +149,27 @@ static bool ids_range(scan_result *r, int64_t lo, int64_t hi) {
   return true;
 }
 
-static hs_table *make_table(const char *root, const char *rg_rows) {
+/* A table with row groups of `rg_rows` rows and, when page_bytes is not
+ * NULL, data pages of that many bytes. */
+static hs_table *make_table_pages(const char *root, const char *rg_rows, const char *page_bytes) {
   hs_error e = {0};
   struct ArrowSchema s;
   make_schema(&s);
   hs_table_options to;
   hs_table_options_init(&to);
-  const char *k[] = {"write.parquet.row-group-limit"}, *v[] = {rg_rows};
+  const char *k[] = {"write.parquet.row-group-limit", "write.parquet.page-size-bytes"};
+  const char *v[] = {rg_rows, page_bytes};
   to.property_keys = k;
   to.property_values = v;
-  to.n_properties = 1;
+  to.n_properties = page_bytes ? 2 : 1;
   hs_table *t = NULL;
   CHECK_OK(hs_table_create(root, &s, &to, &t, &e), &e);
   s.release(&s);
   return t;
+}
+
+static hs_table *make_table(const char *root, const char *rg_rows) {
+  return make_table_pages(root, rg_rows, NULL);
 }
 
 static char *temp_root(void) {
@@ -379,6 +388,153 @@ static void test_file_stats(void) {
   hs_arena_reset(&a);
 }
 
+/* ------------------------------------------------------- page pruning */
+
+static void sort_ids(scan_result *r) {
+  if (r->n > 0) qsort(r->ids, r->n, sizeof *r->ids, cmp_i64);
+}
+
+/* The same sorted rows in a table with 512-byte pages (many pages per row
+ * group) and one with default pages (one page per chunk): every filter
+ * gives the same rows; selective ones prune pages in the first. */
+static void test_page_pruning(void) {
+  char *root1 = temp_root(), *root2 = temp_root();
+  hs_table *t1 = make_table_pages(root1, "5000", "512");
+  hs_table *t2 = make_table(root2, "5000");
+  if (t1 == NULL || t2 == NULL) return;
+  append_rows(t1, 0, 10000);
+  append_rows(t2, 0, 10000);
+  static const char *filters[] = {
+      "id BETWEEN 5000 AND 5010",
+      "id < 100 OR id >= 9900",
+      "id = 7777",
+      "id IN (3, 4000, 9999)",
+      "NOT (id >= 20) OR id = 7777",
+      "x < 10",
+      "x > 4990.0",
+      "x >= 100 AND x < 120.5",
+      "name = 'n5003'",
+      "name IS NULL AND id < 100",
+      "name IS NOT NULL AND id > 9990",
+      "name >= 'n9' AND id > 9000",
+      "name LIKE 'n12%' AND id < 2000",
+      "(id < 50 AND name IS NULL) OR (id > 9950 AND x > 4980)",
+      "id > 20000",
+      "id IS NULL",
+      "true",
+  };
+  hs_scan_options o;
+  hs_scan_options_init(&o);
+  for (size_t f = 0; f < sizeof filters / sizeof *filters; f++) {
+    scan_result a, b;
+    o.filter = filters[f];
+    run_scan(t1, &o, &a);
+    run_scan(t2, &o, &b);
+    CHECK_OK(a.status, &a.err);
+    CHECK_OK(b.status, &b.err);
+    sort_ids(&a);
+    sort_ids(&b);
+    bool same = a.n == b.n && (a.n == 0 || memcmp(a.ids, b.ids, a.n * sizeof *a.ids) == 0);
+    if (!same) fprintf(stderr, "filter %s: %zu rows vs %zu\n", filters[f], a.n, b.n);
+    CHECK(same && a.shape_ok);
+    CHECK(b.pstats.pages_pruned == 0 && b.pstats.rows_pruned == 0);
+    CHECK(a.pstats.pages_pruned <= a.pstats.pages);
+    if (f == 0) {
+      /* ids 5000..5010 in row group 1; row group 0 pruned by its stats,
+       * nearly every page of row group 1 by the page index */
+      CHECK(ids_range(&a, 5000, 5011));
+      CHECK_EQ_INT(a.stats.row_groups_pruned, 1);
+      CHECK(a.pstats.row_groups_indexed == 1 && a.pstats.pages > 10);
+      CHECK(a.pstats.pages_pruned >= a.pstats.pages - 2);
+      CHECK(a.pstats.rows_pruned >= 4800);
+      CHECK(a.stats.rows_scanned <= 200);
+    }
+    /* 64 ids per page: the filter sees only the pages around the matches */
+    if (f == 1) CHECK(a.stats.rows_scanned <= 400 && a.pstats.rows_pruned >= 9000);
+    if (f == 2) CHECK(a.stats.rows_scanned <= 200 && a.pstats.pages_pruned > 0);
+    if (f == 3) CHECK(a.stats.rows_scanned <= 600 && a.pstats.pages_pruned > 0);
+    /* floats: only lower bounds prune (NaN counts unknown), so x < 120.5
+     * cuts the pages above, x >= 100 none below */
+    if (f == 7) CHECK(ids_range(&a, 200, 241) && a.stats.rows_scanned <= 400);
+    if (f == 9) CHECK(a.n == 15 && a.stats.rows_scanned <= 200); /* multiples of 7 below 100 */
+    if (f == 14) CHECK(a.n == 0 && a.stats.row_groups_read == 0);
+    if (f == 16) CHECK(a.n == 10000 && a.pstats.rows_pruned == 0);
+    hs_free(a.ids);
+    hs_free(b.ids);
+  }
+  hs_table_free(t1);
+  hs_table_free(t2);
+  hs_free(root1);
+  hs_free(root2);
+}
+
+/* hs_scan_page_ranges_compute on a file written directly: ranges, and a
+ * damaged index (offsets outside the file, a column index that is really
+ * an offset index) giving no page information instead of an error. */
+static void test_page_ranges(void) {
+  char *root = temp_root();
+  hs_error e = {0};
+  CHECK_OK(hs_fs_mkdirs(root, &e), &e);
+  char path[512];
+  snprintf(path, sizeof path, "%s/f.parquet", root);
+  struct ArrowSchema s;
+  make_schema(&s);
+  struct ArrowArray b;
+  make_batch(&b, 0, 3000);
+  hs_parquet_write_options wo;
+  hs_parquet_write_options_init(&wo);
+  wo.page_bytes_max = 800; /* 100 ids per page */
+  hs_parquet_writer *w = NULL;
+  CHECK_OK(hs_parquet_writer_open(path, &s, &wo, &w, &e), &e);
+  CHECK_OK(hs_parquet_writer_write(w, &b, &e), &e);
+  CHECK_OK(hs_parquet_writer_close(w, &e), &e);
+  hs_parquet_writer_free(w);
+  b.release(&b);
+  hs_parquet_reader *r = NULL;
+  CHECK_OK(hs_parquet_reader_open(path, &r, &e), &e);
+  hs_source *src = NULL;
+  CHECK_OK(hs_source_open_file(path, &src, &e), &e);
+  const hs_pq_file_metadata *md = hs_parquet_reader_metadata(r);
+  hs_expr *x = NULL;
+  CHECK_OK(hs_expr_parse("id >= 1234 AND id < 1250 OR id = 2999", &s, &x, NULL, &e), &e);
+  hs_arena a;
+  hs_arena_init(&a);
+  hs_scan_page_ranges pr;
+  CHECK_OK(hs_scan_page_ranges_compute(src, md, 0, &s, x, &a, &pr, &e), &e);
+  CHECK(pr.indexed && pr.n == 2 && pr.pages >= 30);
+  if (pr.n == 2) {
+    CHECK(pr.ranges[0] <= 1234 && pr.ranges[1] >= 1250 && pr.ranges[1] - pr.ranges[0] <= 200);
+    CHECK(pr.ranges[2] <= 2999 && pr.ranges[3] == 3000);
+    CHECK_EQ_INT(pr.rows, pr.ranges[1] - pr.ranges[0] + pr.ranges[3] - pr.ranges[2]);
+  }
+  /* Damaged copies of the footer's id chunk. */
+  hs_pq_file_metadata bad = *md;
+  hs_pq_row_group rg = md->row_groups[0];
+  hs_pq_column_chunk cols[3];
+  memcpy(cols, rg.columns, sizeof cols);
+  rg.columns = cols;
+  bad.row_groups = &rg;
+  bad.n_row_groups = 1;
+  cols[0].offset_index_offset = INT64_MAX - 10;
+  CHECK_OK(hs_scan_page_ranges_compute(src, &bad, 0, &s, x, &a, &pr, &e), &e);
+  CHECK(!pr.indexed && pr.n == 1 && pr.rows == 3000);
+  cols[0] = md->row_groups[0].columns[0];
+  cols[0].column_index_offset = cols[0].offset_index_offset;
+  cols[0].column_index_length = cols[0].offset_index_length;
+  CHECK_OK(hs_scan_page_ranges_compute(src, &bad, 0, &s, x, &a, &pr, &e), &e);
+  CHECK(!pr.indexed && pr.n == 1 && pr.rows == 3000);
+  cols[0] = md->row_groups[0].columns[0];
+  cols[0].has_offset_index = false;
+  CHECK_OK(hs_scan_page_ranges_compute(src, &bad, 0, &s, x, &a, &pr, &e), &e);
+  CHECK(!pr.indexed && pr.rows == 3000);
+  hs_arena_reset(&a);
+  hs_expr_free(x);
+  hs_source_unref(src);
+  hs_parquet_reader_free(r);
+  s.release(&s);
+  hs_free(root);
+}
+
 /* ------------------------------------------------------------ drivers */
 
 static int driver_create(const char *root, int argc, char **argv) {
@@ -463,5 +619,7 @@ int main(int argc, char **argv) {
   if (drv != NULL) return driver_query(drv);
   test_scan_basic();
   test_file_stats();
+  test_page_pruning();
+  test_page_ranges();
   return hs_test_finish("test_scan");
 }
