@@ -8,9 +8,11 @@
  * Driver modes for tests/python/test_scan.py:
  *  - HS_SCAN_CREATE=<dir> test_scan FILE.parquet...: create a table at
  *    <dir> with the first file's schema (row groups of HS_SCAN_RG_ROWS rows,
- *    default 1000) and append each file as one snapshot;
+ *    default 1000; data pages of HS_SCAN_PAGE_BYTES bytes when set) and
+ *    append each file as one snapshot;
  *  - HS_SCAN_DRIVER=<dir>: for each filter line on stdin print
- *    "ok <files_planned> <files_pruned> <rg_read> <rg_pruned> <ids...>"
+ *    "ok <files_planned> <files_pruned> <rg_read> <rg_pruned> <pages>
+ *    <pages_pruned> <rows_pruned_by_pages> <ids...>"
  *    (the int64 column "id" of the matching rows; HS_SCAN_COLUMNS picks the
  *    projection, comma separated, default "id"), or "err <message>".
  */
@@ -540,6 +542,7 @@ static void test_page_ranges(void) {
 static int driver_create(const char *root, int argc, char **argv) {
   hs_error e = {0};
   const char *rg = getenv("HS_SCAN_RG_ROWS");
+  const char *page = getenv("HS_SCAN_PAGE_BYTES");
   hs_table *t = NULL;
   for (int i = 1; i < argc; i++) {
     hs_parquet_reader *r = NULL;
@@ -550,10 +553,11 @@ static int driver_create(const char *root, int argc, char **argv) {
       if (hs_parquet_reader_schema(r, &s, &e) != HS_OK) break;
       hs_table_options to;
       hs_table_options_init(&to);
-      const char *k[] = {"write.parquet.row-group-limit"}, *v[] = {rg ? rg : "1000"};
+      const char *k[] = {"write.parquet.row-group-limit", "write.parquet.page-size-bytes"};
+      const char *v[] = {rg ? rg : "1000", page};
       to.property_keys = k;
       to.property_values = v;
-      to.n_properties = 1;
+      to.n_properties = page ? 2 : 1;
       hs_status rc = hs_table_create(root, &s, &to, &t, &e);
       s.release(&s);
       if (rc != HS_OK) break;
@@ -598,9 +602,10 @@ static int driver_query(const char *root) {
         if (*p == '\n') *p = ' ';
       printf("err %s\n", r.err.message);
     } else {
-      printf("ok %lld %lld %lld %lld", (long long)r.stats.files_planned,
+      printf("ok %lld %lld %lld %lld %lld %lld %lld", (long long)r.stats.files_planned,
              (long long)r.stats.files_pruned, (long long)r.stats.row_groups_read,
-             (long long)r.stats.row_groups_pruned);
+             (long long)r.stats.row_groups_pruned, (long long)r.pstats.pages,
+             (long long)r.pstats.pages_pruned, (long long)r.pstats.rows_pruned);
       for (size_t i = 0; i < r.n; i++) printf(" %lld", (long long)r.ids[i]);
       printf("\n");
     }
