@@ -12,7 +12,8 @@
  *     row can match; in the kept ones, cut out the row ranges whose pages
  *     the page indexes rule out (scan_pages.c, hs_scan_page_stats_get);
  *  3. pass one: decode only the filter's columns of each kept row group
- *     (only the rows left by the page indexes) and evaluate the filter vectorized into a selection;
+ *     (only the rows left by the page indexes) and evaluate the filter
+ *     vectorized into a selection;
  *  4. pass two: read the projected columns of exactly the selected rows
  *     (the reader's row selection decodes only the pages holding them), so
  *     wide columns (vectors, long strings) of rows that do not match are
