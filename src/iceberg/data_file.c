@@ -47,28 +47,6 @@ static hs_status collect_leaves(const hs_pq_file_metadata *md, uint32_t *idx, in
   return HS_OK;
 }
 
-static int value_cmp(const hs_iceberg_type *t, const hs_iceberg_value *a,
-                     const hs_iceberg_value *b) {
-  switch (t->id) {
-  case HS_ICE_BOOLEAN: return (int)a->b - (int)b->b;
-  case HS_ICE_FLOAT:
-  case HS_ICE_DOUBLE: return a->f64 < b->f64 ? -1 : a->f64 > b->f64;
-  case HS_ICE_DECIMAL:
-    if (a->dec_hi != b->dec_hi) return a->dec_hi < b->dec_hi ? -1 : 1;
-    return a->dec_lo < b->dec_lo ? -1 : a->dec_lo > b->dec_lo;
-  case HS_ICE_STRING:
-  case HS_ICE_BINARY:
-  case HS_ICE_FIXED:
-  case HS_ICE_UUID: {
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = n ? memcmp(a->bytes, b->bytes, n) : 0;
-    if (c != 0) return c;
-    return a->len < b->len ? -1 : a->len > b->len;
-  }
-  default: return a->i64 < b->i64 ? -1 : a->i64 > b->i64;
-  }
-}
-
 /* Unit scaling of a Parquet time/timestamp to the Iceberg type's unit:
  * returns the multiplier (1, 1000, 1000000) or 0 when it would need a
  * division (rounding would make the bound wrong on one side). */
@@ -321,8 +299,8 @@ static hs_status leaf_metrics(const hs_pq_file_metadata *md, uint32_t c, const l
       bounds_ok = false;
       continue;
     }
-    if (!has_lo || value_cmp(t, &a, &lo) < 0) lo = a;
-    if (!has_hi || value_cmp(t, &b, &hi) > 0) hi = b;
+    if (!has_lo || hs_iceberg_value_cmp(t, &a, &lo) < 0) lo = a;
+    if (!has_hi || hs_iceberg_value_cmp(t, &b, &hi) > 0) hi = b;
     has_lo = has_hi = true;
   }
   m->has_null_count = nulls_ok;

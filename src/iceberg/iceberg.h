@@ -177,6 +177,12 @@ hs_status hs_iceberg_transform_apply(const hs_iceberg_transform *t, const hs_ice
                                      const hs_iceberg_value *v, hs_iceberg_value *out,
                                      hs_error *err);
 
+/* Total order on two non-null values of one primitive type: Iceberg's
+ * order (floats: -NaN < -inf < ... < -0 < 0 < ... < inf < NaN; strings and
+ * binary bytewise unsigned). Returns <0, 0 or >0. */
+int hs_iceberg_value_cmp(const hs_iceberg_type *t, const hs_iceberg_value *a,
+                         const hs_iceberg_value *b);
+
 /* Appendix D binary single-value serialization (bounds). Appends to out. */
 hs_status hs_iceberg_value_to_bytes(const hs_iceberg_type *type, const hs_iceberg_value *v,
                                     hs_buf *out, hs_error *err);

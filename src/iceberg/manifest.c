@@ -487,29 +487,6 @@ hs_status hs_iceberg_manifest_writer_open(const hs_iceberg_manifest_writer_optio
   return HS_OK;
 }
 
-/* Total order on values of one primitive type (NaN never reaches here). */
-static int value_cmp(const hs_iceberg_type *t, const hs_iceberg_value *a,
-                     const hs_iceberg_value *b) {
-  switch (t->id) {
-  case HS_ICE_BOOLEAN: return (int)a->b - (int)b->b;
-  case HS_ICE_FLOAT:
-  case HS_ICE_DOUBLE: return a->f64 < b->f64 ? -1 : a->f64 > b->f64;
-  case HS_ICE_DECIMAL:
-    if (a->dec_hi != b->dec_hi) return a->dec_hi < b->dec_hi ? -1 : 1;
-    return a->dec_lo < b->dec_lo ? -1 : a->dec_lo > b->dec_lo;
-  case HS_ICE_STRING:
-  case HS_ICE_BINARY:
-  case HS_ICE_FIXED:
-  case HS_ICE_UUID: {
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = n ? memcmp(a->bytes, b->bytes, n) : 0;
-    if (c != 0) return c;
-    return a->len < b->len ? -1 : a->len > b->len;
-  }
-  default: return a->i64 < b->i64 ? -1 : a->i64 > b->i64;
-  }
-}
-
 static hs_status summary_update(hs_iceberg_manifest_writer *w, size_t i, const hs_iceberg_value *v,
                                 hs_error *err) {
   part_summary *s = &w->parts[i];
@@ -522,8 +499,8 @@ static hs_status summary_update(hs_iceberg_manifest_writer *w, size_t i, const h
     s->contains_nan = true;
     return HS_OK;
   }
-  bool lo = !s->has_bounds || value_cmp(t, v, &s->lo) < 0;
-  bool hi = !s->has_bounds || value_cmp(t, v, &s->hi) > 0;
+  bool lo = !s->has_bounds || hs_iceberg_value_cmp(t, v, &s->lo) < 0;
+  bool hi = !s->has_bounds || hs_iceberg_value_cmp(t, v, &s->hi) > 0;
   if (!lo && !hi) return HS_OK;
   hs_iceberg_value copy = *v;
   if (v->len > 0) {

@@ -472,3 +472,36 @@ hs_status hs_iceberg_value_from_bytes(const hs_iceberg_type *type, const uint8_t
   out->len = len;
   return HS_OK;
 }
+
+/* Doubles mapped to unsigned integers in Iceberg's total order:
+ * -NaN < -inf < ... < -0 < 0 < ... < inf < NaN. */
+static uint64_t float_order_key(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  return (b >> 63) ? ~b : (b | ((uint64_t)1 << 63));
+}
+
+int hs_iceberg_value_cmp(const hs_iceberg_type *t, const hs_iceberg_value *a,
+                         const hs_iceberg_value *b) {
+  switch (t->id) {
+  case HS_ICE_BOOLEAN: return (int)a->b - (int)b->b;
+  case HS_ICE_FLOAT:
+  case HS_ICE_DOUBLE: {
+    uint64_t x = float_order_key(a->f64), y = float_order_key(b->f64);
+    return x < y ? -1 : x > y;
+  }
+  case HS_ICE_DECIMAL:
+    if (a->dec_hi != b->dec_hi) return a->dec_hi < b->dec_hi ? -1 : 1;
+    return a->dec_lo < b->dec_lo ? -1 : a->dec_lo > b->dec_lo;
+  case HS_ICE_STRING:
+  case HS_ICE_BINARY:
+  case HS_ICE_FIXED:
+  case HS_ICE_UUID: {
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = n ? memcmp(a->bytes, b->bytes, n) : 0;
+    if (c != 0) return c;
+    return a->len < b->len ? -1 : a->len > b->len;
+  }
+  default: return a->i64 < b->i64 ? -1 : a->i64 > b->i64;
+  }
+}

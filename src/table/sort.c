@@ -178,38 +178,6 @@ void hs_table_column_value(const hs_table_column *c, const struct ArrowArray *ba
 
 /* ------------------------------------------------------------- sorting */
 
-/* Doubles mapped to unsigned integers in Iceberg's total order. */
-static uint64_t float_key(double x) {
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  return (b >> 63) ? ~b : (b | ((uint64_t)1 << 63));
-}
-
-static int value_cmp(const hs_iceberg_type *t, const hs_iceberg_value *a,
-                     const hs_iceberg_value *b) {
-  switch (t->id) {
-  case HS_ICE_BOOLEAN: return (int)a->b - (int)b->b;
-  case HS_ICE_FLOAT:
-  case HS_ICE_DOUBLE: {
-    uint64_t x = float_key(a->f64), y = float_key(b->f64);
-    return x < y ? -1 : x > y;
-  }
-  case HS_ICE_DECIMAL:
-    if (a->dec_hi != b->dec_hi) return a->dec_hi < b->dec_hi ? -1 : 1;
-    return a->dec_lo < b->dec_lo ? -1 : a->dec_lo > b->dec_lo;
-  case HS_ICE_STRING:
-  case HS_ICE_BINARY:
-  case HS_ICE_FIXED:
-  case HS_ICE_UUID: {
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = n ? memcmp(a->bytes, b->bytes, n) : 0;
-    if (c != 0) return c;
-    return a->len < b->len ? -1 : a->len > b->len;
-  }
-  default: return a->i64 < b->i64 ? -1 : a->i64 > b->i64;
-  }
-}
-
 typedef struct sort_ctx {
   const hs_table_sort_key *keys;
   size_t n_keys;
@@ -226,7 +194,7 @@ static int row_cmp(const sort_ctx *s, const hs_table_row *x, const hs_table_row 
       if (a.is_null && b.is_null) continue;
       return (a.is_null == key->nulls_first) ? -1 : 1;
     }
-    int c = value_cmp(key->col.it, &a, &b);
+    int c = hs_iceberg_value_cmp(key->col.it, &a, &b);
     if (c != 0) return key->descending ? -c : c;
   }
   return 0;
