@@ -42,6 +42,12 @@ PyObject *hs_py_raise_msg(PyObject *type, const char *fmt, ...);
  * NUL-terminated path. */
 PyObject *hs_py_path(PyObject *obj);
 
+/* PyCapsule destructors of the Arrow PyCapsule Interface (read.c): release
+ * the structure if the consumer did not take it, then free its heap block. */
+void hs_py_stream_capsule_free(PyObject *capsule); /* "arrow_array_stream" */
+void hs_py_schema_capsule_free(PyObject *capsule); /* "arrow_schema" */
+void hs_py_array_capsule_free(PyObject *capsule);  /* "arrow_array" */
+
 /* read.c: the ParquetStream and ArrowSchemaHolder types and read entry points. */
 int hs_py_read_init(PyObject *module);
 PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -289,25 +289,6 @@ typedef struct hs_py_stream {
   int busy;
 } hs_py_stream;
 
-/* The reader's stream callbacks return errno values (the Arrow C stream
- * interface has no room for hs_status); src/parquet/reader.c maps each
- * status to one errno, and this is the inverse. */
-static hs_status hs_py_status_of_errno(int rc, const char *msg) {
-  (void)msg;
-  switch (rc) {
-  case ENOMEM: return HS_ERR_NOMEM;
-  case EINVAL: return HS_ERR_INVALID_ARG;
-  case ENOSYS:
-  case ENOTSUP: return HS_ERR_UNSUPPORTED;
-  case EIO: return HS_ERR_IO;
-  case ENOENT: return HS_ERR_NOT_FOUND;
-  case EBADMSG:
-  case EILSEQ: return HS_ERR_CORRUPT;
-  case EPROTO: return HS_ERR_SCHEMA;
-  default: return HS_ERR_INTERNAL;
-  }
-}
-
 /* The path as UTF-8 for messages; never NULL. */
 static const char *hs_py_stream_path(hs_py_stream *self) {
   const char *p = PyUnicode_AsUTF8(self->path);
@@ -328,7 +309,7 @@ static void hs_py_stream_finish(hs_py_stream *self, hs_py_stream_state state) {
 static PyObject *hs_py_stream_raise(hs_py_stream *self, int rc) {
   const char *msg = self->stream.get_last_error ? self->stream.get_last_error(&self->stream) : NULL;
   hs_error err = {0};
-  hs_status st = hs_py_status_of_errno(rc, msg);
+  hs_status st = hs_status_of_errno(rc);
   hs_error_set(&err, st, "%s", msg != NULL ? msg : "reading the stream failed");
   hs_py_stream_finish(self, HS_PY_FAILED); /* after the message was copied out */
   return hs_py_raise(st, &err, hs_py_stream_path(self));
@@ -361,7 +342,7 @@ static void hs_py_stream_dealloc(hs_py_stream *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static void hs_py_stream_capsule_free(PyObject *capsule) {
+void hs_py_stream_capsule_free(PyObject *capsule) {
   struct ArrowArrayStream *s = PyCapsule_GetPointer(capsule, "arrow_array_stream");
   if (s == NULL) {
     PyErr_WriteUnraisable(capsule);
@@ -371,7 +352,7 @@ static void hs_py_stream_capsule_free(PyObject *capsule) {
   hs_free(s);
 }
 
-static void hs_py_schema_capsule_free(PyObject *capsule) {
+void hs_py_schema_capsule_free(PyObject *capsule) {
   struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
   if (s == NULL) {
     PyErr_WriteUnraisable(capsule);
@@ -381,7 +362,7 @@ static void hs_py_schema_capsule_free(PyObject *capsule) {
   hs_free(s);
 }
 
-static void hs_py_array_capsule_free(PyObject *capsule) {
+void hs_py_array_capsule_free(PyObject *capsule) {
   struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
   if (a == NULL) {
     PyErr_WriteUnraisable(capsule);

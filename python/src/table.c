@@ -30,54 +30,6 @@ int hs_py_table_init(PyObject *module);
 
 /* ------------------------------------------------------------ helpers */
 
-/* A stream callback's errno back to the status it stands for (the reader
- * maps one status to one errno; table scans report their own failures as
- * EIO with a message). */
-static hs_status hs_py_table_status_of_errno(int rc) {
-  switch (rc) {
-  case ENOMEM: return HS_ERR_NOMEM;
-  case EINVAL: return HS_ERR_INVALID_ARG;
-  case ENOSYS:
-  case ENOTSUP: return HS_ERR_UNSUPPORTED;
-  case EIO: return HS_ERR_IO;
-  case ENOENT: return HS_ERR_NOT_FOUND;
-  case EBADMSG:
-  case EILSEQ: return HS_ERR_CORRUPT;
-  case EPROTO: return HS_ERR_SCHEMA;
-  default: return HS_ERR_INTERNAL;
-  }
-}
-
-static void hs_py_table_stream_capsule_free(PyObject *capsule) {
-  struct ArrowArrayStream *s = PyCapsule_GetPointer(capsule, "arrow_array_stream");
-  if (s == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (s->release != NULL) s->release(s);
-  hs_free(s);
-}
-
-static void hs_py_table_schema_capsule_free(PyObject *capsule) {
-  struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
-  if (s == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (s->release != NULL) s->release(s);
-  hs_free(s);
-}
-
-static void hs_py_table_array_capsule_free(PyObject *capsule) {
-  struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
-  if (a == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (a->release != NULL) a->release(a);
-  hs_free(a);
-}
-
 /* A capsule "arrow_schema" that takes ownership of *schema (moved out). */
 static PyObject *hs_py_table_schema_capsule_take(struct ArrowSchema *schema) {
   struct ArrowSchema *heap = hs_malloc(sizeof *heap);
@@ -87,7 +39,7 @@ static PyObject *hs_py_table_schema_capsule_take(struct ArrowSchema *schema) {
   }
   *heap = *schema;
   schema->release = NULL;
-  PyObject *capsule = PyCapsule_New(heap, "arrow_schema", hs_py_table_schema_capsule_free);
+  PyObject *capsule = PyCapsule_New(heap, "arrow_schema", hs_py_schema_capsule_free);
   if (capsule == NULL) {
     heap->release(heap);
     hs_free(heap);
@@ -152,7 +104,7 @@ static const char *hs_py_tstream_what(hs_py_tstream *self) {
 static PyObject *hs_py_tstream_raise(hs_py_tstream *self, int rc) {
   const char *msg = self->stream.get_last_error ? self->stream.get_last_error(&self->stream) : NULL;
   hs_error err = {0};
-  hs_status st = hs_py_table_status_of_errno(rc);
+  hs_status st = hs_status_of_errno(rc);
   hs_error_set(&err, st, "%s", msg != NULL ? msg : "reading the table failed");
   self->stream.release(&self->stream); /* after the message was copied out */
   return hs_py_raise(st, &err, hs_py_tstream_what(self));
@@ -200,7 +152,7 @@ static PyObject *hs_py_tstream_export(hs_py_tstream *self, PyObject *args, PyObj
   if (hs_py_tstream_check(self) < 0) return NULL;
   struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
   if (heap == NULL) return PyErr_NoMemory();
-  PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_table_stream_capsule_free);
+  PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_stream_capsule_free);
   if (capsule == NULL) {
     hs_free(heap);
     return NULL;
@@ -242,7 +194,7 @@ static PyObject *hs_py_tstream_read_next(hs_py_tstream *self, PyObject *unused) 
     self->stream.release(&self->stream); /* closes the last file now */
     Py_RETURN_NONE;
   }
-  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_table_array_capsule_free);
+  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
   if (acap == NULL) {
     arr->release(arr);
     hs_free(arr);
