@@ -339,7 +339,7 @@ const char *hs_table_metadata_location(const hs_table *table);
 /* N of the loaded metadata/vN.metadata.json. */
 int64_t hs_table_version(const hs_table *table);
 
-/* --- Tables: filtered, projected scans (scan) --- */
+/* ------------------------------------------- Tables: filtered scans */
 /* A scan plans the snapshot's data files from its manifests, skips files
  * whose partition values and column bounds (manifest metrics) prove that no
  * row can match the filter, skips row groups the same way by Parquet
@@ -391,7 +391,7 @@ hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
 hs_status hs_scan_stats_get(const struct ArrowArrayStream *stream, hs_scan_stats *out,
                             hs_error *err);
 
-/* --- Tables: time travel (timetravel) --- */
+/* ---------------------------------------------- Tables: time travel */
 /* Reading a table as it was: at a snapshot id (hs_table_scan), at a time
  * or at a tag or branch (resolved here to a snapshot id), the snapshot
  * log, refs, and metadata-only commits that move main (rollback) or name
@@ -473,7 +473,7 @@ hs_status hs_table_create_tag(hs_table *table, const char *name, int64_t snapsho
 hs_status hs_table_create_branch(hs_table *table, const char *name, int64_t snapshot_id,
                                  hs_error *err);
 
-/* --- Tables: partitioning and sorting on write (partition) --- */
+/* --------------------------------- Tables: partitioning and sorting */
 /* A table's default partition spec splits later appends: each write
  * becomes one data file per partition (the Iceberg transform of each row's
  * source value), recorded with its partition tuple in a manifest of that
@@ -510,7 +510,7 @@ hs_status hs_table_set_partition_spec(hs_table *table, const hs_table_partition_
 hs_status hs_table_set_sort_order(hs_table *table, const char *const *columns, const int *ascending,
                                   const int *nulls_first, size_t n, hs_error *err);
 
-/* --- Query: page-index pruning (pageprune) --- */
+/* ------------------------------------- Tables: page-index pruning */
 /* hs_table_scan_query also prunes pages: in each row group kept by its
  * statistics, the ColumnIndex/OffsetIndex of the filter's flat columns
  * rule out row ranges, and neither filter nor projected columns decode the
