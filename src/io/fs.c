@@ -139,13 +139,16 @@ static hs_status write_fd_all(int fd, const char *path, const uint8_t *p, size_t
     p += n;
     len -= (size_t)n;
   }
-  if (fsync(fd) != 0) {
-    return hs_error_set(err, HS_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
+  /* The file is written whole before this and never grows afterwards, so
+   * fdatasync suffices: it flushes the data and the size (metadata needed
+   * to read the data back) and skips timestamps. */
+  if (fdatasync(fd) != 0) {
+    return hs_error_set(err, HS_ERR_IO, "%s: fdatasync failed: %s", path, strerror(errno));
   }
   return HS_OK;
 }
 
-/* Create `path` exclusively, write and fsync it (no directory fsync). */
+/* Create `path` exclusively, write and fdatasync it (no directory fsync). */
 static hs_status write_new(const char *path, const void *data, size_t len, hs_error *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -165,6 +168,10 @@ hs_status hs_fs_write_file(const char *path, const void *data, size_t len, hs_er
   st = fsync_parent(path, err);
   if (st != HS_OK) unlink(path);
   return st;
+}
+
+hs_status hs_fs_create_file(const char *path, const void *data, size_t len, hs_error *err) {
+  return write_new(path, data, len, err);
 }
 
 /* "<path>.tmp-<32 hex>": a unique sibling in the same directory. */
@@ -195,6 +202,34 @@ hs_status hs_fs_replace_file(const char *path, const void *data, size_t len, hs_
     return st;
   }
   return fsync_parent(path, err);
+}
+
+hs_status hs_fs_replace_hint(const char *path, const void *data, size_t len, hs_error *err) {
+  char tmp[4200];
+  hs_status st = temp_name(path, tmp, sizeof tmp, err);
+  if (st != HS_OK) return st;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return hs_error_set(err, HS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+  const uint8_t *p = data;
+  size_t left = len;
+  while (left > 0 && st == HS_OK) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      st = hs_error_set(err, HS_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
+    } else {
+      p += n;
+      left -= (size_t)n;
+    }
+  }
+  if (close(fd) != 0 && st == HS_OK) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
+  }
+  if (st == HS_OK && rename(tmp, path) != 0) {
+    st = hs_error_set(err, HS_ERR_IO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
+  }
+  if (st != HS_OK) unlink(tmp);
+  return st;
 }
 
 hs_status hs_fs_publish_exclusive(const char *path, const void *data, size_t len, bool *won,

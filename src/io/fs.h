@@ -7,7 +7,12 @@
  *
  * Durability contract: hs_fs_write_file and hs_fs_publish_exclusive return
  * HS_OK only after the file's bytes and the directory entry naming it are
- * on stable storage (fsync of the file, then of its directory).
+ * on stable storage (fdatasync of the file, then fsync of its directory).
+ * hs_fs_create_file makes only the bytes durable, so that a caller creating
+ * several files in one directory pays one directory fsync for all of them
+ * (hs_fs_fsync_dir, before anything durable names them). hs_fs_replace_hint
+ * makes nothing durable: for hints that readers verify and may find stale,
+ * empty or missing after a crash.
  */
 #ifndef HS_IO_FS_H
 #define HS_IO_FS_H
@@ -35,6 +40,18 @@ hs_status hs_fs_fsync_dir(const char *path, hs_error *err);
 /* Write `len` bytes to a new file `path` (which must not exist: O_EXCL),
  * fsync it and its directory. On failure the partial file is removed. */
 hs_status hs_fs_write_file(const char *path, const void *data, size_t len, hs_error *err);
+
+/* Like hs_fs_write_file, but the directory entry is NOT fsynced: after a
+ * crash the file may be missing until the caller has fsynced its directory.
+ * Callers must call hs_fs_fsync_dir on the directory before publishing
+ * anything that names the file. On failure the partial file is removed. */
+hs_status hs_fs_create_file(const char *path, const void *data, size_t len, hs_error *err);
+
+/* Replace `path` with `data` through a temporary sibling and rename(2),
+ * with no fsync at all: readers see the old or the new content while the
+ * system runs; after a crash the file may hold either, be empty or be
+ * missing. Only for hints that readers verify (version-hint.text). */
+hs_status hs_fs_replace_hint(const char *path, const void *data, size_t len, hs_error *err);
 
 /* Atomically replace `path` with `data` (temporary sibling + rename), then
  * fsync the directory. Used for hints that readers verify, never trust. */

@@ -3,15 +3,24 @@
  * snapshot by publishing metadata/v{N+1}.metadata.json with an exclusive
  * create, retrying against newer versions when another writer wins.
  *
- * Order of durable steps (each fsynced, file and directory, before the
- * next), and why a crash anywhere is harmless:
- *   1. data/<uuid>.parquet           unreferenced until step 4
- *   2. metadata/<uuid>-m0.avro       manifest of (1), unreferenced
+ * Order of durable steps, and why a crash anywhere is harmless:
+ *   1. data/<uuid>.parquet           fsynced by the writer, then data/ is
+ *      fsynced; unreferenced until step 4
+ *   2. metadata/<uuid>-m0.avro       manifest of (1), fdatasynced,
+ *      unreferenced
  *   3. metadata/snap-<id>-<k>-<uuid>.avro   manifest list: (2) + the
- *      manifests of the current snapshot, unreferenced
- *   4. metadata/v{N+1}.metadata.json published by link(2): the commit point.
- *      Readers find it by probing; it appears complete or not at all.
- *   5. metadata/version-hint.text    best effort; readers verify it.
+ *      manifests of the current snapshot, fdatasynced, unreferenced; then
+ *      ONE fsync of metadata/ makes the entries of (2) and (3) durable
+ *      together, before anything names them
+ *   4. metadata/v{N+1}.metadata.json published by link(2) of an fdatasynced
+ *      temporary, then metadata/ is fsynced: the commit point. Readers find
+ *      it by probing; it appears complete or not at all.
+ *   5. metadata/version-hint.text    renamed into place with no fsync: a
+ *      hint that readers verify and probe past (table.c), so a stale,
+ *      empty or missing hint after a crash costs a probe, never a commit.
+ * That is 7 syncs per unpartitioned append (4 file, 3 directory): each
+ * file's bytes once, each directory once per state that must be durable
+ * before the next step (metadata/ twice: before and after the link).
  * Files of an attempt that lost the race or failed are removed when we
  * still can; after a crash they stay as orphans that no metadata names.
  *
@@ -311,10 +320,15 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
   if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
   snprintf(c->list_path, sizeof c->list_path, "%s/metadata/snap-%lld-%d-%s.avro", t->root,
            (long long)c->snapshot_id, attempt, uuid);
-  if ((st = hs_fs_write_file(c->list_path, buf.data, buf.len, err)) != HS_OK) {
+  if ((st = hs_fs_create_file(c->list_path, buf.data, buf.len, err)) != HS_OK) {
     c->list_path[0] = '\0';
     goto done;
   }
+  /* One directory fsync for the manifest (step 2) and this list: both
+   * names are durable before the metadata that references them. */
+  char mdir[4200];
+  snprintf(mdir, sizeof mdir, "%s/metadata", t->root);
+  if ((st = hs_fs_fsync_dir(mdir, err)) != HS_OK) goto done;
   hs_table_crash_point();
 
   /* The new snapshot. */
@@ -427,7 +441,7 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
     char hint[4200], num[24];
     snprintf(hint, sizeof hint, "%s/metadata/version-hint.text", t->root);
     int n = snprintf(num, sizeof num, "%lld", (long long)(t->version + 1));
-    (void)hs_fs_replace_file(hint, num, (size_t)n, NULL); /* a hint: best effort */
+    (void)hs_fs_replace_hint(hint, num, (size_t)n, NULL); /* a hint: best effort */
     hs_table_crash_point();
     /* Adopt the version we wrote (a failure only leaves the handle stale). */
     (void)hs_table_load_version(t, t->version + 1, NULL);
@@ -531,11 +545,82 @@ static hs_status write_manifest(append_ctx *c, const hs_iceberg_partition_spec *
   if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
   if (st == HS_OK) {
     snprintf(c->manifest_path, sizeof c->manifest_path, "%s/metadata/%s-m0.avro", t->root, uuid);
-    st = hs_fs_write_file(c->manifest_path, buf.data, buf.len, err);
+    /* Its directory entry is fsynced with the manifest list's (step 3). */
+    st = hs_fs_create_file(c->manifest_path, buf.data, buf.len, err);
     if (st != HS_OK) c->manifest_path[0] = '\0';
   }
   hs_buf_free(&buf);
   c->manifest.manifest_path = c->manifest_path;
+  return st;
+}
+
+/* Bring `t` up to the latest version. Cheap when it already is: one probe
+ * for v{N+1} (a stat), no read or parse of metadata we hold. Handles that
+ * hold no version yet, or metadata named as catalogs write it, take the
+ * full path (hint, probe, load) in table.c. */
+static hs_status refresh(hs_table *t, hs_error *err) {
+  char path[4200];
+  if (t->version >= 1 && !t->foreign_names && t->metadata_path != NULL &&
+      hs_table_version_path(t->root, t->version + 1, path, sizeof path) && !hs_fs_exists(path)) {
+    return HS_OK;
+  }
+  return hs_table_load_latest(t, err);
+}
+
+/* A table whose write.parquet.compression-codec names no codec we write
+ * (hs_table_parquet_options sets (hs_codec)-1) refuses appends. */
+static hs_status check_codec(const hs_table *t, hs_error *err) {
+  hs_parquet_write_options po;
+  hs_parquet_write_options_init(&po);
+  hs_table_parquet_options(t, &po);
+  switch (po.compression) {
+  case HS_CODEC_UNCOMPRESSED:
+  case HS_CODEC_SNAPPY:
+  case HS_CODEC_GZIP:
+  case HS_CODEC_BROTLI:
+  case HS_CODEC_ZSTD:
+  case HS_CODEC_LZ4_RAW: return HS_OK;
+  default: break;
+  }
+  const char *v = hs_iceberg_metadata_property(&t->meta, "write.parquet.compression-codec");
+  return hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "%s: table property write.parquet.compression-codec = '%s' is not one of "
+                      "uncompressed, snappy, gzip, lz4, zstd, brotli",
+                      t->metadata_path, v ? v : "");
+}
+
+/* Before the first retry reloads `t`, move the version the append started
+ * from into c->pin: c->schema (the data file's schema) and the partition
+ * spec point into it and must outlive the reload. Later retries reload `t`
+ * alone. On a failed reload the handle gets its old version back. */
+static hs_status pin_and_reload(append_ctx *c, hs_error *err) {
+  hs_table *t = c->t;
+  if (c->pin != NULL) return hs_table_load_latest(t, err);
+  if ((c->pin = hs_calloc(1, sizeof *c->pin)) == NULL) {
+    return hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
+  }
+  hs_table *p = c->pin;
+  p->arena = t->arena;
+  p->meta = t->meta;
+  p->metadata_path = t->metadata_path;
+  p->version = t->version;
+  hs_arena_init(&t->arena);
+  memset(&t->meta, 0, sizeof t->meta);
+  t->metadata_path = NULL;
+  hs_status st = hs_table_load_latest(t, err);
+  if (st != HS_OK) {
+    /* t still holds nothing: hand the pinned version back. */
+    hs_arena_reset(&t->arena);
+    hs_free(t->metadata_path);
+    t->arena = p->arena;
+    t->meta = p->meta;
+    t->metadata_path = p->metadata_path;
+    t->version = p->version;
+    hs_arena_init(&p->arena);
+    p->metadata_path = NULL;
+    hs_free(p);
+    c->pin = NULL;
+  }
   return st;
 }
 
@@ -561,16 +646,13 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
   hs_status st = HS_OK;
   char uuid[37];
 
-  /* Start from the latest version: fewer lost races. */
-  if ((st = hs_table_load_latest(t, err)) != HS_OK) goto done;
-  if ((c.pin = hs_calloc(1, sizeof *c.pin)) == NULL || (c.pin->root = hs_strdup(t->root)) == NULL) {
-    st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
-    goto done;
-  }
-  hs_arena_init(&c.pin->arena);
-  if ((st = hs_table_load_version(c.pin, t->version, err)) != HS_OK) goto done;
-  c.schema_id = c.pin->meta.current_schema_id;
-  c.schema = hs_iceberg_metadata_schema(&c.pin->meta, c.schema_id);
+  /* Start from the latest version: fewer lost races. Versions are published
+   * in order, so when v{N+1} does not exist the handle's vN is the latest
+   * and the metadata we already hold is reused (no re-read, no re-parse). */
+  if ((st = refresh(t, err)) != HS_OK) goto done;
+  if ((st = check_codec(t, err)) != HS_OK) goto done;
+  c.schema_id = t->meta.current_schema_id;
+  c.schema = hs_iceberg_metadata_schema(&t->meta, c.schema_id);
   if (c.schema == NULL) {
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
     goto done;
@@ -587,18 +669,18 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
    * manifest carries the spec id, so a concurrent spec change is harmless. */
   const hs_iceberg_partition_spec *spec = NULL;
   const hs_iceberg_sort_order *order = NULL;
-  for (size_t i = 0; i < c.pin->meta.n_specs; i++)
-    if (c.pin->meta.specs[i].spec_id == c.pin->meta.default_spec_id) spec = &c.pin->meta.specs[i];
-  for (size_t i = 0; c.pin->meta.has_default_sort_order_id && i < c.pin->meta.n_sort_orders; i++)
-    if (c.pin->meta.sort_orders[i].order_id == c.pin->meta.default_sort_order_id)
-      order = &c.pin->meta.sort_orders[i];
+  for (size_t i = 0; i < t->meta.n_specs; i++)
+    if (t->meta.specs[i].spec_id == t->meta.default_spec_id) spec = &t->meta.specs[i];
+  for (size_t i = 0; t->meta.has_default_sort_order_id && i < t->meta.n_sort_orders; i++)
+    if (t->meta.sort_orders[i].order_id == t->meta.default_sort_order_id)
+      order = &t->meta.sort_orders[i];
   if (spec == NULL) {
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no default partition spec", t->metadata_path);
     goto done;
   }
   if (spec->n_fields > 0 || (order != NULL && order->n_fields > 0)) {
-    st = hs_table_write_clustered(c.pin, c.schema, spec, order, &stamped, stream, &c.arena,
-                                  &c.files, &c.n_files, err);
+    st = hs_table_write_clustered(t, c.schema, spec, order, &stamped, stream, &c.arena, &c.files,
+                                  &c.n_files, err);
     if (st != HS_OK) goto done;
     c.records = 0;
     for (size_t i = 0; i < c.n_files; i++) {
@@ -630,7 +712,7 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
     }
     if (attempt > 0) {
       backoff(attempt);
-      if ((st = hs_table_load_latest(t, err)) != HS_OK) break;
+      if ((st = pin_and_reload(&c, err)) != HS_OK) break;
       /* Re-validate: the data file was written with the pinned schema. */
       const hs_iceberg_schema *now =
           hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);

@@ -8,6 +8,9 @@
  * keeping ADDED and EXISTING DATA entries whose path resolves inside the
  * table folder (README invariant I6). Everything the plan holds lives in its
  * own arena, so it stays valid after the table handle refreshes or is freed.
+ *
+ * Also here: the table's Parquet write properties (Iceberg's names: row
+ * group limit, page size, compression codec and level) for appends.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,14 +115,60 @@ void hs_table_plan_free(hs_table_plan *p) {
   p->n_files = 0;
 }
 
-void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po) {
-  const char *v = hs_iceberg_metadata_property(&t->meta, "write.parquet.row-group-limit");
+/* Iceberg's codec names (write.parquet.compression-codec), matched without
+ * regard to case. "lz4" is LZ4_RAW as Iceberg's Java writer (parquet-mr's
+ * Lz4RawCodec) and pyarrow write it; the legacy Hadoop-framed LZ4 is not
+ * written by anyone current. */
+static const struct {
+  const char *name;
+  hs_codec codec;
+} k_codecs[] = {{"uncompressed", HS_CODEC_UNCOMPRESSED},
+                {"none", HS_CODEC_UNCOMPRESSED},
+                {"snappy", HS_CODEC_SNAPPY},
+                {"gzip", HS_CODEC_GZIP},
+                {"zstd", HS_CODEC_ZSTD},
+                {"lz4", HS_CODEC_LZ4_RAW},
+                {"lz4_raw", HS_CODEC_LZ4_RAW},
+                {"brotli", HS_CODEC_BROTLI}};
+
+static bool name_eq(const char *a, const char *b) {
+  for (; *a && *b; a++, b++) {
+    char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+    if (x != *b) return false;
+  }
+  return *a == *b;
+}
+
+/* A positive decimal integer property, or 0 when unset or malformed. */
+static long long int_property(const hs_table *t, const char *key) {
+  const char *v = hs_iceberg_metadata_property(&t->meta, key);
   char *end = NULL;
   long long n = v != NULL ? strtoll(v, &end, 10) : 0;
-  if (v != NULL && end != v && *end == 0 && n > 0) po->row_group_rows_max = (int64_t)n;
+  return v != NULL && end != v && *end == 0 && n > 0 ? n : 0;
+}
+
+void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po) {
+  long long n = int_property(t, "write.parquet.row-group-limit");
+  if (n > 0) po->row_group_rows_max = (int64_t)n;
   /* Iceberg's page size property (uncompressed bytes per data page). */
-  v = hs_iceberg_metadata_property(&t->meta, "write.parquet.page-size-bytes");
-  end = NULL;
-  n = v != NULL ? strtoll(v, &end, 10) : 0;
-  if (v != NULL && end != v && *end == 0 && n > 0) po->page_bytes_max = (int64_t)n;
+  n = int_property(t, "write.parquet.page-size-bytes");
+  if (n > 0) po->page_bytes_max = (int64_t)n;
+  /* Codec and level. An unknown codec name becomes (hs_codec)-1, which the
+   * append refuses with a message naming the property (commit.c) rather
+   * than silently writing another codec. */
+  const char *v = hs_iceberg_metadata_property(&t->meta, "write.parquet.compression-codec");
+  if (v != NULL) {
+    po->compression = (hs_codec)-1;
+    for (size_t i = 0; i < sizeof k_codecs / sizeof k_codecs[0]; i++)
+      if (name_eq(v, k_codecs[i].name)) po->compression = k_codecs[i].codec;
+  }
+  /* The level means what the codec's library says; unset, 0 or malformed is
+   * the codec's default, and values above the codec's maximum (zstd 22,
+   * gzip 9, brotli 11) are clamped to it. Snappy and lz4 have no level. */
+  n = int_property(t, "write.parquet.compression-level");
+  long long top = po->compression == HS_CODEC_GZIP     ? 9
+                  : po->compression == HS_CODEC_BROTLI ? 11
+                                                       : 22;
+  if (n > top) n = top;
+  if (n > 0) po->compression_level = (int)n;
 }
