@@ -529,6 +529,28 @@ typedef struct hs_scan_page_stats {
 hs_status hs_scan_page_stats_get(const struct ArrowArrayStream *stream, hs_scan_page_stats *out,
                                  hs_error *err);
 
+/* --- Tables: scalar index registry and index-driven scans (registry) --- */
+/* Build inverted indexes (src/index) for `columns[0..n)` of every data file
+ * of the current snapshot that lacks one for them: each file's columns are
+ * read, indexed and written as <table>/index/<uuid>.puffin (fsynced), then
+ * all are registered in one metadata-only commit (the registry is keyed by
+ * data file, so time travel and rollback use exactly the indexes of the
+ * snapshot's files). hs_table_scan_query then narrows each indexed file's
+ * rows with the index before evaluating the filter on the candidates. */
+hs_status hs_table_build_indexes(hs_table *table, const char *const *columns, size_t n,
+                                 hs_error *err);
+
+typedef struct hs_scan_index_stats {
+  int64_t files_indexed;   /* files whose candidate rows came from an index */
+  int64_t rows_candidate;  /* rows of those files left as candidates */
+  int64_t rows_eliminated; /* rows of those files the index ruled out */
+} hs_scan_index_stats;
+
+/* Index counters of a stream made by hs_table_scan_query (not released);
+ * HS_ERR_INVALID_ARG for any other stream. */
+hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan_index_stats *out,
+                                  hs_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "expr_internal.h"
+#include "index_plan.h"
 #include "scan.h"
 
 #define SCAN_BATCH_ROWS_DEFAULT 65536
@@ -523,6 +524,13 @@ typedef struct scan_state {
   struct ArrowSchema schema; /* output */
   hs_scan_stats stats;
   hs_scan_page_stats pstats;
+  /* Scalar indexes (index_plan.c): ixp[f * n_fcols + k] is the resolved
+   * index file of filter column k of files[f], or NULL; cand the current
+   * file's candidate rows (NULL: all). */
+  char **ixp;
+  size_t ixp_n;
+  roaring_bitmap_t *cand;
+  hs_scan_index_stats istats;
   /* The current file. */
   hs_parquet_reader *reader;
   const char *path;
@@ -585,6 +593,8 @@ static void file_close(scan_state *s) {
   s->rg_keep = NULL;
   s->rg_pages = NULL;
   s->n_rg = s->next_rg = 0;
+  if (s->cand != NULL) roaring_bitmap_free(s->cand);
+  s->cand = NULL;
 }
 
 static void state_free(scan_state *s) {
@@ -598,6 +608,7 @@ static void state_free(scan_state *s) {
   hs_free(s->sel);
   hs_free(s->rows);
   hs_free(s->p1rows);
+  names_free(s->ixp, s->ixp_n);
   hs_free(s);
 }
 
@@ -746,6 +757,18 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   hs_free(stats);
   s->next_rg = 0;
   if (st == HS_OK) st = prune_pages(s, md, err);
+  if (st == HS_OK && s->ixp != NULL && s->n_fcols > 0) {
+    /* Narrow with the file's scalar indexes: candidate rows only. */
+    const char *const *paths = (const char *const *)s->ixp + i * s->n_fcols;
+    st = hs_index_plan_rows(s->expr, paths, s->n_fcols, &s->cand, err);
+    if (st == HS_OK && s->cand != NULL) {
+      uint64_t k = roaring_bitmap_get_cardinality(s->cand);
+      s->istats.files_indexed++;
+      s->istats.rows_candidate += (int64_t)k;
+      s->istats.rows_eliminated += s->rg_first[s->n_rg] - (int64_t)k;
+      s->whole = false;
+    }
+  }
   return st;
 }
 
@@ -782,6 +805,14 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
         s->p1rows[k++] = first + x;
   } else {
     for (; k < n; k++) s->p1rows[k] = first + k;
+  }
+  if (s->cand != NULL) { /* keep only the index's candidates */
+    int64_t m = 0;
+    for (int64_t j = 0; j < k; j++)
+      if (s->p1rows[j] <= UINT32_MAX && roaring_bitmap_contains(s->cand, (uint32_t)s->p1rows[j]))
+        s->p1rows[m++] = s->p1rows[j];
+    k = m;
+    if (k == 0) return pass1_next(s, started, err);
   }
   s->p1_n = (size_t)k;
   s->p1_next = 0;
@@ -942,11 +973,43 @@ hs_status hs_scan_page_stats_get(const struct ArrowArrayStream *stream, hs_scan_
   return HS_OK;
 }
 
+hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan_index_stats *out,
+                                  hs_error *err) {
+  if (stream == NULL || out == NULL || stream->release != scan_release) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan index stats: not a table scan stream");
+  }
+  *out = ((const scan_state *)stream->private_data)->istats;
+  return HS_OK;
+}
+
 /* ------------------------------------------------------------------ open */
+
+/* Record the registered index files of the filter columns of data file
+ * `pf` (just added as files[n_files - 1]) in s->ixp. */
+static hs_status index_paths(const hs_table *t, const hs_table_index_registry *reg,
+                             const hs_table_plan_file *pf, scan_state *s, hs_error *err) {
+  if (reg == NULL || reg->n_entries == 0 || s->n_fcols == 0) return HS_OK;
+  size_t need = s->n_files * s->n_fcols;
+  char **nv = hs_realloc(s->ixp, need * sizeof *nv);
+  if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  for (size_t k = s->ixp_n; k < need; k++) nv[k] = NULL;
+  s->ixp = nv;
+  s->ixp_n = need;
+  char **row = nv + (s->n_files - 1) * s->n_fcols;
+  for (size_t k = 0; k < s->n_fcols; k++) {
+    const char *rec =
+        hs_table_index_lookup(reg, pf->path, pf->data_file->file_size_in_bytes, s->fcols[k]);
+    if (rec == NULL) continue;
+    hs_status st = hs_table_resolve_path(t, rec, "index registry", &row[k], err);
+    if (st != HS_OK) return st;
+  }
+  return HS_OK;
+}
 
 /* Drop files whose manifest statistics prove the filter false. */
 static hs_status prune_files(const hs_table *t, const hs_table_plan *plan, const hs_expr *e,
-                             const struct ArrowSchema *tschema, scan_state *s, hs_error *err) {
+                             const struct ArrowSchema *tschema, const hs_table_index_registry *reg,
+                             scan_state *s, hs_error *err) {
   const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
   if (schema == NULL) {
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
@@ -992,6 +1055,7 @@ static hs_status prune_files(const hs_table *t, const hs_table_plan *plan, const
       break;
     }
     s->n_files++;
+    if ((st = index_paths(t, reg, pf, s, err)) != HS_OK) break;
   }
   hs_arena_reset(&scratch);
   hs_free(stats);
@@ -1073,7 +1137,13 @@ hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
   if (st == HS_OK) {
     s->stats.manifests_read = plan.n_manifests;
     s->stats.files_planned = (int64_t)plan.n_files;
-    st = prune_files(table, &plan, e, &tschema, s, err);
+    /* Indexes only matter with a filter; the registry is keyed by data
+     * file, so any snapshot uses exactly its own files' indexes. */
+    hs_table_index_registry reg;
+    memset(&reg, 0, sizeof reg);
+    if (e != NULL) st = hs_table_index_registry_load(table, NULL, &reg, err);
+    if (st == HS_OK) st = prune_files(table, &plan, e, &tschema, &reg, s, err);
+    hs_table_index_registry_free(&reg);
   }
   if (st == HS_OK) st = output_schema(s, &tschema, table->metadata_path, err);
   hs_table_plan_free(&plan);

@@ -175,4 +175,40 @@ void hs_table_plan_free(hs_table_plan *p); /* accepts NULL */
  * row group, Iceberg's name). Unset or malformed values are ignored. */
 void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po);
 
+/* ------------------------------------------------------------------
+ * Index registry (index_registry.c): which scalar index file covers which
+ * column of which data file, keyed by data file path and size.
+ */
+
+typedef struct hs_table_index_entry {
+  char *data_file;  /* resolved local path of the data file */
+  int64_t file_size;
+  char *index_file; /* absolute path of the Puffin index file (as recorded) */
+  char **columns;   /* top-level column names indexed in it */
+  size_t n_columns;
+} hs_table_index_entry;
+
+typedef struct hs_table_index_registry {
+  hs_arena arena; /* owns everything */
+  hs_table_index_entry *entries;
+  size_t n_entries;
+} hs_table_index_registry;
+
+/* Load the registry named by `meta`'s property "hyperstream.index-registry"
+ * (meta NULL: t's current metadata). No property: an empty registry. *out
+ * is fully overwritten; free with hs_table_index_registry_free. */
+hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metadata *meta,
+                                       hs_table_index_registry *out, hs_error *err);
+void hs_table_index_registry_free(hs_table_index_registry *r); /* accepts NULL */
+
+/* The index file recorded for `column` of the data file, or NULL. The path
+ * is as recorded: resolve it with hs_table_resolve_path before opening. */
+const char *hs_table_index_lookup(const hs_table_index_registry *r, const char *data_file,
+                                  int64_t file_size, const char *column);
+
+/* Add entries (their index files already durable) in one metadata-only
+ * commit: a new registry file, the property pointed at it. */
+hs_status hs_table_index_register(hs_table *t, const hs_table_index_entry *add, size_t n,
+                                  hs_error *err);
+
 #endif /* HS_TABLE_H */

@@ -1,0 +1,318 @@
+/*
+ * index_plan.c — a bound filter as bitmap operations over the scalar
+ * indexes (src/index) of one data file.
+ *
+ * Every node yields two candidate sets: T ⊇ rows where the node is TRUE,
+ * F ⊇ rows where it is FALSE (SQL three-valued logic: a row may be in
+ * neither, when the node is UNKNOWN). NULL stands for "all rows". Leaves an
+ * index answers exactly give exact sets (a comparison: T = the index answer,
+ * F = non-null rows minus T; IS NULL: T = null rows, F = non-null rows);
+ * anything else gives T = F = all rows. Then
+ *   AND: T = T1 ∩ T2, F = F1 ∪ F2;   OR: T = T1 ∪ T2, F = F1 ∩ F2;
+ *   NOT: T = F1, F = T1.
+ * Each rule maps supersets to supersets, so the root's T is always a
+ * superset of the matching rows: an index may only narrow, and NOT over an
+ * inexact child stays "all rows" rather than complementing a guess.
+ */
+#include <string.h>
+
+#include "expr_internal.h"
+#include "index_plan.h"
+
+typedef struct plan_ctx {
+  const hs_expr *e;
+  hs_sidx_file **files;  /* per field: opened index file (or NULL) */
+  hs_sidx_column **cols; /* per field: opened column (or NULL) */
+  bool *tried;           /* per field: open attempted */
+  const char *const *paths;
+  size_t n_paths;
+} plan_ctx;
+
+typedef struct sets {
+  roaring_bitmap_t *t, *f; /* NULL: all rows */
+} sets;
+
+static void sets_free(sets *s) {
+  if (s->t) roaring_bitmap_free(s->t);
+  if (s->f) roaring_bitmap_free(s->f);
+  s->t = s->f = NULL;
+}
+
+static hs_status nomem(hs_error *err) {
+  return hs_error_set(err, HS_ERR_NOMEM, "index plan: out of memory");
+}
+
+/* The index column of field i, or NULL when it has none. */
+static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_error *err) {
+  *out = NULL;
+  if (i < 0 || (size_t)i >= c->n_paths || c->paths[i] == NULL) return HS_OK;
+  if (c->tried[i]) {
+    *out = c->cols[i];
+    return HS_OK;
+  }
+  c->tried[i] = true;
+  hs_source *src = NULL;
+  hs_status st = hs_source_open_file(c->paths[i], &src, err);
+  if (st == HS_OK) {
+    st = hs_sidx_file_open(src, &c->files[i], err);
+    hs_source_unref(src);
+  }
+  if (st == HS_OK) {
+    st = hs_sidx_column_open(c->files[i], c->e->cols[i].name, &c->cols[i], err);
+    if (st == HS_ERR_NOT_FOUND) st = HS_OK; /* not indexed after all: no narrowing */
+  }
+  if (st != HS_OK) hs_error_prefix(err, "index %s: ", c->paths[i]);
+  *out = c->cols[i];
+  return st;
+}
+
+/* Exact T of a comparison, or *t = NULL with *exact false. */
+static hs_status cmp_query(hs_sidx_column *col, const hs_expr_col *ec, const hs_expr_node *n,
+                           hs_sidx_column *nn_col, roaring_bitmap_t **t, bool *exact,
+                           hs_error *err) {
+  (void)nn_col;
+  const hs_expr_bound *l = &n->lit;
+  hs_sidx_value v;
+  memset(&v, 0, sizeof v);
+  bool frac = false;
+  switch (ec->dom) {
+  case HS_DOM_I64:
+    v.kind = HS_SIDX_INT;
+    v.i = l->i;
+    frac = l->frac;
+    break;
+  case HS_DOM_U64:
+    v.kind = HS_SIDX_UINT;
+    v.u = l->u;
+    frac = l->frac;
+    break;
+  case HS_DOM_DEC: {
+    v.kind = HS_SIDX_DECIMAL;
+    unsigned __int128 u = (unsigned __int128)l->d;
+    v.dec_hi = (int64_t)(uint64_t)(u >> 64);
+    v.dec_lo = (uint64_t)u;
+    frac = l->frac;
+    break;
+  }
+  case HS_DOM_F64:
+    v.kind = HS_SIDX_DOUBLE;
+    v.d = l->f;
+    break;
+  case HS_DOM_BYTES:
+    v.kind = HS_SIDX_BYTES;
+    v.bytes = l->bytes;
+    v.n_bytes = l->len;
+    break;
+  case HS_DOM_BOOL:
+    v.kind = HS_SIDX_BOOL;
+    v.b = l->b;
+    break;
+  }
+  hs_status st = HS_OK;
+  *t = NULL;
+  *exact = true;
+  bool fixed = ec->dom == HS_DOM_I64 || ec->dom == HS_DOM_U64 || ec->dom == HS_DOM_DEC;
+  if (fixed && l->sat != 0) {
+    /* Every value compares as -sat with the literal. */
+    int c = -l->sat;
+    bool yes = (n->op == HS_CMP_EQ && c == 0) || (n->op == HS_CMP_NE && c != 0) ||
+               (n->op == HS_CMP_LT && c < 0) || (n->op == HS_CMP_LE && c <= 0) ||
+               (n->op == HS_CMP_GT && c > 0) || (n->op == HS_CMP_GE && c >= 0);
+    if (yes) return hs_sidx_column_is_not_null(col, t, err);
+    *t = roaring_bitmap_create();
+    return *t ? HS_OK : nomem(err);
+  }
+  /* With frac the literal lies strictly between q and q + 1 (see
+   * expr_internal.h): v < lit is v <= q, v >= lit is v > q, = is empty. */
+  switch (n->op) {
+  case HS_CMP_EQ:
+  case HS_CMP_NE:
+    if (frac)
+      *t = roaring_bitmap_create();
+    else
+      st = hs_sidx_column_equals(col, &v, t, err);
+    if (st == HS_OK && *t == NULL) return nomem(err);
+    if (st == HS_OK && n->op == HS_CMP_NE) {
+      roaring_bitmap_t *nn = NULL;
+      st = hs_sidx_column_is_not_null(col, &nn, err);
+      if (st == HS_OK) {
+        roaring_bitmap_andnot_inplace(nn, *t);
+        roaring_bitmap_free(*t);
+        *t = nn;
+      }
+    }
+    break;
+  case HS_CMP_LT: st = hs_sidx_column_range(col, NULL, false, &v, frac, t, err); break;
+  case HS_CMP_LE: st = hs_sidx_column_range(col, NULL, false, &v, true, t, err); break;
+  case HS_CMP_GT: st = hs_sidx_column_range(col, &v, false, NULL, false, t, err); break;
+  case HS_CMP_GE: st = hs_sidx_column_range(col, &v, !frac, NULL, false, t, err); break;
+  }
+  if (st == HS_ERR_UNSUPPORTED) {
+    if (*t) roaring_bitmap_free(*t);
+    *t = NULL;
+    *exact = false;
+    if (err) memset(err, 0, sizeof *err);
+    return HS_OK;
+  }
+  return st;
+}
+
+/* A LIKE pattern that is exactly "<prefix>%" (or no wildcard at all):
+ * its prefix length, else -1. */
+static ptrdiff_t like_prefix(const hs_expr_node *n, bool *whole) {
+  *whole = false;
+  for (size_t i = 0; i < n->pat_len; i++) {
+    int ch = n->pat[i];
+    if (n->escape >= 0 && ch == n->escape) return -1;
+    if (ch == '_') return -1;
+    if (ch == '%') return i + 1 == n->pat_len ? (ptrdiff_t)i : -1;
+  }
+  *whole = true;
+  return (ptrdiff_t)n->pat_len;
+}
+
+static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, hs_error *err) {
+  out->t = out->f = NULL;
+  if (depth > HS_EXPR_DEPTH_MAX) return HS_OK;
+  hs_status st = HS_OK;
+  switch (n->kind) {
+  case HS_N_CONST:
+    if (n->tv != 1 && (out->t = roaring_bitmap_create()) == NULL) return nomem(err);
+    if (n->tv != 0 && (out->f = roaring_bitmap_create()) == NULL) {
+      sets_free(out);
+      return nomem(err);
+    }
+    return HS_OK;
+  case HS_N_NOT: {
+    sets k;
+    st = walk(c, n->kids[0], depth + 1, &k, err);
+    out->t = k.f;
+    out->f = k.t;
+    return st;
+  }
+  case HS_N_AND:
+  case HS_N_OR: {
+    bool and = n->kind == HS_N_AND;
+    for (int i = 0; i < n->n_kids; i++) {
+      sets k;
+      if ((st = walk(c, n->kids[i], depth + 1, &k, err)) != HS_OK) {
+        sets_free(out);
+        return st;
+      }
+      if (i == 0) {
+        *out = k;
+        continue;
+      }
+      /* narrowing side (intersect; NULL = identity) and widening side
+       * (union; NULL absorbs). */
+      roaring_bitmap_t **nar = and? &out->t : &out->f, **wid = and? &out->f : &out->t;
+      roaring_bitmap_t *kn = and? k.t : k.f, *kw = and? k.f : k.t;
+      if (*nar == NULL)
+        *nar = kn;
+      else if (kn != NULL) {
+        roaring_bitmap_and_inplace(*nar, kn);
+        roaring_bitmap_free(kn);
+      }
+      if (*wid != NULL && kw != NULL) {
+        roaring_bitmap_or_inplace(*wid, kw);
+        roaring_bitmap_free(kw);
+      } else {
+        if (*wid) roaring_bitmap_free(*wid);
+        if (kw) roaring_bitmap_free(kw);
+        *wid = NULL;
+      }
+    }
+    return HS_OK;
+  }
+  case HS_N_CMP:
+  case HS_N_ISNULL:
+  case HS_N_LIKE: {
+    hs_sidx_column *col = NULL;
+    if ((st = column_of(c, n->field, &col, err)) != HS_OK || col == NULL) return st;
+    const hs_expr_col *ec = &c->e->cols[n->field];
+    roaring_bitmap_t *t = NULL, *nn = NULL;
+    bool exact = false;
+    if (n->kind == HS_N_ISNULL) {
+      roaring_bitmap_t *isn = NULL;
+      st = hs_sidx_column_is_null(col, &isn, err);
+      if (st == HS_OK) st = hs_sidx_column_is_not_null(col, &nn, err);
+      if (st != HS_OK) {
+        if (isn) roaring_bitmap_free(isn);
+        if (nn) roaring_bitmap_free(nn);
+        return st;
+      }
+      out->t = n->negated ? nn : isn;
+      out->f = n->negated ? isn : nn;
+      return HS_OK;
+    }
+    if (n->kind == HS_N_CMP) {
+      st = cmp_query(col, ec, n, NULL, &t, &exact, err);
+    } else if (ec->dom == HS_DOM_BYTES) {
+      bool whole = false;
+      ptrdiff_t p = like_prefix(n, &whole);
+      if (p >= 0) {
+        exact = true;
+        if (whole) {
+          hs_sidx_value v;
+          memset(&v, 0, sizeof v);
+          v.kind = HS_SIDX_BYTES;
+          v.bytes = n->pat;
+          v.n_bytes = n->pat_len;
+          st = hs_sidx_column_equals(col, &v, &t, err);
+        } else {
+          st = hs_sidx_column_prefix(col, n->pat, (size_t)p, &t, err);
+        }
+        if (st == HS_ERR_UNSUPPORTED) {
+          if (err) memset(err, 0, sizeof *err);
+          st = HS_OK;
+          exact = false;
+        }
+      }
+    }
+    if (st != HS_OK || !exact) {
+      if (t) roaring_bitmap_free(t);
+      return st;
+    }
+    if ((st = hs_sidx_column_is_not_null(col, &nn, err)) != HS_OK) {
+      roaring_bitmap_free(t);
+      return st;
+    }
+    roaring_bitmap_andnot_inplace(nn, t); /* FALSE: non-null and not TRUE */
+    bool neg = n->kind == HS_N_LIKE && n->negated;
+    out->t = neg ? nn : t;
+    out->f = neg ? t : nn;
+    return HS_OK;
+  }
+  case HS_N_BOOLTEST: return HS_OK; /* not narrowed */
+  }
+  return HS_OK;
+}
+
+hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, size_t n_paths,
+                             roaring_bitmap_t **out, hs_error *err) {
+  *out = NULL;
+  if (e == NULL || e->root == NULL || paths == NULL || n_paths == 0) return HS_OK;
+  plan_ctx c;
+  memset(&c, 0, sizeof c);
+  c.e = e;
+  c.paths = paths;
+  c.n_paths = n_paths < (size_t)e->n_fields ? n_paths : (size_t)e->n_fields;
+  c.files = hs_calloc(c.n_paths + 1, sizeof *c.files);
+  c.cols = hs_calloc(c.n_paths + 1, sizeof *c.cols);
+  c.tried = hs_calloc(c.n_paths + 1, sizeof *c.tried);
+  hs_status st = HS_OK;
+  sets s = {NULL, NULL};
+  if (c.files == NULL || c.cols == NULL || c.tried == NULL) st = nomem(err);
+  if (st == HS_OK) st = walk(&c, e->root, 1, &s, err);
+  if (st == HS_OK) {
+    *out = s.t;
+    s.t = NULL;
+  }
+  sets_free(&s);
+  for (size_t i = 0; c.cols != NULL && i < c.n_paths; i++) hs_sidx_column_free(c.cols[i]);
+  for (size_t i = 0; c.files != NULL && i < c.n_paths; i++) hs_sidx_file_free(c.files[i]);
+  hs_free(c.files);
+  hs_free(c.cols);
+  hs_free(c.tried);
+  return st;
+}

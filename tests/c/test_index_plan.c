@@ -1,0 +1,373 @@
+/*
+ * test_index_plan.c — scalar indexes in table scans: the registry
+ * (hs_table_build_indexes, metadata-only commit keyed by data file), the
+ * planner (index_plan.c) narrowing rows, and that results never change:
+ * random filters give the same ids with and without indexes, on fully and
+ * partly indexed tables, and after a rollback past appends whose indexes
+ * were built later.
+ *
+ * Driver modes for tests/python/test_index_plan.py:
+ *  - HS_IDX_CREATE=<dir> test_index_plan FILE.parquet...: create a table at
+ *    <dir> (row groups of HS_IDX_RG_ROWS rows, default 1000) and append each
+ *    file as one snapshot; with HS_IDX_BUILD=<c1,c2,...> build indexes on
+ *    those columns after the first HS_IDX_BUILD_AFTER files (default: all);
+ *  - HS_IDX_DRIVER=<dir>: for each filter line on stdin print
+ *    "ok <files_indexed> <ids...>" (int64 column "id" of the matching rows)
+ *    or "err <message>".
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arrow/arrow.h"
+#include "hs_test.h"
+#include "io/fs.h"
+#include "query/scan.h"
+
+/* Schema {id: int64 not null, name: utf8, x: double, k: int32}. */
+static void make_schema(struct ArrowSchema *s) {
+  hs_error e = {0};
+  CHECK_OK(hs_arrow_schema_init(s, "+s", "", 0, 4, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[0], "l", "id", 0, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[1], "u", "name", ARROW_FLAG_NULLABLE, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[2], "g", "x", ARROW_FLAG_NULLABLE, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[3], "i", "k", ARROW_FLAG_NULLABLE, 0, &e), &e);
+}
+
+/* Rows id = first .. first+n-1; name "n<id % 37>" (null when id % 7 == 0);
+ * x = (id % 50) * 0.5 (null when id % 11 == 0); k = id % 13. */
+static void make_batch(struct ArrowArray *out, int64_t first, int64_t n) {
+  hs_error e = {0};
+  int64_t *ids = hs_malloc((size_t)n * sizeof *ids);
+  double *xs = hs_malloc((size_t)n * sizeof *xs);
+  int32_t *ks = hs_malloc((size_t)n * sizeof *ks);
+  int32_t *offs = hs_malloc((size_t)(n + 1) * sizeof *offs);
+  uint8_t *valid = hs_calloc((size_t)(n + 7) / 8 + 1, 1);
+  uint8_t *xvalid = hs_calloc((size_t)(n + 7) / 8 + 1, 1);
+  char *data = hs_malloc((size_t)n * 24 + 1);
+  int64_t nulls = 0, xnulls = 0;
+  offs[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t id = first + i;
+    ids[i] = id;
+    ks[i] = (int32_t)(id % 13);
+    xs[i] = (double)(id % 50) * 0.5;
+    if (id % 11 == 0)
+      xnulls++;
+    else
+      xvalid[i / 8] |= (uint8_t)(1u << (i % 8));
+    int len = 0;
+    if (id % 7 == 0) {
+      nulls++;
+    } else {
+      valid[i / 8] |= (uint8_t)(1u << (i % 8));
+      len = snprintf(data + offs[i], 24, "n%lld", (long long)(id % 37));
+    }
+    offs[i + 1] = offs[i] + len;
+  }
+  struct ArrowArray cols[4];
+  memset(cols, 0, sizeof cols);
+  CHECK_OK(hs_arrow_array_make_primitive(&cols[0], n, ids, NULL, 0, &e), &e);
+  CHECK_OK(hs_arrow_array_make_binary(&cols[1], n, offs, data, valid, nulls, &e), &e);
+  CHECK_OK(hs_arrow_array_make_primitive(&cols[2], n, xs, xvalid, xnulls, &e), &e);
+  CHECK_OK(hs_arrow_array_make_primitive(&cols[3], n, ks, NULL, 0, &e), &e);
+  CHECK_OK(hs_arrow_array_make_struct(out, n, cols, 4, NULL, 0, &e), &e);
+}
+
+static int64_t append_rows(hs_table *t, int64_t first, int64_t n) {
+  hs_error e = {0};
+  struct ArrowSchema s;
+  make_schema(&s);
+  struct ArrowArray *b = hs_calloc(1, sizeof *b);
+  make_batch(b, first, n);
+  struct ArrowArrayStream st;
+  CHECK_OK(hs_arrow_stream_from_batches(&s, b, 1, &st, &e), &e);
+  hs_free(b);
+  int64_t snap = -1;
+  CHECK_OK(hs_table_append(t, &st, &snap, &e), &e);
+  return snap;
+}
+
+typedef struct result {
+  hs_status status;
+  hs_error err;
+  int64_t *ids;
+  size_t n;
+  hs_scan_index_stats istats;
+} result;
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Scan `filter` at `snap` projecting "id"; ids sorted. */
+static void run(hs_table *t, const char *filter, int64_t snap, result *r) {
+  memset(r, 0, sizeof *r);
+  hs_scan_options o;
+  hs_scan_options_init(&o);
+  const char *cols[] = {"id"};
+  o.columns = cols;
+  o.n_columns = 1;
+  o.filter = filter;
+  o.snapshot_id = snap;
+  o.batch_rows_max = 97;
+  struct ArrowArrayStream st;
+  r->status = hs_table_scan_query(t, &o, &st, &r->err);
+  if (r->status != HS_OK) return;
+  size_t cap = 0;
+  for (;;) {
+    struct ArrowArray b;
+    int rc = st.get_next(&st, &b);
+    if (rc != 0) {
+      r->status = HS_ERR_IO;
+      snprintf(r->err.message, sizeof r->err.message, "%s", st.get_last_error(&st));
+      break;
+    }
+    if (b.release == NULL) break;
+    const struct ArrowArray *c = b.children[0];
+    const int64_t *v = c->buffers[1];
+    for (int64_t i = 0; i < b.length; i++) {
+      if (r->n == cap) {
+        cap = cap ? cap * 2 : 256;
+        r->ids = hs_realloc(r->ids, cap * sizeof *r->ids);
+      }
+      r->ids[r->n++] = v[c->offset + i];
+    }
+    b.release(&b);
+  }
+  CHECK_OK(hs_scan_index_stats_get(&st, &r->istats, NULL), NULL);
+  st.release(&st);
+  if (r->n) qsort(r->ids, r->n, sizeof *r->ids, cmp_i64);
+}
+
+static bool same(const result *a, const result *b) {
+  return a->status == b->status && a->n == b->n &&
+         (a->n == 0 || memcmp(a->ids, b->ids, a->n * sizeof *a->ids) == 0);
+}
+
+static char *temp_root(void) {
+  char tmpl[] = "/tmp/hs_test_idxplan_XXXXXX";
+  char *d = mkdtemp(tmpl);
+  if (d == NULL) return NULL;
+  size_t n = strlen(d) + 8;
+  char *root = hs_malloc(n);
+  snprintf(root, n, "%s/t", d);
+  return root;
+}
+
+static hs_table *make_table(const char *root) {
+  hs_error e = {0};
+  struct ArrowSchema s;
+  make_schema(&s);
+  hs_table_options to;
+  hs_table_options_init(&to);
+  const char *k[] = {"write.parquet.row-group-limit"};
+  const char *v[] = {"100"};
+  to.property_keys = k;
+  to.property_values = v;
+  to.n_properties = 1;
+  hs_table *t = NULL;
+  CHECK_OK(hs_table_create(root, &s, &to, &t, &e), &e);
+  s.release(&s);
+  return t;
+}
+
+/* A random filter over id, name, x, k: every operator the planner knows,
+ * nested AND/OR/NOT, NULL tests, absent values and prefixes. */
+static void random_filter(uint64_t *rs, char *buf, size_t cap, int depth) {
+  uint64_t r = hs_test_rand(rs);
+  if (depth < 3 && r % 3 == 0) {
+    char a[512], b[512];
+    random_filter(rs, a, sizeof a, depth + 1);
+    random_filter(rs, b, sizeof b, depth + 1);
+    const char *ops[] = {"AND", "OR"};
+    if ((r >> 8) % 4 == 0)
+      snprintf(buf, cap, "NOT (%s)", a);
+    else
+      snprintf(buf, cap, "(%s) %s (%s)", a, ops[(r >> 4) & 1], b);
+    return;
+  }
+  static const char *cmp[] = {"=", "<>", "<", "<=", ">", ">="};
+  const char *op = cmp[(r >> 4) % 6];
+  switch ((r >> 12) % 9) {
+  case 0: snprintf(buf, cap, "id %s %lld", op, (long long)((r >> 20) % 700)); break;
+  case 1: snprintf(buf, cap, "k %s %d", op, (int)((r >> 20) % 15) - 1); break;
+  case 2: snprintf(buf, cap, "x %s %.1f", op, (double)((r >> 20) % 60) * 0.25); break;
+  case 3: snprintf(buf, cap, "name %s 'n%d'", op, (int)((r >> 20) % 40)); break;
+  case 4: snprintf(buf, cap, "name LIKE 'n%d%%'", (int)((r >> 20) % 5)); break;
+  case 5:
+    snprintf(buf, cap, "%s IS %sNULL", (r >> 20) & 1 ? "x" : "name", (r >> 21) & 1 ? "NOT " : "");
+    break;
+  case 6:
+    snprintf(buf, cap, "k IN (%d, %d, 20)", (int)((r >> 20) % 13), (int)((r >> 24) % 13));
+    break;
+  case 7:
+    snprintf(buf, cap, "id BETWEEN %lld AND %lld", (long long)((r >> 20) % 400),
+             (long long)((r >> 20) % 400 + (r >> 30) % 300));
+    break;
+  default: snprintf(buf, cap, "k %s 2.5", op); break;
+  }
+}
+
+static void test_differential(void) {
+  char *root = temp_root();
+  hs_table *t = make_table(root);
+  hs_error e = {0};
+  int64_t s1 = append_rows(t, 0, 250);
+  append_rows(t, 250, 250);
+  enum { NF = 150 };
+  char(*filters)[2048] = hs_malloc(NF * sizeof *filters);
+  result *base = hs_calloc(NF, sizeof *base);
+  uint64_t rs = 12345;
+  for (int i = 0; i < NF; i++) {
+    random_filter(&rs, filters[i], sizeof filters[i], 0);
+    run(t, filters[i], -1, &base[i]);
+    CHECK_OK(base[i].status, &base[i].err);
+  }
+  /* Index two files, then append a third (unindexed): same answers. */
+  const char *cols[] = {"id", "name", "x", "k"};
+  CHECK_OK(hs_table_build_indexes(t, cols, 4, &e), &e);
+  int64_t s3 = append_rows(t, 500, 200);
+  int64_t indexed = 0;
+  for (int i = 0; i < NF; i++) {
+    result r;
+    run(t, filters[i], s3, &r);
+    CHECK_OK(r.status, &r.err);
+    indexed += r.istats.files_indexed;
+    /* Restricted to the two indexed files' ids (< 500) it equals the
+     * unindexed answer; the third file is scanned by the filter alone. */
+    size_t k = 0;
+    while (k < r.n && r.ids[k] < 500) k++;
+    result head = r;
+    head.n = k;
+    if (!same(&head, &base[i])) {
+      fprintf(stderr, "mismatch (partly indexed): %s: %zu vs %zu rows\n", filters[i], k, base[i].n);
+      CHECK(false);
+    }
+    hs_free(r.ids);
+  }
+  CHECK(indexed > 0);
+  /* Now all three indexed; only the third file's index is new. */
+  CHECK_OK(hs_table_build_indexes(t, cols, 4, &e), &e);
+  /* Rollback to the first snapshot: its one file keeps its (later built)
+   * index; the other files' indexes are never consulted. */
+  CHECK_OK(hs_table_rollback_to_snapshot(t, s1, &e), &e);
+  for (int i = 0; i < NF; i++) {
+    result r;
+    run(t, filters[i], -1, &r);
+    CHECK_OK(r.status, &r.err);
+    size_t k = 0;
+    while (k < base[i].n && base[i].ids[k] < 250) k++;
+    result head = base[i];
+    head.n = k;
+    if (!same(&r, &head)) {
+      fprintf(stderr, "mismatch (rollback): %s: %zu vs %zu rows\n", filters[i], r.n, k);
+      CHECK(false);
+    }
+    CHECK(r.istats.files_indexed <= 1);
+    hs_free(r.ids);
+  }
+  /* A selective filter really narrows. */
+  result r;
+  run(t, "id = 17", -1, &r);
+  CHECK(r.n == 1 && r.istats.files_indexed == 1 && r.istats.rows_candidate == 1);
+  hs_free(r.ids);
+  /* The registry is a table property under metadata/. */
+  hs_table_free(t);
+  CHECK_OK(hs_table_open(root, &t, &e), &e);
+  hs_table_index_registry reg;
+  CHECK_OK(hs_table_index_registry_load(t, NULL, &reg, &e), &e);
+  CHECK(reg.n_entries == 3);
+  hs_table_index_registry_free(&reg);
+  for (int i = 0; i < NF; i++) hs_free(base[i].ids);
+  hs_free(base);
+  hs_free(filters);
+  hs_table_free(t);
+  hs_free(root);
+}
+
+/* ------------------------------------------------------------ drivers */
+
+static int driver_create(const char *root, int argc, char **argv) {
+  hs_error e = {0};
+  const char *rg = getenv("HS_IDX_RG_ROWS");
+  const char *build = getenv("HS_IDX_BUILD");
+  const char *after = getenv("HS_IDX_BUILD_AFTER");
+  int build_after = after ? atoi(after) : argc - 1;
+  char colbuf[1024];
+  const char *cols[64];
+  size_t ncols = 0;
+  if (build != NULL) {
+    snprintf(colbuf, sizeof colbuf, "%s", build);
+    for (char *p = strtok(colbuf, ","); p != NULL && ncols < 64; p = strtok(NULL, ","))
+      cols[ncols++] = p;
+  }
+  hs_table *t = NULL;
+  for (int i = 1; i < argc; i++) {
+    hs_parquet_reader *r = NULL;
+    struct ArrowArrayStream st;
+    if (hs_parquet_reader_open(argv[i], &r, &e) != HS_OK) break;
+    if (t == NULL) {
+      struct ArrowSchema s;
+      if (hs_parquet_reader_schema(r, &s, &e) != HS_OK) break;
+      hs_table_options to;
+      hs_table_options_init(&to);
+      const char *k[] = {"write.parquet.row-group-limit"};
+      const char *v[] = {rg ? rg : "1000"};
+      to.property_keys = k;
+      to.property_values = v;
+      to.n_properties = 1;
+      hs_status rc = hs_table_create(root, &s, &to, &t, &e);
+      s.release(&s);
+      if (rc != HS_OK) break;
+    }
+    hs_status rc = hs_parquet_reader_stream(r, NULL, &st, &e);
+    hs_parquet_reader_free(r);
+    if (rc != HS_OK || hs_table_append(t, &st, NULL, &e) != HS_OK) break;
+    if (ncols > 0 && i == build_after && hs_table_build_indexes(t, cols, ncols, &e) != HS_OK) break;
+  }
+  hs_table_free(t);
+  if (e.status != HS_OK) fprintf(stderr, "create: %s\n", e.message);
+  return e.status != HS_OK;
+}
+
+static int driver_query(const char *root) {
+  hs_error e = {0};
+  hs_table *t = NULL;
+  if (hs_table_open(root, &t, &e) != HS_OK) {
+    fprintf(stderr, "open: %s\n", e.message);
+    return 1;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  while ((len = getline(&line, &cap, stdin)) > 0) {
+    if (line[len - 1] == '\n') line[len - 1] = 0;
+    result r;
+    run(t, line, -1, &r);
+    if (r.status != HS_OK) {
+      for (char *p = r.err.message; *p; p++)
+        if (*p == '\n') *p = ' ';
+      printf("err %s\n", r.err.message);
+    } else {
+      printf("ok %lld", (long long)r.istats.files_indexed);
+      for (size_t i = 0; i < r.n; i++) printf(" %lld", (long long)r.ids[i]);
+      printf("\n");
+    }
+    fflush(stdout);
+    hs_free(r.ids);
+  }
+  free(line);
+  hs_table_free(t);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *create = getenv("HS_IDX_CREATE");
+  if (create != NULL) return driver_create(create, argc, argv);
+  const char *drv = getenv("HS_IDX_DRIVER");
+  if (drv != NULL) return driver_query(drv);
+  test_differential();
+  return hs_test_finish("test_index_plan");
+}
