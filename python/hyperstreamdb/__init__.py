@@ -32,6 +32,8 @@ from ._core import (
 from . import parquet
 from . import table
 from .table import HistoryEntry, Query, Ref, Snapshot, Table
+from . import vector
+from .vector import *  # noqa: F401,F403 (distances, SparseVector, GPUContext)
 
 __version__ = "0.1.0"
 
@@ -58,3 +60,4 @@ __all__ = [
     "ResourceError",
     "InternalError",
 ]
+__all__ += ["vector"] + vector.__all__

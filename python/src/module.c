@@ -127,6 +127,8 @@ static PyObject *hs_py_inspect(PyObject *self, PyObject *args, PyObject *kwargs)
 
 /* table.c (Iceberg tables): registers its functions and types. */
 int hs_py_table_init(PyObject *module);
+/* vector.c (distance kernels): registers its functions. */
+int hs_py_vector_init(PyObject *module);
 
 static PyMethodDef hs_py_methods[] = {
     {"read_parquet", (PyCFunction)(void (*)(void))hs_py_read_parquet, METH_VARARGS | METH_KEYWORDS,
@@ -218,6 +220,7 @@ PyMODINIT_FUNC PyInit__core(void) {
   if (PyModule_AddStringConstant(m, "__version__", HS_VERSION_STRING) < 0) goto fail;
   if (hs_py_read_init(m) < 0) goto fail;
   if (hs_py_table_init(m) < 0) goto fail;
+  if (hs_py_vector_init(m) < 0) goto fail;
   return m;
 fail:
   Py_DECREF(m);
