@@ -38,6 +38,19 @@ silently. Each engine uses its default threading.
     python3 bench/bench_table.py                          # 2M rows, 10 appends, 3 runs
     python3 bench/bench_table.py --rows 200000 --runs 1   # quick
     python3 bench/bench_table.py --engines ours,pyiceberg
+    python3 bench/bench_table.py --codec uncompressed     # like-for-like with the original
+    python3 bench/bench_table.py --vectors 200000 --dim 768 --appends 10 --runs 1
+
+--codec NAME sets the Iceberg table property write.parquet.compression-codec
+on our table and on pyiceberg's (both honour it; default: each engine's own
+default, zstd for both). The original has no such setting: it always writes
+UNCOMPRESSED Parquet, so --codec uncompressed is the like-for-like run.
+
+--vectors N switches to the issue's vector case: N rows of (int64 ``id``,
+``embedding`` fixed_size_list<float32>[--dim], unit-normal values), appended
+in --appends batches, then one full scan checked like the others (row count
+and sum(id)); the filtered scalar queries do not apply. An engine whose API
+refuses fixed-size lists is reported with its error.
 
 Results go to stdout and to bench/results/table_<timestamp>.md.
 """
@@ -78,6 +91,24 @@ def filters(n):
 # ------------------------------------------------------------ data
 
 
+def make_vectors(n, dim, path):
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(768)
+    schema = pa.schema([("id", pa.int64()), ("embedding", pa.list_(pa.float32(), dim))])
+    tmp = path + ".tmp"
+    step = 1 << 14
+    with pa.OSFile(tmp, "wb") as f, pa.ipc.new_file(f, schema) as w:
+        for lo in range(0, n, step):
+            m = min(step, n - lo)
+            vals = pa.array(rng.standard_normal(m * dim, dtype=np.float32))
+            w.write_batch(pa.record_batch(
+                [pa.array(np.arange(lo, lo + m, dtype=np.int64)),
+                 pa.FixedSizeListArray.from_arrays(vals, dim)], schema=schema))
+    os.replace(tmp, path)
+
+
 def make_data(n, path):
     import numpy as np
     import pyarrow as pa
@@ -105,11 +136,13 @@ def load_data(path):
         return pa.ipc.open_file(src).read_all()
 
 
-def expected(path, n):
+def expected(path, n, vectors=False):
     """The right answer for each query: (rows, sum of id), from pyarrow."""
     import pyarrow.compute as pc
 
     t = load_data(path)
+    if vectors:
+        return {"full": (t.num_rows, int(pc.sum(t["id"]).as_py() or 0))}
     masks = {"full": None,
              "id_0.1%": pc.less(t["id"], max(1, int(n * 0.001))),
              "category": pc.equal(t["category"], "c7"),
@@ -184,14 +217,17 @@ def worker_append(spec):
     hdb = _import_engine(engine)
     c0 = cpu_seconds()
     t0 = time.perf_counter()
+    props = {}
+    if spec.get("codec"):
+        props["write.parquet.compression-codec"] = spec["codec"]
     if engine == "ours":
-        t = hdb.Table(os.path.join(root, "t"))
+        t = hdb.Table(os.path.join(root, "t"), properties=props or None)
         for c in chunks:
             t.write(c)
     elif engine == "pyiceberg":
         cat = _ice_catalog(root)
         cat.create_namespace("bench")
-        t = cat.create_table("bench.t", schema=data.schema)
+        t = cat.create_table("bench.t", schema=data.schema, properties=props)
         for c in chunks:
             t.append(c)
     else:
@@ -331,6 +367,13 @@ def main():
     ap.add_argument("--original-api", choices=("arrow", "pandas"), default="arrow",
                     help="original engine: write_arrow/to_arrow (default) or "
                          "write_pandas/to_pandas (pandas conversion of the input untimed)")
+    ap.add_argument("--codec", default=None,
+                    help="write.parquet.compression-codec for ours and pyiceberg "
+                         "(uncompressed, snappy, gzip, lz4, zstd, brotli); default: engine default")
+    ap.add_argument("--vectors", type=int, default=0,
+                    help="vector case: this many rows of (id, embedding[--dim] float32) "
+                         "instead of the scalar table; full scan only")
+    ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--timeout", type=int, default=600, help="seconds per measurement")
     ap.add_argument("--keep", action="store_true", help="keep the table folders")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -345,17 +388,24 @@ def main():
             ap.error(f"unknown engine {e!r}; choose from {','.join(ENGINES)}")
     if "ours" not in engines:
         ap.error("ratios need the 'ours' engine")
-    n, k = args.rows, args.appends
+    global QUERIES
+    vectors = args.vectors > 0
+    n, k = (args.vectors if vectors else args.rows), args.appends
     if n < k or k < 1:
-        ap.error("need --rows >= --appends >= 1")
+        ap.error("need --rows (or --vectors) >= --appends >= 1")
+    if vectors:
+        QUERIES = ("full",)
 
     os.makedirs(DATA, exist_ok=True)
     os.makedirs(RESULTS, exist_ok=True)
-    data = os.path.join(DATA, f"table_{n}.arrow")
+    data = os.path.join(DATA, f"vectors_{n}x{args.dim}.arrow" if vectors else f"table_{n}.arrow")
     if not os.path.exists(data):
         print(f"generating {n} rows -> {data}", flush=True)
-        make_data(n, data)
-    want = expected(data, n)
+        if vectors:
+            make_vectors(n, args.dim, data)
+        else:
+            make_data(n, data)
+    want = expected(data, n, vectors)
 
     versions, failures = {}, {}
     for e in engines:
@@ -377,7 +427,7 @@ def main():
                 root = os.path.join(scratch, f"{e}_{run}")
                 os.makedirs(root)
                 spec = {"op": "append", "engine": e, "table": root, "data": data,
-                        "appends": k, "original_api": args.original_api}
+                        "appends": k, "original_api": args.original_api, "codec": args.codec}
                 r = run_worker(engine_python(e), spec, args.timeout)
                 raw[e]["append"].append(r)
                 print(f"run {run + 1} {e:9s} append {_short(r)}", flush=True)
@@ -406,7 +456,7 @@ def main():
     elapsed = time.time() - started
 
     res = {e: {op: median_of(rs) for op, rs in ops.items()} for e, ops in raw.items()}
-    wrong = check(res, want, n)
+    wrong = check(res, want, n, 2 if vectors else 5)
     md = report(args, n, k, engines, versions, failures, res, want, wrong, flt, elapsed)
     print()
     print(md)
@@ -424,7 +474,7 @@ def _short(r):
     return s + (f"  sum(id) {r['id_sum']}" if "id_sum" in r else "")
 
 
-def check(res, want, n):
+def check(res, want, n, n_columns):
     """Every engine's answers against pyarrow's: a list of what disagrees."""
     wrong = []
     for e, ops in res.items():
@@ -437,8 +487,8 @@ def check(res, want, n):
                     wrong.append(f"{e} {q}: {got[0]} rows, sum(id) {got[1]}; expected "
                                  f"{want[q][0]} rows, sum(id) {want[q][1]}")
                     break
-            if ops[q].get("columns") not in (None, 5):
-                wrong.append(f"{e} {q}: {ops[q]['columns']} columns, expected 5")
+            if ops[q].get("columns") not in (None, n_columns):
+                wrong.append(f"{e} {q}: {ops[q]['columns']} columns, expected {n_columns}")
     return wrong
 
 
@@ -449,13 +499,16 @@ def _cell_secs(m):
 def report(args, n, k, engines, versions, failures, res, want, wrong, flt, elapsed):
     out = []
     w = out.append
-    w(f"### Tables: {n:,} rows in {k} appends, median of {args.runs} "
+    what = f"{n:,} vectors of {args.dim} float32" if args.vectors else f"{n:,} rows"
+    w(f"### Tables: {what} in {k} appends, median of {args.runs} "
       f"(wall {elapsed:.0f} s for all measurements)\n")
     w(f"Command: `{' '.join(['python3', 'bench/bench_table.py'] + sys.argv[1:])}`\n")
     w(f"Machine: {machine()}; repository HEAD {git_commit()} (the measured build is the "
       f"installed `hyperstreamdb`, see its build time below).\n")
     vs = ", ".join(f"{e} {versions[e] or 'unavailable'}" for e in engines)
-    w(f"Versions: {vs}; original API: {args.original_api}.\n")
+    w(f"Versions: {vs}; original API: {args.original_api}; codec: "
+      f"{args.codec or 'engine defaults (ours zstd, pyiceberg zstd, original uncompressed)'}"
+      f"{' (ours and pyiceberg; the original always writes uncompressed)' if args.codec else ''}.\n")
     w("| engine | append s | append rows/s | append CPU s | append peak RSS MB | "
       + " | ".join(f"{q} s" for q in QUERIES) + " | full scan CPU s | scan peak RSS MB |")
     w("|---|---:|---:|---:|---:|" + "---:|" * len(QUERIES) + "---:|---:|")
@@ -479,8 +532,11 @@ def report(args, n, k, engines, versions, failures, res, want, wrong, flt, elaps
     w("")
     w("Rows returned (all engines must agree with pyarrow on the source data): "
       + ", ".join(f"{q} {want[q][0]:,}" for q in QUERIES) + ".")
-    w("Filters: " + "; ".join(f"{q}: `{flt['ours'][q]}`" for q in QUERIES if flt['ours'][q])
-      + f" (pyiceberg: `{flt['pyiceberg']['price_10%']}`).\n")
+    if not args.vectors:
+        w("Filters: " + "; ".join(f"{q}: `{flt['ours'][q]}`" for q in QUERIES if flt['ours'][q])
+          + f" (pyiceberg: `{flt['pyiceberg']['price_10%']}`).\n")
+    else:
+        w("")
     ours = res.get("ours", {})
     for peer in engines:
         if peer == "ours" or peer in failures:
