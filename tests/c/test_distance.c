@@ -81,6 +81,20 @@ static void test_levels_against_scalar(void) {
         CHECK_EQ_INT(c1[1], c2[1]);
       }
     }
+    /* Every tail length of every level's unrolled loops (n mod 32). */
+    for (size_t n = 0; n <= 80; n++) {
+      double mag = 0;
+      for (size_t i = 0; i < n; i++) {
+        a[i] = rand_f();
+        b[i] = rand_f();
+        mag += fabs((double)a[i]) + fabs((double)b[i]);
+      }
+      CHECK(close_to(k->l2sq_f32(a, b, n), ref->l2sq_f32(a, b, n), 4 * mag));
+      CHECK(close_to(k->dot_f32(a, b, n), ref->dot_f32(a, b, n), mag));
+      CHECK(close_to(k->l1_f32(a, b, n), ref->l1_f32(a, b, n), mag));
+      for (size_t w = 0; w < n && w < DIM_MAX / 8; w++) wa[w] = hs_test_rand(&rng);
+      CHECK_EQ_INT(k->hamming_u64(wa, wa + 1, n / 2), ref->hamming_u64(wa, wa + 1, n / 2));
+    }
     /* Edge values: same result class (NaN, inf, exact) at every level. */
     for (size_t d = 0; d < N_DIMS; d++) {
       size_t n = dims[d];
