@@ -115,7 +115,8 @@ static PyObject *hs_py_distance_batch(PyObject *self, PyObject *args) {
     hs_py_raise(st, &err, NULL);
     goto done;
   }
-  result = Py_NewRef(Py_None);
+  Py_INCREF(Py_None); /* Py_NewRef is 3.10+; the package supports 3.9 */
+  result = Py_None;
 done:
   PyBuffer_Release(&q);
   PyBuffer_Release(&r);
