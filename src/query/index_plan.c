@@ -59,7 +59,14 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
   }
   if (st == HS_OK) {
     st = hs_sidx_column_open(c->files[i], c->e->cols[i].name, &c->cols[i], err);
-    if (st == HS_ERR_NOT_FOUND) st = HS_OK; /* not indexed after all: no narrowing */
+  }
+  if (st != HS_OK && st != HS_ERR_NOMEM) {
+    /* A missing, unreadable or corrupt index file only costs the
+     * narrowing: the file is scanned with the filter alone. */
+    hs_sidx_column_free(c->cols[i]);
+    c->cols[i] = NULL;
+    if (err != NULL) memset(err, 0, sizeof *err);
+    st = HS_OK;
   }
   if (st != HS_OK) hs_error_prefix(err, "index %s: ", c->paths[i]);
   *out = c->cols[i];
@@ -192,7 +199,7 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
   }
   case HS_N_AND:
   case HS_N_OR: {
-    bool and = n->kind == HS_N_AND;
+    bool is_and = n->kind == HS_N_AND;
     for (int i = 0; i < n->n_kids; i++) {
       sets k;
       if ((st = walk(c, n->kids[i], depth + 1, &k, err)) != HS_OK) {
@@ -205,8 +212,8 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
       }
       /* narrowing side (intersect; NULL = identity) and widening side
        * (union; NULL absorbs). */
-      roaring_bitmap_t **nar = and? &out->t : &out->f, **wid = and? &out->f : &out->t;
-      roaring_bitmap_t *kn = and? k.t : k.f, *kw = and? k.f : k.t;
+      roaring_bitmap_t **nar = is_and ? &out->t : &out->f, **wid = is_and ? &out->f : &out->t;
+      roaring_bitmap_t *kn = is_and ? k.t : k.f, *kw = is_and ? k.f : k.t;
       if (*nar == NULL)
         *nar = kn;
       else if (kn != NULL) {
@@ -304,6 +311,12 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, size_t 
   sets s = {NULL, NULL};
   if (c.files == NULL || c.cols == NULL || c.tried == NULL) st = nomem(err);
   if (st == HS_OK) st = walk(&c, e->root, 1, &s, err);
+  if (st != HS_OK && st != HS_ERR_NOMEM) {
+    /* A bitmap that fails its checks: no narrowing for this file. */
+    sets_free(&s);
+    if (err != NULL) memset(err, 0, sizeof *err);
+    st = HS_OK;
+  }
   if (st == HS_OK) {
     *out = s.t;
     s.t = NULL;

@@ -16,8 +16,9 @@
  * schema `e` was bound against) is the index file holding field i's index,
  * or NULL. *out is a CRoaring bitmap of row positions (caller frees), or
  * NULL when the index cannot narrow anything ("all rows"). Indexes that
- * cannot answer a predicate (unsupported value kind) just do not narrow;
- * unreadable or corrupt index files are errors. */
+ * cannot answer a predicate (unsupported value kind), and missing,
+ * unreadable or corrupt index files, just do not narrow; only running out
+ * of memory is an error. */
 hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, size_t n_paths,
                              roaring_bitmap_t **out, hs_error *err);
 
