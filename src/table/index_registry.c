@@ -91,6 +91,8 @@ done:
   return st;
 }
 
+static hs_status registry_index(hs_table_index_registry *r, hs_error *err);
+
 hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metadata *meta,
                                        hs_table_index_registry *out, hs_error *err) {
   memset(out, 0, sizeof *out);
@@ -104,18 +106,74 @@ hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metad
   hs_buf_init(&buf);
   st = hs_fs_read_file(path, REGISTRY_BYTES_MAX, &buf, err);
   if (st == HS_OK) st = registry_parse(path, &buf, out, err);
+  if (st == HS_OK) st = registry_index(out, err);
   hs_buf_free(&buf);
   hs_free(path);
   if (st != HS_OK) hs_table_index_registry_free(out);
   return st;
 }
 
+/* Order of entries by data file, size, then position. */
+static int key_cmp(const hs_table_index_entry *a, size_t ia, const char *file, int64_t size,
+                   size_t ib) {
+  int c = strcmp(a->data_file, file);
+  if (c != 0) return c;
+  if (a->file_size != size) return a->file_size < size ? -1 : 1;
+  return ia < ib ? -1 : ia > ib;
+}
+
+/* r->order: entry indices sorted by key_cmp (a bottom-up merge sort, so
+ * no comparator state outside the registry). */
+static hs_status registry_index(hs_table_index_registry *r, hs_error *err) {
+  size_t n = r->n_entries;
+  if (n == 0) return HS_OK;
+  size_t *a = hs_arena_alloc(&r->arena, n * sizeof *a);
+  size_t *tmp = hs_malloc(n * sizeof *tmp);
+  if (a == NULL || tmp == NULL) {
+    hs_free(tmp);
+    return hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
+  }
+  for (size_t i = 0; i < n; i++) a[i] = i;
+  size_t *src = a, *dst = tmp;
+  for (size_t w = 1; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        const hs_table_index_entry *y = &r->entries[src[j]];
+        dst[k++] = key_cmp(&r->entries[src[i]], src[i], y->data_file, y->file_size, src[j]) <= 0
+                       ? src[i++]
+                       : src[j++];
+      }
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    size_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
+  hs_free(tmp);
+  r->order = a;
+  return HS_OK;
+}
+
 const char *hs_table_index_lookup(const hs_table_index_registry *r, const char *data_file,
                                   int64_t file_size, const char *column) {
-  /* Later entries win: a rebuilt index is appended after the old one. */
-  for (size_t i = r->n_entries; i-- > 0;) {
-    const hs_table_index_entry *e = &r->entries[i];
-    if (e->file_size != file_size || strcmp(e->data_file, data_file) != 0) continue;
+  if (r == NULL || r->n_entries == 0) return NULL;
+  /* Bisect to just past the file's last entry, then walk back: later
+   * entries win (a rebuilt index is appended after the old one). */
+  size_t lo = 0, hi = r->n_entries;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (key_cmp(&r->entries[r->order[mid]], r->order[mid], data_file, file_size, SIZE_MAX) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  while (lo-- > 0) {
+    const hs_table_index_entry *e = &r->entries[r->order[lo]];
+    if (e->file_size != file_size || strcmp(e->data_file, data_file) != 0) break;
     for (size_t k = 0; k < e->n_columns; k++)
       if (strcmp(e->columns[k], column) == 0) return e->index_file;
   }

@@ -192,6 +192,7 @@ typedef struct hs_table_index_registry {
   hs_arena arena; /* owns everything */
   hs_table_index_entry *entries;
   size_t n_entries;
+  size_t *order; /* entry indices sorted by (data_file, file_size, index): lookups bisect */
 } hs_table_index_registry;
 
 /* Load the registry named by `meta`'s property "hyperstream.index-registry"

@@ -315,6 +315,52 @@ static void test_differential(void) {
   hs_free(root);
 }
 
+/* Registry lookups: many files, several entries per file (the later one
+ * wins per column), sizes distinguish files of the same path. */
+static void test_registry_lookup(void) {
+  char *root = temp_root();
+  hs_table *t = make_table(root);
+  hs_error e = {0};
+  enum { N = 60 };
+  hs_table_index_entry add[N];
+  char df[N][4300], ix[N][4300];
+  char *c_a[] = {"a"}, *c_ab[] = {"a", "b"};
+  uint64_t rs = 7;
+  for (int i = 0; i < N; i++) {
+    int f = (int)(hs_test_rand(&rs) % 20);
+    snprintf(df[i], sizeof df[i], "%s/data/f%02d.parquet", root, f);
+    snprintf(ix[i], sizeof ix[i], "%s/index/i%02d.puffin", root, i);
+    add[i].data_file = df[i];
+    add[i].file_size = 100 + f % 3;
+    add[i].index_file = ix[i];
+    add[i].columns = i % 2 ? c_ab : c_a;
+    add[i].n_columns = i % 2 ? 2 : 1;
+  }
+  /* Two commits: the second's entries come after the first's. */
+  CHECK_OK(hs_table_index_register(t, add, N / 2, &e), &e);
+  CHECK_OK(hs_table_index_register(t, add + N / 2, N - N / 2, &e), &e);
+  hs_table_index_registry reg;
+  CHECK_OK(hs_table_index_registry_load(t, NULL, &reg, &e), &e);
+  CHECK(reg.n_entries == N);
+  for (int f = 0; f < 20; f++) {
+    char p[4300];
+    snprintf(p, sizeof p, "%s/data/f%02d.parquet", root, f);
+    for (int col = 0; col < 2; col++) {
+      const char *want = NULL;
+      for (int i = 0; i < N; i++)
+        if (strcmp(df[i], p) == 0 && (col == 0 || i % 2)) want = ix[i];
+      const char *got = hs_table_index_lookup(&reg, p, 100 + f % 3, col ? "b" : "a");
+      CHECK((want == NULL) == (got == NULL));
+      if (want != NULL && got != NULL) CHECK(strcmp(want, got) == 0);
+      CHECK(hs_table_index_lookup(&reg, p, 99, "a") == NULL);
+    }
+  }
+  CHECK(hs_table_index_lookup(&reg, "/nope", 100, "a") == NULL);
+  hs_table_index_registry_free(&reg);
+  hs_table_free(t);
+  hs_free(root);
+}
+
 /* ------------------------------------------------------------ drivers */
 
 static int driver_create(const char *root, int argc, char **argv) {
@@ -396,6 +442,7 @@ int main(int argc, char **argv) {
   if (create != NULL) return driver_create(create, argc, argv);
   const char *drv = getenv("HS_IDX_DRIVER");
   if (drv != NULL) return driver_query(drv);
+  test_registry_lookup();
   test_differential();
   return hs_test_finish("test_index_plan");
 }
