@@ -248,8 +248,18 @@ static void test_differential(void) {
     hs_free(r.ids);
   }
   CHECK(indexed > 0);
-  /* Now all three indexed; only the third file's index is new. */
+  /* Now all three indexed; only the third file's index is new. A second
+   * call finds nothing to build and commits nothing; an unknown column
+   * fails and commits nothing. */
   CHECK_OK(hs_table_build_indexes(t, cols, 4, &e), &e);
+  int64_t v = hs_table_version(t);
+  CHECK_OK(hs_table_build_indexes(t, cols, 4, &e), &e);
+  CHECK(hs_table_version(t) == v);
+  const char *bad[] = {"id", "nope"};
+  hs_error be = {0};
+  CHECK(hs_table_build_indexes(t, bad, 2, &be) != HS_OK);
+  CHECK(hs_table_version(t) == v);
+  CHECK(hs_table_build_indexes(t, NULL, 1, &be) == HS_ERR_INVALID_ARG);
   /* Rollback to the first snapshot: its one file keeps its (later built)
    * index; the other files' indexes are never consulted. */
   CHECK_OK(hs_table_rollback_to_snapshot(t, s1, &e), &e);
