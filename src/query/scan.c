@@ -792,6 +792,13 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
   if (n <= 0) return pass1_next(s, started, err);
   const hs_scan_page_ranges *pr = s->rg_pages != NULL ? &s->rg_pages[g] : NULL;
   if (pr != NULL && pr->indexed) n = pr->rows;
+  /* Without page ranges, the index's candidates are the rows: read them
+   * straight from the bitmap (no pass over the row group's rows). */
+  bool by_cand = s->cand != NULL && !(pr != NULL && pr->indexed);
+  if (by_cand) {
+    n = (int64_t)roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)(first + n));
+    if (n == 0) return pass1_next(s, started, err);
+  }
   if ((size_t)n > s->p1_cap) {
     int64_t *nr = hs_realloc(s->p1rows, sizeof(int64_t) * (size_t)n);
     if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
@@ -803,10 +810,17 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
     for (size_t r = 0; r < pr->n; r++)
       for (int64_t x = pr->ranges[2 * r]; x < pr->ranges[2 * r + 1] && k < n; x++)
         s->p1rows[k++] = first + x;
+  } else if (by_cand) {
+    roaring_uint32_iterator_t it;
+    roaring_init_iterator(s->cand, &it);
+    if (roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)first)) {
+      for (; it.has_value && k < n; roaring_advance_uint32_iterator(&it))
+        s->p1rows[k++] = (int64_t)it.current_value;
+    }
   } else {
     for (; k < n; k++) s->p1rows[k] = first + k;
   }
-  if (s->cand != NULL) { /* keep only the index's candidates */
+  if (s->cand != NULL && !by_cand) { /* keep only the index's candidates */
     int64_t m = 0;
     for (int64_t j = 0; j < k; j++)
       if (s->p1rows[j] <= UINT32_MAX && roaring_bitmap_contains(s->cand, (uint32_t)s->p1rows[j]))
