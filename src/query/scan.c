@@ -1156,6 +1156,10 @@ hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
     hs_table_index_registry reg;
     memset(&reg, 0, sizeof reg);
     if (e != NULL) st = hs_table_index_registry_load(table, NULL, &reg, err);
+    if (st != HS_OK && st != HS_ERR_NOMEM) { /* a broken registry: scan unindexed */
+      if (err != NULL) memset(err, 0, sizeof *err);
+      st = HS_OK;
+    }
     if (st == HS_OK) st = prune_files(table, &plan, e, &tschema, &reg, s, err);
     hs_table_index_registry_free(&reg);
   }
