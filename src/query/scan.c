@@ -1015,7 +1015,11 @@ static hs_status index_paths(const hs_table *t, const hs_table_index_registry *r
         hs_table_index_lookup(reg, pf->path, pf->data_file->file_size_in_bytes, s->fcols[k]);
     if (rec == NULL) continue;
     hs_status st = hs_table_resolve_path(t, rec, "index registry", &row[k], err);
-    if (st != HS_OK) return st;
+    if (st == HS_ERR_NOMEM) return st;
+    if (st != HS_OK) { /* outside the table: never opened, not used */
+      row[k] = NULL;
+      if (err != NULL) memset(err, 0, sizeof *err);
+    }
   }
   return HS_OK;
 }

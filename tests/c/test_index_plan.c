@@ -442,8 +442,22 @@ static void test_concurrent_builds(void) {
    * planned. */
   CHECK(n_id >= 4 && n_name >= 4);
   hs_table_index_registry_free(&reg);
+  /* Entries naming index files outside the table are never opened. */
+  char *c_k[] = {"k"};
+  hs_table_index_entry evil[2] = {
+      {(char *)plan.files[0].path, plan.files[0].data_file->file_size_in_bytes, "/etc/passwd", c_k,
+       1},
+      {(char *)plan.files[1].path, plan.files[1].data_file->file_size_in_bytes,
+       "/tmp/../etc/x.puffin", c_k, 1}};
+  CHECK_OK(hs_table_index_register(t, evil, 2, &e), &e);
   hs_table_plan_free(&plan);
   result r;
+  run(t, "k = 3", -1, &r);
+  CHECK_OK(r.status, &r.err);
+  size_t want = 0;
+  for (int64_t id = 0; id < 450; id++) want += id % 13 == 3;
+  CHECK(r.n == want && r.istats.files_indexed == 0);
+  hs_free(r.ids);
   run(t, "id >= 390 AND name IS NOT NULL", -1, &r);
   CHECK_OK(r.status, &r.err);
   CHECK(r.n == 60 - 9); /* ids 390..449 less the multiples of 7 */
