@@ -32,7 +32,7 @@ _spec = importlib.util.spec_from_file_location("_scan_gen", os.path.join(HERE, "
 _gen = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_gen)
 
-ALL_COLS = "id,a,b,s,d,ts,flag,dec"
+ALL_COLS = "id,a,b,s,d,ts,flag,dec,f"
 
 
 def _exe():
@@ -78,6 +78,9 @@ def _inputs(tmp_path, seed, n_files, rows):
     tables, paths, first = [], [], 0
     for k in range(n_files):
         t = _gen._file(rng, k, rows, first)
+        # a float32 copy of b: literals are compared as doubles with the
+        # float values, which the index must do exactly as the scan does
+        t = t.append_column("f", t.column("b").cast(pa.float32()))
         first += rows
         p = tmp_path / f"in{k}.parquet"
         pq.write_table(t, p)
@@ -106,6 +109,17 @@ def test_indexed_equals_unindexed_equals_duckdb(tmp_path, seed, after):
                 "NOT (id IS NOT NULL)", "d = DATE '2021-02-03'", "ts < TIMESTAMP '2021-02-01'",
                 "(a > 1000 OR s IS NULL) AND NOT (flag = false OR b IS NULL)",
                 "NOT (NOT (a = 1001) AND NOT (s = 'kiwi'))", "a NOT IN (1001, 1002, 1003)"]
+    # float32 filters: only indexed == unindexed (DuckDB casts literals to
+    # FLOAT, we compare as doubles)
+    vals = [v for v in tables[0].column("b").to_pylist() if v is not None and v == v]
+    own = []
+    for v in rng.sample(vals, 8) + [0.1, 10.3, 1e40]:
+        own += [f"f {op} {v!r}" for op in ("=", "<>", "<", "<=", ">", ">=")]
+    own += ["f = 'NaN'", "f > 'Infinity'", "NOT (f < 3)", "f IS NULL"]
+    got_own = zip(own, _query(plain, own), _query(indexed, own))
+    for flt, p, i in got_own:
+        assert p[0] == "ok" and i[0] == "ok", (flt, p[1], i[1])
+        assert i[2] == p[2], f"indexed {flt!r}: {len(i[2])} rows, unindexed {len(p[2])}"
     got_plain, got_idx = _query(plain, filters), _query(indexed, filters)
     duck = _gen._Duck(sorted(glob.glob(str(plain / "data" / "*.parquet"))))
     answered = 0
