@@ -17,6 +17,15 @@
  * exactly the indexes built for S's files — after appends, rollback and time
  * travel alike, with nothing to rewrite. Stock Iceberg readers ignore the
  * unknown property and the extra files.
+ *
+ * Readers treat the registry as a hint that may only narrow: a registry or
+ * index file that is missing, malformed or outside the table makes the scan
+ * read the data unindexed (query/index_plan.c, query/scan.c).
+ *
+ * Known limits: each commit rewrites the whole registry (entries for files
+ * no snapshot references any more are kept, harmless); replaced registry
+ * files and the index files of a build that failed before its commit are
+ * left behind as unreferenced orphans (like old metadata versions).
  */
 #include <jansson.h>
 #include <string.h>
