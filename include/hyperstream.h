@@ -529,7 +529,7 @@ typedef struct hs_scan_page_stats {
 hs_status hs_scan_page_stats_get(const struct ArrowArrayStream *stream, hs_scan_page_stats *out,
                                  hs_error *err);
 
-/* --- Tables: scalar index registry and index-driven scans (registry) --- */
+/* ------------------------------------ Tables: scalar index registry */
 /* Build inverted indexes (src/index) for `columns[0..n)` of every data file
  * of the current snapshot that lacks one for them: each file's columns are
  * read, indexed and written as <table>/index/<uuid>.puffin (fsynced), then
