@@ -59,7 +59,7 @@ PathLike = Union[str, "os.PathLike[str]", bytes]
 Filter = Tuple[str, str, Any]
 
 #: Accepted values of ``write_table(compression=...)`` (``None`` also means none).
-COMPRESSIONS = ("zstd", "snappy", "gzip", "lz4", "lz4_raw", "none", "uncompressed")
+COMPRESSIONS = ("zstd", "snappy", "gzip", "brotli", "lz4", "lz4_raw", "none", "uncompressed")
 #: Accepted values in ``write_table(column_encoding=...)``.
 ENCODINGS = (
     "PLAIN",

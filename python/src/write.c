@@ -43,13 +43,10 @@ static void hs_py_write_opts_free(hs_py_write_opts *w) {
 static const struct {
   const char *name;
   hs_codec codec;
-} hs_py_codecs[] = {{"zstd", HS_CODEC_ZSTD},
-                    {"snappy", HS_CODEC_SNAPPY},
-                    {"gzip", HS_CODEC_GZIP},
-                    {"lz4", HS_CODEC_LZ4_RAW},
-                    {"lz4_raw", HS_CODEC_LZ4_RAW},
-                    {"none", HS_CODEC_UNCOMPRESSED},
-                    {"uncompressed", HS_CODEC_UNCOMPRESSED}};
+} hs_py_codecs[] = {{"zstd", HS_CODEC_ZSTD},         {"snappy", HS_CODEC_SNAPPY},
+                    {"gzip", HS_CODEC_GZIP},         {"brotli", HS_CODEC_BROTLI},
+                    {"lz4", HS_CODEC_LZ4_RAW},       {"lz4_raw", HS_CODEC_LZ4_RAW},
+                    {"none", HS_CODEC_UNCOMPRESSED}, {"uncompressed", HS_CODEC_UNCOMPRESSED}};
 
 static const struct {
   const char *name;
@@ -79,8 +76,8 @@ static int hs_py_parse_codec(PyObject *obj, hs_codec *out) {
   if (PyErr_Occurred()) return -1;
   PyObject *r = PyObject_Repr(obj);
   hs_py_raise_msg(hs_py_invalid_error,
-                  "compression must be one of 'zstd', 'snappy', 'gzip', 'lz4' (lz4_raw), "
-                  "'none' or None, got %s",
+                  "compression must be one of 'zstd', 'snappy', 'gzip', 'brotli', 'lz4' "
+                  "(lz4_raw), 'none' or None, got %s",
                   r != NULL ? PyUnicode_AsUTF8(r) : "?");
   Py_XDECREF(r);
   return -1;

@@ -93,6 +93,7 @@ static hs_status check_options(const hs_parquet_write_options *o, hs_error *err)
   case HS_CODEC_UNCOMPRESSED:
   case HS_CODEC_SNAPPY:
   case HS_CODEC_GZIP:
+  case HS_CODEC_BROTLI:
   case HS_CODEC_ZSTD:
   case HS_CODEC_LZ4_RAW: break;
   default:

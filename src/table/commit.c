@@ -568,9 +568,7 @@ static hs_status refresh(hs_table *t, hs_error *err) {
 }
 
 /* A table whose write.parquet.compression-codec names no codec we write
- * (hs_table_parquet_options sets (hs_codec)-1) refuses appends, as does
- * brotli: compress.c has it, but the Parquet writer's option check does not
- * accept it yet (src/parquet/writer.c). */
+ * (hs_table_parquet_options sets (hs_codec)-1) refuses appends. */
 static hs_status check_codec(const hs_table *t, hs_error *err) {
   hs_parquet_write_options po;
   hs_parquet_write_options_init(&po);
@@ -579,6 +577,7 @@ static hs_status check_codec(const hs_table *t, hs_error *err) {
   case HS_CODEC_UNCOMPRESSED:
   case HS_CODEC_SNAPPY:
   case HS_CODEC_GZIP:
+  case HS_CODEC_BROTLI:
   case HS_CODEC_ZSTD:
   case HS_CODEC_LZ4_RAW: return HS_OK;
   default: break;
@@ -586,9 +585,7 @@ static hs_status check_codec(const hs_table *t, hs_error *err) {
   const char *v = hs_iceberg_metadata_property(&t->meta, "write.parquet.compression-codec");
   return hs_error_set(
       err, HS_ERR_UNSUPPORTED, "%s: table property write.parquet.compression-codec = '%s': %s",
-      t->metadata_path, v ? v : "",
-      po.compression == HS_CODEC_BROTLI ? "brotli data files are not written yet"
-                                        : "not one of uncompressed, snappy, gzip, lz4, zstd");
+      t->metadata_path, v ? v : "", "not one of uncompressed, snappy, gzip, lz4, zstd, brotli");
 }
 
 /* Before the first retry reloads `t`, move the version the append started

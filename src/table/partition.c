@@ -418,11 +418,12 @@ static hs_status key_decode(const part_col *pc, size_t n, const uint8_t *p, size
 }
 
 /* Write rows[0..n) of `batches` as one Parquet file at `path`. */
-static hs_status write_group(const char *path, const struct ArrowSchema *stamped,
+static hs_status write_group(const hs_table *t, const char *path, const struct ArrowSchema *stamped,
                              const struct ArrowArray *batches, const hs_table_row *rows, size_t n,
                              hs_error *err) {
   hs_parquet_write_options po;
   hs_parquet_write_options_init(&po);
+  hs_table_parquet_options(t, &po); /* write.parquet.* table properties */
   hs_parquet_writer *w = NULL;
   hs_status st = hs_parquet_writer_open(path, stamped, &po, &w, err);
   if (st != HS_OK) return st;
@@ -574,7 +575,7 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
       st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
       goto done;
     }
-    st = write_group(path, stamped, batches, rows + start[i], start[i + 1] - start[i], err);
+    st = write_group(t, path, stamped, batches, rows + start[i], start[i + 1] - start[i], err);
     if (st != HS_OK) goto done;
     n_written = i + 1;
     st = key_decode(pc, np, g.keys.data ? g.keys.data + g.key_off[i] : NULL, g.key_len[i], tuple,

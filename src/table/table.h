@@ -181,7 +181,7 @@ void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po);
  */
 
 typedef struct hs_table_index_entry {
-  char *data_file;  /* resolved local path of the data file */
+  char *data_file; /* resolved local path of the data file */
   int64_t file_size;
   char *index_file; /* absolute path of the Puffin index file (as recorded) */
   char **columns;   /* top-level column names indexed in it */

@@ -30,13 +30,13 @@
 #include "hyperstream.h"
 
 typedef enum hs_metric {
-  HS_METRIC_L2 = 0,   /* <-> */
-  HS_METRIC_L2SQ,     /* squared L2: same order as L2, no sqrt */
-  HS_METRIC_IP,       /* <#> negative inner product */
-  HS_METRIC_COSINE,   /* <=> */
-  HS_METRIC_L1,       /* <+> */
-  HS_METRIC_HAMMING,  /* <~> bit vectors only */
-  HS_METRIC_JACCARD,  /* <%> bit vectors only */
+  HS_METRIC_L2 = 0,  /* <-> */
+  HS_METRIC_L2SQ,    /* squared L2: same order as L2, no sqrt */
+  HS_METRIC_IP,      /* <#> negative inner product */
+  HS_METRIC_COSINE,  /* <=> */
+  HS_METRIC_L1,      /* <+> */
+  HS_METRIC_HAMMING, /* <~> bit vectors only */
+  HS_METRIC_JACCARD, /* <%> bit vectors only */
   HS_METRIC_COUNT
 } hs_metric;
 
