@@ -153,6 +153,17 @@ uint8_t *hs_buf_detach(hs_buf *b) {
   return p;
 }
 
+uint8_t *hs_buf_detach_fit(hs_buf *b) {
+  if (b->data != NULL && b->cap - b->len > b->len / 4 + 4096) {
+    uint8_t *p = hs_realloc(b->data, b->len);
+    if (p != NULL) { /* on failure keep the larger block: still correct */
+      b->data = p;
+      b->cap = b->len;
+    }
+  }
+  return hs_buf_detach(b);
+}
+
 int64_t hs_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -103,6 +103,10 @@ bool hs_buf_append_byte(hs_buf *b, uint8_t v);
 bool hs_buf_printf(hs_buf *b, const char *fmt, ...) HS_PRINTF(2, 3);
 /* Detach: returns data (caller owns, hs_free) and resets the buffer. */
 uint8_t *hs_buf_detach(hs_buf *b);
+/* Detach, first shrinking the allocation to the bytes in use when it holds
+ * much more (a buffer sized for a whole chunk that now holds a few selected
+ * rows): what is lent to a long-lived Arrow array should not pin the rest. */
+uint8_t *hs_buf_detach_fit(hs_buf *b);
 
 /* -------------------------------------------------------- little endian */
 

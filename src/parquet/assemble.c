@@ -271,7 +271,7 @@ static hs_status build_binary(const hs_pq_node *n, hs_pq_leaf_window *w, const l
   if (w->whole && s->nulls == 0 && slot_value(s, 0) == 0 && s->n == d->n_values) {
     int32_t *offs = d->offsets;
     d->offsets = NULL;
-    void *bytes = hs_buf_detach(&d->data);
+    void *bytes = hs_buf_detach_fit(&d->data);
     if (bytes == NULL) bytes = buf_alloc(0);
     return finish_array(out, s->n, 0, validity, offs, bytes, 3, err);
   }
@@ -312,7 +312,7 @@ static hs_status build_binary(const hs_pq_node *n, hs_pq_leaf_window *w, const l
     }
     offs[j + 1] = (int32_t)bytes.len;
   }
-  void *data = hs_buf_detach(&bytes);
+  void *data = hs_buf_detach_fit(&bytes);
   if (data == NULL) data = buf_alloc(0);
   return finish_array(out, s->n, s->nulls, validity, offs, data, 3, err);
 corrupt:
@@ -385,7 +385,7 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
   bool same = dw == sw && n->atype.id != HS_AT_DECIMAL128 && w->desc->type != HS_PQ_INT96;
   int64_t first = s->n > 0 ? slot_value(s, 0) : 0;
   if (same && w->whole && s->nulls == 0 && first == 0 && s->n == d->n_values) {
-    void *vals = hs_buf_detach(&d->values);
+    void *vals = hs_buf_detach_fit(&d->values);
     if (vals == NULL) vals = buf_alloc(0);
     return finish_array(out, s->n, 0, validity, vals, NULL, 2, err);
   }

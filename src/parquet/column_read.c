@@ -751,7 +751,7 @@ static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_pq_lazy_levels *la
   if (r->desc->type == HS_PQ_BYTE_ARRAY) {
     hs_status st = hs_pq_acc_init_offsets(a, err);
     if (st != HS_OK) return st;
-    out->offsets = (int32_t *)(void *)hs_buf_detach(&a->offsets);
+    out->offsets = (int32_t *)(void *)hs_buf_detach_fit(&a->offsets);
     out->data = a->data;
     hs_buf_init(&a->data);
   } else {
