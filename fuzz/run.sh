@@ -14,7 +14,10 @@
 # fuzz/regress/<name>/ together with the fix.
 #
 # Environment: HS_FUZZ_BUILD (default build/fuzz), HS_FUZZ_RSS_MB (2048),
-# HS_FUZZ_TIMEOUT (per-input seconds, 10).
+# HS_FUZZ_TIMEOUT (per-input seconds, 10), HS_FUZZ_SEED (libFuzzer -seed;
+# unset or 0: a random seed each run). The test suite fixes the seed so that
+# its bounded run explores the same inputs on every machine and a CI result
+# does not depend on luck; long exploratory runs leave it unset.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +25,10 @@ total="${1:-30}"
 bin_dir="${HS_FUZZ_BUILD:-build/fuzz}"
 rss_mb="${HS_FUZZ_RSS_MB:-2048}"
 per_input_timeout="${HS_FUZZ_TIMEOUT:-10}"
+seed_args=()
+if [ -n "${HS_FUZZ_SEED:-}" ] && [ "${HS_FUZZ_SEED}" != 0 ]; then
+  seed_args=(-seed="$HS_FUZZ_SEED")
+fi
 work_root="fuzz/corpus-work"
 
 if ! [[ "$total" =~ ^[0-9]+$ ]] || [ "$total" -lt 1 ]; then
@@ -88,7 +95,7 @@ for bin in "${targets[@]}"; do
     echo "fuzz: $target: no seed corpus fuzz/corpus/$name; starting empty"
   fi
   seeds=$(find "$work" -type f | wc -l)
-  if "$bin" -max_total_time="$per" -timeout="$per_input_timeout" -rss_limit_mb="$rss_mb" \
+  if "$bin" "${seed_args[@]}" -max_total_time="$per" -timeout="$per_input_timeout" -rss_limit_mb="$rss_mb" \
       -print_final_stats=1 -artifact_prefix="$artifacts" "$work" >>"$log" 2>&1; then
     execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
     echo "fuzz: $target: ${per}s from $seeds seeds, ${execs:-?} executions: ok"

@@ -25,7 +25,7 @@ HS_TABLE_CRASH_RUNS=30 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/asan -
 
 echo "== fuzz (bounded)"
 bash scripts/build.sh fuzz
-bash fuzz/run.sh "${HS_FUZZ_SECONDS:-90}"
+HS_FUZZ_SEED="${HS_FUZZ_SEED:-20261130}" bash fuzz/run.sh "${HS_FUZZ_SECONDS:-90}"
 
 echo "== Python package"
 bash scripts/build.sh python

@@ -549,6 +549,13 @@ static hs_status build_fixed_list(const hs_pq_node *n, hs_pq_leaf_window *window
       in_list = d >= n->valid_def ? 0 : -1;
     }
     if (r <= n->elem_rep && d >= n->elem_def) {
+      if (in_list < 0) {
+        /* Levels put a value outside any list, or inside a null one. */
+        st = hs_error_set(err, HS_ERR_CORRUPT,
+                          "column '%s': row %lld has a value inside a null or missing list",
+                          n->name, (long long)list_no);
+        break;
+      }
       if (in_list >= n->fixed_size) {
         st = hs_error_set(err, HS_ERR_CORRUPT, "column '%s': row %lld has over %d values", n->name,
                           (long long)list_no, (int)n->fixed_size);

@@ -1,0 +1,89 @@
+/*
+ * vidx.h — the vector index of one data file ("vidx"): IVF partitions with
+ * an HNSW graph per partition (one partition when the file is small), with
+ * optional SQ8 or PQ codes for traversal and exact re-ranking on the
+ * float32 vectors, which the index file keeps too (so a search never
+ * decodes Parquet). Rows are the data file's row positions (uint32);
+ * null or non-finite vectors are left out of the index.
+ *
+ * The index file is one byte string (stored as a blob of an Iceberg Puffin
+ * file beside the data file, like the scalar indexes). Its layout and the
+ * reasons are in README.md in this directory.
+ *
+ * Ownership: hs_vidx_build appends to a caller-owned hs_buf. An opened
+ * index keeps a reference to its source (hs_source_unref on free) and
+ * is read-only after open: any number of threads may search one index at
+ * once. Filters are borrowed for the duration of a call.
+ */
+#ifndef HS_INDEX_VECTOR_VIDX_H
+#define HS_INDEX_VECTOR_VIDX_H
+
+#include <roaring/roaring.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../io/io.h"
+#include "distance.h"
+#include "quant.h"
+
+typedef struct hs_vidx_params {
+  hs_metric metric;         /* L2, L2SQ, IP, COSINE or L1 */
+  uint32_t m;               /* graph degree (layer 0 has 2m); 0: default */
+  uint32_t ef_construction; /* 0: default */
+  uint32_t partitions;      /* IVF lists; 0: chosen from the row count */
+  hs_quant_params quant;    /* kind HS_QUANT_NONE: traverse on float32 */
+  uint64_t seed;
+  uint32_t threads; /* 0: the machine's cores */
+} hs_vidx_params;
+
+/* Defaults chosen by measurement (README.md says which numbers). */
+void hs_vidx_params_default(hs_vidx_params *p);
+
+/* Build the index of `n` vectors of `dim` floats (row-major; row i is data
+ * file row i). `valid` is an Arrow validity bitmap (NULL: all valid); rows
+ * that are null or hold a NaN/inf component are not indexed. The index
+ * bytes are appended to `out`. */
+hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_t *valid,
+                        const hs_vidx_params *p, hs_buf *out, hs_error *err);
+
+typedef struct hs_vidx hs_vidx;
+
+/* Open an index stored at [offset, offset + len) of `src` (a reference is
+ * taken). Checks the header and every section's bounds; HS_ERR_CORRUPT
+ * naming the section otherwise. *out is owned (hs_vidx_free). */
+hs_status hs_vidx_open(hs_source *src, uint64_t offset, uint64_t len, hs_vidx **out, hs_error *err);
+void hs_vidx_free(hs_vidx *x); /* accepts NULL */
+
+/* Deep check: every neighbour id in range, no self loops, partition lists
+ * disjoint and covering the indexed rows, codes and vectors present. */
+hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err);
+
+uint32_t hs_vidx_dim(const hs_vidx *x);
+hs_metric hs_vidx_metric(const hs_vidx *x);
+uint32_t hs_vidx_row_count(const hs_vidx *x);     /* rows of the data file */
+uint32_t hs_vidx_indexed_count(const hs_vidx *x); /* rows in the index */
+uint32_t hs_vidx_partition_count(const hs_vidx *x);
+hs_quant_kind hs_vidx_quant_kind(const hs_vidx *x);
+
+typedef struct hs_vidx_search_params {
+  uint32_t ef_search; /* 0: default (max(k, 64)) */
+  uint32_t nprobe;    /* partitions visited; 0: default */
+  uint32_t rerank;    /* quantized indexes: candidates re-ranked exactly; 0: default */
+} hs_vidx_search_params;
+
+typedef struct hs_vidx_hit {
+  uint32_t row;   /* data file row position */
+  float distance; /* the exact distance in the index's metric (pgvector's value) */
+} hs_vidx_hit;
+
+/* The (approximately) k nearest indexed rows to `query` (dim floats),
+ * sorted by (distance, row) ascending, with exact distances. `allowed`
+ * (NULL: every row) restricts the answer to its rows: the search adapts
+ * (exact scan of the allowed rows when few, filter-aware traversal when
+ * many) and never returns fewer than min(k, allowed indexed rows) hits.
+ * `hits` has room for k; *n_hits is set. `sp` may be NULL. */
+hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
+                         const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                         hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err);
+
+#endif /* HS_INDEX_VECTOR_VIDX_H */
