@@ -197,7 +197,7 @@ static void convert_value(const hs_pq_node *n, const hs_pq_leaf_window *w, int64
   int sw = hs_pq_leaf_value_width(w->desc);
   if (w->desc->type == HS_PQ_BYTE_ARRAY) { /* decimal */
     int32_t a = d->offsets[v], b = d->offsets[v + 1];
-    write_decimal_be(d->data.data + a, (size_t)(b - a), dst);
+    write_decimal_be(b > a ? d->data.data + a : NULL, b > a ? (size_t)(b - a) : 0, dst);
     return;
   }
   const uint8_t *src = d->values.data + (size_t)v * (size_t)sw;
@@ -283,7 +283,7 @@ static hs_status build_binary(const hs_pq_node *n, hs_pq_leaf_window *w, const l
   if (s->idx == NULL && s->n > 0) { /* contiguous: one copy, offsets rebased */
     int32_t a = d->offsets[s->first], b = d->offsets[s->first + s->n];
     if (a < 0 || b < a || (size_t)b > d->data.len) goto corrupt;
-    if (!hs_buf_append(&bytes, d->data.data + a, (size_t)(b - a))) goto nomem;
+    if (b > a && !hs_buf_append(&bytes, d->data.data + a, (size_t)(b - a))) goto nomem;
     for (int64_t j = 0; j < s->n; j++) {
       int32_t o = d->offsets[s->first + j + 1] - a;
       if (o < offs[j] || o > b - a) goto corrupt;
@@ -301,7 +301,8 @@ static hs_status build_binary(const hs_pq_node *n, hs_pq_leaf_window *w, const l
         return hs_error_set(err, HS_ERR_CORRUPT, "column '%s': byte array offsets out of range",
                             w->desc->path);
       }
-      if (!hs_buf_append(&bytes, d->data.data + a, (size_t)(b - a))) goto nomem;
+      /* b == a: nothing to copy (and data.data may be NULL). */
+      if (b > a && !hs_buf_append(&bytes, d->data.data + a, (size_t)(b - a))) goto nomem;
     }
     if (bytes.len > INT32_MAX) {
       hs_free(offs);
@@ -358,7 +359,7 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
       hs_free(validity);
       return oom(err, n->name);
     }
-    if (s->idx == NULL) {
+    if (s->idx == NULL && s->n > 0) {
       const uint8_t *src = d->values.data + s->first;
       int64_t j = 0;
       for (; j + 8 <= s->n; j += 8) {
@@ -369,7 +370,7 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
       for (; j < s->n; j++) {
         if (src[j]) bits[j >> 3] |= (uint8_t)(1u << (j & 7));
       }
-    } else {
+    } else if (s->idx != NULL) {
       for (int64_t j = 0; j < s->n; j++) {
         if (s->idx[j] >= 0 && d->values.data[s->idx[j]]) bits[j >> 3] |= (uint8_t)(1u << (j & 7));
       }
@@ -396,7 +397,9 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
     hs_free(validity);
     return oom(err, n->name);
   }
-  if (same && s->nulls == 0 && s->idx == NULL) {
+  if (bytes == 0) {
+    /* nothing to copy (and d->values.data may be NULL) */
+  } else if (same && s->nulls == 0 && s->idx == NULL) {
     memcpy(vals, d->values.data + (size_t)first * (size_t)sw, bytes);
   } else if (same && s->nulls == 0) {
     memcpy(vals, d->values.data + (size_t)w->vlo * (size_t)sw, bytes);
