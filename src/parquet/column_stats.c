@@ -4,9 +4,9 @@
  * the column's sort order (hs_wstat_cmp); NaNs are left out and zeros are
  * written as Parquet asks (-0.0 for a minimum, +0.0 for a maximum).
  *
- * Fixed-width integers and floats are scanned with typed loops; everything
- * else (FLBA, decimals, half floats, booleans, byte arrays) goes through
- * hs_wstat_cmp.
+ * Fixed-width integers, floats and 1-byte values (booleans) are scanned
+ * with typed loops; everything else (FLBA, decimals, half floats, byte
+ * arrays) goes through hs_wstat_cmp.
  */
 #include <string.h>
 
@@ -37,40 +37,57 @@ bool hs_wstat_merge(hs_wstat *s, hs_wsort sort, const uint8_t *mn, size_t mnl, c
   return true;
 }
 
-#define MINMAX_LOOP(T, skip)                                    \
-  do {                                                          \
-    const T *v = (const T *)(const void *)f;                    \
-    T lo = 0, hi = 0;                                           \
-    bool any = false;                                           \
-    for (int64_t k = 0; k < nv; k++) {                          \
-      T x = v[k];                                               \
-      if (skip) continue;                                       \
-      if (!any) {                                               \
-        lo = hi = x;                                            \
-        any = true;                                             \
-      } else if (x < lo) {                                      \
-        lo = x;                                                 \
-      } else if (x > hi) {                                      \
-        hi = x;                                                 \
-      }                                                         \
-    }                                                           \
-    if (!any) return true;                                      \
-    uint8_t a[sizeof(T)], b[sizeof(T)];                         \
-    memcpy(a, &lo, sizeof(T));                                  \
-    memcpy(b, &hi, sizeof(T));                                  \
-    return hs_wstat_merge(s, sort, a, sizeof(T), b, sizeof(T)); \
+/* Typed min/max: NaNs (x != x) are skipped by finding the first ordered
+ * value and then comparing only with `<` / `>`, which are false for NaN.
+ * Four independent lanes keep the loop free of a serial dependency (the
+ * compiler may vectorise it); min and max do not depend on the order. */
+#define MINMAX_LOOP(T)                                                          \
+  do {                                                                          \
+    const T *v = (const T *)(const void *)f;                                    \
+    int64_t k = 0;                                                              \
+    while (k < nv && v[k] != v[k]) k++;                                         \
+    if (k == nv) return true;                                                   \
+    T l0 = v[k], l1 = l0, l2 = l0, l3 = l0, h0 = l0, h1 = l0, h2 = l0, h3 = l0; \
+    for (k++; k + 4 <= nv; k += 4) {                                            \
+      T x0 = v[k], x1 = v[k + 1], x2 = v[k + 2], x3 = v[k + 3];                 \
+      l0 = x0 < l0 ? x0 : l0;                                                   \
+      l1 = x1 < l1 ? x1 : l1;                                                   \
+      l2 = x2 < l2 ? x2 : l2;                                                   \
+      l3 = x3 < l3 ? x3 : l3;                                                   \
+      h0 = x0 > h0 ? x0 : h0;                                                   \
+      h1 = x1 > h1 ? x1 : h1;                                                   \
+      h2 = x2 > h2 ? x2 : h2;                                                   \
+      h3 = x3 > h3 ? x3 : h3;                                                   \
+    }                                                                           \
+    for (; k < nv; k++) {                                                       \
+      l0 = v[k] < l0 ? v[k] : l0;                                               \
+      h0 = v[k] > h0 ? v[k] : h0;                                               \
+    }                                                                           \
+    l0 = l1 < l0 ? l1 : l0;                                                     \
+    l2 = l3 < l2 ? l3 : l2;                                                     \
+    l0 = l2 < l0 ? l2 : l0;                                                     \
+    h0 = h1 > h0 ? h1 : h0;                                                     \
+    h2 = h3 > h2 ? h3 : h2;                                                     \
+    h0 = h2 > h0 ? h2 : h0;                                                     \
+    uint8_t a[sizeof(T)], b[sizeof(T)];                                         \
+    memcpy(a, &l0, sizeof(T));                                                  \
+    memcpy(b, &h0, sizeof(T));                                                  \
+    return hs_wstat_merge(s, sort, a, sizeof(T), b, sizeof(T));                 \
   } while (0)
 
 bool hs_wstat_add_fixed(hs_wstat *s, hs_wsort sort, const uint8_t *f, int64_t nv, size_t w) {
   switch (sort) {
   case HS_WSORT_I32:
-    if (w == 4) MINMAX_LOOP(int32_t, false);
+    if (w == 4) MINMAX_LOOP(int32_t);
     break;
-  case HS_WSORT_U32: MINMAX_LOOP(uint32_t, false);
-  case HS_WSORT_I64: MINMAX_LOOP(int64_t, false);
-  case HS_WSORT_U64: MINMAX_LOOP(uint64_t, false);
-  case HS_WSORT_FLOAT: MINMAX_LOOP(float, x != x);
-  case HS_WSORT_DOUBLE: MINMAX_LOOP(double, x != x);
+  case HS_WSORT_U32: MINMAX_LOOP(uint32_t);
+  case HS_WSORT_I64: MINMAX_LOOP(int64_t);
+  case HS_WSORT_U64: MINMAX_LOOP(uint64_t);
+  case HS_WSORT_FLOAT: MINMAX_LOOP(float);
+  case HS_WSORT_DOUBLE: MINMAX_LOOP(double);
+  case HS_WSORT_BYTES:
+    if (w == 1) MINMAX_LOOP(uint8_t); /* booleans as 0/1 bytes: unsigned order */
+    break;
   default: break;
   }
   /* Generic: FLBA, decimals, half floats, booleans (1 byte 0/1). */

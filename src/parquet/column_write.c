@@ -11,7 +11,9 @@
  * PLAIN (as parquet-mr and Arrow do). If the dictionary already looks
  * hopeless when the first page fills up (high-entropy floats, unique
  * strings), that page is rewritten PLAIN and no dictionary page is written;
- * later chunks of the column then start without one.
+ * later chunks of the column then start without one. The first
+ * HS_WDICT_PROBE values of a chunk are a cheaper first test: when nearly
+ * all of them are distinct the dictionary goes before a page is full.
  *
  * Fixed-width values that need no conversion are read straight from the
  * Arrow buffer; everything else goes through one scratch buffer per
@@ -80,7 +82,9 @@ void hs_wcol_free(hs_wcol *c) {
 static void dict_clear(hs_wcol *c) {
   c->dict_n = 0;
   c->dict_vals.len = 0;
+  c->dict_probed = false;
   if (c->table) memset(c->table, 0, (size_t)c->table_cap * sizeof(uint32_t));
+  if (c->phys_width == 1) memset(c->byte_map, 0, sizeof(c->byte_map));
 }
 
 void hs_wcol_reset(hs_wcol *c) {
@@ -462,9 +466,28 @@ static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, size_t n) {
   return true;
 }
 
+/* 1-byte values (BOOLEAN as 0/1 bytes): a direct map, entries in order of
+ * first appearance exactly as the hash table would number them. */
+static hs_status dict_add_byte(hs_wcol *c, const uint8_t *f, int64_t nv, hs_error *err) {
+  uint32_t *out = (uint32_t *)(c->idx.data + c->idx.len);
+  for (int64_t k = 0; k < nv; k++) {
+    uint8_t e = c->byte_map[f[k]];
+    if (e == 0) {
+      if (!dict_reserve_entry(c) || !hs_buf_append(&c->dict_vals, &f[k], 1)) return oom(c, err);
+      c->hashes[c->dict_n] = 0;
+      e = (uint8_t)++c->dict_n;
+      c->byte_map[f[k]] = e;
+    }
+    out[k] = (uint32_t)e - 1;
+  }
+  c->idx.len += (size_t)nv * 4;
+  return HS_OK;
+}
+
 static hs_status dict_add_fixed(hs_wcol *c, const uint8_t *f, int64_t nv, hs_error *err) {
   size_t w = (size_t)c->phys_width;
   if (!hs_buf_reserve(&c->idx, (size_t)nv * 4)) return oom(c, err);
+  if (w == 1) return dict_add_byte(c, f, nv, err);
   uint32_t *out = (uint32_t *)(c->idx.data + c->idx.len);
   for (int64_t k = 0; k < nv; k++) {
     const uint8_t *x = f + (size_t)k * w;
@@ -880,6 +903,9 @@ hs_status hs_wcol_write(hs_wcol *c, const struct ArrowArray *arr, int64_t start,
       if (m < 1) m = 1;
       if (m > MINIBATCH_ROWS_MAX) m = MINIBATCH_ROWS_MAX;
     }
+    bool probing = c->dict_on && !c->dict_used && !c->dict_probed;
+    if (probing && m > HS_WDICT_PROBE - c->page_values)
+      m = HS_WDICT_PROBE - c->page_values > 0 ? HS_WDICT_PROBE - c->page_values : 1;
     if (m > n) m = n;
     const struct ArrowArray *va;
     bool contig;
@@ -896,6 +922,11 @@ hs_status hs_wcol_write(hs_wcol *c, const struct ArrowArray *arr, int64_t start,
     c->page_bytes += (c->page_levels - lv_before) / 4;
     start += m;
     n -= m;
+    if (probing && c->page_values >= HS_WDICT_PROBE) {
+      c->dict_probed = true;
+      if ((int64_t)c->dict_n * 16 > c->page_values * 15 && (st = dict_abandon(c, err)) != HS_OK)
+        return st;
+    }
     if (c->page_bytes >= page_max) {
       if ((st = flush_page(c, true, err)) != HS_OK) return st;
     } else if (c->dict_on && (int64_t)c->dict_vals.len > c->o->dictionary_bytes_max) {

@@ -15,11 +15,16 @@
  *    compressed size + raw LZ4 block, repeated), older parquet-cpp wrote a
  *    bare LZ4 block. We try the framing and fall back to a bare block when
  *    it does not account for the input exactly, as parquet-cpp does.
- *  - ZSTD writes at level 1 by default, as pyarrow does.
+ *  - ZSTD writes at level 1 by default, as pyarrow does. Compression
+ *    contexts are kept in a small process-wide pool (at most
+ *    ZSTD_POOL_MAX idle ones of at most 8 MB each) and reused,
+ *    so a writer does not allocate and fault in a fresh context's tables
+ *    for every page.
  *  - BROTLI through libbrotli (quality 1 by default when writing).
  *  - LZO is not supported.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <brotli/decode.h>
@@ -318,6 +323,48 @@ static hs_status brotli_compress(int level, const uint8_t *src, size_t src_len, 
   return HS_OK;
 }
 
+#define ZSTD_POOL_MAX 16
+#define ZSTD_POOL_CTX_BYTES_MAX (8u << 20)
+static pthread_mutex_t zstd_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_CCtx *zstd_pool[ZSTD_POOL_MAX];
+static int zstd_pool_n;
+
+static ZSTD_CCtx *zstd_cctx_get(void) {
+  ZSTD_CCtx *c = NULL;
+  pthread_mutex_lock(&zstd_pool_lock);
+  if (zstd_pool_n > 0) c = zstd_pool[--zstd_pool_n];
+  pthread_mutex_unlock(&zstd_pool_lock);
+  return c ? c : ZSTD_createCCtx();
+}
+
+static void zstd_cctx_put(ZSTD_CCtx *c) {
+  if (ZSTD_sizeof_CCtx(c) > ZSTD_POOL_CTX_BYTES_MAX) { /* high levels: not kept */
+    ZSTD_freeCCtx(c);
+    return;
+  }
+  pthread_mutex_lock(&zstd_pool_lock);
+  if (zstd_pool_n < ZSTD_POOL_MAX) {
+    zstd_pool[zstd_pool_n++] = c;
+    c = NULL;
+  }
+  pthread_mutex_unlock(&zstd_pool_lock);
+  ZSTD_freeCCtx(c); /* accepts NULL */
+}
+
+static hs_status zstd_compress(int level, const uint8_t *src, size_t src_len, hs_buf *out,
+                               hs_error *err) {
+  size_t bound = ZSTD_compressBound(src_len);
+  if (!hs_buf_reserve(out, bound)) return oom(err, "ZSTD", src_len);
+  ZSTD_CCtx *cc = zstd_cctx_get();
+  if (cc == NULL) return oom(err, "ZSTD", src_len);
+  size_t r = ZSTD_compressCCtx(cc, out->data + out->len, bound, src, src_len,
+                               level ? level : HS_ZSTD_LEVEL_DEFAULT);
+  zstd_cctx_put(cc);
+  if (ZSTD_isError(r)) return hs_error_set(err, HS_ERR_INTERNAL, "ZSTD: %s", ZSTD_getErrorName(r));
+  out->len += r;
+  return HS_OK;
+}
+
 hs_status hs_pq_compress(int32_t codec, int level, const uint8_t *src, size_t src_len, hs_buf *out,
                          hs_error *err) {
   switch (codec) {
@@ -337,17 +384,7 @@ hs_status hs_pq_compress(int32_t codec, int level, const uint8_t *src, size_t sr
     return HS_OK;
   }
   case HS_PQ_CODEC_GZIP: return gzip_compress(level, src, src_len, out, err);
-  case HS_PQ_CODEC_ZSTD: {
-    size_t bound = ZSTD_compressBound(src_len);
-    if (!hs_buf_reserve(out, bound)) return oom(err, "ZSTD", src_len);
-    size_t r = ZSTD_compress(out->data + out->len, bound, src, src_len,
-                             level ? level : HS_ZSTD_LEVEL_DEFAULT);
-    if (ZSTD_isError(r)) {
-      return hs_error_set(err, HS_ERR_INTERNAL, "ZSTD: %s", ZSTD_getErrorName(r));
-    }
-    out->len += r;
-    return HS_OK;
-  }
+  case HS_PQ_CODEC_ZSTD: return zstd_compress(level, src, src_len, out, err);
   case HS_PQ_CODEC_LZ4_RAW: return lz4_compress_raw(src, src_len, out, 0, err);
   case HS_PQ_CODEC_LZ4: return lz4_compress_raw(src, src_len, out, 8, err);
   case HS_PQ_CODEC_BROTLI: return brotli_compress(level, src, src_len, out, err);

@@ -105,6 +105,13 @@ typedef struct hs_wopts {
   bool crc;
 } hs_wopts;
 
+/* The dictionary is judged after the first HS_WDICT_PROBE values of a
+ * chunk: when more than 15/16 of them are distinct (unique ids, timestamps,
+ * random floats) it is dropped at once instead of after a full page. For
+ * uniformly drawn values that fraction means more than ~8 x HS_WDICT_PROBE
+ * distinct values, which a 1 MB page of 8-byte values would also reject. */
+#define HS_WDICT_PROBE 16384
+
 /* Per-page facts kept for the ColumnIndex and OffsetIndex. */
 typedef struct hs_wpage {
   int64_t offset;    /* relative to the first data page of the chunk */
@@ -161,9 +168,11 @@ typedef struct hs_wcol {
   uint32_t page_serial; /* increases with every page (stamps below) */
 
   /* Dictionary (open addressing on a power-of-two table of index + 1). */
-  bool dict_on;       /* encoding data pages with the dictionary */
-  bool dict_used;     /* at least one data page used it: a dictionary page is due */
-  bool dict_hopeless; /* a previous chunk abandoned it: start without */
+  bool dict_on;          /* encoding data pages with the dictionary */
+  bool dict_used;        /* at least one data page used it: a dictionary page is due */
+  bool dict_hopeless;    /* a previous chunk abandoned it: start without */
+  bool dict_probed;      /* this chunk's first HS_WDICT_PROBE values were judged */
+  uint8_t byte_map[256]; /* 1-byte values (BOOLEAN): entry + 1, no hashing */
   uint32_t *table;
   uint32_t table_cap;
   uint32_t *hashes; /* per entry */
