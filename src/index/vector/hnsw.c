@@ -1,0 +1,492 @@
+/*
+ * hnsw.c — HNSW graph construction and search (Malkov & Yashunin): random
+ * levels with multiplier 1/ln(m), heuristic neighbour selection, 2m links
+ * on layer 0, parallel insertion with a spin lock per node, filter-aware
+ * traversal on layer 0. See hnsw.h for the layout.
+ */
+#include "hnsw.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/parallel.h"
+
+/* ---------------------------------------------------------------- heaps */
+
+/* Max-heap on d (worst result on top). */
+static void maxheap_push(hs_hnsw_cand *h, size_t *n, hs_hnsw_cand c) {
+  size_t i = (*n)++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!(h[p].d < c.d)) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = c;
+}
+
+static void maxheap_pop(hs_hnsw_cand *h, size_t *n) {
+  hs_hnsw_cand last = h[--(*n)];
+  size_t i = 0, len = *n;
+  for (;;) {
+    size_t l = 2 * i + 1, best;
+    if (l >= len) break;
+    best = (l + 1 < len && h[l + 1].d > h[l].d) ? l + 1 : l;
+    if (!(h[best].d > last.d)) break;
+    h[i] = h[best];
+    i = best;
+  }
+  if (len > 0) h[i] = last;
+}
+
+/* Min-heap on d (closest candidate on top). */
+static void minheap_push(hs_hnsw_cand *h, size_t *n, hs_hnsw_cand c) {
+  size_t i = (*n)++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!(h[p].d > c.d)) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = c;
+}
+
+static void minheap_pop(hs_hnsw_cand *h, size_t *n) {
+  hs_hnsw_cand last = h[--(*n)];
+  size_t i = 0, len = *n;
+  for (;;) {
+    size_t l = 2 * i + 1, best;
+    if (l >= len) break;
+    best = (l + 1 < len && h[l + 1].d < h[l].d) ? l + 1 : l;
+    if (!(h[best].d < last.d)) break;
+    h[i] = h[best];
+    i = best;
+  }
+  if (len > 0) h[i] = last;
+}
+
+static int cand_cmp(const void *a, const void *b) {
+  const hs_hnsw_cand *x = a, *y = b;
+  if (x->d < y->d) return -1;
+  if (x->d > y->d) return 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* -------------------------------------------------------------- scratch */
+
+bool hs_hnsw_scratch_init(hs_hnsw_scratch *s, uint32_t n) {
+  memset(s, 0, sizeof *s);
+  s->tags = hs_calloc(n ? n : 1, sizeof *s->tags);
+  s->n_tags = n;
+  s->cand_cap = s->res_cap = 256;
+  s->cand = hs_malloc(s->cand_cap * sizeof *s->cand);
+  s->res = hs_malloc(s->res_cap * sizeof *s->res);
+  if (s->tags == NULL || s->cand == NULL || s->res == NULL) {
+    hs_hnsw_scratch_free(s);
+    return false;
+  }
+  return true;
+}
+
+void hs_hnsw_scratch_free(hs_hnsw_scratch *s) {
+  hs_free(s->tags);
+  hs_free(s->cand);
+  hs_free(s->res);
+  memset(s, 0, sizeof *s);
+}
+
+static void scratch_new_query(hs_hnsw_scratch *s) {
+  if (++s->gen == 0) { /* wrapped: clear once every 2^32 queries */
+    memset(s->tags, 0, (size_t)s->n_tags * sizeof *s->tags);
+    s->gen = 1;
+  }
+}
+
+/* Room for `need` more entries in the candidate heap (and ef in results). */
+static bool scratch_room(hs_hnsw_scratch *s, size_t n_cand, size_t need, size_t ef) {
+  if (n_cand + need > s->cand_cap) {
+    size_t cap = (n_cand + need) * 2;
+    hs_hnsw_cand *c = hs_realloc(s->cand, cap * sizeof *c);
+    if (c == NULL) return false;
+    s->cand = c;
+    s->cand_cap = cap;
+  }
+  if (ef + 1 > s->res_cap) {
+    hs_hnsw_cand *r = hs_realloc(s->res, (ef + 1) * sizeof *r);
+    if (r == NULL) return false;
+    s->res = r;
+    s->res_cap = ef + 1;
+  }
+  return true;
+}
+
+/* --------------------------------------------------------------- search */
+
+typedef struct node_locks {
+  atomic_flag *f; /* NULL: read-only graph, no locking */
+} node_locks;
+
+static inline void lock_node(const node_locks *l, uint32_t i) {
+  if (l->f != NULL)
+    while (atomic_flag_test_and_set_explicit(&l->f[i], memory_order_acquire)) {
+    }
+}
+static inline void unlock_node(const node_locks *l, uint32_t i) {
+  if (l->f != NULL) atomic_flag_clear_explicit(&l->f[i], memory_order_release);
+}
+
+/* The neighbours of i at `level`: borrowed in place when unlocked, copied
+ * into `buf` under the node's lock otherwise. Count clamped to capacity. */
+static const uint32_t *neighbours(const hs_hnsw_graph *g, const node_locks *l, uint32_t i,
+                                  uint32_t level, uint32_t *buf, uint32_t *count) {
+  const uint32_t *blk = hs_hnsw_links(g, i, level);
+  uint32_t cap = level ? g->m : g->m0;
+  if (l->f == NULL) {
+    uint32_t c = blk[0];
+    *count = c < cap ? c : cap;
+    return blk + 1;
+  }
+  lock_node(l, i);
+  uint32_t c = blk[0] < cap ? blk[0] : cap;
+  memcpy(buf, blk + 1, c * sizeof *buf);
+  unlock_node(l, i);
+  *count = c;
+  return buf;
+}
+
+static inline bool allowed(const hs_hnsw_filter *f, uint32_t id) {
+  return f == NULL || roaring_bitmap_contains(f->allowed, f->rows[id]);
+}
+
+typedef struct search_ctx {
+  const hs_hnsw_graph *g;
+  const hs_distance_kernels *k;
+  const float *q;
+  uint32_t lo, hi; /* the partition's id range */
+} search_ctx;
+
+static inline float dist_to(const search_ctx *c, uint32_t id) {
+  return hs_hnsw_dist(c->k, c->g->space, c->q, c->g->vectors + (size_t)id * c->g->dim, c->g->dim);
+}
+
+/* Greedy descent on one upper layer. */
+static uint32_t greedy(const search_ctx *c, const node_locks *l, uint32_t cur, float *cur_d,
+                       uint32_t level) {
+  uint32_t buf[HS_HNSW_MAX_M * 2];
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    uint32_t cnt;
+    const uint32_t *nb = neighbours(c->g, l, cur, level, buf, &cnt);
+    for (uint32_t j = 0; j < cnt; j++) {
+      uint32_t id = nb[j];
+      if (id < c->lo || id >= c->hi || c->g->levels[id] < level) continue;
+      float d = dist_to(c, id);
+      if (d < *cur_d) {
+        *cur_d = d;
+        cur = id;
+        changed = true;
+      }
+    }
+  }
+  return cur;
+}
+
+/* Beam search of one layer from `ep`; results in s->res (max-heap) and
+ * their count returned; 0 with *oom set when the heaps could not grow. */
+static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep, float ep_d,
+                           uint32_t ef, uint32_t level, const hs_hnsw_filter *f, hs_hnsw_scratch *s,
+                           bool *oom) {
+  uint32_t buf[HS_HNSW_MAX_M * 2], buf2[HS_HNSW_MAX_M * 2];
+  const hs_hnsw_graph *g = c->g;
+  size_t n_cand = 0, n_res = 0;
+  scratch_new_query(s);
+  const uint32_t gen = s->gen;
+  if (!scratch_room(s, 0, 1, ef)) {
+    *oom = true;
+    return 0;
+  }
+  s->tags[ep] = gen;
+  minheap_push(s->cand, &n_cand, (hs_hnsw_cand){ep_d, ep});
+  if (allowed(f, ep)) maxheap_push(s->res, &n_res, (hs_hnsw_cand){ep_d, ep});
+  while (n_cand > 0) {
+    hs_hnsw_cand cur = s->cand[0];
+    if (n_res >= ef && cur.d > s->res[0].d) break;
+    minheap_pop(s->cand, &n_cand);
+    uint32_t cnt;
+    const uint32_t *nb = neighbours(g, l, cur.id, level, buf, &cnt);
+    if (!scratch_room(s, n_cand, cnt, ef)) {
+      *oom = true;
+      return 0;
+    }
+    for (uint32_t j = 0; j < cnt; j++) {
+      uint32_t id = nb[j];
+      if (j + 1 < cnt && nb[j + 1] < g->n)
+        __builtin_prefetch(g->vectors + (size_t)nb[j + 1] * g->dim);
+      if (id < c->lo || id >= c->hi || s->tags[id] == gen || g->levels[id] < level) continue;
+      s->tags[id] = gen;
+      if (!allowed(f, id)) {
+        /* Step through a filtered-out node to its neighbours (ACORN). */
+        uint32_t cnt2;
+        const uint32_t *nb2 = neighbours(g, l, id, level, buf2, &cnt2);
+        if (!scratch_room(s, n_cand, cnt + cnt2, ef)) {
+          *oom = true;
+          return 0;
+        }
+        for (uint32_t t = 0; t < cnt2; t++) {
+          uint32_t id2 = nb2[t];
+          /* a filtered-out node seen here stays unvisited: it may still
+           * be stepped through when it turns up as a direct neighbour */
+          if (id2 < c->lo || id2 >= c->hi || s->tags[id2] == gen || !allowed(f, id2)) continue;
+          s->tags[id2] = gen;
+          float d2 = dist_to(c, id2);
+          if (n_res < ef || d2 < s->res[0].d) {
+            minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d2, id2});
+            maxheap_push(s->res, &n_res, (hs_hnsw_cand){d2, id2});
+            if (n_res > ef) maxheap_pop(s->res, &n_res);
+          }
+        }
+        continue;
+      }
+      float d = dist_to(c, id);
+      if (n_res < ef || d < s->res[0].d) {
+        minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d, id});
+        maxheap_push(s->res, &n_res, (hs_hnsw_cand){d, id});
+        if (n_res > ef) maxheap_pop(s->res, &n_res);
+      }
+    }
+  }
+  return n_res;
+}
+
+size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q, uint32_t ef,
+                      const hs_hnsw_filter *filter, hs_hnsw_scratch *s, hs_hnsw_cand **out) {
+  *out = s->res;
+  if (p->count == 0 || p->entry < p->start || p->entry - p->start >= p->count) return 0;
+  search_ctx c = {g, hs_distance_kernels_active(), q, p->start, p->start + p->count};
+  node_locks l = {NULL};
+  uint32_t cur = p->entry;
+  float cur_d = dist_to(&c, cur);
+  uint32_t top = g->levels[cur];
+  for (uint32_t lev = top; lev > 0; lev--) cur = greedy(&c, &l, cur, &cur_d, lev);
+  bool oom = false;
+  size_t n = search_layer(&c, &l, cur, cur_d, ef ? ef : 1, 0, filter, s, &oom);
+  *out = s->res;
+  return n;
+}
+
+/* ------------------------------------------------------------- building */
+
+typedef struct build_ctx {
+  hs_hnsw_graph *g;
+  hs_hnsw_part *part;
+  const hs_hnsw_build_params *bp;
+  const hs_distance_kernels *k;
+  node_locks locks;
+  pthread_mutex_t entry_mu;
+  hs_hnsw_scratch *scratch; /* per worker */
+  hs_hnsw_cand **work;      /* per worker: ef_construction + m0 + 1 */
+  atomic_int failed;
+} build_ctx;
+
+static inline float vdist(const build_ctx *b, uint32_t x, uint32_t y) {
+  const hs_hnsw_graph *g = b->g;
+  return hs_hnsw_dist(b->k, g->space, g->vectors + (size_t)x * g->dim,
+                      g->vectors + (size_t)y * g->dim, g->dim);
+}
+
+/* Heuristic selection: c[0..n) sorted by distance to the base; keep a
+ * candidate only when it is closer to the base than to every kept one.
+ * Kept candidates are moved to the front; returns how many. */
+static uint32_t select_heuristic(const build_ctx *b, hs_hnsw_cand *c, size_t n, uint32_t max) {
+  uint32_t kept = 0;
+  for (size_t i = 0; i < n && kept < max; i++) {
+    bool good = true;
+    for (uint32_t j = 0; j < kept; j++) {
+      if (vdist(b, c[i].id, c[j].id) < c[i].d) {
+        good = false;
+        break;
+      }
+    }
+    if (good) c[kept++] = c[i];
+  }
+  return kept;
+}
+
+/* Add `add` to the links of `to` at `level`, pruning with the heuristic
+ * when the block is full. */
+static void link_to(build_ctx *b, uint32_t to, uint32_t add, uint32_t level, hs_hnsw_cand *tmp) {
+  hs_hnsw_graph *g = b->g;
+  uint32_t cap = level ? g->m : g->m0;
+  lock_node(&b->locks, to);
+  uint32_t *blk = hs_hnsw_links(g, to, level);
+  uint32_t cnt = blk[0];
+  for (uint32_t j = 0; j < cnt; j++) {
+    if (blk[1 + j] == add) {
+      unlock_node(&b->locks, to);
+      return;
+    }
+  }
+  if (cnt < cap) {
+    blk[1 + cnt] = add;
+    blk[0] = cnt + 1;
+  } else {
+    for (uint32_t j = 0; j < cnt; j++)
+      tmp[j] = (hs_hnsw_cand){vdist(b, to, blk[1 + j]), blk[1 + j]};
+    tmp[cnt] = (hs_hnsw_cand){vdist(b, to, add), add};
+    qsort(tmp, cnt + 1, sizeof *tmp, cand_cmp);
+    uint32_t kept = select_heuristic(b, tmp, cnt + 1, cap);
+    for (uint32_t j = 0; j < kept; j++) blk[1 + j] = tmp[j].id;
+    blk[0] = kept;
+  }
+  unlock_node(&b->locks, to);
+}
+
+static void insert_node(build_ctx *b, uint32_t i, uint32_t worker) {
+  hs_hnsw_graph *g = b->g;
+  hs_hnsw_part *p = b->part;
+  hs_hnsw_scratch *s = &b->scratch[worker];
+  hs_hnsw_cand *work = b->work[worker];
+  uint32_t level = g->levels[i];
+  pthread_mutex_lock(&b->entry_mu);
+  uint32_t entry = p->entry, max_level = p->max_level;
+  bool raises = level > max_level;
+  if (!raises) pthread_mutex_unlock(&b->entry_mu);
+
+  search_ctx c = {g, b->k, g->vectors + (size_t)i * g->dim, p->start, p->start + p->count};
+  uint32_t cur = entry;
+  float cur_d = dist_to(&c, cur);
+  for (uint32_t lev = max_level; lev > level; lev--) cur = greedy(&c, &b->locks, cur, &cur_d, lev);
+  for (uint32_t lev = (level < max_level ? level : max_level) + 1; lev-- > 0;) {
+    bool oom = false;
+    size_t n = search_layer(&c, &b->locks, cur, cur_d, b->bp->ef_construction, lev, NULL, s, &oom);
+    if (oom) {
+      atomic_store(&b->failed, 1);
+      break;
+    }
+    memcpy(work, s->res, n * sizeof *work);
+    qsort(work, n, sizeof *work, cand_cmp);
+    /* the node itself can be reached through a neighbour's fresh link */
+    size_t w = 0;
+    for (size_t j = 0; j < n; j++)
+      if (work[j].id != i) work[w++] = work[j];
+    n = w;
+    if (n == 0) continue;
+    cur = work[0].id;
+    cur_d = work[0].d;
+    uint32_t kept = select_heuristic(b, work, n, g->m);
+    lock_node(&b->locks, i);
+    uint32_t *blk = hs_hnsw_links(g, i, lev);
+    for (uint32_t j = 0; j < kept; j++) blk[1 + j] = work[j].id;
+    blk[0] = kept;
+    unlock_node(&b->locks, i);
+    hs_hnsw_cand *tmp = work + b->bp->ef_construction + 1;
+    for (uint32_t j = 0; j < kept; j++) link_to(b, blk[1 + j], i, lev, tmp);
+  }
+  if (raises) {
+    p->entry = i;
+    p->max_level = level;
+    pthread_mutex_unlock(&b->entry_mu);
+  }
+}
+
+static void insert_range(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  build_ctx *b = ctx;
+  for (size_t j = begin; j < end; j++) insert_node(b, b->part->start + 1 + (uint32_t)j, worker);
+}
+
+static uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void hs_hnsw_build_free(hs_hnsw_graph *g) {
+  hs_free((void *)g->levels);
+  hs_free(g->links0);
+  hs_free(g->upper);
+  hs_free((void *)g->upper_off);
+  g->levels = NULL;
+  g->links0 = g->upper = NULL;
+  g->upper_off = NULL;
+}
+
+hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
+                        const hs_hnsw_build_params *bp, hs_error *err) {
+  const uint32_t n = g->n;
+  if (g->m < 2 || g->m > HS_HNSW_MAX_M || g->m0 < g->m || g->m0 > 2 * HS_HNSW_MAX_M)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "hnsw: m %u outside [2, %u]", g->m, HS_HNSW_MAX_M);
+  uint8_t *levels = hs_malloc(n ? n : 1);
+  uint32_t *upper_off = hs_malloc((n ? n : 1) * sizeof *upper_off);
+  g->levels = levels;
+  g->upper_off = upper_off;
+  g->upper = NULL;
+  g->links0 = hs_calloc((size_t)(n ? n : 1) * (1 + g->m0), sizeof *g->links0);
+  if (levels == NULL || upper_off == NULL || g->links0 == NULL) goto oom;
+  const double ml = 1.0 / log((double)g->m);
+  uint64_t blocks = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    double u = ((double)(mix64(bp->seed ^ ((uint64_t)i * 0xD1B54A32D192ED03ull)) >> 11) + 1.0) /
+               9007199254740993.0; /* (0, 1] */
+    double lv = floor(-log(u) * ml);
+    uint32_t l = lv > HS_HNSW_MAX_LEVEL ? HS_HNSW_MAX_LEVEL : (uint32_t)lv;
+    levels[i] = (uint8_t)l;
+    upper_off[i] = (uint32_t)blocks;
+    blocks += l;
+  }
+  if (blocks > UINT32_MAX / 2) goto oom;
+  g->upper_blocks = blocks;
+  g->upper = hs_calloc((size_t)(blocks ? blocks : 1) * (1 + g->m), sizeof *g->upper);
+  if (g->upper == NULL) goto oom;
+
+  uint32_t threads = bp->threads ? bp->threads : hs_parallel_cores();
+  build_ctx b;
+  memset(&b, 0, sizeof b);
+  b.g = g;
+  b.bp = bp;
+  b.k = hs_distance_kernels_active();
+  b.locks.f = hs_calloc(n ? n : 1, sizeof(atomic_flag));
+  b.scratch = hs_calloc(threads, sizeof *b.scratch);
+  b.work = hs_calloc(threads, sizeof *b.work);
+  atomic_init(&b.failed, 0);
+  bool ok = b.locks.f != NULL && b.scratch != NULL && b.work != NULL;
+  for (uint32_t i = 0; i < n && b.locks.f != NULL; i++) atomic_flag_clear(&b.locks.f[i]);
+  for (uint32_t t = 0; ok && t < threads; t++) {
+    ok = hs_hnsw_scratch_init(&b.scratch[t], n);
+    b.work[t] = hs_malloc(((size_t)bp->ef_construction + 2 + g->m0) * sizeof **b.work);
+    ok = ok && b.work[t] != NULL;
+  }
+  if (ok) {
+    pthread_mutex_init(&b.entry_mu, NULL);
+    for (uint32_t pi = 0; pi < n_parts; pi++) {
+      hs_hnsw_part *p = &parts[pi];
+      if (p->count == 0) {
+        p->entry = p->start;
+        p->max_level = 0;
+        continue;
+      }
+      p->entry = p->start;
+      p->max_level = levels[p->start];
+      b.part = p;
+      hs_parallel_for(p->count - 1, 32, threads, insert_range, &b);
+    }
+    pthread_mutex_destroy(&b.entry_mu);
+    ok = atomic_load(&b.failed) == 0;
+  }
+  for (uint32_t t = 0; b.scratch != NULL && t < threads; t++) {
+    hs_hnsw_scratch_free(&b.scratch[t]);
+    if (b.work) hs_free(b.work[t]);
+  }
+  hs_free(b.scratch);
+  hs_free(b.work);
+  hs_free(b.locks.f);
+  if (!ok) goto oom;
+  return HS_OK;
+oom:
+  hs_hnsw_build_free(g);
+  return hs_error_set(err, HS_ERR_NOMEM, "hnsw: out of memory building a graph of %u nodes", n);
+}

@@ -1,0 +1,116 @@
+/*
+ * hnsw.h — the HNSW graph inside a vector index file (internal to
+ * src/index/vector/). One flat layout serves both the builder and the
+ * reader, so an opened index searches the file's bytes in place:
+ *
+ *   nodes      local ids 0..n-1; IVF partition p owns [start_p, start_p + count_p)
+ *              and its graph links only nodes inside that range
+ *   levels     one byte per node (0..HS_HNSW_MAX_LEVEL)
+ *   links0     n blocks of (1 + m0) uint32: count, then neighbour ids
+ *   upper      blocks of (1 + m) uint32 for layers 1..level of every node, in
+ *              node order; upper_off[i] is node i's first block (a prefix sum
+ *              of levels, so the reader recomputes it instead of trusting it)
+ *
+ * Distances inside the graph are "internal": squared L2 for L2, -dot for IP
+ * and COSINE (rows normalised), L1 for L1 — same order as the metric.
+ *
+ * Ownership: every array is borrowed by the graph view; the builder owns
+ * what it allocates (hs_hnsw_build_free). Scratch (visited tags, heaps) is
+ * per thread and reused between queries.
+ */
+#ifndef HS_INDEX_VECTOR_HNSW_H
+#define HS_INDEX_VECTOR_HNSW_H
+
+#include <roaring/roaring.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/common.h"
+#include "distance.h"
+
+#define HS_HNSW_MAX_LEVEL 24
+#define HS_HNSW_MAX_M 256
+
+/* The internal distance of a metric (what the graph orders by). */
+typedef enum hs_hnsw_space { HS_HNSW_L2SQ, HS_HNSW_NEGDOT, HS_HNSW_L1 } hs_hnsw_space;
+
+typedef struct hs_hnsw_graph {
+  uint32_t n, dim, m, m0;
+  hs_hnsw_space space;
+  const float *vectors; /* n x dim, local order */
+  const uint8_t *levels;
+  uint32_t *links0;          /* n * (1 + m0) */
+  uint32_t *upper;           /* upper_blocks * (1 + m) */
+  const uint32_t *upper_off; /* n */
+  uint64_t upper_blocks;
+} hs_hnsw_graph;
+
+typedef struct hs_hnsw_part {
+  uint32_t start, count, entry, max_level;
+} hs_hnsw_part;
+
+/* The link block of node `i` at `level` (level <= levels[i]). */
+static inline uint32_t *hs_hnsw_links(const hs_hnsw_graph *g, uint32_t i, uint32_t level) {
+  if (level == 0) return g->links0 + (size_t)i * (1 + g->m0);
+  return g->upper + (size_t)(g->upper_off[i] + level - 1) * (1 + g->m);
+}
+
+static inline float hs_hnsw_dist(const hs_distance_kernels *k, hs_hnsw_space s, const float *a,
+                                 const float *b, size_t dim) {
+  switch (s) {
+  case HS_HNSW_L2SQ: return k->l2sq_f32(a, b, dim);
+  case HS_HNSW_NEGDOT: return -k->dot_f32(a, b, dim);
+  default: return k->l1_f32(a, b, dim);
+  }
+}
+
+/* A (distance, id) pair and the heaps the searches use. */
+typedef struct hs_hnsw_cand {
+  float d;
+  uint32_t id;
+} hs_hnsw_cand;
+
+/* Per-thread search scratch: visited tags with a generation counter (no
+ * clearing per query) and growable heaps. */
+typedef struct hs_hnsw_scratch {
+  uint32_t *tags;
+  uint32_t n_tags, gen;
+  hs_hnsw_cand *cand, *res;
+  size_t cand_cap, res_cap;
+} hs_hnsw_scratch;
+
+bool hs_hnsw_scratch_init(hs_hnsw_scratch *s, uint32_t n);
+void hs_hnsw_scratch_free(hs_hnsw_scratch *s);
+
+/* A filter over local ids for the traversal (NULL: none). */
+typedef struct hs_hnsw_filter {
+  const roaring_bitmap_t *allowed; /* data file rows */
+  const uint32_t *rows;            /* local id -> row */
+} hs_hnsw_filter;
+
+/* Search partition `p` for the `ef` nearest nodes to `q` (internal
+ * distances). Writes up to ef candidates (unsorted) into *out (pointing into
+ * the scratch) and returns their count. With a filter only allowed nodes
+ * are returned; disallowed nodes are stepped through to their neighbours
+ * (two hops), as ACORN does. Never reads outside the graph arrays, even
+ * when ids are hostile: ids outside the partition are skipped. */
+size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q, uint32_t ef,
+                      const hs_hnsw_filter *filter, hs_hnsw_scratch *s, hs_hnsw_cand **out);
+
+/* ------------------------------------------------------------- building */
+
+typedef struct hs_hnsw_build_params {
+  uint32_t m, ef_construction, threads;
+  uint64_t seed;
+} hs_hnsw_build_params;
+
+/* Allocates levels, links and upper blocks for `n` nodes and builds one
+ * graph per partition (parts[] cover [0, n) in order). g->vectors must be
+ * set by the caller; the arrays are owned by the graph (hs_hnsw_build_free).
+ * parts[].entry and max_level are filled in. */
+hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
+                        const hs_hnsw_build_params *bp, hs_error *err);
+void hs_hnsw_build_free(hs_hnsw_graph *g);
+
+#endif /* HS_INDEX_VECTOR_HNSW_H */

@@ -1,0 +1,219 @@
+/*
+ * vidx_build.c — building a vector index file: choose the indexed rows
+ * (valid, finite; cosine: non-zero), copy them (normalised for cosine),
+ * build one HNSW graph per partition, and write the sections with their
+ * CRC32s (layout: README.md).
+ */
+#include <math.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "vidx_internal.h"
+
+/* Measured on clustered data (README.md, "Defaults"). */
+#define HS_VIDX_DEFAULT_M 16u
+#define HS_VIDX_DEFAULT_EF_CONSTRUCTION 100u
+
+void hs_vidx_params_default(hs_vidx_params *p) {
+  memset(p, 0, sizeof *p);
+  p->metric = HS_METRIC_L2;
+  p->m = HS_VIDX_DEFAULT_M;
+  p->ef_construction = HS_VIDX_DEFAULT_EF_CONSTRUCTION;
+  p->partitions = 0;
+  p->quant.kind = HS_QUANT_NONE;
+  p->seed = 42;
+  p->threads = 0;
+}
+
+static bool row_indexable(const float *v, size_t dim, hs_metric metric) {
+  double norm = 0;
+  for (size_t j = 0; j < dim; j++) {
+    if (!isfinite(v[j])) return false;
+    norm += (double)v[j] * v[j];
+  }
+  return metric != HS_METRIC_COSINE || (norm > 0 && isfinite(norm));
+}
+
+typedef struct section {
+  uint32_t id;
+  const void *data;
+  uint64_t len;
+} section;
+
+static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t row_count, uint32_t n,
+                            uint32_t m0, const hs_hnsw_graph *g, const hs_hnsw_part *parts,
+                            uint32_t n_parts, const uint32_t *rows, const float *vecs, hs_buf *out,
+                            hs_error *err) {
+  uint32_t part_words[4 * 1]; /* only used when n_parts == 1 */
+  uint32_t *pw = n_parts == 1 ? part_words : hs_malloc((size_t)n_parts * 4 * sizeof *pw);
+  if (pw == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing partitions");
+  for (uint32_t i = 0; i < n_parts; i++) {
+    uint32_t v[4] = {parts[i].start, parts[i].count, parts[i].entry, parts[i].max_level};
+    for (int j = 0; j < 4; j++) hs_store_u32le((uint8_t *)&pw[4 * i + (uint32_t)j], v[j]);
+  }
+  /* Sections are written from host memory: little-endian hosts only (the
+   * build refuses others below). */
+  section s[HS_VIDX_S_MAX];
+  uint32_t ns = 0;
+  s[ns++] = (section){HS_VIDX_S_ROWS, rows, (uint64_t)n * 4};
+  s[ns++] = (section){HS_VIDX_S_VECTORS, vecs, (uint64_t)n * dim * 4};
+  s[ns++] = (section){HS_VIDX_S_LEVELS, g->levels, n};
+  s[ns++] = (section){HS_VIDX_S_LINKS0, g->links0, (uint64_t)n * (1 + m0) * 4};
+  s[ns++] = (section){HS_VIDX_S_UPPER, g->upper, g->upper_blocks * (1 + p->m) * 4};
+  s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
+
+  uint64_t off = HS_VIDX_HEADER_LEN + (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
+  uint8_t table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
+  memset(table, 0, sizeof table);
+  uint64_t offs[HS_VIDX_S_MAX];
+  for (uint32_t i = 0; i < ns; i++) {
+    off = (off + HS_VIDX_ALIGN - 1) / HS_VIDX_ALIGN * HS_VIDX_ALIGN;
+    offs[i] = off;
+    uint8_t *e = table + i * HS_VIDX_SECTION_ENTRY_LEN;
+    uLong crc = crc32(0L, Z_NULL, 0);
+    const uint8_t *d = s[i].data;
+    for (uint64_t done = 0; done < s[i].len;) { /* zlib takes uInt lengths */
+      uint64_t chunk = s[i].len - done > (1u << 30) ? (1u << 30) : s[i].len - done;
+      crc = crc32(crc, d + done, (uInt)chunk);
+      done += chunk;
+    }
+    hs_store_u32le(e, s[i].id);
+    hs_store_u32le(e + 4, (uint32_t)crc);
+    hs_store_u64le(e + 8, off);
+    hs_store_u64le(e + 16, s[i].len);
+    off += s[i].len;
+  }
+  uint8_t h[HS_VIDX_HEADER_LEN];
+  memset(h, 0, sizeof h);
+  memcpy(h, HS_VIDX_MAGIC, 8);
+  hs_store_u32le(h + HS_VIDX_H_VERSION, HS_VIDX_VERSION);
+  hs_store_u32le(h + HS_VIDX_H_HEADER_LEN, HS_VIDX_HEADER_LEN);
+  hs_store_u32le(h + HS_VIDX_H_DIM, dim);
+  hs_store_u32le(h + HS_VIDX_H_METRIC, (uint32_t)p->metric);
+  hs_store_u32le(h + HS_VIDX_H_ROW_COUNT, row_count);
+  hs_store_u32le(h + HS_VIDX_H_INDEXED, n);
+  hs_store_u32le(h + HS_VIDX_H_M, p->m);
+  hs_store_u32le(h + HS_VIDX_H_M0, m0);
+  hs_store_u32le(h + HS_VIDX_H_EF_CONSTRUCTION, p->ef_construction);
+  hs_store_u32le(h + HS_VIDX_H_PARTITIONS, n_parts);
+  hs_store_u32le(h + HS_VIDX_H_QUANT, HS_QUANT_NONE);
+  hs_store_u32le(h + HS_VIDX_H_CODE_SIZE, 0);
+  hs_store_u32le(h + HS_VIDX_H_SECTIONS, ns);
+  hs_store_u32le(h + HS_VIDX_H_TABLE_CRC,
+                 (uint32_t)crc32(0L, table, ns * HS_VIDX_SECTION_ENTRY_LEN));
+  hs_store_u64le(h + HS_VIDX_H_UPPER_BLOCKS, g->upper_blocks);
+  hs_store_u32le(h + HS_VIDX_H_CRC, (uint32_t)crc32(0L, h, HS_VIDX_H_CRC));
+
+  size_t start = out->len;
+  bool ok = off <= SIZE_MAX / 2 && hs_buf_reserve(out, (size_t)off) &&
+            hs_buf_append(out, h, sizeof h) &&
+            hs_buf_append(out, table, ns * HS_VIDX_SECTION_ENTRY_LEN);
+  static const uint8_t zeros[HS_VIDX_ALIGN];
+  for (uint32_t i = 0; ok && i < ns; i++) {
+    ok = hs_buf_append(out, zeros, (size_t)(start + offs[i] - out->len)) &&
+         hs_buf_append(out, s[i].data, (size_t)s[i].len);
+  }
+  if (pw != part_words) hs_free(pw);
+  if (!ok) {
+    out->len = start;
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing a %llu-byte index",
+                        (unsigned long long)off);
+  }
+  return HS_OK;
+}
+
+hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_t *valid,
+                        const hs_vidx_params *p_in, hs_buf *out, hs_error *err) {
+  const uint16_t probe = 1;
+  if (*(const uint8_t *)&probe != 1)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "vidx: big-endian hosts are not supported");
+  hs_vidx_params p;
+  if (p_in != NULL) {
+    p = *p_in;
+  } else {
+    hs_vidx_params_default(&p);
+  }
+  hs_vidx_params def;
+  hs_vidx_params_default(&def);
+  if (p.m == 0) p.m = def.m;
+  if (p.ef_construction == 0) p.ef_construction = def.ef_construction;
+  if (out == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: no output buffer");
+  if (dim == 0 || dim > HS_VIDX_MAX_DIM)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: dimension %zu outside [1, %u]", dim,
+                        HS_VIDX_MAX_DIM);
+  if (n >= UINT32_MAX)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: %zu rows (a data file holds < 2^32)",
+                        n);
+  if (n > 0 && vectors == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: no vectors for %zu rows", n);
+  if (p.metric != HS_METRIC_L2 && p.metric != HS_METRIC_L2SQ && p.metric != HS_METRIC_IP &&
+      p.metric != HS_METRIC_COSINE && p.metric != HS_METRIC_L1)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "vidx build: metric %d is not L2, L2SQ, IP, COSINE or L1", (int)p.metric);
+  if (p.m < 2 || p.m > HS_HNSW_MAX_M)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: m = %u outside [2, %u]", p.m,
+                        HS_HNSW_MAX_M);
+  if (p.ef_construction > 1u << 16)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: ef_construction %u above 65536",
+                        p.ef_construction);
+  if (p.quant.kind != HS_QUANT_NONE)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "vidx build: quantized indexes (SQ8/PQ) are not built yet");
+  if (p.partitions > 1)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "vidx build: IVF partitions > 1 are not built yet (k-means pending)");
+
+  uint32_t m0 = 2 * p.m;
+  size_t nidx = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool ok = valid == NULL || (valid[i >> 3] >> (i & 7) & 1);
+    if (ok && row_indexable(vectors + i * dim, dim, p.metric)) nidx++;
+  }
+  size_t vec_bytes;
+  if (!hs_mul_size(nidx, dim * sizeof(float), &vec_bytes))
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx build: %zu x %zu vectors overflow", nidx, dim);
+  uint32_t *rows = hs_malloc((nidx ? nidx : 1) * sizeof *rows);
+  float *vecs = hs_malloc(vec_bytes ? vec_bytes : 1);
+  if (rows == NULL || vecs == NULL) {
+    hs_free(rows);
+    hs_free(vecs);
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx build: out of memory for %zu vectors", nidx);
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++) {
+    const float *v = vectors + i * dim;
+    bool ok = valid == NULL || (valid[i >> 3] >> (i & 7) & 1);
+    if (!ok || !row_indexable(v, dim, p.metric)) continue;
+    rows[w] = (uint32_t)i;
+    float *dst = vecs + w * dim;
+    if (p.metric == HS_METRIC_COSINE) {
+      double norm = 0;
+      for (size_t j = 0; j < dim; j++) norm += (double)v[j] * v[j];
+      double inv = 1.0 / sqrt(norm);
+      for (size_t j = 0; j < dim; j++) dst[j] = (float)(v[j] * inv);
+    } else {
+      memcpy(dst, v, dim * sizeof(float));
+    }
+    w++;
+  }
+
+  hs_hnsw_graph g;
+  memset(&g, 0, sizeof g);
+  g.n = (uint32_t)nidx;
+  g.dim = (uint32_t)dim;
+  g.m = p.m;
+  g.m0 = m0;
+  g.space = hs_vidx_space(p.metric);
+  g.vectors = vecs;
+  hs_hnsw_part part = {0, (uint32_t)nidx, 0, 0};
+  hs_hnsw_build_params bp = {p.m, p.ef_construction, p.threads, p.seed};
+  hs_status st = hs_hnsw_build(&g, &part, 1, &bp, err);
+  if (st == HS_OK)
+    st = write_file(&p, (uint32_t)dim, (uint32_t)n, (uint32_t)nidx, m0, &g, &part, 1, rows, vecs,
+                    out, err);
+  hs_hnsw_build_free(&g);
+  hs_free(rows);
+  hs_free(vecs);
+  if (st != HS_OK) hs_error_prefix(err, "vidx build: ");
+  return st;
+}

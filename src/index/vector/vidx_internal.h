@@ -1,0 +1,100 @@
+/*
+ * vidx_internal.h — what vidx_build.c, vidx_read.c and vidx_search.c
+ * share: the file layout constants (README.md in this directory documents
+ * the format) and the opened index.
+ */
+#ifndef HS_INDEX_VECTOR_VIDX_INTERNAL_H
+#define HS_INDEX_VECTOR_VIDX_INTERNAL_H
+
+#include <pthread.h>
+
+#include "hnsw.h"
+#include "vidx.h"
+
+#define HS_VIDX_MAGIC "HSVIDX\0\1"
+#define HS_VIDX_VERSION 1u
+#define HS_VIDX_HEADER_LEN 128u
+#define HS_VIDX_SECTION_ENTRY_LEN 32u
+#define HS_VIDX_ALIGN 64u
+#define HS_VIDX_MAX_DIM 65536u
+
+/* Header fields (byte offsets, all little-endian). */
+enum {
+  HS_VIDX_H_MAGIC = 0,       /* 8 bytes */
+  HS_VIDX_H_VERSION = 8,     /* u32 */
+  HS_VIDX_H_HEADER_LEN = 12, /* u32, 128 */
+  HS_VIDX_H_DIM = 16,
+  HS_VIDX_H_METRIC = 20,
+  HS_VIDX_H_ROW_COUNT = 24,
+  HS_VIDX_H_INDEXED = 28,
+  HS_VIDX_H_M = 32,
+  HS_VIDX_H_M0 = 36,
+  HS_VIDX_H_EF_CONSTRUCTION = 40,
+  HS_VIDX_H_PARTITIONS = 44,
+  HS_VIDX_H_QUANT = 48,
+  HS_VIDX_H_CODE_SIZE = 52,
+  HS_VIDX_H_SECTIONS = 56,
+  HS_VIDX_H_TABLE_CRC = 60,    /* crc32 of the section table */
+  HS_VIDX_H_UPPER_BLOCKS = 64, /* u64 */
+  HS_VIDX_H_CRC = 124,         /* crc32 of bytes [0, 124) */
+};
+
+/* Section ids; each appears at most once, in this order. */
+enum {
+  HS_VIDX_S_ROWS = 1,      /* n u32: local id -> data file row */
+  HS_VIDX_S_VECTORS = 2,   /* n * dim f32 (cosine: normalised) */
+  HS_VIDX_S_LEVELS = 3,    /* n u8 */
+  HS_VIDX_S_LINKS0 = 4,    /* n * (1 + m0) u32 */
+  HS_VIDX_S_UPPER = 5,     /* upper_blocks * (1 + m) u32 */
+  HS_VIDX_S_PARTS = 6,     /* partitions * 4 u32: start, count, entry, max_level */
+  HS_VIDX_S_CENTROIDS = 7, /* partitions * dim f32 (only when partitions > 1) */
+  HS_VIDX_S_QUANT = 8,     /* hs_quant_serialize blob (only when quantized) */
+  HS_VIDX_S_CODES = 9,     /* n * code_size bytes (only when quantized) */
+  HS_VIDX_S_MAX = 9
+};
+
+/* Per-query scratch, pooled in the index (no allocation per query once
+ * warm). */
+typedef struct hs_vidx_scratch {
+  hs_hnsw_scratch hs;
+  float *q;          /* the query, normalised for cosine */
+  hs_hnsw_cand *all; /* merged candidates */
+  size_t all_cap;
+  hs_vidx_hit *hits; /* reported (distance, row) */
+  size_t hits_cap;
+  uint32_t *probe; /* IVF partitions to visit */
+  float *probe_d;
+  struct hs_vidx_scratch *next;
+} hs_vidx_scratch;
+
+struct hs_vidx {
+  hs_source *src;
+  uint32_t dim, row_count, n, m, m0, ef_construction, n_parts, code_size;
+  hs_metric metric;
+  hs_quant_kind quant_kind;
+  hs_hnsw_graph g;
+  hs_hnsw_part *parts;  /* owned */
+  const uint32_t *rows; /* local -> row */
+  const float *centroids;
+  const uint8_t *codes;
+  hs_quant *quant;                 /* owned; NULL when not quantized */
+  uint32_t *sorted_rows;           /* owned: rows ascending */
+  uint32_t *sorted_local;          /* owned: their local ids */
+  bool rows_identity;              /* rows[i] == i for all i: lookups are trivial */
+  roaring_bitmap_t *indexed;       /* owned (CRoaring allocator) */
+  hs_buf owned[HS_VIDX_S_MAX + 1]; /* sections copied out of the source */
+  pthread_mutex_t mu;
+  hs_vidx_scratch *pool;
+};
+
+/* Internal distance of the metric. */
+static inline hs_hnsw_space hs_vidx_space(hs_metric m) {
+  if (m == HS_METRIC_L2 || m == HS_METRIC_L2SQ) return HS_HNSW_L2SQ;
+  if (m == HS_METRIC_L1) return HS_HNSW_L1;
+  return HS_HNSW_NEGDOT;
+}
+
+/* The reported (pgvector) distance from the internal one. */
+float hs_vidx_report(hs_metric m, float internal);
+
+#endif /* HS_INDEX_VECTOR_VIDX_INTERNAL_H */

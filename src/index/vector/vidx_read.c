@@ -1,0 +1,341 @@
+/*
+ * vidx_read.c — opening a vector index file: header and section table
+ * checks (CRC32 of each), zero-copy views of aligned sections, and the
+ * structural checks that make every later search memory-safe (link counts
+ * and ids inside their partition, levels consistent with the upper
+ * blocks). hs_vidx_validate adds the semantic checks.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "vidx_internal.h"
+
+#define CORRUPT(...) hs_error_set(err, HS_ERR_CORRUPT, __VA_ARGS__)
+
+static uint32_t crc_of(const uint8_t *d, uint64_t len) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (uint64_t done = 0; done < len;) {
+    uint64_t chunk = len - done > (1u << 30) ? (1u << 30) : len - done;
+    crc = crc32(crc, d + done, (uInt)chunk);
+    done += chunk;
+  }
+  return (uint32_t)crc;
+}
+
+/* A section's bytes: borrowed from the source when it is memory and the
+ * pointer is 4-byte aligned, else copied into x->owned[id]. */
+static hs_status section_view(hs_vidx *x, uint32_t id, uint64_t base, uint64_t off, uint64_t len,
+                              uint32_t crc, const uint8_t **out, hs_error *err) {
+  hs_buf *own = &x->owned[id];
+  const uint8_t *p = NULL;
+  if (len > SIZE_MAX / 2) return CORRUPT("section %u length %llu", id, (unsigned long long)len);
+  if (len == 0) {
+    static const uint32_t empty[1];
+    *out = (const uint8_t *)empty;
+    return HS_OK;
+  }
+  hs_status st = hs_source_view(x->src, base + off, (size_t)len, own, &p, err);
+  if (st != HS_OK) return st;
+  if (p != own->data && ((uintptr_t)p & 3u) != 0) {
+    own->len = 0;
+    if (!hs_buf_append(own, p, (size_t)len))
+      return hs_error_set(err, HS_ERR_NOMEM, "section %u: out of memory", id);
+    p = own->data;
+  }
+  if (crc_of(p, len) != crc) return CORRUPT("section %u: checksum mismatch", id);
+  *out = p;
+  return HS_OK;
+}
+
+static int cmp_row_local(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error *err) {
+  uint8_t h[HS_VIDX_HEADER_LEN];
+  if (len < HS_VIDX_HEADER_LEN)
+    return CORRUPT("%llu bytes, shorter than the header", (unsigned long long)len);
+  hs_status st = hs_source_read(x->src, base, sizeof h, h, err);
+  if (st != HS_OK) return st;
+  if (memcmp(h, HS_VIDX_MAGIC, 8) != 0) return CORRUPT("bad magic (not a vector index)");
+  if (hs_load_u32le(h + HS_VIDX_H_CRC) != crc_of(h, HS_VIDX_H_CRC))
+    return CORRUPT("header checksum mismatch");
+  if (hs_load_u32le(h + HS_VIDX_H_VERSION) != HS_VIDX_VERSION)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "format version %u (this build reads %u)",
+                        hs_load_u32le(h + HS_VIDX_H_VERSION), HS_VIDX_VERSION);
+  if (hs_load_u32le(h + HS_VIDX_H_HEADER_LEN) != HS_VIDX_HEADER_LEN)
+    return CORRUPT("header length %u", hs_load_u32le(h + HS_VIDX_H_HEADER_LEN));
+  x->dim = hs_load_u32le(h + HS_VIDX_H_DIM);
+  uint32_t metric = hs_load_u32le(h + HS_VIDX_H_METRIC);
+  x->row_count = hs_load_u32le(h + HS_VIDX_H_ROW_COUNT);
+  x->n = hs_load_u32le(h + HS_VIDX_H_INDEXED);
+  x->m = hs_load_u32le(h + HS_VIDX_H_M);
+  x->m0 = hs_load_u32le(h + HS_VIDX_H_M0);
+  x->ef_construction = hs_load_u32le(h + HS_VIDX_H_EF_CONSTRUCTION);
+  x->n_parts = hs_load_u32le(h + HS_VIDX_H_PARTITIONS);
+  uint32_t quant = hs_load_u32le(h + HS_VIDX_H_QUANT);
+  x->code_size = hs_load_u32le(h + HS_VIDX_H_CODE_SIZE);
+  uint32_t ns = hs_load_u32le(h + HS_VIDX_H_SECTIONS);
+  uint64_t upper_blocks = hs_load_u64le(h + HS_VIDX_H_UPPER_BLOCKS);
+  if (x->dim == 0 || x->dim > HS_VIDX_MAX_DIM) return CORRUPT("dimension %u", x->dim);
+  if (metric != HS_METRIC_L2 && metric != HS_METRIC_L2SQ && metric != HS_METRIC_IP &&
+      metric != HS_METRIC_COSINE && metric != HS_METRIC_L1)
+    return CORRUPT("metric %u", metric);
+  x->metric = (hs_metric)metric;
+  if (x->n > x->row_count) return CORRUPT("%u indexed rows of %u", x->n, x->row_count);
+  if (x->m < 2 || x->m > HS_HNSW_MAX_M || x->m0 < x->m || x->m0 > 2 * HS_HNSW_MAX_M)
+    return CORRUPT("degrees m = %u, m0 = %u", x->m, x->m0);
+  if (x->n_parts == 0 || (x->n_parts > x->n && x->n_parts > 1))
+    return CORRUPT("%u partitions for %u rows", x->n_parts, x->n);
+  if (quant != HS_QUANT_NONE)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "quantizer kind %u is not supported", quant);
+  x->quant_kind = HS_QUANT_NONE;
+  if (ns < 6 || ns > HS_VIDX_S_MAX) return CORRUPT("%u sections", ns);
+  uint64_t table_len = (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
+  if (len < HS_VIDX_HEADER_LEN + table_len) return CORRUPT("section table past the end");
+  uint8_t table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
+  st = hs_source_read(x->src, base + HS_VIDX_HEADER_LEN, (size_t)table_len, table, err);
+  if (st != HS_OK) return st;
+  if (crc_of(table, table_len) != hs_load_u32le(h + HS_VIDX_H_TABLE_CRC))
+    return CORRUPT("section table checksum mismatch");
+
+  /* Expected lengths, all bounded by the file length before any use. */
+  uint64_t n = x->n, dim = x->dim;
+  if (upper_blocks > n * HS_HNSW_MAX_LEVEL)
+    return CORRUPT("%llu upper blocks", (unsigned long long)upper_blocks);
+  uint64_t want[HS_VIDX_S_MAX + 1] = {0};
+  want[HS_VIDX_S_ROWS] = n * 4;
+  want[HS_VIDX_S_VECTORS] = n * dim * 4;
+  want[HS_VIDX_S_LEVELS] = n;
+  want[HS_VIDX_S_LINKS0] = n * (1 + (uint64_t)x->m0) * 4;
+  want[HS_VIDX_S_UPPER] = upper_blocks * (1 + (uint64_t)x->m) * 4;
+  want[HS_VIDX_S_PARTS] = (uint64_t)x->n_parts * 16;
+  want[HS_VIDX_S_CENTROIDS] = x->n_parts > 1 ? (uint64_t)x->n_parts * dim * 4 : 0;
+  const uint8_t *sec[HS_VIDX_S_MAX + 1] = {0};
+  uint32_t prev_id = 0;
+  uint64_t prev_end = HS_VIDX_HEADER_LEN + table_len;
+  for (uint32_t i = 0; i < ns; i++) {
+    const uint8_t *e = table + i * HS_VIDX_SECTION_ENTRY_LEN;
+    uint32_t id = hs_load_u32le(e), crc = hs_load_u32le(e + 4);
+    uint64_t off = hs_load_u64le(e + 8), slen = hs_load_u64le(e + 16);
+    if (id <= prev_id || id > HS_VIDX_S_MAX)
+      return CORRUPT("section %u: id %u out of order", i, id);
+    prev_id = id;
+    if (off < prev_end || off > len || slen > len - off)
+      return CORRUPT("section %u: [%llu, +%llu) outside the index or overlapping", id,
+                     (unsigned long long)off, (unsigned long long)slen);
+    prev_end = off + slen;
+    if (slen != want[id])
+      return CORRUPT("section %u: %llu bytes, expected %llu", id, (unsigned long long)slen,
+                     (unsigned long long)want[id]);
+    st = section_view(x, id, base, off, slen, crc, &sec[id], err);
+    if (st != HS_OK) return st;
+  }
+  for (uint32_t id = HS_VIDX_S_ROWS; id <= HS_VIDX_S_PARTS; id++)
+    if (sec[id] == NULL) return CORRUPT("section %u missing", id);
+  if (x->n_parts > 1 && sec[HS_VIDX_S_CENTROIDS] == NULL) return CORRUPT("centroids missing");
+
+  x->rows = (const uint32_t *)sec[HS_VIDX_S_ROWS];
+  x->centroids = x->n_parts > 1 ? (const float *)sec[HS_VIDX_S_CENTROIDS] : NULL;
+  hs_hnsw_graph *g = &x->g;
+  g->n = x->n;
+  g->dim = x->dim;
+  g->m = x->m;
+  g->m0 = x->m0;
+  g->space = hs_vidx_space(x->metric);
+  g->vectors = (const float *)sec[HS_VIDX_S_VECTORS];
+  g->levels = sec[HS_VIDX_S_LEVELS];
+  g->links0 = (uint32_t *)sec[HS_VIDX_S_LINKS0];
+  g->upper = (uint32_t *)sec[HS_VIDX_S_UPPER];
+  g->upper_blocks = upper_blocks;
+
+  /* Partitions: contiguous, covering [0, n). */
+  x->parts = hs_malloc((size_t)x->n_parts * sizeof *x->parts);
+  if (x->parts == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for partitions");
+  const uint8_t *pw = sec[HS_VIDX_S_PARTS];
+  uint64_t next = 0;
+  for (uint32_t i = 0; i < x->n_parts; i++) {
+    hs_hnsw_part *p = &x->parts[i];
+    p->start = hs_load_u32le(pw + 16 * i);
+    p->count = hs_load_u32le(pw + 16 * i + 4);
+    p->entry = hs_load_u32le(pw + 16 * i + 8);
+    p->max_level = hs_load_u32le(pw + 16 * i + 12);
+    if (p->start != next || p->count > n - next)
+      return CORRUPT("partition %u: rows [%u, +%u) not contiguous in [0, %u)", i, p->start,
+                     p->count, x->n);
+    next += p->count;
+    if (p->count > 0 && (p->entry < p->start || p->entry - p->start >= p->count))
+      return CORRUPT("partition %u: entry %u outside it", i, p->entry);
+  }
+  if (next != n) return CORRUPT("partitions cover %llu of %u rows", (unsigned long long)next, x->n);
+
+  /* Levels -> upper block offsets (recomputed, never read). */
+  uint32_t *uoff = hs_malloc((size_t)(n ? n : 1) * sizeof *uoff);
+  if (uoff == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for %u nodes", x->n);
+  g->upper_off = uoff;
+  uint64_t blocks = 0;
+  for (uint32_t i = 0; i < x->n; i++) {
+    if (g->levels[i] > HS_HNSW_MAX_LEVEL) return CORRUPT("node %u: level %u", i, g->levels[i]);
+    uoff[i] = (uint32_t)blocks;
+    blocks += g->levels[i];
+  }
+  if (blocks != upper_blocks)
+    return CORRUPT("levels need %llu upper blocks, the file has %llu", (unsigned long long)blocks,
+                   (unsigned long long)upper_blocks);
+  /* Link counts within capacity: search reads only [1, 1 + count). */
+  for (uint32_t i = 0; i < x->n; i++) {
+    if (hs_hnsw_links(g, i, 0)[0] > x->m0)
+      return CORRUPT("node %u: %u links on layer 0", i, hs_hnsw_links(g, i, 0)[0]);
+    for (uint32_t l = 1; l <= g->levels[i]; l++)
+      if (hs_hnsw_links(g, i, l)[0] > x->m)
+        return CORRUPT("node %u: %u links on layer %u", i, hs_hnsw_links(g, i, l)[0], l);
+  }
+
+  /* Row lookups. */
+  x->rows_identity = true;
+  for (uint32_t i = 0; i < x->n; i++) {
+    if (x->rows[i] >= x->row_count)
+      return CORRUPT("local %u: row %u of %u", i, x->rows[i], x->row_count);
+    if (x->rows[i] != i) x->rows_identity = false;
+  }
+  x->indexed = roaring_bitmap_create();
+  if (x->indexed == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  if (!x->rows_identity) {
+    uint64_t *pairs = hs_malloc((size_t)(n ? n : 1) * sizeof *pairs);
+    x->sorted_rows = hs_malloc((size_t)(n ? n : 1) * sizeof *x->sorted_rows);
+    x->sorted_local = hs_malloc((size_t)(n ? n : 1) * sizeof *x->sorted_local);
+    if (pairs == NULL || x->sorted_rows == NULL || x->sorted_local == NULL) {
+      hs_free(pairs);
+      return hs_error_set(err, HS_ERR_NOMEM, "out of memory for %u row ids", x->n);
+    }
+    for (uint32_t i = 0; i < x->n; i++) pairs[i] = (uint64_t)x->rows[i] << 32 | i;
+    qsort(pairs, n, sizeof *pairs, cmp_row_local);
+    for (uint32_t i = 0; i < x->n; i++) {
+      x->sorted_rows[i] = (uint32_t)(pairs[i] >> 32);
+      x->sorted_local[i] = (uint32_t)pairs[i];
+    }
+    hs_free(pairs);
+    roaring_bitmap_add_many(x->indexed, n, x->sorted_rows);
+  } else if (n > 0) {
+    roaring_bitmap_add_range(x->indexed, 0, n);
+  }
+  /* Duplicate rows would make a row answer twice. */
+  if (roaring_bitmap_get_cardinality(x->indexed) != n) return CORRUPT("row ids repeat");
+  return HS_OK;
+}
+
+hs_status hs_vidx_open(hs_source *src, uint64_t offset, uint64_t len, hs_vidx **out,
+                       hs_error *err) {
+  *out = NULL;
+  if (src == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx open: no source");
+  uint64_t size = hs_source_size(src);
+  if (offset > size || len > size - offset)
+    return hs_error_set(err, HS_ERR_CORRUPT, "vector index %s: [%llu, +%llu) past its %llu bytes",
+                        hs_source_name(src), (unsigned long long)offset, (unsigned long long)len,
+                        (unsigned long long)size);
+  hs_vidx *x = hs_calloc(1, sizeof *x);
+  if (x == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx open: out of memory");
+  for (int i = 0; i <= HS_VIDX_S_MAX; i++) hs_buf_init(&x->owned[i]);
+  hs_source_ref(src);
+  x->src = src;
+  pthread_mutex_init(&x->mu, NULL);
+  hs_status st = open_checked(x, offset, len, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "vector index %s at %llu: ", hs_source_name(src),
+                    (unsigned long long)offset);
+    hs_vidx_free(x);
+    return st;
+  }
+  *out = x;
+  return HS_OK;
+}
+
+void hs_vidx_free(hs_vidx *x) {
+  if (x == NULL) return;
+  while (x->pool != NULL) {
+    hs_vidx_scratch *s = x->pool;
+    x->pool = s->next;
+    hs_hnsw_scratch_free(&s->hs);
+    hs_free(s->q);
+    hs_free(s->all);
+    hs_free(s->hits);
+    hs_free(s->probe);
+    hs_free(s->probe_d);
+    hs_free(s);
+  }
+  pthread_mutex_destroy(&x->mu);
+  hs_free(x->parts);
+  hs_free((void *)x->g.upper_off);
+  hs_free(x->sorted_rows);
+  hs_free(x->sorted_local);
+  if (x->indexed) roaring_bitmap_free(x->indexed);
+  for (int i = 0; i <= HS_VIDX_S_MAX; i++) hs_buf_free(&x->owned[i]);
+  hs_source_unref(x->src);
+  hs_free(x);
+}
+
+hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
+  const hs_hnsw_graph *g = &x->g;
+  for (uint32_t pi = 0; pi < x->n_parts; pi++) {
+    const hs_hnsw_part *p = &x->parts[pi];
+    if (p->count == 0) continue;
+    if (g->levels[p->entry] != p->max_level)
+      return CORRUPT("partition %u: entry level %u, max level %u", pi, g->levels[p->entry],
+                     p->max_level);
+    for (uint32_t i = p->start; i < p->start + p->count; i++) {
+      if (g->levels[i] > p->max_level)
+        return CORRUPT("node %u: level %u above its partition's %u", i, g->levels[i], p->max_level);
+      for (uint32_t l = 0; l <= g->levels[i]; l++) {
+        const uint32_t *blk = hs_hnsw_links(g, i, l);
+        for (uint32_t j = 0; j < blk[0]; j++) {
+          uint32_t nb = blk[1 + j];
+          if (nb == i) return CORRUPT("node %u links to itself on layer %u", i, l);
+          if (nb < p->start || nb - p->start >= p->count)
+            return CORRUPT("node %u: neighbour %u outside partition %u", i, nb, pi);
+          if (g->levels[nb] < l)
+            return CORRUPT("node %u: neighbour %u on layer %u has level %u", i, nb, l,
+                           g->levels[nb]);
+          for (uint32_t t = 0; t < j; t++)
+            if (blk[1 + t] == nb) return CORRUPT("node %u: neighbour %u twice", i, nb);
+        }
+      }
+    }
+  }
+  for (uint32_t i = 0; i < x->n; i++) {
+    const float *v = g->vectors + (size_t)i * x->dim;
+    double norm = 0;
+    for (uint32_t j = 0; j < x->dim; j++) {
+      if (!isfinite(v[j])) return CORRUPT("row %u: component %u is not finite", x->rows[i], j);
+      norm += (double)v[j] * v[j];
+    }
+    if (x->metric == HS_METRIC_COSINE && fabs(norm - 1.0) > 1e-3)
+      return CORRUPT("row %u: cosine vector with norm^2 %g, expected 1", x->rows[i], norm);
+  }
+  for (uint32_t pi = 0; x->centroids != NULL && pi < x->n_parts; pi++)
+    for (uint32_t j = 0; j < x->dim; j++)
+      if (!isfinite(x->centroids[(size_t)pi * x->dim + j]))
+        return CORRUPT("centroid %u is not finite", pi);
+  return HS_OK;
+}
+
+uint32_t hs_vidx_dim(const hs_vidx *x) {
+  return x->dim;
+}
+hs_metric hs_vidx_metric(const hs_vidx *x) {
+  return x->metric;
+}
+uint32_t hs_vidx_row_count(const hs_vidx *x) {
+  return x->row_count;
+}
+uint32_t hs_vidx_indexed_count(const hs_vidx *x) {
+  return x->n;
+}
+uint32_t hs_vidx_partition_count(const hs_vidx *x) {
+  return x->n_parts;
+}
+hs_quant_kind hs_vidx_quant_kind(const hs_vidx *x) {
+  return x->quant_kind;
+}

@@ -1,0 +1,271 @@
+/*
+ * vidx_search.c — top-k search of an opened vector index: unfiltered graph
+ * search, filtered search that picks an exact scan of the allowed rows
+ * when they are few and a filter-aware traversal otherwise, and the exact
+ * fallback that guarantees min(k, allowed indexed rows) answers.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vidx_internal.h"
+
+/* Default ef_search is max(k, HS_VIDX_DEFAULT_EF) (README.md, "Defaults"). */
+#define HS_VIDX_DEFAULT_EF 64u
+/* Filters allowing at most this many indexed rows (or 1/32 of them) are
+ * answered by an exact scan (README.md, "Filtered search"). */
+#define HS_VIDX_EXACT_ROWS 2048u
+#define HS_VIDX_EXACT_FRACTION 32u
+/* A traversal under a filter of selectivity s widens ef by min(1/s, 4). */
+#define HS_VIDX_FILTER_EF_BOOST 4.0
+
+float hs_vidx_report(hs_metric m, float d) {
+  switch (m) {
+  case HS_METRIC_L2: return sqrtf(d);
+  case HS_METRIC_COSINE: {
+    float c = 1.0f + d; /* d = -cos on normalised vectors */
+    return c < 0.0f ? 0.0f : (c > 2.0f ? 2.0f : c);
+  }
+  default: return d;
+  }
+}
+
+static hs_vidx_scratch *scratch_get(hs_vidx *x) {
+  pthread_mutex_lock(&x->mu);
+  hs_vidx_scratch *s = x->pool;
+  if (s != NULL) x->pool = s->next;
+  pthread_mutex_unlock(&x->mu);
+  if (s != NULL) return s;
+  s = hs_calloc(1, sizeof *s);
+  if (s == NULL) return NULL;
+  bool ok = hs_hnsw_scratch_init(&s->hs, x->n);
+  s->q = hs_malloc((size_t)x->dim * sizeof *s->q);
+  s->probe = hs_malloc((size_t)x->n_parts * sizeof *s->probe);
+  s->probe_d = hs_malloc((size_t)x->n_parts * sizeof *s->probe_d);
+  if (!ok || s->q == NULL || s->probe == NULL || s->probe_d == NULL) {
+    if (ok) hs_hnsw_scratch_free(&s->hs);
+    hs_free(s->q);
+    hs_free(s->probe);
+    hs_free(s->probe_d);
+    hs_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void scratch_put(hs_vidx *x, hs_vidx_scratch *s) {
+  pthread_mutex_lock(&x->mu);
+  s->next = x->pool;
+  x->pool = s;
+  pthread_mutex_unlock(&x->mu);
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return true;
+  size_t c = need < 64 ? 64 : need * 2;
+  void *q = hs_realloc(*p, c * elem);
+  if (q == NULL) return false;
+  *p = q;
+  *cap = c;
+  return true;
+}
+
+static inline bool hit_less(hs_vidx_hit a, hs_vidx_hit b) {
+  return a.distance < b.distance || (a.distance == b.distance && a.row < b.row);
+}
+
+static int hit_cmp(const void *a, const void *b) {
+  hs_vidx_hit x = *(const hs_vidx_hit *)a, y = *(const hs_vidx_hit *)b;
+  return hit_less(x, y) ? -1 : (hit_less(y, x) ? 1 : 0);
+}
+
+/* A bounded max-heap of the k best hits by (distance, row). */
+static void topk_offer(hs_vidx_hit *h, uint32_t *n, uint32_t k, hs_vidx_hit v) {
+  if (*n < k) {
+    uint32_t i = (*n)++;
+    while (i > 0) {
+      uint32_t p = (i - 1) / 2;
+      if (!hit_less(h[p], v)) break;
+      h[i] = h[p];
+      i = p;
+    }
+    h[i] = v;
+    return;
+  }
+  if (!hit_less(v, h[0])) return;
+  uint32_t i = 0;
+  for (;;) {
+    uint32_t l = 2 * i + 1, b;
+    if (l >= *n) break;
+    b = (l + 1 < *n && hit_less(h[l], h[l + 1])) ? l + 1 : l;
+    if (!hit_less(v, h[b])) break;
+    h[i] = h[b];
+    i = b;
+  }
+  h[i] = v;
+}
+
+static inline hs_vidx_hit hit_of(const hs_vidx *x, const hs_distance_kernels *kern, const float *q,
+                                 uint32_t local) {
+  float d = hs_hnsw_dist(kern, x->g.space, q, x->g.vectors + (size_t)local * x->dim, x->dim);
+  return (hs_vidx_hit){x->rows[local], hs_vidx_report(x->metric, d)};
+}
+
+static inline bool local_of_row(const hs_vidx *x, uint32_t row, uint32_t *local) {
+  if (x->rows_identity) {
+    *local = row;
+    return row < x->n;
+  }
+  size_t lo = 0, hi = x->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (x->sorted_rows[mid] < row)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < x->n && x->sorted_rows[lo] == row) {
+    *local = x->sorted_local[lo];
+    return true;
+  }
+  return false;
+}
+
+/* Exact top-k over the allowed indexed rows (every indexed row when
+ * allowed is NULL). */
+static hs_status exact_search(const hs_vidx *x, const float *q, uint32_t k,
+                              const roaring_bitmap_t *allowed, hs_vidx_hit *hits, uint32_t *n_hits,
+                              hs_error *err) {
+  const hs_distance_kernels *kern = hs_distance_kernels_active();
+  uint32_t n = 0;
+  if (allowed == NULL) {
+    for (uint32_t i = 0; i < x->n; i++) topk_offer(hits, &n, k, hit_of(x, kern, q, i));
+  } else {
+    roaring_bitmap_t *both = roaring_bitmap_and(allowed, x->indexed);
+    if (both == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    roaring_uint32_iterator_t *it = roaring_create_iterator(both);
+    if (it == NULL) {
+      roaring_bitmap_free(both);
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    }
+    uint32_t buf[256], got;
+    while ((got = roaring_read_uint32_iterator(it, buf, 256)) > 0) {
+      for (uint32_t j = 0; j < got; j++) {
+        uint32_t local;
+        if (local_of_row(x, buf[j], &local)) topk_offer(hits, &n, k, hit_of(x, kern, q, local));
+      }
+    }
+    roaring_free_uint32_iterator(it);
+    roaring_bitmap_free(both);
+  }
+  qsort(hits, n, sizeof *hits, hit_cmp);
+  *n_hits = n;
+  return HS_OK;
+}
+
+/* The partitions to visit: the nprobe nearest centroids. */
+static uint32_t choose_probes(const hs_vidx *x, hs_vidx_scratch *s, const float *q,
+                              uint32_t nprobe) {
+  if (x->n_parts == 1 || x->centroids == NULL) {
+    s->probe[0] = 0;
+    return 1;
+  }
+  const hs_distance_kernels *kern = hs_distance_kernels_active();
+  for (uint32_t p = 0; p < x->n_parts; p++) {
+    s->probe[p] = p;
+    s->probe_d[p] = hs_hnsw_dist(kern, x->g.space, q, x->centroids + (size_t)p * x->dim, x->dim);
+  }
+  if (nprobe > x->n_parts) nprobe = x->n_parts;
+  for (uint32_t i = 0; i < nprobe; i++) { /* partial selection sort */
+    uint32_t best = i;
+    for (uint32_t j = i + 1; j < x->n_parts; j++)
+      if (s->probe_d[j] < s->probe_d[best]) best = j;
+    float td = s->probe_d[i];
+    uint32_t tp = s->probe[i];
+    s->probe_d[i] = s->probe_d[best];
+    s->probe[i] = s->probe[best];
+    s->probe_d[best] = td;
+    s->probe[best] = tp;
+  }
+  return nprobe;
+}
+
+static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
+                           const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                           hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+  const float *q = s->q;
+  uint64_t cnt = allowed ? roaring_bitmap_and_cardinality(allowed, x->indexed) : x->n;
+  if (cnt == 0) {
+    *n_hits = 0;
+    return HS_OK;
+  }
+  uint32_t want = cnt < k ? (uint32_t)cnt : k;
+  if (allowed != NULL && cnt == x->n) allowed = NULL; /* allows every indexed row */
+  uint64_t exact_rows = x->n / HS_VIDX_EXACT_FRACTION;
+  if (exact_rows < HS_VIDX_EXACT_ROWS) exact_rows = HS_VIDX_EXACT_ROWS;
+  if (sp && sp->exact_rows) exact_rows = sp->exact_rows;
+  if (allowed != NULL && cnt <= exact_rows)
+    return exact_search(x, q, k, allowed, hits, n_hits, err);
+
+  uint32_t ef = sp && sp->ef_search ? sp->ef_search : HS_VIDX_DEFAULT_EF;
+  if (ef < k) ef = k;
+  hs_hnsw_filter filter = {allowed, x->rows}, *f = allowed ? &filter : NULL;
+  if (f != NULL) { /* fewer allowed nodes: a wider beam keeps recall */
+    double sel = (double)cnt / x->n, boost = 1.0 / sel;
+    if (boost > HS_VIDX_FILTER_EF_BOOST) boost = HS_VIDX_FILTER_EF_BOOST;
+    double e = ef * boost;
+    ef = e > 1e6 ? 1000000u : (uint32_t)e;
+  }
+  uint32_t nprobe = sp && sp->nprobe ? sp->nprobe : (x->n_parts < 8 ? x->n_parts : 8);
+  uint32_t np = choose_probes(x, s, q, nprobe);
+  size_t total = 0;
+  for (uint32_t i = 0; i < np; i++) {
+    hs_hnsw_cand *c;
+    size_t got = hs_hnsw_search(&x->g, &x->parts[s->probe[i]], q, ef, f, &s->hs, &c);
+    if (!grow((void **)&s->all, &s->all_cap, total + got, sizeof *s->all))
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    memcpy(s->all + total, c, got * sizeof *c);
+    total += got;
+  }
+  if (total < want) return exact_search(x, q, k, allowed, hits, n_hits, err);
+  uint32_t n = 0;
+  for (size_t i = 0; i < total; i++) {
+    uint32_t id = s->all[i].id;
+    topk_offer(hits, &n, k, (hs_vidx_hit){x->rows[id], hs_vidx_report(x->metric, s->all[i].d)});
+  }
+  qsort(hits, n, sizeof *hits, hit_cmp);
+  *n_hits = n;
+  return HS_OK;
+}
+
+hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
+                         const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                         hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+  if (n_hits != NULL) *n_hits = 0;
+  if (x == NULL || query == NULL || hits == NULL || n_hits == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search: missing index, query or output");
+  if (k == 0) return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search: k must be at least 1");
+  double norm = 0;
+  for (uint32_t j = 0; j < x->dim; j++) {
+    if (!isfinite(query[j]))
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search: query component %u is not finite",
+                          j);
+    norm += (double)query[j] * query[j];
+  }
+  if (x->metric == HS_METRIC_COSINE && !(norm > 0 && isfinite(norm)))
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "vidx search: a zero query has no cosine distance (NaN to every row)");
+  if (x->n == 0) return HS_OK;
+  hs_vidx *mx = (hs_vidx *)x; /* the scratch pool is the only mutable part */
+  hs_vidx_scratch *s = scratch_get(mx);
+  if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  if (x->metric == HS_METRIC_COSINE) {
+    double inv = 1.0 / sqrt(norm);
+    for (uint32_t j = 0; j < x->dim; j++) s->q[j] = (float)(query[j] * inv);
+  } else {
+    memcpy(s->q, query, (size_t)x->dim * sizeof *s->q);
+  }
+  hs_status st = search_in(x, s, k, sp, allowed, hits, n_hits, err);
+  scratch_put(mx, s);
+  return st;
+}

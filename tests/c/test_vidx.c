@@ -1,0 +1,406 @@
+/*
+ * test_vidx.c — the per-data-file vector index against brute force:
+ * recall@10 at default settings for L2, IP, cosine and L1 on clustered
+ * data; filtered search at selectivities 0.1%..50% with random,
+ * cluster-correlated and anti-correlated filters (exactly min(k, matches)
+ * rows, recall >= 0.95); serialize -> open (memory and file) -> same
+ * answers; deterministic single-threaded builds; null/NaN rows left out;
+ * truncated and flipped bytes refused as corrupt. HS_TEST_SMALL=1 (the
+ * ASan runs) shrinks the data.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "hs_test.h"
+#include "index/vector/vidx.h"
+
+#define DIM 32
+#define CLUSTERS 50
+#define K 10
+
+static size_t N = 20000;
+static size_t NQ = 100;
+
+static double gauss(uint64_t *st) {
+  double u = ((double)(hs_test_rand(st) >> 11) + 1.0) / 9007199254740993.0;
+  double v = (double)(hs_test_rand(st) >> 11) / 9007199254740992.0;
+  return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Clustered rows: CLUSTERS gaussian blobs; cluster[i] is row i's blob. */
+static void make_data(float *x, uint32_t *cluster, size_t n, uint64_t seed) {
+  uint64_t st = seed;
+  float centers[CLUSTERS][DIM];
+  for (int c = 0; c < CLUSTERS; c++)
+    for (int j = 0; j < DIM; j++) centers[c][j] = (float)gauss(&st);
+  for (size_t i = 0; i < n; i++) {
+    uint32_t c = (uint32_t)(hs_test_rand(&st) % CLUSTERS);
+    if (cluster) cluster[i] = c;
+    for (int j = 0; j < DIM; j++) x[i * DIM + j] = centers[c][j] + 0.35f * (float)gauss(&st);
+  }
+}
+
+static float true_dist(hs_metric m, const float *a, const float *b) {
+  float d = NAN;
+  hs_distance_f32(m, a, b, DIM, &d, NULL);
+  return d;
+}
+
+/* Brute force top-k over rows allowed (NULL: all) and indexable. */
+static uint32_t brute(hs_metric m, const float *x, size_t n, const float *q,
+                      const roaring_bitmap_t *allowed, uint32_t k, uint32_t *out) {
+  uint32_t got = 0;
+  float *best = malloc(k * sizeof *best);
+  for (size_t i = 0; i < n; i++) {
+    if (allowed && !roaring_bitmap_contains(allowed, (uint32_t)i)) continue;
+    float d = true_dist(m, q, x + i * DIM);
+    if (isnan(d)) continue;
+    uint32_t pos = got < k ? got++ : k;
+    if (pos == k && !(d < best[k - 1])) continue;
+    if (pos == k) pos = k - 1;
+    while (pos > 0 && best[pos - 1] > d) {
+      best[pos] = best[pos - 1];
+      out[pos] = out[pos - 1];
+      pos--;
+    }
+    best[pos] = d;
+    out[pos] = (uint32_t)i;
+  }
+  free(best);
+  return got;
+}
+
+static double overlap(const uint32_t *truth, uint32_t nt, const hs_vidx_hit *h, uint32_t nh) {
+  uint32_t same = 0;
+  for (uint32_t i = 0; i < nt; i++)
+    for (uint32_t j = 0; j < nh; j++)
+      if (h[j].row == truth[i]) {
+        same++;
+        break;
+      }
+  return nt ? (double)same / nt : 1.0;
+}
+
+/* Sorted by (distance, row), distances exact, rows allowed. */
+static int hits_sane(hs_metric m, const float *x, const float *q, const hs_vidx_hit *h, uint32_t n,
+                     const roaring_bitmap_t *allowed) {
+  for (uint32_t i = 0; i < n; i++) {
+    float d = true_dist(m, q, x + (size_t)h[i].row * DIM);
+    if (fabsf(d - h[i].distance) > 1e-4f * (1.0f + fabsf(d))) return 0;
+    if (allowed && !roaring_bitmap_contains(allowed, h[i].row)) return 0;
+    if (i > 0 && (h[i].distance < h[i - 1].distance ||
+                  (h[i].distance == h[i - 1].distance && h[i].row <= h[i - 1].row)))
+      return 0;
+  }
+  return 1;
+}
+
+static hs_vidx *open_mem(hs_buf *b) {
+  hs_source *src;
+  hs_vidx *x = NULL;
+  hs_error err = {0};
+  CHECK_OK(hs_source_open_memory(b->data, b->len, "mem", &src, &err), &err);
+  CHECK_OK(hs_vidx_open(src, 0, b->len, &x, &err), &err);
+  hs_source_unref(src);
+  return x;
+}
+
+static hs_vidx *build_open(const float *x, size_t n, hs_metric m, uint32_t threads, hs_buf *b) {
+  hs_vidx_params p;
+  hs_vidx_params_default(&p);
+  p.metric = m;
+  p.threads = threads;
+  hs_error err = {0};
+  hs_buf_init(b);
+  CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, b, &err), &err);
+  hs_vidx *v = open_mem(b);
+  if (v) CHECK_OK(hs_vidx_validate(v, &err), &err);
+  return v;
+}
+
+static void test_recall(const float *x, const float *qs) {
+  const hs_metric metrics[] = {HS_METRIC_L2, HS_METRIC_IP, HS_METRIC_COSINE, HS_METRIC_L1};
+  for (int mi = 0; mi < 4; mi++) {
+    hs_buf b;
+    int64_t t0 = hs_now_ns();
+    hs_vidx *v = build_open(x, N, metrics[mi], 0, &b);
+    double build_s = (hs_now_ns() - t0) / 1e9;
+    if (!v) continue;
+    CHECK_EQ_INT(hs_vidx_indexed_count(v), N);
+    double recall = 0;
+    int sane = 1;
+    t0 = hs_now_ns();
+    for (size_t qi = 0; qi < NQ; qi++) {
+      hs_vidx_hit h[K];
+      uint32_t nh = 0;
+      hs_error err = {0};
+      CHECK_OK(hs_vidx_search(v, qs + qi * DIM, K, NULL, NULL, h, &nh, &err), &err);
+      CHECK_EQ_INT(nh, K);
+      uint32_t truth[K];
+      uint32_t nt = brute(metrics[mi], x, N, qs + qi * DIM, NULL, K, truth);
+      recall += overlap(truth, nt, h, nh);
+      sane &= hits_sane(metrics[mi], x, qs + qi * DIM, h, nh, NULL);
+    }
+    recall /= NQ;
+    printf("  %-6s build %.2fs, recall@10 %.4f (%zu queries incl. brute force %.1f ms)\n",
+           hs_metric_name(metrics[mi]), build_s, recall, NQ, (hs_now_ns() - t0) / 1e6);
+    CHECK(recall >= 0.95);
+    CHECK(sane);
+    hs_vidx_free(v);
+    hs_buf_free(&b);
+  }
+}
+
+/* Filters: random, correlated (the query's cluster first) and
+ * anti-correlated (the query's cluster last), at several selectivities. */
+static void test_filtered(const float *x, const uint32_t *cluster, const float *qs,
+                          const uint32_t *qcluster) {
+  /* auto path (exact scan below max(2048, n/32) rows), then the graph
+   * traversal forced where the default would use it (above n/32) */
+  const double sels[] = {0.001, 0.01, 0.1, 0.5, 0.04, 0.1, 0.25, 0.5};
+  const char *kinds[] = {"random", "correlated", "anti"};
+  hs_buf b;
+  hs_vidx *v = build_open(x, N, HS_METRIC_L2, 0, &b);
+  if (!v) return;
+  uint64_t st = 99;
+  size_t nq = NQ / 2 ? NQ / 2 : 1;
+  uint32_t *order = malloc(N * sizeof *order);
+  for (int s = 0; s < 8; s++) {
+    /* s >= 4: the same filters through the graph traversal (forced) */
+    hs_vidx_search_params sp = {.exact_rows = s >= 4 ? 1 : 0};
+    for (int kind = 0; kind < 3; kind++) {
+      double recall = 0;
+      int exact_count = 1, sane = 1;
+      for (size_t qi = 0; qi < nq; qi++) {
+        const float *q = qs + qi * DIM;
+        size_t want = (size_t)(sels[s] * N);
+        if (want == 0) want = 1;
+        roaring_bitmap_t *allowed = roaring_bitmap_create();
+        if (kind == 0) {
+          for (size_t i = 0; i < N; i++) order[i] = (uint32_t)i;
+          for (size_t i = 0; i < want; i++) { /* partial Fisher-Yates */
+            size_t j = i + hs_test_rand(&st) % (N - i);
+            uint32_t t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+          }
+        } else {
+          /* rank rows by cluster: query's cluster first (or last) */
+          size_t w = 0;
+          uint32_t qc = qcluster[qi];
+          for (int pass = 0; pass < 2; pass++)
+            for (size_t i = 0; i < N; i++) {
+              int mine = cluster[i] == qc;
+              if ((kind == 1) == (pass == 0) ? mine : !mine) order[w++] = (uint32_t)i;
+            }
+        }
+        for (size_t i = 0; i < want; i++) roaring_bitmap_add(allowed, order[i]);
+        hs_vidx_hit h[K];
+        uint32_t nh = 0;
+        hs_error err = {0};
+        CHECK_OK(hs_vidx_search(v, q, K, &sp, allowed, h, &nh, &err), &err);
+        uint32_t truth[K];
+        uint32_t nt = brute(HS_METRIC_L2, x, N, q, allowed, K, truth);
+        exact_count &= nh == (want < K ? want : K) && nt == nh;
+        recall += overlap(truth, nt, h, nh);
+        sane &= hits_sane(HS_METRIC_L2, x, q, h, nh, allowed);
+        roaring_bitmap_free(allowed);
+      }
+      recall /= nq;
+      printf("  filter %-10s %5.1f%% %s: recall %.4f\n", kinds[kind], sels[s] * 100,
+             s >= 4 ? "graph" : "auto ", recall);
+      CHECK(exact_count);
+      CHECK(sane);
+      CHECK(recall >= 0.95);
+    }
+  }
+  free(order);
+  hs_vidx_free(v);
+  hs_buf_free(&b);
+}
+
+static void test_roundtrip_and_determinism(const float *x, const float *qs) {
+  size_t n = N < 3000 ? N : 3000;
+  hs_buf a, b2;
+  hs_vidx *va = build_open(x, n, HS_METRIC_COSINE, 1, &a);
+  hs_vidx *vb = build_open(x, n, HS_METRIC_COSINE, 1, &b2);
+  CHECK(a.len == b2.len && memcmp(a.data, b2.data, a.len) == 0);
+  /* the same bytes through a file source answer the same */
+  char path[] = "/tmp/test_vidx_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  CHECK(write(fd, a.data, a.len) == (ssize_t)a.len);
+  close(fd);
+  hs_source *src;
+  hs_vidx *vf = NULL;
+  hs_error err = {0};
+  CHECK_OK(hs_source_open_file(path, &src, &err), &err);
+  CHECK_OK(hs_vidx_open(src, 0, a.len, &vf, &err), &err);
+  hs_source_unref(src);
+  unlink(path);
+  int same = va && vb && vf;
+  for (size_t qi = 0; same && qi < 20; qi++) {
+    hs_vidx_hit h1[K], h2[K];
+    uint32_t n1, n2;
+    CHECK_OK(hs_vidx_search(va, qs + qi * DIM, K, NULL, NULL, h1, &n1, &err), &err);
+    CHECK_OK(hs_vidx_search(vf, qs + qi * DIM, K, NULL, NULL, h2, &n2, &err), &err);
+    same &= n1 == n2 && memcmp(h1, h2, n1 * sizeof *h1) == 0;
+  }
+  CHECK(same);
+  hs_vidx_free(va);
+  hs_vidx_free(vb);
+  hs_vidx_free(vf);
+
+  /* Corruption: every truncation point tried is refused as corrupt. */
+  hs_vidx *v;
+  size_t cuts[] = {0, 7, 64, 127, 128, 200, a.len / 3, a.len / 2, a.len - 1};
+  int refused = 1;
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    hs_source *s2;
+    hs_source_open_memory(a.data, cuts[i], "cut", &s2, NULL);
+    hs_error e2 = {0};
+    refused &= hs_vidx_open(s2, 0, cuts[i], &v, &e2) == HS_ERR_CORRUPT && v == NULL;
+    hs_source_unref(s2);
+  }
+  CHECK(refused);
+  /* Flipped bytes inside the header or a section: refused (checksums). */
+  uint64_t st = 5;
+  uint8_t *copy = malloc(a.len);
+  refused = 1;
+  for (int t = 0; t < 200; t++) {
+    memcpy(copy, a.data, a.len);
+    size_t pos;
+    do {
+      pos = hs_test_rand(&st) % a.len;
+    } while (pos >= 124 && pos < 128); /* spare header bytes are still covered */
+    copy[pos] ^= (uint8_t)(1u << (hs_test_rand(&st) % 8));
+    /* padding between sections is not covered: skip positions there */
+    int in_section = pos < 128 + 6 * 32;
+    for (uint32_t s = 0; s < 6 && !in_section; s++) {
+      const uint8_t *e = a.data + 128 + 32 * s;
+      uint64_t off = hs_load_u64le(e + 8), len = hs_load_u64le(e + 16);
+      in_section = pos >= off && pos < off + len;
+    }
+    if (!in_section) continue;
+    hs_source *s2;
+    hs_source_open_memory(copy, a.len, "flip", &s2, NULL);
+    hs_error e2 = {0};
+    hs_status r = hs_vidx_open(s2, 0, a.len, &v, &e2);
+    if (r != HS_ERR_CORRUPT && r != HS_ERR_UNSUPPORTED) {
+      refused = 0;
+      fprintf(stderr, "flip at %zu: %s\n", pos, hs_status_str(r));
+      hs_vidx_free(v);
+    }
+    hs_source_unref(s2);
+  }
+  CHECK(refused);
+  free(copy);
+  hs_buf_free(&a);
+  hs_buf_free(&b2);
+}
+
+static void test_nulls_and_edges(void) {
+  enum { n = 300 };
+  float *x = malloc(n * DIM * sizeof *x);
+  make_data(x, NULL, n, 7);
+  uint8_t valid[(n + 7) / 8];
+  memset(valid, 0xFF, sizeof valid);
+  for (int i = 0; i < n; i += 10) valid[i / 8] &= (uint8_t) ~(1u << (i % 8)); /* nulls */
+  x[5 * DIM + 3] = NAN;
+  x[7 * DIM] = INFINITY;
+  memset(x + 9 * DIM, 0, DIM * sizeof *x); /* zero: no cosine */
+  hs_vidx_params p;
+  hs_vidx_params_default(&p);
+  p.metric = HS_METRIC_COSINE;
+  hs_buf b;
+  hs_buf_init(&b);
+  hs_error err = {0};
+  CHECK_OK(hs_vidx_build(x, n, DIM, valid, &p, &b, &err), &err);
+  hs_vidx *v = open_mem(&b);
+  if (v) {
+    CHECK_EQ_INT(hs_vidx_indexed_count(v), n - 30 - 3);
+    CHECK_EQ_INT(hs_vidx_row_count(v), n);
+    CHECK_OK(hs_vidx_validate(v, &err), &err);
+    hs_vidx_hit h[n];
+    uint32_t nh;
+    CHECK_OK(hs_vidx_search(v, x + DIM, n, NULL, NULL, h, &nh, &err), &err);
+    CHECK_EQ_INT(nh, n - 33); /* k above the count: every indexed row */
+    int clean = 1;
+    for (uint32_t i = 0; i < nh; i++)
+      clean &= h[i].row % 10 != 0 && h[i].row != 5 && h[i].row != 7 && h[i].row != 9;
+    CHECK(clean);
+    /* bad input */
+    float bad[DIM];
+    memcpy(bad, x + DIM, sizeof bad);
+    bad[2] = NAN;
+    CHECK(hs_vidx_search(v, bad, K, NULL, NULL, h, &nh, NULL) == HS_ERR_INVALID_ARG);
+    CHECK(hs_vidx_search(v, x + DIM, 0, NULL, NULL, h, &nh, NULL) == HS_ERR_INVALID_ARG);
+    memset(bad, 0, sizeof bad);
+    CHECK(hs_vidx_search(v, bad, K, NULL, NULL, h, &nh, NULL) == HS_ERR_INVALID_ARG);
+    /* a filter of only unindexed rows answers nothing */
+    roaring_bitmap_t *only_null = roaring_bitmap_of(3, 0, 10, 5);
+    CHECK_OK(hs_vidx_search(v, x + DIM, K, NULL, only_null, h, &nh, &err), &err);
+    CHECK_EQ_INT(nh, 0);
+    roaring_bitmap_free(only_null);
+    hs_vidx_free(v);
+  }
+  hs_buf_free(&b);
+  /* empty and single-row indexes */
+  for (size_t rows = 0; rows <= 1; rows++) {
+    hs_buf_init(&b);
+    CHECK_OK(hs_vidx_build(x + DIM, rows, DIM, NULL, NULL, &b, &err), &err);
+    v = open_mem(&b);
+    if (v) {
+      CHECK_OK(hs_vidx_validate(v, &err), &err);
+      hs_vidx_hit h[K];
+      uint32_t nh = 99;
+      CHECK_OK(hs_vidx_search(v, x, K, NULL, NULL, h, &nh, &err), &err);
+      CHECK_EQ_INT(nh, rows);
+      hs_vidx_free(v);
+    }
+    hs_buf_free(&b);
+  }
+  /* bad parameters */
+  hs_buf_init(&b);
+  p.metric = HS_METRIC_HAMMING;
+  CHECK(hs_vidx_build(x, n, DIM, NULL, &p, &b, NULL) == HS_ERR_INVALID_ARG);
+  p.metric = HS_METRIC_L2;
+  CHECK(hs_vidx_build(x, n, 0, NULL, &p, &b, NULL) == HS_ERR_INVALID_ARG);
+  p.m = 1;
+  CHECK(hs_vidx_build(x, n, DIM, NULL, &p, &b, NULL) == HS_ERR_INVALID_ARG);
+  CHECK(b.len == 0);
+  hs_buf_free(&b);
+  free(x);
+}
+
+int main(void) {
+  const char *small = getenv("HS_TEST_SMALL");
+  if (small && *small && *small != '0') {
+    N = 4000;
+    NQ = 40;
+  }
+  float *x = malloc(N * DIM * sizeof *x);
+  uint32_t *cluster = malloc(N * sizeof *cluster);
+  make_data(x, cluster, N, 1);
+  /* queries: data rows plus noise (their cluster known) */
+  float *qs = malloc(NQ * DIM * sizeof *qs);
+  uint32_t *qc = malloc(NQ * sizeof *qc);
+  uint64_t st = 12345;
+  for (size_t i = 0; i < NQ; i++) {
+    size_t r = hs_test_rand(&st) % N;
+    qc[i] = cluster[r];
+    for (int j = 0; j < DIM; j++) qs[i * DIM + j] = x[r * DIM + j] + 0.2f * (float)gauss(&st);
+  }
+  test_recall(x, qs);
+  test_filtered(x, cluster, qs, qc);
+  test_roundtrip_and_determinism(x, qs);
+  test_nulls_and_edges();
+  free(x);
+  free(cluster);
+  free(qs);
+  free(qc);
+  return hs_test_finish("test_vidx");
+}
