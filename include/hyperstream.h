@@ -551,6 +551,64 @@ typedef struct hs_scan_index_stats {
 hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan_index_stats *out,
                                   hs_error *err);
 
+/* ---------------------------------------- Tables: vector search */
+/* Top-k nearest rows of a vector column (fixed_size_list<float32> or
+ * list<float32>) to one or many query vectors, alone or inside a filter
+ * (the scan's filter language; files, row groups and pages are pruned as
+ * in hs_table_scan_query). Exactly min(k, matching rows) rows per query,
+ * in global order by (distance, data file order in the snapshot, row
+ * position), with the true metric value in a float32 "distance" column
+ * (pgvector's: l2 <->, ip <#> = -a.b, cosine <=>, l1 <+>). Null vectors
+ * and vectors whose distance is NaN (a NaN component; an all-zero vector
+ * under cosine) never match. Only the vector and filter columns are read
+ * to score; the projected columns are then read for the winning rows only.
+ * Memory: k hits per query, plus one batch. See src/query/vector_search.c. */
+
+typedef struct hs_vector_search_options {
+  int64_t snapshot_id; /* -1 (default): the current snapshot */
+  const char *column;  /* the vector column (required) */
+  const char *metric;  /* NULL (default): "l2"; "l2sq", "ip", "cosine", "l1" or an operator */
+  int64_t k;           /* rows per query, >= 1 (default 10) */
+  const char *filter;  /* as hs_scan_options.filter; NULL or "": every row */
+  /* Projection: top-level names in output order; NULL (default): every
+   * column. A non-NULL list may be empty (distance only). */
+  const char *const *columns;
+  size_t n_columns;
+  uint32_t ef_search; /* files with a vector index: 0 (default) = the index's default */
+  uint32_t nprobe;    /* likewise */
+  int exact;          /* non-zero: ignore vector indexes (brute force everywhere) */
+} hs_vector_search_options;
+
+void hs_vector_search_options_init(hs_vector_search_options *opts);
+
+typedef struct hs_vector_search_stats {
+  int64_t files_planned;  /* live data files of the snapshot */
+  int64_t files_searched; /* files with at least one candidate row */
+  int64_t files_indexed;  /* of those, searched through their vector index */
+  int64_t rows_scored;    /* exact distances computed (all queries) */
+  int64_t rows_matched;   /* rows that passed the filter (non-null vectors included) */
+  int64_t rows_returned;  /* rows in the result (all queries) */
+} hs_vector_search_stats;
+
+/* One query of `dim` floats. The result streams struct batches of the
+ * projected columns plus "distance" (float32, last). A query dimension
+ * other than the column's is HS_ERR_INVALID_ARG naming the column and both
+ * dimensions (for list<float32> columns: found on a row); a column that is
+ * not a float32 vector is HS_ERR_SCHEMA; a query holding NaN or inf is
+ * HS_ERR_INVALID_ARG. `stats` may be NULL. *out is owned by the caller. */
+hs_status hs_table_vector_search(hs_table *table, const hs_vector_search_options *opts,
+                                 const float *query, size_t dim, struct ArrowArrayStream *out,
+                                 hs_vector_search_stats *stats, hs_error *err);
+
+/* `n_queries` queries (row-major, `dim` floats each) in one pass over the
+ * data, scored in parallel. The result has an int32 "query_index" column
+ * first; rows are grouped by query (0, 1, ...), each group in the order
+ * above. */
+hs_status hs_table_vector_search_batch(hs_table *table, const hs_vector_search_options *opts,
+                                       const float *queries, size_t n_queries, size_t dim,
+                                       struct ArrowArrayStream *out, hs_vector_search_stats *stats,
+                                       hs_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,6 +37,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 import pyarrow as pa
 
 from . import _core
+from . import _vector_search as _vs
 from ._core import InvalidArgumentError, NotFoundError, SchemaError
 
 __all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query"]
@@ -424,19 +425,61 @@ class Table:
 
     def to_arrow(self, filter: Optional[str] = None, columns: Optional[Sequence[str]] = None,
                  snapshot_id: Optional[int] = None, as_of: Any = None,
-                 ref: Optional[str] = None, limit: Optional[int] = None) -> pa.Table:
+                 ref: Optional[str] = None, limit: Optional[int] = None,
+                 vector_filter: Optional[dict] = None) -> pa.Table:
         """Read the rows into a :class:`pyarrow.Table` (arguments as
-        :meth:`to_arrow_stream`)."""
+        :meth:`to_arrow_stream`). ``vector_filter={"embedding": q, "k": 10}``
+        (or ``{"column": ..., "query": ..., "k": ..., "metric": ...}``) makes
+        it a vector search inside ``filter`` (see :meth:`search`)."""
+        if vector_filter is not None:
+            out, _ = _vs.run(self, _vs.parse_vector_filter(vector_filter), filter=filter,
+                             columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref)
+            return out if limit is None else out.slice(0, int(limit))
         return self.to_arrow_stream(filter=filter, columns=columns, snapshot_id=snapshot_id,
                                     as_of=as_of, ref=ref, limit=limit).read_all()
 
     def to_pandas(self, filter: Optional[str] = None, columns: Optional[Sequence[str]] = None,
                   snapshot_id: Optional[int] = None, as_of: Any = None,
-                  ref: Optional[str] = None, limit: Optional[int] = None) -> Any:
+                  ref: Optional[str] = None, limit: Optional[int] = None,
+                  vector_filter: Optional[dict] = None) -> Any:
         """Read the rows into a pandas DataFrame (arguments as
-        :meth:`to_arrow_stream`)."""
+        :meth:`to_arrow`)."""
         return self.to_arrow(filter=filter, columns=columns, snapshot_id=snapshot_id,
-                             as_of=as_of, ref=ref, limit=limit).to_pandas()
+                             as_of=as_of, ref=ref, limit=limit,
+                             vector_filter=vector_filter).to_pandas()
+
+    def search(self, column: str, query: Any, k: int = 10, filter: Optional[str] = None,
+               metric: str = "l2", columns: Optional[Sequence[str]] = None,
+               ef_search: Optional[int] = None, nprobe: Optional[int] = None,
+               snapshot_id: Optional[int] = None, as_of: Any = None, ref: Optional[str] = None,
+               exact: bool = False) -> Any:
+        """The ``k`` rows nearest to ``query`` in vector column ``column``.
+
+        Exactly ``min(k, matching rows)`` rows, sorted by the true distance
+        (a float32 ``distance`` column, last), ties broken by data file order
+        in the snapshot and row position, across every data file; rows whose
+        vector is null or gives a NaN distance never match.
+
+        Args:
+            column: a ``fixed_size_list`` or ``list`` of float32 (float64
+                lists, as pandas writes them, are scored as float32).
+            query: one vector (1-d) -> a :class:`pyarrow.Table`; a 2-d array
+                of vectors -> a list of tables, one per query, scored in
+                parallel in one pass over the data.
+            k: rows per query.
+            filter: a SQL boolean expression; only matching rows compete.
+            metric: ``"l2"`` (``<->``), ``"ip"`` (``<#>``, negative inner
+                product), ``"cosine"`` (``<=>``), ``"l1"`` (``<+>``), ``"l2sq"``.
+            columns: columns to return (default all) besides ``distance``.
+            ef_search, nprobe: search effort in files with a vector index.
+            snapshot_id, as_of, ref: time travel, as :meth:`to_arrow_stream`.
+            exact: ignore vector indexes (brute force everywhere).
+        """
+        vs = _vs.VectorSearch(column=column, query=query, k=k, metric=metric,
+                              ef_search=ef_search, nprobe=nprobe, exact=exact)
+        out, _ = _vs.run(self, vs, filter=filter, columns=columns, snapshot_id=snapshot_id,
+                         as_of=as_of, ref=ref)
+        return out
 
     def query(self) -> "Query":
         """A query builder over this table: ``t.query().filter("a > 1")
@@ -538,18 +581,21 @@ class Query:
         >>> t.query().filter("x > 1").filter("name LIKE 'a%'").select(["id"]).limit(5).execute()
     """
 
-    __slots__ = ("_table", "_filters", "_columns", "_limit", "_snapshot_id", "_as_of", "_ref")
+    __slots__ = ("_table", "_filters", "_columns", "_limit", "_snapshot_id", "_as_of", "_ref",
+                 "_vector")
 
     def __init__(self, table: Table, filters: Tuple[str, ...] = (),
                  columns: Optional[Tuple[str, ...]] = None, limit: Optional[int] = None,
                  snapshot_id: Optional[int] = None, as_of: Any = None,
-                 ref: Optional[str] = None) -> None:
+                 ref: Optional[str] = None, vector: Optional[_vs.VectorSearch] = None) -> None:
         self._table, self._filters, self._columns = table, filters, columns
         self._limit, self._snapshot_id, self._as_of, self._ref = limit, snapshot_id, as_of, ref
+        self._vector = vector
 
     def _with(self, **kw: Any) -> "Query":
         args = dict(filters=self._filters, columns=self._columns, limit=self._limit,
-                    snapshot_id=self._snapshot_id, as_of=self._as_of, ref=self._ref)
+                    snapshot_id=self._snapshot_id, as_of=self._as_of, ref=self._ref,
+                    vector=self._vector)
         args.update(kw)
         return Query(self._table, **args)
 
@@ -588,14 +634,54 @@ class Query:
             return self._filters[0]
         return " AND ".join(f"({f})" for f in self._filters)
 
+    def vector_search(self, query: Any, column: str, k: int = 10, metric: str = "l2",
+                      ef_search: Optional[int] = None, nprobe: Optional[int] = None,
+                      exact: bool = False) -> "Query":
+        """Make the query a top-``k`` vector search inside its filters (see
+        :meth:`Table.search`); ``execute()`` then returns the rows sorted by a
+        ``distance`` column (a 2-d ``query``: a list of tables)."""
+        return self._with(vector=_vs.VectorSearch(column=column, query=query, k=int(k),
+                                                  metric=metric, ef_search=ef_search,
+                                                  nprobe=nprobe, exact=exact))
+
+    def _run_vector(self) -> Tuple[Any, dict]:
+        assert self._vector is not None
+        out, stats = _vs.run(self._table, self._vector, filter=self.where,
+                             columns=None if self._columns is None else list(self._columns),
+                             snapshot_id=self._snapshot_id, as_of=self._as_of, ref=self._ref)
+        if self._limit is not None:
+            out = ([t.slice(0, self._limit) for t in out] if isinstance(out, list)
+                   else out.slice(0, self._limit))
+        return out, stats
+
+    def explain(self) -> str:
+        """What the query does; a vector search is run and its counters
+        (files searched, through an index or exactly; distances computed)
+        are shown, as EXPLAIN ANALYZE."""
+        if self._vector is None:  # a filtered scan: Table.explain (an ExplainPlan)
+            self._table._require()
+            sid = self._table._snapshot(self._snapshot_id, self._as_of, self._ref)
+            return self._table.explain(filter=self.where, snapshot_id=sid)
+        _, stats = self._run_vector()
+        return _vs.explain(self._vector, self.where, stats)
+
     def to_arrow_stream(self) -> pa.RecordBatchReader:
         """Run the query, streaming."""
+        if self._vector is not None:
+            out, _ = self._run_vector()
+            if isinstance(out, list):
+                raise InvalidArgumentError("a batched vector search gives one table per query: "
+                                           "use execute()")
+            return pa.RecordBatchReader.from_batches(out.schema, out.to_batches())
         return self._table.to_arrow_stream(
             filter=self.where, columns=None if self._columns is None else list(self._columns),
             snapshot_id=self._snapshot_id, as_of=self._as_of, ref=self._ref, limit=self._limit)
 
-    def execute(self) -> pa.Table:
-        """Run the query into a :class:`pyarrow.Table`."""
+    def execute(self) -> Any:
+        """Run the query into a :class:`pyarrow.Table` (a list of them for
+        a batched vector search)."""
+        if self._vector is not None:
+            return self._run_vector()[0]
         return self.to_arrow_stream().read_all()
 
     def to_pandas(self) -> Any:
@@ -608,6 +694,8 @@ class Query:
             parts.append(f"where {self.where}")
         if self._columns is not None:
             parts.append(f"select {list(self._columns)}")
+        if self._vector is not None:
+            parts.append(repr(self._vector))
         if self._limit is not None:
             parts.append(f"limit {self._limit}")
         for name in ("snapshot_id", "as_of", "ref"):

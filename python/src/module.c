@@ -129,6 +129,8 @@ static PyObject *hs_py_inspect(PyObject *self, PyObject *args, PyObject *kwargs)
 int hs_py_table_init(PyObject *module);
 /* vector.c (distance kernels): registers its functions. */
 int hs_py_vector_init(PyObject *module);
+/* vsearch.c (vector search over tables): registers its functions. */
+int hs_py_vsearch_init(PyObject *module);
 
 static PyMethodDef hs_py_methods[] = {
     {"read_parquet", (PyCFunction)(void (*)(void))hs_py_read_parquet, METH_VARARGS | METH_KEYWORDS,
@@ -221,6 +223,7 @@ PyMODINIT_FUNC PyInit__core(void) {
   if (hs_py_read_init(m) < 0) goto fail;
   if (hs_py_table_init(m) < 0) goto fail;
   if (hs_py_vector_init(m) < 0) goto fail;
+  if (hs_py_vsearch_init(m) < 0) goto fail;
   return m;
 fail:
   Py_DECREF(m);

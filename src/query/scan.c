@@ -554,6 +554,15 @@ typedef struct scan_state {
   size_t sel_cap;
   int64_t *rows;
   size_t rows_cap;
+  /* Origin of the emitted batches (hs_scan_batch_origin): the current
+   * file's ordinal in `files`, rows of the output stream emitted so far
+   * (offset into `rows` with a filter, else the file-wide first row), and
+   * the last batch's origin. */
+  size_t cur_file;
+  int64_t out_pos;
+  size_t last_file;
+  const int64_t *last_rows;
+  int64_t last_first, last_n;
   hs_error error;
 } scan_state;
 
@@ -657,6 +666,7 @@ static hs_status open_stream(scan_state *s, char *const *names, size_t n, const 
   struct ArrowArrayStream *st = output ? &s->out : &s->pass1;
   hs_status rc = hs_parquet_reader_stream(s->reader, &ro, st, err);
   if (rc != HS_OK) return rc;
+  if (output) s->out_pos = 0;
   *(output ? &s->out_open : &s->pass1_open) = true;
   if (!output) return HS_OK;
   struct ArrowSchema got;
@@ -713,6 +723,7 @@ static hs_status prune_pages(scan_state *s, const hs_pq_file_metadata *md, hs_er
  * pruning. Without a filter the output stream starts right away. */
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->path = s->files[i];
+  s->cur_file = i;
   hs_status st = hs_parquet_reader_open(s->path, &s->reader, err);
   if (st != HS_OK) return st;
   s->stats.files_read++;
@@ -923,6 +934,11 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
           continue;
         }
         s->stats.rows_returned += out->length;
+        s->last_file = s->cur_file;
+        s->last_rows = s->filter != NULL ? s->rows + s->out_pos : NULL;
+        s->last_first = s->filter != NULL ? -1 : s->out_pos;
+        s->last_n = out->length;
+        s->out_pos += out->length;
         return 0;
       }
       close_stream(&s->out, &s->out_open);
@@ -993,6 +1009,23 @@ hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan
     return hs_error_set(err, HS_ERR_INVALID_ARG, "scan index stats: not a table scan stream");
   }
   *out = ((const scan_state *)stream->private_data)->istats;
+  return HS_OK;
+}
+
+hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_origin *out,
+                               hs_error *err) {
+  if (stream == NULL || out == NULL || stream->release != scan_release) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan batch origin: not a table scan stream");
+  }
+  const scan_state *s = stream->private_data;
+  if (s->last_n == 0) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan batch origin: no batch emitted yet");
+  }
+  out->file = s->last_file;
+  out->path = s->files[s->last_file];
+  out->rows = s->last_rows;
+  out->first = s->last_first;
+  out->n = s->last_n;
   return HS_OK;
 }
 

@@ -78,4 +78,21 @@ hs_status hs_scan_page_ranges_compute(hs_source *src, const hs_pq_file_metadata 
                                       const struct ArrowSchema *fields, const hs_expr *e,
                                       hs_arena *arena, hs_scan_page_ranges *out, hs_error *err);
 
+/* Where the rows of the batch a hs_table_scan_query stream emitted last
+ * come from (vector_search.c scores rows by file and row position). */
+typedef struct hs_scan_origin {
+  size_t file;         /* ordinal among the files the scan reads (plan order) */
+  const char *path;    /* that data file; valid until the stream is released */
+  const int64_t *rows; /* file-wide row of each batch row; valid until the next
+                          get_next. NULL: rows first, first + 1, ... */
+  int64_t first;
+  int64_t n; /* rows in the batch */
+} hs_scan_origin;
+
+/* The origin of the last batch emitted by `stream` (made by
+ * hs_table_scan_query, not released; without `limit`, rows are never cut).
+ * HS_ERR_INVALID_ARG for another stream or before the first batch. */
+hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_origin *out,
+                               hs_error *err);
+
 #endif /* HS_QUERY_SCAN_H */

@@ -1,0 +1,145 @@
+"""Vector search over a table: the Python side of ``Table.search``,
+``Query.vector_search`` and ``to_pandas(vector_filter=...)``.
+
+The C core (``hs_table_vector_search``) does the work with the GIL released:
+exact top-k across every data file of the snapshot (through a file's vector
+index when it has one), inside an optional SQL filter, in global order by
+(distance, data file order, row position), with the true distance. This
+module only converts arguments and results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pyarrow as pa
+
+from . import _core
+from ._core import InvalidArgumentError
+
+_KNOWN = ("column", "query", "k", "metric", "ef_search", "nprobe", "exact")
+
+
+def as_queries(query: Any) -> Tuple[np.ndarray, bool]:
+    """The query vector(s) as a C-contiguous float32 array, and whether it
+    is a batch (2-d: one query per row)."""
+    if isinstance(query, (str, bytes)):
+        raise InvalidArgumentError("the query must be a vector of numbers, not a string")
+    try:
+        q = np.ascontiguousarray(np.asarray(query, dtype=np.float32))
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"the query must be a vector of numbers: {e}") from e
+    if q.ndim not in (1, 2) or q.size == 0:
+        raise InvalidArgumentError(
+            f"the query must be a non-empty vector (1-d) or a batch of vectors (2-d), "
+            f"got shape {q.shape}")
+    return q, q.ndim == 2
+
+
+@dataclass(frozen=True)
+class VectorSearch:
+    """The vector part of a query (see ``Query.vector_search``)."""
+
+    column: str
+    query: Any
+    k: int = 10
+    metric: str = "l2"
+    ef_search: Optional[int] = None
+    nprobe: Optional[int] = None
+    exact: bool = False
+
+    def __repr__(self) -> str:
+        q, batched = as_queries(self.query)
+        what = f"{q.shape[0]} queries of dim {q.shape[1]}" if batched else f"dim {q.shape[0]}"
+        parts = [f"column={self.column!r}", what, f"k={self.k}", f"metric={self.metric!r}"]
+        for name in ("ef_search", "nprobe"):
+            v = getattr(self, name)
+            if v is not None:
+                parts.append(f"{name}={v}")
+        if self.exact:
+            parts.append("exact")
+        return "vector_search(" + ", ".join(parts) + ")"
+
+
+def parse_vector_filter(vf: Dict[str, Any]) -> VectorSearch:
+    """``{"embedding": q, "k": 10}`` or ``{"column": "embedding", "query": q,
+    "k": 10, "metric": "cosine"}`` (plus ``ef_search``, ``nprobe``)."""
+    if not isinstance(vf, dict):
+        raise InvalidArgumentError("vector_filter must be a dict such as "
+                                   "{'embedding': q, 'k': 10}")
+    rest = [key for key in vf if key not in _KNOWN]
+    if "column" in vf or "query" in vf:
+        if rest:
+            raise InvalidArgumentError(f"vector_filter: unknown keys {rest}")
+        if "column" not in vf or "query" not in vf:
+            raise InvalidArgumentError("vector_filter needs both 'column' and 'query'")
+        column, query = vf["column"], vf["query"]
+    else:
+        if len(rest) != 1:
+            raise InvalidArgumentError(
+                "vector_filter needs exactly one column key ({'embedding': q, 'k': 10}), "
+                f"got {rest}")
+        column, query = rest[0], vf[rest[0]]
+    return VectorSearch(column=column, query=query, k=int(vf.get("k", 10)),
+                        metric=vf.get("metric", "l2"), ef_search=vf.get("ef_search"),
+                        nprobe=vf.get("nprobe"), exact=bool(vf.get("exact", False)))
+
+
+def _count(name: str, v: Optional[int]) -> int:
+    if v is None:
+        return 0
+    v = int(v)
+    if v < 1:
+        raise InvalidArgumentError(f"{name} must be >= 1, got {v}")
+    return v
+
+
+def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
+        columns: Optional[Sequence[str]] = None, snapshot_id: Optional[int] = None,
+        as_of: Any = None, ref: Optional[str] = None
+        ) -> Tuple[Union[pa.Table, List[pa.Table]], Dict[str, int]]:
+    """Run `vs` on `table`: one pyarrow Table (a 1-d query) or a list of
+    them (a 2-d batch, one per query), each sorted by ``distance``; and the
+    search's counters."""
+    handle = table._require()
+    sid = table._snapshot(snapshot_id, as_of, ref)
+    q, batched = as_queries(vs.query)
+    if not isinstance(vs.column, str):
+        raise InvalidArgumentError(f"column must be a str, not {type(vs.column).__name__}")
+    k = int(vs.k)
+    if k < 1:
+        raise InvalidArgumentError(f"k must be >= 1, got {k}")
+    cols = None
+    if columns is not None:
+        if isinstance(columns, str):
+            columns = [columns]
+        # "distance" is always returned (last); selecting it is allowed.
+        cols = [c for c in columns if c != "distance"]
+    capsule, stats = _core.vector_search(
+        handle.uri, vs.column, q, k=k, metric=vs.metric, filter=filter or None, columns=cols,
+        snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
+        nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact))
+    result = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+    if not batched:
+        return result, stats
+    qi = result.column("query_index").to_numpy()
+    bounds = np.searchsorted(qi, np.arange(q.shape[0] + 1), side="left")
+    body = result.drop_columns(["query_index"])
+    return [body.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i]))
+            for i in range(q.shape[0])], stats
+
+
+def explain(vs: VectorSearch, filter: Optional[str], stats: Dict[str, int]) -> str:
+    """A plan-and-counters summary of one run (EXPLAIN ANALYZE style)."""
+    lines = [repr(vs)]
+    lines.append(f"  filter: {filter}" if filter else "  filter: none")
+    lines.append(f"  data files: {stats['files_planned']} planned, {stats['files_searched']} "
+                 f"searched ({stats['files_indexed']} through a vector index, the rest exactly)")
+    lines.append(f"  rows: {stats['rows_matched']} matched the filter, {stats['rows_scored']} "
+                 f"distances computed, {stats['rows_returned']} returned")
+    return "\n".join(lines)
+
+
+__all__ = ["VectorSearch", "as_queries", "parse_vector_filter", "run", "explain", "replace"]

@@ -1,0 +1,191 @@
+/*
+ * vsearch.c — _core.vector_search: top-k vector search over a table
+ * (hs_table_vector_search / hs_table_vector_search_batch).
+ *
+ * The table is opened here from its folder for each call (every read of
+ * hyperstreamdb.Table sees the latest committed version anyway), so a
+ * search never holds a TableHandle's lock. The query vectors come through
+ * the buffer protocol (a C-contiguous float32 array of one or two
+ * dimensions, no copy); the GIL is released while C opens, scores and
+ * fetches. The result is an "arrow_array_stream" PyCapsule and a dict of
+ * counters.
+ */
+#include <string.h>
+
+#include "core.h"
+#include "common/common.h"
+
+/* Optional str argument: None -> NULL; else a borrowed UTF-8 pointer. */
+static int vs_str(PyObject *obj, const char *what, const char **out) {
+  *out = NULL;
+  if (obj == Py_None) return 0;
+  if (!PyUnicode_Check(obj)) {
+    hs_py_raise_msg(hs_py_invalid_error, "%s must be a str, not %s", what, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  *out = PyUnicode_AsUTF8(obj);
+  return *out == NULL ? -1 : 0;
+}
+
+/* Column names: None -> NULL list; else borrowed UTF-8 pointers kept alive
+ * by *keep (a new list reference). */
+static int vs_names(PyObject *obj, const char ***out, size_t *n, PyObject **keep) {
+  *out = NULL;
+  *n = 0;
+  *keep = NULL;
+  if (obj == Py_None) return 0;
+  if (PyUnicode_Check(obj)) {
+    hs_py_raise_msg(hs_py_invalid_error, "columns must be a list of column names, not a string");
+    return -1;
+  }
+  PyObject *list = PySequence_List(obj);
+  if (list == NULL) return -1;
+  Py_ssize_t len = PyList_GET_SIZE(list);
+  const char **v = PyMem_Calloc((size_t)len + 1, sizeof *v);
+  if (v == NULL) {
+    Py_DECREF(list);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *item = PyList_GET_ITEM(list, i);
+    v[i] = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+    if (v[i] == NULL) {
+      if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "columns[%zd] must be a str", i);
+      PyMem_Free(v);
+      Py_DECREF(list);
+      return -1;
+    }
+  }
+  *out = v;
+  *n = (size_t)len;
+  *keep = list;
+  return 0;
+}
+
+static PyObject *vs_stats_dict(const hs_vector_search_stats *s) {
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L}", "files_planned", (long long)s->files_planned,
+                       "files_searched", (long long)s->files_searched, "files_indexed",
+                       (long long)s->files_indexed, "rows_scored", (long long)s->rows_scored,
+                       "rows_matched", (long long)s->rows_matched, "rows_returned",
+                       (long long)s->rows_returned);
+}
+
+static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"uri",    "column",  "queries",     "k",         "metric",
+                           "filter", "columns", "snapshot_id", "ef_search", "nprobe",
+                           "batch",  "exact",   NULL};
+  PyObject *uri_obj, *column_obj, *queries, *metric_obj = Py_None, *filter_obj = Py_None;
+  PyObject *cols_obj = Py_None;
+  long long k = 10, snapshot_id = -1;
+  unsigned int ef_search = 0, nprobe = 0;
+  int batch = 0, exact = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|LOOOLIIpp:vector_search", kwlist, &uri_obj,
+                                   &column_obj, &queries, &k, &metric_obj, &filter_obj, &cols_obj,
+                                   &snapshot_id, &ef_search, &nprobe, &batch, &exact)) {
+    return NULL;
+  }
+  hs_vector_search_options o;
+  hs_vector_search_options_init(&o);
+  o.k = (int64_t)k;
+  o.snapshot_id = (int64_t)snapshot_id;
+  o.ef_search = ef_search;
+  o.nprobe = nprobe;
+  o.exact = exact;
+  if (vs_str(column_obj, "column", &o.column) < 0 || vs_str(metric_obj, "metric", &o.metric) < 0 ||
+      vs_str(filter_obj, "filter", &o.filter) < 0) {
+    return NULL;
+  }
+  if (o.column == NULL) return hs_py_raise_msg(hs_py_invalid_error, "column must be a str");
+  PyObject *path = hs_py_path(uri_obj);
+  if (path == NULL) return NULL;
+  PyObject *keep = NULL;
+  const char **cols = NULL;
+  size_t n_cols = 0;
+  if (vs_names(cols_obj, &cols, &n_cols, &keep) < 0) {
+    Py_DECREF(path);
+    return NULL;
+  }
+  o.columns = cols;
+  o.n_columns = n_cols;
+  Py_buffer view;
+  if (PyObject_GetBuffer(queries, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+    Py_DECREF(path);
+    Py_XDECREF(keep);
+    PyMem_Free(cols);
+    return NULL;
+  }
+  PyObject *result = NULL;
+  const char *fmt = view.format ? view.format : "B";
+  if ((fmt[0] == '<' || fmt[0] == '=' || fmt[0] == '@') && fmt[1] != 0) fmt++;
+  if (strcmp(fmt, "f") != 0 || view.itemsize != 4 || (view.ndim != 1 && view.ndim != 2) ||
+      view.shape == NULL) {
+    hs_py_raise_msg(hs_py_invalid_error,
+                    "queries must be a C-contiguous float32 array of 1 or 2 dimensions");
+    goto done;
+  }
+  size_t nq = view.ndim == 1 ? 1 : (size_t)view.shape[0];
+  size_t dim = (size_t)view.shape[view.ndim - 1];
+  struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
+  if (heap == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  memset(heap, 0, sizeof *heap);
+  const char *p = PyBytes_AS_STRING(path);
+  hs_vector_search_stats stats;
+  memset(&stats, 0, sizeof stats);
+  hs_error err = {0};
+  hs_status st;
+  Py_BEGIN_ALLOW_THREADS;
+  hs_table *t = NULL;
+  st = hs_table_open(p, &t, &err);
+  if (st == HS_OK && batch)
+    st = hs_table_vector_search_batch(t, &o, (const float *)view.buf, nq, dim, heap, &stats, &err);
+  else if (st == HS_OK && nq != 1)
+    st = hs_error_set(&err, HS_ERR_INVALID_ARG, "one query vector expected, got %zu", nq);
+  else if (st == HS_OK)
+    st = hs_table_vector_search(t, &o, (const float *)view.buf, dim, heap, &stats, &err);
+  hs_table_free(t);
+  Py_END_ALLOW_THREADS;
+  if (st != HS_OK) {
+    hs_free(heap);
+    hs_py_raise(st, &err, p);
+    goto done;
+  }
+  PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_stream_capsule_free);
+  if (capsule == NULL) {
+    heap->release(heap);
+    hs_free(heap);
+    goto done;
+  }
+  PyObject *sd = vs_stats_dict(&stats);
+  if (sd == NULL) {
+    Py_DECREF(capsule);
+    goto done;
+  }
+  result = PyTuple_Pack(2, capsule, sd);
+  Py_DECREF(capsule);
+  Py_DECREF(sd);
+done:
+  PyBuffer_Release(&view);
+  Py_DECREF(path);
+  Py_XDECREF(keep);
+  PyMem_Free(cols);
+  return result;
+}
+
+static PyMethodDef hs_py_vsearch_methods[] = {
+    {"vector_search", (PyCFunction)(void (*)(void))vs_search, METH_VARARGS | METH_KEYWORDS,
+     "vector_search(uri, column, queries, k=10, metric=None, filter=None, columns=None,\n"
+     "              snapshot_id=-1, ef_search=0, nprobe=0, batch=False, exact=False)\n"
+     "    -> (arrow_array_stream capsule, stats dict)\n\n"
+     "Top-k rows of the table at `uri` nearest to `queries` (float32, 1-d for one query;\n"
+     "2-d with batch=True: a leading int32 'query_index' column). Use Table.search."},
+    {NULL, NULL, 0, NULL}};
+
+int hs_py_vsearch_init(PyObject *module);
+int hs_py_vsearch_init(PyObject *module) {
+  return PyModule_AddFunctions(module, hs_py_vsearch_methods);
+}
