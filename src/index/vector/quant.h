@@ -27,25 +27,44 @@ typedef enum hs_quant_kind {
 
 typedef struct hs_quant hs_quant;
 
+#define HS_QUANT_DIM_MAX 65536
+
 typedef struct hs_quant_params {
   hs_quant_kind kind;
-  uint32_t pq_m;    /* PQ sub-spaces; must divide dim; 0 means dim/8 (at least 1) */
+  uint32_t pq_m;    /* PQ sub-spaces; must divide dim; 0 means the largest
+                       divisor of dim that is <= max(1, dim/8) (dim 128: 16;
+                       384: 48; 100: 10) */
   uint64_t seed;    /* PQ training */
   uint32_t threads; /* 0 means the machine's cores */
 } hs_quant_params;
 
-/* Train on n x dim floats (a sample is enough). metric decides what the
- * query tables compute (L2/L2SQ give squared L2; IP and COSINE give the
- * negative inner product, cosine callers normalise first). */
+/* Train on n x dim floats (a sample is enough; PQ trains each sub-space's
+ * 256 centroids with hs_kmeans_train on min(n, 65536) points, fewer
+ * centroids when n < 256). metric decides what the query tables compute
+ * (L2/L2SQ give squared L2; IP and COSINE give the negative inner product,
+ * cosine callers normalise first; L1 gives L1). SQ8 ranges are the exact
+ * per-dimension min/max of the n points. HS_ERR_INVALID_ARG for n == 0,
+ * dim == 0 or > HS_QUANT_DIM_MAX, a bit metric, kind NONE, or pq_m not
+ * dividing dim; non-finite components are refused too (they would make
+ * every range or codebook non-finite). */
 hs_status hs_quant_train(const float *points, size_t n, size_t dim, hs_metric metric,
                          const hs_quant_params *p, hs_quant **out, hs_error *err);
 void hs_quant_free(hs_quant *q); /* accepts NULL */
 
 hs_quant_kind hs_quant_kind_of(const hs_quant *q);
 size_t hs_quant_code_size(const hs_quant *q); /* bytes per vector */
+size_t hs_quant_dim(const hs_quant *q);
+hs_metric hs_quant_metric(const hs_quant *q);
+uint32_t hs_quant_pq_m(const hs_quant *q); /* 0 for SQ8 */
 
-/* Encode n vectors into codes (n * code_size bytes). */
+/* Encode n vectors into codes (n * code_size bytes), in parallel over
+ * vectors (p->threads of training; 0: the machine's cores) when n is large.
+ * SQ8 rounds to the nearest level and clamps values outside the trained
+ * range; PQ picks each sub-vector's nearest centroid (squared L2). */
 void hs_quant_encode(const hs_quant *q, const float *points, size_t n, uint8_t *codes);
+/* The vector a code stands for (dim floats): what the approximate
+ * distances are exact distances to. Any code bytes are valid. */
+void hs_quant_decode(const hs_quant *q, const uint8_t *code, float *out);
 
 /* Per-query precomputation (PQ: the m x 256 lookup table; SQ8: the query
  * scaled into code space). */
@@ -53,12 +72,23 @@ typedef struct hs_quant_query hs_quant_query;
 hs_status hs_quant_query_make(const hs_quant *q, const float *query, hs_quant_query **out,
                               hs_error *err);
 void hs_quant_query_free(hs_quant_query *qq); /* accepts NULL */
-/* Approximate distance (smaller is closer) of the query to one code. */
+/* Approximate distance (smaller is closer) of the query to one code: the
+ * metric's distance (squared for L2) between the query and the decoded
+ * vector, up to float rounding. Any code bytes are valid (no bounds to
+ * trust). */
 float hs_quant_distance(const hs_quant_query *qq, const uint8_t *code);
+/* The same for n consecutive codes: out[i] for codes + i * code_size. */
+void hs_quant_distance_batch(const hs_quant_query *qq, const uint8_t *codes, size_t n, float *out);
 
-/* Serialise (little-endian, self-describing, bounded) and parse back. The
- * parser checks every length against `len` and refuses anything else with
- * HS_ERR_CORRUPT naming the field; it never trusts a count to allocate. */
+/* Serialise (little-endian, self-describing, bounded) and parse back.
+ * Layout: "HSQ1", u32 version (1), u32 kind, u32 metric, u32 dim, then SQ8:
+ * dim f32 minimums, dim f32 steps; PQ: u32 m, u32 ksub, m*ksub*(dim/m) f32
+ * centroids; then u32 murmur3 (seed 0x48535131) of everything before it.
+ * The parser checks the total length against the header before allocating,
+ * every field's range (finite floats, steps >= 0, m | dim, 1 <= ksub <=
+ * 256, dim <= HS_QUANT_DIM_MAX) and the checksum, and refuses anything else
+ * with HS_ERR_CORRUPT naming the field; it never trusts a count to
+ * allocate. hs_quant_serialize appends to `out`. */
 hs_status hs_quant_serialize(const hs_quant *q, hs_buf *out, hs_error *err);
 hs_status hs_quant_parse(const uint8_t *data, size_t len, hs_quant **out, hs_error *err);
 
