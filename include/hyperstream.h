@@ -551,6 +551,85 @@ typedef struct hs_scan_index_stats {
 hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan_index_stats *out,
                                   hs_error *err);
 
+/* Which columns are indexed, and how: the table property
+ * "hyperstream.indexes" (a JSON list of {"column", "kind", "params"}),
+ * changed by metadata-only commits (exclusive publish, retried on lost
+ * races), so every handle, process and the CLI sees the same
+ * configuration. Kinds: "inverted" and "scalar" (layout chosen from the
+ * data), "bitmap" (one bitmap per distinct value), "btree" and "sorted"
+ * (sorted values in blocks; params {"block_rows": N}); vector kinds
+ * "hnsw", "ivf_hnsw", "ivf_hnsw_sq8", "ivf_pq" are recorded (params kept
+ * as given) and built by the vector index code, not by
+ * hs_table_build_configured_indexes. See src/table/index_config.c. */
+
+/* Record an index of `kind` on top-level `column` (params_json: a JSON
+ * object or NULL). Nothing is built here. Re-adding the same kind and
+ * params commits nothing; a different kind or params replaces the old
+ * configuration and unregisters the column's old index files in the same
+ * commit. Unknown column or kind, a scalar kind on a nested column, or
+ * unknown params: HS_ERR_INVALID_ARG (nothing committed). */
+hs_status hs_table_add_index(hs_table *table, const char *column, const char *kind,
+                             const char *params_json, hs_error *err);
+
+/* Remove `column`'s configuration and the column from every registry
+ * entry in one metadata-only commit: scans stop using its index at once.
+ * The index files stay on disk as orphans (like replaced metadata
+ * versions; other columns may share a file). HS_ERR_NOT_FOUND when the
+ * column is neither configured nor registered. */
+hs_status hs_table_drop_index(hs_table *table, const char *column, hs_error *err);
+
+typedef struct hs_table_index_info {
+  char *column;          /* hs_malloc'd */
+  char *kind;            /* configured kind; "unconfigured" for registry-only columns */
+  char *params;          /* JSON object text */
+  int is_vector;         /* a vector kind (built elsewhere) */
+  int64_t files_indexed; /* current snapshot's data files with this column registered */
+  int64_t files_total;   /* data files of the current snapshot */
+} hs_table_index_info;
+
+/* Configured indexes in configuration order, then columns present only in
+ * the registry (built by hs_table_build_indexes without configuration).
+ * Free with hs_table_index_info_free. */
+hs_status hs_table_list_indexes(hs_table *table, hs_table_index_info **out, size_t *n_out,
+                                hs_error *err);
+void hs_table_index_info_free(hs_table_index_info *v, size_t n); /* accepts NULL */
+
+/* Progress of a build: called with (0, total) first, then after each data
+ * file, never concurrently. A non-zero return cancels the build (what is
+ * finished is still registered). */
+typedef int (*hs_table_index_progress_fn)(void *ctx, int64_t files_done, int64_t files_total);
+
+typedef struct hs_table_index_build_options {
+  const char *const *columns; /* configured columns to build; NULL: every scalar one */
+  size_t n_columns;
+  uint32_t threads;                    /* 0: all cores (files are built in parallel) */
+  hs_table_index_progress_fn progress; /* may be NULL */
+  void *progress_ctx;
+} hs_table_index_build_options;
+
+/* Build the configured scalar indexes missing for the current snapshot's
+ * files (layout per kind) and register them in one commit; a column
+ * dropped or re-configured meanwhile is not registered. *files_built (may
+ * be NULL) counts the index files written. A file that fails is reported
+ * after the others are registered. Naming an unconfigured or vector column:
+ * HS_ERR_INVALID_ARG. opts may be NULL. */
+hs_status hs_table_build_configured_indexes(hs_table *table,
+                                            const hs_table_index_build_options *opts,
+                                            int64_t *files_built, hs_error *err);
+
+/* What a filtered scan does, measured by running it (EXPLAIN ANALYZE):
+ * the scan, page and index counters after the whole stream was read.
+ * opts->columns NULL projects only the table's first column.
+ * See src/query/explain.c. */
+typedef struct hs_table_explain_info {
+  hs_scan_stats scan;
+  hs_scan_page_stats pages;
+  hs_scan_index_stats index;
+} hs_table_explain_info;
+
+hs_status hs_table_explain(hs_table *table, const hs_scan_options *opts, hs_table_explain_info *out,
+                           hs_error *err);
+
 /* ---------------------------------------- Tables: vector search */
 /* Top-k nearest rows of a vector column (fixed_size_list<float32> or
  * list<float32>) to one or many query vectors, alone or inside a filter

@@ -28,8 +28,11 @@
  * left behind as unreferenced orphans (like old metadata versions).
  */
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
+#include "../common/parallel.h"
 #include "../index/index.h"
 #include "../io/fs.h"
 #include "table.h"
@@ -191,20 +194,21 @@ const char *hs_table_index_lookup(const hs_table_index_registry *r, const char *
 
 /* ------------------------------------------------------------ building */
 
-typedef struct reg_add {
-  const hs_table *t;
-  const hs_table_index_entry *add;
-  size_t n_add;
-} reg_add;
-
-static json_t *entry_json(const hs_table_index_entry *e) {
+static json_t *entry_json(const hs_table_index_entry *e, const char *drop_column) {
   json_t *o = json_object(), *cols = json_array();
   if (o == NULL || cols == NULL) {
     json_decref(o);
     json_decref(cols);
     return NULL;
   }
-  for (size_t k = 0; k < e->n_columns; k++) json_array_append_new(cols, json_string(e->columns[k]));
+  for (size_t k = 0; k < e->n_columns; k++)
+    if (drop_column == NULL || strcmp(e->columns[k], drop_column) != 0)
+      json_array_append_new(cols, json_string(e->columns[k]));
+  if (json_array_size(cols) == 0) { /* every column dropped: no entry */
+    json_decref(o);
+    json_decref(cols);
+    return json_null();
+  }
   json_object_set_new(o, "data-file", json_string(e->data_file));
   json_object_set_new(o, "file-size", json_integer(e->file_size));
   json_object_set_new(o, "index-file", json_string(e->index_file));
@@ -212,12 +216,31 @@ static json_t *entry_json(const hs_table_index_entry *e) {
   return o;
 }
 
-/* Metadata edit: the winner's registry plus our entries, as a new file. */
-static hs_status registry_edit(const hs_iceberg_metadata *old, hs_iceberg_metadata *m, hs_arena *a,
-                               void *ctx, bool *changed, hs_error *err) {
-  const reg_add *rq = ctx;
+hs_status hs_table_set_property(hs_iceberg_metadata *m, hs_arena *a, const char *key,
+                                const char *value, hs_error *err) {
+  size_t n = m->n_properties;
+  hs_iceberg_kv *props = hs_arena_alloc(a, (n + 1) * sizeof *props);
+  if (props == NULL) return hs_error_set(err, HS_ERR_NOMEM, "set property %s: out of memory", key);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(m->properties[i].key, key) != 0) props[k++] = m->properties[i];
+  if (value != NULL) {
+    props[k].key = key;
+    props[k].value = value;
+    k++;
+  }
+  m->properties = props;
+  m->n_properties = k;
+  return HS_OK;
+}
+
+hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_metadata *old,
+                                          hs_iceberg_metadata *m, hs_arena *a,
+                                          const char *drop_column, const hs_table_index_entry *add,
+                                          size_t n_add, bool *changed, hs_error *err) {
+  *changed = false;
   hs_table_index_registry cur;
-  hs_status st = hs_table_index_registry_load(rq->t, old, &cur, err);
+  hs_status st = hs_table_index_registry_load(t, old, &cur, err);
   if (st != HS_OK) return st;
   json_t *root = json_object(), *ents = json_array();
   if (root == NULL || ents == NULL) {
@@ -228,10 +251,23 @@ static hs_status registry_edit(const hs_iceberg_metadata *old, hs_iceberg_metada
   }
   json_object_set_new(root, "format-version", json_integer(1));
   json_object_set_new(root, "entries", ents);
-  for (size_t i = 0; i < cur.n_entries; i++)
-    json_array_append_new(ents, entry_json(&cur.entries[i]));
-  for (size_t i = 0; i < rq->n_add; i++) json_array_append_new(ents, entry_json(&rq->add[i]));
+  bool any = n_add > 0;
+  for (size_t i = 0; i < cur.n_entries; i++) {
+    json_t *e = entry_json(&cur.entries[i], drop_column);
+    if (e == NULL || json_is_null(e) ||
+        json_array_size(json_object_get(e, "columns")) != cur.entries[i].n_columns)
+      any = true;
+    if (e != NULL && !json_is_null(e))
+      json_array_append_new(ents, e);
+    else
+      json_decref(e);
+  }
+  for (size_t i = 0; i < n_add; i++) json_array_append_new(ents, entry_json(&add[i], NULL));
   hs_table_index_registry_free(&cur);
+  if (!any) {
+    json_decref(root);
+    return HS_OK;
+  }
   char *text = json_dumps(root, JSON_COMPACT);
   json_decref(root);
   if (text == NULL) return hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
@@ -239,42 +275,92 @@ static hs_status registry_edit(const hs_iceberg_metadata *old, hs_iceberg_metada
   char *path = NULL;
   st = hs_fs_uuid4(uuid, err);
   if (st == HS_OK) {
-    size_t cap = strlen(rq->t->root) + 80;
+    size_t cap = strlen(t->root) + 80;
     path = hs_arena_alloc(a, cap);
     if (path == NULL)
       st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
     else
-      snprintf(path, cap, "%s/metadata/index-registry-%s.json", rq->t->root, uuid);
+      snprintf(path, cap, "%s/metadata/index-registry-%s.json", t->root, uuid);
   }
   if (st == HS_OK) st = hs_fs_write_file(path, text, strlen(text), err);
   free(text); /* jansson's allocator */
-  if (st != HS_OK) return st;
-  /* Properties: a copy with ours replaced or added. */
-  size_t n = old->n_properties;
-  hs_iceberg_kv *props = hs_arena_alloc(a, (n + 1) * sizeof *props);
-  if (props == NULL) return hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(old->properties[i].key, REGISTRY_PROPERTY) != 0) props[k++] = old->properties[i];
-  props[k].key = REGISTRY_PROPERTY;
-  props[k].value = path;
-  m->properties = props;
-  m->n_properties = k + 1;
-  *changed = true;
-  return HS_OK;
+  if (st == HS_OK) st = hs_table_set_property(m, a, REGISTRY_PROPERTY, path, err);
+  if (st == HS_OK) *changed = true;
+  return st;
+}
+
+typedef struct reg_add {
+  const hs_table *t;
+  hs_table_index_entry *add;
+  size_t n_add;
+  /* Configured builds: keep only columns whose configuration at commit
+   * time still has the kind the index was built for. */
+  const hs_table_index_spec *specs;
+  size_t n_specs;
+  bool configured;
+} reg_add;
+
+/* Metadata edit: the winner's registry plus our entries, as a new file. */
+static hs_status registry_edit(const hs_iceberg_metadata *old, hs_iceberg_metadata *m, hs_arena *a,
+                               void *ctx, bool *changed, hs_error *err) {
+  reg_add *rq = ctx;
+  hs_table_index_entry *add = rq->add;
+  size_t n_add = rq->n_add;
+  hs_table_index_config conf;
+  memset(&conf, 0, sizeof conf);
+  if (rq->configured) {
+    hs_status st = hs_table_index_config_load(old, &conf, err);
+    if (st != HS_OK) return st;
+    /* Filtered copies in the edit's arena (the request stays intact for
+     * a retry against another winner). */
+    hs_table_index_entry *kept = hs_arena_alloc(a, (n_add ? n_add : 1) * sizeof *kept);
+    if (kept == NULL) {
+      hs_table_index_config_free(&conf);
+      return hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
+    }
+    size_t n_kept = 0;
+    for (size_t i = 0; i < n_add; i++) {
+      hs_table_index_entry e = add[i];
+      e.columns = hs_arena_alloc(a, (e.n_columns ? e.n_columns : 1) * sizeof(char *));
+      if (e.columns == NULL) {
+        hs_table_index_config_free(&conf);
+        return hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
+      }
+      e.n_columns = 0;
+      for (size_t k = 0; k < add[i].n_columns; k++) {
+        const char *col = add[i].columns[k];
+        const hs_table_index_conf *c = hs_table_index_config_find(&conf, col);
+        const char *kind = NULL;
+        for (size_t s = 0; s < rq->n_specs; s++)
+          if (strcmp(rq->specs[s].column, col) == 0) kind = rq->specs[s].kind;
+        if (c != NULL && kind != NULL && strcmp(c->kind, kind) == 0)
+          e.columns[e.n_columns++] = add[i].columns[k];
+      }
+      if (e.n_columns > 0) kept[n_kept++] = e;
+    }
+    add = kept;
+    n_add = n_kept;
+    hs_table_index_config_free(&conf);
+    if (n_add == 0) {
+      *changed = false;
+      return HS_OK;
+    }
+  }
+  return hs_table_index_registry_rewrite(rq->t, old, m, a, NULL, add, n_add, changed, err);
 }
 
 hs_status hs_table_index_register(hs_table *t, const hs_table_index_entry *add, size_t n,
                                   hs_error *err) {
   if (n == 0) return HS_OK;
-  reg_add rq = {t, add, n};
+  reg_add rq = {t, (hs_table_index_entry *)add, n, NULL, 0, false};
   return hs_table_commit_metadata(t, "register indexes", registry_edit, &rq, err);
 }
 
 /* Read `cols` of data file `path` and write their index as a new fsynced
  * <root>/index/<uuid>.puffin; its path in *index_path (arena). */
-static hs_status build_one(const hs_table *t, const char *path, char **cols, size_t n_cols,
-                           hs_arena *arena, char **index_path, hs_error *err) {
+static hs_status build_one(const hs_table *t, const char *path, char **cols,
+                           const hs_sidx_column_options *copts, size_t n_cols, hs_arena *arena,
+                           char **index_path, hs_error *err) {
   hs_parquet_reader *rd = NULL;
   hs_status st = hs_parquet_reader_open(path, &rd, err);
   if (st != HS_OK) return st;
@@ -318,7 +404,10 @@ static hs_status build_one(const hs_table *t, const char *path, char **cols, siz
   for (int64_t c = 0; st == HS_OK && c < schema.n_children; c++) {
     /* Borrowed shallow copies of each batch's child c. */
     for (size_t i = 0; i < n_b; i++) chunks[i] = *batches[i].children[c];
-    st = hs_sidx_builder_add_column(b, schema.children[c], -1, chunks, n_b, NULL, err);
+    const hs_sidx_column_options *o = NULL;
+    for (size_t k = 0; copts != NULL && k < n_cols; k++)
+      if (strcmp(cols[k], schema.children[c]->name) == 0) o = &copts[k];
+    st = hs_sidx_builder_add_column(b, schema.children[c], -1, chunks, n_b, o, err);
   }
   if (st == HS_OK) st = hs_sidx_builder_finish(b, &out, err);
   char uuid[37];
@@ -348,56 +437,160 @@ static hs_status build_one(const hs_table *t, const char *path, char **cols, siz
   return st;
 }
 
-hs_status hs_table_build_indexes(hs_table *table, const char *const *columns, size_t n,
-                                 hs_error *err) {
-  if (table == NULL || n == 0 || columns == NULL)
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "build indexes: no table or columns");
-  for (size_t i = 0; i < n; i++)
-    if (columns[i] == NULL)
-      return hs_error_set(err, HS_ERR_INVALID_ARG, "build indexes: column %zu is NULL", i);
-  hs_status st = hs_table_refresh(table, err);
+/* One data file to index: the specs it lacks, and the outcome. */
+typedef struct build_job {
+  const char *path;
+  int64_t size;
+  char **cols; /* job arena */
+  hs_sidx_column_options *copts;
+  size_t n_cols;
+  hs_arena arena; /* index path */
+  char *index_path;
+  hs_status st;
+  hs_error err;
+} build_job;
+
+typedef struct build_ctx {
+  const hs_table *t;
+  build_job *jobs;
+  size_t n_jobs;
+  pthread_mutex_t mu; /* serializes progress calls and `done` */
+  int64_t done;
+  atomic_int cancelled;
+  hs_table_index_progress_fn progress;
+  void *progress_ctx;
+} build_ctx;
+
+static void build_worker(void *vctx, size_t begin, size_t end, uint32_t worker) {
+  (void)worker;
+  build_ctx *c = vctx;
+  for (size_t j = begin; j < end; j++) {
+    build_job *job = &c->jobs[j];
+    if (atomic_load(&c->cancelled)) {
+      job->st = HS_ERR_INVALID_ARG; /* not built; not an error of its own */
+      job->err.status = HS_OK;
+      continue;
+    }
+    job->st = build_one(c->t, job->path, job->cols, job->copts, job->n_cols, &job->arena,
+                        &job->index_path, &job->err);
+    pthread_mutex_lock(&c->mu);
+    c->done++;
+    if (c->progress != NULL && c->progress(c->progress_ctx, c->done, (int64_t)c->n_jobs) != 0)
+      atomic_store(&c->cancelled, 1);
+    pthread_mutex_unlock(&c->mu);
+  }
+}
+
+hs_status hs_table_index_build(hs_table *t, const hs_table_index_spec *specs, size_t n,
+                               bool configured, uint32_t threads,
+                               hs_table_index_progress_fn progress, void *progress_ctx,
+                               int64_t *files_built, hs_error *err) {
+  if (files_built != NULL) *files_built = 0;
+  hs_status st = hs_table_refresh(t, err);
   if (st != HS_OK) return st;
   hs_table_plan plan;
   memset(&plan, 0, sizeof plan);
   hs_table_index_registry reg;
   memset(&reg, 0, sizeof reg);
-  hs_arena arena;
-  hs_arena_init(&arena);
+  build_ctx c;
+  memset(&c, 0, sizeof c);
+  c.t = t;
+  c.progress = progress;
+  c.progress_ctx = progress_ctx;
+  atomic_init(&c.cancelled, 0);
   hs_table_index_entry *add = NULL;
   size_t n_add = 0;
-  char **missing = hs_malloc(n * sizeof *missing);
-  if (missing == NULL) return hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
-  st = hs_table_plan_files(table, -1, &plan, err);
-  if (st == HS_OK) st = hs_table_index_registry_load(table, NULL, &reg, err);
-  if (st == HS_OK && (add = hs_calloc(plan.n_files + 1, sizeof *add)) == NULL)
+  st = hs_table_plan_files(t, -1, &plan, err);
+  if (st == HS_OK) st = hs_table_index_registry_load(t, NULL, &reg, err);
+  if (st == HS_OK && (c.jobs = hs_calloc(plan.n_files + 1, sizeof *c.jobs)) == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
   for (size_t f = 0; st == HS_OK && f < plan.n_files; f++) {
     const hs_table_plan_file *pf = &plan.files[f];
-    int64_t size = pf->data_file->file_size_in_bytes;
-    size_t n_miss = 0;
-    for (size_t i = 0; i < n; i++)
-      if (hs_table_index_lookup(&reg, pf->path, size, columns[i]) == NULL)
-        missing[n_miss++] = (char *)columns[i];
-    if (n_miss == 0) continue;
-    hs_table_index_entry *e = &add[n_add];
-    st = build_one(table, pf->path, missing, n_miss, &arena, &e->index_file, err);
-    if (st != HS_OK) break;
-    e->data_file = hs_arena_strndup(&arena, pf->path, strlen(pf->path));
-    e->file_size = size;
-    e->columns = hs_arena_alloc(&arena, n_miss * sizeof(char *));
-    if (e->data_file == NULL || e->columns == NULL) {
+    build_job *job = &c.jobs[c.n_jobs];
+    hs_arena_init(&job->arena);
+    job->path = pf->path;
+    job->size = pf->data_file->file_size_in_bytes;
+    job->cols = hs_arena_alloc(&job->arena, n * sizeof(char *));
+    job->copts = hs_arena_alloc(&job->arena, n * sizeof *job->copts);
+    if (job->cols == NULL || job->copts == NULL) {
+      hs_arena_reset(&job->arena);
       st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
       break;
     }
-    for (size_t k = 0; k < n_miss; k++) e->columns[k] = missing[k];
-    e->n_columns = n_miss;
-    n_add++;
+    for (size_t i = 0; i < n; i++) {
+      if (hs_table_index_lookup(&reg, pf->path, job->size, specs[i].column) != NULL) continue;
+      job->cols[job->n_cols] = (char *)specs[i].column;
+      job->copts[job->n_cols].layout = (hs_sidx_layout)specs[i].layout;
+      job->copts[job->n_cols].block_rows = specs[i].block_rows;
+      job->n_cols++;
+    }
+    if (job->n_cols == 0)
+      hs_arena_reset(&job->arena);
+    else
+      c.n_jobs++;
   }
-  if (st == HS_OK) st = hs_table_index_register(table, add, n_add, err);
+  if (st == HS_OK && c.n_jobs > 0) {
+    if (progress != NULL && progress(progress_ctx, 0, (int64_t)c.n_jobs) != 0)
+      atomic_store(&c.cancelled, 1);
+    pthread_mutex_init(&c.mu, NULL);
+    hs_parallel_for(c.n_jobs, 1, threads, build_worker, &c);
+    pthread_mutex_destroy(&c.mu);
+    if ((add = hs_calloc(c.n_jobs, sizeof *add)) == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
+  }
+  /* Register what was built; then report the first failure. */
+  const build_job *failed = NULL;
+  for (size_t j = 0; st == HS_OK && j < c.n_jobs; j++) {
+    build_job *job = &c.jobs[j];
+    if (job->st != HS_OK) {
+      if (failed == NULL && job->err.status != HS_OK) failed = job;
+      continue;
+    }
+    hs_table_index_entry *e = &add[n_add++];
+    e->data_file = (char *)job->path;
+    e->file_size = job->size;
+    e->index_file = job->index_path;
+    e->columns = job->cols;
+    e->n_columns = job->n_cols;
+  }
+  if (st == HS_OK && n_add > 0) {
+    reg_add rq = {t, add, n_add, specs, n, configured};
+    st = hs_table_commit_metadata(t, "register indexes", registry_edit, &rq, err);
+  }
+  if (st == HS_OK && files_built != NULL) *files_built = (int64_t)n_add;
+  if (st == HS_OK && failed != NULL) {
+    *err = failed->err;
+    st = failed->st;
+    hs_error_prefix(err, "%zu of %zu index files built; ", n_add, c.n_jobs);
+  }
+  if (st == HS_OK && atomic_load(&c.cancelled))
+    st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "build indexes: cancelled after %zu of %zu files (those are registered)",
+                      n_add, c.n_jobs);
+  for (size_t j = 0; c.jobs != NULL && j < c.n_jobs; j++) hs_arena_reset(&c.jobs[j].arena);
+  hs_free(c.jobs);
   hs_free(add);
-  hs_free(missing);
   hs_table_index_registry_free(&reg);
   hs_table_plan_free(&plan);
-  hs_arena_reset(&arena);
+  return st;
+}
+
+hs_status hs_table_build_indexes(hs_table *table, const char *const *columns, size_t n,
+                                 hs_error *err) {
+  if (table == NULL || n == 0 || columns == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "build indexes: no table or columns");
+  hs_table_index_spec *specs = hs_calloc(n, sizeof *specs);
+  if (specs == NULL) return hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
+  hs_status st = HS_OK;
+  for (size_t i = 0; i < n; i++) {
+    if (columns[i] == NULL) {
+      st = hs_error_set(err, HS_ERR_INVALID_ARG, "build indexes: column %zu is NULL", i);
+      break;
+    }
+    specs[i].column = columns[i];
+    specs[i].layout = HS_SIDX_LAYOUT_AUTO;
+  }
+  if (st == HS_OK) st = hs_table_index_build(table, specs, n, false, 0, NULL, NULL, NULL, err);
+  hs_free(specs);
   return st;
 }

@@ -212,4 +212,64 @@ const char *hs_table_index_lookup(const hs_table_index_registry *r, const char *
 hs_status hs_table_index_register(hs_table *t, const hs_table_index_entry *add, size_t n,
                                   hs_error *err);
 
+/* ------------------------------------------------------------------
+ * Index configuration (index_config.c): the table property
+ * "hyperstream.indexes", a JSON list of {"column", "kind", "params"}.
+ */
+
+typedef struct hs_table_index_conf {
+  char *column;
+  char *kind;          /* lower case, one of the kinds index_config.c knows */
+  char *params;        /* compact JSON object text ("{}" when none) */
+  int layout;          /* hs_sidx_layout of a scalar kind; -1 for vector kinds */
+  uint32_t block_rows; /* SORTED block size from params ("block_rows"); 0: default */
+} hs_table_index_conf;
+
+typedef struct hs_table_index_config {
+  hs_arena arena; /* owns everything */
+  hs_table_index_conf *entries;
+  size_t n_entries;
+} hs_table_index_config;
+
+/* Parse `meta`'s configuration (no property: empty). Malformed JSON is
+ * HS_ERR_CORRUPT naming the property. Free with hs_table_index_config_free. */
+hs_status hs_table_index_config_load(const hs_iceberg_metadata *meta, hs_table_index_config *out,
+                                     hs_error *err);
+void hs_table_index_config_free(hs_table_index_config *c); /* accepts NULL */
+const hs_table_index_conf *hs_table_index_config_find(const hs_table_index_config *c,
+                                                      const char *column);
+
+/* One column to index in a build (index_registry.c). */
+typedef struct hs_table_index_spec {
+  const char *column;
+  int layout;          /* hs_sidx_layout */
+  uint32_t block_rows; /* 0: default */
+  const char *kind;    /* configured kind, or NULL (unconfigured build) */
+} hs_table_index_spec;
+
+/* Build the missing indexes of `specs` for the current snapshot's files
+ * (in parallel over files), then register them in one commit. With
+ * `configured`, a column whose configuration at commit time no longer has
+ * the spec's kind (dropped or changed meanwhile) is not registered.
+ * Files that fail are skipped (their error returned after the others are
+ * registered). `progress` may be NULL. */
+hs_status hs_table_index_build(hs_table *t, const hs_table_index_spec *specs, size_t n,
+                               bool configured, uint32_t threads,
+                               hs_table_index_progress_fn progress, void *progress_ctx,
+                               int64_t *files_built, hs_error *err);
+
+/* Metadata edit helper: `m`'s registry becomes a new file holding the
+ * registry of `old` with `drop_column` (NULL: none) removed from every
+ * entry (entries left without columns go), plus `add`. *changed tells
+ * whether the registry changed. */
+hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_metadata *old,
+                                          hs_iceberg_metadata *m, hs_arena *a,
+                                          const char *drop_column, const hs_table_index_entry *add,
+                                          size_t n_add, bool *changed, hs_error *err);
+
+/* Set (value != NULL) or remove property `key` of `m` (a copy of its
+ * properties in `a`). */
+hs_status hs_table_set_property(hs_iceberg_metadata *m, hs_arena *a, const char *key,
+                                const char *value, hs_error *err);
+
 #endif /* HS_TABLE_H */
