@@ -5,8 +5,8 @@
  * cluster-correlated and anti-correlated filters (exactly min(k, matches)
  * rows, recall >= 0.95); serialize -> open (memory and file) -> same
  * answers; deterministic single-threaded builds; null/NaN rows left out;
- * truncated and flipped bytes refused as corrupt. HS_TEST_SMALL=1 (the
- * ASan runs) shrinks the data.
+ * truncated and flipped bytes refused as corrupt. HS_TEST_SMALL=1 (and
+ * any ASan build) shrinks the data.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -376,8 +376,20 @@ static void test_nulls_and_edges(void) {
   free(x);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HS_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define HS_TEST_UNDER_ASAN 1
+#endif
+
 int main(void) {
   const char *small = getenv("HS_TEST_SMALL");
+#ifdef HS_TEST_UNDER_ASAN
+  small = "1"; /* sanitizers run ~10x slower: a smaller data set */
+#endif
   if (small && *small && *small != '0') {
     N = 4000;
     NQ = 40;
