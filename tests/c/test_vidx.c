@@ -302,6 +302,52 @@ static void test_roundtrip_and_determinism(const float *x, const float *qs) {
   hs_buf_free(&b2);
 }
 
+/* IVF: 8 partitions, one graph each; every partition probed gives the
+ * recall of one graph, a filter still gets exactly min(k, matches). */
+static void test_ivf(const float *x, const float *qs) {
+  hs_vidx_params p;
+  hs_vidx_params_default(&p);
+  p.partitions = 8;
+  hs_buf b;
+  hs_buf_init(&b);
+  hs_error err = {0};
+  CHECK_OK(hs_vidx_build(x, N, DIM, NULL, &p, &b, &err), &err);
+  hs_vidx *v = open_mem(&b);
+  if (v == NULL) return;
+  CHECK_OK(hs_vidx_validate(v, &err), &err);
+  CHECK_EQ_INT(hs_vidx_partition_count(v), 8);
+  const uint32_t probes[] = {8, 3};
+  for (int pi = 0; pi < 2; pi++) {
+    hs_vidx_search_params sp = {.nprobe = probes[pi]};
+    double recall = 0, frecall = 0;
+    int counts = 1, sane = 1;
+    roaring_bitmap_t *odd = roaring_bitmap_create();
+    for (uint32_t i = 1; i < N; i += 2) roaring_bitmap_add(odd, i);
+    for (size_t qi = 0; qi < NQ; qi++) {
+      hs_vidx_hit h[K];
+      uint32_t nh, truth[K], nt;
+      CHECK_OK(hs_vidx_search(v, qs + qi * DIM, K, &sp, NULL, h, &nh, &err), &err);
+      nt = brute(HS_METRIC_L2, x, N, qs + qi * DIM, NULL, K, truth);
+      recall += overlap(truth, nt, h, nh);
+      counts &= nh == K;
+      sane &= hits_sane(HS_METRIC_L2, x, qs + qi * DIM, h, nh, NULL);
+      CHECK_OK(hs_vidx_search(v, qs + qi * DIM, K, &sp, odd, h, &nh, &err), &err);
+      nt = brute(HS_METRIC_L2, x, N, qs + qi * DIM, odd, K, truth);
+      frecall += overlap(truth, nt, h, nh);
+      counts &= nh == K;
+      sane &= hits_sane(HS_METRIC_L2, x, qs + qi * DIM, h, nh, odd);
+    }
+    roaring_bitmap_free(odd);
+    printf("  ivf 8 partitions, nprobe %u: recall %.4f, odd rows %.4f\n", probes[pi], recall / NQ,
+           frecall / NQ);
+    CHECK(counts);
+    CHECK(sane);
+    if (probes[pi] == 8) CHECK(recall / NQ >= 0.95 && frecall / NQ >= 0.95);
+  }
+  hs_vidx_free(v);
+  hs_buf_free(&b);
+}
+
 static void test_nulls_and_edges(void) {
   enum { n = 300 };
   float *x = malloc(n * DIM * sizeof *x);
@@ -385,7 +431,45 @@ static void test_nulls_and_edges(void) {
 #define HS_TEST_UNDER_ASAN 1
 #endif
 
+/* HS_VIDX_SEED_DIR=dir: write small indexes there (the fuzz seeds in
+ * fuzz/corpus/vidx/ were made so). */
+static void write_seeds(const char *dir) {
+  const struct {
+    size_t n, dim;
+    hs_metric metric;
+    uint32_t m;
+  } shapes[] = {{0, 3, HS_METRIC_L2, 2},      {1, 3, HS_METRIC_IP, 2},  {12, 4, HS_METRIC_L2, 2},
+                {40, 3, HS_METRIC_COSINE, 4}, {30, 2, HS_METRIC_L1, 3}, {64, 2, HS_METRIC_L2SQ, 2}};
+  float x[64 * 4];
+  uint64_t st = 3;
+  for (size_t i = 0; i < 64 * 4; i++) x[i] = (float)gauss(&st);
+  uint8_t valid[8];
+  memset(valid, 0xB7, sizeof valid);
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    hs_vidx_params p;
+    hs_vidx_params_default(&p);
+    p.metric = shapes[i].metric;
+    p.m = shapes[i].m;
+    p.ef_construction = 8;
+    p.threads = 1;
+    hs_buf b;
+    hs_buf_init(&b);
+    CHECK_OK(hs_vidx_build(x, shapes[i].n, shapes[i].dim, i == 4 ? valid : NULL, &p, &b, NULL),
+             NULL);
+    char path[512];
+    snprintf(path, sizeof path, "%s/seed_%02zu.vidx", dir, i);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL && fwrite(b.data, 1, b.len, f) == b.len);
+    if (f) fclose(f);
+    hs_buf_free(&b);
+  }
+}
+
 int main(void) {
+  if (getenv("HS_VIDX_SEED_DIR")) {
+    write_seeds(getenv("HS_VIDX_SEED_DIR"));
+    return hs_test_finish("test_vidx (seeds)");
+  }
   const char *small = getenv("HS_TEST_SMALL");
 #ifdef HS_TEST_UNDER_ASAN
   small = "1"; /* sanitizers run ~10x slower: a smaller data set */
@@ -409,6 +493,7 @@ int main(void) {
   test_recall(x, qs);
   test_filtered(x, cluster, qs, qc);
   test_roundtrip_and_determinism(x, qs);
+  test_ivf(x, qs);
   test_nulls_and_edges();
   free(x);
   free(cluster);

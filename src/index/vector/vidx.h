@@ -39,6 +39,9 @@ typedef struct hs_vidx_params {
 /* Defaults chosen by measurement (README.md says which numbers). */
 void hs_vidx_params_default(hs_vidx_params *p);
 
+/* The partition count chosen when hs_vidx_params.partitions is 0. */
+uint32_t hs_vidx_default_partitions(size_t n_indexed);
+
 /* Build the index of `n` vectors of `dim` floats (row-major; row i is data
  * file row i). `valid` is an Arrow validity bitmap (NULL: all valid); rows
  * that are null or hold a NaN/inf component are not indexed. The index

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "kmeans.h"
 #include "vidx_internal.h"
 
 /* Measured on clustered data (README.md, "Defaults"). */
@@ -42,8 +43,8 @@ typedef struct section {
 
 static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t row_count, uint32_t n,
                             uint32_t m0, const hs_hnsw_graph *g, const hs_hnsw_part *parts,
-                            uint32_t n_parts, const uint32_t *rows, const float *vecs, hs_buf *out,
-                            hs_error *err) {
+                            uint32_t n_parts, const float *centroids, const uint32_t *rows,
+                            const float *vecs, hs_buf *out, hs_error *err) {
   uint32_t part_words[4 * 1]; /* only used when n_parts == 1 */
   uint32_t *pw = n_parts == 1 ? part_words : hs_malloc((size_t)n_parts * 4 * sizeof *pw);
   if (pw == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing partitions");
@@ -61,6 +62,7 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t row_
   s[ns++] = (section){HS_VIDX_S_LINKS0, g->links0, (uint64_t)n * (1 + m0) * 4};
   s[ns++] = (section){HS_VIDX_S_UPPER, g->upper, g->upper_blocks * (1 + p->m) * 4};
   s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
+  if (n_parts > 1) s[ns++] = (section){HS_VIDX_S_CENTROIDS, centroids, (uint64_t)n_parts * dim * 4};
 
   uint64_t off = HS_VIDX_HEADER_LEN + (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
   uint8_t table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
@@ -122,6 +124,63 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t row_
   return HS_OK;
 }
 
+uint32_t hs_vidx_default_partitions(size_t n_indexed) {
+  /* One graph per file up to 1M rows (the regime measured in README.md);
+   * beyond, partitions of about 500K rows keep each graph cache-sized. */
+  if (n_indexed < 1000000) return 1;
+  return (uint32_t)((n_indexed + 499999) / 500000);
+}
+
+static hs_status partition_rows(const hs_vidx_params *p, size_t dim, size_t n, uint32_t *n_parts,
+                                uint32_t *rows, float *vecs, float **centroids,
+                                hs_hnsw_part **parts_out, hs_error *err) {
+  hs_kmeans_params kp;
+  memset(&kp, 0, sizeof kp);
+  kp.k = *n_parts;
+  kp.seed = p->seed;
+  kp.threads = p->threads;
+  kp.metric = p->metric == HS_METRIC_L2SQ ? HS_METRIC_L2 : p->metric;
+  uint32_t k = 0;
+  hs_status st = hs_kmeans_train(vecs, n, dim, &kp, centroids, &k, err);
+  if (st != HS_OK) return st;
+  uint32_t *assign = hs_malloc(n * sizeof *assign);
+  uint32_t *rows2 = hs_malloc(n * sizeof *rows2);
+  float *vecs2 = hs_malloc(n * dim * sizeof *vecs2);
+  hs_hnsw_part *parts = hs_calloc(k, sizeof *parts);
+  if (assign == NULL || rows2 == NULL || vecs2 == NULL || parts == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory partitioning %zu rows", n);
+    goto done;
+  }
+  st = hs_kmeans_assign(vecs, n, dim, *centroids, k, kp.metric, p->threads, assign, NULL, err);
+  if (st != HS_OK) goto done;
+  for (size_t i = 0; i < n; i++) parts[assign[i]].count++;
+  uint32_t at = 0;
+  for (uint32_t c = 0; c < k; c++) {
+    parts[c].start = parts[c].entry = at;
+    at += parts[c].count;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint32_t dst = parts[assign[i]].entry++; /* entry: a cursor until the build */
+    rows2[dst] = rows[i];
+    memcpy(vecs2 + (size_t)dst * dim, vecs + i * dim, dim * sizeof *vecs);
+  }
+  memcpy(rows, rows2, n * sizeof *rows);
+  memcpy(vecs, vecs2, n * dim * sizeof *vecs);
+  *n_parts = k;
+  *parts_out = parts;
+  parts = NULL;
+done:
+  hs_free(assign);
+  hs_free(rows2);
+  hs_free(vecs2);
+  hs_free(parts);
+  if (st != HS_OK) {
+    hs_free(*centroids);
+    *centroids = NULL;
+  }
+  return st;
+}
+
 hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_t *valid,
                         const hs_vidx_params *p_in, hs_buf *out, hs_error *err) {
   const uint16_t probe = 1;
@@ -159,10 +218,6 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   if (p.quant.kind != HS_QUANT_NONE)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "vidx build: quantized indexes (SQ8/PQ) are not built yet");
-  if (p.partitions > 1)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "vidx build: IVF partitions > 1 are not built yet (k-means pending)");
-
   uint32_t m0 = 2 * p.m;
   size_t nidx = 0;
   for (size_t i = 0; i < n; i++) {
@@ -197,6 +252,23 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     w++;
   }
 
+  /* IVF: cluster, then order the rows by partition (stable: rows stay
+   * ascending inside one). */
+  uint32_t n_parts = p.partitions ? p.partitions : hs_vidx_default_partitions(nidx);
+  if (n_parts > nidx) n_parts = nidx ? (uint32_t)nidx : 1;
+  hs_hnsw_part one = {0, (uint32_t)nidx, 0, 0}, *parts = &one;
+  float *centroids = NULL;
+  hs_status st = HS_OK;
+  if (n_parts > 1) {
+    st = partition_rows(&p, dim, nidx, &n_parts, rows, vecs, &centroids, &parts, err);
+    if (st != HS_OK) {
+      hs_free(rows);
+      hs_free(vecs);
+      hs_error_prefix(err, "vidx build: ");
+      return st;
+    }
+  }
+
   hs_hnsw_graph g;
   memset(&g, 0, sizeof g);
   g.n = (uint32_t)nidx;
@@ -205,12 +277,13 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   g.m0 = m0;
   g.space = hs_vidx_space(p.metric);
   g.vectors = vecs;
-  hs_hnsw_part part = {0, (uint32_t)nidx, 0, 0};
   hs_hnsw_build_params bp = {p.m, p.ef_construction, p.threads, p.seed};
-  hs_status st = hs_hnsw_build(&g, &part, 1, &bp, err);
+  st = hs_hnsw_build(&g, parts, n_parts, &bp, err);
   if (st == HS_OK)
-    st = write_file(&p, (uint32_t)dim, (uint32_t)n, (uint32_t)nidx, m0, &g, &part, 1, rows, vecs,
-                    out, err);
+    st = write_file(&p, (uint32_t)dim, (uint32_t)n, (uint32_t)nidx, m0, &g, parts, n_parts,
+                    centroids, rows, vecs, out, err);
+  if (parts != &one) hs_free(parts);
+  hs_free(centroids);
   hs_hnsw_build_free(&g);
   hs_free(rows);
   hs_free(vecs);
