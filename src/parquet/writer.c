@@ -9,12 +9,21 @@
  * before the footer (as parquet-mr does); their offsets are patched into the
  * footer's column chunks at close.
  *
+ * Columns are independent until they are emitted, so when a call carries
+ * enough rows their leaves are encoded (levels, dictionary, pages,
+ * compression) on the worker pool (common/parallel.h, HS_THREADS), each
+ * leaf by one worker, and then written in column order. A leaf is fed the
+ * same slices whatever the thread count, so the file is byte-identical to
+ * a serial writer's; only the wide-row-group case keeps its serial,
+ * drain-as-you-go path to bound memory.
+ *
  * Failure is sticky: after any error the partial file is removed and every
  * later call fails.
  */
 #include <string.h>
 
 #include "../arrow/ipc.h"
+#include "../common/parallel.h"
 #include "parquet.h"
 #include "writer_internal.h"
 
@@ -40,6 +49,14 @@ struct hs_parquet_writer {
 /* Rows fed per call in direct mode, between drains of finished pages. */
 #define DIRECT_SLICE_ROWS 65536
 #define DIRECT_SLICE_BYTES (4 << 20)
+/* Columns are encoded on worker threads when a call feeds at least this
+ * many rows x columns... */
+#define PARALLEL_MIN_VALUES 65536
+/* ...and, for a whole row group fed at once (direct mode, where a serial
+ * writer would drain each column's pages as it goes), when the Arrow bytes
+ * of the row group stay under this bound; wider row groups (vectors) are
+ * written column by column with bounded memory. */
+#define PARALLEL_DIRECT_BYTES_MAX ((int64_t)256 << 20)
 
 void hs_parquet_write_options_init(hs_parquet_write_options *opts) {
   memset(opts, 0, sizeof(*opts));
@@ -388,22 +405,115 @@ static hs_status drain_pages(hs_parquet_writer *w, hs_wcol *c, hs_error *err) {
 }
 
 /* Feed rows [first, first + n) of the top-level array `col` to `c`; with
- * `drain`, in slices of about DIRECT_SLICE_BYTES of values (by the running
- * estimate), draining finished pages after each, so that a wide column
- * (vectors) is never held whole in memory. */
+ * `slice`, in slices of about DIRECT_SLICE_BYTES of values (by the running
+ * estimate), draining finished pages after each when `drain`, so that a
+ * wide column (vectors) is never held whole in memory. Page boundaries
+ * depend on the slicing, not on `drain`: a worker thread feeds with the
+ * same slices but without draining, and the file comes out byte for byte
+ * as from a serial writer. */
 static hs_status feed_column(hs_parquet_writer *w, hs_wcol *c, const struct ArrowArray *col,
-                             int64_t first, int64_t n_rows, bool drain, hs_error *err) {
+                             int64_t first, int64_t n_rows, bool slice, bool drain, hs_error *err) {
   hs_status st;
-  if (!drain) return hs_wcol_write(c, col, first, n_rows, err);
+  if (!slice) return hs_wcol_write(c, col, first, n_rows, err);
   for (int64_t at = 0, n; at < n_rows; at += n) {
     n = c->est_row_bytes > 0 ? DIRECT_SLICE_BYTES / c->est_row_bytes : 1;
     if (n < 1) n = 1;
     if (n > DIRECT_SLICE_ROWS) n = DIRECT_SLICE_ROWS;
     if (n > n_rows - at) n = n_rows - at;
     if ((st = hs_wcol_write(c, col, first + at, n, err)) != HS_OK) return st;
-    if ((st = drain_pages(w, c, err)) != HS_OK) return st;
+    if (drain && (st = drain_pages(w, c, err)) != HS_OK) return st;
   }
   return HS_OK;
+}
+
+/* ------------------------------------------------- parallel columns */
+
+/* One call's work for every leaf: feed rows [first, first + n) of `batch`
+ * (when not NULL; leaf 0 or every leaf sliced as the serial writer would)
+ * and/or finish the chunk. Each leaf's writer is touched by one worker
+ * only; errors stay in the leaf's own slot. */
+typedef struct par_job {
+  hs_parquet_writer *w;
+  const struct ArrowArray *batch;
+  int64_t first, n;
+  bool slice_all, finish;
+  hs_status *st;
+  hs_error *errs;
+} par_job;
+
+static void par_column(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  (void)worker;
+  par_job *j = ctx;
+  for (size_t i = begin; i < end; i++) {
+    hs_wcol *c = &j->w->cols[i];
+    hs_status st = HS_OK;
+    if (j->batch) {
+      const struct ArrowArray *col = j->batch->children[c->leaf->field];
+      st = feed_column(j->w, c, col, j->first, j->n, j->slice_all || i == 0, false, &j->errs[i]);
+    }
+    if (st == HS_OK && j->finish) st = hs_wcol_finish(c, &j->errs[i]);
+    j->st[i] = st;
+  }
+}
+
+/* Worker threads for `values` (rows x leaves) of work; 1 means serial. */
+static uint32_t par_threads(const hs_parquet_writer *w, int64_t values) {
+  uint32_t nl = w->ws.n_leaves;
+  if (nl < 2 || values < PARALLEL_MIN_VALUES) return 1;
+  uint32_t t = hs_parallel_cores();
+  return t < nl ? t : nl;
+}
+
+/* Run `j` over every leaf on `threads` workers; the first failing leaf's
+ * error (in leaf order, so the same one as a serial writer's) is returned. */
+static hs_status par_run(hs_parquet_writer *w, par_job *j, uint32_t threads, hs_error *err) {
+  uint32_t nl = w->ws.n_leaves;
+  j->w = w;
+  j->st = hs_calloc(nl, sizeof(hs_status));
+  j->errs = hs_calloc(nl, sizeof(hs_error));
+  if (!j->st || !j->errs) {
+    hs_free(j->st);
+    hs_free(j->errs);
+    return nomem(err);
+  }
+  hs_parallel_for(nl, 1, threads, par_column, j);
+  hs_status st = HS_OK;
+  for (uint32_t i = 0; i < nl && st == HS_OK; i++)
+    if (j->st[i] != HS_OK) {
+      st = j->st[i];
+      if (err) *err = j->errs[i];
+    }
+  hs_free(j->st);
+  hs_free(j->errs);
+  return st;
+}
+
+/* Arrow bytes of rows [first, first + n) of every leaf, or -1 when a leaf's
+ * size is not cheap to know (variable-size lists). */
+static int64_t batch_bytes(const hs_parquet_writer *w, const struct ArrowArray *batch,
+                           int64_t first, int64_t n) {
+  int64_t total = 0;
+  for (uint32_t i = 0; i < w->ws.n_leaves; i++) {
+    const hs_wleaf *l = &w->ws.leaves[i];
+    const struct ArrowArray *a = batch->children[l->field];
+    int64_t per = l->conv == HS_WCONV_BOOL ? 1 : l->src_width > 0 ? l->src_width : 0;
+    if (l->list_kind == HS_WLIST_FIXED && per > 0) {
+      total += per * (int64_t)l->list_size * n;
+    } else if (l->list_kind != HS_WLIST_NONE) {
+      return -1;
+    } else if (l->conv == HS_WCONV_BINARY && a->n_buffers >= 2 && a->buffers[1]) {
+      const int32_t *o = (const int32_t *)a->buffers[1] + a->offset;
+      total += (int64_t)o[first + n] - o[first] + 4 * n;
+    } else if (l->conv == HS_WCONV_LARGE_BINARY && a->n_buffers >= 2 && a->buffers[1]) {
+      const int64_t *o = (const int64_t *)a->buffers[1] + a->offset;
+      total += o[first + n] - o[first] + 4 * n;
+    } else if (per > 0) {
+      total += per * n;
+    } else {
+      return -1;
+    }
+  }
+  return total;
 }
 
 /* Emit the current row group. With `batch` (direct mode: the row group is
@@ -432,15 +542,31 @@ static hs_status flush_row_group(hs_parquet_writer *w, const struct ArrowArray *
   rg->has_file_offset = true;
   /* The first column may have drained pages while the row group filled. */
   rg->file_offset = (int64_t)hs_sink_offset(w->sink) - (nl > 0 ? w->cols[0].pages_drained : 0);
+  /* Encode every column on workers first when that is cheap in memory;
+   * then emit them in order exactly as below. */
+  bool done = false;
+  uint32_t threads = par_threads(w, w->rg_rows * (int64_t)nl);
+  if (threads > 1) {
+    int64_t bytes = batch ? batch_bytes(w, batch, batch->offset + pos, w->rg_rows) : 0;
+    if (bytes >= 0 && bytes <= PARALLEL_DIRECT_BYTES_MAX) {
+      par_job j = {.batch = batch,
+                   .first = batch ? batch->offset + pos : 0,
+                   .n = w->rg_rows,
+                   .slice_all = true,
+                   .finish = true};
+      if ((st = par_run(w, &j, threads, err)) != HS_OK) return st;
+      done = true;
+    }
+  }
   for (uint32_t i = 0; i < nl; i++) {
     hs_wcol *c = &w->cols[i];
     int64_t start = (int64_t)hs_sink_offset(w->sink) - c->pages_drained;
-    if (batch) {
+    if (batch && !done) {
       const struct ArrowArray *col = batch->children[c->leaf->field];
-      if ((st = feed_column(w, c, col, batch->offset + pos, w->rg_rows, true, err)) != HS_OK)
+      if ((st = feed_column(w, c, col, batch->offset + pos, w->rg_rows, true, true, err)) != HS_OK)
         return st;
     }
-    if ((st = hs_wcol_finish(c, err)) != HS_OK) return st;
+    if (!done && (st = hs_wcol_finish(c, err)) != HS_OK) return st;
     if (c->pages_drained > 0 && c->dict_page.len > 0)
       return hs_error_set(err, HS_ERR_INTERNAL, "column '%s': dictionary after drained pages",
                           c->leaf->dotted);
@@ -490,11 +616,21 @@ hs_status hs_parquet_writer_write(hs_parquet_writer *w, const struct ArrowArray 
     }
     int64_t take = w->rg_rows_max - w->rg_rows;
     if (take > len - pos) take = len - pos;
-    for (uint32_t i = 0; i < w->ws.n_leaves; i++) {
-      const hs_wleaf *l = &w->ws.leaves[i];
-      const struct ArrowArray *col = batch->children[l->field];
-      if ((st = feed_column(w, &w->cols[i], col, batch->offset + pos, take, i == 0, err)) != HS_OK)
+    uint32_t threads = par_threads(w, take * (int64_t)w->ws.n_leaves);
+    if (threads > 1) {
+      /* Leaf 0 is sliced as below but drained after the workers are done. */
+      par_job j = {.batch = batch, .first = batch->offset + pos, .n = take};
+      if ((st = par_run(w, &j, threads, err)) != HS_OK ||
+          (st = drain_pages(w, &w->cols[0], err)) != HS_OK)
         return fail(w, st, err);
+    } else {
+      for (uint32_t i = 0; i < w->ws.n_leaves; i++) {
+        const hs_wleaf *l = &w->ws.leaves[i];
+        const struct ArrowArray *col = batch->children[l->field];
+        if ((st = feed_column(w, &w->cols[i], col, batch->offset + pos, take, i == 0, i == 0,
+                              err)) != HS_OK)
+          return fail(w, st, err);
+      }
     }
     w->rg_rows += take;
     pos += take;
