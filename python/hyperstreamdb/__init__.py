@@ -32,6 +32,7 @@ from ._core import (
 from . import parquet
 from . import table
 from .table import HistoryEntry, Query, Ref, Snapshot, Table
+from ._indexes import ExplainPlan, IndexInfo
 from . import vector
 from .vector import *  # noqa: F401,F403 (distances, SparseVector, GPUContext)
 
@@ -50,6 +51,8 @@ __all__ = [
     "HistoryEntry",
     "Ref",
     "Query",
+    "IndexInfo",
+    "ExplainPlan",
     "HyperStreamError",
     "CorruptFileError",
     "UnsupportedError",

@@ -39,6 +39,7 @@ import pyarrow as pa
 from . import _core
 from . import _vector_search as _vs
 from ._core import InvalidArgumentError, NotFoundError, SchemaError
+from ._indexes import IndexMethods
 
 __all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query"]
 
@@ -225,7 +226,7 @@ def _batches(stream: Any) -> Iterator[pa.RecordBatch]:
 # ------------------------------------------------------------------ Table
 
 
-class Table:
+class Table(IndexMethods):
     """An Iceberg table in a local folder, created on the first write.
 
     Args:
@@ -234,6 +235,9 @@ class Table:
             (default) or 3; an existing table keeps its own.
         properties: extra Iceberg table properties for a table this object
             creates.
+        index_all: index every top-level scalar column (kind "inverted"),
+            also columns of later writes; built in the background after each
+            write (see :meth:`add_index`, :meth:`wait_for_indexes`).
 
     Every read sees the latest committed version (other processes may have
     committed since the last call). Reads of a table that does not exist yet
@@ -241,7 +245,7 @@ class Table:
     """
 
     def __init__(self, uri: PathLike, format_version: int = 2,
-                 properties: Optional[dict] = None) -> None:
+                 properties: Optional[dict] = None, index_all: bool = False) -> None:
         if format_version not in (2, 3):
             raise InvalidArgumentError(f"format_version must be 2 or 3, got {format_version!r}")
         self._uri = os.fspath(uri)
@@ -250,7 +254,9 @@ class Table:
         self._format_version = format_version
         self._properties = dict(properties or {})
         self._handle: Any = None
-        self._load()
+        self._index_all = bool(index_all)
+        if self._load() and self._index_all:
+            self._index_after_write()
 
     # ------------------------------------------------------------ state
 
@@ -341,7 +347,7 @@ class Table:
                 f"  location: {self._handle.metadata_location}\n"
                 f"  schema: {cols}\n"
                 f"  current snapshot: {sid if sid is not None else 'none'}\n"
-                f"  rows: {len(self)}>")
+                f"  rows: {len(self)}{self._index_repr()}>")
 
     # ----------------------------------------------------------- writing
 
@@ -367,7 +373,10 @@ class Table:
                 if not self._load():  # another writer created it first: append to theirs
                     raise
             target = self.schema
-        return self._handle.append(_conform(reader, target))
+        sid = self._handle.append(_conform(reader, target))
+        if sid is not None:
+            self._index_after_write()  # indexes of the new files: built in the background
+        return sid
 
     def write_arrow(self, data: Any) -> Optional[int]:
         """Alias of :meth:`write` for Arrow data (pyarrow, polars, C streams)."""

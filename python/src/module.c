@@ -131,6 +131,8 @@ int hs_py_table_init(PyObject *module);
 int hs_py_vector_init(PyObject *module);
 /* vsearch.c (vector search over tables): registers its functions. */
 int hs_py_vsearch_init(PyObject *module);
+/* indexes.c (scalar index configuration, builds, explain): registers its functions. */
+int hs_py_indexes_init(PyObject *module);
 
 static PyMethodDef hs_py_methods[] = {
     {"read_parquet", (PyCFunction)(void (*)(void))hs_py_read_parquet, METH_VARARGS | METH_KEYWORDS,
@@ -224,6 +226,7 @@ PyMODINIT_FUNC PyInit__core(void) {
   if (hs_py_table_init(m) < 0) goto fail;
   if (hs_py_vector_init(m) < 0) goto fail;
   if (hs_py_vsearch_init(m) < 0) goto fail;
+  if (hs_py_indexes_init(m) < 0) goto fail;
   return m;
 fail:
   Py_DECREF(m);

@@ -1,0 +1,396 @@
+"""Scalar indexes from Python: configuration, backfills, background builds, explain.
+
+:class:`~hyperstreamdb.Table` inherits these methods (``IndexMethods``):
+
+    >>> t.add_index("category", "bitmap")      # recorded in the table, built for existing files
+    >>> t.add_index("price", "btree")
+    >>> t.write(df)                            # returns once the data is durable; the new
+    >>> t.wait_for_indexes()                   # files' indexes are built in the background
+    >>> print(t.explain("category = 'x' AND price < 10"))
+
+The configuration lives in the table metadata (property ``hyperstream.indexes``), so a
+reopened table, another process and the ``hyperstream`` CLI all know which columns are
+indexed. Queries never depend on build timing: a data file whose index is not built yet
+is scanned, with the same result.
+
+Background builds: each :class:`Table` object has at most one worker thread (started
+by ``write()``, ending when nothing is left to build). It calls the C build with the
+GIL released; the C build itself indexes the missing files in parallel on all cores
+(``hs_parallel_for``), which is the worker pool DESIGN.md asks for — one Python thread
+only sequences builds so that two never race over the same files. Errors of background
+builds are kept and raised by :meth:`IndexMethods.wait_for_indexes` (and shown in ``repr``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import pyarrow as pa
+
+from . import _core
+from ._core import InvalidArgumentError
+
+__all__ = ["IndexInfo", "ExplainPlan", "IndexMethods", "SCALAR_KINDS", "VECTOR_KINDS"]
+
+SCALAR_KINDS = ("inverted", "scalar", "bitmap", "btree", "sorted")
+VECTOR_KINDS = ("hnsw", "ivf_hnsw", "ivf_hnsw_sq8", "ivf_pq")
+_CONFIG_PROPERTY = "hyperstream.indexes"
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """One configured index (an entry of :meth:`IndexMethods.indexes`)."""
+
+    column: str
+    kind: str
+    params: Dict[str, Any] = field(default_factory=dict)
+    is_vector: bool = False
+    files_indexed: int = 0  #: data files of the current snapshot with this index built
+    files_total: int = 0  #: data files of the current snapshot
+
+    @property
+    def complete(self) -> bool:
+        """Whether every data file of the current snapshot has this index."""
+        return self.files_indexed == self.files_total
+
+
+class ExplainPlan(str):
+    """A readable plan (this string) with the counters behind it in :attr:`stats`."""
+
+    stats: Dict[str, Any]
+
+    def __new__(cls, text: str, stats: Dict[str, Any]) -> "ExplainPlan":
+        obj = super().__new__(cls, text)
+        obj.stats = stats
+        return obj
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The counters as a plain dict (a copy)."""
+        return dict(self.stats)
+
+
+class _Progress:
+    """A small progress bar on stderr (our own, tqdm-like), fed from build threads."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.start, self.last = what, time.monotonic(), 0.0
+
+    def __call__(self, done: int, total: int) -> bool:
+        now = time.monotonic()
+        if done not in (0, total) and now - self.last < 0.1:
+            return False
+        self.last = now
+        width = 30
+        filled = width * done // total if total else width
+        pct = 100 * done // total if total else 100
+        el = now - self.start
+        eta = f", {el / done * (total - done):.1f}s left" if 0 < done < total else ""
+        sys.stderr.write(f"\r{self.what}: {done}/{total} files |{'#' * filled}"
+                         f"{'.' * (width - filled)}| {pct}% {el:.1f}s{eta}  ")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+        return False
+
+
+def _progress_for(progress: Any, what: str) -> Any:
+    """None, a callable, or our bar (progress=True, or None with stderr a TTY)."""
+    if callable(progress):
+        return progress
+    if progress is True or (progress is None and getattr(sys.stderr, "isatty", lambda: False)()):
+        return _Progress(what)
+    return None
+
+
+def _is_scalar_type(t: pa.DataType) -> bool:
+    return not (pa.types.is_nested(t) or pa.types.is_null(t) or pa.types.is_float16(t)
+                or pa.types.is_dictionary(t))
+
+
+class _BuildState:
+    """The background worker of one Table object (shared by nothing else)."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        self.cond = threading.Condition()
+        self.pending = False
+        self.running = False
+        self.errors: List[BaseException] = []
+        self.files_built = 0
+
+    def schedule(self) -> None:
+        with self.cond:
+            self.pending = True
+            if self.running:
+                return
+            self.running = True
+        # Not a daemon: an interpreter exiting right after write() finishes the build.
+        threading.Thread(target=self._run, name=f"hyperstreamdb-index:{self.uri}").start()
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                if not self.pending:
+                    self.running = False
+                    self.cond.notify_all()
+                    return
+                self.pending = False
+            try:
+                n = _core.index_build(self.uri)
+                with self.cond:
+                    self.files_built += n
+            except BaseException as e:  # kept for wait_for_indexes()
+                with self.cond:
+                    self.errors.append(e)
+
+    def wait(self, timeout: Optional[float]) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: not self.running and not self.pending, timeout)
+
+
+_STATE_LOCK = threading.Lock()
+
+
+class IndexMethods:
+    """Index methods of :class:`~hyperstreamdb.Table` (a mixin; needs ``_uri``,
+    ``_load``, ``_require`` and ``schema`` from it)."""
+
+    _uri: str
+    _index_all: bool = False
+
+    def _ix_state(self) -> _BuildState:
+        st = self.__dict__.get("_ix_build_state")
+        if st is None:
+            with _STATE_LOCK:
+                st = self.__dict__.get("_ix_build_state")
+                if st is None:
+                    st = _BuildState(self._uri)
+                    self.__dict__["_ix_build_state"] = st
+        return st
+
+    def _ix_config(self) -> List[dict]:
+        """The configuration recorded in the loaded metadata (no index I/O)."""
+        if not self._load():  # type: ignore[attr-defined]
+            return []
+        with open(self._handle.metadata_location, "rb") as f:  # type: ignore[attr-defined]
+            props = json.load(f).get("properties") or {}
+        text = props.get(_CONFIG_PROPERTY)
+        return json.loads(text) if text else []
+
+    # ------------------------------------------------------- configuration
+
+    def add_index(self, column: str, kind: str = "inverted", *, build: bool = True,
+                  progress: Any = None, **params: Any) -> None:
+        """Index ``column`` and record it in the table metadata.
+
+        Kinds: ``"inverted"``/``"scalar"`` (layout chosen from the data),
+        ``"bitmap"`` (one bitmap per distinct value: categories, flags, dates),
+        ``"btree"``/``"sorted"`` (sorted values in blocks: ranges over
+        high-cardinality numbers and timestamps; ``block_rows=N``), and the
+        vector kinds ``"hnsw"``, ``"ivf_hnsw"``, ``"ivf_hnsw_sq8"``, ``"ivf_pq"``
+        (``params`` go to the vector index builder). Indexes for the files
+        already in the table are built now (``build=False``: left to
+        :meth:`index_all` / :meth:`wait_for_indexes` / the next write), with a
+        progress bar on a terminal (``progress=True`` forces it, ``False``
+        hides it, a callable ``f(done, total)`` receives it). Later writes
+        index their new files in the background. Re-adding the same index is
+        a no-op; another kind or params replaces it.
+        """
+        if not isinstance(column, str) or not isinstance(kind, str):
+            raise InvalidArgumentError("add_index(column, kind): both must be str")
+        self._require()  # type: ignore[attr-defined]
+        k = kind.lower()
+        if k in VECTOR_KINDS:
+            builder = getattr(self, "_build_vector_index", None)
+            if builder is None:
+                raise NotImplementedError(
+                    f"add_index({column!r}, {kind!r}): vector indexes are not available in this "
+                    "build (Table._build_vector_index is missing)")
+            builder(column, k, **params)
+            _core.index_add(self._uri, column, k, json.dumps(params))
+            return
+        _core.index_add(self._uri, column, kind, json.dumps(params) if params else None)
+        if build:
+            self._ix_backfill([column], progress)
+
+    def index_all(self, kind: str = "inverted", *, build: bool = True,
+                  progress: Any = None) -> List[str]:
+        """Index every top-level scalar column not indexed yet (``kind`` for
+        all) and build what is missing; returns the columns newly configured."""
+        self._require()  # type: ignore[attr-defined]
+        have = {c["column"] for c in self._ix_config()}
+        added = []
+        for f in self.schema:  # type: ignore[attr-defined]
+            if f.name not in have and _is_scalar_type(f.type):
+                _core.index_add(self._uri, f.name, kind, None)
+                added.append(f.name)
+        if build:
+            self._ix_backfill(None, progress)
+        return added
+
+    def index_all_columns(self, kind: str = "inverted", **kw: Any) -> List[str]:
+        """Alias of :meth:`index_all` (the original's name)."""
+        return self.index_all(kind, **kw)
+
+    def drop_index(self, column: str) -> None:
+        """Stop indexing ``column``: its configuration and registry entries go
+        in one metadata-only commit, so scans stop using the index at once.
+        The index files stay on disk (orphans, like replaced metadata
+        versions). A column without an index raises
+        :class:`~hyperstreamdb.NotFoundError`."""
+        self._require()  # type: ignore[attr-defined]
+        _core.index_drop(self._uri, column)
+
+    def indexes(self) -> List[IndexInfo]:
+        """Configured indexes with how many data files of the current snapshot
+        each covers (columns indexed without configuration show kind
+        ``"unconfigured"``)."""
+        if not self._load():  # type: ignore[attr-defined]
+            return []
+        return [IndexInfo(column=d["column"], kind=d["kind"], params=json.loads(d["params"]),
+                          is_vector=d["is_vector"], files_indexed=d["files_indexed"],
+                          files_total=d["files_total"])
+                for d in _core.index_list(self._uri)]
+
+    def index_columns(self) -> List[str]:
+        """Names of the indexed columns."""
+        return [i.column for i in self.indexes()]
+
+    # ------------------------------------------------------------- builds
+
+    def _ix_backfill(self, columns: Optional[Sequence[str]], progress: Any) -> int:
+        bar = _progress_for(progress, f"indexing {os.path.basename(self._uri) or self._uri}")
+        return _core.index_build(self._uri, None if columns is None else list(columns), bar)
+
+    def build_indexes(self, columns: Optional[Sequence[str]] = None,
+                      progress: Any = None) -> int:
+        """Build the configured scalar indexes missing for the current
+        snapshot's files now, in this thread; returns index files written."""
+        self._require()  # type: ignore[attr-defined]
+        return self._ix_backfill(columns, progress)
+
+    def _index_after_write(self) -> None:
+        """Called by ``write()`` after its commit: configure ``index_all``
+        columns, then build the new files' indexes in the background."""
+        try:
+            conf = self._ix_config()
+        except (OSError, ValueError):
+            return  # the scan path reads unindexed; wait_for_indexes() reports errors
+        if self._index_all:
+            have = {c["column"] for c in conf}
+            for f in self.schema:  # type: ignore[attr-defined]
+                if f.name not in have and _is_scalar_type(f.type):
+                    _core.index_add(self._uri, f.name, "inverted", None)
+                    conf.append({"kind": "inverted"})
+        if any(c.get("kind") in SCALAR_KINDS for c in conf):
+            self._ix_state().schedule()
+
+    def wait_for_indexes(self, timeout: Optional[float] = None) -> None:
+        """Block until every configured scalar index covers every data file
+        of the current snapshot: waits for this object's background builds,
+        then builds anything still missing (files another process wrote).
+        Raises the first error of a background build (others are chained in
+        its notes) and :class:`TimeoutError` when ``timeout`` seconds pass
+        first."""
+        st = self._ix_state()
+        if not st.wait(timeout):
+            raise TimeoutError(f"{self._uri}: background index builds still running after "
+                               f"{timeout} s")
+        with st.cond:
+            errors, st.errors = st.errors, []
+        if errors:
+            first = errors[0]
+            if len(errors) > 1 and hasattr(first, "add_note"):
+                first.add_note(f"{len(errors) - 1} more background build(s) failed too: "
+                               + "; ".join(str(e) for e in errors[1:]))
+            raise first
+        if self._load() and any(c.get("kind") in SCALAR_KINDS for c in self._ix_config()):
+            _core.index_build(self._uri)
+
+    def _index_repr(self) -> str:
+        """Lines for ``repr(table)``: indexes and background build state."""
+        st = self.__dict__.get("_ix_build_state")
+        lines = []
+        try:
+            infos = self.indexes()
+        except Exception as e:  # repr must not raise
+            infos, lines = [], [f"  indexes: unreadable ({e})"]
+        if infos:
+            lines.append("  indexes: " + ", ".join(
+                f"{i.column} ({i.kind}, {i.files_indexed}/{i.files_total} files)" for i in infos))
+        if st is not None:
+            with st.cond:
+                if st.running or st.pending:
+                    lines.append("  background index build: running")
+                if st.errors:
+                    lines.append(f"  background index build FAILED: {st.errors[0]} "
+                                 "(raised by wait_for_indexes())")
+        return "".join("\n" + line for line in lines)
+
+    # ------------------------------------------------------------ explain
+
+    def explain(self, filter: Optional[str] = None, snapshot_id: Optional[int] = None,
+                as_dict: bool = False) -> Any:
+        """How a filtered scan runs, measured by running it (EXPLAIN ANALYZE).
+
+        Returns an :class:`ExplainPlan`: a readable plan (``print`` it) whose
+        ``stats`` (or ``to_dict()``, or ``as_dict=True``) hold the counters:
+        files planned / pruned by partition values and column bounds / read,
+        row groups read / pruned by statistics, pages pruned by page indexes,
+        files answered by a scalar index and the rows it ruled out, rows
+        scanned / matched.
+        """
+        self._require()  # type: ignore[attr-defined]
+        stats = _core.explain(self._uri, filter, snapshot_id)
+        stats = {"filter": filter, "snapshot_id": snapshot_id, **stats}
+        try:
+            stats["indexes"] = {i.column: {"kind": i.kind, "files_indexed": i.files_indexed,
+                                           "files_total": i.files_total}
+                                for i in self.indexes()}
+        except Exception:  # noqa: BLE001 - the plan stands without it
+            stats["indexes"] = {}
+        if as_dict:
+            return stats
+        return ExplainPlan(_explain_text(self._uri, stats), stats)
+
+
+def _n(v: int) -> str:
+    return f"{v:,}"
+
+
+def _explain_text(uri: str, s: Dict[str, Any]) -> str:
+    snap = f" at snapshot {s['snapshot_id']}" if s.get("snapshot_id") is not None else ""
+    read = s["files_read"]
+    out = [f"Scan {uri}{snap}",
+           f"  filter:     {s['filter'] if s.get('filter') else '(none)'}",
+           f"  files:      {_n(s['files_planned'])} planned ({_n(s['manifests_read'])} manifests), "
+           f"{_n(s['files_pruned'])} pruned by partition values / column bounds, "
+           f"{_n(read)} read",
+           f"  row groups: {_n(s['row_groups_read'])} read, {_n(s['row_groups_pruned'])} pruned "
+           "by statistics",
+           f"  pages:      {_n(s['pages_pruned'])} of {_n(s['pages'])} pages pruned by page "
+           f"indexes ({_n(s['page_rows_pruned'])} rows, in {_n(s['page_row_groups_indexed'])} "
+           "row groups with page indexes)"]
+    fi = s["files_indexed"]
+    if fi:
+        out.append(f"  index:      {_n(fi)} of {_n(read)} files read answered by a scalar index: "
+                   f"{_n(s['index_rows_candidate'])} candidate rows, "
+                   f"{_n(s['index_rows_eliminated'])} eliminated")
+    else:
+        out.append(f"  index:      no scalar index used ({_n(read)} files read unindexed)")
+    if fi and fi < read:
+        out.append(f"              {_n(read - fi)} files read without an index (not built yet, "
+                   "or no index on the filter's columns)")
+    out.append(f"  rows:       {_n(s['rows_scanned'])} scanned, {_n(s['rows_matched'])} matched")
+    idx = s.get("indexes") or {}
+    if idx:
+        out.append("  indexes:    " + ", ".join(
+            f"{c} ({v['kind']}, {v['files_indexed']}/{v['files_total']} files)"
+            for c, v in idx.items()))
+    return "\n".join(out)
