@@ -21,6 +21,9 @@ int hs_cli_scan(int argc, char **argv);
 int hs_cli_snapshots(int argc, char **argv);
 int hs_cli_inspect_table(const char *path, int json);
 bool hs_cli_is_table(const char *path);
+/* Index subcommands (index.c). */
+int hs_cli_index(int argc, char **argv);
+int hs_cli_explain(int argc, char **argv);
 
 static const char hs_cli_help[] =
     "hyperstream " HS_VERSION_STRING
@@ -45,6 +48,12 @@ static const char hs_cli_help[] =
     "      Print rows of the current (or given) snapshot, tab-separated or as CSV.\n"
     "  hyperstream snapshots TABLE\n"
     "      List snapshots (* marks the current one).\n"
+    "  hyperstream index add|drop|list|build TABLE [COLUMN[:KIND]...] [--json]\n"
+    "      Scalar indexes: record, drop, list (files covered) or build them\n"
+    "      ('hyperstream index --help' for options).\n"
+    "  hyperstream explain TABLE [--filter SQL] [--snapshot ID] [--json]\n"
+    "      Run a filtered scan and show files, row groups and pages pruned and\n"
+    "      what scalar indexes answered.\n"
     "  hyperstream inspect TABLE\n"
     "      Schema, partition specs, sort orders, properties, refs, snapshots, rows.\n"
     "  hyperstream --help | --version\n"
@@ -157,7 +166,12 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "write") == 0) return hs_cli_write(argc - 1, argv + 1);
   if (strcmp(cmd, "scan") == 0) return hs_cli_scan(argc - 1, argv + 1);
   if (strcmp(cmd, "snapshots") == 0) return hs_cli_snapshots(argc - 1, argv + 1);
+  if (strcmp(cmd, "index") == 0) return hs_cli_index(argc - 1, argv + 1);
+  if (strcmp(cmd, "explain") == 0) return hs_cli_explain(argc - 1, argv + 1);
   if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
   return hs_cli_usage_error(
-      "unknown command '%s' (expected inspect, read, demo, create, write, scan or snapshots)", cmd);
+      "unknown command '%s' (expected inspect, read, demo, create, write, scan, snapshots, index "
+      "or "
+      "explain)",
+      cmd);
 }

@@ -1,0 +1,339 @@
+/*
+ * index.c — `hyperstream index add|drop|list|build` and `hyperstream
+ * explain`: the scalar index configuration of a table (the table property
+ * "hyperstream.indexes", shared with the Python API), backfills with a
+ * progress line on a terminal, and EXPLAIN ANALYZE of a filtered scan.
+ * Every subcommand takes --json for machine-readable output.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int hs_cli_index(int argc, char **argv);
+int hs_cli_explain(int argc, char **argv);
+
+static const char index_usage[] =
+    "Usage:\n"
+    "  hyperstream index add TABLE COLUMN[:KIND]... [--kind KIND] [--param KEY=VALUE]...\n"
+    "                        [--no-build] [--progress|--no-progress] [--json]\n"
+    "      Record indexes (KIND: inverted (default), scalar, bitmap, btree, sorted;\n"
+    "      vector kinds are added from Python) and build them for the existing files.\n"
+    "      --kind and --param (e.g. block_rows=1024) apply to the columns without :KIND.\n"
+    "  hyperstream index drop TABLE COLUMN...\n"
+    "      Stop indexing the columns (index files stay on disk as orphans).\n"
+    "  hyperstream index list TABLE [--json]\n"
+    "      Indexed columns, their kind and how many data files each covers.\n"
+    "  hyperstream index build TABLE [COLUMN...] [--threads N] [--progress|--no-progress] "
+    "[--json]\n"
+    "      Build the configured indexes missing for the current snapshot's files.\n";
+
+static int index_fail(const char *what, const hs_error *err) {
+  if (strstr(err->message, what) != NULL) return hs_cli_fail("%s", err->message);
+  return hs_cli_fail("%s: %s", what, err->message);
+}
+
+/* A progress line on stderr: "indexing TABLE: 3/10 files (30%) 1.2s". */
+typedef struct cli_progress {
+  const char *table;
+  struct timespec start, last;
+} cli_progress;
+
+static double since(const struct timespec *a, const struct timespec *b) {
+  return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static int on_progress(void *ctx, int64_t done, int64_t total) {
+  cli_progress *p = ctx;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (done != 0 && done != total && since(&p->last, &now) < 0.1) return 0;
+  p->last = now;
+  fprintf(stderr, "\rindexing %s: %lld/%lld files (%lld%%) %.1fs", p->table, (long long)done,
+          (long long)total, total ? (long long)(100 * done / total) : 100LL,
+          since(&p->start, &now));
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+  return 0;
+}
+
+/* Build (columns NULL: every configured scalar column). */
+static int run_build(hs_table *t, const char *path, const char *const *cols, size_t n,
+                     uint32_t threads, int progress, int json) {
+  cli_progress p = {path, {0, 0}, {0, 0}};
+  clock_gettime(CLOCK_MONOTONIC, &p.start);
+  p.last = p.start;
+  hs_table_index_build_options bo;
+  memset(&bo, 0, sizeof bo);
+  bo.columns = cols;
+  bo.n_columns = n;
+  bo.threads = threads;
+  if (progress) {
+    bo.progress = on_progress;
+    bo.progress_ctx = &p;
+  }
+  int64_t built = 0;
+  hs_error err = {0};
+  if (hs_table_build_configured_indexes(t, &bo, &built, &err) != HS_OK)
+    return index_fail(path, &err);
+  if (json)
+    printf("{\"files_built\": %lld}\n", (long long)built);
+  else
+    printf("%s: %lld index file%s built\n", path, (long long)built, built == 1 ? "" : "s");
+  return HS_CLI_OK;
+}
+
+/* --param KEY=VALUE into a JSON object (numbers and true/false as such). */
+static int add_param(json_t *params, const char *kv) {
+  const char *eq = strchr(kv, '=');
+  if (eq == NULL || eq == kv) return hs_cli_usage_error("index: --param expects KEY=VALUE");
+  char key[128];
+  size_t kl = (size_t)(eq - kv);
+  if (kl >= sizeof key) return hs_cli_usage_error("index: --param key too long");
+  memcpy(key, kv, kl);
+  key[kl] = '\0';
+  json_t *v = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
+  if (v == NULL) v = json_string(eq + 1);
+  json_object_set_new(params, key, v);
+  return HS_CLI_OK;
+}
+
+static int print_list(hs_table *t, const char *path, int json) {
+  hs_table_index_info *v = NULL;
+  size_t n = 0;
+  hs_error err = {0};
+  if (hs_table_list_indexes(t, &v, &n, &err) != HS_OK) return index_fail(path, &err);
+  if (json) {
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+      json_t *params = json_loads(v[i].params, 0, NULL);
+      json_array_append_new(
+          arr,
+          json_pack("{s:s,s:s,s:o,s:b,s:I,s:I}", "column", v[i].column, "kind", v[i].kind, "params",
+                    params ? params : json_object(), "is_vector", v[i].is_vector, "files_indexed",
+                    (json_int_t)v[i].files_indexed, "files_total", (json_int_t)v[i].files_total));
+    }
+    char *text = json_dumps(arr, JSON_INDENT(2));
+    json_decref(arr);
+    if (text != NULL) puts(text);
+    free(text);
+  } else if (n == 0) {
+    printf("%s: no indexes\n", path);
+  } else {
+    printf("%-24s %-14s %-12s %s\n", "COLUMN", "KIND", "FILES", "PARAMS");
+    for (size_t i = 0; i < n; i++) {
+      char files[48];
+      snprintf(files, sizeof files, "%lld/%lld", (long long)v[i].files_indexed,
+               (long long)v[i].files_total);
+      printf("%-24s %-14s %-12s %s\n", v[i].column, v[i].kind, files, v[i].params);
+    }
+  }
+  hs_table_index_info_free(v, n);
+  return HS_CLI_OK;
+}
+
+int hs_cli_index(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    fputs(index_usage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? HS_CLI_USAGE : HS_CLI_OK;
+  }
+  const char *sub = argv[1];
+  bool add = strcmp(sub, "add") == 0, drop = strcmp(sub, "drop") == 0;
+  bool list = strcmp(sub, "list") == 0, build = strcmp(sub, "build") == 0;
+  if (!add && !drop && !list && !build)
+    return hs_cli_usage_error("index: unknown subcommand '%s' (expected add, drop, list or build)",
+                              sub);
+  const char *path = NULL, *kind = "inverted";
+  const char **cols = calloc((size_t)argc, sizeof *cols);
+  size_t n = 0;
+  int json = 0, progress = isatty(STDERR_FILENO), no_build = 0, rc = HS_CLI_OK;
+  int64_t threads = 0;
+  json_t *params = json_object();
+  if (cols == NULL || params == NULL) {
+    free(cols);
+    json_decref(params);
+    return hs_cli_fail("out of memory");
+  }
+  for (int i = 2; rc == HS_CLI_OK && i < argc; i++) {
+    const char *a = argv[i];
+    bool has_next = i + 1 < argc;
+    if (strcmp(a, "--json") == 0) {
+      json = 1;
+    } else if (strcmp(a, "--progress") == 0) {
+      progress = 1;
+    } else if (strcmp(a, "--no-progress") == 0) {
+      progress = 0;
+    } else if (strcmp(a, "--no-build") == 0 && add) {
+      no_build = 1;
+    } else if (strcmp(a, "--kind") == 0 && add && has_next) {
+      kind = argv[++i];
+    } else if (strcmp(a, "--param") == 0 && add && has_next) {
+      rc = add_param(params, argv[++i]);
+    } else if (strcmp(a, "--threads") == 0 && build && has_next) {
+      if (!hs_cli_parse_count(argv[++i], &threads) || threads > 1024)
+        rc = hs_cli_usage_error("index build: --threads expects a count up to 1024");
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(index_usage, stdout);
+      free(cols);
+      json_decref(params);
+      return HS_CLI_OK;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      rc = hs_cli_usage_error("index %s: unknown or incomplete option '%s'", sub, a);
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      cols[n++] = a;
+    }
+  }
+  if (rc == HS_CLI_OK && path == NULL) rc = hs_cli_usage_error("index %s: missing TABLE", sub);
+  if (rc == HS_CLI_OK && (add || drop) && n == 0)
+    rc = hs_cli_usage_error("index %s: name at least one COLUMN", sub);
+  if (rc == HS_CLI_OK && list && n > 0)
+    rc = hs_cli_usage_error("index list: takes only TABLE, got '%s'", cols[0]);
+  hs_table *t = NULL;
+  hs_error err = {0};
+  if (rc == HS_CLI_OK && hs_table_open(path, &t, &err) != HS_OK) rc = index_fail(path, &err);
+  char *ptext = rc == HS_CLI_OK ? json_dumps(params, JSON_COMPACT) : NULL;
+  char **bare = calloc(n + 1, sizeof *bare); /* add: COLUMN without :KIND */
+  if (rc == HS_CLI_OK && bare == NULL) rc = hs_cli_fail("out of memory");
+  for (size_t i = 0; rc == HS_CLI_OK && add && i < n; i++) {
+    const char *colon = strrchr(cols[i], ':');
+    bare[i] = colon ? strndup(cols[i], (size_t)(colon - cols[i])) : strdup(cols[i]);
+    if (bare[i] == NULL) {
+      rc = hs_cli_fail("out of memory");
+      break;
+    }
+    /* --param goes with --kind: columns naming their own :KIND take none. */
+    if (hs_table_add_index(t, bare[i], colon ? colon + 1 : kind, colon ? NULL : ptext, &err) !=
+        HS_OK)
+      rc = index_fail(path, &err);
+    else if (!json)
+      printf("%s: index on %s (%s)\n", path, bare[i], colon ? colon + 1 : kind);
+  }
+  for (size_t i = 0; rc == HS_CLI_OK && drop && i < n; i++) {
+    if (hs_table_drop_index(t, cols[i], &err) != HS_OK)
+      rc = index_fail(path, &err);
+    else if (!json)
+      printf("%s: dropped the index on %s\n", path, cols[i]);
+  }
+  if (rc == HS_CLI_OK && add && !no_build) {
+    /* Vector kinds are recorded only: build just the scalar ones. */
+    hs_table_index_info *v = NULL;
+    size_t nv = 0, k = 0;
+    if (hs_table_list_indexes(t, &v, &nv, &err) != HS_OK) rc = index_fail(path, &err);
+    for (size_t i = 0; rc == HS_CLI_OK && i < n; i++) /* cols[] reused: borrowed names */
+      for (size_t j = 0; j < nv; j++)
+        if (strcmp(v[j].column, bare[i]) == 0 && !v[j].is_vector) cols[k++] = bare[i];
+    if (rc == HS_CLI_OK && k > 0) rc = run_build(t, path, cols, k, 0, progress, json);
+    hs_table_index_info_free(v, nv);
+  } else if (rc == HS_CLI_OK && add && json) {
+    printf("{\"files_built\": 0}\n");
+  }
+  if (rc == HS_CLI_OK && list) rc = print_list(t, path, json);
+  if (rc == HS_CLI_OK && build)
+    rc = run_build(t, path, n ? cols : NULL, n, (uint32_t)threads, progress, json);
+  if (rc == HS_CLI_OK && drop && json) printf("{\"dropped\": %zu}\n", n);
+  for (size_t i = 0; bare != NULL && i < n; i++) free(bare[i]);
+  free(bare);
+  free(ptext);
+  hs_table_free(t);
+  free(cols);
+  json_decref(params);
+  if (rc == HS_CLI_OK && fflush(stdout) != 0) rc = hs_cli_fail("writing to stdout failed");
+  return rc;
+}
+
+/* ------------------------------------------------------------ explain */
+
+int hs_cli_explain(int argc, char **argv) {
+  const char *path = NULL, *filter = NULL;
+  int json = 0;
+  int64_t snapshot = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--json") == 0) {
+      json = 1;
+    } else if (strcmp(a, "--filter") == 0 && i + 1 < argc) {
+      filter = argv[++i];
+    } else if (strcmp(a, "--snapshot") == 0 && i + 1 < argc) {
+      if (!hs_cli_parse_count(argv[++i], &snapshot))
+        return hs_cli_usage_error("explain: --snapshot expects a snapshot id");
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(
+          "Usage: hyperstream explain TABLE [--filter SQL] [--snapshot ID] [--json]\n"
+          "  Run the filtered scan and show what it did: files planned and pruned,\n"
+          "  row groups and pages pruned, files answered by a scalar index.\n",
+          stdout);
+      return HS_CLI_OK;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return hs_cli_usage_error("explain: unknown or incomplete option '%s'", a);
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      return hs_cli_usage_error("explain: expected one TABLE, got '%s' and '%s'", path, a);
+    }
+  }
+  if (path == NULL) return hs_cli_usage_error("explain: missing TABLE");
+  hs_table *t = NULL;
+  hs_error err = {0};
+  if (hs_table_open(path, &t, &err) != HS_OK) return index_fail(path, &err);
+  hs_scan_options o;
+  hs_scan_options_init(&o);
+  o.filter = filter;
+  o.snapshot_id = snapshot;
+  hs_table_explain_info ex;
+  hs_status st = hs_table_explain(t, &o, &ex, &err);
+  hs_table_free(t);
+  if (st != HS_OK) return index_fail(path, &err);
+  const hs_scan_stats *s = &ex.scan;
+  if (json) {
+    printf("{\"filter\": ");
+    json_t *f = filter ? json_string(filter) : json_null();
+    char *ftext = json_dumps(f, JSON_ENCODE_ANY);
+    json_decref(f);
+    printf("%s", ftext ? ftext : "null");
+    free(ftext);
+    printf(
+        ",\n \"files_planned\": %lld, \"files_pruned\": %lld, \"files_read\": %lld,"
+        " \"manifests_read\": %lld,\n \"row_groups_read\": %lld, \"row_groups_pruned\": %lld,\n"
+        " \"pages\": %lld, \"pages_pruned\": %lld, \"page_rows_pruned\": %lld,\n"
+        " \"files_indexed\": %lld, \"index_rows_candidate\": %lld,"
+        " \"index_rows_eliminated\": %lld,\n \"rows_scanned\": %lld, \"rows_matched\": %lld}\n",
+        (long long)s->files_planned, (long long)s->files_pruned, (long long)s->files_read,
+        (long long)s->manifests_read, (long long)s->row_groups_read,
+        (long long)s->row_groups_pruned, (long long)ex.pages.pages,
+        (long long)ex.pages.pages_pruned, (long long)ex.pages.rows_pruned,
+        (long long)ex.index.files_indexed, (long long)ex.index.rows_candidate,
+        (long long)ex.index.rows_eliminated, (long long)s->rows_scanned,
+        (long long)s->rows_matched);
+  } else {
+    char a[32], b[32], c[32], d[32];
+    printf("Scan %s\n  filter:     %s\n", path, filter ? filter : "(none)");
+    printf("  files:      %s planned, %s pruned by partition values / column bounds, %s read\n",
+           hs_cli_group(s->files_planned, a, sizeof a), hs_cli_group(s->files_pruned, b, sizeof b),
+           hs_cli_group(s->files_read, c, sizeof c));
+    printf("  row groups: %s read, %s pruned by statistics\n",
+           hs_cli_group(s->row_groups_read, a, sizeof a),
+           hs_cli_group(s->row_groups_pruned, b, sizeof b));
+    printf("  pages:      %s of %s pages pruned by page indexes (%s rows)\n",
+           hs_cli_group(ex.pages.pages_pruned, a, sizeof a),
+           hs_cli_group(ex.pages.pages, b, sizeof b),
+           hs_cli_group(ex.pages.rows_pruned, c, sizeof c));
+    if (ex.index.files_indexed > 0)
+      printf(
+          "  index:      %s of %s files read answered by a scalar index: %s candidate rows, "
+          "%s eliminated\n",
+          hs_cli_group(ex.index.files_indexed, a, sizeof a),
+          hs_cli_group(s->files_read, b, sizeof b),
+          hs_cli_group(ex.index.rows_candidate, c, sizeof c),
+          hs_cli_group(ex.index.rows_eliminated, d, sizeof d));
+    else
+      printf("  index:      no scalar index used\n");
+    printf("  rows:       %s scanned, %s matched\n", hs_cli_group(s->rows_scanned, a, sizeof a),
+           hs_cli_group(s->rows_matched, b, sizeof b));
+  }
+  return fflush(stdout) == 0 ? HS_CLI_OK : hs_cli_fail("writing to stdout failed");
+}
