@@ -49,6 +49,23 @@ static hs_status oom(const hs_wcol *c, hs_error *err) {
                       c->leaf->dotted);
 }
 
+/* The writer's scratch buffer of pool role `r` (write_pool.c). */
+static hs_buf *wcol_role_buf(hs_wcol *c, int r) {
+  switch (r) {
+  case HS_WBUF_PAGES: return &c->pages;
+  case HS_WBUF_VALS: return &c->vals;
+  case HS_WBUF_ENC: return &c->enc;
+  case HS_WBUF_BODY: return &c->body;
+  case HS_WBUF_IDX: return &c->idx;
+  case HS_WBUF_GATHER: return &c->gather;
+  case HS_WBUF_DEF: return &c->def;
+  case HS_WBUF_REP: return &c->rep;
+  case HS_WBUF_LV32: return &c->lv32;
+  case HS_WBUF_VIDX: return &c->vidx;
+  default: return &c->dict_vals;
+  }
+}
+
 hs_status hs_wcol_init(hs_wcol *c, const hs_wleaf *leaf, const hs_wopts *o, hs_error *err) {
   memset(c, 0, sizeof(*c));
   c->leaf = leaf;
@@ -57,6 +74,7 @@ hs_status hs_wcol_init(hs_wcol *c, const hs_wleaf *leaf, const hs_wopts *o, hs_e
   c->dict_on = leaf->encoding == HS_ENCODING_DEFAULT;
   c->def_implicit = leaf->max_def > 0;
   c->page_serial = 1;
+  for (int r = 0; r < HS_WBUF_ROLES; r++) hs_wpool_take(r, wcol_role_buf(c, r));
   if (leaf->list_kind == HS_WLIST_NONE && c->phys_width > 0)
     c->est_row_bytes = c->phys_width;
   else if (leaf->list_kind == HS_WLIST_FIXED && c->phys_width > 0)
@@ -66,8 +84,8 @@ hs_status hs_wcol_init(hs_wcol *c, const hs_wleaf *leaf, const hs_wopts *o, hs_e
 
 void hs_wcol_free(hs_wcol *c) {
   if (c == NULL) return;
-  hs_buf *bufs[] = {&c->def, &c->rep,  &c->vals, &c->idx,   &c->dict_vals, &c->gather,   &c->vidx,
-                    &c->enc, &c->body, &c->hdr,  &c->pages, &c->dict_page, &c->pi_bytes, &c->lv32};
+  for (int r = 0; r < HS_WBUF_ROLES; r++) hs_wpool_give(r, wcol_role_buf(c, r));
+  hs_buf *bufs[] = {&c->hdr, &c->dict_page, &c->pi_bytes};
   for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) hs_buf_free(bufs[i]);
   hs_wstat_free(&c->page_stat);
   hs_wstat_free(&c->chunk_stat);
@@ -661,7 +679,12 @@ static hs_status split_plain_bytes(hs_wcol *c, int64_t n, hs_error *err) {
   return HS_OK;
 }
 
-static hs_status encode_values(hs_wcol *c, int32_t *encoding, hs_error *err) {
+/* Encode the page's values after its levels in c->enc. PLAIN values that
+ * need no transformation are left in c->vals when `keep` (the caller can
+ * use them from there) and *kept says so. */
+static hs_status encode_values(hs_wcol *c, int32_t *encoding, bool keep, bool *kept,
+                               hs_error *err) {
+  *kept = false;
   const hs_wleaf *l = c->leaf;
   int64_t n = c->page_values;
   if (c->dict_on) {
@@ -683,6 +706,10 @@ static hs_status encode_values(hs_wcol *c, int32_t *encoding, hs_error *err) {
       memset(o, 0, nb);
       for (int64_t k = 0; k < n; k++) o[k >> 3] |= (uint8_t)(c->vals.data[k] << (k & 7));
       c->enc.len += nb;
+      return HS_OK;
+    }
+    if (keep) {
+      *kept = true;
       return HS_OK;
     }
     return hs_buf_append(&c->enc, c->vals.data, c->vals.len) ? HS_OK : oom(c, err);
@@ -789,19 +816,40 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   }
   size_t lv_len = c->enc.len;
   int32_t encoding = 0;
-  if ((st = encode_values(c, &encoding, err)) != HS_OK) return st;
-  size_t raw_len = c->enc.len;
-  if ((st = compress_into_body(c, v2 ? lv_len : 0, err)) != HS_OK) return st;
-  if (raw_len > INT32_MAX || c->body.len > INT32_MAX)
+  /* The page body as at most two pieces, copied once into c->pages:
+   * uncompressed, the levels and values where they were built; compressed,
+   * c->body (data page v2 compresses PLAIN values straight from c->vals). */
+  bool raw = c->o->codec == HS_PQ_CODEC_UNCOMPRESSED, kept;
+  if ((st = encode_values(c, &encoding, raw || v2, &kept, err)) != HS_OK) return st;
+  size_t raw_len = c->enc.len + (kept ? c->vals.len : 0);
+  const uint8_t *p1 = c->enc.data, *p2 = kept ? c->vals.data : NULL;
+  size_t n1 = c->enc.len, n2 = kept ? c->vals.len : 0;
+  if (!raw) {
+    if (kept) {
+      c->body.len = 0;
+      if (!hs_buf_append(&c->body, c->enc.data, lv_len)) return oom(c, err);
+      st = hs_pq_compress(c->o->codec, c->o->level, c->vals.data, c->vals.len, &c->body, err);
+    } else {
+      st = compress_into_body(c, v2 ? lv_len : 0, err);
+    }
+    if (st != HS_OK) return st;
+    p1 = c->body.data;
+    n1 = c->body.len;
+    p2 = NULL;
+    n2 = 0;
+  }
+  if (raw_len > INT32_MAX || n1 + n2 > INT32_MAX)
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "column '%s': page over 2 GiB", l->dotted);
 
   hs_pq_page_header ph;
   memset(&ph, 0, sizeof(ph));
   ph.uncompressed_page_size = (int32_t)raw_len;
-  ph.compressed_page_size = (int32_t)c->body.len;
+  ph.compressed_page_size = (int32_t)(n1 + n2);
   if (c->o->crc) {
     ph.has_crc = true;
-    ph.crc = (int32_t)crc32(0L, c->body.data, (uInt)c->body.len);
+    uLong crc = crc32(0L, p1, (uInt)n1);
+    if (n2) crc = crc32(crc, p2, (uInt)n2);
+    ph.crc = (int32_t)crc;
   }
   if (v2) {
     ph.type = HS_PQ_DATA_PAGE_V2;
@@ -824,13 +872,14 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   c->hdr.len = 0;
   if ((st = hs_pq_page_header_write(&ph, &c->hdr, err)) != HS_OK) return st;
   int64_t at = c->pages_drained + (int64_t)c->pages.len;
-  if (!hs_buf_append(&c->pages, c->hdr.data, c->hdr.len) ||
-      !hs_buf_append(&c->pages, c->body.data, c->body.len))
+  if (!hs_buf_reserve(&c->pages, c->hdr.len + n1 + n2) ||
+      !hs_buf_append(&c->pages, c->hdr.data, c->hdr.len) || !hs_buf_append(&c->pages, p1, n1) ||
+      !hs_buf_append(&c->pages, p2, n2))
     return oom(c, err);
-  if ((st = add_page_entry(c, at, c->hdr.len + c->body.len, err)) != HS_OK) return st;
+  if ((st = add_page_entry(c, at, c->hdr.len + n1 + n2, err)) != HS_OK) return st;
 
   c->uncompressed_bytes += (int64_t)(c->hdr.len + raw_len);
-  c->compressed_bytes += (int64_t)(c->hdr.len + c->body.len);
+  c->compressed_bytes += (int64_t)(c->hdr.len + n1 + n2);
   c->chunk_rows += c->page_rows;
   c->chunk_levels += c->page_levels;
   c->chunk_nulls += c->page_levels - c->page_values;

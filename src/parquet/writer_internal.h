@@ -203,6 +203,26 @@ typedef struct hs_wcol {
   hs_buf pi_bytes; /* page min/max values */
 } hs_wcol;
 
+/* Recycled scratch buffers (write_pool.c), by role. take: when *b is
+ * empty, give it a pooled buffer of that role if one is free (len 0).
+ * give: keep *b's memory for a later writer or free it; *b is zeroed. */
+enum {
+  HS_WBUF_PAGES,
+  HS_WBUF_VALS,
+  HS_WBUF_ENC,
+  HS_WBUF_BODY,
+  HS_WBUF_IDX,
+  HS_WBUF_GATHER,
+  HS_WBUF_DEF,
+  HS_WBUF_REP,
+  HS_WBUF_LV32,
+  HS_WBUF_VIDX,
+  HS_WBUF_DICT,
+  HS_WBUF_ROLES
+};
+void hs_wpool_take(int role, hs_buf *b);
+void hs_wpool_give(int role, hs_buf *b);
+
 hs_status hs_wcol_init(hs_wcol *c, const hs_wleaf *leaf, const hs_wopts *o, hs_error *err);
 void hs_wcol_free(hs_wcol *c);
 /* Append rows [start, start + n) (logical indices, i.e. not counting
