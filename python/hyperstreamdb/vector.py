@@ -34,7 +34,7 @@ The original's cosine of a zero vector was 1.0; here it is NaN, as pgvector.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -80,6 +80,7 @@ __all__ = [
     "hamming_batch",
     "jaccard",
     "jaccard_batch",
+    "VectorIndex",
 ]
 
 ArrayLike = Any
@@ -489,3 +490,128 @@ hamming = hamming_distance
 hamming_batch = hamming_distance_batch
 jaccard = jaccard_distance
 jaccard_batch = jaccard_distance_batch
+
+
+# ------------------------------------------------------------ vector index
+
+
+class VectorIndex:
+    """An HNSW (+ IVF) vector index over the rows of one matrix: the index a
+    table keeps per data file (``src/index/vector/``), usable on its own.
+
+    ``VectorIndex.build(vectors, metric="l2", m=16, ef_construction=100,
+    partitions=0, quantizer=None, seed=42, threads=0)`` indexes the rows of
+    a 2-D array; row ``i`` answers as id ``i``. Rows holding NaN or
+    infinite values (and, for cosine, all-zero rows) are left out.
+    ``search(q, k=10, ef_search=None, nprobe=None, filter=None)`` takes one
+    query (1-D) or a batch (2-D; run in parallel with the GIL released) and
+    returns ``(ids, distances)``: int64 and float32 arrays of shape ``(k,)``
+    or ``(nq, k)``, each row sorted by (distance, id), with exact distances in
+    the metric (pgvector's values: ``l2`` is the Euclidean distance, ``ip``
+    the negative inner product, ``cosine`` 1 - cos). ``filter`` is an array
+    of allowed row ids: then exactly min(k, allowed indexed rows) answers
+    come back. Missing answers (k above the indexed rows) are id -1 and
+    distance inf. ``to_bytes()``/``from_bytes()`` round-trip the index file;
+    ``validate()`` deep-checks it.
+    """
+
+    __slots__ = ("_ix", "_info")
+
+    def __init__(self, _ix: Any) -> None:
+        self._ix = _ix
+        self._info = _ix.info()
+
+    @classmethod
+    def build(cls, vectors: ArrayLike, metric: str = "l2", m: int = 16,
+              ef_construction: int = 100, partitions: int = 0,
+              quantizer: Optional[str] = None, seed: int = 42,
+              threads: int = 0) -> "VectorIndex":
+        x = np.ascontiguousarray(vectors, dtype=np.float32)
+        if x.ndim != 2:
+            raise InvalidArgumentError(f"vectors: expected a 2-D matrix, got shape {x.shape}")
+        if x.shape[1] == 0:
+            raise InvalidArgumentError("vectors: rows must have at least 1 dimension")
+        if quantizer not in (None, "none"):
+            raise UnsupportedError(f"quantizer {quantizer!r}: quantized indexes are not built yet")
+        for name, v in (("m", m), ("ef_construction", ef_construction),
+                        ("partitions", partitions), ("threads", threads)):
+            if int(v) < 0 or int(v) > 0xFFFFFFFF:
+                raise InvalidArgumentError(f"{name}: {v} is not a valid count")
+        data = _core._vindex_build(x, x.shape[0], x.shape[1], str(metric), int(m),
+                                   int(ef_construction), int(partitions),
+                                   int(seed) & 0xFFFFFFFFFFFFFFFF, int(threads))
+        return cls(_core._VectorIndex(data))
+
+    @classmethod
+    def from_bytes(cls, data: Union[bytes, bytearray, memoryview]) -> "VectorIndex":
+        return cls(_core._VectorIndex(bytes(data)))
+
+    def to_bytes(self) -> bytes:
+        return self._ix.to_bytes()
+
+    def validate(self) -> None:
+        self._ix.validate()
+
+    @property
+    def dim(self) -> int:
+        return self._info["dim"]
+
+    @property
+    def metric(self) -> str:
+        return self._info["metric"]
+
+    @property
+    def indexed_count(self) -> int:
+        return self._info["indexed_count"]
+
+    @property
+    def row_count(self) -> int:
+        return self._info["row_count"]
+
+    @property
+    def partitions(self) -> int:
+        return self._info["partitions"]
+
+    def __len__(self) -> int:
+        return self._info["indexed_count"]
+
+    def __repr__(self) -> str:
+        i = self._info
+        return (f"VectorIndex(dim={i['dim']}, metric={i['metric']!r}, "
+                f"indexed={i['indexed_count']}/{i['row_count']} rows, "
+                f"partitions={i['partitions']}, quantizer={i['quantizer']!r}, "
+                f"{i['nbytes']} bytes)")
+
+    def search(self, q: ArrayLike, k: int = 10, ef_search: Optional[int] = None,
+               nprobe: Optional[int] = None, filter: Optional[ArrayLike] = None,
+               threads: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+        if isinstance(k, bool) or int(k) != k or int(k) <= 0:
+            raise InvalidArgumentError(f"k must be a positive integer, got {k!r}")
+        k = int(k)
+        qa = np.ascontiguousarray(q, dtype=np.float32)
+        single = qa.ndim == 1
+        if single:
+            qa = qa.reshape(1, -1)
+        if qa.ndim != 2 or qa.shape[1] != self.dim:
+            raise InvalidArgumentError(
+                f"query: expected {self.dim} dimensions, got shape {np.shape(q)}")
+        _refuse_non_finite(qa, "query")
+        allowed = None
+        if filter is not None:
+            f = np.asarray(filter)
+            if f.dtype == np.bool_:
+                f = np.flatnonzero(f)
+            if f.ndim != 1 or (f.size and (f.min() < 0 or f.max() > 0xFFFFFFFF)):
+                raise InvalidArgumentError("filter: expected a 1-D array of row ids")
+            allowed = np.ascontiguousarray(f, dtype=np.uint32)
+        nq = qa.shape[0]
+        ids = np.empty((nq, k), dtype=np.int64)
+        dist = np.empty((nq, k), dtype=np.float32)
+        for name, v in (("ef_search", ef_search), ("nprobe", nprobe)):
+            if v is not None and (int(v) < 0 or int(v) > 0xFFFFFFFF):
+                raise InvalidArgumentError(f"{name}: {v} is not a valid count")
+        self._ix.search(qa, nq, k, int(ef_search or 0), int(nprobe or 0), allowed, ids, dist,
+                        int(threads))
+        if single:
+            return ids[0], dist[0]
+        return ids, dist

@@ -41,10 +41,10 @@ typedef struct section {
   uint64_t len;
 } section;
 
-static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t row_count, uint32_t n,
-                            uint32_t m0, const hs_hnsw_graph *g, const hs_hnsw_part *parts,
-                            uint32_t n_parts, const float *centroids, const uint32_t *rows,
-                            const float *vecs, hs_buf *out, hs_error *err) {
+static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim,
+                            uint32_t row_count, uint32_t n, uint32_t m0, const hs_hnsw_graph *g,
+                            const hs_hnsw_part *parts, uint32_t n_parts, const float *centroids,
+                            const uint32_t *rows, const float *vecs, hs_buf *out, hs_error *err) {
   uint32_t part_words[4 * 1]; /* only used when n_parts == 1 */
   uint32_t *pw = n_parts == 1 ? part_words : hs_malloc((size_t)n_parts * 4 * sizeof *pw);
   if (pw == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing partitions");
@@ -57,12 +57,13 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t row_
   section s[HS_VIDX_S_MAX];
   uint32_t ns = 0;
   s[ns++] = (section){HS_VIDX_S_ROWS, rows, (uint64_t)n * 4};
-  s[ns++] = (section){HS_VIDX_S_VECTORS, vecs, (uint64_t)n * dim * 4};
+  s[ns++] = (section){HS_VIDX_S_VECTORS, vecs, (uint64_t)n * vdim * 4};
   s[ns++] = (section){HS_VIDX_S_LEVELS, g->levels, n};
   s[ns++] = (section){HS_VIDX_S_LINKS0, g->links0, (uint64_t)n * (1 + m0) * 4};
   s[ns++] = (section){HS_VIDX_S_UPPER, g->upper, g->upper_blocks * (1 + p->m) * 4};
   s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
-  if (n_parts > 1) s[ns++] = (section){HS_VIDX_S_CENTROIDS, centroids, (uint64_t)n_parts * dim * 4};
+  if (n_parts > 1)
+    s[ns++] = (section){HS_VIDX_S_CENTROIDS, centroids, (uint64_t)n_parts * vdim * 4};
 
   uint64_t off = HS_VIDX_HEADER_LEN + (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
   uint8_t table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
@@ -104,6 +105,7 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t row_
   hs_store_u32le(h + HS_VIDX_H_TABLE_CRC,
                  (uint32_t)crc32(0L, table, ns * HS_VIDX_SECTION_ENTRY_LEN));
   hs_store_u64le(h + HS_VIDX_H_UPPER_BLOCKS, g->upper_blocks);
+  hs_store_u32le(h + HS_VIDX_H_VDIM, vdim);
   hs_store_u32le(h + HS_VIDX_H_CRC, (uint32_t)crc32(0L, h, HS_VIDX_H_CRC));
 
   size_t start = out->len;
@@ -139,7 +141,8 @@ static hs_status partition_rows(const hs_vidx_params *p, size_t dim, size_t n, u
   kp.k = *n_parts;
   kp.seed = p->seed;
   kp.threads = p->threads;
-  kp.metric = p->metric == HS_METRIC_L2SQ ? HS_METRIC_L2 : p->metric;
+  /* IP rows are augmented (vidx_internal.h): Euclidean clusters of them */
+  kp.metric = (p->metric == HS_METRIC_L2SQ || p->metric == HS_METRIC_IP) ? HS_METRIC_L2 : p->metric;
   uint32_t k = 0;
   hs_status st = hs_kmeans_train(vecs, n, dim, &kp, centroids, &k, err);
   if (st != HS_OK) return st;
@@ -224,8 +227,9 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     bool ok = valid == NULL || (valid[i >> 3] >> (i & 7) & 1);
     if (ok && row_indexable(vectors + i * dim, dim, p.metric)) nidx++;
   }
+  const size_t vdim = hs_vidx_vdim(p.metric, (uint32_t)dim);
   size_t vec_bytes;
-  if (!hs_mul_size(nidx, dim * sizeof(float), &vec_bytes))
+  if (!hs_mul_size(nidx, vdim * sizeof(float), &vec_bytes))
     return hs_error_set(err, HS_ERR_NOMEM, "vidx build: %zu x %zu vectors overflow", nidx, dim);
   uint32_t *rows = hs_malloc((nidx ? nidx : 1) * sizeof *rows);
   float *vecs = hs_malloc(vec_bytes ? vec_bytes : 1);
@@ -240,7 +244,7 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     bool ok = valid == NULL || (valid[i >> 3] >> (i & 7) & 1);
     if (!ok || !row_indexable(v, dim, p.metric)) continue;
     rows[w] = (uint32_t)i;
-    float *dst = vecs + w * dim;
+    float *dst = vecs + w * vdim;
     if (p.metric == HS_METRIC_COSINE) {
       double norm = 0;
       for (size_t j = 0; j < dim; j++) norm += (double)v[j] * v[j];
@@ -251,6 +255,19 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     }
     w++;
   }
+  if (p.metric == HS_METRIC_IP) { /* the augmenting component */
+    double max_sq = 0;
+    for (size_t i = 0; i < nidx; i++) {
+      double sq = 0;
+      for (size_t j = 0; j < dim; j++) sq += (double)vecs[i * vdim + j] * vecs[i * vdim + j];
+      vecs[i * vdim + dim] = (float)sq; /* the norm, for now */
+      if (sq > max_sq) max_sq = sq;
+    }
+    for (size_t i = 0; i < nidx; i++) {
+      double rest = max_sq - vecs[i * vdim + dim];
+      vecs[i * vdim + dim] = (float)sqrt(rest > 0 ? rest : 0);
+    }
+  }
 
   /* IVF: cluster, then order the rows by partition (stable: rows stay
    * ascending inside one). */
@@ -260,7 +277,7 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   float *centroids = NULL;
   hs_status st = HS_OK;
   if (n_parts > 1) {
-    st = partition_rows(&p, dim, nidx, &n_parts, rows, vecs, &centroids, &parts, err);
+    st = partition_rows(&p, vdim, nidx, &n_parts, rows, vecs, &centroids, &parts, err);
     if (st != HS_OK) {
       hs_free(rows);
       hs_free(vecs);
@@ -272,7 +289,7 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   hs_hnsw_graph g;
   memset(&g, 0, sizeof g);
   g.n = (uint32_t)nidx;
-  g.dim = (uint32_t)dim;
+  g.dim = (uint32_t)vdim;
   g.m = p.m;
   g.m0 = m0;
   g.space = hs_vidx_space(p.metric);
@@ -280,8 +297,8 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   hs_hnsw_build_params bp = {p.m, p.ef_construction, p.threads, p.seed};
   st = hs_hnsw_build(&g, parts, n_parts, &bp, err);
   if (st == HS_OK)
-    st = write_file(&p, (uint32_t)dim, (uint32_t)n, (uint32_t)nidx, m0, &g, parts, n_parts,
-                    centroids, rows, vecs, out, err);
+    st = write_file(&p, (uint32_t)dim, (uint32_t)vdim, (uint32_t)n, (uint32_t)nidx, m0, &g, parts,
+                    n_parts, centroids, rows, vecs, out, err);
   if (parts != &one) hs_free(parts);
   hs_free(centroids);
   hs_hnsw_build_free(&g);

@@ -36,18 +36,19 @@ enum {
   HS_VIDX_H_SECTIONS = 56,
   HS_VIDX_H_TABLE_CRC = 60,    /* crc32 of the section table */
   HS_VIDX_H_UPPER_BLOCKS = 64, /* u64 */
+  HS_VIDX_H_VDIM = 72,         /* u32: floats per stored vector (IP: dim + 1) */
   HS_VIDX_H_CRC = 124,         /* crc32 of bytes [0, 124) */
 };
 
 /* Section ids; each appears at most once, in this order. */
 enum {
   HS_VIDX_S_ROWS = 1,      /* n u32: local id -> data file row */
-  HS_VIDX_S_VECTORS = 2,   /* n * dim f32 (cosine: normalised) */
+  HS_VIDX_S_VECTORS = 2,   /* n * vdim f32 (cosine: normalised; IP: augmented) */
   HS_VIDX_S_LEVELS = 3,    /* n u8 */
   HS_VIDX_S_LINKS0 = 4,    /* n * (1 + m0) u32 */
   HS_VIDX_S_UPPER = 5,     /* upper_blocks * (1 + m) u32 */
   HS_VIDX_S_PARTS = 6,     /* partitions * 4 u32: start, count, entry, max_level */
-  HS_VIDX_S_CENTROIDS = 7, /* partitions * dim f32 (only when partitions > 1) */
+  HS_VIDX_S_CENTROIDS = 7, /* partitions * vdim f32 (only when partitions > 1) */
   HS_VIDX_S_QUANT = 8,     /* hs_quant_serialize blob (only when quantized) */
   HS_VIDX_S_CODES = 9,     /* n * code_size bytes (only when quantized) */
   HS_VIDX_S_MAX = 9
@@ -69,7 +70,7 @@ typedef struct hs_vidx_scratch {
 
 struct hs_vidx {
   hs_source *src;
-  uint32_t dim, row_count, n, m, m0, ef_construction, n_parts, code_size;
+  uint32_t dim, vdim, row_count, n, m, m0, ef_construction, n_parts, code_size;
   hs_metric metric;
   hs_quant_kind quant_kind;
   hs_hnsw_graph g;
@@ -87,14 +88,23 @@ struct hs_vidx {
   hs_vidx_scratch *pool;
 };
 
-/* Internal distance of the metric. */
+/* The graph's distance for a metric. IP is searched as L2 over vectors
+ * augmented with one component sqrt(M^2 - |x|^2) (M the largest norm; the
+ * query's extra component is 0): |q - x'|^2 = |q|^2 + M^2 - 2 q.x, so the
+ * order is the inner product's, and the graph is built on a true metric
+ * (README.md, "Inner product"). */
 static inline hs_hnsw_space hs_vidx_space(hs_metric m) {
-  if (m == HS_METRIC_L2 || m == HS_METRIC_L2SQ) return HS_HNSW_L2SQ;
+  if (m == HS_METRIC_L2 || m == HS_METRIC_L2SQ || m == HS_METRIC_IP) return HS_HNSW_L2SQ;
   if (m == HS_METRIC_L1) return HS_HNSW_L1;
   return HS_HNSW_NEGDOT;
 }
 
-/* The reported (pgvector) distance from the internal one. */
+static inline uint32_t hs_vidx_vdim(hs_metric m, uint32_t dim) {
+  return dim + (m == HS_METRIC_IP ? 1u : 0u);
+}
+
+/* The reported (pgvector) distance from the internal one (not IP: its
+ * distance is recomputed from the vectors). */
 float hs_vidx_report(hs_metric m, float internal);
 
 #endif /* HS_INDEX_VECTOR_VIDX_INTERNAL_H */

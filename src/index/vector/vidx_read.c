@@ -85,6 +85,10 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
       metric != HS_METRIC_COSINE && metric != HS_METRIC_L1)
     return CORRUPT("metric %u", metric);
   x->metric = (hs_metric)metric;
+  x->vdim = hs_load_u32le(h + HS_VIDX_H_VDIM);
+  if (x->vdim != hs_vidx_vdim(x->metric, x->dim))
+    return CORRUPT("stored vectors of %u floats for dimension %u, metric %s", x->vdim, x->dim,
+                   hs_metric_name(x->metric));
   if (x->n > x->row_count) return CORRUPT("%u indexed rows of %u", x->n, x->row_count);
   if (x->m < 2 || x->m > HS_HNSW_MAX_M || x->m0 < x->m || x->m0 > 2 * HS_HNSW_MAX_M)
     return CORRUPT("degrees m = %u, m0 = %u", x->m, x->m0);
@@ -103,7 +107,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
     return CORRUPT("section table checksum mismatch");
 
   /* Expected lengths, all bounded by the file length before any use. */
-  uint64_t n = x->n, dim = x->dim;
+  uint64_t n = x->n, dim = x->vdim;
   if (upper_blocks > n * HS_HNSW_MAX_LEVEL)
     return CORRUPT("%llu upper blocks", (unsigned long long)upper_blocks);
   uint64_t want[HS_VIDX_S_MAX + 1] = {0};
@@ -142,7 +146,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   x->centroids = x->n_parts > 1 ? (const float *)sec[HS_VIDX_S_CENTROIDS] : NULL;
   hs_hnsw_graph *g = &x->g;
   g->n = x->n;
-  g->dim = x->dim;
+  g->dim = x->vdim;
   g->m = x->m;
   g->m0 = x->m0;
   g->space = hs_vidx_space(x->metric);
@@ -305,9 +309,9 @@ hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
     }
   }
   for (uint32_t i = 0; i < x->n; i++) {
-    const float *v = g->vectors + (size_t)i * x->dim;
+    const float *v = g->vectors + (size_t)i * x->vdim;
     double norm = 0;
-    for (uint32_t j = 0; j < x->dim; j++) {
+    for (uint32_t j = 0; j < x->vdim; j++) {
       if (!isfinite(v[j])) return CORRUPT("row %u: component %u is not finite", x->rows[i], j);
       norm += (double)v[j] * v[j];
     }
@@ -315,8 +319,8 @@ hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
       return CORRUPT("row %u: cosine vector with norm^2 %g, expected 1", x->rows[i], norm);
   }
   for (uint32_t pi = 0; x->centroids != NULL && pi < x->n_parts; pi++)
-    for (uint32_t j = 0; j < x->dim; j++)
-      if (!isfinite(x->centroids[(size_t)pi * x->dim + j]))
+    for (uint32_t j = 0; j < x->vdim; j++)
+      if (!isfinite(x->centroids[(size_t)pi * x->vdim + j]))
         return CORRUPT("centroid %u is not finite", pi);
   return HS_OK;
 }

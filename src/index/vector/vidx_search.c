@@ -39,7 +39,7 @@ static hs_vidx_scratch *scratch_get(hs_vidx *x) {
   s = hs_calloc(1, sizeof *s);
   if (s == NULL) return NULL;
   bool ok = hs_hnsw_scratch_init(&s->hs, x->n);
-  s->q = hs_malloc((size_t)x->dim * sizeof *s->q);
+  s->q = hs_calloc(x->vdim, sizeof *s->q); /* IP: q[dim] stays 0 */
   s->probe = hs_malloc((size_t)x->n_parts * sizeof *s->probe);
   s->probe_d = hs_malloc((size_t)x->n_parts * sizeof *s->probe_d);
   if (!ok || s->q == NULL || s->probe == NULL || s->probe_d == NULL) {
@@ -105,9 +105,12 @@ static void topk_offer(hs_vidx_hit *h, uint32_t *n, uint32_t k, hs_vidx_hit v) {
   h[i] = v;
 }
 
+/* The exact reported distance of one indexed row. */
 static inline hs_vidx_hit hit_of(const hs_vidx *x, const hs_distance_kernels *kern, const float *q,
                                  uint32_t local) {
-  float d = hs_hnsw_dist(kern, x->g.space, q, x->g.vectors + (size_t)local * x->dim, x->dim);
+  const float *v = x->g.vectors + (size_t)local * x->vdim;
+  if (x->metric == HS_METRIC_IP) return (hs_vidx_hit){x->rows[local], -kern->dot_f32(q, v, x->dim)};
+  float d = hs_hnsw_dist(kern, x->g.space, q, v, x->dim);
   return (hs_vidx_hit){x->rows[local], hs_vidx_report(x->metric, d)};
 }
 
@@ -173,7 +176,7 @@ static uint32_t choose_probes(const hs_vidx *x, hs_vidx_scratch *s, const float 
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   for (uint32_t p = 0; p < x->n_parts; p++) {
     s->probe[p] = p;
-    s->probe_d[p] = hs_hnsw_dist(kern, x->g.space, q, x->centroids + (size_t)p * x->dim, x->dim);
+    s->probe_d[p] = hs_hnsw_dist(kern, x->g.space, q, x->centroids + (size_t)p * x->vdim, x->vdim);
   }
   if (nprobe > x->n_parts) nprobe = x->n_parts;
   for (uint32_t i = 0; i < nprobe; i++) { /* partial selection sort */
@@ -229,9 +232,13 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   if (total < want) return exact_search(x, q, k, allowed, hits, n_hits, err);
   uint32_t n = 0;
+  const hs_distance_kernels *kern = hs_distance_kernels_active();
   for (size_t i = 0; i < total; i++) {
     uint32_t id = s->all[i].id;
-    topk_offer(hits, &n, k, (hs_vidx_hit){x->rows[id], hs_vidx_report(x->metric, s->all[i].d)});
+    hs_vidx_hit h = x->metric == HS_METRIC_IP
+                        ? hit_of(x, kern, q, id)
+                        : (hs_vidx_hit){x->rows[id], hs_vidx_report(x->metric, s->all[i].d)};
+    topk_offer(hits, &n, k, h);
   }
   qsort(hits, n, sizeof *hits, hit_cmp);
   *n_hits = n;

@@ -1,0 +1,319 @@
+/*
+ * vindex.c — the raw per-data-file vector index (src/index/vector/vidx.h)
+ * for Python: _vindex_build(...) -> bytes and the _VectorIndex type over
+ * those bytes (hyperstreamdb/vector.py's VectorIndex shapes the numpy
+ * arrays). Buffers come through the buffer protocol (no numpy headers);
+ * every length is checked against the shapes before memory is touched.
+ * Builds and searches release the GIL; a batch of queries runs in parallel
+ * (hs_parallel_for), each query writing its own rows of the outputs.
+ */
+#include <string.h>
+
+#include "common/parallel.h"
+#include "core.h"
+#include "index/vector/vidx.h"
+
+typedef struct {
+  PyObject_HEAD hs_vidx *x;
+  PyObject *bytes; /* owns the memory the index reads */
+} hs_py_vindex;
+
+static int get_f32(PyObject *obj, Py_buffer *view, const char *what, int fmt_char) {
+  if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+  const char *f = view->format != NULL ? view->format : "B";
+  if (*f == '<' || *f == '=' || *f == '@') f++;
+  int ok =
+      f[1] == '\0' && (f[0] == fmt_char || (fmt_char == 'I' && f[0] == 'L' && view->itemsize == 4));
+  if (!ok || view->itemsize != 4) {
+    PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous buffer of format '%c', got '%s'",
+                 what, fmt_char, view->format != NULL ? view->format : "B");
+    PyBuffer_Release(view);
+    return -1;
+  }
+  return 0;
+}
+
+/* _vindex_build(vectors, n, dim, metric, m, ef_construction, partitions,
+ *               seed, threads) -> bytes */
+static PyObject *hs_py_vindex_build(PyObject *self, PyObject *args) {
+  PyObject *vo;
+  Py_ssize_t n, dim;
+  const char *metric_name;
+  unsigned int m, efc, parts, threads;
+  unsigned long long seed;
+  if (!PyArg_ParseTuple(args, "OnnsIIIKI:_vindex_build", &vo, &n, &dim, &metric_name, &m, &efc,
+                        &parts, &seed, &threads))
+    return NULL;
+  hs_vidx_params p;
+  hs_vidx_params_default(&p);
+  hs_error err = {0};
+  hs_status st = hs_metric_parse(metric_name, &p.metric, &err);
+  if (st != HS_OK) return hs_py_raise(st, &err, NULL);
+  if (m) p.m = m;
+  if (efc) p.ef_construction = efc;
+  p.partitions = parts;
+  p.seed = seed;
+  p.threads = threads;
+  Py_buffer v;
+  if (get_f32(vo, &v, "vectors", 'f') < 0) return NULL;
+  size_t items;
+  if (n < 0 || dim <= 0 || __builtin_mul_overflow((size_t)n, (size_t)dim, &items) ||
+      items != (size_t)(v.len / 4)) {
+    PyBuffer_Release(&v);
+    return hs_py_raise_msg(hs_py_invalid_error, "vectors: %zd floats do not make %zd x %zd",
+                           v.len / 4, n, dim);
+  }
+  hs_buf out;
+  hs_buf_init(&out);
+  Py_BEGIN_ALLOW_THREADS;
+  st = hs_vidx_build(v.buf, (size_t)n, (size_t)dim, NULL, &p, &out, &err);
+  Py_END_ALLOW_THREADS;
+  PyBuffer_Release(&v);
+  if (st != HS_OK) {
+    hs_buf_free(&out);
+    return hs_py_raise(st, &err, NULL);
+  }
+  PyObject *res = PyBytes_FromStringAndSize((const char *)out.data, (Py_ssize_t)out.len);
+  hs_buf_free(&out);
+  return res;
+}
+
+static int vindex_init(hs_py_vindex *self, PyObject *args, PyObject *kwargs) {
+  PyObject *bytes;
+  static char *kw[] = {"data", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!:_VectorIndex", kw, &PyBytes_Type, &bytes))
+    return -1;
+  if (self->x != NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "_VectorIndex is already open");
+    return -1;
+  }
+  hs_source *src;
+  hs_error err = {0};
+  hs_status st = hs_source_open_memory((const uint8_t *)PyBytes_AS_STRING(bytes),
+                                       (size_t)PyBytes_GET_SIZE(bytes), "vector index", &src, &err);
+  if (st == HS_OK) {
+    Py_BEGIN_ALLOW_THREADS;
+    st = hs_vidx_open(src, 0, (uint64_t)PyBytes_GET_SIZE(bytes), &self->x, &err);
+    Py_END_ALLOW_THREADS;
+    hs_source_unref(src);
+  }
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, NULL);
+    return -1;
+  }
+  Py_INCREF(bytes);
+  self->bytes = bytes;
+  return 0;
+}
+
+static void vindex_dealloc(hs_py_vindex *self) {
+  hs_vidx_free(self->x);
+  Py_XDECREF(self->bytes);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static hs_vidx *opened(hs_py_vindex *self) {
+  if (self->x == NULL) PyErr_SetString(PyExc_RuntimeError, "_VectorIndex is not open");
+  return self->x;
+}
+
+typedef struct batch_ctx {
+  const hs_vidx *x;
+  const float *q;
+  uint32_t k, dim;
+  hs_vidx_search_params sp;
+  const roaring_bitmap_t *allowed;
+  int64_t *ids;
+  float *dist;
+  hs_status *st; /* per query */
+  hs_error *err; /* first error per worker */
+} batch_ctx;
+
+static void search_range(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  batch_ctx *c = ctx;
+  hs_vidx_hit hits_local[64];
+  hs_vidx_hit *hits = c->k <= 64 ? hits_local : hs_malloc((size_t)c->k * sizeof *hits);
+  for (size_t i = begin; i < end; i++) {
+    uint32_t nh = 0;
+    hs_error e = {0};
+    if (hits == NULL) {
+      c->st[i] = hs_error_set(&c->err[worker], HS_ERR_NOMEM, "out of memory for %u hits", c->k);
+      continue;
+    }
+    c->st[i] = hs_vidx_search(c->x, c->q + i * c->dim, c->k, &c->sp, c->allowed, hits, &nh, &e);
+    if (c->st[i] != HS_OK) {
+      if (c->err[worker].status == HS_OK) {
+        c->err[worker] = e;
+        hs_error_prefix(&c->err[worker], "query %zu: ", i);
+      }
+      nh = 0;
+    }
+    for (uint32_t j = 0; j < c->k; j++) {
+      c->ids[i * c->k + j] = j < nh ? (int64_t)hits[j].row : -1;
+      c->dist[i * c->k + j] = j < nh ? hits[j].distance : __builtin_inff();
+    }
+  }
+  if (hits != hits_local) hs_free(hits);
+}
+
+/* search(queries, nq, k, ef_search, nprobe, allowed or None, ids, distances,
+ *        threads) -> None. queries float32 nq x dim; allowed uint32 row ids;
+ * ids int64 and distances float32, nq x k, written (-1 / inf past the
+ * hits). */
+static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
+  hs_vidx *x = opened(self);
+  if (x == NULL) return NULL;
+  PyObject *qo, *ao, *io, *doo;
+  Py_ssize_t nq, k;
+  unsigned int ef, nprobe, threads;
+  if (!PyArg_ParseTuple(args, "OnnIIOOOI:search", &qo, &nq, &k, &ef, &nprobe, &ao, &io, &doo,
+                        &threads))
+    return NULL;
+  if (k <= 0 || k > (Py_ssize_t)UINT32_MAX)
+    return hs_py_raise_msg(hs_py_invalid_error, "k must be a positive integer, got %zd", k);
+  uint32_t dim = hs_vidx_dim(x);
+  Py_buffer q, a = {0}, ids, dist;
+  int have_a = 0;
+  if (get_f32(qo, &q, "queries", 'f') < 0) return NULL;
+  PyObject *res = NULL;
+  roaring_bitmap_t *allowed = NULL;
+  if (PyObject_GetBuffer(io, &ids, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+    PyBuffer_Release(&q);
+    return NULL;
+  }
+  if (PyObject_GetBuffer(doo, &dist, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+    PyBuffer_Release(&q);
+    PyBuffer_Release(&ids);
+    return NULL;
+  }
+  size_t qitems, oitems;
+  if (nq < 0 || __builtin_mul_overflow((size_t)nq, (size_t)dim, &qitems) ||
+      qitems != (size_t)(q.len / 4)) {
+    hs_py_raise_msg(hs_py_invalid_error, "queries: %zd floats do not make %zd x %u", q.len / 4, nq,
+                    dim);
+    goto done;
+  }
+  if (__builtin_mul_overflow((size_t)nq, (size_t)k, &oitems) || (size_t)ids.len != oitems * 8 ||
+      (size_t)dist.len != oitems * 4) {
+    hs_py_raise_msg(hs_py_invalid_error, "outputs do not hold %zd x %zd results", nq, k);
+    goto done;
+  }
+  if (ao != Py_None) {
+    if (get_f32(ao, &a, "allowed", 'I') < 0) goto done;
+    have_a = 1;
+    allowed = roaring_bitmap_of_ptr((size_t)(a.len / 4), a.buf);
+    if (allowed == NULL) {
+      PyErr_NoMemory();
+      goto done;
+    }
+  }
+  {
+    uint32_t t = threads ? threads : hs_parallel_cores();
+    batch_ctx c = {.x = x,
+                   .q = q.buf,
+                   .k = (uint32_t)k,
+                   .dim = dim,
+                   .allowed = allowed,
+                   .ids = ids.buf,
+                   .dist = dist.buf};
+    c.sp.ef_search = ef;
+    c.sp.nprobe = nprobe;
+    c.st = PyMem_RawCalloc((size_t)(nq ? nq : 1), sizeof *c.st);
+    c.err = PyMem_RawCalloc(t, sizeof *c.err);
+    if (c.st == NULL || c.err == NULL) {
+      PyMem_RawFree(c.st);
+      PyMem_RawFree(c.err);
+      PyErr_NoMemory();
+      goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS;
+    hs_parallel_for((size_t)nq, 16, nq >= 32 ? t : 1, search_range, &c);
+    Py_END_ALLOW_THREADS;
+    hs_status st = HS_OK;
+    for (Py_ssize_t i = 0; i < nq && st == HS_OK; i++) st = c.st[i];
+    if (st != HS_OK) {
+      const hs_error *e = NULL;
+      for (uint32_t w = 0; w < t && e == NULL; w++)
+        if (c.err[w].status != HS_OK) e = &c.err[w];
+      hs_py_raise(st, e, NULL);
+    } else {
+      res = Py_None;
+      Py_INCREF(res);
+    }
+    PyMem_RawFree(c.st);
+    PyMem_RawFree(c.err);
+  }
+done:
+  if (allowed) roaring_bitmap_free(allowed);
+  if (have_a) PyBuffer_Release(&a);
+  PyBuffer_Release(&q);
+  PyBuffer_Release(&ids);
+  PyBuffer_Release(&dist);
+  return res;
+}
+
+static PyObject *vindex_validate(hs_py_vindex *self, PyObject *noargs) {
+  hs_vidx *x = opened(self);
+  if (x == NULL) return NULL;
+  hs_error err = {0};
+  hs_status st;
+  Py_BEGIN_ALLOW_THREADS;
+  st = hs_vidx_validate(x, &err);
+  Py_END_ALLOW_THREADS;
+  if (st != HS_OK) return hs_py_raise(st, &err, NULL);
+  Py_RETURN_NONE;
+}
+
+static PyObject *vindex_info(hs_py_vindex *self, PyObject *noargs) {
+  hs_vidx *x = opened(self);
+  if (x == NULL) return NULL;
+  static const char *quant[] = {"none", "sq8", "pq"};
+  hs_quant_kind qk = hs_vidx_quant_kind(x);
+  return Py_BuildValue("{s:I,s:s,s:I,s:I,s:I,s:s,s:n}", "dim", hs_vidx_dim(x), "metric",
+                       hs_metric_name(hs_vidx_metric(x)), "row_count", hs_vidx_row_count(x),
+                       "indexed_count", hs_vidx_indexed_count(x), "partitions",
+                       hs_vidx_partition_count(x), "quantizer", (unsigned)qk < 3 ? quant[qk] : "?",
+                       "nbytes", PyBytes_GET_SIZE(self->bytes));
+}
+
+static PyObject *vindex_bytes(hs_py_vindex *self, PyObject *noargs) {
+  if (opened(self) == NULL) return NULL;
+  Py_INCREF(self->bytes);
+  return self->bytes;
+}
+
+static PyMethodDef vindex_methods[] = {
+    {"search", (PyCFunction)vindex_search, METH_VARARGS,
+     "search(queries, nq, k, ef_search, nprobe, allowed, ids, distances, threads) -> None"},
+    {"validate", (PyCFunction)vindex_validate, METH_NOARGS, "validate() -> None (deep check)"},
+    {"info", (PyCFunction)vindex_info, METH_NOARGS, "info() -> dict"},
+    {"to_bytes", (PyCFunction)vindex_bytes, METH_NOARGS, "to_bytes() -> bytes"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject hs_py_vindex_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hyperstreamdb._core._VectorIndex",
+    .tp_basicsize = sizeof(hs_py_vindex),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "_VectorIndex(data: bytes): an opened vector index (use hyperstreamdb.VectorIndex).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)vindex_init,
+    .tp_dealloc = (destructor)vindex_dealloc,
+    .tp_methods = vindex_methods,
+};
+
+static PyMethodDef hs_py_vindex_functions[] = {
+    {"_vindex_build", hs_py_vindex_build, METH_VARARGS,
+     "_vindex_build(vectors, n, dim, metric, m, ef_construction, partitions, seed, threads)"
+     " -> bytes"},
+    {NULL, NULL, 0, NULL}};
+
+int hs_py_vindex_init(PyObject *module);
+int hs_py_vindex_init(PyObject *module) {
+  if (PyType_Ready(&hs_py_vindex_type) < 0) return -1;
+  Py_INCREF(&hs_py_vindex_type);
+  if (PyModule_AddObject(module, "_VectorIndex", (PyObject *)&hs_py_vindex_type) < 0) {
+    Py_DECREF(&hs_py_vindex_type);
+    return -1;
+  }
+  return PyModule_AddFunctions(module, hs_py_vindex_functions);
+}
