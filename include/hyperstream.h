@@ -631,6 +631,34 @@ hs_status hs_table_explain(hs_table *table, const hs_scan_options *opts, hs_tabl
                            hs_error *err);
 
 /* ---------------------------------------- Tables: vector search */
+/* Vector indexes (src/table/vector_index.c): for each data file of the
+ * current snapshot without one for `column`, its vectors are read, a vidx
+ * (IVF partitions, an HNSW graph per partition, optional SQ8/PQ codes with
+ * exact re-ranking; src/index/vector) is built and written as
+ * <table>/index/<uuid>.puffin (one blob of type "hyperstream-vidx-v1",
+ * fsynced), then all are registered in one metadata-only commit. Searches
+ * use a file's index when its metric and dimension match the query's
+ * (ef_search/nprobe apply; the filter becomes the index's allowed rows) and
+ * score other files exactly; results merge in the same global order. */
+typedef struct hs_vector_index_options {
+  const char *metric;       /* NULL (default): "l2"; as hs_vector_search_options.metric */
+  uint32_t m;               /* graph degree; 0: default */
+  uint32_t ef_construction; /* 0: default */
+  uint32_t partitions;      /* IVF lists; 0: chosen from the row count; 1: one graph */
+  const char *quantizer;    /* NULL or "none" (default), "sq8", "pq" */
+  uint32_t pq_m;            /* PQ sub-spaces (must divide the dimension); 0: default */
+  uint32_t threads;         /* 0: every core */
+} hs_vector_index_options;
+
+void hs_vector_index_options_init(hs_vector_index_options *opts);
+
+/* `files_built` (may be NULL) receives the number of files indexed. A
+ * column that is not a float vector is HS_ERR_SCHEMA; an unknown one
+ * HS_ERR_INVALID_ARG. Nothing is registered unless every build succeeds. */
+hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
+                                        const hs_vector_index_options *opts, int64_t *files_built,
+                                        hs_error *err);
+
 /* Top-k nearest rows of a vector column (fixed_size_list<float32> or
  * list<float32>) to one or many query vectors, alone or inside a filter
  * (the scan's filter language; files, row groups and pages are pruned as

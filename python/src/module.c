@@ -134,6 +134,9 @@ int hs_py_vsearch_init(PyObject *module);
 /* indexes.c (scalar index configuration, builds, explain): registers its functions. */
 int hs_py_indexes_init(PyObject *module);
 
+/* vindex.c (the raw per-data-file vector index): registers _VectorIndex. */
+int hs_py_vindex_init(PyObject *module);
+
 static PyMethodDef hs_py_methods[] = {
     {"read_parquet", (PyCFunction)(void (*)(void))hs_py_read_parquet, METH_VARARGS | METH_KEYWORDS,
      "read_parquet(path, columns=None, rows=None, batch_rows=0, filters=None) -> ParquetStream\n\n"
@@ -226,6 +229,7 @@ PyMODINIT_FUNC PyInit__core(void) {
   if (hs_py_table_init(m) < 0) goto fail;
   if (hs_py_vector_init(m) < 0) goto fail;
   if (hs_py_vsearch_init(m) < 0) goto fail;
+  if (hs_py_vindex_init(m) < 0) goto fail;
   if (hs_py_indexes_init(m) < 0) goto fail;
   return m;
 fail:
