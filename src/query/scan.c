@@ -559,6 +559,8 @@ typedef struct scan_state {
    * (offset into `rows` with a filter, else the file-wide first row), and
    * the last batch's origin. */
   size_t cur_file;
+  size_t *plan_idx; /* plan index of each of `files` */
+  hs_scan_hooks hooks;
   int64_t out_pos;
   size_t last_file;
   const int64_t *last_rows;
@@ -618,6 +620,7 @@ static void state_free(scan_state *s) {
   hs_free(s->rows);
   hs_free(s->p1rows);
   names_free(s->ixp, s->ixp_n);
+  hs_free(s->plan_idx);
   hs_free(s);
 }
 
@@ -892,6 +895,11 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
       bits &= bits - 1;
     }
   }
+  if (s->hooks.on_rows != NULL) { /* rows only: no output stream */
+    s->stats.rows_returned += m;
+    st = s->hooks.on_rows(s->hooks.ctx, s->plan_idx[s->cur_file], s->path, s->rows, (size_t)m, err);
+    return st;
+  }
   return open_stream(s, s->proj, s->n_proj, s->rows, (size_t)m, s->batch_rows, true, err);
 }
 
@@ -1021,7 +1029,7 @@ hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_or
   if (s->last_n == 0) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "scan batch origin: no batch emitted yet");
   }
-  out->file = s->last_file;
+  out->file = s->plan_idx[s->last_file];
   out->path = s->files[s->last_file];
   out->rows = s->last_rows;
   out->first = s->last_first;
@@ -1095,6 +1103,16 @@ static hs_status prune_files(const hs_table *t, const hs_table_plan *plan, const
       s->stats.files_pruned++;
       continue;
     }
+    if (s->hooks.keep_file != NULL &&
+        !s->hooks.keep_file(s->hooks.ctx, f, pf->path, pf->data_file->file_size_in_bytes))
+      continue;
+    size_t *np = hs_realloc(s->plan_idx, (s->n_files + 1) * sizeof *np);
+    if (np == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      break;
+    }
+    s->plan_idx = np;
+    np[s->n_files] = f;
     char **nv = hs_realloc(s->files, (s->n_files + 1) * sizeof *nv);
     if (nv == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
@@ -1134,6 +1152,12 @@ static hs_status output_schema(scan_state *s, const struct ArrowSchema *tschema,
 
 hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
                               struct ArrowArrayStream *out, hs_error *err) {
+  return hs_table_scan_query_hooked(table, opts, NULL, out, err);
+}
+
+hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opts,
+                                     const hs_scan_hooks *hooks, struct ArrowArrayStream *out,
+                                     hs_error *err) {
   memset(out, 0, sizeof *out);
   hs_scan_options defaults;
   if (opts == NULL) {
@@ -1152,6 +1176,7 @@ hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
   scan_state *s = hs_calloc(1, sizeof *s);
   if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   hs_arena_init(&s->page_arena);
+  if (hooks != NULL) s->hooks = *hooks;
   s->limit = opts->limit;
   s->batch_rows = opts->batch_rows_max ? opts->batch_rows_max : SCAN_BATCH_ROWS_DEFAULT;
   struct ArrowSchema tschema;

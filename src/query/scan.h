@@ -81,7 +81,7 @@ hs_status hs_scan_page_ranges_compute(hs_source *src, const hs_pq_file_metadata 
 /* Where the rows of the batch a hs_table_scan_query stream emitted last
  * come from (vector_search.c scores rows by file and row position). */
 typedef struct hs_scan_origin {
-  size_t file;         /* ordinal among the files the scan reads (plan order) */
+  size_t file;         /* index of the data file in the snapshot's plan (manifest order) */
   const char *path;    /* that data file; valid until the stream is released */
   const int64_t *rows; /* file-wide row of each batch row; valid until the next
                           get_next. NULL: rows first, first + 1, ... */
@@ -94,5 +94,23 @@ typedef struct hs_scan_origin {
  * HS_ERR_INVALID_ARG for another stream or before the first batch. */
 hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_origin *out,
                                hs_error *err);
+
+/* Internal hooks of a scan (vector_search.c). keep_file (NULL: all) drops
+ * the planned data file `plan_index` (of the snapshot's plan, after the
+ * filter's file pruning) from the scan. on_rows (only with a filter)
+ * replaces the output: the matching rows (file-wide positions, increasing
+ * within a call) of each evaluated batch are handed to it and no batch is
+ * emitted; an error it returns ends the stream. */
+typedef struct hs_scan_hooks {
+  bool (*keep_file)(void *ctx, size_t plan_index, const char *path, int64_t file_size);
+  hs_status (*on_rows)(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
+                       size_t n, hs_error *err);
+  void *ctx;
+} hs_scan_hooks;
+
+/* hs_table_scan_query with `hooks` (NULL: none; copied). */
+hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opts,
+                                     const hs_scan_hooks *hooks, struct ArrowArrayStream *out,
+                                     hs_error *err);
 
 #endif /* HS_QUERY_SCAN_H */

@@ -116,7 +116,7 @@ static void distances(const vs_score *s, const float *q, size_t begin, size_t en
 
 static bool push_all(const vs_score *s, hs_vs_topk *t, const float *d) {
   for (size_t i = 0; i < s->n; i++) {
-    if (isnan(d[i])) continue; /* NaN components, zero vectors under cosine */
+    if (!isfinite(d[i])) continue; /* NaN/inf components, zero vectors under cosine */
     if (hs_vs_topk_full(t) && d[i] > t->h[0].distance) continue;
     hs_vs_hit h = {.distance = d[i], .file = s->file, .row = s->pos[i]};
     if (!hs_vs_topk_push(t, &h)) return false;
@@ -268,20 +268,29 @@ typedef struct vs_files {
   size_t n;
 } vs_files;
 
-static hs_status files_note(vs_files *f, const hs_scan_origin *o, int64_t *searched,
-                            hs_error *err) {
-  if (o->file < f->n && f->paths[o->file] != NULL) return HS_OK;
-  if (o->file >= f->n) {
-    char **np = hs_realloc(f->paths, (o->file + 1) * sizeof *np);
+/* Record the path of plan file `file` (once); *searched counts files. */
+static hs_status files_set(vs_files *f, size_t file, const char *path, int64_t *searched,
+                           hs_error *err) {
+  if (file < f->n && f->paths[file] != NULL) return HS_OK;
+  if (file >= f->n) {
+    char **np = hs_realloc(f->paths, (file + 1) * sizeof *np);
     if (np == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-    for (size_t i = f->n; i <= o->file; i++) np[i] = NULL;
+    for (size_t i = f->n; i <= file; i++) np[i] = NULL;
     f->paths = np;
-    f->n = o->file + 1;
+    f->n = file + 1;
   }
-  if ((f->paths[o->file] = hs_strdup(o->path)) == NULL)
+  if ((f->paths[file] = hs_strdup(path)) == NULL)
     return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-  (*searched)++;
+  if (searched != NULL) (*searched)++;
   return HS_OK;
+}
+
+/* The exact pass reads only the files without a usable index. */
+static bool keep_exact(void *ctx, size_t plan_index, const char *path, int64_t size) {
+  (void)path;
+  (void)size;
+  const hs_vs_indexed *ix = ctx;
+  return plan_index >= ix->n || ix->vx[plan_index] == NULL;
 }
 
 static void files_free(vs_files *f) {
@@ -292,7 +301,8 @@ static void files_free(vs_files *f) {
 /* Stream the scan, scoring each batch. */
 static hs_status score_table(hs_table *table, const hs_vector_search_options *o,
                              const vs_column *col, vs_score *s, vs_files *files,
-                             hs_vector_search_stats *stats, hs_error *err) {
+                             const hs_vs_indexed *ix, hs_vector_search_stats *stats,
+                             hs_error *err) {
   hs_scan_options so;
   hs_scan_options_init(&so);
   so.snapshot_id = o->snapshot_id;
@@ -302,7 +312,8 @@ static hs_status score_table(hs_table *table, const hs_vector_search_options *o,
   int64_t rows = VS_BATCH_FLOATS / (int64_t)(s->dim ? s->dim : 1);
   so.batch_rows_max = rows < 256 ? 256 : rows;
   struct ArrowArrayStream st;
-  hs_status rc = hs_table_scan_query(table, &so, &st, err);
+  hs_scan_hooks hooks = {keep_exact, NULL, (void *)ix};
+  hs_status rc = hs_table_scan_query_hooked(table, &so, ix->n_indexed ? &hooks : NULL, &st, err);
   if (rc != HS_OK) return rc;
   for (;;) {
     struct ArrowArray b;
@@ -317,7 +328,7 @@ static hs_status score_table(hs_table *table, const hs_vector_search_options *o,
     rc = hs_scan_batch_origin(&st, &org, err);
     if (rc == HS_OK && org.file > UINT32_MAX)
       rc = hs_error_set(err, HS_ERR_UNSUPPORTED, "vector search: too many data files");
-    if (rc == HS_OK) rc = files_note(files, &org, &stats->files_searched, err);
+    if (rc == HS_OK) rc = files_set(files, org.file, org.path, &stats->files_searched, err);
     if (rc == HS_OK) rc = batch_candidates(s, col, &b, &org, err);
     s->file = (uint32_t)org.file;
     if (rc == HS_OK) rc = score_batch(s, err);
@@ -328,7 +339,7 @@ static hs_status score_table(hs_table *table, const hs_vector_search_options *o,
   hs_error local = {0};
   if (hs_scan_stats_get(&st, &ss, &local) == HS_OK) {
     stats->files_planned = ss.files_planned;
-    stats->rows_matched = ss.rows_matched;
+    stats->rows_matched += ss.rows_matched;
   }
   st.release(&st);
   stats->rows_scored = s->scored;
@@ -621,7 +632,24 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   for (size_t q = 0; s.topk != NULL && q < nq; q++) hs_vs_topk_init(&s.topk[q], (size_t)o->k);
   vs_files files = {0};
-  if (st == HS_OK) st = score_table(table, o, &col, &s, &files, &stats, err);
+  /* Files with a usable vector index are searched through it (their
+   * allowed rows from the filter); the rest are scored exactly. */
+  hs_vs_indexed ix;
+  memset(&ix, 0, sizeof ix);
+  bool filtered = o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")] != 0;
+  if (st == HS_OK && !o->exact)
+    st = hs_vs_indexed_open(table, o->snapshot_id, o->column, metric, dim, &ix, err);
+  if (st == HS_OK && ix.n_indexed > 0 && filtered)
+    st = hs_vs_indexed_allow(table, o->snapshot_id, o->filter, o->column, &ix, &stats.rows_matched,
+                             err);
+  if (st == HS_OK) st = score_table(table, o, &col, &s, &files, &ix, &stats, err);
+  if (st == HS_OK)
+    st = hs_vs_indexed_search(&ix, queries, nq, dim, (size_t)o->k, o->ef_search, o->nprobe,
+                              s.threads, s.topk, &stats.files_indexed, err);
+  stats.files_searched += stats.files_indexed;
+  for (size_t f = 0; st == HS_OK && f < ix.n; f++)
+    if (ix.vx[f] != NULL) st = files_set(&files, f, ix.paths[f], NULL, err);
+  hs_vs_indexed_free(&ix);
 
   /* Fetch the winners' projected columns. */
   size_t total = 0;

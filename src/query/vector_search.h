@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "../common/common.h"
+#include "../index/vector/vidx.h"
+#include "../table/table.h"
 
 typedef struct hs_vs_hit {
   float distance;
@@ -51,5 +53,37 @@ bool hs_vs_topk_push(hs_vs_topk *t, const hs_vs_hit *hit);
 /* Sort the kept hits ascending in place (the heap is consumed: t->h[0..n)
  * becomes the answer). */
 void hs_vs_topk_sort(hs_vs_topk *t);
+
+/* ------------------------------------------------------------------
+ * The data files searched through their vector index
+ * (vector_search_index.c). Arrays are indexed by the file's place in the
+ * snapshot's plan (the order ties are broken by).
+ */
+typedef struct hs_vs_indexed {
+  size_t n;                   /* files in the plan */
+  hs_vidx **vx;               /* usable index of each file, or NULL: scored exactly */
+  char **paths;               /* data file paths */
+  roaring_bitmap_t **allowed; /* with a filter: the file's matching rows */
+  bool filtered;              /* allowed[] were computed */
+  size_t n_indexed;
+} hs_vs_indexed;
+
+/* Open the registered vector index of `column` of each data file of the
+ * snapshot; keep those whose metric and dimension match (others, and any
+ * that fail to open, are left to the exact path: never an error). */
+hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *column, hs_metric metric,
+                             size_t dim, hs_vs_indexed *out, hs_error *err);
+/* With a filter: the matching rows of every indexed file (a filtered scan
+ * that reads only the filter's columns; pruning as usual). Adds the rows
+ * that matched to *rows_matched. */
+hs_status hs_vs_indexed_allow(hs_table *t, int64_t snapshot_id, const char *filter,
+                              const char *column, hs_vs_indexed *ix, int64_t *rows_matched,
+                              hs_error *err);
+/* Search every indexed file with rows left for each of `nq` queries,
+ * pushing hits into topk[q]; *files_searched counts the files. */
+hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
+                               size_t k, uint32_t ef_search, uint32_t nprobe, uint32_t threads,
+                               hs_vs_topk *topk, int64_t *files_searched, hs_error *err);
+void hs_vs_indexed_free(hs_vs_indexed *ix); /* accepts a zeroed one */
 
 #endif /* HS_QUERY_VECTOR_SEARCH_H */

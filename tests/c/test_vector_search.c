@@ -31,6 +31,20 @@ typedef struct row {
 
 static row *g_rows;
 static size_t g_n;
+static bool g_clustered; /* float rows around 8 centres instead of small integers */
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VS_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define VS_ASAN 1
+#endif
+
+static double urand(uint64_t *rng) {
+  return (double)(hs_test_rand(rng) >> 11) / 9007199254740992.0;
+}
 
 /* Schema {id: int64 not null, grp: int32, emb: fixed_size_list<float32>[DIM]}. */
 static void make_schema(struct ArrowSchema *s) {
@@ -61,8 +75,13 @@ static int64_t append_rows(hs_table *t, size_t n, uint64_t *rng) {
     r->grp = (int32_t)(hs_test_rand(rng) % 100);
     r->null_vec = hs_test_rand(rng) % 17 == 0;
     bool dup = i > 0 && hs_test_rand(rng) % 5 == 0; /* a tie with the previous row */
-    for (int d = 0; d < DIM; d++)
-      r->v[d] = dup ? g_rows[g_n + i - 1].v[d] : (float)((int)(hs_test_rand(rng) % 7) - 3);
+    int c = (int)(hs_test_rand(rng) % 8);
+    for (int d = 0; d < DIM; d++) {
+      float centre = (float)(((c * 7 + d * 3) % 11) - 5);
+      float x = g_clustered ? centre + (float)(urand(rng) * 2 - 1)
+                            : (float)((int)(hs_test_rand(rng) % 7) - 3);
+      r->v[d] = dup ? g_rows[g_n + i - 1].v[d] : x;
+    }
     if (hs_test_rand(rng) % 41 == 0) r->v[hs_test_rand(rng) % DIM] = NAN;
     if (hs_test_rand(rng) % 53 == 0) memset(r->v, 0, sizeof r->v); /* cosine: NaN */
     ids[i] = r->id;
@@ -136,7 +155,7 @@ static size_t reference(hs_metric m, const float *q, int32_t max_grp, const int6
     hs_error e = {0};
     float d;
     CHECK_OK(hs_distance_f32(m, q, g_rows[i].v, DIM, &d, &e), &e);
-    if (isnan(d)) continue;
+    if (!isfinite(d)) continue;
     all[n++] = (ref_hit){d, rank[i], g_rows[i].id};
   }
   qsort(all, n, sizeof *all, ref_cmp);
@@ -345,9 +364,95 @@ static void test_heap(void) {
   }
 }
 
+/* Search through per-file indexes on a table whose files are partly
+ * indexed (clustered float rows, duplicates, nulls, NaN and zero vectors): recall@10 against exact,
+ * min(k, matches) rows at every selectivity, exact distances, and ef_search honoured. */
+static void test_indexed(const char *dir) {
+  char root[300];
+  snprintf(root, sizeof root, "%s/ix", dir);
+  hs_error e = {0};
+  struct ArrowSchema s;
+  make_schema(&s);
+  hs_table *t = NULL;
+  CHECK_OK(hs_table_create(root, &s, NULL, &t, &e), &e);
+  s.release(&s);
+  if (t == NULL) return;
+  hs_free(g_rows);
+  g_rows = NULL;
+  g_n = 0;
+  uint64_t rng = 99;
+  g_clustered = true;
+#ifdef VS_ASAN
+  size_t per = 500;
+#else
+  size_t per = 1500;
+#endif
+  const char *env = getenv("HS_VS_ROWS");
+  if (env != NULL && atoi(env) > 0) per = (size_t)atoi(env) * 2;
+  append_rows(t, per, &rng);
+  append_rows(t, per, &rng);
+  hs_vector_index_options io;
+  hs_vector_index_options_init(&io);
+  io.metric = "l2";
+  int64_t built = -1;
+  CHECK_OK(hs_table_build_vector_indexes(t, "emb", &io, &built, &e), &e);
+  CHECK_EQ_INT(built, 2);
+  CHECK_OK(hs_table_build_vector_indexes(t, "emb", &io, &built, &e), &e); /* idempotent */
+  CHECK_EQ_INT(built, 0);
+  append_rows(t, per, &rng); /* a third, unindexed file */
+  const char *filters[] = {NULL, "grp < 500", "grp < 100", "grp < 10", "grp < 1"};
+  const char *cols[] = {"id"};
+  double hit = 0, want = 0;
+  for (size_t fi = 0; fi < 5; fi++)
+    for (int qn = 0; qn < 20; qn++) {
+      float q[DIM];
+      for (int d = 0; d < DIM; d++) q[d] = (float)(urand(&rng) * 6 - 3);
+      hs_vector_search_options o;
+      hs_vector_search_options_init(&o);
+      o.column = "emb";
+      o.k = 10;
+      o.filter = filters[fi];
+      o.columns = cols;
+      o.n_columns = 1;
+      got gi, gx;
+      run(t, &o, q, 1, false, &gi);
+      CHECK_OK(gi.st, &gi.err);
+      o.exact = 1;
+      run(t, &o, q, 1, false, &gx);
+      CHECK_OK(gx.st, &gx.err);
+      CHECK_EQ_INT(gi.n, gx.n); /* min(k, matches) either way */
+      CHECK(gi.stats.files_indexed == 2 || (fi > 0 && gi.stats.files_indexed <= 2));
+      CHECK(gx.stats.files_indexed == 0);
+      for (size_t i = 1; i < gi.n; i++) CHECK(gi.d[i - 1] <= gi.d[i]);
+      /* Recall with tolerance for ties at the k-th distance. */
+      float kth = gx.n ? gx.d[gx.n - 1] : 0;
+      for (size_t i = 0; i < gi.n; i++) {
+        bool in = false;
+        for (size_t j = 0; j < gx.n && !in; j++) in = gx.ids[j] == gi.ids[i];
+        hit += in || gi.d[i] <= kth;
+        /* The distance reported is the row's true distance. */
+        const row *r = &g_rows[gi.ids[i]];
+        float d;
+        hs_error de = {0};
+        CHECK_OK(hs_distance_f32(HS_METRIC_L2, q, r->v, DIM, &d, &de), &de);
+        CHECK(fabsf(d - gi.d[i]) <= 1e-4f * (1 + d));
+      }
+      want += (double)gx.n;
+      got_free(&gi);
+      got_free(&gx);
+    }
+  printf("indexed search: recall@10 %.4f over %.0f expected hits\n", hit / want, want);
+  CHECK(hit / want >= 0.95);
+  hs_table_free(t);
+}
+
 int main(void) {
   test_heap();
+#ifdef VS_ASAN
+  size_t per = 250;
+#else
   size_t per = 600;
+#endif
   const char *env = getenv("HS_VS_ROWS");
   if (env != NULL && atoi(env) > 0) per = (size_t)atoi(env);
   char tmpl[] = "/tmp/hs_test_vs_XXXXXX";
@@ -397,6 +502,7 @@ int main(void) {
   g_n = all;
   check_errors(t);
   hs_table_free(t);
+  test_indexed(dir);
   hs_free(g_rows);
   return hs_test_finish("test_vector_search");
 }

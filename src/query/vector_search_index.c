@@ -1,0 +1,220 @@
+/*
+ * vector_search_index.c — the indexed half of a vector search
+ * (vector_search.h): which data files have a usable vector index, which of
+ * their rows a filter allows, and their top-k through hs_vidx_search.
+ *
+ * A file's index is used only when it opens cleanly and was built with the
+ * query's metric and dimension; otherwise the file is scored exactly, so a
+ * damaged or foreign index only costs speed. With a filter, one filtered
+ * scan over the indexed files (scan.c's on_rows hook: only the filter's
+ * columns are decoded, files, row groups and pages pruned as usual) gives
+ * each file its allowed rows as a bitmap; hs_vidx_search then never returns
+ * fewer than min(k, allowed indexed rows) hits. Hits carry exact distances
+ * and merge into the same per-query heaps as exactly scored files.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/parallel.h"
+#include "../table/vector_index.h"
+#include "scan.h"
+#include "vector_search.h"
+
+hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *column, hs_metric metric,
+                             size_t dim, hs_vs_indexed *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_table_plan plan;
+  memset(&plan, 0, sizeof plan);
+  hs_table_index_registry reg;
+  memset(&reg, 0, sizeof reg);
+  hs_status st = hs_table_plan_files(t, snapshot_id, &plan, err);
+  if (st != HS_OK) {
+    hs_table_plan_free(&plan);
+    return st;
+  }
+  hs_error local = {0};
+  if (hs_table_index_registry_load(t, NULL, &reg, &local) != HS_OK || reg.n_entries == 0) {
+    hs_table_index_registry_free(&reg); /* no (usable) registry: everything exact */
+    hs_table_plan_free(&plan);
+    return HS_OK;
+  }
+  out->n = plan.n_files;
+  out->vx = hs_calloc(plan.n_files + 1, sizeof *out->vx);
+  out->paths = hs_calloc(plan.n_files + 1, sizeof *out->paths);
+  out->allowed = hs_calloc(plan.n_files + 1, sizeof *out->allowed);
+  if (out->vx == NULL || out->paths == NULL || out->allowed == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  for (size_t i = 0; st == HS_OK && i < plan.n_files; i++) {
+    const hs_table_plan_file *pf = &plan.files[i];
+    const char *rec =
+        hs_table_index_lookup(&reg, pf->path, pf->data_file->file_size_in_bytes, column);
+    if (rec == NULL) continue;
+    char *ipath = NULL;
+    hs_vidx *x = NULL;
+    memset(&local, 0, sizeof local);
+    if (hs_table_resolve_path(t, rec, "index registry", &ipath, &local) == HS_OK &&
+        hs_table_vector_index_open(ipath, column, &x, &local) == HS_OK &&
+        hs_vidx_metric(x) == metric && hs_vidx_dim(x) == dim) {
+      out->vx[i] = x;
+      x = NULL;
+      if ((out->paths[i] = hs_strdup(pf->path)) == NULL)
+        st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+      out->n_indexed++;
+    }
+    hs_vidx_free(x);
+    hs_free(ipath);
+  }
+  hs_table_index_registry_free(&reg);
+  hs_table_plan_free(&plan);
+  if (st != HS_OK) hs_vs_indexed_free(out);
+  return st;
+}
+
+void hs_vs_indexed_free(hs_vs_indexed *ix) {
+  for (size_t i = 0; i < ix->n; i++) {
+    if (ix->vx != NULL) hs_vidx_free(ix->vx[i]);
+    if (ix->paths != NULL) hs_free(ix->paths[i]);
+    if (ix->allowed != NULL && ix->allowed[i] != NULL) roaring_bitmap_free(ix->allowed[i]);
+  }
+  hs_free(ix->vx);
+  hs_free(ix->paths);
+  hs_free(ix->allowed);
+  memset(ix, 0, sizeof *ix);
+}
+
+/* -------------------------------------------------------- allowed rows */
+
+static bool keep_indexed(void *ctx, size_t plan_index, const char *path, int64_t size) {
+  (void)path;
+  (void)size;
+  const hs_vs_indexed *ix = ctx;
+  return plan_index < ix->n && ix->vx[plan_index] != NULL;
+}
+
+static hs_status add_rows(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
+                          size_t n, hs_error *err) {
+  hs_vs_indexed *ix = ctx;
+  if (plan_index >= ix->n || ix->allowed[plan_index] == NULL)
+    return hs_error_set(err, HS_ERR_INTERNAL, "vector search: rows of an unplanned file %s", path);
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i] < 0 || rows[i] > UINT32_MAX)
+      return hs_error_set(err, HS_ERR_CORRUPT, "%s: row %lld beyond 2^32", path,
+                          (long long)rows[i]);
+    roaring_bitmap_add(ix->allowed[plan_index], (uint32_t)rows[i]);
+  }
+  return HS_OK;
+}
+
+hs_status hs_vs_indexed_allow(hs_table *t, int64_t snapshot_id, const char *filter,
+                              const char *column, hs_vs_indexed *ix, int64_t *rows_matched,
+                              hs_error *err) {
+  for (size_t i = 0; i < ix->n; i++) {
+    if (ix->vx[i] == NULL) continue;
+    if ((ix->allowed[i] = roaring_bitmap_create()) == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  }
+  ix->filtered = true;
+  hs_scan_options so;
+  hs_scan_options_init(&so);
+  so.snapshot_id = snapshot_id;
+  so.columns = &column; /* never read: on_rows replaces the output */
+  so.n_columns = 1;
+  so.filter = filter;
+  hs_scan_hooks hooks = {keep_indexed, add_rows, ix};
+  struct ArrowArrayStream st;
+  hs_status rc = hs_table_scan_query_hooked(t, &so, &hooks, &st, err);
+  if (rc != HS_OK) return rc;
+  struct ArrowArray b;
+  int e = st.get_next(&st, &b);
+  if (e != 0) {
+    const char *m = st.get_last_error(&st);
+    rc = hs_error_set(err, hs_status_of_errno(e), "%s", m ? m : "vector search: scan failed");
+  } else if (b.release != NULL) {
+    b.release(&b);
+    rc = hs_error_set(err, HS_ERR_INTERNAL, "vector search: the allowed-rows scan emitted rows");
+  }
+  hs_scan_stats ss;
+  hs_error local = {0};
+  if (hs_scan_stats_get(&st, &ss, &local) == HS_OK) *rows_matched += ss.rows_matched;
+  st.release(&st);
+  return rc;
+}
+
+/* ------------------------------------------------------------- search */
+
+typedef struct isearch {
+  const hs_vs_indexed *ix;
+  const float *queries;
+  size_t dim, k;
+  hs_vidx_search_params sp;
+  hs_vs_topk *topk;
+  size_t file;        /* the file being searched */
+  hs_vidx_hit **hits; /* per worker, room for k */
+  hs_status *st;      /* per worker */
+  hs_error *err;      /* per worker */
+} isearch;
+
+static void search_queries(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  isearch *c = ctx;
+  const roaring_bitmap_t *allowed = c->ix->filtered ? c->ix->allowed[c->file] : NULL;
+  for (size_t q = begin; q < end && c->st[worker] == HS_OK; q++) {
+    uint32_t n = 0;
+    c->st[worker] = hs_vidx_search(c->ix->vx[c->file], c->queries + q * c->dim, (uint32_t)c->k,
+                                   &c->sp, allowed, c->hits[worker], &n, &c->err[worker]);
+    for (uint32_t i = 0; c->st[worker] == HS_OK && i < n; i++) {
+      hs_vs_hit h = {c->hits[worker][i].distance, (uint32_t)c->file, c->hits[worker][i].row};
+      if (!hs_vs_topk_push(&c->topk[q], &h))
+        c->st[worker] = hs_error_set(&c->err[worker], HS_ERR_NOMEM, "vector search: OOM");
+    }
+  }
+}
+
+hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
+                               size_t k, uint32_t ef_search, uint32_t nprobe, uint32_t threads,
+                               hs_vs_topk *topk, int64_t *files_searched, hs_error *err) {
+  if (ix->n_indexed == 0) return HS_OK;
+  if (threads == 0) threads = hs_parallel_cores();
+  if (threads > nq) threads = (uint32_t)nq;
+  isearch c = {.ix = ix, .queries = queries, .dim = dim, .topk = topk};
+  c.sp.ef_search = ef_search;
+  c.sp.nprobe = nprobe;
+  c.hits = hs_calloc(threads, sizeof *c.hits);
+  c.st = hs_calloc(threads, sizeof *c.st);
+  c.err = hs_calloc(threads, sizeof *c.err);
+  hs_status st = HS_OK;
+  if (c.hits == NULL || c.st == NULL || c.err == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  for (size_t f = 0; st == HS_OK && f < ix->n; f++) {
+    if (ix->vx[f] == NULL) continue;
+    size_t have = hs_vidx_indexed_count(ix->vx[f]);
+    if (ix->filtered) {
+      uint64_t a = roaring_bitmap_get_cardinality(ix->allowed[f]);
+      if (a < have) have = (size_t)a;
+    }
+    if (have == 0) continue;
+    c.k = k < have ? k : have;
+    c.file = f;
+    for (uint32_t w = 0; st == HS_OK && w < threads; w++) {
+      hs_free(c.hits[w]);
+      if ((c.hits[w] = hs_malloc(c.k * sizeof *c.hits[w])) == NULL)
+        st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+    }
+    if (st != HS_OK) break;
+    (*files_searched)++;
+    if (threads > 1)
+      hs_parallel_for(nq, 1, threads, search_queries, &c);
+    else
+      search_queries(&c, 0, nq, 0);
+    for (uint32_t w = 0; st == HS_OK && w < threads; w++) {
+      if (c.st[w] != HS_OK) {
+        st = hs_error_set(err, c.st[w], "%s", c.err[w].message);
+        hs_error_prefix(err, "%s: ", ix->paths[f]);
+      }
+    }
+  }
+  for (uint32_t w = 0; c.hits != NULL && w < threads; w++) hs_free(c.hits[w]);
+  hs_free(c.hits);
+  hs_free(c.st);
+  hs_free(c.err);
+  return st;
+}

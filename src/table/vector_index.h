@@ -1,0 +1,26 @@
+/*
+ * vector_index.h — vector indexes attached to a table's data files
+ * (vector_index.c): hs_table_build_vector_indexes (public) writes one
+ * Puffin file per data file holding one blob of type
+ * HS_VIDX_BLOB_TYPE (the file's src/index/vector/vidx index), registered
+ * through the index registry (keyed by data file, like scalar indexes);
+ * readers (src/query/vector_search.c) open it with
+ * hs_table_vector_index_open.
+ */
+#ifndef HS_TABLE_VECTOR_INDEX_H
+#define HS_TABLE_VECTOR_INDEX_H
+
+#include "../index/vector/vidx.h"
+#include "table.h"
+
+#define HS_VIDX_BLOB_TYPE "hyperstream-vidx-v1"
+
+/* Open the vector index of `column` stored in Puffin file `index_path`:
+ * the footer is read and checked (bounded), the blob of type
+ * HS_VIDX_BLOB_TYPE whose "column" property is `column` is opened with
+ * hs_vidx_open. HS_ERR_NOT_FOUND when the file holds no such blob;
+ * HS_ERR_CORRUPT for a malformed footer. *out is owned (hs_vidx_free). */
+hs_status hs_table_vector_index_open(const char *index_path, const char *column, hs_vidx **out,
+                                     hs_error *err);
+
+#endif /* HS_TABLE_VECTOR_INDEX_H */
