@@ -142,4 +142,41 @@ def explain(vs: VectorSearch, filter: Optional[str], stats: Dict[str, int]) -> s
     return "\n".join(lines)
 
 
-__all__ = ["VectorSearch", "as_queries", "parse_vector_filter", "run", "explain", "replace"]
+_KINDS = {
+    "hnsw": dict(partitions=1),
+    "ivf_hnsw": dict(),
+    "ivf_hnsw_sq8": dict(quantizer="sq8"),
+    "ivf_pq": dict(quantizer="pq"),
+}
+_ALIASES = {"num_partitions": "partitions", "nlist": "partitions", "num_sub_vectors": "pq_m",
+            "M": "m", "efConstruction": "ef_construction", "ef": "ef_construction"}
+_BUILD = ("metric", "m", "ef_construction", "partitions", "pq_m", "threads")
+
+
+def build(table: Any, column: str, kind: str, params: Dict[str, Any]) -> int:
+    """Build the vector index of `kind` for every data file of the current
+    snapshot lacking one; returns the number of files indexed."""
+    k = kind.lower()
+    if k not in _KINDS:
+        raise InvalidArgumentError(
+            f"vector index kind {kind!r}; expected one of {sorted(_KINDS)}")
+    args: Dict[str, Any] = dict(_KINDS[k])
+    for key, v in params.items():
+        key = _ALIASES.get(key, key)
+        if key not in _BUILD:
+            raise InvalidArgumentError(
+                f"vector index parameter {key!r}; expected {list(_BUILD)} "
+                f"(or {sorted(_ALIASES)})")
+        if key == "metric":
+            args[key] = str(v)
+            continue
+        v = int(v)
+        if v < 0 or (key == "partitions" and k == "hnsw" and v > 1):
+            raise InvalidArgumentError(f"{key}={v} is not valid for a {k!r} index")
+        args[key] = v
+    handle = table._require()
+    return _core.build_vector_indexes(handle.uri, column, **args)
+
+
+__all__ = ["VectorSearch", "as_queries", "parse_vector_filter", "run", "explain", "build",
+           "replace"]

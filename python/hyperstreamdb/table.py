@@ -490,6 +490,17 @@ class Table(IndexMethods):
                          as_of=as_of, ref=ref)
         return out
 
+    def _build_vector_index(self, column: str, kind: str, **params: Any) -> int:
+        """Build a vector index of ``kind`` (``"hnsw"``: one graph per data
+        file; ``"ivf_hnsw"``: IVF partitions with a graph each;
+        ``"ivf_hnsw_sq8"``: the same traversed on SQ8 codes; ``"ivf_pq"``: PQ
+        codes) for every data file lacking one, re-ranked exactly. Params:
+        ``metric`` (``"l2"``, ``"ip"``, ``"cosine"``, ``"l1"``; searches with
+        another metric score exactly), ``m``, ``ef_construction``,
+        ``partitions``, ``pq_m``, ``threads``. Called by :meth:`add_index`;
+        returns the number of files indexed."""
+        return _vs.build(self, column, kind, params)
+
     def query(self) -> "Query":
         """A query builder over this table: ``t.query().filter("a > 1")
         .filter("b = 'x'").select(["a"]).limit(10).execute()``."""

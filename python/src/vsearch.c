@@ -1,6 +1,7 @@
 /*
  * vsearch.c — _core.vector_search: top-k vector search over a table
- * (hs_table_vector_search / hs_table_vector_search_batch).
+ * (hs_table_vector_search / hs_table_vector_search_batch), and
+ * _core.build_vector_indexes (hs_table_build_vector_indexes).
  *
  * The table is opened here from its folder for each call (every read of
  * hyperstreamdb.Table sees the latest committed version anyway), so a
@@ -176,6 +177,50 @@ done:
   return result;
 }
 
+static PyObject *vs_build(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"uri",        "column",    "metric", "m",       "ef_construction",
+                           "partitions", "quantizer", "pq_m",   "threads", NULL};
+  PyObject *uri_obj, *column_obj, *metric_obj = Py_None, *quant_obj = Py_None;
+  unsigned int m = 0, efc = 0, parts = 0, pq_m = 0, threads = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OIIIOII:build_vector_indexes", kwlist,
+                                   &uri_obj, &column_obj, &metric_obj, &m, &efc, &parts, &quant_obj,
+                                   &pq_m, &threads)) {
+    return NULL;
+  }
+  hs_vector_index_options o;
+  hs_vector_index_options_init(&o);
+  const char *column = NULL;
+  if (vs_str(column_obj, "column", &column) < 0 || vs_str(metric_obj, "metric", &o.metric) < 0 ||
+      vs_str(quant_obj, "quantizer", &o.quantizer) < 0)
+    return NULL;
+  if (column == NULL) return hs_py_raise_msg(hs_py_invalid_error, "column must be a str");
+  o.m = m;
+  o.ef_construction = efc;
+  o.partitions = parts;
+  o.pq_m = pq_m;
+  o.threads = threads;
+  PyObject *path = hs_py_path(uri_obj);
+  if (path == NULL) return NULL;
+  const char *p = PyBytes_AS_STRING(path);
+  hs_error err = {0};
+  hs_status st;
+  int64_t built = 0;
+  Py_BEGIN_ALLOW_THREADS;
+  hs_table *t = NULL;
+  st = hs_table_open(p, &t, &err);
+  if (st == HS_OK) st = hs_table_build_vector_indexes(t, column, &o, &built, &err);
+  hs_table_free(t);
+  Py_END_ALLOW_THREADS;
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, p);
+    Py_DECREF(path);
+    return NULL;
+  }
+  Py_DECREF(path);
+  return PyLong_FromLongLong((long long)built);
+}
+
 static PyMethodDef hs_py_vsearch_methods[] = {
     {"vector_search", (PyCFunction)(void (*)(void))vs_search, METH_VARARGS | METH_KEYWORDS,
      "vector_search(uri, column, queries, k=10, metric=None, filter=None, columns=None,\n"
@@ -183,6 +228,11 @@ static PyMethodDef hs_py_vsearch_methods[] = {
      "    -> (arrow_array_stream capsule, stats dict)\n\n"
      "Top-k rows of the table at `uri` nearest to `queries` (float32, 1-d for one query;\n"
      "2-d with batch=True: a leading int32 'query_index' column). Use Table.search."},
+    {"build_vector_indexes", (PyCFunction)(void (*)(void))vs_build, METH_VARARGS | METH_KEYWORDS,
+     "build_vector_indexes(uri, column, metric=None, m=0, ef_construction=0, partitions=0,\n"
+     "                     quantizer=None, pq_m=0, threads=0) -> files built\n\n"
+     "Build the vector index of every data file lacking one (hs_table_build_vector_indexes).\n"
+     "Use Table.add_index(column, 'hnsw' | 'ivf_hnsw' | 'ivf_hnsw_sq8' | 'ivf_pq')."},
     {NULL, NULL, 0, NULL}};
 
 int hs_py_vsearch_init(PyObject *module);

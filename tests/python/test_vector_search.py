@@ -97,8 +97,9 @@ def _oracle_rows(t, filter, snapshot_id=None):
     emb = rows.column("emb").combine_chunks()
     valid = ~np.asarray(emb.is_null().to_numpy(zero_copy_only=False))
     flat = np.asarray(emb.flatten().to_numpy(zero_copy_only=False), dtype=np.float64)
-    vecs = np.full((rows.num_rows, DIM), np.nan)
-    vecs[valid] = flat.reshape(-1, DIM)
+    dim = emb.type.list_size
+    vecs = np.full((rows.num_rows, dim), np.nan)
+    vecs[valid] = flat.reshape(-1, dim)
     ids = rows.column("id").to_numpy()
     return ids[keep], vecs[keep], keep
 
@@ -289,3 +290,104 @@ def test_errors(int_table):
         t.to_pandas(vector_filter={"emb": q, "other": q})
     with pytest.raises(hdb.InvalidArgumentError):
         t.search("emb", "not a vector")
+
+
+# ------------------------------------------------------- through the index
+
+def _clustered(rng, first, n, dim=32, centers=None):
+    v = centers[rng.integers(0, len(centers), n)] + rng.normal(size=(n, dim)) * 0.6
+    return pa.table({
+        "id": pa.array(np.arange(first, first + n), pa.int64()),
+        "grp": pa.array(rng.integers(0, 1000, n).astype(np.int32)),
+        "emb": pa.FixedSizeListArray.from_arrays(pa.array(v.astype(np.float32).reshape(-1)), dim),
+    })
+
+
+def _indexed_table(path):
+    """Three files of 2000 clustered rows (tables record absolute paths, so
+    each test writes its own copy), and 25 queries near the clusters."""
+    rng = np.random.default_rng(21)
+    centers = rng.normal(size=(12, 32)) * 4
+    t = hdb.Table(str(path))
+    for i in range(3):
+        t.write(_clustered(rng, i * 2000, 2000, centers=centers))
+    queries = (centers[rng.integers(0, 12, 20)] + rng.normal(size=(20, 32))).astype(np.float32)
+    return t, queries
+
+
+def _recall(got, exp_ids):
+    return len(set(got) & set(exp_ids)), len(exp_ids)
+
+
+@pytest.mark.parametrize("kind,metric", [("hnsw", "l2"), ("ivf_hnsw", "cosine")])
+def test_index_recall_and_filters(kind, metric, tmp_path):
+    t, queries = _indexed_table(tmp_path / "t")
+    before = [t.search("emb", q, k=10, metric=metric, columns=["id"]) for q in queries[:5]]
+    assert t._build_vector_index("emb", kind, metric=metric) == 3
+    assert t._build_vector_index("emb", kind, metric=metric) == 0  # every file has one
+    hit = total = 0
+    for q in queries:
+        got = t.search("emb", q, k=10, metric=metric, columns=["id"])
+        exp_ids, exp_d, all_d = _expected(t, metric, q, 10, None)
+        h, n = _recall(got.column("id").to_pylist(), exp_ids.tolist())
+        hit, total = hit + h, total + n
+        assert got.num_rows == 10
+        for i, d in zip(got.column("id").to_pylist(), got.column("distance").to_numpy()):
+            assert d == pytest.approx(all_d[i], rel=1e-4, abs=1e-4)  # true distances
+    assert hit / total >= 0.95, hit / total
+    # The same queries before and after indexing: the same rows up to recall.
+    same = sum(len(set(b.column("id").to_pylist()) &
+                   set(t.search("emb", q, k=10, metric=metric, columns=["id"])
+                       .column("id").to_pylist()))
+               for b, q in zip(before, queries[:5]))
+    assert same >= 0.95 * 50
+    # Filtered: 0.1%, 1%, 10%, 50% -- min(k, matches) rows, recall holds.
+    for cut in (1, 10, 100, 500):
+        hit = total = 0
+        for q in queries[:10]:
+            got = t.search("emb", q, k=10, metric=metric, filter=f"grp < {cut}", columns=["id"])
+            exp_ids, _, _ = _expected(t, metric, q, 10, f"grp < {cut}")
+            assert got.num_rows == len(exp_ids)
+            h, n = _recall(got.column("id").to_pylist(), exp_ids.tolist())
+            hit, total = hit + h, total + n
+        assert hit / total >= 0.95, (cut, hit / total)
+    # ef_search and the exact switch are honoured; explain says what ran.
+    q = queries[0]
+    exact = t.search("emb", q, k=10, metric=metric, exact=True, columns=["id"])
+    wide = t.search("emb", q, k=10, metric=metric, ef_search=400, columns=["id"])
+    assert _recall(wide.column("id").to_pylist(), exact.column("id").to_pylist())[0] >= 9
+    text = t.query().vector_search(q, column="emb", k=10, metric=metric).explain()
+    assert "3 searched (3 through a vector index" in text
+    # Another metric than the index's: scored exactly, still right.
+    other = "ip" if metric != "ip" else "l2"
+    got = t.search("emb", q, k=10, metric=other, columns=["id"])
+    assert got.column("id").to_pylist() == _expected(t, other, q, 10, None)[0].tolist()
+    # A later, unindexed file is searched exactly and merged.
+    rng = np.random.default_rng(4)
+    t.write(_clustered(rng, 10 ** 6, 300, centers=rng.normal(size=(3, 32)) * 4))
+    got = t.search("emb", q, k=10, metric=metric, columns=["id"])
+    exp_ids, _, _ = _expected(t, metric, q, 10, None)
+    assert _recall(got.column("id").to_pylist(), exp_ids.tolist())[0] >= 9
+
+
+def test_index_kinds_and_errors(tmp_path):
+    t, queries = _indexed_table(tmp_path / "t")
+    with pytest.raises(hdb.InvalidArgumentError, match="kind"):
+        t._build_vector_index("emb", "kdtree")
+    with pytest.raises(hdb.InvalidArgumentError, match="parameter"):
+        t._build_vector_index("emb", "hnsw", colour="red")
+    with pytest.raises(hdb.SchemaError, match="'grp'"):
+        t._build_vector_index("grp", "hnsw")
+    for kind, params in (("ivf_hnsw_sq8", {}), ("ivf_pq", dict(partitions=4, pq_m=8))):
+        t2, _ = _indexed_table(tmp_path / kind)
+        try:
+            assert t2._build_vector_index("emb", kind, **params) == 3
+        except hdb.UnsupportedError as e:  # the quantizers land separately
+            pytest.skip(f"{kind}: {e}")
+        hit = total = 0
+        for q in queries[:10]:
+            got = t2.search("emb", q, k=10, columns=["id"])
+            exp_ids, _, _ = _expected(t2, "l2", q, 10, None)
+            h, n = _recall(got.column("id").to_pylist(), exp_ids.tolist())
+            hit, total = hit + h, total + n
+        assert hit / total >= 0.95, (kind, hit / total)
