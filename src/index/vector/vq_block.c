@@ -53,47 +53,70 @@ static void block_scalar(hs_vq_op op, const float *blk, size_t dim, const float 
 }
 
 #ifdef HS_VQ_X86
+/* Two (AVX2) or four (AVX-512) independent accumulator chains per lane
+ * group, over alternating components: one chain would wait on the FMA
+ * latency at every component (measured 4x slower). */
+#define AVX2_STEP(acc0, acc1, dd)                                                  \
+  do {                                                                             \
+    const float *r_ = blk + (dd)*HS_VQ_BLOCK;                                      \
+    __m256 xd_ = _mm256_set1_ps(x[dd]);                                            \
+    __m256 r0_ = _mm256_loadu_ps(r_), r1_ = _mm256_loadu_ps(r_ + 8);               \
+    if (op == HS_VQ_DOT) {                                                         \
+      acc0 = _mm256_fmadd_ps(xd_, r0_, acc0);                                      \
+      acc1 = _mm256_fmadd_ps(xd_, r1_, acc1);                                      \
+    } else if (op == HS_VQ_L1) {                                                   \
+      acc0 = _mm256_add_ps(acc0, _mm256_andnot_ps(sign, _mm256_sub_ps(xd_, r0_))); \
+      acc1 = _mm256_add_ps(acc1, _mm256_andnot_ps(sign, _mm256_sub_ps(xd_, r1_))); \
+    } else {                                                                       \
+      __m256 t0_ = _mm256_sub_ps(xd_, r0_), t1_ = _mm256_sub_ps(xd_, r1_);         \
+      acc0 = _mm256_fmadd_ps(t0_, t0_, acc0);                                      \
+      acc1 = _mm256_fmadd_ps(t1_, t1_, acc1);                                      \
+    }                                                                              \
+  } while (0)
+
 __attribute__((target("avx2,fma"))) static void block_avx2(hs_vq_op op, const float *blk,
                                                            size_t dim, const float *x, float *out) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps();
   const __m256 sign = _mm256_set1_ps(-0.0f);
-  for (size_t d = 0; d < dim; d++) {
-    const float *r = blk + d * HS_VQ_BLOCK;
-    __m256 xd = _mm256_set1_ps(x[d]);
-    __m256 r0 = _mm256_loadu_ps(r), r1 = _mm256_loadu_ps(r + 8);
-    if (op == HS_VQ_DOT) {
-      a0 = _mm256_fmadd_ps(xd, r0, a0);
-      a1 = _mm256_fmadd_ps(xd, r1, a1);
-    } else if (op == HS_VQ_L1) {
-      a0 = _mm256_add_ps(a0, _mm256_andnot_ps(sign, _mm256_sub_ps(xd, r0)));
-      a1 = _mm256_add_ps(a1, _mm256_andnot_ps(sign, _mm256_sub_ps(xd, r1)));
-    } else {
-      __m256 t0 = _mm256_sub_ps(xd, r0), t1 = _mm256_sub_ps(xd, r1);
-      a0 = _mm256_fmadd_ps(t0, t0, a0);
-      a1 = _mm256_fmadd_ps(t1, t1, a1);
-    }
+  size_t d = 0;
+  for (; d + 2 <= dim; d += 2) {
+    AVX2_STEP(a0, a1, d);
+    AVX2_STEP(b0, b1, d + 1);
   }
-  _mm256_storeu_ps(out, a0);
-  _mm256_storeu_ps(out + 8, a1);
+  if (d < dim) AVX2_STEP(a0, a1, d);
+  _mm256_storeu_ps(out, _mm256_add_ps(a0, b0));
+  _mm256_storeu_ps(out + 8, _mm256_add_ps(a1, b1));
 }
+
+#define AVX512_STEP(acc, dd)                                           \
+  do {                                                                 \
+    __m512 xd_ = _mm512_set1_ps(x[dd]);                                \
+    __m512 r_ = _mm512_loadu_ps(blk + (dd)*HS_VQ_BLOCK);               \
+    if (op == HS_VQ_DOT) {                                             \
+      acc = _mm512_fmadd_ps(xd_, r_, acc);                             \
+    } else if (op == HS_VQ_L1) {                                       \
+      acc = _mm512_add_ps(acc, _mm512_abs_ps(_mm512_sub_ps(xd_, r_))); \
+    } else {                                                           \
+      __m512 t_ = _mm512_sub_ps(xd_, r_);                              \
+      acc = _mm512_fmadd_ps(t_, t_, acc);                              \
+    }                                                                  \
+  } while (0)
 
 __attribute__((target("avx512f"))) static void block_avx512(hs_vq_op op, const float *blk,
                                                             size_t dim, const float *x,
                                                             float *out) {
-  __m512 a = _mm512_setzero_ps();
-  for (size_t d = 0; d < dim; d++) {
-    __m512 xd = _mm512_set1_ps(x[d]);
-    __m512 r = _mm512_loadu_ps(blk + d * HS_VQ_BLOCK);
-    if (op == HS_VQ_DOT) {
-      a = _mm512_fmadd_ps(xd, r, a);
-    } else if (op == HS_VQ_L1) {
-      a = _mm512_add_ps(a, _mm512_abs_ps(_mm512_sub_ps(xd, r)));
-    } else {
-      __m512 t = _mm512_sub_ps(xd, r);
-      a = _mm512_fmadd_ps(t, t, a);
-    }
+  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+  __m512 a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+  size_t d = 0;
+  for (; d + 4 <= dim; d += 4) {
+    AVX512_STEP(a0, d);
+    AVX512_STEP(a1, d + 1);
+    AVX512_STEP(a2, d + 2);
+    AVX512_STEP(a3, d + 3);
   }
-  _mm512_storeu_ps(out, a);
+  for (; d < dim; d++) AVX512_STEP(a0, d);
+  _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 #endif
 

@@ -9,10 +9,11 @@
  * multiply-adds and no call per (point, row) pair, which matters when rows
  * are short (PQ sub-vectors of 4-16 floats) or many.
  *
- * Each lane sums its components in index order (with FMA at the SIMD
- * levels), so values agree with hs_distance_* up to float rounding.
+ * Each lane sums its components in index order at the scalar level and
+ * in 2 or 4 interleaved partial sums (with FMA) at the SIMD levels, so
+ * values agree with hs_distance_* up to float rounding.
  * The level follows hs_distance_kernels_active() (and so HS_SIMD).
- * Internal to src/index/vector; not thread-unsafe: no state.
+ * Internal to src/index/vector; thread-safe: no state.
  */
 #ifndef HS_INDEX_VECTOR_VQ_BLOCK_H
 #define HS_INDEX_VECTOR_VQ_BLOCK_H
