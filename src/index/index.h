@@ -64,6 +64,7 @@ typedef enum hs_sidx_layout {
 typedef struct hs_sidx_column_options {
   hs_sidx_layout layout;
   uint32_t block_rows; /* SORTED: pairs per block; 0 means 4096 */
+  bool plain_blocks;   /* SORTED: write blocks unpacked (the original layout; tests) */
 } hs_sidx_column_options;
 
 typedef struct hs_sidx_builder hs_sidx_builder;

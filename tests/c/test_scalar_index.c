@@ -333,7 +333,7 @@ static void check_column(int type, uint32_t n, int distinct, int null_pct, hs_si
                          uint32_t block_rows, int n_preds) {
   tcol c;
   tcol_gen(&c, type, n, distinct, null_pct);
-  hs_sidx_column_options opts = {layout, block_rows};
+  hs_sidx_column_options opts = {layout, block_rows, n % 2 == 1}; /* packed and plain blocks */
   hs_buf file;
   hs_buf_init(&file);
   hs_error err = {0};
@@ -447,7 +447,7 @@ static void test_corruption(void) {
     tcol c;
     int type = (int)rnd(T_COUNT);
     tcol_gen(&c, type, 1 + (uint32_t)rnd(300), 1 + (int)rnd(50), 10);
-    hs_sidx_column_options opts = {(hs_sidx_layout)rnd(3), 1 + (uint32_t)rnd(16)};
+    hs_sidx_column_options opts = {(hs_sidx_layout)rnd(3), 1 + (uint32_t)rnd(16), rnd(2) == 0};
     hs_buf file;
     hs_buf_init(&file);
     CHECK_OK(build_file(&c, &opts, &file, NULL), NULL);
@@ -641,14 +641,15 @@ static int driver(const char *path, const char *column) {
 }
 
 /* HS_SIDX_SEEDS=<dir>: write small index files of every type and layout
- * (the fuzz seeds in fuzz/corpus/scalar_index/). */
+ * (the fuzz seeds in fuzz/corpus/scalar_index/), SORTED plain and packed. */
 static int write_seeds(const char *dir) {
   int k = 0;
   for (int type = 0; type < T_COUNT; type++)
-    for (int layout = 1; layout <= 2; layout++) {
+    for (int layout = 1; layout <= 3; layout++) { /* DICT, SORTED plain, SORTED packed */
       tcol c;
       tcol_gen(&c, type, 40, 6, 20);
-      hs_sidx_column_options opts = {(hs_sidx_layout)layout, 8};
+      hs_sidx_column_options opts = {layout == 3 ? HS_SIDX_LAYOUT_SORTED : (hs_sidx_layout)layout,
+                                     8, layout == 2};
       hs_buf file;
       hs_buf_init(&file);
       if (build_file(&c, &opts, &file, NULL) == HS_OK) {

@@ -244,13 +244,71 @@ static hs_status put_rows_bitmap(hs_buf *out, const uint32_t *rows, uint32_t n, 
   return st;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* n zero bytes appended to out; *at points at them. */
+static bool append_zeros(hs_buf *out, size_t n, uint8_t **at) {
+  if (!hs_buf_reserve(out, n + 1)) return false;
+  *at = out->data + out->len;
+  memset(*at, 0, n);
+  out->len += n;
+  return true;
+}
+
+/* A packed SORTED block after its bitmap (README "Packed blocks"): u8 key
+ * bits, u8 rank bits, u16 0; 8-byte keys as bit-packed offsets from the
+ * block's first key (others: the plain key table); each row as its
+ * bit-packed rank among the block's rows in ascending order. `sorted` is
+ * scratch for c rows. */
+static hs_status put_packed(hs_buf *out, const keyset *ks, const uint32_t *idx,
+                            const uint32_t *rows, uint32_t *sorted, uint32_t c, hs_error *err) {
+  size_t len;
+  unsigned kb = 0, rb = hs_sidx_bit_width(c - 1);
+  uint64_t base = 0;
+  if (ks->width == 8) {
+    base = hs_sidx_load_u64be(keyset_get(ks, idx[0], &len));
+    kb = hs_sidx_bit_width(hs_sidx_load_u64be(keyset_get(ks, idx[c - 1], &len)) - base);
+  }
+  uint8_t head[4] = {(uint8_t)kb, (uint8_t)rb, 0, 0}, *p;
+  if (!hs_buf_append(out, head, 4)) return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
+  if (ks->width == 8) {
+    if (!append_zeros(out, ((size_t)c * kb + 7) / 8, &p))
+      return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
+    for (uint32_t k = 0; k < c; k++)
+      hs_sidx_bits_put(p, (uint64_t)k * kb, kb,
+                       hs_sidx_load_u64be(keyset_get(ks, idx[k], &len)) - base);
+  } else {
+    hs_status st = put_keys(out, ks, idx, c, err);
+    if (st != HS_OK) return st;
+  }
+  memcpy(sorted, rows, (size_t)c * sizeof *rows);
+  qsort(sorted, c, sizeof *sorted, cmp_u32);
+  if (!append_zeros(out, ((size_t)c * rb + 7) / 8, &p))
+    return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
+  for (uint32_t k = 0; k < c; k++) {
+    uint32_t lo = 0, hi = c; /* rows are distinct: find rows[k] */
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (sorted[mid] < rows[k])
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    hs_sidx_bits_put(p, (uint64_t)k * rb, rb, lo);
+  }
+  return HS_OK;
+}
+
 /* Write the DICT or SORTED sections for sorted pairs perm[0..n). */
 static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n, uint32_t distinct,
                               hs_sidx_header *h, hs_buf *keys, hs_buf *dir, hs_buf *data,
                               hs_error *err) {
   hs_status st = HS_OK;
   uint8_t w[16];
-  uint32_t *idx = NULL, *rows = NULL;
+  uint32_t *idx = NULL, *rows = NULL, *sorted = NULL;
   if (h->layout == HS_SIDX_LAYOUT_DICT) {
     idx = hs_malloc(((size_t)distinct + 1) * sizeof *idx);
     rows = hs_malloc(((size_t)n + 1) * sizeof *rows);
@@ -280,7 +338,8 @@ static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n
     uint32_t nb = h->block_rows, blocks = n == 0 ? 0 : (n - 1) / nb + 1;
     idx = hs_malloc(((size_t)blocks * 2 + 1) * sizeof *idx);
     rows = hs_malloc(((size_t)nb + 1) * sizeof *rows);
-    if (idx == NULL || rows == NULL) {
+    sorted = hs_malloc(((size_t)nb + 1) * sizeof *sorted);
+    if (idx == NULL || rows == NULL || sorted == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "scalar index: %u blocks", blocks);
       goto done;
     }
@@ -293,10 +352,14 @@ static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n
       size_t at = data->len;
       if ((st = put_rows_bitmap(data, rows, c, err)) != HS_OK) goto done;
       size_t bitmap_len = data->len - at;
-      if ((st = put_keys(data, ks, perm + s, c, err)) != HS_OK) goto done;
-      for (uint32_t k = 0; k < c; k++) {
-        hs_store_u32le(w, rows[k]);
-        if (!hs_buf_append(data, w, 4)) goto nomem;
+      if (h->flags & HS_SIDX_FLAG_PACKED) {
+        if ((st = put_packed(data, ks, perm + s, rows, sorted, c, err)) != HS_OK) goto done;
+      } else {
+        if ((st = put_keys(data, ks, perm + s, c, err)) != HS_OK) goto done;
+        for (uint32_t k = 0; k < c; k++) {
+          hs_store_u32le(w, rows[k]);
+          if (!hs_buf_append(data, w, 4)) goto nomem;
+        }
       }
       if (bitmap_len > UINT32_MAX) {
         st = hs_error_set(err, HS_ERR_UNSUPPORTED, "scalar index: block bitmap over 4 GiB");
@@ -315,6 +378,7 @@ nomem:
 done:
   hs_free(idx);
   hs_free(rows);
+  hs_free(sorted);
   return st;
 }
 
@@ -392,6 +456,7 @@ static hs_status build_blob(hs_sidx_builder *b, const hs_arrow_type *t, hs_sidx_
                  : HS_SIDX_LAYOUT_SORTED;
   h.layout = (uint8_t)layout;
   if (layout == HS_SIDX_LAYOUT_SORTED) {
+    if (opts == NULL || !opts->plain_blocks) h.flags = HS_SIDX_FLAG_PACKED;
     h.block_rows = opts != NULL && opts->block_rows ? opts->block_rows : HS_SIDX_BLOCK_ROWS_DEFAULT;
     if (h.block_rows > HS_SIDX_BLOCK_ROWS_MAX) {
       st = hs_error_set(err, HS_ERR_INVALID_ARG, "scalar index %s: block of %u rows", name,

@@ -33,6 +33,7 @@ void hs_sidx_header_write(const hs_sidx_header *h, uint8_t out[HS_SIDX_HEADER_BY
   hs_store_u32le(out + 16, h->n_entries);
   hs_store_u32le(out + 20, h->block_rows);
   hs_store_u32le(out + 24, (uint32_t)h->decimal_scale);
+  hs_store_u32le(out + 28, h->flags);
   hs_store_u64le(out + 32, h->null_len);
   hs_store_u64le(out + 40, h->keys_len);
   hs_store_u64le(out + 48, h->dir_len);
@@ -56,8 +57,11 @@ hs_status hs_sidx_header_parse(const uint8_t *p, uint64_t blob_len, hs_sidx_head
   h->keys_len = hs_load_u64le(p + 40);
   h->dir_len = hs_load_u64le(p + 48);
   h->data_len = hs_load_u64le(p + 56);
-  if (hs_load_u32le(p + 28) != 0)
-    return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: reserved header bytes set", column);
+  h->flags = hs_load_u32le(p + 28);
+  if ((h->flags & ~HS_SIDX_FLAG_PACKED) != 0 ||
+      (h->flags != 0 && h->layout != HS_SIDX_LAYOUT_SORTED))
+    return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: unknown header flags 0x%x", column,
+                        h->flags);
   uint16_t want_width;
   switch (h->key_type) {
   case HS_SIDX_KT_BOOL: want_width = 1; break;

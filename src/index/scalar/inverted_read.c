@@ -189,11 +189,13 @@ static hs_status column_check_dir(const hs_sidx_column *c, hs_error *err) {
     const uint8_t *e = c->dir + (size_t)i * HS_SIDX_DIR_SORTED_ENTRY;
     uint64_t o = hs_load_u64le(e), end = i + 1 < h->n_entries ? hs_load_u64le(e + 16) : h->data_len;
     uint32_t count = hs_load_u32le(e + 8), blen = hs_load_u32le(e + 12);
-    uint64_t fixed_keys =
-        c->h.key_width ? (uint64_t)count * c->h.key_width : (uint64_t)count * 4 + 4;
+    uint64_t fixed = c->h.key_width ? (uint64_t)count * c->h.key_width : (uint64_t)count * 4 + 4;
+    if (h->flags & HS_SIDX_FLAG_PACKED)
+      fixed = 4; /* the rest is checked when bound */
+    else
+      fixed += (uint64_t)count * 4;
     if ((i == 0 && o != 0) || end < o || end > h->data_len || count == 0 || count > h->block_rows ||
-        (count != h->block_rows && i + 1 != h->n_entries) ||
-        (uint64_t)blen + fixed_keys + (uint64_t)count * 4 > end - o)
+        (count != h->block_rows && i + 1 != h->n_entries) || (uint64_t)blen + fixed > end - o)
       return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: block %u directory entry", name,
                           i);
     size_t la, lb;
@@ -237,6 +239,7 @@ hs_status hs_sidx_column_open(hs_sidx_file *f, const char *name, hs_sidx_column 
   c->src = f->src;
   hs_source_ref(c->src);
   hs_buf_init(&c->scratch);
+  hs_buf_init(&c->unpacked);
   c->blob_off = r->offset;
   c->blob_len = r->length;
   uint8_t hdr[HS_SIDX_HEADER_BYTES];
@@ -279,6 +282,7 @@ void hs_sidx_column_free(hs_sidx_column *c) {
   hs_free(c->name);
   hs_free(c->meta);
   hs_buf_free(&c->scratch);
+  hs_buf_free(&c->unpacked);
   hs_free(c);
 }
 
@@ -309,12 +313,84 @@ hs_sidx_block hs_sidx_block_at(const hs_sidx_column *c, uint32_t i) {
   r.len = end - r.off;
   r.count = hs_load_u32le(e + 8);
   r.bitmap_len = hs_load_u32le(e + 12);
+  r.index = i;
   return r;
 }
 
+/* A packed block (README "Packed blocks"): 8-byte keys as bit-packed
+ * offsets from the block minimum (other keys as a plain key table), rows
+ * as bit-packed ranks into the block bitmap's sorted rows. Decoded into
+ * c->unpacked: [count keys of 8 bytes][count u32 rows][count u32 sorted]. */
+static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
+                              hs_sidx_keys *keys, const uint8_t **rows, hs_error *err) {
+  const char *name = c->name;
+  uint32_t n = r->count, w = c->h.key_width;
+  const uint8_t *q = p + r->bitmap_len;
+  uint64_t avail = r->len - r->bitmap_len - 4; /* >= 0: checked at open */
+  unsigned kb = q[0], rb = q[1];
+  uint64_t rank_bytes = ((uint64_t)n * rb + 7) / 8;
+  uint64_t key_bytes = w == 8 ? ((uint64_t)n * kb + 7) / 8 : avail - rank_bytes;
+  if (q[2] != 0 || q[3] != 0 || rb > 32 || (w == 8 ? kb > 64 : kb != 0) || rank_bytes > avail ||
+      key_bytes + rank_bytes != avail)
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "index column %s: packed block %u: bad widths (keys %u, ranks %u bits)",
+                        name, r->index, kb, rb);
+  c->unpacked.len = 0;
+  if (!hs_buf_reserve(&c->unpacked, (size_t)n * 16))
+    return hs_error_set(err, HS_ERR_NOMEM, "index column %s: block of %u rows", name, n);
+  uint8_t *kout = c->unpacked.data, *rout = kout + (size_t)n * 8;
+  uint32_t *sorted = (uint32_t *)(void *)(rout + (size_t)n * 4);
+  hs_status st;
+  if (w == 8) {
+    size_t ml;
+    uint64_t base = hs_sidx_load_u64be(hs_sidx_keys_get(&c->keys, 2 * r->index, &ml));
+    const uint8_t *packed = q + 4;
+    for (uint32_t j = 0; j < n; j++) {
+      uint64_t d = hs_sidx_bits_at(packed, (size_t)key_bytes, j, kb);
+      if (d > UINT64_MAX - base)
+        return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: packed block %u key %u wraps",
+                            name, r->index, j);
+      hs_sidx_store_u64be(kout + (size_t)j * 8, base + d);
+    }
+    st = hs_sidx_keys_bind(keys, kout, (size_t)n * 8, n, 8, err);
+  } else {
+    st = hs_sidx_keys_bind(keys, q + 4, (size_t)key_bytes, n, (uint16_t)w, err);
+  }
+  if (st != HS_OK) {
+    hs_error_prefix(err, "index column %s packed block %u: ", name, r->index);
+    return st;
+  }
+  roaring_bitmap_t *bm;
+  if ((st = hs_sidx_roaring_load(p, r->bitmap_len, c->h.row_count, &bm, err)) != HS_OK) {
+    hs_error_prefix(err, "index column %s block %u: ", name, r->index);
+    return st;
+  }
+  uint64_t card = roaring_bitmap_get_cardinality(bm);
+  if (card != n) {
+    roaring_bitmap_free(bm);
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "index column %s: block %u bitmap holds %" PRIu64 " rows, not %u", name,
+                        r->index, card, n);
+  }
+  roaring_bitmap_to_uint32_array(bm, sorted);
+  roaring_bitmap_free(bm);
+  const uint8_t *ranks = q + 4 + key_bytes;
+  for (uint32_t j = 0; j < n; j++) {
+    uint64_t k = hs_sidx_bits_at(ranks, (size_t)rank_bytes, j, rb);
+    if (k >= n)
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "index column %s: packed block %u rank %" PRIu64 " of %u rows", name,
+                          r->index, k, n);
+    hs_store_u32le(rout + (size_t)j * 4, sorted[k]);
+  }
+  *rows = rout;
+  return HS_OK;
+}
+
 /* Bind a whole block read at p: its key table and row array. */
-hs_status hs_sidx_block_bind(const hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
+hs_status hs_sidx_block_bind(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
                              hs_sidx_keys *keys, const uint8_t **rows, hs_error *err) {
+  if (c->h.flags & HS_SIDX_FLAG_PACKED) return block_unpack(c, r, p, keys, rows, err);
   size_t keys_len = (size_t)(r->len - r->bitmap_len - (uint64_t)r->count * 4);
   *rows = p + r->bitmap_len + keys_len;
   hs_status st =

@@ -27,6 +27,8 @@
 #define HS_SIDX_BLOCK_ROWS_DEFAULT 4096u
 #define HS_SIDX_BLOCK_ROWS_MAX (1u << 20)
 #define HS_SIDX_DIR_SORTED_ENTRY 16 /* u64 block offset, u32 count, u32 bitmap bytes */
+/* Header flags (u32 at offset 28; 0 in files written before they existed). */
+#define HS_SIDX_FLAG_PACKED 1u /* SORTED blocks are packed (README "Packed blocks") */
 
 typedef enum hs_sidx_key_type {
   HS_SIDX_KT_BOOL = 1,    /* width 1: 0 or 1 */
@@ -47,6 +49,7 @@ typedef struct hs_sidx_header {
   uint32_t n_entries; /* DICT: distinct values; SORTED: blocks */
   uint32_t block_rows;
   int32_t decimal_scale;
+  uint32_t flags; /* HS_SIDX_FLAG_* */
   uint64_t null_len, keys_len, dir_len, data_len;
 } hs_sidx_header;
 
@@ -153,19 +156,65 @@ struct hs_sidx_column {
   const uint8_t *dir;
   uint64_t data_off; /* absolute */
   hs_buf scratch;
+  hs_buf unpacked; /* a packed block's keys and rows, decoded */
 };
 
 /* A SORTED block: its extent in the data section and its parts
- * ([bitmap][key table][count u32 rows]). Offsets were checked at open. */
+ * ([bitmap][key table][count u32 rows], or packed: [bitmap][u8 key bits]
+ * [u8 rank bits][u16 0][keys][ranks]). Offsets were checked at open. */
 typedef struct hs_sidx_block {
   uint64_t off, len;
   uint32_t count, bitmap_len;
+  uint32_t index;
 } hs_sidx_block;
 
 hs_sidx_block hs_sidx_block_at(const hs_sidx_column *c, uint32_t i);
-/* Bind a whole block read at p: its key table and row array. */
-hs_status hs_sidx_block_bind(const hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
+/* Bind a whole block read at p: its key table and row array (u32 little
+ * endian). A packed block is decoded into c->unpacked (valid until the
+ * next bind), checking every field against the block's extent. */
+hs_status hs_sidx_block_bind(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
                              hs_sidx_keys *keys, const uint8_t **rows, hs_error *err);
+
+/* Little-endian bit streams of w-bit values (w <= 64). */
+static inline uint64_t hs_sidx_bits_get(const uint8_t *p, uint64_t pos, unsigned w) {
+  uint64_t v = 0;
+  for (unsigned got = 0; got < w;) {
+    unsigned off = (unsigned)(pos & 7), take = 8 - off;
+    if (take > w - got) take = w - got;
+    v |= (uint64_t)((p[pos >> 3] >> off) & ((1u << take) - 1)) << got;
+    got += take;
+    pos += take;
+  }
+  return v;
+}
+static inline void hs_sidx_bits_put(uint8_t *p, uint64_t pos, unsigned w, uint64_t v) {
+  for (unsigned put = 0; put < w;) {
+    unsigned off = (unsigned)(pos & 7), take = 8 - off;
+    if (take > w - put) take = w - put;
+    p[pos >> 3] |= (uint8_t)(((v >> put) & ((1u << take) - 1)) << off);
+    put += take;
+    pos += take;
+  }
+}
+/* Value i of a stream of `len` bytes: one unaligned 8-byte load when it
+ * fits (w <= 56), else the byte loop. */
+static inline uint64_t hs_sidx_bits_at(const uint8_t *p, size_t len, uint64_t i, unsigned w) {
+  uint64_t pos = i * w;
+  if (w <= 56 && (pos >> 3) + 8 <= len) {
+    uint64_t v = hs_load_u64le(p + (pos >> 3)) >> (pos & 7);
+    return w == 0 ? 0 : v & (((uint64_t)1 << w) - 1);
+  }
+  return hs_sidx_bits_get(p, pos, w);
+}
+/* Bits needed for v (0 for 0). */
+static inline unsigned hs_sidx_bit_width(uint64_t v) {
+  unsigned w = 0;
+  while (v) {
+    w++;
+    v >>= 1;
+  }
+  return w;
+}
 /* Borrow len bytes at absolute offset off (valid until the next view). */
 hs_status hs_sidx_column_view(hs_sidx_column *c, uint64_t off, uint64_t len, const uint8_t **p,
                               hs_error *err);
