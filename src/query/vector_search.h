@@ -64,6 +64,7 @@ typedef struct hs_vs_indexed {
   hs_vidx **vx;               /* usable index of each file, or NULL: scored exactly */
   char **paths;               /* data file paths */
   roaring_bitmap_t **allowed; /* with a filter: the file's matching rows */
+  bool *cached;               /* vx[i] is shared from the process's open-index cache */
   bool filtered;              /* allowed[] were computed */
   size_t n_indexed;
 } hs_vs_indexed;

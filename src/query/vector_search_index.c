@@ -12,13 +12,133 @@
  * fewer than min(k, allowed indexed rows) hits. Hits carry exact distances
  * and merge into the same per-query heaps as exactly scored files.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/parallel.h"
 #include "../table/vector_index.h"
 #include "scan.h"
 #include "vector_search.h"
+
+/* ------------------------------------------------- open-index cache */
+
+/* Opening an index checks every section's CRC (O(index size)), so opened
+ * indexes are kept for later searches in this process: index files are
+ * written once under fresh names and never changed, and the key includes
+ * size and modification time, so a cached index is the file's content.
+ * An opened index is read-only and thread-safe; entries in use are never
+ * evicted (least recently used among the others goes first). */
+#define VX_CACHE_MAX 256
+
+typedef struct vx_entry {
+  char *path, *column;
+  int64_t size, mtime_ns;
+  hs_vidx *x;
+  uint32_t users;
+  uint64_t used_at;
+} vx_entry;
+
+static pthread_mutex_t vx_mu = PTHREAD_MUTEX_INITIALIZER;
+static vx_entry vx_cache[VX_CACHE_MAX];
+static uint64_t vx_tick;
+
+static bool file_key(const char *path, int64_t *size, int64_t *mtime_ns) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return false;
+  *size = (int64_t)sb.st_size;
+  *mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+  return true;
+}
+
+static vx_entry *vx_find(const char *path, const char *column, int64_t size, int64_t mt) {
+  for (size_t i = 0; i < VX_CACHE_MAX; i++) {
+    vx_entry *e = &vx_cache[i];
+    if (e->x != NULL && e->size == size && e->mtime_ns == mt && strcmp(e->path, path) == 0 &&
+        strcmp(e->column, column) == 0)
+      return e;
+  }
+  return NULL;
+}
+
+/* The opened index of `column` in `path` (cached: *cached true, release
+ * with vx_release; else owned by the caller). */
+static hs_status vx_acquire(const char *path, const char *column, hs_vidx **out, bool *cached,
+                            hs_error *err) {
+  *out = NULL;
+  *cached = false;
+  int64_t size = 0, mt = 0;
+  bool keyed = file_key(path, &size, &mt);
+  if (keyed) {
+    pthread_mutex_lock(&vx_mu);
+    vx_entry *e = vx_find(path, column, size, mt);
+    if (e != NULL) {
+      e->users++;
+      e->used_at = ++vx_tick;
+      *out = e->x;
+      *cached = true;
+    }
+    pthread_mutex_unlock(&vx_mu);
+    if (*out != NULL) return HS_OK;
+  }
+  hs_vidx *x = NULL;
+  hs_status st = hs_table_vector_index_open(path, column, &x, err);
+  if (st != HS_OK || !keyed) {
+    *out = x;
+    return st;
+  }
+  char *p = hs_strdup(path), *c = hs_strdup(column);
+  pthread_mutex_lock(&vx_mu);
+  vx_entry *e = vx_find(path, column, size, mt); /* opened meanwhile by another thread */
+  if (e == NULL && p != NULL && c != NULL) {
+    for (size_t i = 0; i < VX_CACHE_MAX; i++) {
+      vx_entry *v = &vx_cache[i];
+      if (v->x == NULL) {
+        e = v;
+        break;
+      }
+      if (v->users == 0 && (e == NULL || v->used_at < e->used_at)) e = v;
+    }
+    if (e != NULL) {
+      if (e->x != NULL) { /* evict */
+        hs_vidx_free(e->x);
+        hs_free(e->path);
+        hs_free(e->column);
+      }
+      *e = (vx_entry){p, c, size, mt, x, 0, 0};
+      p = c = NULL;
+      x = NULL;
+    }
+  }
+  if (e != NULL) {
+    e->users++;
+    e->used_at = ++vx_tick;
+    *out = e->x;
+    *cached = true;
+  }
+  pthread_mutex_unlock(&vx_mu);
+  hs_free(p);
+  hs_free(c);
+  if (*cached) {
+    hs_vidx_free(x); /* NULL, or a duplicate of the cached one */
+  } else {
+    *out = x; /* cache full of indexes in use: owned by the caller */
+  }
+  return HS_OK;
+}
+
+static void vx_release(hs_vidx *x) {
+  pthread_mutex_lock(&vx_mu);
+  for (size_t i = 0; i < VX_CACHE_MAX; i++)
+    if (vx_cache[i].x == x && vx_cache[i].users > 0) {
+      vx_cache[i].users--;
+      break;
+    }
+  pthread_mutex_unlock(&vx_mu);
+}
+
+/* ------------------------------------------------------- which files */
 
 hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *column, hs_metric metric,
                              size_t dim, hs_vs_indexed *out, hs_error *err) {
@@ -42,7 +162,8 @@ hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *colum
   out->vx = hs_calloc(plan.n_files + 1, sizeof *out->vx);
   out->paths = hs_calloc(plan.n_files + 1, sizeof *out->paths);
   out->allowed = hs_calloc(plan.n_files + 1, sizeof *out->allowed);
-  if (out->vx == NULL || out->paths == NULL || out->allowed == NULL)
+  out->cached = hs_calloc(plan.n_files + 1, sizeof *out->cached);
+  if (out->vx == NULL || out->paths == NULL || out->allowed == NULL || out->cached == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   for (size_t i = 0; st == HS_OK && i < plan.n_files; i++) {
     const hs_table_plan_file *pf = &plan.files[i];
@@ -51,17 +172,22 @@ hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *colum
     if (rec == NULL) continue;
     char *ipath = NULL;
     hs_vidx *x = NULL;
+    bool cached = false;
     memset(&local, 0, sizeof local);
     if (hs_table_resolve_path(t, rec, "index registry", &ipath, &local) == HS_OK &&
-        hs_table_vector_index_open(ipath, column, &x, &local) == HS_OK &&
+        vx_acquire(ipath, column, &x, &cached, &local) == HS_OK && x != NULL &&
         hs_vidx_metric(x) == metric && hs_vidx_dim(x) == dim) {
       out->vx[i] = x;
+      out->cached[i] = cached;
       x = NULL;
       if ((out->paths[i] = hs_strdup(pf->path)) == NULL)
         st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
       out->n_indexed++;
     }
-    hs_vidx_free(x);
+    if (x != NULL && cached)
+      vx_release(x);
+    else
+      hs_vidx_free(x);
     hs_free(ipath);
   }
   hs_table_index_registry_free(&reg);
@@ -72,13 +198,19 @@ hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *colum
 
 void hs_vs_indexed_free(hs_vs_indexed *ix) {
   for (size_t i = 0; i < ix->n; i++) {
-    if (ix->vx != NULL) hs_vidx_free(ix->vx[i]);
+    if (ix->vx != NULL && ix->vx[i] != NULL) {
+      if (ix->cached != NULL && ix->cached[i])
+        vx_release(ix->vx[i]);
+      else
+        hs_vidx_free(ix->vx[i]);
+    }
     if (ix->paths != NULL) hs_free(ix->paths[i]);
     if (ix->allowed != NULL && ix->allowed[i] != NULL) roaring_bitmap_free(ix->allowed[i]);
   }
   hs_free(ix->vx);
   hs_free(ix->paths);
   hs_free(ix->allowed);
+  hs_free(ix->cached);
   memset(ix, 0, sizeof *ix);
 }
 
