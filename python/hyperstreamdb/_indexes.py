@@ -14,10 +14,12 @@ indexed. Queries never depend on build timing: a data file whose index is not bu
 is scanned, with the same result.
 
 Background builds: each :class:`Table` object has at most one worker thread (started
-by ``write()``, ending when nothing is left to build). It calls the C build with the
-GIL released; the C build itself indexes the missing files in parallel on all cores
-(``hs_parallel_for``), which is the worker pool DESIGN.md asks for — one Python thread
-only sequences builds so that two never race over the same files. Errors of background
+by ``write()``, ending when nothing is left to build). It calls the C build of the
+scalar indexes with the GIL released; the C build itself indexes the missing files in
+parallel on all cores (``hs_parallel_for``), which is the worker pool DESIGN.md asks
+for — one Python thread only sequences builds so that two never race over the same
+files. Configured vector indexes are then built through ``_build_vector_index`` (the
+vector search module), which builds only the files that lack one. Errors of background
 builds are kept and raised by :meth:`IndexMethods.wait_for_indexes` (and shown in ``repr``).
 """
 
@@ -113,11 +115,47 @@ def _is_scalar_type(t: pa.DataType) -> bool:
                 or pa.types.is_dictionary(t))
 
 
+def _build_all(uri: str, factory: Any, columns: Optional[Sequence[str]] = None,
+               progress: Any = None) -> int:
+    """Build every configured index missing for the current snapshot's files
+    (or those of `columns`): the scalar ones in one C build (files in
+    parallel), then each vector one through ``_build_vector_index`` of a
+    fresh ``factory(uri)`` table. All are attempted; the first error is
+    raised after. Returns the number of index files written."""
+    t = factory(uri)
+    conf = t._ix_config()
+    wanted = None if columns is None else set(columns)
+    scalar = [c["column"] for c in conf if c.get("kind") in SCALAR_KINDS
+              and (wanted is None or c["column"] in wanted)]
+    vector = [c for c in conf if c.get("kind") in VECTOR_KINDS
+              and (wanted is None or c["column"] in wanted)]
+    if wanted is not None:
+        unknown = sorted(wanted - {c["column"] for c in conf})
+        if unknown:
+            raise InvalidArgumentError(f"{uri}: no configured index on {unknown} (add one first)")
+    built, first_error = 0, None
+    if scalar:
+        try:
+            built += _core.index_build(uri, None if columns is None else scalar, progress)
+        except Exception as e:  # noqa: BLE001 - vector builds still run
+            first_error = e
+    builder = getattr(t, "_build_vector_index", None)
+    for c in vector if builder is not None else []:
+        try:
+            built += int(builder(c["column"], c["kind"], **(c.get("params") or {})) or 0)
+        except Exception as e:  # noqa: BLE001
+            first_error = first_error or e
+    if first_error is not None:
+        raise first_error
+    return built
+
+
 class _BuildState:
     """The background worker of one Table object (shared by nothing else)."""
 
-    def __init__(self, uri: str) -> None:
+    def __init__(self, uri: str, factory: Any) -> None:
         self.uri = uri
+        self.factory = factory  # the Table class: fresh handles for the worker
         self.cond = threading.Condition()
         self.pending = False
         self.running = False
@@ -142,7 +180,7 @@ class _BuildState:
                     return
                 self.pending = False
             try:
-                n = _core.index_build(self.uri)
+                n = _build_all(self.uri, self.factory)
                 with self.cond:
                     self.files_built += n
             except BaseException as e:  # kept for wait_for_indexes()
@@ -170,7 +208,7 @@ class IndexMethods:
             with _STATE_LOCK:
                 st = self.__dict__.get("_ix_build_state")
                 if st is None:
-                    st = _BuildState(self._uri)
+                    st = _BuildState(self._uri, type(self))
                     self.__dict__["_ix_build_state"] = st
         return st
 
@@ -212,8 +250,10 @@ class IndexMethods:
                 raise NotImplementedError(
                     f"add_index({column!r}, {kind!r}): vector indexes are not available in this "
                     "build (Table._build_vector_index is missing)")
-            builder(column, k, **params)
+            # Record first: (re)configuring unregisters the column's old index files.
             _core.index_add(self._uri, column, k, json.dumps(params))
+            if build:
+                builder(column, k, **params)
             return
         _core.index_add(self._uri, column, kind, json.dumps(params) if params else None)
         if build:
@@ -270,10 +310,12 @@ class IndexMethods:
 
     def build_indexes(self, columns: Optional[Sequence[str]] = None,
                       progress: Any = None) -> int:
-        """Build the configured scalar indexes missing for the current
-        snapshot's files now, in this thread; returns index files written."""
+        """Build the configured indexes (scalar and vector) missing for the
+        current snapshot's files now, in this thread; returns index files
+        written."""
         self._require()  # type: ignore[attr-defined]
-        return self._ix_backfill(columns, progress)
+        bar = _progress_for(progress, f"indexing {os.path.basename(self._uri) or self._uri}")
+        return _build_all(self._uri, type(self), columns, bar)
 
     def _index_after_write(self) -> None:
         """Called by ``write()`` after its commit: configure ``index_all``
@@ -288,12 +330,12 @@ class IndexMethods:
                 if f.name not in have and _is_scalar_type(f.type):
                     _core.index_add(self._uri, f.name, "inverted", None)
                     conf.append({"kind": "inverted"})
-        if any(c.get("kind") in SCALAR_KINDS for c in conf):
+        if conf:
             self._ix_state().schedule()
 
     def wait_for_indexes(self, timeout: Optional[float] = None) -> None:
-        """Block until every configured scalar index covers every data file
-        of the current snapshot: waits for this object's background builds,
+        """Block until every configured index covers every data file of the
+        current snapshot: waits for this object's background builds,
         then builds anything still missing (files another process wrote).
         Raises the first error of a background build (others are chained in
         its notes) and :class:`TimeoutError` when ``timeout`` seconds pass
@@ -310,8 +352,8 @@ class IndexMethods:
                 first.add_note(f"{len(errors) - 1} more background build(s) failed too: "
                                + "; ".join(str(e) for e in errors[1:]))
             raise first
-        if self._load() and any(c.get("kind") in SCALAR_KINDS for c in self._ix_config()):
-            _core.index_build(self._uri)
+        if self._load() and self._ix_config():
+            _build_all(self._uri, type(self))
 
     def _index_repr(self) -> str:
         """Lines for ``repr(table)``: indexes and background build state."""

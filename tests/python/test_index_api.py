@@ -299,9 +299,14 @@ def test_vector_kinds_are_delegated(tmp_path):
     (info,) = t.indexes()
     assert info.is_vector and info.kind == "ivf_hnsw" and info.params == {"nlist": 4, "m": 8}
     t.write(data)
-    t.wait_for_indexes()  # vector kinds are not built by the scalar worker
+    t.wait_for_indexes()  # the new file's vector index: through _build_vector_index again
+    assert len(Recorded.calls) >= 2
+    assert all(c == ("vec", "ivf_hnsw", {"nlist": 4, "m": 8}) for c in Recorded.calls)
+    n_calls = len(Recorded.calls)
     with pytest.raises(hdb.InvalidArgumentError, match="scalar column"):
         t.add_index("vec", "bitmap")
+    t.add_index("vec", "ivf_hnsw", nlist=4, m=8, build=False)  # same config: no call, no commit
+    assert len(Recorded.calls) == n_calls
     m = Missing(str(tmp_path / "m"))
     m.write(data)
     with pytest.raises(NotImplementedError, match="_build_vector_index"):
@@ -315,3 +320,24 @@ def test_registry_property_is_json(tables):
         props = json.load(f)["properties"]
     conf = json.loads(props["hyperstream.indexes"])
     assert [c["column"] for c in conf] == ["cat", "k", "x", "flag", "u"]
+
+
+def test_real_vector_index_in_background(tmp_path):
+    if getattr(hdb.Table, "_build_vector_index", None) is None:
+        pytest.skip("this build has no vector index builder")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(0)
+
+    def batch(i):
+        v = rng.random((300, 8), dtype=np.float32)
+        return pa.table({"id": pa.array(np.arange(i * 300, (i + 1) * 300)),
+                         "vec": pa.FixedSizeListArray.from_arrays(pa.array(v.ravel()), 8)})
+
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(batch(0))
+    t.add_index("vec", "hnsw", m=8)
+    assert [(i.column, i.files_indexed, i.files_total) for i in t.indexes()] == [("vec", 1, 1)]
+    t.write(batch(1))
+    t.write(batch(2))
+    t.wait_for_indexes(timeout=120)
+    assert [(i.files_indexed, i.files_total) for i in t.indexes()] == [(3, 3)]
