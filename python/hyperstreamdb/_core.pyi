@@ -206,3 +206,30 @@ def index_build(
     threads: int = 0,
 ) -> int: ...
 def explain(uri: _Path, filter: Optional[str] = None, snapshot_id: Optional[int] = None) -> Dict[str, int]: ...
+
+# vsearch.c: vector search over tables (use Table.search / Query.vector_search).
+def vector_search(
+    uri: _Path,
+    column: str,
+    queries: Any,
+    k: int = 10,
+    metric: Optional[str] = None,
+    filter: Optional[str] = None,
+    columns: Optional[List[str]] = None,
+    snapshot_id: int = -1,
+    ef_search: int = 0,
+    nprobe: int = 0,
+    batch: bool = False,
+    exact: bool = False,
+) -> Tuple[Any, Dict[str, int]]: ...
+def build_vector_indexes(
+    uri: _Path,
+    column: str,
+    metric: Optional[str] = None,
+    m: int = 0,
+    ef_construction: int = 0,
+    partitions: int = 0,
+    quantizer: Optional[str] = None,
+    pq_m: int = 0,
+    threads: int = 0,
+) -> int: ...
