@@ -500,8 +500,10 @@ class VectorIndex:
     table keeps per data file (``src/index/vector/``), usable on its own.
 
     ``VectorIndex.build(vectors, metric="l2", m=16, ef_construction=100,
-    partitions=0, quantizer=None, seed=42, threads=0)`` indexes the rows of
-    a 2-D array; row ``i`` answers as id ``i``. Rows holding NaN or
+    partitions=0, quantizer=None, seed=42, threads=0, pq_m=0)`` indexes the
+    rows of a 2-D array; row ``i`` answers as id ``i``. ``quantizer`` "sq8"
+    or "pq" (``pq_m`` sub-spaces, dividing the dimension; 0: dim/8) makes
+    the graph traversal run on compact codes, re-ranked exactly. Rows holding NaN or
     infinite values (and, for cosine, all-zero rows) are left out.
     ``search(q, k=10, ef_search=None, nprobe=None, filter=None)`` takes one
     query (1-D) or a batch (2-D; run in parallel with the GIL released) and
@@ -525,21 +527,23 @@ class VectorIndex:
     def build(cls, vectors: ArrayLike, metric: str = "l2", m: int = 16,
               ef_construction: int = 100, partitions: int = 0,
               quantizer: Optional[str] = None, seed: int = 42,
-              threads: int = 0) -> "VectorIndex":
+              threads: int = 0, pq_m: int = 0) -> "VectorIndex":
         x = np.ascontiguousarray(vectors, dtype=np.float32)
         if x.ndim != 2:
             raise InvalidArgumentError(f"vectors: expected a 2-D matrix, got shape {x.shape}")
         if x.shape[1] == 0:
             raise InvalidArgumentError("vectors: rows must have at least 1 dimension")
-        if quantizer not in (None, "none"):
-            raise UnsupportedError(f"quantizer {quantizer!r}: quantized indexes are not built yet")
+        quant = "none" if quantizer is None else str(quantizer).lower()
+        if quant not in ("none", "sq8", "pq"):
+            raise InvalidArgumentError(f"quantizer {quantizer!r}: expected None, 'sq8' or 'pq'")
         for name, v in (("m", m), ("ef_construction", ef_construction),
-                        ("partitions", partitions), ("threads", threads)):
+                        ("partitions", partitions), ("threads", threads), ("pq_m", pq_m)):
             if int(v) < 0 or int(v) > 0xFFFFFFFF:
                 raise InvalidArgumentError(f"{name}: {v} is not a valid count")
         data = _core._vindex_build(x, x.shape[0], x.shape[1], str(metric), int(m),
                                    int(ef_construction), int(partitions),
-                                   int(seed) & 0xFFFFFFFFFFFFFFFF, int(threads))
+                                   int(seed) & 0xFFFFFFFFFFFFFFFF, int(threads), quant,
+                                   int(pq_m))
         return cls(_core._VectorIndex(data))
 
     @classmethod

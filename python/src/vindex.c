@@ -34,15 +34,16 @@ static int get_f32(PyObject *obj, Py_buffer *view, const char *what, int fmt_cha
 }
 
 /* _vindex_build(vectors, n, dim, metric, m, ef_construction, partitions,
- *               seed, threads) -> bytes */
+ *               seed, threads, quantizer "none"|"sq8"|"pq", pq_m) -> bytes */
 static PyObject *hs_py_vindex_build(PyObject *self, PyObject *args) {
   PyObject *vo;
   Py_ssize_t n, dim;
   const char *metric_name;
-  unsigned int m, efc, parts, threads;
+  unsigned int m, efc, parts, threads, pq_m;
   unsigned long long seed;
-  if (!PyArg_ParseTuple(args, "OnnsIIIKI:_vindex_build", &vo, &n, &dim, &metric_name, &m, &efc,
-                        &parts, &seed, &threads))
+  const char *quant_name;
+  if (!PyArg_ParseTuple(args, "OnnsIIIKIsI:_vindex_build", &vo, &n, &dim, &metric_name, &m, &efc,
+                        &parts, &seed, &threads, &quant_name, &pq_m))
     return NULL;
   hs_vidx_params p;
   hs_vidx_params_default(&p);
@@ -54,6 +55,17 @@ static PyObject *hs_py_vindex_build(PyObject *self, PyObject *args) {
   p.partitions = parts;
   p.seed = seed;
   p.threads = threads;
+  if (strcmp(quant_name, "none") == 0) {
+    p.quant.kind = HS_QUANT_NONE;
+  } else if (strcmp(quant_name, "sq8") == 0) {
+    p.quant.kind = HS_QUANT_SQ8;
+  } else if (strcmp(quant_name, "pq") == 0) {
+    p.quant.kind = HS_QUANT_PQ;
+    p.quant.pq_m = pq_m;
+  } else {
+    return hs_py_raise_msg(hs_py_invalid_error, "quantizer '%s': expected none, sq8 or pq",
+                           quant_name);
+  }
   Py_buffer v;
   if (get_f32(vo, &v, "vectors", 'f') < 0) return NULL;
   size_t items;
@@ -303,8 +315,8 @@ static PyTypeObject hs_py_vindex_type = {
 
 static PyMethodDef hs_py_vindex_functions[] = {
     {"_vindex_build", hs_py_vindex_build, METH_VARARGS,
-     "_vindex_build(vectors, n, dim, metric, m, ef_construction, partitions, seed, threads)"
-     " -> bytes"},
+     "_vindex_build(vectors, n, dim, metric, m, ef_construction, partitions, seed, threads,"
+     " quantizer, pq_m) -> bytes"},
     {NULL, NULL, 0, NULL}};
 
 int hs_py_vindex_init(PyObject *module);

@@ -348,6 +348,55 @@ static void test_ivf(const float *x, const float *qs) {
   hs_buf_free(&b);
 }
 
+/* Quantized traversal (SQ8, PQ) with exact re-ranking: the answers carry
+ * exact distances; SQ8 keeps recall, so does PQ with 2-d sub-spaces. */
+static void test_quant(const float *x, const float *qs) {
+  const struct {
+    hs_quant_kind kind;
+    hs_metric metric;
+    double min_recall;
+  } cases[] = {{HS_QUANT_SQ8, HS_METRIC_L2, 0.95},     {HS_QUANT_SQ8, HS_METRIC_IP, 0.95},
+               {HS_QUANT_SQ8, HS_METRIC_COSINE, 0.95}, {HS_QUANT_SQ8, HS_METRIC_L1, 0.95},
+               {HS_QUANT_PQ, HS_METRIC_L2, 0.90},      {HS_QUANT_PQ, HS_METRIC_IP, 0.90}};
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    hs_vidx_params p;
+    hs_vidx_params_default(&p);
+    p.metric = cases[ci].metric;
+    p.quant.kind = cases[ci].kind;
+    p.quant.pq_m = DIM / 2; /* 2-d sub-spaces: 16 bytes a vector */
+    hs_buf b;
+    hs_buf_init(&b);
+    hs_error err = {0};
+    CHECK_OK(hs_vidx_build(x, N, DIM, NULL, &p, &b, &err), &err);
+    hs_vidx *v = open_mem(&b);
+    if (v == NULL) {
+      hs_buf_free(&b);
+      continue;
+    }
+    CHECK_OK(hs_vidx_validate(v, &err), &err);
+    CHECK(hs_vidx_quant_kind(v) == cases[ci].kind);
+    double recall = 0;
+    int sane = 1, counts = 1;
+    for (size_t qi = 0; qi < NQ; qi++) {
+      hs_vidx_hit h[K];
+      uint32_t nh = 0, truth[K];
+      CHECK_OK(hs_vidx_search(v, qs + qi * DIM, K, NULL, NULL, h, &nh, &err), &err);
+      uint32_t nt = brute(cases[ci].metric, x, N, qs + qi * DIM, NULL, K, truth);
+      recall += overlap(truth, nt, h, nh);
+      sane &= hits_sane(cases[ci].metric, x, qs + qi * DIM, h, nh, NULL);
+      counts &= nh == K;
+    }
+    recall /= NQ;
+    printf("  %s %-6s: recall@10 %.4f, %zu bytes\n", cases[ci].kind == HS_QUANT_SQ8 ? "sq8" : "pq ",
+           hs_metric_name(cases[ci].metric), recall, b.len);
+    CHECK(recall >= cases[ci].min_recall);
+    CHECK(sane);
+    CHECK(counts);
+    hs_vidx_free(v);
+    hs_buf_free(&b);
+  }
+}
+
 static void test_nulls_and_edges(void) {
   enum { n = 300 };
   float *x = malloc(n * DIM * sizeof *x);
@@ -437,9 +486,14 @@ static void write_seeds(const char *dir) {
   const struct {
     size_t n, dim;
     hs_metric metric;
-    uint32_t m;
-  } shapes[] = {{0, 3, HS_METRIC_L2, 2},      {1, 3, HS_METRIC_IP, 2},  {12, 4, HS_METRIC_L2, 2},
-                {40, 3, HS_METRIC_COSINE, 4}, {30, 2, HS_METRIC_L1, 3}, {64, 2, HS_METRIC_L2SQ, 2}};
+    uint32_t m, partitions;
+    hs_quant_kind quant;
+  } shapes[] = {
+      {0, 3, HS_METRIC_L2, 2, 0, HS_QUANT_NONE},  {1, 3, HS_METRIC_IP, 2, 0, HS_QUANT_NONE},
+      {12, 4, HS_METRIC_L2, 2, 0, HS_QUANT_NONE}, {40, 3, HS_METRIC_COSINE, 4, 0, HS_QUANT_NONE},
+      {30, 2, HS_METRIC_L1, 3, 0, HS_QUANT_NONE}, {64, 2, HS_METRIC_L2SQ, 2, 0, HS_QUANT_NONE},
+      {40, 4, HS_METRIC_L2, 3, 3, HS_QUANT_NONE}, {30, 4, HS_METRIC_IP, 2, 0, HS_QUANT_SQ8},
+      {30, 4, HS_METRIC_IP, 2, 2, HS_QUANT_PQ}};
   float x[64 * 4];
   uint64_t st = 3;
   for (size_t i = 0; i < 64 * 4; i++) x[i] = (float)gauss(&st);
@@ -452,6 +506,9 @@ static void write_seeds(const char *dir) {
     p.m = shapes[i].m;
     p.ef_construction = 8;
     p.threads = 1;
+    p.partitions = shapes[i].partitions;
+    p.quant.kind = shapes[i].quant;
+    p.quant.pq_m = 2;
     hs_buf b;
     hs_buf_init(&b);
     CHECK_OK(hs_vidx_build(x, shapes[i].n, shapes[i].dim, i == 4 ? valid : NULL, &p, &b, NULL),
@@ -494,6 +551,7 @@ int main(void) {
   test_filtered(x, cluster, qs, qc);
   test_roundtrip_and_determinism(x, qs);
   test_ivf(x, qs);
+  test_quant(x, qs);
   test_nulls_and_edges();
   free(x);
   free(cluster);

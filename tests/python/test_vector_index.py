@@ -146,6 +146,24 @@ def test_ivf_partitions(data):
     assert hit / (len(q) * K) >= 0.95
 
 
+@pytest.mark.parametrize("quantizer,pq_m", [("sq8", 0), ("pq", 8)])
+def test_quantized(data, quantizer, pq_m):
+    x, q = data
+    ix = VectorIndex.build(x, quantizer=quantizer, pq_m=pq_m)
+    assert f"quantizer='{quantizer}'" in repr(ix)
+    ix.validate()
+    ids, dist = ix.search(q, k=K)
+    hit = 0
+    for i in range(len(q)):
+        t_ids, t_d = brute(x, q[i], "l2", K)
+        hit += len(set(t_ids.tolist()) & set(ids[i].tolist()))
+        exact = np.sqrt(((x[ids[i]].astype(np.float64) - q[i]) ** 2).sum(1))
+        np.testing.assert_allclose(dist[i], exact, rtol=1e-4, atol=1e-4)  # re-ranked exactly
+    assert hit / (len(q) * K) >= 0.95
+    ix2 = VectorIndex.from_bytes(ix.to_bytes())
+    np.testing.assert_array_equal(ix2.search(q, k=K)[0], ids)
+
+
 def test_bad_input(data):
     x, q = data
     ix = VectorIndex.build(x[:300])
@@ -168,8 +186,10 @@ def test_bad_input(data):
         VectorIndex.build(x[:10], metric="nope")
     with pytest.raises(InvalidArgumentError):
         VectorIndex.build(x[:10], m=1)
-    with pytest.raises(hdb.UnsupportedError):
-        VectorIndex.build(x[:10], quantizer="pq")
+    with pytest.raises(InvalidArgumentError):
+        VectorIndex.build(x[:10], quantizer="opq")
+    with pytest.raises(InvalidArgumentError):
+        VectorIndex.build(x[:100], quantizer="pq", pq_m=5)  # does not divide 16
     cos = VectorIndex.build(x[:50], metric="cosine")
     with pytest.raises(InvalidArgumentError):
         cos.search(np.zeros(DIM), k=3)  # a zero query has no cosine distance

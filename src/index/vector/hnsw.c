@@ -165,10 +165,12 @@ typedef struct search_ctx {
   const hs_hnsw_graph *g;
   const hs_distance_kernels *k;
   const float *q;
-  uint32_t lo, hi; /* the partition's id range */
+  uint32_t lo, hi;          /* the partition's id range */
+  const hs_quant_query *qq; /* traverse on codes when set */
 } search_ctx;
 
 static inline float dist_to(const search_ctx *c, uint32_t id) {
+  if (c->qq != NULL) return hs_quant_distance(c->qq, c->g->codes + (size_t)id * c->g->code_size);
   return hs_hnsw_dist(c->k, c->g->space, c->q, c->g->vectors + (size_t)id * c->g->dim, c->g->dim);
 }
 
@@ -262,11 +264,12 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
   return n_res;
 }
 
-size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q, uint32_t ef,
-                      const hs_hnsw_filter *filter, hs_hnsw_scratch *s, hs_hnsw_cand **out) {
+static size_t search_impl(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q,
+                          const hs_quant_query *qq, uint32_t ef, const hs_hnsw_filter *filter,
+                          hs_hnsw_scratch *s, hs_hnsw_cand **out) {
   *out = s->res;
   if (p->count == 0 || p->entry < p->start || p->entry - p->start >= p->count) return 0;
-  search_ctx c = {g, hs_distance_kernels_active(), q, p->start, p->start + p->count};
+  search_ctx c = {g, hs_distance_kernels_active(), q, p->start, p->start + p->count, qq};
   node_locks l = {NULL};
   uint32_t cur = p->entry;
   float cur_d = dist_to(&c, cur);
@@ -276,6 +279,17 @@ size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float
   size_t n = search_layer(&c, &l, cur, cur_d, ef ? ef : 1, 0, filter, s, &oom);
   *out = s->res;
   return n;
+}
+
+size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q, uint32_t ef,
+                      const hs_hnsw_filter *filter, hs_hnsw_scratch *s, hs_hnsw_cand **out) {
+  return search_impl(g, p, q, NULL, ef, filter, s, out);
+}
+
+size_t hs_hnsw_search_quant(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q,
+                            const hs_quant_query *qq, uint32_t ef, const hs_hnsw_filter *filter,
+                            hs_hnsw_scratch *s, hs_hnsw_cand **out) {
+  return search_impl(g, p, q, qq, ef, filter, s, out);
 }
 
 /* ------------------------------------------------------------- building */
@@ -356,7 +370,7 @@ static void insert_node(build_ctx *b, uint32_t i, uint32_t worker) {
   bool raises = level > max_level;
   if (!raises) pthread_mutex_unlock(&b->entry_mu);
 
-  search_ctx c = {g, b->k, g->vectors + (size_t)i * g->dim, p->start, p->start + p->count};
+  search_ctx c = {g, b->k, g->vectors + (size_t)i * g->dim, p->start, p->start + p->count, NULL};
   uint32_t cur = entry;
   float cur_d = dist_to(&c, cur);
   for (uint32_t lev = max_level; lev > level; lev--) cur = greedy(&c, &b->locks, cur, &cur_d, lev);

@@ -28,6 +28,7 @@
 
 #include "../../common/common.h"
 #include "distance.h"
+#include "quant.h"
 
 #define HS_HNSW_MAX_LEVEL 24
 #define HS_HNSW_MAX_M 256
@@ -44,6 +45,8 @@ typedef struct hs_hnsw_graph {
   uint32_t *upper;           /* upper_blocks * (1 + m) */
   const uint32_t *upper_off; /* n */
   uint64_t upper_blocks;
+  const uint8_t *codes; /* n * code_size quantized codes, or NULL */
+  size_t code_size;
 } hs_hnsw_graph;
 
 typedef struct hs_hnsw_part {
@@ -97,6 +100,11 @@ typedef struct hs_hnsw_filter {
  * when ids are hostile: ids outside the partition are skipped. */
 size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q, uint32_t ef,
                       const hs_hnsw_filter *filter, hs_hnsw_scratch *s, hs_hnsw_cand **out);
+/* The same over the quantized codes (g->codes): distances are `qq`'s
+ * approximations, for the caller to re-rank. */
+size_t hs_hnsw_search_quant(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q,
+                            const hs_quant_query *qq, uint32_t ef, const hs_hnsw_filter *filter,
+                            hs_hnsw_scratch *s, hs_hnsw_cand **out);
 
 /* ------------------------------------------------------------- building */
 

@@ -44,7 +44,8 @@ typedef struct section {
 static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim,
                             uint32_t row_count, uint32_t n, uint32_t m0, const hs_hnsw_graph *g,
                             const hs_hnsw_part *parts, uint32_t n_parts, const float *centroids,
-                            const uint32_t *rows, const float *vecs, hs_buf *out, hs_error *err) {
+                            const uint32_t *rows, const float *vecs, const hs_buf *quant_blob,
+                            const uint8_t *codes, size_t code_size, hs_buf *out, hs_error *err) {
   uint32_t part_words[4 * 1]; /* only used when n_parts == 1 */
   uint32_t *pw = n_parts == 1 ? part_words : hs_malloc((size_t)n_parts * 4 * sizeof *pw);
   if (pw == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing partitions");
@@ -64,6 +65,10 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim
   s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
   if (n_parts > 1)
     s[ns++] = (section){HS_VIDX_S_CENTROIDS, centroids, (uint64_t)n_parts * vdim * 4};
+  if (code_size > 0) {
+    s[ns++] = (section){HS_VIDX_S_QUANT, quant_blob->data, quant_blob->len};
+    s[ns++] = (section){HS_VIDX_S_CODES, codes, (uint64_t)n * code_size};
+  }
 
   uint64_t off = HS_VIDX_HEADER_LEN + (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
   uint8_t table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
@@ -99,8 +104,8 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim
   hs_store_u32le(h + HS_VIDX_H_M0, m0);
   hs_store_u32le(h + HS_VIDX_H_EF_CONSTRUCTION, p->ef_construction);
   hs_store_u32le(h + HS_VIDX_H_PARTITIONS, n_parts);
-  hs_store_u32le(h + HS_VIDX_H_QUANT, HS_QUANT_NONE);
-  hs_store_u32le(h + HS_VIDX_H_CODE_SIZE, 0);
+  hs_store_u32le(h + HS_VIDX_H_QUANT, code_size > 0 ? (uint32_t)p->quant.kind : HS_QUANT_NONE);
+  hs_store_u32le(h + HS_VIDX_H_CODE_SIZE, (uint32_t)code_size);
   hs_store_u32le(h + HS_VIDX_H_SECTIONS, ns);
   hs_store_u32le(h + HS_VIDX_H_TABLE_CRC,
                  (uint32_t)crc32(0L, table, ns * HS_VIDX_SECTION_ENTRY_LEN));
@@ -218,9 +223,9 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   if (p.ef_construction > 1u << 16)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: ef_construction %u above 65536",
                         p.ef_construction);
-  if (p.quant.kind != HS_QUANT_NONE)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "vidx build: quantized indexes (SQ8/PQ) are not built yet");
+  if (p.quant.kind != HS_QUANT_NONE && p.quant.kind != HS_QUANT_SQ8 && p.quant.kind != HS_QUANT_PQ)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: quantizer kind %d",
+                        (int)p.quant.kind);
   uint32_t m0 = 2 * p.m;
   size_t nidx = 0;
   for (size_t i = 0; i < n; i++) {
@@ -296,9 +301,48 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   g.vectors = vecs;
   hs_hnsw_build_params bp = {p.m, p.ef_construction, p.threads, p.seed};
   st = hs_hnsw_build(&g, parts, n_parts, &bp, err);
+  /* Quantized codes for traversal, trained on the indexed rows. */
+  hs_quant *quant = NULL;
+  uint8_t *codes = NULL;
+  size_t code_size = 0;
+  hs_buf blob;
+  hs_buf_init(&blob);
+  if (st == HS_OK && p.quant.kind != HS_QUANT_NONE && nidx > 0) {
+    /* Codes of the user's dimensions (IP: without the augmenting
+     * component; -q.x orders as the augmented L2 does). */
+    hs_metric qm = p.metric == HS_METRIC_IP  ? HS_METRIC_IP
+                   : g.space == HS_HNSW_L2SQ ? HS_METRIC_L2SQ
+                   : g.space == HS_HNSW_L1   ? HS_METRIC_L1
+                                             : HS_METRIC_IP;
+    hs_quant_params qp = p.quant;
+    if (qp.seed == 0) qp.seed = p.seed;
+    if (qp.threads == 0) qp.threads = p.threads;
+    float *plain = vecs;
+    if (vdim != dim) {
+      plain = hs_malloc(nidx * dim * sizeof *plain);
+      if (plain == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu rows", nidx);
+      for (size_t i = 0; plain != NULL && i < nidx; i++)
+        memcpy(plain + i * dim, vecs + i * vdim, dim * sizeof *plain);
+    }
+    if (st == HS_OK) st = hs_quant_train(plain, nidx, dim, qm, &qp, &quant, err);
+    if (st == HS_OK) {
+      code_size = hs_quant_code_size(quant);
+      codes = hs_malloc(nidx * code_size + 1);
+      if (codes == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu codes", nidx);
+    }
+    if (st == HS_OK) {
+      hs_quant_encode(quant, plain, nidx, codes);
+      st = hs_quant_serialize(quant, &blob, err);
+    }
+    if (plain != vecs) hs_free(plain);
+    if (st != HS_OK) code_size = 0;
+  }
   if (st == HS_OK)
     st = write_file(&p, (uint32_t)dim, (uint32_t)vdim, (uint32_t)n, (uint32_t)nidx, m0, &g, parts,
-                    n_parts, centroids, rows, vecs, out, err);
+                    n_parts, centroids, rows, vecs, &blob, codes, code_size, out, err);
+  hs_quant_free(quant);
+  hs_free(codes);
+  hs_buf_free(&blob);
   if (parts != &one) hs_free(parts);
   hs_free(centroids);
   hs_hnsw_build_free(&g);

@@ -79,6 +79,7 @@ struct hs_vidx {
   const float *centroids;
   const uint8_t *codes;
   hs_quant *quant;                 /* owned; NULL when not quantized */
+  size_t sec_quant_len;            /* bytes of the QUANT section */
   uint32_t *sorted_rows;           /* owned: rows ascending */
   uint32_t *sorted_local;          /* owned: their local ids */
   bool rows_identity;              /* rows[i] == i for all i: lookups are trivial */

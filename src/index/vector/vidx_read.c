@@ -94,9 +94,11 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
     return CORRUPT("degrees m = %u, m0 = %u", x->m, x->m0);
   if (x->n_parts == 0 || (x->n_parts > x->n && x->n_parts > 1))
     return CORRUPT("%u partitions for %u rows", x->n_parts, x->n);
-  if (quant != HS_QUANT_NONE)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "quantizer kind %u is not supported", quant);
-  x->quant_kind = HS_QUANT_NONE;
+  if (quant != HS_QUANT_NONE && quant != HS_QUANT_SQ8 && quant != HS_QUANT_PQ)
+    return CORRUPT("quantizer kind %u", quant);
+  x->quant_kind = (hs_quant_kind)quant;
+  if ((quant == HS_QUANT_NONE) != (x->code_size == 0) || x->code_size > 4 * HS_VIDX_MAX_DIM + 4)
+    return CORRUPT("code size %u for quantizer kind %u", x->code_size, quant);
   if (ns < 6 || ns > HS_VIDX_S_MAX) return CORRUPT("%u sections", ns);
   uint64_t table_len = (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
   if (len < HS_VIDX_HEADER_LEN + table_len) return CORRUPT("section table past the end");
@@ -118,6 +120,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   want[HS_VIDX_S_UPPER] = upper_blocks * (1 + (uint64_t)x->m) * 4;
   want[HS_VIDX_S_PARTS] = (uint64_t)x->n_parts * 16;
   want[HS_VIDX_S_CENTROIDS] = x->n_parts > 1 ? (uint64_t)x->n_parts * dim * 4 : 0;
+  want[HS_VIDX_S_CODES] = n * x->code_size;
   const uint8_t *sec[HS_VIDX_S_MAX + 1] = {0};
   uint32_t prev_id = 0;
   uint64_t prev_end = HS_VIDX_HEADER_LEN + table_len;
@@ -132,15 +135,30 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
       return CORRUPT("section %u: [%llu, +%llu) outside the index or overlapping", id,
                      (unsigned long long)off, (unsigned long long)slen);
     prev_end = off + slen;
-    if (slen != want[id])
+    if (slen != want[id] && id != HS_VIDX_S_QUANT)
       return CORRUPT("section %u: %llu bytes, expected %llu", id, (unsigned long long)slen,
                      (unsigned long long)want[id]);
+    if (id == HS_VIDX_S_QUANT) x->sec_quant_len = (size_t)slen;
     st = section_view(x, id, base, off, slen, crc, &sec[id], err);
     if (st != HS_OK) return st;
   }
   for (uint32_t id = HS_VIDX_S_ROWS; id <= HS_VIDX_S_PARTS; id++)
     if (sec[id] == NULL) return CORRUPT("section %u missing", id);
   if (x->n_parts > 1 && sec[HS_VIDX_S_CENTROIDS] == NULL) return CORRUPT("centroids missing");
+  if (x->quant_kind != HS_QUANT_NONE) {
+    if (sec[HS_VIDX_S_QUANT] == NULL || sec[HS_VIDX_S_CODES] == NULL)
+      return CORRUPT("quantizer or codes missing");
+    st = hs_quant_parse(sec[HS_VIDX_S_QUANT], x->sec_quant_len, &x->quant, err);
+    if (st != HS_OK) return st;
+    if (hs_quant_kind_of(x->quant) != x->quant_kind ||
+        hs_quant_code_size(x->quant) != x->code_size || hs_quant_dim(x->quant) != x->dim)
+      return CORRUPT("quantizer (kind %d, %zu-byte codes, dimension %zu) does not fit the header",
+                     (int)hs_quant_kind_of(x->quant), hs_quant_code_size(x->quant),
+                     hs_quant_dim(x->quant));
+    x->codes = sec[HS_VIDX_S_CODES];
+  } else if (sec[HS_VIDX_S_QUANT] != NULL || sec[HS_VIDX_S_CODES] != NULL) {
+    return CORRUPT("codes in an index without a quantizer");
+  }
 
   x->rows = (const uint32_t *)sec[HS_VIDX_S_ROWS];
   x->centroids = x->n_parts > 1 ? (const float *)sec[HS_VIDX_S_CENTROIDS] : NULL;
@@ -155,6 +173,8 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   g->links0 = (uint32_t *)sec[HS_VIDX_S_LINKS0];
   g->upper = (uint32_t *)sec[HS_VIDX_S_UPPER];
   g->upper_blocks = upper_blocks;
+  g->codes = x->codes;
+  g->code_size = x->code_size;
 
   /* Partitions: contiguous, covering [0, n). */
   x->parts = hs_malloc((size_t)x->n_parts * sizeof *x->parts);
@@ -275,6 +295,7 @@ void hs_vidx_free(hs_vidx *x) {
   hs_free((void *)x->g.upper_off);
   hs_free(x->sorted_rows);
   hs_free(x->sorted_local);
+  hs_quant_free(x->quant);
   if (x->indexed) roaring_bitmap_free(x->indexed);
   for (int i = 0; i <= HS_VIDX_S_MAX; i++) hs_buf_free(&x->owned[i]);
   hs_source_unref(x->src);

@@ -79,6 +79,13 @@ static int hit_cmp(const void *a, const void *b) {
   return hit_less(x, y) ? -1 : (hit_less(y, x) ? 1 : 0);
 }
 
+static int cand_cmp_approx(const void *a, const void *b) {
+  const hs_hnsw_cand *x = a, *y = b;
+  if (x->d < y->d) return -1;
+  if (x->d > y->d) return 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
 /* A bounded max-heap of the k best hits by (distance, row). */
 static void topk_offer(hs_vidx_hit *h, uint32_t *n, uint32_t k, hs_vidx_hit v) {
   if (*n < k) {
@@ -221,18 +228,40 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   uint32_t nprobe = sp && sp->nprobe ? sp->nprobe : (x->n_parts < 8 ? x->n_parts : 8);
   uint32_t np = choose_probes(x, s, q, nprobe);
+  hs_quant_query *qq = NULL;
+  if (x->quant != NULL) {
+    hs_status st = hs_quant_query_make(x->quant, q, &qq, err);
+    if (st != HS_OK) return st;
+  }
   size_t total = 0;
   for (uint32_t i = 0; i < np; i++) {
     hs_hnsw_cand *c;
-    size_t got = hs_hnsw_search(&x->g, &x->parts[s->probe[i]], q, ef, f, &s->hs, &c);
-    if (!grow((void **)&s->all, &s->all_cap, total + got, sizeof *s->all))
+    const hs_hnsw_part *part = &x->parts[s->probe[i]];
+    size_t got = qq ? hs_hnsw_search_quant(&x->g, part, q, qq, ef, f, &s->hs, &c)
+                    : hs_hnsw_search(&x->g, part, q, ef, f, &s->hs, &c);
+    if (!grow((void **)&s->all, &s->all_cap, total + got, sizeof *s->all)) {
+      hs_quant_query_free(qq);
       return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    }
     memcpy(s->all + total, c, got * sizeof *c);
     total += got;
   }
   if (total < want) return exact_search(x, q, k, allowed, hits, n_hits, err);
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
+  if (qq != NULL) { /* re-rank the best `rerank` approximate candidates exactly */
+    hs_quant_query_free(qq);
+    size_t rerank = sp && sp->rerank ? sp->rerank : total;
+    if (rerank < k) rerank = k;
+    if (rerank < total) {
+      qsort(s->all, total, sizeof *s->all, cand_cmp_approx);
+      total = rerank;
+    }
+    for (size_t i = 0; i < total; i++) topk_offer(hits, &n, k, hit_of(x, kern, q, s->all[i].id));
+    qsort(hits, n, sizeof *hits, hit_cmp);
+    *n_hits = n;
+    return HS_OK;
+  }
   for (size_t i = 0; i < total; i++) {
     uint32_t id = s->all[i].id;
     hs_vidx_hit h = x->metric == HS_METRIC_IP
