@@ -259,27 +259,34 @@ static bool append_zeros(hs_buf *out, size_t n, uint8_t **at) {
 }
 
 /* A packed SORTED block after its bitmap (README "Packed blocks"): u8 key
- * bits, u8 rank bits, u16 0; 8-byte keys as bit-packed offsets from the
- * block's first key (others: the plain key table); each row as its
- * bit-packed rank among the block's rows in ascending order. `sorted` is
- * scratch for c rows. */
+ * bits, u8 rank bits, u16 0; 8-byte keys as bit-packed deltas from the
+ * previous key (the first from the block minimum: 0); other keys as the
+ * plain key table; each row as its bit-packed rank among the block's rows
+ * in ascending order. `sorted` is scratch for c rows. */
 static hs_status put_packed(hs_buf *out, const keyset *ks, const uint32_t *idx,
                             const uint32_t *rows, uint32_t *sorted, uint32_t c, hs_error *err) {
   size_t len;
   unsigned kb = 0, rb = hs_sidx_bit_width(c - 1);
-  uint64_t base = 0;
   if (ks->width == 8) {
-    base = hs_sidx_load_u64be(keyset_get(ks, idx[0], &len));
-    kb = hs_sidx_bit_width(hs_sidx_load_u64be(keyset_get(ks, idx[c - 1], &len)) - base);
+    uint64_t prev = hs_sidx_load_u64be(keyset_get(ks, idx[0], &len)), dmax = 0;
+    for (uint32_t k = 1; k < c; k++) {
+      uint64_t v = hs_sidx_load_u64be(keyset_get(ks, idx[k], &len));
+      if (v - prev > dmax) dmax = v - prev;
+      prev = v;
+    }
+    kb = hs_sidx_bit_width(dmax);
   }
   uint8_t head[4] = {(uint8_t)kb, (uint8_t)rb, 0, 0}, *p;
   if (!hs_buf_append(out, head, 4)) return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
   if (ks->width == 8) {
     if (!append_zeros(out, ((size_t)c * kb + 7) / 8, &p))
       return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
-    for (uint32_t k = 0; k < c; k++)
-      hs_sidx_bits_put(p, (uint64_t)k * kb, kb,
-                       hs_sidx_load_u64be(keyset_get(ks, idx[k], &len)) - base);
+    uint64_t prev = hs_sidx_load_u64be(keyset_get(ks, idx[0], &len));
+    for (uint32_t k = 0; k < c; k++) {
+      uint64_t v = hs_sidx_load_u64be(keyset_get(ks, idx[k], &len));
+      hs_sidx_bits_put(p, (uint64_t)k * kb, kb, v - prev);
+      prev = v;
+    }
   } else {
     hs_status st = put_keys(out, ks, idx, c, err);
     if (st != HS_OK) return st;

@@ -318,7 +318,8 @@ hs_sidx_block hs_sidx_block_at(const hs_sidx_column *c, uint32_t i) {
 }
 
 /* A packed block (README "Packed blocks"): 8-byte keys as bit-packed
- * offsets from the block minimum (other keys as a plain key table), rows
+ * deltas from the previous key, the first from the block minimum (other
+ * keys as a plain key table), rows
  * as bit-packed ranks into the block bitmap's sorted rows. Decoded into
  * c->unpacked: [count keys of 8 bytes][count u32 rows][count u32 sorted]. */
 static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
@@ -343,14 +344,15 @@ static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const u
   hs_status st;
   if (w == 8) {
     size_t ml;
-    uint64_t base = hs_sidx_load_u64be(hs_sidx_keys_get(&c->keys, 2 * r->index, &ml));
+    uint64_t key = hs_sidx_load_u64be(hs_sidx_keys_get(&c->keys, 2 * r->index, &ml));
     const uint8_t *packed = q + 4;
     for (uint32_t j = 0; j < n; j++) {
       uint64_t d = hs_sidx_bits_at(packed, (size_t)key_bytes, j, kb);
-      if (d > UINT64_MAX - base)
+      if (d > UINT64_MAX - key)
         return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: packed block %u key %u wraps",
                             name, r->index, j);
-      hs_sidx_store_u64be(kout + (size_t)j * 8, base + d);
+      key += d;
+      hs_sidx_store_u64be(kout + (size_t)j * 8, key);
     }
     st = hs_sidx_keys_bind(keys, kout, (size_t)n * 8, n, 8, err);
   } else {
