@@ -103,7 +103,11 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     """Run `vs` on `table`: one pyarrow Table (a 1-d query) or a list of
     them (a 2-d batch, one per query), each sorted by ``distance``; and the
     search's counters."""
-    handle = table._require()
+    # The C call opens the latest version itself: refresh the handle only
+    # to resolve a time or ref (or to open it the first time).
+    handle = table._handle
+    if handle is None or as_of is not None or ref is not None:
+        handle = table._require()
     sid = table._snapshot(snapshot_id, as_of, ref)
     q, batched = as_queries(vs.query)
     if not isinstance(vs.column, str):

@@ -1209,10 +1209,12 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
     /* A filter without columns (a constant) still needs the row counts. */
     if (st == HS_OK && s->n_fcols == 0) st = names_push(&s->fcols, &s->n_fcols, s->proj[0], err);
   }
-  if (st == HS_OK) st = hs_table_plan_files(table, opts->snapshot_id, &plan, err);
+  /* A caller's plan of the same snapshot (hooks) saves reading the manifests again. */
+  const hs_table_plan *pl = hooks != NULL && hooks->plan != NULL ? hooks->plan : &plan;
+  if (st == HS_OK && pl == &plan) st = hs_table_plan_files(table, opts->snapshot_id, &plan, err);
   if (st == HS_OK) {
-    s->stats.manifests_read = plan.n_manifests;
-    s->stats.files_planned = (int64_t)plan.n_files;
+    s->stats.manifests_read = pl->n_manifests;
+    s->stats.files_planned = (int64_t)pl->n_files;
     /* Indexes only matter with a filter; the registry is keyed by data
      * file, so any snapshot uses exactly its own files' indexes. */
     hs_table_index_registry reg;
@@ -1222,7 +1224,7 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
       if (err != NULL) memset(err, 0, sizeof *err);
       st = HS_OK;
     }
-    if (st == HS_OK) st = prune_files(table, &plan, e, &tschema, &reg, s, err);
+    if (st == HS_OK) st = prune_files(table, pl, e, &tschema, &reg, s, err);
     hs_table_index_registry_free(&reg);
   }
   if (st == HS_OK) st = output_schema(s, &tschema, table->metadata_path, err);

@@ -106,6 +106,9 @@ typedef struct hs_scan_hooks {
   hs_status (*on_rows)(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
                        size_t n, hs_error *err);
   void *ctx;
+  /* NULL: plan opts->snapshot_id here. Else the caller's plan of exactly
+   * that snapshot (borrowed for the call; the stream keeps nothing of it). */
+  const hs_table_plan *plan;
 } hs_scan_hooks;
 
 /* hs_table_scan_query with `hooks` (NULL: none; copied). */

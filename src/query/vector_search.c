@@ -301,8 +301,8 @@ static void files_free(vs_files *f) {
 /* Stream the scan, scoring each batch. */
 static hs_status score_table(hs_table *table, const hs_vector_search_options *o,
                              const vs_column *col, vs_score *s, vs_files *files,
-                             const hs_vs_indexed *ix, hs_vector_search_stats *stats,
-                             hs_error *err) {
+                             const hs_vs_indexed *ix, const hs_table_plan *plan,
+                             hs_vector_search_stats *stats, hs_error *err) {
   hs_scan_options so;
   hs_scan_options_init(&so);
   so.snapshot_id = o->snapshot_id;
@@ -312,8 +312,8 @@ static hs_status score_table(hs_table *table, const hs_vector_search_options *o,
   int64_t rows = VS_BATCH_FLOATS / (int64_t)(s->dim ? s->dim : 1);
   so.batch_rows_max = rows < 256 ? 256 : rows;
   struct ArrowArrayStream st;
-  hs_scan_hooks hooks = {keep_exact, NULL, (void *)ix};
-  hs_status rc = hs_table_scan_query_hooked(table, &so, ix->n_indexed ? &hooks : NULL, &st, err);
+  hs_scan_hooks hooks = {ix->n_indexed ? keep_exact : NULL, NULL, (void *)ix, plan};
+  hs_status rc = hs_table_scan_query_hooked(table, &so, &hooks, &st, err);
   if (rc != HS_OK) return rc;
   for (;;) {
     struct ArrowArray b;
@@ -637,12 +637,15 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   hs_vs_indexed ix;
   memset(&ix, 0, sizeof ix);
   bool filtered = o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")] != 0;
+  hs_table_plan plan; /* planned once for every pass */
+  memset(&plan, 0, sizeof plan);
+  if (st == HS_OK) st = hs_table_plan_files(table, o->snapshot_id, &plan, err);
   if (st == HS_OK && !o->exact)
-    st = hs_vs_indexed_open(table, o->snapshot_id, o->column, metric, dim, &ix, err);
+    st = hs_vs_indexed_open(table, &plan, o->column, metric, dim, &ix, err);
   if (st == HS_OK && ix.n_indexed > 0 && filtered)
-    st = hs_vs_indexed_allow(table, o->snapshot_id, o->filter, o->column, &ix, &stats.rows_matched,
-                             err);
-  if (st == HS_OK) st = score_table(table, o, &col, &s, &files, &ix, &stats, err);
+    st = hs_vs_indexed_allow(table, &plan, o->filter, o->column, &ix, &stats.rows_matched, err);
+  if (st == HS_OK) st = score_table(table, o, &col, &s, &files, &ix, &plan, &stats, err);
+  hs_table_plan_free(&plan);
   if (st == HS_OK)
     st = hs_vs_indexed_search(&ix, queries, nq, dim, (size_t)o->k, o->ef_search, o->nprobe,
                               s.threads, s.topk, &stats.files_indexed, err);

@@ -69,15 +69,15 @@ typedef struct hs_vs_indexed {
   size_t n_indexed;
 } hs_vs_indexed;
 
-/* Open the registered vector index of `column` of each data file of the
- * snapshot; keep those whose metric and dimension match (others, and any
- * that fail to open, are left to the exact path: never an error). */
-hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *column, hs_metric metric,
-                             size_t dim, hs_vs_indexed *out, hs_error *err);
+/* Open the registered vector index of `column` of each data file of
+ * `plan` (the snapshot's; indexes of `out` follow it); keep those whose metric and dimension match
+ * (others, and any that fail to open, are left to the exact path: never an error). */
+hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
+                             hs_metric metric, size_t dim, hs_vs_indexed *out, hs_error *err);
 /* With a filter: the matching rows of every indexed file (a filtered scan
  * that reads only the filter's columns; pruning as usual). Adds the rows
  * that matched to *rows_matched. */
-hs_status hs_vs_indexed_allow(hs_table *t, int64_t snapshot_id, const char *filter,
+hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char *filter,
                               const char *column, hs_vs_indexed *ix, int64_t *rows_matched,
                               hs_error *err);
 /* Search every indexed file with rows left for each of `nq` queries,

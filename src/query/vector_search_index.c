@@ -140,33 +140,26 @@ static void vx_release(hs_vidx *x) {
 
 /* ------------------------------------------------------- which files */
 
-hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *column, hs_metric metric,
-                             size_t dim, hs_vs_indexed *out, hs_error *err) {
+hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
+                             hs_metric metric, size_t dim, hs_vs_indexed *out, hs_error *err) {
   memset(out, 0, sizeof *out);
-  hs_table_plan plan;
-  memset(&plan, 0, sizeof plan);
   hs_table_index_registry reg;
   memset(&reg, 0, sizeof reg);
-  hs_status st = hs_table_plan_files(t, snapshot_id, &plan, err);
-  if (st != HS_OK) {
-    hs_table_plan_free(&plan);
-    return st;
-  }
+  hs_status st = HS_OK;
   hs_error local = {0};
   if (hs_table_index_registry_load(t, NULL, &reg, &local) != HS_OK || reg.n_entries == 0) {
     hs_table_index_registry_free(&reg); /* no (usable) registry: everything exact */
-    hs_table_plan_free(&plan);
     return HS_OK;
   }
-  out->n = plan.n_files;
-  out->vx = hs_calloc(plan.n_files + 1, sizeof *out->vx);
-  out->paths = hs_calloc(plan.n_files + 1, sizeof *out->paths);
-  out->allowed = hs_calloc(plan.n_files + 1, sizeof *out->allowed);
-  out->cached = hs_calloc(plan.n_files + 1, sizeof *out->cached);
+  out->n = plan->n_files;
+  out->vx = hs_calloc(plan->n_files + 1, sizeof *out->vx);
+  out->paths = hs_calloc(plan->n_files + 1, sizeof *out->paths);
+  out->allowed = hs_calloc(plan->n_files + 1, sizeof *out->allowed);
+  out->cached = hs_calloc(plan->n_files + 1, sizeof *out->cached);
   if (out->vx == NULL || out->paths == NULL || out->allowed == NULL || out->cached == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-  for (size_t i = 0; st == HS_OK && i < plan.n_files; i++) {
-    const hs_table_plan_file *pf = &plan.files[i];
+  for (size_t i = 0; st == HS_OK && i < plan->n_files; i++) {
+    const hs_table_plan_file *pf = &plan->files[i];
     const char *rec =
         hs_table_index_lookup(&reg, pf->path, pf->data_file->file_size_in_bytes, column);
     if (rec == NULL) continue;
@@ -191,7 +184,6 @@ hs_status hs_vs_indexed_open(hs_table *t, int64_t snapshot_id, const char *colum
     hs_free(ipath);
   }
   hs_table_index_registry_free(&reg);
-  hs_table_plan_free(&plan);
   if (st != HS_OK) hs_vs_indexed_free(out);
   return st;
 }
@@ -237,7 +229,7 @@ static hs_status add_rows(void *ctx, size_t plan_index, const char *path, const 
   return HS_OK;
 }
 
-hs_status hs_vs_indexed_allow(hs_table *t, int64_t snapshot_id, const char *filter,
+hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char *filter,
                               const char *column, hs_vs_indexed *ix, int64_t *rows_matched,
                               hs_error *err) {
   for (size_t i = 0; i < ix->n; i++) {
@@ -248,11 +240,11 @@ hs_status hs_vs_indexed_allow(hs_table *t, int64_t snapshot_id, const char *filt
   ix->filtered = true;
   hs_scan_options so;
   hs_scan_options_init(&so);
-  so.snapshot_id = snapshot_id;
+  so.snapshot_id = plan->snapshot_id;
   so.columns = &column; /* never read: on_rows replaces the output */
   so.n_columns = 1;
   so.filter = filter;
-  hs_scan_hooks hooks = {keep_indexed, add_rows, ix};
+  hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan};
   struct ArrowArrayStream st;
   hs_status rc = hs_table_scan_query_hooked(t, &so, &hooks, &st, err);
   if (rc != HS_OK) return rc;
