@@ -90,15 +90,10 @@ static float score_of(const assign_ctx *c, const float *x, uint32_t j) {
   }
 }
 
-#define STACK_SCORES 1024
-
 static void assign_range(void *vctx, size_t begin, size_t end, uint32_t worker) {
   (void)worker;
   const assign_ctx *c = vctx;
-  size_t dim = c->dim, kp = hs_vq_packed_floats(c->k, 1);
-  float stack_scores[STACK_SCORES];
-  float *all = NULL;
-  if (c->packed != NULL) all = kp <= STACK_SCORES ? stack_scores : hs_malloc(kp * sizeof(float));
+  size_t dim = c->dim;
   hs_vq_op op = c->metric == HS_METRIC_IP || c->metric == HS_METRIC_COSINE ? HS_VQ_DOT
                 : c->metric == HS_METRIC_L1                                ? HS_VQ_L1
                                                                            : HS_VQ_L2SQ;
@@ -106,14 +101,9 @@ static void assign_range(void *vctx, size_t begin, size_t end, uint32_t worker) 
     const float *x = c->points + p * dim;
     float b;
     uint32_t a = 0;
-    if (all != NULL) { /* all k scores at once over the packed centroids */
-      hs_vq_all(op, c->packed, c->k, dim, x, all);
-      if (op == HS_VQ_DOT)
-        for (uint32_t j = 0; j < c->k; j++)
-          all[j] = -all[j] * (c->inv_norm != NULL ? c->inv_norm[j] : 1.0f);
-      b = all[0];
-      for (uint32_t j = 1; j < c->k; j++)
-        if (all[j] < b) b = all[j], a = j;
+    if (c->packed != NULL) { /* all k at once over the packed centroids */
+      a = hs_vq_argmin(op, c->packed, c->k, dim, x, &b);
+      if (!(b < INFINITY)) b = score_of(c, x, a); /* NaN/inf point: its true score */
     } else { /* no memory for the packed form: one kernel call per pair */
       b = score_of(c, x, 0);
       for (uint32_t j = 1; j < c->k; j++) {
@@ -125,7 +115,6 @@ static void assign_range(void *vctx, size_t begin, size_t end, uint32_t worker) 
     c->assign[p] = a;
     if (c->score != NULL) c->score[p] = b;
   }
-  if (all != stack_scores) hs_free(all);
   if (c->chunk_obj != NULL) {
     double obj = 0;
     size_t changed = 0;
@@ -149,13 +138,27 @@ static float *inverse_norms(const float *centroids, uint32_t k, size_t dim) {
   return inv;
 }
 
-/* The packed centroids, or NULL (no memory: the slow path still works). */
-static float *make_packed(const float *centroids, uint32_t k, size_t dim) {
+/* The packed centroids (COSINE: scaled to unit length, so the dot ranks
+ * by cosine), or NULL (no memory: the slow path still works). */
+static float *make_packed(const float *centroids, uint32_t k, size_t dim, const float *inv_norm) {
   size_t floats = hs_vq_packed_floats(k, dim);
   if (floats > HS_ALLOC_BYTES_MAX / sizeof(float)) return NULL;
-  if (getenv("HS_KMEANS_NOPACK") != NULL) return NULL; /* measurement only */
+  if (getenv("HS_KMEANS_NOPACK") != NULL) return NULL; /* tests and measurement */
   float *packed = hs_malloc(floats * sizeof(float));
-  if (packed != NULL) hs_vq_pack(centroids, k, dim, packed);
+  if (packed == NULL) return NULL;
+  if (inv_norm == NULL) {
+    hs_vq_pack(centroids, k, dim, packed);
+    return packed;
+  }
+  float *scaled = hs_malloc((size_t)k * dim * sizeof(float));
+  if (scaled == NULL) {
+    hs_free(packed);
+    return NULL;
+  }
+  for (size_t j = 0; j < k; j++)
+    for (size_t d = 0; d < dim; d++) scaled[j * dim + d] = centroids[j * dim + d] * inv_norm[j];
+  hs_vq_pack(scaled, k, dim, packed);
+  hs_free(scaled);
   return packed;
 }
 
@@ -180,7 +183,7 @@ hs_status hs_kmeans_assign(const float *points, size_t n, size_t dim, const floa
                   .k = k,
                   .metric = metric,
                   .inv_norm = inv,
-                  .packed = make_packed(centroids, k, dim),
+                  .packed = make_packed(centroids, k, dim, inv),
                   .kern = hs_distance_kernels_active(),
                   .assign = assign,
                   .score = dist};
@@ -482,7 +485,7 @@ hs_status hs_kmeans_train(const float *points, size_t n, size_t dim, const hs_km
                     .k = k,
                     .metric = p->metric,
                     .inv_norm = inv,
-                    .packed = make_packed(c, k, dim),
+                    .packed = make_packed(c, k, dim, inv),
                     .kern = hs_distance_kernels_active(),
                     .assign = t.assign,
                     .score = t.d,

@@ -275,7 +275,6 @@ static void encode_range(void *vctx, size_t begin, size_t end, uint32_t worker) 
   (void)worker;
   const encode_ctx *c = vctx;
   const hs_quant *q = c->q;
-  float scores[KSUB_MAX];
   for (size_t i = begin; i < end; i++) {
     const float *x = c->points + i * q->dim;
     if (q->kind == HS_QUANT_SQ8) {
@@ -285,11 +284,9 @@ static void encode_range(void *vctx, size_t begin, size_t end, uint32_t worker) 
     }
     uint8_t *code = c->codes + i * q->m;
     for (uint32_t j = 0; j < q->m; j++) {
-      hs_vq_all(HS_VQ_L2SQ, q->packed + j * packed_stride(q), q->ksub, q->dsub, x + j * q->dsub,
-                scores);
-      uint32_t best = 0;
-      for (uint32_t l = 1; l < q->ksub; l++)
-        if (scores[l] < scores[best]) best = l;
+      float score;
+      uint32_t best = hs_vq_argmin(HS_VQ_L2SQ, q->packed + j * packed_stride(q), q->ksub, q->dsub,
+                                   x + j * q->dsub, &score);
       code[j] = (uint8_t)best;
     }
   }

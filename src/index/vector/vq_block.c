@@ -118,6 +118,91 @@ __attribute__((target("avx512f"))) static void block_avx512(hs_vq_op op, const f
   for (; d < dim; d++) AVX512_STEP(a0, d);
   _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
+
+/* Lane-wise running minimum with the index that set it (strict <: the
+ * earliest index wins within a lane; NaN never wins), then a scalar pass
+ * over the lanes taking the lowest index among equal minima. */
+static uint32_t lanes_pick(const float *v, const uint32_t *ix, int lanes, float *best) {
+  uint32_t a = ix[0];
+  float b = v[0];
+  for (int l = 1; l < lanes; l++)
+    if (v[l] < b || (v[l] == b && ix[l] < a)) b = v[l], a = ix[l];
+  *best = b;
+  return a;
+}
+
+__attribute__((target("avx512f"))) static uint32_t argmin_avx512(hs_vq_op op, const float *packed,
+                                                                 uint32_t k, size_t dim,
+                                                                 const float *x, float *best) {
+  float s[HS_VQ_BLOCK], bv[HS_VQ_BLOCK];
+  uint32_t bi[HS_VQ_BLOCK];
+  __m512 vbest = _mm512_set1_ps(INFINITY);
+  __m512i vidx = _mm512_setzero_si512(),
+          cur = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i step = _mm512_set1_epi32(HS_VQ_BLOCK);
+  size_t full = k / HS_VQ_BLOCK;
+  for (size_t b = 0; b < full; b++) {
+    block_avx512(op, packed + b * dim * HS_VQ_BLOCK, dim, x, s);
+    __m512 v = _mm512_loadu_ps(s);
+    if (op == HS_VQ_DOT) v = _mm512_sub_ps(_mm512_setzero_ps(), v);
+    __mmask16 m = _mm512_cmp_ps_mask(v, vbest, _CMP_LT_OQ);
+    vbest = _mm512_mask_mov_ps(vbest, m, v);
+    vidx = _mm512_mask_mov_epi32(vidx, m, cur);
+    cur = _mm512_add_epi32(cur, step);
+  }
+  _mm512_storeu_ps(bv, vbest);
+  _mm512_storeu_si512((void *)bi, vidx);
+  uint32_t a = lanes_pick(bv, bi, HS_VQ_BLOCK, best);
+  if (full * HS_VQ_BLOCK < k) { /* the partial last block: lanes < k only */
+    block_avx512(op, packed + full * dim * HS_VQ_BLOCK, dim, x, s);
+    for (uint32_t l = 0; l < k - full * HS_VQ_BLOCK; l++) {
+      float v = op == HS_VQ_DOT ? -s[l] : s[l];
+      if (v < *best) *best = v, a = (uint32_t)(full * HS_VQ_BLOCK + l);
+    }
+  }
+  return a;
+}
+
+__attribute__((target("avx2,fma"))) static uint32_t argmin_avx2(hs_vq_op op, const float *packed,
+                                                                uint32_t k, size_t dim,
+                                                                const float *x, float *best) {
+  float s[HS_VQ_BLOCK], bv[HS_VQ_BLOCK];
+  uint32_t bi[HS_VQ_BLOCK];
+  __m256 b0 = _mm256_set1_ps(INFINITY), b1 = b0;
+  __m256i i0 = _mm256_setzero_si256(), i1 = i0;
+  __m256i c0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+          c1 = _mm256_add_epi32(c0, _mm256_set1_epi32(8));
+  const __m256i step = _mm256_set1_epi32(HS_VQ_BLOCK);
+  const __m256 neg = _mm256_set1_ps(-0.0f);
+  size_t full = k / HS_VQ_BLOCK;
+  for (size_t b = 0; b < full; b++) {
+    block_avx2(op, packed + b * dim * HS_VQ_BLOCK, dim, x, s);
+    __m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8);
+    if (op == HS_VQ_DOT) v0 = _mm256_xor_ps(v0, neg), v1 = _mm256_xor_ps(v1, neg);
+    __m256 m0 = _mm256_cmp_ps(v0, b0, _CMP_LT_OQ), m1 = _mm256_cmp_ps(v1, b1, _CMP_LT_OQ);
+    b0 = _mm256_blendv_ps(b0, v0, m0);
+    b1 = _mm256_blendv_ps(b1, v1, m1);
+    i0 =
+        _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(i0), _mm256_castsi256_ps(c0), m0));
+    i1 =
+        _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(i1), _mm256_castsi256_ps(c1), m1));
+    c0 = _mm256_add_epi32(c0, step);
+    c1 = _mm256_add_epi32(c1, step);
+  }
+  _mm256_storeu_ps(bv, b0);
+  _mm256_storeu_ps(bv + 8, b1);
+  _mm256_storeu_si256((void *)bi, i0);
+  _mm256_storeu_si256((void *)(bi + 8), i1);
+  uint32_t a = lanes_pick(bv, bi, HS_VQ_BLOCK, best);
+  if (full * HS_VQ_BLOCK < k) {
+    block_avx2(op, packed + full * dim * HS_VQ_BLOCK, dim, x, s);
+    for (uint32_t l = 0; l < k - full * HS_VQ_BLOCK; l++) {
+      float v = op == HS_VQ_DOT ? -s[l] : s[l];
+      if (v < *best) *best = v, a = (uint32_t)(full * HS_VQ_BLOCK + l);
+    }
+  }
+  return a;
+}
 #endif
 
 void hs_vq_all(hs_vq_op op, const float *packed, uint32_t k, size_t dim, const float *x,
@@ -141,4 +226,24 @@ void hs_vq_all(hs_vq_op op, const float *packed, uint32_t k, size_t dim, const f
 #endif
     block_scalar(op, blk, dim, x, o);
   }
+}
+
+uint32_t hs_vq_argmin(hs_vq_op op, const float *packed, uint32_t k, size_t dim, const float *x,
+                      float *best) {
+#ifdef HS_VQ_X86
+  hs_simd_level level = hs_distance_kernels_active()->level;
+  if (level >= HS_SIMD_AVX512) return argmin_avx512(op, packed, k, dim, x, best);
+  if (level >= HS_SIMD_AVX2) return argmin_avx2(op, packed, k, dim, x, best);
+#endif
+  float s[HS_VQ_BLOCK];
+  uint32_t a = 0;
+  *best = INFINITY;
+  for (uint32_t b0 = 0; b0 < k; b0 += HS_VQ_BLOCK) {
+    block_scalar(op, packed + (size_t)b0 * dim, dim, x, s);
+    for (uint32_t l = 0; l < HS_VQ_BLOCK && b0 + l < k; l++) {
+      float v = op == HS_VQ_DOT ? -s[l] : s[l];
+      if (v < *best) *best = v, a = b0 + l;
+    }
+  }
+  return a;
 }

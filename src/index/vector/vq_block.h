@@ -43,4 +43,11 @@ void hs_vq_pack(const float *rows, uint32_t k, size_t dim, float *out);
 void hs_vq_all(hs_vq_op op, const float *packed, uint32_t k, size_t dim, const float *x,
                float *out);
 
+/* The row minimising op(x, row) (HS_VQ_DOT: maximising the dot, *best is
+ * then -dot) and its score in *best. Ties go to the lowest row; NaN
+ * scores never win, so a point whose every score is NaN gets row 0 and
+ * *best = +inf (callers recompute such a score exactly). */
+uint32_t hs_vq_argmin(hs_vq_op op, const float *packed, uint32_t k, size_t dim, const float *x,
+                      float *best);
+
 #endif /* HS_INDEX_VECTOR_VQ_BLOCK_H */
