@@ -234,19 +234,17 @@ static hs_status put_keys(hs_buf *out, const keyset *ks, const uint32_t *idx, ui
   return HS_OK;
 }
 
-/* Serialize the bitmap of rows[0..n) (ascending or not). */
-static hs_status put_rows_bitmap(hs_buf *out, const uint32_t *rows, uint32_t n, hs_error *err) {
+/* Serialize the bitmap of rows[0..n) (ascending or not); with `sorted`,
+ * also the rows in ascending order (distinct rows: n of them). */
+static hs_status put_rows_bitmap(hs_buf *out, const uint32_t *rows, uint32_t n, uint32_t *sorted,
+                                 hs_error *err) {
   roaring_bitmap_t *r = roaring_bitmap_create();
   if (r == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scalar index: bitmap");
   roaring_bitmap_add_many(r, n, rows);
+  if (sorted != NULL) roaring_bitmap_to_uint32_array(r, sorted);
   hs_status st = hs_sidx_roaring_append(r, out, err);
   roaring_bitmap_free(r);
   return st;
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* n zero bytes appended to out; *at points at them. */
@@ -262,9 +260,10 @@ static bool append_zeros(hs_buf *out, size_t n, uint8_t **at) {
  * bits, u8 rank bits, u16 0; 8-byte keys as bit-packed deltas from the
  * previous key (the first from the block minimum: 0); other keys as the
  * plain key table; each row as its bit-packed rank among the block's rows
- * in ascending order. `sorted` is scratch for c rows. */
+ * in ascending order, given in `sorted`. */
 static hs_status put_packed(hs_buf *out, const keyset *ks, const uint32_t *idx,
-                            const uint32_t *rows, uint32_t *sorted, uint32_t c, hs_error *err) {
+                            const uint32_t *rows, const uint32_t *sorted, uint32_t c,
+                            hs_error *err) {
   size_t len;
   unsigned kb = 0, rb = hs_sidx_bit_width(c - 1);
   if (ks->width == 8) {
@@ -291,8 +290,7 @@ static hs_status put_packed(hs_buf *out, const keyset *ks, const uint32_t *idx,
     hs_status st = put_keys(out, ks, idx, c, err);
     if (st != HS_OK) return st;
   }
-  memcpy(sorted, rows, (size_t)c * sizeof *rows);
-  qsort(sorted, c, sizeof *sorted, cmp_u32);
+  /* `sorted`: the block's rows ascending (from its bitmap, put_rows_bitmap). */
   if (!append_zeros(out, ((size_t)c * rb + 7) / 8, &p))
     return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
   for (uint32_t k = 0; k < c; k++) {
@@ -336,7 +334,7 @@ static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n
         rows[j - i] = ks->rows[perm[j]];
         j++;
       }
-      if ((st = put_rows_bitmap(data, rows, j - i, err)) != HS_OK) goto done;
+      if ((st = put_rows_bitmap(data, rows, j - i, NULL, err)) != HS_OK) goto done;
       hs_store_u64le(w, data->len);
       if (!hs_buf_append(dir, w, 8)) goto nomem;
       i = j;
@@ -357,7 +355,7 @@ static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n
       idx[2 * b + 1] = perm[s + c - 1];
       for (uint32_t k = 0; k < c; k++) rows[k] = ks->rows[perm[s + k]];
       size_t at = data->len;
-      if ((st = put_rows_bitmap(data, rows, c, err)) != HS_OK) goto done;
+      if ((st = put_rows_bitmap(data, rows, c, sorted, err)) != HS_OK) goto done;
       size_t bitmap_len = data->len - at;
       if (h->flags & HS_SIDX_FLAG_PACKED) {
         if ((st = put_packed(data, ks, perm + s, rows, sorted, c, err)) != HS_OK) goto done;
