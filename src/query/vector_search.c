@@ -28,11 +28,6 @@
 #include "scan.h"
 #include "vector_search.h"
 
-/* Floats per scoring batch (rows = this / dim): bounds scan memory. */
-#define VS_BATCH_FLOATS ((int64_t)1 << 21)
-/* One query over fewer rows than this is scored on the calling thread. */
-#define VS_PARALLEL_ROWS 8192
-
 void hs_vector_search_options_init(hs_vector_search_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->snapshot_id = -1;
@@ -41,16 +36,8 @@ void hs_vector_search_options_init(hs_vector_search_options *opts) {
 
 /* ----------------------------------------------------------- the column */
 
-typedef struct vs_column {
-  const char *name;
-  bool fixed;    /* fixed_size_list; else list / large_list */
-  int64_t width; /* fixed: the list size */
-  bool large;    /* large_list: int64 offsets */
-  bool f64;      /* float64 values (pandas' lists), scored as float32 */
-} vs_column;
-
 /* Find `name` in `schema` and check it holds float32 vectors. */
-static hs_status column_check(const struct ArrowSchema *schema, const char *name, vs_column *out,
+static hs_status column_check(const struct ArrowSchema *schema, const char *name, hs_vs_column *out,
                               hs_error *err) {
   const struct ArrowSchema *f = NULL;
   for (int64_t i = 0; i < schema->n_children && f == NULL; i++)
@@ -77,273 +64,6 @@ static hs_status column_check(const struct ArrowSchema *schema, const char *name
   out->large = at.id == HS_AT_LARGE_LIST;
   out->f64 = strcmp(f->children[0]->format, "g") == 0;
   return HS_OK;
-}
-
-/* ------------------------------------------------------------- scoring */
-
-typedef struct vs_score {
-  hs_metric metric;
-  size_t dim, nq;
-  const float *queries;
-  hs_vs_topk *topk; /* nq heaps */
-  /* The current batch's candidates: vector i at ptrs[i], row pos[i]. */
-  const float **ptrs;
-  int64_t *pos;
-  size_t n, cap;
-  bool contiguous; /* ptrs[i] == ptrs[0] + i * dim */
-  float *conv;     /* float64 columns: the candidates converted, cap * dim floats */
-  size_t conv_cap;
-  uint32_t file;
-  /* Scratch distances: one array of `cap` floats per worker. */
-  float **dist;
-  uint32_t threads;
-  bool *oom; /* per worker */
-  int64_t scored;
-} vs_score;
-
-static void distances(const vs_score *s, const float *q, size_t begin, size_t end, float *out) {
-  if (s->contiguous) {
-    hs_error e = {0};
-    (void)hs_distance_f32_batch(s->metric, q, s->ptrs[0] + begin * s->dim, end - begin, s->dim,
-                                out + begin, &e);
-    return;
-  }
-  for (size_t i = begin; i < end; i++) {
-    hs_error e = {0};
-    (void)hs_distance_f32(s->metric, q, s->ptrs[i], s->dim, &out[i], &e);
-  }
-}
-
-static bool push_all(const vs_score *s, hs_vs_topk *t, const float *d) {
-  for (size_t i = 0; i < s->n; i++) {
-    if (!isfinite(d[i])) continue; /* NaN/inf components, zero vectors under cosine */
-    if (hs_vs_topk_full(t) && d[i] > t->h[0].distance) continue;
-    hs_vs_hit h = {.distance = d[i], .file = s->file, .row = s->pos[i]};
-    if (!hs_vs_topk_push(t, &h)) return false;
-  }
-  return true;
-}
-
-static void score_queries(void *ctx, size_t begin, size_t end, uint32_t worker) {
-  vs_score *s = ctx;
-  float *d = s->dist[worker];
-  for (size_t q = begin; q < end; q++) {
-    distances(s, s->queries + q * s->dim, 0, s->n, d);
-    if (!push_all(s, &s->topk[q], d)) s->oom[worker] = true;
-  }
-}
-
-static void score_rows(void *ctx, size_t begin, size_t end, uint32_t worker) {
-  (void)worker;
-  vs_score *s = ctx;
-  distances(s, s->queries, begin, end, s->dist[0]);
-}
-
-static hs_status score_grow(vs_score *s, size_t n, hs_error *err) {
-  if (n <= s->cap) return HS_OK;
-  const float **np = hs_realloc(s->ptrs, n * sizeof *np);
-  if (np != NULL) s->ptrs = np;
-  int64_t *nr = np != NULL ? hs_realloc(s->pos, n * sizeof *nr) : NULL;
-  if (nr != NULL) s->pos = nr;
-  bool ok = np != NULL && nr != NULL;
-  for (uint32_t w = 0; ok && w < (s->nq > 1 ? s->threads : 1); w++) {
-    float *nd = hs_realloc(s->dist[w], n * sizeof *nd);
-    if (nd == NULL)
-      ok = false;
-    else
-      s->dist[w] = nd;
-  }
-  if (!ok) return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory (%zu rows)", n);
-  s->cap = n;
-  return HS_OK;
-}
-
-/* Room for n converted float64 vectors. */
-static hs_status conv_grow(vs_score *s, size_t n, hs_error *err) {
-  size_t need;
-  if (!hs_mul_size(n, s->dim, &need) || !hs_mul_size(need, sizeof(float), &need))
-    return hs_error_set(err, HS_ERR_NOMEM, "vector search: batch too large");
-  if (need <= s->conv_cap) return HS_OK;
-  float *nc = hs_realloc(s->conv, need);
-  if (nc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-  s->conv = nc;
-  s->conv_cap = need;
-  return HS_OK;
-}
-
-/* The candidates of scan batch `b` (struct of one vector child) with
- * origin `o`: non-null vectors without null components. */
-static hs_status batch_candidates(vs_score *s, const vs_column *col, const struct ArrowArray *b,
-                                  const hs_scan_origin *o, hs_error *err) {
-  s->n = 0;
-  s->contiguous = col->fixed;
-  if (b->n_children != 1 || b->children[0]->n_children != 1) {
-    return hs_error_set(err, HS_ERR_CORRUPT, "%s: column '%s' read with an unexpected shape",
-                        o->path, col->name);
-  }
-  const struct ArrowArray *a = b->children[0], *v = a->children[0];
-  if (v->n_buffers < 2 || (b->length > 0 && v->buffers[1] == NULL)) {
-    return hs_error_set(err, HS_ERR_CORRUPT, "%s: column '%s' has no values", o->path, col->name);
-  }
-  const float *vals = (const float *)v->buffers[1];
-  const double *dvals = (const double *)v->buffers[1];
-  const uint8_t *vvalid = v->null_count != 0 ? (const uint8_t *)v->buffers[0] : NULL;
-  hs_status st = score_grow(s, (size_t)b->length, err);
-  if (st == HS_OK && col->f64) st = conv_grow(s, (size_t)b->length, err);
-  if (st != HS_OK) return st;
-  for (int64_t r = 0; r < b->length; r++) {
-    int64_t j = b->offset + r; /* index into the child `a` */
-    int64_t pos = o->rows != NULL ? o->rows[r] : o->first + r;
-    if (!hs_arrow_is_valid(a, j)) {
-      s->contiguous = false;
-      continue;
-    }
-    int64_t start, len;
-    if (col->fixed) {
-      start = (a->offset + j) * col->width;
-      len = col->width;
-    } else if (col->large) {
-      const int64_t *off = (const int64_t *)a->buffers[1];
-      start = off[a->offset + j];
-      len = off[a->offset + j + 1] - start;
-    } else {
-      const int32_t *off = (const int32_t *)a->buffers[1];
-      start = off[a->offset + j];
-      len = off[a->offset + j + 1] - start;
-    }
-    if (len != (int64_t)s->dim) {
-      return hs_error_set(err, HS_ERR_INVALID_ARG,
-                          "vector search: column '%s' has dimension %lld (row %lld of %s), the "
-                          "query has dimension %zu",
-                          col->name, (long long)len, (long long)pos, o->path, s->dim);
-    }
-    if (start < 0 || start + len > v->length) {
-      return hs_error_set(err, HS_ERR_CORRUPT, "%s: column '%s' row %lld: values out of range",
-                          o->path, col->name, (long long)pos);
-    }
-    start += v->offset;
-    if (vvalid != NULL) {
-      bool any_null = false;
-      for (int64_t e = start; e < start + len && !any_null; e++)
-        any_null = !((vvalid[e >> 3] >> (e & 7)) & 1);
-      if (any_null) {
-        s->contiguous = false;
-        continue;
-      }
-    }
-    if (col->f64) {
-      float *dst = s->conv + s->n * s->dim;
-      for (int64_t e = 0; e < len; e++) dst[e] = (float)dvals[start + e];
-      s->ptrs[s->n] = dst;
-    } else {
-      s->ptrs[s->n] = vals + start;
-    }
-    s->pos[s->n] = pos;
-    if (s->n > 0 && s->ptrs[s->n] != s->ptrs[s->n - 1] + s->dim) s->contiguous = false;
-    s->n++;
-  }
-  return HS_OK;
-}
-
-static hs_status score_batch(vs_score *s, hs_error *err) {
-  if (s->n == 0) return HS_OK;
-  s->scored += (int64_t)(s->n * s->nq);
-  if (s->nq > 1) {
-    hs_parallel_for(s->nq, 1, s->threads, score_queries, s);
-  } else {
-    if (s->n >= VS_PARALLEL_ROWS && s->threads > 1)
-      hs_parallel_for(s->n, VS_PARALLEL_ROWS / 2, s->threads, score_rows, s);
-    else
-      distances(s, s->queries, 0, s->n, s->dist[0]);
-    if (!push_all(s, &s->topk[0], s->dist[0])) s->oom[0] = true;
-  }
-  for (uint32_t w = 0; w < s->threads; w++)
-    if (s->oom[w]) return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-  return HS_OK;
-}
-
-/* Paths of the scan's files by ordinal (grown as batches arrive). */
-typedef struct vs_files {
-  char **paths;
-  size_t n;
-} vs_files;
-
-/* Record the path of plan file `file` (once); *searched counts files. */
-static hs_status files_set(vs_files *f, size_t file, const char *path, int64_t *searched,
-                           hs_error *err) {
-  if (file < f->n && f->paths[file] != NULL) return HS_OK;
-  if (file >= f->n) {
-    char **np = hs_realloc(f->paths, (file + 1) * sizeof *np);
-    if (np == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-    for (size_t i = f->n; i <= file; i++) np[i] = NULL;
-    f->paths = np;
-    f->n = file + 1;
-  }
-  if ((f->paths[file] = hs_strdup(path)) == NULL)
-    return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-  if (searched != NULL) (*searched)++;
-  return HS_OK;
-}
-
-/* The exact pass reads only the files without a usable index. */
-static bool keep_exact(void *ctx, size_t plan_index, const char *path, int64_t size) {
-  (void)path;
-  (void)size;
-  const hs_vs_indexed *ix = ctx;
-  return plan_index >= ix->n || ix->vx[plan_index] == NULL;
-}
-
-static void files_free(vs_files *f) {
-  for (size_t i = 0; i < f->n; i++) hs_free(f->paths[i]);
-  hs_free(f->paths);
-}
-
-/* Stream the scan, scoring each batch. */
-static hs_status score_table(hs_table *table, const hs_vector_search_options *o,
-                             const vs_column *col, vs_score *s, vs_files *files,
-                             const hs_vs_indexed *ix, const hs_table_plan *plan,
-                             hs_vector_search_stats *stats, hs_error *err) {
-  hs_scan_options so;
-  hs_scan_options_init(&so);
-  so.snapshot_id = o->snapshot_id;
-  so.columns = &col->name;
-  so.n_columns = 1;
-  so.filter = o->filter;
-  int64_t rows = VS_BATCH_FLOATS / (int64_t)(s->dim ? s->dim : 1);
-  so.batch_rows_max = rows < 256 ? 256 : rows;
-  struct ArrowArrayStream st;
-  hs_scan_hooks hooks = {ix->n_indexed ? keep_exact : NULL, NULL, (void *)ix, plan};
-  hs_status rc = hs_table_scan_query_hooked(table, &so, &hooks, &st, err);
-  if (rc != HS_OK) return rc;
-  for (;;) {
-    struct ArrowArray b;
-    int e = st.get_next(&st, &b);
-    if (e != 0) {
-      const char *m = st.get_last_error(&st);
-      rc = hs_error_set(err, hs_status_of_errno(e), "%s", m ? m : "vector search: scan failed");
-      break;
-    }
-    if (b.release == NULL) break;
-    hs_scan_origin org;
-    rc = hs_scan_batch_origin(&st, &org, err);
-    if (rc == HS_OK && org.file > UINT32_MAX)
-      rc = hs_error_set(err, HS_ERR_UNSUPPORTED, "vector search: too many data files");
-    if (rc == HS_OK) rc = files_set(files, org.file, org.path, &stats->files_searched, err);
-    if (rc == HS_OK) rc = batch_candidates(s, col, &b, &org, err);
-    s->file = (uint32_t)org.file;
-    if (rc == HS_OK) rc = score_batch(s, err);
-    b.release(&b);
-    if (rc != HS_OK) break;
-  }
-  hs_scan_stats ss;
-  hs_error local = {0};
-  if (hs_scan_stats_get(&st, &ss, &local) == HS_OK) {
-    stats->files_planned = ss.files_planned;
-    stats->rows_matched += ss.rows_matched;
-  }
-  st.release(&st);
-  stats->rows_scored = s->scored;
-  return rc;
 }
 
 /* -------------------------------------------------------------- fetch */
@@ -393,7 +113,7 @@ static hs_status project(const struct ArrowSchema *full, const char *const *name
 /* Read the projected columns of the rows keys[0..n) (sorted, unique) into
  * batches; where[i] is key i's place. *schema is the projected schema
  * (already set from the table when there are no keys). */
-static hs_status fetch_rows(const vs_files *files, const char *const *names, size_t n_names,
+static hs_status fetch_rows(const hs_vs_files *files, const char *const *names, size_t n_names,
                             const vs_key *keys, size_t n, struct ArrowSchema *schema,
                             struct ArrowArray **batches, size_t *n_batches, hs_table_row *where,
                             hs_error *err) {
@@ -590,7 +310,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   }
   struct ArrowSchema tschema;
   if ((st = hs_table_schema(table, &tschema, err)) != HS_OK) return st;
-  vs_column col;
+  hs_vs_column col;
   st = column_check(&tschema, o->column, &col, err);
   if (st == HS_OK && col.fixed && col.width != (int64_t)dim) {
     st = hs_error_set(err, HS_ERR_INVALID_ARG,
@@ -616,22 +336,11 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   if (st == HS_OK) st = project(&tschema, names, n_names, "the table", &proj, err);
   /* tschema stays alive: names[] may point into it. */
 
-  /* Score. */
-  vs_score s;
-  memset(&s, 0, sizeof s);
-  s.metric = metric;
-  s.dim = dim;
-  s.nq = nq;
-  s.queries = queries;
-  s.threads = hs_parallel_cores();
-  if (nq > 1 && s.threads > nq) s.threads = (uint32_t)nq;
-  s.topk = hs_calloc(nq, sizeof *s.topk);
-  s.dist = hs_calloc(s.threads, sizeof *s.dist);
-  s.oom = hs_calloc(s.threads, sizeof *s.oom);
-  if (st == HS_OK && (s.topk == NULL || s.dist == NULL || s.oom == NULL))
-    st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-  for (size_t q = 0; s.topk != NULL && q < nq; q++) hs_vs_topk_init(&s.topk[q], (size_t)o->k);
-  vs_files files = {0};
+  /* Score: per-query heaps of the k best hits. */
+  hs_vs_topk *topk = hs_calloc(nq, sizeof *topk);
+  if (st == HS_OK && topk == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "vector search: OOM");
+  for (size_t q = 0; topk != NULL && q < nq; q++) hs_vs_topk_init(&topk[q], (size_t)o->k);
+  hs_vs_files files = {0};
   /* Files with a usable vector index are searched through it (their
    * allowed rows from the filter); the rest are scored exactly. */
   hs_vs_indexed ix;
@@ -644,21 +353,23 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
     st = hs_vs_indexed_open(table, &plan, o->column, metric, dim, &ix, err);
   if (st == HS_OK && ix.n_indexed > 0 && filtered)
     st = hs_vs_indexed_allow(table, &plan, o->filter, o->column, &ix, &stats.rows_matched, err);
-  if (st == HS_OK) st = score_table(table, o, &col, &s, &files, &ix, &plan, &stats, err);
+  if (st == HS_OK)
+    st = hs_vs_score_exact(table, o, &col, metric, queries, nq, dim, &ix, &plan, topk, &files,
+                           &stats, err);
   hs_table_plan_free(&plan);
   if (st == HS_OK)
     st = hs_vs_indexed_search(&ix, queries, nq, dim, (size_t)o->k, o->ef_search, o->nprobe,
-                              s.threads, s.topk, &stats.files_indexed, err);
+                              hs_parallel_cores(), topk, &stats.files_indexed, err);
   stats.files_searched += stats.files_indexed;
   for (size_t f = 0; st == HS_OK && f < ix.n; f++)
-    if (ix.vx[f] != NULL) st = files_set(&files, f, ix.paths[f], NULL, err);
+    if (ix.vx[f] != NULL) st = hs_vs_files_set(&files, f, ix.paths[f], NULL, err);
   hs_vs_indexed_free(&ix);
 
   /* Fetch the winners' projected columns. */
   size_t total = 0;
   for (size_t q = 0; st == HS_OK && q < nq; q++) {
-    hs_vs_topk_sort(&s.topk[q]);
-    total += s.topk[q].n;
+    hs_vs_topk_sort(&topk[q]);
+    total += topk[q].n;
   }
   vs_key *keys = NULL;
   hs_table_row *where = NULL, *rows = NULL;
@@ -675,8 +386,8 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   }
   if (st == HS_OK && total > 0) {
     for (size_t q = 0; q < nq; q++)
-      for (size_t i = 0; i < s.topk[q].n; i++)
-        keys[n_keys++] = (vs_key){s.topk[q].h[i].file, s.topk[q].h[i].row};
+      for (size_t i = 0; i < topk[q].n; i++)
+        keys[n_keys++] = (vs_key){topk[q].h[i].file, topk[q].h[i].row};
     qsort(keys, n_keys, sizeof *keys, key_cmp);
     size_t u = 0;
     for (size_t i = 0; i < n_keys; i++)
@@ -689,8 +400,8 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   if (st == HS_OK && total > 0 && n_names > 0) {
     size_t at = 0;
     for (size_t q = 0; q < nq; q++)
-      for (size_t i = 0; i < s.topk[q].n; i++) {
-        vs_key k = {s.topk[q].h[i].file, s.topk[q].h[i].row};
+      for (size_t i = 0; i < topk[q].n; i++) {
+        vs_key k = {topk[q].h[i].file, topk[q].h[i].row};
         const vs_key *f = bsearch(&k, keys, n_keys, sizeof *keys, key_cmp);
         rows[at++] = where[f - keys];
       }
@@ -699,7 +410,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
     st = hs_arrow_array_make_struct(&taken, (int64_t)total, NULL, 0, NULL, 0, err);
   }
   if (st == HS_OK) {
-    st = build_result(&proj, &taken, s.topk, nq, with_qi, total, out, err);
+    st = build_result(&proj, &taken, topk, nq, with_qi, total, out, err);
   } else {
     hs_arrow_array_release(&taken);
   }
@@ -708,15 +419,9 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   hs_free(keys);
   hs_free(where);
   hs_free(rows);
-  files_free(&files);
-  for (size_t q = 0; s.topk != NULL && q < nq; q++) hs_vs_topk_free(&s.topk[q]);
-  for (uint32_t w = 0; s.dist != NULL && w < s.threads; w++) hs_free(s.dist[w]);
-  hs_free(s.topk);
-  hs_free(s.dist);
-  hs_free(s.oom);
-  hs_free(s.ptrs);
-  hs_free(s.pos);
-  hs_free(s.conv);
+  hs_vs_files_free(&files);
+  for (size_t q = 0; topk != NULL && q < nq; q++) hs_vs_topk_free(&topk[q]);
+  hs_free(topk);
   hs_free(names);
   hs_arrow_schema_release(&proj);
   hs_arrow_schema_release(&tschema);

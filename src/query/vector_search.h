@@ -54,6 +54,27 @@ bool hs_vs_topk_push(hs_vs_topk *t, const hs_vs_hit *hit);
  * becomes the answer). */
 void hs_vs_topk_sort(hs_vs_topk *t);
 
+/* The vector column of a search. */
+typedef struct hs_vs_column {
+  const char *name;
+  bool fixed;    /* fixed_size_list; else list / large_list */
+  int64_t width; /* fixed: the list size */
+  bool large;    /* large_list: int64 offsets */
+  bool f64;      /* float64 values (pandas' lists), scored as float32 */
+} hs_vs_column;
+
+/* Paths of the data files that gave hits, by plan index (owned). */
+typedef struct hs_vs_files {
+  char **paths;
+  size_t n;
+} hs_vs_files;
+
+/* Record the path of plan file `file` once (copied); *searched (may be
+ * NULL) counts the files recorded. */
+hs_status hs_vs_files_set(hs_vs_files *f, size_t file, const char *path, int64_t *searched,
+                          hs_error *err);
+void hs_vs_files_free(hs_vs_files *f);
+
 /* ------------------------------------------------------------------
  * The data files searched through their vector index
  * (vector_search_index.c). Arrays are indexed by the file's place in the
@@ -86,5 +107,16 @@ hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, si
                                size_t k, uint32_t ef_search, uint32_t nprobe, uint32_t threads,
                                hs_vs_topk *topk, int64_t *files_searched, hs_error *err);
 void hs_vs_indexed_free(hs_vs_indexed *ix); /* accepts a zeroed one */
+
+/* ------------------------------------------------------------------
+ * Exact scoring (vector_search_score.c) of the files of `plan` without a
+ * usable index in `ix`, inside o->filter: hits go to topk[0..nq), the
+ * paths of the files read to `files`; stats: files_planned, files_searched,
+ * rows_matched (added), rows_scored. */
+hs_status hs_vs_score_exact(hs_table *table, const hs_vector_search_options *o,
+                            const hs_vs_column *col, hs_metric metric, const float *queries,
+                            size_t nq, size_t dim, const hs_vs_indexed *ix,
+                            const hs_table_plan *plan, hs_vs_topk *topk, hs_vs_files *files,
+                            hs_vector_search_stats *stats, hs_error *err);
 
 #endif /* HS_QUERY_VECTOR_SEARCH_H */
