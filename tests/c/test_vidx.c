@@ -386,6 +386,14 @@ static void test_quant(const float *x, const float *qs) {
       sane &= hits_sane(cases[ci].metric, x, qs + qi * DIM, h, nh, NULL);
       counts &= nh == K;
     }
+    /* forced traversal of a 3-row filter: the exact fallback answers */
+    roaring_bitmap_t *three = roaring_bitmap_of(3, 1, (uint32_t)N / 2, (uint32_t)N - 1);
+    hs_vidx_search_params forced = {.exact_rows = 1, .ef_search = 4};
+    hs_vidx_hit h3[K];
+    uint32_t n3 = 0;
+    CHECK_OK(hs_vidx_search(v, qs, K, &forced, three, h3, &n3, &err), &err);
+    CHECK_EQ_INT(n3, 3);
+    roaring_bitmap_free(three);
     recall /= NQ;
     printf("  %s %-6s: recall@10 %.4f, %zu bytes\n", cases[ci].kind == HS_QUANT_SQ8 ? "sq8" : "pq ",
            hs_metric_name(cases[ci].metric), recall, b.len);

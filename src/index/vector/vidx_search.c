@@ -246,11 +246,12 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     memcpy(s->all + total, c, got * sizeof *c);
     total += got;
   }
+  bool quantized = qq != NULL;
+  hs_quant_query_free(qq); /* the approximate distances are in s->all */
   if (total < want) return exact_search(x, q, k, allowed, hits, n_hits, err);
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
-  if (qq != NULL) { /* re-rank the best `rerank` approximate candidates exactly */
-    hs_quant_query_free(qq);
+  if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
     size_t rerank = sp && sp->rerank ? sp->rerank : total;
     if (rerank < k) rerank = k;
     if (rerank < total) {
