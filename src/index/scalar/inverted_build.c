@@ -48,6 +48,11 @@ static const uint8_t *keyset_get(const keyset *ks, uint32_t i, size_t *len) {
 }
 
 static int keyset_cmp(const keyset *ks, uint32_t a, uint32_t b) {
+  if (ks->width == 8) { /* numeric keys: big-endian, so integer order is memcmp order */
+    uint64_t x = hs_sidx_load_u64be(ks->keys.data + (size_t)a * 8);
+    uint64_t y = hs_sidx_load_u64be(ks->keys.data + (size_t)b * 8);
+    return x < y ? -1 : x > y;
+  }
   size_t na, nb;
   const uint8_t *pa = keyset_get(ks, a, &na), *pb = keyset_get(ks, b, &nb);
   return hs_sidx_key_cmp(pa, na, pb, nb);
@@ -86,14 +91,22 @@ static bool sort_perm_radix(const keyset *ks, uint32_t *perm, uint32_t n) {
     hs_free(b);
     return false;
   }
+  /* All eight digit histograms in one pass over the keys. */
+  size_t(*hist)[256] = hs_calloc(8, sizeof *hist);
+  if (hist == NULL) {
+    hs_free(a);
+    hs_free(b);
+    return false;
+  }
   for (uint32_t i = 0; i < n; i++) {
-    a[i].key = hs_sidx_load_u64be(ks->keys.data + (size_t)i * 8);
+    uint64_t k = hs_sidx_load_u64be(ks->keys.data + (size_t)i * 8);
+    a[i].key = k;
     a[i].idx = i;
+    for (int d = 0; d < 8; d++) hist[d][(k >> (8 * d)) & 0xFF]++;
   }
   for (int shift = 0; shift < 64; shift += 8) {
-    size_t count[256] = {0};
-    for (uint32_t i = 0; i < n; i++) count[(a[i].key >> shift) & 0xFF]++;
-    if (n == 0 || count[(a[0].key >> shift) & 0xFF] == n) continue;
+    size_t *count = hist[shift / 8];
+    if (n == 0 || count[(a[0].key >> shift) & 0xFF] == n) continue; /* one digit value */
     size_t pos = 0;
     for (int v = 0; v < 256; v++) {
       size_t c = count[v];
@@ -106,6 +119,7 @@ static bool sort_perm_radix(const keyset *ks, uint32_t *perm, uint32_t n) {
     b = t;
   }
   for (uint32_t i = 0; i < n; i++) perm[i] = a[i].idx;
+  hs_free(hist);
   hs_free(a);
   hs_free(b);
   return true;
@@ -260,10 +274,11 @@ static bool append_zeros(hs_buf *out, size_t n, uint8_t **at) {
  * bits, u8 rank bits, u16 0; 8-byte keys as bit-packed deltas from the
  * previous key (the first from the block minimum: 0); other keys as the
  * plain key table; each row as its bit-packed rank among the block's rows
- * in ascending order, given in `sorted`. */
+ * in ascending order, given in `sorted`. `rank_of` is scratch indexed by
+ * row (row_count entries). */
 static hs_status put_packed(hs_buf *out, const keyset *ks, const uint32_t *idx,
-                            const uint32_t *rows, const uint32_t *sorted, uint32_t c,
-                            hs_error *err) {
+                            const uint32_t *rows, const uint32_t *sorted, uint32_t *rank_of,
+                            uint32_t c, hs_error *err) {
   size_t len;
   unsigned kb = 0, rb = hs_sidx_bit_width(c - 1);
   if (ks->width == 8) {
@@ -293,17 +308,8 @@ static hs_status put_packed(hs_buf *out, const keyset *ks, const uint32_t *idx,
   /* `sorted`: the block's rows ascending (from its bitmap, put_rows_bitmap). */
   if (!append_zeros(out, ((size_t)c * rb + 7) / 8, &p))
     return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
-  for (uint32_t k = 0; k < c; k++) {
-    uint32_t lo = 0, hi = c; /* rows are distinct: find rows[k] */
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (sorted[mid] < rows[k])
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    hs_sidx_bits_put(p, (uint64_t)k * rb, rb, lo);
-  }
+  for (uint32_t k = 0; k < c; k++) rank_of[sorted[k]] = k; /* rows are distinct */
+  for (uint32_t k = 0; k < c; k++) hs_sidx_bits_put(p, (uint64_t)k * rb, rb, rank_of[rows[k]]);
   return HS_OK;
 }
 
@@ -313,7 +319,7 @@ static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n
                               hs_error *err) {
   hs_status st = HS_OK;
   uint8_t w[16];
-  uint32_t *idx = NULL, *rows = NULL, *sorted = NULL;
+  uint32_t *idx = NULL, *rows = NULL, *sorted = NULL, *rank_of = NULL;
   if (h->layout == HS_SIDX_LAYOUT_DICT) {
     idx = hs_malloc(((size_t)distinct + 1) * sizeof *idx);
     rows = hs_malloc(((size_t)n + 1) * sizeof *rows);
@@ -344,7 +350,10 @@ static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n
     idx = hs_malloc(((size_t)blocks * 2 + 1) * sizeof *idx);
     rows = hs_malloc(((size_t)nb + 1) * sizeof *rows);
     sorted = hs_malloc(((size_t)nb + 1) * sizeof *sorted);
-    if (idx == NULL || rows == NULL || sorted == NULL) {
+    if (h->flags & HS_SIDX_FLAG_PACKED)
+      rank_of = hs_malloc(((size_t)h->row_count + 1) * sizeof *rank_of);
+    if (idx == NULL || rows == NULL || sorted == NULL ||
+        ((h->flags & HS_SIDX_FLAG_PACKED) && rank_of == NULL)) {
       st = hs_error_set(err, HS_ERR_NOMEM, "scalar index: %u blocks", blocks);
       goto done;
     }
@@ -358,7 +367,8 @@ static hs_status put_sections(const keyset *ks, const uint32_t *perm, uint32_t n
       if ((st = put_rows_bitmap(data, rows, c, sorted, err)) != HS_OK) goto done;
       size_t bitmap_len = data->len - at;
       if (h->flags & HS_SIDX_FLAG_PACKED) {
-        if ((st = put_packed(data, ks, perm + s, rows, sorted, c, err)) != HS_OK) goto done;
+        if ((st = put_packed(data, ks, perm + s, rows, sorted, rank_of, c, err)) != HS_OK)
+          goto done;
       } else {
         if ((st = put_keys(data, ks, perm + s, c, err)) != HS_OK) goto done;
         for (uint32_t k = 0; k < c; k++) {
@@ -384,6 +394,7 @@ done:
   hs_free(idx);
   hs_free(rows);
   hs_free(sorted);
+  hs_free(rank_of);
   return st;
 }
 
