@@ -10,6 +10,13 @@
  * file beside the data file, like the scalar indexes). Its layout and the
  * reasons are in README.md in this directory.
  *
+ * Refinements of the first contract (all documented in README.md):
+ * inner product is searched as L2 over augmented vectors (exact -q.x
+ * reported); cosine rows are normalised copies and a zero query is
+ * HS_ERR_INVALID_ARG; hs_vidx_search_params.exact_rows sets the filtered
+ * exact-scan bound; hs_vidx_default_partitions says what partitions = 0
+ * means; a quantized index re-ranks the whole beam unless `rerank` is set.
+ *
  * Ownership: hs_vidx_build appends to a caller-owned hs_buf. An opened
  * index keeps a reference to its source (hs_source_unref on free) and
  * is read-only after open: any number of threads may search one index at
@@ -71,7 +78,7 @@ hs_quant_kind hs_vidx_quant_kind(const hs_vidx *x);
 typedef struct hs_vidx_search_params {
   uint32_t ef_search; /* 0: default (max(k, 64)) */
   uint32_t nprobe;    /* partitions visited; 0: default */
-  uint32_t rerank;    /* quantized indexes: candidates re-ranked exactly; 0: default */
+  uint32_t rerank;    /* quantized indexes: candidates re-ranked exactly; 0: the whole beam */
   /* Filters allowing at most this many indexed rows are answered by an
    * exact scan of those rows; 0: default (README.md: max(2048, n / 32)).
    * 1 forces the traversal for every filter allowing two rows or more
