@@ -220,11 +220,16 @@ static hs_status add_rows(void *ctx, size_t plan_index, const char *path, const 
   hs_vs_indexed *ix = ctx;
   if (plan_index >= ix->n || ix->allowed[plan_index] == NULL)
     return hs_error_set(err, HS_ERR_INTERNAL, "vector search: rows of an unplanned file %s", path);
-  for (size_t i = 0; i < n; i++) {
-    if (rows[i] < 0 || rows[i] > UINT32_MAX)
-      return hs_error_set(err, HS_ERR_CORRUPT, "%s: row %lld beyond 2^32", path,
-                          (long long)rows[i]);
-    roaring_bitmap_add(ix->allowed[plan_index], (uint32_t)rows[i]);
+  uint32_t buf[1024];
+  for (size_t i = 0; i < n;) {
+    size_t m = 0;
+    for (; m < 1024 && i < n; i++, m++) {
+      if (rows[i] < 0 || rows[i] > UINT32_MAX)
+        return hs_error_set(err, HS_ERR_CORRUPT, "%s: row %lld beyond 2^32", path,
+                            (long long)rows[i]);
+      buf[m] = (uint32_t)rows[i];
+    }
+    roaring_bitmap_add_many(ix->allowed[plan_index], m, buf);
   }
   return HS_OK;
 }
