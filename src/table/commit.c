@@ -255,6 +255,64 @@ static bool add_kv(hs_arena *a, hs_iceberg_kv *kv, size_t *n, const char *key, i
 
 /* One attempt against the loaded version of c->t: write a manifest list,
  * build and publish v{N+1}. *won tells whether we committed. */
+/* Every ADOPT_REPARSE-th version a committing handle parses what it
+ * published instead of adopting it (see adopt). */
+#define ADOPT_REPARSE 16
+
+static char *arena_str(hs_arena *a, const char *s) {
+  return s ? hs_arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+/* Make `m`, just published as version t->version + 1 at `path`, the
+ * handle's metadata without reading and parsing it back (that parse was
+ * the largest per-append cost once a table has a history). `m` shares
+ * everything but its grown arrays and the new snapshot with the handle's
+ * metadata, which lives in t->arena; those arrays and the strings they
+ * point at outside t->arena are copied into t->arena. Superseded arrays
+ * stay in the arena until the next parse: every ADOPT_REPARSE-th version
+ * is parsed from disk instead, which compacts it. On any failure the
+ * version is parsed from disk as before. */
+static hs_status adopt(hs_table *t, const hs_iceberg_metadata *m, const char *path, hs_error *err) {
+  int64_t v = t->version + 1;
+  if (v % ADOPT_REPARSE == 0 || m->n_snapshots == 0 || m->n_metadata_log == 0 ||
+      m->n_snapshot_log == 0 || m->n_refs == 0)
+    return hs_table_load_version(t, v, err);
+  hs_arena *ar = &t->arena;
+  hs_iceberg_metadata n = *m;
+  n.snapshots = hs_arena_memdup(ar, m->snapshots, m->n_snapshots * sizeof *m->snapshots);
+  n.snapshot_log =
+      hs_arena_memdup(ar, m->snapshot_log, m->n_snapshot_log * sizeof *m->snapshot_log);
+  n.metadata_log =
+      hs_arena_memdup(ar, m->metadata_log, m->n_metadata_log * sizeof *m->metadata_log);
+  n.refs = hs_arena_memdup(ar, m->refs, m->n_refs * sizeof *m->refs);
+  char *mpath = hs_strdup(path);
+  bool ok = n.snapshots && n.snapshot_log && n.metadata_log && n.refs && mpath;
+  hs_iceberg_snapshot *s = ok ? &n.snapshots[n.n_snapshots - 1] : NULL;
+  if (ok) {
+    s->manifest_list = arena_str(ar, s->manifest_list);
+    hs_iceberg_kv *kv = hs_arena_alloc(ar, (s->n_summary + 1) * sizeof *kv);
+    ok = s->manifest_list && kv;
+    for (size_t i = 0; ok && i < s->n_summary; i++) {
+      kv[i].key = arena_str(ar, s->summary[i].key);
+      kv[i].value = arena_str(ar, s->summary[i].value);
+      ok = kv[i].key && kv[i].value;
+    }
+    s->summary = kv;
+    hs_iceberg_metadata_log_entry *ml = &n.metadata_log[n.n_metadata_log - 1];
+    ml->metadata_file = ok ? arena_str(ar, ml->metadata_file) : NULL;
+    ok = ok && ml->metadata_file;
+  }
+  if (!ok) {
+    hs_free(mpath);
+    return hs_table_load_version(t, v, err);
+  }
+  t->meta = n;
+  hs_free(t->metadata_path);
+  t->metadata_path = mpath;
+  t->version = v;
+  return HS_OK;
+}
+
 static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error *err) {
   hs_table *t = c->t;
   const hs_iceberg_metadata *old = &t->meta;
@@ -444,7 +502,7 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
     (void)hs_fs_replace_hint(hint, num, (size_t)n, NULL); /* a hint: best effort */
     hs_table_crash_point();
     /* Adopt the version we wrote (a failure only leaves the handle stale). */
-    (void)hs_table_load_version(t, t->version + 1, NULL);
+    (void)adopt(t, &m, path, NULL);
   }
 
 done:
