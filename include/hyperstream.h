@@ -659,17 +659,19 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
                                         const hs_vector_index_options *opts, int64_t *files_built,
                                         hs_error *err);
 
-/* Top-k nearest rows of a vector column (fixed_size_list<float32> or
- * list<float32>) to one or many query vectors, alone or inside a filter
- * (the scan's filter language; files, row groups and pages are pruned as
- * in hs_table_scan_query). Exactly min(k, matching rows) rows per query,
- * in global order by (distance, data file order in the snapshot, row
- * position), with the true metric value in a float32 "distance" column
- * (pgvector's: l2 <->, ip <#> = -a.b, cosine <=>, l1 <+>). Null vectors
- * and vectors whose distance is NaN (a NaN component; an all-zero vector
- * under cosine) never match. Only the vector and filter columns are read
- * to score; the projected columns are then read for the winning rows only.
- * Memory: k hits per query, plus one batch. See src/query/vector_search.c. */
+/* Top-k nearest rows of a vector column (fixed_size_list or list of
+ * float32; float64 lists are scored as float32) to one or many query
+ * vectors, alone or inside a filter (the scan's filter language; files, row
+ * groups and pages are pruned as in hs_table_scan_query). Exactly
+ * min(k, matching rows) rows per query, in global order by (distance, data
+ * file order in the snapshot's plan, row position), with the true metric
+ * value in a float32 "distance" column (pgvector's: l2 <->, ip <#> = -a.b,
+ * cosine <=>, l1 <+>). Null vectors, vectors with a null component and
+ * vectors whose distance is not finite (a NaN or infinite component; an
+ * all-zero vector under cosine) never match. Only the vector and filter
+ * columns are read to score; the projected columns are then read for the
+ * winning rows only. Memory: k hits per query, plus one batch per core.
+ * See src/query/README.md, "Vector search". */
 
 typedef struct hs_vector_search_options {
   int64_t snapshot_id; /* -1 (default): the current snapshot */
