@@ -254,6 +254,29 @@ static void test_roundtrip_and_determinism(const float *x, const float *qs) {
   hs_vidx_free(vb);
   hs_vidx_free(vf);
 
+  /* An index stored inside a larger file (a Puffin blob) opens at its
+   * offset and answers the same. */
+  {
+    size_t pad = 100;
+    uint8_t *big = malloc(a.len + 2 * pad);
+    memset(big, 0xAB, a.len + 2 * pad);
+    memcpy(big + pad, a.data, a.len);
+    hs_source *bs;
+    hs_vidx *vo = NULL;
+    CHECK_OK(hs_source_open_memory(big, a.len + 2 * pad, "blob", &bs, &err), &err);
+    CHECK_OK(hs_vidx_open(bs, pad, a.len, &vo, &err), &err);
+    hs_vidx *past = NULL;
+    CHECK(hs_vidx_open(bs, pad, a.len + 2 * pad, &past, NULL) == HS_ERR_CORRUPT && !past);
+    hs_source_unref(bs);
+    if (vo != NULL) {
+      hs_vidx_hit h1[K];
+      uint32_t n1 = 0;
+      CHECK_OK(hs_vidx_search(vo, qs, K, NULL, NULL, h1, &n1, &err), &err);
+      CHECK_EQ_INT(n1, K);
+      hs_vidx_free(vo);
+    }
+    free(big);
+  }
   /* Corruption: every truncation point tried is refused as corrupt. */
   hs_vidx *v;
   size_t cuts[] = {0, 7, 64, 127, 128, 200, a.len / 3, a.len / 2, a.len - 1};
