@@ -619,7 +619,7 @@ hs_status hs_table_build_configured_indexes(hs_table *table,
 
 /* What a filtered scan does, measured by running it (EXPLAIN ANALYZE):
  * the scan, page and index counters after the whole stream was read.
- * opts->columns NULL projects only the table's first column.
+ * opts->columns NULL projects only the table's first flat (non-nested) column.
  * See src/query/explain.c. */
 typedef struct hs_table_explain_info {
   hs_scan_stats scan;

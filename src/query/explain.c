@@ -7,7 +7,8 @@
  *
  * Running rather than estimating keeps the report honest: every number is
  * what the scan really did. Without a projection only the table's first
- * column is projected, so the cost is close to that of evaluating the filter.
+ * flat column is projected (not a vector), so the cost is close to that of
+ * evaluating the filter.
  */
 #include <string.h>
 
@@ -30,8 +31,11 @@ hs_status hs_table_explain(hs_table *table, const hs_scan_options *opts, hs_tabl
   if (o.columns == NULL) {
     st = hs_table_schema(table, &schema, err);
     if (st != HS_OK) return st;
-    if (schema.n_children > 0) {
-      first[0] = schema.children[0]->name;
+    /* The first flat column (cheap to decode), else the first column. */
+    for (int64_t i = 0; i < schema.n_children && first[0] == NULL; i++)
+      if (schema.children[i]->format[0] != '+') first[0] = schema.children[i]->name;
+    if (first[0] == NULL && schema.n_children > 0) first[0] = schema.children[0]->name;
+    if (first[0] != NULL) {
       o.columns = first;
       o.n_columns = 1;
     }

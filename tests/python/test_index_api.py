@@ -341,3 +341,12 @@ def test_real_vector_index_in_background(tmp_path):
     t.write(batch(2))
     t.wait_for_indexes(timeout=120)
     assert [(i.files_indexed, i.files_total) for i in t.indexes()] == [(3, 3)]
+    assert t.explain("id < 10").stats["rows_matched"] == 10
+
+
+def test_explain_projects_a_flat_column(tmp_path):
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"vec": pa.array([[float(i), 0.0]] * 50, pa.list_(pa.float32(), 2)),
+                      "id": pa.array(range(50), pa.int64())}))
+    s = t.explain("id >= 40").stats
+    assert s["rows_matched"] == 10 and s["files_read"] == 1
