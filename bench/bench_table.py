@@ -279,12 +279,23 @@ def worker(spec_json):
 # ------------------------------------------------------------ driver
 
 
+def python_env(python):
+    """The environment for an engine's interpreter. The original has our
+    import name: a PYTHONPATH that points at a development build of ours
+    (to benchmark it without installing) must not reach its venv."""
+    env = dict(os.environ)
+    if python == ORIGINAL_PY:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
 def run_worker(python, spec, timeout):
     """One measurement in a fresh interpreter: its result dict, or
     {"error": ...} saying what failed."""
     cmd = [python, os.path.abspath(__file__), "--worker", json.dumps(spec)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE,
+                           env=python_env(python))
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
     for line in p.stdout.splitlines():
@@ -308,7 +319,8 @@ def engine_version(engine):
     if not os.path.exists(py):
         return None, f"{py} missing: run `bash bench/original_env.sh`"
     try:
-        p = subprocess.run([py, "-c", code[engine]], capture_output=True, text=True, timeout=120)
+        p = subprocess.run([py, "-c", code[engine]], capture_output=True, text=True, timeout=120,
+                           env=python_env(py))
     except subprocess.TimeoutExpired:
         return None, "import timed out"
     if p.returncode != 0:
