@@ -563,8 +563,8 @@ int main(void) {
   small = "1"; /* sanitizers run ~10x slower: a smaller data set */
 #endif
   if (small && *small && *small != '0') {
-    N = 4000;
-    NQ = 40;
+    N = 2500;
+    NQ = 30;
   }
   float *x = malloc(N * DIM * sizeof *x);
   uint32_t *cluster = malloc(N * sizeof *cluster);
