@@ -391,3 +391,38 @@ def test_index_kinds_and_errors(tmp_path):
             h, n = _recall(got.column("id").to_pylist(), exp_ids.tolist())
             hit, total = hit + h, total + n
         assert hit / total >= 0.95, (kind, hit / total)
+
+
+def test_concurrent_searches_and_writes(tmp_path):
+    """Searches from several threads (GIL released, shared open-index cache)
+    while another thread appends: every answer is complete and sorted, and
+    the final table's answer matches brute force."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    t, queries = _indexed_table(tmp_path / "t")
+    t._build_vector_index("emb", "hnsw")
+    rng = np.random.default_rng(8)
+    errors = []
+
+    def searcher(i):
+        for q in queries[i::4]:
+            got = t.search("emb", q, k=10, columns=["id"],
+                           filter="grp < 900" if i % 2 else None)
+            d = got.column("distance").to_numpy()
+            if got.num_rows != 10 or np.any(np.diff(d) < 0):
+                errors.append((i, got.num_rows))
+
+    def writer():
+        for j in range(2):
+            hdb.Table(t.uri).write(_clustered(rng, 10 ** 7 + j * 100, 100,
+                                              centers=rng.normal(size=(2, 32)) * 4))
+
+    w = threading.Thread(target=writer)
+    w.start()
+    with ThreadPoolExecutor(4) as ex:
+        list(ex.map(searcher, range(4)))
+    w.join()
+    assert not errors
+    q = queries[0]
+    got = t.search("emb", q, k=10, columns=["id"], exact=True)
+    assert got.column("id").to_pylist() == _expected(t, "l2", q, 10, None)[0].tolist()
