@@ -346,7 +346,7 @@ def test_real_vector_index_in_background(tmp_path):
 
 def test_explain_projects_a_flat_column(tmp_path):
     t = hdb.Table(str(tmp_path / "t"))
-    t.write(pa.table({"vec": pa.array([[float(i), 0.0]] * 50, pa.list_(pa.float32(), 2)),
-                      "id": pa.array(range(50), pa.int64())}))
+    vecs = pa.array([[float(i), 0.0] for i in range(50)], pa.list_(pa.float32(), 2))
+    t.write(pa.table({"vec": vecs, "id": pa.array(range(50), pa.int64())}))
     s = t.explain("id >= 40").stats
     assert s["rows_matched"] == 10 and s["files_read"] == 1
