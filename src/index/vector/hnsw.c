@@ -228,7 +228,8 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
       uint32_t id = nb[j];
       if (j + 1 < cnt && nb[j + 1] < g->n)
         __builtin_prefetch(g->vectors + (size_t)nb[j + 1] * g->dim);
-      if (id < c->lo || id >= c->hi || s->tags[id] == gen || g->levels[id] < level) continue;
+      if (id < c->lo || id >= c->hi || s->tags[id] == gen || (level > 0 && g->levels[id] < level))
+        continue;
       s->tags[id] = gen;
       if (!allowed(f, id)) {
         /* Step through a filtered-out node to its neighbours (ACORN). */
