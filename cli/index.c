@@ -21,7 +21,8 @@ static const char index_usage[] =
     "  hyperstream index add TABLE COLUMN[:KIND]... [--kind KIND] [--param KEY=VALUE]...\n"
     "                        [--no-build] [--progress|--no-progress] [--json]\n"
     "      Record indexes (KIND: inverted (default), scalar, bitmap, btree, sorted;\n"
-    "      vector kinds are added from Python) and build them for the existing files.\n"
+    "      vector: hnsw, ivf_hnsw, ivf_hnsw_sq8, ivf_pq) and build them for the\n"
+    "      existing files.\n"
     "      --kind and --param (e.g. block_rows=1024) apply to the columns without :KIND.\n"
     "  hyperstream index drop TABLE COLUMN...\n"
     "      Stop indexing the columns (index files stay on disk as orphans).\n"
@@ -220,15 +221,8 @@ int hs_cli_index(int argc, char **argv) {
       printf("%s: dropped the index on %s\n", path, cols[i]);
   }
   if (rc == HS_CLI_OK && add && !no_build) {
-    /* Vector kinds are recorded only: build just the scalar ones. */
-    hs_table_index_info *v = NULL;
-    size_t nv = 0, k = 0;
-    if (hs_table_list_indexes(t, &v, &nv, &err) != HS_OK) rc = index_fail(path, &err);
-    for (size_t i = 0; rc == HS_CLI_OK && i < n; i++) /* cols[] reused: borrowed names */
-      for (size_t j = 0; j < nv; j++)
-        if (strcmp(v[j].column, bare[i]) == 0 && !v[j].is_vector) cols[k++] = bare[i];
-    if (rc == HS_CLI_OK && k > 0) rc = run_build(t, path, cols, k, 0, progress, json);
-    hs_table_index_info_free(v, nv);
+    for (size_t i = 0; i < n; i++) cols[i] = bare[i]; /* borrowed names */
+    rc = run_build(t, path, cols, n, 0, progress, json);
   } else if (rc == HS_CLI_OK && add && json) {
     printf("{\"files_built\": 0}\n");
   }

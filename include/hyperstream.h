@@ -567,7 +567,9 @@ hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan
  * params commits nothing; a different kind or params replaces the old
  * configuration and unregisters the column's old index files in the same
  * commit. Unknown column or kind, a scalar kind on a nested column, or
- * unknown params: HS_ERR_INVALID_ARG (nothing committed). */
+ * unknown params (vector kinds: metric, m, ef_construction, partitions,
+ * pq_m, threads and the aliases M, efConstruction, ef, nlist,
+ * num_partitions, num_sub_vectors): HS_ERR_INVALID_ARG (nothing committed). */
 hs_status hs_table_add_index(hs_table *table, const char *column, const char *kind,
                              const char *params_json, hs_error *err);
 
@@ -605,14 +607,17 @@ typedef struct hs_table_index_build_options {
   uint32_t threads;                    /* 0: all cores (files are built in parallel) */
   hs_table_index_progress_fn progress; /* may be NULL */
   void *progress_ctx;
+  int skip_vector; /* non-zero: scalar kinds only (Python builds vector kinds itself) */
 } hs_table_index_build_options;
 
 /* Build the configured scalar indexes missing for the current snapshot's
  * files (layout per kind) and register them in one commit; a column
- * dropped or re-configured meanwhile is not registered. *files_built (may
- * be NULL) counts the index files written. A file that fails is reported
- * after the others are registered. Naming an unconfigured or vector column:
- * HS_ERR_INVALID_ARG. opts may be NULL. */
+ * dropped or re-configured meanwhile is not registered. Then each
+ * configured vector index through hs_table_build_vector_indexes (its params
+ * mapped to hs_vector_index_options; progress covers the scalar part) unless
+ * skip_vector. *files_built (may be NULL) counts the index files written. A
+ * file that fails is reported after the others are registered. Naming an
+ * unconfigured column: HS_ERR_INVALID_ARG. opts may be NULL. */
 hs_status hs_table_build_configured_indexes(hs_table *table,
                                             const hs_table_index_build_options *opts,
                                             int64_t *files_built, hs_error *err);

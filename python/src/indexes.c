@@ -187,6 +187,7 @@ static PyObject *hs_py_index_build(PyObject *self, PyObject *args, PyObject *kwa
   bo.columns = (const char *const *)cols;
   bo.n_columns = (size_t)n_cols;
   bo.threads = threads;
+  bo.skip_vector = 1; /* hyperstreamdb builds vector kinds through Table._build_vector_index */
   if (progress != Py_None) {
     bo.progress = hs_py_ix_on_progress;
     bo.progress_ctx = &pg;

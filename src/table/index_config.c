@@ -10,8 +10,10 @@
  *   inverted, scalar   AUTO   (DICT when values repeat, else SORTED)
  *   bitmap             DICT   (one Roaring bitmap per distinct value)
  *   btree, sorted      SORTED (sorted (value, row) pairs in blocks)
- *   hnsw, ivf_hnsw, ivf_hnsw_sq8, ivf_pq   vector kinds: recorded with
- *                      their params as given, built by the vector index code
+ *   hnsw, ivf_hnsw, ivf_hnsw_sq8, ivf_pq   vector kinds (list or fixed-size
+ *                      list columns): params mapped onto hs_vector_index_options
+ *                      (names and aliases as the Python API's), built by
+ *                      hs_table_build_vector_indexes (src/table/vector_index.c)
  * Scalar params: {"block_rows": N} (SORTED block size, 64..1048576);
  * anything else is refused so a typo does not silently do nothing.
  *
@@ -56,6 +58,67 @@ static const kind_def *kind_find(const char *name) {
   for (size_t i = 0; i < N_KINDS; i++)
     if (strcmp(KINDS[i].name, name) == 0) return &KINDS[i];
   return NULL;
+}
+
+/* Vector params (names and aliases as python/hyperstreamdb/_vector_search.py
+ * accepts them) into hs_table_build_vector_indexes options; `metric` is
+ * borrowed from `params`. */
+static hs_status vector_options(const char *column, const char *kind, json_t *params,
+                                hs_vector_index_options *o, hs_error *err) {
+  hs_vector_index_options_init(o);
+  if (strcmp(kind, "hnsw") == 0) o->partitions = 1;
+  if (strcmp(kind, "ivf_hnsw_sq8") == 0) o->quantizer = "sq8";
+  if (strcmp(kind, "ivf_pq") == 0) o->quantizer = "pq";
+  static const struct {
+    const char *name, *as;
+  } names[] = {{"metric", "metric"},
+               {"m", "m"},
+               {"M", "m"},
+               {"ef_construction", "ef_construction"},
+               {"efConstruction", "ef_construction"},
+               {"ef", "ef_construction"},
+               {"partitions", "partitions"},
+               {"num_partitions", "partitions"},
+               {"nlist", "partitions"},
+               {"pq_m", "pq_m"},
+               {"num_sub_vectors", "pq_m"},
+               {"threads", "threads"}};
+  const char *key;
+  json_t *v;
+  json_object_foreach(params, key, v) {
+    const char *as = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && as == NULL; i++)
+      if (strcmp(names[i].name, key) == 0) as = names[i].as;
+    if (as == NULL)
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "index on '%s': unknown %s parameter '%s' (metric, m, ef_construction, "
+                          "partitions, pq_m, threads)",
+                          column, kind, key);
+    if (strcmp(as, "metric") == 0) {
+      if (!json_is_string(v))
+        return hs_error_set(err, HS_ERR_INVALID_ARG, "index on '%s': metric must be a string",
+                            column);
+      o->metric = json_string_value(v);
+      continue;
+    }
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+    if (n < 0 || n > UINT32_MAX || (strcmp(as, "partitions") == 0 && o->partitions == 1 && n > 1))
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "index on '%s': %s=%s is not valid for a %s index", column, key,
+                          json_is_integer(v) ? "a value out of range" : "not an integer", kind);
+    uint32_t u = (uint32_t)n;
+    if (strcmp(as, "m") == 0)
+      o->m = u;
+    else if (strcmp(as, "ef_construction") == 0)
+      o->ef_construction = u;
+    else if (strcmp(as, "partitions") == 0)
+      o->partitions = u;
+    else if (strcmp(as, "pq_m") == 0)
+      o->pq_m = u;
+    else
+      o->threads = u;
+  }
+  return HS_OK;
 }
 
 /* Check scalar params; *block_rows from them. */
@@ -256,6 +319,12 @@ hs_status hs_table_add_index(hs_table *table, const char *column, const char *ki
   char fmt[64];
   if (st == HS_OK) st = column_format(table, column, fmt, sizeof fmt, err);
   if (st != HS_OK) return st;
+  if (k->layout < 0 && strncmp(fmt, "+w:", 3) != 0 && strcmp(fmt, "+l") != 0 &&
+      strcmp(fmt, "+L") != 0)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "index on '%s': a %s index needs a vector column (a list or fixed-size "
+                        "list of floats), and '%s' has Arrow format '%s'",
+                        column, k->name, column, fmt);
   if (k->layout >= 0 && (fmt[0] == '+' || strcmp(fmt, "e") == 0 || strcmp(fmt, "n") == 0))
     return hs_error_set(err, HS_ERR_INVALID_ARG,
                         "index on '%s': a %s index needs a scalar column, and '%s' has Arrow "
@@ -271,6 +340,8 @@ hs_status hs_table_add_index(hs_table *table, const char *column, const char *ki
   }
   uint32_t block_rows;
   st = params_check(column, params, k->layout, &block_rows, err);
+  hs_vector_index_options vo;
+  if (st == HS_OK && k->layout < 0) st = vector_options(column, k->name, params, &vo, err);
   if (st == HS_OK) {
     conf_edit ce = {table, column, k->name, params, false};
     st = hs_table_commit_metadata(table, "add index", conf_apply, &ce, err);
@@ -392,10 +463,9 @@ hs_status hs_table_build_configured_indexes(hs_table *table,
       st = hs_error_set(err, HS_ERR_INVALID_ARG,
                         "%s: column '%s' has no configured index (add one first)", table->root,
                         opts->columns[i]);
-    else if (c->layout < 0)
+    else if (c->layout < 0 && opts->skip_vector)
       st = hs_error_set(err, HS_ERR_INVALID_ARG,
-                        "%s: column '%s' has a %s index: vector indexes are built by the vector "
-                        "index code, not here",
+                        "%s: column '%s' has a %s index, and this build skips vector indexes",
                         table->root, c->column, c->kind);
   }
   for (size_t i = 0; st == HS_OK && i < conf.n_entries; i++) {
@@ -413,6 +483,30 @@ hs_status hs_table_build_configured_indexes(hs_table *table,
   if (st == HS_OK && n > 0)
     st = hs_table_index_build(table, specs, n, true, opts->threads, opts->progress,
                               opts->progress_ctx, files_built, err);
+  /* Vector kinds: the vector index builder, one column at a time; all are
+   * attempted, the first failure is returned (after a scalar one). */
+  for (size_t i = 0; !opts->skip_vector && i < conf.n_entries; i++) {
+    const hs_table_index_conf *c = &conf.entries[i];
+    bool wanted = opts->columns == NULL;
+    for (size_t k = 0; !wanted && k < opts->n_columns; k++)
+      wanted = strcmp(opts->columns[k], c->column) == 0;
+    if (!wanted || c->layout >= 0) continue;
+    json_t *params = json_loads(c->params, 0, NULL);
+    hs_vector_index_options vo;
+    hs_error verr = {0};
+    int64_t nv = 0;
+    hs_status vst = params
+                        ? vector_options(c->column, c->kind, params, &vo, &verr)
+                        : hs_error_set(&verr, HS_ERR_CORRUPT, "index on '%s': params", c->column);
+    if (vst == HS_OK && vo.threads == 0) vo.threads = opts->threads;
+    if (vst == HS_OK) vst = hs_table_build_vector_indexes(table, c->column, &vo, &nv, &verr);
+    json_decref(params);
+    if (vst == HS_OK && files_built != NULL) *files_built += nv;
+    if (vst != HS_OK && st == HS_OK) {
+      *err = verr;
+      st = vst;
+    }
+  }
   hs_free(specs);
   hs_table_index_config_free(&conf);
   return st;

@@ -206,7 +206,9 @@ static void test_config(void) {
   CHECK_OK(hs_table_add_index(t, "k", "BitMap", NULL, &e), &e);
   CHECK_OK(hs_table_add_index(t, "x", "btree", "{\"block_rows\": 128}", &e), &e);
   CHECK_OK(hs_table_add_index(t, "name", "inverted", "{}", &e), &e);
-  CHECK_OK(hs_table_add_index(t, "id", "hnsw", "{\"m\": 16}", &e), &e); /* recorded only */
+  CHECK(hs_table_add_index(t, "id", "hnsw", "{\"m\": 16}", fresh(&e)) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(e.message, "needs a vector column") != NULL);
+  CHECK_OK(hs_table_add_index(t, "id", "btree", NULL, &e), &e);
   int64_t v1 = hs_table_version(t);
   CHECK_EQ_INT(v1, v0 + 4);
   CHECK_OK(hs_table_add_index(t, "k", "bitmap", NULL, &e), &e);
@@ -221,26 +223,26 @@ static void test_config(void) {
   if (n == 4) {
     CHECK(strcmp(v[0].column, "k") == 0 && strcmp(v[0].kind, "bitmap") == 0);
     CHECK(strcmp(v[1].column, "x") == 0 && strcmp(v[1].params, "{\"block_rows\":128}") == 0);
-    CHECK(strcmp(v[3].kind, "hnsw") == 0 && v[3].is_vector && !v[0].is_vector);
+    CHECK(strcmp(v[3].kind, "btree") == 0 && !v[3].is_vector && !v[0].is_vector);
     CHECK_EQ_INT(v[0].files_indexed, 0);
     CHECK_EQ_INT(v[0].files_total, 1);
   }
   hs_table_index_info_free(v, n);
-  /* Building a vector column here is refused. */
-  const char *idcol[] = {"id"};
+  /* Naming an unconfigured column is refused. */
+  const char *flagcol[] = {"nope"};
   hs_table_index_build_options bo;
   memset(&bo, 0, sizeof bo);
-  bo.columns = idcol;
+  bo.columns = flagcol;
   bo.n_columns = 1;
   CHECK(hs_table_build_configured_indexes(t2, &bo, NULL, fresh(&e)) == HS_ERR_INVALID_ARG);
-  CHECK(strstr(e.message, "hnsw") != NULL);
+  CHECK(strstr(e.message, "no configured index") != NULL);
   /* Build everything configured: layouts follow the kinds. */
   int64_t built = -1;
   CHECK_OK(hs_table_build_configured_indexes(t2, NULL, &built, &e), &e);
   CHECK_EQ_INT(built, 1);
   CHECK_EQ_INT(layout_of(root, "k"), HS_SIDX_LAYOUT_DICT);
   CHECK_EQ_INT(layout_of(root, "x"), HS_SIDX_LAYOUT_SORTED);
-  CHECK_EQ_INT(layout_of(root, "id"), -1);
+  CHECK_EQ_INT(layout_of(root, "id"), HS_SIDX_LAYOUT_SORTED);
   /* Idempotent: nothing missing, nothing committed. */
   int64_t v2 = hs_table_version(t2);
   CHECK_OK(hs_table_build_configured_indexes(t2, NULL, &built, &e), &e);

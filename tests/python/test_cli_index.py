@@ -139,3 +139,28 @@ def test_errors(tmp_path):
     assert _list(t) == []  # nothing was committed by the failures
     assert "index add" in run("index", "--help").stdout
     assert "hyperstream index" in run("--help").stdout
+
+
+def test_vector_kinds_from_the_cli(tmp_path):
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    src = tmp_path / "v.parquet"
+    vecs = rng.random((400, 8), dtype=np.float32)
+    pq.write_table(pa.table({"id": pa.array(range(400), pa.int64()),
+                             "vec": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), 8)}),
+                   src)
+    t = tmp_path / "t"
+    run("create", t, "--like", src)
+    run("write", t, src)
+    r = run("index", "add", t, "vec:hnsw", "id:bitmap", "--no-progress").stdout
+    assert "index on vec (hnsw)" in r
+    got = {d["column"]: d for d in _list(t)}
+    assert got["vec"]["is_vector"] and (got["vec"]["files_indexed"], got["vec"]["files_total"]) \
+        == (1, 1)
+    run("write", t, src)
+    assert json.loads(run("index", "build", t, "--json").stdout) == {"files_built": 2}
+    assert {(d["files_indexed"], d["files_total"]) for d in _list(t)} == {(2, 2)}
+    r = run("index", "add", t, "vec", "--kind", "ivf_pq", "--param", "bogus=1", rc=1)
+    assert "unknown ivf_pq parameter 'bogus'" in r.stderr
+    r = run("index", "add", t, "id:hnsw", rc=1)
+    assert "needs a vector column" in r.stderr
