@@ -372,7 +372,7 @@ static void test_ivf(const float *x, const float *qs) {
 }
 
 /* Quantized traversal (SQ8, PQ) with exact re-ranking: the answers carry
- * exact distances; SQ8 keeps recall, so does PQ with 2-d sub-spaces. */
+ * exact distances; SQ8 keeps recall, so does PQ at its defaults. */
 static void test_quant(const float *x, const float *qs) {
   const struct {
     hs_quant_kind kind;
@@ -386,7 +386,7 @@ static void test_quant(const float *x, const float *qs) {
     hs_vidx_params_default(&p);
     p.metric = cases[ci].metric;
     p.quant.kind = cases[ci].kind;
-    p.quant.pq_m = DIM / 2; /* 2-d sub-spaces: 16 bytes a vector */
+    p.quant.pq_m = 0; /* the default: 4-d sub-spaces, ef_search x 4 */
     hs_buf b;
     hs_buf_init(&b);
     hs_error err = {0};

@@ -146,7 +146,7 @@ def test_ivf_partitions(data):
     assert hit / (len(q) * K) >= 0.95
 
 
-@pytest.mark.parametrize("quantizer,pq_m", [("sq8", 0), ("pq", 8)])
+@pytest.mark.parametrize("quantizer,pq_m", [("sq8", 0), ("pq", 0), ("pq", 8)])
 def test_quantized(data, quantizer, pq_m):
     x, q = data
     ix = VectorIndex.build(x, quantizer=quantizer, pq_m=pq_m)

@@ -10,8 +10,11 @@
 
 #include "vidx_internal.h"
 
-/* Default ef_search is max(k, HS_VIDX_DEFAULT_EF) (README.md, "Defaults"). */
+/* Default ef_search is max(k, HS_VIDX_DEFAULT_EF) (README.md, "Defaults"),
+ * times HS_VIDX_PQ_EF_FACTOR for PQ indexes (their coarse distances need a
+ * wider beam: README.md, "Quantized traversal"). */
 #define HS_VIDX_DEFAULT_EF 64u
+#define HS_VIDX_PQ_EF_FACTOR 4u
 /* Filters allowing at most this many indexed rows (or 1/32 of them) are
  * answered by an exact scan (README.md, "Filtered search"). */
 #define HS_VIDX_EXACT_ROWS 2048u
@@ -218,6 +221,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     return exact_search(x, q, k, allowed, hits, n_hits, err);
 
   uint32_t ef = sp && sp->ef_search ? sp->ef_search : HS_VIDX_DEFAULT_EF;
+  if (!(sp && sp->ef_search) && x->quant_kind == HS_QUANT_PQ) ef *= HS_VIDX_PQ_EF_FACTOR;
   if (ef < k) ef = k;
   hs_hnsw_filter filter = {allowed, x->rows}, *f = allowed ? &filter : NULL;
   if (f != NULL) { /* fewer allowed nodes: a wider beam keeps recall */
