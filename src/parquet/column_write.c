@@ -419,8 +419,13 @@ static uint32_t hash_bytes(const uint8_t *p, size_t n) {
     h = (h ^ w) * 0x100000001b3ull;
     h ^= h >> 29;
   }
+  /* The 0-7 byte tail in at most two overlapping loads (n is hashed too). */
+  size_t r = n - i;
   uint64_t t = 0;
-  for (size_t j = 0; i + j < n; j++) t |= (uint64_t)p[i + j] << (8 * j);
+  if (r >= 4)
+    t = (uint64_t)hs_load_u32le(p + i) | (uint64_t)hs_load_u32le(p + n - 4) << 32;
+  else if (r > 0)
+    t = (uint64_t)p[i] | (uint64_t)p[i + r / 2] << 8 | (uint64_t)p[n - 1] << 16;
   return mix64(h ^ t);
 }
 
@@ -475,13 +480,15 @@ static inline bool fixed_eq(const uint8_t *a, const uint8_t *b, size_t w) {
 }
 
 static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, size_t n) {
-  for (; n >= 8; a += 8, b += 8, n -= 8) {
-    if (hs_load_u64le(a) != hs_load_u64le(b)) return false;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8)
+      if (hs_load_u64le(a + i) != hs_load_u64le(b + i)) return false;
+    return hs_load_u64le(a + n - 8) == hs_load_u64le(b + n - 8); /* may overlap */
   }
-  for (size_t i = 0; i < n; i++) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
+  if (n >= 4)
+    return hs_load_u32le(a) == hs_load_u32le(b) &&
+           hs_load_u32le(a + n - 4) == hs_load_u32le(b + n - 4);
+  return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
 }
 
 /* 1-byte values (BOOLEAN as 0/1 bytes): a direct map, entries in order of

@@ -160,9 +160,24 @@ static HS_ALWAYS_INLINE void pack_one(uint8_t *out, size_t bitpos, uint64_t v, i
   for (int written = 8 - sh; written < bw; written += 8) out[byte++] |= (uint8_t)(v >> written);
 }
 
+/* 32-bit values: a 64-bit accumulator, stored 32 bits at a time (the
+ * writer's dictionary indices and levels). The same bytes as pack_one
+ * into a zeroed output, for values that fit in bw bits. */
 void hs_pack_u32(const uint32_t *in, size_t count, int bw, uint8_t *out) {
   if (bw == 0) return;
-  for (size_t i = 0; i < count; i++) pack_one(out, i * (size_t)bw, in[i], bw);
+  uint64_t mask = bw == 32 ? 0xffffffffu : ((uint64_t)1 << bw) - 1, acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < count; i++) {
+    acc |= ((uint64_t)in[i] & mask) << bits;
+    bits += bw;
+    if (bits >= 32) {
+      hs_store_u32le(out, (uint32_t)acc);
+      out += 4;
+      acc >>= 32;
+      bits -= 32;
+    }
+  }
+  for (; bits > 0; bits -= 8, acc >>= 8) *out++ |= (uint8_t)acc;
 }
 
 void hs_pack_u64(const uint64_t *in, size_t count, int bw, uint8_t *out) {
