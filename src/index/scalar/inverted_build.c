@@ -335,24 +335,36 @@ static hs_status put_packed(hs_buf *out, const keyset *ks, const uint32_t *idx,
                             uint32_t c, hs_error *err) {
   size_t len;
   unsigned kb = 0, rb = hs_sidx_bit_width(c - 1);
+  uint32_t nonzero = 0;
   if (ks->width == 8) {
     uint64_t prev = hs_sidx_load_u64be(keyset_get(ks, idx[0], &len)), dmax = 0;
     for (uint32_t k = 1; k < c; k++) {
       uint64_t v = hs_sidx_load_u64be(keyset_get(ks, idx[k], &len));
       if (v - prev > dmax) dmax = v - prev;
+      nonzero += v != prev;
       prev = v;
     }
     kb = hs_sidx_bit_width(dmax);
   }
-  uint8_t head[4] = {(uint8_t)kb, (uint8_t)rb, 0, 0}, *p;
+  /* Sparse deltas (repeated keys): a bit per pair (delta != 0), then only
+   * the non-zero deltas; when that is smaller than every delta at kb bits. */
+  bool sparse = kb > 0 && (uint64_t)c + (uint64_t)nonzero * kb < (uint64_t)c * kb;
+  uint8_t head[4] = {(uint8_t)(kb | (sparse ? HS_SIDX_KEYS_SPARSE : 0)), (uint8_t)rb, 0, 0}, *p;
   if (!hs_buf_append(out, head, 4)) return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
   if (ks->width == 8) {
-    if (!append_zeros(out, ((size_t)c * kb + 7) / 8, &p))
+    size_t mask_bytes = sparse ? ((size_t)c + 7) / 8 : 0;
+    size_t n_packed = sparse ? nonzero : c;
+    if (!append_zeros(out, mask_bytes + (n_packed * kb + 7) / 8, &p))
       return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
-    uint64_t prev = hs_sidx_load_u64be(keyset_get(ks, idx[0], &len));
+    uint64_t prev = hs_sidx_load_u64be(keyset_get(ks, idx[0], &len)), at = 0;
     for (uint32_t k = 0; k < c; k++) {
       uint64_t v = hs_sidx_load_u64be(keyset_get(ks, idx[k], &len));
-      hs_sidx_bits_put(p, (uint64_t)k * kb, kb, v - prev);
+      if (!sparse) {
+        hs_sidx_bits_put(p, (uint64_t)k * kb, kb, v - prev);
+      } else if (v != prev) {
+        p[k / 8] |= (uint8_t)(1u << (k % 8));
+        hs_sidx_bits_put(p + mask_bytes, at++ * kb, kb, v - prev);
+      }
       prev = v;
     }
   } else {

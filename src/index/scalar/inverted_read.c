@@ -328,11 +328,21 @@ static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const u
   uint32_t n = r->count, w = c->h.key_width;
   const uint8_t *q = p + r->bitmap_len;
   uint64_t avail = r->len - r->bitmap_len - 4; /* >= 0: checked at open */
-  unsigned kb = q[0], rb = q[1];
-  uint64_t rank_bytes = ((uint64_t)n * rb + 7) / 8;
-  uint64_t key_bytes = w == 8 ? ((uint64_t)n * kb + 7) / 8 : avail - rank_bytes;
-  if (q[2] != 0 || q[3] != 0 || rb > 32 || (w == 8 ? kb > 64 : kb != 0) || rank_bytes > avail ||
-      key_bytes + rank_bytes != avail)
+  unsigned kb = q[0] & ~HS_SIDX_KEYS_SPARSE, rb = q[1];
+  bool sparse = (q[0] & HS_SIDX_KEYS_SPARSE) != 0;
+  uint64_t rank_bytes = ((uint64_t)n * rb + 7) / 8, mask_bytes = sparse ? ((uint64_t)n + 7) / 8 : 0;
+  uint64_t n_packed = n;
+  bool bad_mask = false;
+  if (sparse && mask_bytes <= avail) { /* count the non-zero deltas; spare mask bits must be 0 */
+    n_packed = 0;
+    for (uint64_t i = 0; i < mask_bytes; i++) n_packed += (uint64_t)__builtin_popcount(q[4 + i]);
+    bad_mask = (n % 8) != 0 && (q[4 + mask_bytes - 1] >> (n % 8)) != 0;
+  }
+  uint64_t key_bytes = w == 8 ? mask_bytes + (n_packed * kb + 7) / 8
+                              : (rank_bytes <= avail ? avail - rank_bytes : 0);
+  if (q[2] != 0 || q[3] != 0 || rb > 32 || (w == 8 ? kb > 64 : (kb != 0 || sparse)) ||
+      (sparse && (kb == 0 || mask_bytes > avail || bad_mask)) || rank_bytes > avail ||
+      key_bytes > avail - rank_bytes || key_bytes + rank_bytes != avail)
     return hs_error_set(err, HS_ERR_CORRUPT,
                         "index column %s: packed block %u: bad widths (keys %u, ranks %u bits)",
                         name, r->index, kb, rb);
@@ -345,9 +355,15 @@ static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const u
   if (w == 8) {
     size_t ml;
     uint64_t key = hs_sidx_load_u64be(hs_sidx_keys_get(&c->keys, 2 * r->index, &ml));
-    const uint8_t *packed = q + 4;
+    const uint8_t *mask = q + 4, *packed = q + 4 + mask_bytes;
+    size_t packed_bytes = (size_t)(key_bytes - mask_bytes);
+    uint64_t at = 0;
     for (uint32_t j = 0; j < n; j++) {
-      uint64_t d = hs_sidx_bits_at(packed, (size_t)key_bytes, j, kb);
+      uint64_t d = 0;
+      if (!sparse)
+        d = hs_sidx_bits_at(packed, packed_bytes, j, kb);
+      else if (mask[j / 8] >> (j % 8) & 1)
+        d = hs_sidx_bits_at(packed, packed_bytes, at++, kb);
       if (d > UINT64_MAX - key)
         return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: packed block %u key %u wraps",
                             name, r->index, j);

@@ -29,6 +29,9 @@
 #define HS_SIDX_DIR_SORTED_ENTRY 16 /* u64 block offset, u32 count, u32 bitmap bytes */
 /* Header flags (u32 at offset 28; 0 in files written before they existed). */
 #define HS_SIDX_FLAG_PACKED 1u /* SORTED blocks are packed (README "Packed blocks") */
+/* Packed block key-bits byte: high bit set = sparse deltas (a mask bit per
+ * pair, then the non-zero deltas only); the low 7 bits are the width. */
+#define HS_SIDX_KEYS_SPARSE 0x80u
 
 typedef enum hs_sidx_key_type {
   HS_SIDX_KT_BOOL = 1,    /* width 1: 0 or 1 */
