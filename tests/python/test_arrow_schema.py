@@ -122,7 +122,7 @@ def test_row_selection_pyarrow_empty_pages(hdb, tmp_path, seed):
                    write_batch_size=rng.choice([1, 2, 3]), use_dictionary=True,
                    data_page_version=rng.choice(["1.0", "2.0"]), write_page_index=True,
                    row_group_size=rng.choice([3, 1 << 20]))
-    rows = duckdb.sql(f"select l, x from '{path}'").fetchall()
+    rows = duckdb.connect().sql(f"select l, x from '{path}'").fetchall()
     assert [r[0] for r in rows] == vals
     assert hdb.parquet.read_table(path).column("l").to_pylist() == vals
     for _ in range(3):

@@ -89,7 +89,7 @@ def test_filter_columns_limit_snapshot_vs_duckdb(tmp_path):
     for flt in ["id < 10 OR g = 'g3'", "g IN ('g1', 'g9') AND NOT id > 500", "id BETWEEN 990 AND 1010"]:
         got = sorted(int(r["id"]) for r in scan_csv(t, "--filter", flt, "--columns", "id"))
         files = [str(src), str(second_src)]
-        want = sorted(x[0] for x in duckdb.sql(
+        want = sorted(x[0] for x in duckdb.connect().sql(
             f"SELECT id FROM read_parquet({files!r}) WHERE {flt}").fetchall())
         assert got == want, flt
     old = scan_csv(t, "--snapshot", snaps[0])

@@ -195,7 +195,7 @@ def _check_files(table, md):
             n_files += 1
             data = pq.read_table(df.file_path)
             assert data.num_rows == df.record_count
-            n_duck = duckdb.sql(f"select count(*) from read_parquet('{df.file_path}')").fetchall()
+            n_duck = duckdb.connect().sql(f"select count(*) from read_parquet('{df.file_path}')").fetchall()
             assert n_duck[0][0] == df.record_count
             rows = data.to_pylist()
             for i, pf in enumerate(spec.fields):

@@ -171,7 +171,7 @@ def test_duckdb_reads_data_files(tmp_path):
     table.write(rows[120:])
     files = sorted(str(p) for p in (tmp_path / "t" / "data").iterdir())
     assert len(files) == 2
-    got = duckdb.sql(f"SELECT id, name, x FROM read_parquet({files!r}) ORDER BY id").arrow()
+    got = duckdb.connect().sql(f"SELECT id, name, x FROM read_parquet({files!r}) ORDER BY id").arrow()
     got = got.read_all() if hasattr(got, "read_all") else got
     assert got.to_pylist() == rows
 
@@ -225,14 +225,14 @@ def test_filters_and_query_agree_with_duckdb(tmp_path):
         table.write(rows[k:k + 100])
     src = pa.Table.from_pylist(rows, schema=SCHEMA)  # noqa: F841 (read by DuckDB)
     for flt in FILTERS:
-        want = duckdb.sql(f"SELECT id FROM src WHERE {flt} ORDER BY id").fetchall()
+        want = duckdb.connect().sql(f"SELECT id FROM src WHERE {flt} ORDER BY id").fetchall()
         got = table.to_arrow(filter=flt, columns=["id"]).column("id").to_pylist()
         assert sorted(got) == [w[0] for w in want], flt
     q = table.query().filter(FILTERS[0]).filter("name IS NOT NULL").select(["name", "id"])
     assert "id < 40" in repr(q) and "select ['name', 'id']" in repr(q)
     got = q.execute()
     assert got.column_names == ["name", "id"]
-    want = duckdb.sql("SELECT id FROM src WHERE id < 40 AND name IS NOT NULL").fetchall()
+    want = duckdb.connect().sql("SELECT id FROM src WHERE id < 40 AND name IS NOT NULL").fetchall()
     assert sorted(got.column("id").to_pylist()) == sorted(w[0] for w in want)
     assert q.limit(3).execute().num_rows == 3
     assert q.execute().num_rows == len(want)  # the builder is immutable

@@ -112,7 +112,7 @@ def test_data_files_carry_field_ids_and_read_in_duckdb(tmp_path):
         schema = pf.schema_arrow
         for field in schema:
             assert int(field.metadata[b"PARQUET:field_id"]) == want_ids[field.name]
-        n = duckdb.execute(f"SELECT count(*), count(DISTINCT id) FROM read_parquet('{path}')").fetchone()
+        n = duckdb.connect().execute(f"SELECT count(*), count(DISTINCT id) FROM read_parquet('{path}')").fetchone()
         assert n[0] == n[1] == pf.metadata.num_rows
         rows += n[0]
     assert rows == len(snaps[-1][1])

@@ -90,7 +90,7 @@ def _oracle_rows(t, filter, snapshot_id=None):
     pos = np.arange(rows.num_rows)
     if filter:
         tbl = rows.drop_columns(["emb"]).append_column("pos", pa.array(pos))  # noqa: F841
-        keep = duckdb.sql(f"SELECT pos FROM tbl WHERE {filter}").fetchnumpy()["pos"]
+        keep = duckdb.connect().sql(f"SELECT pos FROM tbl WHERE {filter}").fetchnumpy()["pos"]
         keep = np.sort(np.asarray(keep, dtype=np.int64))
     else:
         keep = pos
