@@ -49,6 +49,12 @@ static hs_status oom(const hs_wcol *c, hs_error *err) {
                       c->leaf->dotted);
 }
 
+/* Vectors: full fixed-size lists of at least HS_WREP_IMPLICIT_MIN values,
+ * one level of repetition. */
+static bool rep_implicit_ok(const hs_wleaf *l) {
+  return l->list_kind == HS_WLIST_FIXED && l->list_size >= HS_WREP_IMPLICIT_MIN && l->max_rep == 1;
+}
+
 /* The writer's scratch buffer of pool role `r` (write_pool.c). */
 static hs_buf *wcol_role_buf(hs_wcol *c, int r) {
   switch (r) {
@@ -73,6 +79,7 @@ hs_status hs_wcol_init(hs_wcol *c, const hs_wleaf *leaf, const hs_wopts *o, hs_e
   c->phys_width = phys_width_of(leaf);
   c->dict_on = leaf->encoding == HS_ENCODING_DEFAULT;
   c->def_implicit = leaf->max_def > 0;
+  c->rep_implicit = rep_implicit_ok(leaf);
   c->page_serial = 1;
   for (int r = 0; r < HS_WBUF_ROLES; r++) hs_wpool_take(r, wcol_role_buf(c, r));
   if (leaf->list_kind == HS_WLIST_NONE && c->phys_width > 0)
@@ -147,6 +154,19 @@ static bool def_materialize(hs_wcol *c) {
   return true;
 }
 
+/* Store the page's implicit repetition levels (0, 1, 1, ... per row) so
+ * that rows of another shape can follow. */
+static bool rep_materialize(hs_wcol *c) {
+  size_t sz = (size_t)c->leaf->list_size, n = (size_t)c->page_rows * sz;
+  c->rep_implicit = false;
+  c->rep.len = 0;
+  if (!hs_buf_reserve(&c->rep, n * 2 + 2)) return false;
+  int16_t *r = (int16_t *)(void *)c->rep.data;
+  for (size_t i = 0; i < n; i++) r[i] = i % sz != 0;
+  c->rep.len = n * 2;
+  return true;
+}
+
 /* Append levels for rows [s, s+m) of `arr` and find their non-null values:
  * either the contiguous positions [*vstart, *vstart + *nv) of *va, or the
  * *nv positions written to c->vidx (*contig false). Positions are logical
@@ -204,16 +224,19 @@ static hs_status build_levels(hs_wcol *c, const struct ArrowArray *arr, int64_t 
   size_t cap = (size_t)(m + (last - first));
   int16_t fn = l->field_nullable;
   bool lnulls = has_nulls(arr), enulls = has_nulls(child);
-  if (kind == HS_WLIST_FIXED && sz > 0 && !lnulls && !enulls && c->def_implicit) {
+  if (kind == HS_WLIST_FIXED && sz > 0 && !lnulls && !enulls && (c->def_implicit || maxd == 0)) {
     /* Full fixed-size lists without nulls (vectors): every def level is
-     * max, so only the repetition levels are written. */
-    if (!hs_buf_reserve(&c->rep, (size_t)(last - first) * 2 + 2)) return oom(c, err);
-    int16_t *r = (int16_t *)(void *)(c->rep.data + c->rep.len);
-    for (int64_t i = 0; i < m; i++) {
-      r[i * sz] = 0;
-      for (int32_t j = 1; j < sz; j++) r[i * sz + j] = 1;
+     * max, so only the repetition levels are written, and not even those
+     * while they stay implicit (rep_implicit). */
+    if (!c->rep_implicit) {
+      if (!hs_buf_reserve(&c->rep, (size_t)(last - first) * 2 + 2)) return oom(c, err);
+      int16_t *r = (int16_t *)(void *)(c->rep.data + c->rep.len);
+      for (int64_t i = 0; i < m; i++) {
+        r[i * sz] = 0;
+        for (int32_t j = 1; j < sz; j++) r[i * sz + j] = 1;
+      }
+      c->rep.len += (size_t)(last - first) * 2;
     }
-    c->rep.len += (size_t)(last - first) * 2;
     c->page_levels += last - first;
     c->page_rows += m;
     *contig = true;
@@ -222,6 +245,7 @@ static hs_status build_levels(hs_wcol *c, const struct ArrowArray *arr, int64_t 
     return HS_OK;
   }
   if (c->def_implicit && !def_materialize(c)) return oom(c, err);
+  if (c->rep_implicit && !rep_materialize(c)) return oom(c, err);
   if (!hs_buf_reserve(&c->def, cap * 2) || !hs_buf_reserve(&c->rep, cap * 2)) return oom(c, err);
   int16_t *d = (int16_t *)(c->def.data + c->def.len);
   int16_t *r = (int16_t *)(c->rep.data + c->rep.len);
@@ -649,6 +673,24 @@ static hs_status encode_levels(hs_wcol *c, const hs_buf *lv, int bw, bool prefix
   if (lv == &c->def && c->def_implicit) {
     if (!emit_rle_run(&c->enc, (uint64_t)c->page_levels, (uint32_t)c->leaf->max_def, bw))
       return oom(c, err);
+  } else if (lv == &c->rep && c->rep_implicit) {
+    /* Each row 0, 1 x (size - 1) comes out of the RLE encoder as one
+     * bit-packed group (0 and seven 1s) and a run of size - 8 ones, and
+     * leaves it at a row boundary: the same bytes for every row. */
+    uint8_t row[16];
+    size_t k = 0;
+    row[k++] = 0x03; /* one bit-packed group of 8 */
+    row[k++] = 0xFE; /* 0, 1, 1, 1, 1, 1, 1, 1 at 1 bit each */
+    for (uint64_t h = (uint64_t)(c->leaf->list_size - 8) << 1;; h >>= 7) {
+      row[k++] = (uint8_t)((h & 0x7f) | (h >= 0x80 ? 0x80 : 0));
+      if (h < 0x80) break;
+    }
+    row[k++] = 0x01; /* the run's value */
+    if (!hs_buf_reserve(&c->enc, k * (size_t)c->page_rows)) return oom(c, err);
+    for (int64_t r = 0; r < c->page_rows; r++) {
+      memcpy(c->enc.data + c->enc.len, row, k);
+      c->enc.len += k;
+    }
   } else {
     /* Widened into a reused buffer (the encoder takes uint32). */
     size_t n = lv->len / 2;
@@ -899,6 +941,7 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   c->page_levels = c->page_values = c->page_rows = c->page_bytes = 0;
   c->page_stat.has = false;
   c->def_implicit = l->max_def > 0;
+  c->rep_implicit = rep_implicit_ok(l);
   c->page_serial++;
   return HS_OK;
 }

@@ -112,6 +112,10 @@ typedef struct hs_wopts {
  * distinct values, which a 1 MB page of 8-byte values would also reject. */
 #define HS_WDICT_PROBE 16384
 
+/* Smallest fixed list size whose repetition levels stay implicit: from 16
+ * on, the RLE encoder writes every such row as the same bytes. */
+#define HS_WREP_IMPLICIT_MIN 16
+
 /* Per-page facts kept for the ColumnIndex and OffsetIndex. */
 typedef struct hs_wpage {
   int64_t offset;    /* relative to the first data page of the chunk */
@@ -165,6 +169,10 @@ typedef struct hs_wcol {
   /* While true, `def` holds nothing and every level of the page is max_def
    * (columns without nulls skip the per-level work). */
   bool def_implicit;
+  /* While true, `rep` holds nothing and every row of the page is one full
+   * fixed-size list (levels 0, 1, 1, ...): vectors of HS_WREP_IMPLICIT_MIN
+   * or more values, whose repetition levels are then emitted per row. */
+  bool rep_implicit;
   uint32_t page_serial; /* increases with every page (stamps below) */
 
   /* Dictionary (open addressing on a power-of-two table of index + 1). */

@@ -7,7 +7,10 @@
  *  - the dictionary probe: unique columns drop the dictionary, repetitive
  *    ones (including a 2K-distinct random column whose first 16K values are
  *    far from unique) keep it, booleans use it through the 1-byte map;
- *  - typed min/max statistics against a brute-force scan.
+ *  - typed min/max statistics against a brute-force scan;
+ *  - vectors of 24 values (repetition levels emitted per row without being
+ *    stored) with a stretch of null rows that forces the stored path
+ *    mid-page.
  * Every file is read back through our reader and compared value by value
  * with the source arrays. HS_TEST_ROWS scales the row count down (ASan).
  */
@@ -20,9 +23,9 @@
 #include "hyperstream.h"
 #include "parquet/parquet.h"
 
-enum { C_ID, C_F64, C_STR, C_BOOL, C_MID, C_LIST, C_VEC, C_FB1, C_N };
-static const char *k_fmt[C_N] = {"l", "g", "u", "b", "l", "+l", "+w:4", "w:1"};
-static const char *k_name[C_N] = {"id", "price", "cat", "flag", "mid", "lst", "vec", "fb1"};
+enum { C_ID, C_F64, C_STR, C_BOOL, C_MID, C_LIST, C_VEC, C_FB1, C_V24, C_N };
+static const char *k_fmt[C_N] = {"l", "g", "u", "b", "l", "+l", "+w:4", "w:1", "+w:24"};
+static const char *k_name[C_N] = {"id", "price", "cat", "flag", "mid", "lst", "vec", "fb1", "v24"};
 
 static int64_t n_rows;
 static uint8_t *valid;        /* nulls in price, cat, lst */
@@ -32,7 +35,8 @@ static int32_t *s_off;
 static char *s_data;
 static uint8_t *v_bool, *v_fb1; /* fb1: fixed_size_binary[1], 'a'..'e' */
 static int32_t *l_off, *l_vals;
-static float *vec_vals;
+static float *vec_vals, *v24_vals; /* v24: null rows in [n/2, n/2 + 50) */
+static uint8_t *v24_valid;
 
 typedef struct tarr {
   struct ArrowArray a;
@@ -44,7 +48,7 @@ static void noop_release(struct ArrowArray *a) {
   a->release = NULL;
 }
 
-static tarr cols[C_N], kid_list, kid_vec;
+static tarr cols[C_N], kid_list, kid_vec, kid_v24;
 static struct ArrowArray *col_ptrs[C_N];
 
 static void tarr_make(tarr *t, int64_t len, int nb, const void *v0, const void *v1,
@@ -78,6 +82,9 @@ static void fill(uint64_t seed) {
   l_off = malloc((size_t)(n + 1) * 4);
   l_vals = malloc((size_t)n * 3 * 4);
   vec_vals = malloc((size_t)n * 4 * 4);
+  v24_vals = malloc((size_t)n * 24 * 4);
+  v24_valid = malloc((size_t)n / 8 + 1);
+  memset(v24_valid, 0xff, (size_t)n / 8 + 1);
   int32_t so = 0, lo = 0;
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = hs_test_rand(&st);
@@ -93,6 +100,8 @@ static void fill(uint64_t seed) {
     l_off[i] = lo;
     for (int k = 0; k < (int)((r >> 40) % 4); k++) l_vals[lo++] = (int32_t)(i + k);
     for (int k = 0; k < 4; k++) vec_vals[i * 4 + k] = (float)(i % 97) * 0.5f - (float)k;
+    for (int k = 0; k < 24; k++) v24_vals[i * 24 + k] = (float)((i * 24 + k) % 1013) * 0.25f;
+    if (i >= n / 2 && i < n / 2 + 50) v24_valid[i >> 3] &= (uint8_t) ~(1 << (i & 7));
   }
   s_off[n] = so;
   l_off[n] = lo;
@@ -112,6 +121,11 @@ static void fill(uint64_t seed) {
   cols[C_VEC].kids[0] = &kid_vec.a;
   cols[C_VEC].a.n_children = 1;
   cols[C_VEC].a.children = cols[C_VEC].kids;
+  tarr_make(&kid_v24, n * 24, 2, NULL, v24_vals, NULL);
+  tarr_make(&cols[C_V24], n, 1, v24_valid, NULL, NULL);
+  cols[C_V24].kids[0] = &kid_v24.a;
+  cols[C_V24].a.n_children = 1;
+  cols[C_V24].a.children = cols[C_V24].kids;
   for (int c = 0; c < C_N; c++) col_ptrs[c] = &cols[c].a;
 }
 
@@ -119,8 +133,9 @@ static void make_schema(struct ArrowSchema *s) {
   hs_error err = {0};
   CHECK_OK(hs_arrow_schema_init(s, "+s", "", 0, C_N, &err), &err);
   for (int c = 0; c < C_N; c++) {
-    int64_t flags = (c == C_F64 || c == C_STR || c == C_LIST) ? ARROW_FLAG_NULLABLE : 0;
-    int nk = (c == C_LIST || c == C_VEC) ? 1 : 0;
+    int64_t flags =
+        (c == C_F64 || c == C_STR || c == C_LIST || c == C_V24) ? ARROW_FLAG_NULLABLE : 0;
+    int nk = (c == C_LIST || c == C_VEC || c == C_V24) ? 1 : 0;
     CHECK_OK(hs_arrow_schema_init(s->children[c], k_fmt[c], k_name[c], flags, nk, &err), &err);
     if (nk)
       CHECK_OK(hs_arrow_schema_init(s->children[c]->children[0], c == C_LIST ? "i" : "f", "item",
@@ -223,6 +238,15 @@ static void verify(const char *path) {
       }
       c = a->children[C_FB1];
       bad += ((const uint8_t *)c->buffers[1])[c->offset + i] != v_fb1[g];
+      c = a->children[C_V24];
+      bool v24 = (v24_valid[g >> 3] >> (g & 7)) & 1;
+      bad += hs_arrow_is_valid(c, i) != v24;
+      if (v24) {
+        const struct ArrowArray *kv = c->children[0];
+        for (int e = 0; e < 24; e++)
+          bad += ((const float *)kv->buffers[1])[kv->offset + (c->offset + i) * 24 + e] !=
+                 v24_vals[g * 24 + e];
+      }
       c = a->children[C_VEC];
       const struct ArrowArray *k = c->children[0];
       for (int e = 0; e < 4; e++)
