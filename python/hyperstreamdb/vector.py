@@ -502,7 +502,7 @@ class VectorIndex:
     ``VectorIndex.build(vectors, metric="l2", m=16, ef_construction=100,
     partitions=0, quantizer=None, seed=42, threads=0, pq_m=0)`` indexes the
     rows of a 2-D array; row ``i`` answers as id ``i``. ``quantizer`` "sq8"
-    or "pq" (``pq_m`` sub-spaces, dividing the dimension; 0: dim/4) makes
+    or "pq" (``pq_m`` sub-spaces, dividing the dimension; 0: 4-d sub-spaces, 2-d below 32 dimensions) makes
     the graph traversal run on compact codes, re-ranked exactly. Rows holding NaN or
     infinite values (and, for cosine, all-zero rows) are left out.
     ``search(q, k=10, ef_search=None, nprobe=None, filter=None)`` takes one

@@ -315,9 +315,12 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
                    : g.space == HS_HNSW_L1   ? HS_METRIC_L1
                                              : HS_METRIC_IP;
     hs_quant_params qp = p.quant;
-    if (qp.kind == HS_QUANT_PQ &&
-        qp.pq_m == 0) /* 4-d sub-spaces (README: dim/8 misleads the walk) */
-      qp.pq_m = (uint32_t)(dim % 4 == 0 ? dim / 4 : dim % 2 == 0 ? dim / 2 : dim);
+    if (qp.kind == HS_QUANT_PQ && qp.pq_m == 0) {
+      /* 4-d sub-spaces from 32 dimensions, 2-d below (README.md: coarser
+       * codes mislead the walk) */
+      size_t sub = dim >= 32 && dim % 4 == 0 ? 4 : dim % 2 == 0 ? 2 : 1;
+      qp.pq_m = (uint32_t)(dim / sub);
+    }
     if (qp.seed == 0) qp.seed = p.seed;
     if (qp.threads == 0) qp.threads = p.threads;
     float *plain = vecs;
