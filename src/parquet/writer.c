@@ -52,10 +52,10 @@ struct hs_parquet_writer {
 /* Columns are encoded on worker threads when a call feeds at least this
  * many rows x columns... */
 #define PARALLEL_MIN_VALUES 65536
-/* ...and, for a whole row group fed at once (direct mode, where a serial
- * writer would drain each column's pages as it goes), when the Arrow bytes
- * of the row group stay under this bound; wider row groups (vectors) are
- * written column by column with bounded memory. */
+/* ...and when the Arrow bytes of the call's rows stay under this bound
+ * (a serial writer drains the first leaf's pages, or in direct mode every
+ * leaf's, as it goes); wider data (vectors) is written column by column
+ * with bounded memory. */
 #define PARALLEL_DIRECT_BYTES_MAX ((int64_t)256 << 20)
 
 void hs_parquet_write_options_init(hs_parquet_write_options *opts) {
@@ -488,30 +488,34 @@ static hs_status par_run(hs_parquet_writer *w, par_job *j, uint32_t threads, hs_
   return st;
 }
 
-/* Arrow bytes of rows [first, first + n) of every leaf, or -1 when a leaf's
- * size is not cheap to know (variable-size lists). */
+/* Arrow bytes of rows [first, first + n) of leaf i, or -1 when they are not
+ * cheap to know (variable-size lists). */
+static int64_t leaf_bytes(const hs_parquet_writer *w, uint32_t i, const struct ArrowArray *batch,
+                          int64_t first, int64_t n) {
+  const hs_wleaf *l = &w->ws.leaves[i];
+  const struct ArrowArray *a = batch->children[l->field];
+  int64_t per = l->conv == HS_WCONV_BOOL ? 1 : l->src_width > 0 ? l->src_width : 0;
+  if (l->list_kind == HS_WLIST_FIXED && per > 0) return per * (int64_t)l->list_size * n;
+  if (l->list_kind != HS_WLIST_NONE) return -1;
+  if (l->conv == HS_WCONV_BINARY && a->n_buffers >= 2 && a->buffers[1]) {
+    const int32_t *o = (const int32_t *)a->buffers[1] + a->offset;
+    return (int64_t)o[first + n] - o[first] + 4 * n;
+  }
+  if (l->conv == HS_WCONV_LARGE_BINARY && a->n_buffers >= 2 && a->buffers[1]) {
+    const int64_t *o = (const int64_t *)a->buffers[1] + a->offset;
+    return o[first + n] - o[first] + 4 * n;
+  }
+  return per > 0 ? per * n : -1;
+}
+
+/* The same summed over every leaf; -1 when any is unknown. */
 static int64_t batch_bytes(const hs_parquet_writer *w, const struct ArrowArray *batch,
                            int64_t first, int64_t n) {
   int64_t total = 0;
   for (uint32_t i = 0; i < w->ws.n_leaves; i++) {
-    const hs_wleaf *l = &w->ws.leaves[i];
-    const struct ArrowArray *a = batch->children[l->field];
-    int64_t per = l->conv == HS_WCONV_BOOL ? 1 : l->src_width > 0 ? l->src_width : 0;
-    if (l->list_kind == HS_WLIST_FIXED && per > 0) {
-      total += per * (int64_t)l->list_size * n;
-    } else if (l->list_kind != HS_WLIST_NONE) {
-      return -1;
-    } else if (l->conv == HS_WCONV_BINARY && a->n_buffers >= 2 && a->buffers[1]) {
-      const int32_t *o = (const int32_t *)a->buffers[1] + a->offset;
-      total += (int64_t)o[first + n] - o[first] + 4 * n;
-    } else if (l->conv == HS_WCONV_LARGE_BINARY && a->n_buffers >= 2 && a->buffers[1]) {
-      const int64_t *o = (const int64_t *)a->buffers[1] + a->offset;
-      total += o[first + n] - o[first] + 4 * n;
-    } else if (per > 0) {
-      total += per * n;
-    } else {
-      return -1;
-    }
+    int64_t b = leaf_bytes(w, i, batch, first, n);
+    if (b < 0) return -1;
+    total += b;
   }
   return total;
 }
@@ -617,6 +621,11 @@ hs_status hs_parquet_writer_write(hs_parquet_writer *w, const struct ArrowArray 
     int64_t take = w->rg_rows_max - w->rg_rows;
     if (take > len - pos) take = len - pos;
     uint32_t threads = par_threads(w, take * (int64_t)w->ws.n_leaves);
+    if (threads > 1) {
+      /* Leaf 0 would otherwise drain as it goes: keep that for wide data. */
+      int64_t bytes = leaf_bytes(w, 0, batch, batch->offset + pos, take);
+      if (bytes < 0 || bytes > PARALLEL_DIRECT_BYTES_MAX) threads = 1;
+    }
     if (threads > 1) {
       /* Leaf 0 is sliced as below but drained after the workers are done. */
       par_job j = {.batch = batch, .first = batch->offset + pos, .n = take};
