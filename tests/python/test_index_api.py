@@ -323,8 +323,6 @@ def test_registry_property_is_json(tables):
 
 
 def test_real_vector_index_in_background(tmp_path):
-    if getattr(hdb.Table, "_build_vector_index", None) is None:
-        pytest.skip("this build has no vector index builder")
     np = pytest.importorskip("numpy")
     rng = np.random.default_rng(0)
 
