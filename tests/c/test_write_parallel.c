@@ -359,7 +359,7 @@ static void run_case(const char *dir, const char *label, hs_codec codec, int64_t
 
 int main(void) {
   const char *env = getenv("HS_TEST_ROWS");
-  n_rows = env && atoll(env) > 0 ? atoll(env) : 120000;
+  n_rows = env && atoll(env) > 0 ? atoll(env) : 60000;
   fill(20261130);
   char dir[] = "/tmp/hs_test_write_parallel_XXXXXX";
   if (!mkdtemp(dir)) return 1;
