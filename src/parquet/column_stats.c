@@ -75,6 +75,77 @@ bool hs_wstat_merge(hs_wstat *s, hs_wsort sort, const uint8_t *mn, size_t mnl, c
     return hs_wstat_merge(s, sort, a, sizeof(T), b, sizeof(T));                 \
   } while (0)
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* Floats and doubles on x86-64 (SSE2 is baseline): minps/maxps compute
+ * exactly `x < m ? x : m` / `x > m ? x : m`, so NaNs are skipped as in the
+ * scalar loop once the accumulators start from an ordered value. Vectors
+ * (embeddings) spend most of their statistics time here. */
+static bool minmax_f32_sse(hs_wstat *s, hs_wsort sort, const float *v, int64_t nv) {
+  int64_t k = 0;
+  while (k < nv && v[k] != v[k]) k++;
+  if (k == nv) return true;
+  float lo = v[k], hi = v[k];
+  __m128 l0 = _mm_set1_ps(lo), l1 = l0, h0 = l0, h1 = l0;
+  for (k++; k + 8 <= nv; k += 8) {
+    __m128 a = _mm_loadu_ps(v + k), b = _mm_loadu_ps(v + k + 4);
+    l0 = _mm_min_ps(a, l0);
+    l1 = _mm_min_ps(b, l1);
+    h0 = _mm_max_ps(a, h0);
+    h1 = _mm_max_ps(b, h1);
+  }
+  float lv[8], hv[8];
+  _mm_storeu_ps(lv, l0);
+  _mm_storeu_ps(lv + 4, l1);
+  _mm_storeu_ps(hv, h0);
+  _mm_storeu_ps(hv + 4, h1);
+  for (int i = 0; i < 8; i++) {
+    lo = lv[i] < lo ? lv[i] : lo;
+    hi = hv[i] > hi ? hv[i] : hi;
+  }
+  for (; k < nv; k++) {
+    lo = v[k] < lo ? v[k] : lo;
+    hi = v[k] > hi ? v[k] : hi;
+  }
+  uint8_t a[4], b[4];
+  memcpy(a, &lo, 4);
+  memcpy(b, &hi, 4);
+  return hs_wstat_merge(s, sort, a, 4, b, 4);
+}
+
+static bool minmax_f64_sse(hs_wstat *s, hs_wsort sort, const double *v, int64_t nv) {
+  int64_t k = 0;
+  while (k < nv && v[k] != v[k]) k++;
+  if (k == nv) return true;
+  double lo = v[k], hi = v[k];
+  __m128d l0 = _mm_set1_pd(lo), l1 = l0, h0 = l0, h1 = l0;
+  for (k++; k + 4 <= nv; k += 4) {
+    __m128d a = _mm_loadu_pd(v + k), b = _mm_loadu_pd(v + k + 2);
+    l0 = _mm_min_pd(a, l0);
+    l1 = _mm_min_pd(b, l1);
+    h0 = _mm_max_pd(a, h0);
+    h1 = _mm_max_pd(b, h1);
+  }
+  double lv[4], hv[4];
+  _mm_storeu_pd(lv, l0);
+  _mm_storeu_pd(lv + 2, l1);
+  _mm_storeu_pd(hv, h0);
+  _mm_storeu_pd(hv + 2, h1);
+  for (int i = 0; i < 4; i++) {
+    lo = lv[i] < lo ? lv[i] : lo;
+    hi = hv[i] > hi ? hv[i] : hi;
+  }
+  for (; k < nv; k++) {
+    lo = v[k] < lo ? v[k] : lo;
+    hi = v[k] > hi ? v[k] : hi;
+  }
+  uint8_t a[8], b[8];
+  memcpy(a, &lo, 8);
+  memcpy(b, &hi, 8);
+  return hs_wstat_merge(s, sort, a, 8, b, 8);
+}
+#endif
+
 bool hs_wstat_add_fixed(hs_wstat *s, hs_wsort sort, const uint8_t *f, int64_t nv, size_t w) {
   switch (sort) {
   case HS_WSORT_I32:
@@ -83,8 +154,13 @@ bool hs_wstat_add_fixed(hs_wstat *s, hs_wsort sort, const uint8_t *f, int64_t nv
   case HS_WSORT_U32: MINMAX_LOOP(uint32_t);
   case HS_WSORT_I64: MINMAX_LOOP(int64_t);
   case HS_WSORT_U64: MINMAX_LOOP(uint64_t);
+#if defined(__SSE2__)
+  case HS_WSORT_FLOAT: return minmax_f32_sse(s, sort, (const float *)(const void *)f, nv);
+  case HS_WSORT_DOUBLE: return minmax_f64_sse(s, sort, (const double *)(const void *)f, nv);
+#else
   case HS_WSORT_FLOAT: MINMAX_LOOP(float);
   case HS_WSORT_DOUBLE: MINMAX_LOOP(double);
+#endif
   case HS_WSORT_BYTES:
     if (w == 1) MINMAX_LOOP(uint8_t); /* booleans as 0/1 bytes: unsigned order */
     break;

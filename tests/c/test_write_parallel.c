@@ -100,7 +100,9 @@ static void fill(uint64_t seed) {
     l_off[i] = lo;
     for (int k = 0; k < (int)((r >> 40) % 4); k++) l_vals[lo++] = (int32_t)(i + k);
     for (int k = 0; k < 4; k++) vec_vals[i * 4 + k] = (float)(i % 97) * 0.5f - (float)k;
-    for (int k = 0; k < 24; k++) v24_vals[i * 24 + k] = (float)((i * 24 + k) % 1013) * 0.25f;
+    for (int k = 0; k < 24; k++)
+      v24_vals[i * 24 + k] = (float)(int64_t)(hs_test_rand(&st) >> 40) * 1e-3f - 8000.0f;
+    if (i % 7919 == 3) v24_vals[i * 24 + 5] = NAN;
     if (i >= n / 2 && i < n / 2 + 50) v24_valid[i >> 3] &= (uint8_t) ~(1 << (i & 7));
   }
   s_off[n] = so;
@@ -243,9 +245,11 @@ static void verify(const char *path) {
       bad += hs_arrow_is_valid(c, i) != v24;
       if (v24) {
         const struct ArrowArray *kv = c->children[0];
-        for (int e = 0; e < 24; e++)
-          bad += ((const float *)kv->buffers[1])[kv->offset + (c->offset + i) * 24 + e] !=
-                 v24_vals[g * 24 + e];
+        for (int e = 0; e < 24; e++) {
+          float x = ((const float *)kv->buffers[1])[kv->offset + (c->offset + i) * 24 + e];
+          float y = v24_vals[g * 24 + e];
+          bad += !(x == y || (isnan(x) && isnan(y)));
+        }
       }
       c = a->children[C_VEC];
       const struct ArrowArray *k = c->children[0];
@@ -318,6 +322,25 @@ static void check_meta(const char *path) {
     if (si->has_min_value && si->has_max_value) {
       CHECK_EQ_INT((int64_t)hs_load_u64le(si->min_value.data), v_id[first]);
       CHECK_EQ_INT((int64_t)hs_load_u64le(si->max_value.data), v_id[first + nr - 1]);
+    }
+    /* Float statistics of the 24-value vectors (SSE path), NaNs skipped. */
+    float vlo = INFINITY, vhi = -INFINITY;
+    for (int64_t i = first; i < first + nr; i++) {
+      if (!((v24_valid[i >> 3] >> (i & 7)) & 1)) continue;
+      for (int e = 0; e < 24; e++) {
+        float x = v24_vals[i * 24 + e];
+        if (x != x) continue;
+        vlo = x < vlo ? x : vlo;
+        vhi = x > vhi ? x : vhi;
+      }
+    }
+    const hs_pq_statistics *sv = &md->row_groups[g].columns[C_V24].meta_data.statistics;
+    CHECK(sv->has_min_value && sv->has_max_value);
+    if (sv->has_min_value && sv->has_max_value && sv->min_value.len == 4) {
+      float a, b;
+      memcpy(&a, sv->min_value.data, 4);
+      memcpy(&b, sv->max_value.data, 4);
+      CHECK(a == vlo && b == vhi);
     }
     const hs_pq_statistics *sb = &md->row_groups[g].columns[C_FB1].meta_data.statistics;
     CHECK(sb->has_min_value && sb->has_max_value);
