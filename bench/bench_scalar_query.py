@@ -195,6 +195,8 @@ def main():
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--page-bytes", type=int, default=0,
+                    help="our tables' write.parquet.page-size-bytes (0: our default, 1 MiB)")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--timeout", type=int, default=900, help="per peer engine, seconds")
     ap.add_argument("--keep", action="store_true", help="keep the temporary tables")
@@ -221,13 +223,14 @@ def main():
             with pa.ipc.new_file(paths[-1], p.schema) as w:
                 w.write_table(p)
         # ours, unindexed
-        plain = hdb.Table(os.path.join(root, "plain"))
+        props = {"write.parquet.page-size-bytes": str(a.page_bytes)} if a.page_bytes else None
+        plain = hdb.Table(os.path.join(root, "plain"), properties=props)
         t0 = time.perf_counter()
         for p in parts:
             plain.write(p)
         notes["ours-scan"] = f"write {time.perf_counter() - t0:.2f} s"
         # ours, indexed on every column
-        ix = hdb.Table(os.path.join(root, "ix"))
+        ix = hdb.Table(os.path.join(root, "ix"), properties=props)
         t0 = time.perf_counter()
         for p in parts:
             ix.write(p)
@@ -289,7 +292,8 @@ def main():
 
 def report(a, qs, engines, results, notes):
     shown = [e for e in ENGINES if e in engines or e == "duckdb"]
-    print(f"\n{a.rows:,} rows in {a.files} files, {a.reps} timed runs per query "
+    pages = f", pages of {a.page_bytes} B" if a.page_bytes else ""
+    print(f"\n{a.rows:,} rows in {a.files} files{pages}, {a.reps} timed runs per query "
           f"(after one warm-up), all 5 columns returned; p50 / p99 in ms\n")
     print("| query | sel. | rows | " + " | ".join(shown) + " |")
     print("|---|---|---:|" + "---:|" * len(shown))
