@@ -94,6 +94,10 @@ const char *hs_arrow_metadata_get(const char *metadata, const char *key, int32_t
 /* Deep copy into an owned schema. */
 hs_status hs_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst,
                                hs_error *err);
+/* Same formats, names and children, recursively (flags and metadata are
+ * not compared): whether batches of `b` may be emitted under schema `a`.
+ * Nesting deeper than 64 levels compares unequal. */
+bool hs_arrow_schema_same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b);
 
 /* Total size in bytes of an Arrow metadata blob (0 for NULL), or -1 when a
  * count or length in it is negative or the total overflows. */

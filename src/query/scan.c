@@ -645,16 +645,6 @@ static hs_status project_schema(const struct ArrowSchema *full, char *const *nam
   return st;
 }
 
-static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
-  if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
-    return false;
-  if ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name) != 0))
-    return false;
-  for (int64_t i = 0; i < a->n_children; i++)
-    if (!same_shape(a->children[i], b->children[i], depth + 1)) return false;
-  return true;
-}
-
 /* Open a reader stream over `names` of the current file with an optional
  * row selection; for the output stream, check its shape. */
 static hs_status open_stream(scan_state *s, char *const *names, size_t n, const int64_t *rows,
@@ -678,7 +668,7 @@ static hs_status open_stream(scan_state *s, char *const *names, size_t n, const 
     const char *m = st->get_last_error(st);
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema: %s", s->path, m ? m : "");
   }
-  bool same = same_shape(&got, &s->schema, 0);
+  bool same = hs_arrow_schema_same_shape(&got, &s->schema);
   hs_arrow_schema_release(&got);
   if (!same) {
     return hs_error_set(err, HS_ERR_SCHEMA, "%s: columns or types differ from the scan's schema",

@@ -79,16 +79,6 @@ static int key_cmp(const void *a, const void *b) {
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
-static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
-  if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
-    return false;
-  if ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name) != 0))
-    return false;
-  for (int64_t i = 0; i < a->n_children; i++)
-    if (!same_shape(a->children[i], b->children[i], depth + 1)) return false;
-  return true;
-}
-
 /* `full` projected to names[0..n) into owned struct schema `out`. */
 static hs_status project(const struct ArrowSchema *full, const char *const *names, size_t n,
                          const char *what, struct ArrowSchema *out, hs_error *err) {
@@ -152,7 +142,7 @@ static hs_status fetch_rows(const hs_vs_files *files, const char *const *names, 
       hs_arrow_schema_release(schema);
       st = hs_arrow_schema_copy(&got, schema, err);
       have_schema = st == HS_OK;
-    } else if (st == HS_OK && !same_shape(&got, schema, 0)) {
+    } else if (st == HS_OK && !hs_arrow_schema_same_shape(&got, schema)) {
       st = hs_error_set(err, HS_ERR_SCHEMA, "%s: columns or types differ from the first file's",
                         path);
     }

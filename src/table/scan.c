@@ -61,16 +61,6 @@ static hs_status open_file(scan_state *s, size_t i, struct ArrowSchema *schema_o
   return HS_OK;
 }
 
-static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
-  if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
-    return false;
-  if ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name) != 0))
-    return false;
-  for (int64_t i = 0; i < a->n_children; i++)
-    if (!same_shape(a->children[i], b->children[i], depth + 1)) return false;
-  return true;
-}
-
 static int scan_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
   scan_state *s = st->private_data;
   return hs_status_errno(hs_arrow_schema_copy(&s->schema, out, &s->error));
@@ -98,7 +88,7 @@ static int scan_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     struct ArrowSchema fs;
     memset(&fs, 0, sizeof fs);
     hs_status rc = open_file(s, i, &fs, &s->error);
-    if (rc == HS_OK && !same_shape(&fs, &s->schema, 0)) {
+    if (rc == HS_OK && !hs_arrow_schema_same_shape(&fs, &s->schema)) {
       rc = hs_error_set(&s->error, HS_ERR_SCHEMA,
                         "%s: columns or types differ from the scan's schema", s->files[i]);
     }
