@@ -635,6 +635,31 @@ typedef struct hs_table_explain_info {
 hs_status hs_table_explain(hs_table *table, const hs_scan_options *opts, hs_table_explain_info *out,
                            hs_error *err);
 
+/* Per data file opened by a scan (read order): whether a scalar index
+ * answered it and this file's share of the scan's counters. */
+typedef struct hs_scan_file_info {
+  const char *path;          /* the data file */
+  const char *index_columns; /* filter columns with an index on it ("a,b"); "" if none */
+  int indexed;               /* 1: its candidate rows came from an index */
+  int64_t rows;              /* rows in the file */
+  int64_t row_groups_read, row_groups_pruned;
+  int64_t pages, pages_pruned;             /* as hs_scan_page_stats */
+  int64_t rows_candidate, rows_eliminated; /* by the index (0 unless indexed) */
+  int64_t rows_scanned, rows_matched;
+} hs_scan_file_info;
+
+/* *n (may be NULL): files opened so far by a stream of hs_table_scan_query;
+ * *out (may be NULL): record i < *n, its strings borrowed from the stream. */
+hs_status hs_scan_file_info_get(const struct ArrowArrayStream *stream, size_t i,
+                                hs_scan_file_info *out, size_t *n, hs_error *err);
+
+/* hs_table_explain, plus one record per data file read into *files (one
+ * allocation holding the strings too; the caller hs_free()s it; NULL when
+ * *n_files is 0). */
+hs_status hs_table_explain_files(hs_table *table, const hs_scan_options *opts,
+                                 hs_table_explain_info *out, hs_scan_file_info **files,
+                                 size_t *n_files, hs_error *err);
+
 /* ---------------------------------------- Tables: vector search */
 /* Vector indexes (src/table/vector_index.c): for each data file of the
  * current snapshot without one for `column`, its vectors are read, a vidx

@@ -386,7 +386,10 @@ class IndexMethods:
         files planned / pruned by partition values and column bounds / read,
         row groups read / pruned by statistics, pages pruned by page indexes,
         files answered by a scalar index and the rows it ruled out, rows
-        scanned / matched.
+        scanned / matched; ``stats["files"]`` lists every data file read
+        (path, ``indexed``, ``index_columns``, rows, index candidates /
+        eliminated, row groups, pages read of ``pages``, rows scanned /
+        matched), the first 20 of them also in the text.
         """
         self._require()  # type: ignore[attr-defined]
         stats = _core.explain(self._uri, filter, snapshot_id)
@@ -400,6 +403,9 @@ class IndexMethods:
         if as_dict:
             return stats
         return ExplainPlan(_explain_text(self._uri, stats), stats)
+
+
+_FILES_SHOWN = 20  # per-file lines in the text; stats["files"] holds all
 
 
 def _n(v: int) -> str:
@@ -430,6 +436,19 @@ def _explain_text(uri: str, s: Dict[str, Any]) -> str:
         out.append(f"              {_n(read - fi)} files read without an index (not built yet, "
                    "or no index on the filter's columns)")
     out.append(f"  rows:       {_n(s['rows_scanned'])} scanned, {_n(s['rows_matched'])} matched")
+    files = s.get("files") or []
+    if files:
+        out.append("  per file:")
+    for f in files[:_FILES_SHOWN]:
+        read = f["pages"] - f["pages_pruned"]
+        how = (f"index on {f['index_columns']}: {_n(f['index_rows_candidate'])} candidates, "
+               f"{_n(f['index_rows_eliminated'])} eliminated" if f["indexed"] else "no index")
+        out.append(f"    {os.path.basename(f['path'])}: {_n(f['rows'])} rows; {how}; "
+                   f"row groups {_n(f['row_groups_read'])} read, {_n(f['row_groups_pruned'])} "
+                   f"pruned; pages {_n(read)} of {_n(f['pages'])} read; "
+                   f"{_n(f['rows_scanned'])} scanned, {_n(f['rows_matched'])} matched")
+    if len(files) > _FILES_SHOWN:
+        out.append(f"    ... {_n(len(files) - _FILES_SHOWN)} more files (stats['files'])")
     idx = s.get("indexes") or {}
     if idx:
         out.append("  indexes:    " + ", ".join(

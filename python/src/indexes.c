@@ -216,6 +216,27 @@ static PyObject *hs_py_index_build(PyObject *self, PyObject *args, PyObject *kwa
   return r;
 }
 
+/* explain's per-file records as a list of dicts (new reference). */
+static PyObject *explain_files(const hs_scan_file_info *f, size_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++) {
+    PyObject *d = Py_BuildValue(
+        "{s:s,s:s,s:O,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "path", f[i].path, "index_columns",
+        f[i].index_columns, "indexed", f[i].indexed ? Py_True : Py_False, "rows",
+        (long long)f[i].rows, "row_groups_read", (long long)f[i].row_groups_read,
+        "row_groups_pruned", (long long)f[i].row_groups_pruned, "pages", (long long)f[i].pages,
+        "pages_pruned", (long long)f[i].pages_pruned, "index_rows_candidate",
+        (long long)f[i].rows_candidate, "index_rows_eliminated", (long long)f[i].rows_eliminated,
+        "rows_scanned", (long long)f[i].rows_scanned, "rows_matched", (long long)f[i].rows_matched);
+    if (d == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+  }
+  return list;
+}
+
 static PyObject *hs_py_explain(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kwlist[] = {"uri", "filter", "snapshot_id", NULL};
@@ -239,10 +260,12 @@ static PyObject *hs_py_explain(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   }
   hs_table_explain_info ex;
+  hs_scan_file_info *files = NULL;
+  size_t n_files = 0;
   hs_error err = {0};
   hs_status st;
   PyThreadState *ts_ = PyEval_SaveThread();
-  st = hs_table_explain(t, &o, &ex, &err);
+  st = hs_table_explain_files(t, &o, &ex, &files, &n_files, &err);
   hs_table_free(t);
   PyEval_RestoreThread(ts_);
   hs_free(f);
@@ -252,8 +275,11 @@ static PyObject *hs_py_explain(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   }
   Py_DECREF(path);
+  PyObject *per_file = explain_files(files, n_files);
+  hs_free(files);
+  if (per_file == NULL) return NULL;
   return Py_BuildValue(
-      "{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "manifests_read",
+      "{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:N}", "manifests_read",
       (long long)ex.scan.manifests_read, "files_planned", (long long)ex.scan.files_planned,
       "files_pruned", (long long)ex.scan.files_pruned, "files_read", (long long)ex.scan.files_read,
       "row_groups_read", (long long)ex.scan.row_groups_read, "row_groups_pruned",
@@ -264,7 +290,7 @@ static PyObject *hs_py_explain(PyObject *self, PyObject *args, PyObject *kwargs)
       (long long)ex.pages.pages_pruned, "page_rows_pruned", (long long)ex.pages.rows_pruned,
       "files_indexed", (long long)ex.index.files_indexed, "index_rows_candidate",
       (long long)ex.index.rows_candidate, "index_rows_eliminated",
-      (long long)ex.index.rows_eliminated);
+      (long long)ex.index.rows_eliminated, "files", per_file);
 }
 
 static PyMethodDef hs_py_indexes_methods[] = {

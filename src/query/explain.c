@@ -15,8 +15,40 @@
 #include "../arrow/arrow.h"
 #include "../common/common.h"
 
-hs_status hs_table_explain(hs_table *table, const hs_scan_options *opts, hs_table_explain_info *out,
-                           hs_error *err) {
+/* Copy the stream's per-file records into one allocation (strings after
+ * the array). */
+static hs_status copy_files(const struct ArrowArrayStream *stream, hs_scan_file_info **files,
+                            size_t *n_files, hs_error *err) {
+  size_t n = 0, bytes = 0;
+  hs_status st = hs_scan_file_info_get(stream, 0, NULL, &n, err);
+  if (st != HS_OK || n == 0) return st;
+  hs_scan_file_info r;
+  for (size_t i = 0; i < n && st == HS_OK; i++) {
+    if ((st = hs_scan_file_info_get(stream, i, &r, NULL, err)) == HS_OK)
+      bytes += strlen(r.path) + strlen(r.index_columns) + 2;
+  }
+  if (st != HS_OK) return st;
+  char *block = hs_malloc(n * sizeof r + bytes);
+  if (block == NULL) return hs_error_set(err, HS_ERR_NOMEM, "explain: out of memory");
+  hs_scan_file_info *v = (hs_scan_file_info *)(void *)block;
+  char *w = block + n * sizeof r;
+  for (size_t i = 0; i < n; i++) {
+    hs_scan_file_info_get(stream, i, &v[i], NULL, err);
+    size_t a = strlen(v[i].path) + 1, b = strlen(v[i].index_columns) + 1;
+    memcpy(w, v[i].path, a);
+    v[i].path = w;
+    w += a;
+    memcpy(w, v[i].index_columns, b);
+    v[i].index_columns = w;
+    w += b;
+  }
+  *files = v;
+  *n_files = n;
+  return HS_OK;
+}
+
+static hs_status explain(hs_table *table, const hs_scan_options *opts, hs_table_explain_info *out,
+                         hs_scan_file_info **files, size_t *n_files, hs_error *err) {
   memset(out, 0, sizeof *out);
   if (table == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "explain: no table");
   hs_scan_options o;
@@ -57,7 +89,27 @@ hs_status hs_table_explain(hs_table *table, const hs_scan_options *opts, hs_tabl
   if (st == HS_OK) st = hs_scan_stats_get(&stream, &out->scan, err);
   if (st == HS_OK) st = hs_scan_page_stats_get(&stream, &out->pages, err);
   if (st == HS_OK) st = hs_scan_index_stats_get(&stream, &out->index, err);
+  if (st == HS_OK && files != NULL) st = copy_files(&stream, files, n_files, err);
   if (stream.release != NULL) stream.release(&stream);
   if (schema.release != NULL) schema.release(&schema);
+  return st;
+}
+
+hs_status hs_table_explain(hs_table *table, const hs_scan_options *opts, hs_table_explain_info *out,
+                           hs_error *err) {
+  return explain(table, opts, out, NULL, NULL, err);
+}
+
+hs_status hs_table_explain_files(hs_table *table, const hs_scan_options *opts,
+                                 hs_table_explain_info *out, hs_scan_file_info **files,
+                                 size_t *n_files, hs_error *err) {
+  *files = NULL;
+  *n_files = 0;
+  hs_status st = explain(table, opts, out, files, n_files, err);
+  if (st != HS_OK) {
+    hs_free(*files);
+    *files = NULL;
+    *n_files = 0;
+  }
   return st;
 }

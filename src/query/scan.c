@@ -531,6 +531,16 @@ typedef struct scan_state {
   size_t ixp_n;
   roaring_bitmap_t *cand;
   hs_scan_index_stats istats;
+  /* Per-file records (hs_scan_file_info_get), one per opened file: the
+   * totals at the file's opening (f_base*) are subtracted when it closes;
+   * fst_cols[k] owns record k's index_columns text. */
+  hs_scan_file_info *fst;
+  char **fst_cols;
+  size_t n_fst;
+  bool fst_open;
+  hs_scan_stats f_base;
+  hs_scan_page_stats f_pbase;
+  hs_scan_index_stats f_ibase;
   /* The current file. */
   hs_parquet_reader *reader;
   const char *path;
@@ -588,7 +598,21 @@ static void close_stream(struct ArrowArrayStream *st, bool *open) {
   *open = false;
 }
 
+/* Record r's counters: the scan's totals now minus those at its file's opening. */
+static void fst_fill(const scan_state *s, hs_scan_file_info *r) {
+  r->row_groups_read = s->stats.row_groups_read - s->f_base.row_groups_read;
+  r->row_groups_pruned = s->stats.row_groups_pruned - s->f_base.row_groups_pruned;
+  r->rows_scanned = s->stats.rows_scanned - s->f_base.rows_scanned;
+  r->rows_matched = s->stats.rows_matched - s->f_base.rows_matched;
+  r->pages = s->pstats.pages - s->f_pbase.pages;
+  r->pages_pruned = s->pstats.pages_pruned - s->f_pbase.pages_pruned;
+  r->rows_candidate = s->istats.rows_candidate - s->f_ibase.rows_candidate;
+  r->rows_eliminated = s->istats.rows_eliminated - s->f_ibase.rows_eliminated;
+}
+
 static void file_close(scan_state *s) {
+  if (s->fst_open) fst_fill(s, &s->fst[s->n_fst - 1]);
+  s->fst_open = false;
   close_stream(&s->pass1, &s->pass1_open);
   close_stream(&s->out, &s->out_open);
   hs_parquet_reader_free(s->reader);
@@ -615,6 +639,8 @@ static void state_free(scan_state *s) {
   names_free(s->files, s->n_files);
   names_free(s->proj, s->n_proj);
   names_free(s->fcols, s->n_fcols);
+  names_free(s->fst_cols, s->n_fst);
+  hs_free(s->fst);
   hs_free(s->filter);
   hs_free(s->sel);
   hs_free(s->rows);
@@ -712,13 +738,51 @@ static hs_status prune_pages(scan_state *s, const hs_pq_file_metadata *md, hs_er
   return st;
 }
 
+/* Record `rec` was answered by an index: name the filter columns that have
+ * one on this file ("a,b"), owned by s->fst_cols. */
+static hs_status fst_index_columns(scan_state *s, hs_scan_file_info *rec, const char *const *paths,
+                                   hs_error *err) {
+  size_t len = 1;
+  for (size_t k = 0; k < s->n_fcols; k++)
+    if (paths[k] != NULL) len += strlen(s->fcols[k]) + 1;
+  char *t = hs_malloc(len), *w = t;
+  if (t == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  for (size_t k = 0; k < s->n_fcols; k++) {
+    if (paths[k] == NULL) continue;
+    if (w != t) *w++ = ',';
+    size_t n = strlen(s->fcols[k]);
+    memcpy(w, s->fcols[k], n);
+    w += n;
+  }
+  *w = 0;
+  rec->indexed = 1;
+  rec->index_columns = t;
+  s->fst_cols[s->n_fst - 1] = t;
+  return HS_OK;
+}
+
 /* Open data file `i`: footer, and with a filter, its binding and row-group
  * pruning. Without a filter the output stream starts right away. */
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->path = s->files[i];
   s->cur_file = i;
+  if (s->fst == NULL) { /* each file opens once: n_files records at most */
+    s->fst = hs_calloc(s->n_files, sizeof *s->fst);
+    s->fst_cols = hs_calloc(s->n_files, sizeof *s->fst_cols);
+    if (s->fst == NULL || s->fst_cols == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  }
+  if (s->n_fst == s->n_files) return hs_error_set(err, HS_ERR_INTERNAL, "scan: file reopened");
+  hs_scan_file_info *rec = &s->fst[s->n_fst++];
+  rec->path = s->path;
+  rec->index_columns = "";
+  s->f_base = s->stats;
+  s->f_pbase = s->pstats;
+  s->f_ibase = s->istats;
+  s->fst_open = true;
   hs_status st = hs_parquet_reader_open(s->path, &s->reader, err);
   if (st != HS_OK) return st;
+  rec->rows = hs_parquet_reader_metadata(s->reader)->num_rows;
   s->stats.files_read++;
   if (s->filter == NULL) {
     s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
@@ -771,6 +835,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
       s->istats.rows_candidate += (int64_t)k;
       s->istats.rows_eliminated += s->rg_first[s->n_rg] - (int64_t)k;
       s->whole = false;
+      st = fst_index_columns(s, rec, paths, err);
     }
   }
   return st;
@@ -1007,6 +1072,23 @@ hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan
     return hs_error_set(err, HS_ERR_INVALID_ARG, "scan index stats: not a table scan stream");
   }
   *out = ((const scan_state *)stream->private_data)->istats;
+  return HS_OK;
+}
+
+hs_status hs_scan_file_info_get(const struct ArrowArrayStream *stream, size_t i,
+                                hs_scan_file_info *out, size_t *n, hs_error *err) {
+  if (stream == NULL || stream->release != scan_release) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan file stats: not a table scan stream");
+  }
+  const scan_state *s = stream->private_data;
+  if (n != NULL) *n = s->n_fst;
+  if (out == NULL) return HS_OK;
+  if (i >= s->n_fst) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan file stats: file %zu of %zu opened", i,
+                        s->n_fst);
+  }
+  *out = s->fst[i];
+  if (s->fst_open && i == s->n_fst - 1) fst_fill(s, out); /* still being read */
   return HS_OK;
 }
 

@@ -4,7 +4,8 @@
  * bad input commits nothing), configured builds (layout per kind, progress
  * and cancellation, coverage counts), a drop racing a build (the dropped
  * column is not registered), and hs_table_explain's counters against a
- * brute-force count, with randomized filters giving the same rows with and
+ * brute-force count (hs_table_explain_files' per-file records summing to
+ * them), with randomized filters giving the same rows with and
  * without indexes.
  */
 #include <stdlib.h>
@@ -94,7 +95,30 @@ static void run(hs_table *t, const char *filter, result *r) {
   if (r->n) qsort(r->ids, r->n, sizeof *r->ids, cmp_i64);
   hs_scan_options_init(&o);
   o.filter = filter;
-  CHECK_OK(hs_table_explain(t, &o, &r->ex, &e), &e);
+  /* hs_table_explain_files: the per-file records add up to the totals. */
+  hs_scan_file_info *f = NULL;
+  size_t nf = 0;
+  CHECK_OK(hs_table_explain_files(t, &o, &r->ex, &f, &nf, &e), &e);
+  CHECK_EQ_INT((int64_t)nf, r->ex.scan.files_read);
+  int64_t matched = 0, scanned = 0, cand = 0, elim = 0, rgs = 0, indexed = 0;
+  for (size_t i = 0; i < nf; i++) {
+    matched += f[i].rows_matched;
+    scanned += f[i].rows_scanned;
+    cand += f[i].rows_candidate;
+    elim += f[i].rows_eliminated;
+    rgs += f[i].row_groups_read;
+    indexed += f[i].indexed;
+    CHECK(f[i].path != NULL && strstr(f[i].path, ".parquet") != NULL);
+    CHECK(f[i].indexed ? f[i].index_columns[0] != 0 : f[i].index_columns[0] == 0);
+    if (f[i].indexed) CHECK_EQ_INT(f[i].rows_candidate + f[i].rows_eliminated, f[i].rows);
+  }
+  CHECK_EQ_INT(matched, r->ex.scan.rows_matched);
+  CHECK_EQ_INT(scanned, r->ex.scan.rows_scanned);
+  CHECK_EQ_INT(cand, r->ex.index.rows_candidate);
+  CHECK_EQ_INT(elim, r->ex.index.rows_eliminated);
+  CHECK_EQ_INT(rgs, r->ex.scan.row_groups_read);
+  CHECK_EQ_INT(indexed, r->ex.index.files_indexed);
+  hs_free(f);
 }
 
 /* Layout of `column` in the index file registered for data file 0. */

@@ -348,3 +348,46 @@ def test_explain_projects_a_flat_column(tmp_path):
     t.write(pa.table({"vec": vecs, "id": pa.array(range(50), pa.int64())}))
     s = t.explain("id >= 40").stats
     assert s["rows_matched"] == 10 and s["files_read"] == 1
+
+
+def test_explain_per_file_against_pyarrow(tmp_path):
+    """explain's per-file records: which files an index answered, on which
+    columns, and each file's share of the counters, checked against pyarrow
+    counting the same data file's rows."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    t = hdb.Table(str(tmp_path / "t"))
+    rng = random.Random(9)
+    for i in range(3):
+        t.write(_batch(rng, i * 400, 400))
+    t.add_index("cat", "bitmap", progress=False)
+    s = t.explain("cat = 'beta' AND k > 0").stats
+    files = s["files"]
+    assert len(files) == s["files_read"] == 3
+    for f in files:
+        data = pq.read_table(f["path"])
+        beta = pc.fill_null(pc.equal(data["cat"], "beta"), False)
+        both = pc.and_(beta, pc.fill_null(pc.greater(data["k"], 0), False))
+        assert f["indexed"] and f["index_columns"] == "cat"
+        assert f["rows"] == data.num_rows == 400
+        assert f["index_rows_candidate"] == pc.sum(beta).as_py()
+        assert f["index_rows_candidate"] + f["index_rows_eliminated"] == 400
+        assert f["rows_matched"] == pc.sum(both).as_py()
+        assert 0 <= f["pages_pruned"] <= f["pages"]
+    for key, total in (("rows_matched", "rows_matched"), ("rows_scanned", "rows_scanned"),
+                       ("index_rows_candidate", "index_rows_candidate"),
+                       ("index_rows_eliminated", "index_rows_eliminated"),
+                       ("row_groups_read", "row_groups_read"), ("pages", "pages"),
+                       ("pages_pruned", "pages_pruned")):
+        assert sum(f[key] for f in files) == s[total], key
+    plan = t.explain("cat = 'beta' AND k > 0")
+    assert "per file:" in plan and "index on cat:" in plan
+    # a filter the index cannot serve: every file scanned, none indexed
+    files = t.explain("k = 3").stats["files"]
+    assert [(f["indexed"], f["index_columns"]) for f in files] == [(False, "")] * 3
+    assert sum(f["rows_matched"] for f in files) == len(_ids(t, "k = 3"))
+    assert "no index" in t.explain("k = 3")
+    # files pruned by column bounds are not read, so not listed
+    files = t.explain("id < 100 AND cat = 'beta'").stats["files"]
+    assert len(files) == 1 and files[0]["indexed"]
