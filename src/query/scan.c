@@ -761,6 +761,34 @@ static hs_status fst_index_columns(scan_state *s, hs_scan_file_info *rec, const 
   return HS_OK;
 }
 
+/* A row group whose index candidates are more than 1/HS_SCAN_DENSE_DIV of
+ * its rows is read whole, as without an index: turning candidates into a
+ * row selection costs more than evaluating the filter on every row, and
+ * the filter is re-checked on every row read either way. Measured with
+ * bench/bench_scalar_query.py (BENCHMARKS.md, "Scalar indexes: queries"). */
+#define HS_SCAN_DENSE_DIV 4
+
+static bool cand_dense(uint64_t cand, int64_t rows) {
+  return rows > 0 && cand * HS_SCAN_DENSE_DIV > (uint64_t)rows;
+}
+
+/* After the index answered: true when every kept row group is dense, so
+ * the file is read exactly as the unindexed scan reads it (s->cand
+ * dropped, s->whole untouched: it already says whether statistics pruned
+ * anything). Row groups without a candidate are never dense. */
+static bool dense_everywhere(scan_state *s) {
+  for (uint32_t g = 0; g < s->n_rg; g++) {
+    if (!s->rg_keep[g]) continue;
+    int64_t first = s->rg_first[g], n = s->rg_first[g + 1] - first;
+    if (n <= 0) continue;
+    uint64_t c = roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)(first + n));
+    if (!cand_dense(c, n)) return false;
+  }
+  roaring_bitmap_free(s->cand);
+  s->cand = NULL;
+  return true;
+}
+
 /* Open data file `i`: footer, and with a filter, its binding and row-group
  * pruning. Without a filter the output stream starts right away. */
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
@@ -834,8 +862,8 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
       s->istats.files_indexed++;
       s->istats.rows_candidate += (int64_t)k;
       s->istats.rows_eliminated += s->rg_first[s->n_rg] - (int64_t)k;
-      s->whole = false;
       st = fst_index_columns(s, rec, paths, err);
+      if (!dense_everywhere(s)) s->whole = false;
     }
   }
   return st;
@@ -863,7 +891,14 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
   if (pr != NULL && pr->indexed) n = pr->rows;
   /* Without page ranges, the index's candidates are the rows: read them
    * straight from the bitmap (no pass over the row group's rows). */
-  bool by_cand = s->cand != NULL && !(pr != NULL && pr->indexed);
+  bool use_cand = s->cand != NULL;
+  if (use_cand) { /* no candidate: skip; dense: read as without an index */
+    uint64_t c =
+        roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)(s->rg_first[g + 1]));
+    if (c == 0) return pass1_next(s, started, err);
+    use_cand = !cand_dense(c, s->rg_first[g + 1] - first);
+  }
+  bool by_cand = use_cand && !(pr != NULL && pr->indexed);
   if (by_cand) {
     n = (int64_t)roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)(first + n));
     if (n == 0) return pass1_next(s, started, err);
@@ -889,7 +924,7 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
   } else {
     for (; k < n; k++) s->p1rows[k] = first + k;
   }
-  if (s->cand != NULL && !by_cand) { /* keep only the index's candidates */
+  if (use_cand && !by_cand) { /* keep only the index's candidates */
     int64_t m = 0;
     for (int64_t j = 0; j < k; j++)
       if (s->p1rows[j] <= UINT32_MAX && roaring_bitmap_contains(s->cand, (uint32_t)s->p1rows[j]))
