@@ -130,6 +130,14 @@ def _refuse_non_finite(arr: np.ndarray, name: str) -> None:
             " (not allowed in vectors, as in pgvector)")
 
 
+def _count_arg(name: str, v: Any) -> int:
+    """A search count (ef_search, nprobe): 0 means the default."""
+    n = int(v)
+    if n < 0 or n > 0xFFFFFFFF:
+        raise InvalidArgumentError(f"{name}: {v} is not a valid count")
+    return n
+
+
 def _kind(m: np.ndarray) -> str:
     if m.dtype == np.float16:
         return "f16"
@@ -589,17 +597,19 @@ class VectorIndex:
     def search(self, q: ArrayLike, k: int = 10, ef_search: Optional[int] = None,
                nprobe: Optional[int] = None, filter: Optional[ArrayLike] = None,
                threads: int = 0) -> Tuple[np.ndarray, np.ndarray]:
-        if isinstance(k, bool) or int(k) != k or int(k) <= 0:
-            raise InvalidArgumentError(f"k must be a positive integer, got {k!r}")
-        k = int(k)
+        # The fixed per-call cost matters for single queries (hnswlib's is a
+        # few microseconds): common arguments take cheap exact-type checks,
+        # the NaN/inf check runs in C, and a 1-D query goes to C unreshaped.
+        if type(k) is not int or k <= 0:
+            if isinstance(k, bool) or int(k) != k or int(k) <= 0:
+                raise InvalidArgumentError(f"k must be a positive integer, got {k!r}")
+            k = int(k)
         qa = np.ascontiguousarray(q, dtype=np.float32)
         single = qa.ndim == 1
-        if single:
-            qa = qa.reshape(1, -1)
-        if qa.ndim != 2 or qa.shape[1] != self.dim:
+        dim = self._info["dim"]
+        if (qa.shape[0] if single else (qa.shape[1] if qa.ndim == 2 else -1)) != dim:
             raise InvalidArgumentError(
-                f"query: expected {self.dim} dimensions, got shape {np.shape(q)}")
-        _refuse_non_finite(qa, "query")
+                f"query: expected {dim} dimensions, got shape {np.shape(q)}")
         allowed = None
         if filter is not None:
             f = np.asarray(filter)
@@ -608,14 +618,17 @@ class VectorIndex:
             if f.ndim != 1 or (f.size and (f.min() < 0 or f.max() > 0xFFFFFFFF)):
                 raise InvalidArgumentError("filter: expected a 1-D array of row ids")
             allowed = np.ascontiguousarray(f, dtype=np.uint32)
+        ef = 0 if ef_search is None else _count_arg("ef_search", ef_search)
+        npr = 0 if nprobe is None else _count_arg("nprobe", nprobe)
+        if type(threads) is not int:
+            threads = int(threads)
+        if single:
+            ids = np.empty(k, dtype=np.int64)
+            dist = np.empty(k, dtype=np.float32)
+            self._ix.search(qa, 1, k, ef, npr, allowed, ids, dist, threads)
+            return ids, dist
         nq = qa.shape[0]
         ids = np.empty((nq, k), dtype=np.int64)
         dist = np.empty((nq, k), dtype=np.float32)
-        for name, v in (("ef_search", ef_search), ("nprobe", nprobe)):
-            if v is not None and (int(v) < 0 or int(v) > 0xFFFFFFFF):
-                raise InvalidArgumentError(f"{name}: {v} is not a valid count")
-        self._ix.search(qa, nq, k, int(ef_search or 0), int(nprobe or 0), allowed, ids, dist,
-                        int(threads))
-        if single:
-            return ids[0], dist[0]
+        self._ix.search(qa, nq, k, ef, npr, allowed, ids, dist, threads)
         return ids, dist

@@ -7,6 +7,8 @@
  * Builds and searches release the GIL; a batch of queries runs in parallel
  * (hs_parallel_for), each query writing its own rows of the outputs.
  */
+#include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/parallel.h"
@@ -210,6 +212,18 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
     hs_py_raise_msg(hs_py_invalid_error, "outputs do not hold %zd x %zd results", nq, k);
     goto done;
   }
+  {
+    const float *qf = q.buf; /* refused before any work, as in pgvector */
+    for (size_t i = 0; i < qitems; i++) {
+      if (!isfinite(qf[i])) {
+        hs_py_raise_msg(hs_py_invalid_error,
+                        "query: NaN or infinite value at position (%zu, %zu) (not allowed in "
+                        "vectors, as in pgvector)",
+                        dim ? i / dim : 0, dim ? i % dim : 0);
+        goto done;
+      }
+    }
+  }
   if (ao != Py_None) {
     if (get_f32(ao, &a, "allowed", 'I') < 0) goto done;
     have_a = 1;
@@ -220,7 +234,11 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
     }
   }
   {
-    uint32_t t = threads ? threads : hs_parallel_cores();
+    /* Fewer than 32 queries run inline: no thread count probe, no pool,
+     * no heap bookkeeping (the fixed cost of a single query). */
+    uint32_t t = nq < 32 ? 1 : (threads ? threads : hs_parallel_cores());
+    hs_status st_local[32];
+    hs_error err_local[1];
     batch_ctx c = {.x = x,
                    .q = q.buf,
                    .k = (uint32_t)k,
@@ -230,16 +248,27 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
                    .dist = dist.buf};
     c.sp.ef_search = ef;
     c.sp.nprobe = nprobe;
-    c.st = PyMem_RawCalloc((size_t)(nq ? nq : 1), sizeof *c.st);
-    c.err = PyMem_RawCalloc(t, sizeof *c.err);
-    if (c.st == NULL || c.err == NULL) {
-      PyMem_RawFree(c.st);
-      PyMem_RawFree(c.err);
-      PyErr_NoMemory();
-      goto done;
+    bool small = nq < 32;
+    if (small) {
+      memset(st_local, 0, sizeof st_local);
+      memset(err_local, 0, sizeof err_local);
+      c.st = st_local;
+      c.err = err_local;
+    } else {
+      c.st = PyMem_RawCalloc((size_t)nq, sizeof *c.st);
+      c.err = PyMem_RawCalloc(t, sizeof *c.err);
+      if (c.st == NULL || c.err == NULL) {
+        PyMem_RawFree(c.st);
+        PyMem_RawFree(c.err);
+        PyErr_NoMemory();
+        goto done;
+      }
     }
     Py_BEGIN_ALLOW_THREADS;
-    hs_parallel_for((size_t)nq, 16, nq >= 32 ? t : 1, search_range, &c);
+    if (small)
+      search_range(&c, 0, (size_t)nq, 0);
+    else
+      hs_parallel_for((size_t)nq, 16, t, search_range, &c);
     Py_END_ALLOW_THREADS;
     hs_status st = HS_OK;
     for (Py_ssize_t i = 0; i < nq && st == HS_OK; i++) st = c.st[i];
@@ -252,8 +281,10 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
       res = Py_None;
       Py_INCREF(res);
     }
-    PyMem_RawFree(c.st);
-    PyMem_RawFree(c.err);
+    if (!small) {
+      PyMem_RawFree(c.st);
+      PyMem_RawFree(c.err);
+    }
   }
 done:
   if (allowed) roaring_bitmap_free(allowed);

@@ -193,3 +193,33 @@ def test_bad_input(data):
     cos = VectorIndex.build(x[:50], metric="cosine")
     with pytest.raises(InvalidArgumentError):
         cos.search(np.zeros(DIM), k=3)  # a zero query has no cosine distance
+
+
+def test_single_query_fast_path(data):
+    """The lean per-call path (exact-type checks, NaN check in C, inline
+    small batches) answers as the general one for every input form."""
+    x, q = data
+    ix = VectorIndex.build(x[:400])
+    ref_i, ref_d = ix.search(q[:40], k=5)
+    for n in (1, 31, 32, 40):  # inline below 32 queries, the thread pool from 32
+        ids, dist = ix.search(q[:n], k=5)
+        np.testing.assert_array_equal(ids, ref_i[:n])
+        np.testing.assert_array_equal(dist, ref_d[:n])
+    wide = np.zeros((DIM, 2), dtype=np.float32)
+    wide[:, 0] = q[3]
+    for form in (q[3], q[3].astype(np.float64), list(map(float, q[3])), wide[:, 0]):
+        i1, d1 = ix.search(form, k=np.int64(5), ef_search=0)
+        assert i1.shape == (5,) and i1.dtype == np.int64 and d1.dtype == np.float32
+        np.testing.assert_array_equal(i1, ref_i[3])
+        np.testing.assert_array_equal(d1, ref_d[3])
+    bad = q[:4].copy()
+    bad[2, 7] = np.inf
+    with pytest.raises(InvalidArgumentError, match=r"position \(2, 7\)"):
+        ix.search(bad, k=3)
+    with np.errstate(over="ignore"), pytest.raises(InvalidArgumentError, match="not allowed"):
+        ix.search(np.full(DIM, 1e300), k=3)  # overflows float32 to inf
+    for shape in ((), (2, DIM + 1), (1, 1, DIM)):
+        with pytest.raises(InvalidArgumentError):
+            ix.search(np.ones(shape, dtype=np.float32), k=3)
+    with pytest.raises(InvalidArgumentError):
+        ix.search(q[0], k=3, ef_search=-1)
