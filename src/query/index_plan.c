@@ -14,16 +14,126 @@
  * superset of the matching rows: an index may only narrow, and NOT over an
  * inexact child stays "all rows" rather than complementing a guess.
  */
+#include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "expr_internal.h"
 #include "index_plan.h"
+
+/* ------------------------------------------ opened-column cache
+ *
+ * Opening an index column reads the Puffin footer, the blob header and the
+ * value directory, so opened columns are kept for later queries in this
+ * process, keyed by (path, size, modification time, column): index files
+ * are written once under fresh names and never changed in place, so a
+ * cached column is the file's content. A column keeps scratch buffers
+ * while it answers, so an entry is lent to one query at a time (busy);
+ * a query that finds only busy copies opens its own, which then joins the
+ * cache. Busy entries are never evicted; otherwise the least recently used
+ * goes first. Each entry holds the index file open (one descriptor). */
+#define IC_MAX 64
+
+typedef struct ic_entry {
+  char *path, *column;
+  int64_t size, mtime_ns;
+  hs_sidx_column *col; /* NULL: empty slot */
+  bool busy;
+  uint64_t used_at;
+} ic_entry;
+
+static pthread_mutex_t ic_mu = PTHREAD_MUTEX_INITIALIZER;
+static ic_entry ic_cache[IC_MAX];
+static uint64_t ic_tick;
+
+static bool ic_key(const char *path, int64_t *size, int64_t *mtime_ns) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return false;
+  *size = (int64_t)sb.st_size;
+  *mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+  return true;
+}
+
+/* A cached, idle column of (path, column, size, mtime), now lent (busy). */
+static hs_sidx_column *ic_take(const char *path, const char *column, int64_t size, int64_t mt) {
+  hs_sidx_column *col = NULL;
+  pthread_mutex_lock(&ic_mu);
+  for (size_t i = 0; i < IC_MAX && col == NULL; i++) {
+    ic_entry *e = &ic_cache[i];
+    if (e->col != NULL && !e->busy && e->size == size && e->mtime_ns == mt &&
+        strcmp(e->path, path) == 0 && strcmp(e->column, column) == 0) {
+      e->busy = true;
+      e->used_at = ++ic_tick;
+      col = e->col;
+    }
+  }
+  pthread_mutex_unlock(&ic_mu);
+  return col;
+}
+
+/* Put a freshly opened column into the cache, lent (busy); false when no
+ * slot is free of a busy entry or memory ran out (the caller keeps it). */
+static bool ic_put(const char *path, const char *column, int64_t size, int64_t mt,
+                   hs_sidx_column *col) {
+  char *p = hs_strdup(path), *c = hs_strdup(column);
+  ic_entry *e = NULL;
+  pthread_mutex_lock(&ic_mu);
+  for (size_t i = 0; p != NULL && c != NULL && i < IC_MAX; i++) {
+    ic_entry *v = &ic_cache[i];
+    if (v->col == NULL) {
+      e = v;
+      break;
+    }
+    if (!v->busy && (e == NULL || v->used_at < e->used_at)) e = v;
+  }
+  hs_sidx_column *old = NULL;
+  char *op = NULL, *oc = NULL;
+  if (e != NULL) {
+    old = e->col;
+    op = e->path;
+    oc = e->column;
+    *e = (ic_entry){p, c, size, mt, col, true, ++ic_tick};
+    p = c = NULL;
+  }
+  pthread_mutex_unlock(&ic_mu);
+  hs_sidx_column_free(old);
+  hs_free(op);
+  hs_free(oc);
+  hs_free(p);
+  hs_free(c);
+  return e != NULL;
+}
+
+/* Give back a lent column; `drop`: evict it (it failed a check). */
+static void ic_give_back(hs_sidx_column *col, bool drop) {
+  hs_sidx_column *f = NULL;
+  char *p = NULL, *c = NULL;
+  pthread_mutex_lock(&ic_mu);
+  for (size_t i = 0; i < IC_MAX; i++) {
+    ic_entry *e = &ic_cache[i];
+    if (e->col == col && e->busy) {
+      e->busy = false;
+      if (drop) {
+        f = e->col;
+        p = e->path;
+        c = e->column;
+        *e = (ic_entry){0};
+      }
+      break;
+    }
+  }
+  pthread_mutex_unlock(&ic_mu);
+  hs_sidx_column_free(f);
+  hs_free(p);
+  hs_free(c);
+}
 
 typedef struct plan_ctx {
   const hs_expr *e;
   hs_sidx_file **files;  /* per field: opened index file (or NULL) */
   hs_sidx_column **cols; /* per field: opened column (or NULL) */
   bool *tried;           /* per field: open attempted */
+  bool *lent;            /* per field: cols[i] is lent by the cache */
   const char *const *paths;
   size_t n_paths;
 } plan_ctx;
@@ -51,6 +161,14 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
     return HS_OK;
   }
   c->tried[i] = true;
+  const char *name = c->e->cols[i].name;
+  int64_t size = 0, mt = 0;
+  bool keyed = ic_key(c->paths[i], &size, &mt);
+  if (keyed && (c->cols[i] = ic_take(c->paths[i], name, size, mt)) != NULL) {
+    c->lent[i] = true;
+    *out = c->cols[i];
+    return HS_OK;
+  }
   hs_source *src = NULL;
   hs_status st = hs_source_open_file(c->paths[i], &src, err);
   if (st == HS_OK) {
@@ -58,8 +176,9 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
     hs_source_unref(src);
   }
   if (st == HS_OK) {
-    st = hs_sidx_column_open(c->files[i], c->e->cols[i].name, &c->cols[i], err);
+    st = hs_sidx_column_open(c->files[i], name, &c->cols[i], err);
   }
+  if (st == HS_OK && keyed) c->lent[i] = ic_put(c->paths[i], name, size, mt, c->cols[i]);
   if (st != HS_OK && st != HS_ERR_NOMEM) {
     /* A missing, unreadable or corrupt index file only costs the
      * narrowing: the file is scanned with the filter alone. */
@@ -307,10 +426,12 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, size_t 
   c.files = hs_calloc(c.n_paths + 1, sizeof *c.files);
   c.cols = hs_calloc(c.n_paths + 1, sizeof *c.cols);
   c.tried = hs_calloc(c.n_paths + 1, sizeof *c.tried);
+  c.lent = hs_calloc(c.n_paths + 1, sizeof *c.lent);
   hs_status st = HS_OK;
   sets s = {NULL, NULL};
-  if (c.files == NULL || c.cols == NULL || c.tried == NULL) st = nomem(err);
+  if (c.files == NULL || c.cols == NULL || c.tried == NULL || c.lent == NULL) st = nomem(err);
   if (st == HS_OK) st = walk(&c, e->root, 1, &s, err);
+  bool failed = st != HS_OK;
   if (st != HS_OK && st != HS_ERR_NOMEM) {
     /* A bitmap that fails its checks: no narrowing for this file. */
     sets_free(&s);
@@ -322,10 +443,16 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, size_t 
     s.t = NULL;
   }
   sets_free(&s);
-  for (size_t i = 0; c.cols != NULL && i < c.n_paths; i++) hs_sidx_column_free(c.cols[i]);
+  for (size_t i = 0; c.cols != NULL && i < c.n_paths; i++) {
+    if (c.lent != NULL && c.lent[i])
+      ic_give_back(c.cols[i], failed); /* a check failed: reopen next time */
+    else
+      hs_sidx_column_free(c.cols[i]);
+  }
   for (size_t i = 0; c.files != NULL && i < c.n_paths; i++) hs_sidx_file_free(c.files[i]);
   hs_free(c.files);
   hs_free(c.cols);
   hs_free(c.tried);
+  hs_free(c.lent);
   return st;
 }
