@@ -485,7 +485,7 @@ static int driver_query(const char *root) {
 }
 
 /* Dense candidates: a row group where the index leaves more than a
- * quarter of the rows is read whole, as the unindexed scan reads it (same
+ * 1/16 of the rows is read whole, as the unindexed scan reads it (same
  * rows evaluated, same answer); sparse row groups still read only their
  * candidates, and row groups without one are skipped. One file of 400
  * rows in row groups of 100 (ids 0..399 in order, k = id % 13). */
@@ -494,16 +494,20 @@ static void test_dense_fallback(void) {
   hs_table *t = make_table(root);
   hs_error e = {0};
   append_rows(t, 0, 400);
-  const char *flt[] = {
-      "k <> 3",  "k = 3",  "id < 110 OR k = 3", "id < 160 OR k = 3", "k IN (1, 2, 3, 4)",
-      "id = 17", "id >= 0"};
+  const char *flt[] = {"k <> 3",
+                       "k = 3 AND id < 50",
+                       "id < 110 OR k = 3",
+                       "id < 100 OR id = 150",
+                       "k IN (1, 2, 3, 4)",
+                       "id = 17",
+                       "id >= 0"};
   enum { NQ = sizeof flt / sizeof flt[0] };
   result base[NQ];
   for (int i = 0; i < NQ; i++) run(t, flt[i], -1, &base[i]);
   const char *cols[] = {"id", "k"};
   CHECK_OK(hs_table_build_indexes(t, cols, 2, &e), &e);
   /* rows_scanned expected: per row group of 100, candidates c: 100 if
-   * c > 25, c if 0 < c <= 25, 0 if c == 0. */
+   * c > 6 (HS_SCAN_DENSE_DIV 16), c if 0 < c <= 6, 0 if c == 0. */
   for (int i = 0; i < NQ; i++) {
     result r;
     run(t, flt[i], -1, &r);
@@ -522,15 +526,15 @@ static void test_dense_fallback(void) {
       for (int64_t id = g * 100; id < g * 100 + 100; id++) {
         int64_t k = id % 13;
         bool m = i == 0   ? k != 3
-                 : i == 1 ? k == 3
+                 : i == 1 ? (k == 3 && id < 50)
                  : i == 2 ? (id < 110 || k == 3)
-                 : i == 3 ? (id < 160 || k == 3)
+                 : i == 3 ? (id < 100 || id == 150)
                  : i == 4 ? (k >= 1 && k <= 4)
                  : i == 5 ? id == 17
                           : true;
         c += m;
       }
-      want += c * 4 > 100 ? 100 : c;
+      want += c * 16 > 100 ? 100 : c;
     }
     if (r.stats.rows_scanned != want)
       fprintf(stderr, "dense: %s: scanned %lld, want %lld\n", flt[i],
