@@ -436,6 +436,15 @@ hs_status hs_iceberg_manifest_writer_open(const hs_iceberg_manifest_writer_optio
   if (opts->format_version < 2 || opts->format_version > 3)
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "manifest writer: format version %d",
                         (int)opts->format_version);
+  /* v2+ requires a field-id on every partition field; a v1 spec without
+   * them would give a manifest no reader (ours included) accepts. */
+  for (size_t i = 0; i < opts->spec->n_fields; i++)
+    if (!opts->spec->fields[i].has_field_id)
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "manifest writer: partition field %zu ('%s') of spec %d has no "
+                          "field-id, which format v%d requires",
+                          i, opts->spec->fields[i].name ? opts->spec->fields[i].name : "",
+                          (int)opts->spec->spec_id, (int)opts->format_version);
   hs_iceberg_manifest_writer *w = hs_calloc(1, sizeof *w);
   if (w == NULL) return hs_error_set(err, HS_ERR_NOMEM, "manifest writer: out of memory");
   w->opts = *opts;
