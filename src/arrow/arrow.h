@@ -98,6 +98,13 @@ hs_status hs_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema
  * not compared): whether batches of `b` may be emitted under schema `a`.
  * Nesting deeper than 64 levels compares unequal. */
 bool hs_arrow_schema_same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b);
+/* `full` (a struct schema) projected to the children named names[0..n), in
+ * that order, as an owned struct schema in *out (deep copies). A name
+ * `full` lacks gives HS_ERR_NOT_FOUND with *missing set to its index and
+ * `err` left for the caller to word; *out is then released. */
+hs_status hs_arrow_schema_project(const struct ArrowSchema *full, const char *const *names,
+                                  size_t n, struct ArrowSchema *out, size_t *missing,
+                                  hs_error *err);
 
 /* Total size in bytes of an Arrow metadata blob (0 for NULL), or -1 when a
  * count or length in it is negative or the total overflows. */

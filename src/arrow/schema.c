@@ -280,3 +280,24 @@ static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b,
 bool hs_arrow_schema_same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b) {
   return same_shape(a, b, 0);
 }
+
+hs_status hs_arrow_schema_project(const struct ArrowSchema *full, const char *const *names,
+                                  size_t n, struct ArrowSchema *out, size_t *missing,
+                                  hs_error *err) {
+  hs_status st = hs_arrow_schema_init(out, "+s", "", 0, (int64_t)n, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    int64_t k = 0;
+    while (k < full->n_children &&
+           (full->children[k]->name == NULL || strcmp(full->children[k]->name, names[i]) != 0))
+      k++;
+    if (k == full->n_children) {
+      *missing = i;
+      st = HS_ERR_NOT_FOUND;
+      break;
+    }
+    hs_arrow_schema_release(out->children[i]);
+    st = hs_arrow_schema_copy(full->children[k], out->children[i], err);
+  }
+  if (st != HS_OK) hs_arrow_schema_release(out);
+  return st;
+}

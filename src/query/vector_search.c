@@ -82,21 +82,11 @@ static int key_cmp(const void *a, const void *b) {
 /* `full` projected to names[0..n) into owned struct schema `out`. */
 static hs_status project(const struct ArrowSchema *full, const char *const *names, size_t n,
                          const char *what, struct ArrowSchema *out, hs_error *err) {
-  hs_status st = hs_arrow_schema_init(out, "+s", "", 0, (int64_t)n, err);
-  for (size_t i = 0; st == HS_OK && i < n; i++) {
-    int64_t k = 0;
-    while (k < full->n_children &&
-           (full->children[k]->name == NULL || strcmp(full->children[k]->name, names[i]) != 0))
-      k++;
-    if (k == full->n_children) {
-      st = hs_error_set(err, HS_ERR_INVALID_ARG, "vector search: %s has no column '%s'", what,
-                        names[i]);
-      break;
-    }
-    hs_arrow_schema_release(out->children[i]);
-    st = hs_arrow_schema_copy(full->children[k], out->children[i], err);
-  }
-  if (st != HS_OK) hs_arrow_schema_release(out);
+  size_t missing = 0;
+  hs_status st = hs_arrow_schema_project(full, names, n, out, &missing, err);
+  if (st == HS_ERR_NOT_FOUND)
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "vector search: %s has no column '%s'", what,
+                      names[missing]);
   return st;
 }
 
