@@ -242,6 +242,100 @@ int hs_cli_index(int argc, char **argv) {
 
 /* ------------------------------------------------------------ explain */
 
+/* The same keys as Python's Table.explain(...).stats (python/src/indexes.c),
+ * so the two can be compared key by key. */
+static int print_explain_json(const char *filter, const hs_table_explain_info *ex,
+                              const hs_scan_file_info *files, size_t n_files) {
+  const hs_scan_stats *s = &ex->scan;
+  json_t *per_file = json_array();
+  for (size_t i = 0; per_file != NULL && i < n_files; i++) {
+    const hs_scan_file_info *f = &files[i];
+    json_array_append_new(
+        per_file,
+        json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "path", f->path,
+                  "indexed", f->indexed, "index_columns", f->index_columns, "rows",
+                  (json_int_t)f->rows, "row_groups_read", (json_int_t)f->row_groups_read,
+                  "row_groups_pruned", (json_int_t)f->row_groups_pruned, "pages",
+                  (json_int_t)f->pages, "pages_pruned", (json_int_t)f->pages_pruned,
+                  "index_rows_candidate", (json_int_t)f->rows_candidate, "index_rows_eliminated",
+                  (json_int_t)f->rows_eliminated, "rows_scanned", (json_int_t)f->rows_scanned,
+                  "rows_matched", (json_int_t)f->rows_matched));
+  }
+  json_t *o = json_pack(
+      "{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+      "s:o}",
+      "filter", filter ? json_string(filter) : json_null(), "manifests_read",
+      (json_int_t)s->manifests_read, "files_planned", (json_int_t)s->files_planned, "files_pruned",
+      (json_int_t)s->files_pruned, "files_read", (json_int_t)s->files_read, "row_groups_read",
+      (json_int_t)s->row_groups_read, "row_groups_pruned", (json_int_t)s->row_groups_pruned,
+      "rows_scanned", (json_int_t)s->rows_scanned, "rows_matched", (json_int_t)s->rows_matched,
+      "rows_returned", (json_int_t)s->rows_returned, "page_row_groups_indexed",
+      (json_int_t)ex->pages.row_groups_indexed, "pages", (json_int_t)ex->pages.pages,
+      "pages_pruned", (json_int_t)ex->pages.pages_pruned, "page_rows_pruned",
+      (json_int_t)ex->pages.rows_pruned, "files_indexed", (json_int_t)ex->index.files_indexed,
+      "index_rows_candidate", (json_int_t)ex->index.rows_candidate, "index_rows_eliminated",
+      (json_int_t)ex->index.rows_eliminated, "files", per_file);
+  char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+  json_decref(o);
+  if (text == NULL) return hs_cli_fail("explain: out of memory formatting JSON");
+  int ok = puts(text) >= 0 && fflush(stdout) == 0;
+  free(text);
+  return ok ? HS_CLI_OK : hs_cli_fail("writing to stdout failed");
+}
+
+enum { EXPLAIN_FILES_SHOWN = 20 }; /* per-file lines in the text; --json lists all */
+
+static int print_explain_text(const char *path, const char *filter, const hs_table_explain_info *ex,
+                              const hs_scan_file_info *files, size_t n_files) {
+  const hs_scan_stats *s = &ex->scan;
+  char a[32], b[32], c[32], d[32], e[32], g[32];
+  printf("Scan %s\n  filter:     %s\n", path, filter ? filter : "(none)");
+  printf("  files:      %s planned, %s pruned by partition values / column bounds, %s read\n",
+         hs_cli_group(s->files_planned, a, sizeof a), hs_cli_group(s->files_pruned, b, sizeof b),
+         hs_cli_group(s->files_read, c, sizeof c));
+  printf("  row groups: %s read, %s pruned by statistics\n",
+         hs_cli_group(s->row_groups_read, a, sizeof a),
+         hs_cli_group(s->row_groups_pruned, b, sizeof b));
+  printf("  pages:      %s of %s pages pruned by page indexes (%s rows)\n",
+         hs_cli_group(ex->pages.pages_pruned, a, sizeof a),
+         hs_cli_group(ex->pages.pages, b, sizeof b),
+         hs_cli_group(ex->pages.rows_pruned, c, sizeof c));
+  if (ex->index.files_indexed > 0)
+    printf(
+        "  index:      %s of %s files read answered by a scalar index: %s candidate rows, "
+        "%s eliminated\n",
+        hs_cli_group(ex->index.files_indexed, a, sizeof a),
+        hs_cli_group(s->files_read, b, sizeof b),
+        hs_cli_group(ex->index.rows_candidate, c, sizeof c),
+        hs_cli_group(ex->index.rows_eliminated, d, sizeof d));
+  else
+    printf("  index:      no scalar index used\n");
+  printf("  rows:       %s scanned, %s matched\n", hs_cli_group(s->rows_scanned, a, sizeof a),
+         hs_cli_group(s->rows_matched, b, sizeof b));
+  if (n_files > 0) printf("  per file:\n");
+  for (size_t i = 0; i < n_files && i < EXPLAIN_FILES_SHOWN; i++) {
+    const hs_scan_file_info *f = &files[i];
+    const char *base = strrchr(f->path, '/');
+    printf("    %s: %s rows; ", base ? base + 1 : f->path, hs_cli_group(f->rows, a, sizeof a));
+    if (f->indexed)
+      printf("index on %s: %s candidates, %s eliminated; ", f->index_columns,
+             hs_cli_group(f->rows_candidate, a, sizeof a),
+             hs_cli_group(f->rows_eliminated, b, sizeof b));
+    else
+      printf("no index; ");
+    printf("row groups %s read, %s pruned; pages %s of %s read; %s scanned, %s matched\n",
+           hs_cli_group(f->row_groups_read, a, sizeof a),
+           hs_cli_group(f->row_groups_pruned, b, sizeof b),
+           hs_cli_group(f->pages - f->pages_pruned, c, sizeof c),
+           hs_cli_group(f->pages, d, sizeof d), hs_cli_group(f->rows_scanned, e, sizeof e),
+           hs_cli_group(f->rows_matched, g, sizeof g));
+  }
+  if (n_files > EXPLAIN_FILES_SHOWN)
+    printf("    ... %s more files (--json lists all)\n",
+           hs_cli_group((int64_t)(n_files - EXPLAIN_FILES_SHOWN), a, sizeof a));
+  return fflush(stdout) == 0 ? HS_CLI_OK : hs_cli_fail("writing to stdout failed");
+}
+
 int hs_cli_explain(int argc, char **argv) {
   const char *path = NULL, *filter = NULL;
   int json = 0;
@@ -279,55 +373,13 @@ int hs_cli_explain(int argc, char **argv) {
   o.filter = filter;
   o.snapshot_id = snapshot;
   hs_table_explain_info ex;
-  hs_status st = hs_table_explain(t, &o, &ex, &err);
+  hs_scan_file_info *files = NULL;
+  size_t n_files = 0;
+  hs_status st = hs_table_explain_files(t, &o, &ex, &files, &n_files, &err);
   hs_table_free(t);
   if (st != HS_OK) return index_fail(path, &err);
-  const hs_scan_stats *s = &ex.scan;
-  if (json) {
-    printf("{\"filter\": ");
-    json_t *f = filter ? json_string(filter) : json_null();
-    char *ftext = json_dumps(f, JSON_ENCODE_ANY);
-    json_decref(f);
-    printf("%s", ftext ? ftext : "null");
-    free(ftext);
-    printf(
-        ",\n \"files_planned\": %lld, \"files_pruned\": %lld, \"files_read\": %lld,"
-        " \"manifests_read\": %lld,\n \"row_groups_read\": %lld, \"row_groups_pruned\": %lld,\n"
-        " \"pages\": %lld, \"pages_pruned\": %lld, \"page_rows_pruned\": %lld,\n"
-        " \"files_indexed\": %lld, \"index_rows_candidate\": %lld,"
-        " \"index_rows_eliminated\": %lld,\n \"rows_scanned\": %lld, \"rows_matched\": %lld}\n",
-        (long long)s->files_planned, (long long)s->files_pruned, (long long)s->files_read,
-        (long long)s->manifests_read, (long long)s->row_groups_read,
-        (long long)s->row_groups_pruned, (long long)ex.pages.pages,
-        (long long)ex.pages.pages_pruned, (long long)ex.pages.rows_pruned,
-        (long long)ex.index.files_indexed, (long long)ex.index.rows_candidate,
-        (long long)ex.index.rows_eliminated, (long long)s->rows_scanned,
-        (long long)s->rows_matched);
-  } else {
-    char a[32], b[32], c[32], d[32];
-    printf("Scan %s\n  filter:     %s\n", path, filter ? filter : "(none)");
-    printf("  files:      %s planned, %s pruned by partition values / column bounds, %s read\n",
-           hs_cli_group(s->files_planned, a, sizeof a), hs_cli_group(s->files_pruned, b, sizeof b),
-           hs_cli_group(s->files_read, c, sizeof c));
-    printf("  row groups: %s read, %s pruned by statistics\n",
-           hs_cli_group(s->row_groups_read, a, sizeof a),
-           hs_cli_group(s->row_groups_pruned, b, sizeof b));
-    printf("  pages:      %s of %s pages pruned by page indexes (%s rows)\n",
-           hs_cli_group(ex.pages.pages_pruned, a, sizeof a),
-           hs_cli_group(ex.pages.pages, b, sizeof b),
-           hs_cli_group(ex.pages.rows_pruned, c, sizeof c));
-    if (ex.index.files_indexed > 0)
-      printf(
-          "  index:      %s of %s files read answered by a scalar index: %s candidate rows, "
-          "%s eliminated\n",
-          hs_cli_group(ex.index.files_indexed, a, sizeof a),
-          hs_cli_group(s->files_read, b, sizeof b),
-          hs_cli_group(ex.index.rows_candidate, c, sizeof c),
-          hs_cli_group(ex.index.rows_eliminated, d, sizeof d));
-    else
-      printf("  index:      no scalar index used\n");
-    printf("  rows:       %s scanned, %s matched\n", hs_cli_group(s->rows_scanned, a, sizeof a),
-           hs_cli_group(s->rows_matched, b, sizeof b));
-  }
-  return fflush(stdout) == 0 ? HS_CLI_OK : hs_cli_fail("writing to stdout failed");
+  int rc = json ? print_explain_json(filter, &ex, files, n_files)
+                : print_explain_text(path, filter, &ex, files, n_files);
+  hs_free(files);
+  return rc;
 }

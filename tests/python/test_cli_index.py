@@ -83,14 +83,28 @@ def test_add_list_explain_build_drop(tmp_path):
         assert ex["rows_matched"] == _duck_count(t, flt), flt
         assert ex["files_indexed"] == ex["files_read"] == 3, flt
         assert ex["index_rows_candidate"] + ex["index_rows_eliminated"] == 6000
+        per_file = ex["files"]
+        assert len(per_file) == 3 and all(f["indexed"] for f in per_file), flt
+        assert sum(f["rows_matched"] for f in per_file) == ex["rows_matched"], flt
+        assert sum(f["index_rows_candidate"] for f in per_file) == ex["index_rows_candidate"]
+        for f in per_file:  # each file's own count, from DuckDB over that file alone
+            assert f["rows"] == 2000
+            got = duckdb.connect().execute(
+                f"SELECT count(*) FROM read_parquet('{f['path']}') WHERE {flt}").fetchone()[0]
+            assert f["rows_matched"] == got, (flt, f)
     plain = run("explain", t, "--filter", "cat = 'b'").stdout
     assert "3 of 3 files read answered by a scalar index" in plain
+    assert "  per file:" in plain
+    lines = [ln for ln in plain.splitlines() if ln.startswith("    ") and ".parquet:" in ln]
+    assert len(lines) == 3 and all("index on cat:" in ln for ln in lines), plain
     # an append leaves the new file unindexed until a build
     pq.write_table(pq.read_table(tmp_path / "in0.parquet"), tmp_path / "more.parquet")
     run("write", t, tmp_path / "more.parquet")
     assert {d["files_indexed"] for d in _list(t)} == {3}
     ex = json.loads(run("explain", t, "--filter", "cat = 'b'", "--json").stdout)
     assert ex["files_indexed"] == 3 and ex["files_read"] == 4
+    assert sorted(f["indexed"] for f in ex["files"]) == [False, True, True, True]
+    assert "no index;" in run("explain", t, "--filter", "cat = 'b'").stdout
     assert ex["rows_matched"] == _duck_count(t, "cat = 'b'")
     assert json.loads(run("index", "build", t, "--json").stdout) == {"files_built": 1}
     assert json.loads(run("index", "build", t, "k", "--json").stdout) == {"files_built": 0}
@@ -114,7 +128,9 @@ def test_python_and_cli_share_the_configuration(tmp_path):
     assert got["x"]["files_indexed"] == 2
     explained = table.explain("x < 5").stats
     cli = json.loads(run("explain", t, "--filter", "x < 5", "--json").stdout)
-    assert all(explained[k] == cli[k] for k in cli if k != "filter")
+    assert set(cli) <= set(explained)
+    assert all(explained[k] == cli[k] for k in cli if k != "filter"), (explained, cli)
+    assert len(cli["files"]) == 2
 
 
 def test_errors(tmp_path):
