@@ -24,6 +24,8 @@ bool hs_cli_is_table(const char *path);
 /* Index subcommands (index.c). */
 int hs_cli_index(int argc, char **argv);
 int hs_cli_explain(int argc, char **argv);
+/* remove-orphans (maintenance.c). */
+int hs_cli_remove_orphans(int argc, char **argv);
 
 static const char hs_cli_help[] =
     "hyperstream " HS_VERSION_STRING
@@ -54,6 +56,9 @@ static const char hs_cli_help[] =
     "  hyperstream explain TABLE [--filter SQL] [--snapshot ID] [--json]\n"
     "      Run a filtered scan and show files, row groups and pages pruned and\n"
     "      what scalar indexes answered.\n"
+    "  hyperstream remove-orphans TABLE [--older-than 3d] [--dry-run] [--json]\n"
+    "      Remove files no snapshot or index registry reaches (failed commits,\n"
+    "      dropped indexes) that are older than the given age.\n"
     "  hyperstream inspect TABLE\n"
     "      Schema, partition specs, sort orders, properties, refs, snapshots, rows.\n"
     "  hyperstream --help | --version\n"
@@ -168,10 +173,10 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "snapshots") == 0) return hs_cli_snapshots(argc - 1, argv + 1);
   if (strcmp(cmd, "index") == 0) return hs_cli_index(argc - 1, argv + 1);
   if (strcmp(cmd, "explain") == 0) return hs_cli_explain(argc - 1, argv + 1);
+  if (strcmp(cmd, "remove-orphans") == 0) return hs_cli_remove_orphans(argc - 1, argv + 1);
   if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
   return hs_cli_usage_error(
-      "unknown command '%s' (expected inspect, read, demo, create, write, scan, snapshots, index "
-      "or "
-      "explain)",
+      "unknown command '%s' (expected inspect, read, demo, create, write, scan, snapshots, index, "
+      "explain or remove-orphans)",
       cmd);
 }

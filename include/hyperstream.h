@@ -473,6 +473,29 @@ hs_status hs_table_create_tag(hs_table *table, const char *name, int64_t snapsho
 hs_status hs_table_create_branch(hs_table *table, const char *name, int64_t snapshot_id,
                                  hs_error *err);
 
+/* Files under the table's data/, index/ and metadata/ folders that nothing
+ * in the latest metadata reaches (left by failed or crashed commits, index
+ * builds never registered, dropped indexes, replaced registries) and that
+ * were last modified before `older_than_ms` (ms since the epoch; pass now
+ * minus a margin longer than any writer runs: Iceberg uses 3 days). Listed
+ * into *files (one allocation holding the paths too; the caller hs_free()s
+ * it; NULL when *n_files is 0) and removed unless dry_run. Everything a
+ * snapshot, the metadata log, Iceberg statistics or the index registry
+ * reaches is kept, as are version-hint.text and newer metadata versions;
+ * links and files outside those folders are never touched. A reference that
+ * cannot be read or resolved stops the call before anything is removed.
+ * Refused (HS_ERR_UNSUPPORTED) for static and catalog-named metadata. See
+ * src/table/orphans.c. */
+typedef struct hs_table_orphan_file {
+  const char *path; /* absolute */
+  int64_t size;     /* bytes */
+  int64_t mtime_ms; /* last modification, ms since the epoch */
+} hs_table_orphan_file;
+
+hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int dry_run,
+                                       hs_table_orphan_file **files, size_t *n_files,
+                                       hs_error *err);
+
 /* --------------------------------- Tables: partitioning and sorting */
 /* A table's default partition spec splits later appends: each write
  * becomes one data file per partition (the Iceberg transform of each row's

@@ -539,6 +539,41 @@ class Table(IndexMethods):
         """Create branch ``name`` at ``snapshot_id`` (default: the current one)."""
         self._require().create_ref(name, snapshot_id, True)
 
+    def remove_orphan_files(self, older_than: Union[_dt.timedelta, _dt.datetime, None] = None,
+                            dry_run: bool = False) -> List[str]:
+        """Remove the files of this table's folder that no metadata reaches.
+
+        Orphans are left by writes that failed or crashed before their commit,
+        index builds that were never registered, dropped or re-configured
+        indexes and replaced index registries; readers never see them, they
+        only take disk space. Files under ``data/``, ``index/`` and
+        ``metadata/`` that no snapshot, metadata-log entry, Iceberg statistics
+        file or the index registry reaches, and that were last modified before
+        ``older_than`` (a ``timedelta`` before now, default 3 days as in
+        Iceberg; or a ``datetime``), are removed — or only listed with
+        ``dry_run=True``. Returns their paths.
+
+        A write still running when its files are older than the cut-off would
+        lose them: keep ``older_than`` longer than any write takes
+        (``timedelta(0)`` is safe only while nothing writes the table).
+        """
+        self._require()
+        if older_than is None:
+            older_than = _dt.timedelta(days=3)
+        if isinstance(older_than, _dt.timedelta):
+            if older_than < _dt.timedelta(0):
+                raise InvalidArgumentError(
+                    f"remove_orphan_files: older_than must not be negative, got {older_than}")
+            cutoff = _dt.datetime.now(_dt.timezone.utc) - older_than
+        elif isinstance(older_than, _dt.datetime):
+            cutoff = older_than
+        else:
+            raise TypeError("remove_orphan_files: older_than must be a datetime.timedelta or "
+                            f"datetime.datetime, not {type(older_than).__name__}")
+        cutoff_ms = int(cutoff.timestamp() * 1000)
+        found = _core.remove_orphan_files(self._uri, cutoff_ms, bool(dry_run))
+        return [path for path, _size, _mtime in found]
+
     # ------------------------------------------------ partitions, sorting
 
     def set_partition_spec(self, fields: Sequence[Union[str, Tuple[str, str],

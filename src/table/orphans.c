@@ -1,0 +1,353 @@
+/*
+ * orphans.c — hs_table_remove_orphan_files: reclaim the files of a table
+ * folder that no metadata reaches any more.
+ *
+ * Where orphans come from: a writer that crashed or lost before publishing
+ * (its data file, manifests, temporary metadata), an index build that was
+ * never registered, indexes dropped or re-configured (their Puffin files),
+ * registries replaced by later ones. Readers never see them (README
+ * invariant I4); they only cost disk.
+ *
+ * Order matters for a table other processes write at the same time:
+ *   1. list the candidates (regular files under data/, index/, metadata/,
+ *      recursively; symbolic links and other folders are never touched),
+ *   2. then load the latest metadata and collect what it reaches,
+ *   3. remove the listed files that are unreachable AND last modified before
+ *      `older_than_ms`.
+ * A commit that lands after step 2 references only files written before it
+ * published; those are younger than the cut-off unless the writer ran longer
+ * than the caller's margin (Iceberg's default margin, 3 days, is the
+ * caller's default too). Metadata versions newer than the loaded one and
+ * version-hint.text are always kept.
+ *
+ * Reachable: the current metadata file and every metadata-log entry; for
+ * every snapshot its manifest list, the list's manifests and every file any
+ * manifest entry names (whatever its status: a DELETED entry's file may
+ * still be read by a snapshot that expired from this metadata but not from
+ * an older one); Iceberg statistics files; the current index registry and
+ * the registries of the metadata-log versions; the index files the current
+ * registry names. A recorded path that does not resolve inside the folder,
+ * or a manifest that cannot be read, stops the whole call before anything is
+ * removed: an incomplete reachable set must never delete data.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../io/fs.h"
+#include "table.h"
+
+#define ORPHAN_DEPTH_MAX 16 /* data/ partition folders nest one per field */
+
+typedef struct strset {
+  char **v;
+  size_t n, cap;
+  bool sorted;
+} strset;
+
+static void strset_free(strset *s) {
+  for (size_t i = 0; i < s->n; i++) hs_free(s->v[i]);
+  hs_free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+/* Takes ownership of `p` (hs_malloc'd), also on failure. */
+static hs_status strset_add_owned(strset *s, char *p, hs_error *err) {
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? s->cap * 2 : 64;
+    char **nv = hs_realloc(s->v, nc * sizeof *nv);
+    if (nv == NULL) {
+      hs_free(p);
+      return hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
+    }
+    s->v = nv;
+    s->cap = nc;
+  }
+  s->v[s->n++] = p;
+  s->sorted = false;
+  return HS_OK;
+}
+
+static int str_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool strset_has(strset *s, const char *p) {
+  if (!s->sorted) {
+    if (s->n > 1) qsort(s->v, s->n, sizeof *s->v, str_cmp);
+    s->sorted = true;
+  }
+  return s->n > 0 && bsearch(&p, s->v, s->n, sizeof *s->v, str_cmp) != NULL;
+}
+
+/* A path recorded in metadata, resolved inside the folder, into `s`. */
+static hs_status reach(const hs_table *t, strset *s, const char *recorded, const char *what,
+                       hs_error *err) {
+  char *path = NULL;
+  hs_status st = hs_table_resolve_path(t, recorded, what, &path, err);
+  if (st != HS_OK) return st;
+  return strset_add_owned(s, path, err);
+}
+
+/* Every file one snapshot reaches: manifest list, manifests, their files. */
+static hs_status reach_snapshot(const hs_table *t, const hs_iceberg_snapshot *snap, strset *s,
+                                hs_buf *buf, hs_error *err) {
+  if (snap->manifest_list == NULL)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: snapshot %lld lists manifests inline (format v1); "
+                        "remove_orphan_files supports manifest lists only",
+                        t->metadata_path, (long long)snap->snapshot_id);
+  hs_status st = reach(t, s, snap->manifest_list, "manifest list", err);
+  if (st != HS_OK) return st;
+  hs_arena arena;
+  hs_arena_init(&arena);
+  hs_iceberg_manifest_list list;
+  buf->len = 0;
+  st = hs_table_read_avro(t, snap->manifest_list, "manifest list", buf, err);
+  if (st == HS_OK &&
+      (st = hs_iceberg_manifest_list_read(buf->data, buf->len, &arena, &list, err)) != HS_OK)
+    hs_error_prefix(err, "%s: ", snap->manifest_list);
+  for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {
+    const hs_iceberg_manifest_file *mf = &list.files[i];
+    if (strset_has(s, mf->manifest_path)) continue; /* shared with an earlier snapshot */
+    if ((st = reach(t, s, mf->manifest_path, "manifest", err)) != HS_OK) break;
+    hs_iceberg_manifest man;
+    buf->len = 0;
+    st = hs_table_read_avro(t, mf->manifest_path, "manifest", buf, err);
+    if (st == HS_OK &&
+        (st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &arena, &man, err)) != HS_OK)
+      hs_error_prefix(err, "%s: ", mf->manifest_path);
+    for (size_t k = 0; st == HS_OK && k < man.n_entries; k++) {
+      char what[64];
+      snprintf(what, sizeof what, "manifest entry %zu", k);
+      st = reach(t, s, man.entries[k].data_file.file_path, what, err);
+      if (st != HS_OK) hs_error_prefix(err, "%s: ", mf->manifest_path);
+    }
+  }
+  hs_arena_reset(&arena);
+  return st;
+}
+
+/* The "statistics-path" of every entry of an Iceberg statistics list. */
+static hs_status reach_statistics(const hs_table *t, hs_iceberg_json list, const char *what,
+                                  strset *s, hs_error *err) {
+  if (list == NULL) return HS_OK;
+  json_t *j = json_loads(list, JSON_DECODE_ANY, NULL);
+  if (j == NULL || !json_is_array(j)) {
+    json_decref(j);
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: %s is not a JSON list", t->metadata_path, what);
+  }
+  hs_status st = HS_OK;
+  size_t i;
+  json_t *e;
+  json_array_foreach(j, i, e) {
+    const char *p = json_string_value(json_object_get(e, "statistics-path"));
+    if (p != NULL && (st = reach(t, s, p, what, err)) != HS_OK) break;
+  }
+  json_decref(j);
+  return st;
+}
+
+/* A metadata-log version's index registry (the file only; its index files
+ * are not kept alive by an old registry). A missing old version is fine. */
+static hs_status reach_old_registry(const hs_table *t, const char *metadata_path, strset *s,
+                                    hs_error *err) {
+  hs_buf text;
+  hs_buf_init(&text);
+  hs_error e2 = {0};
+  if (hs_fs_read_file(metadata_path, HS_TABLE_METADATA_BYTES_MAX, &text, &e2) != HS_OK) {
+    hs_buf_free(&text);
+    return access(metadata_path, F_OK) != 0 && errno == ENOENT
+               ? HS_OK
+               : hs_error_set(err, e2.status, "%s", e2.message);
+  }
+  hs_arena arena;
+  hs_arena_init(&arena);
+  hs_iceberg_metadata m;
+  hs_status st = hs_iceberg_metadata_parse((const char *)text.data, text.len, &arena, &m, err);
+  hs_buf_free(&text);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: ", metadata_path);
+  } else {
+    const char *reg = hs_iceberg_metadata_property(&m, "hyperstream.index-registry");
+    if (reg != NULL) st = reach(t, s, reg, "index registry", err);
+  }
+  hs_arena_reset(&arena);
+  return st;
+}
+
+static hs_status reachable(hs_table *t, strset *s, hs_error *err) {
+  const hs_iceberg_metadata *m = &t->meta;
+  hs_status st = strset_add_owned(s, hs_strdup(t->metadata_path), err);
+  for (size_t i = 0; st == HS_OK && i < m->n_metadata_log; i++) {
+    char *p = NULL;
+    st = hs_table_resolve_path(t, m->metadata_log[i].metadata_file, "metadata-log", &p, err);
+    if (st == HS_OK && (st = reach_old_registry(t, p, s, err)) != HS_OK) hs_free(p);
+    if (st == HS_OK) st = strset_add_owned(s, p, err);
+  }
+  hs_buf buf;
+  hs_buf_init(&buf);
+  for (size_t i = 0; st == HS_OK && i < m->n_snapshots; i++)
+    st = reach_snapshot(t, &m->snapshots[i], s, &buf, err);
+  hs_buf_free(&buf);
+  if (st == HS_OK) st = reach_statistics(t, m->statistics, "statistics", s, err);
+  if (st == HS_OK)
+    st = reach_statistics(t, m->partition_statistics, "partition-statistics", s, err);
+  const char *reg = hs_iceberg_metadata_property(m, "hyperstream.index-registry");
+  if (st == HS_OK && reg != NULL) st = reach(t, s, reg, "index registry", err);
+  hs_table_index_registry r;
+  memset(&r, 0, sizeof r);
+  if (st == HS_OK) st = hs_table_index_registry_load(t, NULL, &r, err);
+  for (size_t i = 0; st == HS_OK && i < r.n_entries; i++)
+    st = reach(t, s, r.entries[i].index_file, "index registry entry", err);
+  hs_table_index_registry_free(&r);
+  return st;
+}
+
+typedef struct candidates {
+  hs_table_orphan_file *v;
+  size_t n, cap;
+} candidates;
+
+static void candidates_free(candidates *c) {
+  for (size_t i = 0; i < c->n; i++) hs_free((char *)c->v[i].path);
+  hs_free(c->v);
+}
+
+static hs_status list_dir(const char *dir, int depth, candidates *c, hs_error *err) {
+  DIR *d = opendir(dir);
+  if (d == NULL) {
+    if (errno == ENOENT && depth == 0) return HS_OK; /* e.g. no index/ yet */
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot list folder: %s", dir, strerror(errno));
+  }
+  hs_status st = HS_OK;
+  struct dirent *de;
+  while (st == HS_OK && (errno = 0, de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+    size_t len = strlen(dir) + 1 + strlen(de->d_name);
+    char *p = hs_malloc(len + 1);
+    if (p == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
+      break;
+    }
+    snprintf(p, len + 1, "%s/%s", dir, de->d_name);
+    struct stat sb;
+    if (lstat(p, &sb) != 0) { /* vanished meanwhile: nothing to do */
+      hs_free(p);
+      continue;
+    }
+    if (S_ISDIR(sb.st_mode) && depth < ORPHAN_DEPTH_MAX) {
+      st = list_dir(p, depth + 1, c, err);
+      hs_free(p);
+      continue;
+    }
+    if (!S_ISREG(sb.st_mode)) { /* links, sockets, too-deep folders: not ours */
+      hs_free(p);
+      continue;
+    }
+    if (c->n == c->cap) {
+      size_t nc = c->cap ? c->cap * 2 : 64;
+      hs_table_orphan_file *nv = hs_realloc(c->v, nc * sizeof *nv);
+      if (nv == NULL) {
+        hs_free(p);
+        st = hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
+        break;
+      }
+      c->v = nv;
+      c->cap = nc;
+    }
+    c->v[c->n++] = (hs_table_orphan_file){
+        .path = p,
+        .size = (int64_t)sb.st_size,
+        .mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000};
+  }
+  if (st == HS_OK && errno != 0)
+    st = hs_error_set(err, HS_ERR_IO, "%s: cannot list folder: %s", dir, strerror(errno));
+  closedir(d);
+  return st;
+}
+
+/* version-hint.text, and metadata versions newer than the one loaded. */
+static bool always_kept(const hs_table *t, const char *path) {
+  size_t rl = strlen(t->root);
+  if (strncmp(path, t->root, rl) != 0 || strncmp(path + rl, "/metadata/", 10) != 0) return false;
+  const char *name = path + rl + 10;
+  if (strcmp(name, "version-hint.text") == 0) return true;
+  long long v;
+  char tail[32];
+  return sscanf(name, "v%lld.metadata.jso%1s", &v, tail) == 2 && strcmp(tail, "n") == 0 &&
+         v > t->version;
+}
+
+hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int dry_run,
+                                       hs_table_orphan_file **files, size_t *n_files,
+                                       hs_error *err) {
+  *files = NULL;
+  *n_files = 0;
+  if (table->is_static || table->foreign_names)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: remove_orphan_files needs a table this library commits to (this "
+                        "metadata is %s); ask the catalog that owns it",
+                        table->metadata_path,
+                        table->is_static ? "opened as one static file" : "named by a catalog");
+  candidates c = {0};
+  static const char *const k_dirs[] = {"data", "index", "metadata"};
+  hs_status st = HS_OK;
+  for (size_t i = 0; st == HS_OK && i < sizeof k_dirs / sizeof *k_dirs; i++) {
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/%s", table->root, k_dirs[i]);
+    st = list_dir(dir, 0, &c, err);
+  }
+  strset live = {0};
+  if (st == HS_OK) st = hs_table_load_latest(table, err); /* after listing: see above */
+  if (st == HS_OK) st = reachable(table, &live, err);
+  bool *orphan = st == HS_OK && c.n > 0 ? hs_malloc(c.n * sizeof *orphan) : NULL;
+  if (st == HS_OK && c.n > 0 && orphan == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
+  size_t n = 0, bytes = 0;
+  for (size_t i = 0; st == HS_OK && i < c.n; i++) {
+    const hs_table_orphan_file *f = &c.v[i];
+    orphan[i] =
+        f->mtime_ms < older_than_ms && !always_kept(table, f->path) && !strset_has(&live, f->path);
+    if (orphan[i]) {
+      n++;
+      bytes += strlen(f->path) + 1;
+    }
+  }
+  strset_free(&live);
+  hs_table_orphan_file *out = NULL;
+  if (st == HS_OK && n > 0) {
+    out = hs_malloc(n * sizeof *out + bytes);
+    if (out == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
+  }
+  if (st == HS_OK && n > 0) { /* one allocation: the records, then their paths */
+    char *strings = (char *)(out + n);
+    for (size_t i = 0, j = 0; i < c.n; i++) {
+      if (!orphan[i]) continue;
+      size_t len = strlen(c.v[i].path) + 1;
+      memcpy(strings, c.v[i].path, len);
+      out[j] = c.v[i];
+      out[j++].path = strings;
+      strings += len;
+    }
+  }
+  hs_free(orphan);
+  candidates_free(&c);
+  for (size_t i = 0; st == HS_OK && !dry_run && i < n; i++) {
+    if (unlink(out[i].path) != 0 && errno != ENOENT)
+      st = hs_error_set(err, HS_ERR_IO, "%s: cannot remove orphan file: %s (%zu of %zu removed)",
+                        out[i].path, strerror(errno), i, n);
+  }
+  if (st != HS_OK) {
+    hs_free(out);
+    return st;
+  }
+  *files = out;
+  *n_files = n;
+  return HS_OK;
+}
