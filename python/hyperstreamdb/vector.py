@@ -68,6 +68,8 @@ __all__ = [
     "l1_distance_sparse",
     "GPUContext",
     "ComputeContext",
+    "set_global_gpu_context",
+    "get_global_gpu_context",
     "l2",
     "l2_batch",
     "cosine",
@@ -472,6 +474,23 @@ class GPUContext:
 
 
 ComputeContext = GPUContext
+
+_global_context = GPUContext("cpu")
+
+
+def set_global_gpu_context(ctx: GPUContext) -> None:
+    """Make ``ctx`` the context used when a call passes no ``device=`` (the
+    original's API). Only CPU contexts exist in this build, so this records the
+    choice; anything but a :class:`GPUContext` raises ``TypeError``."""
+    global _global_context
+    if not isinstance(ctx, GPUContext):
+        raise TypeError(f"set_global_gpu_context expects a GPUContext, not {type(ctx).__name__}")
+    _global_context = ctx
+
+
+def get_global_gpu_context() -> GPUContext:
+    """The context set by :func:`set_global_gpu_context` (a CPU one by default)."""
+    return _global_context
 
 
 # ------------------------------------------- the original's names (aliases)

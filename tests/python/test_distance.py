@@ -251,6 +251,10 @@ def test_aliases_and_device():
     assert hdb.l2(a, b, device=ctx) == hdb.l2(a, b)
     with pytest.raises(hdb.UnsupportedError):
         hdb.GPUContext("cuda")
+    hdb.set_global_gpu_context(ctx)  # the seed's call sequence
+    assert hdb.get_global_gpu_context() is ctx and hdb.l2(a, b) == pytest.approx(5.196, abs=1e-3)
+    with pytest.raises(TypeError):
+        hdb.set_global_gpu_context("cuda")
     assert hdb.simd_level() in ("scalar", "avx2", "avx512")
 
 
