@@ -26,6 +26,20 @@ bool hs_cli_parse_count(const char *s, int64_t *out);
 /* Format n with thousands separators into buf. Returns buf. */
 const char *hs_cli_group(int64_t n, char *buf, size_t cap);
 
+/* The progress bar of `write` on stderr (table.c): "[####    ]  42%  1,234
+ * rows", redrawn at most 10 times a second; `done` against `total` (rows or
+ * bytes), nothing when `on` is false (stderr not a terminal, --quiet). */
+typedef struct hs_cli_progress {
+  bool on;
+  int64_t total, last_drawn_ms;
+} hs_cli_progress;
+void hs_cli_progress_draw(hs_cli_progress *p, int64_t done, int64_t rows, bool final);
+
+/* Open CSV file `path` as a stream of batches in the table's `schema`
+ * (moved in, released on failure too), feeding `prog` (csv.c). */
+hs_status hs_cli_csv_open(const char *path, struct ArrowSchema *schema, hs_cli_progress *prog,
+                          struct ArrowArrayStream *out, hs_error *err);
+
 /* Subcommands: argv[0] is the subcommand name. */
 int hs_cli_inspect(int argc, char **argv);
 int hs_cli_read(int argc, char **argv);
