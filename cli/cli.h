@@ -35,10 +35,12 @@ typedef struct hs_cli_progress {
 } hs_cli_progress;
 void hs_cli_progress_draw(hs_cli_progress *p, int64_t done, int64_t rows, bool final);
 
-/* Open CSV file `path` as a stream of batches in the table's `schema`
- * (moved in, released on failure too), feeding `prog` (csv.c). */
-hs_status hs_cli_csv_open(const char *path, struct ArrowSchema *schema, hs_cli_progress *prog,
-                          struct ArrowArrayStream *out, hs_error *err);
+/* Open CSV file `path` (or read `file` when not NULL, named `path` in
+ * messages; closed by the stream) as a stream of batches in the table's
+ * `schema` (moved in; both released on failure too), feeding `prog`
+ * (csv.c; fuzzed by fuzz/fuzz_csv.c). */
+hs_status hs_cli_csv_open(const char *path, FILE *file, struct ArrowSchema *schema,
+                          hs_cli_progress *prog, struct ArrowArrayStream *out, hs_error *err);
 
 /* Subcommands: argv[0] is the subcommand name. */
 int hs_cli_inspect(int argc, char **argv);

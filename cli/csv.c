@@ -340,7 +340,7 @@ static int csv_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
           hs_error_set(&s->error, HS_ERR_NOMEM, "%s: out of memory", s->path);
           return ENOMEM;
         }
-        memcpy(v, s->rec.data + fd->start, fd->len);
+        if (fd->len > 0) memcpy(v, s->rec.data + fd->start, fd->len);
         v[fd->len] = '\0';
         ok = csv_parse_value(c, v, fd->len);
         if (!ok) {
@@ -389,14 +389,17 @@ static void csv_release(struct ArrowArrayStream *st) {
   st->release = NULL;
 }
 
-/* Open `path` as a stream of batches in the table's `schema` (moved in). */
-hs_status hs_cli_csv_open(const char *path, struct ArrowSchema *schema, hs_cli_progress *prog,
-                          struct ArrowArrayStream *out, hs_error *err) {
+/* Open `path` (or read the open `file`, named `path` in messages) as a
+ * stream of batches in the table's `schema` (moved in). */
+hs_status hs_cli_csv_open(const char *path, FILE *file, struct ArrowSchema *schema,
+                          hs_cli_progress *prog, struct ArrowArrayStream *out, hs_error *err) {
   csv_state *s = hs_calloc(1, sizeof *s);
   if (s == NULL) {
+    if (file != NULL) fclose(file);
     schema->release(schema);
     return hs_error_set(err, HS_ERR_NOMEM, "csv: out of memory");
   }
+  s->f = file;
   s->schema = *schema;
   schema->release = NULL;
   s->prog = prog;
@@ -444,7 +447,7 @@ hs_status hs_cli_csv_open(const char *path, struct ArrowSchema *schema, hs_cli_p
       goto fail;
     }
   }
-  if ((s->f = fopen(path, "rb")) == NULL) {
+  if (s->f == NULL && (s->f = fopen(path, "rb")) == NULL) {
     st = hs_error_set(err, errno == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO, "%s: %s", path,
                       strerror(errno));
     goto fail;
@@ -461,23 +464,29 @@ hs_status hs_cli_csv_open(const char *path, struct ArrowSchema *schema, hs_cli_p
     st = hs_error_set(err, HS_ERR_NOMEM, "csv: out of memory");
     goto fail;
   }
-  bool seen[4096] = {false};
+  bool *seen = hs_calloc(s->n_cols + 1, sizeof *seen);
+  if (seen == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "csv: out of memory");
+    goto fail;
+  }
   for (size_t k = 0; k < nh; k++) {
-    const char *name = (const char *)s->rec.data + s->fields[k].start;
     size_t len = s->fields[k].len, i;
+    const char *name = len > 0 ? (const char *)s->rec.data + s->fields[k].start : "";
     for (i = 0; i < s->n_cols; i++) {
       const char *cn = s->schema.children[i]->name;
       if (strlen(cn) == len && memcmp(cn, name, len) == 0) break;
     }
-    if (i == s->n_cols || (i < 4096 && seen[i])) {
+    if (i == s->n_cols || seen[i]) {
+      hs_free(seen);
       st =
           hs_error_set(err, HS_ERR_SCHEMA, "%s: header column %zu '%.*s' is %s the table", path,
                        k + 1, (int)len, name, i == s->n_cols ? "not a column of" : "repeated; see");
       goto fail;
     }
-    if (i < 4096) seen[i] = true;
+    seen[i] = true;
     s->col_of_field[k] = i;
   }
+  hs_free(seen);
   if (nh != s->n_cols) {
     st = hs_error_set(err, HS_ERR_SCHEMA, "%s: the header has %zu columns, the table %zu", path, nh,
                       s->n_cols);

@@ -278,7 +278,7 @@ int hs_cli_write(int argc, char **argv) {
     if (stat(file, &sb) == 0) prog.total = (int64_t)sb.st_size;
     struct ArrowSchema schema;
     st = hs_table_schema(t, &schema, &err);
-    if (st == HS_OK) st = hs_cli_csv_open(file, &schema, &prog, &stream, &err);
+    if (st == HS_OK) st = hs_cli_csv_open(file, NULL, &schema, &prog, &stream, &err);
   } else {
     hs_parquet_reader *r = NULL;
     counted *c = hs_calloc(1, sizeof *c);
