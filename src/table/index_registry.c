@@ -48,6 +48,21 @@ void hs_table_index_registry_free(hs_table_index_registry *r) {
 
 /* Parse registry JSON `buf` into `r` (strings in r->arena). */
 static hs_status registry_parse(const char *what, const hs_buf *buf, hs_table_index_registry *r,
+                                hs_error *err);
+static hs_status registry_index(hs_table_index_registry *r, hs_error *err);
+
+hs_status hs_table_index_registry_parse(const char *what, const uint8_t *data, size_t len,
+                                        hs_table_index_registry *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_arena_init(&out->arena);
+  hs_buf buf = {.data = (uint8_t *)data, .len = len, .cap = len};
+  hs_status st = registry_parse(what, &buf, out, err);
+  if (st == HS_OK) st = registry_index(out, err);
+  if (st != HS_OK) hs_table_index_registry_free(out);
+  return st;
+}
+
+static hs_status registry_parse(const char *what, const hs_buf *buf, hs_table_index_registry *r,
                                 hs_error *err) {
   json_error_t je;
   json_t *root = json_loadb((const char *)buf->data, buf->len, 0, &je);
@@ -102,8 +117,6 @@ done:
   json_decref(root);
   return st;
 }
-
-static hs_status registry_index(hs_table_index_registry *r, hs_error *err);
 
 hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metadata *meta,
                                        hs_table_index_registry *out, hs_error *err) {
@@ -359,8 +372,8 @@ hs_status hs_table_index_register(hs_table *t, const hs_table_index_entry *add, 
 /* Read `cols` of data file `path` and write their index as a new fsynced
  * <root>/index/<uuid>.puffin; its path in *index_path (arena). */
 static hs_status build_one(const hs_table *t, const char *path, char **cols,
-                           const hs_sidx_column_options *copts, size_t n_cols, hs_arena *arena,
-                           char **index_path, hs_error *err) {
+                           const hs_sidx_column_options *copts, size_t n_cols, uint32_t threads,
+                           hs_arena *arena, char **index_path, hs_error *err) {
   hs_parquet_reader *rd = NULL;
   hs_status st = hs_parquet_reader_open(path, &rd, err);
   if (st != HS_OK) return st;
@@ -399,16 +412,32 @@ static hs_status build_one(const hs_table *t, const char *path, char **cols,
     batches[n_b++] = a;
   }
   if (st == HS_OK) st = hs_sidx_builder_create(&b, err);
-  if (st == HS_OK && (chunks = hs_malloc((n_b ? n_b : 1) * sizeof *chunks)) == NULL)
-    st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
-  for (int64_t c = 0; st == HS_OK && c < schema.n_children; c++) {
-    /* Borrowed shallow copies of each batch's child c. */
-    for (size_t i = 0; i < n_b; i++) chunks[i] = *batches[i].children[c];
-    const hs_sidx_column_options *o = NULL;
-    for (size_t k = 0; copts != NULL && k < n_cols; k++)
-      if (strcmp(cols[k], schema.children[c]->name) == 0) o = &copts[k];
-    st = hs_sidx_builder_add_column(b, schema.children[c], -1, chunks, n_b, o, err);
+  /* Per column: borrowed shallow copies of each batch's child, its field
+   * and options; all columns built at once on `threads` threads. */
+  size_t nc = st == HS_OK && schema.n_children > 0 ? (size_t)schema.n_children : 0;
+  const struct ArrowArray **col_chunks = NULL;
+  const struct ArrowSchema **fields = NULL;
+  hs_sidx_column_options *o = NULL;
+  if (nc > 0) {
+    chunks = hs_malloc(nc * (n_b ? n_b : 1) * sizeof *chunks);
+    col_chunks = hs_malloc(nc * sizeof *col_chunks);
+    fields = hs_malloc(nc * sizeof *fields);
+    o = hs_calloc(nc, sizeof *o);
+    if (chunks == NULL || col_chunks == NULL || fields == NULL || o == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
   }
+  for (size_t c = 0; st == HS_OK && c < nc; c++) {
+    for (size_t i = 0; i < n_b; i++) chunks[c * n_b + i] = *batches[i].children[c];
+    col_chunks[c] = chunks + c * n_b;
+    fields[c] = schema.children[c];
+    for (size_t k = 0; copts != NULL && k < n_cols; k++)
+      if (strcmp(cols[k], schema.children[c]->name) == 0) o[c] = copts[k];
+  }
+  if (st == HS_OK)
+    st = hs_sidx_builder_add_columns(b, nc, fields, NULL, col_chunks, n_b, o, threads, err);
+  hs_free(col_chunks);
+  hs_free(fields);
+  hs_free(o);
   if (st == HS_OK) st = hs_sidx_builder_finish(b, &out, err);
   char uuid[37];
   if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
@@ -459,6 +488,7 @@ typedef struct build_ctx {
   atomic_int cancelled;
   hs_table_index_progress_fn progress;
   void *progress_ctx;
+  uint32_t col_threads; /* per file: its columns are built on this many threads */
 } build_ctx;
 
 static void build_worker(void *vctx, size_t begin, size_t end, uint32_t worker) {
@@ -471,8 +501,8 @@ static void build_worker(void *vctx, size_t begin, size_t end, uint32_t worker) 
       job->err.status = HS_OK;
       continue;
     }
-    job->st = build_one(c->t, job->path, job->cols, job->copts, job->n_cols, &job->arena,
-                        &job->index_path, &job->err);
+    job->st = build_one(c->t, job->path, job->cols, job->copts, job->n_cols, c->col_threads,
+                        &job->arena, &job->index_path, &job->err);
     pthread_mutex_lock(&c->mu);
     c->done++;
     if (c->progress != NULL && c->progress(c->progress_ctx, c->done, (int64_t)c->n_jobs) != 0)
@@ -533,6 +563,9 @@ hs_status hs_table_index_build(hs_table *t, const hs_table_index_spec *specs, si
     if (progress != NULL && progress(progress_ctx, 0, (int64_t)c.n_jobs) != 0)
       atomic_store(&c.cancelled, 1);
     pthread_mutex_init(&c.mu, NULL);
+    /* Fewer files than threads (an append's own file): split the columns too. */
+    uint32_t th = threads != 0 ? threads : hs_parallel_cores();
+    c.col_threads = c.n_jobs >= th ? 1 : th / (uint32_t)c.n_jobs;
     hs_parallel_for(c.n_jobs, 1, threads, build_worker, &c);
     pthread_mutex_destroy(&c.mu);
     if ((add = hs_calloc(c.n_jobs, sizeof *add)) == NULL)

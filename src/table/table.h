@@ -201,6 +201,10 @@ typedef struct hs_table_index_registry {
 hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metadata *meta,
                                        hs_table_index_registry *out, hs_error *err);
 void hs_table_index_registry_free(hs_table_index_registry *r); /* accepts NULL */
+/* Parse registry JSON bytes (`what` names them in errors); the same checks
+ * as hs_table_index_registry_load without the file (fuzz/fuzz_table_json.c). */
+hs_status hs_table_index_registry_parse(const char *what, const uint8_t *data, size_t len,
+                                        hs_table_index_registry *out, hs_error *err);
 
 /* The index file recorded for `column` of the data file, or NULL. The path
  * is as recorded: resolve it with hs_table_resolve_path before opening. */
