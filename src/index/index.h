@@ -84,6 +84,19 @@ hs_status hs_sidx_builder_add_column(hs_sidx_builder *b, const struct ArrowSchem
                                      size_t n_chunks, const hs_sidx_column_options *opts,
                                      hs_error *err);
 
+/* Index n columns of the same data file at once, each as by
+ * hs_sidx_builder_add_column with fields[i], field_ids[i] (field_ids NULL:
+ * all -1), chunks[i][0..n_chunks) and opts[i] (opts NULL: defaults), on up
+ * to `threads` threads (0: hs_parallel_cores()). The file is the same as
+ * after n add_column calls in order; on an error the columns before the
+ * failing one (in order) stay added. */
+hs_status hs_sidx_builder_add_columns(hs_sidx_builder *b, size_t n,
+                                      const struct ArrowSchema *const *fields,
+                                      const int32_t *field_ids,
+                                      const struct ArrowArray *const *chunks, size_t n_chunks,
+                                      const hs_sidx_column_options *opts, uint32_t threads,
+                                      hs_error *err);
+
 /* The whole Puffin file, appended to `out`. The builder can be freed
  * afterwards; adding more columns after finish is HS_ERR_INVALID_ARG. */
 hs_status hs_sidx_builder_finish(hs_sidx_builder *b, hs_buf *out, hs_error *err);

@@ -68,6 +68,17 @@ hs_status hs_sidx_key_type_of(const hs_arrow_type *t, hs_sidx_key_type *kt, uint
 
 /* --------------------------------------------------------- key encoding */
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline void hs_sidx_store_u64be(uint8_t *p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  memcpy(p, &v, 8);
+}
+static inline uint64_t hs_sidx_load_u64be(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
+#else
 static inline void hs_sidx_store_u64be(uint8_t *p, uint64_t v) {
   for (int i = 7; i >= 0; i--) {
     p[i] = (uint8_t)v;
@@ -79,6 +90,7 @@ static inline uint64_t hs_sidx_load_u64be(const uint8_t *p) {
   for (int i = 0; i < 8; i++) v = v << 8 | p[i];
   return v;
 }
+#endif
 static inline uint64_t hs_sidx_int_bits(int64_t v) {
   return (uint64_t)v ^ ((uint64_t)1 << 63);
 }
