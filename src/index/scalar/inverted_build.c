@@ -81,7 +81,7 @@ static hs_status put_rows_bitmap(hs_buf *out, const uint32_t *rows, uint32_t n, 
 }
 
 /* n zero bytes appended to out (plus 8 zero bytes of slack after them,
- * not counted, for bits_put); *at points at them. */
+ * not counted, for bitw_flush); *at points at them. */
 static bool append_zeros(hs_buf *out, size_t n, uint8_t **at) {
   if (!hs_buf_reserve(out, n + 8)) return false;
   *at = out->data + out->len;
@@ -90,22 +90,38 @@ static bool append_zeros(hs_buf *out, size_t n, uint8_t **at) {
   return true;
 }
 
-/* hs_sidx_bits_put into a zeroed stream with 8 bytes of slack: one
- * 8-byte read-modify-write when the value fits (v < 2^w, w <= 56). */
-static inline void bits_put(uint8_t *p, uint64_t pos, unsigned w, uint64_t v) {
-  if (w > 56) {
-    hs_sidx_bits_put(p, pos, w, v);
-    return;
-  }
-  uint8_t *q = p + (pos >> 3);
+/* A little-endian bit stream writer (the layout of hs_sidx_bits_get):
+ * values gathered in a 64-bit word, stored 8 bytes at a time, so the
+ * stream needs 8 bytes of slack after it (append_zeros). */
+typedef struct bitw {
+  uint8_t *p;
+  uint64_t acc;
+  unsigned n; /* bits in acc, < 64 */
+} bitw;
+
+static inline void bitw_store(uint8_t *q, uint64_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t x;
-  memcpy(&x, q, 8);
-  x |= v << (pos & 7);
-  memcpy(q, &x, 8);
+  memcpy(q, &v, 8);
 #else
-  hs_store_u64le(q, hs_load_u64le(q) | v << (pos & 7));
+  hs_store_u64le(q, v);
 #endif
+}
+
+/* Append the low w bits of v (v < 2^w, w <= 64). */
+static inline void bitw_put(bitw *b, uint64_t v, unsigned w) {
+  if (w == 0) return;
+  b->acc |= v << b->n;
+  b->n += w;
+  if (b->n >= 64) {
+    bitw_store(b->p, b->acc);
+    b->p += 8;
+    b->n -= 64;
+    b->acc = b->n ? v >> (w - b->n) : 0;
+  }
+}
+
+static inline void bitw_flush(bitw *b) {
+  if (b->n > 0) bitw_store(b->p, b->acc); /* within the slack */
 }
 
 /* A packed SORTED block (sorted positions s .. s + c - 1) after its bitmap
@@ -137,24 +153,28 @@ static hs_status put_packed(hs_buf *out, const hs_sidx_keyset *ks, const hs_sidx
     size_t n_packed = sparse ? nonzero : c;
     if (!append_zeros(out, mask_bytes + (n_packed * kb + 7) / 8, &p))
       return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
-    uint64_t prev = sk[0], at = 0;
+    uint64_t prev = sk[0];
+    bitw bw = {p + mask_bytes, 0, 0};
     for (uint32_t k = 0; k < c; k++) {
       uint64_t v = sk[k];
       if (!sparse) {
-        bits_put(p, (uint64_t)k * kb, kb, v - prev);
+        bitw_put(&bw, v - prev, kb);
       } else if (v != prev) {
         p[k / 8] |= (uint8_t)(1u << (k % 8));
-        bits_put(p + mask_bytes, at++ * kb, kb, v - prev);
+        bitw_put(&bw, v - prev, kb);
       }
       prev = v;
     }
+    bitw_flush(&bw);
   } else {
     hs_status st = put_keys(out, ks, srt, NULL, s, c, err);
     if (st != HS_OK) return st;
   }
   if (!append_zeros(out, ((size_t)c * rb + 7) / 8, &p))
     return hs_error_set(err, HS_ERR_NOMEM, "scalar index: block");
-  for (uint32_t k = 0; k < c; k++) bits_put(p, (uint64_t)k * rb, rb, rank[k]);
+  bitw bw = {p, 0, 0};
+  for (uint32_t k = 0; k < c; k++) bitw_put(&bw, rank[k], rb);
+  bitw_flush(&bw);
   return HS_OK;
 }
 

@@ -303,8 +303,73 @@ static void sort_pairs(kpair *a, kpair *tmp, uint32_t n) {
   }
 }
 
+/* The same MSD sort of plain uint64 values (the whole value is the key). */
+static void sort_u64(uint64_t *a, uint64_t *tmp, uint32_t n) {
+  if (n < 24) {
+    for (uint32_t i = 1; i < n; i++) {
+      uint64_t x = a[i];
+      uint32_t j = i;
+      for (; j > 0 && a[j - 1] > x; j--) a[j] = a[j - 1];
+      a[j] = x;
+    }
+    return;
+  }
+  uint64_t mn = a[0], mx = a[0];
+  for (uint32_t i = 1; i < n; i++) {
+    mn = a[i] < mn ? a[i] : mn;
+    mx = a[i] > mx ? a[i] : mx;
+  }
+  if (mn == mx) return;
+  unsigned bits = hs_sidx_bit_width(mx - mn), db = hs_sidx_bit_width(n) - 2;
+  if (db > 11) db = 11;
+  if (db > bits) db = bits;
+  unsigned shift = bits - db;
+  uint32_t count[(1u << 11) + 1];
+  memset(count, 0, ((size_t)(1u << db) + 1) * sizeof *count);
+  for (uint32_t i = 0; i < n; i++) count[((a[i] - mn) >> shift) + 1]++;
+  for (uint32_t v = 0; v < (1u << db); v++) count[v + 1] += count[v];
+  for (uint32_t i = 0; i < n; i++) tmp[count[(a[i] - mn) >> shift]++] = a[i];
+  memcpy(a, tmp, (size_t)n * sizeof *a);
+  if (shift == 0) return;
+  for (uint32_t v = 0, lo = 0; v < (1u << db); v++) {
+    uint32_t hi = count[v];
+    if (hi - lo > 1) sort_u64(a + lo, tmp + lo, hi - lo);
+    lo = hi;
+  }
+}
+
+/* Keys whose spread (max - min) and index fit in 64 bits together (ids,
+ * timestamps) are sorted as single (key - min) << ib | index words: half
+ * the bytes moved, and the word order is (key, index) order. Others as
+ * (key, index) pairs. */
 static bool sort_radix(const hs_sidx_keyset *ks, uint32_t *perm, hs_sidx_sorted *s) {
   uint32_t n = ks->n;
+  const uint64_t *k = ks->k64;
+  uint64_t mn = UINT64_MAX, mx = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    mn = k[i] < mn ? k[i] : mn;
+    mx = k[i] > mx ? k[i] : mx;
+  }
+  unsigned ib = n > 1 ? hs_sidx_bit_width(n - 1) : 1;
+  if (n > 0 && hs_sidx_bit_width(mx - mn) + ib <= 64) {
+    uint64_t *a = hs_malloc(((size_t)n + 1) * sizeof *a),
+             *b = hs_malloc(((size_t)n + 1) * sizeof *b);
+    if (a == NULL || b == NULL) {
+      hs_free(a);
+      hs_free(b);
+      return false;
+    }
+    for (uint32_t i = 0; i < n; i++) a[i] = (k[i] - mn) << ib | i;
+    sort_u64(a, b, n);
+    uint64_t mask = ((uint64_t)1 << ib) - 1;
+    for (uint32_t i = 0; i < n; i++) {
+      perm[i] = (uint32_t)(a[i] & mask);
+      s->sk[i] = (a[i] >> ib) + mn;
+    }
+    hs_free(a);
+    hs_free(b);
+    return true;
+  }
   kpair *a = hs_malloc(((size_t)n + 1) * sizeof *a), *b = hs_malloc(((size_t)n + 1) * sizeof *b);
   if (a == NULL || b == NULL) {
     hs_free(a);
@@ -312,7 +377,7 @@ static bool sort_radix(const hs_sidx_keyset *ks, uint32_t *perm, hs_sidx_sorted 
     return false;
   }
   for (uint32_t i = 0; i < n; i++) {
-    a[i].key = ks->k64[i];
+    a[i].key = k[i];
     a[i].idx = i;
   }
   sort_pairs(a, b, n);
