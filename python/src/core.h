@@ -42,11 +42,51 @@ PyObject *hs_py_raise_msg(PyObject *type, const char *fmt, ...);
  * NUL-terminated path. */
 PyObject *hs_py_path(PyObject *obj);
 
-/* PyCapsule destructors of the Arrow PyCapsule Interface (read.c): release
+/* PyCapsule destructors of the Arrow PyCapsule Interface (stream.c): release
  * the structure if the consumer did not take it, then free its heap block. */
 void hs_py_stream_capsule_free(PyObject *capsule); /* "arrow_array_stream" */
 void hs_py_schema_capsule_free(PyObject *capsule); /* "arrow_schema" */
 void hs_py_array_capsule_free(PyObject *capsule);  /* "arrow_array" */
+
+/* A new "arrow_schema" capsule holding a deep copy of `src` (stream.c). */
+PyObject *hs_py_schema_capsule(const struct ArrowSchema *src);
+
+/* ------------------------------------------------ one-shot streams (stream.c)
+ * The part ParquetStream (read.c) and TableStream (table.c) share: a type
+ * puts hs_py_stream first in its object struct, uses hs_py_stream_dealloc,
+ * hs_py_stream_methods and hs_py_stream_getset, and adds its own members
+ * and repr. Every state but OPEN has released (or handed away) the C
+ * stream, so `stream.release == NULL` exactly when state != HS_PY_OPEN. */
+typedef enum hs_py_stream_state {
+  HS_PY_OPEN = 0,
+  HS_PY_EXPORTED, /* moved into a PyCapsule by __arrow_c_stream__ */
+  HS_PY_EXHAUSTED,
+  HS_PY_FAILED,
+  HS_PY_CLOSED
+} hs_py_stream_state;
+
+extern const char *const hs_py_stream_state_names[]; /* "open", "exported", ... */
+
+typedef struct hs_py_stream {
+  PyObject_HEAD struct ArrowArrayStream stream; /* release == NULL once not OPEN */
+  struct ArrowSchema schema;                    /* cached by the first read; owned */
+  PyObject *what;    /* str: the file or table read, for messages (owned) */
+  const char *again; /* how to read again, for "already consumed" (static) */
+  long long batches_read;
+  hs_py_stream_state state;
+  /* Set while get_next runs without the GIL: other threads calling in are
+   * refused instead of racing on the C stream (which is single-threaded). */
+  int busy;
+} hs_py_stream;
+
+/* Fill a freshly allocated object's shared part (CLOSED, no C stream yet;
+ * `what` is referenced, may be NULL), then hand it the C stream (moved in;
+ * the state becomes OPEN). */
+void hs_py_stream_init(hs_py_stream *self, PyObject *what, const char *again);
+void hs_py_stream_take(hs_py_stream *self, struct ArrowArrayStream *stream);
+void hs_py_stream_dealloc(PyObject *self);
+extern PyMethodDef hs_py_stream_methods[]; /* __arrow_c_stream__, _read_next, ... */
+extern PyGetSetDef hs_py_stream_getset[];  /* consumed, state */
 
 /* read.c: the ParquetStream and ArrowSchemaHolder types and read entry points. */
 int hs_py_read_init(PyObject *module);

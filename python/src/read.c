@@ -261,283 +261,38 @@ fail:
 
 /* ------------------------------------------------------ ParquetStream */
 
-/* Where a ParquetStream is in its life. Every state but OPEN has released
- * (or handed away) the C stream, so `stream.release == NULL` exactly when
- * state != HS_PY_OPEN. */
-typedef enum hs_py_stream_state {
-  HS_PY_OPEN = 0,
-  HS_PY_EXPORTED, /* moved into a PyCapsule by __arrow_c_stream__ */
-  HS_PY_EXHAUSTED,
-  HS_PY_FAILED,
-  HS_PY_CLOSED
-} hs_py_stream_state;
-
-static const char *const hs_py_state_names[] = {"open", "exported", "exhausted", "failed",
-                                                "closed"};
-
-typedef struct hs_py_stream {
-  PyObject_HEAD struct ArrowArrayStream stream; /* release == NULL once not OPEN */
-  struct ArrowSchema schema;                    /* cached by the first read; owned */
-  PyObject *path;                               /* str, for messages */
+/* A ParquetStream: the shared stream (stream.c) plus what the file holds. */
+typedef struct hs_py_pstream {
+  hs_py_stream base; /* first: base.what is the path */
   long long num_rows;
   long long num_row_groups;
   long long row_groups_selected;
-  long long batches_read;
-  hs_py_stream_state state;
-  /* Set while get_next runs without the GIL: other threads calling in are
-   * refused instead of racing on the C stream (which is single-threaded). */
-  int busy;
-} hs_py_stream;
+} hs_py_pstream;
 
-/* The path as UTF-8 for messages; never NULL. */
-static const char *hs_py_stream_path(hs_py_stream *self) {
-  const char *p = PyUnicode_AsUTF8(self->path);
-  if (p == NULL) {
-    PyErr_Clear();
-    p = "(unprintable path)";
-  }
-  return p;
-}
-
-/* Release the C stream (if still held) and enter `state`. */
-static void hs_py_stream_finish(hs_py_stream *self, hs_py_stream_state state) {
-  if (self->stream.release != NULL) self->stream.release(&self->stream);
-  self->state = state;
-}
-
-/* Raise the failure reported by a stream callback and enter FAILED. */
-static PyObject *hs_py_stream_raise(hs_py_stream *self, int rc) {
-  const char *msg = self->stream.get_last_error ? self->stream.get_last_error(&self->stream) : NULL;
-  hs_error err = {0};
-  hs_status st = hs_status_of_errno(rc);
-  hs_error_set(&err, st, "%s", msg != NULL ? msg : "reading the stream failed");
-  hs_py_stream_finish(self, HS_PY_FAILED); /* after the message was copied out */
-  return hs_py_raise(st, &err, hs_py_stream_path(self));
-}
-
-/* 0 when the stream may be read or exported now; else raises and -1. */
-static int hs_py_stream_check_open(hs_py_stream *self) {
-  if (self->busy) {
-    hs_py_raise_msg(hs_py_error, "%s: this ParquetStream is being read by another thread",
-                    hs_py_stream_path(self));
-    return -1;
-  }
-  if (self->state == HS_PY_OPEN) return 0;
-  if (self->state == HS_PY_EXPORTED || self->state == HS_PY_EXHAUSTED) {
-    hs_py_raise_msg(hs_py_error,
-                    "%s: this ParquetStream was already consumed (%s); streams are one-shot, "
-                    "open the file again to read it again",
-                    hs_py_stream_path(self), hs_py_state_names[self->state]);
-  } else {
-    hs_py_raise_msg(hs_py_error, "%s: this ParquetStream is %s", hs_py_stream_path(self),
-                    hs_py_state_names[self->state]);
-  }
-  return -1;
-}
-
-static void hs_py_stream_dealloc(hs_py_stream *self) {
-  if (self->stream.release != NULL) self->stream.release(&self->stream);
-  if (self->schema.release != NULL) self->schema.release(&self->schema);
-  Py_XDECREF(self->path);
-  Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-void hs_py_stream_capsule_free(PyObject *capsule) {
-  struct ArrowArrayStream *s = PyCapsule_GetPointer(capsule, "arrow_array_stream");
-  if (s == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (s->release != NULL) s->release(s);
-  hs_free(s);
-}
-
-void hs_py_schema_capsule_free(PyObject *capsule) {
-  struct ArrowSchema *s = PyCapsule_GetPointer(capsule, "arrow_schema");
-  if (s == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (s->release != NULL) s->release(s);
-  hs_free(s);
-}
-
-void hs_py_array_capsule_free(PyObject *capsule) {
-  struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
-  if (a == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (a->release != NULL) a->release(a);
-  hs_free(a);
-}
-
-/* A new "arrow_schema" capsule holding a deep copy of `src`. */
-static PyObject *hs_py_schema_capsule(const struct ArrowSchema *src) {
-  struct ArrowSchema *heap = hs_calloc(1, sizeof *heap);
-  if (heap == NULL) return PyErr_NoMemory();
-  hs_error err = {0};
-  hs_status st = hs_arrow_schema_copy(src, heap, &err);
-  if (st != HS_OK) {
-    hs_free(heap);
-    return hs_py_raise(st, &err, NULL);
-  }
-  PyObject *capsule = PyCapsule_New(heap, "arrow_schema", hs_py_schema_capsule_free);
-  if (capsule == NULL) {
-    heap->release(heap);
-    hs_free(heap);
-  }
-  return capsule;
-}
-
-/* Fetch and cache the stream's schema (once). */
-static int hs_py_stream_load_schema(hs_py_stream *self) {
-  if (self->schema.release != NULL) return 0;
-  int rc = self->stream.get_schema(&self->stream, &self->schema);
-  if (rc != 0) {
-    self->schema.release = NULL;
-    hs_py_stream_raise(self, rc);
-    return -1;
-  }
-  return 0;
-}
-
-static PyObject *hs_py_stream_export(hs_py_stream *self, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"requested_schema", NULL};
-  PyObject *requested = Py_None;
-  /* A requested schema is a request, not a demand (PyCapsule Interface): we
-   * produce the file's own schema and let the consumer cast. */
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:__arrow_c_stream__", kwlist, &requested)) {
-    return NULL;
-  }
-  if (hs_py_stream_check_open(self) < 0) return NULL;
-  struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
-  if (heap == NULL) return PyErr_NoMemory();
-  PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_stream_capsule_free);
-  if (capsule == NULL) {
-    hs_free(heap);
-    return NULL;
-  }
-  *heap = self->stream; /* move */
-  self->stream.release = NULL;
-  self->state = HS_PY_EXPORTED;
-  return capsule;
-}
-
-static PyObject *hs_py_stream_schema_capsule(hs_py_stream *self, PyObject *unused) {
-  if (self->schema.release == NULL) {
-    if (hs_py_stream_check_open(self) < 0 || hs_py_stream_load_schema(self) < 0) return NULL;
-  }
-  return hs_py_schema_capsule(&self->schema);
-}
-
-/* One batch as (schema capsule, array capsule), or None at the end. The
- * decoding runs without the GIL. A failure raises the HyperStreamError
- * subclass of the C status with the C message and leaves the stream FAILED. */
-static PyObject *hs_py_stream_read_next(hs_py_stream *self, PyObject *unused) {
-  if (hs_py_stream_check_open(self) < 0 || hs_py_stream_load_schema(self) < 0) return NULL;
-  struct ArrowArray *arr = hs_calloc(1, sizeof *arr);
-  if (arr == NULL) return PyErr_NoMemory();
-  self->busy = 1;
-  PyThreadState *ts = PyEval_SaveThread();
-  int rc = self->stream.get_next(&self->stream, arr);
-  PyEval_RestoreThread(ts);
-  self->busy = 0;
-  if (rc != 0) {
-    hs_free(arr);
-    return hs_py_stream_raise(self, rc);
-  }
-  if (arr->release == NULL) {
-    hs_free(arr);
-    hs_py_stream_finish(self, HS_PY_EXHAUSTED); /* closes the file now, not at gc */
-    Py_RETURN_NONE;
-  }
-  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
-  if (acap == NULL) {
-    arr->release(arr);
-    hs_free(arr);
-    return NULL;
-  }
-  PyObject *scap = hs_py_schema_capsule(&self->schema);
-  if (scap == NULL) {
-    Py_DECREF(acap);
-    return NULL;
-  }
-  self->batches_read++;
-  PyObject *out = PyTuple_Pack(2, scap, acap);
-  Py_DECREF(scap);
-  Py_DECREF(acap);
-  return out;
-}
-
-static PyObject *hs_py_stream_close(hs_py_stream *self, PyObject *unused) {
-  if (self->busy) {
-    return hs_py_raise_msg(hs_py_error,
-                           "%s: cannot close a ParquetStream while another thread "
-                           "reads it",
-                           hs_py_stream_path(self));
-  }
-  if (self->state == HS_PY_OPEN) hs_py_stream_finish(self, HS_PY_CLOSED);
-  Py_RETURN_NONE;
-}
-
-static PyObject *hs_py_stream_consumed(hs_py_stream *self, void *unused) {
-  return PyBool_FromLong(self->state != HS_PY_OPEN);
-}
-
-static PyObject *hs_py_stream_state_get(hs_py_stream *self, void *unused) {
-  return PyUnicode_FromString(hs_py_state_names[self->state]);
-}
-
-static PyObject *hs_py_stream_repr(hs_py_stream *self) {
+static PyObject *hs_py_pstream_repr(hs_py_pstream *self) {
   return PyUnicode_FromFormat(
       "<ParquetStream %R num_rows=%lld row_groups=%lld/%lld "
       "batches_read=%lld %s>",
-      self->path, self->num_rows, self->row_groups_selected, self->num_row_groups,
-      self->batches_read, hs_py_state_names[self->state]);
+      self->base.what, self->num_rows, self->row_groups_selected, self->num_row_groups,
+      self->base.batches_read, hs_py_stream_state_names[self->base.state]);
 }
 
-static PyMethodDef hs_py_stream_methods[] = {
-    {"__arrow_c_stream__", (PyCFunction)(void (*)(void))hs_py_stream_export,
-     METH_VARARGS | METH_KEYWORDS,
-     "__arrow_c_stream__(requested_schema=None) -> PyCapsule\n\n"
-     "Export the rest of the stream as a PyCapsule 'arrow_array_stream' (once).\n"
-     "Errors met later by the consumer are reported through the C stream\n"
-     "interface (errno and message), so pyarrow raises OSError for them; read\n"
-     "through hyperstreamdb.parquet to get HyperStreamError subclasses."},
-    {"_schema_capsule", (PyCFunction)hs_py_stream_schema_capsule, METH_NOARGS,
-     "_schema_capsule() -> PyCapsule\n\nThe batches' struct schema as a PyCapsule 'arrow_schema'."},
-    {"_read_next", (PyCFunction)hs_py_stream_read_next, METH_NOARGS,
-     "_read_next() -> (PyCapsule, PyCapsule) | None\n\n"
-     "Decode the next batch: its 'arrow_schema' and 'arrow_array' capsules, or\n"
-     "None at the end. Raises the HyperStreamError subclass of the failure."},
-    {"close", (PyCFunction)hs_py_stream_close, METH_NOARGS,
-     "close() -> None\n\nRelease the stream and its file without reading the rest (idempotent)."},
-    {NULL, NULL, 0, NULL}};
-
-static PyMemberDef hs_py_stream_members[] = {
-    {"path", T_OBJECT, offsetof(hs_py_stream, path), READONLY, "The file path."},
-    {"num_rows", T_LONGLONG, offsetof(hs_py_stream, num_rows), READONLY, "Rows in the file."},
-    {"num_row_groups", T_LONGLONG, offsetof(hs_py_stream, num_row_groups), READONLY,
+static PyMemberDef hs_py_pstream_members[] = {
+    {"path", T_OBJECT, offsetof(hs_py_pstream, base.what), READONLY, "The file path."},
+    {"num_rows", T_LONGLONG, offsetof(hs_py_pstream, num_rows), READONLY, "Rows in the file."},
+    {"num_row_groups", T_LONGLONG, offsetof(hs_py_pstream, num_row_groups), READONLY,
      "Row groups in the file."},
-    {"row_groups_selected", T_LONGLONG, offsetof(hs_py_stream, row_groups_selected), READONLY,
+    {"row_groups_selected", T_LONGLONG, offsetof(hs_py_pstream, row_groups_selected), READONLY,
      "Row groups this stream reads after pruning by `filters`."},
-    {"batches_read", T_LONGLONG, offsetof(hs_py_stream, batches_read), READONLY,
+    {"batches_read", T_LONGLONG, offsetof(hs_py_pstream, base.batches_read), READONLY,
      "Batches decoded so far through hyperstreamdb (not counting an exported stream)."},
     {NULL, 0, 0, 0, NULL}};
 
-static PyGetSetDef hs_py_stream_getset[] = {
-    {"consumed", (getter)hs_py_stream_consumed, NULL,
-     "True once the stream was exported, read to the end, failed or closed.", NULL},
-    {"state", (getter)hs_py_stream_state_get, NULL,
-     "'open', 'exported', 'exhausted', 'failed' or 'closed'.", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
-
-static PyTypeObject hs_py_stream_type = {
+static PyTypeObject hs_py_pstream_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hyperstreamdb._core.ParquetStream",
-    .tp_basicsize = sizeof(hs_py_stream),
-    .tp_dealloc = (destructor)hs_py_stream_dealloc,
-    .tp_repr = (reprfunc)hs_py_stream_repr,
+    .tp_basicsize = sizeof(hs_py_pstream),
+    .tp_dealloc = hs_py_stream_dealloc,
+    .tp_repr = (reprfunc)hs_py_pstream_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc =
         "A one-shot stream of record batches read from a Parquet file.\n\n"
@@ -546,7 +301,7 @@ static PyTypeObject hs_py_stream_type = {
         "or read it with hyperstreamdb.parquet.stream_reader(), which raises\n"
         "HyperStreamError subclasses for failures met mid-stream.",
     .tp_methods = hs_py_stream_methods,
-    .tp_members = hs_py_stream_members,
+    .tp_members = hs_py_pstream_members,
     .tp_getset = hs_py_stream_getset,
 };
 
@@ -564,7 +319,7 @@ PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *path = hs_py_path(path_obj);
   if (path == NULL) return NULL;
   const char *p = PyBytes_AS_STRING(path);
-  hs_py_stream *obj = NULL;
+  hs_py_pstream *obj = NULL;
   hs_parquet_reader *reader = NULL;
   hs_py_owned *o = hs_calloc(1, sizeof *o);
   if (o == NULL) {
@@ -575,16 +330,11 @@ PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs) {
       hs_py_parse_filters(filters, o) < 0) {
     goto fail;
   }
-  obj = PyObject_New(hs_py_stream, &hs_py_stream_type);
+  obj = PyObject_New(hs_py_pstream, &hs_py_pstream_type);
   if (obj == NULL) goto fail;
-  obj->stream.release = NULL;
-  obj->schema.release = NULL;
-  obj->state = HS_PY_CLOSED; /* until the C stream is in place */
-  obj->busy = 0;
-  obj->batches_read = 0;
-  obj->path = NULL;
-  obj->path = PyUnicode_DecodeFSDefault(p);
-  if (obj->path == NULL) goto fail;
+  hs_py_stream_init(&obj->base, NULL, "open the file again to read it again");
+  obj->base.what = PyUnicode_DecodeFSDefault(p);
+  if (obj->base.what == NULL) goto fail;
 
   hs_parquet_read_options opts;
   hs_parquet_read_options_init(&opts);
@@ -620,12 +370,12 @@ PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs) {
   obj->num_row_groups = (long long)hs_parquet_reader_num_row_groups(reader);
   obj->row_groups_selected = (long long)selected;
   hs_parquet_reader_free(reader); /* the stream keeps its own reference to the file */
-  obj->stream.get_schema = hs_py_owned_get_schema;
-  obj->stream.get_next = hs_py_owned_get_next;
-  obj->stream.get_last_error = hs_py_owned_get_last_error;
-  obj->stream.release = hs_py_owned_release;
-  obj->stream.private_data = o;
-  obj->state = HS_PY_OPEN;
+  struct ArrowArrayStream wrapped = {.get_schema = hs_py_owned_get_schema,
+                                     .get_next = hs_py_owned_get_next,
+                                     .get_last_error = hs_py_owned_get_last_error,
+                                     .release = hs_py_owned_release,
+                                     .private_data = o};
+  hs_py_stream_take(&obj->base, &wrapped);
   Py_DECREF(path);
   return (PyObject *)obj;
 fail:
@@ -725,11 +475,11 @@ PyObject *hs_py_parquet_schema(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 int hs_py_read_init(PyObject *module) {
-  if (PyType_Ready(&hs_py_stream_type) < 0) return -1;
+  if (PyType_Ready(&hs_py_pstream_type) < 0) return -1;
   if (PyType_Ready(&hs_py_schema_type) < 0) return -1;
-  Py_INCREF(&hs_py_stream_type);
-  if (PyModule_AddObject(module, "ParquetStream", (PyObject *)&hs_py_stream_type) < 0) {
-    Py_DECREF(&hs_py_stream_type);
+  Py_INCREF(&hs_py_pstream_type);
+  if (PyModule_AddObject(module, "ParquetStream", (PyObject *)&hs_py_pstream_type) < 0) {
+    Py_DECREF(&hs_py_pstream_type);
     return -1;
   }
   Py_INCREF(&hs_py_schema_type);

@@ -11,7 +11,8 @@
  * encoding and decoding, commits) always runs without the GIL.
  *
  * Streams: a scan's ArrowArrayStream keeps no reference to the table, so a
- * TableStream outlives its handle. It is one-shot: exported once through
+ * TableStream outlives its handle. It is one-shot (the life cycle it shares
+ * with ParquetStream is in stream.c): exported once through
  * `__arrow_c_stream__` or read batch by batch with `_read_next`, which
  * raises the HyperStreamError subclass of a failure (the C stream
  * interface itself only carries an errno).
@@ -84,204 +85,38 @@ static int hs_py_table_take(PyObject *obj, const char *method, const char *name,
 
 /* ------------------------------------------------------- TableStream */
 
-typedef struct hs_py_tstream {
-  PyObject_HEAD struct ArrowArrayStream stream; /* release == NULL once consumed */
-  struct ArrowSchema schema;                    /* cached by the first read */
-  PyObject *what;                               /* str naming the table, for messages */
-  long long batches_read;
-  int busy; /* get_next runs without the GIL: refuse a second thread */
-} hs_py_tstream;
-
-static const char *hs_py_tstream_what(hs_py_tstream *self) {
-  const char *p = PyUnicode_AsUTF8(self->what);
-  if (p == NULL) {
-    PyErr_Clear();
-    p = "table";
-  }
-  return p;
-}
-
-static PyObject *hs_py_tstream_raise(hs_py_tstream *self, int rc) {
-  const char *msg = self->stream.get_last_error ? self->stream.get_last_error(&self->stream) : NULL;
-  hs_error err = {0};
-  hs_status st = hs_status_of_errno(rc);
-  hs_error_set(&err, st, "%s", msg != NULL ? msg : "reading the table failed");
-  self->stream.release(&self->stream); /* after the message was copied out */
-  return hs_py_raise(st, &err, hs_py_tstream_what(self));
-}
-
-static int hs_py_tstream_check(hs_py_tstream *self) {
-  if (self->busy) {
-    hs_py_raise_msg(hs_py_error, "%s: this TableStream is being read by another thread",
-                    hs_py_tstream_what(self));
-    return -1;
-  }
-  if (self->stream.release == NULL) {
-    hs_py_raise_msg(hs_py_error,
-                    "%s: this TableStream was already consumed, failed or closed; scan again",
-                    hs_py_tstream_what(self));
-    return -1;
-  }
-  return 0;
-}
-
-static int hs_py_tstream_load_schema(hs_py_tstream *self) {
-  if (self->schema.release != NULL) return 0;
-  int rc = self->stream.get_schema(&self->stream, &self->schema);
-  if (rc != 0) {
-    self->schema.release = NULL;
-    hs_py_tstream_raise(self, rc);
-    return -1;
-  }
-  return 0;
-}
-
-static void hs_py_tstream_dealloc(hs_py_tstream *self) {
-  if (self->stream.release != NULL) self->stream.release(&self->stream);
-  if (self->schema.release != NULL) self->schema.release(&self->schema);
-  Py_XDECREF(self->what);
-  Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *hs_py_tstream_export(hs_py_tstream *self, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"requested_schema", NULL};
-  PyObject *requested = Py_None; /* a request, not a demand: we produce our own schema */
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:__arrow_c_stream__", kwlist, &requested)) {
-    return NULL;
-  }
-  if (hs_py_tstream_check(self) < 0) return NULL;
-  struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
-  if (heap == NULL) return PyErr_NoMemory();
-  PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_stream_capsule_free);
-  if (capsule == NULL) {
-    hs_free(heap);
-    return NULL;
-  }
-  *heap = self->stream; /* move */
-  self->stream.release = NULL;
-  return capsule;
-}
-
-static PyObject *hs_py_tstream_schema_capsule(hs_py_tstream *self, PyObject *unused) {
-  (void)unused;
-  if (self->schema.release == NULL) {
-    if (hs_py_tstream_check(self) < 0 || hs_py_tstream_load_schema(self) < 0) return NULL;
-  }
-  struct ArrowSchema copy;
-  hs_error err = {0};
-  hs_status st = hs_arrow_schema_copy(&self->schema, &copy, &err);
-  if (st != HS_OK) return hs_py_raise(st, &err, NULL);
-  return hs_py_table_schema_capsule_take(&copy);
-}
-
-/* The next batch as (schema capsule, array capsule), or None at the end. */
-static PyObject *hs_py_tstream_read_next(hs_py_tstream *self, PyObject *unused) {
-  (void)unused;
-  if (hs_py_tstream_check(self) < 0 || hs_py_tstream_load_schema(self) < 0) return NULL;
-  struct ArrowArray *arr = hs_calloc(1, sizeof *arr);
-  if (arr == NULL) return PyErr_NoMemory();
-  self->busy = 1;
-  PyThreadState *ts = PyEval_SaveThread();
-  int rc = self->stream.get_next(&self->stream, arr);
-  PyEval_RestoreThread(ts);
-  self->busy = 0;
-  if (rc != 0) {
-    hs_free(arr);
-    return hs_py_tstream_raise(self, rc);
-  }
-  if (arr->release == NULL) {
-    hs_free(arr);
-    self->stream.release(&self->stream); /* closes the last file now */
-    Py_RETURN_NONE;
-  }
-  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
-  if (acap == NULL) {
-    arr->release(arr);
-    hs_free(arr);
-    return NULL;
-  }
-  PyObject *scap = hs_py_tstream_schema_capsule(self, NULL);
-  if (scap == NULL) {
-    Py_DECREF(acap);
-    return NULL;
-  }
-  self->batches_read++;
-  PyObject *out = PyTuple_Pack(2, scap, acap);
-  Py_DECREF(scap);
-  Py_DECREF(acap);
-  return out;
-}
-
-static PyObject *hs_py_tstream_close(hs_py_tstream *self, PyObject *unused) {
-  (void)unused;
-  if (self->busy) {
-    return hs_py_raise_msg(hs_py_error, "%s: cannot close a TableStream another thread reads",
-                           hs_py_tstream_what(self));
-  }
-  if (self->stream.release != NULL) self->stream.release(&self->stream);
-  Py_RETURN_NONE;
-}
-
-static PyObject *hs_py_tstream_consumed(hs_py_tstream *self, void *unused) {
-  (void)unused;
-  return PyBool_FromLong(self->stream.release == NULL);
-}
-
-static PyObject *hs_py_tstream_repr(hs_py_tstream *self) {
+/* One scan's batches: the shared stream (stream.c); `what` names the table. */
+static PyObject *hs_py_tstream_repr(hs_py_stream *self) {
   return PyUnicode_FromFormat("<TableStream %R batches_read=%lld %s>", self->what,
-                              self->batches_read, self->stream.release ? "open" : "consumed");
+                              self->batches_read, hs_py_stream_state_names[self->state]);
 }
-
-static PyMethodDef hs_py_tstream_methods[] = {
-    {"__arrow_c_stream__", (PyCFunction)(void (*)(void))hs_py_tstream_export,
-     METH_VARARGS | METH_KEYWORDS,
-     "__arrow_c_stream__(requested_schema=None) -> PyCapsule\n\n"
-     "Export the rest of the scan as a PyCapsule 'arrow_array_stream' (once)."},
-    {"_schema_capsule", (PyCFunction)hs_py_tstream_schema_capsule, METH_NOARGS,
-     "_schema_capsule() -> PyCapsule\n\nThe batches' struct schema ('arrow_schema')."},
-    {"_read_next", (PyCFunction)hs_py_tstream_read_next, METH_NOARGS,
-     "_read_next() -> (PyCapsule, PyCapsule) | None\n\n"
-     "Decode the next batch, or None at the end; failures raise HyperStreamError subclasses."},
-    {"close", (PyCFunction)hs_py_tstream_close, METH_NOARGS,
-     "close() -> None\n\nRelease the scan and its open file (idempotent)."},
-    {NULL, NULL, 0, NULL}};
 
 static PyMemberDef hs_py_tstream_members[] = {
-    {"batches_read", T_LONGLONG, offsetof(hs_py_tstream, batches_read), READONLY,
+    {"batches_read", T_LONGLONG, offsetof(hs_py_stream, batches_read), READONLY,
      "Batches decoded so far through _read_next."},
     {NULL, 0, 0, 0, NULL}};
 
-static PyGetSetDef hs_py_tstream_getset[] = {
-    {"consumed", (getter)hs_py_tstream_consumed, NULL,
-     "True once the scan was exported, read to the end, failed or closed.", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
-
 static PyTypeObject hs_py_tstream_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hyperstreamdb._core.TableStream",
-    .tp_basicsize = sizeof(hs_py_tstream),
-    .tp_dealloc = (destructor)hs_py_tstream_dealloc,
+    .tp_basicsize = sizeof(hs_py_stream),
+    .tp_dealloc = hs_py_stream_dealloc,
     .tp_repr = (reprfunc)hs_py_tstream_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A one-shot stream of the record batches of one table scan.",
-    .tp_methods = hs_py_tstream_methods,
+    .tp_methods = hs_py_stream_methods,
     .tp_members = hs_py_tstream_members,
-    .tp_getset = hs_py_tstream_getset,
+    .tp_getset = hs_py_stream_getset,
 };
 
 /* Wrap a live scan stream (moved in) as a TableStream. */
 static PyObject *hs_py_tstream_new(struct ArrowArrayStream *stream, PyObject *what) {
-  hs_py_tstream *obj = PyObject_New(hs_py_tstream, &hs_py_tstream_type);
+  hs_py_stream *obj = PyObject_New(hs_py_stream, &hs_py_tstream_type);
   if (obj == NULL) {
     stream->release(stream);
     return NULL;
   }
-  obj->stream = *stream;
-  stream->release = NULL;
-  obj->schema.release = NULL;
-  obj->batches_read = 0;
-  obj->busy = 0;
-  Py_INCREF(what);
-  obj->what = what;
+  hs_py_stream_init(obj, what, "scan again to read it again");
+  hs_py_stream_take(obj, stream);
   return (PyObject *)obj;
 }
 
