@@ -315,8 +315,12 @@ static inline float vdist(const build_ctx *b, uint32_t x, uint32_t y) {
 
 /* Heuristic selection: c[0..n) sorted by distance to the base; keep a
  * candidate only when it is closer to the base than to every kept one.
+ * Fewer than `max` candidates are all kept, unpruned (as hnswlib does): the
+ * first nodes of a layer and the sparse top layers stay densely linked,
+ * which keeps the greedy descent out of wrong clusters (README.md).
  * Kept candidates are moved to the front; returns how many. */
 static uint32_t select_heuristic(const build_ctx *b, hs_hnsw_cand *c, size_t n, uint32_t max) {
+  if (n < max) return (uint32_t)n;
   uint32_t kept = 0;
   for (size_t i = 0; i < n && kept < max; i++) {
     bool good = true;
