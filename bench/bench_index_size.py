@@ -7,12 +7,16 @@ layout chosen from the data) and the bytes of its index files are compared
 with the table's Parquet data. Ingest cost: write() alone vs write() with
 every column configured and wait_for_indexes() (the background build).
 
-    python bench/bench_index_size.py [ROWS] [WRITES]     (default 1000000 4)
+    python bench/bench_index_size.py [ROWS] [WRITES] [REPS]     (default 1000000 4 1)
+
+REPS > 1 repeats the ingest comparison (a fresh unindexed and a fresh
+index_all table each time) and prints medians and every rep's ratio.
 """
 
 import glob
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -49,6 +53,7 @@ def size(pattern):
 def main():
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     writes = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     data = list(batches(rows, writes))
     root = tempfile.mkdtemp(prefix="hs_bench_idx_")
     try:
@@ -72,17 +77,29 @@ def main():
             print(f"  {col:9s} index {b / 1e6:7.2f} MB  {b / rows:5.2f} B/row  "
                   f"{100 * b / data_bytes:5.1f}% of data  build {build_s:.2f} s")
         print(f"  all columns: {total / 1e6:.2f} MB = {100 * total / data_bytes:.1f}% of data")
-        # ingest with every column configured: writes return, builds in background
-        t2 = hdb.Table(os.path.join(root, "ix"), index_all=True)
-        t0 = time.perf_counter()
-        for b in data:
-            t2.write(b)
-        write_s = time.perf_counter() - t0
-        t2.wait_for_indexes()
-        all_s = time.perf_counter() - t0
-        print(f"index_all ingest: write() returned after {write_s:.2f} s, indexes done after "
-              f"{all_s:.2f} s (+{100 * (all_s - plain_s) / plain_s:.0f}% over {plain_s:.2f} s "
-              "unindexed)")
+        # ingest with every column configured: writes return, builds in background;
+        # each rep writes a fresh unindexed table and a fresh index_all one, back to back
+        plains, writes_, alls = [plain_s], [], []
+        for r in range(reps):
+            if r > 0:
+                tp = hdb.Table(os.path.join(root, f"plain{r}"))
+                t0 = time.perf_counter()
+                for b in data:
+                    tp.write(b)
+                plains.append(time.perf_counter() - t0)
+            t2 = hdb.Table(os.path.join(root, f"ix{r}"), index_all=True)
+            t0 = time.perf_counter()
+            for b in data:
+                t2.write(b)
+            writes_.append(time.perf_counter() - t0)
+            t2.wait_for_indexes()
+            alls.append(time.perf_counter() - t0)
+        plain_m, write_m, all_m = (statistics.median(x) for x in (plains, writes_, alls))
+        print(f"index_all ingest (median of {reps}): write-only {plain_m:.3f} s unindexed; "
+              f"with indexes write() returned after {write_m:.3f} s, indexes done after "
+              f"{all_m:.3f} s = {all_m / plain_m:.2f}x the unindexed write "
+              f"(+{100 * (all_m - plain_m) / plain_m:.0f}%; ratios per rep: "
+              + ", ".join(f"{a / p:.2f}" for a, p in zip(alls, plains)) + ")")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
