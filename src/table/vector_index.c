@@ -289,14 +289,21 @@ static hs_status puffin_find(hs_source *src, const char *path, const char *colum
   return st;
 }
 
+hs_status hs_table_vector_index_open_source(hs_source *src, const char *name, const char *column,
+                                            hs_vidx **out, hs_error *err) {
+  *out = NULL;
+  uint64_t off = 0, len = 0;
+  hs_status st = puffin_find(src, name, column, &off, &len, err);
+  if (st == HS_OK) st = hs_vidx_open(src, off, len, out, err);
+  return st;
+}
+
 hs_status hs_table_vector_index_open(const char *index_path, const char *column, hs_vidx **out,
                                      hs_error *err) {
   *out = NULL;
   hs_source *src = NULL;
   hs_status st = hs_source_open_file(index_path, &src, err);
-  uint64_t off = 0, len = 0;
-  if (st == HS_OK) st = puffin_find(src, index_path, column, &off, &len, err);
-  if (st == HS_OK) st = hs_vidx_open(src, off, len, out, err);
+  if (st == HS_OK) st = hs_table_vector_index_open_source(src, index_path, column, out, err);
   hs_source_unref(src);
   return st;
 }

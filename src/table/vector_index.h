@@ -22,5 +22,9 @@
  * HS_ERR_CORRUPT for a malformed footer. *out is owned (hs_vidx_free). */
 hs_status hs_table_vector_index_open(const char *index_path, const char *column, hs_vidx **out,
                                      hs_error *err);
+/* The same over an open source (`name` in messages; the source stays the
+ * caller's, the index keeps its own reference): fuzz/fuzz_puffin.c. */
+hs_status hs_table_vector_index_open_source(hs_source *src, const char *name, const char *column,
+                                            hs_vidx **out, hs_error *err);
 
 #endif /* HS_TABLE_VECTOR_INDEX_H */
