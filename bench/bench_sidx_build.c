@@ -4,7 +4,7 @@
  * as the table's index build does), then build one inverted index per
  * column (layout AUTO) and the Puffin file; repeated REPS times, medians.
  *
- *   bench_sidx_build [--reps N] FILE.parquet...
+ *   bench_sidx_build [--reps N] [--column NAME] FILE.parquet...
  *
  * Prints per column: build ms summed over the files (median over reps),
  * then the read ms and the Puffin assembly ms.  Issue 4's table shape:
@@ -38,12 +38,18 @@ static void die(const char *what, const hs_error *err) {
 
 int main(int argc, char **argv) {
   int reps = 5, first = 1;
-  if (argc > 2 && strcmp(argv[1], "--reps") == 0) {
-    reps = atoi(argv[2]);
-    first = 3;
+  const char *only = NULL; /* --column: build just this one */
+  while (first + 1 < argc && argv[first][0] == '-') {
+    if (strcmp(argv[first], "--reps") == 0)
+      reps = atoi(argv[first + 1]);
+    else if (strcmp(argv[first], "--column") == 0)
+      only = argv[first + 1];
+    else
+      break;
+    first += 2;
   }
   if (reps < 1 || reps > MAX_REPS || first >= argc) {
-    fprintf(stderr, "usage: bench_sidx_build [--reps N] FILE.parquet...\n");
+    fprintf(stderr, "usage: bench_sidx_build [--reps N] [--column NAME] FILE.parquet...\n");
     return 2;
   }
   static double col_ms[MAX_COLS][MAX_REPS], read_ms[MAX_REPS], fin_ms[MAX_REPS];
@@ -81,6 +87,7 @@ int main(int argc, char **argv) {
       if (hs_sidx_builder_create(&b, &err) != HS_OK) die("builder", &err);
       for (int64_t c = 0; c < sc.n_children; c++) {
         if (names[c] == NULL) names[c] = strdup(sc.children[c]->name);
+        if (only != NULL && strcmp(only, names[c]) != 0) continue;
         for (size_t i = 0; i < nb; i++) chunks[i] = *bat[i].children[c];
         t0 = hs_now_ns();
         if (hs_sidx_builder_add_column(b, sc.children[c], -1, chunks, nb, NULL, &err) != HS_OK)

@@ -108,6 +108,14 @@ hs_status hs_sidx_keyset_add_chunk(hs_sidx_keyset *ks, const hs_arrow_type *t, h
   const uint8_t *vals = a->n_buffers > 1 ? (const uint8_t *)a->buffers[1] : NULL;
   const uint8_t *data = a->n_buffers > 2 ? (const uint8_t *)a->buffers[2] : NULL;
   bool large = t->id == HS_AT_LARGE_STRING || t->id == HS_AT_LARGE_BINARY;
+  if (kt == HS_SIDX_KT_BYTES && vals != NULL && a->length > 0) {
+    /* The chunk's value bytes at most: one reservation instead of doublings. */
+    int64_t o0 = a->offset, o1 = a->offset + a->length, s, e;
+    s = large ? ((const int64_t *)vals)[o0] : ((const int32_t *)vals)[o0];
+    e = large ? ((const int64_t *)vals)[o1] : ((const int32_t *)vals)[o1];
+    if (s >= 0 && e > s && !hs_buf_reserve(&ks->keys, (size_t)(e - s)))
+      return hs_error_set(err, HS_ERR_NOMEM, "scalar index: %" PRId64 " key bytes", e - s);
+  }
   uint8_t key[16];
   for (int64_t i = 0; i < a->length; i++) {
     uint32_t row = base + (uint32_t)i;
