@@ -234,6 +234,21 @@ hs_status hs_sink_close(hs_sink *sink, hs_error *err) {
   return st;
 }
 
+hs_status hs_sink_close_unsynced(hs_sink *sink, int *fd_out, hs_error *err) {
+  *fd_out = -1;
+  hs_status st = write_all(sink, sink->pending.data, sink->pending.len, err);
+  if (st == HS_OK) {
+    *fd_out = sink->fd;
+  } else {
+    close(sink->fd);
+    unlink(sink->path);
+  }
+  hs_buf_free(&sink->pending);
+  hs_free(sink->path);
+  hs_free(sink);
+  return st;
+}
+
 void hs_sink_abort(hs_sink *sink) {
   if (sink == NULL) return;
   close(sink->fd);

@@ -68,6 +68,39 @@ hs_status hs_fs_replace_file(const char *path, const void *data, size_t len, hs_
 hs_status hs_fs_publish_exclusive(const char *path, const void *data, size_t len, bool *won,
                                   hs_error *err);
 
+/* Deferred durability, for a commit that makes several files durable at
+ * once (hs_fs_sync_group): create `path` exclusively and write `data`
+ * with NO sync; *fd_out is the open descriptor (the caller syncs it
+ * through the group and closes it). On failure the file is removed and
+ * *fd_out is -1. */
+hs_status hs_fs_create_unsynced(const char *path, const void *data, size_t len, int *fd_out,
+                                hs_error *err);
+
+/* hs_fs_publish_exclusive in two steps so that the temporary's sync can
+ * join a sync group: prepare writes `data` to a unique temporary sibling
+ * of `path` (its name into `tmp`, `tmp_cap` >= strlen(path) + 40) with no
+ * sync and returns its open descriptor; the caller makes the bytes durable
+ * (fdatasync), closes it, then calls link, which links `tmp` to `path`
+ * (*won = false when `path` exists), always removes `tmp`, and fsyncs the
+ * directory after a win. */
+hs_status hs_fs_publish_prepare(const char *path, const void *data, size_t len, char *tmp,
+                                size_t tmp_cap, int *fd_out, hs_error *err);
+hs_status hs_fs_publish_link(const char *tmp, const char *path, bool *won, hs_error *err);
+
+/* One file or directory of a sync group: a file's open descriptor (fd >= 0,
+ * fdatasync: its bytes and size) or a directory path (fd < 0, fsync: its
+ * entries). `path` names it in errors. */
+typedef struct hs_fs_sync_item {
+  int fd;
+  const char *path;
+} hs_fs_sync_item;
+
+/* Sync every item, concurrently (one thread each, at most 8 items): the
+ * device sees the flushes together instead of one after another. Returns
+ * once all are done; the first failure (in item order) is the error, naming
+ * its path. Descriptors stay open. */
+hs_status hs_fs_sync_group(const hs_fs_sync_item *items, size_t n, hs_error *err);
+
 /* Remove a file; a missing file is not an error. */
 hs_status hs_fs_remove(const char *path, hs_error *err);
 

@@ -51,6 +51,11 @@ hs_status hs_sink_write(hs_sink *sink, const void *data, size_t len, hs_error *e
 uint64_t hs_sink_offset(const hs_sink *sink);
 /* Flush, fsync and close. */
 hs_status hs_sink_close(hs_sink *sink, hs_error *err);
+/* Flush and free the sink WITHOUT syncing: *fd_out is the still open
+ * descriptor, which the caller must make durable (fdatasync, e.g. through
+ * hs_fs_sync_group) and close. On failure the file is closed and removed
+ * and *fd_out is -1. */
+hs_status hs_sink_close_unsynced(hs_sink *sink, int *fd_out, hs_error *err);
 /* Close without flushing and delete the file (after a failure). */
 void hs_sink_abort(hs_sink *sink); /* accepts NULL */
 

@@ -12,6 +12,12 @@
 /* The parsed footer of an open reader; borrowed, valid while it is open. */
 const hs_pq_file_metadata *hs_parquet_reader_metadata(const hs_parquet_reader *reader);
 
+/* hs_parquet_writer_close without the fsync: the complete file is written
+ * but not yet durable; *fd_out is its open descriptor, which the caller
+ * must fdatasync (or hand to hs_fs_sync_group) and close. Lets a commit
+ * sync the data file together with its other files. */
+hs_status hs_parquet_writer_close_unsynced(hs_parquet_writer *writer, int *fd_out, hs_error *err);
+
 /* --- Page indexes (pageprune) --- */
 #include "../io/io.h"
 

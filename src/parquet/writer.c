@@ -649,7 +649,9 @@ hs_status hs_parquet_writer_write(hs_parquet_writer *w, const struct ArrowArray 
   return HS_OK;
 }
 
-hs_status hs_parquet_writer_close(hs_parquet_writer *w, hs_error *err) {
+/* Close; with `fd_out` the file is left unsynced and its descriptor
+ * handed over (hs_parquet_writer_close_unsynced). */
+static hs_status close_impl(hs_parquet_writer *w, int *fd_out, hs_error *err) {
   if (w == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "parquet writer: NULL writer");
   if (w->failed || w->closed)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: writer is %s", w->path,
@@ -690,13 +692,23 @@ hs_status hs_parquet_writer_close(hs_parquet_writer *w, hs_error *err) {
     return fail(w, st, err);
   hs_sink *s = w->sink;
   w->sink = NULL;
-  if ((st = hs_sink_close(s, err)) != HS_OK) {
+  st = fd_out ? hs_sink_close_unsynced(s, fd_out, err) : hs_sink_close(s, err);
+  if (st != HS_OK) {
     w->failed = true;
     if (err && err->status != HS_OK) hs_error_prefix(err, "%s: ", w->path);
     return st;
   }
   w->closed = true;
   return HS_OK;
+}
+
+hs_status hs_parquet_writer_close(hs_parquet_writer *w, hs_error *err) {
+  return close_impl(w, NULL, err);
+}
+
+hs_status hs_parquet_writer_close_unsynced(hs_parquet_writer *w, int *fd_out, hs_error *err) {
+  *fd_out = -1;
+  return close_impl(w, fd_out, err);
 }
 
 hs_status hs_parquet_write_stream(const char *path, struct ArrowArrayStream *stream,

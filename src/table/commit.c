@@ -4,23 +4,23 @@
  * create, retrying against newer versions when another writer wins.
  *
  * Order of durable steps, and why a crash anywhere is harmless:
- *   1. data/<uuid>.parquet           fsynced by the writer, then data/ is
- *      fsynced; unreferenced until step 4
- *   2. metadata/<uuid>-m0.avro       manifest of (1), fdatasynced,
- *      unreferenced
+ *   1. data/<uuid>.parquet           written, not yet synced
+ *   2. metadata/<uuid>-m0.avro       manifest of (1), written, not synced
  *   3. metadata/snap-<id>-<k>-<uuid>.avro   manifest list: (2) + the
- *      manifests of the current snapshot, fdatasynced, unreferenced; then
- *      ONE fsync of metadata/ makes the entries of (2) and (3) durable
- *      together, before anything names them
- *   4. metadata/v{N+1}.metadata.json published by link(2) of an fdatasynced
- *      temporary, then metadata/ is fsynced: the commit point. Readers find
- *      it by probing; it appears complete or not at all.
- *   5. metadata/version-hint.text    renamed into place with no fsync: a
+ *      manifests of the current snapshot, written, not synced
+ *   4. v{N+1}'s bytes to a private temporary in metadata/; then ONE
+ *      concurrent sync group (sync_before_publish): fdatasync of (1), (2),
+ *      (3) and the temporary, fsync of data/ and of metadata/ (the entries
+ *      of (1), (2), (3)). Only when all of them returned:
+ *   5. link(2) of the temporary to metadata/v{N+1}.metadata.json, then
+ *      metadata/ is fsynced: the commit point. Readers find it by probing;
+ *      it appears complete or not at all.
+ *   6. metadata/version-hint.text    swapped into place with no fsync: a
  *      hint that readers verify and probe past (table.c), so a stale,
  *      empty or missing hint after a crash costs a probe, never a commit.
- * That is 7 syncs per unpartitioned append (4 file, 3 directory): each
- * file's bytes once, each directory once per state that must be durable
- * before the next step (metadata/ twice: before and after the link).
+ * Still 7 syncs per unpartitioned append (4 file, 3 directory), but the
+ * first 6 overlap: the append waits for two device flushes in a row
+ * instead of seven. Nothing names (1)-(3) before all are durable (I4).
  * Files of an attempt that lost the race or failed are removed when we
  * still can; after a crash they stay as orphans that no metadata names.
  *
@@ -35,9 +35,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../arrow/arrow.h"
 #include "../io/fs.h"
+#include "../parquet/parquet.h"
 #include "table.h"
 #include "timetravel.h"
 
@@ -214,6 +216,10 @@ typedef struct append_ctx {
   char list_path[4200];
   int64_t file_size, records;
   hs_iceberg_manifest_file manifest; /* summary of our manifest */
+  /* Written but not yet synced (-1 once synced, or for clustered files,
+   * which partition.c syncs): the first attempt's sync group makes them
+   * durable together with the manifest list and the metadata. */
+  int data_fd, manifest_fd;
   /* Clustered writes (partitioned spec or sort order, partition.c): one
    * data file per partition, in c->arena; NULL for the single-file path. */
   hs_iceberg_data_file *files;
@@ -313,6 +319,38 @@ static hs_status adopt(hs_table *t, const hs_iceberg_metadata *m, const char *pa
   return HS_OK;
 }
 
+/* Make durable, concurrently, what v{N+1} names and v{N+1} itself: the
+ * data file and data/ (first attempt only), the manifest (first attempt
+ * only), the manifest list, metadata/ (the entries of manifest and list)
+ * and the metadata temporary. On a virtual disk each sync is a device
+ * flush of ~2-4 ms; in one group they overlap instead of queueing (7
+ * syncs one after another were most of an append's wall time). Nothing
+ * is published until all of them returned, so I4 holds as before. */
+static hs_status sync_before_publish(append_ctx *c, int list_fd, int tmp_fd, const char *tmp,
+                                     hs_error *err) {
+  char ddir[4200], mdir[4200];
+  snprintf(ddir, sizeof ddir, "%s/data", c->t->root);
+  snprintf(mdir, sizeof mdir, "%s/metadata", c->t->root);
+  hs_fs_sync_item items[6];
+  size_t n = 0;
+  if (c->data_fd >= 0) {
+    items[n++] = (hs_fs_sync_item){.fd = c->data_fd, .path = c->data_path};
+    items[n++] = (hs_fs_sync_item){.fd = -1, .path = ddir};
+  }
+  if (c->manifest_fd >= 0)
+    items[n++] = (hs_fs_sync_item){.fd = c->manifest_fd, .path = c->manifest_path};
+  items[n++] = (hs_fs_sync_item){.fd = list_fd, .path = c->list_path};
+  items[n++] = (hs_fs_sync_item){.fd = -1, .path = mdir};
+  items[n++] = (hs_fs_sync_item){.fd = tmp_fd, .path = tmp};
+  hs_status st = hs_fs_sync_group(items, n, err);
+  if (st != HS_OK) return st;
+  /* Durable now: a retry syncs only its own list and metadata. */
+  if (c->data_fd >= 0) close(c->data_fd);
+  if (c->manifest_fd >= 0) close(c->manifest_fd);
+  c->data_fd = c->manifest_fd = -1;
+  return HS_OK;
+}
+
 static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error *err) {
   hs_table *t = c->t;
   const hs_iceberg_metadata *old = &t->meta;
@@ -323,6 +361,9 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
   hs_buf_init(&buf);
   hs_status st = HS_OK;
   char uuid[37];
+  char tmp[4300];
+  tmp[0] = '\0';
+  int list_fd = -1, tmp_fd = -1;
   c->list_path[0] = '\0';
 
   /* Snapshot ids must be unique in the table. */
@@ -378,15 +419,10 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
   if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
   snprintf(c->list_path, sizeof c->list_path, "%s/metadata/snap-%lld-%d-%s.avro", t->root,
            (long long)c->snapshot_id, attempt, uuid);
-  if ((st = hs_fs_create_file(c->list_path, buf.data, buf.len, err)) != HS_OK) {
+  if ((st = hs_fs_create_unsynced(c->list_path, buf.data, buf.len, &list_fd, err)) != HS_OK) {
     c->list_path[0] = '\0';
     goto done;
   }
-  /* One directory fsync for the manifest (step 2) and this list: both
-   * names are durable before the metadata that references them. */
-  char mdir[4200];
-  snprintf(mdir, sizeof mdir, "%s/metadata", t->root);
-  if ((st = hs_fs_fsync_dir(mdir, err)) != HS_OK) goto done;
   hs_table_crash_point();
 
   /* The new snapshot. */
@@ -492,8 +528,17 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
 
   char path[4200];
   hs_table_version_path(t->root, t->version + 1, path, sizeof path);
+  st = hs_fs_publish_prepare(path, buf.data, buf.len, tmp, sizeof tmp, &tmp_fd, err);
+  if (st != HS_OK) {
+    tmp[0] = '\0';
+    goto done;
+  }
+  /* Everything the new version names, and its own bytes, durable in one
+   * concurrent group (see sync_before_publish); then the link. */
+  if ((st = sync_before_publish(c, list_fd, tmp_fd, tmp, err)) != HS_OK) goto done;
   hs_table_crash_point();
-  st = hs_fs_publish_exclusive(path, buf.data, buf.len, won, err);
+  st = hs_fs_publish_link(tmp, path, won, err);
+  tmp[0] = '\0'; /* removed by the link */
   if (*won) {
     hs_table_crash_point();
     char hint[4200], num[24];
@@ -506,6 +551,9 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
   }
 
 done:
+  if (list_fd >= 0) close(list_fd);
+  if (tmp_fd >= 0) close(tmp_fd);
+  if (tmp[0] != '\0') (void)hs_fs_remove(tmp, NULL);
   if (!*won && c->list_path[0] != '\0') {
     (void)hs_fs_remove(c->list_path, NULL);
     c->list_path[0] = '\0';
@@ -557,12 +605,10 @@ static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
     hs_parquet_writer_free(w); /* removes the file */
     return st;
   }
-  st = hs_parquet_writer_close(w, err);
+  /* Not synced here: the file and data/ join the commit's sync group. */
+  st = hs_parquet_writer_close_unsynced(w, &c->data_fd, err);
   hs_parquet_writer_free(w); /* after a successful close: frees only */
-  if (st != HS_OK) return st;
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s/data", c->t->root);
-  return hs_fs_fsync_dir(dir, err);
+  return st;
 }
 
 /* Manifest of the data file(s) written with `spec`, to c->manifest_path. */
@@ -603,8 +649,8 @@ static hs_status write_manifest(append_ctx *c, const hs_iceberg_partition_spec *
   if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
   if (st == HS_OK) {
     snprintf(c->manifest_path, sizeof c->manifest_path, "%s/metadata/%s-m0.avro", t->root, uuid);
-    /* Its directory entry is fsynced with the manifest list's (step 3). */
-    st = hs_fs_create_file(c->manifest_path, buf.data, buf.len, err);
+    /* Synced, with its directory entry, in the commit's sync group. */
+    st = hs_fs_create_unsynced(c->manifest_path, buf.data, buf.len, &c->manifest_fd, err);
     if (st != HS_OK) c->manifest_path[0] = '\0';
   }
   hs_buf_free(&buf);
@@ -695,6 +741,7 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
   append_ctx c;
   memset(&c, 0, sizeof c);
   c.t = t;
+  c.data_fd = c.manifest_fd = -1;
   hs_arena_init(&c.arena);
   struct ArrowSchema in, stamped;
   memset(&in, 0, sizeof in);
@@ -786,6 +833,8 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
   if (committed && snapshot_id_out) *snapshot_id_out = c.snapshot_id;
 
 done:
+  if (c.data_fd >= 0) close(c.data_fd);
+  if (c.manifest_fd >= 0) close(c.manifest_fd);
   if (!committed) {
     if (c.data_path[0]) (void)hs_fs_remove(c.data_path, NULL);
     for (size_t i = 0; i < c.n_files; i++) (void)hs_fs_remove(c.files[i].file_path, NULL);

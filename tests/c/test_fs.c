@@ -1,0 +1,250 @@
+/*
+ * test_fs.c — the deferred-durability primitives of src/io/fs.c that the
+ * append commit stands on: hs_fs_create_unsynced (exclusive, content),
+ * hs_fs_publish_prepare + hs_fs_publish_link (first writer wins, the loser
+ * leaves the winner's bytes and no temporary), hs_fs_sync_group (files and
+ * directories, errors naming the failing path, the size limit), the
+ * Parquet writer's unsynced close (the file reads back), and
+ * hs_fs_replace_hint (exchange over an existing hint, plain rename without
+ * one; concurrent writers never let a reader see a missing, empty or
+ * malformed hint; no temporaries left). Runs under ASan too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arrow/arrow.h"
+#include "hs_table_fixture3.h"
+#include "hs_test.h"
+#include "io/fs.h"
+#include "parquet/parquet.h"
+
+static char root[256];
+
+static void path_of(char *out, size_t cap, const char *name) {
+  snprintf(out, cap, "%s/%s", root, name);
+}
+
+static bool read_text(const char *path, char *out, size_t cap) {
+  hs_buf b;
+  hs_buf_init(&b);
+  bool ok = hs_fs_read_file(path, cap - 1, &b, NULL) == HS_OK;
+  if (ok) {
+    memcpy(out, b.data, b.len);
+    out[b.len] = '\0';
+  }
+  hs_buf_free(&b);
+  return ok;
+}
+
+static size_t count_names(const char *dir) {
+  char **names = NULL;
+  size_t n = 0;
+  if (hs_fs_list(dir, &names, &n, NULL) != HS_OK) return (size_t)-1;
+  hs_fs_names_free(names, n);
+  return n;
+}
+
+static void test_create_and_publish(void) {
+  hs_error e = {0};
+  char p[512], q[512], tmp[600], tmp2[600], text[64];
+  path_of(p, sizeof p, "a.bin");
+  int fd = -1;
+  CHECK_OK(hs_fs_create_unsynced(p, "hello", 5, &fd, &e), &e);
+  CHECK(fd >= 0);
+  hs_fs_sync_item it = {.fd = fd, .path = p};
+  CHECK_OK(hs_fs_sync_group(&it, 1, &e), &e);
+  close(fd);
+  CHECK(read_text(p, text, sizeof text) && strcmp(text, "hello") == 0);
+  /* Exclusive: an existing name is an error naming it; the file stays. */
+  e = (hs_error){0};
+  CHECK(hs_fs_create_unsynced(p, "x", 1, &fd, &e) == HS_ERR_IO);
+  CHECK(fd == -1 && strstr(e.message, "a.bin") != NULL);
+  CHECK(read_text(p, text, sizeof text) && strcmp(text, "hello") == 0);
+  e = (hs_error){0};
+
+  /* Two writers prepare the same version; the first link wins. */
+  path_of(q, sizeof q, "v2.metadata.json");
+  int f1 = -1, f2 = -1;
+  CHECK_OK(hs_fs_publish_prepare(q, "first", 5, tmp, sizeof tmp, &f1, &e), &e);
+  CHECK_OK(hs_fs_publish_prepare(q, "second", 6, tmp2, sizeof tmp2, &f2, &e), &e);
+  CHECK(strcmp(tmp, tmp2) != 0 && strncmp(tmp, root, strlen(root)) == 0);
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s", root);
+  hs_fs_sync_item items[3] = {
+      {.fd = f1, .path = tmp}, {.fd = f2, .path = tmp2}, {.fd = -1, .path = dir}};
+  CHECK_OK(hs_fs_sync_group(items, 3, &e), &e);
+  close(f1);
+  close(f2);
+  bool won = false;
+  CHECK_OK(hs_fs_publish_link(tmp, q, &won, &e), &e);
+  CHECK(won);
+  CHECK_OK(hs_fs_publish_link(tmp2, q, &won, &e), &e);
+  CHECK(!won);
+  CHECK(read_text(q, text, sizeof text) && strcmp(text, "first") == 0);
+  CHECK(!hs_fs_exists(tmp) && !hs_fs_exists(tmp2));
+  CHECK_EQ_INT((long long)count_names(root), 2); /* a.bin, v2.metadata.json */
+  unlink(p);
+  unlink(q);
+}
+
+static void test_sync_group_errors(void) {
+  hs_error e = {0};
+  char missing[512], p[512];
+  path_of(missing, sizeof missing, "no-such-dir");
+  path_of(p, sizeof p, "b.bin");
+  int fd = -1;
+  CHECK_OK(hs_fs_create_unsynced(p, "b", 1, &fd, &e), &e);
+  /* The failing item is named; the others still ran (the file is fine). */
+  hs_fs_sync_item items[3] = {
+      {.fd = fd, .path = p}, {.fd = -1, .path = missing}, {.fd = -1, .path = root}};
+  CHECK(hs_fs_sync_group(items, 3, &e) == HS_ERR_IO);
+  CHECK(strstr(e.message, "no-such-dir") != NULL);
+  close(fd);
+  /* A closed descriptor: fdatasync fails, naming the file. */
+  hs_fs_sync_item bad = {.fd = fd, .path = p};
+  e = (hs_error){0};
+  CHECK(hs_fs_sync_group(&bad, 1, &e) == HS_ERR_IO);
+  CHECK(strstr(e.message, "b.bin") != NULL && strstr(e.message, "fdatasync") != NULL);
+  hs_fs_sync_item many[9];
+  for (int i = 0; i < 9; i++) many[i] = (hs_fs_sync_item){.fd = -1, .path = root};
+  e = (hs_error){0};
+  CHECK(hs_fs_sync_group(many, 9, &e) == HS_ERR_INVALID_ARG);
+  e = (hs_error){0};
+  CHECK_OK(hs_fs_sync_group(many, 8, &e), &e);
+  CHECK_OK(hs_fs_sync_group(NULL, 0, &e), &e);
+  unlink(p);
+}
+
+static void test_parquet_unsynced_close(void) {
+  hs_error e = {0};
+  enum { N = 1000 };
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  make_schema(&s);
+  make_batch(&a, 5, N);
+  char p[512];
+  path_of(p, sizeof p, "d.parquet");
+  hs_parquet_write_options o;
+  hs_parquet_write_options_init(&o);
+  hs_parquet_writer *w = NULL;
+  CHECK_OK(hs_parquet_writer_open(p, &s, &o, &w, &e), &e);
+  CHECK_OK(hs_parquet_writer_write(w, &a, &e), &e);
+  int fd = -1;
+  CHECK_OK(hs_parquet_writer_close_unsynced(w, &fd, &e), &e);
+  hs_parquet_writer_free(w); /* after a successful close the file stays */
+  CHECK(fd >= 0);
+  hs_fs_sync_item it = {.fd = fd, .path = p};
+  CHECK_OK(hs_fs_sync_group(&it, 1, &e), &e);
+  close(fd);
+  /* Every id reads back. */
+  hs_parquet_reader *r = NULL;
+  CHECK_OK(hs_parquet_reader_open(p, &r, &e), &e);
+  if (r) {
+    hs_parquet_read_options ro;
+    hs_parquet_read_options_init(&ro);
+    struct ArrowArrayStream in;
+    CHECK_OK(hs_parquet_reader_stream(r, &ro, &in, &e), &e);
+    int64_t rows = 0, sum = 0;
+    for (;;) {
+      struct ArrowArray b;
+      CHECK_EQ_INT(in.get_next(&in, &b), 0);
+      if (b.release == NULL) break;
+      const int64_t *ids = b.children[0]->buffers[1];
+      for (int64_t i = 0; i < b.length; i++) sum += ids[b.children[0]->offset + i];
+      rows += b.length;
+      b.release(&b);
+    }
+    in.release(&in);
+    CHECK_EQ_INT(rows, N);
+    CHECK_EQ_INT(sum, (int64_t)N * 5 + (int64_t)N * (N - 1) / 2);
+    hs_parquet_reader_free(r);
+  }
+  unlink(p);
+  a.release(&a);
+  s.release(&s);
+}
+
+typedef struct hint_job {
+  const char *path;
+  int first, count, step;
+  int bad; /* reader: observations that were not a positive integer */
+  volatile int *stop;
+} hint_job;
+
+static void *hint_writer(void *arg) {
+  hint_job *j = arg;
+  char num[24];
+  for (int i = 0; i < j->count; i++) {
+    int n = snprintf(num, sizeof num, "%d", j->first + i * j->step);
+    if (hs_fs_replace_hint(j->path, num, (size_t)n, NULL) != HS_OK) j->bad++;
+  }
+  return NULL;
+}
+
+static void *hint_reader(void *arg) {
+  hint_job *j = arg;
+  while (!*j->stop) {
+    char text[64];
+    if (!read_text(j->path, text, sizeof text)) {
+      j->bad++;
+      continue;
+    }
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || v <= 0) j->bad++;
+  }
+  return NULL;
+}
+
+static void test_hint(void) {
+  hs_error e = {0};
+  char p[600], text[64], sub[512];
+  path_of(sub, sizeof sub, "meta");
+  CHECK_OK(hs_fs_mkdirs(sub, &e), &e);
+  snprintf(p, sizeof p, "%s/version-hint.text", sub);
+  CHECK_OK(hs_fs_replace_hint(p, "1", 1, &e), &e); /* no old hint: rename */
+  CHECK(read_text(p, text, sizeof text) && strcmp(text, "1") == 0);
+  CHECK_OK(hs_fs_replace_hint(p, "12", 2, &e), &e); /* over an old one */
+  CHECK(read_text(p, text, sizeof text) && strcmp(text, "12") == 0);
+  CHECK_OK(hs_fs_replace_hint(p, "7", 1, &e), &e); /* shorter: no stale tail */
+  CHECK(read_text(p, text, sizeof text) && strcmp(text, "7") == 0);
+  CHECK_EQ_INT((long long)count_names(sub), 1);
+
+  int rounds = getenv("HS_TEST_FS_HINT_ROUNDS") ? atoi(getenv("HS_TEST_FS_HINT_ROUNDS")) : 300;
+  volatile int stop = 0;
+  hint_job w1 = {.path = p, .first = 1, .count = rounds, .step = 2, .stop = &stop};
+  hint_job w2 = {.path = p, .first = 2, .count = rounds, .step = 2, .stop = &stop};
+  hint_job rd = {.path = p, .stop = &stop};
+  pthread_t t1, t2, tr;
+  CHECK(pthread_create(&tr, NULL, hint_reader, &rd) == 0);
+  CHECK(pthread_create(&t1, NULL, hint_writer, &w1) == 0);
+  CHECK(pthread_create(&t2, NULL, hint_writer, &w2) == 0);
+  pthread_join(t1, NULL);
+  pthread_join(t2, NULL);
+  stop = 1;
+  pthread_join(tr, NULL);
+  CHECK_EQ_INT(w1.bad + w2.bad, 0);
+  CHECK_EQ_INT(rd.bad, 0); /* never missing, empty or torn */
+  CHECK(read_text(p, text, sizeof text));
+  long last = strtol(text, NULL, 10);
+  CHECK(last == 2L * rounds - 1 || last == 2L * rounds); /* one writer's last */
+  CHECK_EQ_INT((long long)count_names(sub), 1);          /* no temporaries left */
+  unlink(p);
+  rmdir(sub);
+}
+
+int main(void) {
+  snprintf(root, sizeof root, "/tmp/hs_test_fs_XXXXXX");
+  if (mkdtemp(root) == NULL) return 1;
+  test_create_and_publish();
+  test_sync_group_errors();
+  test_parquet_unsynced_close();
+  test_hint();
+  rmdir(root);
+  return hs_test_finish("test_fs");
+}
