@@ -24,8 +24,9 @@ bool hs_cli_is_table(const char *path);
 /* Index subcommands (index.c). */
 int hs_cli_index(int argc, char **argv);
 int hs_cli_explain(int argc, char **argv);
-/* remove-orphans (maintenance.c). */
+/* remove-orphans, expire-snapshots (maintenance.c). */
 int hs_cli_remove_orphans(int argc, char **argv);
+int hs_cli_expire_snapshots(int argc, char **argv);
 
 static const char hs_cli_help[] =
     "hyperstream " HS_VERSION_STRING
@@ -59,6 +60,9 @@ static const char hs_cli_help[] =
     "  hyperstream remove-orphans TABLE [--older-than 3d] [--dry-run] [--json]\n"
     "      Remove files no snapshot or index registry reaches (failed commits,\n"
     "      dropped indexes) that are older than the given age.\n"
+    "  hyperstream expire-snapshots TABLE [--older-than 5d] [--retain-last N] [--dry-run]\n"
+    "      Drop old snapshots (not the current one, tagged ones or the last N)\n"
+    "      and delete the files only they used.\n"
     "  hyperstream inspect TABLE\n"
     "      Schema, partition specs, sort orders, properties, refs, snapshots, rows.\n"
     "  hyperstream --help | --version\n"
@@ -174,9 +178,10 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "index") == 0) return hs_cli_index(argc - 1, argv + 1);
   if (strcmp(cmd, "explain") == 0) return hs_cli_explain(argc - 1, argv + 1);
   if (strcmp(cmd, "remove-orphans") == 0) return hs_cli_remove_orphans(argc - 1, argv + 1);
+  if (strcmp(cmd, "expire-snapshots") == 0) return hs_cli_expire_snapshots(argc - 1, argv + 1);
   if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
   return hs_cli_usage_error(
       "unknown command '%s' (expected inspect, read, demo, create, write, scan, snapshots, index, "
-      "explain or remove-orphans)",
+      "explain, remove-orphans or expire-snapshots)",
       cmd);
 }

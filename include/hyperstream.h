@@ -496,6 +496,21 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
                                        hs_table_orphan_file **files, size_t *n_files,
                                        hs_error *err);
 
+/* Expire snapshots (Iceberg's ExpireSnapshots): every snapshot committed
+ * before `older_than_ms` leaves the metadata (and the snapshot log) in one
+ * metadata-only commit, except the current one, those a tag or branch
+ * names, and the `retain_last` (< 1: 1) most recent of the current
+ * snapshot's ancestry. Then the files only they reached — manifest lists,
+ * manifests and data files no kept snapshot shares, and index files that
+ * covered only those data files — are deleted. *expired: the removed ids
+ * (hs_malloc'd; NULL when none); *files: the deleted files as in
+ * hs_table_remove_orphan_files. dry_run: nothing is committed or deleted,
+ * the lists say what would be. Time travel to an expired snapshot is
+ * HS_ERR_NOT_FOUND afterwards. See src/table/expire.c. */
+hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int32_t retain_last,
+                                    int dry_run, int64_t **expired, size_t *n_expired,
+                                    hs_table_orphan_file **files, size_t *n_files, hs_error *err);
+
 /* --------------------------------- Tables: partitioning and sorting */
 /* A table's default partition spec splits later appends: each write
  * becomes one data file per partition (the Iceberg transform of each row's

@@ -31,7 +31,7 @@ from ._core import (
 )
 from . import parquet
 from . import table
-from .table import HistoryEntry, Query, Ref, Snapshot, Table
+from .table import ExpiredSnapshots, HistoryEntry, Query, Ref, Snapshot, Table
 from ._indexes import ExplainPlan, IndexInfo
 from . import vector
 from .vector import *  # noqa: F401,F403 (distances, SparseVector, GPUContext)
@@ -51,6 +51,7 @@ __all__ = [
     "HistoryEntry",
     "Ref",
     "Query",
+    "ExpiredSnapshots",
     "IndexInfo",
     "ExplainPlan",
     "HyperStreamError",

@@ -41,7 +41,7 @@ from . import _vector_search as _vs
 from ._core import InvalidArgumentError, NotFoundError, SchemaError
 from ._indexes import IndexMethods
 
-__all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query"]
+__all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query", "ExpiredSnapshots"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -225,6 +225,35 @@ def _batches(stream: Any) -> Iterator[pa.RecordBatch]:
 
 # ------------------------------------------------------------------ Table
 
+
+
+def _cutoff_ms(what: str, older_than: Union[_dt.timedelta, _dt.datetime]) -> int:
+    """A cut-off in ms since the epoch: now minus a timedelta, or a datetime."""
+    if isinstance(older_than, _dt.timedelta):
+        if older_than < _dt.timedelta(0):
+            raise InvalidArgumentError(f"{what}: older_than must not be negative, got {older_than}")
+        cutoff = _dt.datetime.now(_dt.timezone.utc) - older_than
+    elif isinstance(older_than, _dt.datetime):
+        cutoff = older_than
+    else:
+        raise TypeError(f"{what}: older_than must be a datetime.timedelta or datetime.datetime, "
+                        f"not {type(older_than).__name__}")
+    return int(cutoff.timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class ExpiredSnapshots:
+    """What :meth:`Table.expire_snapshots` removed (or would, with ``dry_run``)."""
+
+    snapshot_ids: List[int]
+    files_deleted: List[str]
+    bytes_deleted: int
+    dry_run: bool = False
+
+    def __repr__(self) -> str:
+        verb = "would expire" if self.dry_run else "expired"
+        return (f"<ExpiredSnapshots {verb} {len(self.snapshot_ids)} snapshots, "
+                f"{len(self.files_deleted)} files ({self.bytes_deleted:,} bytes)>")
 
 class Table(IndexMethods):
     """An Iceberg table in a local folder, created on the first write.
@@ -560,19 +589,39 @@ class Table(IndexMethods):
         self._require()
         if older_than is None:
             older_than = _dt.timedelta(days=3)
-        if isinstance(older_than, _dt.timedelta):
-            if older_than < _dt.timedelta(0):
-                raise InvalidArgumentError(
-                    f"remove_orphan_files: older_than must not be negative, got {older_than}")
-            cutoff = _dt.datetime.now(_dt.timezone.utc) - older_than
-        elif isinstance(older_than, _dt.datetime):
-            cutoff = older_than
-        else:
-            raise TypeError("remove_orphan_files: older_than must be a datetime.timedelta or "
-                            f"datetime.datetime, not {type(older_than).__name__}")
-        cutoff_ms = int(cutoff.timestamp() * 1000)
+        cutoff_ms = _cutoff_ms("remove_orphan_files", older_than)
         found = _core.remove_orphan_files(self._uri, cutoff_ms, bool(dry_run))
         return [path for path, _size, _mtime in found]
+
+    def expire_snapshots(self, older_than: Union[_dt.timedelta, _dt.datetime, None] = None,
+                         retain_last: Optional[int] = None,
+                         dry_run: bool = False) -> "ExpiredSnapshots":
+        """Remove old snapshots from the table, then the files only they used.
+
+        Snapshots committed before ``older_than`` (a ``timedelta`` before now or
+        a ``datetime``) leave the metadata in one commit, except the current
+        one, those a tag or branch names, and the ``retain_last`` most recent
+        of the current snapshot's history. Defaults: with neither argument,
+        Iceberg's (older than 5 days, keep the last 1); with only
+        ``retain_last`` (``expire_snapshots(retain_last=10)``), every older
+        snapshot beyond those goes whatever its age. The manifest lists,
+        manifests, data files and index files that only expired snapshots
+        reached are then deleted. Time travel to an expired snapshot raises
+        ``NotFoundError`` afterwards. ``dry_run=True`` changes nothing and
+        reports what would go.
+        """
+        self._require()
+        if older_than is None:
+            older_than = _dt.timedelta(0) if retain_last is not None else _dt.timedelta(days=5)
+        if retain_last is None:
+            retain_last = 1
+        if int(retain_last) < 1:
+            raise InvalidArgumentError(
+                f"expire_snapshots: retain_last must be at least 1, got {retain_last}")
+        cutoff_ms = _cutoff_ms("expire_snapshots", older_than)
+        ids, files = _core.expire_snapshots(self._uri, cutoff_ms, int(retain_last), bool(dry_run))
+        return ExpiredSnapshots(list(ids), [p for p, _s, _m in files], sum(s for _p, s, _m in files),
+                                bool(dry_run))
 
     # ------------------------------------------------ partitions, sorting
 

@@ -44,31 +44,26 @@
 
 #define ORPHAN_DEPTH_MAX 16 /* data/ partition folders nest one per field */
 
-typedef struct strset {
-  char **v;
-  size_t n, cap;
-  bool sorted;
-} strset;
-
-static void strset_free(strset *s) {
-  for (size_t i = 0; i < s->n; i++) hs_free(s->v[i]);
-  hs_free(s->v);
+void hs_table_file_set_free(hs_table_file_set *s) {
+  for (size_t i = 0; i < s->n; i++) hs_free(s->paths[i]);
+  hs_free(s->paths);
   memset(s, 0, sizeof *s);
 }
 
 /* Takes ownership of `p` (hs_malloc'd), also on failure. */
-static hs_status strset_add_owned(strset *s, char *p, hs_error *err) {
+static hs_status strset_add_owned(hs_table_file_set *s, char *p, hs_error *err) {
+  if (p == NULL) return hs_error_set(err, HS_ERR_NOMEM, "reachable files: out of memory");
   if (s->n == s->cap) {
     size_t nc = s->cap ? s->cap * 2 : 64;
-    char **nv = hs_realloc(s->v, nc * sizeof *nv);
+    char **nv = hs_realloc(s->paths, nc * sizeof *nv);
     if (nv == NULL) {
       hs_free(p);
-      return hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
+      return hs_error_set(err, HS_ERR_NOMEM, "reachable files: out of memory");
     }
-    s->v = nv;
+    s->paths = nv;
     s->cap = nc;
   }
-  s->v[s->n++] = p;
+  s->paths[s->n++] = p;
   s->sorted = false;
   return HS_OK;
 }
@@ -77,50 +72,105 @@ static int str_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool strset_has(strset *s, const char *p) {
-  if (!s->sorted) {
-    if (s->n > 1) qsort(s->v, s->n, sizeof *s->v, str_cmp);
-    s->sorted = true;
+/* Sort and drop repeats (once; adding again un-sorts). */
+static void strset_sort(hs_table_file_set *s) {
+  if (s->sorted) return;
+  if (s->n > 1) qsort(s->paths, s->n, sizeof *s->paths, str_cmp);
+  size_t w = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    if (w > 0 && strcmp(s->paths[w - 1], s->paths[i]) == 0) {
+      hs_free(s->paths[i]);
+      continue;
+    }
+    s->paths[w++] = s->paths[i];
   }
-  return s->n > 0 && bsearch(&p, s->v, s->n, sizeof *s->v, str_cmp) != NULL;
+  s->n = w;
+  s->sorted = true;
+}
+
+bool hs_table_file_set_has(hs_table_file_set *s, const char *path) {
+  strset_sort(s);
+  return s->n > 0 && bsearch(&path, s->paths, s->n, sizeof *s->paths, str_cmp) != NULL;
 }
 
 /* A path recorded in metadata, resolved inside the folder, into `s`. */
-static hs_status reach(const hs_table *t, strset *s, const char *recorded, const char *what,
-                       hs_error *err) {
+static hs_status reach(const hs_table *t, hs_table_file_set *s, const char *recorded,
+                       const char *what, hs_error *err) {
   char *path = NULL;
   hs_status st = hs_table_resolve_path(t, recorded, what, &path, err);
   if (st != HS_OK) return st;
   return strset_add_owned(s, path, err);
 }
 
-/* Every file one snapshot reaches: manifest list, manifests, their files. */
-static hs_status reach_snapshot(const hs_table *t, const hs_iceberg_snapshot *snap, strset *s,
-                                hs_buf *buf, hs_error *err) {
-  if (snap->manifest_list == NULL)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "%s: snapshot %lld lists manifests inline (format v1); "
-                        "remove_orphan_files supports manifest lists only",
+typedef struct manifest_ref {
+  char *path;                            /* resolved; NULL once handed to the set */
+  const hs_iceberg_manifest_file *entry; /* its manifest-list entry (lists arena) */
+} manifest_ref;
+
+static int mref_cmp(const void *a, const void *b) {
+  return strcmp(((const manifest_ref *)a)->path, ((const manifest_ref *)b)->path);
+}
+
+/* Every snapshot's manifest list, then every distinct manifest once (many
+ * snapshots share most of theirs) and each of its entries' files. */
+static hs_status reach_snapshots(const hs_table *t, hs_table_file_set *s, hs_error *err) {
+  const hs_iceberg_metadata *m = &t->meta;
+  hs_arena lists, one;
+  hs_arena_init(&lists);
+  hs_arena_init(&one);
+  hs_buf buf;
+  hs_buf_init(&buf);
+  manifest_ref *refs = NULL;
+  size_t n = 0, cap = 0;
+  hs_status st = HS_OK;
+  for (size_t i = 0; st == HS_OK && i < m->n_snapshots; i++) {
+    const hs_iceberg_snapshot *snap = &m->snapshots[i];
+    if (snap->manifest_list == NULL) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: snapshot %lld lists manifests inline (format v1); only manifest "
+                        "lists are followed",
                         t->metadata_path, (long long)snap->snapshot_id);
-  hs_status st = reach(t, s, snap->manifest_list, "manifest list", err);
-  if (st != HS_OK) return st;
-  hs_arena arena;
-  hs_arena_init(&arena);
-  hs_iceberg_manifest_list list;
-  buf->len = 0;
-  st = hs_table_read_avro(t, snap->manifest_list, "manifest list", buf, err);
-  if (st == HS_OK &&
-      (st = hs_iceberg_manifest_list_read(buf->data, buf->len, &arena, &list, err)) != HS_OK)
-    hs_error_prefix(err, "%s: ", snap->manifest_list);
-  for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {
-    const hs_iceberg_manifest_file *mf = &list.files[i];
-    if (strset_has(s, mf->manifest_path)) continue; /* shared with an earlier snapshot */
-    if ((st = reach(t, s, mf->manifest_path, "manifest", err)) != HS_OK) break;
-    hs_iceberg_manifest man;
-    buf->len = 0;
-    st = hs_table_read_avro(t, mf->manifest_path, "manifest", buf, err);
+      break;
+    }
+    if ((st = reach(t, s, snap->manifest_list, "manifest list", err)) != HS_OK) break;
+    hs_iceberg_manifest_list list;
+    buf.len = 0;
+    st = hs_table_read_avro(t, snap->manifest_list, "manifest list", &buf, err);
     if (st == HS_OK &&
-        (st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &arena, &man, err)) != HS_OK)
+        (st = hs_iceberg_manifest_list_read(buf.data, buf.len, &lists, &list, err)) != HS_OK)
+      hs_error_prefix(err, "%s: ", snap->manifest_list);
+    for (size_t k = 0; st == HS_OK && k < list.n_files; k++) {
+      if (n == cap) {
+        size_t nc = cap ? cap * 2 : 64;
+        manifest_ref *nv = hs_realloc(refs, nc * sizeof *nv);
+        if (nv == NULL) {
+          st = hs_error_set(err, HS_ERR_NOMEM, "reachable files: out of memory");
+          break;
+        }
+        refs = nv;
+        cap = nc;
+      }
+      refs[n].entry = &list.files[k];
+      st = hs_table_resolve_path(t, list.files[k].manifest_path, "manifest", &refs[n].path, err);
+      if (st != HS_OK) hs_error_prefix(err, "%s: ", snap->manifest_list);
+      if (st == HS_OK) n++;
+    }
+  }
+  if (st == HS_OK && n > 1) qsort(refs, n, sizeof *refs, mref_cmp);
+  const char *prev = NULL;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    const char *path = refs[i].path;
+    if (prev != NULL && strcmp(prev, path) == 0) continue; /* shared by several snapshots */
+    prev = path;
+    refs[i].path = NULL; /* the set owns it now (and keeps it alive for `prev`) */
+    if ((st = strset_add_owned(s, (char *)path, err)) != HS_OK) break;
+    const hs_iceberg_manifest_file *mf = refs[i].entry;
+    hs_iceberg_manifest man;
+    hs_arena_reset(&one);
+    buf.len = 0;
+    st = hs_table_read_avro(t, mf->manifest_path, "manifest", &buf, err);
+    if (st == HS_OK &&
+        (st = hs_iceberg_manifest_read(buf.data, buf.len, mf, &one, &man, err)) != HS_OK)
       hs_error_prefix(err, "%s: ", mf->manifest_path);
     for (size_t k = 0; st == HS_OK && k < man.n_entries; k++) {
       char what[64];
@@ -129,13 +179,17 @@ static hs_status reach_snapshot(const hs_table *t, const hs_iceberg_snapshot *sn
       if (st != HS_OK) hs_error_prefix(err, "%s: ", mf->manifest_path);
     }
   }
-  hs_arena_reset(&arena);
+  for (size_t i = 0; i < n; i++) hs_free(refs[i].path);
+  hs_free(refs);
+  hs_buf_free(&buf);
+  hs_arena_reset(&one);
+  hs_arena_reset(&lists);
   return st;
 }
 
 /* The "statistics-path" of every entry of an Iceberg statistics list. */
 static hs_status reach_statistics(const hs_table *t, hs_iceberg_json list, const char *what,
-                                  strset *s, hs_error *err) {
+                                  hs_table_file_set *s, hs_error *err) {
   if (list == NULL) return HS_OK;
   json_t *j = json_loads(list, JSON_DECODE_ANY, NULL);
   if (j == NULL || !json_is_array(j)) {
@@ -155,8 +209,8 @@ static hs_status reach_statistics(const hs_table *t, hs_iceberg_json list, const
 
 /* A metadata-log version's index registry (the file only; its index files
  * are not kept alive by an old registry). A missing old version is fine. */
-static hs_status reach_old_registry(const hs_table *t, const char *metadata_path, strset *s,
-                                    hs_error *err) {
+static hs_status reach_old_registry(const hs_table *t, const char *metadata_path,
+                                    hs_table_file_set *s, hs_error *err) {
   hs_buf text;
   hs_buf_init(&text);
   hs_error e2 = {0};
@@ -181,7 +235,7 @@ static hs_status reach_old_registry(const hs_table *t, const char *metadata_path
   return st;
 }
 
-static hs_status reachable(hs_table *t, strset *s, hs_error *err) {
+static hs_status reachable(const hs_table *t, hs_table_file_set *s, hs_error *err) {
   const hs_iceberg_metadata *m = &t->meta;
   hs_status st = strset_add_owned(s, hs_strdup(t->metadata_path), err);
   for (size_t i = 0; st == HS_OK && i < m->n_metadata_log; i++) {
@@ -190,22 +244,33 @@ static hs_status reachable(hs_table *t, strset *s, hs_error *err) {
     if (st == HS_OK && (st = reach_old_registry(t, p, s, err)) != HS_OK) hs_free(p);
     if (st == HS_OK) st = strset_add_owned(s, p, err);
   }
-  hs_buf buf;
-  hs_buf_init(&buf);
-  for (size_t i = 0; st == HS_OK && i < m->n_snapshots; i++)
-    st = reach_snapshot(t, &m->snapshots[i], s, &buf, err);
-  hs_buf_free(&buf);
+  if (st == HS_OK) st = reach_snapshots(t, s, err);
   if (st == HS_OK) st = reach_statistics(t, m->statistics, "statistics", s, err);
   if (st == HS_OK)
     st = reach_statistics(t, m->partition_statistics, "partition-statistics", s, err);
   const char *reg = hs_iceberg_metadata_property(m, "hyperstream.index-registry");
   if (st == HS_OK && reg != NULL) st = reach(t, s, reg, "index registry", err);
+  /* An index file lives while a data file it covers does (entries of files
+   * that expired snapshots took away are kept in the registry, harmlessly). */
   hs_table_index_registry r;
   memset(&r, 0, sizeof r);
   if (st == HS_OK) st = hs_table_index_registry_load(t, NULL, &r, err);
-  for (size_t i = 0; st == HS_OK && i < r.n_entries; i++)
-    st = reach(t, s, r.entries[i].index_file, "index registry entry", err);
+  if (st == HS_OK) strset_sort(s);
+  size_t n_data = s->n; /* lookups below see only what was reached so far */
+  for (size_t i = 0; st == HS_OK && i < r.n_entries; i++) {
+    const char *df = r.entries[i].data_file;
+    if (bsearch(&df, s->paths, n_data, sizeof *s->paths, str_cmp) != NULL)
+      st = reach(t, s, r.entries[i].index_file, "index registry entry", err);
+  }
   hs_table_index_registry_free(&r);
+  if (st == HS_OK) strset_sort(s);
+  return st;
+}
+
+hs_status hs_table_reachable(hs_table *t, hs_table_file_set *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_status st = reachable(t, out, err);
+  if (st != HS_OK) hs_table_file_set_free(out);
   return st;
 }
 
@@ -303,7 +368,7 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
     snprintf(dir, sizeof dir, "%s/%s", table->root, k_dirs[i]);
     st = list_dir(dir, 0, &c, err);
   }
-  strset live = {0};
+  hs_table_file_set live = {0};
   if (st == HS_OK) st = hs_table_load_latest(table, err); /* after listing: see above */
   if (st == HS_OK) st = reachable(table, &live, err);
   bool *orphan = st == HS_OK && c.n > 0 ? hs_malloc(c.n * sizeof *orphan) : NULL;
@@ -312,14 +377,14 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
   size_t n = 0, bytes = 0;
   for (size_t i = 0; st == HS_OK && i < c.n; i++) {
     const hs_table_orphan_file *f = &c.v[i];
-    orphan[i] =
-        f->mtime_ms < older_than_ms && !always_kept(table, f->path) && !strset_has(&live, f->path);
+    orphan[i] = f->mtime_ms < older_than_ms && !always_kept(table, f->path) &&
+                !hs_table_file_set_has(&live, f->path);
     if (orphan[i]) {
       n++;
       bytes += strlen(f->path) + 1;
     }
   }
-  strset_free(&live);
+  hs_table_file_set_free(&live);
   hs_table_orphan_file *out = NULL;
   if (st == HS_OK && n > 0) {
     out = hs_malloc(n * sizeof *out + bytes);

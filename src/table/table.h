@@ -217,6 +217,23 @@ hs_status hs_table_index_register(hs_table *t, const hs_table_index_entry *add, 
                                   hs_error *err);
 
 /* ------------------------------------------------------------------
+ * Reachable files (orphans.c): what the loaded metadata of a table reaches
+ * (metadata files and log, manifest lists, manifests, every entry's file,
+ * statistics files, registries, and the index files covering a reached data
+ * file), as resolved absolute paths. Used by remove_orphan_files and
+ * expire_snapshots (expire.c).
+ */
+typedef struct hs_table_file_set {
+  char **paths; /* hs_malloc'd strings; sorted and unique once `sorted` */
+  size_t n, cap;
+  bool sorted;
+} hs_table_file_set;
+
+hs_status hs_table_reachable(hs_table *t, hs_table_file_set *out, hs_error *err);
+bool hs_table_file_set_has(hs_table_file_set *s, const char *path); /* sorts on first use */
+void hs_table_file_set_free(hs_table_file_set *s);
+
+/* ------------------------------------------------------------------
  * Index configuration (index_config.c): the table property
  * "hyperstream.indexes", a JSON list of {"column", "kind", "params"}.
  */

@@ -1,5 +1,6 @@
-"""Table.remove_orphan_files and `hyperstream remove-orphans`: what they remove
-is exactly what nothing reaches, checked against outside oracles.
+"""Table maintenance: remove_orphan_files / `hyperstream remove-orphans` and
+expire_snapshots / `hyperstream expire-snapshots`. What they remove is
+exactly what nothing reaches, checked against outside oracles.
 
 A table goes through appends, partition evolution, a sort order, scalar index
 builds, a re-configured and a dropped index, a rollback, a tag and writers
@@ -12,8 +13,11 @@ folders. Then:
 * every snapshot reads the same rows before and after, by us and by pyiceberg,
   and the remaining index still answers;
 * young files, links and files outside data/, index/, metadata/ stay; an
-  unreadable manifest stops the call before anything is removed.
-About 10 s.
+  unreadable manifest stops the call before anything is removed;
+* expire_snapshots keeps the current snapshot, tagged ones and the last N,
+  deletes exactly the files pyiceberg no longer reaches afterwards (index
+  files of vanished data files too), and every kept snapshot reads the same.
+About 15 s.
 """
 
 import datetime as dt
@@ -86,8 +90,9 @@ def _reachable_by_pyiceberg(table):
     return {os.path.realpath(p) for p in keep}
 
 
-def _index_files_in_use(table):
-    """The current index registry file and the index files it names."""
+def _index_files_in_use(table, data_files=None):
+    """The current index registry file and the index files it names (only
+    those covering a data file in `data_files`, when given)."""
     props = static.from_metadata(table.metadata_location).metadata.properties
     reg_name = props.get("hyperstream.index-registry")
     if reg_name is None:
@@ -96,7 +101,8 @@ def _index_files_in_use(table):
     with open(reg) as f:
         entries = json.load(f)["entries"]
     return ({os.path.realpath(reg)},
-            {os.path.realpath(_local(e["index-file"])) for e in entries})
+            {os.path.realpath(_local(e["index-file"])) for e in entries
+             if data_files is None or os.path.realpath(_local(e["data-file"])) in data_files})
 
 
 def _snapshot_rows(table):
@@ -259,3 +265,88 @@ def test_cli(tmp_path):
     assert "missing TABLE" in subprocess.run([_exe(), "remove-orphans"], capture_output=True,
                                              text=True).stderr
     assert table.to_arrow().num_rows == 10
+
+
+def _reach_all(table):
+    reach = _reachable_by_pyiceberg(table)
+    regs, index_files = _index_files_in_use(table, reach)
+    return reach | regs | index_files
+
+
+def test_expire_snapshots_vs_pyiceberg(tmp_path):
+    rng = random.Random(11)
+    uri = tmp_path / "t"
+    table = hdb.Table(uri)
+    snaps = [table.write(_batch(100 * i, 100, rng)) for i in range(4)]  # s0..s3
+    table.add_index("cat", "bitmap", progress=False)
+    table.wait_for_indexes()                       # index files for all four data files
+    table.create_tag("keep", snaps[1])
+    table.rollback_to_snapshot(snaps[1])           # s2, s3 leave the current history
+    snaps.append(table.write(_batch(1000, 50, rng)))  # s4 (current)
+    table.wait_for_indexes()
+    rows = {s: _sorted(table.to_arrow(snapshot_id=s)) for s in snaps}
+    before = _reach_all(table)
+    everything = {os.path.realpath(p) for p in _all_files(str(uri))}
+
+    dry = table.expire_snapshots(retain_last=1, dry_run=True)
+    assert dry.dry_run and sorted(dry.snapshot_ids) == sorted([snaps[0], snaps[2], snaps[3]])
+    assert {os.path.realpath(p) for p in _all_files(str(uri))} == everything
+    assert [s.snapshot_id for s in table.snapshots()] == snaps
+
+    done = table.expire_snapshots(retain_last=1)
+    assert sorted(done.snapshot_ids) == sorted(dry.snapshot_ids)
+    assert sorted(done.files_deleted) == sorted(dry.files_deleted)
+    again = hdb.Table(uri)
+    assert [s.snapshot_id for s in again.snapshots()] == [snaps[1], snaps[4]]
+    after = _reach_all(again)
+    # deleted == what pyiceberg (and the registry) reached before and not after
+    assert {os.path.realpath(p) for p in done.files_deleted} == before - after
+    gone_data = {p for p in before - after if p.endswith(".parquet")}
+    assert len(gone_data) == 2  # s2's and s3's data files
+    assert any(p.endswith(".puffin") for p in before - after)  # their index files
+    assert all(not os.path.exists(p) for p in done.files_deleted)
+    assert {os.path.realpath(p) for p in _all_files(str(uri))} >= after
+    for s in (snaps[1], snaps[4]):  # kept snapshots read the same, ours and pyiceberg's
+        assert _sorted(again.to_arrow(snapshot_id=s)) == rows[s]
+    _snapshot_rows(again)
+    with pytest.raises(hdb.NotFoundError):
+        again.to_arrow(snapshot_id=snaps[2])
+    assert again.to_arrow(ref="keep").num_rows == 200
+    plan = again.explain("cat = 'a'").stats
+    assert plan["files_indexed"] == plan["files_read"] == 3
+    # the snapshot log loses the expired snapshots' entries: s1, rollback to s1, s4
+    assert [h.snapshot_id for h in again.history()] == [snaps[1], snaps[1], snaps[4]]
+    # nothing left to expire; the orphan sweep finds nothing either
+    assert again.expire_snapshots(retain_last=1).snapshot_ids == []
+    assert [p for p in again.remove_orphan_files(older_than=ALL)
+            if "index-registry-" not in p] == []
+
+
+def test_expire_defaults_and_errors(tmp_path):
+    table = hdb.Table(tmp_path / "t")
+    ids = [table.write(_batch(i, 1, random.Random(i))) for i in range(3)]
+    assert table.expire_snapshots().snapshot_ids == []      # 5 days by default: all too young
+    r = table.expire_snapshots(older_than=dt.timedelta(0))  # keep the last 1
+    assert r.snapshot_ids == ids[:2] and len(table) == 3 and "expired 2 snapshots" in repr(r)
+    with pytest.raises(ValueError, match="retain_last"):
+        table.expire_snapshots(retain_last=0)
+
+
+def test_expire_cli(tmp_path):
+    table = hdb.Table(tmp_path / "t")
+    ids = [table.write(_batch(i, 1, random.Random(i))) for i in range(4)]
+
+    def run(*args, rc=0):
+        r = subprocess.run([_exe(), "expire-snapshots", str(tmp_path / "t"), *args],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == rc, (args, r.stdout, r.stderr)
+        return r
+
+    dry = json.loads(run("--older-than", "0s", "--retain-last", "2", "--dry-run", "--json").stdout)
+    assert dry["dry_run"] is True and dry["snapshots_expired"] == ids[:2]
+    assert len(dry["files_deleted"]) == 2  # the two manifest lists
+    assert "expired 0 snapshots" in run().stdout  # 5 days by default
+    out = run("--older-than", "0s", "--retain-last", "2").stdout
+    assert "expired 2 snapshots; deleted 2 files" in out
+    assert [s.snapshot_id for s in hdb.Table(tmp_path / "t").snapshots()] == ids[2:]
+    assert "--retain-last expects a count" in run("--retain-last", "0", rc=2).stderr

@@ -1,10 +1,13 @@
 /*
- * test_orphans.c — hs_table_remove_orphan_files (src/table/orphans.c):
+ * test_maintenance.c — hs_table_remove_orphan_files (src/table/orphans.c):
  * junk under data/ (nested too) and index/ is listed by a dry run and then
  * removed; every snapshot still scans completely; links, files outside the
  * three folders and files newer than the cut-off stay; an unreadable
- * manifest list stops the call with nothing removed. Runs under ASan too.
- * (tests/python/test_orphans.py checks the reachable set against pyiceberg.)
+ * manifest list stops the call with nothing removed. hs_table_expire_snapshots
+ * (src/table/expire.c): a dry run changes nothing; the current snapshot, a
+ * tagged one and the last N stay, the others' manifest lists go, time travel
+ * to them is NOT_FOUND. Runs under ASan too. (tests/python/test_maintenance.py
+ * checks both against pyiceberg's view of the table.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,11 +56,71 @@ static bool listed(const hs_table_orphan_file *f, size_t n, const char *path) {
   return false;
 }
 
+static void append_n(hs_table *t, int64_t first, int64_t n, int64_t *snap) {
+  hs_error e = {0};
+  struct ArrowArray b;
+  make_batch(&b, first, n);
+  struct ArrowSchema s;
+  make_schema(&s);
+  struct ArrowArrayStream st;
+  CHECK_OK(hs_arrow_stream_from_batches(&s, &b, 1, &st, &e), &e);
+  CHECK_OK(hs_table_append(t, &st, snap, &e), &e);
+}
+
+static void test_expire(void) {
+  char tmpl[] = "/tmp/hs_expire_XXXXXX";
+  char *root = mkdtemp(tmpl);
+  CHECK(root != NULL);
+  if (root == NULL) return;
+  hs_error e = {0};
+  struct ArrowSchema s;
+  make_schema(&s);
+  hs_table *t = NULL;
+  CHECK_OK(hs_table_create(root, &s, NULL, &t, &e), &e);
+  s.release(&s);
+  int64_t snaps[5];
+  for (int i = 0; i < 5; i++) append_n(t, i * 100, 100, &snaps[i]);
+  CHECK_OK(hs_table_create_tag(t, "keep", snaps[1], -1, &e), &e);
+  int64_t *ids = NULL;
+  size_t n_ids = 0, n_files = 0;
+  hs_table_orphan_file *files = NULL;
+  int64_t cut = now_ms() + 3600 * 1000;
+  for (int dry = 1; dry >= 0; dry--) {
+    CHECK_OK(hs_table_expire_snapshots(t, cut, 2, dry, &ids, &n_ids, &files, &n_files, &e), &e);
+    CHECK_EQ_INT(n_ids, 2); /* s0 and s2: s1 is tagged, s3 and s4 the last two */
+    CHECK(n_ids == 2 && ids[0] == snaps[0] && ids[1] == snaps[2]);
+    CHECK_EQ_INT(n_files, 2); /* their manifest lists; manifests and data are shared */
+    for (size_t i = 0; i < n_files; i++) {
+      CHECK(strstr(files[i].path, "/metadata/snap-") != NULL);
+      CHECK_EQ_INT(access(files[i].path, F_OK) == 0, dry);
+    }
+    hs_free(ids);
+    hs_free(files);
+    if (dry) { /* a dry run changed nothing */
+      CHECK_EQ_INT(t->meta.n_snapshots, 5);
+      CHECK_EQ_INT(scan_rows(t, snaps[0]), 100);
+    }
+  }
+  CHECK_EQ_INT(t->meta.n_snapshots, 3);
+  struct ArrowArrayStream st;
+  CHECK_EQ_INT(hs_table_scan(t, snaps[0], NULL, 0, &st, &e), HS_ERR_NOT_FOUND);
+  CHECK_EQ_INT(scan_rows(t, snaps[1]), 200);
+  CHECK_EQ_INT(scan_rows(t, -1), 500);
+  /* nothing more to expire */
+  CHECK_OK(hs_table_expire_snapshots(t, cut, 2, 0, &ids, &n_ids, &files, &n_files, &e), &e);
+  CHECK(n_ids == 0 && ids == NULL && n_files == 0 && files == NULL);
+  hs_table_free(t);
+  char cmd[4300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", root);
+}
+
 int main(void) {
+  test_expire();
   char tmpl[] = "/tmp/hs_orphans_XXXXXX";
   char *root = mkdtemp(tmpl);
   CHECK(root != NULL);
-  if (root == NULL) return hs_test_finish("test_orphans");
+  if (root == NULL) return hs_test_finish("test_maintenance");
   hs_error e = {0};
   struct ArrowSchema s;
   make_schema(&s);
@@ -126,5 +189,5 @@ int main(void) {
   char cmd[4300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", root);
-  return hs_test_finish("test_orphans");
+  return hs_test_finish("test_maintenance");
 }

@@ -1,0 +1,184 @@
+/*
+ * expire.c — hs_table_expire_snapshots: drop old snapshots from the table
+ * metadata (Iceberg's ExpireSnapshots), then delete the files only they
+ * reached.
+ *
+ * Kept: the current snapshot, every snapshot a tag or branch names, the
+ * `retain_last` most recent snapshots of the current snapshot's ancestry
+ * (the current one counts), and every snapshot committed at or after the
+ * cut-off. The rest leave `snapshots` and the snapshot log in one
+ * metadata-only commit (hs_table_commit_metadata: exclusive publish, the
+ * choice re-made on the winner's version after a lost race). A kept
+ * snapshot's parent may be among them: the spec allows expired parents.
+ *
+ * Files: what the metadata reached before the commit and no longer reaches
+ * after it (hs_table_reachable, orphans.c) — the expired snapshots' manifest
+ * lists, the manifests and data files no kept snapshot shares, and the index
+ * files that covered only those data files. They were committed, so no
+ * writer is still producing them and no age margin is needed; a reader still
+ * planning an expired snapshot loses it, as in every Iceberg engine.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "timetravel.h"
+
+typedef struct expire_ctx {
+  int64_t older_than_ms;
+  int32_t retain_last;
+  int64_t *expired; /* ids removed by the last attempt (hs_malloc'd) */
+  size_t n_expired;
+} expire_ctx;
+
+static bool named_by_ref(const hs_iceberg_metadata *m, int64_t id) {
+  for (size_t i = 0; i < m->n_refs; i++)
+    if (m->refs[i].snapshot_id == id) return true;
+  return false;
+}
+
+/* Whether snapshot `s` stays: see the file comment. */
+static bool kept(const hs_iceberg_metadata *m, const hs_iceberg_snapshot *s, const expire_ctx *c) {
+  if (s->timestamp_ms >= c->older_than_ms) return true;
+  if (m->has_current_snapshot_id && s->snapshot_id == m->current_snapshot_id) return true;
+  if (named_by_ref(m, s->snapshot_id)) return true;
+  if (!m->has_current_snapshot_id) return false;
+  /* within the first retain_last steps of the current ancestry (bounded:
+   * a parent cycle in hostile metadata ends after n_snapshots steps) */
+  const hs_iceberg_snapshot *a = hs_iceberg_metadata_snapshot(m, m->current_snapshot_id);
+  for (int32_t k = 0; a != NULL && k < c->retain_last && (size_t)k <= m->n_snapshots; k++) {
+    if (a->snapshot_id == s->snapshot_id) return true;
+    if (!a->has_parent_snapshot_id) break;
+    a = hs_iceberg_metadata_snapshot(m, a->parent_snapshot_id);
+  }
+  return false;
+}
+
+static hs_status expire_edit(const hs_iceberg_metadata *old, hs_iceberg_metadata *m, hs_arena *a,
+                             void *vctx, bool *changed, hs_error *err) {
+  expire_ctx *c = vctx;
+  c->n_expired = 0;
+  size_t n_keep = 0;
+  for (size_t i = 0; i < old->n_snapshots; i++) n_keep += kept(old, &old->snapshots[i], c);
+  *changed = n_keep < old->n_snapshots;
+  if (!*changed) return HS_OK;
+  size_t n_gone = old->n_snapshots - n_keep;
+  hs_iceberg_snapshot *snaps = hs_arena_alloc(a, (n_keep ? n_keep : 1) * sizeof *snaps);
+  hs_iceberg_snapshot_log_entry *log =
+      hs_arena_alloc(a, (old->n_snapshot_log ? old->n_snapshot_log : 1) * sizeof *log);
+  int64_t *gone = hs_realloc(c->expired, n_gone * sizeof *gone);
+  if (snaps == NULL || log == NULL || gone == NULL) {
+    if (gone != NULL) c->expired = gone;
+    return hs_error_set(err, HS_ERR_NOMEM, "expire snapshots: out of memory");
+  }
+  c->expired = gone;
+  size_t w = 0;
+  for (size_t i = 0; i < old->n_snapshots; i++) {
+    if (kept(old, &old->snapshots[i], c))
+      snaps[w++] = old->snapshots[i];
+    else
+      c->expired[c->n_expired++] = old->snapshots[i].snapshot_id;
+  }
+  size_t wl = 0;
+  for (size_t i = 0; i < old->n_snapshot_log; i++)
+    if (hs_iceberg_metadata_snapshot(old, old->snapshot_log[i].snapshot_id) == NULL ||
+        kept(old, hs_iceberg_metadata_snapshot(old, old->snapshot_log[i].snapshot_id), c))
+      log[wl++] = old->snapshot_log[i];
+  m->snapshots = snaps;
+  m->n_snapshots = w;
+  m->snapshot_log = log;
+  m->n_snapshot_log = wl;
+  return HS_OK;
+}
+
+/* Files in `before` that `after` lacks, with their sizes, into one
+ * allocation as hs_table_remove_orphan_files returns them. Files already
+ * gone from disk are left out. */
+static hs_status files_dropped(hs_table_file_set *before, hs_table_file_set *after,
+                               hs_table_orphan_file **out, size_t *n_out, hs_error *err) {
+  size_t n = 0, bytes = 0;
+  struct stat sb;
+  for (size_t i = 0; i < before->n; i++)
+    if (!hs_table_file_set_has(after, before->paths[i]) && lstat(before->paths[i], &sb) == 0) {
+      n++;
+      bytes += strlen(before->paths[i]) + 1;
+    }
+  *out = NULL;
+  *n_out = 0;
+  if (n == 0) return HS_OK;
+  hs_table_orphan_file *f = hs_malloc(n * sizeof *f + bytes);
+  if (f == NULL) return hs_error_set(err, HS_ERR_NOMEM, "expire snapshots: out of memory");
+  char *strings = (char *)(f + n);
+  size_t j = 0;
+  for (size_t i = 0; i < before->n && j < n; i++) {
+    const char *p = before->paths[i];
+    if (hs_table_file_set_has(after, p) || lstat(p, &sb) != 0) continue;
+    size_t len = strlen(p) + 1;
+    memcpy(strings, p, len);
+    f[j++] = (hs_table_orphan_file){
+        .path = strings,
+        .size = (int64_t)sb.st_size,
+        .mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000};
+    strings += len;
+  }
+  *out = f;
+  *n_out = j;
+  return HS_OK;
+}
+
+hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int32_t retain_last,
+                                    int dry_run, int64_t **expired, size_t *n_expired,
+                                    hs_table_orphan_file **files, size_t *n_files, hs_error *err) {
+  *expired = NULL;
+  *n_expired = 0;
+  *files = NULL;
+  *n_files = 0;
+  hs_status st = hs_table_check_writable(table, "expire snapshots", err);
+  if (st == HS_OK) st = hs_table_load_latest(table, err);
+  expire_ctx c = {.older_than_ms = older_than_ms, .retain_last = retain_last < 1 ? 1 : retain_last};
+  hs_table_file_set before = {0}, after = {0};
+  if (st == HS_OK) st = hs_table_reachable(table, &before, err);
+  if (st == HS_OK && dry_run) {
+    /* the edit on a copy; the reachable set of the copy, the table untouched */
+    hs_arena a;
+    hs_arena_init(&a);
+    hs_iceberg_metadata saved = table->meta, m = table->meta;
+    bool changed = false;
+    st = expire_edit(&saved, &m, &a, &c, &changed, err);
+    if (st == HS_OK && changed) {
+      table->meta = m;
+      st = hs_table_reachable(table, &after, err);
+      table->meta = saved;
+    } else if (st == HS_OK) {
+      st = hs_table_reachable(table, &after, err);
+    }
+    hs_arena_reset(&a);
+  } else if (st == HS_OK) {
+    st = hs_table_commit_metadata(table, "expire snapshots", expire_edit, &c, err);
+    if (st == HS_OK) st = hs_table_reachable(table, &after, err);
+  }
+  if (st == HS_OK) st = files_dropped(&before, &after, files, n_files, err);
+  hs_table_file_set_free(&before);
+  hs_table_file_set_free(&after);
+  for (size_t i = 0; st == HS_OK && !dry_run && i < *n_files; i++)
+    if (unlink((*files)[i].path) != 0 && errno != ENOENT)
+      st = hs_error_set(err, HS_ERR_IO,
+                        "%s: cannot remove a file of an expired snapshot: %s (the snapshots are "
+                        "expired; remove_orphan_files removes the rest later)",
+                        (*files)[i].path, strerror(errno));
+  if (st != HS_OK) {
+    hs_free(c.expired);
+    hs_free(*files);
+    *files = NULL;
+    *n_files = 0;
+    return st;
+  }
+  *expired = c.expired;
+  *n_expired = c.n_expired;
+  if (c.n_expired == 0) {
+    hs_free(c.expired);
+    *expired = NULL;
+  }
+  return HS_OK;
+}
