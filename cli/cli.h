@@ -42,6 +42,20 @@ void hs_cli_progress_draw(hs_cli_progress *p, int64_t done, int64_t rows, bool f
 hs_status hs_cli_csv_open(const char *path, FILE *file, struct ArrowSchema *schema,
                           hs_cli_progress *prog, struct ArrowArrayStream *out, hs_error *err);
 
+/* The demo's deterministic rows (demo.c), shared with its table tour
+ * (demo_table.c): schema {id, category, price, ts, flag, embedding[dim]};
+ * rows [base, base + n) as one struct batch; one row's embedding; the
+ * per-row hash behind category (hash % HS_CLI_DEMO_CATEGORIES) and price. */
+enum { HS_CLI_DEMO_BATCH_ROWS = 8192, HS_CLI_DEMO_CATEGORIES = 8 };
+extern const char *const hs_cli_demo_categories[HS_CLI_DEMO_CATEGORIES];
+hs_status hs_cli_demo_schema(int dim, struct ArrowSchema *s, hs_error *err);
+hs_status hs_cli_demo_batch(int64_t base, int64_t n, int dim, struct ArrowArray *out,
+                            size_t *raw_bytes, hs_error *err);
+void hs_cli_demo_vector(int64_t row, int dim, float *out);
+uint64_t hs_cli_demo_hash(uint64_t row);
+/* The table tour: `rows` demo rows as <dir>/table, indexed and queried. */
+int hs_cli_demo_table(const char *dir, int64_t rows, int dim);
+
 /* Subcommands: argv[0] is the subcommand name. */
 int hs_cli_inspect(int argc, char **argv);
 int hs_cli_read(int argc, char **argv);

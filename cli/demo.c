@@ -13,6 +13,7 @@
  * runs produce the same file.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,10 +22,15 @@
 #include "arrow/arrow.h"
 #include "cli.h"
 
-enum { DEMO_COLUMNS = 6, DEMO_BATCH_ROWS = 8192, DEMO_ROW_GROUPS = 10 };
+enum {
+  DEMO_COLUMNS = 6,
+  DEMO_BATCH_ROWS = HS_CLI_DEMO_BATCH_ROWS,
+  DEMO_ROW_GROUPS = 10,
+  DEMO_TABLE_ROWS = 20000
+};
 
-static const char *const demo_categories[] = {"science", "sports",  "politics", "arts",
-                                              "travel",  "finance", "health",   "food"};
+const char *const hs_cli_demo_categories[HS_CLI_DEMO_CATEGORIES] = {
+    "science", "sports", "politics", "arts", "travel", "finance", "health", "food"};
 
 static uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -51,7 +57,11 @@ static void progress(const char *label, int64_t done, int64_t total) {
   fflush(stderr);
 }
 
-static hs_status demo_schema(int dim, struct ArrowSchema *s, hs_error *err) {
+uint64_t hs_cli_demo_hash(uint64_t row) {
+  return splitmix64(row);
+}
+
+hs_status hs_cli_demo_schema(int dim, struct ArrowSchema *s, hs_error *err) {
   char vec_format[32];
   snprintf(vec_format, sizeof vec_format, "+w:%d", dim);
   static const struct {
@@ -70,8 +80,15 @@ static hs_status demo_schema(int dim, struct ArrowSchema *s, hs_error *err) {
   return st;
 }
 
-/* Rows [base, base + n) as a struct batch; *raw_bytes gets its buffer bytes. */
-static hs_status demo_batch(int64_t base, int64_t n, int dim, struct ArrowArray *out,
+void hs_cli_demo_vector(int64_t row, int dim, float *out) {
+  uint64_t x = splitmix64((uint64_t)row);
+  for (size_t k = 0; k < (size_t)dim; k++) {
+    x = splitmix64(x);
+    out[k] = (float)((double)(x >> 40) / (double)(1u << 24) * 2.0 - 1.0);
+  }
+}
+
+hs_status hs_cli_demo_batch(int64_t base, int64_t n, int dim, struct ArrowArray *out,
                             size_t *raw_bytes, hs_error *err) {
   struct ArrowArray cols[DEMO_COLUMNS];
   memset(cols, 0, sizeof cols);
@@ -97,7 +114,7 @@ static hs_status demo_batch(int64_t base, int64_t n, int dim, struct ArrowArray 
     uint64_t h = splitmix64((uint64_t)row);
     id[r] = row;
     ts[r] = ts0 + row * 1000000;
-    const char *cat = demo_categories[h % 8];
+    const char *cat = hs_cli_demo_categories[h % HS_CLI_DEMO_CATEGORIES];
     size_t len = strlen(cat);
     offs[r] = pos;
     memcpy(text + pos, cat, len);
@@ -109,11 +126,7 @@ static hs_status demo_batch(int64_t base, int64_t n, int dim, struct ArrowArray 
       price_valid[r >> 3] |= (uint8_t)(1u << (r & 7));
     }
     if (row % 3 == 0) flag[r >> 3] |= (uint8_t)(1u << (r & 7));
-    uint64_t x = h;
-    for (size_t k = 0; k < (size_t)dim; k++) {
-      x = splitmix64(x);
-      vec[r * (size_t)dim + k] = (float)((double)(x >> 40) / (double)(1u << 24) * 2.0 - 1.0);
-    }
+    hs_cli_demo_vector(row, dim, vec + r * (size_t)dim);
   }
   offs[nn] = pos;
   *raw_bytes = nn * (8 + 8 + 8 + 4 + 1) + (size_t)pos + nd * 4;
@@ -150,6 +163,7 @@ static hs_status demo_batch(int64_t base, int64_t n, int dim, struct ArrowArray 
 typedef struct demo_args {
   int64_t rows;
   int64_t dim;
+  int64_t table_rows; /* rows of the table tour (0: skip it) */
   const char *dir;
   bool keep;
 } demo_args;
@@ -157,6 +171,7 @@ typedef struct demo_args {
 static int demo_parse(int argc, char **argv, demo_args *a) {
   a->rows = 200000;
   a->dim = 768;
+  a->table_rows = -1; /* min(rows, DEMO_TABLE_ROWS) */
   a->dir = NULL;
   a->keep = false;
   for (int i = 1; i < argc; i++) {
@@ -165,13 +180,23 @@ static int demo_parse(int argc, char **argv, demo_args *a) {
       int64_t *dst = o[2] == 'r' ? &a->rows : &a->dim;
       if (++i >= argc || !hs_cli_parse_count(argv[i], dst) || *dst == 0)
         return hs_cli_usage_error("demo: %s needs a positive number", o);
+    } else if (strcmp(o, "--table-rows") == 0) {
+      if (++i >= argc || !hs_cli_parse_count(argv[i], &a->table_rows))
+        return hs_cli_usage_error("demo: --table-rows needs a number (0 skips the table tour)");
     } else if (strcmp(o, "--dir") == 0) {
       if (++i >= argc) return hs_cli_usage_error("demo: --dir needs a path");
       a->dir = argv[i];
     } else if (strcmp(o, "--keep") == 0) {
       a->keep = true;
     } else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-      fputs("Usage: hyperstream demo [--rows N] [--dim D] [--dir PATH] [--keep]\n", stdout);
+      fputs(
+          "Usage: hyperstream demo [--rows N] [--dim D] [--table-rows T] [--dir PATH] [--keep]\n"
+          "  Parquet: write N rows (default 200,000) of mixed columns and D-dimensional\n"
+          "  vectors (default 768), read them back in full and filtered.\n"
+          "  Table: the first T rows (default min(N, 20,000); 0 skips it) as an Iceberg\n"
+          "  table in 4 appends, with a bitmap and an HNSW index, then a filtered scan,\n"
+          "  vector and hybrid search and time travel, each checked.\n",
+          stdout);
       return -1;
     } else {
       return hs_cli_usage_error("demo: unexpected argument '%s'", o);
@@ -199,7 +224,7 @@ static int demo_write(const char *path, const demo_args *a, int64_t rg_rows, siz
   opts.n_encodings = 1;
   double write_ms = 0;
   int64_t t0;
-  hs_status st = demo_schema((int)a->dim, &schema, &err);
+  hs_status st = hs_cli_demo_schema((int)a->dim, &schema, &err);
   if (st == HS_OK) {
     t0 = hs_now_ns();
     st = hs_parquet_writer_open(path, &schema, &opts, &w, &err);
@@ -210,7 +235,7 @@ static int demo_write(const char *path, const demo_args *a, int64_t rg_rows, siz
     int64_t n = a->rows - base < DEMO_BATCH_ROWS ? a->rows - base : DEMO_BATCH_ROWS;
     struct ArrowArray batch = {0};
     size_t bytes = 0;
-    st = demo_batch(base, n, (int)a->dim, &batch, &bytes, &err);
+    st = hs_cli_demo_batch(base, n, (int)a->dim, &batch, &bytes, &err);
     if (st != HS_OK) break;
     t0 = hs_now_ns();
     st = hs_parquet_writer_write(w, &batch, &err);
@@ -280,6 +305,16 @@ static int demo_scan(const char *path, int64_t threshold, bool pruned, int64_t *
   return HS_CLI_OK;
 }
 
+static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(p) == 0 ? 0 : 0; /* best effort: keep going */
+}
+
+/* Remove the demo's temporary folder and everything in it. */
+static void remove_tree(const char *dir) {
+  nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int hs_cli_demo(int argc, char **argv) {
   demo_args a;
   int rc = demo_parse(argc, argv, &a);
@@ -345,13 +380,18 @@ int hs_cli_demo(int argc, char **argv) {
                        (long long)f_match);
     }
   }
+  int64_t table_rows = a.table_rows >= 0          ? a.table_rows
+                       : a.rows < DEMO_TABLE_ROWS ? a.rows
+                                                  : DEMO_TABLE_ROWS;
+  if (rc == HS_CLI_OK && table_rows > 0) rc = hs_cli_demo_table(dir, table_rows, (int)a.dim);
   printf("  %-16s %.0f ms\n", "total", ms_since(t_start));
   if (temp && !a.keep) {
-    unlink(path);
-    rmdir(dir);
-    printf("  (temporary file removed; use --keep or --dir to keep it)\n");
+    remove_tree(dir);
+    printf("  (temporary files removed; use --keep or --dir to keep them)\n");
   } else {
-    printf("  inspect it with: hyperstream inspect %s\n", path);
+    printf("  inspect them with: hyperstream inspect %s", path);
+    if (table_rows > 0) printf("; hyperstream inspect %s/table", dir);
+    printf("\n");
   }
   fflush(stdout);
   return rc;

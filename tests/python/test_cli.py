@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -247,6 +248,25 @@ def test_demo_small(cli, tmp_path):
     assert t.column_names == ["id", "category", "price", "ts", "flag", "embedding"]
     assert len(t.column("embedding")[0]) == 16
     assert pq.read_metadata(f).num_row_groups == 10
+    # the table tour: its own checks passed (rc 0), and an outside reader agrees
+    assert "Table tour: 3,000 rows" in out and "the bitmap index answered 4 of 4 files" in out
+    assert "first id 1500 at distance 0" in out and "all 'sports': yes" in out
+    assert "holds 750 rows (expected 750)" in out
+    science = pc.and_(pc.equal(t.column("category"), "science"), pc.less(t.column("price"), 100))
+    want = pc.sum(pc.fill_null(science, False).cast("int64")).as_py()
+    assert f"category = 'science' AND price < 100: {want:,} rows (expected {want:,})" in out
+    meta = next(line.split()[-1] for line in out.splitlines() if line.strip().startswith("Iceberg"))
+    static = pytest.importorskip("pyiceberg.table").StaticTable
+    ice = static.from_metadata(meta).scan().to_arrow()
+    assert sorted(ice.column("id").to_pylist()) == list(range(3000))
+    assert len(os.listdir(os.path.join(d, "table", "index"))) == 8
+
+
+def test_demo_table_rows_zero_skips_the_tour(cli, tmp_path):
+    rc, out, err = run(cli, "demo", "--rows", "500", "--dim", "4", "--table-rows", "0",
+                       "--dir", str(tmp_path / "d"), timeout=120)
+    assert rc == 0, (out, err)
+    assert "Table tour" not in out and not os.path.exists(tmp_path / "d" / "table")
 
 
 def test_demo_temp_dir_is_cleaned(cli):
