@@ -69,4 +69,31 @@ json_t *hs_ice_schema_to_json(const hs_iceberg_schema *s, hs_error *err);
 json_t *hs_ice_spec_to_json(const hs_iceberg_partition_spec *s, hs_error *err);
 json_t *hs_ice_sort_order_to_json(const hs_iceberg_sort_order *o, hs_error *err);
 
+/* --- metadata_fast.c: the history lists of vN.metadata.json as text --- */
+
+/* The integer that stands in for a list in the jansson tree. */
+#define HS_ICE_FAST_MARKER (-9223372036854775807LL)
+
+typedef enum {
+  HS_ICE_FAST_SNAPSHOTS = 0,
+  HS_ICE_FAST_SNAPSHOT_LOG = 1,
+  HS_ICE_FAST_METADATA_LOG = 2
+} hs_ice_fast_list;
+
+/* Can `m`'s snapshots be written directly (no unknown keys, no duplicate
+ * or NULL summary entries)? The two logs always can. */
+bool hs_ice_fast_snapshots_ok(const hs_iceberg_metadata *m);
+
+/* Append to `out` the dump `tree` (json_dump_callback, JSON_INDENT(2)) of
+ * a metadata object in which some of "snapshots", "snapshot-log",
+ * "metadata-log" hold HS_ICE_FAST_MARKER, with each marker replaced by the
+ * list of `m` written directly, exactly as jansson would have. *declined
+ * (nothing appended) when a string is not UTF-8: the caller then dumps
+ * the full tree, which reports it. */
+hs_status hs_ice_fast_splice(const hs_iceberg_metadata *m, const char *tree, size_t len,
+                             hs_buf *out, bool *declined, hs_error *err);
+
+/* The jansson-only writer (the reference the fast path is tested against). */
+hs_status hs_ice_metadata_write_tree(const hs_iceberg_metadata *m, hs_buf *out, hs_error *err);
+
 #endif /* HS_ICEBERG_INTERNAL_H */

@@ -354,7 +354,9 @@ static json_t *ref_to_json(const hs_iceberg_ref *r) {
     }                                                           \
   } while (0)
 
-static json_t *metadata_to_json(const hs_iceberg_metadata *m, hs_error *err) {
+/* With `fast`, the history lists hold HS_ICE_FAST_MARKER (metadata_fast.c
+ * writes them); snapshots only when hs_ice_fast_snapshots_ok. */
+static json_t *metadata_to_json(const hs_iceberg_metadata *m, bool fast, hs_error *err) {
   json_t *o = json_object();
   if (o == NULL) return NULL;
   int bad = set(o, "format-version", json_integer(m->format_version));
@@ -373,13 +375,22 @@ static json_t *metadata_to_json(const hs_iceberg_metadata *m, hs_error *err) {
   bad |= set(o, "properties", kv_object(m->properties, m->n_properties));
   if (m->has_current_snapshot_id)
     bad |= set(o, "current-snapshot-id", json_integer(m->current_snapshot_id));
-  PUT_LIST(o, "snapshots", m->snapshots, m->n_snapshots, snapshot_to_json(&m->snapshots[i], err));
-  PUT_LIST(o, "snapshot-log", m->snapshot_log, m->n_snapshot_log,
-           json_pack("{s:I,s:I}", "timestamp-ms", (json_int_t)m->snapshot_log[i].timestamp_ms,
-                     "snapshot-id", (json_int_t)m->snapshot_log[i].snapshot_id));
-  PUT_LIST(o, "metadata-log", m->metadata_log, m->n_metadata_log,
-           json_pack("{s:I,s:s}", "timestamp-ms", (json_int_t)m->metadata_log[i].timestamp_ms,
-                     "metadata-file", m->metadata_log[i].metadata_file));
+  if (fast && hs_ice_fast_snapshots_ok(m)) {
+    bad |= set(o, "snapshots", json_integer(HS_ICE_FAST_MARKER));
+  } else {
+    PUT_LIST(o, "snapshots", m->snapshots, m->n_snapshots, snapshot_to_json(&m->snapshots[i], err));
+  }
+  if (fast) {
+    bad |= set(o, "snapshot-log", json_integer(HS_ICE_FAST_MARKER));
+    bad |= set(o, "metadata-log", json_integer(HS_ICE_FAST_MARKER));
+  } else {
+    PUT_LIST(o, "snapshot-log", m->snapshot_log, m->n_snapshot_log,
+             json_pack("{s:I,s:I}", "timestamp-ms", (json_int_t)m->snapshot_log[i].timestamp_ms,
+                       "snapshot-id", (json_int_t)m->snapshot_log[i].snapshot_id));
+    PUT_LIST(o, "metadata-log", m->metadata_log, m->n_metadata_log,
+             json_pack("{s:I,s:s}", "timestamp-ms", (json_int_t)m->metadata_log[i].timestamp_ms,
+                       "metadata-file", m->metadata_log[i].metadata_file));
+  }
   PUT_LIST(o, "sort-orders", m->sort_orders, m->n_sort_orders,
            hs_ice_sort_order_to_json(&m->sort_orders[i], err));
   if (m->has_default_sort_order_id)
@@ -403,22 +414,42 @@ static int dump_cb(const char *buffer, size_t size, void *data) {
   return hs_buf_append(data, buffer, size) ? 0 : -1;
 }
 
+static hs_status write_impl(const hs_iceberg_metadata *m, bool fast, hs_buf *out, bool *declined,
+                            hs_error *err) {
+  json_t *root = metadata_to_json(m, fast, err);
+  if (root == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory writing table metadata");
+  hs_buf tree;
+  hs_buf_init(&tree);
+  hs_buf *dst = fast ? &tree : out;
+  size_t before = dst->len;
+  int rc = json_dump_callback(root, dump_cb, dst, JSON_INDENT(2));
+  json_decref(root);
+  hs_status st = HS_OK;
+  if (rc != 0) {
+    dst->len = before;
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory serializing table metadata");
+  } else if (fast) {
+    st = hs_ice_fast_splice(m, (const char *)tree.data, tree.len, out, declined, err);
+  }
+  hs_buf_free(&tree);
+  return st;
+}
+
+hs_status hs_ice_metadata_write_tree(const hs_iceberg_metadata *m, hs_buf *out, hs_error *err) {
+  return write_impl(m, false, out, NULL, err);
+}
+
 hs_status hs_iceberg_metadata_write(const hs_iceberg_metadata *m, hs_buf *out, hs_error *err) {
   if (m == NULL || out == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "NULL argument");
   for (size_t i = 0; i < m->n_refs; i++)
     for (size_t j = 0; j < i; j++)
       if (strcmp(m->refs[i].name, m->refs[j].name) == 0)
         return hs_error_set(err, HS_ERR_INVALID_ARG, "duplicate ref name '%.80s'", m->refs[i].name);
-  json_t *root = metadata_to_json(m, err);
-  if (root == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory writing table metadata");
-  size_t before = out->len;
-  int rc = json_dump_callback(root, dump_cb, out, JSON_INDENT(2));
-  json_decref(root);
-  if (rc != 0) {
-    out->len = before;
-    return hs_error_set(err, HS_ERR_NOMEM, "out of memory serializing table metadata");
-  }
-  return HS_OK;
+  /* The history lists as text (metadata_fast.c), the rest as a tree. */
+  bool declined = false;
+  hs_status st = write_impl(m, true, out, &declined, err);
+  if (st == HS_OK && declined) st = write_impl(m, false, out, NULL, err);
+  return st;
 }
 
 /* ------------------------------------------------------------ lookups */
