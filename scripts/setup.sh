@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 
 apt_pkgs=(build-essential cmake ninja-build pkg-config libzstd-dev libsnappy-dev liblz4-dev
           zlib1g-dev libjansson-dev libbrotli-dev libpg-query-dev libroaring-dev clang clang-format libclang-rt-14-dev llvm)
+# `setup.sh test`: also what only the test suite needs (the AArch64 cross
+# compiler and qemu-user for scripts/test_neon.sh).
+if [ "${1:-}" = test ] && [ "$(uname -m)" != aarch64 ]; then
+  apt_pkgs+=(gcc-aarch64-linux-gnu qemu-user)
+fi
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what is missing,
 # builds (release, ASan+UBSan, fuzz), runs C tests, the layer check, the
-# format check, bounded fuzzing and the Python suite.
+# format check, the NEON kernels under qemu, bounded fuzzing and the Python
+# suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-bash scripts/setup.sh
+bash scripts/setup.sh test
 
 echo "== layer rule"
 python3 scripts/check_layers.py
@@ -16,6 +17,9 @@ echo "== build (release)"
 bash scripts/build.sh release
 echo "== C tests (release)"
 ctest --test-dir build/release --output-on-failure -j "$(nproc)"
+
+echo "== NEON kernels (AArch64, under qemu on x86-64)"
+bash scripts/test_neon.sh
 
 echo "== build (ASan+UBSan)"
 bash scripts/build.sh asan

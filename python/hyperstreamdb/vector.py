@@ -89,7 +89,8 @@ ArrayLike = Any
 
 
 def simd_level() -> str:
-    """The SIMD level the kernels run at: ``"scalar"``, ``"avx2"`` or ``"avx512"``."""
+    """The SIMD level the kernels run at: ``"scalar"``, ``"avx2"``, ``"avx512"`` (x86-64) or
+    ``"neon"`` (AArch64)."""
     return _core.simd_level()
 
 

@@ -255,7 +255,7 @@ def test_aliases_and_device():
     assert hdb.get_global_gpu_context() is ctx and hdb.l2(a, b) == pytest.approx(5.196, abs=1e-3)
     with pytest.raises(TypeError):
         hdb.set_global_gpu_context("cuda")
-    assert hdb.simd_level() in ("scalar", "avx2", "avx512")
+    assert hdb.simd_level() in ("scalar", "avx2", "avx512", "neon")
 
 
 def test_list_and_float64_inputs():
@@ -280,7 +280,7 @@ np.save(__import__("sys").argv[1], np.stack([
 
 def test_every_simd_level_agrees(tmp_path):
     results = {}
-    for level in ("scalar", "avx2", "avx512"):
+    for level in ("scalar", "avx2", "avx512", "neon"):
         path = str(tmp_path / f"{level}.npy")
         env = dict(os.environ, HS_SIMD=level)
         proc = subprocess.run([sys.executable, "-c", SIMD_SCRIPT, path], env=env,

@@ -1,7 +1,8 @@
 /*
  * distance.c — scalar reference kernels, runtime dispatch and the public
  * distance functions (one-to-one, batch, float16/int8 storage, bit-packed,
- * sparse). The SIMD variants live in distance_avx2.c and distance_avx512.c;
+ * sparse). The SIMD variants live in distance_avx2.c, distance_avx512.c and
+ * distance_neon.c;
  * each must agree with the scalar kernels here up to float rounding, which
  * tests/c/test_distance.c checks on every level the CPU supports.
  *
@@ -19,10 +20,11 @@
 
 #include "common/common.h"
 
-/* Defined in distance_avx2.c / distance_avx512.c: NULL when the file was
- * built without the instruction set (non-x86 targets). */
+/* Defined in distance_avx2.c / distance_avx512.c / distance_neon.c: NULL
+ * when the file was built without the instruction set (other targets). */
 const hs_distance_kernels *hs_distance_kernels_avx2(void);
 const hs_distance_kernels *hs_distance_kernels_avx512(void);
+const hs_distance_kernels *hs_distance_kernels_neon(void);
 
 /* ------------------------------------------------------ scalar kernels */
 
@@ -96,6 +98,7 @@ const char *hs_simd_level_name(hs_simd_level level) {
   case HS_SIMD_SCALAR: return "scalar";
   case HS_SIMD_AVX2: return "avx2";
   case HS_SIMD_AVX512: return "avx512";
+  case HS_SIMD_NEON: return "neon";
   default: return "unknown";
   }
 }
@@ -105,6 +108,7 @@ const hs_distance_kernels *hs_distance_kernels_for(hs_simd_level level) {
   case HS_SIMD_SCALAR: return &scalar_kernels;
   case HS_SIMD_AVX2: return hs_distance_kernels_avx2();
   case HS_SIMD_AVX512: return hs_distance_kernels_avx512();
+  case HS_SIMD_NEON: return hs_distance_kernels_neon();
   default: return NULL;
   }
 }

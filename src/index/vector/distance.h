@@ -15,9 +15,10 @@
  * squares exceed FLT_MAX give +inf; NaN inputs give NaN.
  *
  * Dispatch: every kernel has a scalar reference; AVX2+FMA and AVX-512F
- * variants are compiled per file and chosen once, at first use, from
- * __builtin_cpu_supports. The environment variable HS_SIMD=scalar|avx2|avx512
- * caps the level (a level the CPU lacks falls back to the best one below).
+ * variants (x86-64) and NEON (AArch64) are compiled per file and chosen
+ * once, at first use, from __builtin_cpu_supports (NEON is always there on
+ * AArch64). The environment variable HS_SIMD=scalar|avx2|avx512|neon caps
+ * the level (a level the CPU lacks falls back to the best one below).
  * All functions are thread-safe and allocate nothing.
  */
 #ifndef HS_INDEX_VECTOR_DISTANCE_H
@@ -50,6 +51,7 @@ typedef enum hs_simd_level {
   HS_SIMD_SCALAR = 0,
   HS_SIMD_AVX2 = 1,   /* AVX2 + FMA */
   HS_SIMD_AVX512 = 2, /* AVX-512F */
+  HS_SIMD_NEON = 3,   /* AArch64 Advanced SIMD (x86 builds: never available) */
   HS_SIMD_LEVEL_COUNT
 } hs_simd_level;
 
