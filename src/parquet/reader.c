@@ -12,9 +12,11 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reader_internal.h"
+#include "../common/parallel.h"
 
 typedef struct hs_pq_file {
   int refs;
@@ -229,7 +231,10 @@ typedef struct stream_state {
   int64_t rg_rows, rg_done;
   hs_pq_leaf_data *leaves;
   hs_pq_leaf_window *windows;
-  int64_t *next_lo, *next_vlo; /* per leaf: where the next batch starts */
+  int64_t *next_lo, *next_vlo;        /* per leaf: where the next batch starts */
+  int32_t *used_leaves;               /* stream_load's scratch: the used leaves */
+  const hs_pq_offset_index **used_oi; /* and their offset indexes */
+  bool parallel_always;               /* HS_PQ_PARALLEL_MIN=0 */
   hs_arena rg_arena;
   hs_status failed;
   char last_error[HS_ERROR_MESSAGE_MAX];
@@ -266,6 +271,70 @@ static const hs_pq_offset_index *load_offset_index(stream_state *s, const hs_pq_
   return oi;
 }
 
+/* Leaf l of row group g into s->leaves[l] and s->windows[l] (nothing else
+ * of `s` is written, so leaves load on several threads at once). rel:
+ * the selected rows of the row group (NULL: all). */
+static hs_status load_leaf(stream_state *s, uint32_t g, int32_t l, const hs_pq_offset_index *oi,
+                           const int64_t *rel, size_t n_rel, hs_error *err) {
+  hs_pq_file *f = s->file;
+  const hs_pq_row_group *rg = &f->md.row_groups[g];
+  const hs_pq_column_chunk *cc = &rg->columns[l];
+  hs_pq_lazy_levels lazy;
+  hs_status st = hs_pq_column_read_lazy(f->src, cc, &f->schema.leaves[l], rg->num_rows, oi, rel,
+                                        n_rel, &s->leaves[l], &lazy, err);
+  /* Implicit definition levels read as all max_def everywhere; implicit
+   * repetition levels only under their fixed-size list, and only with
+   * no nulls (its fast path). */
+  if (st == HS_OK && lazy.rep_period > 0 &&
+      (lazy.rep_period != s->leaf_fixed[l] || !lazy.def_all_max)) {
+    st = hs_pq_lazy_levels_materialize(&s->leaves[l], &f->schema.leaves[l], &lazy, err);
+  }
+  if (st != HS_OK) {
+    hs_error_prefix(err, "row group %u: ", g);
+    return st;
+  }
+  if (s->leaves[l].n_rows != s->rg_rows) {
+    return hs_error_set(
+        err, HS_ERR_CORRUPT, "row group %u: column '%s' holds %lld rows, expected %lld", g,
+        f->schema.leaves[l].path, (long long)s->leaves[l].n_rows, (long long)s->rg_rows);
+  }
+  if (s->leaves[l].rep != NULL && s->leaves[l].n_levels > 0 && s->leaves[l].rep[0] != 0) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "row group %u: column '%s': the first repetition level is %d, not 0", g,
+                        f->schema.leaves[l].path, (int)s->leaves[l].rep[0]);
+  }
+  s->windows[l] = (hs_pq_leaf_window){
+      .data = &s->leaves[l], .desc = &f->schema.leaves[l], .rep_period = lazy.rep_period};
+  s->next_lo[l] = 0;
+  s->next_vlo[l] = 0;
+  return HS_OK;
+}
+
+/* Leaves of a row group decoded on the worker pool (stream_load). Each
+ * task writes only its own leaf and its own status and error slot. */
+typedef struct load_job {
+  stream_state *s;
+  uint32_t g;
+  const int32_t *leaf;                 /* the used leaves, increasing */
+  const hs_pq_offset_index *const *oi; /* per used leaf */
+  const int64_t *rel;
+  size_t n_rel;
+  hs_status *st;
+  hs_error *errs;
+} load_job;
+
+static void load_worker(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  (void)worker;
+  load_job *j = ctx;
+  for (size_t i = begin; i < end; i++)
+    j->st[i] = load_leaf(j->s, j->g, j->leaf[i], j->oi[i], j->rel, j->n_rel, &j->errs[i]);
+}
+
+/* Compressed bytes of the used chunks of a row group from which its
+ * leaves are decoded in parallel: below, starting threads (tens of
+ * microseconds) is not worth it. */
+#define HS_PQ_PARALLEL_BYTES (64 * 1024)
+
 static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
   hs_pq_file *f = s->file;
   const hs_pq_row_group *rg = &f->md.row_groups[g];
@@ -291,39 +360,47 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
     for (size_t i = 0; i < n_rel; i++) rel[i] = s->rows[lo + i] - first;
     s->rg_rows = (int64_t)n_rel;
   }
-  for (int32_t l = 0; st == HS_OK && l < f->schema.n_leaves; l++) {
+  /* The used leaves and their offset indexes (read here: the arena is
+   * not shared with workers). */
+  size_t n_used = 0;
+  int64_t bytes = 0;
+  for (int32_t l = 0; l < f->schema.n_leaves; l++) {
     if (!s->leaf_used[l]) continue;
-    const hs_pq_column_chunk *cc = &rg->columns[l];
-    const hs_pq_offset_index *oi = s->rows ? load_offset_index(s, cc) : NULL;
-    hs_pq_lazy_levels lazy;
-    st = hs_pq_column_read_lazy(f->src, cc, &f->schema.leaves[l], rg->num_rows, oi, rel, n_rel,
-                                &s->leaves[l], &lazy, err);
-    /* Implicit definition levels read as all max_def everywhere; implicit
-     * repetition levels only under their fixed-size list, and only with
-     * no nulls (its fast path). */
-    if (st == HS_OK && lazy.rep_period > 0 &&
-        (lazy.rep_period != s->leaf_fixed[l] || !lazy.def_all_max)) {
-      st = hs_pq_lazy_levels_materialize(&s->leaves[l], &f->schema.leaves[l], &lazy, err);
+    s->used_leaves[n_used] = l;
+    s->used_oi[n_used] = s->rows ? load_offset_index(s, &rg->columns[l]) : NULL;
+    if (rg->columns[l].has_meta_data && rg->columns[l].meta_data.total_compressed_size > 0)
+      bytes += rg->columns[l].meta_data.total_compressed_size;
+    n_used++;
+  }
+  uint32_t threads = n_used >= 2 && (bytes >= HS_PQ_PARALLEL_BYTES || s->parallel_always)
+                         ? hs_parallel_cores()
+                         : 1;
+  if (threads > 1) {
+    hs_error *errs = hs_calloc(n_used, sizeof *errs);
+    hs_status *sts = hs_calloc(n_used, sizeof *sts);
+    if (errs == NULL || sts == NULL) {
+      threads = 1; /* decode serially instead */
+    } else {
+      load_job j = {.s = s,
+                    .g = g,
+                    .leaf = s->used_leaves,
+                    .oi = s->used_oi,
+                    .rel = rel,
+                    .n_rel = n_rel,
+                    .st = sts,
+                    .errs = errs};
+      hs_parallel_for(n_used, 1, threads, load_worker, &j);
+      for (size_t i = 0; st == HS_OK && i < n_used; i++) { /* the first in leaf order */
+        st = sts[i];
+        if (st != HS_OK && err != NULL) *err = errs[i];
+      }
     }
-    if (st != HS_OK) {
-      hs_error_prefix(err, "row group %u: ", g);
-      break;
-    }
-    if (s->leaves[l].n_rows != s->rg_rows) {
-      st = hs_error_set(
-          err, HS_ERR_CORRUPT, "row group %u: column '%s' holds %lld rows, expected %lld", g,
-          f->schema.leaves[l].path, (long long)s->leaves[l].n_rows, (long long)s->rg_rows);
-    }
-    if (st == HS_OK && s->leaves[l].rep != NULL && s->leaves[l].n_levels > 0 &&
-        s->leaves[l].rep[0] != 0) {
-      st = hs_error_set(err, HS_ERR_CORRUPT,
-                        "row group %u: column '%s': the first repetition level is %d, not 0", g,
-                        f->schema.leaves[l].path, (int)s->leaves[l].rep[0]);
-    }
-    s->windows[l] = (hs_pq_leaf_window){
-        .data = &s->leaves[l], .desc = &f->schema.leaves[l], .rep_period = lazy.rep_period};
-    s->next_lo[l] = 0;
-    s->next_vlo[l] = 0;
+    hs_free(errs);
+    hs_free(sts);
+  }
+  if (threads <= 1) {
+    for (size_t i = 0; st == HS_OK && i < n_used; i++)
+      st = load_leaf(s, g, s->used_leaves[i], s->used_oi[i], rel, n_rel, err);
   }
   if (st != HS_OK) {
     stream_unload(s);
@@ -332,6 +409,43 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
   s->loaded = true;
   s->rg_done = 0;
   return HS_OK;
+}
+
+/* Column i of a batch of k rows: out->children[i] from its leaves' windows
+ * (each column its own leaves, so columns assemble on several threads). */
+static hs_status emit_column(stream_state *s, size_t i, struct ArrowArray *out, int64_t k,
+                             hs_error *err) {
+  hs_status st = hs_pq_assemble(s->cols[i], s->windows, out->children[i], err);
+  if (st == HS_OK && out->children[i]->length != k) {
+    st = hs_error_set(err, HS_ERR_CORRUPT, "column '%s' has %lld rows in a batch of %lld",
+                      s->cols[i]->name, (long long)out->children[i]->length, (long long)k);
+  }
+  return st;
+}
+
+typedef struct emit_job {
+  stream_state *s;
+  struct ArrowArray *out;
+  int64_t k;
+  hs_status *st;
+  hs_error *errs;
+} emit_job;
+
+static void emit_worker(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  (void)worker;
+  emit_job *j = ctx;
+  for (size_t i = begin; i < end; i++) j->st[i] = emit_column(j->s, i, j->out, j->k, &j->errs[i]);
+}
+
+/* Rows of a batch from which its columns are assembled in parallel. */
+#define HS_PQ_PARALLEL_ROWS 16384
+
+/* The environment variable HS_PQ_PARALLEL_MIN=0 drops both thresholds
+ * (HS_PQ_PARALLEL_BYTES, HS_PQ_PARALLEL_ROWS): tests run the parallel paths
+ * on small files. */
+static bool parallel_always(void) {
+  const char *v = getenv("HS_PQ_PARALLEL_MIN");
+  return v != NULL && strcmp(v, "0") == 0;
 }
 
 /* Emit the next `k` rows of the loaded row group as one struct batch. */
@@ -356,16 +470,25 @@ static hs_status stream_emit(stream_state *s, int64_t k, struct ArrowArray *out,
   if (st != HS_OK) return st;
   out->length = k;
   out->null_count = 0;
-  for (size_t i = 0; i < s->n_cols; i++) {
-    st = hs_pq_assemble(s->cols[i], s->windows, out->children[i], err);
-    if (st == HS_OK && out->children[i]->length != k) {
-      st = hs_error_set(err, HS_ERR_CORRUPT, "column '%s' has %lld rows in a batch of %lld",
-                        s->cols[i]->name, (long long)out->children[i]->length, (long long)k);
+  uint32_t threads =
+      s->n_cols >= 2 && (k >= HS_PQ_PARALLEL_ROWS || s->parallel_always) ? hs_parallel_cores() : 1;
+  hs_error *errs = threads > 1 ? hs_calloc(s->n_cols, sizeof *errs) : NULL;
+  hs_status *sts = threads > 1 ? hs_calloc(s->n_cols, sizeof *sts) : NULL;
+  if (errs != NULL && sts != NULL) {
+    emit_job j = {.s = s, .out = out, .k = k, .st = sts, .errs = errs};
+    hs_parallel_for(s->n_cols, 1, threads, emit_worker, &j);
+    for (size_t i = 0; st == HS_OK && i < s->n_cols; i++) { /* the first in column order */
+      st = sts[i];
+      if (st != HS_OK && err != NULL) *err = errs[i];
     }
-    if (st != HS_OK) {
-      out->release(out);
-      return st;
-    }
+  } else {
+    for (size_t i = 0; st == HS_OK && i < s->n_cols; i++) st = emit_column(s, i, out, k, err);
+  }
+  hs_free(errs);
+  hs_free(sts);
+  if (st != HS_OK) {
+    out->release(out);
+    return st;
   }
   s->rg_done += k;
   return HS_OK;
@@ -427,6 +550,8 @@ static void stream_state_free(stream_state *s) {
   hs_free(s->windows);
   hs_free(s->next_lo);
   hs_free(s->next_vlo);
+  hs_free(s->used_leaves);
+  hs_free(s->used_oi);
   hs_free(s->leaf_used);
   hs_free(s->leaf_fixed);
   hs_free(s->cols);
@@ -488,11 +613,13 @@ hs_status hs_parquet_reader_stream(hs_parquet_reader *reader, const hs_parquet_r
   s->windows = hs_calloc(nl, sizeof *s->windows);
   s->next_lo = hs_calloc(nl, sizeof *s->next_lo);
   s->next_vlo = hs_calloc(nl, sizeof *s->next_vlo);
+  s->used_leaves = hs_calloc(nl, sizeof *s->used_leaves);
+  s->used_oi = hs_calloc(nl, sizeof *s->used_oi);
   s->leaf_used = hs_calloc(nl, sizeof *s->leaf_used);
   s->leaf_fixed = hs_calloc(nl, sizeof *s->leaf_fixed);
   s->rgs = hs_calloc(f->md.n_row_groups + 1, sizeof *s->rgs);
   if (!s->leaves || !s->windows || !s->next_lo || !s->next_vlo || !s->leaf_used || !s->leaf_fixed ||
-      !s->rgs) {
+      !s->rgs || !s->used_leaves || !s->used_oi) {
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   }
   if (st == HS_OK) st = resolve_columns(s, opts, err);
@@ -519,6 +646,7 @@ hs_status hs_parquet_reader_stream(hs_parquet_reader *reader, const hs_parquet_r
     }
   }
   s->batch_rows_max = opts ? opts->batch_rows_max : 0;
+  s->parallel_always = parallel_always();
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_get_last_error;

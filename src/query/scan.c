@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/parallel.h"
 #include "expr_internal.h"
 #include "index_plan.h"
 #include "scan.h"
@@ -575,6 +576,12 @@ typedef struct scan_state {
   size_t last_file;
   const int64_t *last_rows;
   int64_t last_first, last_n;
+  /* Pass one of the next files run ahead on the worker pool (prefetch_window):
+   * pf[k] holds file pf_first + k, pf_next of the pf_n are taken. Used with a
+   * filter, without on_rows and limit, when threads > 1 (the window size). */
+  struct scan_prefetch *pf;
+  size_t pf_first, pf_n, pf_next;
+  uint32_t threads;
   hs_error error;
 } scan_state;
 
@@ -632,8 +639,11 @@ static void file_close(scan_state *s) {
   s->cand = NULL;
 }
 
+static void prefetch_free(scan_state *s);
+
 static void state_free(scan_state *s) {
   if (s == NULL) return;
+  prefetch_free(s);
   file_close(s);
   hs_arrow_schema_release(&s->schema);
   names_free(s->files, s->n_files);
@@ -1003,6 +1013,199 @@ static int scan_fail(scan_state *s, const char *what, struct ArrowArrayStream *s
   return hs_status_errno(s->error.status);
 }
 
+/* ---------------------------------------- pass one ahead, file by file */
+
+/* With a filter, pass one of a file ends in its list of matching rows (8
+ * bytes a row at most), so the next files' pass one runs ahead, one file
+ * per worker, each in a state of its own (a "sub" scan: the same code as
+ * the serial scan, borrowing the fixed fields, its on_rows hook collecting
+ * the rows). The main stream then takes them in file order: counters and
+ * per-file records merged, the file's reader adopted, and the projected
+ * columns of exactly those rows streamed (pass two, whose columns the
+ * reader decodes in parallel). Rows, batches and counters are the serial
+ * scan's; memory is one window of `threads` files' matching rows. */
+typedef struct scan_prefetch {
+  scan_state *sub; /* the file's pass one, run to its end; NULL once taken */
+  int64_t *rows;   /* its matching rows, file-wide, increasing */
+  size_t n, cap;
+  hs_status st;
+} scan_prefetch;
+
+static hs_status collect_rows(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
+                              size_t n, hs_error *err) {
+  (void)plan_index;
+  scan_prefetch *p = ctx;
+  if (n > p->cap - p->n) {
+    size_t cap = p->cap ? p->cap : 4096;
+    while (cap - p->n < n) cap *= 2;
+    int64_t *nr = hs_realloc(p->rows, cap * sizeof *nr);
+    if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: scan: out of memory", path);
+    p->rows = nr;
+    p->cap = cap;
+  }
+  memcpy(p->rows + p->n, rows, n * sizeof *rows);
+  p->n += n;
+  return HS_OK;
+}
+
+/* Frees what a sub scan owns (its fixed fields are borrowed). */
+static void sub_free(scan_state *sub) {
+  if (sub == NULL) return;
+  file_close(sub);
+  names_free(sub->fst_cols, sub->n_fst);
+  hs_free(sub->fst);
+  hs_free(sub->sel);
+  hs_free(sub->rows);
+  hs_free(sub->p1rows);
+  hs_free(sub);
+}
+
+static scan_state *sub_new(const scan_state *s, scan_prefetch *p) {
+  scan_state *sub = hs_calloc(1, sizeof *sub);
+  if (sub == NULL) return NULL;
+  hs_arena_init(&sub->page_arena);
+  sub->filter = s->filter;
+  sub->files = s->files;
+  sub->n_files = s->n_files;
+  sub->proj = s->proj;
+  sub->n_proj = s->n_proj;
+  sub->fcols = s->fcols;
+  sub->n_fcols = s->n_fcols;
+  sub->ixp = s->ixp;
+  sub->ixp_n = s->ixp_n;
+  sub->plan_idx = s->plan_idx;
+  sub->limit = -1;
+  sub->batch_rows = s->batch_rows;
+  sub->hooks.on_rows = collect_rows;
+  sub->hooks.ctx = p;
+  return sub;
+}
+
+/* Pass one of file i in `sub`, to its end; the reader stays open. */
+static hs_status sub_run(scan_state *sub, size_t i) {
+  hs_error *err = &sub->error;
+  hs_status st = file_open(sub, i, err);
+  while (st == HS_OK) {
+    if (sub->pass1_open) {
+      struct ArrowArray b;
+      int rc = sub->pass1.get_next(&sub->pass1, &b);
+      if (rc != 0) {
+        scan_fail(sub, sub->path, &sub->pass1, rc);
+        st = sub->error.status;
+        break;
+      }
+      if (b.release == NULL) {
+        close_stream(&sub->pass1, &sub->pass1_open);
+        continue;
+      }
+      st = select_batch(sub, &b, err);
+      b.release(&b);
+      continue;
+    }
+    bool started = false;
+    st = pass1_next(sub, &started, err);
+    if (st == HS_OK && !started) break;
+  }
+  if (sub->fst_open) fst_fill(sub, &sub->fst[sub->n_fst - 1]);
+  sub->fst_open = false;
+  return st;
+}
+
+static void window_worker(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  (void)worker;
+  scan_state *s = ctx;
+  for (size_t k = begin; k < end; k++) s->pf[k].st = sub_run(s->pf[k].sub, s->pf_first + k);
+}
+
+static void prefetch_clear(scan_state *s) {
+  for (size_t k = 0; s->pf != NULL && k < s->threads; k++) {
+    sub_free(s->pf[k].sub);
+    s->pf[k].sub = NULL;
+    s->pf[k].n = 0;
+    s->pf[k].st = HS_OK;
+  }
+  s->pf_n = s->pf_next = 0;
+}
+
+static void prefetch_free(scan_state *s) {
+  prefetch_clear(s);
+  for (size_t k = 0; s->pf != NULL && k < s->threads; k++) hs_free(s->pf[k].rows);
+  hs_free(s->pf);
+  s->pf = NULL;
+}
+
+/* Run pass one of the next min(threads, files left) files in parallel. */
+static hs_status prefetch_window(scan_state *s, hs_error *err) {
+  prefetch_clear(s);
+  if (s->pf == NULL && (s->pf = hs_calloc(s->threads, sizeof *s->pf)) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  size_t n = s->n_files - s->next_file;
+  if (n > s->threads) n = s->threads;
+  s->pf_first = s->next_file;
+  for (size_t k = 0; k < n; k++) {
+    if ((s->pf[k].sub = sub_new(s, &s->pf[k])) == NULL) {
+      prefetch_clear(s);
+      return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    }
+  }
+  s->pf_n = n;
+  hs_parallel_for(n, 1, (uint32_t)n, window_worker, s);
+  return HS_OK;
+}
+
+/* Take the next file's pass one from the window: its counters and record,
+ * its reader, its rows; open the output stream over them. */
+static hs_status prefetch_take(scan_state *s, hs_error *err) {
+  scan_prefetch *p = &s->pf[s->pf_next++];
+  scan_state *sub = p->sub;
+  size_t i = s->next_file++;
+  s->path = s->files[i];
+  s->cur_file = i;
+  if (s->fst == NULL) {
+    s->fst = hs_calloc(s->n_files, sizeof *s->fst);
+    s->fst_cols = hs_calloc(s->n_files, sizeof *s->fst_cols);
+    if (s->fst == NULL || s->fst_cols == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  }
+  if (sub->n_fst == 1 && s->n_fst < s->n_files) {
+    s->fst[s->n_fst] = sub->fst[0];
+    s->fst_cols[s->n_fst] = sub->fst_cols[0];
+    sub->fst_cols[0] = NULL;
+    s->n_fst++;
+  }
+  hs_scan_stats *a = &s->stats;
+  const hs_scan_stats *b = &sub->stats; /* its rows_returned are the matches collected */
+  a->files_read += b->files_read;
+  a->row_groups_read += b->row_groups_read;
+  a->row_groups_pruned += b->row_groups_pruned;
+  a->rows_scanned += b->rows_scanned;
+  a->rows_matched += b->rows_matched;
+  s->pstats.row_groups_indexed += sub->pstats.row_groups_indexed;
+  s->pstats.pages += sub->pstats.pages;
+  s->pstats.pages_pruned += sub->pstats.pages_pruned;
+  s->pstats.rows_pruned += sub->pstats.rows_pruned;
+  s->istats.files_indexed += sub->istats.files_indexed;
+  s->istats.rows_candidate += sub->istats.rows_candidate;
+  s->istats.rows_eliminated += sub->istats.rows_eliminated;
+  if (p->st != HS_OK) {
+    if (err != NULL) *err = sub->error;
+    return p->st;
+  }
+  s->reader = sub->reader;
+  sub->reader = NULL;
+  int64_t *r = s->rows;
+  size_t cap = s->rows_cap;
+  s->rows = p->rows;
+  s->rows_cap = p->cap;
+  p->rows = r;
+  p->cap = cap;
+  size_t n = p->n;
+  sub_free(sub);
+  p->sub = NULL;
+  if (n == 0) return HS_OK;
+  return open_stream(s, s->proj, s->n_proj, s->rows, n, s->batch_rows, true, err);
+}
+
 static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out) {
   scan_state *s = stream->private_data;
   memset(out, 0, sizeof *out);
@@ -1054,6 +1257,12 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
     }
     file_close(s);
     if (s->next_file == s->n_files) return 0; /* end: out->release == NULL */
+    if (s->threads > 1) {
+      if (s->pf_next == s->pf_n && prefetch_window(s, &s->error) != HS_OK)
+        return hs_status_errno(s->error.status);
+      if (prefetch_take(s, &s->error) != HS_OK) return hs_status_errno(s->error.status);
+      continue;
+    }
     if (file_open(s, s->next_file++, &s->error) != HS_OK) return hs_status_errno(s->error.status);
   }
 }
@@ -1333,6 +1542,12 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   if (st != HS_OK) {
     state_free(s);
     return st;
+  }
+  /* Pass one runs ahead on several files at once (prefetch_window) when
+   * nothing can end the scan early. */
+  if (s->filter != NULL && s->hooks.on_rows == NULL && s->limit < 0 && s->n_files >= 2) {
+    s->threads = hs_parallel_cores();
+    if (s->threads > s->n_files) s->threads = (uint32_t)s->n_files;
   }
   out->get_schema = scan_get_schema;
   out->get_next = scan_get_next;
