@@ -343,10 +343,10 @@ static bool always_kept(const hs_table *t, const char *path) {
   if (strncmp(path, t->root, rl) != 0 || strncmp(path + rl, "/metadata/", 10) != 0) return false;
   const char *name = path + rl + 10;
   if (strcmp(name, "version-hint.text") == 0) return true;
-  long long v;
-  char tail[32];
-  return sscanf(name, "v%lld.metadata.jso%1s", &v, tail) == 2 && strcmp(tail, "n") == 0 &&
-         v > t->version;
+  if (name[0] != 'v' || name[1] < '0' || name[1] > '9') return false;
+  char *end = NULL;
+  long long v = strtoll(name + 1, &end, 10);
+  return strcmp(end, ".metadata.json") == 0 && v > t->version; /* "vN.metadata.json" exactly */
 }
 
 hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int dry_run,
