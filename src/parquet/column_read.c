@@ -427,6 +427,48 @@ static void acc_move_values(hs_pq_acc *a, int width, int64_t from, int64_t to, i
   }
 }
 
+/* cr_page_rows with a selection, for a flat column (one level a row): only
+ * the page's selected rows are visited (plus one pass over the definition
+ * levels up to the last of them when the column has nulls); their levels
+ * and values are compacted in place, runs of consecutive values moved at
+ * once. *lw and *vw receive the ends of the kept levels and values. */
+static void cr_page_rows_flat(hs_cr *r, int64_t lv_base, int64_t v_base, int64_t *lw_out,
+                              int64_t *vw_out) {
+  hs_pq_acc *a = &r->acc;
+  int16_t max_def = r->desc->max_def;
+  int16_t *def = (int16_t *)(void *)a->def.data;
+  int width = r->ctx.width;
+  int64_t n = a->n_levels - lv_base, base = r->cur_row + 1;
+  int64_t lw = lv_base, vw = v_base, run = v_base, run_end = v_base;
+  int64_t lc = lv_base, vc = v_base; /* vc: the value index of level lc */
+  while (r->sel_i < r->n_sel && r->sel[r->sel_i] < base) r->sel_i++;
+  for (; r->sel_i < r->n_sel && r->sel[r->sel_i] < base + n; r->sel_i++) {
+    int64_t i = lv_base + (r->sel[r->sel_i] - base);
+    bool valid = true;
+    if (max_def > 0) {
+      for (; lc < i; lc++) vc += def[lc] == max_def;
+      valid = def[i] == max_def;
+      def[lw] = def[i]; /* lw <= i: levels not yet read are never written */
+    } else {
+      vc = v_base + (i - lv_base);
+    }
+    lw++;
+    if (!valid) continue;
+    if (vc != run_end) { /* a gap: move the run kept so far down */
+      acc_move_values(a, width, run, run_end, vw);
+      vw += run_end - run;
+      run = vc;
+    }
+    run_end = vc + 1;
+  }
+  acc_move_values(a, width, run, run_end, vw);
+  vw += run_end - run;
+  r->n_rows += lw - lv_base;
+  r->cur_row += n;
+  *lw_out = lw;
+  *vw_out = vw;
+}
+
 /* After a page's levels and values were appended from level `lv_base` and
  * value `v_base` on: count its rows, and with a selection keep only the
  * selected rows' levels and values, compacted in place. */
@@ -454,6 +496,10 @@ static void cr_page_rows(hs_cr *r, int64_t lv_base, int64_t v_base) {
   int width = r->ctx.width;
   int64_t lw = lv_base, vr = v_base, vw = v_base, run = v_base;
   bool keep = false;
+  if (max_rep == 0) { /* flat: level i is row cur_row + 1 + (i - lv_base) */
+    cr_page_rows_flat(r, lv_base, v_base, &lw, &vw);
+    end = lv_base; /* the loop below has nothing left to do */
+  }
   for (int64_t i = lv_base; i < end; i++) {
     int16_t d = max_def > 0 ? def[i] : 0;
     if (max_rep == 0 || rep[i] == 0) {
