@@ -481,6 +481,7 @@ hs_status hs_iceberg_manifest_writer_open(const hs_iceberg_manifest_writer_optio
     meta[5] = (hs_avro_meta_entry){"content", (const uint8_t *)c, strlen(c)};
     hs_avro_writer_options ao = {0};
     ao.codec = HS_AVRO_CODEC_DEFLATE;
+    ao.deflate_level = 1; /* Z_BEST_SPEED: lists and manifests are rewritten per commit */
     ao.meta = meta;
     ao.n_meta = 6;
     ao.sync = opts->sync;

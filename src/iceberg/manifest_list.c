@@ -163,6 +163,7 @@ hs_status hs_iceberg_manifest_list_write(const hs_iceberg_manifest_list_options 
   if (st == HS_OK) {
     hs_avro_writer_options ao = {0};
     ao.codec = HS_AVRO_CODEC_DEFLATE;
+    ao.deflate_level = 1; /* Z_BEST_SPEED: lists and manifests are rewritten per commit */
     ao.meta = meta;
     ao.n_meta = nm;
     ao.sync = opts->sync;

@@ -55,7 +55,12 @@ static size_t utf8_len(const uint8_t *p, size_t n) {
   return len;
 }
 
-static bool put(hs_buf *b, const char *s, size_t n) {
+static inline bool put(hs_buf *b, const char *s, size_t n) {
+  if (b->len + n <= b->cap) { /* the common case: no call, no checks */
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    return true;
+  }
   return hs_buf_append(b, s, n);
 }
 
@@ -63,10 +68,17 @@ static bool puts_(hs_buf *b, const char *s) {
   return put(b, s, strlen(s));
 }
 
+/* "%lld" without snprintf (a third of this file's time once). */
 static bool put_int(hs_buf *b, int64_t v) {
   char t[24];
-  int n = snprintf(t, sizeof t, "%lld", (long long)v);
-  return put(b, t, (size_t)n);
+  size_t i = sizeof t;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    t[--i] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) t[--i] = '-';
+  return put(b, t + i, sizeof t - i);
 }
 
 /* A JSON string as jansson dumps it (no ESCAPE_SLASH, no ENSURE_ASCII). */
@@ -119,29 +131,36 @@ static bool key(hs_buf *b, bool *first, int depth, const char *k) {
   return indent(b, depth) && put_str(b, k) && put(b, ": ", 2);
 }
 
+/* key() for this file's own key names, which need no escaping. */
+static bool lit(hs_buf *b, bool *first, int depth, const char *k) {
+  if (!*first && !put(b, ",", 1)) return false;
+  *first = false;
+  return indent(b, depth) && put(b, "\"", 1) && put(b, k, strlen(k)) && put(b, "\": ", 3);
+}
+
 static bool snapshot(hs_buf *b, const hs_iceberg_snapshot *s, int depth) {
   bool first = true, ok = put(b, "{", 1);
-  ok = ok && key(b, &first, depth + 1, "snapshot-id") && put_int(b, s->snapshot_id);
+  ok = ok && lit(b, &first, depth + 1, "snapshot-id") && put_int(b, s->snapshot_id);
   if (s->has_parent_snapshot_id)
-    ok = ok && key(b, &first, depth + 1, "parent-snapshot-id") && put_int(b, s->parent_snapshot_id);
+    ok = ok && lit(b, &first, depth + 1, "parent-snapshot-id") && put_int(b, s->parent_snapshot_id);
   if (s->has_sequence_number)
-    ok = ok && key(b, &first, depth + 1, "sequence-number") && put_int(b, s->sequence_number);
-  ok = ok && key(b, &first, depth + 1, "timestamp-ms") && put_int(b, s->timestamp_ms);
+    ok = ok && lit(b, &first, depth + 1, "sequence-number") && put_int(b, s->sequence_number);
+  ok = ok && lit(b, &first, depth + 1, "timestamp-ms") && put_int(b, s->timestamp_ms);
   if (s->manifest_list != NULL)
-    ok = ok && key(b, &first, depth + 1, "manifest-list") && put_str(b, s->manifest_list);
+    ok = ok && lit(b, &first, depth + 1, "manifest-list") && put_str(b, s->manifest_list);
   if (s->summary != NULL || s->n_summary > 0) {
-    ok = ok && key(b, &first, depth + 1, "summary") && put(b, "{", 1);
+    ok = ok && lit(b, &first, depth + 1, "summary") && put(b, "{", 1);
     bool f2 = true;
     for (size_t i = 0; ok && i < s->n_summary; i++)
       ok = key(b, &f2, depth + 2, s->summary[i].key) && put_str(b, s->summary[i].value);
     ok = ok && (s->n_summary == 0 || indent(b, depth + 1)) && put(b, "}", 1);
   }
   if (s->has_schema_id)
-    ok = ok && key(b, &first, depth + 1, "schema-id") && put_int(b, s->schema_id);
+    ok = ok && lit(b, &first, depth + 1, "schema-id") && put_int(b, s->schema_id);
   if (s->has_first_row_id)
-    ok = ok && key(b, &first, depth + 1, "first-row-id") && put_int(b, s->first_row_id);
+    ok = ok && lit(b, &first, depth + 1, "first-row-id") && put_int(b, s->first_row_id);
   if (s->has_added_rows)
-    ok = ok && key(b, &first, depth + 1, "added-rows") && put_int(b, s->added_rows);
+    ok = ok && lit(b, &first, depth + 1, "added-rows") && put_int(b, s->added_rows);
   return ok && indent(b, depth) && put(b, "}", 1);
 }
 
@@ -173,13 +192,13 @@ static bool array(hs_buf *b, const hs_iceberg_metadata *m, hs_ice_fast_list whic
       ok = ok && snapshot(b, &m->snapshots[i], 2);
     } else if (which == HS_ICE_FAST_SNAPSHOT_LOG) {
       const hs_iceberg_snapshot_log_entry *e = &m->snapshot_log[i];
-      ok = ok && put(b, "{", 1) && key(b, &first, 3, "timestamp-ms") &&
-           put_int(b, e->timestamp_ms) && key(b, &first, 3, "snapshot-id") &&
+      ok = ok && put(b, "{", 1) && lit(b, &first, 3, "timestamp-ms") &&
+           put_int(b, e->timestamp_ms) && lit(b, &first, 3, "snapshot-id") &&
            put_int(b, e->snapshot_id) && indent(b, 2) && put(b, "}", 1);
     } else {
       const hs_iceberg_metadata_log_entry *e = &m->metadata_log[i];
-      ok = ok && put(b, "{", 1) && key(b, &first, 3, "timestamp-ms") &&
-           put_int(b, e->timestamp_ms) && key(b, &first, 3, "metadata-file") &&
+      ok = ok && put(b, "{", 1) && lit(b, &first, 3, "timestamp-ms") &&
+           put_int(b, e->timestamp_ms) && lit(b, &first, 3, "metadata-file") &&
            put_str(b, e->metadata_file) && indent(b, 2) && put(b, "}", 1);
     }
   }
@@ -192,6 +211,9 @@ hs_status hs_ice_fast_splice(const hs_iceberg_metadata *m, const char *tree, siz
                              hs_buf *out, bool *declined, hs_error *err) {
   *declined = false;
   size_t before = out->len, pos = 0;
+  /* Room for the lists up front (a guess; put() grows past it). */
+  (void)hs_buf_reserve(out,
+                       len + m->n_snapshots * 1024 + (m->n_snapshot_log + m->n_metadata_log) * 160);
   char marker[24];
   size_t mn = (size_t)snprintf(marker, sizeof marker, "%lld", (long long)HS_ICE_FAST_MARKER);
   for (int k = 0; k < 3; k++) {
