@@ -198,7 +198,10 @@ static uint32_t greedy(const search_ctx *c, const node_locks *l, uint32_t cur, f
 }
 
 /* Beam search of one layer from `ep`; results in s->res (max-heap) and
- * their count returned; 0 with *oom set when the heaps could not grow. */
+ * their count returned; 0 with *oom set when the heaps could not grow.
+ * Prefetches: the next neighbour's vector, and the link block of a node
+ * that becomes the closest candidate (expanded next; as hnswlib does):
+ * +7-9% single-query QPS at ef 24 on 200k x 128 (README.md). */
 static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep, float ep_d,
                            uint32_t ef, uint32_t level, const hs_hnsw_filter *f, hs_hnsw_scratch *s,
                            bool *oom) {
@@ -248,6 +251,7 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
           float d2 = dist_to(c, id2);
           if (n_res < ef || d2 < s->res[0].d) {
             minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d2, id2});
+            if (s->cand[0].id == id2) __builtin_prefetch(hs_hnsw_links(g, id2, level));
             maxheap_push(s->res, &n_res, (hs_hnsw_cand){d2, id2});
             if (n_res > ef) maxheap_pop(s->res, &n_res);
           }
@@ -257,6 +261,8 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
       float d = dist_to(c, id);
       if (n_res < ef || d < s->res[0].d) {
         minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d, id});
+        /* the new closest candidate is expanded next: fetch its links now */
+        if (s->cand[0].id == id) __builtin_prefetch(hs_hnsw_links(g, id, level));
         maxheap_push(s->res, &n_res, (hs_hnsw_cand){d, id});
         if (n_res > ef) maxheap_pop(s->res, &n_res);
       }
