@@ -14,6 +14,7 @@
  */
 #include "manifest.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "iceberg_internal.h"
@@ -333,10 +334,56 @@ static const char DATA_FILE_V3[] = "," OPT("first_row_id", "\"long\"", 142) "," 
     143) "," OPT("content_offset", "\"long\"", 144) "," OPT("content_size_in_bytes", "\"long\"",
                                                             145);
 
-/* Build the manifest_entry Avro schema for `types` (one per spec field). */
+/* Parsed manifest_entry schemas, shared by every writer of the process and
+ * keyed by their JSON text: a table's appends all use the same one, and
+ * parsing it was ~8% of a small append's instructions. At most
+ * SCHEMA_CACHE_MAX entries, never evicted or freed (a writer may hold one
+ * while another thread looks up), so a pointer handed out stays valid; past
+ * the limit each writer parses its own. Parsed schemas are read-only. */
+#define SCHEMA_CACHE_MAX 32
+static struct {
+  char *json;
+  size_t len;
+  hs_avro_schema *schema;
+} schema_cache[SCHEMA_CACHE_MAX];
+static size_t schema_cache_n;
+static pthread_mutex_t schema_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static hs_avro_schema *schema_cache_find(const hs_buf *b) {
+  hs_avro_schema *found = NULL;
+  pthread_mutex_lock(&schema_cache_lock);
+  for (size_t i = 0; i < schema_cache_n && found == NULL; i++)
+    if (schema_cache[i].len == b->len && memcmp(schema_cache[i].json, b->data, b->len) == 0)
+      found = schema_cache[i].schema;
+  pthread_mutex_unlock(&schema_cache_lock);
+  return found;
+}
+
+/* Keep `schema` (parsed from `b`) in the cache: true when the cache now
+ * owns it, false when it is full (the caller keeps ownership). */
+static bool schema_cache_add(const hs_buf *b, hs_avro_schema *schema) {
+  bool added = false;
+  pthread_mutex_lock(&schema_cache_lock);
+  if (schema_cache_n < SCHEMA_CACHE_MAX) {
+    char *copy = hs_malloc(b->len ? b->len : 1);
+    if (copy != NULL) {
+      if (b->len) memcpy(copy, b->data, b->len);
+      schema_cache[schema_cache_n].json = copy;
+      schema_cache[schema_cache_n].len = b->len;
+      schema_cache[schema_cache_n++].schema = schema;
+      added = true;
+    }
+  }
+  pthread_mutex_unlock(&schema_cache_lock);
+  return added;
+}
+
+/* Build the manifest_entry Avro schema for `types` (one per spec field).
+ * *shared: *out belongs to the cache above (do not free it). */
 static hs_status entry_schema_build(int32_t format_version, const hs_iceberg_partition_spec *spec,
                                     const hs_iceberg_type *types, hs_avro_schema **out,
-                                    hs_error *err) {
+                                    bool *shared, hs_error *err) {
+  *shared = false;
   hs_buf b;
   hs_buf_init(&b);
   hs_status st = HS_OK;
@@ -362,7 +409,12 @@ static hs_status entry_schema_build(int32_t format_version, const hs_iceberg_par
          (format_version < 3 || hs_buf_append(&b, DATA_FILE_V3, sizeof DATA_FILE_V3 - 1)) &&
          hs_buf_printf(&b, "]}}]}");
   if (st == HS_OK && !ok) st = hs_error_set(err, HS_ERR_NOMEM, "manifest schema: out of memory");
-  if (st == HS_OK) st = hs_avro_schema_parse((const char *)b.data, b.len, out, err);
+  if (st == HS_OK && (*out = schema_cache_find(&b)) != NULL) {
+    *shared = true;
+  } else if (st == HS_OK) {
+    st = hs_avro_schema_parse((const char *)b.data, b.len, out, err);
+    if (st == HS_OK) *shared = schema_cache_add(&b, *out);
+  }
   hs_buf_free(&b);
   return st;
 }
@@ -378,6 +430,7 @@ typedef struct part_summary {
 struct hs_iceberg_manifest_writer {
   hs_iceberg_manifest_writer_options opts;
   hs_avro_schema *schema;
+  bool schema_shared; /* schema is the cache's */
   hs_avro_writer *avro;
   hs_buf *buf;
   hs_sink *sink;
@@ -394,7 +447,7 @@ struct hs_iceberg_manifest_writer {
 void hs_iceberg_manifest_writer_free(hs_iceberg_manifest_writer *w) {
   if (w == NULL) return;
   hs_avro_writer_free(w->avro);
-  hs_avro_schema_free(w->schema);
+  if (!w->schema_shared) hs_avro_schema_free(w->schema);
   hs_arena_reset(&w->keep);
   hs_arena_reset(&w->scratch);
   hs_free(w);
@@ -459,7 +512,8 @@ hs_status hs_iceberg_manifest_writer_open(const hs_iceberg_manifest_writer_optio
     if (w->parts == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "manifest writer: out of memory");
   }
   if (st == HS_OK)
-    st = entry_schema_build(opts->format_version, opts->spec, w->types, &w->schema, err);
+    st = entry_schema_build(opts->format_version, opts->spec, w->types, &w->schema,
+                            &w->schema_shared, err);
   hs_avro_meta_entry meta[6];
   if (st == HS_OK)
     st = put_meta_json(hs_ice_schema_to_json(opts->schema, err), "schema", &meta[0], &w->scratch,

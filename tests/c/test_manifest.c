@@ -171,6 +171,60 @@ static void write_manifest(int32_t fv, hs_buf *out, hs_iceberg_manifest_file *su
   CHECK_OK(hs_iceberg_manifest_writer_close(w, summary, arena, &err), &err);
 }
 
+/* The parsed entry schema is cached per process (manifest.c): repeated
+ * writers must produce the same bytes, and a writer must keep working after
+ * another writer sharing its schema was freed (ASan sees a use after free). */
+static void test_schema_cache(void) {
+  hs_arena arena;
+  hs_arena_init(&arena);
+  hs_iceberg_manifest_file sum;
+  hs_buf ref[2];
+  for (int v = 0; v < 2; v++) {
+    hs_buf_init(&ref[v]);
+    write_manifest(2 + v, &ref[v], &sum, &arena);
+  }
+  for (int k = 0; k < 4; k++) {
+    hs_buf b;
+    hs_buf_init(&b);
+    write_manifest(2 + k % 2, &b, &sum, &arena);
+    CHECK(b.len == ref[k % 2].len && memcmp(b.data, ref[k % 2].data, b.len) == 0);
+    hs_buf_free(&b);
+  }
+  hs_iceberg_schema s;
+  hs_iceberg_partition_spec spec;
+  fixture(&s, &spec);
+  hs_error err = {0};
+  hs_iceberg_manifest_writer_options o = {.format_version = 2,
+                                          .schema = &s,
+                                          .spec = &spec,
+                                          .snapshot_id = 42,
+                                          .sequence_number = 2,
+                                          .sync = SYNC};
+  hs_buf b1, b2;
+  hs_buf_init(&b1);
+  hs_buf_init(&b2);
+  hs_iceberg_manifest_writer *w1 = NULL, *w2 = NULL;
+  CHECK_OK(hs_iceberg_manifest_writer_open(&o, &b1, NULL, &w1, &err), &err);
+  CHECK_OK(hs_iceberg_manifest_writer_open(&o, &b2, NULL, &w2, &err), &err);
+  hs_iceberg_manifest_writer_free(w1); /* abandoned, not closed */
+  for (int i = 0; w2 != NULL && i < N_ENTRIES; i++) {
+    hs_iceberg_manifest_entry e;
+    hs_iceberg_value part[4];
+    hs_iceberg_column_metrics m[3];
+    char path[64], pname[8];
+    uint8_t bounds[16];
+    make_entry(i, &e, part, m, path, pname, bounds);
+    CHECK_OK(hs_iceberg_manifest_writer_add(w2, &e, &err), &err);
+  }
+  if (w2 != NULL) CHECK_OK(hs_iceberg_manifest_writer_close(w2, &sum, &arena, &err), &err);
+  CHECK(b2.len == ref[0].len && memcmp(b2.data, ref[0].data, b2.len) == 0);
+  hs_buf_free(&b1);
+  hs_buf_free(&b2);
+  hs_buf_free(&ref[0]);
+  hs_buf_free(&ref[1]);
+  hs_arena_reset(&arena);
+}
+
 static void test_manifest_round_trip(int32_t fv) {
   hs_arena arena;
   hs_arena_init(&arena);
@@ -776,5 +830,6 @@ int main(void) {
   test_manifest_list(2);
   test_manifest_list(3);
   test_from_footer();
+  test_schema_cache();
   return hs_test_finish("test_manifest");
 }
