@@ -24,6 +24,7 @@
  * of vectors, this saves two or four bytes per value and the per-level work
  * downstream.
  */
+#include <pthread.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -94,13 +95,80 @@ typedef struct hs_cr {
   int64_t page_rows;
 } hs_cr;
 
+/* Scratch buffers kept between chunk reads: the decompressed page (unz),
+ * dictionary indices (idx) and, for reads with a row selection, the
+ * buffers a page is decoded into before only its selected rows are kept.
+ * Fresh megabyte buffers for every chunk cost a page fault per 4 KiB
+ * touched and, with several reader threads, serialize them on the address
+ * space (mmap/munmap of large allocations): a selective query decodes
+ * ~40 such chunks. At most CR_POOL_MAX buffers of at most CR_POOL_BUF_MAX
+ * bytes, CR_POOL_BYTES in all, are kept; the rest are freed as before. */
+#define CR_POOL_MAX 16
+#define CR_POOL_BUF_MAX ((size_t)8 << 20)
+#define CR_POOL_BYTES ((size_t)48 << 20)
+
+static pthread_mutex_t cr_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static hs_buf cr_pool[CR_POOL_MAX];
+static int cr_pool_n;
+static size_t cr_pool_bytes;
+
+/* *b (empty, never allocated) takes a pooled buffer, if any. */
+static void cr_pool_take(hs_buf *b) {
+  pthread_mutex_lock(&cr_pool_lock);
+  if (cr_pool_n > 0) {
+    *b = cr_pool[--cr_pool_n];
+    cr_pool_bytes -= b->cap;
+  }
+  pthread_mutex_unlock(&cr_pool_lock);
+  b->len = 0;
+}
+
+/* Return *b's allocation to the pool (or free it); *b is left empty. */
+static void cr_pool_give(hs_buf *b) {
+  if (b->data == NULL) return;
+  if (b->cap <= CR_POOL_BUF_MAX) {
+    pthread_mutex_lock(&cr_pool_lock);
+    bool kept = cr_pool_n < CR_POOL_MAX && cr_pool_bytes + b->cap <= CR_POOL_BYTES;
+    if (kept) {
+      cr_pool[cr_pool_n++] = *b;
+      cr_pool_bytes += b->cap;
+    }
+    pthread_mutex_unlock(&cr_pool_lock);
+    if (kept) {
+      hs_buf_init(b);
+      return;
+    }
+  }
+  hs_buf_free(b);
+}
+
+/* Move *b into *out; when b's allocation is much larger than its bytes (a
+ * page's worth holding a few selected rows), *out gets an exact copy and
+ * the allocation goes back to the pool. false: out of memory (b kept). */
+static bool cr_pool_fit(hs_buf *b, hs_buf *out) {
+  hs_buf_init(out);
+  if (b->data == NULL || b->cap <= 2 * b->len + 65536) {
+    *out = *b;
+    hs_buf_init(b);
+    return true;
+  }
+  if (!hs_buf_append(out, b->data, b->len)) return false;
+  cr_pool_give(b);
+  return true;
+}
+
 static void cr_free(hs_cr *r) {
   hs_arena_reset(&r->arena);
   hs_buf_free(&r->hdr_view);
   hs_buf_free(&r->body_view);
-  hs_buf_free(&r->unz);
-  hs_buf_free(&r->idx);
+  cr_pool_give(&r->unz);
+  cr_pool_give(&r->idx);
   hs_pq_dict_free(&r->dict);
+  if (r->sel != NULL) { /* what cr_finish did not hand out */
+    cr_pool_give(&r->acc.values);
+    cr_pool_give(&r->acc.data);
+    cr_pool_give(&r->acc.def);
+  }
   hs_pq_acc_free(&r->acc);
 }
 
@@ -794,13 +862,26 @@ static hs_status cr_check_selection(const hs_cr *r, const int64_t *rows, size_t 
  * was left implicit) receives what was. */
 static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err) {
   hs_pq_acc *a = &r->acc;
+  if (r->sel != NULL) { /* pooled page-sized buffers: hand out exact copies */
+    hs_buf def;
+    bool ok = r->desc->type == HS_PQ_BYTE_ARRAY ? cr_pool_fit(&a->data, &out->data)
+                                                : cr_pool_fit(&a->values, &out->values);
+    if (ok && r->desc->max_def > 0 && cr_pool_fit(&a->def, &def)) {
+      a->def = def;
+    } else if (r->desc->max_def > 0) {
+      ok = false;
+    }
+    if (!ok) return hs_error_set(err, HS_ERR_NOMEM, "column %s: out of memory", r->path);
+  }
   if (r->desc->type == HS_PQ_BYTE_ARRAY) {
     hs_status st = hs_pq_acc_init_offsets(a, err);
     if (st != HS_OK) return st;
     out->offsets = (int32_t *)(void *)hs_buf_detach_fit(&a->offsets);
-    out->data = a->data;
-    hs_buf_init(&a->data);
-  } else {
+    if (r->sel == NULL) {
+      out->data = a->data;
+      hs_buf_init(&a->data);
+    }
+  } else if (r->sel == NULL) {
     out->values = a->values;
     hs_buf_init(&a->values);
   }
@@ -870,6 +951,12 @@ static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
     return hs_error_set(err, HS_ERR_CORRUPT,
                         "column %s: bad leaf (value width %d, max levels %d/%d)", r.path,
                         r.ctx.width, desc->max_def, desc->max_rep);
+  }
+  cr_pool_take(&r.unz);
+  cr_pool_take(&r.idx);
+  if (rows != NULL) {
+    cr_pool_take(desc->type == HS_PQ_BYTE_ARRAY ? &r.acc.data : &r.acc.values);
+    if (desc->max_def > 0) cr_pool_take(&r.acc.def);
   }
   /* Implicit levels only for whole-chunk reads: selection compacts the
    * levels it keeps in place. */
