@@ -327,6 +327,14 @@ hs_status hs_iceberg_manifest_list_read(const uint8_t *data, size_t len, hs_aren
 /* A record value of `node` whose optional fields (unions with a null branch)
  * are null; others zeroed. NULL on OOM. */
 hs_avro_value *hs_ice_av_record(hs_arena *arena, const hs_avro_node *node);
+
+/* A parsed Avro schema for `json` from the process-wide cache of manifest
+ * and manifest-list schemas (manifest.c; at most 32, never freed, so the
+ * pointer stays valid), parsing it on a miss. *shared: *out belongs to the
+ * cache; false only when the cache is full (then the caller frees it). */
+hs_status hs_ice_avro_schema_cached(const hs_buf *json, hs_avro_schema **out, bool *shared,
+                                    hs_error *err);
+
 /* Set field `name` of record `rec` (a value of `node`); when the field is a
  * union, `v` is wrapped in the first branch of v's type. HS_ERR_INTERNAL
  * when the field or branch is missing. */

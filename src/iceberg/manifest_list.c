@@ -41,13 +41,16 @@ static const char LIST_SCHEMA_HEAD[] =
 static const char LIST_SCHEMA_V3[] = "," OPT("first_row_id", "\"long\"", 520);
 /* clang-format on */
 
-static hs_status list_schema(int32_t format_version, hs_avro_schema **out, hs_error *err) {
+/* *shared: the schema is the process-wide cache's (do not free it). */
+static hs_status list_schema(int32_t format_version, hs_avro_schema **out, bool *shared,
+                             hs_error *err) {
+  *shared = false;
   hs_buf b;
   hs_buf_init(&b);
   bool ok = hs_buf_append(&b, LIST_SCHEMA_HEAD, sizeof LIST_SCHEMA_HEAD - 1) &&
             (format_version < 3 || hs_buf_append(&b, LIST_SCHEMA_V3, sizeof LIST_SCHEMA_V3 - 1)) &&
             hs_buf_append(&b, "]}", 2);
-  hs_status st = ok ? hs_avro_schema_parse((const char *)b.data, b.len, out, err)
+  hs_status st = ok ? hs_ice_avro_schema_cached(&b, out, shared, err)
                     : hs_error_set(err, HS_ERR_NOMEM, "manifest list schema: out of memory");
   hs_buf_free(&b);
   return st;
@@ -144,7 +147,8 @@ hs_status hs_iceberg_manifest_list_write(const hs_iceberg_manifest_list_options 
                         (int)opts->format_version);
   bool v3 = opts->format_version >= 3;
   hs_avro_schema *schema = NULL;
-  hs_status st = list_schema(opts->format_version, &schema, err);
+  bool shared = false;
+  hs_status st = list_schema(opts->format_version, &schema, &shared, err);
   if (st != HS_OK) return st;
   hs_arena a;
   hs_arena_init(&a);
@@ -199,7 +203,7 @@ hs_status hs_iceberg_manifest_list_write(const hs_iceberg_manifest_list_options 
     w = NULL;
   }
   hs_avro_writer_free(w);
-  hs_avro_schema_free(schema);
+  if (!shared) hs_avro_schema_free(schema);
   hs_arena_reset(&a);
   if (st == HS_OK && v3 && assigned_rows_out) *assigned_rows_out = next - opts->first_row_id;
   if (st != HS_OK) hs_error_prefix(err, "manifest list: ");
