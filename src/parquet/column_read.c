@@ -93,6 +93,7 @@ typedef struct hs_cr {
   bool def_lazy, rep_lazy;
   int64_t rep_period;
   int64_t page_rows;
+  bool pooled; /* a selection read: scratch from and back to the pool */
 } hs_cr;
 
 /* Scratch buffers kept between chunk reads: the decompressed page (unz),
@@ -102,7 +103,9 @@ typedef struct hs_cr {
  * touched and, with several reader threads, serialize them on the address
  * space (mmap/munmap of large allocations): a selective query decodes
  * ~40 such chunks. At most CR_POOL_MAX buffers of at most CR_POOL_BUF_MAX
- * bytes, CR_POOL_BYTES in all, are kept; the rest are freed as before. */
+ * bytes, CR_POOL_BYTES in all, are kept; the rest are freed as before.
+ * Whole-chunk reads do not use it: their buffers are handed to Arrow, and
+ * pinning scratch there cost a full scan 25 % more page faults. */
 #define CR_POOL_MAX 16
 #define CR_POOL_BUF_MAX ((size_t)8 << 20)
 #define CR_POOL_BYTES ((size_t)48 << 20)
@@ -161,14 +164,16 @@ static void cr_free(hs_cr *r) {
   hs_arena_reset(&r->arena);
   hs_buf_free(&r->hdr_view);
   hs_buf_free(&r->body_view);
-  cr_pool_give(&r->unz);
-  cr_pool_give(&r->idx);
   hs_pq_dict_free(&r->dict);
-  if (r->sel != NULL) { /* what cr_finish did not hand out */
+  if (r->pooled) { /* what cr_finish did not hand out */
+    cr_pool_give(&r->unz);
+    cr_pool_give(&r->idx);
     cr_pool_give(&r->acc.values);
     cr_pool_give(&r->acc.data);
     cr_pool_give(&r->acc.def);
   }
+  hs_buf_free(&r->unz);
+  hs_buf_free(&r->idx);
   hs_pq_acc_free(&r->acc);
 }
 
@@ -862,7 +867,7 @@ static hs_status cr_check_selection(const hs_cr *r, const int64_t *rows, size_t 
  * was left implicit) receives what was. */
 static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err) {
   hs_pq_acc *a = &r->acc;
-  if (r->sel != NULL) { /* pooled page-sized buffers: hand out exact copies */
+  if (r->pooled) { /* pooled page-sized buffers: hand out exact copies */
     hs_buf def;
     bool ok = r->desc->type == HS_PQ_BYTE_ARRAY ? cr_pool_fit(&a->data, &out->data)
                                                 : cr_pool_fit(&a->values, &out->values);
@@ -877,11 +882,11 @@ static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_pq_lazy_levels *la
     hs_status st = hs_pq_acc_init_offsets(a, err);
     if (st != HS_OK) return st;
     out->offsets = (int32_t *)(void *)hs_buf_detach_fit(&a->offsets);
-    if (r->sel == NULL) {
+    if (!r->pooled) {
       out->data = a->data;
       hs_buf_init(&a->data);
     }
-  } else if (r->sel == NULL) {
+  } else if (!r->pooled) {
     out->values = a->values;
     hs_buf_init(&a->values);
   }
@@ -952,9 +957,10 @@ static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
                         "column %s: bad leaf (value width %d, max levels %d/%d)", r.path,
                         r.ctx.width, desc->max_def, desc->max_rep);
   }
-  cr_pool_take(&r.unz);
-  cr_pool_take(&r.idx);
-  if (rows != NULL) {
+  if (rows != NULL) { /* whole-chunk reads: plain malloc/free was measured cheaper */
+    r.pooled = true;
+    cr_pool_take(&r.unz);
+    cr_pool_take(&r.idx);
     cr_pool_take(desc->type == HS_PQ_BYTE_ARRAY ? &r.acc.data : &r.acc.values);
     if (desc->max_def > 0) cr_pool_take(&r.acc.def);
   }
