@@ -99,11 +99,12 @@ static hs_status check_range(hs_source *src, uint64_t offset, size_t len, hs_err
   return HS_OK;
 }
 
-hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst, hs_error *err) {
+static hs_status read_range(hs_source *src, uint64_t offset, size_t len, void *dst, bool mapped_ok,
+                            hs_error *err) {
   hs_status st = check_range(src, offset, len, err);
   if (st != HS_OK) return st;
   if (len == 0) return HS_OK;
-  if (src->base != NULL) {
+  if (src->base != NULL && (mapped_ok || src->fd < 0)) {
     memcpy(dst, src->base + offset, len);
     return HS_OK;
   }
@@ -118,6 +119,19 @@ hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst,
     done += (size_t)n;
   }
   return HS_OK;
+}
+
+hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst, hs_error *err) {
+  return read_range(src, offset, len, dst, true, err);
+}
+
+hs_status hs_source_read_unmapped(hs_source *src, uint64_t offset, size_t len, void *dst,
+                                  hs_error *err) {
+  return read_range(src, offset, len, dst, false, err);
+}
+
+bool hs_source_is_file(const hs_source *src) {
+  return src != NULL && src->fd >= 0;
 }
 
 /* Declared in src/parquet/page_read.h until io.h offers it: tell the source

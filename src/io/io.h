@@ -41,6 +41,16 @@ hs_status hs_source_view(hs_source *src, uint64_t offset, size_t len, hs_buf *sc
  * stay valid. A no-op for other sources. */
 void hs_source_release(hs_source *src, uint64_t offset, size_t len);
 
+/* Read exactly `len` bytes at `offset` into `dst` without mapping them:
+ * a file source reads with pread(2) even when it is memory-mapped, so the
+ * bytes come from the page cache and the process's resident set does not
+ * grow (an index reading a few rows of a large section keeps it cold).
+ * Memory sources copy. Safe from any number of threads at once. */
+hs_status hs_source_read_unmapped(hs_source *src, uint64_t offset, size_t len, void *dst,
+                                  hs_error *err);
+/* True when the source is a file (reads can bypass any mapping). */
+bool hs_source_is_file(const hs_source *src);
+
 /* ---------------------------------------------------------------- sink */
 
 typedef struct hs_sink hs_sink;

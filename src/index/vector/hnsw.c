@@ -229,8 +229,12 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
     }
     for (uint32_t j = 0; j < cnt; j++) {
       uint32_t id = nb[j];
-      if (j + 1 < cnt && nb[j + 1] < g->n)
-        __builtin_prefetch(g->vectors + (size_t)nb[j + 1] * g->dim);
+      if (j + 1 < cnt && nb[j + 1] < g->n) { /* codes when quantized: vectors may be NULL */
+        if (c->qq != NULL)
+          __builtin_prefetch(g->codes + (size_t)nb[j + 1] * g->code_size);
+        else
+          __builtin_prefetch(g->vectors + (size_t)nb[j + 1] * g->dim);
+      }
       if (id < c->lo || id >= c->hi || s->tags[id] == gen || (level > 0 && g->levels[id] < level))
         continue;
       s->tags[id] = gen;

@@ -15,7 +15,13 @@
  * reported); cosine rows are normalised copies and a zero query is
  * HS_ERR_INVALID_ARG; hs_vidx_search_params.exact_rows sets the filtered
  * exact-scan bound; hs_vidx_default_partitions says what partitions = 0
- * means; a quantized index re-ranks the whole beam unless `rerank` is set.
+ * means; a quantized index re-ranks the best `rerank` candidates (default:
+ * SQ8 4k; PQ and SQ8 inner product the whole beam). A quantized index
+ * opened from a file source is "lean": its float32 section is neither
+ * mapped nor checksummed at open, search reads the rows it re-ranks or
+ * scans with pread (resident memory: graph + codes), and hs_vidx_validate
+ * checks that section's checksum.
+ * HS_VIDX_RESIDENT=1 in the environment restores the mapped behaviour.
  *
  * Ownership: hs_vidx_build appends to a caller-owned hs_buf. An opened
  * index keeps a reference to its source (hs_source_unref on free) and
@@ -65,7 +71,8 @@ hs_status hs_vidx_open(hs_source *src, uint64_t offset, uint64_t len, hs_vidx **
 void hs_vidx_free(hs_vidx *x); /* accepts NULL */
 
 /* Deep check: every neighbour id in range, no self loops, partition lists
- * disjoint and covering the indexed rows, codes and vectors present. */
+ * disjoint and covering the indexed rows, codes and vectors present (a
+ * lean index streams its float32 section from the file: checksum too). */
 hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err);
 
 uint32_t hs_vidx_dim(const hs_vidx *x);
@@ -78,7 +85,8 @@ hs_quant_kind hs_vidx_quant_kind(const hs_vidx *x);
 typedef struct hs_vidx_search_params {
   uint32_t ef_search; /* 0: default (max(k, 64)) */
   uint32_t nprobe;    /* partitions visited; 0: default */
-  uint32_t rerank;    /* quantized indexes: candidates re-ranked exactly; 0: the whole beam */
+  uint32_t
+      rerank; /* quantized indexes: candidates re-ranked exactly; 0: SQ8 4k (IP, PQ: the beam) */
   /* Filters allowing at most this many indexed rows are answered by an
    * exact scan of those rows; 0: default (README.md: max(2048, n / 32)).
    * 1 forces the traversal for every filter allowing two rows or more

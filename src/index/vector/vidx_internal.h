@@ -63,6 +63,8 @@ typedef struct hs_vidx_scratch {
   size_t all_cap;
   hs_vidx_hit *hits; /* reported (distance, row) */
   size_t hits_cap;
+  float *vbuf;     /* lean indexes: fetch_batch vectors read from the file */
+  uint32_t *ids;   /* lean indexes: their local ids */
   uint32_t *probe; /* IVF partitions to visit */
   float *probe_d;
   struct hs_vidx_scratch *next;
@@ -85,6 +87,14 @@ struct hs_vidx {
   bool rows_identity;              /* rows[i] == i for all i: lookups are trivial */
   roaring_bitmap_t *indexed;       /* owned (CRoaring allocator) */
   hs_buf owned[HS_VIDX_S_MAX + 1]; /* sections copied out of the source */
+  /* Lean (quantized index in a file, README.md "Memory of a quantized
+   * index"): the VECTORS section is neither mapped nor checksummed at open
+   * (g.vectors is NULL); search reads the rows it re-ranks or scans with
+   * pread, hs_vidx_validate checks the checksum. */
+  bool lean;
+  uint64_t vec_off; /* the section's offset in the source */
+  uint32_t vec_crc;
+  uint32_t fetch_batch; /* vectors per read buffer (vbuf) */
   pthread_mutex_t mu;
   hs_vidx_scratch *pool;
 };

@@ -122,6 +122,10 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   want[HS_VIDX_S_CENTROIDS] = x->n_parts > 1 ? (uint64_t)x->n_parts * dim * 4 : 0;
   want[HS_VIDX_S_CODES] = n * x->code_size;
   const uint8_t *sec[HS_VIDX_S_MAX + 1] = {0};
+  bool vec_seen = false;
+  const char *resident = getenv("HS_VIDX_RESIDENT");
+  x->lean = x->quant_kind != HS_QUANT_NONE && hs_source_is_file(x->src) &&
+            !(resident != NULL && resident[0] == '1');
   uint32_t prev_id = 0;
   uint64_t prev_end = HS_VIDX_HEADER_LEN + table_len;
   for (uint32_t i = 0; i < ns; i++) {
@@ -139,11 +143,21 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
       return CORRUPT("section %u: %llu bytes, expected %llu", id, (unsigned long long)slen,
                      (unsigned long long)want[id]);
     if (id == HS_VIDX_S_QUANT) x->sec_quant_len = (size_t)slen;
+    if (id == HS_VIDX_S_VECTORS) vec_seen = true;
+    if (id == HS_VIDX_S_VECTORS && x->lean) { /* read on demand, checked by validate */
+      x->vec_off = base + off;
+      x->vec_crc = crc;
+      continue;
+    }
     st = section_view(x, id, base, off, slen, crc, &sec[id], err);
     if (st != HS_OK) return st;
   }
   for (uint32_t id = HS_VIDX_S_ROWS; id <= HS_VIDX_S_PARTS; id++)
-    if (sec[id] == NULL) return CORRUPT("section %u missing", id);
+    if (sec[id] == NULL && !(id == HS_VIDX_S_VECTORS && vec_seen))
+      return CORRUPT("section %u missing", id);
+  /* Read buffers of at most 256 vectors or 256 KiB (at least one vector). */
+  uint64_t batch = (256u << 10) / ((uint64_t)x->vdim * 4);
+  x->fetch_batch = batch < 1 ? 1 : (batch > 256 ? 256 : (uint32_t)batch);
   if (x->n_parts > 1 && sec[HS_VIDX_S_CENTROIDS] == NULL) return CORRUPT("centroids missing");
   if (x->quant_kind != HS_QUANT_NONE) {
     if (sec[HS_VIDX_S_QUANT] == NULL || sec[HS_VIDX_S_CODES] == NULL)
@@ -168,7 +182,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   g->m = x->m;
   g->m0 = x->m0;
   g->space = hs_vidx_space(x->metric);
-  g->vectors = (const float *)sec[HS_VIDX_S_VECTORS];
+  g->vectors = x->lean ? NULL : (const float *)sec[HS_VIDX_S_VECTORS];
   g->levels = sec[HS_VIDX_S_LEVELS];
   g->links0 = (uint32_t *)sec[HS_VIDX_S_LINKS0];
   g->upper = (uint32_t *)sec[HS_VIDX_S_UPPER];
@@ -288,6 +302,8 @@ void hs_vidx_free(hs_vidx *x) {
     hs_free(s->hits);
     hs_free(s->probe);
     hs_free(s->probe_d);
+    hs_free(s->vbuf);
+    hs_free(s->ids);
     hs_free(s);
   }
   pthread_mutex_destroy(&x->mu);
@@ -300,6 +316,23 @@ void hs_vidx_free(hs_vidx *x) {
   for (int i = 0; i <= HS_VIDX_S_MAX; i++) hs_buf_free(&x->owned[i]);
   hs_source_unref(x->src);
   hs_free(x);
+}
+
+/* Rows [first, first + cnt) of the stored vectors, at v: finite, and unit
+ * length for cosine. */
+static hs_status check_vectors(const hs_vidx *x, const float *v, uint32_t first, uint32_t cnt,
+                               hs_error *err) {
+  for (uint32_t i = 0; i < cnt; i++, v += x->vdim) {
+    double norm = 0;
+    for (uint32_t j = 0; j < x->vdim; j++) {
+      if (!isfinite(v[j]))
+        return CORRUPT("row %u: component %u is not finite", x->rows[first + i], j);
+      norm += (double)v[j] * v[j];
+    }
+    if (x->metric == HS_METRIC_COSINE && fabs(norm - 1.0) > 1e-3)
+      return CORRUPT("row %u: cosine vector with norm^2 %g, expected 1", x->rows[first + i], norm);
+  }
+  return HS_OK;
 }
 
 hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
@@ -329,15 +362,27 @@ hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
       }
     }
   }
-  for (uint32_t i = 0; i < x->n; i++) {
-    const float *v = g->vectors + (size_t)i * x->vdim;
-    double norm = 0;
-    for (uint32_t j = 0; j < x->vdim; j++) {
-      if (!isfinite(v[j])) return CORRUPT("row %u: component %u is not finite", x->rows[i], j);
-      norm += (double)v[j] * v[j];
+  if (!x->lean) {
+    hs_status st = check_vectors(x, g->vectors, 0, x->n, err);
+    if (st != HS_OK) return st;
+  } else { /* stream the section: its checksum, then the same checks */
+    size_t per = (size_t)x->vdim * 4, batch = (1u << 20) / per;
+    if (batch == 0) batch = 1;
+    float *buf = hs_malloc(batch * per);
+    if (buf == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx validate: out of memory");
+    uLong crc = crc32(0L, Z_NULL, 0);
+    hs_status st = HS_OK;
+    for (uint32_t i = 0; i < x->n && st == HS_OK; i += (uint32_t)batch) {
+      uint32_t cnt = x->n - i < batch ? x->n - i : (uint32_t)batch;
+      st = hs_source_read_unmapped(x->src, x->vec_off + (uint64_t)i * per, cnt * per, buf, err);
+      if (st != HS_OK) break;
+      crc = crc32(crc, (const Bytef *)buf, (uInt)(cnt * per));
+      st = check_vectors(x, buf, i, cnt, err);
     }
-    if (x->metric == HS_METRIC_COSINE && fabs(norm - 1.0) > 1e-3)
-      return CORRUPT("row %u: cosine vector with norm^2 %g, expected 1", x->rows[i], norm);
+    hs_free(buf);
+    if (st != HS_OK) return st;
+    if ((uint32_t)crc != x->vec_crc)
+      return CORRUPT("section %u: checksum mismatch", HS_VIDX_S_VECTORS);
   }
   for (uint32_t pi = 0; x->centroids != NULL && pi < x->n_parts; pi++)
     for (uint32_t j = 0; j < x->vdim; j++)

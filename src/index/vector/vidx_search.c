@@ -15,6 +15,14 @@
  * wider beam: README.md, "Quantized traversal"). */
 #define HS_VIDX_DEFAULT_EF 64u
 #define HS_VIDX_PQ_EF_FACTOR 4u
+/* SQ8 indexes re-rank the best HS_VIDX_SQ8_RERANK_FACTOR * k candidates by
+ * default (their approximate order is nearly exact; each re-ranked row of a
+ * lean index is one pread): 200k x 128, ef 16-64, recall@10 the same to the
+ * fourth digit with 2k as with the whole beam (README.md, "Memory of a
+ * quantized index"). PQ, and SQ8 for inner product (its error bound grows
+ * with |q|, and test_vidx's IP recall moves 0.96-0.98 between parallel
+ * builds: too noisy to show 4k safe), re-rank the whole beam. */
+#define HS_VIDX_SQ8_RERANK_FACTOR 4u
 /* Filters allowing at most this many indexed rows (or 1/32 of them) are
  * answered by an exact scan (README.md, "Filtered search"). */
 #define HS_VIDX_EXACT_ROWS 2048u
@@ -45,8 +53,13 @@ static hs_vidx_scratch *scratch_get(hs_vidx *x) {
   s->q = hs_calloc(x->vdim, sizeof *s->q); /* IP: q[dim] stays 0 */
   s->probe = hs_malloc((size_t)x->n_parts * sizeof *s->probe);
   s->probe_d = hs_malloc((size_t)x->n_parts * sizeof *s->probe_d);
-  if (!ok || s->q == NULL || s->probe == NULL || s->probe_d == NULL) {
+  s->ids = hs_malloc((size_t)x->fetch_batch * sizeof *s->ids);
+  if (x->lean) s->vbuf = hs_malloc((size_t)x->fetch_batch * x->vdim * sizeof *s->vbuf);
+  if (!ok || s->q == NULL || s->probe == NULL || s->probe_d == NULL || s->ids == NULL ||
+      (x->lean && s->vbuf == NULL)) {
     if (ok) hs_hnsw_scratch_free(&s->hs);
+    hs_free(s->ids);
+    hs_free(s->vbuf);
     hs_free(s->q);
     hs_free(s->probe);
     hs_free(s->probe_d);
@@ -115,13 +128,45 @@ static void topk_offer(hs_vidx_hit *h, uint32_t *n, uint32_t k, hs_vidx_hit v) {
   h[i] = v;
 }
 
-/* The exact reported distance of one indexed row. */
-static inline hs_vidx_hit hit_of(const hs_vidx *x, const hs_distance_kernels *kern, const float *q,
-                                 uint32_t local) {
-  const float *v = x->g.vectors + (size_t)local * x->vdim;
+/* The exact reported distance of one indexed row, whose stored vector is v. */
+static inline hs_vidx_hit hit_from(const hs_vidx *x, const hs_distance_kernels *kern,
+                                   const float *q, uint32_t local, const float *v) {
   if (x->metric == HS_METRIC_IP) return (hs_vidx_hit){x->rows[local], -kern->dot_f32(q, v, x->dim)};
   float d = hs_hnsw_dist(kern, x->g.space, q, v, x->dim);
   return (hs_vidx_hit){x->rows[local], hs_vidx_report(x->metric, d)};
+}
+
+static inline hs_vidx_hit hit_of(const hs_vidx *x, const hs_distance_kernels *kern, const float *q,
+                                 uint32_t local) {
+  return hit_from(x, kern, q, local, x->g.vectors + (size_t)local * x->vdim);
+}
+
+/* Offer the rows s->ids[0, cnt) (cnt <= fetch_batch) to the top-k. A lean
+ * index reads their vectors from the file first, one pread per run of
+ * consecutive ids, into s->vbuf: nothing is mapped, so the float32 section
+ * never becomes part of the resident set. */
+static hs_status offer_ids(const hs_vidx *x, hs_vidx_scratch *s, const hs_distance_kernels *kern,
+                           const float *q, uint32_t cnt, hs_vidx_hit *hits, uint32_t *n, uint32_t k,
+                           hs_error *err) {
+  if (!x->lean) {
+    for (uint32_t i = 0; i < cnt; i++) topk_offer(hits, n, k, hit_of(x, kern, q, s->ids[i]));
+    return HS_OK;
+  }
+  const size_t per = (size_t)x->vdim * sizeof(float);
+  for (uint32_t i = 0; i < cnt;) {
+    uint32_t j = i + 1;
+    while (j < cnt && s->ids[j] == s->ids[j - 1] + 1) j++;
+    hs_status st = hs_source_read_unmapped(x->src, x->vec_off + (uint64_t)s->ids[i] * per,
+                                           (j - i) * per, s->vbuf + (size_t)i * x->vdim, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "vidx search: re-ranking vectors: ");
+      return st;
+    }
+    i = j;
+  }
+  for (uint32_t i = 0; i < cnt; i++)
+    topk_offer(hits, n, k, hit_from(x, kern, q, s->ids[i], s->vbuf + (size_t)i * x->vdim));
+  return HS_OK;
 }
 
 static inline bool local_of_row(const hs_vidx *x, uint32_t row, uint32_t *local) {
@@ -146,13 +191,20 @@ static inline bool local_of_row(const hs_vidx *x, uint32_t row, uint32_t *local)
 
 /* Exact top-k over the allowed indexed rows (every indexed row when
  * allowed is NULL). */
-static hs_status exact_search(const hs_vidx *x, const float *q, uint32_t k,
+static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
                               const roaring_bitmap_t *allowed, hs_vidx_hit *hits, uint32_t *n_hits,
                               hs_error *err) {
   const hs_distance_kernels *kern = hs_distance_kernels_active();
+  const uint32_t batch = x->fetch_batch;
   uint32_t n = 0;
+  hs_status st = HS_OK;
   if (allowed == NULL) {
-    for (uint32_t i = 0; i < x->n; i++) topk_offer(hits, &n, k, hit_of(x, kern, q, i));
+    for (uint32_t i = 0; i < x->n && st == HS_OK; i += batch) {
+      uint32_t cnt = x->n - i < batch ? x->n - i : batch;
+      for (uint32_t j = 0; j < cnt; j++) s->ids[j] = i + j;
+      st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
+    }
+    if (st != HS_OK) return st;
   } else {
     roaring_bitmap_t *both = roaring_bitmap_and(allowed, x->indexed);
     if (both == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
@@ -161,15 +213,22 @@ static hs_status exact_search(const hs_vidx *x, const float *q, uint32_t k,
       roaring_bitmap_free(both);
       return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
     }
-    uint32_t buf[256], got;
-    while ((got = roaring_read_uint32_iterator(it, buf, 256)) > 0) {
-      for (uint32_t j = 0; j < got; j++) {
+    uint32_t buf[256], got, cnt = 0;
+    while (st == HS_OK && (got = roaring_read_uint32_iterator(it, buf, 256)) > 0) {
+      for (uint32_t j = 0; j < got && st == HS_OK; j++) {
         uint32_t local;
-        if (local_of_row(x, buf[j], &local)) topk_offer(hits, &n, k, hit_of(x, kern, q, local));
+        if (!local_of_row(x, buf[j], &local)) continue;
+        s->ids[cnt++] = local;
+        if (cnt == batch) {
+          st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
+          cnt = 0;
+        }
       }
     }
+    if (st == HS_OK && cnt > 0) st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
     roaring_free_uint32_iterator(it);
     roaring_bitmap_free(both);
+    if (st != HS_OK) return st;
   }
   qsort(hits, n, sizeof *hits, hit_cmp);
   *n_hits = n;
@@ -218,7 +277,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   if (exact_rows < HS_VIDX_EXACT_ROWS) exact_rows = HS_VIDX_EXACT_ROWS;
   if (sp && sp->exact_rows) exact_rows = sp->exact_rows;
   if (allowed != NULL && cnt <= exact_rows)
-    return exact_search(x, q, k, allowed, hits, n_hits, err);
+    return exact_search(x, s, q, k, allowed, hits, n_hits, err);
 
   uint32_t ef = sp && sp->ef_search ? sp->ef_search : HS_VIDX_DEFAULT_EF;
   if (!(sp && sp->ef_search) && x->quant_kind == HS_QUANT_PQ) ef *= HS_VIDX_PQ_EF_FACTOR;
@@ -252,17 +311,25 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   bool quantized = qq != NULL;
   hs_quant_query_free(qq); /* the approximate distances are in s->all */
-  if (total < want) return exact_search(x, q, k, allowed, hits, n_hits, err);
+  if (total < want) return exact_search(x, s, q, k, allowed, hits, n_hits, err);
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
-    size_t rerank = sp && sp->rerank ? sp->rerank : total;
+    bool sq8_short = x->quant_kind == HS_QUANT_SQ8 && x->metric != HS_METRIC_IP;
+    size_t rerank = sp && sp->rerank ? sp->rerank
+                    : sq8_short      ? (size_t)HS_VIDX_SQ8_RERANK_FACTOR * k
+                                     : total;
     if (rerank < k) rerank = k;
     if (rerank < total) {
       qsort(s->all, total, sizeof *s->all, cand_cmp_approx);
       total = rerank;
     }
-    for (size_t i = 0; i < total; i++) topk_offer(hits, &n, k, hit_of(x, kern, q, s->all[i].id));
+    for (size_t i = 0; i < total; i += x->fetch_batch) {
+      uint32_t nb = total - i < x->fetch_batch ? (uint32_t)(total - i) : x->fetch_batch;
+      for (uint32_t j = 0; j < nb; j++) s->ids[j] = s->all[i + j].id;
+      hs_status st = offer_ids(x, s, kern, q, nb, hits, &n, k, err);
+      if (st != HS_OK) return st;
+    }
     qsort(hits, n, sizeof *hits, hit_cmp);
     *n_hits = n;
     return HS_OK;
