@@ -74,14 +74,15 @@ def dir_bytes(d):
 
 
 class Ours:
-    def __init__(self, quantizer=None):
+    def __init__(self, quantizer=None, partitions=0):
         self.quantizer = quantizer
+        self.partitions = partitions  # 0: vidx's default (2+ IVF partitions from 1M rows)
 
     def build(self, base, metric, a):
         import hyperstreamdb.vector as hv
         self.ix = hv.VectorIndex.build(np.ascontiguousarray(base), metric=metric, m=a.m,
                                        ef_construction=a.efc, quantizer=self.quantizer,
-                                       threads=0)
+                                       partitions=self.partitions, threads=0)
         return self
 
     def size(self):
@@ -311,6 +312,7 @@ class Original:
 
 def make_engine(name):
     return {"ours": lambda: Ours(None), "ours_sq8": lambda: Ours("sq8"), "ours_pq": lambda: Ours("pq"),
+            "ours_p1": lambda: Ours(None, partitions=1),
             "hnswlib": Hnswlib, "faiss_hnsw": FaissHnsw, "faiss_ivfpq": FaissIvfPq,
             "lance_ivfpq": lambda: Lance("IVF_PQ"), "lance_hnsw_sq": lambda: Lance("IVF_HNSW_SQ"),
             "original": Original}[name]()

@@ -4,7 +4,7 @@ alike: each round times all queries through ours, then through hnswlib; the
 best round per engine counts. Same data, M and ef_construction for both.
 
     python3 bench/bench_vector_alternate.py [--data synth_200000x128_c1000_s1]
-        [--metric l2] [--queries 500] [--rounds 7] [--efs 16,24,32]
+        [--metric l2] [--queries 500] [--rounds 7] [--efs 16,24,32] [--partitions 0]
 
 Data: a set cached by bench/vector_data.py in bench/data/ (base, queries and
 ground truth). hnswlib comes from bench/.venv-vector (bash bench/vector_env.sh),
@@ -41,6 +41,8 @@ def main():
     p.add_argument("--efs", default="16,24,32")
     p.add_argument("--m", type=int, default=16)
     p.add_argument("--efc", type=int, default=100)
+    p.add_argument("--partitions", type=int, default=0,
+                   help="ours: IVF partitions (0: vidx's default, 2 at 1M rows; 1: one graph)")
     a = p.parse_args()
     hnswlib = import_hnswlib()
     d = os.path.join(HERE, "data", a.data)
@@ -49,7 +51,8 @@ def main():
     gt = np.load(d + ".gt.npy")[:a.queries, :10]
 
     t0 = time.perf_counter()
-    ours = hv.VectorIndex.build(base, metric=a.metric, m=a.m, ef_construction=a.efc, threads=0)
+    ours = hv.VectorIndex.build(base, metric=a.metric, m=a.m, ef_construction=a.efc,
+                                partitions=a.partitions, threads=0)
     build_ours = time.perf_counter() - t0
     t0 = time.perf_counter()
     h = hnswlib.Index(space="cosine" if a.metric == "cosine" else "l2", dim=base.shape[1])
@@ -58,7 +61,7 @@ def main():
     build_h = time.perf_counter() - t0
     print(f"{a.data} ({len(base)} x {base.shape[1]}, {a.metric}), {len(queries)} queries, "
           f"best of {a.rounds} alternating rounds; build ours {build_ours:.1f} s, "
-          f"hnswlib {build_h:.1f} s")
+          f"hnswlib {build_h:.1f} s; ours partitions {ours.partitions}")
 
     def recall(rows):
         return np.mean([len(set(map(int, r)) & set(map(int, g))) / 10 for r, g in zip(rows, gt)])
