@@ -7,6 +7,8 @@
  *     from a file (lean) and from a file with HS_VIDX_RESIDENT=1 answer
  *     identically (rows and distances bit for bit) for unfiltered queries,
  *     partial re-ranking, filter-aware traversal and exact filtered scans;
+ *   * the default re-rank (SQ8: stopped by the quantizer's error bound)
+ *     answers exactly as re-ranking the whole beam;
  *   * every reported distance equals brute force (hs_distance_f32 on the
  *     original rows) and answers are sorted; recall@10 against brute force
  *     stays above a floor;
@@ -129,7 +131,7 @@ static void run_case(const float *x, const float *qs, hs_quant_kind kind, hs_met
                {{.exact_rows = 1}, f30},
                {{0}, f1}};
   const size_t n_modes = sizeof modes / sizeof modes[0];
-  int same = 1, exact = 1, sorted = 1, counts = 1;
+  int same = 1, exact = 1, sorted = 1, counts = 1, whole = 1;
   double recall = 0;
   for (size_t mi = 0; mi < n_modes; mi++) {
     for (size_t qi = 0; qi < NQ; qi++) {
@@ -152,6 +154,13 @@ static void run_case(const float *x, const float *qs, hs_quant_kind kind, hs_met
           sorted &= hf[i - 1].distance < hf[i].distance ||
                     (hf[i - 1].distance == hf[i].distance && hf[i - 1].row < hf[i].row);
       }
+      if (mi == 0) { /* the default (SQ8: bounded re-rank) = re-ranking the whole beam */
+        hs_vidx_search_params all = {.rerank = 1u << 20};
+        hs_vidx_hit ha[K];
+        uint32_t na = 0;
+        CHECK_OK(hs_vidx_search(vf, q, K, &all, NULL, ha, &na, &err), &err);
+        whole &= na == nf && memcmp(ha, hf, nf * sizeof *hf) == 0;
+      }
       if (mi == 0) { /* recall@10 at the defaults: hits within the true k-th distance */
         float kth = kth_dist(metric, x, q, NULL);
         uint32_t good = 0;
@@ -162,6 +171,7 @@ static void run_case(const float *x, const float *qs, hs_quant_kind kind, hs_met
   }
   recall /= NQ;
   CHECK(same);
+  CHECK(whole);
   CHECK(exact);
   CHECK(sorted);
   CHECK(counts);

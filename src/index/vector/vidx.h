@@ -16,7 +16,8 @@
  * HS_ERR_INVALID_ARG; hs_vidx_search_params.exact_rows sets the filtered
  * exact-scan bound; hs_vidx_default_partitions says what partitions = 0
  * means; a quantized index re-ranks the best `rerank` candidates (default:
- * SQ8 4k; PQ and SQ8 inner product the whole beam). A quantized index
+ * the whole beam; SQ8 but IP stops once its error bound shows no further
+ * candidate can enter the top-k: the same answers). A quantized index
  * opened from a file source is "lean": its float32 section is neither
  * mapped nor checksummed at open, search reads the rows it re-ranks or
  * scans with pread (resident memory: graph + codes), and hs_vidx_validate
@@ -85,8 +86,7 @@ hs_quant_kind hs_vidx_quant_kind(const hs_vidx *x);
 typedef struct hs_vidx_search_params {
   uint32_t ef_search; /* 0: default (max(k, 64)) */
   uint32_t nprobe;    /* partitions visited; 0: default */
-  uint32_t
-      rerank; /* quantized indexes: candidates re-ranked exactly; 0: SQ8 4k (IP, PQ: the beam) */
+  uint32_t rerank;    /* quantized indexes: candidates re-ranked exactly; 0: the whole beam */
   /* Filters allowing at most this many indexed rows are answered by an
    * exact scan of those rows; 0: default (README.md: max(2048, n / 32)).
    * 1 forces the traversal for every filter allowing two rows or more

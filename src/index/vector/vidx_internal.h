@@ -95,6 +95,10 @@ struct hs_vidx {
   uint64_t vec_off; /* the section's offset in the source */
   uint32_t vec_crc;
   uint32_t fetch_batch; /* vectors per read buffer (vbuf) */
+  /* SQ8: worst-case reconstruction error |x - x'| of an indexed row, in L2
+   * (sqrt(sum (step/2)^2)) and L1 (sum step/2), with slack; the default
+   * re-rank stops once no remaining candidate can enter the top-k. */
+  float sq8_err_l2, sq8_err_l1;
   pthread_mutex_t mu;
   hs_vidx_scratch *pool;
 };

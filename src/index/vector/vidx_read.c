@@ -170,6 +170,19 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
                      (int)hs_quant_kind_of(x->quant), hs_quant_code_size(x->quant),
                      hs_quant_dim(x->quant));
     x->codes = sec[HS_VIDX_S_CODES];
+    if (x->quant_kind == HS_QUANT_SQ8) { /* steps: after "HSQ1", 4 u32 and dim mins */
+      const uint8_t *steps = sec[HS_VIDX_S_QUANT] + 20 + 4 * (size_t)x->dim;
+      double e2 = 0, e1 = 0;
+      for (uint32_t d = 0; d < x->dim; d++) {
+        uint32_t bits = hs_load_u32le(steps + 4 * (size_t)d);
+        float step;
+        memcpy(&step, &bits, sizeof step);
+        e2 += 0.25 * (double)step * step;
+        e1 += 0.5 * (double)step;
+      }
+      x->sq8_err_l2 = (float)(sqrt(e2) * 1.001);
+      x->sq8_err_l1 = (float)(e1 * 1.001);
+    }
   } else if (sec[HS_VIDX_S_QUANT] != NULL || sec[HS_VIDX_S_CODES] != NULL) {
     return CORRUPT("codes in an index without a quantizer");
   }

@@ -15,14 +15,7 @@
  * wider beam: README.md, "Quantized traversal"). */
 #define HS_VIDX_DEFAULT_EF 64u
 #define HS_VIDX_PQ_EF_FACTOR 4u
-/* SQ8 indexes re-rank the best HS_VIDX_SQ8_RERANK_FACTOR * k candidates by
- * default (their approximate order is nearly exact; each re-ranked row of a
- * lean index is one pread): 200k x 128, ef 16-64, recall@10 the same to the
- * fourth digit with 2k as with the whole beam (README.md, "Memory of a
- * quantized index"). PQ, and SQ8 for inner product (its error bound grows
- * with |q|, and test_vidx's IP recall moves 0.96-0.98 between parallel
- * builds: too noisy to show 4k safe), re-rank the whole beam. */
-#define HS_VIDX_SQ8_RERANK_FACTOR 4u
+
 /* Filters allowing at most this many indexed rows (or 1/32 of them) are
  * answered by an exact scan (README.md, "Filtered search"). */
 #define HS_VIDX_EXACT_ROWS 2048u
@@ -139,6 +132,29 @@ static inline hs_vidx_hit hit_from(const hs_vidx *x, const hs_distance_kernels *
 static inline hs_vidx_hit hit_of(const hs_vidx *x, const hs_distance_kernels *kern, const float *q,
                                  uint32_t local) {
   return hit_from(x, kern, q, local, x->g.vectors + (size_t)local * x->vdim);
+}
+
+/* SQ8, not IP: a lower bound of the reported exact distance of a row whose
+ * approximate (code) distance is `approx`. That is the exact distance to the
+ * decoded row x', and |x - x'| <= x->sq8_err_* for every indexed row (codes
+ * round to the nearest of 256 levels between the rows' own min and max), so
+ * by the triangle inequality (cosine: Cauchy-Schwarz, |q| = 1) the exact
+ * distance is at least this (less float-sum slack). Candidates are re-ranked
+ * in approximate order and the re-rank stops at the first whose bound
+ * exceeds the k-th exact distance: the answers of a whole-beam re-rank, with
+ * about k reads (README.md, "Memory of a quantized index"). */
+static inline float sq8_lower_bound(const hs_vidx *x, float approx) {
+  float slack = 2e-7f * (float)x->dim, r;
+  switch (x->metric) {
+  case HS_METRIC_L2SQ:
+  case HS_METRIC_L2:
+    r = sqrtf(approx > 0 ? approx : 0) * (1 - slack) - x->sq8_err_l2;
+    if (x->metric == HS_METRIC_L2) return r;
+    return r > 0 ? r * r : 0;
+  case HS_METRIC_COSINE: return 1.0f + approx - x->sq8_err_l2 - slack;
+  case HS_METRIC_L1: return approx * (1 - slack) - x->sq8_err_l1;
+  default: return -INFINITY;
+  }
 }
 
 /* Offer the rows s->ids[0, cnt) (cnt <= fetch_batch) to the top-k. A lean
@@ -315,19 +331,24 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
-    bool sq8_short = x->quant_kind == HS_QUANT_SQ8 && x->metric != HS_METRIC_IP;
-    size_t rerank = sp && sp->rerank ? sp->rerank
-                    : sq8_short      ? (size_t)HS_VIDX_SQ8_RERANK_FACTOR * k
-                                     : total;
+    size_t rerank = sp && sp->rerank ? sp->rerank : total;
+    bool bounded =
+        !(sp && sp->rerank) && x->quant_kind == HS_QUANT_SQ8 && x->metric != HS_METRIC_IP;
     if (rerank < k) rerank = k;
-    if (rerank < total) {
+    if (rerank < total || bounded) {
       qsort(s->all, total, sizeof *s->all, cand_cmp_approx);
-      total = rerank;
+      if (rerank < total) total = rerank;
     }
-    for (size_t i = 0; i < total; i += x->fetch_batch) {
-      uint32_t nb = total - i < x->fetch_batch ? (uint32_t)(total - i) : x->fetch_batch;
+    for (size_t i = 0, nb; i < total; i += nb) {
+      nb = total - i < x->fetch_batch ? total - i : x->fetch_batch;
+      if (bounded && n == k) { /* one at a time, while one may still enter */
+        if (sq8_lower_bound(x, s->all[i].d) > hits[0].distance) break;
+        nb = 1;
+      } else if (bounded && nb > k - n) {
+        nb = k - n; /* fill the top-k first */
+      }
       for (uint32_t j = 0; j < nb; j++) s->ids[j] = s->all[i + j].id;
-      hs_status st = offer_ids(x, s, kern, q, nb, hits, &n, k, err);
+      hs_status st = offer_ids(x, s, kern, q, (uint32_t)nb, hits, &n, k, err);
       if (st != HS_OK) return st;
     }
     qsort(hits, n, sizeof *hits, hit_cmp);
