@@ -210,6 +210,15 @@ done:
   hs_buf_free(&b);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HS_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define HS_TEST_UNDER_ASAN 1
+#endif
+
 int main(void) {
   const char *small = getenv("HS_TEST_SMALL");
 #ifdef HS_TEST_UNDER_ASAN
