@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../common/parallel.h"
+#include "../table/schema_map.h"
 #include "expr_internal.h"
 #include "index_plan.h"
 #include "scan.h"
@@ -55,6 +56,13 @@ typedef struct scan_state {
   size_t n_fcols;
   int64_t limit, batch_rows;
   struct ArrowSchema schema; /* output */
+  /* Schema evolution (src/table/schema_map.h): the read schema's facts,
+   * the filter columns as the read schema types them, and the borrowed
+   * pointers a sub scan shares (to the main scan's schema, fwant, ctx). */
+  hs_colmap_ctx ctx_own;
+  struct ArrowSchema fwant_own;
+  const hs_colmap_ctx *ctx;
+  const struct ArrowSchema *want_out, *want_f;
   hs_scan_stats stats;
   hs_scan_page_stats pstats;
   /* Scalar indexes (index_plan.c): ixp[f * n_fcols + k] is the resolved
@@ -78,7 +86,8 @@ typedef struct scan_state {
   hs_parquet_reader *reader;
   const char *path;
   hs_expr *expr;              /* bound to the file's filter columns */
-  struct ArrowSchema fschema; /* the file's filter columns */
+  struct ArrowSchema fschema; /* the filter columns as this file reads them */
+  hs_colmap omap, fmap;       /* this file's columns -> output / filter columns */
   int64_t *rg_first;          /* file-wide first row of each row group (+ end) */
   bool *rg_keep;
   uint32_t n_rg, next_rg;
@@ -159,6 +168,8 @@ static void file_close(scan_state *s) {
   hs_expr_free(s->expr);
   s->expr = NULL;
   hs_arrow_schema_release(&s->fschema);
+  hs_colmap_free(&s->omap);
+  hs_colmap_free(&s->fmap);
   hs_free(s->rg_first);
   hs_free(s->rg_keep);
   hs_free(s->rg_pages);
@@ -178,6 +189,8 @@ static void state_free(scan_state *s) {
   prefetch_free(s);
   file_close(s);
   hs_arrow_schema_release(&s->schema);
+  hs_arrow_schema_release(&s->fwant_own);
+  hs_colmap_ctx_free(&s->ctx_own);
   names_free(s->files, s->n_files);
   names_free(s->proj, s->n_proj);
   names_free(s->fcols, s->n_fcols);
@@ -204,7 +217,7 @@ static hs_status project_schema(const struct ArrowSchema *full, char *const *nam
 }
 
 /* Open a reader stream over `names` of the current file with an optional
- * row selection; for the output stream, check its shape. */
+ * row selection. */
 static hs_status open_stream(scan_state *s, char *const *names, size_t n, const int64_t *rows,
                              size_t n_rows, int64_t batch, bool output, hs_error *err) {
   hs_parquet_read_options ro;
@@ -219,20 +232,7 @@ static hs_status open_stream(scan_state *s, char *const *names, size_t n, const 
   if (rc != HS_OK) return rc;
   if (output) s->out_pos = 0;
   *(output ? &s->out_open : &s->pass1_open) = true;
-  if (!output) return HS_OK;
-  struct ArrowSchema got;
-  memset(&got, 0, sizeof got);
-  if (st->get_schema(st, &got) != 0) {
-    const char *m = st->get_last_error(st);
-    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema: %s", s->path, m ? m : "");
-  }
-  bool same = hs_arrow_schema_same_shape(&got, &s->schema);
-  hs_arrow_schema_release(&got);
-  if (!same) {
-    return hs_error_set(err, HS_ERR_SCHEMA, "%s: columns or types differ from the scan's schema",
-                        s->path);
-  }
-  return HS_OK;
+  return HS_OK; /* the column maps (file_open) make batches the scan's shape */
 }
 
 /* Page pruning of the current file's kept row groups: fills rg_pages; a
@@ -252,7 +252,9 @@ static hs_status prune_pages(scan_state *s, const hs_pq_file_metadata *md, hs_er
   for (uint32_t g = 0; st == HS_OK && g < s->n_rg; g++) {
     if (!s->rg_keep[g]) continue;
     hs_scan_page_ranges *pr = &s->rg_pages[g];
-    st = hs_scan_page_ranges_compute(src, md, g, &s->fschema, s->expr, &s->page_arena, pr, err);
+    st = hs_scan_page_ranges_compute_names(src, md, g, &s->fschema,
+                                           (const char *const *)s->fmap.file_names, s->expr,
+                                           &s->page_arena, pr, err);
     if (st != HS_OK || !pr->indexed) continue;
     int64_t rg_rows = s->rg_first[g + 1] - s->rg_first[g];
     s->pstats.row_groups_indexed++;
@@ -346,15 +348,19 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   if (st != HS_OK) return st;
   rec->rows = hs_parquet_reader_metadata(s->reader)->num_rows;
   s->stats.files_read++;
-  if (s->filter == NULL) {
-    s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
-    return open_stream(s, s->proj, s->n_proj, NULL, 0, s->batch_rows, true, err);
-  }
+  /* The file's columns by field id: the output's, and the filter's. */
   struct ArrowSchema full;
   if ((st = hs_parquet_reader_schema(s->reader, &full, err)) != HS_OK) return st;
-  st = project_schema(&full, s->fcols, s->n_fcols, s->path, &s->fschema, err);
+  st = hs_colmap_build(s->ctx, s->want_out, &full, true, s->path, &s->omap, err);
+  if (st == HS_OK && s->filter != NULL)
+    st = hs_colmap_build(s->ctx, s->want_f, &full, false, s->path, &s->fmap, err);
   full.release(&full);
+  if (st == HS_OK && s->filter != NULL) st = hs_arrow_schema_copy(&s->fmap.out, &s->fschema, err);
   if (st != HS_OK) return st;
+  if (s->filter == NULL) {
+    s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
+    return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, s->batch_rows, true, err);
+  }
   st = hs_expr_parse(s->filter, &s->fschema, &s->expr, NULL, err);
   if (st != HS_OK) {
     hs_error_prefix(err, "%s: ", s->path);
@@ -374,7 +380,8 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   for (uint32_t g = 0; st == HS_OK && g < s->n_rg; g++) {
     s->rg_first[g] = pos;
     pos += md->row_groups[g].num_rows;
-    hs_scan_row_group_stats(md, g, &s->fschema, stats);
+    hs_scan_row_group_stats_names(md, g, &s->fschema, (const char *const *)s->fmap.file_names,
+                                  stats);
     bool may = true;
     st = hs_expr_may_match(s->expr, stats, (int64_t)s->n_fcols, &may, err);
     s->rg_keep[g] = may;
@@ -388,9 +395,19 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->next_rg = 0;
   if (st == HS_OK) st = prune_pages(s, md, err);
   if (st == HS_OK && s->ixp != NULL && s->n_fcols > 0) {
-    /* Narrow with the file's scalar indexes: candidate rows only. */
-    const char *const *paths = (const char *const *)s->ixp + i * s->n_fcols;
-    st = hs_index_plan_rows(s->expr, paths, s->n_fcols, &s->cand, err);
+    /* Narrow with the file's scalar indexes: candidate rows only. The
+     * registry is keyed by column name: an index is used only where the
+     * file's column of that name is the filter column itself (same field
+     * id, no promotion), never after a rename or a re-added name. */
+    const char **paths = hs_calloc(s->n_fcols, sizeof *paths);
+    if (paths == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    bool anyp = false;
+    for (size_t k = 0; k < s->n_fcols; k++) {
+      const char *fn = s->fmap.file_names[k];
+      if (fn != NULL && strcmp(fn, s->fcols[k]) == 0 && s->fmap.conv[k] == HS_COLMAP_PASS)
+        anyp |= (paths[k] = s->ixp[i * s->n_fcols + k]) != NULL;
+    }
+    if (anyp) st = hs_index_plan_rows(s->expr, paths, s->n_fcols, &s->cand, err);
     if (st == HS_OK && s->cand != NULL) {
       uint64_t k = roaring_bitmap_get_cardinality(s->cand);
       s->istats.files_indexed++;
@@ -399,6 +416,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
       st = fst_index_columns(s, rec, paths, err);
       if (!dense_everywhere(s)) s->whole = false;
     }
+    hs_free(paths);
   }
   return st;
 }
@@ -414,7 +432,7 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
     s->pass1_pos = 0;
     s->p1_n = 0; /* contiguous rows from pass1_pos */
     *started = true;
-    return open_stream(s, s->fcols, s->n_fcols, NULL, 0, 0, false, err);
+    return open_stream(s, s->fmap.read, s->fmap.n_read, NULL, 0, 0, false, err);
   }
   while (s->next_rg < s->n_rg && !s->rg_keep[s->next_rg]) s->next_rg++;
   if (s->next_rg == s->n_rg) return HS_OK;
@@ -471,7 +489,18 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
   s->stats.row_groups_read++;
   s->pass1_pos = first;
   *started = true;
-  return open_stream(s, s->fcols, s->n_fcols, s->p1rows, (size_t)k, 0, false, err);
+  return open_stream(s, s->fmap.read, s->fmap.n_read, s->p1rows, (size_t)k, 0, false, err);
+}
+
+/* Pass one's batch `b`, read with the file's names, as the filter columns
+ * (renamed, promoted, NULL-filled); on failure b is released. */
+static hs_status adapt_pass1(scan_state *s, struct ArrowArray *b, hs_error *err) {
+  if (s->fmap.identity) return HS_OK;
+  struct ArrowArray a;
+  hs_status st = hs_colmap_apply(&s->fmap, b, &a, err);
+  if (st != HS_OK) hs_error_prefix(err, "%s: ", s->path);
+  *b = a;
+  return st;
 }
 
 /* Evaluate the filter on pass one's batch `b` (file-wide rows from
@@ -524,7 +553,7 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
     st = s->hooks.on_rows(s->hooks.ctx, s->plan_idx[s->cur_file], s->path, s->rows, (size_t)m, err);
     return st;
   }
-  return open_stream(s, s->proj, s->n_proj, s->rows, (size_t)m, s->batch_rows, true, err);
+  return open_stream(s, s->omap.read, s->omap.n_read, s->rows, (size_t)m, s->batch_rows, true, err);
 }
 
 /* Cut an emitted batch to its first k rows: the struct and each child
@@ -606,6 +635,9 @@ static scan_state *sub_new(const scan_state *s, scan_prefetch *p) {
   sub->ixp = s->ixp;
   sub->ixp_n = s->ixp_n;
   sub->plan_idx = s->plan_idx;
+  sub->ctx = s->ctx;
+  sub->want_out = s->want_out;
+  sub->want_f = s->want_f;
   sub->limit = -1;
   sub->batch_rows = s->batch_rows;
   sub->hooks.on_rows = collect_rows;
@@ -630,8 +662,9 @@ static hs_status sub_run(scan_state *sub, size_t i) {
         close_stream(&sub->pass1, &sub->pass1_open);
         continue;
       }
-      st = select_batch(sub, &b, err);
-      b.release(&b);
+      st = adapt_pass1(sub, &b, err);
+      if (st == HS_OK) st = select_batch(sub, &b, err);
+      if (b.release != NULL) b.release(&b);
       continue;
     }
     bool started = false;
@@ -725,6 +758,9 @@ static hs_status prefetch_take(scan_state *s, hs_error *err) {
   }
   s->reader = sub->reader;
   sub->reader = NULL;
+  hs_colmap_free(&s->omap);
+  s->omap = sub->omap; /* adopted with the reader */
+  memset(&sub->omap, 0, sizeof sub->omap);
   int64_t *r = s->rows;
   size_t cap = s->rows_cap;
   s->rows = p->rows;
@@ -735,7 +771,7 @@ static hs_status prefetch_take(scan_state *s, hs_error *err) {
   sub_free(sub);
   p->sub = NULL;
   if (n == 0) return HS_OK;
-  return open_stream(s, s->proj, s->n_proj, s->rows, n, s->batch_rows, true, err);
+  return open_stream(s, s->omap.read, s->omap.n_read, s->rows, n, s->batch_rows, true, err);
 }
 
 static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out) {
@@ -746,6 +782,14 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
     if (s->out_open) {
       int rc = s->out.get_next(&s->out, out);
       if (rc != 0) return scan_fail(s, s->path, &s->out, rc);
+      if (out->release != NULL && !s->omap.identity) {
+        struct ArrowArray a;
+        if (hs_colmap_apply(&s->omap, out, &a, &s->error) != HS_OK) {
+          hs_error_prefix(&s->error, "%s: ", s->path);
+          return hs_status_errno(s->error.status);
+        }
+        *out = a;
+      }
       if (out->release != NULL) {
         if (s->filter == NULL) {
           s->stats.rows_scanned += out->length;
@@ -777,8 +821,9 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
         close_stream(&s->pass1, &s->pass1_open);
         continue;
       }
-      hs_status st = select_batch(s, &b, &s->error);
-      b.release(&b);
+      hs_status st = adapt_pass1(s, &b, &s->error);
+      if (st == HS_OK) st = select_batch(s, &b, &s->error);
+      if (b.release != NULL) b.release(&b);
       if (st != HS_OK) return hs_status_errno(s->error.status);
       continue;
     }
@@ -906,10 +951,10 @@ static hs_status index_paths(const hs_table *t, const hs_table_index_registry *r
 }
 
 /* Drop files whose manifest statistics prove the filter false. */
-static hs_status prune_files(const hs_table *t, const hs_table_plan *plan, const hs_expr *e,
+static hs_status prune_files(const hs_table *t, const hs_iceberg_schema *schema,
+                             const hs_table_plan *plan, const hs_expr *e,
                              const struct ArrowSchema *tschema, const hs_table_index_registry *reg,
                              scan_state *s, hs_error *err) {
-  const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
   if (schema == NULL) {
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
   }
@@ -972,21 +1017,33 @@ static hs_status prune_files(const hs_table *t, const hs_table_plan *plan, const
   return st;
 }
 
-/* The output schema: the first surviving file's projection, else the
- * table's. */
+/* The output schema: the read schema's projection, with the first
+ * surviving file's own type for each column it holds unpromoted (so that
+ * batches come out as the reader makes them); every later file must read
+ * as that (schema_map.c). */
 static hs_status output_schema(scan_state *s, const struct ArrowSchema *tschema,
                                const char *metadata_path, hs_error *err) {
-  if (s->n_files == 0)
-    return project_schema(tschema, s->proj, s->n_proj, metadata_path, &s->schema, err);
+  struct ArrowSchema want;
+  hs_status st = project_schema(tschema, s->proj, s->n_proj, metadata_path, &want, err);
+  if (st != HS_OK || s->n_files == 0) {
+    if (st == HS_OK) s->schema = want;
+    return st;
+  }
   hs_parquet_reader *r = NULL;
-  hs_status st = hs_parquet_reader_open(s->files[0], &r, err);
-  if (st != HS_OK) return st;
   struct ArrowSchema full;
-  st = hs_parquet_reader_schema(r, &full, err);
+  memset(&full, 0, sizeof full);
+  st = hs_parquet_reader_open(s->files[0], &r, err);
+  if (st == HS_OK) st = hs_parquet_reader_schema(r, &full, err);
   hs_parquet_reader_free(r);
-  if (st != HS_OK) return st;
-  st = project_schema(&full, s->proj, s->n_proj, s->files[0], &s->schema, err);
-  full.release(&full);
+  hs_colmap m;
+  if (st == HS_OK) st = hs_colmap_build(s->ctx, &want, &full, false, s->files[0], &m, err);
+  if (st == HS_OK) {
+    s->schema = m.out;
+    memset(&m.out, 0, sizeof m.out);
+    hs_colmap_free(&m);
+  }
+  hs_arrow_schema_release(&full);
+  hs_arrow_schema_release(&want);
   return st;
 }
 
@@ -1024,7 +1081,13 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   hs_expr *e = NULL;
   hs_table_plan plan;
   memset(&plan, 0, sizeof plan);
-  hs_status st = hs_table_schema(table, &tschema, err);
+  /* The snapshot's own schema (time travel reads with it). */
+  const hs_iceberg_schema *rschema = hs_table_read_schema(table, opts->snapshot_id);
+  hs_status st = hs_table_read_schema_arrow(table, opts->snapshot_id, &tschema, err);
+  if (st == HS_OK) st = hs_colmap_ctx_init(table, rschema, &s->ctx_own, err);
+  s->ctx = &s->ctx_own;
+  s->want_out = &s->schema;
+  s->want_f = &s->fwant_own;
   /* Projection: named columns must exist in the table. */
   for (size_t i = 0;
        st == HS_OK && i < (opts->columns ? opts->n_columns : (size_t)tschema.n_children); i++) {
@@ -1048,6 +1111,8 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
         st = names_push(&s->fcols, &s->n_fcols, tschema.children[i]->name, err);
     /* A filter without columns (a constant) still needs the row counts. */
     if (st == HS_OK && s->n_fcols == 0) st = names_push(&s->fcols, &s->n_fcols, s->proj[0], err);
+    if (st == HS_OK)
+      st = project_schema(&tschema, s->fcols, s->n_fcols, table->metadata_path, &s->fwant_own, err);
   }
   /* A caller's plan of the same snapshot (hooks) saves reading the manifests again. */
   const hs_table_plan *pl = hooks != NULL && hooks->plan != NULL ? hooks->plan : &plan;
@@ -1064,7 +1129,7 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
       if (err != NULL) memset(err, 0, sizeof *err);
       st = HS_OK;
     }
-    if (st == HS_OK) st = prune_files(table, pl, e, &tschema, &reg, s, err);
+    if (st == HS_OK) st = prune_files(table, rschema, pl, e, &tschema, &reg, s, err);
     hs_table_index_registry_free(&reg);
   }
   if (st == HS_OK) st = output_schema(s, &tschema, table->metadata_path, err);

@@ -40,6 +40,14 @@ hs_status hs_scan_file_stats(const hs_iceberg_metadata *meta, const hs_iceberg_s
 void hs_scan_row_group_stats(const hs_pq_file_metadata *md, uint32_t rg,
                              const struct ArrowSchema *fields, hs_expr_stats *stats);
 
+/* The same with the footer's top-level name of each child given apart:
+ * names[i] is child i's column in the file (NULL: the file lacks it, so
+ * every row is NULL); names NULL: the children's own names. Used when a
+ * file was written under an older schema (src/table/schema_map.h). */
+void hs_scan_row_group_stats_names(const hs_pq_file_metadata *md, uint32_t rg,
+                                   const struct ArrowSchema *fields, const char *const *names,
+                                   hs_expr_stats *stats);
+
 /* One Parquet statistic (min/max bytes of element `e`) as a scalar of
  * Arrow type `at`; false when it cannot be taken exactly. `typed`: the
  * bytes are ordered by the column's own sort order (min_value/max_value,
@@ -77,6 +85,13 @@ typedef struct hs_scan_page_ranges {
 hs_status hs_scan_page_ranges_compute(hs_source *src, const hs_pq_file_metadata *md, uint32_t g,
                                       const struct ArrowSchema *fields, const hs_expr *e,
                                       hs_arena *arena, hs_scan_page_ranges *out, hs_error *err);
+/* The same with the file's column names given apart (as for
+ * hs_scan_row_group_stats_names). */
+hs_status hs_scan_page_ranges_compute_names(hs_source *src, const hs_pq_file_metadata *md,
+                                            uint32_t g, const struct ArrowSchema *fields,
+                                            const char *const *names, const hs_expr *e,
+                                            hs_arena *arena, hs_scan_page_ranges *out,
+                                            hs_error *err);
 
 /* Where the rows of the batch a hs_table_scan_query stream emitted last
  * come from (vector_search.c scores rows by file and row position). */

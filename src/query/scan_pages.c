@@ -74,6 +74,14 @@ static hs_status nomem(hs_error *err) {
 hs_status hs_scan_page_ranges_compute(hs_source *src, const hs_pq_file_metadata *md, uint32_t g,
                                       const struct ArrowSchema *fields, const hs_expr *e,
                                       hs_arena *arena, hs_scan_page_ranges *out, hs_error *err) {
+  return hs_scan_page_ranges_compute_names(src, md, g, fields, NULL, e, arena, out, err);
+}
+
+hs_status hs_scan_page_ranges_compute_names(hs_source *src, const hs_pq_file_metadata *md,
+                                            uint32_t g, const struct ArrowSchema *fields,
+                                            const char *const *names, const hs_expr *e,
+                                            hs_arena *arena, hs_scan_page_ranges *out,
+                                            hs_error *err) {
   memset(out, 0, sizeof *out);
   const hs_pq_row_group *rg = g < md->n_row_groups ? &md->row_groups[g] : NULL;
   int64_t rg_rows = rg != NULL ? rg->num_rows : 0;
@@ -89,14 +97,15 @@ hs_status hs_scan_page_ranges_compute(hs_source *src, const hs_pq_file_metadata 
   if (rg == NULL || rg_rows <= 0) return HS_OK;
 
   /* Row-group statistics for every column; indexed columns override. */
-  hs_scan_row_group_stats(md, g, fields, stats);
+  hs_scan_row_group_stats_names(md, g, fields, names, stats);
   size_t nc = 0;
   size_t n_bounds = 0;
   for (size_t i = 0; i < nf; i++) {
     if (!hs_expr_uses_field(e, (int64_t)i)) continue;
     const struct ArrowSchema *f = fields->children[i];
     const hs_pq_schema_element *el = NULL;
-    int32_t leaf = f->name ? hs_scan_pq_top_leaf(md, f->name, &el) : -1;
+    const char *fname = names != NULL ? names[i] : f->name;
+    int32_t leaf = fname ? hs_scan_pq_top_leaf(md, fname, &el) : -1;
     if (leaf < 0 || (uint32_t)leaf >= rg->n_columns || el == NULL ||
         (el->has_repetition && el->repetition == HS_PQ_REPEATED)) {
       continue;

@@ -364,6 +364,10 @@ bool hs_scan_pq_scalar(const hs_pq_schema_element *e, const hs_arrow_type *at, h
     out->i64 = (int32_t)hs_load_u32le(b.data);
     return true;
   case HS_AT_INT64:
+    if (pt == HS_PQ_INT32 && b.len == 4) { /* an int column promoted to long */
+      out->i64 = (int32_t)hs_load_u32le(b.data);
+      return true;
+    }
     if (pt != HS_PQ_INT64 || b.len != 8) return false;
     out->i64 = (int64_t)hs_load_u64le(b.data);
     return true;
@@ -454,6 +458,12 @@ int32_t hs_scan_pq_top_leaf(const hs_pq_file_metadata *md, const char *name,
 
 void hs_scan_row_group_stats(const hs_pq_file_metadata *md, uint32_t rg,
                              const struct ArrowSchema *fields, hs_expr_stats *stats) {
+  hs_scan_row_group_stats_names(md, rg, fields, NULL, stats);
+}
+
+void hs_scan_row_group_stats_names(const hs_pq_file_metadata *md, uint32_t rg,
+                                   const struct ArrowSchema *fields, const char *const *names,
+                                   hs_expr_stats *stats) {
   const hs_pq_row_group *g = rg < md->n_row_groups ? &md->row_groups[rg] : NULL;
   for (int64_t i = 0; i < fields->n_children; i++) {
     hs_expr_stats *s = &stats[i];
@@ -462,7 +472,12 @@ void hs_scan_row_group_stats(const hs_pq_file_metadata *md, uint32_t rg,
     s->row_count = g->num_rows;
     const struct ArrowSchema *f = fields->children[i];
     const hs_pq_schema_element *e = NULL;
-    int32_t leaf = f->name ? hs_scan_pq_top_leaf(md, f->name, &e) : -1;
+    if (names != NULL && names[i] == NULL) { /* absent from the file: every row NULL */
+      s->null_count = g->num_rows;
+      continue;
+    }
+    const char *fname = names != NULL ? names[i] : f->name;
+    int32_t leaf = fname ? hs_scan_pq_top_leaf(md, fname, &e) : -1;
     if (leaf < 0 || (uint32_t)leaf >= g->n_columns || !g->columns[leaf].has_meta_data) continue;
     const hs_pq_column_meta *cm = &g->columns[leaf].meta_data;
     if (!cm->has_statistics) continue;

@@ -1,0 +1,409 @@
+/*
+ * schema_map.c — data files under older schemas (schema_map.h): the read
+ * schema of a snapshot, the field-id map from wanted columns to a file's
+ * columns, and batch adaptation (move, promote, NULL-fill).
+ *
+ * Matching: a file whose top-level columns carry PARQUET:field_id is
+ * matched by id only (a renamed column is found under its old name, a
+ * dropped-and-re-added name is not mistaken for the old column). A file
+ * without any is matched through `schema.name-mapping.default` (names ->
+ * field id, Iceberg's JSON), else by the read schema's names. Nested types
+ * are not evolved here: a nested column must have the same formats and
+ * (where both carry them) the same field ids at every level, else the
+ * read fails rather than return data under the wrong names.
+ */
+#include "schema_map.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const hs_iceberg_schema *hs_table_read_schema(const hs_table *t, int64_t snapshot_id) {
+  const hs_iceberg_snapshot *snap =
+      snapshot_id == -1 ? hs_table_current(t) : hs_iceberg_metadata_snapshot(&t->meta, snapshot_id);
+  if (snap != NULL && snap->has_schema_id) {
+    const hs_iceberg_schema *s = hs_iceberg_metadata_schema(&t->meta, snap->schema_id);
+    if (s != NULL) return s;
+  }
+  return hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
+}
+
+hs_status hs_table_read_schema_arrow(const hs_table *t, int64_t snapshot_id,
+                                     struct ArrowSchema *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  const hs_iceberg_schema *s = hs_table_read_schema(t, snapshot_id);
+  if (s == NULL)
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
+  return hs_iceberg_schema_to_arrow(s, &t->meta, out, err);
+}
+
+/* ------------------------------------------------------------ matching */
+
+void hs_colmap_ctx_free(hs_colmap_ctx *c) {
+  if (c == NULL) return;
+  for (size_t i = 0; c->names != NULL && i < c->n; i++) hs_free(c->names[i]);
+  hs_free(c->names);
+  hs_free(c->ids);
+  hs_free(c->has_default);
+  hs_free(c->name_mapping);
+  memset(c, 0, sizeof *c);
+}
+
+hs_status hs_colmap_ctx_init(const hs_table *t, const hs_iceberg_schema *schema, hs_colmap_ctx *out,
+                             hs_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t n = schema != NULL ? schema->root.n_fields : 0;
+  const char *nm = hs_iceberg_metadata_property(&t->meta, "schema.name-mapping.default");
+  out->ids = hs_calloc(n + 1, sizeof *out->ids);
+  out->names = hs_calloc(n + 1, sizeof *out->names);
+  out->has_default = hs_calloc(n + 1, sizeof *out->has_default);
+  bool ok = out->ids != NULL && out->names != NULL && out->has_default != NULL;
+  if (ok && nm != NULL) ok = (out->name_mapping = hs_strdup(nm)) != NULL;
+  for (size_t i = 0; ok && i < n; i++) {
+    const hs_iceberg_field *f = &schema->root.fields[i];
+    out->ids[i] = f->id;
+    out->has_default[i] = f->initial_default != NULL && strcmp(f->initial_default, "null") != 0;
+    ok = (out->names[i] = hs_strdup(f->name)) != NULL;
+    out->n = i + 1;
+  }
+  if (ok) return HS_OK;
+  hs_colmap_ctx_free(out);
+  return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+}
+
+static int32_t node_id(const struct ArrowSchema *f) {
+  int32_t n = 0;
+  const char *v = hs_arrow_metadata_get(f->metadata, "PARQUET:field_id", &n);
+  if (v == NULL || n <= 0 || n > 11) return -1;
+  char buf[12];
+  memcpy(buf, v, (size_t)n);
+  buf[n] = 0;
+  char *end = NULL;
+  long id = strtol(buf, &end, 10);
+  return (*end == 0 && id >= 0 && id <= INT32_MAX) ? (int32_t)id : -1;
+}
+
+/* Field id of top-level name `name` in the name mapping (JSON array of
+ * {"field-id", "names"}), or -1. */
+static int32_t mapped_id(json_t *mapping, const char *name) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(mapping, i, e) {
+    json_t *id = json_object_get(e, "field-id"), *names = json_object_get(e, "names");
+    if (!json_is_integer(id) || !json_is_array(names)) continue;
+    size_t k;
+    json_t *nm;
+    json_array_foreach(names, k, nm) {
+      if (json_is_string(nm) && strcmp(json_string_value(nm), name) == 0)
+        return (int32_t)json_integer_value(id);
+    }
+  }
+  return -1;
+}
+
+/* Field id of each top-level column of `file` (-1: none). */
+static hs_status file_ids(const hs_colmap_ctx *ctx, const struct ArrowSchema *file, int32_t *ids) {
+  bool any = false;
+  for (int64_t j = 0; j < file->n_children; j++) any |= (ids[j] = node_id(file->children[j])) >= 0;
+  if (any) return HS_OK;
+  json_t *mapping = ctx->name_mapping != NULL ? json_loads(ctx->name_mapping, 0, NULL) : NULL;
+  for (int64_t j = 0; j < file->n_children; j++) {
+    const char *name = file->children[j]->name ? file->children[j]->name : "";
+    if (json_is_array(mapping)) {
+      ids[j] = mapped_id(mapping, name);
+      continue;
+    }
+    for (size_t k = 0; k < ctx->n; k++)
+      if (strcmp(ctx->names[k], name) == 0) ids[j] = ctx->ids[k];
+  }
+  json_decref(mapping);
+  return HS_OK;
+}
+
+/* Same formats, child counts and (where both have them) field ids below
+ * the top: a file's nested column that reads exactly as the wanted one. */
+static bool same_tree(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
+  if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
+    return false;
+  if (depth > 0) {
+    int32_t x = node_id(a), y = node_id(b);
+    if (x >= 0 && y >= 0 && x != y) return false;
+  }
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!same_tree(a->children[i], b->children[i], depth + 1)) return false;
+  return true;
+}
+
+/* The promotion from file format `f` to wanted format `w`, or PASS when
+ * none applies (the caller then compares trees). */
+static hs_colmap_conv promotion(const char *f, const char *w) {
+  if (strcmp(f, "i") == 0 && strcmp(w, "l") == 0) return HS_COLMAP_I32_I64;
+  if (strcmp(f, "f") == 0 && strcmp(w, "g") == 0) return HS_COLMAP_F32_F64;
+  int p1, s1, p2, s2;
+  char x1, x2;
+  if (sscanf(f, "d:%d,%d%c", &p1, &s1, &x1) == 2 && sscanf(w, "d:%d,%d%c", &p2, &s2, &x2) == 2 &&
+      s1 == s2 && p1 < p2 && p2 <= 38)
+    return HS_COLMAP_RELABEL;
+  return HS_COLMAP_PASS;
+}
+
+/* `src` deep-copied into `dst` under `name`, with `id_from`'s metadata. */
+static hs_status copy_as(const struct ArrowSchema *src, const struct ArrowSchema *id_from,
+                         struct ArrowSchema *dst, hs_error *err) {
+  hs_status st =
+      hs_arrow_schema_init(dst, src->format, id_from->name, id_from->flags, src->n_children, err);
+  if (st != HS_OK) return st;
+  int32_t id = node_id(id_from);
+  if (id >= 0) {
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", (int)id);
+    const char *k = "PARQUET:field_id", *v = buf;
+    st = hs_arrow_schema_set_metadata(dst, &k, &v, 1, err);
+  }
+  for (int64_t i = 0; st == HS_OK && i < src->n_children; i++) {
+    hs_arrow_schema_release(dst->children[i]);
+    st = hs_arrow_schema_copy(src->children[i], dst->children[i], err);
+  }
+  if (st != HS_OK) hs_arrow_schema_release(dst);
+  return st;
+}
+
+void hs_colmap_free(hs_colmap *m) {
+  if (m == NULL) return;
+  for (size_t i = 0; m->file_names != NULL && i < m->n; i++) hs_free(m->file_names[i]);
+  for (size_t i = 0; m->read != NULL && i < m->n_read; i++) hs_free(m->read[i]);
+  hs_free(m->file_names);
+  hs_free(m->read);
+  hs_free(m->conv);
+  hs_free(m->src);
+  hs_arrow_schema_release(&m->out);
+  memset(m, 0, sizeof *m);
+}
+
+/* Whether top-level field `id` has an initial-default. */
+static bool has_default(const hs_colmap_ctx *ctx, int32_t id) {
+  for (size_t k = 0; k < ctx->n; k++)
+    if (ctx->ids[k] == id) return ctx->has_default[k];
+  return false;
+}
+
+static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *w,
+                            const struct ArrowSchema *file, const int32_t *ids, bool fixed,
+                            const char *path, hs_colmap *m, size_t i, hs_error *err) {
+  int32_t id = node_id(w);
+  int64_t j = 0;
+  while (j < file->n_children && (id < 0 || ids[j] != id)) j++;
+  struct ArrowSchema *o = m->out.children[i];
+  hs_arrow_schema_release(o);
+  m->src[i] = -1;
+  if (j == file->n_children) {
+    if (has_default(ctx, id)) {
+      return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                          "%s: column '%s' is absent from this data file and has an "
+                          "initial-default, which is not read yet",
+                          path, w->name);
+    }
+    m->conv[i] = HS_COLMAP_NULLS;
+    return hs_arrow_schema_copy(w, o, err);
+  }
+  const struct ArrowSchema *fc = file->children[j];
+  if ((m->file_names[i] = hs_strdup(fc->name ? fc->name : "")) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  m->src[i] = (int64_t)m->n_read;
+  if ((m->read[m->n_read++] = hs_strdup(m->file_names[i])) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  hs_colmap_conv c = promotion(fc->format, w->format);
+  m->conv[i] = c;
+  if (c != HS_COLMAP_PASS) return hs_arrow_schema_copy(w, o, err);
+  if (!fixed) return copy_as(fc, w, o, err);
+  if (!same_tree(fc, w, 0)) {
+    return hs_error_set(err, HS_ERR_SCHEMA,
+                        "%s: column '%s' (field id %d) is stored as '%s', which does not read "
+                        "as the scan's '%s'",
+                        path, w->name ? w->name : "", (int)id, fc->format, w->format);
+  }
+  return hs_arrow_schema_copy(w, o, err);
+}
+
+hs_status hs_colmap_build(const hs_colmap_ctx *ctx, const struct ArrowSchema *want,
+                          const struct ArrowSchema *file, bool fixed, const char *path,
+                          hs_colmap *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t n = (size_t)want->n_children, nf = (size_t)file->n_children;
+  out->n = n;
+  out->file_names = hs_calloc(n + 1, sizeof *out->file_names);
+  out->conv = hs_calloc(n + 1, sizeof *out->conv);
+  out->src = hs_calloc(n + 1, sizeof *out->src);
+  out->read = hs_calloc(n + 1, sizeof *out->read);
+  int32_t *ids = hs_calloc(nf + 1, sizeof *ids);
+  hs_status st = HS_OK;
+  if (out->file_names == NULL || out->conv == NULL || out->src == NULL || out->read == NULL ||
+      ids == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  if (st == HS_OK) st = file_ids(ctx, file, ids);
+  if (st == HS_OK) st = hs_arrow_schema_init(&out->out, "+s", "", 0, (int64_t)n, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++)
+    st = map_column(ctx, want->children[i], file, ids, fixed, path, out, i, err);
+  if (st == HS_OK && out->n_read == 0) { /* row counts only: the file's first column */
+    if (nf == 0) {
+      st = hs_error_set(err, HS_ERR_CORRUPT, "%s: the data file has no columns", path);
+    } else if ((out->read[out->n_read++] =
+                    hs_strdup(file->children[0]->name ? file->children[0]->name : "")) == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    }
+  }
+  if (st == HS_OK) {
+    out->identity = out->n_read == n;
+    for (size_t i = 0; out->identity && i < n; i++)
+      out->identity = out->conv[i] == HS_COLMAP_PASS && out->src[i] == (int64_t)i;
+  }
+  hs_free(ids);
+  if (st != HS_OK) hs_colmap_free(out);
+  return st;
+}
+
+/* ----------------------------------------------------------- batches */
+
+static uint8_t *zeros(size_t n, hs_error *err) {
+  uint8_t *p = hs_calloc(n ? n : 1, 1);
+  if (p == NULL) hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  return p;
+}
+
+hs_status hs_colmap_null_array(const struct ArrowSchema *type, int64_t length,
+                               struct ArrowArray *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_arrow_type at;
+  hs_status st = hs_arrow_type_parse(type->format, &at, err);
+  if (st != HS_OK) return st;
+  size_t n = (size_t)length, bits = (n + 7) / 8;
+  if (at.id == HS_AT_NA) {
+    if ((st = hs_arrow_array_init(out, 0, 0, err)) != HS_OK) return st;
+    out->length = length;
+    out->null_count = length;
+    return HS_OK;
+  }
+  int64_t n_buffers = 2, n_children = 0;
+  size_t second = 0, third = 0; /* bytes of buffers 1 and 2 */
+  int64_t child_len = 0;
+  int w = hs_arrow_type_byte_width(&at);
+  switch (at.id) {
+  case HS_AT_STRING:
+  case HS_AT_BINARY: n_buffers = 3, second = (n + 1) * 4, third = 1; break;
+  case HS_AT_LARGE_STRING:
+  case HS_AT_LARGE_BINARY: n_buffers = 3, second = (n + 1) * 8, third = 1; break;
+  case HS_AT_LIST:
+  case HS_AT_MAP: second = (n + 1) * 4, n_children = 1; break;
+  case HS_AT_LARGE_LIST: second = (n + 1) * 8, n_children = 1; break;
+  case HS_AT_FIXED_LIST: n_buffers = 1, n_children = 1, child_len = length * at.width; break;
+  case HS_AT_STRUCT: n_buffers = 1, n_children = type->n_children, child_len = length; break;
+  case HS_AT_BOOL: second = bits; break;
+  default:
+    if (w <= 0) {
+      return hs_error_set(err, HS_ERR_UNSUPPORTED, "column '%s': no NULL fill for type '%s'",
+                          type->name ? type->name : "", type->format);
+    }
+    second = n * (size_t)w;
+  }
+  if (n_children != type->n_children)
+    return hs_error_set(err, HS_ERR_SCHEMA, "column '%s': malformed type", type->name);
+  if ((st = hs_arrow_array_init(out, n_buffers, n_children, err)) != HS_OK) return st;
+  out->length = length;
+  out->null_count = length;
+  uint8_t *b0 = zeros(bits, err), *b1 = n_buffers > 1 ? zeros(second, err) : NULL;
+  uint8_t *b2 = n_buffers > 2 ? zeros(third, err) : NULL;
+  hs_arrow_array_set_buffer(out, 0, b0);
+  if (n_buffers > 1) hs_arrow_array_set_buffer(out, 1, b1);
+  if (n_buffers > 2) hs_arrow_array_set_buffer(out, 2, b2);
+  if (b0 == NULL || (n_buffers > 1 && b1 == NULL) || (n_buffers > 2 && b2 == NULL))
+    st = HS_ERR_NOMEM;
+  for (int64_t c = 0; st == HS_OK && c < n_children; c++)
+    st = hs_colmap_null_array(type->children[c], child_len, out->children[c], err);
+  if (st != HS_OK) out->release(out);
+  return st;
+}
+
+static bool bit_get(const uint8_t *v, int64_t i) {
+  return (v[i >> 3] >> (i & 7)) & 1;
+}
+
+/* The validity of `a` (n rows from its offset) as a fresh bitmap from bit
+ * 0; NULL (and *nulls 0) when it has none. */
+static hs_status validity_copy(const struct ArrowArray *a, uint8_t **out, hs_error *err) {
+  *out = NULL;
+  const uint8_t *v = a->n_buffers > 0 ? a->buffers[0] : NULL;
+  if (v == NULL || a->null_count == 0) return HS_OK;
+  size_t n = (size_t)a->length;
+  uint8_t *b = zeros((n + 7) / 8, err);
+  if (b == NULL) return HS_ERR_NOMEM;
+  for (int64_t i = 0; i < a->length; i++)
+    if (bit_get(v, a->offset + i)) b[i >> 3] |= (uint8_t)(1u << (i & 7));
+  *out = b;
+  return HS_OK;
+}
+
+/* Widen a primitive int32/float32 array to 64 bits; `c` is consumed. */
+static hs_status widen(struct ArrowArray *c, hs_colmap_conv conv, struct ArrowArray *out,
+                       hs_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t n = (size_t)c->length;
+  uint8_t *valid = NULL;
+  hs_status st = validity_copy(c, &valid, err);
+  void *vals = st == HS_OK ? hs_malloc(n ? n * 8 : 8) : NULL;
+  if (st == HS_OK && vals == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  if (st == HS_OK && c->length > 0 && (c->n_buffers < 2 || c->buffers[1] == NULL))
+    st = hs_error_set(err, HS_ERR_CORRUPT, "scan: a column without values");
+  if (st == HS_OK) {
+    if (conv == HS_COLMAP_I32_I64) {
+      const int32_t *s = (const int32_t *)c->buffers[1] + c->offset;
+      int64_t *d = vals;
+      for (size_t i = 0; i < n; i++) d[i] = s[i];
+    } else {
+      const float *s = (const float *)c->buffers[1] + c->offset;
+      double *d = vals;
+      for (size_t i = 0; i < n; i++) d[i] = s[i];
+    }
+  }
+  int64_t nulls = valid != NULL ? c->null_count : 0;
+  int64_t len = c->length;
+  c->release(c);
+  if (st != HS_OK) {
+    hs_free(valid);
+    hs_free(vals);
+    return st;
+  }
+  return hs_arrow_array_make_primitive(out, len, vals, valid, nulls, err);
+}
+
+hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct ArrowArray *out,
+                          hs_error *err) {
+  memset(out, 0, sizeof *out);
+  hs_status st = HS_OK;
+  if (in->n_children != (int64_t)m->n_read || in->offset != 0) {
+    st = hs_error_set(err, HS_ERR_INTERNAL, "scan: batch of %lld columns, %zu read",
+                      (long long)in->n_children, m->n_read);
+  }
+  if (st == HS_OK) st = hs_arrow_array_init(out, 1, (int64_t)m->n, err);
+  if (st == HS_OK) {
+    out->length = in->length;
+    out->null_count = 0;
+  }
+  for (size_t i = 0; st == HS_OK && i < m->n; i++) {
+    struct ArrowArray *o = out->children[i];
+    if (m->conv[i] == HS_COLMAP_NULLS) {
+      st = hs_colmap_null_array(m->out.children[i], in->length, o, err);
+      continue;
+    }
+    struct ArrowArray *c = in->children[m->src[i]];
+    struct ArrowArray moved = *c;
+    c->release = NULL; /* moved out of `in` */
+    if (m->conv[i] == HS_COLMAP_I32_I64 || m->conv[i] == HS_COLMAP_F32_F64)
+      st = widen(&moved, m->conv[i], o, err);
+    else
+      *o = moved;
+  }
+  if (in->release != NULL) in->release(in);
+  if (st != HS_OK && out->release != NULL) out->release(out);
+  return st;
+}

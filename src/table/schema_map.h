@@ -1,0 +1,91 @@
+/*
+ * schema_map.h — reading data files written under older schemas (Iceberg
+ * "Schema Evolution" / "Column Projection"): columns of a data file are
+ * matched to the read schema by field id, not by name; a field the file
+ * lacks reads as NULL; a file's int/float/decimal(P,S) is promoted to the
+ * schema's long/double/decimal(P',S); dropped columns are never read.
+ * Files without field ids fall back to the table's
+ * `schema.name-mapping.default`, else to names.
+ *
+ * Used by both scans (src/table/scan.c, src/query/scan.c): the read schema
+ * of the snapshot (its schema-id), a map per data file from the columns a
+ * scan wants to the file's columns, and the adaptation of each batch the
+ * Parquet reader returns for the file's names into the wanted columns.
+ */
+#ifndef HS_TABLE_SCHEMA_MAP_H
+#define HS_TABLE_SCHEMA_MAP_H
+
+#include "../arrow/arrow.h"
+#include "table.h"
+
+/* The schema a read of `snapshot_id` (-1: the current snapshot) uses: the
+ * snapshot's own schema-id when it records one (time travel reads with the
+ * snapshot's schema), else the current schema. NULL when missing. */
+const hs_iceberg_schema *hs_table_read_schema(const hs_table *t, int64_t snapshot_id);
+
+/* That schema as Arrow (every node carries PARQUET:field_id). */
+hs_status hs_table_read_schema_arrow(const hs_table *t, int64_t snapshot_id,
+                                     struct ArrowSchema *out, hs_error *err);
+
+typedef enum hs_colmap_conv {
+  HS_COLMAP_PASS,    /* the file's array as is */
+  HS_COLMAP_RELABEL, /* same data, wider type (decimal precision) */
+  HS_COLMAP_I32_I64, /* int -> long */
+  HS_COLMAP_F32_F64, /* float -> double */
+  HS_COLMAP_NULLS    /* absent from the file: all NULL */
+} hs_colmap_conv;
+
+/* How one data file's columns become the wanted ones. */
+typedef struct hs_colmap {
+  size_t n;               /* wanted (output) columns */
+  char **file_names;      /* per output column: the file's top-level name; NULL: absent */
+  hs_colmap_conv *conv;   /* per output column */
+  int64_t *src;           /* per output column: index in `read`, -1 when absent */
+  char **read;            /* the names to ask the Parquet reader for, in order */
+  size_t n_read;          /* >= 1: a file with none of the columns reads its first one */
+  bool identity;          /* read == wanted names, every conv PASS: batches need no change */
+  struct ArrowSchema out; /* the output schema (struct) */
+} hs_colmap;
+
+/* What a map needs of the table, copied at a scan's opening (a stream
+ * outlives refreshes of its table handle): the name mapping property and
+ * which top-level fields have a (v3) initial-default. */
+typedef struct hs_colmap_ctx {
+  char *name_mapping; /* schema.name-mapping.default, NULL when unset */
+  size_t n;
+  int32_t *ids; /* top-level fields of the read schema */
+  char **names;
+  bool *has_default;
+} hs_colmap_ctx;
+
+hs_status hs_colmap_ctx_init(const hs_table *t, const hs_iceberg_schema *schema, hs_colmap_ctx *out,
+                             hs_error *err);
+void hs_colmap_ctx_free(hs_colmap_ctx *c);
+
+/* Map `want` (a struct schema whose children carry PARQUET:field_id) onto
+ * the columns of a data file whose reader schema is `file`. With `fixed`
+ * the output types are want's: a file column must have that type (same
+ * formats, same nested field ids) or one promotable to it, else
+ * HS_ERR_SCHEMA naming `path`, the column and both types. Without it the
+ * output types are chosen: the file's own type (renamed to want's name),
+ * want's where the file's promotes to it or lacks the column. A file that
+ * lacks a column whose field has an initial-default (v3) is
+ * HS_ERR_UNSUPPORTED rather than NULLs. */
+hs_status hs_colmap_build(const hs_colmap_ctx *ctx, const struct ArrowSchema *want,
+                          const struct ArrowSchema *file, bool fixed, const char *path,
+                          hs_colmap *out, hs_error *err);
+
+void hs_colmap_free(hs_colmap *m);
+
+/* Turn batch `in` (a struct array read with m->read) into `out`, shaped as
+ * m->out: children moved, promoted or NULL-filled. `in` is consumed
+ * (released) on every return. */
+hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct ArrowArray *out,
+                          hs_error *err);
+
+/* An all-NULL array of `type` and `length` rows (nested types: empty
+ * lists, NULL struct fields). */
+hs_status hs_colmap_null_array(const struct ArrowSchema *type, int64_t length,
+                               struct ArrowArray *out, hs_error *err);
+
+#endif /* HS_TABLE_SCHEMA_MAP_H */
