@@ -76,7 +76,7 @@ def dir_bytes(d):
 class Ours:
     def __init__(self, quantizer=None, partitions=0):
         self.quantizer = quantizer
-        self.partitions = partitions  # 0: vidx's default (2+ IVF partitions from 1M rows)
+        self.partitions = partitions  # 0: vidx's default (one graph below 4M rows)
 
     def build(self, base, metric, a):
         import hyperstreamdb.vector as hv

@@ -13,6 +13,8 @@
  *       HS_BENCH_ROUNDS rounds (default 5): VmRSS growth over its open and
  *       queries, recall@10, best QPS.
  *
+ * build: HS_BENCH_M=M sets the graph degree, HS_BENCH_PARTITIONS=P the IVF
+ * partitions (0: the default).
  * HS_BENCH_RERANK=R sets hs_vidx_search_params.rerank (0: the default).
  * HS_VIDX_RESIDENT=1 opens a quantized index the old way (float32 section
  * mapped and checksummed at open) for an A/B in the same binary.
@@ -75,6 +77,8 @@ static int build(int argc, char **argv) {
   hs_vidx_params_default(&p);
   if (argc > 5 && strcmp(argv[5], "sq8") == 0) p.quant.kind = HS_QUANT_SQ8;
   if (argc > 5 && strcmp(argv[5], "pq") == 0) p.quant.kind = HS_QUANT_PQ;
+  if (getenv("HS_BENCH_M")) p.m = (uint32_t)atoi(getenv("HS_BENCH_M"));
+  if (getenv("HS_BENCH_PARTITIONS")) p.partitions = (uint32_t)atoi(getenv("HS_BENCH_PARTITIONS"));
   hs_buf b;
   hs_buf_init(&b);
   hs_error err = {0};

@@ -329,6 +329,20 @@ static void test_roundtrip_and_determinism(const float *x, const float *qs) {
   hs_buf_free(&b2);
 }
 
+/* The default partition count (partitions = 0): one graph below 4M rows
+ * (README.md "Defaults": at 1M x 128 one graph beat two 500K graphs by
+ * 1.29x single-query QPS at recall 0.95), then partitions of <= 2M rows. */
+static void test_default_partitions(void) {
+  CHECK_EQ_INT(hs_vidx_default_partitions(0), 1);
+  CHECK_EQ_INT(hs_vidx_default_partitions(20000), 1);
+  CHECK_EQ_INT(hs_vidx_default_partitions(1000000), 1);
+  CHECK_EQ_INT(hs_vidx_default_partitions(2000000), 1);
+  CHECK_EQ_INT(hs_vidx_default_partitions(3999999), 1);
+  CHECK_EQ_INT(hs_vidx_default_partitions(4000000), 2);
+  CHECK_EQ_INT(hs_vidx_default_partitions(4000001), 3);
+  CHECK_EQ_INT(hs_vidx_default_partitions(10000000), 5);
+}
+
 /* IVF: 8 partitions, one graph each; every partition probed gives the
  * recall of one graph, a filter still gets exactly min(k, matches). */
 static void test_ivf(const float *x, const float *qs) {
@@ -585,6 +599,7 @@ int main(void) {
   test_recall(x, qs);
   test_filtered(x, cluster, qs, qc);
   test_roundtrip_and_determinism(x, qs);
+  test_default_partitions();
   test_ivf(x, qs);
   test_quant(x, qs);
   test_nulls_and_edges();
