@@ -21,7 +21,7 @@
 
 const hs_iceberg_schema *hs_table_read_schema(const hs_table *t, int64_t snapshot_id) {
   const hs_iceberg_snapshot *snap =
-      snapshot_id == -1 ? hs_table_current(t) : hs_iceberg_metadata_snapshot(&t->meta, snapshot_id);
+      snapshot_id == -1 ? NULL : hs_iceberg_metadata_snapshot(&t->meta, snapshot_id);
   if (snap != NULL && snap->has_schema_id) {
     const hs_iceberg_schema *s = hs_iceberg_metadata_schema(&t->meta, snap->schema_id);
     if (s != NULL) return s;

@@ -18,9 +18,11 @@
 #include "../arrow/arrow.h"
 #include "table.h"
 
-/* The schema a read of `snapshot_id` (-1: the current snapshot) uses: the
- * snapshot's own schema-id when it records one (time travel reads with the
- * snapshot's schema), else the current schema. NULL when missing. */
+/* The schema a read of `snapshot_id` uses: for a snapshot named by id
+ * (time travel), the snapshot's own schema-id when it records one; for -1
+ * (the current snapshot, not named) and otherwise, the table's current
+ * schema, as Iceberg's scans do (a column added after the last append
+ * reads as NULL). NULL when missing. */
 const hs_iceberg_schema *hs_table_read_schema(const hs_table *t, int64_t snapshot_id);
 
 /* That schema as Arrow (every node carries PARQUET:field_id). */
