@@ -4,16 +4,21 @@
  * inside the table folder), then stream the files' batches one file after
  * another through the Parquet reader.
  *
- * The output schema is the first data file's (projected) Arrow schema, so
- * that batches come out exactly as the reader produces them; every later
- * file must produce the same top-level formats and names, else the stream
- * fails naming that file. A snapshot without files yields the table
- * schema (projected) and no batches.
+ * Columns are those of the read schema (schema_map.h: the snapshot's own
+ * schema for a snapshot named by id, else the current one), matched to
+ * each file's columns by field id: renamed columns are found, added ones
+ * read as NULL, int/float/decimal columns are promoted. The output types
+ * are the first data file's own where it holds a column unpromoted (so
+ * batches come out as the reader produces them), the schema's otherwise;
+ * every later file must read as those, else the stream fails naming that
+ * file. A snapshot without files yields the read schema (projected) and no
+ * batches.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "../arrow/arrow.h"
+#include "schema_map.h"
 #include "table.h"
 
 typedef struct scan_state {
@@ -22,6 +27,9 @@ typedef struct scan_state {
   char **columns; /* NULL: all */
   size_t n_columns;
   struct ArrowSchema schema; /* the output schema */
+  struct ArrowSchema want;   /* the read schema, projected */
+  hs_colmap_ctx ctx;
+  hs_colmap map; /* the open file's columns -> output columns */
   struct ArrowArrayStream inner;
   bool inner_open;
   hs_error error;
@@ -36,28 +44,44 @@ static void state_free(scan_state *s) {
   if (s == NULL) return;
   if (s->inner_open && s->inner.release) s->inner.release(&s->inner);
   hs_arrow_schema_release(&s->schema);
+  hs_arrow_schema_release(&s->want);
+  hs_colmap_ctx_free(&s->ctx);
+  hs_colmap_free(&s->map);
   names_free(s->files, s->n_files);
   names_free(s->columns, s->n_columns);
   hs_free(s);
 }
 
-/* Open file i as the inner stream; its schema into *schema_out. */
-static hs_status open_file(scan_state *s, size_t i, struct ArrowSchema *schema_out, hs_error *err) {
+/* Open file i as the inner stream, its columns mapped by field id onto
+ * the output schema; the first file (no output schema yet) fixes it. */
+static hs_status open_file(scan_state *s, size_t i, hs_error *err) {
   hs_parquet_reader *r = NULL;
   hs_status st = hs_parquet_reader_open(s->files[i], &r, err);
   if (st != HS_OK) return st;
+  struct ArrowSchema full;
+  memset(&full, 0, sizeof full);
+  hs_colmap_free(&s->map);
+  st = hs_parquet_reader_schema(r, &full, err);
+  if (st == HS_OK && s->schema.release == NULL) {
+    hs_colmap first;
+    st = hs_colmap_build(&s->ctx, &s->want, &full, false, s->files[i], &first, err);
+    if (st == HS_OK) {
+      s->schema = first.out;
+      memset(&first.out, 0, sizeof first.out);
+      hs_colmap_free(&first);
+    }
+  }
+  if (st == HS_OK)
+    st = hs_colmap_build(&s->ctx, &s->schema, &full, true, s->files[i], &s->map, err);
+  hs_arrow_schema_release(&full);
   hs_parquet_read_options ro;
   hs_parquet_read_options_init(&ro);
-  ro.columns = (const char *const *)s->columns;
-  ro.n_columns = s->n_columns;
-  st = hs_parquet_reader_stream(r, &ro, &s->inner, err);
+  ro.columns = (const char *const *)s->map.read;
+  ro.n_columns = s->map.n_read;
+  if (st == HS_OK) st = hs_parquet_reader_stream(r, &ro, &s->inner, err);
   hs_parquet_reader_free(r);
   if (st != HS_OK) return st;
   s->inner_open = true;
-  if (s->inner.get_schema(&s->inner, schema_out) != 0) {
-    const char *m = s->inner.get_last_error(&s->inner);
-    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema: %s", s->files[i], m ? m : "");
-  }
   return HS_OK;
 }
 
@@ -79,20 +103,21 @@ static int scan_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
                      m ? m : "read failed");
         return rc;
       }
+      if (out->release != NULL && !s->map.identity) {
+        struct ArrowArray a;
+        if (hs_colmap_apply(&s->map, out, &a, &s->error) != HS_OK) {
+          hs_error_prefix(&s->error, "%s: ", s->files[s->next_file - 1]);
+          return hs_status_errno(s->error.status);
+        }
+        *out = a;
+      }
       if (out->release != NULL) return 0;
       s->inner.release(&s->inner);
       s->inner_open = false;
     }
     if (s->next_file == s->n_files) return 0; /* end: out->release == NULL */
     size_t i = s->next_file++;
-    struct ArrowSchema fs;
-    memset(&fs, 0, sizeof fs);
-    hs_status rc = open_file(s, i, &fs, &s->error);
-    if (rc == HS_OK && !hs_arrow_schema_same_shape(&fs, &s->schema)) {
-      rc = hs_error_set(&s->error, HS_ERR_SCHEMA,
-                        "%s: columns or types differ from the scan's schema", s->files[i]);
-    }
-    hs_arrow_schema_release(&fs);
+    hs_status rc = open_file(s, i, &s->error);
     if (rc != HS_OK) return hs_status_errno(rc);
   }
 }
@@ -174,16 +199,20 @@ static hs_status plan_files(const hs_table *t, const hs_iceberg_snapshot *snap, 
   return st;
 }
 
-/* Table schema projected to `columns`, as the output schema of a scan with
- * no data files. */
-static hs_status table_schema_projected(hs_table *t, scan_state *s, hs_error *err) {
+/* The read schema projected to `columns` into s->want. */
+static hs_status table_schema_projected(hs_table *t, int64_t snapshot_id, scan_state *s,
+                                        hs_error *err) {
   struct ArrowSchema full;
-  hs_status st = hs_table_schema(t, &full, err);
+  hs_status st = hs_table_read_schema_arrow(t, snapshot_id, &full, err);
+  if (st == HS_OK) st = hs_colmap_ctx_init(t, hs_table_read_schema(t, snapshot_id), &s->ctx, err);
   if (st != HS_OK || s->columns == NULL) {
-    if (st == HS_OK) s->schema = full;
+    if (st == HS_OK)
+      s->want = full;
+    else
+      hs_arrow_schema_release(&full);
     return st;
   }
-  st = hs_arrow_schema_init(&s->schema, "+s", "", 0, (int64_t)s->n_columns, err);
+  st = hs_arrow_schema_init(&s->want, "+s", "", 0, (int64_t)s->n_columns, err);
   for (size_t i = 0; st == HS_OK && i < s->n_columns; i++) {
     int64_t k = 0;
     while (k < full.n_children && strcmp(full.children[k]->name, s->columns[i]) != 0) k++;
@@ -192,8 +221,8 @@ static hs_status table_schema_projected(hs_table *t, scan_state *s, hs_error *er
                         s->columns[i]);
       break;
     }
-    hs_arrow_schema_release(s->schema.children[i]);
-    st = hs_arrow_schema_copy(full.children[k], s->schema.children[i], err);
+    hs_arrow_schema_release(s->want.children[i]);
+    st = hs_arrow_schema_copy(full.children[k], s->want.children[i], err);
   }
   full.release(&full);
   return st;
@@ -220,13 +249,14 @@ hs_status hs_table_scan(hs_table *table, int64_t snapshot_id, const char *const 
       st = hs_error_set(err, HS_ERR_INVALID_ARG, "scan: an empty column list");
     }
   }
+  if (st == HS_OK) st = table_schema_projected(table, snapshot_id, s, err);
   if (st == HS_OK && snap != NULL) st = plan_files(table, snap, s, err);
   if (st == HS_OK && s->n_files > 0) {
     /* The first file fixes the output schema; its stream stays open. */
-    st = open_file(s, 0, &s->schema, err);
+    st = open_file(s, 0, err);
     s->next_file = 1;
   } else if (st == HS_OK) {
-    st = table_schema_projected(table, s, err);
+    st = hs_arrow_schema_copy(&s->want, &s->schema, err);
   }
   if (st != HS_OK) {
     state_free(s);
