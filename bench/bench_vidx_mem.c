@@ -14,7 +14,9 @@
  *       queries, recall@10, best QPS.
  *
  * build: HS_BENCH_M=M sets the graph degree, HS_BENCH_PARTITIONS=P the IVF
- * partitions (0: the default).
+ * partitions (0: the default), HS_BENCH_THREADS=T the build threads (1: a
+ * deterministic graph), HS_BENCH_LINKS=fixed|compact the layer-0 layout
+ * (default: compact for quantized indexes).
  * HS_BENCH_RERANK=R sets hs_vidx_search_params.rerank (0: the default).
  * HS_VIDX_RESIDENT=1 opens a quantized index the old way (float32 section
  * mapped and checksummed at open) for an A/B in the same binary.
@@ -79,6 +81,10 @@ static int build(int argc, char **argv) {
   if (argc > 5 && strcmp(argv[5], "pq") == 0) p.quant.kind = HS_QUANT_PQ;
   if (getenv("HS_BENCH_M")) p.m = (uint32_t)atoi(getenv("HS_BENCH_M"));
   if (getenv("HS_BENCH_PARTITIONS")) p.partitions = (uint32_t)atoi(getenv("HS_BENCH_PARTITIONS"));
+  if (getenv("HS_BENCH_THREADS")) p.threads = (uint32_t)atoi(getenv("HS_BENCH_THREADS"));
+  const char *links = getenv("HS_BENCH_LINKS");
+  if (links != NULL && strcmp(links, "fixed") == 0) p.links = HS_VIDX_LINKS_FIXED;
+  if (links != NULL && strcmp(links, "compact") == 0) p.links = HS_VIDX_LINKS_COMPACT;
   hs_buf b;
   hs_buf_init(&b);
   hs_error err = {0};

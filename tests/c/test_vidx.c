@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "common/common.h"
 #include "hs_test.h"
@@ -529,39 +530,52 @@ static void test_nulls_and_edges(void) {
 #define HS_TEST_UNDER_ASAN 1
 #endif
 
-/* HS_VIDX_SEED_DIR=dir: write small indexes there (the fuzz seeds in
- * fuzz/corpus/vidx/ were made so). */
-static void write_seeds(const char *dir) {
+/* The small indexes of the fuzz seeds (fuzz/corpus/vidx/seed_NN.vidx):
+ * seed i built with the given layer-0 layout. Seeds 00-08 were written by
+ * the version-1 writer (fixed layer 0) and are kept as they are: the
+ * reader must go on reading them. 09-11 are version 2 (compact layer 0). */
+#define N_SEEDS 12
+static void seed_build(size_t i, hs_vidx_links links, hs_buf *b) {
   const struct {
     size_t n, dim;
     hs_metric metric;
     uint32_t m, partitions;
     hs_quant_kind quant;
-  } shapes[] = {
-      {0, 3, HS_METRIC_L2, 2, 0, HS_QUANT_NONE},  {1, 3, HS_METRIC_IP, 2, 0, HS_QUANT_NONE},
-      {12, 4, HS_METRIC_L2, 2, 0, HS_QUANT_NONE}, {40, 3, HS_METRIC_COSINE, 4, 0, HS_QUANT_NONE},
-      {30, 2, HS_METRIC_L1, 3, 0, HS_QUANT_NONE}, {64, 2, HS_METRIC_L2SQ, 2, 0, HS_QUANT_NONE},
-      {40, 4, HS_METRIC_L2, 3, 3, HS_QUANT_NONE}, {30, 4, HS_METRIC_IP, 2, 0, HS_QUANT_SQ8},
-      {30, 4, HS_METRIC_IP, 2, 2, HS_QUANT_PQ}};
+  } shapes[N_SEEDS] = {
+      {0, 3, HS_METRIC_L2, 2, 0, HS_QUANT_NONE},    {1, 3, HS_METRIC_IP, 2, 0, HS_QUANT_NONE},
+      {12, 4, HS_METRIC_L2, 2, 0, HS_QUANT_NONE},   {40, 3, HS_METRIC_COSINE, 4, 0, HS_QUANT_NONE},
+      {30, 2, HS_METRIC_L1, 3, 0, HS_QUANT_NONE},   {64, 2, HS_METRIC_L2SQ, 2, 0, HS_QUANT_NONE},
+      {40, 4, HS_METRIC_L2, 3, 3, HS_QUANT_NONE},   {30, 4, HS_METRIC_IP, 2, 0, HS_QUANT_SQ8},
+      {30, 4, HS_METRIC_IP, 2, 2, HS_QUANT_PQ},     {50, 4, HS_METRIC_L2, 3, 2, HS_QUANT_SQ8},
+      {40, 4, HS_METRIC_COSINE, 2, 0, HS_QUANT_PQ}, {30, 3, HS_METRIC_L1, 2, 0, HS_QUANT_NONE}};
   float x[64 * 4];
   uint64_t st = 3;
-  for (size_t i = 0; i < 64 * 4; i++) x[i] = (float)gauss(&st);
+  for (size_t j = 0; j < 64 * 4; j++) x[j] = (float)gauss(&st);
   uint8_t valid[8];
   memset(valid, 0xB7, sizeof valid);
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-    hs_vidx_params p;
-    hs_vidx_params_default(&p);
-    p.metric = shapes[i].metric;
-    p.m = shapes[i].m;
-    p.ef_construction = 8;
-    p.threads = 1;
-    p.partitions = shapes[i].partitions;
-    p.quant.kind = shapes[i].quant;
-    p.quant.pq_m = 2;
+  hs_vidx_params p;
+  hs_vidx_params_default(&p);
+  p.metric = shapes[i].metric;
+  p.m = shapes[i].m;
+  p.ef_construction = 8;
+  p.threads = 1;
+  p.partitions = shapes[i].partitions;
+  p.quant.kind = shapes[i].quant;
+  p.quant.pq_m = 2;
+  p.links = links;
+  hs_buf_init(b);
+  CHECK_OK(hs_vidx_build(x, shapes[i].n, shapes[i].dim, i == 4 ? valid : NULL, &p, b, NULL), NULL);
+}
+
+static hs_vidx_links seed_links(size_t i) {
+  return i < 9 ? HS_VIDX_LINKS_FIXED : HS_VIDX_LINKS_COMPACT;
+}
+
+/* HS_VIDX_SEED_DIR=dir: write the seeds there. */
+static void write_seeds(const char *dir) {
+  for (size_t i = 0; i < N_SEEDS; i++) {
     hs_buf b;
-    hs_buf_init(&b);
-    CHECK_OK(hs_vidx_build(x, shapes[i].n, shapes[i].dim, i == 4 ? valid : NULL, &p, &b, NULL),
-             NULL);
+    seed_build(i, seed_links(i), &b);
     char path[512];
     snprintf(path, sizeof path, "%s/seed_%02zu.vidx", dir, i);
     FILE *f = fopen(path, "wb");
@@ -569,6 +583,231 @@ static void write_seeds(const char *dir) {
     if (f) fclose(f);
     hs_buf_free(&b);
   }
+}
+
+static uint32_t hs_test_crc32(const uint8_t *d, size_t len) {
+  return (uint32_t)crc32(0L, d, (uInt)len);
+}
+
+/* Rewrite every checksum (sections, table, header) to match the bytes, so a
+ * structural corruption reaches the checks behind them. */
+static void fix_checksums(uint8_t *d, size_t size) {
+  uint32_t ns = hs_load_u32le(d + 56);
+  for (uint32_t i = 0; i < ns; i++) {
+    uint8_t *e = d + 128 + 32 * i;
+    uint64_t off = hs_load_u64le(e + 8), len = hs_load_u64le(e + 16);
+    if (off > size || len > size - off) continue;
+    hs_store_u32le(e + 4, hs_test_crc32(d + off, (size_t)len));
+  }
+  hs_store_u32le(d + 60, hs_test_crc32(d + 128, 32 * (size_t)ns));
+  hs_store_u32le(d + 124, hs_test_crc32(d, 124));
+}
+
+/* The LINKS0 section (id 4) of an index: its offset and length. */
+static void links0_section(const hs_buf *b, uint64_t *off, uint64_t *len) {
+  uint32_t ns = hs_load_u32le(b->data + 56);
+  *off = *len = 0;
+  for (uint32_t i = 0; i < ns; i++) {
+    const uint8_t *e = b->data + 128 + 32 * i;
+    if (hs_load_u32le(e) == 4) {
+      *off = hs_load_u64le(e + 8);
+      *len = hs_load_u64le(e + 16);
+    }
+  }
+}
+
+/* Open `d` (a modified copy) from memory: its status and message. */
+static hs_status open_bytes(const uint8_t *d, size_t len, hs_error *e) {
+  hs_source *s;
+  hs_vidx *v = NULL;
+  hs_source_open_memory(d, len, "bytes", &s, NULL);
+  hs_status r = hs_vidx_open(s, 0, len, &v, e);
+  hs_source_unref(s);
+  hs_vidx_free(v);
+  return r;
+}
+
+/* Layer-0 layouts: a compact layer 0 (version 2; the default of quantized
+ * indexes) holds the same graph as fixed blocks (version 1): the same
+ * answers bit for bit, in fewer bytes. Version-1 files (the committed fuzz
+ * seeds) still open, and the version-1 writer is unchanged (byte-identical
+ * rebuilds). Corrupt compact files are refused with a message naming the
+ * compact layer 0. */
+static void test_link_layouts(const float *x, const float *qs) {
+  size_t n = N < 5000 ? N : 5000;
+  const struct {
+    hs_quant_kind kind;
+    hs_metric metric;
+    uint32_t partitions;
+  } cases[] = {{HS_QUANT_SQ8, HS_METRIC_L2, 0},
+               {HS_QUANT_PQ, HS_METRIC_IP, 3},
+               {HS_QUANT_NONE, HS_METRIC_COSINE, 0}};
+  hs_error err = {0};
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    hs_buf fb, cb, ab;
+    hs_vidx_params p;
+    hs_vidx_params_default(&p);
+    p.metric = cases[ci].metric;
+    p.quant.kind = cases[ci].kind;
+    p.partitions = cases[ci].partitions;
+    p.threads = 1;
+    hs_buf_init(&fb);
+    hs_buf_init(&cb);
+    hs_buf_init(&ab);
+    p.links = HS_VIDX_LINKS_FIXED;
+    CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, &fb, &err), &err);
+    p.links = HS_VIDX_LINKS_COMPACT;
+    CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, &cb, &err), &err);
+    p.links = HS_VIDX_LINKS_AUTO;
+    CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, &ab, &err), &err);
+    CHECK_EQ_INT(hs_load_u32le(fb.data + 8), 1);
+    CHECK_EQ_INT(hs_load_u32le(cb.data + 8), 2);
+    CHECK_EQ_INT(hs_load_u32le(cb.data + 76), 3); /* ids of 3 bytes below 2^24 nodes */
+    /* AUTO: compact exactly when quantized */
+    const hs_buf *want = cases[ci].kind != HS_QUANT_NONE ? &cb : &fb;
+    CHECK(ab.len == want->len && memcmp(ab.data, want->data, ab.len) == 0);
+    uint64_t foff, flen, coff, clen;
+    links0_section(&fb, &foff, &flen);
+    links0_section(&cb, &coff, &clen);
+    printf("  layer 0 %s %-6s: fixed %llu bytes, compact %llu (%.2f), mean degree %.2f of %u\n",
+           cases[ci].kind == HS_QUANT_SQ8  ? "sq8"
+           : cases[ci].kind == HS_QUANT_PQ ? "pq "
+                                           : "f32",
+           hs_metric_name(cases[ci].metric), (unsigned long long)flen, (unsigned long long)clen,
+           (double)clen / (double)flen, (double)hs_load_u64le(cb.data + 80) / (double)n, 2 * p.m);
+    CHECK(clen < flen / 2 + (n + 1) * 4);
+    hs_vidx *vf = open_mem(&fb), *vc = open_mem(&cb);
+    if (vf == NULL || vc == NULL) {
+      hs_vidx_free(vf);
+      hs_vidx_free(vc);
+      hs_buf_free(&fb);
+      hs_buf_free(&cb);
+      hs_buf_free(&ab);
+      continue;
+    }
+    CHECK_OK(hs_vidx_validate(vf, &err), &err);
+    CHECK_OK(hs_vidx_validate(vc, &err), &err);
+    roaring_bitmap_t *half = roaring_bitmap_create();
+    for (uint32_t i = 0; i < n; i += 2) roaring_bitmap_add(half, i);
+    hs_vidx_search_params forced = {.exact_rows = 1};
+    int same = 1;
+    for (size_t qi = 0; qi < 40 && qi < NQ; qi++) {
+      hs_vidx_hit h1[K], h2[K];
+      uint32_t n1 = 0, n2 = 0;
+      CHECK_OK(hs_vidx_search(vf, qs + qi * DIM, K, NULL, NULL, h1, &n1, &err), &err);
+      CHECK_OK(hs_vidx_search(vc, qs + qi * DIM, K, NULL, NULL, h2, &n2, &err), &err);
+      same &= n1 == n2 && memcmp(h1, h2, n1 * sizeof *h1) == 0;
+      CHECK_OK(hs_vidx_search(vf, qs + qi * DIM, K, &forced, half, h1, &n1, &err), &err);
+      CHECK_OK(hs_vidx_search(vc, qs + qi * DIM, K, &forced, half, h2, &n2, &err), &err);
+      same &= n1 == n2 && memcmp(h1, h2, n1 * sizeof *h1) == 0;
+    }
+    CHECK(same);
+    roaring_bitmap_free(half);
+    hs_vidx_free(vf);
+    hs_vidx_free(vc);
+
+    if (ci == 0) { /* corrupt compact files */
+      uint8_t *c = malloc(cb.len);
+      /* truncated anywhere: refused */
+      size_t cuts[] = {100,
+                       128,
+                       300,
+                       (size_t)coff + 4,
+                       (size_t)(coff + clen / 2),
+                       (size_t)(coff + clen - 1),
+                       cb.len - 1};
+      int refused = 1;
+      for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        hs_error e2 = {0};
+        refused &= open_bytes(cb.data, cuts[i], &e2) == HS_ERR_CORRUPT;
+      }
+      CHECK(refused);
+      /* offsets out of order, too many links for one node, a wrong total,
+       * a bad id width, a compact layer 0 claimed by version 1: refused
+       * even with every checksum rewritten, naming what is wrong */
+      const char *what[] = {"compact layer 0: node",    "compact layer 0: node",
+                            "compact layer 0: offsets", "layer-0 id width",
+                            "layer-0 id width",         "ids of 3 bytes"};
+      for (int t = 0; t < 6; t++) {
+        memcpy(c, cb.data, cb.len);
+        uint8_t *off0 = c + coff;
+        if (t == 0) hs_store_u32le(off0 + 4 * 7, hs_load_u32le(off0 + 4 * 8) + 1);
+        if (t == 1) hs_store_u32le(off0 + 4 * 8, hs_load_u32le(off0 + 4 * 7) + 2 * p.m + 1);
+        if (t == 2) hs_store_u32le(off0 + 4 * n, hs_load_u32le(off0 + 4 * n) - 1);
+        if (t == 3) hs_store_u32le(c + 76, 5);
+        if (t == 4) hs_store_u32le(c + 8, 1);
+        if (t == 5) hs_store_u64le(c + 80, 9ull * n * 2 * p.m);
+        fix_checksums(c, cb.len);
+        hs_error e2 = {0};
+        hs_status r = open_bytes(c, cb.len, &e2);
+        CHECK(r == HS_ERR_CORRUPT);
+        if (strstr(e2.message, what[t]) == NULL) {
+          fprintf(stderr, "corruption %d: %s\n", t, e2.message);
+          CHECK(0);
+        }
+      }
+      /* a neighbour id moved outside the graph: open accepts it (search
+       * skips ids outside the partition), validate names it, search
+       * stays in bounds */
+      memcpy(c, cb.data, cb.len);
+      uint8_t *id0 = c + coff + 4 * (n + 1);
+      id0[0] = id0[1] = id0[2] = 0xFF;
+      fix_checksums(c, cb.len);
+      hs_source *s;
+      hs_vidx *v = NULL;
+      hs_source_open_memory(c, cb.len, "bad id", &s, NULL);
+      CHECK_OK(hs_vidx_open(s, 0, cb.len, &v, &err), &err);
+      hs_source_unref(s);
+      if (v != NULL) {
+        hs_error e2 = {0};
+        CHECK(hs_vidx_validate(v, &e2) == HS_ERR_CORRUPT && strstr(e2.message, "outside") != NULL);
+        hs_vidx_hit h[K];
+        uint32_t nh = 0;
+        CHECK_OK(hs_vidx_search(v, qs, K, NULL, NULL, h, &nh, &err), &err);
+        CHECK_EQ_INT(nh, K);
+        hs_vidx_free(v);
+      }
+      free(c);
+    }
+    hs_buf_free(&fb);
+    hs_buf_free(&cb);
+    hs_buf_free(&ab);
+  }
+
+  /* The committed seeds: 00-08 are version-1 files (some written before
+   * the graph rule of ae16e17, so not rebuilt byte for byte), 09-11 version
+   * 2, rebuilt byte for byte; each opens, validates and answers. */
+  int seeds = 0;
+  for (size_t i = 0; i < N_SEEDS; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "fuzz/corpus/vidx/seed_%02zu.vidx", i);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) continue; /* not run from the source tree */
+    uint8_t buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    seeds++;
+    hs_buf b;
+    seed_build(i, seed_links(i), &b);
+    if (i >= 9) CHECK(b.len == len && memcmp(b.data, buf, len) == 0);
+    CHECK_EQ_INT(hs_load_u32le(buf + 8), i < 9 ? 1 : 2);
+    hs_source *s;
+    hs_vidx *v = NULL;
+    hs_source_open_memory(buf, len, path, &s, NULL);
+    CHECK_OK(hs_vidx_open(s, 0, len, &v, &err), &err);
+    hs_source_unref(s);
+    if (v != NULL) {
+      CHECK_OK(hs_vidx_validate(v, &err), &err);
+      float q[4] = {0.5f, -0.25f, 1.0f, 0.125f};
+      hs_vidx_hit h[K];
+      uint32_t nh = 0;
+      CHECK_OK(hs_vidx_search(v, q, K, NULL, NULL, h, &nh, &err), &err);
+      CHECK(nh == (hs_vidx_indexed_count(v) < K ? hs_vidx_indexed_count(v) : K));
+    }
+    hs_vidx_free(v);
+    hs_buf_free(&b);
+  }
+  printf("  layer 0: %d committed seed files read\n", seeds);
 }
 
 int main(void) {
@@ -600,6 +839,7 @@ int main(void) {
   test_filtered(x, cluster, qs, qc);
   test_roundtrip_and_determinism(x, qs);
   test_default_partitions();
+  test_link_layouts(x, qs);
   test_ivf(x, qs);
   test_quant(x, qs);
   test_nulls_and_edges();

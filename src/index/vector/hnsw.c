@@ -139,9 +139,14 @@ static inline void unlock_node(const node_locks *l, uint32_t i) {
 }
 
 /* The neighbours of i at `level`: borrowed in place when unlocked, copied
- * into `buf` under the node's lock otherwise. Count clamped to capacity. */
-static const uint32_t *neighbours(const hs_hnsw_graph *g, const node_locks *l, uint32_t i,
-                                  uint32_t level, uint32_t *buf, uint32_t *count) {
+ * into `buf` under the node's lock otherwise. Count clamped to capacity.
+ * `compact` (a constant at each call site) says layer 0 is compact (g->off0),
+ * so the fixed-layout walk compiles to the same code as before the compact
+ * layout existed. */
+static inline __attribute__((always_inline)) const uint32_t *neighbours(
+    const hs_hnsw_graph *g, const node_locks *l, uint32_t i, uint32_t level, uint32_t *buf,
+    uint32_t *count, bool compact) {
+  if (compact && level == 0) return hs_hnsw_neighbours_ro(g, i, level, buf, count);
   const uint32_t *blk = hs_hnsw_links(g, i, level);
   uint32_t cap = level ? g->m : g->m0;
   if (l->f == NULL) {
@@ -182,7 +187,7 @@ static uint32_t greedy(const search_ctx *c, const node_locks *l, uint32_t cur, f
   while (changed) {
     changed = false;
     uint32_t cnt;
-    const uint32_t *nb = neighbours(c->g, l, cur, level, buf, &cnt);
+    const uint32_t *nb = neighbours(c->g, l, cur, level, buf, &cnt, false); /* level >= 1 */
     for (uint32_t j = 0; j < cnt; j++) {
       uint32_t id = nb[j];
       if (id < c->lo || id >= c->hi || c->g->levels[id] < level) continue;
@@ -202,9 +207,9 @@ static uint32_t greedy(const search_ctx *c, const node_locks *l, uint32_t cur, f
  * Prefetches: the next neighbour's vector, and the link block of a node
  * that becomes the closest candidate (expanded next; as hnswlib does):
  * +7-9% single-query QPS at ef 24 on 200k x 128 (README.md). */
-static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep, float ep_d,
-                           uint32_t ef, uint32_t level, const hs_hnsw_filter *f, hs_hnsw_scratch *s,
-                           bool *oom) {
+static inline __attribute__((always_inline)) size_t search_layer_t(
+    const search_ctx *c, const node_locks *l, uint32_t ep, float ep_d, uint32_t ef, uint32_t level,
+    const hs_hnsw_filter *f, hs_hnsw_scratch *s, bool *oom, bool compact) {
   uint32_t buf[HS_HNSW_MAX_M * 2], buf2[HS_HNSW_MAX_M * 2];
   const hs_hnsw_graph *g = c->g;
   size_t n_cand = 0, n_res = 0;
@@ -222,7 +227,7 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
     if (n_res >= ef && cur.d > s->res[0].d) break;
     minheap_pop(s->cand, &n_cand);
     uint32_t cnt;
-    const uint32_t *nb = neighbours(g, l, cur.id, level, buf, &cnt);
+    const uint32_t *nb = neighbours(g, l, cur.id, level, buf, &cnt, compact);
     if (!scratch_room(s, n_cand, cnt, ef)) {
       *oom = true;
       return 0;
@@ -241,7 +246,7 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
       if (!allowed(f, id)) {
         /* Step through a filtered-out node to its neighbours (ACORN). */
         uint32_t cnt2;
-        const uint32_t *nb2 = neighbours(g, l, id, level, buf2, &cnt2);
+        const uint32_t *nb2 = neighbours(g, l, id, level, buf2, &cnt2, compact);
         if (!scratch_room(s, n_cand, cnt + cnt2, ef)) {
           *oom = true;
           return 0;
@@ -255,7 +260,9 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
           float d2 = dist_to(c, id2);
           if (n_res < ef || d2 < s->res[0].d) {
             minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d2, id2});
-            if (s->cand[0].id == id2) __builtin_prefetch(hs_hnsw_links(g, id2, level));
+            if (s->cand[0].id == id2)
+              __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id2, level)
+                                         : hs_hnsw_links(g, id2, level));
             maxheap_push(s->res, &n_res, (hs_hnsw_cand){d2, id2});
             if (n_res > ef) maxheap_pop(s->res, &n_res);
           }
@@ -266,13 +273,29 @@ static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep
       if (n_res < ef || d < s->res[0].d) {
         minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d, id});
         /* the new closest candidate is expanded next: fetch its links now */
-        if (s->cand[0].id == id) __builtin_prefetch(hs_hnsw_links(g, id, level));
+        if (s->cand[0].id == id)
+          __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id, level)
+                                     : hs_hnsw_links(g, id, level));
         maxheap_push(s->res, &n_res, (hs_hnsw_cand){d, id});
         if (n_res > ef) maxheap_pop(s->res, &n_res);
       }
     }
   }
   return n_res;
+}
+
+/* The fixed-layout walk (every build, float32 searches) and the compact
+ * layer-0 walk, compiled separately. */
+static size_t search_layer(const search_ctx *c, const node_locks *l, uint32_t ep, float ep_d,
+                           uint32_t ef, uint32_t level, const hs_hnsw_filter *f, hs_hnsw_scratch *s,
+                           bool *oom) {
+  return search_layer_t(c, l, ep, ep_d, ef, level, f, s, oom, false);
+}
+
+static size_t search_layer_compact(const search_ctx *c, const node_locks *l, uint32_t ep,
+                                   float ep_d, uint32_t ef, uint32_t level, const hs_hnsw_filter *f,
+                                   hs_hnsw_scratch *s, bool *oom) {
+  return search_layer_t(c, l, ep, ep_d, ef, level, f, s, oom, true);
 }
 
 static size_t search_impl(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q,
@@ -287,7 +310,9 @@ static size_t search_impl(const hs_hnsw_graph *g, const hs_hnsw_part *p, const f
   uint32_t top = g->levels[cur];
   for (uint32_t lev = top; lev > 0; lev--) cur = greedy(&c, &l, cur, &cur_d, lev);
   bool oom = false;
-  size_t n = search_layer(&c, &l, cur, cur_d, ef ? ef : 1, 0, filter, s, &oom);
+  size_t n = g->off0 != NULL
+                 ? search_layer_compact(&c, &l, cur, cur_d, ef ? ef : 1, 0, filter, s, &oom)
+                 : search_layer(&c, &l, cur, cur_d, ef ? ef : 1, 0, filter, s, &oom);
   *out = s->res;
   return n;
 }

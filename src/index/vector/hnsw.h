@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../common/common.h"
 #include "distance.h"
@@ -47,16 +48,56 @@ typedef struct hs_hnsw_graph {
   uint64_t upper_blocks;
   const uint8_t *codes; /* n * code_size quantized codes, or NULL */
   size_t code_size;
+  /* Compact layer 0 (read-only graphs; README.md "File format"): when off0
+   * is set, links0 is NULL and node i's layer-0 neighbours are the ids
+   * [off0[i], off0[i + 1]) of ids0, idw (3 or 4) little-endian bytes each. */
+  const uint32_t *off0; /* n + 1 */
+  const uint8_t *ids0;
+  uint32_t idw;
 } hs_hnsw_graph;
 
 typedef struct hs_hnsw_part {
   uint32_t start, count, entry, max_level;
 } hs_hnsw_part;
 
-/* The link block of node `i` at `level` (level <= levels[i]). */
+/* The link block of node `i` at `level` (level <= levels[i]); layer 0 only
+ * when it is not compact (g->off0 NULL). */
 static inline uint32_t *hs_hnsw_links(const hs_hnsw_graph *g, uint32_t i, uint32_t level) {
   if (level == 0) return g->links0 + (size_t)i * (1 + g->m0);
   return g->upper + (size_t)(g->upper_off[i] + level - 1) * (1 + g->m);
+}
+
+/* Read-only neighbour list of `i` at `level`, its count clamped to the
+ * layer's capacity: the block in place, or (compact layer 0) decoded into
+ * `buf` (room for m0 ids). */
+static inline const uint32_t *hs_hnsw_neighbours_ro(const hs_hnsw_graph *g, uint32_t i,
+                                                    uint32_t level, uint32_t *buf,
+                                                    uint32_t *count) {
+  uint32_t cap = level ? g->m : g->m0, c;
+  if (level == 0 && g->off0 != NULL) {
+    uint32_t a = g->off0[i];
+    c = g->off0[i + 1] - a;
+    if (c > cap) c = cap;
+    const uint8_t *p = g->ids0 + (size_t)a * g->idw;
+    if (g->idw == 3) {
+      for (uint32_t j = 0; j < c; j++, p += 3)
+        buf[j] = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+    } else {
+      memcpy(buf, p, (size_t)c * 4);
+    }
+    *count = c;
+    return buf;
+  }
+  const uint32_t *blk = hs_hnsw_links(g, i, level);
+  c = blk[0];
+  *count = c < cap ? c : cap;
+  return blk + 1;
+}
+
+/* Where node i's links at `level` start (for prefetching). */
+static inline const void *hs_hnsw_links_addr(const hs_hnsw_graph *g, uint32_t i, uint32_t level) {
+  if (level == 0 && g->off0 != NULL) return g->ids0 + (size_t)g->off0[i] * g->idw;
+  return hs_hnsw_links(g, i, level);
 }
 
 static inline float hs_hnsw_dist(const hs_distance_kernels *k, hs_hnsw_space s, const float *a,

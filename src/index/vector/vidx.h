@@ -40,6 +40,15 @@
 #include "distance.h"
 #include "quant.h"
 
+/* Layer-0 link layout (README.md "File format"). AUTO: compact for
+ * quantized indexes (their resident memory is graph + codes), fixed blocks
+ * for float32 ones (the fastest walk). */
+typedef enum hs_vidx_links {
+  HS_VIDX_LINKS_AUTO = 0,
+  HS_VIDX_LINKS_FIXED = 1,   /* (1 + 2m) u32 per node; a version-1 file */
+  HS_VIDX_LINKS_COMPACT = 2, /* only the used ids, 3 bytes each below 2^24 nodes */
+} hs_vidx_links;
+
 typedef struct hs_vidx_params {
   hs_metric metric;         /* L2, L2SQ, IP, COSINE or L1 */
   uint32_t m;               /* graph degree (layer 0 has 2m); 0: default */
@@ -47,7 +56,8 @@ typedef struct hs_vidx_params {
   uint32_t partitions;      /* IVF lists; 0: chosen from the row count */
   hs_quant_params quant;    /* kind HS_QUANT_NONE: traverse on float32 */
   uint64_t seed;
-  uint32_t threads; /* 0: the machine's cores */
+  uint32_t threads;    /* 0: the machine's cores */
+  hs_vidx_links links; /* layer-0 layout */
 } hs_vidx_params;
 
 /* Defaults chosen by measurement (README.md says which numbers). */

@@ -40,10 +40,44 @@ static bool row_indexable(const float *v, size_t dim, hs_metric metric) {
 
 typedef struct section {
   uint32_t id;
-  const void *data;
+  const void *data; /* copied as is, or (NULL) filled from the graph */
   uint64_t len;
 } section;
 
+/* The compact layer 0 (LINKS0 of a version-2 file) from the builder's
+ * fixed blocks: (n + 1) u32 offsets, then every node's used ids, idw bytes
+ * each, little-endian. */
+static void fill_links0_compact(const hs_hnsw_graph *g, uint32_t idw, uint8_t *dst) {
+  uint8_t *ids = dst + ((size_t)g->n + 1) * 4;
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < g->n; i++) {
+    const uint32_t *blk = hs_hnsw_links(g, i, 0);
+    hs_store_u32le(dst + (size_t)i * 4, at);
+    for (uint32_t j = 0; j < blk[0]; j++) {
+      uint8_t *o = ids + (size_t)(at + j) * idw;
+      uint32_t v = blk[1 + j];
+      o[0] = (uint8_t)v;
+      o[1] = (uint8_t)(v >> 8);
+      o[2] = (uint8_t)(v >> 16);
+      if (idw == 4) o[3] = (uint8_t)(v >> 24);
+    }
+    at += blk[0];
+  }
+  hs_store_u32le(dst + (size_t)g->n * 4, at);
+}
+
+static uint32_t crc_of(const uint8_t *d, uint64_t len) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (uint64_t done = 0; done < len;) { /* zlib takes uInt lengths */
+    uint64_t chunk = len - done > (1u << 30) ? (1u << 30) : len - done;
+    crc = crc32(crc, d + done, (uInt)chunk);
+    done += chunk;
+  }
+  return (uint32_t)crc;
+}
+
+/* Writes the file into `out` once, section by section, at its final place
+ * (one reservation of the exact size; no second copy of the index). */
 static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim,
                             uint32_t row_count, uint32_t n, uint32_t m0, const hs_hnsw_graph *g,
                             const hs_hnsw_part *parts, uint32_t n_parts, const float *centroids,
@@ -56,6 +90,14 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim
     uint32_t v[4] = {parts[i].start, parts[i].count, parts[i].entry, parts[i].max_level};
     for (int j = 0; j < 4; j++) hs_store_u32le((uint8_t *)&pw[4 * i + (uint32_t)j], v[j]);
   }
+  /* Layer 0: compact (version 2) for quantized indexes by default, when
+   * its offsets fit in u32; fixed blocks (version 1) otherwise. */
+  uint64_t link_ids = 0;
+  for (uint32_t i = 0; i < n; i++) link_ids += hs_hnsw_links(g, i, 0)[0];
+  bool compact =
+      p->links == HS_VIDX_LINKS_COMPACT || (p->links == HS_VIDX_LINKS_AUTO && code_size > 0);
+  if (link_ids > UINT32_MAX) compact = false;
+  uint32_t idw = compact ? (n <= (1u << 24) ? 3u : 4u) : 0u;
   /* Sections are written from host memory: little-endian hosts only (the
    * build refuses others below). */
   section s[HS_VIDX_S_MAX];
@@ -63,7 +105,10 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim
   s[ns++] = (section){HS_VIDX_S_ROWS, rows, (uint64_t)n * 4};
   s[ns++] = (section){HS_VIDX_S_VECTORS, vecs, (uint64_t)n * vdim * 4};
   s[ns++] = (section){HS_VIDX_S_LEVELS, g->levels, n};
-  s[ns++] = (section){HS_VIDX_S_LINKS0, g->links0, (uint64_t)n * (1 + m0) * 4};
+  if (compact)
+    s[ns++] = (section){HS_VIDX_S_LINKS0, NULL, ((uint64_t)n + 1) * 4 + link_ids * idw};
+  else
+    s[ns++] = (section){HS_VIDX_S_LINKS0, g->links0, (uint64_t)n * (1 + m0) * 4};
   s[ns++] = (section){HS_VIDX_S_UPPER, g->upper, g->upper_blocks * (1 + p->m) * 4};
   s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
   if (n_parts > 1)
@@ -74,30 +119,37 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim
   }
 
   uint64_t off = HS_VIDX_HEADER_LEN + (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
-  uint8_t table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
-  memset(table, 0, sizeof table);
   uint64_t offs[HS_VIDX_S_MAX];
   for (uint32_t i = 0; i < ns; i++) {
     off = (off + HS_VIDX_ALIGN - 1) / HS_VIDX_ALIGN * HS_VIDX_ALIGN;
     offs[i] = off;
-    uint8_t *e = table + i * HS_VIDX_SECTION_ENTRY_LEN;
-    uLong crc = crc32(0L, Z_NULL, 0);
-    const uint8_t *d = s[i].data;
-    for (uint64_t done = 0; done < s[i].len;) { /* zlib takes uInt lengths */
-      uint64_t chunk = s[i].len - done > (1u << 30) ? (1u << 30) : s[i].len - done;
-      crc = crc32(crc, d + done, (uInt)chunk);
-      done += chunk;
-    }
-    hs_store_u32le(e, s[i].id);
-    hs_store_u32le(e + 4, (uint32_t)crc);
-    hs_store_u64le(e + 8, off);
-    hs_store_u64le(e + 16, s[i].len);
     off += s[i].len;
   }
-  uint8_t h[HS_VIDX_HEADER_LEN];
-  memset(h, 0, sizeof h);
+  if (off > SIZE_MAX / 2 || !hs_buf_reserve(out, (size_t)off)) {
+    if (pw != part_words) hs_free(pw);
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing a %llu-byte index",
+                        (unsigned long long)off);
+  }
+  uint8_t *f = out->data + out->len;
+  memset(f, 0, (size_t)offs[0]);
+  uint8_t *table = f + HS_VIDX_HEADER_LEN;
+  for (uint32_t i = 0; i < ns; i++) {
+    uint64_t end = i + 1 < ns ? offs[i + 1] : off;
+    uint8_t *d = f + offs[i];
+    if (s[i].data != NULL)
+      memcpy(d, s[i].data, (size_t)s[i].len);
+    else
+      fill_links0_compact(g, idw, d);
+    memset(d + s[i].len, 0, (size_t)(end - offs[i] - s[i].len)); /* alignment padding */
+    uint8_t *e = table + i * HS_VIDX_SECTION_ENTRY_LEN;
+    hs_store_u32le(e, s[i].id);
+    hs_store_u32le(e + 4, crc_of(d, s[i].len));
+    hs_store_u64le(e + 8, offs[i]);
+    hs_store_u64le(e + 16, s[i].len);
+  }
+  uint8_t *h = f;
   memcpy(h, HS_VIDX_MAGIC, 8);
-  hs_store_u32le(h + HS_VIDX_H_VERSION, HS_VIDX_VERSION);
+  hs_store_u32le(h + HS_VIDX_H_VERSION, compact ? HS_VIDX_VERSION : HS_VIDX_VERSION_FIXED);
   hs_store_u32le(h + HS_VIDX_H_HEADER_LEN, HS_VIDX_HEADER_LEN);
   hs_store_u32le(h + HS_VIDX_H_DIM, dim);
   hs_store_u32le(h + HS_VIDX_H_METRIC, (uint32_t)p->metric);
@@ -110,27 +162,14 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim
   hs_store_u32le(h + HS_VIDX_H_QUANT, code_size > 0 ? (uint32_t)p->quant.kind : HS_QUANT_NONE);
   hs_store_u32le(h + HS_VIDX_H_CODE_SIZE, (uint32_t)code_size);
   hs_store_u32le(h + HS_VIDX_H_SECTIONS, ns);
-  hs_store_u32le(h + HS_VIDX_H_TABLE_CRC,
-                 (uint32_t)crc32(0L, table, ns * HS_VIDX_SECTION_ENTRY_LEN));
+  hs_store_u32le(h + HS_VIDX_H_TABLE_CRC, crc_of(table, ns * HS_VIDX_SECTION_ENTRY_LEN));
   hs_store_u64le(h + HS_VIDX_H_UPPER_BLOCKS, g->upper_blocks);
   hs_store_u32le(h + HS_VIDX_H_VDIM, vdim);
-  hs_store_u32le(h + HS_VIDX_H_CRC, (uint32_t)crc32(0L, h, HS_VIDX_H_CRC));
-
-  size_t start = out->len;
-  bool ok = off <= SIZE_MAX / 2 && hs_buf_reserve(out, (size_t)off) &&
-            hs_buf_append(out, h, sizeof h) &&
-            hs_buf_append(out, table, ns * HS_VIDX_SECTION_ENTRY_LEN);
-  static const uint8_t zeros[HS_VIDX_ALIGN];
-  for (uint32_t i = 0; ok && i < ns; i++) {
-    ok = hs_buf_append(out, zeros, (size_t)(start + offs[i] - out->len)) &&
-         hs_buf_append(out, s[i].data, (size_t)s[i].len);
-  }
+  hs_store_u32le(h + HS_VIDX_H_LINK0_IDW, idw);
+  hs_store_u64le(h + HS_VIDX_H_LINK0_IDS, compact ? link_ids : 0);
+  hs_store_u32le(h + HS_VIDX_H_CRC, crc_of(h, HS_VIDX_H_CRC));
+  out->len += (size_t)off;
   if (pw != part_words) hs_free(pw);
-  if (!ok) {
-    out->len = start;
-    return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing a %llu-byte index",
-                        (unsigned long long)off);
-  }
   return HS_OK;
 }
 
@@ -231,6 +270,9 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   if (p.ef_construction > 1u << 16)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: ef_construction %u above 65536",
                         p.ef_construction);
+  if (p.links != HS_VIDX_LINKS_AUTO && p.links != HS_VIDX_LINKS_FIXED &&
+      p.links != HS_VIDX_LINKS_COMPACT)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: link layout %d", (int)p.links);
   if (p.quant.kind != HS_QUANT_NONE && p.quant.kind != HS_QUANT_SQ8 && p.quant.kind != HS_QUANT_PQ)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: quantizer kind %d",
                         (int)p.quant.kind);

@@ -12,7 +12,11 @@
 #include "vidx.h"
 
 #define HS_VIDX_MAGIC "HSVIDX\0\1"
-#define HS_VIDX_VERSION 1u
+/* Version 1: layer-0 links in fixed blocks. Version 2 (written only when
+ * layer 0 is compact, so fixed-layout files stay version 1 and readable by
+ * older builds): the LINKS0 section may be compact (HS_VIDX_H_LINK0_IDW). */
+#define HS_VIDX_VERSION 2u
+#define HS_VIDX_VERSION_FIXED 1u
 #define HS_VIDX_HEADER_LEN 128u
 #define HS_VIDX_SECTION_ENTRY_LEN 32u
 #define HS_VIDX_ALIGN 64u
@@ -37,6 +41,8 @@ enum {
   HS_VIDX_H_TABLE_CRC = 60,    /* crc32 of the section table */
   HS_VIDX_H_UPPER_BLOCKS = 64, /* u64 */
   HS_VIDX_H_VDIM = 72,         /* u32: floats per stored vector (IP: dim + 1) */
+  HS_VIDX_H_LINK0_IDW = 76,    /* u32, version 2: 0 fixed layer 0, 3 or 4 compact (id bytes) */
+  HS_VIDX_H_LINK0_IDS = 80,    /* u64, version 2: neighbour ids in a compact layer 0 */
   HS_VIDX_H_CRC = 124,         /* crc32 of bytes [0, 124) */
 };
 
@@ -45,7 +51,7 @@ enum {
   HS_VIDX_S_ROWS = 1,      /* n u32: local id -> data file row */
   HS_VIDX_S_VECTORS = 2,   /* n * vdim f32 (cosine: normalised; IP: augmented) */
   HS_VIDX_S_LEVELS = 3,    /* n u8 */
-  HS_VIDX_S_LINKS0 = 4,    /* n * (1 + m0) u32 */
+  HS_VIDX_S_LINKS0 = 4,    /* n * (1 + m0) u32; compact: (n + 1) u32 offsets, ids * idw bytes */
   HS_VIDX_S_UPPER = 5,     /* upper_blocks * (1 + m) u32 */
   HS_VIDX_S_PARTS = 6,     /* partitions * 4 u32: start, count, entry, max_level */
   HS_VIDX_S_CENTROIDS = 7, /* partitions * vdim f32 (only when partitions > 1) */

@@ -63,9 +63,10 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   if (memcmp(h, HS_VIDX_MAGIC, 8) != 0) return CORRUPT("bad magic (not a vector index)");
   if (hs_load_u32le(h + HS_VIDX_H_CRC) != crc_of(h, HS_VIDX_H_CRC))
     return CORRUPT("header checksum mismatch");
-  if (hs_load_u32le(h + HS_VIDX_H_VERSION) != HS_VIDX_VERSION)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "format version %u (this build reads %u)",
-                        hs_load_u32le(h + HS_VIDX_H_VERSION), HS_VIDX_VERSION);
+  uint32_t version = hs_load_u32le(h + HS_VIDX_H_VERSION);
+  if (version != HS_VIDX_VERSION_FIXED && version != HS_VIDX_VERSION)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "format version %u (this build reads %u and %u)",
+                        version, HS_VIDX_VERSION_FIXED, HS_VIDX_VERSION);
   if (hs_load_u32le(h + HS_VIDX_H_HEADER_LEN) != HS_VIDX_HEADER_LEN)
     return CORRUPT("header length %u", hs_load_u32le(h + HS_VIDX_H_HEADER_LEN));
   x->dim = hs_load_u32le(h + HS_VIDX_H_DIM);
@@ -80,6 +81,9 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   x->code_size = hs_load_u32le(h + HS_VIDX_H_CODE_SIZE);
   uint32_t ns = hs_load_u32le(h + HS_VIDX_H_SECTIONS);
   uint64_t upper_blocks = hs_load_u64le(h + HS_VIDX_H_UPPER_BLOCKS);
+  /* Version 2: layer 0 compact when idw is 3 or 4 (version 1: both 0). */
+  uint32_t idw = hs_load_u32le(h + HS_VIDX_H_LINK0_IDW);
+  uint64_t link_ids = hs_load_u64le(h + HS_VIDX_H_LINK0_IDS);
   if (x->dim == 0 || x->dim > HS_VIDX_MAX_DIM) return CORRUPT("dimension %u", x->dim);
   if (metric != HS_METRIC_L2 && metric != HS_METRIC_L2SQ && metric != HS_METRIC_IP &&
       metric != HS_METRIC_COSINE && metric != HS_METRIC_L1)
@@ -99,6 +103,15 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   x->quant_kind = (hs_quant_kind)quant;
   if ((quant == HS_QUANT_NONE) != (x->code_size == 0) || x->code_size > 4 * HS_VIDX_MAX_DIM + 4)
     return CORRUPT("code size %u for quantizer kind %u", x->code_size, quant);
+  if (version == HS_VIDX_VERSION_FIXED ? (idw != 0 || link_ids != 0)
+                                       : (idw != 0 && idw != 3 && idw != 4))
+    return CORRUPT("layer-0 id width %u (%llu ids) in a version %u file", idw,
+                   (unsigned long long)link_ids, version);
+  if (idw != 0 && (link_ids > (uint64_t)x->n * x->m0 || (idw == 3 && x->n > (1u << 24))))
+    return CORRUPT("compact layer 0: %llu ids of %u bytes for %u nodes of degree %u",
+                   (unsigned long long)link_ids, idw, x->n, x->m0);
+  if (idw == 0 && link_ids != 0)
+    return CORRUPT("%llu layer-0 ids without a compact layer 0", (unsigned long long)link_ids);
   if (ns < 6 || ns > HS_VIDX_S_MAX) return CORRUPT("%u sections", ns);
   uint64_t table_len = (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
   if (len < HS_VIDX_HEADER_LEN + table_len) return CORRUPT("section table past the end");
@@ -116,7 +129,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   want[HS_VIDX_S_ROWS] = n * 4;
   want[HS_VIDX_S_VECTORS] = n * dim * 4;
   want[HS_VIDX_S_LEVELS] = n;
-  want[HS_VIDX_S_LINKS0] = n * (1 + (uint64_t)x->m0) * 4;
+  want[HS_VIDX_S_LINKS0] = idw ? (n + 1) * 4 + link_ids * idw : n * (1 + (uint64_t)x->m0) * 4;
   want[HS_VIDX_S_UPPER] = upper_blocks * (1 + (uint64_t)x->m) * 4;
   want[HS_VIDX_S_PARTS] = (uint64_t)x->n_parts * 16;
   want[HS_VIDX_S_CENTROIDS] = x->n_parts > 1 ? (uint64_t)x->n_parts * dim * 4 : 0;
@@ -197,7 +210,13 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   g->space = hs_vidx_space(x->metric);
   g->vectors = x->lean ? NULL : (const float *)sec[HS_VIDX_S_VECTORS];
   g->levels = sec[HS_VIDX_S_LEVELS];
-  g->links0 = (uint32_t *)sec[HS_VIDX_S_LINKS0];
+  if (idw == 0) {
+    g->links0 = (uint32_t *)sec[HS_VIDX_S_LINKS0];
+  } else { /* offsets, then the ids (read only through hs_hnsw_neighbours_ro) */
+    g->off0 = (const uint32_t *)sec[HS_VIDX_S_LINKS0];
+    g->ids0 = sec[HS_VIDX_S_LINKS0] + (n + 1) * 4;
+    g->idw = idw;
+  }
   g->upper = (uint32_t *)sec[HS_VIDX_S_UPPER];
   g->upper_blocks = upper_blocks;
   g->codes = x->codes;
@@ -236,10 +255,19 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   if (blocks != upper_blocks)
     return CORRUPT("levels need %llu upper blocks, the file has %llu", (unsigned long long)blocks,
                    (unsigned long long)upper_blocks);
-  /* Link counts within capacity: search reads only [1, 1 + count). */
+  /* Link counts within capacity: search reads only [1, 1 + count); a
+   * compact layer 0's offsets ascend from 0 to its id count. */
+  if (g->off0 != NULL && (g->off0[0] != 0 || g->off0[n] != link_ids))
+    return CORRUPT("compact layer 0: offsets span [%u, %u), expected [0, %llu)", g->off0[0],
+                   g->off0[n], (unsigned long long)link_ids);
   for (uint32_t i = 0; i < x->n; i++) {
-    if (hs_hnsw_links(g, i, 0)[0] > x->m0)
+    if (g->off0 != NULL) {
+      if (g->off0[i + 1] < g->off0[i] || g->off0[i + 1] - g->off0[i] > x->m0)
+        return CORRUPT("compact layer 0: node %u has offsets [%u, %u) (degree at most %u)", i,
+                       g->off0[i], g->off0[i + 1], x->m0);
+    } else if (hs_hnsw_links(g, i, 0)[0] > x->m0) {
       return CORRUPT("node %u: %u links on layer 0", i, hs_hnsw_links(g, i, 0)[0]);
+    }
     for (uint32_t l = 1; l <= g->levels[i]; l++)
       if (hs_hnsw_links(g, i, l)[0] > x->m)
         return CORRUPT("node %u: %u links on layer %u", i, hs_hnsw_links(g, i, l)[0], l);
@@ -360,9 +388,10 @@ hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
       if (g->levels[i] > p->max_level)
         return CORRUPT("node %u: level %u above its partition's %u", i, g->levels[i], p->max_level);
       for (uint32_t l = 0; l <= g->levels[i]; l++) {
-        const uint32_t *blk = hs_hnsw_links(g, i, l);
-        for (uint32_t j = 0; j < blk[0]; j++) {
-          uint32_t nb = blk[1 + j];
+        uint32_t buf[2 * HS_HNSW_MAX_M], cnt;
+        const uint32_t *blk = hs_hnsw_neighbours_ro(g, i, l, buf, &cnt);
+        for (uint32_t j = 0; j < cnt; j++) {
+          uint32_t nb = blk[j];
           if (nb == i) return CORRUPT("node %u links to itself on layer %u", i, l);
           if (nb < p->start || nb - p->start >= p->count)
             return CORRUPT("node %u: neighbour %u outside partition %u", i, nb, pi);
@@ -370,7 +399,7 @@ hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
             return CORRUPT("node %u: neighbour %u on layer %u has level %u", i, nb, l,
                            g->levels[nb]);
           for (uint32_t t = 0; t < j; t++)
-            if (blk[1 + t] == nb) return CORRUPT("node %u: neighbour %u twice", i, nb);
+            if (blk[t] == nb) return CORRUPT("node %u: neighbour %u twice", i, nb);
         }
       }
     }
