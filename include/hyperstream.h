@@ -304,6 +304,20 @@ hs_status hs_table_refresh(hs_table *table, hs_error *err);
 hs_status hs_table_append(hs_table *table, struct ArrowArrayStream *stream,
                           int64_t *snapshot_id_out, hs_error *err);
 
+/* What one append wrote, kept so that its scalar indexes can be built from
+ * memory (hs_table_index_build_options.appended) instead of re-reading and
+ * decoding the data file. Owns the batches (their buffers stay alive). */
+typedef struct hs_table_appended hs_table_appended;
+
+/* hs_table_append that also returns, in *kept, the batches it wrote with
+ * the input's schema and the committed data file's path and size. *kept is
+ * NULL when nothing was committed, and for appends that write one file per
+ * partition or sort their rows (partitioned or sorted tables: batch rows
+ * are not file rows there). Free with hs_table_appended_free. */
+hs_status hs_table_append_keep(hs_table *table, struct ArrowArrayStream *stream,
+                               int64_t *snapshot_id_out, hs_table_appended **kept, hs_error *err);
+void hs_table_appended_free(hs_table_appended *kept); /* accepts NULL */
+
 /* Stream the rows of snapshot `snapshot_id` (-1: the current snapshot; a
  * table without snapshots yields no rows), projected to `columns` (top-level
  * names, NULL for all). Files are read in manifest order. *out is owned by
@@ -646,6 +660,13 @@ typedef struct hs_table_index_build_options {
   hs_table_index_progress_fn progress; /* may be NULL */
   void *progress_ctx;
   int skip_vector; /* non-zero: scalar kinds only (Python builds vector kinds itself) */
+  /* Non-NULL: build only the data files of these appends (those still
+   * missing an index), from their kept batches where a column's Arrow type
+   * is the one the file reads back as (else from the file); the current
+   * snapshot is not planned. The index files are byte-identical to a build
+   * from the data file. */
+  const hs_table_appended *const *appended;
+  size_t n_appended;
 } hs_table_index_build_options;
 
 /* Build the configured scalar indexes missing for the current snapshot's

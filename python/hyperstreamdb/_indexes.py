@@ -116,12 +116,17 @@ def _is_scalar_type(t: pa.DataType) -> bool:
 
 
 def _build_all(uri: str, factory: Any, columns: Optional[Sequence[str]] = None,
-               progress: Any = None) -> int:
+               progress: Any = None, appended: Optional[List[Any]] = None) -> int:
     """Build every configured index missing for the current snapshot's files
     (or those of `columns`): the scalar ones in one C build (files in
     parallel), then each vector one through ``_build_vector_index`` of a
     fresh ``factory(uri)`` table. All are attempted; the first error is
-    raised after. Returns the number of index files written."""
+    raised after. Returns the number of index files written.
+
+    `appended`: what ``TableHandle.append(keep=True)`` kept of the writes
+    since the last build: the scalar build then covers only those files and
+    indexes them from the written batches (no re-read of the Parquet data;
+    the same index bytes)."""
     t = factory(uri)
     conf = t._ix_config()
     wanted = None if columns is None else set(columns)
@@ -136,7 +141,11 @@ def _build_all(uri: str, factory: Any, columns: Optional[Sequence[str]] = None,
     built, first_error = 0, None
     if scalar:
         try:
-            built += _core.index_build(uri, None if columns is None else scalar, progress)
+            if appended is not None:
+                built += _core.index_build(uri, None if columns is None else scalar, None,
+                                           appended=appended)
+            else:
+                built += _core.index_build(uri, None if columns is None else scalar, progress)
         except Exception as e:  # noqa: BLE001 - vector builds still run
             first_error = e
     builder = getattr(t, "_build_vector_index", None)
@@ -161,9 +170,19 @@ class _BuildState:
         self.running = False
         self.errors: List[BaseException] = []
         self.files_built = 0
+        # Kept appends (batches in memory) to index, unless a pass over the
+        # whole snapshot is due (`full`: a write that kept nothing, or init).
+        self.kept: List[Any] = []
+        self.full = False
 
-    def schedule(self) -> None:
+    def schedule(self, kept: Any = None) -> None:
+        """Request a build pass: over the kept append `kept` (from
+        ``TableHandle.append(keep=True)``), or, with None, over every file."""
         with self.cond:
+            if kept is None:
+                self.full = True
+            else:
+                self.kept.append(kept)
             self.pending = True
             if self.running:
                 return
@@ -179,8 +198,10 @@ class _BuildState:
                     self.cond.notify_all()
                     return
                 self.pending = False
+                kept, self.kept = self.kept, []
+                full, self.full = self.full, False
             try:
-                n = _build_all(self.uri, self.factory)
+                n = _build_all(self.uri, self.factory, appended=None if full else kept)
                 with self.cond:
                     self.files_built += n
             except BaseException as e:  # kept for wait_for_indexes()
@@ -256,6 +277,7 @@ class IndexMethods:
                 builder(column, k, **params)
             return
         _core.index_add(self._uri, column, kind, json.dumps(params) if params else None)
+        self.__dict__["_ix_last_config"] = True
         if build:
             self._ix_backfill([column], progress)
 
@@ -317,13 +339,21 @@ class IndexMethods:
         bar = _progress_for(progress, f"indexing {os.path.basename(self._uri) or self._uri}")
         return _build_all(self._uri, type(self), columns, bar)
 
-    def _index_after_write(self) -> None:
+    def _index_wanted(self) -> bool:
+        """Whether a write should keep its batches for the index build (a
+        guess from the last known configuration; wrong guesses cost a re-read
+        or a moment of extra memory, never a wrong index)."""
+        return self._index_all or bool(self.__dict__.get("_ix_last_config"))
+
+    def _index_after_write(self, kept: Any = None) -> None:
         """Called by ``write()`` after its commit: configure ``index_all``
-        columns, then build the new files' indexes in the background."""
+        columns, then build the new files' indexes in the background (from
+        `kept`, the written batches, when the write kept them)."""
         try:
             conf = self._ix_config()
         except (OSError, ValueError):
             return  # the scan path reads unindexed; wait_for_indexes() reports errors
+        self.__dict__["_ix_last_config"] = bool(conf)
         if self._index_all:
             have = {c["column"] for c in conf}
             for f in self.schema:  # type: ignore[attr-defined]
@@ -331,7 +361,7 @@ class IndexMethods:
                     _core.index_add(self._uri, f.name, "inverted", None)
                     conf.append({"kind": "inverted"})
         if conf:
-            self._ix_state().schedule()
+            self._ix_state().schedule(kept)
 
     def wait_for_indexes(self, timeout: Optional[float] = None) -> None:
         """Block until every configured index covers every data file of the

@@ -402,9 +402,18 @@ class Table(IndexMethods):
                 if not self._load():  # another writer created it first: append to theirs
                     raise
             target = self.schema
-        sid = self._handle.append(_conform(reader, target))
+        # Data already in memory (not a stream) is kept for the background
+        # index build, which then need not re-read the file just written.
+        keep = not isinstance(data, pa.RecordBatchReader) and (
+            table is not None or isinstance(data, (pa.Table, pa.RecordBatch))) \
+            and self._index_wanted()
+        kept = None
+        if keep:
+            sid, kept = self._handle.append(_conform(reader, target), keep=True)
+        else:
+            sid = self._handle.append(_conform(reader, target))
         if sid is not None:
-            self._index_after_write()  # indexes of the new files: built in the background
+            self._index_after_write(kept)  # new files' indexes: built in the background
         return sid
 
     def write_arrow(self, data: Any) -> Optional[int]:

@@ -16,6 +16,10 @@
 
 #include "hyperstream.h"
 
+/* Capsule name of what TableHandle.append(keep=True) keeps (an
+ * hs_table_appended *) for index_build(appended=...). */
+#define HS_PY_APPENDED_CAPSULE "hyperstreamdb.appended"
+
 /* Exception classes, created at module init and owned by the module. */
 extern PyObject *hs_py_error;         /* HyperStreamError(Exception) */
 extern PyObject *hs_py_corrupt_error; /* CorruptFileError */

@@ -150,19 +150,46 @@ static int hs_py_ix_on_progress(void *ctx, int64_t done, int64_t total) {
 
 static PyObject *hs_py_index_build(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
-  static char *kwlist[] = {"uri", "columns", "progress", "threads", NULL};
-  PyObject *uri, *cols_obj = Py_None, *progress = Py_None;
+  static char *kwlist[] = {"uri", "columns", "progress", "threads", "appended", NULL};
+  PyObject *uri, *cols_obj = Py_None, *progress = Py_None, *app_obj = Py_None;
   unsigned int threads = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOI:index_build", kwlist, &uri, &cols_obj,
-                                   &progress, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOIO:index_build", kwlist, &uri, &cols_obj,
+                                   &progress, &threads, &app_obj))
     return NULL;
   if (progress != Py_None && !PyCallable_Check(progress))
     return hs_py_raise_msg(hs_py_invalid_error, "progress must be callable(done, total)");
+  /* appended: capsules of TableHandle.append(keep=True), held (app_seq)
+   * while the build runs without the GIL. */
+  PyObject *app_seq = NULL;
+  const hs_table_appended **app = NULL;
+  Py_ssize_t n_app = 0;
+  if (app_obj != Py_None) {
+    app_seq = PySequence_Fast(app_obj, "appended must be a list of kept appends");
+    if (app_seq == NULL) return NULL;
+    n_app = PySequence_Fast_GET_SIZE(app_seq);
+    app = PyMem_Calloc((size_t)n_app + 1, sizeof *app);
+    if (app == NULL) {
+      Py_DECREF(app_seq);
+      return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n_app; i++) {
+      app[i] = PyCapsule_GetPointer(PySequence_Fast_GET_ITEM(app_seq, i), HS_PY_APPENDED_CAPSULE);
+      if (app[i] == NULL) {
+        PyMem_Free(app);
+        Py_DECREF(app_seq);
+        return NULL;
+      }
+    }
+  }
   char **cols = NULL;
   Py_ssize_t n_cols = 0;
   if (cols_obj != Py_None) {
     PyObject *seq = PySequence_Fast(cols_obj, "columns must be a list of str");
-    if (seq == NULL) return NULL;
+    if (seq == NULL) {
+      PyMem_Free(app);
+      Py_XDECREF(app_seq);
+      return NULL;
+    }
     n_cols = PySequence_Fast_GET_SIZE(seq);
     cols = PyMem_Calloc((size_t)n_cols + 1, sizeof *cols);
     for (Py_ssize_t i = 0; cols != NULL && i < n_cols; i++) {
@@ -177,7 +204,11 @@ static PyObject *hs_py_index_build(PyObject *self, PyObject *args, PyObject *kwa
       }
     }
     Py_DECREF(seq);
-    if (cols == NULL) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    if (cols == NULL) {
+      PyMem_Free(app);
+      Py_XDECREF(app_seq);
+      return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
   }
   PyObject *path = NULL;
   hs_table *t = hs_py_ix_open(uri, &path);
@@ -188,6 +219,8 @@ static PyObject *hs_py_index_build(PyObject *self, PyObject *args, PyObject *kwa
   bo.n_columns = (size_t)n_cols;
   bo.threads = threads;
   bo.skip_vector = 1; /* hyperstreamdb builds vector kinds through Table._build_vector_index */
+  bo.appended = app;
+  bo.n_appended = (size_t)n_app;
   if (progress != Py_None) {
     bo.progress = hs_py_ix_on_progress;
     bo.progress_ctx = &pg;
@@ -203,6 +236,8 @@ static PyObject *hs_py_index_build(PyObject *self, PyObject *args, PyObject *kwa
   }
   for (Py_ssize_t i = 0; cols != NULL && i < n_cols; i++) hs_free(cols[i]);
   PyMem_Free(cols);
+  PyMem_Free(app);
+  Py_XDECREF(app_seq);
   if (t == NULL) return NULL;
   PyObject *r = NULL;
   if (pg.failed) {
@@ -303,9 +338,11 @@ static PyMethodDef hs_py_indexes_methods[] = {
      "index_list(uri) -> list of dict\n\n"
      "Configured (and registry-only) indexes with files_indexed / files_total."},
     {"index_build", (PyCFunction)(void (*)(void))hs_py_index_build, METH_VARARGS | METH_KEYWORDS,
-     "index_build(uri, columns=None, progress=None, threads=0) -> int\n\n"
+     "index_build(uri, columns=None, progress=None, threads=0, appended=None) -> int\n\n"
      "Build missing configured scalar indexes; returns index files written.\n"
-     "progress(done, total) is called from worker threads; truthy cancels."},
+     "progress(done, total) is called from worker threads; truthy cancels.\n"
+     "appended: kept appends (TableHandle.append(keep=True)): only their files, built\n"
+     "from the kept batches where the types fit (no progress calls then)."},
     {"explain", (PyCFunction)(void (*)(void))hs_py_explain, METH_VARARGS | METH_KEYWORDS,
      "explain(uri, filter=None, snapshot_id=None) -> dict\n\n"
      "Run the filtered scan and return its scan, page and index counters."},

@@ -226,10 +226,15 @@ static PyObject *hs_py_table_opt(int64_t v) {
   return PyLong_FromLongLong((long long)v);
 }
 
+static void hs_py_appended_free(PyObject *cap) {
+  hs_table_appended_free(PyCapsule_GetPointer(cap, HS_PY_APPENDED_CAPSULE));
+}
+
 static PyObject *hs_py_table_append(hs_py_table *self, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"data", NULL};
+  static char *kwlist[] = {"data", "keep", NULL};
   PyObject *data;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:append", kwlist, &data)) return NULL;
+  int keep = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:append", kwlist, &data, &keep)) return NULL;
   struct ArrowArrayStream stream;
   if (hs_py_table_take(data, "__arrow_c_stream__", "arrow_array_stream", &stream, sizeof stream,
                        offsetof(struct ArrowArrayStream, release)) < 0) {
@@ -237,12 +242,32 @@ static PyObject *hs_py_table_append(hs_py_table *self, PyObject *args, PyObject 
   }
   int64_t sid = -1;
   hs_error err = {0};
+  hs_table_appended *kept = NULL;
   PyThreadState *ts = hs_py_table_enter(self);
-  hs_status st = hs_table_append(self->table, &stream, &sid, &err); /* consumes the stream */
+  /* consumes the stream */
+  hs_status st = hs_table_append_keep(self->table, &stream, &sid, keep ? &kept : NULL, &err);
   hs_py_table_leave(self, ts);
   if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
-  if (sid < 0) Py_RETURN_NONE;
-  return PyLong_FromLongLong((long long)sid);
+  PyObject *sid_obj = sid < 0 ? (Py_INCREF(Py_None), Py_None) : PyLong_FromLongLong((long long)sid);
+  if (!keep || sid_obj == NULL) {
+    hs_table_appended_free(kept);
+    return sid_obj;
+  }
+  PyObject *cap = Py_None;
+  if (kept != NULL) {
+    cap = PyCapsule_New(kept, HS_PY_APPENDED_CAPSULE, hs_py_appended_free);
+    if (cap == NULL) {
+      hs_table_appended_free(kept);
+      Py_DECREF(sid_obj);
+      return NULL;
+    }
+  } else {
+    Py_INCREF(cap);
+  }
+  PyObject *r = PyTuple_Pack(2, sid_obj, cap);
+  Py_DECREF(sid_obj);
+  Py_DECREF(cap);
+  return r;
 }
 
 static PyObject *hs_py_table_scan(hs_py_table *self, PyObject *args, PyObject *kwargs) {
@@ -602,10 +627,12 @@ static PyObject *hs_py_table_repr(hs_py_table *self) {
 
 static PyMethodDef hs_py_table_methods[] = {
     {"append", (PyCFunction)(void (*)(void))hs_py_table_append, METH_VARARGS | METH_KEYWORDS,
-     "append(data) -> int | None\n\n"
+     "append(data, keep=False) -> int | None\n\n"
      "Append every batch of `data` (an object with __arrow_c_stream__, consumed) as one\n"
      "snapshot; its id, or None when the data had no rows. A schema that differs from\n"
-     "the table's raises SchemaError and writes nothing."},
+     "the table's raises SchemaError and writes nothing. keep=True returns (id, kept):\n"
+     "kept holds the written batches and data file for index_build(appended=[...])\n"
+     "(None for partitioned or sorted tables and empty data)."},
     {"scan", (PyCFunction)(void (*)(void))hs_py_table_scan, METH_VARARGS | METH_KEYWORDS,
      "scan(snapshot_id=None, columns=None, filter=None, limit=-1, batch_rows=0) -> TableStream\n\n"
      "Stream the rows of a snapshot (None: the current one) matching the SQL boolean\n"

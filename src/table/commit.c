@@ -573,9 +573,21 @@ static void backoff(int attempt) {
   nanosleep(&ts, NULL);
 }
 
-/* Write the stream's batches to c->data_path. Sets records and file size. */
+void hs_table_appended_free(hs_table_appended *a) {
+  if (a == NULL) return;
+  for (size_t i = 0; i < a->n_batches; i++)
+    if (a->batches[i].release != NULL) a->batches[i].release(&a->batches[i]);
+  hs_free(a->batches);
+  hs_arrow_schema_release(&a->schema);
+  hs_free(a->data_path);
+  hs_free(a);
+}
+
+/* Write the stream's batches to c->data_path. Sets records and file size.
+ * With `keep`, each batch written is moved into it instead of released. */
 static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
-                            const struct ArrowSchema *stamped, hs_error *err) {
+                            const struct ArrowSchema *stamped, hs_table_appended *keep,
+                            hs_error *err) {
   hs_parquet_write_options po;
   hs_parquet_write_options_init(&po);
   hs_table_parquet_options(c->t, &po);
@@ -597,7 +609,23 @@ static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
     st = hs_arrow_array_validate(stamped, &batch, err);
     if (st == HS_OK) st = hs_parquet_writer_write(w, &batch, err);
     c->records += batch.length;
-    batch.release(&batch);
+    if (st == HS_OK && keep != NULL && batch.length > 0) {
+      if (keep->n_batches == keep->cap) {
+        size_t cap = keep->cap ? 2 * keep->cap : 8;
+        struct ArrowArray *nb = hs_realloc(keep->batches, cap * sizeof *nb);
+        if (nb == NULL) {
+          st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
+        } else {
+          keep->batches = nb;
+          keep->cap = cap;
+        }
+      }
+      if (st == HS_OK) {
+        keep->batches[keep->n_batches++] = batch; /* moved */
+        batch.release = NULL;
+      }
+    }
+    if (batch.release != NULL) batch.release(&batch);
     if (st != HS_OK) break;
     hs_table_crash_point();
   }
@@ -727,8 +755,25 @@ static hs_status pin_and_reload(append_ctx *c, hs_error *err) {
   return st;
 }
 
+static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *snapshot_id_out,
+                        hs_table_appended **kept, hs_error *err);
+
 hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t *snapshot_id_out,
                           hs_error *err) {
+  return append(t, stream, snapshot_id_out, NULL, err);
+}
+
+hs_status hs_table_append_keep(hs_table *t, struct ArrowArrayStream *stream,
+                               int64_t *snapshot_id_out, hs_table_appended **kept, hs_error *err) {
+  if (kept == NULL) return append(t, stream, snapshot_id_out, NULL, err);
+  *kept = NULL;
+  return append(t, stream, snapshot_id_out, kept, err);
+}
+
+/* The append; with `kept`, the single-file path keeps its batches (and the
+ * input schema) and hands them back with the committed file's path/size. */
+static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *snapshot_id_out,
+                        hs_table_appended **kept, hs_error *err) {
   if (snapshot_id_out) *snapshot_id_out = -1;
   if (stream == NULL || stream->release == NULL) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "append: no stream");
@@ -749,6 +794,7 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
   bool committed = false;
   hs_status st = HS_OK;
   char uuid[37];
+  hs_table_appended *keep = NULL;
 
   /* Start from the latest version: fewer lost races. Versions are published
    * in order, so when v{N+1} does not exist the handle's vN is the latest
@@ -795,7 +841,11 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
   } else {
     if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
     snprintf(c.data_path, sizeof c.data_path, "%s/data/00000-0-%s.parquet", t->root, uuid);
-    if ((st = write_data(&c, stream, &stamped, err)) != HS_OK) {
+    if (kept != NULL && (keep = hs_calloc(1, sizeof *keep)) == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
+      goto done;
+    }
+    if ((st = write_data(&c, stream, &stamped, keep, err)) != HS_OK) {
       c.data_path[0] = '\0'; /* the writer removed it */
       goto done;
     }
@@ -831,8 +881,17 @@ hs_status hs_table_append(hs_table *t, struct ArrowArrayStream *stream, int64_t 
     st = commit_attempt(&c, attempt, &committed, err);
   }
   if (committed && snapshot_id_out) *snapshot_id_out = c.snapshot_id;
+  if (committed && keep != NULL && (keep->data_path = hs_strdup(c.data_path)) != NULL) {
+    keep->file_size = c.file_size;
+    keep->records = c.records;
+    keep->schema = in; /* moved: the input's own types, as the batches have them */
+    memset(&in, 0, sizeof in);
+    *kept = keep;
+    keep = NULL;
+  }
 
 done:
+  hs_table_appended_free(keep);
   if (c.data_fd >= 0) close(c.data_fd);
   if (c.manifest_fd >= 0) close(c.manifest_fd);
   if (!committed) {

@@ -480,7 +480,10 @@ hs_status hs_table_build_configured_indexes(hs_table *table,
     specs[n].block_rows = c->block_rows;
     n++;
   }
-  if (st == HS_OK && n > 0)
+  if (st == HS_OK && n > 0 && opts->appended != NULL)
+    st = hs_table_index_build_appended(table, specs, n, true, opts->threads, opts->appended,
+                                       opts->n_appended, files_built, err);
+  else if (st == HS_OK && n > 0)
     st = hs_table_index_build(table, specs, n, true, opts->threads, opts->progress,
                               opts->progress_ctx, files_built, err);
   /* Vector kinds: the vector index builder, one column at a time; all are

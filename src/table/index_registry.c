@@ -369,6 +369,85 @@ hs_status hs_table_index_register(hs_table *t, const hs_table_index_entry *add, 
   return hs_table_commit_metadata(t, "register indexes", registry_edit, &rq, err);
 }
 
+/* A data file's columns, in memory: borrowed per-column chunk lists. */
+typedef struct col_arrays {
+  size_t nc, n_chunks;
+  const struct ArrowSchema **fields;
+  const struct ArrowArray **col_chunks;
+  struct ArrowArray *chunks; /* nc * n_chunks shallow copies (borrowed buffers) */
+} col_arrays;
+
+static void col_arrays_free(col_arrays *ca) {
+  hs_free(ca->fields);
+  hs_free(ca->col_chunks);
+  hs_free(ca->chunks);
+  memset(ca, 0, sizeof *ca);
+}
+
+/* ca over `nc` fields and the children `child[c]` of each of n_b struct
+ * batches (shallow copies: the batches keep ownership). */
+static hs_status col_arrays_make(col_arrays *ca, size_t nc, const struct ArrowSchema *const *fields,
+                                 const size_t *child, const struct ArrowArray *batches, size_t n_b,
+                                 hs_error *err) {
+  memset(ca, 0, sizeof *ca);
+  ca->nc = nc;
+  ca->n_chunks = n_b;
+  ca->fields = hs_malloc((nc ? nc : 1) * sizeof *ca->fields);
+  ca->col_chunks = hs_malloc((nc ? nc : 1) * sizeof *ca->col_chunks);
+  ca->chunks = hs_malloc((nc ? nc : 1) * (n_b ? n_b : 1) * sizeof *ca->chunks);
+  if (ca->fields == NULL || ca->col_chunks == NULL || ca->chunks == NULL) {
+    col_arrays_free(ca);
+    return hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
+  }
+  for (size_t c = 0; c < nc; c++) {
+    for (size_t i = 0; i < n_b; i++) ca->chunks[c * n_b + i] = *batches[i].children[child[c]];
+    ca->col_chunks[c] = ca->chunks + c * n_b;
+    ca->fields[c] = fields[c];
+  }
+  return HS_OK;
+}
+
+/* Build the index of ca's columns (options from copts by column name) and
+ * write it as a new fsynced <root>/index/<uuid>.puffin; its path in
+ * *index_path (arena). */
+static hs_status build_write(const hs_table *t, const col_arrays *ca, char **cols,
+                             const hs_sidx_column_options *copts, size_t n_cols, uint32_t threads,
+                             hs_arena *arena, char **index_path, hs_error *err) {
+  hs_sidx_builder *b = NULL;
+  hs_buf out;
+  hs_buf_init(&out);
+  hs_status st = hs_sidx_builder_create(&b, err);
+  hs_sidx_column_options *o = NULL;
+  if (st == HS_OK && ca->nc > 0 && (o = hs_calloc(ca->nc, sizeof *o)) == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
+  for (size_t c = 0; st == HS_OK && c < ca->nc; c++)
+    for (size_t k = 0; copts != NULL && k < n_cols; k++)
+      if (strcmp(cols[k], ca->fields[c]->name) == 0) o[c] = copts[k];
+  if (st == HS_OK)
+    st = hs_sidx_builder_add_columns(b, ca->nc, ca->fields, NULL, ca->col_chunks, ca->n_chunks, o,
+                                     threads, err);
+  hs_free(o);
+  if (st == HS_OK) st = hs_sidx_builder_finish(b, &out, err);
+  char uuid[37];
+  if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
+  if (st == HS_OK) {
+    size_t cap = strlen(t->root) + 64;
+    char *dir = hs_arena_alloc(arena, cap), *p = hs_arena_alloc(arena, cap);
+    if (dir == NULL || p == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
+    } else {
+      snprintf(dir, cap, "%s/index", t->root);
+      snprintf(p, cap, "%s/index/%s.puffin", t->root, uuid);
+      st = hs_fs_mkdirs(dir, err);
+      if (st == HS_OK) st = hs_fs_write_file(p, out.data, out.len, err);
+      *index_path = p;
+    }
+  }
+  hs_buf_free(&out);
+  hs_sidx_builder_free(b);
+  return st;
+}
+
 /* Read `cols` of data file `path` and write their index as a new fsynced
  * <root>/index/<uuid>.puffin; its path in *index_path (arena). */
 static hs_status build_one(const hs_table *t, const char *path, char **cols,
@@ -385,11 +464,8 @@ static hs_status build_one(const hs_table *t, const char *path, char **cols,
   memset(&stream, 0, sizeof stream);
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);
-  struct ArrowArray *batches = NULL, *chunks = NULL;
+  struct ArrowArray *batches = NULL;
   size_t n_b = 0;
-  hs_sidx_builder *b = NULL;
-  hs_buf out;
-  hs_buf_init(&out);
   st = hs_parquet_reader_stream(rd, &ro, &stream, err);
   if (st == HS_OK && stream.get_schema(&stream, &schema) != 0)
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema", path);
@@ -411,58 +487,79 @@ static hs_status build_one(const hs_table *t, const char *path, char **cols,
     batches = nb;
     batches[n_b++] = a;
   }
-  if (st == HS_OK) st = hs_sidx_builder_create(&b, err);
-  /* Per column: borrowed shallow copies of each batch's child, its field
-   * and options; all columns built at once on `threads` threads. */
+  /* Per column: borrowed shallow copies of each batch's child; all
+   * columns built at once on `threads` threads. */
   size_t nc = st == HS_OK && schema.n_children > 0 ? (size_t)schema.n_children : 0;
-  const struct ArrowArray **col_chunks = NULL;
-  const struct ArrowSchema **fields = NULL;
-  hs_sidx_column_options *o = NULL;
-  if (nc > 0) {
-    chunks = hs_malloc(nc * (n_b ? n_b : 1) * sizeof *chunks);
-    col_chunks = hs_malloc(nc * sizeof *col_chunks);
-    fields = hs_malloc(nc * sizeof *fields);
-    o = hs_calloc(nc, sizeof *o);
-    if (chunks == NULL || col_chunks == NULL || fields == NULL || o == NULL)
-      st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
-  }
-  for (size_t c = 0; st == HS_OK && c < nc; c++) {
-    for (size_t i = 0; i < n_b; i++) chunks[c * n_b + i] = *batches[i].children[c];
-    col_chunks[c] = chunks + c * n_b;
-    fields[c] = schema.children[c];
-    for (size_t k = 0; copts != NULL && k < n_cols; k++)
-      if (strcmp(cols[k], schema.children[c]->name) == 0) o[c] = copts[k];
-  }
+  col_arrays ca;
+  memset(&ca, 0, sizeof ca);
+  size_t *child = hs_malloc((nc ? nc : 1) * sizeof *child);
+  if (st == HS_OK && child == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
+  for (size_t c = 0; st == HS_OK && c < nc; c++) child[c] = c;
   if (st == HS_OK)
-    st = hs_sidx_builder_add_columns(b, nc, fields, NULL, col_chunks, n_b, o, threads, err);
-  hs_free(col_chunks);
-  hs_free(fields);
-  hs_free(o);
-  if (st == HS_OK) st = hs_sidx_builder_finish(b, &out, err);
-  char uuid[37];
-  if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
-  if (st == HS_OK) {
-    size_t cap = strlen(t->root) + 64;
-    char *dir = hs_arena_alloc(arena, cap), *p = hs_arena_alloc(arena, cap);
-    if (dir == NULL || p == NULL) {
-      st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
-    } else {
-      snprintf(dir, cap, "%s/index", t->root);
-      snprintf(p, cap, "%s/index/%s.puffin", t->root, uuid);
-      st = hs_fs_mkdirs(dir, err);
-      if (st == HS_OK) st = hs_fs_write_file(p, out.data, out.len, err);
-      *index_path = p;
-    }
-  }
+    st = col_arrays_make(&ca, nc, (const struct ArrowSchema *const *)schema.children, child,
+                         batches, n_b, err);
+  hs_free(child);
+  if (st == HS_OK) st = build_write(t, &ca, cols, copts, n_cols, threads, arena, index_path, err);
   if (st != HS_OK) hs_error_prefix(err, "build index of %s: ", path);
-  hs_buf_free(&out);
-  hs_sidx_builder_free(b);
-  hs_free(chunks);
+  col_arrays_free(&ca);
   for (size_t i = 0; i < n_b; i++) batches[i].release(&batches[i]);
   hs_free(batches);
   if (schema.release != NULL) schema.release(&schema);
   if (stream.release != NULL) stream.release(&stream);
   hs_parquet_reader_free(rd);
+  return st;
+}
+
+/* Index `cols` of an append's data file from its kept batches. Only when
+ * every column's Arrow format in the batches equals the format the file
+ * reads back as (its footer's schema, cheap: the file was just written):
+ * then the values, hence the keys and the index bytes, are the same as a
+ * build from the file. *used is false (and nothing written) otherwise. */
+static hs_status build_kept(const hs_table *t, const hs_table_appended *k, char **cols,
+                            const hs_sidx_column_options *copts, size_t n_cols, uint32_t threads,
+                            hs_arena *arena, char **index_path, bool *used, hs_error *err) {
+  *used = false;
+  if (k->n_batches == 0 || k->schema.release == NULL) return HS_OK;
+  hs_parquet_reader *rd = NULL;
+  hs_error rerr = {0};
+  if (hs_parquet_reader_open(k->data_path, &rd, &rerr) != HS_OK) return HS_OK; /* read path */
+  struct ArrowSchema fs;
+  memset(&fs, 0, sizeof fs);
+  bool ok = hs_parquet_reader_schema(rd, &fs, &rerr) == HS_OK;
+  hs_parquet_reader_free(rd);
+  size_t *child = hs_malloc((n_cols ? n_cols : 1) * sizeof *child);
+  const struct ArrowSchema **fields = hs_malloc((n_cols ? n_cols : 1) * sizeof *fields);
+  ok = ok && child != NULL && fields != NULL;
+  for (size_t c = 0; ok && c < n_cols; c++) {
+    const struct ArrowSchema *in = NULL, *file = NULL;
+    for (int64_t i = 0; i < k->schema.n_children; i++)
+      if (strcmp(k->schema.children[i]->name, cols[c]) == 0) {
+        in = k->schema.children[i];
+        child[c] = (size_t)i;
+      }
+    for (int64_t i = 0; i < fs.n_children; i++)
+      if (strcmp(fs.children[i]->name, cols[c]) == 0) file = fs.children[i];
+    ok = in != NULL && file != NULL && in->n_children == 0 && file->n_children == 0 &&
+         in->dictionary == NULL && strcmp(in->format, file->format) == 0;
+    fields[c] = in;
+  }
+  for (size_t i = 0; ok && i < k->n_batches; i++)
+    ok = k->batches[i].n_children == k->schema.n_children;
+  hs_status st = HS_OK;
+  if (ok) {
+    col_arrays ca;
+    st = col_arrays_make(&ca, n_cols, fields, child, k->batches, k->n_batches, err);
+    if (st == HS_OK) {
+      st = build_write(t, &ca, cols, copts, n_cols, threads, arena, index_path, err);
+      col_arrays_free(&ca);
+    }
+    if (st != HS_OK) hs_error_prefix(err, "build index of %s: ", k->data_path);
+    *used = true;
+  }
+  hs_free(child);
+  hs_free(fields);
+  hs_arrow_schema_release(&fs);
   return st;
 }
 
@@ -475,6 +572,7 @@ typedef struct build_job {
   size_t n_cols;
   hs_arena arena; /* index path */
   char *index_path;
+  const hs_table_appended *kept; /* build from its batches when they fit */
   hs_status st;
   hs_error err;
 } build_job;
@@ -501,8 +599,14 @@ static void build_worker(void *vctx, size_t begin, size_t end, uint32_t worker) 
       job->err.status = HS_OK;
       continue;
     }
-    job->st = build_one(c->t, job->path, job->cols, job->copts, job->n_cols, c->col_threads,
-                        &job->arena, &job->index_path, &job->err);
+    bool used = false;
+    job->st = HS_OK;
+    if (job->kept != NULL)
+      job->st = build_kept(c->t, job->kept, job->cols, job->copts, job->n_cols, c->col_threads,
+                           &job->arena, &job->index_path, &used, &job->err);
+    if (!used)
+      job->st = build_one(c->t, job->path, job->cols, job->copts, job->n_cols, c->col_threads,
+                          &job->arena, &job->index_path, &job->err);
     pthread_mutex_lock(&c->mu);
     c->done++;
     if (c->progress != NULL && c->progress(c->progress_ctx, c->done, (int64_t)c->n_jobs) != 0)
@@ -511,10 +615,42 @@ static void build_worker(void *vctx, size_t begin, size_t end, uint32_t worker) 
   }
 }
 
+static hs_status index_build(hs_table *t, const hs_table_index_spec *specs, size_t n,
+                             bool configured, uint32_t threads, hs_table_index_progress_fn progress,
+                             void *progress_ctx, const hs_table_appended *const *appended,
+                             size_t n_appended, int64_t *files_built, hs_error *err);
+
 hs_status hs_table_index_build(hs_table *t, const hs_table_index_spec *specs, size_t n,
                                bool configured, uint32_t threads,
                                hs_table_index_progress_fn progress, void *progress_ctx,
                                int64_t *files_built, hs_error *err) {
+  return index_build(t, specs, n, configured, threads, progress, progress_ctx, NULL, 0, files_built,
+                     err);
+}
+
+hs_status hs_table_index_build_appended(hs_table *t, const hs_table_index_spec *specs, size_t n,
+                                        bool configured, uint32_t threads,
+                                        const hs_table_appended *const *appended, size_t n_appended,
+                                        int64_t *files_built, hs_error *err) {
+  if (appended == NULL && n_appended > 0)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "build indexes: no appends");
+  for (size_t i = 0; i < n_appended; i++)
+    if (appended[i] == NULL || appended[i]->data_path == NULL)
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "build indexes: append %zu is empty", i);
+  if (n_appended == 0) {
+    if (files_built != NULL) *files_built = 0;
+    return HS_OK;
+  }
+  return index_build(t, specs, n, configured, threads, NULL, NULL, appended, n_appended,
+                     files_built, err);
+}
+
+/* The build over the current snapshot's files, or with `appended` over
+ * those appends' files only (kept batches used where they fit). */
+static hs_status index_build(hs_table *t, const hs_table_index_spec *specs, size_t n,
+                             bool configured, uint32_t threads, hs_table_index_progress_fn progress,
+                             void *progress_ctx, const hs_table_appended *const *appended,
+                             size_t n_appended, int64_t *files_built, hs_error *err) {
   if (files_built != NULL) *files_built = 0;
   hs_status st = hs_table_refresh(t, err);
   if (st != HS_OK) return st;
@@ -530,16 +666,26 @@ hs_status hs_table_index_build(hs_table *t, const hs_table_index_spec *specs, si
   atomic_init(&c.cancelled, 0);
   hs_table_index_entry *add = NULL;
   size_t n_add = 0;
-  st = hs_table_plan_files(t, -1, &plan, err);
+  if (appended == NULL) st = hs_table_plan_files(t, -1, &plan, err);
+  size_t n_files = appended != NULL ? n_appended : plan.n_files;
   if (st == HS_OK) st = hs_table_index_registry_load(t, NULL, &reg, err);
-  if (st == HS_OK && (c.jobs = hs_calloc(plan.n_files + 1, sizeof *c.jobs)) == NULL)
+  if (st == HS_OK && (c.jobs = hs_calloc(n_files + 1, sizeof *c.jobs)) == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
-  for (size_t f = 0; st == HS_OK && f < plan.n_files; f++) {
-    const hs_table_plan_file *pf = &plan.files[f];
+  for (size_t f = 0; st == HS_OK && f < n_files; f++) {
     build_job *job = &c.jobs[c.n_jobs];
     hs_arena_init(&job->arena);
-    job->path = pf->path;
-    job->size = pf->data_file->file_size_in_bytes;
+    if (appended != NULL) {
+      bool dup = false; /* the same file twice: built once */
+      for (size_t g = 0; g < f; g++)
+        dup = dup || strcmp(appended[g]->data_path, appended[f]->data_path) == 0;
+      if (dup) continue;
+      job->path = appended[f]->data_path;
+      job->size = appended[f]->file_size;
+      job->kept = appended[f];
+    } else {
+      job->path = plan.files[f].path;
+      job->size = plan.files[f].data_file->file_size_in_bytes;
+    }
     job->cols = hs_arena_alloc(&job->arena, n * sizeof(char *));
     job->copts = hs_arena_alloc(&job->arena, n * sizeof *job->copts);
     if (job->cols == NULL || job->copts == NULL) {
@@ -548,7 +694,7 @@ hs_status hs_table_index_build(hs_table *t, const hs_table_index_spec *specs, si
       break;
     }
     for (size_t i = 0; i < n; i++) {
-      if (hs_table_index_lookup(&reg, pf->path, job->size, specs[i].column) != NULL) continue;
+      if (hs_table_index_lookup(&reg, job->path, job->size, specs[i].column) != NULL) continue;
       job->cols[job->n_cols] = (char *)specs[i].column;
       job->copts[job->n_cols].layout = (hs_sidx_layout)specs[i].layout;
       job->copts[job->n_cols].block_rows = specs[i].block_rows;

@@ -261,6 +261,15 @@ const hs_table_index_conf *hs_table_index_config_find(const hs_table_index_confi
                                                       const char *column);
 
 /* One column to index in a build (index_registry.c). */
+/* hs_table_append_keep's result (commit.c). */
+struct hs_table_appended {
+  char *data_path;
+  int64_t file_size, records;
+  struct ArrowSchema schema; /* the input stream's (field names, Arrow types) */
+  struct ArrowArray *batches;
+  size_t n_batches, cap;
+};
+
 typedef struct hs_table_index_spec {
   const char *column;
   int layout;          /* hs_sidx_layout */
@@ -278,6 +287,13 @@ hs_status hs_table_index_build(hs_table *t, const hs_table_index_spec *specs, si
                                bool configured, uint32_t threads,
                                hs_table_index_progress_fn progress, void *progress_ctx,
                                int64_t *files_built, hs_error *err);
+
+/* hs_table_index_build over the files of `appended` only (no plan), built
+ * from their kept batches where possible (hs_table_index_build_options). */
+hs_status hs_table_index_build_appended(hs_table *t, const hs_table_index_spec *specs, size_t n,
+                                        bool configured, uint32_t threads,
+                                        const hs_table_appended *const *appended, size_t n_appended,
+                                        int64_t *files_built, hs_error *err);
 
 /* Metadata edit helper: `m`'s registry becomes a new file holding the
  * registry of `old` with `drop_column` (NULL: none) removed from every
