@@ -25,6 +25,7 @@
 #include "../arrow/arrow.h"
 #include "../common/parallel.h"
 #include "../index/vector/distance.h"
+#include "../table/schema_map.h"
 #include "scan.h"
 #include "vector_search.h"
 
@@ -73,6 +74,22 @@ typedef struct vs_key {
   int64_t row;
 } vs_key;
 
+/* The field id of top-level column `name` of `schema`, or -1. */
+static int32_t vs_field_id(const struct ArrowSchema *schema, const char *name) {
+  for (int64_t i = 0; i < schema->n_children; i++) {
+    const struct ArrowSchema *c = schema->children[i];
+    if (c->name == NULL || strcmp(c->name, name) != 0) continue;
+    int32_t n = 0;
+    const char *v = hs_arrow_metadata_get(c->metadata, "PARQUET:field_id", &n);
+    if (v == NULL || n <= 0 || n > 10) return -1;
+    char buf[12];
+    memcpy(buf, v, (size_t)n);
+    buf[n] = 0;
+    return (int32_t)strtol(buf, NULL, 10);
+  }
+  return -1;
+}
+
 static int key_cmp(const void *a, const void *b) {
   const vs_key *x = a, *y = b;
   if (x->file != y->file) return x->file < y->file ? -1 : 1;
@@ -93,10 +110,9 @@ static hs_status project(const struct ArrowSchema *full, const char *const *name
 /* Read the projected columns of the rows keys[0..n) (sorted, unique) into
  * batches; where[i] is key i's place. *schema is the projected schema
  * (already set from the table when there are no keys). */
-static hs_status fetch_rows(const hs_vs_files *files, const char *const *names, size_t n_names,
-                            const vs_key *keys, size_t n, struct ArrowSchema *schema,
-                            struct ArrowArray **batches, size_t *n_batches, hs_table_row *where,
-                            hs_error *err) {
+static hs_status fetch_rows(const hs_vs_files *files, const hs_colmap_ctx *ctx, const vs_key *keys,
+                            size_t n, struct ArrowSchema *schema, struct ArrowArray **batches,
+                            size_t *n_batches, hs_table_row *where, hs_error *err) {
   hs_status st = HS_OK;
   bool have_schema = false;
   int64_t *rows = hs_malloc((n ? n : 1) * sizeof *rows);
@@ -111,12 +127,21 @@ static hs_status fetch_rows(const hs_vs_files *files, const char *const *names, 
     hs_parquet_reader *r = NULL;
     struct ArrowArrayStream stream;
     memset(&stream, 0, sizeof stream);
+    /* The file's columns by field id (schema_map.h): the first file fixes
+     * the output types, the others must read as those. */
+    hs_colmap map;
+    memset(&map, 0, sizeof map);
+    struct ArrowSchema full;
+    memset(&full, 0, sizeof full);
     st = hs_parquet_reader_open(path, &r, err);
+    if (st == HS_OK) st = hs_parquet_reader_schema(r, &full, err);
+    if (st == HS_OK) st = hs_colmap_build(ctx, schema, &full, have_schema, path, &map, err);
+    hs_arrow_schema_release(&full);
     if (st == HS_OK) {
       hs_parquet_read_options ro;
       hs_parquet_read_options_init(&ro);
-      ro.columns = names;
-      ro.n_columns = n_names;
+      ro.columns = (const char *const *)map.read;
+      ro.n_columns = map.n_read;
       ro.rows = rows;
       ro.n_rows = j - i;
       st = hs_parquet_reader_stream(r, &ro, &stream, err);
@@ -128,14 +153,17 @@ static hs_status fetch_rows(const hs_vs_files *files, const char *const *names, 
     if (st == HS_OK) st = hs_arrow_stream_collect(&stream, &got, &bs, &nb, err);
     if (stream.release != NULL) stream.release(&stream);
     hs_parquet_reader_free(r);
+    for (size_t q = 0; st == HS_OK && !map.identity && q < nb; q++) {
+      struct ArrowArray a;
+      st = hs_colmap_apply(&map, &bs[q], &a, err);
+      bs[q] = a; /* released on failure: a is zeroed */
+    }
     if (st == HS_OK && !have_schema) {
       hs_arrow_schema_release(schema);
-      st = hs_arrow_schema_copy(&got, schema, err);
+      st = hs_arrow_schema_copy(&map.out, schema, err);
       have_schema = st == HS_OK;
-    } else if (st == HS_OK && !hs_arrow_schema_same_shape(&got, schema)) {
-      st = hs_error_set(err, HS_ERR_SCHEMA, "%s: columns or types differ from the first file's",
-                        path);
     }
+    hs_colmap_free(&map);
     hs_arrow_schema_release(&got);
     /* Key i + m is row m of this file's selection: find its batch. */
     size_t m = 0, b = 0;
@@ -288,8 +316,15 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
                           i / dim, i % dim, isnan(queries[i]) ? "NaN" : "infinite");
     }
   }
+  /* The read schema: the snapshot's own for time travel (schema_map.h). */
   struct ArrowSchema tschema;
-  if ((st = hs_table_schema(table, &tschema, err)) != HS_OK) return st;
+  if ((st = hs_table_read_schema_arrow(table, o->snapshot_id, &tschema, err)) != HS_OK) return st;
+  hs_colmap_ctx ctx;
+  if ((st = hs_colmap_ctx_init(table, hs_table_read_schema(table, o->snapshot_id), &ctx, err)) !=
+      HS_OK) {
+    hs_arrow_schema_release(&tschema);
+    return st;
+  }
   hs_vs_column col;
   st = column_check(&tschema, o->column, &col, err);
   if (st == HS_OK && col.fixed && col.width != (int64_t)dim) {
@@ -330,7 +365,8 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   memset(&plan, 0, sizeof plan);
   if (st == HS_OK) st = hs_table_plan_files(table, o->snapshot_id, &plan, err);
   if (st == HS_OK && !o->exact)
-    st = hs_vs_indexed_open(table, &plan, o->column, metric, dim, &ix, err);
+    st = hs_vs_indexed_open(table, &plan, o->column, vs_field_id(&tschema, o->column), metric, dim,
+                            &ix, err);
   if (st == HS_OK && ix.n_indexed > 0 && filtered)
     st = hs_vs_indexed_allow(table, &plan, o->filter, o->column, &ix, &stats.rows_matched, err);
   if (st == HS_OK)
@@ -374,8 +410,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
       if (u == 0 || key_cmp(&keys[u - 1], &keys[i]) != 0) keys[u++] = keys[i];
     n_keys = u;
     if (n_names > 0)
-      st =
-          fetch_rows(&files, names, n_names, keys, n_keys, &proj, &batches, &n_batches, where, err);
+      st = fetch_rows(&files, &ctx, keys, n_keys, &proj, &batches, &n_batches, where, err);
   }
   if (st == HS_OK && total > 0 && n_names > 0) {
     size_t at = 0;
@@ -405,6 +440,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   hs_free(names);
   hs_arrow_schema_release(&proj);
   hs_arrow_schema_release(&tschema);
+  hs_colmap_ctx_free(&ctx);
   if (stats_out != NULL) *stats_out = stats;
   return st;
 }

@@ -92,9 +92,13 @@ typedef struct hs_vs_indexed {
 
 /* Open the registered vector index of `column` of each data file of
  * `plan` (the snapshot's; indexes of `out` follow it); keep those whose metric and dimension match
- * (others, and any that fail to open, are left to the exact path: never an error). */
+ * (others, and any that fail to open, are left to the exact path: never an error). Indexes are
+ * registered by name: once the table has had more than one schema, an index is kept only where
+ * the data file's column of that name is field `field_id` (-1: no check) of the read schema, so
+ * a rename or a new column reusing the name never gets another column's index. */
 hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
-                             hs_metric metric, size_t dim, hs_vs_indexed *out, hs_error *err);
+                             int32_t field_id, hs_metric metric, size_t dim, hs_vs_indexed *out,
+                             hs_error *err);
 /* With a filter: the matching rows of every indexed file (a filtered scan
  * that reads only the filter's columns; pruning as usual). Adds the rows
  * that matched to *rows_matched. */

@@ -140,8 +140,36 @@ static void vx_release(hs_vidx *x) {
 
 /* ------------------------------------------------------- which files */
 
+/* Whether data file `path`'s top-level column `column` is field `id`
+ * (its PARQUET:field_id); false when it cannot tell. */
+static bool file_column_is(const char *path, const char *column, int32_t id) {
+  hs_parquet_reader *r = NULL;
+  hs_error local = {0};
+  if (hs_parquet_reader_open(path, &r, &local) != HS_OK) return false;
+  struct ArrowSchema full;
+  bool same = false;
+  if (hs_parquet_reader_schema(r, &full, &local) == HS_OK) {
+    for (int64_t i = 0; i < full.n_children; i++) {
+      const struct ArrowSchema *c = full.children[i];
+      if (c->name == NULL || strcmp(c->name, column) != 0) continue;
+      int32_t n = 0;
+      const char *v = hs_arrow_metadata_get(c->metadata, "PARQUET:field_id", &n);
+      char buf[12];
+      if (v != NULL && n > 0 && n <= 10) {
+        memcpy(buf, v, (size_t)n);
+        buf[n] = 0;
+        same = strtol(buf, NULL, 10) == id;
+      }
+    }
+    full.release(&full);
+  }
+  hs_parquet_reader_free(r);
+  return same;
+}
+
 hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
-                             hs_metric metric, size_t dim, hs_vs_indexed *out, hs_error *err) {
+                             int32_t field_id, hs_metric metric, size_t dim, hs_vs_indexed *out,
+                             hs_error *err) {
   memset(out, 0, sizeof *out);
   hs_table_index_registry reg;
   memset(&reg, 0, sizeof reg);
@@ -163,6 +191,9 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
     const char *rec =
         hs_table_index_lookup(&reg, pf->path, pf->data_file->file_size_in_bytes, column);
     if (rec == NULL) continue;
+    /* Evolved schemas: the index answers only for the column it was built on. */
+    if (field_id >= 0 && t->meta.n_schemas > 1 && !file_column_is(pf->path, column, field_id))
+      continue;
     char *ipath = NULL;
     hs_vidx *x = NULL;
     bool cached = false;

@@ -290,7 +290,13 @@ def _evolve_our_table(root, new_fields, renames):
     last = meta["last-column-id"]
     for name, typ in new_fields:
         last += 1
-        fields.append({"id": last, "name": name, "required": False, "type": typ})
+        if typ == "list<float>":
+            fields.append({"id": last, "name": name, "required": False,
+                           "type": {"type": "list", "element-id": last + 1, "element": "float",
+                                    "element-required": False}})
+            last += 1
+        else:
+            fields.append({"id": last, "name": name, "required": False, "type": typ})
     sid = max(s["schema-id"] for s in meta["schemas"]) + 1
     meta["schemas"].append({"type": "struct", "schema-id": sid, "fields": fields})
     meta["current-schema-id"] = sid
@@ -337,3 +343,31 @@ def test_index_keyed_by_name_never_answers_for_a_new_column(tmp_path):
     first = t.snapshots()[0].snapshot_id
     assert t.to_arrow(snapshot_id=first).schema.names == ["id", "a", "b"]
     assert t.to_arrow(snapshot_id=first, filter="a = 5").num_rows == before
+
+
+def test_vector_search_by_field_id(tmp_path):
+    """A vector index registered as 'emb' answers only for that column: after
+    emb -> emb_old and a new list<float> 'emb', searching 'emb' finds no rows
+    in the old file (NULL vectors), searching 'emb_old' equals the exact
+    search before the change, and projected renamed columns come back."""
+    np = pytest.importorskip("numpy")
+    root = str(tmp_path / "v")
+    t = hdb.Table(root)
+    rng = np.random.default_rng(3)
+    n, dim = 600, 8
+    vecs = rng.integers(-8, 8, size=(n, dim)).astype(np.float32)
+    t.write(pa.table({"id": pa.array(range(n), pa.int64()),
+                      "label": pa.array([f"l{i % 7}" for i in range(n)]),
+                      "emb": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), dim)}))
+    assert t._build_vector_index("emb", "hnsw", metric="l2") == 1
+    q = rng.integers(-8, 8, size=dim).astype(np.float32)
+    want = t.search("emb", q, k=10, exact=True, columns=["id", "label"])
+    _evolve_our_table(root, [("emb", "list<float>")], {"emb": "emb_old", "label": "tag"})
+    t = hdb.Table(root)
+    assert t.schema.names == ["id", "tag", "emb_old", "emb"]
+    assert t.search("emb", q, k=10).num_rows == 0
+    for exact in (True, False):
+        got = t.search("emb_old", q, k=10, exact=exact, columns=["id", "tag"])
+        assert got.column("id").to_pylist() == want.column("id").to_pylist()
+        assert got.column("tag").to_pylist() == want.column("label").to_pylist()
+        assert got.column("distance").to_pylist() == want.column("distance").to_pylist()
