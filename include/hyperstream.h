@@ -625,6 +625,14 @@ hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan
 hs_status hs_table_add_index(hs_table *table, const char *column, const char *kind,
                              const char *params_json, hs_error *err);
 
+/* hs_table_add_index for n columns in one metadata commit (columns[i] with
+ * kinds[i] and params_json[i]; params_json may be NULL): all are checked
+ * first, and any error commits nothing. A column named twice:
+ * HS_ERR_INVALID_ARG. */
+hs_status hs_table_add_indexes(hs_table *table, const char *const *columns,
+                               const char *const *kinds, const char *const *params_json, size_t n,
+                               hs_error *err);
+
 /* Remove `column`'s configuration and the column from every registry
  * entry in one metadata-only commit: scans stop using its index at once.
  * The index files stay on disk as orphans (like replaced metadata

@@ -287,11 +287,11 @@ class IndexMethods:
         all) and build what is missing; returns the columns newly configured."""
         self._require()  # type: ignore[attr-defined]
         have = {c["column"] for c in self._ix_config()}
-        added = []
-        for f in self.schema:  # type: ignore[attr-defined]
-            if f.name not in have and _is_scalar_type(f.type):
-                _core.index_add(self._uri, f.name, kind, None)
-                added.append(f.name)
+        added = [f.name for f in self.schema  # type: ignore[attr-defined]
+                 if f.name not in have and _is_scalar_type(f.type)]
+        if added:  # one metadata commit for all of them
+            _core.index_add_many(self._uri, added, kind, None)
+            self.__dict__["_ix_last_config"] = True
         if build:
             self._ix_backfill(None, progress)
         return added
@@ -356,10 +356,11 @@ class IndexMethods:
         self.__dict__["_ix_last_config"] = bool(conf)
         if self._index_all:
             have = {c["column"] for c in conf}
-            for f in self.schema:  # type: ignore[attr-defined]
-                if f.name not in have and _is_scalar_type(f.type):
-                    _core.index_add(self._uri, f.name, "inverted", None)
-                    conf.append({"kind": "inverted"})
+            new = [f.name for f in self.schema  # type: ignore[attr-defined]
+                   if f.name not in have and _is_scalar_type(f.type)]
+            if new:  # one metadata commit for all of them
+                _core.index_add_many(self._uri, new, "inverted", None)
+                conf.extend({"kind": "inverted"} for _ in new)
         if conf:
             self._ix_state().schedule(kept)
 

@@ -61,6 +61,59 @@ static PyObject *hs_py_index_add(PyObject *self, PyObject *args, PyObject *kwarg
   return r;
 }
 
+/* index_add_many(uri, columns, kind, params=None): one commit for all. */
+static PyObject *hs_py_index_add_many(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"uri", "columns", "kind", "params", NULL};
+  PyObject *uri, *cols_obj;
+  const char *kind, *params = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOs|z:index_add_many", kwlist, &uri, &cols_obj,
+                                   &kind, &params))
+    return NULL;
+  PyObject *seq = PySequence_Fast(cols_obj, "columns must be a list of str");
+  if (seq == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  const char **cols = PyMem_Calloc((size_t)n + 1, sizeof *cols);
+  const char **kinds = PyMem_Calloc((size_t)n + 1, sizeof *kinds);
+  const char **ps = PyMem_Calloc((size_t)n + 1, sizeof *ps);
+  if (cols == NULL || kinds == NULL || ps == NULL) {
+    PyErr_NoMemory();
+    goto fail;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) { /* borrowed from seq's items, held below */
+    PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+    cols[i] = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    if (cols[i] == NULL) {
+      if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "columns must be str");
+      goto fail;
+    }
+    kinds[i] = kind;
+    ps[i] = params;
+  }
+  PyObject *path = NULL;
+  hs_table *t = hs_py_ix_open(uri, &path);
+  if (t == NULL) goto fail;
+  hs_error err = {0};
+  PyThreadState *ts_ = PyEval_SaveThread();
+  hs_status st = hs_table_add_indexes(t, cols, kinds, ps, (size_t)n, &err);
+  hs_table_free(t);
+  PyEval_RestoreThread(ts_);
+  if (st != HS_OK) hs_py_raise(st, &err, PyBytes_AS_STRING(path));
+  Py_DECREF(path);
+  PyMem_Free(cols);
+  PyMem_Free(kinds);
+  PyMem_Free(ps);
+  Py_DECREF(seq);
+  if (st != HS_OK) return NULL;
+  Py_RETURN_NONE;
+fail:
+  PyMem_Free(cols);
+  PyMem_Free(kinds);
+  PyMem_Free(ps);
+  Py_DECREF(seq);
+  return NULL;
+}
+
 static PyObject *hs_py_index_drop(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kwlist[] = {"uri", "column", NULL};
@@ -332,6 +385,10 @@ static PyMethodDef hs_py_indexes_methods[] = {
     {"index_add", (PyCFunction)(void (*)(void))hs_py_index_add, METH_VARARGS | METH_KEYWORDS,
      "index_add(uri, column, kind, params=None) -> None\n\n"
      "Record an index of `kind` on `column` (params: JSON object text)."},
+    {"index_add_many", (PyCFunction)(void (*)(void))hs_py_index_add_many,
+     METH_VARARGS | METH_KEYWORDS,
+     "index_add_many(uri, columns, kind, params=None) -> None\n\n"
+     "index_add for each of `columns` (same kind and params) in one metadata commit."},
     {"index_drop", (PyCFunction)(void (*)(void))hs_py_index_drop, METH_VARARGS | METH_KEYWORDS,
      "index_drop(uri, column) -> None\n\nRemove the column's index configuration and use."},
     {"index_list", (PyCFunction)(void (*)(void))hs_py_index_list, METH_VARARGS | METH_KEYWORDS,

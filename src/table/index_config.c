@@ -220,13 +220,22 @@ const hs_table_index_conf *hs_table_index_config_find(const hs_table_index_confi
 
 typedef struct conf_edit {
   const hs_table *t;
-  const char *column;
-  const char *kind; /* NULL: drop */
-  json_t *params;   /* add: the parsed params (borrowed) */
-  bool found;       /* drop: the column was configured or registered */
+  size_t n;
+  const char *const *columns;
+  const char *const *kinds; /* NULL: drop columns[0] (n == 1) */
+  json_t *const *params;    /* add: the parsed params (borrowed) */
+  bool found;               /* drop: the column was configured or registered */
 } conf_edit;
 
-/* The configuration of `old` with `column` replaced (add) or removed. */
+/* Index of `column` among the edit's columns, or n. */
+static size_t edit_find(const conf_edit *ce, const char *column) {
+  for (size_t i = 0; i < ce->n; i++)
+    if (strcmp(ce->columns[i], column) == 0) return i;
+  return ce->n;
+}
+
+/* The configuration of `old` with the edit's columns replaced (add) or
+ * removed (drop), in one commit. */
 static hs_status conf_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata *m, hs_arena *a,
                             void *vctx, bool *changed, hs_error *err) {
   conf_edit *ce = vctx;
@@ -234,11 +243,18 @@ static hs_status conf_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata 
   hs_table_index_config cur;
   hs_status st = hs_table_index_config_load(old, &cur, err);
   if (st != HS_OK) return st;
-  const hs_table_index_conf *prev = hs_table_index_config_find(&cur, ce->column);
-  char *ptext = ce->params ? json_dumps(ce->params, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-  bool same = prev != NULL && ce->kind != NULL && strcmp(prev->kind, ce->kind) == 0 &&
-              strcmp(prev->params, ptext ? ptext : "{}") == 0;
-  free(ptext);
+  bool all_same = ce->kinds != NULL, any_prev = false;
+  for (size_t i = 0; i < ce->n; i++) {
+    const hs_table_index_conf *prev = hs_table_index_config_find(&cur, ce->columns[i]);
+    any_prev = any_prev || prev != NULL;
+    char *ptext = ce->kinds && ce->params[i]
+                      ? json_dumps(ce->params[i], JSON_COMPACT | JSON_SORT_KEYS)
+                      : NULL;
+    bool same = prev != NULL && ce->kinds != NULL && strcmp(prev->kind, ce->kinds[i]) == 0 &&
+                strcmp(prev->params, ptext ? ptext : "{}") == 0;
+    free(ptext);
+    all_same = all_same && same;
+  }
   json_t *list = json_array();
   if (list == NULL) {
     hs_table_index_config_free(&cur);
@@ -246,23 +262,31 @@ static hs_status conf_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata 
   }
   for (size_t i = 0; i < cur.n_entries; i++) {
     const hs_table_index_conf *c = &cur.entries[i];
-    if (strcmp(c->column, ce->column) == 0) continue;
+    if (edit_find(ce, c->column) < ce->n) continue;
     json_t *p = json_loads(c->params, 0, NULL);
     json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "column", c->column, "kind", c->kind,
                                           "params", p ? p : json_object()));
   }
-  if (ce->kind != NULL)
-    json_array_append_new(list, json_pack("{s:s,s:s,s:O}", "column", ce->column, "kind", ce->kind,
-                                          "params", ce->params));
-  hs_table_index_config_free(&cur);
-  if (same) { /* re-adding what is there: nothing to commit */
+  for (size_t i = 0; ce->kinds != NULL && i < ce->n; i++)
+    json_array_append_new(list, json_pack("{s:s,s:s,s:O}", "column", ce->columns[i], "kind",
+                                          ce->kinds[i], "params", ce->params[i]));
+  if (all_same) { /* re-adding what is there: nothing to commit */
+    hs_table_index_config_free(&cur);
     json_decref(list);
     return HS_OK;
   }
-  /* The column's old index files no longer describe its configuration. */
+  /* Reconfigured (or dropped) columns' old index files no longer describe
+   * their configuration: each rewrite starts from the previous one's. */
   bool reg_changed = false;
-  st = hs_table_index_registry_rewrite(ce->t, old, m, a, ce->column, NULL, 0, &reg_changed, err);
-  if (ce->kind == NULL) ce->found = prev != NULL || reg_changed;
+  const hs_iceberg_metadata *base = old;
+  for (size_t i = 0; st == HS_OK && i < ce->n; i++) {
+    bool one = false;
+    st = hs_table_index_registry_rewrite(ce->t, base, m, a, ce->columns[i], NULL, 0, &one, err);
+    if (one) base = m;
+    reg_changed = reg_changed || one;
+  }
+  hs_table_index_config_free(&cur);
+  if (ce->kinds == NULL) ce->found = any_prev || reg_changed;
   /* An empty list removes the property. */
   size_t n_list = json_array_size(list);
   char *text = st == HS_OK && n_list > 0 ? json_dumps(list, JSON_COMPACT) : NULL;
@@ -271,9 +295,9 @@ static hs_status conf_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata 
   free(text); /* jansson's allocator */
   if (st == HS_OK && n_list > 0 && value == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "index configuration: out of memory");
-  if (st == HS_OK && (prev != NULL || ce->kind != NULL))
+  if (st == HS_OK && (any_prev || ce->kinds != NULL))
     st = hs_table_set_property(m, a, CONFIG_PROPERTY, value, err);
-  if (st == HS_OK) *changed = prev != NULL || ce->kind != NULL || reg_changed;
+  if (st == HS_OK) *changed = any_prev || ce->kinds != NULL || reg_changed;
   return st;
 }
 
@@ -302,9 +326,13 @@ static hs_status column_format(hs_table *table, const char *column, char *fmt, s
   return st;
 }
 
-hs_status hs_table_add_index(hs_table *table, const char *column, const char *kind,
-                             const char *params_json, hs_error *err) {
-  if (table == NULL || column == NULL || kind == NULL || column[0] == '\0')
+/* Check one add: kind known (case-insensitive), column present with a
+ * fitting type, params valid. *kd and *params (owned) on HS_OK. */
+static hs_status add_check(hs_table *table, const char *column, const char *kind,
+                           const char *params_json, const kind_def **kd, json_t **params,
+                           hs_error *err) {
+  *params = NULL;
+  if (column == NULL || kind == NULL || column[0] == '\0')
     return hs_error_set(err, HS_ERR_INVALID_ARG, "add index: no table, column or kind");
   char lower[32];
   size_t kl = strlen(kind);
@@ -315,9 +343,8 @@ hs_status hs_table_add_index(hs_table *table, const char *column, const char *ki
   if (k == NULL || strlen(kind) != kl)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "index on '%s': unknown kind '%s' (kinds: %s)",
                         column, kind, KIND_LIST);
-  hs_status st = hs_table_refresh(table, err);
   char fmt[64];
-  if (st == HS_OK) st = column_format(table, column, fmt, sizeof fmt, err);
+  hs_status st = column_format(table, column, fmt, sizeof fmt, err);
   if (st != HS_OK) return st;
   if (k->layout < 0 && strncmp(fmt, "+w:", 3) != 0 && strcmp(fmt, "+l") != 0 &&
       strcmp(fmt, "+L") != 0)
@@ -332,28 +359,69 @@ hs_status hs_table_add_index(hs_table *table, const char *column, const char *ki
                         "or 'ivf_pq')",
                         column, k->name, column, fmt);
   json_error_t je;
-  json_t *params = params_json && params_json[0] ? json_loads(params_json, 0, &je) : json_object();
-  if (params == NULL || !json_is_object(params)) {
-    json_decref(params);
+  json_t *p = params_json && params_json[0] ? json_loads(params_json, 0, &je) : json_object();
+  if (p == NULL || !json_is_object(p)) {
+    json_decref(p);
     return hs_error_set(err, HS_ERR_INVALID_ARG, "index on '%s': params must be a JSON object",
                         column);
   }
   uint32_t block_rows;
-  st = params_check(column, params, k->layout, &block_rows, err);
+  st = params_check(column, p, k->layout, &block_rows, err);
   hs_vector_index_options vo;
-  if (st == HS_OK && k->layout < 0) st = vector_options(column, k->name, params, &vo, err);
-  if (st == HS_OK) {
-    conf_edit ce = {table, column, k->name, params, false};
-    st = hs_table_commit_metadata(table, "add index", conf_apply, &ce, err);
+  if (st == HS_OK && k->layout < 0) st = vector_options(column, k->name, p, &vo, err);
+  if (st != HS_OK) {
+    json_decref(p);
+    return st;
   }
-  json_decref(params);
+  *kd = k;
+  *params = p;
+  return HS_OK;
+}
+
+hs_status hs_table_add_index(hs_table *table, const char *column, const char *kind,
+                             const char *params_json, hs_error *err) {
+  if (table == NULL || column == NULL || kind == NULL || column[0] == '\0')
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "add index: no table, column or kind");
+  return hs_table_add_indexes(table, &column, &kind, &params_json, 1, err);
+}
+
+hs_status hs_table_add_indexes(hs_table *table, const char *const *columns,
+                               const char *const *kinds, const char *const *params_json, size_t n,
+                               hs_error *err) {
+  if (table == NULL || (n > 0 && (columns == NULL || kinds == NULL)))
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "add index: no table, column or kind");
+  if (n == 0) return HS_OK;
+  hs_status st = hs_table_refresh(table, err);
+  if (st != HS_OK) return st;
+  const char **names = hs_calloc(n, sizeof *names);
+  json_t **params = hs_calloc(n, sizeof *params);
+  if (names == NULL || params == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "add index: out of memory");
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    const kind_def *k = NULL;
+    st = add_check(table, columns[i], kinds[i], params_json ? params_json[i] : NULL, &k, &params[i],
+                   err);
+    if (st == HS_OK) names[i] = k->name;
+    for (size_t j = 0; st == HS_OK && j < i; j++)
+      if (strcmp(columns[j], columns[i]) == 0)
+        st =
+            hs_error_set(err, HS_ERR_INVALID_ARG, "add index: column '%s' named twice", columns[i]);
+  }
+  if (st == HS_OK) {
+    conf_edit ce = {table, n, columns, names, params, false};
+    st =
+        hs_table_commit_metadata(table, n == 1 ? "add index" : "add indexes", conf_apply, &ce, err);
+  }
+  for (size_t i = 0; params != NULL && i < n; i++) json_decref(params[i]);
+  hs_free(params);
+  hs_free((void *)names);
   return st;
 }
 
 hs_status hs_table_drop_index(hs_table *table, const char *column, hs_error *err) {
   if (table == NULL || column == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "drop index: no table or column");
-  conf_edit ce = {table, column, NULL, NULL, false};
+  conf_edit ce = {table, 1, &column, NULL, NULL, false};
   hs_status st = hs_table_commit_metadata(table, "drop index", conf_apply, &ce, err);
   if (st == HS_OK && !ce.found)
     return hs_error_set(err, HS_ERR_NOT_FOUND, "%s: column '%s' has no index", table->root, column);

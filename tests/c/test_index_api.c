@@ -472,6 +472,30 @@ static void test_append_keep(void) {
   CHECK(hs_table_append_keep(a, &st, &snap, &kept, fresh(&e)) == HS_ERR_SCHEMA);
   CHECK(kept == NULL);
   hs_table_appended_free(NULL);
+  /* Several columns in one commit; re-configuring two drops both columns'
+   * registry entries (the other two stay registered); errors commit nothing. */
+  int64_t v0 = hs_table_version(a);
+  const char *two[] = {"id", "x"}, *inv[] = {"inverted", "inverted"};
+  const char *dup[] = {"id", "id"}, *badc[] = {"k", "nope"};
+  CHECK(hs_table_add_indexes(a, dup, inv, NULL, 2, fresh(&e)) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(e.message, "named twice") != NULL);
+  CHECK(hs_table_add_indexes(a, badc, inv, NULL, 2, fresh(&e)) == HS_ERR_INVALID_ARG);
+  CHECK_OK(hs_table_refresh(a, &e), &e);
+  CHECK_EQ_INT(hs_table_version(a), v0);
+  CHECK_OK(hs_table_add_indexes(a, two, inv, NULL, 2, &e), &e);
+  CHECK_EQ_INT(hs_table_version(a), v0 + 1);
+  CHECK_OK(hs_table_add_indexes(a, two, inv, NULL, 2, &e), &e); /* the same: no commit */
+  CHECK_EQ_INT(hs_table_version(a), v0 + 1);
+  hs_table_index_info *li = NULL;
+  size_t nli = 0;
+  CHECK_OK(hs_table_list_indexes(a, &li, &nli, &e), &e);
+  for (size_t i = 0; i < nli; i++) {
+    bool re = strcmp(li[i].column, "id") == 0 || strcmp(li[i].column, "x") == 0;
+    CHECK_EQ_INT(li[i].files_indexed, re ? 0 : 1);
+    if (re) CHECK(strcmp(li[i].kind, "inverted") == 0);
+  }
+  CHECK_EQ_INT(nli, 4);
+  hs_table_index_info_free(li, nli);
   const hs_table_appended *none[] = {NULL};
   bo.appended = none;
   bo.n_appended = 1;
