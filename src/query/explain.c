@@ -14,6 +14,7 @@
 
 #include "../arrow/arrow.h"
 #include "../common/common.h"
+#include "../table/schema_map.h"
 
 /* Copy the stream's per-file records into one allocation (strings after
  * the array). */
@@ -61,7 +62,7 @@ static hs_status explain(hs_table *table, const hs_scan_options *opts, hs_table_
   const char *first[1] = {NULL};
   hs_status st = HS_OK;
   if (o.columns == NULL) {
-    st = hs_table_schema(table, &schema, err);
+    st = hs_table_read_schema_arrow(table, o.snapshot_id, &schema, err); /* time travel: its own */
     if (st != HS_OK) return st;
     /* The first flat column (cheap to decode), else the first column. */
     for (int64_t i = 0; i < schema.n_children && first[0] == NULL; i++)
