@@ -135,6 +135,20 @@ static bool same_tree(const struct ArrowSchema *a, const struct ArrowSchema *b, 
   return true;
 }
 
+/* Same nesting: child counts and (where both have them) field ids at every
+ * level, formats aside (a vector column may be a list in the file and a
+ * fixed-size list in the schema). */
+static bool same_nesting(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
+  if (depth > 64 || a->n_children != b->n_children) return false;
+  if (depth > 0) {
+    int32_t x = node_id(a), y = node_id(b);
+    if (x >= 0 && y >= 0 && x != y) return false;
+  }
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!same_nesting(a->children[i], b->children[i], depth + 1)) return false;
+  return true;
+}
+
 /* The promotion from file format `f` to wanted format `w`, or PASS when
  * none applies (the caller then compares trees). */
 static hs_colmap_conv promotion(const char *f, const char *w) {
@@ -216,7 +230,7 @@ static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *
   hs_colmap_conv c = promotion(fc->format, w->format);
   m->conv[i] = c;
   if (c != HS_COLMAP_PASS) return hs_arrow_schema_copy(w, o, err);
-  if (!fixed) return copy_as(fc, w, o, err);
+  if (!fixed && same_nesting(fc, w, 0)) return copy_as(fc, w, o, err);
   if (!same_tree(fc, w, 0)) {
     return hs_error_set(err, HS_ERR_SCHEMA,
                         "%s: column '%s' (field id %d) is stored as '%s', which does not read "

@@ -69,8 +69,10 @@ void hs_colmap_ctx_free(hs_colmap_ctx *c);
  * the output types are want's: a file column must have that type (same
  * formats, same nested field ids) or one promotable to it, else
  * HS_ERR_SCHEMA naming `path`, the column and both types. Without it the
- * output types are chosen: the file's own type (renamed to want's name),
- * want's where the file's promotes to it or lacks the column. A file that
+ * output types are chosen: the file's own type (renamed to want's name)
+ * where its nesting (child counts, nested field ids) is want's, want's
+ * where the file's promotes to it or lacks the column; a nested column
+ * whose fields differ (a field added inside a struct) is HS_ERR_SCHEMA. A file that
  * lacks a column whose field has an initial-default (v3) is
  * HS_ERR_UNSUPPORTED rather than NULLs. */
 hs_status hs_colmap_build(const hs_colmap_ctx *ctx, const struct ArrowSchema *want,
