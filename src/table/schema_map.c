@@ -45,7 +45,8 @@ void hs_colmap_ctx_free(hs_colmap_ctx *c) {
   for (size_t i = 0; c->names != NULL && i < c->n; i++) hs_free(c->names[i]);
   hs_free(c->names);
   hs_free(c->ids);
-  hs_free(c->has_default);
+  for (size_t i = 0; c->defaults != NULL && i < c->n; i++) hs_free(c->defaults[i]);
+  hs_free(c->defaults);
   hs_free(c->name_mapping);
   memset(c, 0, sizeof *c);
 }
@@ -57,15 +58,16 @@ hs_status hs_colmap_ctx_init(const hs_table *t, const hs_iceberg_schema *schema,
   const char *nm = hs_iceberg_metadata_property(&t->meta, "schema.name-mapping.default");
   out->ids = hs_calloc(n + 1, sizeof *out->ids);
   out->names = hs_calloc(n + 1, sizeof *out->names);
-  out->has_default = hs_calloc(n + 1, sizeof *out->has_default);
-  bool ok = out->ids != NULL && out->names != NULL && out->has_default != NULL;
+  out->defaults = hs_calloc(n + 1, sizeof *out->defaults);
+  bool ok = out->ids != NULL && out->names != NULL && out->defaults != NULL;
   if (ok && nm != NULL) ok = (out->name_mapping = hs_strdup(nm)) != NULL;
   for (size_t i = 0; ok && i < n; i++) {
     const hs_iceberg_field *f = &schema->root.fields[i];
     out->ids[i] = f->id;
-    out->has_default[i] = f->initial_default != NULL && strcmp(f->initial_default, "null") != 0;
-    ok = (out->names[i] = hs_strdup(f->name)) != NULL;
     out->n = i + 1;
+    ok = (out->names[i] = hs_strdup(f->name)) != NULL;
+    if (ok && f->initial_default != NULL && strcmp(f->initial_default, "null") != 0)
+      ok = (out->defaults[i] = hs_strdup(f->initial_default)) != NULL;
   }
   if (ok) return HS_OK;
   hs_colmap_ctx_free(out);
@@ -187,6 +189,9 @@ void hs_colmap_free(hs_colmap *m) {
   if (m == NULL) return;
   for (size_t i = 0; m->file_names != NULL && i < m->n; i++) hs_free(m->file_names[i]);
   for (size_t i = 0; m->read != NULL && i < m->n_read; i++) hs_free(m->read[i]);
+  for (size_t i = 0; m->def != NULL && i < m->n; i++) hs_free(m->def[i]);
+  hs_free(m->def);
+  hs_free(m->def_len);
   hs_free(m->file_names);
   hs_free(m->read);
   hs_free(m->conv);
@@ -195,11 +200,11 @@ void hs_colmap_free(hs_colmap *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* Whether top-level field `id` has an initial-default. */
-static bool has_default(const hs_colmap_ctx *ctx, int32_t id) {
-  for (size_t k = 0; k < ctx->n; k++)
-    if (ctx->ids[k] == id) return ctx->has_default[k];
-  return false;
+/* The initial-default of top-level field `id` (JSON text), or NULL. */
+static const char *default_of(const hs_colmap_ctx *ctx, int32_t id) {
+  for (size_t k = 0; ctx->defaults != NULL && k < ctx->n; k++)
+    if (ctx->ids[k] == id) return ctx->defaults[k];
+  return NULL;
 }
 
 static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *w,
@@ -212,11 +217,17 @@ static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *
   hs_arrow_schema_release(o);
   m->src[i] = -1;
   if (j == file->n_children) {
-    if (has_default(ctx, id)) {
-      return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                          "%s: column '%s' is absent from this data file and has an "
-                          "initial-default, which is not read yet",
-                          path, w->name);
+    const char *d = default_of(ctx, id);
+    if (d != NULL) { /* v3: the file predates the field, which reads as its default */
+      hs_status st = hs_colmap_default_parse(d, w, &m->def[i], &m->def_len[i], err);
+      if (st != HS_OK) {
+        hs_error_prefix(err, "%s: ", path);
+        return st;
+      }
+      if ((m->file_names[i] = hs_strdup("")) == NULL)
+        return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      m->conv[i] = HS_COLMAP_DEFAULT;
+      return hs_arrow_schema_copy(w, o, err);
     }
     m->conv[i] = HS_COLMAP_NULLS;
     return hs_arrow_schema_copy(w, o, err);
@@ -250,10 +261,12 @@ hs_status hs_colmap_build(const hs_colmap_ctx *ctx, const struct ArrowSchema *wa
   out->conv = hs_calloc(n + 1, sizeof *out->conv);
   out->src = hs_calloc(n + 1, sizeof *out->src);
   out->read = hs_calloc(n + 1, sizeof *out->read);
+  out->def = hs_calloc(n + 1, sizeof *out->def);
+  out->def_len = hs_calloc(n + 1, sizeof *out->def_len);
   int32_t *ids = hs_calloc(nf + 1, sizeof *ids);
   hs_status st = HS_OK;
   if (out->file_names == NULL || out->conv == NULL || out->src == NULL || out->read == NULL ||
-      ids == NULL)
+      out->def == NULL || out->def_len == NULL || ids == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   if (st == HS_OK) st = file_ids(ctx, file, ids);
   if (st == HS_OK) st = hs_arrow_schema_init(&out->out, "+s", "", 0, (int64_t)n, err);
@@ -407,6 +420,11 @@ hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct Arro
     struct ArrowArray *o = out->children[i];
     if (m->conv[i] == HS_COLMAP_NULLS) {
       st = hs_colmap_null_array(m->out.children[i], in->length, o, err);
+      continue;
+    }
+    if (m->conv[i] == HS_COLMAP_DEFAULT) {
+      st =
+          hs_colmap_default_array(m->out.children[i], m->def[i], m->def_len[i], in->length, o, err);
       continue;
     }
     struct ArrowArray *c = in->children[m->src[i]];

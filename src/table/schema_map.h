@@ -34,30 +34,34 @@ typedef enum hs_colmap_conv {
   HS_COLMAP_RELABEL, /* same data, wider type (decimal precision) */
   HS_COLMAP_I32_I64, /* int -> long */
   HS_COLMAP_F32_F64, /* float -> double */
-  HS_COLMAP_NULLS    /* absent from the file: all NULL */
+  HS_COLMAP_NULLS,   /* absent from the file: all NULL */
+  HS_COLMAP_DEFAULT  /* absent from the file: the field's (v3) initial-default */
 } hs_colmap_conv;
 
 /* How one data file's columns become the wanted ones. */
 typedef struct hs_colmap {
   size_t n;               /* wanted (output) columns */
-  char **file_names;      /* per output column: the file's top-level name; NULL: absent */
+  char **file_names;      /* per output column: the file's top-level name; NULL: absent
+                             (all NULL); "": absent, read as its initial-default */
   hs_colmap_conv *conv;   /* per output column */
   int64_t *src;           /* per output column: index in `read`, -1 when absent */
   char **read;            /* the names to ask the Parquet reader for, in order */
   size_t n_read;          /* >= 1: a file with none of the columns reads its first one */
   bool identity;          /* read == wanted names, every conv PASS: batches need no change */
   struct ArrowSchema out; /* the output schema (struct) */
+  uint8_t **def;          /* per output column: its default value (HS_COLMAP_DEFAULT) */
+  size_t *def_len;
 } hs_colmap;
 
 /* What a map needs of the table, copied at a scan's opening (a stream
  * outlives refreshes of its table handle): the name mapping property and
- * which top-level fields have a (v3) initial-default. */
+ * the top-level fields' (v3) initial-defaults. */
 typedef struct hs_colmap_ctx {
   char *name_mapping; /* schema.name-mapping.default, NULL when unset */
   size_t n;
   int32_t *ids; /* top-level fields of the read schema */
   char **names;
-  bool *has_default;
+  char **defaults; /* initial-default JSON text; NULL when none (or null) */
 } hs_colmap_ctx;
 
 hs_status hs_colmap_ctx_init(const hs_table *t, const hs_iceberg_schema *schema, hs_colmap_ctx *out,
@@ -73,8 +77,9 @@ void hs_colmap_ctx_free(hs_colmap_ctx *c);
  * where its nesting (child counts, nested field ids) is want's, want's
  * where the file's promotes to it or lacks the column; a nested column
  * whose fields differ (a field added inside a struct) is HS_ERR_SCHEMA. A file that
- * lacks a column whose field has an initial-default (v3) is
- * HS_ERR_UNSUPPORTED rather than NULLs. */
+ * lacks a column whose field has an initial-default (v3) reads the default
+ * (schema_default.c); a default of a type not read yet is HS_ERR_UNSUPPORTED
+ * rather than NULLs. */
 hs_status hs_colmap_build(const hs_colmap_ctx *ctx, const struct ArrowSchema *want,
                           const struct ArrowSchema *file, bool fixed, const char *path,
                           hs_colmap *out, hs_error *err);
@@ -91,5 +96,15 @@ hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct Arro
  * lists, NULL struct fields). */
 hs_status hs_colmap_null_array(const struct ArrowSchema *type, int64_t length,
                                struct ArrowArray *out, hs_error *err);
+
+/* schema_default.c: the JSON single value `json` as one value of Arrow
+ * type `type` (*bytes hs_malloc'd: the value's bytes, or a string's UTF-8).
+ * HS_ERR_UNSUPPORTED for types not read yet, HS_ERR_CORRUPT for a value
+ * that does not fit the type. */
+hs_status hs_colmap_default_parse(const char *json, const struct ArrowSchema *type, uint8_t **bytes,
+                                  size_t *len, hs_error *err);
+/* `length` rows of that value (no NULLs). */
+hs_status hs_colmap_default_array(const struct ArrowSchema *type, const uint8_t *bytes, size_t len,
+                                  int64_t length, struct ArrowArray *out, hs_error *err);
 
 #endif /* HS_TABLE_SCHEMA_MAP_H */

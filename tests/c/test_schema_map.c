@@ -57,9 +57,9 @@ static void want_schema(struct ArrowSchema *w) {
 static hs_colmap_ctx ctx_of(char *mapping) {
   static int32_t ids[] = {1, 2, 3, 5, 8, 10, 12};
   static char *names[] = {"x", "f", "d", "n", "st", "w", "b"};
-  static bool defaults[7];
+  static char *defaults[7];
   hs_colmap_ctx c = {.name_mapping = mapping, .n = 7, .ids = ids, .names = names};
-  c.has_default = defaults;
+  c.defaults = defaults;
   return c;
 }
 
@@ -154,6 +154,64 @@ static void test_map_and_apply(void) {
   f.release(&f);
 }
 
+/* Initial-defaults: n string "hey", st... as int 7, w (id 10) as a date,
+ * b bool true, d decimal(9,2) "-1.5"; a list default is refused, a value
+ * that does not fit is corrupt. `f2` holds only column a (id 1). */
+static void test_defaults(const struct ArrowSchema *f2) {
+  hs_error e = {0};
+  char *defs[7] = {NULL, NULL, "\"-1.5\"", "\"hey\"", "7", "\"2024-03-01\"", "true"};
+  hs_colmap_ctx ctx = ctx_of(NULL);
+  ctx.defaults = defs;
+  struct ArrowSchema w;
+  node(&w, "+s", "", -1, 5);
+  node(w.children[0], "d:9,2", "d", 3, 0);
+  node(w.children[1], "u", "n", 5, 0);
+  node(w.children[2], "l", "st", 8, 0);
+  node(w.children[3], "tdD", "w", 10, 0);
+  node(w.children[4], "b", "b", 12, 0);
+  hs_colmap m;
+  CHECK_OK(hs_colmap_build(&ctx, &w, f2, true, "f5.parquet", &m, &e), &e);
+  for (int i = 0; i < 5; i++) {
+    CHECK_EQ_INT(m.conv[i], HS_COLMAP_DEFAULT);
+    CHECK(m.file_names[i] != NULL && m.file_names[i][0] == 0); /* stats: unknown, not NULL */
+  }
+  struct ArrowArray in, out;
+  CHECK_OK(hs_arrow_array_init(&in, 1, 1, &e), &e);
+  in.length = 4;
+  int64_t lv[4] = {1, 2, 3, 4};
+  prim(in.children[0], 4, lv, 8, NULL, 0);
+  CHECK_OK(hs_colmap_apply(&m, &in, &out, &e), &e);
+  CHECK_OK(hs_arrow_array_validate(&m.out, &out, &e), &e);
+  for (int r = 0; r < 4; r++) {
+    __int128 dv;
+    memcpy(&dv, (const uint8_t *)out.children[0]->buffers[1] + 16 * r, 16);
+    CHECK(dv == -150);
+    const int32_t *so = out.children[1]->buffers[1];
+    CHECK(so[r + 1] - so[r] == 3 &&
+          memcmp((const char *)out.children[1]->buffers[2] + so[r], "hey", 3) == 0);
+    CHECK_EQ_INT(((const int64_t *)out.children[2]->buffers[1])[r], 7);
+    CHECK_EQ_INT(((const int32_t *)out.children[3]->buffers[1])[r], 19783); /* 2024-03-01 */
+    CHECK((((const uint8_t *)out.children[4]->buffers[1])[r / 8] >> (r % 8)) & 1);
+    for (int c = 0; c < 5; c++) CHECK(hs_arrow_is_valid(out.children[c], r));
+  }
+  out.release(&out);
+  hs_colmap_free(&m);
+  w.release(&w);
+  /* a list default is not read yet; an int default "x" does not fit */
+  node(&w, "+s", "", -1, 1);
+  node(w.children[0], "+l", "st", 8, 1);
+  node(w.children[0]->children[0], "i", "element", 9, 0);
+  defs[4] = "[1]";
+  CHECK_EQ_INT(hs_colmap_build(&ctx, &w, f2, true, "f6.parquet", &m, &e), HS_ERR_UNSUPPORTED);
+  CHECK(strstr(e.message, "f6.parquet") != NULL && strstr(e.message, "'st'") != NULL);
+  w.release(&w);
+  node(&w, "+s", "", -1, 1);
+  node(w.children[0], "l", "st", 8, 0);
+  defs[4] = "\"x\"";
+  CHECK_EQ_INT(hs_colmap_build(&ctx, &w, f2, true, "f7.parquet", &m, &e), HS_ERR_CORRUPT);
+  w.release(&w);
+}
+
 static void test_mismatches(void) {
   hs_error e = {0};
   struct ArrowSchema f;
@@ -190,13 +248,10 @@ static void test_mismatches(void) {
   node(w.children[0], "i", "a", 1, 0);
   CHECK_EQ_INT(hs_colmap_build(&ctx, &w, &f2, true, "f3.parquet", &m, &e), HS_ERR_SCHEMA);
   w.release(&w);
-  /* an absent column with an initial-default: refused, not NULLs */
+  /* absent columns with an initial-default read it (v3) */
+  test_defaults(&f2);
   node(&w, "+s", "", -1, 1);
   node(w.children[0], "u", "n", 5, 0);
-  bool defaults[7] = {false, false, false, true, false, false, false};
-  hs_colmap_ctx c2 = ctx;
-  c2.has_default = defaults;
-  CHECK_EQ_INT(hs_colmap_build(&c2, &w, &f2, true, "f4.parquet", &m, &e), HS_ERR_UNSUPPORTED);
   /* no wanted column in the file: its first column gives the row count */
   CHECK_OK(hs_colmap_build(&ctx, &w, &f2, true, "f4.parquet", &m, &e), &e);
   CHECK_EQ_INT(m.n_read, 1);
