@@ -153,7 +153,14 @@ static bool same_nesting(const struct ArrowSchema *a, const struct ArrowSchema *
 
 /* The promotion from file format `f` to wanted format `w`, or PASS when
  * none applies (the caller then compares trees). */
-static hs_colmap_conv promotion(const char *f, const char *w) {
+static hs_colmap_conv promotion(const char *f, const char *w, bool fixed) {
+  /* The same Iceberg string/binary in 32- or 64-bit offsets (pyarrow writes
+   * large types when its schema said so): converted to the output's. */
+  if (fixed && ((strcmp(f, "u") == 0 && strcmp(w, "U") == 0) ||
+                (strcmp(f, "U") == 0 && strcmp(w, "u") == 0) ||
+                (strcmp(f, "z") == 0 && strcmp(w, "Z") == 0) ||
+                (strcmp(f, "Z") == 0 && strcmp(w, "z") == 0)))
+    return HS_COLMAP_OFFSETS;
   if (strcmp(f, "i") == 0 && strcmp(w, "l") == 0) return HS_COLMAP_I32_I64;
   if (strcmp(f, "f") == 0 && strcmp(w, "g") == 0) return HS_COLMAP_F32_F64;
   int p1, s1, p2, s2;
@@ -238,7 +245,7 @@ static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *
   m->src[i] = (int64_t)m->n_read;
   if ((m->read[m->n_read++] = hs_strdup(m->file_names[i])) == NULL)
     return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-  hs_colmap_conv c = promotion(fc->format, w->format);
+  hs_colmap_conv c = promotion(fc->format, w->format, fixed);
   m->conv[i] = c;
   if (c != HS_COLMAP_PASS) return hs_arrow_schema_copy(w, o, err);
   if (!fixed && same_nesting(fc, w, 0)) return copy_as(fc, w, o, err);
@@ -403,6 +410,52 @@ static hs_status widen(struct ArrowArray *c, hs_colmap_conv conv, struct ArrowAr
   return hs_arrow_array_make_primitive(out, len, vals, valid, nulls, err);
 }
 
+/* A string/binary array with the other offset width; `c` is consumed. */
+static hs_status reoffset(struct ArrowArray *c, bool to_large, struct ArrowArray *out,
+                          hs_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t n = (size_t)c->length, off = (size_t)c->offset;
+  bool from_large = !to_large;
+  hs_status st = HS_OK;
+  int64_t first = 0, last = 0;
+  const void *so = c->n_buffers > 2 ? c->buffers[1] : NULL;
+  const uint8_t *data = c->n_buffers > 2 ? c->buffers[2] : NULL;
+  if (so == NULL) {
+    st = hs_error_set(err, HS_ERR_CORRUPT, "scan: a string column without offsets");
+  } else {
+    first = from_large ? ((const int64_t *)so)[off] : ((const int32_t *)so)[off];
+    last = from_large ? ((const int64_t *)so)[off + n] : ((const int32_t *)so)[off + n];
+    if (last < first || (!to_large && last - first > INT32_MAX) || (last > first && !data))
+      st = hs_error_set(err, HS_ERR_CORRUPT, "scan: string offsets out of range");
+  }
+  uint8_t *valid = NULL;
+  if (st == HS_OK) st = validity_copy(c, &valid, err);
+  void *offs = st == HS_OK ? hs_malloc((n + 1) * (to_large ? 8 : 4)) : NULL;
+  uint8_t *bytes = st == HS_OK ? hs_malloc((size_t)(last - first) + 1) : NULL;
+  if (st == HS_OK && (offs == NULL || bytes == NULL))
+    st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  if (st == HS_OK) {
+    for (size_t i = 0; i <= n; i++) {
+      int64_t v =
+          (from_large ? ((const int64_t *)so)[off + i] : ((const int32_t *)so)[off + i]) - first;
+      if (to_large)
+        ((int64_t *)offs)[i] = v;
+      else
+        ((int32_t *)offs)[i] = (int32_t)v;
+    }
+    if (last > first) memcpy(bytes, data + first, (size_t)(last - first));
+  }
+  int64_t nulls = valid != NULL ? c->null_count : 0, len = c->length;
+  c->release(c);
+  if (st != HS_OK) {
+    hs_free(valid);
+    hs_free(offs);
+    hs_free(bytes);
+    return st;
+  }
+  return hs_arrow_array_make_binary(out, len, offs, bytes, valid, nulls, err);
+}
+
 hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct ArrowArray *out,
                           hs_error *err) {
   memset(out, 0, sizeof *out);
@@ -432,6 +485,10 @@ hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct Arro
     c->release = NULL; /* moved out of `in` */
     if (m->conv[i] == HS_COLMAP_I32_I64 || m->conv[i] == HS_COLMAP_F32_F64)
       st = widen(&moved, m->conv[i], o, err);
+    else if (m->conv[i] == HS_COLMAP_OFFSETS)
+      st = reoffset(&moved,
+                    m->out.children[i]->format[0] == 'U' || m->out.children[i]->format[0] == 'Z', o,
+                    err);
     else
       *o = moved;
   }

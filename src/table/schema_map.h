@@ -34,6 +34,7 @@ typedef enum hs_colmap_conv {
   HS_COLMAP_RELABEL, /* same data, wider type (decimal precision) */
   HS_COLMAP_I32_I64, /* int -> long */
   HS_COLMAP_F32_F64, /* float -> double */
+  HS_COLMAP_OFFSETS, /* string/binary <-> large_string/large_binary (fixed outputs only) */
   HS_COLMAP_NULLS,   /* absent from the file: all NULL */
   HS_COLMAP_DEFAULT  /* absent from the file: the field's (v3) initial-default */
 } hs_colmap_conv;

@@ -4,9 +4,9 @@
  * file's columns (renamed, absent, promoted, mismatched, nested ids, files
  * without ids through the name mapping or names, initial-default refused)
  * and batch adaptation (int->long and float->double with nulls and
- * offsets, decimal relabel, NULL arrays of strings, structs, fixed-size
- * lists, booleans; a file with none of the columns). Every output batch
- * passes hs_arrow_array_validate. Also run under ASan/UBSan.
+ * offsets, string <-> large_string offsets, decimal relabel, initial-defaults, NULL arrays of
+ * strings, structs, fixed-size lists, booleans; a file with none of the columns). Every output
+ * batch passes hs_arrow_array_validate. Also run under ASan/UBSan.
  */
 #include <string.h>
 
@@ -298,7 +298,64 @@ static void test_files_without_ids(void) {
   f.release(&f);
 }
 
+/* String offsets: a sliced "u" column read as "U" and back, nulls kept. */
+static void test_offsets(void) {
+  hs_error e = {0};
+  for (int dir = 0; dir < 2; dir++) {
+    const char *from = dir == 0 ? "u" : "U", *to = dir == 0 ? "U" : "u";
+    struct ArrowSchema f, w;
+    node(&f, "+s", "", -1, 1);
+    node(f.children[0], from, "s", 4, 0);
+    node(&w, "+s", "", -1, 1);
+    node(w.children[0], to, "s", 4, 0);
+    hs_colmap_ctx ctx = ctx_of(NULL);
+    hs_colmap m;
+    CHECK_OK(hs_colmap_build(&ctx, &w, &f, true, "s.parquet", &m, &e), &e);
+    CHECK_EQ_INT(m.conv[0], HS_COLMAP_OFFSETS);
+    /* values "xx", NULL, "abc", "", "z": the batch is rows 1..4 */
+    const char *text = "xxabcz";
+    int64_t o64[6] = {0, 2, 2, 5, 5, 6};
+    size_t w8 = dir == 0 ? 4 : 8;
+    uint8_t *offs = hs_malloc(6 * w8), *data = hs_malloc(6), *valid = hs_malloc(1);
+    for (int i = 0; i < 6; i++) {
+      int32_t o32 = (int32_t)o64[i];
+      memcpy(offs + i * w8, dir == 0 ? (const void *)&o32 : (const void *)&o64[i], w8);
+    }
+    memcpy(data, text, 6);
+    valid[0] = 0x1D; /* row 1 null */
+    struct ArrowArray in, out;
+    CHECK_OK(hs_arrow_array_init(&in, 1, 1, &e), &e);
+    in.length = 4;
+    CHECK_OK(hs_arrow_array_make_binary(in.children[0], 5, offs, data, valid, 1, &e), &e);
+    in.children[0]->offset = 1;
+    in.children[0]->length = 4;
+    CHECK_OK(hs_colmap_apply(&m, &in, &out, &e), &e);
+    CHECK_OK(hs_arrow_array_validate(&m.out, &out, &e), &e);
+    const struct ArrowArray *c = out.children[0];
+    const char *want[4] = {NULL, "abc", "", "z"};
+    for (int r = 0; r < 4; r++) {
+      CHECK(hs_arrow_is_valid(c, r) == (want[r] != NULL));
+      int64_t a =
+          dir == 0 ? ((const int64_t *)c->buffers[1])[r] : ((const int32_t *)c->buffers[1])[r];
+      int64_t b = dir == 0 ? ((const int64_t *)c->buffers[1])[r + 1]
+                           : ((const int32_t *)c->buffers[1])[r + 1];
+      if (want[r] != NULL)
+        CHECK(b - a == (int64_t)strlen(want[r]) &&
+              memcmp((const char *)c->buffers[2] + a, want[r], (size_t)(b - a)) == 0);
+    }
+    out.release(&out);
+    hs_colmap_free(&m);
+    /* relaxed (choosing the output): the file's own width is kept */
+    CHECK_OK(hs_colmap_build(&ctx, &w, &f, false, "s.parquet", &m, &e), &e);
+    CHECK(m.conv[0] == HS_COLMAP_PASS && strcmp(m.out.children[0]->format, from) == 0);
+    hs_colmap_free(&m);
+    w.release(&w);
+    f.release(&f);
+  }
+}
+
 int main(void) {
+  test_offsets();
   test_map_and_apply();
   test_mismatches();
   test_files_without_ids();

@@ -472,3 +472,52 @@ def test_v3_initial_default_fills_older_files(tmp_path):
                                         "element-required": False}, [1, 2]))], {})
     with pytest.raises(hdb.UnsupportedError, match="lst"):
         hdb.Table(root).to_arrow()
+
+
+def test_files_without_field_ids_through_the_name_mapping(tmp_path):
+    """pyiceberg's add_files registers Parquet files written without field
+    ids and sets schema.name-mapping.default; after renames (pyiceberg adds
+    the new name to the mapping) and an added column, those files read
+    through the mapping exactly as pyiceberg reads them."""
+    import pyarrow.parquet as pq
+
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    cat = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/cat.db", warehouse=f"file://{wh}")
+    cat.create_namespace("ns")
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "a", LongType(), required=False),
+                    NestedField(3, "b", StringType(), required=False))
+    tbl = cat.create_table("ns.t", schema=schema)
+    rng = random.Random(12)
+    path = str(tbl.location().replace("file://", "")) + "/data/plain.parquet"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    pq.write_table(pa.table({"id": pa.array(range(30), pa.int64()),
+                             "a": pa.array([rng.choice([None, rng.randrange(9)]) for _ in range(30)], pa.int64()),
+                             "b": pa.array([rng.choice(["p", "q", None]) for _ in range(30)])}), path)
+    assert pq.read_schema(path).field("a").metadata is None  # no field ids
+    tbl.add_files([path])
+    tbl = cat.load_table("ns.t")
+    assert "schema.name-mapping.default" in tbl.properties
+    with tbl.update_schema() as u:
+        u.rename_column("a", "a2")
+    with tbl.update_schema() as u:
+        u.add_column("c", LongType())
+        u.update_column("b", doc="renamed below")
+    with tbl.update_schema() as u:
+        u.rename_column("b", "b2")
+    tbl = cat.load_table("ns.t")
+    tbl.append(pa.Table.from_pydict({"id": [100, 101], "a2": [5, None], "b2": ["z", None], "c": [1, 2]},
+                                    schema=tbl.schema().as_arrow()))
+    tbl = cat.load_table("ns.t")
+    ours = hdb.Table(tbl.location().replace("file://", ""))
+    for snap in tbl.snapshots():
+        theirs = _normalize(tbl.scan(snapshot_id=snap.snapshot_id).to_arrow())
+        got = _normalize(ours.to_arrow(snapshot_id=snap.snapshot_id))
+        assert got.schema.names == theirs.schema.names
+        assert got.to_pylist() == theirs.to_pylist()
+    rows = _normalize(tbl.scan().to_arrow()).to_pylist()
+    assert _normalize(ours.to_arrow(filter="a2 > 3")).to_pylist() == \
+        [r for r in rows if r["a2"] is not None and r["a2"] > 3]
+    assert _normalize(ours.to_arrow(filter="c IS NULL")).column("id").to_pylist() == list(range(30))
+    assert _normalize(ours.to_arrow(filter="b2 = 'p'")).to_pylist() == [r for r in rows if r["b2"] == "p"]
