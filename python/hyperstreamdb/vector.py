@@ -568,11 +568,13 @@ class VectorIndex:
                         ("partitions", partitions), ("threads", threads), ("pq_m", pq_m)):
             if int(v) < 0 or int(v) > 0xFFFFFFFF:
                 raise InvalidArgumentError(f"{name}: {v} is not a valid count")
-        data = _core._vindex_build(x, x.shape[0], x.shape[1], str(metric), int(m),
-                                   int(ef_construction), int(partitions),
-                                   int(seed) & 0xFFFFFFFFFFFFFFFF, int(threads), quant,
-                                   int(pq_m))
-        return cls(_core._VectorIndex(data))
+        # The index is built into memory the opened index owns: no bytes copy
+        # at the end of the build (to_bytes() makes one on demand).
+        ix = _core._vindex_build_open(x, x.shape[0], x.shape[1], str(metric), int(m),
+                                      int(ef_construction), int(partitions),
+                                      int(seed) & 0xFFFFFFFFFFFFFFFF, int(threads), quant,
+                                      int(pq_m))
+        return cls(ix)
 
     @classmethod
     def from_bytes(cls, data: Union[bytes, bytearray, memoryview]) -> "VectorIndex":

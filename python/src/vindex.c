@@ -17,8 +17,11 @@
 
 typedef struct {
   PyObject_HEAD hs_vidx *x;
-  PyObject *bytes; /* owns the memory the index reads */
+  PyObject *bytes; /* owns the memory the index reads (opened from bytes), or NULL: */
+  hs_buf buf;      /* built here (_vindex_build_open): owns it, no bytes copy */
 } hs_py_vindex;
+
+static PyTypeObject hs_py_vindex_type;
 
 static int get_f32(PyObject *obj, Py_buffer *view, const char *what, int fmt_char) {
   if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
@@ -35,9 +38,9 @@ static int get_f32(PyObject *obj, Py_buffer *view, const char *what, int fmt_cha
   return 0;
 }
 
-/* _vindex_build(vectors, n, dim, metric, m, ef_construction, partitions,
- *               seed, threads, quantizer "none"|"sq8"|"pq", pq_m) -> bytes */
-static PyObject *hs_py_vindex_build(PyObject *self, PyObject *args) {
+/* The index bytes of _vindex_build's arguments into *out (GIL released
+ * while building); -1 with an exception set otherwise. */
+static int build_buf(PyObject *args, hs_buf *out) {
   PyObject *vo;
   Py_ssize_t n, dim;
   const char *metric_name;
@@ -46,12 +49,15 @@ static PyObject *hs_py_vindex_build(PyObject *self, PyObject *args) {
   const char *quant_name;
   if (!PyArg_ParseTuple(args, "OnnsIIIKIsI:_vindex_build", &vo, &n, &dim, &metric_name, &m, &efc,
                         &parts, &seed, &threads, &quant_name, &pq_m))
-    return NULL;
+    return -1;
   hs_vidx_params p;
   hs_vidx_params_default(&p);
   hs_error err = {0};
   hs_status st = hs_metric_parse(metric_name, &p.metric, &err);
-  if (st != HS_OK) return hs_py_raise(st, &err, NULL);
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, NULL);
+    return -1;
+  }
   if (m) p.m = m;
   if (efc) p.ef_construction = efc;
   p.partitions = parts;
@@ -65,31 +71,69 @@ static PyObject *hs_py_vindex_build(PyObject *self, PyObject *args) {
     p.quant.kind = HS_QUANT_PQ;
     p.quant.pq_m = pq_m;
   } else {
-    return hs_py_raise_msg(hs_py_invalid_error, "quantizer '%s': expected none, sq8 or pq",
-                           quant_name);
+    hs_py_raise_msg(hs_py_invalid_error, "quantizer '%s': expected none, sq8 or pq", quant_name);
+    return -1;
   }
   Py_buffer v;
-  if (get_f32(vo, &v, "vectors", 'f') < 0) return NULL;
+  if (get_f32(vo, &v, "vectors", 'f') < 0) return -1;
   size_t items;
   if (n < 0 || dim <= 0 || __builtin_mul_overflow((size_t)n, (size_t)dim, &items) ||
       items != (size_t)(v.len / 4)) {
     PyBuffer_Release(&v);
-    return hs_py_raise_msg(hs_py_invalid_error, "vectors: %zd floats do not make %zd x %zd",
-                           v.len / 4, n, dim);
+    hs_py_raise_msg(hs_py_invalid_error, "vectors: %zd floats do not make %zd x %zd", v.len / 4, n,
+                    dim);
+    return -1;
   }
-  hs_buf out;
-  hs_buf_init(&out);
+  hs_buf_init(out);
   Py_BEGIN_ALLOW_THREADS;
-  st = hs_vidx_build(v.buf, (size_t)n, (size_t)dim, NULL, &p, &out, &err);
+  st = hs_vidx_build(v.buf, (size_t)n, (size_t)dim, NULL, &p, out, &err);
   Py_END_ALLOW_THREADS;
   PyBuffer_Release(&v);
   if (st != HS_OK) {
-    hs_buf_free(&out);
-    return hs_py_raise(st, &err, NULL);
+    hs_buf_free(out);
+    hs_py_raise(st, &err, NULL);
+    return -1;
   }
+  return 0;
+}
+
+/* _vindex_build(vectors, n, dim, metric, m, ef_construction, partitions,
+ *               seed, threads, quantizer "none"|"sq8"|"pq", pq_m) -> bytes */
+static PyObject *hs_py_vindex_build(PyObject *self, PyObject *args) {
+  hs_buf out;
+  if (build_buf(args, &out) < 0) return NULL;
   PyObject *res = PyBytes_FromStringAndSize((const char *)out.data, (Py_ssize_t)out.len);
   hs_buf_free(&out);
   return res;
+}
+
+/* _vindex_build_open(the same arguments) -> _VectorIndex over the built
+ * bytes, which it owns: no bytes object, so the index exists once in memory
+ * (a bytes copy would double the peak at the end of a build; to_bytes()
+ * copies on demand). */
+static PyObject *hs_py_vindex_build_open(PyObject *self, PyObject *args) {
+  hs_buf out;
+  if (build_buf(args, &out) < 0) return NULL;
+  hs_py_vindex *obj = (hs_py_vindex *)hs_py_vindex_type.tp_alloc(&hs_py_vindex_type, 0);
+  if (obj == NULL) {
+    hs_buf_free(&out);
+    return NULL;
+  }
+  obj->buf = out; /* owned from here: freed by dealloc */
+  hs_source *src;
+  hs_error err = {0};
+  hs_status st = hs_source_open_memory(obj->buf.data, obj->buf.len, "vector index", &src, &err);
+  if (st == HS_OK) {
+    Py_BEGIN_ALLOW_THREADS;
+    st = hs_vidx_open(src, 0, (uint64_t)obj->buf.len, &obj->x, &err);
+    Py_END_ALLOW_THREADS;
+    hs_source_unref(src);
+  }
+  if (st != HS_OK) {
+    Py_DECREF(obj);
+    return hs_py_raise(st, &err, NULL);
+  }
+  return (PyObject *)obj;
 }
 
 static int vindex_init(hs_py_vindex *self, PyObject *args, PyObject *kwargs) {
@@ -123,6 +167,7 @@ static int vindex_init(hs_py_vindex *self, PyObject *args, PyObject *kwargs) {
 static void vindex_dealloc(hs_py_vindex *self) {
   hs_vidx_free(self->x);
   Py_XDECREF(self->bytes);
+  hs_buf_free(&self->buf);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -316,11 +361,14 @@ static PyObject *vindex_info(hs_py_vindex *self, PyObject *noargs) {
                        hs_metric_name(hs_vidx_metric(x)), "row_count", hs_vidx_row_count(x),
                        "indexed_count", hs_vidx_indexed_count(x), "partitions",
                        hs_vidx_partition_count(x), "quantizer", (unsigned)qk < 3 ? quant[qk] : "?",
-                       "nbytes", PyBytes_GET_SIZE(self->bytes));
+                       "nbytes",
+                       self->bytes ? PyBytes_GET_SIZE(self->bytes) : (Py_ssize_t)self->buf.len);
 }
 
 static PyObject *vindex_bytes(hs_py_vindex *self, PyObject *noargs) {
   if (opened(self) == NULL) return NULL;
+  if (self->bytes == NULL) /* built here: a copy, made on demand */
+    return PyBytes_FromStringAndSize((const char *)self->buf.data, (Py_ssize_t)self->buf.len);
   Py_INCREF(self->bytes);
   return self->bytes;
 }
@@ -348,6 +396,8 @@ static PyMethodDef hs_py_vindex_functions[] = {
     {"_vindex_build", hs_py_vindex_build, METH_VARARGS,
      "_vindex_build(vectors, n, dim, metric, m, ef_construction, partitions, seed, threads,"
      " quantizer, pq_m) -> bytes"},
+    {"_vindex_build_open", hs_py_vindex_build_open, METH_VARARGS,
+     "_vindex_build_open(the arguments of _vindex_build) -> _VectorIndex owning the index bytes"},
     {NULL, NULL, 0, NULL}};
 
 int hs_py_vindex_init(PyObject *module);

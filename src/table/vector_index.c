@@ -180,13 +180,17 @@ static hs_status read_vectors(const char *path, const char *column, vectors *x, 
 
 /* ------------------------------------------------------------ Puffin */
 
+/* `file` holds the magic and the index blob after it (built there in place);
+ * the rest of the Puffin file is appended to it and the whole written once:
+ * the index is never copied. */
 static hs_status puffin_write(const hs_table *t, const char *column, int32_t field_id,
-                              hs_metric metric, size_t dim, size_t rows, const hs_buf *blob,
+                              hs_metric metric, size_t dim, size_t rows, hs_buf *file,
                               char **path_out, hs_error *err) {
+  const size_t blob_len = file->len - 4;
   json_t *root =
       json_pack("{s:[{s:s,s:[],s:i,s:i,s:I,s:I,s:{s:s,s:s,s:s,s:s}}],s:{s:s}}", "blobs", "type",
                 HS_VIDX_BLOB_TYPE, "fields", "snapshot-id", -1, "sequence-number", -1, "offset",
-                (json_int_t)4, "length", (json_int_t)blob->len, "properties", "column", column,
+                (json_int_t)4, "length", (json_int_t)blob_len, "properties", "column", column,
                 "metric", hs_metric_name(metric), "dim", "", "row-count", "", "properties",
                 "created-by", "hyperstreamdb");
   if (root == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vector index: footer");
@@ -202,16 +206,13 @@ static hs_status puffin_write(const hs_table *t, const char *column, int32_t fie
   json_decref(root);
   if (footer == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vector index: footer");
   size_t flen = strlen(footer);
-  hs_buf out;
-  hs_buf_init(&out);
   uint8_t tail[PUFFIN_TAIL];
   hs_store_u32le(tail, (uint32_t)flen);
   hs_store_u32le(tail + 4, 0); /* flags: footer not compressed */
   memcpy(tail + 8, PUFFIN_MAGIC, 4);
   hs_status st = HS_OK;
-  if (!hs_buf_append(&out, PUFFIN_MAGIC, 4) || !hs_buf_append(&out, blob->data, blob->len) ||
-      !hs_buf_append(&out, PUFFIN_MAGIC, 4) || !hs_buf_append(&out, footer, flen) ||
-      !hs_buf_append(&out, tail, sizeof tail))
+  if (!hs_buf_append(file, PUFFIN_MAGIC, 4) || !hs_buf_append(file, footer, flen) ||
+      !hs_buf_append(file, tail, sizeof tail))
     st = hs_error_set(err, HS_ERR_NOMEM, "vector index: out of memory");
   free(footer);
   char uuid[37];
@@ -224,9 +225,8 @@ static hs_status puffin_write(const hs_table *t, const char *column, int32_t fie
     snprintf(dir, cap, "%s/index", t->root);
     snprintf(p, cap, "%s/index/%s.puffin", t->root, uuid);
     st = hs_fs_mkdirs(dir, err);
-    if (st == HS_OK) st = hs_fs_write_file(p, out.data, out.len, err); /* fsyncs file and dir */
+    if (st == HS_OK) st = hs_fs_write_file(p, file->data, file->len, err); /* fsyncs file and dir */
   }
-  hs_buf_free(&out);
   hs_free(dir);
   if (st != HS_OK) {
     hs_free(p);
@@ -405,7 +405,15 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
       hs_free(x.valid);
       continue;
     }
+    /* The Puffin file's magic, then the index built after it (in place), and
+     * the decoded column freed before the file is finished. */
+    if (st == HS_OK && !hs_buf_append(&blob, PUFFIN_MAGIC, 4))
+      st = hs_error_set(err, HS_ERR_NOMEM, "vector index: out of memory");
     if (st == HS_OK) st = hs_vidx_build(x.v, x.n, x.dim, x.valid, &p, &blob, err);
+    hs_free(x.v);
+    hs_free(x.valid);
+    x.v = NULL;
+    x.valid = NULL;
     if (st == HS_OK)
       st = puffin_write(table, column, fid, p.metric, x.dim, x.n, &blob, &paths[n_add], err);
     if (st == HS_OK) {

@@ -46,7 +46,7 @@ static int build(hs_hnsw_graph *g, hs_hnsw_part *p, const float *x, uint32_t n, 
   g->space = HS_HNSW_L2SQ;
   g->vectors = x;
   *p = (hs_hnsw_part){0, n, 0, 0};
-  hs_hnsw_build_params bp = {m, 100, threads, seed};
+  hs_hnsw_build_params bp = {m, 100, threads, seed, NULL};
   hs_error err = {0};
   CHECK_OK(hs_hnsw_build(g, p, 1, &bp, &err), &err);
   return g->links0 != NULL;

@@ -344,6 +344,47 @@ static void test_default_partitions(void) {
   CHECK_EQ_INT(hs_vidx_default_partitions(10000000), 5);
 }
 
+/* Built in place (ROWS, VECTORS, a fixed layer 0 and CODES inside the
+ * output buffer) or apart and copied (the output's length not 4-byte
+ * aligned): the same bytes, appended after what the buffer held. */
+static void test_build_in_place(const float *x) {
+  size_t n = N < 3000 ? N : 3000;
+  const struct {
+    hs_metric metric;
+    hs_quant_kind kind;
+    uint32_t partitions;
+  } cases[] = {{HS_METRIC_L2, HS_QUANT_NONE, 0},
+               {HS_METRIC_L2, HS_QUANT_SQ8, 0},
+               {HS_METRIC_IP, HS_QUANT_PQ, 3},
+               {HS_METRIC_COSINE, HS_QUANT_NONE, 2}};
+  int same = 1;
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    hs_vidx_params p;
+    hs_vidx_params_default(&p);
+    p.metric = cases[ci].metric;
+    p.quant.kind = cases[ci].kind;
+    p.partitions = cases[ci].partitions;
+    p.threads = 1;
+    hs_buf b[3];
+    const size_t pre[3] = {0, 4, 3}; /* in place, in place after a prefix, apart */
+    for (int i = 0; i < 3; i++) {
+      hs_buf_init(&b[i]);
+      CHECK(hs_buf_append(&b[i], "PFA1", pre[i]) || pre[i] == 0);
+      CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, &b[i], NULL), NULL);
+    }
+    for (int i = 1; i < 3; i++)
+      same &= b[i].len - pre[i] == b[0].len &&
+              memcmp(b[i].data + pre[i], b[0].data, b[0].len) == 0 &&
+              memcmp(b[i].data, "PFA1", pre[i]) == 0;
+    hs_vidx *v = open_mem(&b[0]);
+    hs_error err = {0};
+    if (v != NULL) CHECK_OK(hs_vidx_validate(v, &err), &err);
+    hs_vidx_free(v);
+    for (int i = 0; i < 3; i++) hs_buf_free(&b[i]);
+  }
+  CHECK(same);
+}
+
 /* IVF: 8 partitions, one graph each; every partition probed gives the
  * recall of one graph, a filter still gets exactly min(k, matches). */
 static void test_ivf(const float *x, const float *qs) {
@@ -840,6 +881,7 @@ int main(void) {
   test_roundtrip_and_determinism(x, qs);
   test_default_partitions();
   test_link_layouts(x, qs);
+  test_build_in_place(x);
   test_ivf(x, qs);
   test_quant(x, qs);
   test_nulls_and_edges();

@@ -164,6 +164,28 @@ def test_quantized(data, quantizer, pq_m):
     np.testing.assert_array_equal(ix2.search(q, k=K)[0], ids)
 
 
+def test_built_index_owns_its_bytes(data):
+    """VectorIndex.build keeps the built buffer in the opened index (no bytes
+    copy): it outlives the input, reports its size, and to_bytes() copies it
+    on demand, the same bytes each time, reopening to the same answers."""
+    x, q = data
+    xs = x[:800].copy()
+    ix = VectorIndex.build(xs, quantizer="sq8", threads=1)
+    ids, dist = ix.search(q, k=K)
+    del xs
+    np.testing.assert_array_equal(ix.search(q, k=K)[0], ids)
+    b = ix.to_bytes()
+    assert isinstance(b, bytes) and len(b) == int(repr(ix).split(", ")[-1].split()[0])
+    assert ix.to_bytes() == b
+    assert b[8] == 2  # quantized: compact layer 0, format version 2
+    assert VectorIndex.build(x[:800], threads=1).to_bytes()[8] == 1  # float32: version 1
+    ix2 = VectorIndex.from_bytes(b)
+    ids2, dist2 = ix2.search(q, k=K)
+    np.testing.assert_array_equal(ids2, ids)
+    np.testing.assert_array_equal(dist2, dist)
+    ix.validate()
+
+
 def test_bad_input(data):
     x, q = data
     ix = VectorIndex.build(x[:300])

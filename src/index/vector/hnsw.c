@@ -469,6 +469,21 @@ void hs_hnsw_build_free(hs_hnsw_graph *g) {
   g->upper_off = NULL;
 }
 
+/* Node i's level: floor(-ln(u) / ln(m)), u in (0, 1] from the seed. */
+static uint32_t draw_level(uint64_t seed, uint32_t i, double ml) {
+  double u = ((double)(mix64(seed ^ ((uint64_t)i * 0xD1B54A32D192ED03ull)) >> 11) + 1.0) /
+             9007199254740993.0; /* (0, 1] */
+  double lv = floor(-log(u) * ml);
+  return lv > HS_HNSW_MAX_LEVEL ? HS_HNSW_MAX_LEVEL : (uint32_t)lv;
+}
+
+uint64_t hs_hnsw_upper_blocks(uint32_t n, uint32_t m, uint64_t seed) {
+  const double ml = 1.0 / log((double)m);
+  uint64_t blocks = 0;
+  for (uint32_t i = 0; i < n; i++) blocks += draw_level(seed, i, ml);
+  return blocks;
+}
+
 hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
                         const hs_hnsw_build_params *bp, hs_error *err) {
   const uint32_t n = g->n;
@@ -479,15 +494,17 @@ hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
   g->levels = levels;
   g->upper_off = upper_off;
   g->upper = NULL;
-  g->links0 = hs_calloc((size_t)(n ? n : 1) * (1 + g->m0), sizeof *g->links0);
+  if (bp->links0 != NULL) {
+    g->links0 = bp->links0;
+    memset(g->links0, 0, (size_t)n * (1 + g->m0) * sizeof *g->links0);
+  } else {
+    g->links0 = hs_calloc((size_t)(n ? n : 1) * (1 + g->m0), sizeof *g->links0);
+  }
   if (levels == NULL || upper_off == NULL || g->links0 == NULL) goto oom;
   const double ml = 1.0 / log((double)g->m);
   uint64_t blocks = 0;
   for (uint32_t i = 0; i < n; i++) {
-    double u = ((double)(mix64(bp->seed ^ ((uint64_t)i * 0xD1B54A32D192ED03ull)) >> 11) + 1.0) /
-               9007199254740993.0; /* (0, 1] */
-    double lv = floor(-log(u) * ml);
-    uint32_t l = lv > HS_HNSW_MAX_LEVEL ? HS_HNSW_MAX_LEVEL : (uint32_t)lv;
+    uint32_t l = draw_level(bp->seed, i, ml);
     levels[i] = (uint8_t)l;
     upper_off[i] = (uint32_t)blocks;
     blocks += l;
@@ -541,6 +558,7 @@ hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
   if (!ok) goto oom;
   return HS_OK;
 oom:
+  if (bp->links0 != NULL) g->links0 = NULL; /* the caller's */
   hs_hnsw_build_free(g);
   return hs_error_set(err, HS_ERR_NOMEM, "hnsw: out of memory building a graph of %u nodes", n);
 }

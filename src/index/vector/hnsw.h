@@ -152,11 +152,22 @@ size_t hs_hnsw_search_quant(const hs_hnsw_graph *g, const hs_hnsw_part *p, const
 typedef struct hs_hnsw_build_params {
   uint32_t m, ef_construction, threads;
   uint64_t seed;
+  /* Optional: n * (1 + m0) u32 for layer 0, caller-owned (vidx builds it in
+   * place in the output file); hs_hnsw_build zeroes it and never frees it.
+   * NULL: allocated and owned by the graph. */
+  uint32_t *links0;
 } hs_hnsw_build_params;
+
+/* The upper blocks hs_hnsw_build will allocate for n nodes (its level draw
+ * depends only on the seed, m and the node ids), so a caller can size the
+ * file before building. */
+uint64_t hs_hnsw_upper_blocks(uint32_t n, uint32_t m, uint64_t seed);
 
 /* Allocates levels, links and upper blocks for `n` nodes and builds one
  * graph per partition (parts[] cover [0, n) in order). g->vectors must be
- * set by the caller; the arrays are owned by the graph (hs_hnsw_build_free).
+ * set by the caller; the arrays are owned by the graph (hs_hnsw_build_free),
+ * but for bp->links0 (on success g->links0 points there: the caller sets
+ * g->links0 to NULL before hs_hnsw_build_free).
  * parts[].entry and max_level are filled in. */
 hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
                         const hs_hnsw_build_params *bp, hs_error *err);

@@ -24,7 +24,9 @@
  * checks that section's checksum.
  * HS_VIDX_RESIDENT=1 in the environment restores the mapped behaviour.
  *
- * Ownership: hs_vidx_build appends to a caller-owned hs_buf. An opened
+ * Ownership: hs_vidx_build appends to a caller-owned hs_buf (reserving room
+ * for the whole file once and building its large sections there in place:
+ * README.md "Build memory"; a failed build leaves out->len as it was). An opened
  * index keeps a reference to its source (hs_source_unref on free) and
  * is read-only after open: any number of threads may search one index at
  * once. Filters are borrowed for the duration of a call.

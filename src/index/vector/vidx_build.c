@@ -40,9 +40,72 @@ static bool row_indexable(const float *v, size_t dim, hs_metric metric) {
 
 typedef struct section {
   uint32_t id;
-  const void *data; /* copied as is, or (NULL) filled from the graph */
+  const void *data; /* copied as is (unless already in place), or (NULL) filled from the graph */
   uint64_t len;
 } section;
+
+/* The file: its sections, each one's offset, and the layer-0 layout. */
+typedef struct layout {
+  section s[HS_VIDX_S_MAX];
+  uint64_t offs[HS_VIDX_S_MAX], len;
+  uint32_t ns, idw;
+  uint64_t link_ids;
+  bool compact;
+} layout;
+
+static uint64_t align_up(uint64_t v) {
+  return (v + HS_VIDX_ALIGN - 1) / HS_VIDX_ALIGN * HS_VIDX_ALIGN;
+}
+
+/* The offset of section `id` (0 when absent). */
+static uint64_t layout_off(const layout *L, uint32_t id) {
+  for (uint32_t i = 0; i < L->ns; i++)
+    if (L->s[i].id == id) return L->offs[i];
+  return 0;
+}
+
+/* Lays the file out. Layer 0 is compact (version 2) for quantized indexes by
+ * default, when its offsets fit in u32; fixed blocks (version 1) otherwise.
+ * Before the graph is built (g->links0 NULL) the offsets up to LINKS0 are
+ * already final: ROWS, VECTORS and a fixed LINKS0 can be filled in place. */
+static void plan(layout *L, const hs_vidx_params *p, uint32_t n, uint32_t vdim, uint32_t m0,
+                 const hs_hnsw_graph *g, uint32_t n_parts, const float *centroids,
+                 const uint32_t *rows, const float *vecs, const uint32_t *pw, bool quantized,
+                 const hs_buf *quant_blob, const uint8_t *codes, size_t code_size) {
+  L->link_ids = 0;
+  for (uint32_t i = 0; g->links0 != NULL && i < n; i++) L->link_ids += hs_hnsw_links(g, i, 0)[0];
+  L->compact = p->links == HS_VIDX_LINKS_COMPACT || (p->links == HS_VIDX_LINKS_AUTO && quantized);
+  if (L->link_ids > UINT32_MAX) L->compact = false;
+  L->idw = L->compact ? (n <= (1u << 24) ? 3u : 4u) : 0u;
+  /* Sections are written from host memory: little-endian hosts only (the
+   * build refuses others). */
+  uint32_t ns = 0;
+  section *s = L->s;
+  s[ns++] = (section){HS_VIDX_S_ROWS, rows, (uint64_t)n * 4};
+  s[ns++] = (section){HS_VIDX_S_VECTORS, vecs, (uint64_t)n * vdim * 4};
+  s[ns++] = (section){HS_VIDX_S_LEVELS, g->levels, n};
+  if (L->compact)
+    s[ns++] = (section){HS_VIDX_S_LINKS0, NULL, ((uint64_t)n + 1) * 4 + L->link_ids * L->idw};
+  else
+    s[ns++] = (section){HS_VIDX_S_LINKS0, g->links0, (uint64_t)n * (1 + m0) * 4};
+  s[ns++] = (section){HS_VIDX_S_UPPER, g->upper, g->upper_blocks * (1 + p->m) * 4};
+  s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
+  if (n_parts > 1)
+    s[ns++] = (section){HS_VIDX_S_CENTROIDS, centroids, (uint64_t)n_parts * vdim * 4};
+  if (quantized) {
+    s[ns++] = (section){HS_VIDX_S_QUANT, quant_blob ? quant_blob->data : NULL,
+                        quant_blob ? quant_blob->len : 0};
+    s[ns++] = (section){HS_VIDX_S_CODES, codes, (uint64_t)n * code_size};
+  }
+  L->ns = ns;
+  uint64_t off = HS_VIDX_HEADER_LEN + (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
+  for (uint32_t i = 0; i < ns; i++) {
+    off = align_up(off);
+    L->offs[i] = off;
+    off += s[i].len;
+  }
+  L->len = off;
+}
 
 /* The compact layer 0 (LINKS0 of a version-2 file) from the builder's
  * fixed blocks: (n + 1) u32 offsets, then every node's used ids, idw bytes
@@ -76,80 +139,45 @@ static uint32_t crc_of(const uint8_t *d, uint64_t len) {
   return (uint32_t)crc;
 }
 
-/* Writes the file into `out` once, section by section, at its final place
- * (one reservation of the exact size; no second copy of the index). */
-static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim,
-                            uint32_t row_count, uint32_t n, uint32_t m0, const hs_hnsw_graph *g,
-                            const hs_hnsw_part *parts, uint32_t n_parts, const float *centroids,
-                            const uint32_t *rows, const float *vecs, const hs_buf *quant_blob,
-                            const uint8_t *codes, size_t code_size, hs_buf *out, hs_error *err) {
-  uint32_t part_words[4 * 1]; /* only used when n_parts == 1 */
-  uint32_t *pw = n_parts == 1 ? part_words : hs_malloc((size_t)n_parts * 4 * sizeof *pw);
-  if (pw == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing partitions");
-  for (uint32_t i = 0; i < n_parts; i++) {
-    uint32_t v[4] = {parts[i].start, parts[i].count, parts[i].entry, parts[i].max_level};
-    for (int j = 0; j < 4; j++) hs_store_u32le((uint8_t *)&pw[4 * i + (uint32_t)j], v[j]);
-  }
-  /* Layer 0: compact (version 2) for quantized indexes by default, when
-   * its offsets fit in u32; fixed blocks (version 1) otherwise. */
-  uint64_t link_ids = 0;
-  for (uint32_t i = 0; i < n; i++) link_ids += hs_hnsw_links(g, i, 0)[0];
-  bool compact =
-      p->links == HS_VIDX_LINKS_COMPACT || (p->links == HS_VIDX_LINKS_AUTO && code_size > 0);
-  if (link_ids > UINT32_MAX) compact = false;
-  uint32_t idw = compact ? (n <= (1u << 24) ? 3u : 4u) : 0u;
-  /* Sections are written from host memory: little-endian hosts only (the
-   * build refuses others below). */
-  section s[HS_VIDX_S_MAX];
-  uint32_t ns = 0;
-  s[ns++] = (section){HS_VIDX_S_ROWS, rows, (uint64_t)n * 4};
-  s[ns++] = (section){HS_VIDX_S_VECTORS, vecs, (uint64_t)n * vdim * 4};
-  s[ns++] = (section){HS_VIDX_S_LEVELS, g->levels, n};
-  if (compact)
-    s[ns++] = (section){HS_VIDX_S_LINKS0, NULL, ((uint64_t)n + 1) * 4 + link_ids * idw};
-  else
-    s[ns++] = (section){HS_VIDX_S_LINKS0, g->links0, (uint64_t)n * (1 + m0) * 4};
-  s[ns++] = (section){HS_VIDX_S_UPPER, g->upper, g->upper_blocks * (1 + p->m) * 4};
-  s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
-  if (n_parts > 1)
-    s[ns++] = (section){HS_VIDX_S_CENTROIDS, centroids, (uint64_t)n_parts * vdim * 4};
-  if (code_size > 0) {
-    s[ns++] = (section){HS_VIDX_S_QUANT, quant_blob->data, quant_blob->len};
-    s[ns++] = (section){HS_VIDX_S_CODES, codes, (uint64_t)n * code_size};
-  }
-
-  uint64_t off = HS_VIDX_HEADER_LEN + (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
-  uint64_t offs[HS_VIDX_S_MAX];
-  for (uint32_t i = 0; i < ns; i++) {
-    off = (off + HS_VIDX_ALIGN - 1) / HS_VIDX_ALIGN * HS_VIDX_ALIGN;
-    offs[i] = off;
-    off += s[i].len;
-  }
-  if (off > SIZE_MAX / 2 || !hs_buf_reserve(out, (size_t)off)) {
-    if (pw != part_words) hs_free(pw);
-    return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory writing a %llu-byte index",
-                        (unsigned long long)off);
-  }
+/* Writes the file laid out by L at out->data + out->len, section by section
+ * at its final place: sections built there already (ROWS, VECTORS, a fixed
+ * LINKS0, CODES: `in_place`, room reserved by the caller) are only
+ * checksummed, the others copied once. No second copy of the index. */
+static hs_status write_file(const layout *L, const hs_vidx_params *p, uint32_t dim, uint32_t vdim,
+                            uint32_t row_count, uint32_t n, uint32_t m0, uint32_t n_parts,
+                            size_t code_size, const hs_hnsw_graph *g, bool in_place, hs_buf *out,
+                            hs_error *err) {
+  if (L->len > SIZE_MAX / 2)
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx: a %llu-byte index", (unsigned long long)L->len);
+  if (in_place ? L->len > out->cap - out->len : !hs_buf_reserve(out, (size_t)L->len))
+    return hs_error_set(err, in_place ? HS_ERR_INTERNAL : HS_ERR_NOMEM,
+                        "vidx: no room for a %llu-byte index", (unsigned long long)L->len);
   uint8_t *f = out->data + out->len;
-  memset(f, 0, (size_t)offs[0]);
+  memset(f, 0, (size_t)L->offs[0]);
   uint8_t *table = f + HS_VIDX_HEADER_LEN;
-  for (uint32_t i = 0; i < ns; i++) {
-    uint64_t end = i + 1 < ns ? offs[i + 1] : off;
-    uint8_t *d = f + offs[i];
-    if (s[i].data != NULL)
-      memcpy(d, s[i].data, (size_t)s[i].len);
-    else
-      fill_links0_compact(g, idw, d);
-    memset(d + s[i].len, 0, (size_t)(end - offs[i] - s[i].len)); /* alignment padding */
+  for (uint32_t i = 0; i < L->ns; i++) {
+    const section *sec = &L->s[i];
+    uint64_t end = i + 1 < L->ns ? L->offs[i + 1] : L->len;
+    uint8_t *d = f + L->offs[i];
+    if (sec->data == NULL && sec->id == HS_VIDX_S_LINKS0) {
+      fill_links0_compact(g, L->idw, d);
+    } else if ((const uint8_t *)sec->data != d && sec->len > 0) {
+      if ((const uint8_t *)sec->data >= out->data &&
+          (const uint8_t *)sec->data < out->data + out->cap) /* in place, but elsewhere */
+        return hs_error_set(err, HS_ERR_INTERNAL, "vidx: section %u built at the wrong place",
+                            sec->id);
+      memcpy(d, sec->data, (size_t)sec->len);
+    }
+    memset(d + sec->len, 0, (size_t)(end - L->offs[i] - sec->len)); /* alignment padding */
     uint8_t *e = table + i * HS_VIDX_SECTION_ENTRY_LEN;
-    hs_store_u32le(e, s[i].id);
-    hs_store_u32le(e + 4, crc_of(d, s[i].len));
-    hs_store_u64le(e + 8, offs[i]);
-    hs_store_u64le(e + 16, s[i].len);
+    hs_store_u32le(e, sec->id);
+    hs_store_u32le(e + 4, crc_of(d, sec->len));
+    hs_store_u64le(e + 8, L->offs[i]);
+    hs_store_u64le(e + 16, sec->len);
   }
   uint8_t *h = f;
   memcpy(h, HS_VIDX_MAGIC, 8);
-  hs_store_u32le(h + HS_VIDX_H_VERSION, compact ? HS_VIDX_VERSION : HS_VIDX_VERSION_FIXED);
+  hs_store_u32le(h + HS_VIDX_H_VERSION, L->compact ? HS_VIDX_VERSION : HS_VIDX_VERSION_FIXED);
   hs_store_u32le(h + HS_VIDX_H_HEADER_LEN, HS_VIDX_HEADER_LEN);
   hs_store_u32le(h + HS_VIDX_H_DIM, dim);
   hs_store_u32le(h + HS_VIDX_H_METRIC, (uint32_t)p->metric);
@@ -161,15 +189,14 @@ static hs_status write_file(const hs_vidx_params *p, uint32_t dim, uint32_t vdim
   hs_store_u32le(h + HS_VIDX_H_PARTITIONS, n_parts);
   hs_store_u32le(h + HS_VIDX_H_QUANT, code_size > 0 ? (uint32_t)p->quant.kind : HS_QUANT_NONE);
   hs_store_u32le(h + HS_VIDX_H_CODE_SIZE, (uint32_t)code_size);
-  hs_store_u32le(h + HS_VIDX_H_SECTIONS, ns);
-  hs_store_u32le(h + HS_VIDX_H_TABLE_CRC, crc_of(table, ns * HS_VIDX_SECTION_ENTRY_LEN));
+  hs_store_u32le(h + HS_VIDX_H_SECTIONS, L->ns);
+  hs_store_u32le(h + HS_VIDX_H_TABLE_CRC, crc_of(table, L->ns * HS_VIDX_SECTION_ENTRY_LEN));
   hs_store_u64le(h + HS_VIDX_H_UPPER_BLOCKS, g->upper_blocks);
   hs_store_u32le(h + HS_VIDX_H_VDIM, vdim);
-  hs_store_u32le(h + HS_VIDX_H_LINK0_IDW, idw);
-  hs_store_u64le(h + HS_VIDX_H_LINK0_IDS, compact ? link_ids : 0);
+  hs_store_u32le(h + HS_VIDX_H_LINK0_IDW, L->idw);
+  hs_store_u64le(h + HS_VIDX_H_LINK0_IDS, L->compact ? L->link_ids : 0);
   hs_store_u32le(h + HS_VIDX_H_CRC, crc_of(h, HS_VIDX_H_CRC));
-  out->len += (size_t)off;
-  if (pw != part_words) hs_free(pw);
+  out->len += (size_t)L->len;
   return HS_OK;
 }
 
@@ -286,11 +313,44 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   size_t vec_bytes;
   if (!hs_mul_size(nidx, vdim * sizeof(float), &vec_bytes))
     return hs_error_set(err, HS_ERR_NOMEM, "vidx build: %zu x %zu vectors overflow", nidx, dim);
-  uint32_t *rows = hs_malloc((nidx ? nidx : 1) * sizeof *rows);
-  float *vecs = hs_malloc(vec_bytes ? vec_bytes : 1);
+  uint32_t n_parts = p.partitions ? p.partitions : hs_vidx_default_partitions(nidx);
+  if (n_parts > nidx) n_parts = nidx ? (uint32_t)nidx : 1;
+  const bool quantized = p.quant.kind != HS_QUANT_NONE && nidx > 0;
+
+  /* Build in place (README.md "Build memory"): the file's offsets up to
+   * LINKS0 depend only on counts known now, so ROWS, VECTORS, a fixed
+   * LINKS0 (float32 indexes) and later CODES are built directly in `out`,
+   * reserved once for an upper bound of the file (untouched pages cost no
+   * memory). Only when out->len is not 4-byte aligned are they separate. */
+  hs_hnsw_graph g;
+  memset(&g, 0, sizeof g);
+  layout L;
+  plan(&L, &p, (uint32_t)nidx, (uint32_t)vdim, m0, &g, n_parts, NULL, NULL, NULL, NULL, quantized,
+       NULL, NULL, 0);
+  const bool in_place = out->len % 4 == 0;
+  uint8_t *base = NULL;
+  if (in_place) {
+    uint64_t upper = hs_hnsw_upper_blocks((uint32_t)nidx, p.m, p.seed);
+    uint64_t ub = layout_off(&L, HS_VIDX_S_LINKS0) + (uint64_t)nidx * (1 + m0) * 4 +
+                  upper * (1 + p.m) * 4 + (uint64_t)n_parts * (16 + vdim * 4) +
+                  (quantized ? 64 + (2 + 256 * (uint64_t)dim) * 4 + (uint64_t)nidx * dim : 0) +
+                  8 * HS_VIDX_ALIGN;
+    if (ub > SIZE_MAX / 2 || !hs_buf_reserve(out, (size_t)ub))
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx build: out of memory for a %llu-byte index",
+                          (unsigned long long)ub);
+    base = out->data + out->len;
+  }
+  uint32_t *rows = in_place ? (uint32_t *)(base + layout_off(&L, HS_VIDX_S_ROWS))
+                            : hs_malloc((nidx ? nidx : 1) * sizeof *rows);
+  float *vecs = in_place ? (float *)(base + layout_off(&L, HS_VIDX_S_VECTORS))
+                         : hs_malloc(vec_bytes ? vec_bytes : 1);
+  uint32_t *links0 =
+      in_place && !L.compact ? (uint32_t *)(base + layout_off(&L, HS_VIDX_S_LINKS0)) : NULL;
   if (rows == NULL || vecs == NULL) {
-    hs_free(rows);
-    hs_free(vecs);
+    if (!in_place) {
+      hs_free(rows);
+      hs_free(vecs);
+    }
     return hs_error_set(err, HS_ERR_NOMEM, "vidx build: out of memory for %zu vectors", nidx);
   }
   size_t w = 0;
@@ -326,38 +386,39 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
 
   /* IVF: cluster, then order the rows by partition (stable: rows stay
    * ascending inside one). */
-  uint32_t n_parts = p.partitions ? p.partitions : hs_vidx_default_partitions(nidx);
-  if (n_parts > nidx) n_parts = nidx ? (uint32_t)nidx : 1;
   hs_hnsw_part one = {0, (uint32_t)nidx, 0, 0}, *parts = &one;
   float *centroids = NULL;
   hs_status st = HS_OK;
   if (n_parts > 1) {
+    uint32_t want = n_parts;
     st = partition_rows(&p, vdim, nidx, &n_parts, rows, vecs, &centroids, &parts, err);
-    if (st != HS_OK) {
-      hs_free(rows);
-      hs_free(vecs);
-      hs_error_prefix(err, "vidx build: ");
-      return st;
-    }
+    if (st == HS_OK && n_parts != want) /* k-means gives min(k, n) = want */
+      st = hs_error_set(err, HS_ERR_INTERNAL, "%u partitions of %u", n_parts, want);
   }
 
-  hs_hnsw_graph g;
-  memset(&g, 0, sizeof g);
   g.n = (uint32_t)nidx;
   g.dim = (uint32_t)vdim;
   g.m = p.m;
   g.m0 = m0;
   g.space = hs_vidx_space(p.metric);
   g.vectors = vecs;
-  hs_hnsw_build_params bp = {p.m, p.ef_construction, p.threads, p.seed};
-  st = hs_hnsw_build(&g, parts, n_parts, &bp, err);
+  hs_hnsw_build_params bp = {p.m, p.ef_construction, p.threads, p.seed, links0};
+  if (st == HS_OK) st = hs_hnsw_build(&g, parts, n_parts, &bp, err);
   /* Quantized codes for traversal, trained on the indexed rows. */
   hs_quant *quant = NULL;
   uint8_t *codes = NULL;
   size_t code_size = 0;
   hs_buf blob;
   hs_buf_init(&blob);
-  if (st == HS_OK && p.quant.kind != HS_QUANT_NONE && nidx > 0) {
+  uint32_t part_words[4 * 1]; /* only used when n_parts == 1 */
+  uint32_t *pw = n_parts == 1 ? part_words : hs_malloc((size_t)n_parts * 4 * sizeof *pw);
+  if (st == HS_OK && pw == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  for (uint32_t i = 0; st == HS_OK && i < n_parts; i++) {
+    uint32_t v[4] = {parts[i].start, parts[i].count, parts[i].entry, parts[i].max_level};
+    for (int j = 0; j < 4; j++) hs_store_u32le((uint8_t *)&pw[4 * i + (uint32_t)j], v[j]);
+  }
+  float *plain = vecs;
+  if (st == HS_OK && quantized) {
     /* Codes of the user's dimensions (IP: without the augmenting
      * component; -q.x orders as the augmented L2 does). */
     hs_metric qm = p.metric == HS_METRIC_IP  ? HS_METRIC_IP
@@ -373,7 +434,6 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     }
     if (qp.seed == 0) qp.seed = p.seed;
     if (qp.threads == 0) qp.threads = p.threads;
-    float *plain = vecs;
     if (vdim != dim) {
       plain = hs_malloc(nidx * dim * sizeof *plain);
       if (plain == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu rows", nidx);
@@ -383,27 +443,39 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     if (st == HS_OK) st = hs_quant_train(plain, nidx, dim, qm, &qp, &quant, err);
     if (st == HS_OK) {
       code_size = hs_quant_code_size(quant);
-      codes = hs_malloc(nidx * code_size + 1);
-      if (codes == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu codes", nidx);
-    }
-    if (st == HS_OK) {
-      hs_quant_encode(quant, plain, nidx, codes);
       st = hs_quant_serialize(quant, &blob, err);
     }
-    if (plain != vecs) hs_free(plain);
-    if (st != HS_OK) code_size = 0;
   }
+  if (st == HS_OK) { /* the final layout: where CODES go */
+    plan(&L, &p, (uint32_t)nidx, (uint32_t)vdim, m0, &g, n_parts, centroids, rows, vecs, pw,
+         quantized, &blob, NULL, code_size);
+    if (quantized) {
+      codes = in_place ? base + layout_off(&L, HS_VIDX_S_CODES) : hs_malloc(nidx * code_size + 1);
+      if (codes == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu codes", nidx);
+      if (in_place && layout_off(&L, HS_VIDX_S_CODES) + nidx * code_size > out->cap - out->len)
+        st = hs_error_set(err, HS_ERR_INTERNAL, "codes past the reserved index");
+      if (st == HS_OK) {
+        hs_quant_encode(quant, plain, nidx, codes);
+        L.s[L.ns - 1].data = codes;
+      }
+    }
+  }
+  if (plain != vecs) hs_free(plain);
   if (st == HS_OK)
-    st = write_file(&p, (uint32_t)dim, (uint32_t)vdim, (uint32_t)n, (uint32_t)nidx, m0, &g, parts,
-                    n_parts, centroids, rows, vecs, &blob, codes, code_size, out, err);
+    st = write_file(&L, &p, (uint32_t)dim, (uint32_t)vdim, (uint32_t)n, (uint32_t)nidx, m0, n_parts,
+                    code_size, &g, in_place, out, err);
   hs_quant_free(quant);
-  hs_free(codes);
   hs_buf_free(&blob);
+  if (pw != part_words) hs_free(pw);
   if (parts != &one) hs_free(parts);
   hs_free(centroids);
+  if (links0 != NULL && g.links0 == links0) g.links0 = NULL; /* in `out` */
   hs_hnsw_build_free(&g);
-  hs_free(rows);
-  hs_free(vecs);
+  if (!in_place) {
+    hs_free(codes);
+    hs_free(rows);
+    hs_free(vecs);
+  }
   if (st != HS_OK) hs_error_prefix(err, "vidx build: ");
   return st;
 }
