@@ -7,7 +7,8 @@
  * accepts is validated and searched (unfiltered, with a small and a large
  * filter, k from 1 to past the row count) whatever validate said. Nothing
  * may crash, leak or hang. Seeds: fuzz/corpus/vidx/ (small indexes written
- * by HS_VIDX_SEED_DIR=fuzz/corpus/vidx build/<dir>/test_vidx); crashes found:
+ * by HS_VIDX_SEED_DIR=fuzz/corpus/vidx build/<dir>/test_vidx: 00-08 format
+ * version 1, fixed layer 0; 09-11 version 2, compact layer 0); crashes found:
  * fuzz/regress/vidx/.
  */
 #include <stdlib.h>
