@@ -7,10 +7,12 @@ layout chosen from the data) and the bytes of its index files are compared
 with the table's Parquet data. Ingest cost: write() alone vs write() with
 every column configured and wait_for_indexes() (the background build).
 
-    python bench/bench_index_size.py [ROWS] [WRITES] [REPS]     (default 1000000 4 1)
+    python bench/bench_index_size.py [ROWS] [WRITES] [REPS] [LOSSY]   (default 1000000 4 1 0)
 
 REPS > 1 repeats the ingest comparison (a fresh unindexed and a fresh
 index_all table each time) and prints medians and every rep's ratio.
+LOSSY > 0 indexes id, price and ts as lossy btree indexes (min/max + bitmap
+blocks of LOSSY rows) in the size part.
 """
 
 import glob
@@ -54,6 +56,7 @@ def main():
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     writes = int(sys.argv[2]) if len(sys.argv) > 2 else 4
     reps = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    lossy = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     data = list(batches(rows, writes))
     root = tempfile.mkdtemp(prefix="hs_bench_idx_")
     try:
@@ -70,7 +73,10 @@ def main():
         for col in COLUMNS:
             before = size(os.path.join(t.uri, "index", "*.puffin"))
             t0 = time.perf_counter()
-            t.add_index(col, progress=False)
+            if lossy and col in ("id", "price", "ts"):
+                t.add_index(col, "btree", lossy=True, block_rows=lossy, progress=False)
+            else:
+                t.add_index(col, progress=False)
             build_s = time.perf_counter() - t0
             b = size(os.path.join(t.uri, "index", "*.puffin")) - before
             total += b

@@ -21,8 +21,8 @@ static double ms_since(int64_t t0) {
   return (double)(hs_now_ns() - t0) / 1e6;
 }
 
-static void run(uint32_t rows, uint32_t distinct, hs_sidx_layout layout, uint32_t block,
-                bool plain) {
+static void run(uint32_t rows, uint32_t distinct, hs_sidx_layout layout, uint32_t block, bool plain,
+                bool lossy) {
   uint64_t s = 12345;
   int64_t *vals = hs_malloc((size_t)rows * 8);
   for (uint32_t i = 0; i < rows; i++) {
@@ -33,7 +33,7 @@ static void run(uint32_t rows, uint32_t distinct, hs_sidx_layout layout, uint32_
   struct ArrowSchema sc;
   hs_arrow_array_make_primitive(&a, rows, vals, NULL, 0, NULL);
   hs_arrow_schema_init(&sc, "l", "x", 2, 0, NULL);
-  hs_sidx_column_options o = {layout, block, plain};
+  hs_sidx_column_options o = {layout, block, plain, lossy};
   hs_buf file;
   hs_buf_init(&file);
   hs_sidx_builder *b;
@@ -82,6 +82,7 @@ static void run(uint32_t rows, uint32_t distinct, hs_sidx_layout layout, uint32_
       "  range 0.1%% %7.2f  1%% %7.2f  10%% %7.2f  50%% %7.2f ms  eq %6.3f ms\n",
       distinct,
       layout == HS_SIDX_LAYOUT_DICT ? "DICT"
+      : lossy                       ? "LOSSY"
       : plain                       ? "SORTED"
                                     : "PACKED",
       block, build_ms, (double)file.len / 1e6, (double)file.len / rows, open_ms, q_ms[0], q_ms[1],
@@ -99,11 +100,13 @@ int main(int argc, char **argv) {
   uint32_t rows = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000u;
   static const uint32_t distincts[] = {1000, 65536, 1000000};
   for (int d = 0; d < 3; d++) {
-    run(rows, distincts[d], HS_SIDX_LAYOUT_DICT, 0, false);
-    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 4096, true); /* unpacked blocks */
-    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 1024, false);
-    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 4096, false);
-    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 16384, false);
+    run(rows, distincts[d], HS_SIDX_LAYOUT_DICT, 0, false, false);
+    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 4096, true, false); /* unpacked blocks */
+    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 1024, false, false);
+    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 4096, false, false);
+    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 16384, false, false);
+    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 512, false, true); /* lossy blocks */
+    run(rows, distincts[d], HS_SIDX_LAYOUT_SORTED, 1024, false, true);
   }
   return 0;
 }

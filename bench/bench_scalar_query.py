@@ -200,6 +200,9 @@ def main():
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--timeout", type=int, default=900, help="per peer engine, seconds")
     ap.add_argument("--keep", action="store_true", help="keep the temporary tables")
+    ap.add_argument("--lossy", type=int, default=0, metavar="BLOCK_ROWS",
+                    help="ours-ix: id, price, ts as lossy btree indexes (min/max + bitmap "
+                         "blocks of BLOCK_ROWS rows) instead of the default")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -237,7 +240,10 @@ def main():
         w_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         for c in COLUMNS:
-            ix.add_index(c, progress=False)
+            if a.lossy and c in ("id", "price", "ts"):  # high-cardinality: lossy SORTED
+                ix.add_index(c, "btree", lossy=True, block_rows=a.lossy, progress=False)
+            else:
+                ix.add_index(c, progress=False)
         ix.wait_for_indexes()
         notes["ours-ix"] = f"write {w_s:.2f} s, index build {time.perf_counter() - t0:.2f} s"
         data_files = sorted(os.path.join(plain.uri, "data", f)

@@ -609,7 +609,9 @@ hs_status hs_scan_index_stats_get(const struct ArrowArrayStream *stream, hs_scan
  * races), so every handle, process and the CLI sees the same
  * configuration. Kinds: "inverted" and "scalar" (layout chosen from the
  * data), "bitmap" (one bitmap per distinct value), "btree" and "sorted"
- * (sorted values in blocks; params {"block_rows": N}); vector kinds
+ * (sorted values in blocks; params {"block_rows": N}; {"lossy": true} keeps
+ * only each block's min/max and row bitmap: ~2 B/row, answers re-checked
+ * on the data); vector kinds
  * "hnsw", "ivf_hnsw", "ivf_hnsw_sq8", "ivf_pq" are recorded (params kept
  * as given) and built by the vector index code, not by
  * hs_table_build_configured_indexes. See src/table/index_config.c. */

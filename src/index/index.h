@@ -65,6 +65,11 @@ typedef struct hs_sidx_column_options {
   hs_sidx_layout layout;
   uint32_t block_rows; /* SORTED: pairs per block; 0 means 4096 */
   bool plain_blocks;   /* SORTED: write blocks unpacked (the original layout; tests) */
+  /* SORTED: lossy blocks, only each block's (min, max) and its row bitmap
+   * (~2 B/row whatever the keys; README "Lossy blocks"). Range, equality,
+   * IN and prefix answers are then supersets: a block partly inside the
+   * range gives all its rows (hs_sidx_column_exact is false). */
+  bool lossy;
 } hs_sidx_column_options;
 
 typedef struct hs_sidx_builder hs_sidx_builder;
@@ -124,10 +129,15 @@ void hs_sidx_column_free(hs_sidx_column *c); /* accepts NULL */
 
 uint32_t hs_sidx_column_row_count(const hs_sidx_column *c);
 hs_sidx_layout hs_sidx_column_layout(const hs_sidx_column *c);
+/* Whether equals/in/range/prefix answers are exact (true) or supersets of
+ * the matching rows that the caller must re-check (lossy SORTED blocks).
+ * is_null / is_not_null are always exact. */
+bool hs_sidx_column_exact(const hs_sidx_column *c);
 /* DICT: distinct non-null values; SORTED: blocks. */
 uint32_t hs_sidx_column_entry_count(const hs_sidx_column *c);
 
-/* Queries. Each sets *out to a new bitmap (caller frees) on HS_OK. A value
+/* Queries. Each sets *out to a new bitmap (caller frees) on HS_OK: exact, or
+ * a superset for a column that is not hs_sidx_column_exact. A value
  * whose kind cannot be compared with the column (BYTES against an int
  * column, DOUBLE against a decimal) gives HS_ERR_UNSUPPORTED: the caller
  * then evaluates the predicate on the data. */

@@ -13,6 +13,9 @@
  * Each rule maps supersets to supersets, so the root's T is always a
  * superset of the matching rows: an index may only narrow, and NOT over an
  * inexact child stays "all rows" rather than complementing a guess.
+ * Lossy columns (hs_sidx_column_exact false: SORTED blocks without keys)
+ * answer supersets: their comparisons give T = the answer and F = all rows
+ * (F = non-null − T would be a subset), and `<>`, NOT LIKE give T = all.
  */
 #include <pthread.h>
 #include <string.h>
@@ -237,6 +240,10 @@ static hs_status cmp_query(hs_sidx_column *col, const hs_expr_col *ec, const hs_
   hs_status st = HS_OK;
   *t = NULL;
   *exact = true;
+  if (n->op == HS_CMP_NE && !hs_sidx_column_exact(col)) { /* non-null − a superset: no */
+    *exact = false;
+    return HS_OK;
+  }
   bool fixed = ec->dom == HS_DOM_I64 || ec->dom == HS_DOM_U64 || ec->dom == HS_DOM_DEC;
   if (fixed && l->sat != 0) {
     /* Every value compares as -sat with the literal. */
@@ -398,6 +405,14 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
     if (st != HS_OK || !exact) {
       if (t) roaring_bitmap_free(t);
       return st;
+    }
+    if (!hs_sidx_column_exact(col)) { /* t ⊇ TRUE rows; FALSE rows unknown */
+      if (n->kind == HS_N_LIKE && n->negated) {
+        roaring_bitmap_free(t);
+        return HS_OK;
+      }
+      out->t = t;
+      return HS_OK;
     }
     if ((st = hs_sidx_column_is_not_null(col, &nn, err)) != HS_OK) {
       roaring_bitmap_free(t);

@@ -14,8 +14,11 @@
  *                      list columns): params mapped onto hs_vector_index_options
  *                      (names and aliases as the Python API's), built by
  *                      hs_table_build_vector_indexes (src/table/vector_index.c)
- * Scalar params: {"block_rows": N} (SORTED block size, 64..1048576);
- * anything else is refused so a typo does not silently do nothing.
+ * Scalar params: {"block_rows": N} (SORTED block size, 64..1048576) and
+ * {"lossy": true} (SORTED blocks keep only their min/max and row bitmap:
+ * ~2 B/row, answers re-checked on the data; src/index/scalar/README.md
+ * "Lossy blocks"); anything else is refused so a typo does not silently do
+ * nothing.
  *
  * Dropping an index removes its configuration and the column from every
  * registry entry in one commit; the index files stay on disk as orphans
@@ -121,18 +124,30 @@ static hs_status vector_options(const char *column, const char *kind, json_t *pa
   return HS_OK;
 }
 
-/* Check scalar params; *block_rows from them. */
+/* Check scalar params; *block_rows and *lossy from them. */
 static hs_status params_check(const char *column, json_t *params, int layout, uint32_t *block_rows,
-                              hs_error *err) {
+                              bool *lossy, hs_error *err) {
   *block_rows = 0;
+  *lossy = false;
   if (layout < 0) return HS_OK; /* vector params belong to the vector index code */
   const char *key;
   json_t *v;
   json_object_foreach(params, key, v) {
+    if (strcmp(key, "lossy") == 0) {
+      if (!json_is_boolean(v))
+        return hs_error_set(err, HS_ERR_INVALID_ARG, "index on '%s': lossy must be true or false",
+                            column);
+      if (layout == HS_SIDX_LAYOUT_DICT && json_is_true(v))
+        return hs_error_set(err, HS_ERR_INVALID_ARG,
+                            "index on '%s': lossy applies to btree/sorted/inverted, not bitmap",
+                            column);
+      *lossy = json_is_true(v);
+      continue;
+    }
     if (strcmp(key, "block_rows") != 0)
       return hs_error_set(err, HS_ERR_INVALID_ARG,
                           "index on '%s': unknown parameter '%s' (a scalar index takes only "
-                          "block_rows)",
+                          "block_rows and lossy)",
                           column, key);
     json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
     if (n < BLOCK_ROWS_MIN || n > BLOCK_ROWS_MAX)
@@ -170,7 +185,8 @@ static hs_status conf_from_json(json_t *item, size_t i, hs_arena *a, hs_table_in
     return hs_error_set(err, HS_ERR_NOMEM, "index configuration: out of memory");
   out->layout = k->layout;
   hs_status st = HS_OK;
-  if (params != NULL) st = params_check(out->column, params, k->layout, &out->block_rows, err);
+  if (params != NULL)
+    st = params_check(out->column, params, k->layout, &out->block_rows, &out->lossy, err);
   if (st != HS_OK) hs_error_prefix(err, "table property " CONFIG_PROPERTY ": ");
   return st == HS_OK ? HS_OK : HS_ERR_CORRUPT;
 }
@@ -366,7 +382,8 @@ static hs_status add_check(hs_table *table, const char *column, const char *kind
                         column);
   }
   uint32_t block_rows;
-  st = params_check(column, p, k->layout, &block_rows, err);
+  bool lossy;
+  st = params_check(column, p, k->layout, &block_rows, &lossy, err);
   hs_vector_index_options vo;
   if (st == HS_OK && k->layout < 0) st = vector_options(column, k->name, p, &vo, err);
   if (st != HS_OK) {
@@ -546,6 +563,7 @@ hs_status hs_table_build_configured_indexes(hs_table *table,
     specs[n].kind = c->kind;
     specs[n].layout = c->layout;
     specs[n].block_rows = c->block_rows;
+    specs[n].lossy = c->lossy;
     n++;
   }
   if (st == HS_OK && n > 0 && opts->appended != NULL)

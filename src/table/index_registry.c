@@ -698,6 +698,7 @@ static hs_status index_build(hs_table *t, const hs_table_index_spec *specs, size
       job->cols[job->n_cols] = (char *)specs[i].column;
       job->copts[job->n_cols].layout = (hs_sidx_layout)specs[i].layout;
       job->copts[job->n_cols].block_rows = specs[i].block_rows;
+      job->copts[job->n_cols].lossy = specs[i].lossy;
       job->n_cols++;
     }
     if (job->n_cols == 0)

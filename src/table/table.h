@@ -244,6 +244,7 @@ typedef struct hs_table_index_conf {
   char *params;        /* compact JSON object text ("{}" when none) */
   int layout;          /* hs_sidx_layout of a scalar kind; -1 for vector kinds */
   uint32_t block_rows; /* SORTED block size from params ("block_rows"); 0: default */
+  bool lossy;          /* SORTED: min/max + bitmap blocks (params "lossy": true) */
 } hs_table_index_conf;
 
 typedef struct hs_table_index_config {
@@ -274,6 +275,7 @@ typedef struct hs_table_index_spec {
   const char *column;
   int layout;          /* hs_sidx_layout */
   uint32_t block_rows; /* 0: default */
+  bool lossy;          /* SORTED: lossy blocks */
   const char *kind;    /* configured kind, or NULL (unconfigured build) */
 } hs_table_index_spec;
 

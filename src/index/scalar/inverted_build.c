@@ -211,6 +211,7 @@ static hs_status put_sorted(const hs_sidx_keyset *ks, const hs_sidx_sorted *srt,
                             hs_buf *keys, hs_buf *dir, hs_buf *data, hs_error *err) {
   uint32_t n = ks->n, nb = h->block_rows, blocks = n == 0 ? 0 : (n - 1) / nb + 1;
   bool packed = (h->flags & HS_SIDX_FLAG_PACKED) != 0;
+  bool lossy = (h->flags & HS_SIDX_FLAG_LOSSY) != 0; /* the bitmap only */
   uint32_t *pos_of = hs_malloc(((size_t)n + 1) * sizeof *pos_of);
   uint32_t *brows = hs_malloc(((size_t)n + 1) * sizeof *brows);
   uint32_t *rank = hs_malloc(((size_t)n + 1) * sizeof *rank);
@@ -236,7 +237,9 @@ static hs_status put_sorted(const hs_sidx_keyset *ks, const hs_sidx_sorted *srt,
     size_t at = data->len;
     if ((st = put_rows_bitmap(data, brows + s, c, err)) != HS_OK) break;
     size_t bitmap_len = data->len - at;
-    if (packed) {
+    if (lossy) {
+      /* nothing but the bitmap */
+    } else if (packed) {
       st = put_packed(data, ks, srt, s, c, rank + s, err);
     } else if ((st = put_keys(data, ks, srt, NULL, s, c, err)) == HS_OK) {
       for (uint32_t k = 0; k < c && st == HS_OK; k++) {
@@ -323,7 +326,10 @@ static hs_status build_blob(hs_buf *out, const hs_arrow_type *t, hs_sidx_key_typ
                  : HS_SIDX_LAYOUT_SORTED;
   h.layout = (uint8_t)layout;
   if (layout == HS_SIDX_LAYOUT_SORTED) {
-    if (opts == NULL || !opts->plain_blocks) h.flags = HS_SIDX_FLAG_PACKED;
+    if (opts != NULL && opts->lossy)
+      h.flags = HS_SIDX_FLAG_LOSSY;
+    else if (opts == NULL || !opts->plain_blocks)
+      h.flags = HS_SIDX_FLAG_PACKED;
     h.block_rows = opts != NULL && opts->block_rows ? opts->block_rows : HS_SIDX_BLOCK_ROWS_DEFAULT;
     if (h.block_rows > HS_SIDX_BLOCK_ROWS_MAX) {
       st = hs_error_set(err, HS_ERR_INVALID_ARG, "scalar index %s: block of %u rows", name,

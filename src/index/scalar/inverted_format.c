@@ -23,7 +23,7 @@
 
 void hs_sidx_header_write(const hs_sidx_header *h, uint8_t out[HS_SIDX_HEADER_BYTES]) {
   memset(out, 0, HS_SIDX_HEADER_BYTES);
-  memcpy(out, HS_SIDX_MAGIC, 4);
+  memcpy(out, (h->flags & HS_SIDX_FLAG_LOSSY) ? HS_SIDX_MAGIC_LOSSY : HS_SIDX_MAGIC, 4);
   out[4] = h->layout;
   out[5] = h->key_type;
   out[6] = (uint8_t)h->key_width;
@@ -42,7 +42,8 @@ void hs_sidx_header_write(const hs_sidx_header *h, uint8_t out[HS_SIDX_HEADER_BY
 
 hs_status hs_sidx_header_parse(const uint8_t *p, uint64_t blob_len, hs_sidx_header *h,
                                const char *column, hs_error *err) {
-  if (blob_len < HS_SIDX_HEADER_BYTES || memcmp(p, HS_SIDX_MAGIC, 4) != 0)
+  bool v2 = blob_len >= HS_SIDX_HEADER_BYTES && memcmp(p, HS_SIDX_MAGIC_LOSSY, 4) == 0;
+  if (blob_len < HS_SIDX_HEADER_BYTES || (!v2 && memcmp(p, HS_SIDX_MAGIC, 4) != 0))
     return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: blob is not an inverted index",
                         column);
   h->layout = p[4];
@@ -58,7 +59,7 @@ hs_status hs_sidx_header_parse(const uint8_t *p, uint64_t blob_len, hs_sidx_head
   h->dir_len = hs_load_u64le(p + 48);
   h->data_len = hs_load_u64le(p + 56);
   h->flags = hs_load_u32le(p + 28);
-  if ((h->flags & ~HS_SIDX_FLAG_PACKED) != 0 ||
+  if ((!v2 && (h->flags & ~HS_SIDX_FLAG_PACKED) != 0) || (v2 && h->flags != HS_SIDX_FLAG_LOSSY) ||
       (h->flags != 0 && h->layout != HS_SIDX_LAYOUT_SORTED))
     return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: unknown header flags 0x%x", column,
                         h->flags);

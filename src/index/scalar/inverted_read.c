@@ -190,12 +190,16 @@ static hs_status column_check_dir(const hs_sidx_column *c, hs_error *err) {
     uint64_t o = hs_load_u64le(e), end = i + 1 < h->n_entries ? hs_load_u64le(e + 16) : h->data_len;
     uint32_t count = hs_load_u32le(e + 8), blen = hs_load_u32le(e + 12);
     uint64_t fixed = c->h.key_width ? (uint64_t)count * c->h.key_width : (uint64_t)count * 4 + 4;
-    if (h->flags & HS_SIDX_FLAG_PACKED)
+    bool lossy = (h->flags & HS_SIDX_FLAG_LOSSY) != 0;
+    if (lossy)
+      fixed = 0; /* the block is its bitmap, exactly */
+    else if (h->flags & HS_SIDX_FLAG_PACKED)
       fixed = 4; /* the rest is checked when bound */
     else
       fixed += (uint64_t)count * 4;
     if ((i == 0 && o != 0) || end < o || end > h->data_len || count == 0 || count > h->block_rows ||
-        (count != h->block_rows && i + 1 != h->n_entries) || (uint64_t)blen + fixed > end - o)
+        (count != h->block_rows && i + 1 != h->n_entries) || (uint64_t)blen + fixed > end - o ||
+        (lossy && (uint64_t)blen != end - o))
       return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: block %u directory entry", name,
                           i);
     size_t la, lb;
@@ -289,6 +293,10 @@ void hs_sidx_column_free(hs_sidx_column *c) {
 uint32_t hs_sidx_column_row_count(const hs_sidx_column *c) {
   return c->h.row_count;
 }
+bool hs_sidx_column_exact(const hs_sidx_column *c) {
+  return (c->h.flags & HS_SIDX_FLAG_LOSSY) == 0;
+}
+
 hs_sidx_layout hs_sidx_column_layout(const hs_sidx_column *c) {
   return (hs_sidx_layout)c->h.layout;
 }
@@ -408,6 +416,9 @@ static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const u
 /* Bind a whole block read at p: its key table and row array. */
 hs_status hs_sidx_block_bind(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
                              hs_sidx_keys *keys, const uint8_t **rows, hs_error *err) {
+  if (c->h.flags & HS_SIDX_FLAG_LOSSY)
+    return hs_error_set(err, HS_ERR_INTERNAL, "index column %s: lossy blocks hold no pairs",
+                        c->name);
   if (c->h.flags & HS_SIDX_FLAG_PACKED) return block_unpack(c, r, p, keys, rows, err);
   size_t keys_len = (size_t)(r->len - r->bitmap_len - (uint64_t)r->count * 4);
   *rows = p + r->bitmap_len + keys_len;
@@ -636,7 +647,7 @@ static hs_status query_sorted(hs_sidx_column *c, const kbound *lo, const kbound 
     bool lo_in = lo->state == B_OPEN || hs_sidx_key_cmp(mn, ln, lo->p, lo->n) > (lo->incl ? -1 : 0);
     bool hi_in = hi->state == B_OPEN || hs_sidx_key_cmp(mx, lx, hi->p, hi->n) < (hi->incl ? 1 : 0);
     const uint8_t *p;
-    if (lo_in && hi_in) {
+    if ((lo_in && hi_in) || (c->h.flags & HS_SIDX_FLAG_LOSSY)) { /* lossy: all its rows */
       if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.bitmap_len, &p, err)) == HS_OK)
         st = load_or(c, p, r.bitmap_len, acc, err);
       continue;

@@ -58,8 +58,44 @@ static hs_status validate_dict(hs_sidx_column *c, roaring_bitmap_t *seen, hs_err
   return st;
 }
 
+/* A lossy block: its bitmap (exactly the block's bytes) holds `count` rows,
+ * none claimed before; its min and max are canonical (their order was
+ * checked at open). The keys of its rows are not stored, so not checked. */
+static hs_status validate_lossy_block(hs_sidx_column *c, uint32_t b, roaring_bitmap_t *seen,
+                                      hs_error *err) {
+  hs_sidx_block r = hs_sidx_block_at(c, b);
+  const uint8_t *p;
+  hs_status st = hs_sidx_column_view(c, c->data_off + r.off, r.len, &p, err);
+  if (st != HS_OK) return st;
+  if (r.bitmap_len != r.len)
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "index column %s: lossy block %u has %" PRIu64 " bytes past its bitmap",
+                        c->name, b, r.len - r.bitmap_len);
+  for (uint32_t k = 0; k < 2; k++) {
+    size_t kl;
+    const uint8_t *key = hs_sidx_keys_get(&c->keys, 2 * b + k, &kl);
+    if (!key_canonical(&c->h, key, kl))
+      return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: block %u %s is not canonical",
+                          c->name, b, k ? "max" : "min");
+  }
+  roaring_bitmap_t *bm;
+  if ((st = hs_sidx_roaring_load(p, r.bitmap_len, c->h.row_count, &bm, err)) != HS_OK) {
+    hs_error_prefix(err, "index column %s block %u: ", c->name, b);
+    return st;
+  }
+  if (roaring_bitmap_get_cardinality(bm) != r.count)
+    st = hs_error_set(err, HS_ERR_CORRUPT,
+                      "index column %s: block %u bitmap holds %" PRIu64 " rows, not %u", c->name, b,
+                      roaring_bitmap_get_cardinality(bm), r.count);
+  else
+    st = claim_bitmap(c, seen, bm, "block", b, err);
+  roaring_bitmap_free(bm);
+  return st;
+}
+
 static hs_status validate_block(hs_sidx_column *c, uint32_t b, roaring_bitmap_t *seen,
                                 uint32_t *prev_row, hs_error *err) {
+  if (c->h.flags & HS_SIDX_FLAG_LOSSY) return validate_lossy_block(c, b, seen, err);
   hs_sidx_block r = hs_sidx_block_at(c, b);
   const uint8_t *p, *rows;
   hs_sidx_keys keys;

@@ -40,7 +40,8 @@ static inline const uint8_t *hs_sidx_keyset_get(const hs_sidx_keyset *ks, uint32
     return ks->keys.data + (size_t)i * ks->width;
   }
   *len = (size_t)(ks->offs[i + 1] - ks->offs[i]);
-  return ks->keys.data + ks->offs[i];
+  /* Only empty keys: no key bytes at all (data NULL; NULL + 0 is UB). */
+  return ks->keys.data != NULL ? ks->keys.data + ks->offs[i] : (const uint8_t *)"";
 }
 
 /* The keys in (key, row) order: perm[p] is the key index at sorted

@@ -23,12 +23,20 @@
  * order, back to back, and end exactly at the blob's end:
  *   null bitmap | key table | directory | data. */
 #define HS_SIDX_MAGIC "HSX1"
+/* Format 2: blobs with lossy SORTED blocks (HS_SIDX_FLAG_LOSSY). A new magic,
+ * so that readers of format 1 refuse them instead of taking their supersets
+ * for exact answers. Every other blob is still written as format 1. */
+#define HS_SIDX_MAGIC_LOSSY "HSX2"
 #define HS_SIDX_HEADER_BYTES 64
 #define HS_SIDX_BLOCK_ROWS_DEFAULT 4096u
 #define HS_SIDX_BLOCK_ROWS_MAX (1u << 20)
 #define HS_SIDX_DIR_SORTED_ENTRY 16 /* u64 block offset, u32 count, u32 bitmap bytes */
 /* Header flags (u32 at offset 28; 0 in files written before they existed). */
 #define HS_SIDX_FLAG_PACKED 1u /* SORTED blocks are packed (README "Packed blocks") */
+/* SORTED blocks hold only their bitmap (README "Lossy blocks"): a block
+ * partly inside a range answers with all its rows; magic HSX2, and only
+ * this flag. */
+#define HS_SIDX_FLAG_LOSSY 2u
 /* Packed block key-bits byte: high bit set = sparse deltas (a mask bit per
  * pair, then the non-zero deltas only); the low 7 bits are the width. */
 #define HS_SIDX_KEYS_SPARSE 0x80u
