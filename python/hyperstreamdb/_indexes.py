@@ -159,6 +159,11 @@ def _build_all(uri: str, factory: Any, columns: Optional[Sequence[str]] = None,
     return built
 
 
+# At most this many writes' batches wait in memory for a background build;
+# beyond it the pending ones are dropped and the next pass re-reads files.
+_KEPT_MAX = 8
+
+
 class _BuildState:
     """The background worker of one Table object (shared by nothing else)."""
 
@@ -179,8 +184,12 @@ class _BuildState:
         """Request a build pass: over the kept append `kept` (from
         ``TableHandle.append(keep=True)``), or, with None, over every file."""
         with self.cond:
-            if kept is None:
+            if kept is None or self.full:
                 self.full = True
+            elif len(self.kept) >= _KEPT_MAX:
+                # Writes outpace the builds: stop holding their data in
+                # memory; the next pass re-reads the files instead.
+                self.kept, self.full = [], True
             else:
                 self.kept.append(kept)
             self.pending = True

@@ -234,3 +234,18 @@ def test_write_background_uses_kept_batches(tmp_path, monkeypatch):
         rb = b.to_arrow(filter=f).sort_by("rid")
         assert ra.num_rows > 0 and repr(ra.to_pylist()) == repr(rb.to_pylist()), f  # NaN-safe
     assert a.explain("i64 > 0").stats["files_indexed"] == 3
+
+
+def test_kept_backlog_is_bounded(tmp_path):
+    """More pending kept writes than _KEPT_MAX: they are dropped for a full
+    pass (re-read); every file still ends up indexed, results unchanged."""
+    from hyperstreamdb import _indexes
+    st = _indexes._BuildState(str(tmp_path / "x"), hdb.Table)
+    st.running = True  # no worker: only the bookkeeping
+    for i in range(_indexes._KEPT_MAX):
+        st.schedule(object())
+    assert len(st.kept) == _indexes._KEPT_MAX and not st.full
+    st.schedule(object())
+    assert st.kept == [] and st.full
+    st.schedule(object())  # a full pass is due anyway: nothing more is kept
+    assert st.kept == [] and st.full
