@@ -544,8 +544,13 @@ static hs_status build_kept(const hs_table *t, const hs_table_appended *k, char 
          in->dictionary == NULL && strcmp(in->format, file->format) == 0;
     fields[c] = in;
   }
-  for (size_t i = 0; ok && i < k->n_batches; i++)
-    ok = k->batches[i].n_children == k->schema.n_children;
+  /* Struct batches as the Parquet writer saw them: rows are the children's
+   * rows only when the struct has no offset and its length is theirs. */
+  for (size_t i = 0; ok && i < k->n_batches; i++) {
+    const struct ArrowArray *bt = &k->batches[i];
+    ok = bt->n_children == k->schema.n_children && bt->offset == 0;
+    for (size_t c = 0; ok && c < n_cols; c++) ok = bt->children[child[c]]->length == bt->length;
+  }
   hs_status st = HS_OK;
   if (ok) {
     col_arrays ca;
