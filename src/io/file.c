@@ -1,6 +1,7 @@
 /* file.c — local-file and in-memory sources, buffered local-file sinks. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,7 +10,7 @@
 #include "io.h"
 
 struct hs_source {
-  int refs;
+  atomic_int refs; /* sources are shared by scan workers (index caches) */
   int fd;              /* -1 for memory sources */
   const uint8_t *base; /* mapped or borrowed bytes; NULL if unmapped */
   bool mapped;
@@ -72,11 +73,11 @@ hs_status hs_source_open_memory(const uint8_t *buf, size_t len, const char *name
 }
 
 void hs_source_ref(hs_source *src) {
-  src->refs++;
+  atomic_fetch_add_explicit(&src->refs, 1, memory_order_relaxed);
 }
 
 void hs_source_unref(hs_source *src) {
-  if (src == NULL || --src->refs > 0) return;
+  if (src == NULL || atomic_fetch_sub_explicit(&src->refs, 1, memory_order_acq_rel) > 1) return;
   if (src->mapped) munmap((void *)src->base, (size_t)src->size);
   if (src->fd >= 0) close(src->fd);
   hs_free(src->name);
@@ -141,9 +142,8 @@ bool hs_source_is_file(const hs_source *src) {
  * again), so reading a large file does not keep it resident. Only a hint:
  * views already handed out stay valid. */
 void hs_source_release(hs_source *src, uint64_t offset, size_t len) {
-  static long page;
   if (src == NULL || !src->mapped || offset >= src->size) return;
-  if (page == 0) page = sysconf(_SC_PAGESIZE);
+  long page = sysconf(_SC_PAGESIZE); /* no lazy static: called from scan workers */
   if (page <= 0) return;
   uint64_t end = len > src->size - offset ? src->size : offset + len;
   uint64_t a = (offset + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
