@@ -10,7 +10,7 @@
 #include "io.h"
 
 struct hs_source {
-  atomic_int refs; /* sources are shared by scan workers (index caches) */
+  atomic_int refs;     /* sources are shared by scan workers (index caches) */
   int fd;              /* -1 for memory sources */
   const uint8_t *base; /* mapped or borrowed bytes; NULL if unmapped */
   bool mapped;
