@@ -115,6 +115,25 @@ def _is_scalar_type(t: pa.DataType) -> bool:
                 or pa.types.is_dictionary(t))
 
 
+def _resolve_config(conf: List[dict], meta: dict) -> List[dict]:
+    """Entries under the current schema's names, as the C loader sees them
+    (src/table/index_config.c): an entry with a "field-id" takes that
+    field's current name (renamed columns keep their index) and is left out
+    when the current schema no longer has the field (a dropped column)."""
+    cur = next((s for s in meta.get("schemas") or []
+                if s.get("schema-id") == meta.get("current-schema-id")), None)
+    names = {f.get("id"): f.get("name") for f in (cur or {}).get("fields") or []}
+    out = []
+    for c in conf:
+        if isinstance(c, dict) and isinstance(c.get("field-id"), int):
+            name = names.get(c["field-id"])
+            if name is None:
+                continue
+            c = {**c, "column": name}
+        out.append(c)
+    return out
+
+
 def _build_all(uri: str, factory: Any, columns: Optional[Sequence[str]] = None,
                progress: Any = None, appended: Optional[List[Any]] = None) -> int:
     """Build every configured index missing for the current snapshot's files
@@ -247,9 +266,9 @@ class IndexMethods:
         if not self._load():  # type: ignore[attr-defined]
             return []
         with open(self._handle.metadata_location, "rb") as f:  # type: ignore[attr-defined]
-            props = json.load(f).get("properties") or {}
-        text = props.get(_CONFIG_PROPERTY)
-        return json.loads(text) if text else []
+            meta = json.load(f)
+        text = (meta.get("properties") or {}).get(_CONFIG_PROPERTY)
+        return _resolve_config(json.loads(text) if text else [], meta)
 
     # ------------------------------------------------------- configuration
 

@@ -138,6 +138,7 @@ typedef struct plan_ctx {
   bool *tried;           /* per field: open attempted */
   bool *lent;            /* per field: cols[i] is lent by the cache */
   const char *const *paths;
+  const char *const *names; /* per field: its name in the index file; NULL: the filter's */
   size_t n_paths;
 } plan_ctx;
 
@@ -164,7 +165,7 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
     return HS_OK;
   }
   c->tried[i] = true;
-  const char *name = c->e->cols[i].name;
+  const char *name = c->names != NULL && c->names[i] != NULL ? c->names[i] : c->e->cols[i].name;
   int64_t size = 0, mt = 0;
   bool keyed = ic_key(c->paths[i], &size, &mt);
   if (keyed && (c->cols[i] = ic_take(c->paths[i], name, size, mt)) != NULL) {
@@ -429,14 +430,15 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
   return HS_OK;
 }
 
-hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, size_t n_paths,
-                             roaring_bitmap_t **out, hs_error *err) {
+hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const char *const *names,
+                             size_t n_paths, roaring_bitmap_t **out, hs_error *err) {
   *out = NULL;
   if (e == NULL || e->root == NULL || paths == NULL || n_paths == 0) return HS_OK;
   plan_ctx c;
   memset(&c, 0, sizeof c);
   c.e = e;
   c.paths = paths;
+  c.names = names;
   c.n_paths = n_paths < (size_t)e->n_fields ? n_paths : (size_t)e->n_fields;
   c.files = hs_calloc(c.n_paths + 1, sizeof *c.files);
   c.cols = hs_calloc(c.n_paths + 1, sizeof *c.cols);

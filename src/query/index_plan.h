@@ -14,12 +14,14 @@
 
 /* Candidate rows of one data file for `e`. paths[i] (i < n_fields of the
  * schema `e` was bound against) is the index file holding field i's index,
- * or NULL. *out is a CRoaring bitmap of row positions (caller frees), or
+ * or NULL; names[i] (names may be NULL) the column name its blob carries
+ * (the data file's own name of the field, which a rename since leaves
+ * behind), NULL: the filter's name. *out is a CRoaring bitmap of row positions (caller frees), or
  * NULL when the index cannot narrow anything ("all rows"). Indexes that
  * cannot answer a predicate (unsupported value kind), and missing,
  * unreadable or corrupt index files, just do not narrow; only running out
  * of memory is an error. */
-hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, size_t n_paths,
-                             roaring_bitmap_t **out, hs_error *err);
+hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const char *const *names,
+                             size_t n_paths, roaring_bitmap_t **out, hs_error *err);
 
 #endif /* HS_QUERY_INDEX_PLAN_H */

@@ -67,8 +67,12 @@ typedef struct scan_state {
   hs_scan_page_stats pstats;
   /* Scalar indexes (index_plan.c): ixp[f * n_fcols + k] is the resolved
    * index file of filter column k of files[f], or NULL; cand the current
-   * file's candidate rows (NULL: all). */
+   * file's candidate rows (NULL: all). ixn (same shape) is the column's
+   * name in that data file as the registry records it (the name the index
+   * blob carries); the index is used only where the file's column matched
+   * to the filter column by field id has that name, unpromoted. */
   char **ixp;
+  char **ixn;
   size_t ixp_n;
   roaring_bitmap_t *cand;
   hs_scan_index_stats istats;
@@ -201,6 +205,7 @@ static void state_free(scan_state *s) {
   hs_free(s->rows);
   hs_free(s->p1rows);
   names_free(s->ixp, s->ixp_n);
+  names_free(s->ixn, s->ixp_n);
   hs_free(s->plan_idx);
   hs_free(s);
 }
@@ -396,18 +401,30 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   if (st == HS_OK) st = prune_pages(s, md, err);
   if (st == HS_OK && s->ixp != NULL && s->n_fcols > 0) {
     /* Narrow with the file's scalar indexes: candidate rows only. The
-     * registry is keyed by column name: an index is used only where the
-     * file's column of that name is the filter column itself (same field
-     * id, no promotion), never after a rename or a re-added name. */
+     * registry entry was found by the filter column's field id (or, for an
+     * entry without field ids, by its name); it is used only where the
+     * file's column matched to the filter column by field id is the one the
+     * entry names, unpromoted: never for a re-added name, a dropped field or
+     * keys of the file's narrower type. After a rename the entry and the
+     * index blob carry the file's (old) name. */
     const char **paths = hs_calloc(s->n_fcols, sizeof *paths);
-    if (paths == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    const char **names = hs_calloc(s->n_fcols, sizeof *names);
+    if (paths == NULL || names == NULL) {
+      hs_free(paths);
+      hs_free(names);
+      return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    }
     bool anyp = false;
     for (size_t k = 0; k < s->n_fcols; k++) {
-      const char *fn = s->fmap.file_names[k];
-      if (fn != NULL && strcmp(fn, s->fcols[k]) == 0 && s->fmap.conv[k] == HS_COLMAP_PASS)
-        anyp |= (paths[k] = s->ixp[i * s->n_fcols + k]) != NULL;
+      const char *fn = s->fmap.file_names[k], *in = s->ixn[i * s->n_fcols + k];
+      if (fn != NULL && in != NULL && strcmp(fn, in) == 0 && s->fmap.conv[k] == HS_COLMAP_PASS &&
+          (paths[k] = s->ixp[i * s->n_fcols + k]) != NULL) {
+        names[k] = in;
+        anyp = true;
+      }
     }
-    if (anyp) st = hs_index_plan_rows(s->expr, paths, s->n_fcols, &s->cand, err);
+    if (anyp) st = hs_index_plan_rows(s->expr, paths, names, s->n_fcols, &s->cand, err);
+    hs_free(names);
     if (st == HS_OK && s->cand != NULL) {
       uint64_t k = roaring_bitmap_get_cardinality(s->cand);
       s->istats.files_indexed++;
@@ -633,6 +650,7 @@ static scan_state *sub_new(const scan_state *s, scan_prefetch *p) {
   sub->fcols = s->fcols;
   sub->n_fcols = s->n_fcols;
   sub->ixp = s->ixp;
+  sub->ixn = s->ixn;
   sub->ixp_n = s->ixp_n;
   sub->plan_idx = s->plan_idx;
   sub->ctx = s->ctx;
@@ -926,20 +944,31 @@ hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_or
 
 /* Record the registered index files of the filter columns of data file
  * `pf` (just added as files[n_files - 1]) in s->ixp. */
-static hs_status index_paths(const hs_table *t, const hs_table_index_registry *reg,
-                             const hs_table_plan_file *pf, scan_state *s, hs_error *err) {
+static hs_status index_paths(const hs_table *t, const hs_iceberg_schema *schema,
+                             const hs_table_index_registry *reg, const hs_table_plan_file *pf,
+                             scan_state *s, hs_error *err) {
   if (reg == NULL || reg->n_entries == 0 || s->n_fcols == 0) return HS_OK;
   size_t need = s->n_files * s->n_fcols;
   char **nv = hs_realloc(s->ixp, need * sizeof *nv);
   if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-  for (size_t k = s->ixp_n; k < need; k++) nv[k] = NULL;
   s->ixp = nv;
+  char **nn = hs_realloc(s->ixn, need * sizeof *nn);
+  if (nn == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  s->ixn = nn;
+  for (size_t k = s->ixp_n; k < need; k++) nv[k] = nn[k] = NULL;
   s->ixp_n = need;
   char **row = nv + (s->n_files - 1) * s->n_fcols;
+  char **nrow = nn + (s->n_files - 1) * s->n_fcols;
   for (size_t k = 0; k < s->n_fcols; k++) {
-    const char *rec =
-        hs_table_index_lookup(reg, pf->path, pf->data_file->file_size_in_bytes, s->fcols[k]);
-    if (rec == NULL) continue;
+    int32_t fid = -1; /* the filter column's field in the read schema */
+    for (size_t j = 0; j < schema->root.n_fields; j++)
+      if (strcmp(schema->root.fields[j].name, s->fcols[k]) == 0) fid = schema->root.fields[j].id;
+    const char *stored = NULL;
+    const char *rec = hs_table_index_lookup_field(reg, pf->path, pf->data_file->file_size_in_bytes,
+                                                  s->fcols[k], fid, &stored);
+    if (rec == NULL || stored == NULL) continue;
+    if ((nrow[k] = hs_strdup(stored)) == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
     hs_status st = hs_table_resolve_path(t, rec, "index registry", &row[k], err);
     if (st == HS_ERR_NOMEM) return st;
     if (st != HS_OK) { /* outside the table: never opened, not used */
@@ -1009,7 +1038,7 @@ static hs_status prune_files(const hs_table *t, const hs_iceberg_schema *schema,
       break;
     }
     s->n_files++;
-    if ((st = index_paths(t, reg, pf, s, err)) != HS_OK) break;
+    if ((st = index_paths(t, schema, reg, pf, s, err)) != HS_OK) break;
   }
   hs_arena_reset(&scratch);
   hs_free(stats);

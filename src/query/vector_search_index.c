@@ -140,30 +140,17 @@ static void vx_release(hs_vidx *x) {
 
 /* ------------------------------------------------------- which files */
 
-/* Whether data file `path`'s top-level column `column` is field `id`
- * (its PARQUET:field_id); false when it cannot tell. */
-static bool file_column_is(const char *path, const char *column, int32_t id) {
-  hs_parquet_reader *r = NULL;
+/* Whether data file `path`'s column of field `id` (matched by
+ * PARQUET:field_id) is named `stored`, the name its index entry records;
+ * false when it cannot tell (a file without field ids: its names may be
+ * older than the schema's, so its index is not used once the schema has
+ * evolved). */
+static bool file_column_is(const char *path, const char *stored, int32_t id) {
+  char *fname = NULL;
   hs_error local = {0};
-  if (hs_parquet_reader_open(path, &r, &local) != HS_OK) return false;
-  struct ArrowSchema full;
-  bool same = false;
-  if (hs_parquet_reader_schema(r, &full, &local) == HS_OK) {
-    for (int64_t i = 0; i < full.n_children; i++) {
-      const struct ArrowSchema *c = full.children[i];
-      if (c->name == NULL || strcmp(c->name, column) != 0) continue;
-      int32_t n = 0;
-      const char *v = hs_arrow_metadata_get(c->metadata, "PARQUET:field_id", &n);
-      char buf[12];
-      if (v != NULL && n > 0 && n <= 10) {
-        memcpy(buf, v, (size_t)n);
-        buf[n] = 0;
-        same = strtol(buf, NULL, 10) == id;
-      }
-    }
-    full.release(&full);
-  }
-  hs_parquet_reader_free(r);
+  if (id < 0 || hs_table_data_file_column(path, id, NULL, &fname, &local) != HS_OK) return false;
+  bool same = fname != NULL && strcmp(fname, stored) == 0;
+  hs_free(fname);
   return same;
 }
 
@@ -188,18 +175,22 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   for (size_t i = 0; st == HS_OK && i < plan->n_files; i++) {
     const hs_table_plan_file *pf = &plan->files[i];
-    const char *rec =
-        hs_table_index_lookup(&reg, pf->path, pf->data_file->file_size_in_bytes, column);
-    if (rec == NULL) continue;
-    /* Evolved schemas: the index answers only for the column it was built on. */
-    if (field_id >= 0 && t->meta.n_schemas > 1 && !file_column_is(pf->path, column, field_id))
+    /* Found by field id (an entry without field ids: by name); the index
+     * answers only where the file's column of the searched field is the one
+     * the entry names (after a rename: its old name, which the blob carries). */
+    const char *stored = NULL;
+    const char *rec = hs_table_index_lookup_field(&reg, pf->path, pf->data_file->file_size_in_bytes,
+                                                  column, field_id, &stored);
+    if (rec == NULL || stored == NULL) continue;
+    if (t->meta.n_schemas > 1 ? !file_column_is(pf->path, stored, field_id)
+                              : strcmp(stored, column) != 0)
       continue;
     char *ipath = NULL;
     hs_vidx *x = NULL;
     bool cached = false;
     memset(&local, 0, sizeof local);
     if (hs_table_resolve_path(t, rec, "index registry", &ipath, &local) == HS_OK &&
-        vx_acquire(ipath, column, &x, &cached, &local) == HS_OK && x != NULL &&
+        vx_acquire(ipath, stored, &x, &cached, &local) == HS_OK && x != NULL &&
         hs_vidx_metric(x) == metric && hs_vidx_dim(x) == dim) {
       out->vx[i] = x;
       out->cached[i] = cached;

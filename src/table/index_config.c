@@ -1,8 +1,14 @@
 /*
  * index_config.c — which columns a table indexes, and how: the table
  * property "hyperstream.indexes", a JSON list
- *   [{"column": "category", "kind": "bitmap", "params": {}}, ...]
- * changed only by metadata-only commits (hs_table_commit_metadata: the
+ *   [{"column": "category", "field-id": 3, "kind": "bitmap", "params": {}}, ...]
+ * "field-id" is the Iceberg field the entry indexes: a renamed column keeps
+ * its configuration (loaded under the current schema's name), and an entry
+ * whose field the current schema no longer has (a dropped column) is
+ * ignored: not listed, not built, and left out when the configuration is
+ * next committed. Entries without "field-id" (written before it was
+ * recorded) configure the current schema's column of that name.
+ * Changed only by metadata-only commits (hs_table_commit_metadata: the
  * exclusive publish, the edit re-applied to the winner's version after a
  * lost race), so every handle, process and the CLI agree on it.
  *
@@ -183,6 +189,12 @@ static hs_status conf_from_json(json_t *item, size_t i, hs_arena *a, hs_table_in
   free(text); /* jansson's allocator */
   if (out->column == NULL || out->kind == NULL || out->params == NULL)
     return hs_error_set(err, HS_ERR_NOMEM, "index configuration: out of memory");
+  json_t *fid = json_object_get(item, "field-id");
+  if (fid != NULL &&
+      (!json_is_integer(fid) || json_integer_value(fid) < 0 || json_integer_value(fid) > INT32_MAX))
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "table property " CONFIG_PROPERTY ": item %zu has a malformed field-id", i);
+  out->field_id = fid != NULL ? (int32_t)json_integer_value(fid) : -1;
   out->layout = k->layout;
   hs_status st = HS_OK;
   if (params != NULL)
@@ -211,7 +223,17 @@ hs_status hs_table_index_config_load(const hs_iceberg_metadata *meta, hs_table_i
   if (out->entries == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "index configuration: out of memory");
   for (size_t i = 0; st == HS_OK && i < n; i++) {
-    st = conf_from_json(json_array_get(root, i), i, &out->arena, &out->entries[i], err);
+    hs_table_index_conf *c = &out->entries[out->n_entries];
+    st = conf_from_json(json_array_get(root, i), i, &out->arena, c, err);
+    if (st != HS_OK) break;
+    if (c->field_id >= 0) { /* the field's current name; gone: ignored */
+      const char *name = hs_table_current_field_name(meta, c->field_id);
+      if (name == NULL) continue;
+      if ((c->column = hs_arena_strndup(&out->arena, name, strlen(name))) == NULL)
+        st = hs_error_set(err, HS_ERR_NOMEM, "index configuration: out of memory");
+    } else {
+      c->field_id = hs_table_current_field_id(meta, c->column);
+    }
     if (st == HS_OK) out->n_entries++;
   }
   json_decref(root);
@@ -280,12 +302,19 @@ static hs_status conf_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata 
     const hs_table_index_conf *c = &cur.entries[i];
     if (edit_find(ce, c->column) < ce->n) continue;
     json_t *p = json_loads(c->params, 0, NULL);
-    json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "column", c->column, "kind", c->kind,
-                                          "params", p ? p : json_object()));
+    json_t *item = json_pack("{s:s,s:s,s:o}", "column", c->column, "kind", c->kind, "params",
+                             p ? p : json_object());
+    if (item != NULL && c->field_id >= 0)
+      json_object_set_new(item, "field-id", json_integer(c->field_id));
+    json_array_append_new(list, item);
   }
-  for (size_t i = 0; ce->kinds != NULL && i < ce->n; i++)
-    json_array_append_new(list, json_pack("{s:s,s:s,s:O}", "column", ce->columns[i], "kind",
-                                          ce->kinds[i], "params", ce->params[i]));
+  for (size_t i = 0; ce->kinds != NULL && i < ce->n; i++) {
+    json_t *item = json_pack("{s:s,s:s,s:O}", "column", ce->columns[i], "kind", ce->kinds[i],
+                             "params", ce->params[i]);
+    int32_t fid = hs_table_current_field_id(old, ce->columns[i]);
+    if (item != NULL && fid >= 0) json_object_set_new(item, "field-id", json_integer(fid));
+    json_array_append_new(list, item);
+  }
   if (all_same) { /* re-adding what is there: nothing to commit */
     hs_table_index_config_free(&cur);
     json_decref(list);
@@ -297,7 +326,9 @@ static hs_status conf_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata 
   const hs_iceberg_metadata *base = old;
   for (size_t i = 0; st == HS_OK && i < ce->n; i++) {
     bool one = false;
-    st = hs_table_index_registry_rewrite(ce->t, base, m, a, ce->columns[i], NULL, 0, &one, err);
+    st = hs_table_index_registry_rewrite(ce->t, base, m, a, ce->columns[i],
+                                         hs_table_current_field_id(old, ce->columns[i]), NULL, 0,
+                                         &one, err);
     if (one) base = m;
     reg_changed = reg_changed || one;
   }
@@ -500,16 +531,24 @@ hs_status hs_table_list_indexes(hs_table *table, hs_table_index_info **out, size
     const hs_table_index_conf *c = &conf.entries[i];
     st = info_push(&v, &n, c->column, c->kind, c->params, c->layout < 0, err);
   }
-  /* Columns registered without configuration (hs_table_build_indexes). */
+  /* Columns registered without configuration (hs_table_build_indexes),
+   * under their current names; a dropped field's are not listed. */
   for (size_t e = 0; st == HS_OK && e < reg.n_entries; e++)
-    for (size_t k = 0; st == HS_OK && k < reg.entries[e].n_columns; k++)
-      if (!info_has(v, n, reg.entries[e].columns[k]))
-        st = info_push(&v, &n, reg.entries[e].columns[k], "unconfigured", "{}", 0, err);
+    for (size_t k = 0; st == HS_OK && k < reg.entries[e].n_columns; k++) {
+      const hs_table_index_entry *re = &reg.entries[e];
+      const char *name = re->field_ids[k] >= 0
+                             ? hs_table_current_field_name(&table->meta, re->field_ids[k])
+                             : re->columns[k];
+      if (name != NULL && !info_has(v, n, name))
+        st = info_push(&v, &n, name, "unconfigured", "{}", 0, err);
+    }
   for (size_t i = 0; st == HS_OK && i < n; i++) {
     v[i].files_total = (int64_t)plan.n_files;
+    int32_t fid = hs_table_current_field_id(&table->meta, v[i].column);
     for (size_t f = 0; f < plan.n_files; f++)
-      if (hs_table_index_lookup(&reg, plan.files[f].path,
-                                plan.files[f].data_file->file_size_in_bytes, v[i].column) != NULL)
+      if (hs_table_index_lookup_field(&reg, plan.files[f].path,
+                                      plan.files[f].data_file->file_size_in_bytes, v[i].column, fid,
+                                      NULL) != NULL)
         v[i].files_indexed++;
   }
   hs_table_plan_free(&plan);
@@ -560,6 +599,7 @@ hs_status hs_table_build_configured_indexes(hs_table *table,
       wanted = strcmp(opts->columns[k], c->column) == 0;
     if (!wanted || c->layout < 0) continue;
     specs[n].column = c->column;
+    specs[n].field_id = c->field_id;
     specs[n].kind = c->kind;
     specs[n].layout = c->layout;
     specs[n].block_rows = c->block_rows;

@@ -5,7 +5,14 @@
  * The registry is a JSON file metadata/index-registry-<uuid>.json:
  *   {"format-version": 1,
  *    "entries": [{"data-file": "<abs path>", "file-size": N,
- *                 "index-file": "<abs path>", "columns": ["a", "b"]}, ...]}
+ *                 "index-file": "<abs path>", "columns": ["a", "b"],
+ *                 "field-ids": [1, 2]}, ...]}
+ * "columns" are the data file's own column names (the names the index
+ * file's blobs carry), "field-ids" their Iceberg field ids: readers find an
+ * index by the field id of the column they filter or search, whatever its
+ * current name, so a rename keeps it. Entries without "field-ids" (written
+ * before they were recorded) answer only under their name, and only where
+ * the data file's column of that name is the read schema's field.
  * named by the table property "hyperstream.index-registry". It is never
  * rewritten in place: each change writes a new file (fsynced) and commits
  * the property through hs_table_commit_metadata (exclusive publish, retried
@@ -94,11 +101,26 @@ static hs_status registry_parse(const char *what, const hs_buf *buf, hs_table_in
     out->file_size = (int64_t)json_integer_value(sz);
     out->n_columns = json_array_size(cols);
     out->columns = hs_arena_alloc(&r->arena, (out->n_columns + 1) * sizeof(char *));
-    if (out->data_file == NULL || out->index_file == NULL || out->columns == NULL) {
+    out->field_ids = hs_arena_alloc(&r->arena, (out->n_columns + 1) * sizeof(int32_t));
+    if (out->data_file == NULL || out->index_file == NULL || out->columns == NULL ||
+        out->field_ids == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", what);
       goto done;
     }
+    json_t *fids = json_object_get(e, "field-ids");
+    if (fids != NULL && (!json_is_array(fids) || json_array_size(fids) != out->n_columns)) {
+      st = hs_error_set(err, HS_ERR_CORRUPT, "%s: entry %zu has malformed field-ids", what, i);
+      goto done;
+    }
     for (size_t k = 0; k < out->n_columns; k++) {
+      json_t *fid = fids != NULL ? json_array_get(fids, k) : NULL;
+      if (fid != NULL && (!json_is_integer(fid) || json_integer_value(fid) < -1 ||
+                          json_integer_value(fid) > INT32_MAX)) {
+        st = hs_error_set(err, HS_ERR_CORRUPT, "%s: entry %zu field id %zu is malformed", what, i,
+                          k);
+        goto done;
+      }
+      out->field_ids[k] = fid != NULL ? (int32_t)json_integer_value(fid) : -1;
       json_t *c = json_array_get(cols, k);
       if (!json_is_string(c)) {
         st = hs_error_set(err, HS_ERR_CORRUPT, "%s: entry %zu column %zu is not a string", what, i,
@@ -205,27 +227,84 @@ const char *hs_table_index_lookup(const hs_table_index_registry *r, const char *
   return NULL;
 }
 
+const char *hs_table_index_lookup_field(const hs_table_index_registry *r, const char *data_file,
+                                        int64_t file_size, const char *column, int32_t field_id,
+                                        const char **stored) {
+  if (stored != NULL) *stored = NULL;
+  if (r == NULL || r->n_entries == 0) return NULL;
+  size_t lo = 0, hi = r->n_entries;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (key_cmp(&r->entries[r->order[mid]], r->order[mid], data_file, file_size, SIZE_MAX) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  while (lo-- > 0) { /* later entries win, as in hs_table_index_lookup */
+    const hs_table_index_entry *e = &r->entries[r->order[lo]];
+    if (e->file_size != file_size || strcmp(e->data_file, data_file) != 0) break;
+    for (size_t k = 0; k < e->n_columns; k++) {
+      int32_t id = e->field_ids != NULL ? e->field_ids[k] : -1;
+      bool hit = id >= 0 ? field_id >= 0 && id == field_id
+                         : column != NULL && strcmp(e->columns[k], column) == 0;
+      if (hit) {
+        if (stored != NULL) *stored = e->columns[k];
+        return e->index_file;
+      }
+    }
+  }
+  return NULL;
+}
+
+int32_t hs_table_current_field_id(const hs_iceberg_metadata *meta, const char *name) {
+  const hs_iceberg_schema *s = hs_iceberg_metadata_schema(meta, meta->current_schema_id);
+  for (size_t i = 0; s != NULL && name != NULL && i < s->root.n_fields; i++)
+    if (strcmp(s->root.fields[i].name, name) == 0) return s->root.fields[i].id;
+  return -1;
+}
+
+const char *hs_table_current_field_name(const hs_iceberg_metadata *meta, int32_t id) {
+  const hs_iceberg_schema *s = hs_iceberg_metadata_schema(meta, meta->current_schema_id);
+  for (size_t i = 0; s != NULL && id >= 0 && i < s->root.n_fields; i++)
+    if (s->root.fields[i].id == id) return s->root.fields[i].name;
+  return NULL;
+}
+
 /* ------------------------------------------------------------ building */
 
-static json_t *entry_json(const hs_table_index_entry *e, const char *drop_column) {
-  json_t *o = json_object(), *cols = json_array();
-  if (o == NULL || cols == NULL) {
+static json_t *entry_json(const hs_table_index_entry *e, const char *drop_column,
+                          int32_t drop_field_id) {
+  json_t *o = json_object(), *cols = json_array(), *fids = json_array();
+  if (o == NULL || cols == NULL || fids == NULL) {
     json_decref(o);
     json_decref(cols);
+    json_decref(fids);
     return NULL;
   }
-  for (size_t k = 0; k < e->n_columns; k++)
-    if (drop_column == NULL || strcmp(e->columns[k], drop_column) != 0)
-      json_array_append_new(cols, json_string(e->columns[k]));
+  bool any_fid = false;
+  for (size_t k = 0; k < e->n_columns; k++) {
+    int32_t id = e->field_ids != NULL ? e->field_ids[k] : -1;
+    bool drop = id >= 0 ? drop_field_id >= 0 && id == drop_field_id
+                        : drop_column != NULL && strcmp(e->columns[k], drop_column) == 0;
+    if (drop) continue;
+    json_array_append_new(cols, json_string(e->columns[k]));
+    json_array_append_new(fids, json_integer(id));
+    any_fid = any_fid || id >= 0;
+  }
   if (json_array_size(cols) == 0) { /* every column dropped: no entry */
     json_decref(o);
     json_decref(cols);
+    json_decref(fids);
     return json_null();
   }
   json_object_set_new(o, "data-file", json_string(e->data_file));
   json_object_set_new(o, "file-size", json_integer(e->file_size));
   json_object_set_new(o, "index-file", json_string(e->index_file));
   json_object_set_new(o, "columns", cols);
+  if (any_fid)
+    json_object_set_new(o, "field-ids", fids);
+  else
+    json_decref(fids);
   return o;
 }
 
@@ -249,8 +328,9 @@ hs_status hs_table_set_property(hs_iceberg_metadata *m, hs_arena *a, const char 
 
 hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_metadata *old,
                                           hs_iceberg_metadata *m, hs_arena *a,
-                                          const char *drop_column, const hs_table_index_entry *add,
-                                          size_t n_add, bool *changed, hs_error *err) {
+                                          const char *drop_column, int32_t drop_field_id,
+                                          const hs_table_index_entry *add, size_t n_add,
+                                          bool *changed, hs_error *err) {
   *changed = false;
   hs_table_index_registry cur;
   hs_status st = hs_table_index_registry_load(t, old, &cur, err);
@@ -266,7 +346,7 @@ hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_me
   json_object_set_new(root, "entries", ents);
   bool any = n_add > 0;
   for (size_t i = 0; i < cur.n_entries; i++) {
-    json_t *e = entry_json(&cur.entries[i], drop_column);
+    json_t *e = entry_json(&cur.entries[i], drop_column, drop_field_id);
     if (e == NULL || json_is_null(e) ||
         json_array_size(json_object_get(e, "columns")) != cur.entries[i].n_columns)
       any = true;
@@ -275,7 +355,7 @@ hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_me
     else
       json_decref(e);
   }
-  for (size_t i = 0; i < n_add; i++) json_array_append_new(ents, entry_json(&add[i], NULL));
+  for (size_t i = 0; i < n_add; i++) json_array_append_new(ents, entry_json(&add[i], NULL, -1));
   hs_table_index_registry_free(&cur);
   if (!any) {
     json_decref(root);
@@ -335,19 +415,28 @@ static hs_status registry_edit(const hs_iceberg_metadata *old, hs_iceberg_metada
     for (size_t i = 0; i < n_add; i++) {
       hs_table_index_entry e = add[i];
       e.columns = hs_arena_alloc(a, (e.n_columns ? e.n_columns : 1) * sizeof(char *));
-      if (e.columns == NULL) {
+      e.field_ids = hs_arena_alloc(a, (e.n_columns ? e.n_columns : 1) * sizeof(int32_t));
+      if (e.columns == NULL || e.field_ids == NULL) {
         hs_table_index_config_free(&conf);
         return hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
       }
       e.n_columns = 0;
       for (size_t k = 0; k < add[i].n_columns; k++) {
+        /* Matched by field id (the column may be renamed meanwhile). */
         const char *col = add[i].columns[k];
-        const hs_table_index_conf *c = hs_table_index_config_find(&conf, col);
+        int32_t fid = add[i].field_ids != NULL ? add[i].field_ids[k] : -1;
+        const hs_table_index_conf *c = NULL;
+        for (size_t j = 0; j < conf.n_entries; j++)
+          if (fid >= 0 ? conf.entries[j].field_id == fid : strcmp(conf.entries[j].column, col) == 0)
+            c = &conf.entries[j];
         const char *kind = NULL;
         for (size_t s = 0; s < rq->n_specs; s++)
-          if (strcmp(rq->specs[s].column, col) == 0) kind = rq->specs[s].kind;
-        if (c != NULL && kind != NULL && strcmp(c->kind, kind) == 0)
+          if (fid >= 0 ? rq->specs[s].field_id == fid : strcmp(rq->specs[s].column, col) == 0)
+            kind = rq->specs[s].kind;
+        if (c != NULL && kind != NULL && strcmp(c->kind, kind) == 0) {
+          e.field_ids[e.n_columns] = fid;
           e.columns[e.n_columns++] = add[i].columns[k];
+        }
       }
       if (e.n_columns > 0) kept[n_kept++] = e;
     }
@@ -359,7 +448,7 @@ static hs_status registry_edit(const hs_iceberg_metadata *old, hs_iceberg_metada
       return HS_OK;
     }
   }
-  return hs_table_index_registry_rewrite(rq->t, old, m, a, NULL, add, n_add, changed, err);
+  return hs_table_index_registry_rewrite(rq->t, old, m, a, NULL, -1, add, n_add, changed, err);
 }
 
 hs_status hs_table_index_register(hs_table *t, const hs_table_index_entry *add, size_t n,
@@ -572,7 +661,8 @@ static hs_status build_kept(const hs_table *t, const hs_table_appended *k, char 
 typedef struct build_job {
   const char *path;
   int64_t size;
-  char **cols; /* job arena */
+  char **cols;   /* job arena; the current names, then the file's own (job_map) */
+  int32_t *fids; /* per column: its field id (-1: by name) */
   hs_sidx_column_options *copts;
   size_t n_cols;
   hs_arena arena; /* index path */
@@ -594,6 +684,83 @@ typedef struct build_ctx {
   uint32_t col_threads; /* per file: its columns are built on this many threads */
 } build_ctx;
 
+/* PARQUET:field_id of Arrow field `f`, or -1. */
+static int32_t arrow_field_id(const struct ArrowSchema *f) {
+  int32_t n = 0;
+  const char *v = hs_arrow_metadata_get(f->metadata, "PARQUET:field_id", &n);
+  if (v == NULL || n <= 0 || n > 10) return -1;
+  char buf[12];
+  memcpy(buf, v, (size_t)n);
+  buf[n] = 0;
+  char *end = NULL;
+  long x = strtol(buf, &end, 10);
+  return end != NULL && *end == 0 && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
+}
+
+hs_status hs_table_data_file_column(const char *path, int32_t field_id, const char *name,
+                                    char **out, hs_error *err) {
+  *out = NULL;
+  hs_parquet_reader *rd = NULL;
+  hs_status st = hs_parquet_reader_open(path, &rd, err);
+  if (st != HS_OK) return st;
+  struct ArrowSchema fs;
+  memset(&fs, 0, sizeof fs);
+  st = hs_parquet_reader_schema(rd, &fs, err);
+  hs_parquet_reader_free(rd);
+  if (st != HS_OK) return st;
+  bool any_ids = false;
+  for (int64_t i = 0; i < fs.n_children; i++)
+    any_ids = any_ids || arrow_field_id(fs.children[i]) >= 0;
+  const char *found = NULL;
+  for (int64_t i = 0; i < fs.n_children && found == NULL; i++) {
+    const struct ArrowSchema *c = fs.children[i];
+    if (any_ids && field_id >= 0 ? arrow_field_id(c) == field_id
+                                 : name != NULL && strcmp(c->name, name) == 0)
+      found = c->name;
+  }
+  if (found != NULL && (*out = hs_strdup(found)) == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  hs_arrow_schema_release(&fs);
+  return st;
+}
+
+/* The job's columns as the data file names them: matched by field id (a
+ * column renamed since the file was written is read under its old name; a
+ * column the file lacks, added later or a dropped name re-added, is left
+ * out of this file's index). A file without field ids is read by name. */
+static hs_status job_map(build_job *job, hs_error *err) {
+  hs_parquet_reader *rd = NULL;
+  hs_status st = hs_parquet_reader_open(job->path, &rd, err);
+  if (st != HS_OK) return st;
+  struct ArrowSchema fs;
+  memset(&fs, 0, sizeof fs);
+  st = hs_parquet_reader_schema(rd, &fs, err);
+  hs_parquet_reader_free(rd);
+  if (st != HS_OK) return st;
+  bool any_ids = false;
+  for (int64_t i = 0; i < fs.n_children; i++)
+    any_ids = any_ids || arrow_field_id(fs.children[i]) >= 0;
+  size_t m = 0;
+  for (size_t k = 0; st == HS_OK && k < job->n_cols; k++) {
+    const char *name = job->cols[k];
+    if (any_ids && job->fids[k] >= 0) {
+      name = NULL;
+      for (int64_t i = 0; i < fs.n_children && name == NULL; i++)
+        if (arrow_field_id(fs.children[i]) == job->fids[k]) name = fs.children[i]->name;
+      if (name == NULL) continue; /* not in this file */
+    }
+    char *c = hs_arena_strndup(&job->arena, name, strlen(name));
+    if (c == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
+    job->cols[m] = c;
+    job->fids[m] = job->fids[k];
+    job->copts[m] = job->copts[k];
+    m++;
+  }
+  job->n_cols = m;
+  hs_arrow_schema_release(&fs);
+  return st;
+}
+
 static void build_worker(void *vctx, size_t begin, size_t end, uint32_t worker) {
   (void)worker;
   build_ctx *c = vctx;
@@ -605,11 +772,12 @@ static void build_worker(void *vctx, size_t begin, size_t end, uint32_t worker) 
       continue;
     }
     bool used = false;
-    job->st = HS_OK;
-    if (job->kept != NULL)
+    job->st = job_map(job, &job->err);
+    if (job->st == HS_OK && job->n_cols == 0) used = true; /* nothing of it in this file */
+    if (job->st == HS_OK && !used && job->kept != NULL)
       job->st = build_kept(c->t, job->kept, job->cols, job->copts, job->n_cols, c->col_threads,
                            &job->arena, &job->index_path, &used, &job->err);
-    if (!used)
+    if (job->st == HS_OK && !used)
       job->st = build_one(c->t, job->path, job->cols, job->copts, job->n_cols, c->col_threads,
                           &job->arena, &job->index_path, &job->err);
     pthread_mutex_lock(&c->mu);
@@ -692,14 +860,18 @@ static hs_status index_build(hs_table *t, const hs_table_index_spec *specs, size
       job->size = plan.files[f].data_file->file_size_in_bytes;
     }
     job->cols = hs_arena_alloc(&job->arena, n * sizeof(char *));
+    job->fids = hs_arena_alloc(&job->arena, n * sizeof(int32_t));
     job->copts = hs_arena_alloc(&job->arena, n * sizeof *job->copts);
-    if (job->cols == NULL || job->copts == NULL) {
+    if (job->cols == NULL || job->fids == NULL || job->copts == NULL) {
       hs_arena_reset(&job->arena);
       st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
       break;
     }
     for (size_t i = 0; i < n; i++) {
-      if (hs_table_index_lookup(&reg, job->path, job->size, specs[i].column) != NULL) continue;
+      if (hs_table_index_lookup_field(&reg, job->path, job->size, specs[i].column,
+                                      specs[i].field_id, NULL) != NULL)
+        continue;
+      job->fids[job->n_cols] = specs[i].field_id;
       job->cols[job->n_cols] = (char *)specs[i].column;
       job->copts[job->n_cols].layout = (hs_sidx_layout)specs[i].layout;
       job->copts[job->n_cols].block_rows = specs[i].block_rows;
@@ -731,11 +903,13 @@ static hs_status index_build(hs_table *t, const hs_table_index_spec *specs, size
       if (failed == NULL && job->err.status != HS_OK) failed = job;
       continue;
     }
+    if (job->n_cols == 0 || job->index_path == NULL) continue; /* none of its columns in the file */
     hs_table_index_entry *e = &add[n_add++];
     e->data_file = (char *)job->path;
     e->file_size = job->size;
     e->index_file = job->index_path;
     e->columns = job->cols;
+    e->field_ids = job->fids;
     e->n_columns = job->n_cols;
   }
   if (st == HS_OK && n_add > 0) {
@@ -773,6 +947,7 @@ hs_status hs_table_build_indexes(hs_table *table, const char *const *columns, si
       break;
     }
     specs[i].column = columns[i];
+    specs[i].field_id = hs_table_current_field_id(&table->meta, columns[i]);
     specs[i].layout = HS_SIDX_LAYOUT_AUTO;
   }
   if (st == HS_OK) st = hs_table_index_build(table, specs, n, false, 0, NULL, NULL, NULL, err);

@@ -184,8 +184,11 @@ typedef struct hs_table_index_entry {
   char *data_file; /* resolved local path of the data file */
   int64_t file_size;
   char *index_file; /* absolute path of the Puffin index file (as recorded) */
-  char **columns;   /* top-level column names indexed in it */
+  char **columns;   /* top-level column names indexed in it: the data file's own names */
   size_t n_columns;
+  int32_t *field_ids; /* per column: its Iceberg field id, -1 (or field_ids NULL): not
+                         recorded (older registries: the entry answers only under its
+                         name, and only where the file's column of that name is the field) */
 } hs_table_index_entry;
 
 typedef struct hs_table_index_registry {
@@ -210,6 +213,27 @@ hs_status hs_table_index_registry_parse(const char *what, const uint8_t *data, s
  * is as recorded: resolve it with hs_table_resolve_path before opening. */
 const char *hs_table_index_lookup(const hs_table_index_registry *r, const char *data_file,
                                   int64_t file_size, const char *column);
+
+/* The index file recorded for field `field_id` of the data file, or NULL:
+ * an entry column recorded with that field id, or one recorded without a
+ * field id under the name `column` (older registries). *stored (may be
+ * NULL) is the entry's column name: the data file's own name of the
+ * column, which the index file's blob carries. A caller must still check
+ * that the data file's column of that name is the field, unpromoted. */
+const char *hs_table_index_lookup_field(const hs_table_index_registry *r, const char *data_file,
+                                        int64_t file_size, const char *column, int32_t field_id,
+                                        const char **stored);
+
+/* *out (hs_malloc'd): data file `path`'s own name of top-level field
+ * `field_id` (by PARQUET:field_id; a file without field ids, or field_id
+ * -1: the column named `name`); NULL when the file has no such column. */
+hs_status hs_table_data_file_column(const char *path, int32_t field_id, const char *name,
+                                    char **out, hs_error *err);
+
+/* The field id of top-level column `name` in `meta`'s current schema, or -1. */
+int32_t hs_table_current_field_id(const hs_iceberg_metadata *meta, const char *name);
+/* The name of top-level field `id` in `meta`'s current schema, or NULL. */
+const char *hs_table_current_field_name(const hs_iceberg_metadata *meta, int32_t id);
 
 /* Add entries (their index files already durable) in one metadata-only
  * commit: a new registry file, the property pointed at it. */
@@ -239,7 +263,8 @@ void hs_table_file_set_free(hs_table_file_set *s);
  */
 
 typedef struct hs_table_index_conf {
-  char *column;
+  char *column;        /* the current schema's name of the field */
+  int32_t field_id;    /* the configured field; -1: none in the current schema */
   char *kind;          /* lower case, one of the kinds index_config.c knows */
   char *params;        /* compact JSON object text ("{}" when none) */
   int layout;          /* hs_sidx_layout of a scalar kind; -1 for vector kinds */
@@ -272,7 +297,8 @@ struct hs_table_appended {
 };
 
 typedef struct hs_table_index_spec {
-  const char *column;
+  const char *column;  /* current name */
+  int32_t field_id;    /* its field id in the current schema; -1: unknown (by name) */
   int layout;          /* hs_sidx_layout */
   uint32_t block_rows; /* 0: default */
   bool lossy;          /* SORTED: lossy blocks */
@@ -299,12 +325,14 @@ hs_status hs_table_index_build_appended(hs_table *t, const hs_table_index_spec *
 
 /* Metadata edit helper: `m`'s registry becomes a new file holding the
  * registry of `old` with `drop_column` (NULL: none) removed from every
- * entry (entries left without columns go), plus `add`. *changed tells
- * whether the registry changed. */
+ * entry (entries left without columns go), plus `add`: columns recorded
+ * with field id `drop_field_id`, and columns recorded without a field id
+ * under the name `drop_column`. *changed tells whether the registry changed. */
 hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_metadata *old,
                                           hs_iceberg_metadata *m, hs_arena *a,
-                                          const char *drop_column, const hs_table_index_entry *add,
-                                          size_t n_add, bool *changed, hs_error *err);
+                                          const char *drop_column, int32_t drop_field_id,
+                                          const hs_table_index_entry *add, size_t n_add,
+                                          bool *changed, hs_error *err);
 
 /* Set (value != NULL) or remove property `key` of `m` (a copy of its
  * properties in `a`). */

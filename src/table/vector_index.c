@@ -388,21 +388,32 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
   if (st == HS_OK) st = hs_table_index_registry_load(table, NULL, &reg, err);
   hs_table_index_entry *add = hs_calloc(plan.n_files + 1, sizeof *add);
   char **paths = hs_calloc(plan.n_files + 1, sizeof *paths);
-  char *cols[1] = {(char *)column};
+  char **names = hs_calloc(plan.n_files + 1, sizeof *names); /* per entry: the file's own name */
+  int32_t fids[1] = {fid};
   size_t n_add = 0;
-  if (st == HS_OK && (add == NULL || paths == NULL))
+  if (st == HS_OK && (add == NULL || paths == NULL || names == NULL))
     st = hs_error_set(err, HS_ERR_NOMEM, "build vector indexes: out of memory");
   for (size_t i = 0; st == HS_OK && i < plan.n_files; i++) {
     const hs_table_plan_file *pf = &plan.files[i];
     int64_t size = pf->data_file->file_size_in_bytes;
-    if (hs_table_index_lookup(&reg, pf->path, size, column) != NULL) continue;
+    if (hs_table_index_lookup_field(&reg, pf->path, size, column, fid, NULL) != NULL) continue;
+    /* Read by field id: a column renamed since the file was written has its
+     * old name there (the index's blob and registry entry carry that name
+     * and the field id); a file without the field gets no index. */
+    char *fname = NULL;
+    st = hs_table_data_file_column(pf->path, fid, column, &fname, err);
+    if (st != HS_OK || fname == NULL) {
+      if (st != HS_OK) hs_error_prefix(err, "build vector index of %s: ", pf->path);
+      continue;
+    }
     vectors x;
-    st = read_vectors(pf->path, column, &x, err);
+    st = read_vectors(pf->path, fname, &x, err);
     hs_buf blob;
     hs_buf_init(&blob);
     if (st == HS_OK && x.dim == 0) { /* only nulls: nothing to index */
       hs_free(x.v);
       hs_free(x.valid);
+      hs_free(fname);
       continue;
     }
     /* The Puffin file's magic, then the index built after it (in place), and
@@ -415,12 +426,15 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
     x.v = NULL;
     x.valid = NULL;
     if (st == HS_OK)
-      st = puffin_write(table, column, fid, p.metric, x.dim, x.n, &blob, &paths[n_add], err);
+      st = puffin_write(table, fname, fid, p.metric, x.dim, x.n, &blob, &paths[n_add], err);
     if (st == HS_OK) {
+      names[n_add] = fname;
+      fname = NULL;
       add[n_add] = (hs_table_index_entry){.data_file = (char *)pf->path,
                                           .file_size = size,
                                           .index_file = paths[n_add],
-                                          .columns = cols,
+                                          .columns = &names[n_add],
+                                          .field_ids = fids,
                                           .n_columns = 1};
       n_add++;
     } else {
@@ -429,11 +443,16 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
     hs_buf_free(&blob);
     hs_free(x.v);
     hs_free(x.valid);
+    hs_free(fname);
   }
   if (st == HS_OK && n_add > 0) st = hs_table_index_register(table, add, n_add, err);
   if (st == HS_OK && files_built != NULL) *files_built = (int64_t)n_add;
-  for (size_t i = 0; paths != NULL && i < n_add; i++) hs_free(paths[i]);
+  for (size_t i = 0; paths != NULL && i < n_add; i++) {
+    hs_free(paths[i]);
+    hs_free(names[i]);
+  }
   hs_free(paths);
+  hs_free(names);
   hs_free(add);
   hs_table_index_registry_free(&reg);
   hs_table_plan_free(&plan);

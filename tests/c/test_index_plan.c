@@ -314,6 +314,7 @@ static void test_registry_lookup(void) {
     add[i].index_file = ix[i];
     add[i].columns = i % 2 ? c_ab : c_a;
     add[i].n_columns = i % 2 ? 2 : 1;
+    add[i].field_ids = NULL; /* by name */
   }
   /* Two commits: the second's entries come after the first's. */
   CHECK_OK(hs_table_index_register(t, add, N / 2, &e), &e);
@@ -343,6 +344,55 @@ static void test_registry_lookup(void) {
 /* Two processes build indexes on different columns at once, while a third
  * appends: the exclusive publish makes one retry on top of the other, so
  * the final registry holds both builders' entries and the append. */
+/* Registry entries with field ids: found by field id whatever the name
+ * asked for (a renamed column), never by name; entries without field ids
+ * only by name; malformed field ids are refused; a rewrite that drops a
+ * field id keeps name-only entries of other names. */
+static void test_registry_field_ids(void) {
+  const char *json =
+      "{\"format-version\":1,\"entries\":["
+      "{\"data-file\":\"/t/data/f1\",\"file-size\":10,\"index-file\":\"/t/index/i1\","
+      "\"columns\":[\"a\",\"b\"],\"field-ids\":[2,3]},"
+      "{\"data-file\":\"/t/data/f1\",\"file-size\":10,\"index-file\":\"/t/index/i0\","
+      "\"columns\":[\"c\"]},"
+      "{\"data-file\":\"/t/data/f2\",\"file-size\":10,\"index-file\":\"/t/index/i2\","
+      "\"columns\":[\"a2\"],\"field-ids\":[2]}]}";
+  hs_table_index_registry reg;
+  hs_error e = {0};
+  CHECK_OK(hs_table_index_registry_parse("t", (const uint8_t *)json, strlen(json), &reg, &e), &e);
+  const char *stored = NULL;
+  /* a renamed a2 (field 2) finds f1's index of its old name a */
+  const char *got = hs_table_index_lookup_field(&reg, "/t/data/f1", 10, "a2", 2, &stored);
+  CHECK(got != NULL && strcmp(got, "/t/index/i1") == 0 && stored && strcmp(stored, "a") == 0);
+  got = hs_table_index_lookup_field(&reg, "/t/data/f2", 10, "a2", 2, &stored);
+  CHECK(got != NULL && strcmp(got, "/t/index/i2") == 0 && stored && strcmp(stored, "a2") == 0);
+  /* a new field that took the name a (id 9) never gets field 2's index */
+  CHECK(hs_table_index_lookup_field(&reg, "/t/data/f1", 10, "a", 9, &stored) == NULL);
+  CHECK(stored == NULL);
+  CHECK(hs_table_index_lookup_field(&reg, "/t/data/f1", 10, "a", -1, NULL) == NULL);
+  /* a name-only entry answers under its name only */
+  got = hs_table_index_lookup_field(&reg, "/t/data/f1", 10, "c", 7, &stored);
+  CHECK(got != NULL && strcmp(got, "/t/index/i0") == 0 && strcmp(stored, "c") == 0);
+  CHECK(hs_table_index_lookup_field(&reg, "/t/data/f1", 10, "c2", 7, NULL) == NULL);
+  CHECK(hs_table_index_lookup_field(&reg, "/t/data/f1", 11, "a2", 2, NULL) == NULL);
+  hs_table_index_registry_free(&reg);
+  const char *bad[] = {
+      "{\"entries\":[{\"data-file\":\"x\",\"file-size\":1,\"index-file\":\"y\","
+      "\"columns\":[\"a\"],\"field-ids\":[1,2]}]}",
+      "{\"entries\":[{\"data-file\":\"x\",\"file-size\":1,\"index-file\":\"y\","
+      "\"columns\":[\"a\"],\"field-ids\":[\"1\"]}]}",
+      "{\"entries\":[{\"data-file\":\"x\",\"file-size\":1,\"index-file\":\"y\","
+      "\"columns\":[\"a\"],\"field-ids\":[-5]}]}",
+      "{\"entries\":[{\"data-file\":\"x\",\"file-size\":1,\"index-file\":\"y\","
+      "\"columns\":[\"a\"],\"field-ids\":{}}]}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    hs_error be = {0};
+    CHECK(hs_table_index_registry_parse("t", (const uint8_t *)bad[i], strlen(bad[i]), &reg, &be) ==
+          HS_ERR_CORRUPT);
+  }
+}
+
 static void test_concurrent_builds(void) {
   char *root = temp_root();
   hs_table *t = make_table(root);
@@ -388,9 +438,9 @@ static void test_concurrent_builds(void) {
   char *c_k[] = {"k"};
   hs_table_index_entry evil[2] = {
       {(char *)plan.files[0].path, plan.files[0].data_file->file_size_in_bytes, "/etc/passwd", c_k,
-       1},
+       1, NULL},
       {(char *)plan.files[1].path, plan.files[1].data_file->file_size_in_bytes,
-       "/tmp/../etc/x.puffin", c_k, 1}};
+       "/tmp/../etc/x.puffin", c_k, 1, NULL}};
   CHECK_OK(hs_table_index_register(t, evil, 2, &e), &e);
   hs_table_plan_free(&plan);
   result r;
@@ -625,6 +675,7 @@ int main(int argc, char **argv) {
   const char *drv = getenv("HS_IDX_DRIVER");
   if (drv != NULL) return driver_query(drv);
   test_registry_lookup();
+  test_registry_field_ids();
   test_differential();
   test_dense_fallback();
   test_cache_concurrent();

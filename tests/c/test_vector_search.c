@@ -454,6 +454,7 @@ static void test_indexed(const char *dir) {
     hs_table_index_entry ent = reg.entries[0];
     ent.columns = gcol;
     ent.n_columns = 1;
+    ent.field_ids = NULL; /* by name */
     CHECK_OK(hs_table_index_register(t, &ent, 1, &e), &e);
     hs_scan_options so;
     hs_scan_options_init(&so);
