@@ -91,6 +91,9 @@ hs_status hs_arrow_schema_set_metadata(struct ArrowSchema *s, const char *const 
  * length, or NULL when absent. Bounds are checked against the blob's own
  * lengths. */
 const char *hs_arrow_metadata_get(const char *metadata, const char *key, int32_t *value_len);
+/* The node's "PARQUET:field_id" when it is a decimal in [0, INT32_MAX],
+ * else -1 (absent or malformed). */
+int32_t hs_arrow_field_id(const struct ArrowSchema *s);
 /* Deep copy into an owned schema. */
 hs_status hs_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst,
                                hs_error *err);

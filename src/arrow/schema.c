@@ -141,6 +141,18 @@ const char *hs_arrow_metadata_get(const char *metadata, const char *key, int32_t
   return NULL;
 }
 
+int32_t hs_arrow_field_id(const struct ArrowSchema *s) {
+  int32_t len = 0;
+  const char *v = hs_arrow_metadata_get(s->metadata, "PARQUET:field_id", &len);
+  if (v == NULL || len <= 0 || len > 10) return -1;
+  int64_t x = 0;
+  for (int32_t i = 0; i < len; i++) {
+    if (v[i] < '0' || v[i] > '9') return -1;
+    x = x * 10 + (v[i] - '0');
+  }
+  return x <= INT32_MAX ? (int32_t)x : -1;
+}
+
 static bool buf_append_i32(hs_buf *b, int32_t v) {
   return hs_buf_append(b, &v, sizeof v);
 }

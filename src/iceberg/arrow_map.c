@@ -42,33 +42,20 @@ typedef struct from_ctx {
   size_t n_vectors, cap_vectors;
 } from_ctx;
 
-/* The node's PARQUET:field_id, or -1. */
-static int32_t file_id(const struct ArrowSchema *s) {
-  int32_t len;
-  const char *v = hs_arrow_metadata_get(s->metadata, "PARQUET:field_id", &len);
-  if (v == NULL || len <= 0 || len > 10) return -1;
-  int64_t x = 0;
-  for (int32_t i = 0; i < len; i++) {
-    if (v[i] < '0' || v[i] > '9') return -1;
-    x = x * 10 + (v[i] - '0');
-  }
-  return x <= INT32_MAX ? (int32_t)x : -1;
-}
-
 /* Do all nodes below `s` (not `s` itself) carry a field id? */
 static bool all_have_ids(const struct ArrowSchema *s, int depth) {
   if (depth > HS_ICE_TYPE_DEPTH_MAX) return false;
   for (int64_t i = 0; i < s->n_children; i++) {
     const struct ArrowSchema *ch = s->children[i];
     bool is_entries = s->format != NULL && strcmp(s->format, "+m") == 0;
-    if (!is_entries && file_id(ch) < 0) return false;
+    if (!is_entries && hs_arrow_field_id(ch) < 0) return false;
     if (!all_have_ids(ch, depth + 1)) return false;
   }
   return true;
 }
 
 static hs_status take_id(from_ctx *c, const struct ArrowSchema *s, int32_t *out) {
-  int32_t id = c->use_file_ids ? file_id(s) : c->next_id++;
+  int32_t id = c->use_file_ids ? hs_arrow_field_id(s) : c->next_id++;
   if (id < 0 || c->next_id < 0)
     return hs_error_set(c->err, HS_ERR_SCHEMA, "field '%s': no usable field id",
                         s->name ? s->name : "");

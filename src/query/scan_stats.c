@@ -254,16 +254,10 @@ static void partition_bounds(const hs_iceberg_partition_field *pf, const hs_iceb
   }
 }
 
+/* Iceberg field ids are positive: 0 counts as none here. */
 static int32_t arrow_field_id(const struct ArrowSchema *f) {
-  int32_t n = 0;
-  const char *v = hs_arrow_metadata_get(f->metadata, "PARQUET:field_id", &n);
-  if (v == NULL || n <= 0 || n > 11) return -1;
-  char buf[12];
-  memcpy(buf, v, (size_t)n);
-  buf[n] = 0;
-  char *end = NULL;
-  long id = strtol(buf, &end, 10);
-  return (*end == 0 && id > 0 && id <= INT32_MAX) ? (int32_t)id : -1;
+  int32_t id = hs_arrow_field_id(f);
+  return id > 0 ? id : -1;
 }
 
 hs_status hs_scan_file_stats(const hs_iceberg_metadata *meta, const hs_iceberg_schema *schema,

@@ -79,13 +79,7 @@ static int32_t vs_field_id(const struct ArrowSchema *schema, const char *name) {
   for (int64_t i = 0; i < schema->n_children; i++) {
     const struct ArrowSchema *c = schema->children[i];
     if (c->name == NULL || strcmp(c->name, name) != 0) continue;
-    int32_t n = 0;
-    const char *v = hs_arrow_metadata_get(c->metadata, "PARQUET:field_id", &n);
-    if (v == NULL || n <= 0 || n > 10) return -1;
-    char buf[12];
-    memcpy(buf, v, (size_t)n);
-    buf[n] = 0;
-    return (int32_t)strtol(buf, NULL, 10);
+    return hs_arrow_field_id(c);
   }
   return -1;
 }

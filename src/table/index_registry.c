@@ -684,37 +684,34 @@ typedef struct build_ctx {
   uint32_t col_threads; /* per file: its columns are built on this many threads */
 } build_ctx;
 
-/* PARQUET:field_id of Arrow field `f`, or -1. */
-static int32_t arrow_field_id(const struct ArrowSchema *f) {
-  int32_t n = 0;
-  const char *v = hs_arrow_metadata_get(f->metadata, "PARQUET:field_id", &n);
-  if (v == NULL || n <= 0 || n > 10) return -1;
-  char buf[12];
-  memcpy(buf, v, (size_t)n);
-  buf[n] = 0;
-  char *end = NULL;
-  long x = strtol(buf, &end, 10);
-  return end != NULL && *end == 0 && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
+/* Data file `path`'s Arrow schema (caller releases) and whether any of its
+ * top-level columns carries a field id (else columns match by name). */
+static hs_status file_schema(const char *path, struct ArrowSchema *fs, bool *any_ids,
+                             hs_error *err) {
+  memset(fs, 0, sizeof *fs);
+  hs_parquet_reader *rd = NULL;
+  hs_status st = hs_parquet_reader_open(path, &rd, err);
+  if (st != HS_OK) return st;
+  st = hs_parquet_reader_schema(rd, fs, err);
+  hs_parquet_reader_free(rd);
+  if (st != HS_OK) return st;
+  *any_ids = false;
+  for (int64_t i = 0; i < fs->n_children; i++)
+    *any_ids = *any_ids || hs_arrow_field_id(fs->children[i]) >= 0;
+  return HS_OK;
 }
 
 hs_status hs_table_data_file_column(const char *path, int32_t field_id, const char *name,
                                     char **out, hs_error *err) {
   *out = NULL;
-  hs_parquet_reader *rd = NULL;
-  hs_status st = hs_parquet_reader_open(path, &rd, err);
-  if (st != HS_OK) return st;
   struct ArrowSchema fs;
-  memset(&fs, 0, sizeof fs);
-  st = hs_parquet_reader_schema(rd, &fs, err);
-  hs_parquet_reader_free(rd);
+  bool any_ids;
+  hs_status st = file_schema(path, &fs, &any_ids, err);
   if (st != HS_OK) return st;
-  bool any_ids = false;
-  for (int64_t i = 0; i < fs.n_children; i++)
-    any_ids = any_ids || arrow_field_id(fs.children[i]) >= 0;
   const char *found = NULL;
   for (int64_t i = 0; i < fs.n_children && found == NULL; i++) {
     const struct ArrowSchema *c = fs.children[i];
-    if (any_ids && field_id >= 0 ? arrow_field_id(c) == field_id
+    if (any_ids && field_id >= 0 ? hs_arrow_field_id(c) == field_id
                                  : name != NULL && strcmp(c->name, name) == 0)
       found = c->name;
   }
@@ -729,24 +726,17 @@ hs_status hs_table_data_file_column(const char *path, int32_t field_id, const ch
  * column the file lacks, added later or a dropped name re-added, is left
  * out of this file's index). A file without field ids is read by name. */
 static hs_status job_map(build_job *job, hs_error *err) {
-  hs_parquet_reader *rd = NULL;
-  hs_status st = hs_parquet_reader_open(job->path, &rd, err);
-  if (st != HS_OK) return st;
   struct ArrowSchema fs;
-  memset(&fs, 0, sizeof fs);
-  st = hs_parquet_reader_schema(rd, &fs, err);
-  hs_parquet_reader_free(rd);
+  bool any_ids;
+  hs_status st = file_schema(job->path, &fs, &any_ids, err);
   if (st != HS_OK) return st;
-  bool any_ids = false;
-  for (int64_t i = 0; i < fs.n_children; i++)
-    any_ids = any_ids || arrow_field_id(fs.children[i]) >= 0;
   size_t m = 0;
   for (size_t k = 0; st == HS_OK && k < job->n_cols; k++) {
     const char *name = job->cols[k];
     if (any_ids && job->fids[k] >= 0) {
       name = NULL;
       for (int64_t i = 0; i < fs.n_children && name == NULL; i++)
-        if (arrow_field_id(fs.children[i]) == job->fids[k]) name = fs.children[i]->name;
+        if (hs_arrow_field_id(fs.children[i]) == job->fids[k]) name = fs.children[i]->name;
       if (name == NULL) continue; /* not in this file */
     }
     char *c = hs_arena_strndup(&job->arena, name, strlen(name));

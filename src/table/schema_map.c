@@ -74,18 +74,6 @@ hs_status hs_colmap_ctx_init(const hs_table *t, const hs_iceberg_schema *schema,
   return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
 }
 
-static int32_t node_id(const struct ArrowSchema *f) {
-  int32_t n = 0;
-  const char *v = hs_arrow_metadata_get(f->metadata, "PARQUET:field_id", &n);
-  if (v == NULL || n <= 0 || n > 11) return -1;
-  char buf[12];
-  memcpy(buf, v, (size_t)n);
-  buf[n] = 0;
-  char *end = NULL;
-  long id = strtol(buf, &end, 10);
-  return (*end == 0 && id >= 0 && id <= INT32_MAX) ? (int32_t)id : -1;
-}
-
 /* Field id of top-level name `name` in the name mapping (JSON array of
  * {"field-id", "names"}), or -1. */
 static int32_t mapped_id(json_t *mapping, const char *name) {
@@ -107,7 +95,8 @@ static int32_t mapped_id(json_t *mapping, const char *name) {
 /* Field id of each top-level column of `file` (-1: none). */
 static hs_status file_ids(const hs_colmap_ctx *ctx, const struct ArrowSchema *file, int32_t *ids) {
   bool any = false;
-  for (int64_t j = 0; j < file->n_children; j++) any |= (ids[j] = node_id(file->children[j])) >= 0;
+  for (int64_t j = 0; j < file->n_children; j++)
+    any |= (ids[j] = hs_arrow_field_id(file->children[j])) >= 0;
   if (any) return HS_OK;
   json_t *mapping = ctx->name_mapping != NULL ? json_loads(ctx->name_mapping, 0, NULL) : NULL;
   for (int64_t j = 0; j < file->n_children; j++) {
@@ -129,7 +118,7 @@ static bool same_tree(const struct ArrowSchema *a, const struct ArrowSchema *b, 
   if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
     return false;
   if (depth > 0) {
-    int32_t x = node_id(a), y = node_id(b);
+    int32_t x = hs_arrow_field_id(a), y = hs_arrow_field_id(b);
     if (x >= 0 && y >= 0 && x != y) return false;
   }
   for (int64_t i = 0; i < a->n_children; i++)
@@ -143,7 +132,7 @@ static bool same_tree(const struct ArrowSchema *a, const struct ArrowSchema *b, 
 static bool same_nesting(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
   if (depth > 64 || a->n_children != b->n_children) return false;
   if (depth > 0) {
-    int32_t x = node_id(a), y = node_id(b);
+    int32_t x = hs_arrow_field_id(a), y = hs_arrow_field_id(b);
     if (x >= 0 && y >= 0 && x != y) return false;
   }
   for (int64_t i = 0; i < a->n_children; i++)
@@ -177,7 +166,7 @@ static hs_status copy_as(const struct ArrowSchema *src, const struct ArrowSchema
   hs_status st =
       hs_arrow_schema_init(dst, src->format, id_from->name, id_from->flags, src->n_children, err);
   if (st != HS_OK) return st;
-  int32_t id = node_id(id_from);
+  int32_t id = hs_arrow_field_id(id_from);
   if (id >= 0) {
     char buf[16];
     snprintf(buf, sizeof buf, "%d", (int)id);
@@ -217,7 +206,7 @@ static const char *default_of(const hs_colmap_ctx *ctx, int32_t id) {
 static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *w,
                             const struct ArrowSchema *file, const int32_t *ids, bool fixed,
                             const char *path, hs_colmap *m, size_t i, hs_error *err) {
-  int32_t id = node_id(w);
+  int32_t id = hs_arrow_field_id(w);
   int64_t j = 0;
   while (j < file->n_children && (id < 0 || ids[j] != id)) j++;
   struct ArrowSchema *o = m->out.children[i];

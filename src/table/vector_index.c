@@ -340,16 +340,6 @@ static hs_status parse_options(const hs_vector_index_options *o, hs_vidx_params 
   return HS_OK;
 }
 
-static int32_t field_id_of(const struct ArrowSchema *f) {
-  int32_t n = 0;
-  const char *v = hs_arrow_metadata_get(f->metadata, "PARQUET:field_id", &n);
-  if (v == NULL || n <= 0 || n > 10) return -1;
-  char buf[12];
-  memcpy(buf, v, (size_t)n);
-  buf[n] = 0;
-  return (int32_t)atoi(buf);
-}
-
 hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
                                         const hs_vector_index_options *opts, int64_t *files_built,
                                         hs_error *err) {
@@ -370,7 +360,7 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
              hs_arrow_type_parse(f->format, &at, &local) == HS_OK &&
              (at.id == HS_AT_FIXED_LIST || at.id == HS_AT_LIST || at.id == HS_AT_LARGE_LIST) &&
              (strcmp(f->children[0]->format, "f") == 0 || strcmp(f->children[0]->format, "g") == 0);
-  int32_t fid = f != NULL ? field_id_of(f) : -1;
+  int32_t fid = f != NULL ? hs_arrow_field_id(f) : -1;
   if (f == NULL) {
     st = hs_error_set(err, HS_ERR_INVALID_ARG, "build vector indexes: no column '%s'", column);
   } else if (!vec) {
