@@ -86,7 +86,7 @@ class Ours:
         return self
 
     def size(self):
-        return len(self.ix.to_bytes())
+        return self.ix.nbytes
 
     def settings(self, a):
         return [("ef", e) for e in EF_SWEEP]

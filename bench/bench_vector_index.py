@@ -85,7 +85,7 @@ def bench_ours(x, q, truth, a, efs):
         tb = time.perf_counter() - t0
         rows.append({"ef": ef, "recall": recall(single, truth), "qps_single": len(q) / ts,
                      "qps_batch": len(q) / tb, "batch_recall": recall(batch, truth)})
-    return {"engine": "hyperstreamdb", "build_s": build, "bytes": len(ix.to_bytes()),
+    return {"engine": "hyperstreamdb", "build_s": build, "bytes": ix.nbytes,
             "rows": rows}
 
 

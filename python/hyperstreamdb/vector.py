@@ -606,6 +606,12 @@ class VectorIndex:
     def partitions(self) -> int:
         return self._info["partitions"]
 
+    @property
+    def nbytes(self) -> int:
+        """Size of the serialized index in bytes (what ``to_bytes()`` would
+        return, without making that copy)."""
+        return self._info["nbytes"]
+
     def __len__(self) -> int:
         return self._info["indexed_count"]
 

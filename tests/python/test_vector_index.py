@@ -176,6 +176,7 @@ def test_built_index_owns_its_bytes(data):
     np.testing.assert_array_equal(ix.search(q, k=K)[0], ids)
     b = ix.to_bytes()
     assert isinstance(b, bytes) and len(b) == int(repr(ix).split(", ")[-1].split()[0])
+    assert ix.nbytes == len(b) and VectorIndex.from_bytes(b).nbytes == len(b)
     assert ix.to_bytes() == b
     assert b[8] == 2  # quantized: compact layer 0, format version 2
     assert VectorIndex.build(x[:800], threads=1).to_bytes()[8] == 1  # float32: version 1
