@@ -142,16 +142,6 @@ nomem:
   return -1;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t days_from_civil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 /* "HH:MM:SS[.ffffff]" at *p -> microseconds; advances *p. */
 static bool parse_time_us(const char **p, int64_t *out) {
   int h, mi, sec, used = 0;
@@ -172,9 +162,9 @@ static bool parse_time_us(const char **p, int64_t *out) {
 static bool parse_date(const char **p, int64_t *days) {
   int y, m, d, used = 0;
   if (sscanf(*p, "%4d-%2d-%2d%n", &y, &m, &d, &used) != 3 || used != 10 || m < 1 || m > 12 ||
-      d < 1 || d > 31)
+      d < 1 || d > hs_civil_days_in_month(y, m))
     return false;
-  *days = days_from_civil(y, m, d);
+  *days = hs_days_from_civil(y, m, d);
   *p += used;
   return true;
 }

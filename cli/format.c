@@ -26,19 +26,6 @@ static const void *buffer(const struct ArrowArray *a, int64_t k) {
   return (a->n_buffers > k && a->buffers != NULL) ? a->buffers[k] : NULL;
 }
 
-/* Days since 1970-01-01 to a civil date (proleptic Gregorian). */
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  unsigned doe = (unsigned)(z - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
 static int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -49,9 +36,9 @@ static const int unit_digits[] = {0, 3, 6, 9};
 
 static bool append_date(hs_buf *out, int64_t days) {
   int64_t y;
-  unsigned m, d;
-  civil_from_days(days, &y, &m, &d);
-  return hs_buf_printf(out, "%04" PRId64 "-%02u-%02u", y, m, d);
+  int m, d;
+  hs_civil_from_days(days, &y, &m, &d);
+  return hs_buf_printf(out, "%04" PRId64 "-%02d-%02d", y, m, d);
 }
 
 /* Time of day `v` in `unit` (0 <= v < one day), fraction only when non-zero. */

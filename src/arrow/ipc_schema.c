@@ -644,7 +644,7 @@ static hs_status fb_vec(fb_reader *r, const fb_tab *t, int slot, size_t *first, 
 }
 
 static hs_status fb_vec_table(fb_reader *r, size_t first, size_t i, fb_tab *out) {
-  size_t target;
+  size_t target = 0;
   hs_status st = fb_deref(r, first + 4 * i, &target);
   return st != HS_OK ? st : fb_tab_at(r, target, out);
 }
@@ -982,7 +982,7 @@ done:
 
 static hs_status decode_message(fb_reader *r, struct ArrowSchema *root) {
   if (r->len < 8) return corrupt(r, 0, "message shorter than 8 bytes");
-  size_t msg_pos;
+  size_t msg_pos = 0;
   fb_tab msg, sch;
   bool present;
   int64_t header_type, endianness;

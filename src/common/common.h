@@ -108,6 +108,14 @@ uint8_t *hs_buf_detach(hs_buf *b);
  * rows): what is lent to a long-lived Arrow array should not pin the rest. */
 uint8_t *hs_buf_detach_fit(hs_buf *b);
 
+/* Ask for transparent huge pages (2 MB) over the 2 MB-aligned part of
+ * [p, p + len), for large memory read at random (a vector index's vectors
+ * and links: one TLB entry per 2 MB instead of per 4 KB). Only pages not
+ * yet touched get them, so call it right after allocating. A hint: a no-op
+ * where the kernel or build lacks MADV_HUGEPAGE, for ranges under 4 MB, and
+ * when HS_HUGEPAGES=0. */
+void hs_mem_advise_huge(void *p, size_t len);
+
 /* -------------------------------------------------------- little endian */
 
 static inline uint32_t hs_load_u32le(const uint8_t *p) {
@@ -162,3 +170,19 @@ hs_status hs_base64_decode(const char *src, size_t n, hs_buf *out, hs_error *err
 uint32_t hs_murmur3_x86_32(const void *data, size_t len, uint32_t seed);
 
 #endif /* HS_COMMON_HASH_H */
+
+/* -------------------------------------------------------------- civil */
+/* civil.c. Appended after the main guard, so it carries its own. */
+#ifndef HS_COMMON_CIVIL_H
+#define HS_COMMON_CIVIL_H
+
+/* Days since 1970-01-01 of proleptic Gregorian date y-m-d (m 1..12; d may
+ * run past the month: the result is then that many days later). */
+int64_t hs_days_from_civil(int64_t y, int64_t m, int64_t d);
+/* The inverse: day count -> year, month (1..12) and day (1..31). */
+void hs_civil_from_days(int64_t days, int64_t *y, int *m, int *d);
+bool hs_civil_leap_year(int64_t y);
+/* Days in month m (1..12) of year y. */
+int hs_civil_days_in_month(int64_t y, int m);
+
+#endif /* HS_COMMON_CIVIL_H */

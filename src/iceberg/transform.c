@@ -223,20 +223,6 @@ hs_status hs_iceberg_value_hash(const hs_iceberg_type *type, const hs_iceberg_va
 
 /* ---------------------------------------------------------------- apply */
 
-/* Days since 1970-01-01 -> proleptic Gregorian year and month (1..12), by
- * the 400-year-era arithmetic (eras of 146097 days starting on March 1). */
-static void civil_from_days(int64_t days, int64_t *year, int64_t *month) {
-  int64_t z = days + 719468;
-  int64_t era = floor_div(z, 146097);
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  *year = yoe + era * 400 + (m <= 2);
-  *month = m;
-}
-
 static hs_status out_int(int64_t x, hs_iceberg_value *out, hs_error *err) {
   if (x < INT32_MIN || x > INT32_MAX)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "transform result %lld out of int range",
@@ -315,7 +301,8 @@ hs_status hs_iceberg_transform_apply(const hs_iceberg_transform *t, const hs_ice
   }
   if (source->id == HS_ICE_DATE && (v->i64 < INT32_MIN || v->i64 > INT32_MAX))
     return hs_error_set(err, HS_ERR_INVALID_ARG, "date %lld out of range", (long long)v->i64);
-  int64_t days, hours, year, month;
+  int64_t days, hours, year;
+  int month, mday;
   switch (t->kind) {
   case HS_ICE_T_IDENTITY: *out = *v; return HS_OK;
   case HS_ICE_T_BUCKET: {
@@ -328,7 +315,7 @@ hs_status hs_iceberg_transform_apply(const hs_iceberg_transform *t, const hs_ice
   case HS_ICE_T_YEAR:
   case HS_ICE_T_MONTH:
     temporal(source->id, v->i64, &days, &hours);
-    civil_from_days(days, &year, &month);
+    hs_civil_from_days(days, &year, &month, &mday);
     return out_int(t->kind == HS_ICE_T_YEAR ? year - 1970 : (year - 1970) * 12 + month - 1, out,
                    err);
   case HS_ICE_T_DAY: temporal(source->id, v->i64, &days, &hours); return out_int(days, out, err);

@@ -231,21 +231,6 @@ static void fixed_store(const hs_expr_col *col, hs_i128 q, bool frac, int sat, h
 
 /* ---------------------------------------------------- dates and times */
 
-static int64_t days_from_civil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-static int days_in_month(int64_t y, int m) {
-  static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m == 2 && leap ? 29 : dm[m - 1];
-}
-
 /* Read 1..maxd digits at *i; false if none. */
 static bool read_int(const char *s, size_t n, size_t *i, int maxd, int64_t *out) {
   int64_t v = 0;
@@ -264,8 +249,8 @@ static bool parse_ymd(const char *s, size_t n, size_t *i, int64_t *days) {
   if (!read_int(s, n, i, 2, &m) || *i >= n || s[(*i)++] != '-') return false;
   if (!read_int(s, n, i, 2, &d)) return false;
   if (neg) y = -y;
-  if (m < 1 || m > 12 || d < 1 || d > days_in_month(y, (int)m)) return false;
-  *days = days_from_civil(y, (int)m, (int)d);
+  if (m < 1 || m > 12 || d < 1 || d > hs_civil_days_in_month(y, (int)m)) return false;
+  *days = hs_days_from_civil(y, m, d);
   return true;
 }
 

@@ -27,16 +27,6 @@ static hs_status bad(const struct ArrowSchema *type, const char *json, hs_error 
                       type->name ? type->name : "", json, type->format);
 }
 
-/* Days since 1970-01-01 of civil date y-m-d. */
-static int64_t civil_days(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 /* "-12.3" with `scale` digits after the point into an unscaled 128-bit
  * integer; false when malformed, too precise or out of range. */
 static bool decimal_parse(const char *s, int scale, __int128 *out) {
@@ -120,11 +110,11 @@ hs_status hs_colmap_default_parse(const char *json, const struct ArrowSchema *ty
       char extra;
       if (!json_is_string(v) ||
           sscanf(json_string_value(v), "%d-%d-%d%c", &y, &m, &d, &extra) != 3 || m < 1 || m > 12 ||
-          d < 1 || d > 31) {
+          d < 1 || d > hs_civil_days_in_month(y, m)) {
         st = bad(type, json, err);
         break;
       }
-      int32_t days = (int32_t)civil_days(y, m, d);
+      int32_t days = (int32_t)hs_days_from_civil(y, m, d);
       memcpy(buf, &days, n = 4);
       break;
     }
