@@ -44,13 +44,6 @@
 #include "timetravel.h"
 
 #define COMMIT_ATTEMPTS_MAX 200
-#define BACKOFF_MS_MAX 50
-
-static int64_t wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ------------------------------------------------------ schema checks */
 
@@ -372,7 +365,7 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
   }
   const hs_iceberg_snapshot *cur = hs_table_current(t);
   int64_t seq = (old->has_last_sequence_number ? old->last_sequence_number : 0) + 1;
-  int64_t now = wall_ms();
+  int64_t now = hs_table_wall_ms();
   if (now < old->last_updated_ms) now = old->last_updated_ms;
 
   /* Manifest list: ours first, then the current snapshot's. */
@@ -561,16 +554,6 @@ done:
   hs_buf_free(&buf);
   hs_arena_reset(&a);
   return st;
-}
-
-static void backoff(int attempt) {
-  uint32_t r = 0;
-  (void)hs_fs_random_bytes(&r, sizeof r, NULL);
-  int64_t cap_ms = attempt < 6 ? (int64_t)1 << attempt : BACKOFF_MS_MAX;
-  if (cap_ms > BACKOFF_MS_MAX) cap_ms = BACKOFF_MS_MAX;
-  int64_t us = (int64_t)(r % (uint32_t)(cap_ms * 1000)) + 100;
-  struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
-  nanosleep(&ts, NULL);
 }
 
 void hs_table_appended_free(hs_table_appended *a) {
@@ -865,7 +848,7 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
       break;
     }
     if (attempt > 0) {
-      backoff(attempt);
+      hs_table_backoff(attempt);
       if ((st = pin_and_reload(&c, err)) != HS_OK) break;
       /* Re-validate: the data file was written with the pinned schema. */
       const hs_iceberg_schema *now =

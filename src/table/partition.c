@@ -35,27 +35,10 @@
 #include "timetravel.h"
 
 #define COMMIT_ATTEMPTS_MAX 200
-#define BACKOFF_MS_MAX 50
 /* Rows gathered into one batch handed to the Parquet writer. */
 #define TAKE_CHUNK_ROWS 65536
 
 /* ---------------------------------------------------- metadata commits */
-
-static int64_t wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void backoff(int attempt) {
-  uint32_t r = 0;
-  (void)hs_fs_random_bytes(&r, sizeof r, NULL);
-  int64_t cap_ms = attempt < 6 ? (int64_t)1 << attempt : BACKOFF_MS_MAX;
-  if (cap_ms > BACKOFF_MS_MAX) cap_ms = BACKOFF_MS_MAX;
-  int64_t us = (int64_t)(r % (uint32_t)(cap_ms * 1000)) + 100;
-  struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
-  nanosleep(&ts, NULL);
-}
 
 /* One attempt: edit the loaded version and publish it as the next. */
 static hs_status metadata_attempt(hs_table *t, const char *what, hs_table_metadata_edit edit,
@@ -71,7 +54,7 @@ static hs_status metadata_attempt(hs_table *t, const char *what, hs_table_metada
   hs_status st = edit(old, &m, &a, ctx, changed, err);
   if (st != HS_OK) hs_error_prefix(err, "%s: %s: ", t->root, what);
   if (st != HS_OK || !*changed) goto done;
-  int64_t now = wall_ms();
+  int64_t now = hs_table_wall_ms();
   m.last_updated_ms = now < old->last_updated_ms ? old->last_updated_ms : now;
   m.metadata_log = hs_arena_alloc(&a, (old->n_metadata_log + 1) * sizeof *m.metadata_log);
   if (m.metadata_log == NULL) {
@@ -111,7 +94,7 @@ hs_status hs_table_commit_metadata(hs_table *t, const char *what, hs_table_metad
   hs_status wst = hs_table_check_writable(t, what, err);
   if (wst != HS_OK) return wst;
   for (int attempt = 0; attempt < COMMIT_ATTEMPTS_MAX; attempt++) {
-    if (attempt > 0) backoff(attempt);
+    if (attempt > 0) hs_table_backoff(attempt);
     hs_status st = hs_table_load_latest(t, err);
     if (st != HS_OK) return st;
     bool won = false, changed = false;

@@ -23,7 +23,6 @@
 #include "timetravel.h"
 
 #define REF_COMMIT_ATTEMPTS_MAX 200
-#define REF_BACKOFF_MS_MAX 50
 #define REF_NAME_BYTES_MAX 1024
 
 bool hs_table_is_ancestor(const hs_iceberg_metadata *m, int64_t ancestor, int64_t of) {
@@ -45,22 +44,6 @@ bool hs_table_is_ancestor(const hs_iceberg_metadata *m, int64_t ancestor, int64_
 typedef hs_status (*ref_edit_fn)(const hs_table *t, hs_iceberg_metadata *m, hs_arena *arena,
                                  int64_t now_ms, const void *ctx, bool *changed, hs_error *err);
 
-static int64_t wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void backoff(int attempt) {
-  uint32_t r = 0;
-  (void)hs_fs_random_bytes(&r, sizeof r, NULL);
-  int64_t cap_ms = attempt < 6 ? (int64_t)1 << attempt : REF_BACKOFF_MS_MAX;
-  if (cap_ms > REF_BACKOFF_MS_MAX) cap_ms = REF_BACKOFF_MS_MAX;
-  int64_t us = (int64_t)(r % (uint32_t)(cap_ms * 1000)) + 100;
-  struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
-  nanosleep(&ts, NULL);
-}
-
 /* One attempt on the loaded (latest) version. *done: committed or no-op. */
 static hs_status ref_attempt(hs_table *t, const char *what, ref_edit_fn edit, const void *ctx,
                              bool *done, hs_error *err) {
@@ -71,7 +54,7 @@ static hs_status ref_attempt(hs_table *t, const char *what, ref_edit_fn edit, co
   hs_buf_init(&json);
   const hs_iceberg_metadata *old = &t->meta;
   hs_iceberg_metadata m = *old;
-  int64_t now = wall_ms();
+  int64_t now = hs_table_wall_ms();
   if (now < old->last_updated_ms) now = old->last_updated_ms;
   bool changed = true;
   hs_status st = edit(t, &m, &a, now, ctx, &changed, err);
@@ -128,7 +111,7 @@ static hs_status ref_commit(hs_table *t, const char *what, ref_edit_fn edit, con
       return hs_error_set(err, HS_ERR_IO, "%s: %s: commit lost %d races in a row; giving up",
                           t->root, what, REF_COMMIT_ATTEMPTS_MAX);
     }
-    if (attempt > 0) backoff(attempt);
+    if (attempt > 0) hs_table_backoff(attempt);
     if ((st = hs_table_load_latest(t, err)) != HS_OK) break;
     bool done = false;
     st = ref_attempt(t, what, edit, ctx, &done, err);

@@ -261,10 +261,21 @@ hs_status hs_table_refresh(hs_table *table, hs_error *err) {
 
 /* ----------------------------------------------------------- creating */
 
-static int64_t wall_ms(void) {
+int64_t hs_table_wall_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void hs_table_backoff(int attempt) {
+  enum { BACKOFF_MS_MAX = 50 };
+  uint32_t r = 0;
+  (void)hs_fs_random_bytes(&r, sizeof r, NULL);
+  int64_t cap_ms = attempt < 6 ? (int64_t)1 << attempt : BACKOFF_MS_MAX;
+  if (cap_ms > BACKOFF_MS_MAX) cap_ms = BACKOFF_MS_MAX;
+  int64_t us = (int64_t)(r % (uint32_t)(cap_ms * 1000)) + 100;
+  struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
 }
 
 hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
@@ -336,7 +347,7 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   m.location = t->root;
   m.has_last_sequence_number = true;
   m.last_sequence_number = 0;
-  m.last_updated_ms = wall_ms();
+  m.last_updated_ms = hs_table_wall_ms();
   m.last_column_id = last_id;
   m.schemas = s;
   m.n_schemas = 1;

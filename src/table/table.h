@@ -78,6 +78,12 @@ void hs_table_crash_point(void);
 typedef hs_status (*hs_table_metadata_edit)(const hs_iceberg_metadata *old, hs_iceberg_metadata *m,
                                             hs_arena *a, void *ctx, bool *changed, hs_error *err);
 
+/* Wall-clock milliseconds since the epoch (Iceberg's timestamps). */
+int64_t hs_table_wall_ms(void);
+/* Sleep before retry `attempt` (>= 1) of a commit that lost a race: a
+ * random 0.1 ms .. min(2^attempt, 50) ms, so racing writers spread out. */
+void hs_table_backoff(int attempt);
+
 /* Commit `edit` applied to the latest version as v{N+1} through the
  * exclusive publish (retried on lost races, the edit re-applied to the
  * winner's version); last-updated-ms and the metadata log are maintained
