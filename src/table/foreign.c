@@ -136,41 +136,21 @@ hs_status hs_table_open_metadata(const char *metadata_json_path, hs_table **out,
   if (metadata_json_path == NULL || *metadata_json_path == '\0') {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "open metadata: no path");
   }
-  const char *path = metadata_json_path;
-  if (strncmp(path, "file://", 7) == 0) {
-    path += 7;
-  } else if (strncmp(path, "file:", 5) == 0) {
-    path += 5;
-  }
-  /* First pass: the folder is the metadata's location. */
-  hs_buf text;
-  hs_buf_init(&text);
-  hs_status st = hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &text, err);
-  if (st != HS_OK) {
-    hs_buf_free(&text);
-    return st;
-  }
+  const char *path = hs_table_strip_file_scheme(metadata_json_path);
+  /* The folder is the metadata's location. */
   hs_arena a;
   hs_arena_init(&a);
   hs_iceberg_metadata m;
-  st = hs_iceberg_metadata_parse((const char *)text.data, text.len, &a, &m, err);
-  hs_buf_free(&text);
+  hs_status st = hs_table_metadata_read(path, &a, &m, err);
   hs_table *t = NULL;
-  if (st != HS_OK) {
-    hs_error_prefix(err, "%s: ", path);
-  } else {
-    const char *loc = m.location ? m.location : "";
-    if (strncmp(loc, "file://", 7) == 0) {
-      loc += 7;
-    } else if (strncmp(loc, "file:", 5) == 0) {
-      loc += 5;
-    }
+  if (st == HS_OK) {
+    const char *loc = hs_table_strip_file_scheme(m.location ? m.location : "");
     if (loc[0] != '/') {
       st = hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "%s: location '%s' is not a local folder (only local tables are read)",
                         path, m.location ? m.location : "");
     } else if ((st = hs_table_alloc(loc, &t, err)) == HS_OK) {
-      st = hs_table_load_file(t, path, number_of_path(path), err);
+      st = hs_table_metadata_adopt(t, path, number_of_path(path), &a, &m, err);
     }
   }
   hs_arena_reset(&a);

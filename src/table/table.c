@@ -70,36 +70,52 @@ hs_status hs_table_load_version(hs_table *t, int64_t version, hs_error *err) {
   return hs_table_load_file(t, path, version, err);
 }
 
-hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err) {
+const char *hs_table_strip_file_scheme(const char *uri) {
+  if (strncmp(uri, "file://", 7) == 0) return uri + 7;
+  if (strncmp(uri, "file:", 5) == 0) return uri + 5;
+  return uri;
+}
+
+hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
+                                 hs_error *err) {
   hs_buf text;
   hs_buf_init(&text);
   hs_status st = hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &text, err);
-  if (st != HS_OK) {
-    hs_buf_free(&text);
-    return st;
+  if (st == HS_OK) {
+    st = hs_iceberg_metadata_parse((const char *)text.data, text.len, arena, meta, err);
+    if (st != HS_OK) hs_error_prefix(err, "%s: ", path);
   }
+  hs_buf_free(&text);
+  return st;
+}
+
+hs_status hs_table_metadata_adopt(hs_table *t, const char *path, int64_t version, hs_arena *arena,
+                                  const hs_iceberg_metadata *meta, hs_error *err) {
+  char *mpath = hs_strdup(path);
+  if (mpath == NULL) {
+    hs_arena_reset(arena);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  }
+  hs_arena_reset(&t->arena);
+  hs_free(t->metadata_path);
+  t->arena = *arena;
+  hs_arena_init(arena);
+  t->meta = *meta;
+  t->metadata_path = mpath;
+  t->version = version;
+  return HS_OK;
+}
+
+hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err) {
   hs_arena arena;
   hs_arena_init(&arena);
   hs_iceberg_metadata meta;
-  st = hs_iceberg_metadata_parse((const char *)text.data, text.len, &arena, &meta, err);
-  hs_buf_free(&text);
-  char *mpath = NULL;
-  if (st != HS_OK) {
-    hs_error_prefix(err, "%s: ", path);
-  } else if ((mpath = hs_strdup(path)) == NULL) {
-    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
-  }
+  hs_status st = hs_table_metadata_read(path, &arena, &meta, err);
   if (st != HS_OK) {
     hs_arena_reset(&arena);
     return st;
   }
-  hs_arena_reset(&t->arena);
-  hs_free(t->metadata_path);
-  t->arena = arena;
-  t->meta = meta;
-  t->metadata_path = mpath;
-  t->version = version;
-  return HS_OK;
+  return hs_table_metadata_adopt(t, path, version, &arena, &meta, err);
 }
 
 /* The N in a "vN.metadata.json" name, or -1. */
@@ -179,7 +195,7 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
   if (uri == NULL || *uri == '\0') {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "table: empty uri");
   }
-  if (strncmp(uri, "file://", 7) == 0) uri += 7;
+  if (strncmp(uri, "file://", 7) == 0) uri += 7; /* "file:x" stays a relative name here */
   if (strstr(uri, "://") != NULL) {
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: only local tables are supported", uri);
   }
@@ -404,12 +420,7 @@ hs_status hs_table_resolve_path(const hs_table *t, const char *recorded, const c
   if (recorded == NULL) {
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: no path", t->metadata_path, what);
   }
-  const char *p = recorded;
-  if (strncmp(p, "file://", 7) == 0) {
-    p += 7;
-  } else if (strncmp(p, "file:", 5) == 0) {
-    p += 5;
-  }
+  const char *p = hs_table_strip_file_scheme(recorded);
   size_t rl = strlen(t->root);
   bool inside = p[0] == '/' && strncmp(p, t->root, rl) == 0 && (rl == 1 || p[rl] == '/');
   if (inside) {

@@ -15,6 +15,18 @@
  * (replacing what it held only on success). */
 hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err);
 
+/* table.c: read and parse metadata file `path` into `arena` (errors name
+ * the path). */
+hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
+                                 hs_error *err);
+/* table.c: make `meta` (parsed into `arena`, which `t` takes over; *arena
+ * is left empty, and is reset on failure) `t`'s version `version`, read
+ * from `path`. */
+hs_status hs_table_metadata_adopt(hs_table *t, const char *path, int64_t version, hs_arena *arena,
+                                  const hs_iceberg_metadata *meta, hs_error *err);
+/* table.c: `uri` past a leading "file://" or "file:". */
+const char *hs_table_strip_file_scheme(const char *uri);
+
 /* table.c: a handle for folder `uri` (normalised, absolute), nothing loaded. */
 hs_status hs_table_alloc(const char *uri, hs_table **out, hs_error *err);
 
