@@ -24,6 +24,7 @@ is the slowest). Engines whose environment is missing are reported as
 
     python3 bench/bench_scalar_query.py                  # 2M rows, 8 files
     python3 bench/bench_scalar_query.py --rows 10000000  # the issue's size
+    python3 bench/bench_scalar_query.py --codec uncompressed  # rows read in place
 """
 
 import argparse
@@ -197,6 +198,9 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--page-bytes", type=int, default=0,
                     help="our tables' write.parquet.page-size-bytes (0: our default, 1 MiB)")
+    ap.add_argument("--codec", default="",
+                    help="our tables' write.parquet.compression-codec (e.g. uncompressed: rows "
+                         "are then read in place from the pages); DuckDB reads the same files")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--timeout", type=int, default=900, help="per peer engine, seconds")
     ap.add_argument("--keep", action="store_true", help="keep the temporary tables")
@@ -226,7 +230,12 @@ def main():
             with pa.ipc.new_file(paths[-1], p.schema) as w:
                 w.write_table(p)
         # ours, unindexed
-        props = {"write.parquet.page-size-bytes": str(a.page_bytes)} if a.page_bytes else None
+        props = {}
+        if a.page_bytes:
+            props["write.parquet.page-size-bytes"] = str(a.page_bytes)
+        if a.codec:
+            props["write.parquet.compression-codec"] = a.codec
+        props = props or None
         plain = hdb.Table(os.path.join(root, "plain"), properties=props)
         t0 = time.perf_counter()
         for p in parts:
@@ -246,6 +255,9 @@ def main():
                 ix.add_index(c, progress=False)
         ix.wait_for_indexes()
         notes["ours-ix"] = f"write {w_s:.2f} s, index build {time.perf_counter() - t0:.2f} s"
+        data_bytes = sum(os.path.getsize(os.path.join(plain.uri, "data", f))
+                         for f in os.listdir(os.path.join(plain.uri, "data")))
+        notes["ours-scan"] += f", data files {data_bytes / 1e6:.1f} MB"
         data_files = sorted(os.path.join(plain.uri, "data", f)
                             for f in os.listdir(os.path.join(plain.uri, "data"))
                             if f.endswith(".parquet"))
@@ -299,6 +311,7 @@ def main():
 def report(a, qs, engines, results, notes):
     shown = [e for e in ENGINES if e in engines or e == "duckdb"]
     pages = f", pages of {a.page_bytes} B" if a.page_bytes else ""
+    pages += f", codec {a.codec}" if a.codec else ""
     print(f"\n{a.rows:,} rows in {a.files} files{pages}, {a.reps} timed runs per query "
           f"(after one warm-up), all 5 columns returned; p50 / p99 in ms\n")
     print("| query | sel. | rows | " + " | ".join(shown) + " |")

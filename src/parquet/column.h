@@ -50,6 +50,7 @@ typedef struct hs_pq_leaf_data {
   /* Statistics about the work done, for explain() and benchmarks. */
   int64_t pages_read;
   int64_t pages_skipped;
+  int64_t pages_gathered; /* of pages_read: only the selected rows read, in place */
 } hs_pq_leaf_data;
 
 void hs_pq_leaf_data_free(hs_pq_leaf_data *d); /* accepts zeroed structs */

@@ -25,6 +25,7 @@
  * downstream.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -86,6 +87,8 @@ typedef struct hs_cr {
   int64_t levels_seen; /* levels in pages decoded or skipped */
   int64_t n_rows;
   int64_t pages_read, pages_skipped;
+  int64_t pages_gathered; /* of pages_read: rows read in place (cr_page_gather) */
+  bool gather;            /* the fast path is allowed (HS_PQ_GATHER=0 turns it off) */
   /* Implicit levels (see the top of the file). While def_lazy, acc.def
    * holds only the page being checked; likewise acc.rep while rep_lazy.
    * rep_period: levels per record (0 until the first page shows it);
@@ -611,6 +614,61 @@ static void cr_page_rows(hs_cr *r, int64_t lv_base, int64_t v_base) {
   }
 }
 
+/* The selection fast path (page_gather.c): an uncompressed page of a flat
+ * column whose values can be addressed by position gives up only its
+ * selected rows, read from the page bytes; nothing else of the page is
+ * decoded or copied. *done: the page was handled (else decode it whole;
+ * malformed level lengths are left to that path to report). */
+static hs_status cr_page_gather(hs_cr *r, const hs_pq_page_header *ph, const uint8_t *body,
+                                int64_t n, bool *done, hs_error *err) {
+  *done = false;
+  const hs_pq_leaf_desc *d = r->desc;
+  if (r->sel == NULL || !r->gather || n <= 0 || d->max_rep != 0 || d->max_def > 1) return HS_OK;
+  size_t csize = (size_t)ph->compressed_page_size, pos = 0;
+  hs_pq_gather_page pg;
+  memset(&pg, 0, sizeof pg);
+  if (ph->type == HS_PQ_DATA_PAGE) {
+    if (r->codec != HS_PQ_CODEC_UNCOMPRESSED) return HS_OK;
+    pg.encoding = ph->data_page.encoding;
+    if (d->max_def > 0) {
+      if (ph->data_page.definition_level_encoding != HS_PQ_ENC_RLE || csize < 4) return HS_OK;
+      uint32_t dl = hs_load_u32le(body);
+      if (dl > csize - 4) return HS_OK;
+      pg.def = body + 4;
+      pg.def_len = dl;
+      pos = 4 + (size_t)dl;
+    }
+  } else {
+    if (ph->data_page_v2.is_compressed && r->codec != HS_PQ_CODEC_UNCOMPRESSED) return HS_OK;
+    int64_t rl = ph->data_page_v2.repetition_levels_byte_length;
+    int64_t dl = ph->data_page_v2.definition_levels_byte_length;
+    if (rl < 0 || dl < 0 || rl + dl > (int64_t)csize) return HS_OK;
+    pg.encoding = ph->data_page_v2.encoding;
+    pg.def = body + rl;
+    pg.def_len = (size_t)dl;
+    pos = (size_t)(rl + dl);
+  }
+  pg.vals = body + pos;
+  pg.vlen = csize - pos;
+  if (!hs_pq_gather_supported(&r->ctx, pg.encoding)) return HS_OK;
+  int64_t base = r->cur_row + 1;
+  while (r->sel_i < r->n_sel && r->sel[r->sel_i] < base) r->sel_i++;
+  size_t j = r->sel_i;
+  while (j < r->n_sel && r->sel[j] < base + n) j++;
+  int64_t nv = 0;
+  hs_status st =
+      hs_pq_page_gather(&r->ctx, &pg, r->sel + r->sel_i, j - r->sel_i, base, &r->acc, &nv, err);
+  if (st != HS_OK) return st;
+  int64_t k = (int64_t)(j - r->sel_i);
+  r->acc.n_levels += k;
+  r->acc.n_values += nv;
+  r->n_rows += k;
+  r->cur_row += n;
+  r->sel_i = j;
+  *done = true;
+  return HS_OK;
+}
+
 /* Read the dictionary page at r->dict_at, if there is one, once. */
 static hs_status cr_dict_load(hs_cr *r, hs_error *err) {
   if (!r->dict_check) return HS_OK;
@@ -646,7 +704,9 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
   st = cr_body(r, off, ph, body_off, &body, err);
   if (st != HS_OK) return st;
   int64_t lv_base = r->acc.n_levels, v_base = r->acc.n_values;
-  st = cr_data_page_decode(r, ph, body, n, err);
+  bool gathered = false;
+  st = cr_page_gather(r, ph, body, n, &gathered, err);
+  if (st == HS_OK && !gathered) st = cr_data_page_decode(r, ph, body, n, err);
   if (st != HS_OK) {
     {
       hs_error_prefix(err, "column %s: page at offset %llu: ", r->path, (unsigned long long)off);
@@ -656,7 +716,11 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
   r->data_seen = true;
   r->levels_seen += n;
   r->pages_read++;
-  cr_page_rows(r, lv_base, v_base);
+  if (gathered) {
+    r->pages_gathered++;
+  } else {
+    cr_page_rows(r, lv_base, v_base);
+  }
   /* Everything read from the page was copied out: a mapped file need not
    * keep it resident (a large chunk would otherwise stay mapped whole). */
   hs_source_release(r->src, off, (size_t)(body_off - off) + (size_t)ph->compressed_page_size);
@@ -897,6 +961,7 @@ static hs_status cr_finish(hs_cr *r, hs_pq_leaf_data *out, hs_pq_lazy_levels *la
   out->n_rows = r->n_rows;
   out->pages_read = r->pages_read;
   out->pages_skipped = r->pages_skipped;
+  out->pages_gathered = r->pages_gathered;
   if (lazy == NULL) return HS_OK;
   memset(lazy, 0, sizeof *lazy);
   lazy->def_all_max = r->desc->max_def > 0 && r->def_lazy;
@@ -946,6 +1011,8 @@ static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
   r.desc = desc;
   r.path = desc->path != NULL ? desc->path : "?";
   r.cur_row = -1;
+  const char *g = getenv("HS_PQ_GATHER");
+  r.gather = g == NULL || strcmp(g, "0") != 0;
   hs_arena_init(&r.arena);
   r.ctx.desc = desc;
   r.ctx.width = hs_pq_leaf_value_width(desc);

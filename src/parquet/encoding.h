@@ -35,6 +35,31 @@ hs_status hs_rle_encode_u32(const uint32_t *values, size_t n, int bit_width, hs_
 hs_status hs_rle_encode_levels(const int16_t *levels, size_t n, int bit_width, hs_buf *out,
                                hs_error *err);
 
+/* Random access into a hybrid stream (no length prefix), forward only
+ * (encoding_rle_seek.c): run headers are walked, values between the
+ * positions asked for are not decoded. Bounded by (buf, len); a position
+ * the stream does not reach is HS_ERR_CORRUPT. Borrows buf. */
+typedef struct hs_rle_cursor {
+  const uint8_t *buf;
+  size_t len, pos; /* pos: next run header */
+  int bw;
+  int64_t run_start, run_end; /* positions of the current run */
+  bool packed;
+  uint32_t value;      /* RLE run's value */
+  const uint8_t *data; /* bit-packed run's bytes */
+  size_t data_len;
+  int64_t count_pos, count; /* hs_rle_cursor_count_to's progress */
+} hs_rle_cursor;
+
+void hs_rle_cursor_init(hs_rle_cursor *c, const uint8_t *buf, size_t len, int bit_width);
+/* The value at position i; i never below an earlier call's. */
+hs_status hs_rle_cursor_get(hs_rle_cursor *c, int64_t i, uint32_t *out, hs_error *err);
+/* How many of the values at positions [0, i) equal `value` (fast for bit
+ * width 1: popcount); i never below an earlier call's. May be interleaved
+ * with hs_rle_cursor_get at positions >= the last i counted to. */
+hs_status hs_rle_cursor_count_to(hs_rle_cursor *c, int64_t i, uint32_t value, int64_t *out,
+                                 hs_error *err);
+
 /* Bits needed to represent max_value (0 for 0). */
 int hs_bit_width(uint64_t max_value);
 

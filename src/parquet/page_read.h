@@ -81,4 +81,28 @@ hs_status hs_pq_levels_decode_v2(int16_t max_level, const uint8_t *buf, size_t l
 hs_status hs_pq_values_decode(const hs_pq_page_ctx *ctx, int32_t encoding, const uint8_t *buf,
                               size_t len, size_t n, hs_pq_acc *acc, hs_error *err);
 
+/* ------------------------------------------ row gather (page_gather.c) */
+
+/* An uncompressed data page of a flat column, split into its parts. */
+typedef struct hs_pq_gather_page {
+  const uint8_t *def; /* definition levels, hybrid stream without prefix */
+  size_t def_len;     /* (unused when max_def == 0) */
+  int32_t encoding;   /* of the values */
+  const uint8_t *vals;
+  size_t vlen;
+} hs_pq_gather_page;
+
+/* True when rows of a page in `encoding` can be read one at a time: a flat
+ * column (max_rep 0, max_def <= 1) with PLAIN fixed-width or boolean
+ * values, or dictionary indices with the chunk's dictionary loaded. */
+bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding);
+
+/* Append the definition levels (max_def > 0) and values of the page's rows
+ * rows[j] - base (j < k; strictly increasing, inside the page) to acc, read
+ * directly from the page bytes; *n_values receives the values appended.
+ * Does not touch acc's level and value counts. */
+hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                            const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
+                            int64_t *n_values, hs_error *err);
+
 #endif /* HS_PARQUET_PAGE_READ_H */

@@ -438,6 +438,32 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   return st;
 }
 
+/* The index's candidates among rows [first, end) of the file, and inside
+ * the page ranges `pr` (relative to first) where the page index gave them,
+ * into out (at most cap); returns how many. One walk over the candidates
+ * and the ranges: never a step per row of the row group. */
+static int64_t cand_rows(const roaring_bitmap_t *cand, int64_t first, int64_t end,
+                         const hs_scan_page_ranges *pr, int64_t *out, int64_t cap) {
+  if (first > (int64_t)UINT32_MAX) return 0; /* bitmaps hold 32-bit positions */
+  bool ranged = pr != NULL && pr->indexed;
+  roaring_uint32_iterator_t it;
+  roaring_init_iterator(cand, &it);
+  if (!roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)first)) return 0;
+  int64_t k = 0;
+  size_t r = 0;
+  for (; it.has_value && (int64_t)it.current_value < end && k < cap;
+       roaring_advance_uint32_iterator(&it)) {
+    int64_t v = (int64_t)it.current_value;
+    if (ranged) {
+      while (r < pr->n && first + pr->ranges[2 * r + 1] <= v) r++;
+      if (r == pr->n) break;
+      if (v < first + pr->ranges[2 * r]) continue;
+    }
+    out[k++] = v;
+  }
+  return k;
+}
+
 /* Start pass one on the current file's next kept row groups; false when
  * the file has none left. */
 static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
@@ -458,20 +484,16 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
   if (n <= 0) return pass1_next(s, started, err);
   const hs_scan_page_ranges *pr = s->rg_pages != NULL ? &s->rg_pages[g] : NULL;
   if (pr != NULL && pr->indexed) n = pr->rows;
-  /* Without page ranges, the index's candidates are the rows: read them
-   * straight from the bitmap (no pass over the row group's rows). */
+  /* The index's candidates are the rows (within the page ranges, if any):
+   * read them straight from the bitmap (no pass over the row group's rows). */
   bool use_cand = s->cand != NULL;
+  uint64_t c = 0;
   if (use_cand) { /* no candidate: skip; dense: read as without an index */
-    uint64_t c =
-        roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)(s->rg_first[g + 1]));
+    c = roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)(s->rg_first[g + 1]));
     if (c == 0) return pass1_next(s, started, err);
     use_cand = !cand_dense(c, s->rg_first[g + 1] - first);
   }
-  bool by_cand = use_cand && !(pr != NULL && pr->indexed);
-  if (by_cand) {
-    n = (int64_t)roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)(first + n));
-    if (n == 0) return pass1_next(s, started, err);
-  }
+  if (use_cand) n = (int64_t)c; /* at most the row group's candidates are kept */
   if ((size_t)n > s->p1_cap) {
     int64_t *nr = hs_realloc(s->p1rows, sizeof(int64_t) * (size_t)n);
     if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
@@ -479,27 +501,15 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
     s->p1_cap = (size_t)n;
   }
   int64_t k = 0;
-  if (pr != NULL && pr->indexed) {
+  if (use_cand) {
+    k = cand_rows(s->cand, first, s->rg_first[g + 1], pr, s->p1rows, n);
+    if (k == 0) return pass1_next(s, started, err);
+  } else if (pr != NULL && pr->indexed) {
     for (size_t r = 0; r < pr->n; r++)
       for (int64_t x = pr->ranges[2 * r]; x < pr->ranges[2 * r + 1] && k < n; x++)
         s->p1rows[k++] = first + x;
-  } else if (by_cand) {
-    roaring_uint32_iterator_t it;
-    roaring_init_iterator(s->cand, &it);
-    if (roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)first)) {
-      for (; it.has_value && k < n; roaring_advance_uint32_iterator(&it))
-        s->p1rows[k++] = (int64_t)it.current_value;
-    }
   } else {
     for (; k < n; k++) s->p1rows[k] = first + k;
-  }
-  if (use_cand && !by_cand) { /* keep only the index's candidates */
-    int64_t m = 0;
-    for (int64_t j = 0; j < k; j++)
-      if (s->p1rows[j] <= UINT32_MAX && roaring_bitmap_contains(s->cand, (uint32_t)s->p1rows[j]))
-        s->p1rows[m++] = s->p1rows[j];
-    k = m;
-    if (k == 0) return pass1_next(s, started, err);
   }
   s->p1_n = (size_t)k;
   s->p1_next = 0;

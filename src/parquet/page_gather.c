@@ -1,0 +1,116 @@
+/*
+ * page_gather.c — row-level random access inside one uncompressed page of a
+ * flat column: only the selected rows' levels and values are read, straight
+ * from the page bytes (a mapped file's pages are touched only where the
+ * rows lie). column_read.c decides when a page qualifies (page_read.h,
+ * hs_pq_gather_supported) and falls back to decoding the page otherwise.
+ *
+ * Random access needs a position -> bytes rule: PLAIN fixed-width values
+ * (value v at v * width), PLAIN booleans (bit v) and dictionary indices
+ * (an RLE/bit-packed hybrid stream, walked by run headers with
+ * hs_rle_cursor). Definition levels (max 1) are walked the same way; the
+ * value index of a row is the count of non-null levels before it
+ * (popcount inside bit-packed runs, one step per RLE run).
+ *
+ * Bytes are untrusted: every value read is bounds-checked, dictionary
+ * indices against the dictionary. Positions past the last selected row are
+ * not looked at, so damage there goes unnoticed (as for skipped pages).
+ */
+#include <string.h>
+
+#include "encoding.h"
+#include "page_read.h"
+
+bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding) {
+  const hs_pq_leaf_desc *d = ctx->desc;
+  if (d->max_rep != 0 || d->max_def > 1) return false;
+  if (encoding == HS_PQ_ENC_PLAIN_DICTIONARY || encoding == HS_PQ_ENC_RLE_DICTIONARY) {
+    return ctx->dict != NULL && ctx->dict->present;
+  }
+  if (encoding != HS_PQ_ENC_PLAIN) return false;
+  return d->type == HS_PQ_BOOLEAN || (d->type != HS_PQ_BYTE_ARRAY && ctx->width > 0);
+}
+
+static hs_status gather_corrupt(hs_error *err, const char *what, int64_t row, long long v) {
+  return hs_error_set(err, HS_ERR_CORRUPT, "row %lld of the page: %s (%lld)", (long long)row, what,
+                      v);
+}
+
+/* Append value v of the page to acc. */
+static hs_status gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                              hs_rle_cursor *ix, int64_t row, int64_t v, hs_pq_acc *acc,
+                              hs_error *err) {
+  const hs_pq_leaf_desc *d = ctx->desc;
+  size_t w = ctx->width > 0 ? (size_t)ctx->width : 0;
+  if (pg->encoding == HS_PQ_ENC_PLAIN) {
+    if (d->type == HS_PQ_BOOLEAN) {
+      if ((uint64_t)v / 8 >= pg->vlen) return gather_corrupt(err, "value past the page", row, v);
+      uint8_t b = (uint8_t)((pg->vals[v / 8] >> (v % 8)) & 1);
+      return hs_buf_append(&acc->values, &b, 1) ? HS_OK : HS_ERR_NOMEM;
+    }
+    if ((uint64_t)v >= pg->vlen / w) return gather_corrupt(err, "value past the page", row, v);
+    return hs_buf_append(&acc->values, pg->vals + (size_t)v * w, w) ? HS_OK : HS_ERR_NOMEM;
+  }
+  uint32_t k;
+  hs_status st = hs_rle_cursor_get(ix, v, &k, err);
+  if (st != HS_OK) return st;
+  const hs_pq_dict *dict = ctx->dict;
+  if ((int64_t)k >= dict->n) return gather_corrupt(err, "dictionary index out of range", row, k);
+  if (d->type != HS_PQ_BYTE_ARRAY) {
+    return hs_buf_append(&acc->values, dict->values.data + (size_t)k * w, w) ? HS_OK : HS_ERR_NOMEM;
+  }
+  const int32_t *doff = (const int32_t *)(const void *)dict->offsets.data;
+  int32_t a = doff[k], b = doff[k + 1];
+  if ((size_t)(b - a) > (size_t)INT32_MAX - acc->data.len) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "more than 2 GiB of byte array data in one chunk");
+  }
+  if (b > a && !hs_buf_append(&acc->data, dict->data.data + a, (size_t)(b - a))) {
+    return HS_ERR_NOMEM;
+  }
+  int32_t end = (int32_t)acc->data.len;
+  return hs_buf_append(&acc->offsets, &end, sizeof end) ? HS_OK : HS_ERR_NOMEM;
+}
+
+hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                            const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
+                            int64_t *n_values, hs_error *err) {
+  int16_t max_def = ctx->desc->max_def;
+  hs_rle_cursor def, ix;
+  memset(&def, 0, sizeof def);
+  memset(&ix, 0, sizeof ix);
+  if (max_def > 0) hs_rle_cursor_init(&def, pg->def, pg->def_len, 1);
+  if (pg->encoding != HS_PQ_ENC_PLAIN) {
+    if (pg->vlen < 1 || pg->vals[0] > 32) {
+      return hs_error_set(err, HS_ERR_CORRUPT, "dictionary index bit width missing or > 32");
+    }
+    hs_rle_cursor_init(&ix, pg->vals + 1, pg->vlen - 1, pg->vals[0]);
+  }
+  hs_status st = HS_OK;
+  if (ctx->desc->type == HS_PQ_BYTE_ARRAY) st = hs_pq_acc_init_offsets(acc, err);
+  if (st == HS_OK && max_def > 0 && !hs_buf_reserve(&acc->def, k * sizeof(int16_t))) {
+    st = HS_ERR_NOMEM;
+  }
+  int64_t nv = 0;
+  for (size_t j = 0; j < k && st == HS_OK; j++) {
+    int64_t row = rows[j] - base, v = row;
+    bool valid = true;
+    if (max_def > 0) {
+      uint32_t lv = 0;
+      st = hs_rle_cursor_count_to(&def, row, 1, &v, err);
+      if (st == HS_OK) st = hs_rle_cursor_get(&def, row, &lv, err);
+      if (st != HS_OK) break;
+      int16_t l = (int16_t)lv;
+      memcpy(acc->def.data + acc->def.len, &l, sizeof l);
+      acc->def.len += sizeof l;
+      valid = lv == 1;
+    }
+    if (!valid) continue;
+    st = gather_value(ctx, pg, &ix, row, v, acc, err);
+    nv++;
+  }
+  if (st == HS_ERR_NOMEM && (err == NULL || err->status != HS_ERR_NOMEM)) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory gathering %zu rows", k);
+  }
+  *n_values = nv;
+  return st;
+}
