@@ -13,6 +13,9 @@
  * Each rule maps supersets to supersets, so the root's T is always a
  * superset of the matching rows: an index may only narrow, and NOT over an
  * inexact child stays "all rows" rather than complementing a guess.
+ * Only the sets an ancestor uses are computed (the root needs T; NOT
+ * swaps), and a pair of comparisons under one AND that bound the same
+ * column from both sides (BETWEEN) is one range query.
  * Lossy columns (hs_sidx_column_exact false: SORTED blocks without keys)
  * answer supersets: their comparisons give T = the answer and F = all rows
  * (F = non-null − T would be a subset), and `<>`, NOT LIKE give T = all.
@@ -196,48 +199,54 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
   return st;
 }
 
-/* Exact T of a comparison, or *t = NULL with *exact false. */
-static hs_status cmp_query(hs_sidx_column *col, const hs_expr_col *ec, const hs_expr_node *n,
-                           hs_sidx_column *nn_col, roaring_bitmap_t **t, bool *exact,
-                           hs_error *err) {
-  (void)nn_col;
+/* A comparison's literal as an index value of the column's domain; *frac:
+ * the literal lies strictly between v and v + 1 (expr_internal.h). */
+static void cmp_value(const hs_expr_col *ec, const hs_expr_node *n, hs_sidx_value *v, bool *frac) {
   const hs_expr_bound *l = &n->lit;
-  hs_sidx_value v;
-  memset(&v, 0, sizeof v);
-  bool frac = false;
+  memset(v, 0, sizeof *v);
+  *frac = false;
   switch (ec->dom) {
   case HS_DOM_I64:
-    v.kind = HS_SIDX_INT;
-    v.i = l->i;
-    frac = l->frac;
+    v->kind = HS_SIDX_INT;
+    v->i = l->i;
+    *frac = l->frac;
     break;
   case HS_DOM_U64:
-    v.kind = HS_SIDX_UINT;
-    v.u = l->u;
-    frac = l->frac;
+    v->kind = HS_SIDX_UINT;
+    v->u = l->u;
+    *frac = l->frac;
     break;
   case HS_DOM_DEC: {
-    v.kind = HS_SIDX_DECIMAL;
+    v->kind = HS_SIDX_DECIMAL;
     unsigned __int128 u = (unsigned __int128)l->d;
-    v.dec_hi = (int64_t)(uint64_t)(u >> 64);
-    v.dec_lo = (uint64_t)u;
-    frac = l->frac;
+    v->dec_hi = (int64_t)(uint64_t)(u >> 64);
+    v->dec_lo = (uint64_t)u;
+    *frac = l->frac;
     break;
   }
   case HS_DOM_F64:
-    v.kind = HS_SIDX_DOUBLE;
-    v.d = l->f;
+    v->kind = HS_SIDX_DOUBLE;
+    v->d = l->f;
     break;
   case HS_DOM_BYTES:
-    v.kind = HS_SIDX_BYTES;
-    v.bytes = l->bytes;
-    v.n_bytes = l->len;
+    v->kind = HS_SIDX_BYTES;
+    v->bytes = l->bytes;
+    v->n_bytes = l->len;
     break;
   case HS_DOM_BOOL:
-    v.kind = HS_SIDX_BOOL;
-    v.b = l->b;
+    v->kind = HS_SIDX_BOOL;
+    v->b = l->b;
     break;
   }
+}
+
+/* Exact T of a comparison, or *t = NULL with *exact false. */
+static hs_status cmp_query(hs_sidx_column *col, const hs_expr_col *ec, const hs_expr_node *n,
+                           roaring_bitmap_t **t, bool *exact, hs_error *err) {
+  const hs_expr_bound *l = &n->lit;
+  hs_sidx_value v;
+  bool frac;
+  cmp_value(ec, n, &v, &frac);
   hs_status st = HS_OK;
   *t = NULL;
   *exact = true;
@@ -305,7 +314,112 @@ static ptrdiff_t like_prefix(const hs_expr_node *n, bool *whole) {
   return (ptrdiff_t)n->pat_len;
 }
 
-static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, hs_error *err) {
+/* Which of a node's sets its parent uses. A set not wanted is left NULL
+ * ("all rows", always a superset), so the root (T only) does not pay for F
+ * sets (non-null rows minus T: nearly every row of a selective comparison)
+ * unless a NOT asks for them. */
+enum { WANT_T = 1, WANT_F = 2 };
+
+static void sets_keep(sets *s, int want) {
+  if (!(want & WANT_T) && s->t != NULL) {
+    roaring_bitmap_free(s->t);
+    s->t = NULL;
+  }
+  if (!(want & WANT_F) && s->f != NULL) {
+    roaring_bitmap_free(s->f);
+    s->f = NULL;
+  }
+}
+
+/* The sets of a leaf from t (owned), the index's answer for the leaf
+ * (negated: for its negation, NOT LIKE). */
+static hs_status leaf_sets(hs_sidx_column *col, roaring_bitmap_t *t, bool neg, int want, sets *out,
+                           hs_error *err) {
+  if (!hs_sidx_column_exact(col)) { /* t ⊇ TRUE rows; FALSE rows unknown */
+    if (neg) {
+      roaring_bitmap_free(t);
+      return HS_OK;
+    }
+    out->t = t;
+    sets_keep(out, want);
+    return HS_OK;
+  }
+  roaring_bitmap_t *nn = NULL;
+  if (want & (neg ? WANT_T : WANT_F)) { /* FALSE: non-null and not TRUE */
+    hs_status st = hs_sidx_column_is_not_null(col, &nn, err);
+    if (st != HS_OK) {
+      roaring_bitmap_free(t);
+      return st;
+    }
+    roaring_bitmap_andnot_inplace(nn, t);
+  }
+  out->t = neg ? nn : t;
+  out->f = neg ? t : nn;
+  sets_keep(out, want);
+  return HS_OK;
+}
+
+/* +1: the comparison bounds its column from below (>, >=), -1: from above
+ * (<, <=), 0: neither (or a saturated literal, answered on its own). */
+static int cmp_side(const plan_ctx *c, const hs_expr_node *n) {
+  if (n->kind != HS_N_CMP || n->field < 0 || n->field >= c->e->n_fields) return 0;
+  hs_expr_domain d = c->e->cols[n->field].dom;
+  if ((d == HS_DOM_I64 || d == HS_DOM_U64 || d == HS_DOM_DEC) && n->lit.sat != 0) return 0;
+  if (n->op == HS_CMP_GT || n->op == HS_CMP_GE) return 1;
+  if (n->op == HS_CMP_LT || n->op == HS_CMP_LE) return -1;
+  return 0;
+}
+
+/* Kids *lo and *hi of AND node n bounding the same column from below and
+ * above (BETWEEN, a < x AND x <= b): one range query answers both; each
+ * side alone would materialize everything above / below its bound. */
+static bool range_pair(const plan_ctx *c, const hs_expr_node *n, int *lo, int *hi) {
+  for (int i = 0; i < n->n_kids; i++) {
+    int si = cmp_side(c, n->kids[i]);
+    for (int j = i + 1; si != 0 && j < n->n_kids; j++) {
+      if (cmp_side(c, n->kids[j]) == -si && n->kids[j]->field == n->kids[i]->field) {
+        *lo = si > 0 ? i : j;
+        *hi = si > 0 ? j : i;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/* The sets of `a AND b`, a bounding a column from below and b from above. */
+static hs_status range_sets(plan_ctx *c, const hs_expr_node *a, const hs_expr_node *b, int want,
+                            sets *out, hs_error *err) {
+  out->t = out->f = NULL;
+  hs_sidx_column *col = NULL;
+  hs_status st = column_of(c, a->field, &col, err);
+  if (st != HS_OK || col == NULL) return st;
+  const hs_expr_col *ec = &c->e->cols[a->field];
+  hs_sidx_value lo, hi;
+  bool lo_frac, hi_frac;
+  cmp_value(ec, a, &lo, &lo_frac);
+  cmp_value(ec, b, &hi, &hi_frac);
+  /* As cmp_query: > q (frac or not) and >= q without frac; < q with frac is <= q. */
+  bool lo_incl = a->op == HS_CMP_GE && !lo_frac;
+  bool hi_incl = b->op == HS_CMP_LE || hi_frac;
+  roaring_bitmap_t *t = NULL;
+  st = hs_sidx_column_range(col, &lo, lo_incl, &hi, hi_incl, &t, err);
+  if (st == HS_ERR_UNSUPPORTED) { /* not narrowed */
+    if (t) roaring_bitmap_free(t);
+    if (err) memset(err, 0, sizeof *err);
+    return HS_OK;
+  }
+  if (st != HS_OK) {
+    if (t) roaring_bitmap_free(t);
+    return st;
+  }
+  /* On one column, a non-null row fails the pair iff it is outside the
+   * range (each side is TRUE or FALSE for it): F = non-null − T. */
+  return leaf_sets(col, t, false, want, out, err);
+}
+
+static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, sets *out,
+                      hs_error *err) {
   out->t = out->f = NULL;
   if (depth > HS_EXPR_DEPTH_MAX) return HS_OK;
   hs_status st = HS_OK;
@@ -319,7 +433,8 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
     return HS_OK;
   case HS_N_NOT: {
     sets k;
-    st = walk(c, n->kids[0], depth + 1, &k, err);
+    int kw = ((want & WANT_T) ? WANT_F : 0) | ((want & WANT_F) ? WANT_T : 0);
+    st = walk(c, n->kids[0], depth + 1, kw, &k, err);
     out->t = k.f;
     out->f = k.t;
     return st;
@@ -327,14 +442,23 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
   case HS_N_AND:
   case HS_N_OR: {
     bool is_and = n->kind == HS_N_AND;
+    int plo = -1, phi = -1;
+    if (is_and) range_pair(c, n, &plo, &phi);
+    bool first = true;
     for (int i = 0; i < n->n_kids; i++) {
+      if (i == plo || i == phi) {
+        if (i != (plo < phi ? plo : phi)) continue; /* the pair is answered once */
+      }
       sets k;
-      if ((st = walk(c, n->kids[i], depth + 1, &k, err)) != HS_OK) {
+      st = i == plo || i == phi ? range_sets(c, n->kids[plo], n->kids[phi], want, &k, err)
+                                : walk(c, n->kids[i], depth + 1, want, &k, err);
+      if (st != HS_OK) {
         sets_free(out);
         return st;
       }
-      if (i == 0) {
+      if (first) {
         *out = k;
+        first = false;
         continue;
       }
       /* narrowing side (intersect; NULL = identity) and widening side
@@ -364,12 +488,13 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
     hs_sidx_column *col = NULL;
     if ((st = column_of(c, n->field, &col, err)) != HS_OK || col == NULL) return st;
     const hs_expr_col *ec = &c->e->cols[n->field];
-    roaring_bitmap_t *t = NULL, *nn = NULL;
+    roaring_bitmap_t *t = NULL;
     bool exact = false;
     if (n->kind == HS_N_ISNULL) {
-      roaring_bitmap_t *isn = NULL;
-      st = hs_sidx_column_is_null(col, &isn, err);
-      if (st == HS_OK) st = hs_sidx_column_is_not_null(col, &nn, err);
+      roaring_bitmap_t *isn = NULL, *nn = NULL;
+      int w_isn = n->negated ? WANT_F : WANT_T, w_nn = n->negated ? WANT_T : WANT_F;
+      if (want & w_isn) st = hs_sidx_column_is_null(col, &isn, err);
+      if (st == HS_OK && (want & w_nn)) st = hs_sidx_column_is_not_null(col, &nn, err);
       if (st != HS_OK) {
         if (isn) roaring_bitmap_free(isn);
         if (nn) roaring_bitmap_free(nn);
@@ -380,7 +505,7 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
       return HS_OK;
     }
     if (n->kind == HS_N_CMP) {
-      st = cmp_query(col, ec, n, NULL, &t, &exact, err);
+      st = cmp_query(col, ec, n, &t, &exact, err);
     } else if (ec->dom == HS_DOM_BYTES) {
       bool whole = false;
       ptrdiff_t p = like_prefix(n, &whole);
@@ -407,23 +532,7 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, sets *out, 
       if (t) roaring_bitmap_free(t);
       return st;
     }
-    if (!hs_sidx_column_exact(col)) { /* t ⊇ TRUE rows; FALSE rows unknown */
-      if (n->kind == HS_N_LIKE && n->negated) {
-        roaring_bitmap_free(t);
-        return HS_OK;
-      }
-      out->t = t;
-      return HS_OK;
-    }
-    if ((st = hs_sidx_column_is_not_null(col, &nn, err)) != HS_OK) {
-      roaring_bitmap_free(t);
-      return st;
-    }
-    roaring_bitmap_andnot_inplace(nn, t); /* FALSE: non-null and not TRUE */
-    bool neg = n->kind == HS_N_LIKE && n->negated;
-    out->t = neg ? nn : t;
-    out->f = neg ? t : nn;
-    return HS_OK;
+    return leaf_sets(col, t, n->kind == HS_N_LIKE && n->negated, want, out, err);
   }
   case HS_N_BOOLTEST: return HS_OK; /* not narrowed */
   }
@@ -447,7 +556,7 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const c
   hs_status st = HS_OK;
   sets s = {NULL, NULL};
   if (c.files == NULL || c.cols == NULL || c.tried == NULL || c.lent == NULL) st = nomem(err);
-  if (st == HS_OK) st = walk(&c, e->root, 1, &s, err);
+  if (st == HS_OK) st = walk(&c, e->root, 1, WANT_T, &s, err);
   bool failed = st != HS_OK;
   if (st != HS_OK && st != HS_ERR_NOMEM) {
     /* A bitmap that fails its checks: no narrowing for this file. */
