@@ -332,7 +332,9 @@ static void load_worker(void *ctx, size_t begin, size_t end, uint32_t worker) {
 
 /* Compressed bytes of the used chunks of a row group from which its
  * leaves are decoded in parallel: below, starting threads (tens of
- * microseconds) is not worth it. */
+ * microseconds, and a wait for a core on a busy machine) is not worth it.
+ * A selection over uncompressed chunks counts 16 bytes per selected row
+ * and chunk, the rows being all that is read. */
 #define HS_PQ_PARALLEL_BYTES (64 * 1024)
 
 static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
@@ -368,8 +370,15 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
     if (!s->leaf_used[l]) continue;
     s->used_leaves[n_used] = l;
     s->used_oi[n_used] = s->rows ? load_offset_index(s, &rg->columns[l]) : NULL;
-    if (rg->columns[l].has_meta_data && rg->columns[l].meta_data.total_compressed_size > 0)
-      bytes += rg->columns[l].meta_data.total_compressed_size;
+    const hs_pq_column_chunk *cc = &rg->columns[l];
+    if (cc->has_meta_data && cc->meta_data.total_compressed_size > 0) {
+      /* An uncompressed chunk gives up only the selected rows (page_gather.c):
+       * the work is theirs, not the chunk's size. */
+      int64_t b = cc->meta_data.total_compressed_size;
+      if (s->rows && cc->meta_data.codec == HS_PQ_CODEC_UNCOMPRESSED && (int64_t)n_rel * 16 < b)
+        b = (int64_t)n_rel * 16;
+      bytes += b;
+    }
     n_used++;
   }
   uint32_t threads = n_used >= 2 && (bytes >= HS_PQ_PARALLEL_BYTES || s->parallel_always)
