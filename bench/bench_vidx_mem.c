@@ -8,7 +8,9 @@
  *   bench_vidx_mem search - BASE.npy N NQ EF,EF,... FILE[:resident]...
  *       queries are rows N .. N + NQ of BASE.npy (not indexed), truth by
  *       brute force over the first N rows. Each FILE is opened as a file
- *       source (":resident": with HS_VIDX_RESIDENT=1), searched at every
+ *       source (":resident": with HS_VIDX_RESIDENT=1; ":mem": read into
+ *       anonymous memory and opened from there; ":huge": the same, 2 MB
+ *       aligned and advised MADV_HUGEPAGE first), searched at every
  *       ef (one thread, one query at a time) and closed, in turn, for
  *       HS_BENCH_ROUNDS rounds (default 5): VmRSS growth over its open and
  *       queries, recall@10, best QPS.
@@ -20,10 +22,15 @@
  * HS_BENCH_RERANK=R sets hs_vidx_search_params.rerank (0: the default).
  * HS_VIDX_RESIDENT=1 opens a quantized index the old way (float32 section
  * mapped and checksummed at open) for an A/B in the same binary.
+ * HS_BENCH_METRIC=cosine (build and search) indexes with cosine; the truth
+ * stays squared L2, which ranks alike only for unit rows (e.g. WordNet's
+ * MiniLM embeddings): a hit counts when 2 * distance <= the k-th L2².
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "common/common.h"
@@ -79,6 +86,9 @@ static int build(int argc, char **argv) {
   hs_vidx_params_default(&p);
   if (argc > 5 && strcmp(argv[5], "sq8") == 0) p.quant.kind = HS_QUANT_SQ8;
   if (argc > 5 && strcmp(argv[5], "pq") == 0) p.quant.kind = HS_QUANT_PQ;
+  if (getenv("HS_BENCH_METRIC") &&
+      hs_metric_parse(getenv("HS_BENCH_METRIC"), &p.metric, NULL) != HS_OK)
+    return 2;
   if (getenv("HS_BENCH_M")) p.m = (uint32_t)atoi(getenv("HS_BENCH_M"));
   if (getenv("HS_BENCH_PARTITIONS")) p.partitions = (uint32_t)atoi(getenv("HS_BENCH_PARTITIONS"));
   if (getenv("HS_BENCH_THREADS")) p.threads = (uint32_t)atoi(getenv("HS_BENCH_THREADS"));
@@ -104,6 +114,7 @@ static int search(int argc, char **argv) {
   if (argc < 8) return 2;
   size_t n = strtoul(argv[4], NULL, 10), nq = strtoul(argv[5], NULL, 10), dim;
   const uint32_t k = 10;
+  const bool cosine = getenv("HS_BENCH_METRIC") && strcmp(getenv("HS_BENCH_METRIC"), "cosine") == 0;
   float *q = load_npy(argv[3], n, nq, &dim);
   if (q == NULL) {
     fprintf(stderr, "cannot read queries\n");
@@ -154,6 +165,11 @@ static int search(int argc, char **argv) {
       snprintf(path, sizeof path, "%s", argv[7 + ci]);
       char *colon = strstr(path, ":resident");
       if (colon != NULL) *colon = 0;
+      /* FILE:mem / FILE:huge: the file read into anonymous memory (huge:
+       * 2 MB aligned, MADV_HUGEPAGE before it is touched), opened from there */
+      char *mem = strstr(path, ":mem"), *huge = strstr(path, ":huge");
+      if (mem != NULL) *mem = 0;
+      if (huge != NULL) *huge = 0;
       if (colon != NULL)
         setenv("HS_VIDX_RESIDENT", "1", 1);
       else
@@ -162,13 +178,36 @@ static int search(int argc, char **argv) {
       hs_error err = {0};
       hs_source *src;
       hs_vidx *v;
-      if (hs_source_open_file(path, &src, &err) != HS_OK ||
+      uint8_t *membuf = NULL;
+      size_t memlen = 0, maplen = 0;
+      if (mem != NULL || huge != NULL) {
+        FILE *mf = fopen(path, "rb");
+        fseek(mf, 0, SEEK_END);
+        memlen = (size_t)ftell(mf);
+        fseek(mf, 0, SEEK_SET);
+        maplen = (memlen + (4u << 20)) & ~(size_t)((2u << 20) - 1);
+        uint8_t *raw = mmap(NULL, maplen + (2u << 20), PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        membuf = (uint8_t *)(((uintptr_t)raw + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+        if (huge != NULL) madvise(membuf, maplen, MADV_HUGEPAGE);
+        if (fread(membuf, 1, memlen, mf) != memlen) return 1;
+        fclose(mf);
+      }
+      if ((membuf != NULL ? hs_source_open_memory(membuf, memlen, path, &src, &err)
+                          : hs_source_open_file(path, &src, &err)) != HS_OK ||
           hs_vidx_open(src, 0, hs_source_size(src), &v, &err) != HS_OK) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
       }
       hs_source_unref(src);
       rss_open[ci] = rss_kb() - r0;
+      if (huge != NULL && round == 0) {
+        FILE *sf = fopen("/proc/self/smaps_rollup", "r");
+        char line[256];
+        while (sf != NULL && fgets(line, sizeof line, sf) != NULL)
+          if (strncmp(line, "AnonHugePages:", 14) == 0) printf("huge: %s", line);
+        if (sf != NULL) fclose(sf);
+      }
       for (size_t a = 0; a < n_ef; a++) {
         hs_vidx_search_params sp = {0};
         sp.ef_search = efs[a];
@@ -182,7 +221,9 @@ static int search(int argc, char **argv) {
             return 1;
           }
           for (uint32_t j = 0; j < nh; j++)
-            if (hits[j].distance * hits[j].distance <= kth[qi] * (1 + 1e-5f)) good++;
+            if ((cosine ? 2 * hits[j].distance : hits[j].distance * hits[j].distance) <=
+                kth[qi] * (1 + 1e-5f) + (cosine ? 1e-6f : 0))
+              good++;
         }
         double qps = nq / (now() - t0);
         if (qps > best[ci * n_ef + a]) best[ci * n_ef + a] = qps;
@@ -196,6 +237,7 @@ static int search(int argc, char **argv) {
                now() - t0);
       }
       hs_vidx_free(v);
+      if (membuf != NULL) munmap(membuf, maplen); /* the unaligned head stays mapped */
     }
   }
   for (int ci = 0; ci < nc; ci++) {

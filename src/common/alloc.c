@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "common.h"
 
@@ -36,6 +39,20 @@ char *hs_strndup(const char *s, size_t n) {
 
 char *hs_strdup(const char *s) {
   return hs_strndup(s, strlen(s));
+}
+
+void hs_mem_advise_huge(void *p, size_t len) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  const char *env = getenv("HS_HUGEPAGES");
+  if (p == NULL || len < 2 * huge || (env != NULL && env[0] == '0')) return;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t b = ((uintptr_t)p + len) & ~(huge - 1);
+  if (b > a) (void)madvise((void *)a, (size_t)(b - a), MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)len;
+#endif
 }
 
 /* ---------------------------------------------------------------- arena */

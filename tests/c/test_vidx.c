@@ -372,6 +372,14 @@ static void test_build_in_place(const float *x) {
       CHECK(hs_buf_append(&b[i], "PFA1", pre[i]) || pre[i] == 0);
       CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, &b[i], NULL), NULL);
     }
+    /* huge-page advice off (HS_HUGEPAGES=0): the same bytes */
+    hs_buf nohuge;
+    hs_buf_init(&nohuge);
+    setenv("HS_HUGEPAGES", "0", 1);
+    CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, &nohuge, NULL), NULL);
+    unsetenv("HS_HUGEPAGES");
+    same &= nohuge.len == b[0].len && memcmp(nohuge.data, b[0].data, b[0].len) == 0;
+    hs_buf_free(&nohuge);
     for (int i = 1; i < 3; i++)
       same &= b[i].len - pre[i] == b[0].len &&
               memcmp(b[i].data + pre[i], b[0].data, b[0].len) == 0 &&
@@ -383,6 +391,17 @@ static void test_build_in_place(const float *x) {
     for (int i = 0; i < 3; i++) hs_buf_free(&b[i]);
   }
   CHECK(same);
+  /* the advice is a hint on any range: NULL, short, unaligned, large */
+  hs_mem_advise_huge(NULL, 1u << 24);
+  uint8_t *big = hs_malloc((9u << 20) + 3);
+  CHECK(big != NULL);
+  if (big != NULL) {
+    hs_mem_advise_huge(big, 100);
+    hs_mem_advise_huge(big + 3, 9u << 20);
+    memset(big, 7, (9u << 20) + 3);
+    CHECK(big[0] == 7 && big[9u << 20] == 7);
+    hs_free(big);
+  }
 }
 
 /* IVF: 8 partitions, one graph each; every partition probed gives the

@@ -339,6 +339,9 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
       return hs_error_set(err, HS_ERR_NOMEM, "vidx build: out of memory for a %llu-byte index",
                           (unsigned long long)ub);
     base = out->data + out->len;
+    /* huge pages for the vectors and links searched at random (README.md
+     * "Huge pages"): advised before the build touches them */
+    hs_mem_advise_huge(base, (size_t)ub);
   }
   uint32_t *rows = in_place ? (uint32_t *)(base + layout_off(&L, HS_VIDX_S_ROWS))
                             : hs_malloc((nidx ? nidx : 1) * sizeof *rows);
