@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/parallel.h"
 #include "../table/schema_map.h"
@@ -36,6 +37,9 @@
 #include "scan.h"
 
 #define SCAN_BATCH_ROWS_DEFAULT 65536
+/* Pass one CPU time per file below which files are not run ahead in
+ * parallel (prefetch_window). */
+#define HS_SCAN_PAR_FILE_NS 1000000
 
 void hs_scan_options_init(hs_scan_options *opts) {
   memset(opts, 0, sizeof *opts);
@@ -126,6 +130,8 @@ typedef struct scan_state {
    * filter, without on_rows and limit, when threads > 1 (the window size). */
   struct scan_prefetch *pf;
   size_t pf_first, pf_n, pf_next;
+  size_t pf_windows; /* windows run so far */
+  bool pf_serial;    /* the last window's files were cheap: run the next on one thread */
   uint32_t threads;
   hs_error error;
 } scan_state;
@@ -617,6 +623,7 @@ typedef struct scan_prefetch {
   int64_t *rows;   /* its matching rows, file-wide, increasing */
   size_t n, cap;
   hs_status st;
+  int64_t cpu_ns; /* CPU time its pass one took */
 } scan_prefetch;
 
 static hs_status collect_rows(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
@@ -704,10 +711,20 @@ static hs_status sub_run(scan_state *sub, size_t i) {
   return st;
 }
 
+static int64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void window_worker(void *ctx, size_t begin, size_t end, uint32_t worker) {
   (void)worker;
   scan_state *s = ctx;
-  for (size_t k = begin; k < end; k++) s->pf[k].st = sub_run(s->pf[k].sub, s->pf_first + k);
+  for (size_t k = begin; k < end; k++) {
+    int64_t t0 = thread_cpu_ns();
+    s->pf[k].st = sub_run(s->pf[k].sub, s->pf_first + k);
+    s->pf[k].cpu_ns = thread_cpu_ns() - t0;
+  }
 }
 
 static void prefetch_clear(scan_state *s) {
@@ -734,6 +751,9 @@ static hs_status prefetch_window(scan_state *s, hs_error *err) {
     return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   size_t n = s->n_files - s->next_file;
   if (n > s->threads) n = s->threads;
+  /* The first window is one file: its pass one says whether the others are
+   * worth threads. */
+  if (s->pf_windows == 0) n = 1;
   s->pf_first = s->next_file;
   for (size_t k = 0; k < n; k++) {
     if ((s->pf[k].sub = sub_new(s, &s->pf[k])) == NULL) {
@@ -742,7 +762,15 @@ static hs_status prefetch_window(scan_state *s, hs_error *err) {
     }
   }
   s->pf_n = n;
-  hs_parallel_for(n, 1, (uint32_t)n, window_worker, s);
+  hs_parallel_for(n, 1, s->pf_serial ? 1 : (uint32_t)n, window_worker, s);
+  /* Threads for files whose pass one takes well under a millisecond (an
+   * index that leaves a few candidates) cost more than they save: a thread
+   * start, and on a busy machine a wait of milliseconds for a core. Such
+   * windows are followed by serial ones, until a file costs more again. */
+  int64_t cpu = 0;
+  for (size_t k = 0; k < n; k++) cpu += s->pf[k].cpu_ns;
+  s->pf_serial = cpu < (int64_t)n * HS_SCAN_PAR_FILE_NS;
+  s->pf_windows++;
   return HS_OK;
 }
 
