@@ -166,12 +166,17 @@ typedef struct hs_table_plan {
   int64_t snapshot_id;       /* the planned snapshot; -1 when the table has none */
   hs_table_plan_file *files; /* hs_malloc'd array, manifest order */
   size_t n_files;
-  int64_t n_manifests; /* data manifests read */
+  int64_t n_manifests;           /* data manifests read (for a cached plan: when it was made) */
+  struct hs_plan_shared *shared; /* a cached plan's owner, lent: files point into it */
 } hs_table_plan;
 
 /* Plan snapshot `snapshot_id` (-1: current; a table without snapshots
  * gives no files). *out is fully overwritten and independent of `t`
- * afterwards; free with hs_table_plan_free (also on failure: safe). */
+ * afterwards; free with hs_table_plan_free (also on failure: safe).
+ * Plans are cached per process by their manifest list (a local file,
+ * keyed by path, size and mtime: written once, never changed), so a later
+ * query of the same snapshot reads no manifest; a cached plan is shared
+ * read-only (`shared`), the caller's arena starting empty. */
 hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_plan *out,
                               hs_error *err);
 void hs_table_plan_free(hs_table_plan *p); /* accepts NULL */
