@@ -722,8 +722,13 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
     cr_page_rows(r, lv_base, v_base);
   }
   /* Everything read from the page was copied out: a mapped file need not
-   * keep it resident (a large chunk would otherwise stay mapped whole). */
-  hs_source_release(r->src, off, (size_t)(body_off - off) + (size_t)ph->compressed_page_size);
+   * keep it resident (a large chunk would otherwise stay mapped whole). A
+   * gathered page is not released: only the selected rows' bytes were
+   * touched, and the release (a TLB shootdown on every core the process
+   * runs on, then page faults to map the page again next query) cost more
+   * than the gather itself (README.md "Row gather"). */
+  if (!gathered)
+    hs_source_release(r->src, off, (size_t)(body_off - off) + (size_t)ph->compressed_page_size);
   return HS_OK;
 }
 

@@ -12,6 +12,19 @@
 /* The parsed footer of an open reader; borrowed, valid while it is open. */
 const hs_pq_file_metadata *hs_parquet_reader_metadata(const hs_parquet_reader *reader);
 
+/* hs_parquet_reader_open for a table's data file, which is written once
+ * and never changed: the opened file (mapping, parsed footer, schema) is
+ * kept per process and shared by later opens of the same path while its
+ * device, inode, size and mtime are unchanged (stat on every open). At most
+ * HS_PQ_FILE_CACHE_MAX files are kept, least recently opened evicted; a kept
+ * file holds its descriptor and mapping, so a deleted one's space returns
+ * on eviction or hs_parquet_file_cache_clear(). The reader is the caller's,
+ * as from hs_parquet_reader_open. */
+#define HS_PQ_FILE_CACHE_MAX 32
+hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **out, hs_error *err);
+/* Drop every kept file (files still open elsewhere stay valid). */
+void hs_parquet_file_cache_clear(void);
+
 /* hs_parquet_writer_close without the fsync: the complete file is written
  * but not yet durable; *fd_out is its open descriptor, which the caller
  * must fdatasync (or hand to hs_fs_sync_group) and close. Lets a commit

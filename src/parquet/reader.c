@@ -11,9 +11,11 @@
  * sticky and get_last_error returns its message.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "reader_internal.h"
 #include "../common/parallel.h"
@@ -106,6 +108,109 @@ hs_status hs_parquet_reader_open_buffer(const uint8_t *buf, size_t len, const ch
   hs_status st = hs_source_open_memory(buf, len, name ? name : "<memory>", &src, err);
   if (st != HS_OK) return st;
   return file_open(src, out, err);
+}
+
+/* ------------------------------------------------------- shared files
+ *
+ * Kept opened data files (parquet.h): per query, opening a file costs an
+ * mmap, a footer parse and, at close, an munmap that drops every page the
+ * query mapped, so the next query faults them in again; for an indexed
+ * query gathering a few thousand rows that was most of its time. */
+
+typedef struct fc_entry {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+  int64_t size, mtime_ns;
+  hs_pq_file *file; /* one reference held by the cache */
+  uint64_t used_at;
+} fc_entry;
+
+static pthread_mutex_t fc_mu = PTHREAD_MUTEX_INITIALIZER;
+static fc_entry fc[HS_PQ_FILE_CACHE_MAX];
+static uint64_t fc_tick;
+
+static bool fc_same(const fc_entry *e, const char *path, const struct stat *st) {
+  return e->file != NULL && e->dev == st->st_dev && e->ino == st->st_ino &&
+         e->size == (int64_t)st->st_size &&
+         e->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec &&
+         strcmp(e->path, path) == 0;
+}
+
+static void fc_drop(fc_entry *e, hs_pq_file **gone, char **gone_path) {
+  *gone = e->file;
+  *gone_path = e->path;
+  memset(e, 0, sizeof *e);
+}
+
+hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **out, hs_error *err) {
+  struct stat st;
+  if (path == NULL || out == NULL || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return hs_parquet_reader_open(path, out, err); /* its error */
+  *out = NULL;
+  hs_parquet_reader *r = hs_calloc(1, sizeof *r);
+  if (r == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory opening", path);
+  hs_pq_file *gone = NULL;
+  char *gone_path = NULL;
+  pthread_mutex_lock(&fc_mu);
+  for (int i = 0; i < HS_PQ_FILE_CACHE_MAX && r->file == NULL; i++) {
+    if (fc[i].file == NULL || strcmp(fc[i].path, path) != 0) continue;
+    if (fc_same(&fc[i], path, &st)) {
+      __atomic_add_fetch(&fc[i].file->refs, 1, __ATOMIC_RELAXED);
+      fc[i].used_at = ++fc_tick;
+      r->file = fc[i].file;
+    } else {
+      fc_drop(&fc[i], &gone, &gone_path); /* the path now names another file */
+    }
+  }
+  pthread_mutex_unlock(&fc_mu);
+  file_unref(gone);
+  hs_free(gone_path);
+  if (r->file != NULL) {
+    *out = r;
+    return HS_OK;
+  }
+  hs_free(r);
+  hs_status s = hs_parquet_reader_open(path, out, err);
+  char *key = s == HS_OK ? hs_strdup(path) : NULL;
+  if (key == NULL) return s;
+  hs_pq_file *f = (*out)->file;
+  __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED); /* the cache's */
+  gone = NULL;
+  gone_path = NULL;
+  pthread_mutex_lock(&fc_mu);
+  int slot = 0;
+  for (int i = 0; i < HS_PQ_FILE_CACHE_MAX; i++) {
+    if (fc[i].file == NULL) {
+      slot = i;
+      break;
+    }
+    if (fc[i].used_at < fc[slot].used_at) slot = i;
+  }
+  if (fc[slot].file != NULL) fc_drop(&fc[slot], &gone, &gone_path);
+  fc[slot] = (fc_entry){.path = key,
+                        .dev = st.st_dev,
+                        .ino = st.st_ino,
+                        .size = (int64_t)st.st_size,
+                        .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                        .file = f,
+                        .used_at = ++fc_tick};
+  pthread_mutex_unlock(&fc_mu);
+  file_unref(gone);
+  hs_free(gone_path);
+  return HS_OK;
+}
+
+void hs_parquet_file_cache_clear(void) {
+  hs_pq_file *gone[HS_PQ_FILE_CACHE_MAX];
+  char *paths[HS_PQ_FILE_CACHE_MAX];
+  pthread_mutex_lock(&fc_mu);
+  for (int i = 0; i < HS_PQ_FILE_CACHE_MAX; i++) fc_drop(&fc[i], &gone[i], &paths[i]);
+  pthread_mutex_unlock(&fc_mu);
+  for (int i = 0; i < HS_PQ_FILE_CACHE_MAX; i++) {
+    file_unref(gone[i]);
+    hs_free(paths[i]);
+  }
 }
 
 void hs_parquet_reader_free(hs_parquet_reader *reader) {

@@ -355,7 +355,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->f_pbase = s->pstats;
   s->f_ibase = s->istats;
   s->fst_open = true;
-  hs_status st = hs_parquet_reader_open(s->path, &s->reader, err);
+  hs_status st = hs_parquet_reader_open_shared(s->path, &s->reader, err);
   if (st != HS_OK) return st;
   rec->rows = hs_parquet_reader_metadata(s->reader)->num_rows;
   s->stats.files_read++;

@@ -127,7 +127,7 @@ static hs_status fetch_rows(const hs_vs_files *files, const hs_colmap_ctx *ctx, 
     memset(&map, 0, sizeof map);
     struct ArrowSchema full;
     memset(&full, 0, sizeof full);
-    st = hs_parquet_reader_open(path, &r, err);
+    st = hs_parquet_reader_open_shared(path, &r, err);
     if (st == HS_OK) st = hs_parquet_reader_schema(r, &full, err);
     if (st == HS_OK) st = hs_colmap_build(ctx, schema, &full, have_schema, path, &map, err);
     hs_arrow_schema_release(&full);

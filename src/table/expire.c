@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../parquet/parquet.h"
 #include "timetravel.h"
 
 typedef struct expire_ctx {
@@ -167,6 +168,8 @@ hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int3
                         "%s: cannot remove a file of an expired snapshot: %s (the snapshots are "
                         "expired; remove_orphan_files removes the rest later)",
                         (*files)[i].path, strerror(errno));
+  /* kept open data files (parquet.h) would hold the removed files' space */
+  if (!dry_run && *n_files > 0) hs_parquet_file_cache_clear();
   if (st != HS_OK) {
     hs_free(c.expired);
     hs_free(*files);

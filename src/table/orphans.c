@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../parquet/parquet.h"
 #include "../io/fs.h"
 #include "table.h"
 
@@ -408,6 +409,8 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
       st = hs_error_set(err, HS_ERR_IO, "%s: cannot remove orphan file: %s (%zu of %zu removed)",
                         out[i].path, strerror(errno), i, n);
   }
+  /* kept open data files (parquet.h) would hold the removed files' space */
+  if (!dry_run && n > 0) hs_parquet_file_cache_clear();
   if (st != HS_OK) {
     hs_free(out);
     return st;

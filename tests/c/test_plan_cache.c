@@ -39,8 +39,8 @@ static int64_t plan_rows(const hs_table_plan *p) {
 /* The paths of the data manifests (metadata/ files ending .avro that are not a
  * snapshot's manifest list) into out[], at most cap; returns the count. */
 static int list_manifests(const char *root, char out[][4096], int cap) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/metadata", root);
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%.1000s/metadata", root);
   DIR *d = opendir(dir);
   if (d == NULL) return 0;
   int k = 0;
@@ -48,7 +48,7 @@ static int list_manifests(const char *root, char out[][4096], int cap) {
   while (k < cap && (de = readdir(d)) != NULL) {
     size_t n = strlen(de->d_name);
     if (n > 5 && strcmp(de->d_name + n - 5, ".avro") == 0 && strncmp(de->d_name, "snap-", 5) != 0)
-      snprintf(out[k++], 4096, "%s/%.4000s", dir, de->d_name);
+      snprintf(out[k++], 4096, "%s/%.255s", dir, de->d_name);
   }
   closedir(d);
   return k;
