@@ -15,7 +15,11 @@
  * inexact child stays "all rows" rather than complementing a guess.
  * Only the sets an ancestor uses are computed (the root needs T; NOT
  * swaps), and a pair of comparisons under one AND that bound the same
- * column from both sides (BETWEEN) is one range query.
+ * column from both sides (BETWEEN) is one range query. Under AND the
+ * ranges come last and are left as "all rows" once the candidates so far
+ * are at most 1/64 of the file: the scan re-checks the whole filter on the
+ * candidates anyway, and materializing `price < 100` costs its whole answer
+ * (10M rows: `category = 'cat0003' AND price < 100.0` 4.5 -> 2.2 ms).
  * Lossy columns (hs_sidx_column_exact false: SORTED blocks without keys)
  * answer supersets: their comparisons give T = the answer and F = all rows
  * (F = non-null − T would be a subset), and `<>`, NOT LIKE give T = all.
@@ -418,6 +422,18 @@ static hs_status range_sets(plan_ctx *c, const hs_expr_node *a, const hs_expr_no
   return leaf_sets(col, t, false, want, out, err);
 }
 
+/* Whether candidates t (NULL: all rows) are few enough next to the rows
+ * of the file that comparison `k`'s own answer is not worth materializing:
+ * at most 1/64 of the rows (the scan re-checks every candidate anyway). */
+static bool few_rows(plan_ctx *c, const hs_expr_node *k, const roaring_bitmap_t *t) {
+  if (t == NULL || k->field < 0) return false;
+  hs_sidx_column *col = NULL;
+  hs_error e;
+  memset(&e, 0, sizeof e);
+  if (column_of(c, k->field, &col, &e) != HS_OK || col == NULL) return false;
+  return roaring_bitmap_get_cardinality(t) * 64 <= (uint64_t)hs_sidx_column_row_count(col);
+}
+
 static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, sets *out,
                       hs_error *err) {
   out->t = out->f = NULL;
@@ -445,41 +461,52 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
     int plo = -1, phi = -1;
     if (is_and) range_pair(c, n, &plo, &phi);
     bool first = true;
-    for (int i = 0; i < n->n_kids; i++) {
-      if (i == plo || i == phi) {
-        if (i != (plo < phi ? plo : phi)) continue; /* the pair is answered once */
+    /* Under AND, ranges go last (pass 1) and are skipped once the rows
+     * so far are few: materializing `price < 100` costs its whole answer
+     * (10 % of the file), re-checking it on the candidates costs only them. */
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < n->n_kids; i++) {
+        if (i == plo || i == phi) {
+          if (i != (plo < phi ? plo : phi)) continue; /* the pair is answered once */
+        }
+        bool ranged = is_and && (i == plo || i == phi || cmp_side(c, n->kids[i]) != 0);
+        if (ranged != (pass == 1)) continue;
+        if (ranged && !first && few_rows(c, n->kids[i], out->t)) {
+          if (out->f != NULL) roaring_bitmap_free(out->f); /* F ∪ all rows */
+          out->f = NULL;
+          continue;
+        }
+        sets k;
+        st = i == plo || i == phi ? range_sets(c, n->kids[plo], n->kids[phi], want, &k, err)
+                                  : walk(c, n->kids[i], depth + 1, want, &k, err);
+        if (st != HS_OK) {
+          sets_free(out);
+          return st;
+        }
+        if (first) {
+          *out = k;
+          first = false;
+          continue;
+        }
+        /* narrowing side (intersect; NULL = identity) and widening side
+         * (union; NULL absorbs). */
+        roaring_bitmap_t **nar = is_and ? &out->t : &out->f, **wid = is_and ? &out->f : &out->t;
+        roaring_bitmap_t *kn = is_and ? k.t : k.f, *kw = is_and ? k.f : k.t;
+        if (*nar == NULL)
+          *nar = kn;
+        else if (kn != NULL) {
+          roaring_bitmap_and_inplace(*nar, kn);
+          roaring_bitmap_free(kn);
+        }
+        if (*wid != NULL && kw != NULL) {
+          roaring_bitmap_or_inplace(*wid, kw);
+          roaring_bitmap_free(kw);
+        } else {
+          if (*wid) roaring_bitmap_free(*wid);
+          if (kw) roaring_bitmap_free(kw);
+          *wid = NULL;
+        }
       }
-      sets k;
-      st = i == plo || i == phi ? range_sets(c, n->kids[plo], n->kids[phi], want, &k, err)
-                                : walk(c, n->kids[i], depth + 1, want, &k, err);
-      if (st != HS_OK) {
-        sets_free(out);
-        return st;
-      }
-      if (first) {
-        *out = k;
-        first = false;
-        continue;
-      }
-      /* narrowing side (intersect; NULL = identity) and widening side
-       * (union; NULL absorbs). */
-      roaring_bitmap_t **nar = is_and ? &out->t : &out->f, **wid = is_and ? &out->f : &out->t;
-      roaring_bitmap_t *kn = is_and ? k.t : k.f, *kw = is_and ? k.f : k.t;
-      if (*nar == NULL)
-        *nar = kn;
-      else if (kn != NULL) {
-        roaring_bitmap_and_inplace(*nar, kn);
-        roaring_bitmap_free(kn);
-      }
-      if (*wid != NULL && kw != NULL) {
-        roaring_bitmap_or_inplace(*wid, kw);
-        roaring_bitmap_free(kw);
-      } else {
-        if (*wid) roaring_bitmap_free(*wid);
-        if (kw) roaring_bitmap_free(kw);
-        *wid = NULL;
-      }
-    }
     return HS_OK;
   }
   case HS_N_CMP:
