@@ -22,6 +22,10 @@ const hs_pq_file_metadata *hs_parquet_reader_metadata(const hs_parquet_reader *r
  * as from hs_parquet_reader_open. */
 #define HS_PQ_FILE_CACHE_MAX 32
 hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **out, hs_error *err);
+/* The reader's byte source, with a reference taken for the caller
+ * (hs_source_unref): for reading the file's page indexes, say, without
+ * mapping it a second time. */
+hs_source *hs_parquet_reader_source(hs_parquet_reader *reader);
 /* Drop every kept file (files still open elsewhere stay valid). */
 void hs_parquet_file_cache_clear(void);
 

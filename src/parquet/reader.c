@@ -201,6 +201,11 @@ hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **ou
   return HS_OK;
 }
 
+hs_source *hs_parquet_reader_source(hs_parquet_reader *reader) {
+  hs_source_ref(reader->file->src);
+  return reader->file->src;
+}
+
 void hs_parquet_file_cache_clear(void) {
   hs_pq_file *gone[HS_PQ_FILE_CACHE_MAX];
   char *paths[HS_PQ_FILE_CACHE_MAX];

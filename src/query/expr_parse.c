@@ -18,6 +18,7 @@
  */
 #include <jansson.h>
 #include <pg_query.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -681,10 +682,59 @@ static bool select_is_plain(json_t *sel) {
   return json_array_size(json_object_get(sel, "targetList")) == 1;
 }
 
-static hs_status parse_tree(ctx *c, const char *tree) {
-  json_error_t jerr;
-  json_t *root = json_loads(tree, 0, &jerr);
-  if (root == NULL) return fail(c, HS_ERR_INTERNAL, 0, "cannot read the parse tree: %s", jerr.text);
+/* ------------------------------------------------------- parse trees
+ *
+ * A scan binds its filter once for the table and once per data file (each
+ * file's schema), and a repeated query does it all again: the PostgreSQL
+ * parse and the parse tree's JSON cost ~10x the binding. The JSON trees of
+ * the last TREES_MAX filters that parsed are kept per process (read-only,
+ * shared by reference count: jansson's counts are atomic). */
+#define TREES_MAX 16
+
+typedef struct tree_entry {
+  char *filter;
+  json_t *root;
+  uint64_t used_at;
+} tree_entry;
+
+static pthread_mutex_t trees_mu = PTHREAD_MUTEX_INITIALIZER;
+static tree_entry trees[TREES_MAX];
+static uint64_t trees_tick;
+
+static json_t *tree_take(const char *filter) {
+  json_t *root = NULL;
+  pthread_mutex_lock(&trees_mu);
+  for (int i = 0; i < TREES_MAX && root == NULL; i++) {
+    if (trees[i].root != NULL && strcmp(trees[i].filter, filter) == 0) {
+      root = json_incref(trees[i].root);
+      trees[i].used_at = ++trees_tick;
+    }
+  }
+  pthread_mutex_unlock(&trees_mu);
+  return root;
+}
+
+static void tree_put(const char *filter, json_t *root) {
+  char *key = hs_strdup(filter);
+  if (key == NULL) return;
+  tree_entry old = {0};
+  pthread_mutex_lock(&trees_mu);
+  int slot = 0;
+  for (int i = 0; i < TREES_MAX; i++) {
+    if (trees[i].root == NULL) {
+      slot = i;
+      break;
+    }
+    if (trees[i].used_at < trees[slot].used_at) slot = i;
+  }
+  old = trees[slot];
+  trees[slot] = (tree_entry){key, json_incref(root), ++trees_tick};
+  pthread_mutex_unlock(&trees_mu);
+  hs_free(old.filter);
+  if (old.root != NULL) json_decref(old.root);
+}
+
+static hs_status parse_tree(ctx *c, json_t *root) {
   hs_status st = HS_OK;
   json_t *stmts = json_object_get(root, "stmts"), *sel = NULL, *where = NULL;
   if (json_array_size(stmts) != 1) {
@@ -704,7 +754,6 @@ static hs_status parse_tree(ctx *c, const char *tree) {
   }
   st = bool_from_json(c, where, &c->e->root, 0);
 done:
-  json_decref(root);
   return st;
 }
 
@@ -745,18 +794,31 @@ hs_status hs_expr_parse(const char *filter, const struct ArrowSchema *schema, hs
   memcpy(sql, PREFIX, PREFIX_LEN);
   memcpy(sql + PREFIX_LEN, filter, flen + 1);
   ctx c = {e, schema, filter, sql, PREFIX_LEN + flen, err, error_pos};
-  hs_status st;
-  PgQueryParseResult r = pg_query_parse(sql);
-  if (r.error != NULL) {
-    int32_t pos = r.error->cursorpos > PREFIX_LEN ? r.error->cursorpos - PREFIX_LEN : 0;
-    if (pos > (int32_t)flen + 1) pos = (int32_t)flen + 1;
-    st = fail(&c, HS_ERR_INVALID_ARG, pos, "%s",
-              r.error->message != NULL ? r.error->message : "syntax error");
-  } else {
-    st = r.parse_tree != NULL ? parse_tree(&c, r.parse_tree)
-                              : fail(&c, HS_ERR_INTERNAL, 0, "no parse tree");
+  hs_status st = HS_OK;
+  json_t *root = tree_take(filter);
+  if (root == NULL) {
+    PgQueryParseResult r = pg_query_parse(sql);
+    if (r.error != NULL) {
+      int32_t pos = r.error->cursorpos > PREFIX_LEN ? r.error->cursorpos - PREFIX_LEN : 0;
+      if (pos > (int32_t)flen + 1) pos = (int32_t)flen + 1;
+      st = fail(&c, HS_ERR_INVALID_ARG, pos, "%s",
+                r.error->message != NULL ? r.error->message : "syntax error");
+    } else if (r.parse_tree == NULL) {
+      st = fail(&c, HS_ERR_INTERNAL, 0, "no parse tree");
+    } else {
+      json_error_t jerr;
+      root = json_loads(r.parse_tree, 0, &jerr);
+      if (root == NULL)
+        st = fail(&c, HS_ERR_INTERNAL, 0, "cannot read the parse tree: %s", jerr.text);
+      else
+        tree_put(filter, root);
+    }
+    pg_query_free_parse_result(r);
   }
-  pg_query_free_parse_result(r);
+  if (root != NULL) {
+    st = parse_tree(&c, root);
+    json_decref(root);
+  }
   hs_free(sql);
   if (st == HS_OK && e->root == NULL) st = fail(&c, HS_ERR_INTERNAL, 0, "empty expression");
   if (st == HS_OK) e->depth = height(e->root);

@@ -249,16 +249,14 @@ static hs_status open_stream(scan_state *s, char *const *names, size_t n, const 
 /* Page pruning of the current file's kept row groups: fills rg_pages; a
  * row group none of whose rows survive is dropped like one pruned by its
  * statistics (counted in row_groups_pruned). Page indexes are read through
- * a second handle on the file (the reader's own is private to it). */
+ * the reader's own source (no second mapping of the file). */
 static hs_status prune_pages(scan_state *s, const hs_pq_file_metadata *md, hs_error *err) {
   bool any = false;
   for (uint32_t g = 0; g < s->n_rg; g++) any |= s->rg_keep[g];
   if (!any) return HS_OK;
   s->rg_pages = hs_calloc(s->n_rg, sizeof *s->rg_pages);
   if (s->rg_pages == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-  hs_source *src = NULL;
-  hs_error local = {0};
-  if (hs_source_open_file(s->path, &src, &local) != HS_OK) return HS_OK; /* no page pruning */
+  hs_source *src = hs_parquet_reader_source(s->reader);
   hs_status st = HS_OK;
   for (uint32_t g = 0; st == HS_OK && g < s->n_rg; g++) {
     if (!s->rg_keep[g]) continue;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +104,7 @@ hs_status hs_table_metadata_adopt(hs_table *t, const char *path, int64_t version
   t->meta = *meta;
   t->metadata_path = mpath;
   t->version = version;
+  t->meta_size = t->meta_mtime_ns = -1; /* unknown: hs_table_load_file records them */
   return HS_OK;
 }
 
@@ -115,7 +117,12 @@ hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_
     hs_arena_reset(&arena);
     return st;
   }
-  return hs_table_metadata_adopt(t, path, version, &arena, &meta, err);
+  st = hs_table_metadata_adopt(t, path, version, &arena, &meta, err);
+  struct stat sb;
+  bool known = st == HS_OK && stat(path, &sb) == 0;
+  t->meta_size = known ? (int64_t)sb.st_size : -1;
+  t->meta_mtime_ns = known ? (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec : -1;
+  return st;
 }
 
 /* The N in a "vN.metadata.json" name, or -1. */
@@ -163,6 +170,44 @@ static int64_t read_hint(const hs_table *t) {
   }
   hs_buf_free(&b);
   return v;
+}
+
+/* The latest version (the probe below), into *v; *foreign when the table
+ * has no vN files (catalog-named metadata). */
+static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_error *err) {
+  char path[4200];
+  *foreign = false;
+  int64_t v = read_hint(t);
+  if (v < 1) v = 1;
+  if (t->version > v) v = t->version;
+  if (!hs_table_version_path(t->root, v, path, sizeof path)) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+  }
+  if (!hs_fs_exists(path)) {
+    int64_t listed = 0;
+    hs_status st = highest_listed(t, &listed, err);
+    if (st != HS_OK) return st;
+    if (listed < 1) {
+      *foreign = true;
+      return HS_OK;
+    }
+    v = listed;
+  }
+  for (;;) {
+    if (!hs_table_version_path(t->root, v + 1, path, sizeof path)) break;
+    if (!hs_fs_exists(path)) break;
+    v++;
+  }
+  *v_out = v;
+  return HS_OK;
+}
+
+/* Whether t holds version v as it is on disk (same size and mtime). */
+static bool loaded_unchanged(const hs_table *t, int64_t v) {
+  if (v != t->version || t->metadata_path == NULL || t->meta_size < 0) return false;
+  struct stat sb;
+  return stat(t->metadata_path, &sb) == 0 && (int64_t)sb.st_size == t->meta_size &&
+         (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec == t->meta_mtime_ns;
 }
 
 hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
@@ -272,6 +317,14 @@ hs_status hs_table_alloc(const char *uri, hs_table **out, hs_error *err) {
 
 hs_status hs_table_refresh(hs_table *table, hs_error *err) {
   if (table->is_static) return HS_OK; /* one fixed metadata file */
+  /* vN files are written once: the loaded one, still the latest and
+   * unchanged, need not be read and parsed again (a query refreshes). */
+  int64_t v = 0;
+  bool foreign = false;
+  if (!table->foreign_names && table->version > 0 &&
+      latest_version(table, &v, &foreign, err) == HS_OK && !foreign && loaded_unchanged(table, v))
+    return HS_OK;
+  if (err != NULL) memset(err, 0, sizeof *err);
   return hs_table_load_latest(table, err);
 }
 

@@ -35,6 +35,9 @@ struct hs_table {
    * foreign.c): readable, but commits are refused (the catalog that owns
    * the table keeps the pointer to its current metadata). */
   bool foreign_names;
+  /* Size and mtime of metadata_path when loaded (hs_table_refresh: a
+   * version that is still the latest and unchanged is not parsed again). */
+  int64_t meta_size, meta_mtime_ns;
 };
 
 /* "<root>/metadata/v<N>.metadata.json" into `out` (cap >= 4200). */

@@ -11,6 +11,7 @@
  * "ERROR <status number> <position> <message, newlines as '|'>".
  */
 #include <math.h>
+#include <pthread.h>
 
 #include "hs_test.h"
 #include "parquet/parquet.h"
@@ -210,6 +211,66 @@ static void test_errors(const struct ArrowSchema *s) {
   CHECK(hs_expr_parse(deep, s, &e, NULL, &derr) != HS_OK);
 }
 
+/* Parse trees are kept per process by filter text (expr_parse.c): the same
+ * text binds afresh against each schema, more distinct filters than are
+ * kept still parse, and threads share kept trees. */
+static void test_tree_cache(const struct ArrowSchema *s) {
+  struct ArrowSchema other;
+  CHECK_OK(hs_arrow_schema_init(&other, "+s", "", 0, 2, NULL), NULL);
+  add_field(&other, 0, "u", "age"); /* a string here */
+  add_field(&other, 1, "u", "name");
+  for (int round = 0; round < 2; round++) {
+    check_render(s, "age > 3 AND name = 'x'", "(age > 3 AND name = 'x')");
+    check_error(&other, "age > 3 AND name = 'x'", HS_ERR_INVALID_ARG, 7, "type mismatch");
+    check_error(s, "age >>", HS_ERR_INVALID_ARG, 7, "syntax error");
+  }
+  char f[64], want[64];
+  for (int i = 0; i < 40; i++) {
+    snprintf(f, sizeof f, "age = %d", i);
+    snprintf(want, sizeof want, "age = %d", i);
+    check_render(s, f, want);
+  }
+  check_render(s, "age > 3 AND name = 'x'", "(age > 3 AND name = 'x')");
+  other.release(&other);
+}
+
+typedef struct tree_job {
+  const struct ArrowSchema *s;
+  int id, bad;
+} tree_job;
+
+static void *tree_worker(void *arg) {
+  tree_job *j = arg;
+  for (int i = 0; i < 300; i++) {
+    char f[64], want[64];
+    int v = (i * 7 + j->id) % 24; /* more filters than are kept, shared by all threads */
+    snprintf(f, sizeof f, "id < %d OR age = %d", v, v);
+    snprintf(want, sizeof want, "(id < %d OR age = %d)", v, v);
+    hs_expr *e = NULL;
+    hs_error err = {0};
+    char *str = NULL;
+    if (hs_expr_parse(f, j->s, &e, NULL, &err) != HS_OK ||
+        hs_expr_to_string(e, &str, &err) != HS_OK || strcmp(str, want) != 0)
+      j->bad++;
+    hs_free(str);
+    hs_expr_free(e);
+  }
+  return NULL;
+}
+
+static void test_tree_cache_threads(const struct ArrowSchema *s) {
+  pthread_t th[4];
+  tree_job jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (tree_job){s, i, 0};
+    CHECK(pthread_create(&th[i], NULL, tree_worker, &jobs[i]) == 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    CHECK_EQ_INT(jobs[i].bad, 0);
+  }
+}
+
 static void test_render(const struct ArrowSchema *s) {
   check_render(s, "age BETWEEN 1 AND 3", "(age >= 1 AND age <= 3)");
   check_render(s, "age NOT BETWEEN 1 AND 3", "NOT (age >= 1 AND age <= 3)");
@@ -321,6 +382,8 @@ static void test_eval(void) {
   CHECK(hs_expr_uses_field(e, 1) && !hs_expr_uses_field(e, 0));
   hs_expr_free(e);
   test_errors(&s);
+  test_tree_cache(&s);
+  test_tree_cache_threads(&s);
   test_render(&s);
   hs_arrow_array_release(&b);
   hs_arrow_schema_release(&s);
