@@ -292,6 +292,14 @@ class IndexMethods:
         hides it, a callable ``f(done, total)`` receives it). Later writes
         index their new files in the background. Re-adding the same index is
         a no-op; another kind or params replaces it.
+
+        Selective queries read only their candidate rows when the data pages
+        are uncompressed: create the table with
+        ``properties={"write.parquet.compression-codec": "uncompressed"}``
+        (about 1.7x the bytes of zstd on typical data). With compressed pages
+        the index still narrows the rows, but every candidate costs its whole
+        page's decompression (BENCHMARKS.md, issue 4: 10M rows, a 0.1 % filter
+        2.3 ms uncompressed vs 145 ms zstd).
         """
         if not isinstance(column, str) or not isinstance(kind, str):
             raise InvalidArgumentError("add_index(column, kind): both must be str")
