@@ -179,6 +179,7 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_e
   *foreign = false;
   int64_t v = read_hint(t);
   if (v < 1) v = 1;
+  /* Never go back behind what this handle already saw. */
   if (t->version > v) v = t->version;
   if (!hs_table_version_path(t->root, v, path, sizeof path)) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
@@ -211,27 +212,12 @@ static bool loaded_unchanged(const hs_table *t, int64_t v) {
 }
 
 hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
-  char path[4200];
-  int64_t v = read_hint(t);
-  if (v < 1) v = 1;
-  /* Never go back behind what this handle already saw. */
-  if (t->version > v) v = t->version;
-  if (!hs_table_version_path(t->root, v, path, sizeof path)) {
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
-  }
-  if (!hs_fs_exists(path)) {
-    int64_t listed = 0;
-    hs_status st = highest_listed(t, &listed, err);
-    if (st != HS_OK) return st;
-    /* No vN: metadata named as catalogs write it (foreign.c), else not a table. */
-    if (listed < 1) return hs_table_load_foreign(t, err);
-    v = listed;
-  }
-  for (;;) {
-    if (!hs_table_version_path(t->root, v + 1, path, sizeof path)) break;
-    if (!hs_fs_exists(path)) break;
-    v++;
-  }
+  int64_t v = 0;
+  bool foreign = false;
+  hs_status st = latest_version(t, &v, &foreign, err);
+  if (st != HS_OK) return st;
+  /* No vN: metadata named as catalogs write it (foreign.c), else not a table. */
+  if (foreign) return hs_table_load_foreign(t, err);
   return hs_table_load_version(t, v, err);
 }
 

@@ -59,4 +59,26 @@ static inline uint64_t hs_test_rand(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+/* A whole file into a malloc'd buffer (*n bytes), or NULL. */
+static inline char *hs_test_slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = len >= 0 ? malloc((size_t)len + 1) : NULL;
+  *n = b != NULL ? fread(b, 1, (size_t)len, f) : 0;
+  fclose(f);
+  return b;
+}
+
+/* Overwrite path with n bytes of b (a CHECK failure when it cannot). */
+static inline void hs_test_spill(const char *path, const char *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  CHECK(fwrite(b, 1, n, f) == n);
+  fclose(f);
+}
+
 #endif /* HS_TEST_H */

@@ -54,26 +54,6 @@ static int list_manifests(const char *root, char out[][4096], int cap) {
   return k;
 }
 
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)len + 1);
-  *n = fread(b, 1, (size_t)len, f);
-  fclose(f);
-  return b;
-}
-
-static void spill(const char *path, const char *b, size_t n) {
-  FILE *f = fopen(path, "wb");
-  CHECK(f != NULL);
-  if (f == NULL) return;
-  CHECK(fwrite(b, 1, n, f) == n);
-  fclose(f);
-}
-
 int main(void) {
   hs_error e = {0};
   char *root = temp_root();
@@ -138,14 +118,14 @@ int main(void) {
   CHECK(n_man > 0);
   bool read_all = n_man > 0;
   for (int i = 0; i < n_man; i++) {
-    orig[i] = slurp(man[i], &len[i]);
+    orig[i] = hs_test_slurp(man[i], &len[i]);
     read_all = read_all && orig[i] != NULL && len[i] > 16;
   }
   CHECK(read_all);
   if (t != NULL && read_all) {
     CHECK_OK(hs_table_plan_files(t, -1, &a, &e), &e);
     hs_table_plan_free(&a);
-    for (int i = 0; i < n_man; i++) spill(man[i], orig[i], len[i] / 2);
+    for (int i = 0; i < n_man; i++) hs_test_spill(man[i], orig[i], len[i] / 2);
     hs_error e2 = {0};
     hs_table_plan bad;
     CHECK(hs_table_plan_files(t, -1, &bad, &e2) != HS_OK);
@@ -153,7 +133,7 @@ int main(void) {
     hs_table_plan_free(&bad);
     struct timespec pause = {0, 20 * 1000 * 1000};
     nanosleep(&pause, NULL);
-    for (int i = 0; i < n_man; i++) spill(man[i], orig[i], len[i]);
+    for (int i = 0; i < n_man; i++) hs_test_spill(man[i], orig[i], len[i]);
     CHECK_OK(hs_table_plan_files(t, -1, &a, &e), &e);
     CHECK_EQ_INT(a.n_files, 12);
     CHECK_EQ_INT(plan_rows(&a), 120);

@@ -25,26 +25,6 @@ static size_t snapshots(const hs_table *t) {
   return n;
 }
 
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)len + 1);
-  *n = fread(b, 1, (size_t)len, f);
-  fclose(f);
-  return b;
-}
-
-static void spill(const char *path, const char *b, size_t n) {
-  FILE *f = fopen(path, "wb");
-  CHECK(f != NULL);
-  if (f == NULL) return;
-  CHECK(fwrite(b, 1, n, f) == n);
-  fclose(f);
-}
-
 int main(void) {
   hs_error e = {0};
   char dir[] = "/tmp/hs_test_refresh_XXXXXX";
@@ -88,17 +68,17 @@ int main(void) {
   CHECK_OK(hs_table_refresh(b, &e), &e);
   char *path = hs_strdup(b->metadata_path);
   size_t n = 0;
-  char *orig = slurp(path, &n);
+  char *orig = hs_test_slurp(path, &n);
   CHECK(orig != NULL && n > 10);
   if (orig != NULL && n > 10) {
     struct timespec pause = {0, 20 * 1000 * 1000};
     nanosleep(&pause, NULL);
-    spill(path, "{\"format-version\": ", 19);
+    hs_test_spill(path, "{\"format-version\": ", 19);
     hs_error e2 = {0};
     CHECK(hs_table_refresh(b, &e2) != HS_OK);
     CHECK(e2.message[0] != 0);
     nanosleep(&pause, NULL);
-    spill(path, orig, n);
+    hs_test_spill(path, orig, n);
     CHECK_OK(hs_table_refresh(b, &e), &e);
     CHECK_EQ_INT(snapshots(b), 6);
   }
