@@ -124,20 +124,6 @@ static void put_str(describe_ctx *c, const char *s) {
 
 /* ------------------------------------------------------ value decoding */
 
-/* Days since 1970-01-01 to a civil date (proleptic Gregorian). */
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  unsigned doe = (unsigned)(z - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t yy = (int64_t)yoe + era * 400;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = yy + (*m <= 2);
-}
-
 static int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
@@ -149,9 +135,9 @@ static void fmt_date(char *out, size_t cap, int64_t days) {
     return;
   }
   int64_t y;
-  unsigned m, d;
-  civil_from_days(days, &y, &m, &d);
-  snprintf(out, cap, "%04" PRId64 "-%02u-%02u", y, m, d);
+  int m, d;
+  hs_civil_from_days(days, &y, &m, &d);
+  snprintf(out, cap, "%04" PRId64 "-%02d-%02d", y, m, d);
 }
 
 /* `v` units since the epoch (per_second units per second, `digits` of

@@ -151,16 +151,6 @@ static bool round_up_upper(const hs_arrow_type *at, size_t trunc, hs_arena *aren
   return true;
 }
 
-/* Days since 1970-01-01 of the first day of civil month m (1..12) of y. */
-static int64_t days_from_civil(int64_t y, int64_t m) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 /* Range [lo, hi] of source values (in the source's own unit: days for
  * dates, us or ns for timestamps) that partition value p of temporal
  * transform `t` stands for. false when unknown or out of range. */
@@ -178,11 +168,13 @@ static bool temporal_range(const hs_iceberg_transform *t, const hs_iceberg_type 
   }
   int64_t d0, d1; /* days [d0, d1) */
   switch (t->kind) {
-  case HS_ICE_T_YEAR: d0 = days_from_civil(1970 + p, 1), d1 = days_from_civil(1971 + p, 1); break;
+  case HS_ICE_T_YEAR:
+    d0 = hs_days_from_civil(1970 + p, 1, 1), d1 = hs_days_from_civil(1971 + p, 1, 1);
+    break;
   case HS_ICE_T_MONTH: {
     int64_t y = 1970 + (p >= 0 ? p / 12 : -((11 - p) / 12)), m = p - (y - 1970) * 12 + 1;
-    d0 = days_from_civil(y, m);
-    d1 = m == 12 ? days_from_civil(y + 1, 1) : days_from_civil(y, m + 1);
+    d0 = hs_days_from_civil(y, m, 1);
+    d1 = m == 12 ? hs_days_from_civil(y + 1, 1, 1) : hs_days_from_civil(y, m + 1, 1);
     break;
   }
   case HS_ICE_T_DAY: d0 = p, d1 = p + 1; break;
