@@ -126,6 +126,18 @@ hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_er
   return st;
 }
 
+bool hs_fs_stamp_of(const char *path, hs_fs_stamp *out) {
+  struct stat sb;
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+  *out = (hs_fs_stamp){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (int64_t)sb.st_size,
+                       (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec};
+  return true;
+}
+
+bool hs_fs_stamp_equal(const hs_fs_stamp *a, const hs_fs_stamp *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
+}
+
 bool hs_fs_exists(const char *path) {
   struct stat sb;
   return lstat(path, &sb) == 0 || errno != ENOENT;

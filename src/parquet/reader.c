@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "../io/fs.h"
 #include "reader_internal.h"
 #include "../common/parallel.h"
 
@@ -119,9 +119,7 @@ hs_status hs_parquet_reader_open_buffer(const uint8_t *buf, size_t len, const ch
 
 typedef struct fc_entry {
   char *path;
-  dev_t dev;
-  ino_t ino;
-  int64_t size, mtime_ns;
+  hs_fs_stamp stamp;
   hs_pq_file *file; /* one reference held by the cache */
   uint64_t used_at;
 } fc_entry;
@@ -130,13 +128,6 @@ static pthread_mutex_t fc_mu = PTHREAD_MUTEX_INITIALIZER;
 static fc_entry fc[HS_PQ_FILE_CACHE_MAX];
 static uint64_t fc_tick;
 
-static bool fc_same(const fc_entry *e, const char *path, const struct stat *st) {
-  return e->file != NULL && e->dev == st->st_dev && e->ino == st->st_ino &&
-         e->size == (int64_t)st->st_size &&
-         e->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec &&
-         strcmp(e->path, path) == 0;
-}
-
 static void fc_drop(fc_entry *e, hs_pq_file **gone, char **gone_path) {
   *gone = e->file;
   *gone_path = e->path;
@@ -144,8 +135,8 @@ static void fc_drop(fc_entry *e, hs_pq_file **gone, char **gone_path) {
 }
 
 hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **out, hs_error *err) {
-  struct stat st;
-  if (path == NULL || out == NULL || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+  hs_fs_stamp st;
+  if (path == NULL || out == NULL || !hs_fs_stamp_of(path, &st))
     return hs_parquet_reader_open(path, out, err); /* its error */
   *out = NULL;
   hs_parquet_reader *r = hs_calloc(1, sizeof *r);
@@ -153,9 +144,9 @@ hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **ou
   hs_pq_file *gone = NULL;
   char *gone_path = NULL;
   pthread_mutex_lock(&fc_mu);
-  for (int i = 0; i < HS_PQ_FILE_CACHE_MAX && r->file == NULL; i++) {
+  for (int i = 0; i < HS_PQ_FILE_CACHE_MAX && r->file == NULL && gone == NULL; i++) {
     if (fc[i].file == NULL || strcmp(fc[i].path, path) != 0) continue;
-    if (fc_same(&fc[i], path, &st)) {
+    if (hs_fs_stamp_equal(&fc[i].stamp, &st)) {
       __atomic_add_fetch(&fc[i].file->refs, 1, __ATOMIC_RELAXED);
       fc[i].used_at = ++fc_tick;
       r->file = fc[i].file;
@@ -188,13 +179,7 @@ hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **ou
     if (fc[i].used_at < fc[slot].used_at) slot = i;
   }
   if (fc[slot].file != NULL) fc_drop(&fc[slot], &gone, &gone_path);
-  fc[slot] = (fc_entry){.path = key,
-                        .dev = st.st_dev,
-                        .ino = st.st_ino,
-                        .size = (int64_t)st.st_size,
-                        .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-                        .file = f,
-                        .used_at = ++fc_tick};
+  fc[slot] = (fc_entry){.path = key, .stamp = st, .file = f, .used_at = ++fc_tick};
   pthread_mutex_unlock(&fc_mu);
   file_unref(gone);
   hs_free(gone_path);

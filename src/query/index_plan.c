@@ -26,8 +26,8 @@
  */
 #include <pthread.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "../io/fs.h"
 #include "expr_internal.h"
 #include "index_plan.h"
 
@@ -35,7 +35,7 @@
  *
  * Opening an index column reads the Puffin footer, the blob header and the
  * value directory, so opened columns are kept for later queries in this
- * process, keyed by (path, size, modification time, column): index files
+ * process, keyed by (path, hs_fs_stamp, column): index files
  * are written once under fresh names and never changed in place, so a
  * cached column is the file's content. A column keeps scratch buffers
  * while it answers, so an entry is lent to one query at a time (busy);
@@ -46,7 +46,7 @@
 
 typedef struct ic_entry {
   char *path, *column;
-  int64_t size, mtime_ns;
+  hs_fs_stamp stamp;
   hs_sidx_column *col; /* NULL: empty slot */
   bool busy;
   uint64_t used_at;
@@ -56,21 +56,13 @@ static pthread_mutex_t ic_mu = PTHREAD_MUTEX_INITIALIZER;
 static ic_entry ic_cache[IC_MAX];
 static uint64_t ic_tick;
 
-static bool ic_key(const char *path, int64_t *size, int64_t *mtime_ns) {
-  struct stat sb;
-  if (stat(path, &sb) != 0) return false;
-  *size = (int64_t)sb.st_size;
-  *mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-  return true;
-}
-
-/* A cached, idle column of (path, column, size, mtime), now lent (busy). */
-static hs_sidx_column *ic_take(const char *path, const char *column, int64_t size, int64_t mt) {
+/* A cached, idle column of (path, column, stamp), now lent (busy). */
+static hs_sidx_column *ic_take(const char *path, const char *column, const hs_fs_stamp *stamp) {
   hs_sidx_column *col = NULL;
   pthread_mutex_lock(&ic_mu);
   for (size_t i = 0; i < IC_MAX && col == NULL; i++) {
     ic_entry *e = &ic_cache[i];
-    if (e->col != NULL && !e->busy && e->size == size && e->mtime_ns == mt &&
+    if (e->col != NULL && !e->busy && hs_fs_stamp_equal(&e->stamp, stamp) &&
         strcmp(e->path, path) == 0 && strcmp(e->column, column) == 0) {
       e->busy = true;
       e->used_at = ++ic_tick;
@@ -83,7 +75,7 @@ static hs_sidx_column *ic_take(const char *path, const char *column, int64_t siz
 
 /* Put a freshly opened column into the cache, lent (busy); false when no
  * slot is free of a busy entry or memory ran out (the caller keeps it). */
-static bool ic_put(const char *path, const char *column, int64_t size, int64_t mt,
+static bool ic_put(const char *path, const char *column, const hs_fs_stamp *stamp,
                    hs_sidx_column *col) {
   char *p = hs_strdup(path), *c = hs_strdup(column);
   ic_entry *e = NULL;
@@ -102,7 +94,7 @@ static bool ic_put(const char *path, const char *column, int64_t size, int64_t m
     old = e->col;
     op = e->path;
     oc = e->column;
-    *e = (ic_entry){p, c, size, mt, col, true, ++ic_tick};
+    *e = (ic_entry){p, c, *stamp, col, true, ++ic_tick};
     p = c = NULL;
   }
   pthread_mutex_unlock(&ic_mu);
@@ -173,9 +165,9 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
   }
   c->tried[i] = true;
   const char *name = c->names != NULL && c->names[i] != NULL ? c->names[i] : c->e->cols[i].name;
-  int64_t size = 0, mt = 0;
-  bool keyed = ic_key(c->paths[i], &size, &mt);
-  if (keyed && (c->cols[i] = ic_take(c->paths[i], name, size, mt)) != NULL) {
+  hs_fs_stamp stamp;
+  bool keyed = hs_fs_stamp_of(c->paths[i], &stamp);
+  if (keyed && (c->cols[i] = ic_take(c->paths[i], name, &stamp)) != NULL) {
     c->lent[i] = true;
     *out = c->cols[i];
     return HS_OK;
@@ -189,7 +181,7 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
   if (st == HS_OK) {
     st = hs_sidx_column_open(c->files[i], name, &c->cols[i], err);
   }
-  if (st == HS_OK && keyed) c->lent[i] = ic_put(c->paths[i], name, size, mt, c->cols[i]);
+  if (st == HS_OK && keyed) c->lent[i] = ic_put(c->paths[i], name, &stamp, c->cols[i]);
   if (st != HS_OK && st != HS_ERR_NOMEM) {
     /* A missing, unreadable or corrupt index file only costs the
      * narrowing: the file is scanned with the filter alone. */

@@ -15,9 +15,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../common/parallel.h"
+#include "../io/fs.h"
 #include "../table/vector_index.h"
 #include "scan.h"
 #include "vector_search.h"
@@ -27,14 +27,14 @@
 /* Opening an index checks every section's CRC (O(index size)), so opened
  * indexes are kept for later searches in this process: index files are
  * written once under fresh names and never changed, and the key includes
- * size and modification time, so a cached index is the file's content.
+ * the file's hs_fs_stamp, so a cached index is the file's content.
  * An opened index is read-only and thread-safe; entries in use are never
  * evicted (least recently used among the others goes first). */
 #define VX_CACHE_MAX 256
 
 typedef struct vx_entry {
   char *path, *column;
-  int64_t size, mtime_ns;
+  hs_fs_stamp stamp;
   hs_vidx *x;
   uint32_t users;
   uint64_t used_at;
@@ -44,18 +44,10 @@ static pthread_mutex_t vx_mu = PTHREAD_MUTEX_INITIALIZER;
 static vx_entry vx_cache[VX_CACHE_MAX];
 static uint64_t vx_tick;
 
-static bool file_key(const char *path, int64_t *size, int64_t *mtime_ns) {
-  struct stat sb;
-  if (stat(path, &sb) != 0) return false;
-  *size = (int64_t)sb.st_size;
-  *mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-  return true;
-}
-
-static vx_entry *vx_find(const char *path, const char *column, int64_t size, int64_t mt) {
+static vx_entry *vx_find(const char *path, const char *column, const hs_fs_stamp *stamp) {
   for (size_t i = 0; i < VX_CACHE_MAX; i++) {
     vx_entry *e = &vx_cache[i];
-    if (e->x != NULL && e->size == size && e->mtime_ns == mt && strcmp(e->path, path) == 0 &&
+    if (e->x != NULL && hs_fs_stamp_equal(&e->stamp, stamp) && strcmp(e->path, path) == 0 &&
         strcmp(e->column, column) == 0)
       return e;
   }
@@ -68,11 +60,11 @@ static hs_status vx_acquire(const char *path, const char *column, hs_vidx **out,
                             hs_error *err) {
   *out = NULL;
   *cached = false;
-  int64_t size = 0, mt = 0;
-  bool keyed = file_key(path, &size, &mt);
+  hs_fs_stamp stamp;
+  bool keyed = hs_fs_stamp_of(path, &stamp);
   if (keyed) {
     pthread_mutex_lock(&vx_mu);
-    vx_entry *e = vx_find(path, column, size, mt);
+    vx_entry *e = vx_find(path, column, &stamp);
     if (e != NULL) {
       e->users++;
       e->used_at = ++vx_tick;
@@ -90,7 +82,7 @@ static hs_status vx_acquire(const char *path, const char *column, hs_vidx **out,
   }
   char *p = hs_strdup(path), *c = hs_strdup(column);
   pthread_mutex_lock(&vx_mu);
-  vx_entry *e = vx_find(path, column, size, mt); /* opened meanwhile by another thread */
+  vx_entry *e = vx_find(path, column, &stamp); /* opened meanwhile by another thread */
   if (e == NULL && p != NULL && c != NULL) {
     for (size_t i = 0; i < VX_CACHE_MAX; i++) {
       vx_entry *v = &vx_cache[i];
@@ -106,7 +98,7 @@ static hs_status vx_acquire(const char *path, const char *column, hs_vidx **out,
         hs_free(e->path);
         hs_free(e->column);
       }
-      *e = (vx_entry){p, c, size, mt, x, 0, 0};
+      *e = (vx_entry){p, c, stamp, x, 0, 0};
       p = c = NULL;
       x = NULL;
     }

@@ -309,7 +309,7 @@ static hs_status adopt(hs_table *t, const hs_iceberg_metadata *m, const char *pa
   hs_free(t->metadata_path);
   t->metadata_path = mpath;
   t->version = v;
-  t->meta_size = t->meta_mtime_ns = -1; /* not stat'ed: the next refresh reads it */
+  t->meta_stamped = false; /* not stat'ed: the next refresh reads it */
   return HS_OK;
 }
 
@@ -731,7 +731,7 @@ static hs_status pin_and_reload(append_ctx *c, hs_error *err) {
     t->meta = p->meta;
     t->metadata_path = p->metadata_path;
     t->version = p->version;
-    t->meta_size = t->meta_mtime_ns = -1;
+    t->meta_stamped = false;
     hs_arena_init(&p->arena);
     p->metadata_path = NULL;
     hs_free(p);

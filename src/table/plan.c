@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "../io/fs.h"
 #include "table.h"
 
 static hs_status plan_push(hs_table_plan *p, size_t *cap, const hs_table_plan_file *f,
@@ -75,7 +75,7 @@ static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file
  * names, all written once under fresh names. Planning reads and parses
  * them (each manifest's Avro schema is JSON): ~1 ms of a 2.5 ms indexed
  * point query at 8 files. Plans of local manifest lists are kept, keyed by
- * (resolved path, size, mtime; each manifest's size and mtime are checked
+ * (resolved path and hs_fs_stamp; each manifest's stamp is checked
  * again on every hit), and lent: a lent plan copies the file array
  * and points into the cached arena, which lives until the last borrower
  * frees its plan. Entries not lent are evicted least recently used first. */
@@ -84,12 +84,12 @@ static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file
 /* A file a cached plan was read from, as it was then. */
 typedef struct pc_dep {
   char *path;
-  int64_t size, mtime_ns;
+  hs_fs_stamp stamp;
 } pc_dep;
 
 typedef struct hs_plan_shared {
   char *key;
-  int64_t size, mtime_ns;
+  hs_fs_stamp stamp;
   pc_dep *deps; /* its manifests: checked on every hit */
   size_t n_deps;
   hs_table_plan plan; /* the master copy */
@@ -106,12 +106,9 @@ static void deps_free(pc_dep *d, size_t n) {
   hs_free(d);
 }
 
-static bool file_stat(const char *path, int64_t *size, int64_t *mt) {
-  struct stat st;
-  if (path[0] != '/' || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  *size = (int64_t)st.st_size;
-  *mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-  return true;
+/* The stamp of a local file (plans of anything else are not cached). */
+static bool file_stamp(const char *path, hs_fs_stamp *st) {
+  return path[0] == '/' && hs_fs_stamp_of(path, st);
 }
 
 /* Record manifest `recorded` in *deps (grown); false: not a local file. */
@@ -122,7 +119,7 @@ static bool deps_add(const hs_table *t, const char *recorded, pc_dep **deps, siz
   if (hs_table_resolve_path(t, recorded, "manifest", &path, &e) != HS_OK) return false;
   pc_dep d = {.path = path};
   pc_dep *nd = hs_realloc(*deps, (*n + 1) * sizeof *nd);
-  if (!file_stat(path, &d.size, &d.mtime_ns) || nd == NULL) {
+  if (!file_stamp(path, &d.stamp) || nd == NULL) {
     if (nd != NULL) *deps = nd;
     hs_free(path);
     return false;
@@ -134,9 +131,8 @@ static bool deps_add(const hs_table *t, const char *recorded, pc_dep **deps, siz
 
 static bool deps_unchanged(const hs_plan_shared *e) {
   for (size_t i = 0; i < e->n_deps; i++) {
-    int64_t size, mt;
-    if (!file_stat(e->deps[i].path, &size, &mt) || size != e->deps[i].size ||
-        mt != e->deps[i].mtime_ns)
+    hs_fs_stamp now;
+    if (!file_stamp(e->deps[i].path, &now) || !hs_fs_stamp_equal(&now, &e->deps[i].stamp))
       return false;
   }
   return true;
@@ -170,25 +166,25 @@ static hs_status plan_lend(hs_plan_shared *e, hs_table_plan *out, hs_error *err)
   return HS_OK;
 }
 
-/* The cache key of a manifest list: its resolved local path, size, mtime. */
-static char *pc_key(const hs_table *t, const char *list, int64_t *size, int64_t *mt) {
+/* The cache key of a manifest list: its resolved local path and stamp. */
+static char *pc_key(const hs_table *t, const char *list, hs_fs_stamp *stamp) {
   char *path = NULL;
   hs_error e;
   memset(&e, 0, sizeof e);
   if (hs_table_resolve_path(t, list, "manifest list", &path, &e) != HS_OK) return NULL;
-  if (!file_stat(path, size, mt)) {
+  if (!file_stamp(path, stamp)) {
     hs_free(path);
     return NULL;
   }
   return path;
 }
 
-static hs_plan_shared *pc_take(const char *key, int64_t size, int64_t mt) {
+static hs_plan_shared *pc_take(const char *key, const hs_fs_stamp *stamp) {
   hs_plan_shared *hit = NULL;
   pthread_mutex_lock(&pc_mu);
   for (int i = 0; i < PC_MAX && hit == NULL; i++) {
     hs_plan_shared *e = pc[i];
-    if (e != NULL && e->size == size && e->mtime_ns == mt && strcmp(e->key, key) == 0) {
+    if (e != NULL && hs_fs_stamp_equal(&e->stamp, stamp) && strcmp(e->key, key) == 0) {
       e->refs++;
       e->used_at = ++pc_tick;
       hit = e;
@@ -205,7 +201,7 @@ static hs_plan_shared *pc_take(const char *key, int64_t size, int64_t mt) {
 /* Move a freshly made plan into the cache (taking `key`) and make *p a
  * borrower of it; when no slot is free (or memory is short) *p simply
  * stays the caller's own. */
-static void pc_put(char *key, int64_t size, int64_t mt, pc_dep *deps, size_t n_deps,
+static void pc_put(char *key, const hs_fs_stamp *stamp, pc_dep *deps, size_t n_deps,
                    hs_table_plan *p) {
   hs_plan_shared *e = hs_calloc(1, sizeof *e);
   hs_table_plan_file *copy = p->n_files ? hs_malloc(p->n_files * sizeof *copy) : NULL;
@@ -220,8 +216,7 @@ static void pc_put(char *key, int64_t size, int64_t mt, pc_dep *deps, size_t n_d
   e->n_deps = n_deps;
   if (copy != NULL) memcpy(copy, p->files, p->n_files * sizeof *copy);
   e->key = key;
-  e->size = size;
-  e->mtime_ns = mt;
+  e->stamp = *stamp;
   e->plan = *p;
   e->refs = 2; /* the cache and the caller */
   hs_plan_shared *gone = NULL;
@@ -273,9 +268,9 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: snapshot %lld has no manifest list (v1)",
                         t->metadata_path, (long long)snap->snapshot_id);
   }
-  int64_t ksize = 0, kmt = 0;
-  char *key = pc_key(t, snap->manifest_list, &ksize, &kmt);
-  hs_plan_shared *hit = key != NULL ? pc_take(key, ksize, kmt) : NULL;
+  hs_fs_stamp kstamp;
+  char *key = pc_key(t, snap->manifest_list, &kstamp);
+  hs_plan_shared *hit = key != NULL ? pc_take(key, &kstamp) : NULL;
   if (hit != NULL) {
     hs_free(key);
     hs_status st = plan_lend(hit, out, err);
@@ -314,7 +309,7 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
     if (st != HS_OK) hs_table_plan_free(out);
     return st;
   }
-  pc_put(key, ksize, kmt, deps, n_deps, out);
+  pc_put(key, &kstamp, deps, n_deps, out);
   return st;
 }
 

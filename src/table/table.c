@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,7 +103,7 @@ hs_status hs_table_metadata_adopt(hs_table *t, const char *path, int64_t version
   t->meta = *meta;
   t->metadata_path = mpath;
   t->version = version;
-  t->meta_size = t->meta_mtime_ns = -1; /* unknown: hs_table_load_file records them */
+  t->meta_stamped = false; /* hs_table_load_file stamps it */
   return HS_OK;
 }
 
@@ -118,10 +117,7 @@ hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_
     return st;
   }
   st = hs_table_metadata_adopt(t, path, version, &arena, &meta, err);
-  struct stat sb;
-  bool known = st == HS_OK && stat(path, &sb) == 0;
-  t->meta_size = known ? (int64_t)sb.st_size : -1;
-  t->meta_mtime_ns = known ? (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec : -1;
+  t->meta_stamped = st == HS_OK && hs_fs_stamp_of(path, &t->meta_stamp);
   return st;
 }
 
@@ -203,12 +199,11 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_e
   return HS_OK;
 }
 
-/* Whether t holds version v as it is on disk (same size and mtime). */
+/* Whether t holds version v as it is on disk (the same stamp). */
 static bool loaded_unchanged(const hs_table *t, int64_t v) {
-  if (v != t->version || t->metadata_path == NULL || t->meta_size < 0) return false;
-  struct stat sb;
-  return stat(t->metadata_path, &sb) == 0 && (int64_t)sb.st_size == t->meta_size &&
-         (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec == t->meta_mtime_ns;
+  if (v != t->version || t->metadata_path == NULL || !t->meta_stamped) return false;
+  hs_fs_stamp now;
+  return hs_fs_stamp_of(t->metadata_path, &now) && hs_fs_stamp_equal(&now, &t->meta_stamp);
 }
 
 hs_status hs_table_load_latest(hs_table *t, hs_error *err) {

@@ -14,6 +14,7 @@
 #define HS_TABLE_H
 
 #include "../iceberg/iceberg.h"
+#include "../io/fs.h"
 #include "../iceberg/manifest.h"
 
 /* Metadata JSON files larger than this are refused as corrupt. */
@@ -35,9 +36,11 @@ struct hs_table {
    * foreign.c): readable, but commits are refused (the catalog that owns
    * the table keeps the pointer to its current metadata). */
   bool foreign_names;
-  /* Size and mtime of metadata_path when loaded (hs_table_refresh: a
-   * version that is still the latest and unchanged is not parsed again). */
-  int64_t meta_size, meta_mtime_ns;
+  /* The stamp of metadata_path when loaded, if meta_stamped
+   * (hs_table_refresh: a version that is still the latest and unchanged is
+   * not parsed again). */
+  hs_fs_stamp meta_stamp;
+  bool meta_stamped;
 };
 
 /* "<root>/metadata/v<N>.metadata.json" into `out` (cap >= 4200). */

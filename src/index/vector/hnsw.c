@@ -213,6 +213,22 @@ static uint32_t greedy(const search_ctx *c, const node_locks *l, uint32_t cur, f
   return cur;
 }
 
+/* Offer node `id` at distance d to the beam: kept when the results are
+ * not full or it beats the worst; a node that becomes the closest
+ * candidate is expanded next, so its links are fetched now. */
+static inline __attribute__((always_inline)) void beam_offer(const hs_hnsw_graph *g,
+                                                             hs_hnsw_scratch *s, size_t *n_cand,
+                                                             size_t *n_res, uint32_t ef, float d,
+                                                             uint32_t id, uint32_t level,
+                                                             bool compact) {
+  if (*n_res >= ef && d >= s->res[0].d) return;
+  minheap_push(s->cand, n_cand, (hs_hnsw_cand){d, id});
+  if (s->cand[0].id == id)
+    __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id, level) : hs_hnsw_links(g, id, level));
+  maxheap_push(s->res, n_res, (hs_hnsw_cand){d, id});
+  if (*n_res > ef) maxheap_pop(s->res, n_res);
+}
+
 /* Beam search of one layer from `ep`; results in s->res (max-heap) and
  * their count returned; 0 with *oom set when the heaps could not grow.
  * Prefetches: whole rows PREFETCH_AHEAD fresh neighbours ahead (unfiltered;
@@ -261,15 +277,7 @@ static inline __attribute__((always_inline)) size_t search_layer_t(
       for (uint32_t t = 0; t < nf; t++) {
         uint32_t id = fresh[t];
         if (t + PREFETCH_AHEAD < nf) prefetch_row(c, fresh[t + PREFETCH_AHEAD], rb);
-        float d = dist_to(c, id);
-        if (n_res < ef || d < s->res[0].d) {
-          minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d, id});
-          if (s->cand[0].id == id)
-            __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id, level)
-                                       : hs_hnsw_links(g, id, level));
-          maxheap_push(s->res, &n_res, (hs_hnsw_cand){d, id});
-          if (n_res > ef) maxheap_pop(s->res, &n_res);
-        }
+        beam_offer(g, s, &n_cand, &n_res, ef, dist_to(c, id), id, level, compact);
       }
       continue;
     }
@@ -298,28 +306,11 @@ static inline __attribute__((always_inline)) size_t search_layer_t(
            * be stepped through when it turns up as a direct neighbour */
           if (id2 < c->lo || id2 >= c->hi || s->tags[id2] == gen || !allowed(f, id2)) continue;
           s->tags[id2] = gen;
-          float d2 = dist_to(c, id2);
-          if (n_res < ef || d2 < s->res[0].d) {
-            minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d2, id2});
-            if (s->cand[0].id == id2)
-              __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id2, level)
-                                         : hs_hnsw_links(g, id2, level));
-            maxheap_push(s->res, &n_res, (hs_hnsw_cand){d2, id2});
-            if (n_res > ef) maxheap_pop(s->res, &n_res);
-          }
+          beam_offer(g, s, &n_cand, &n_res, ef, dist_to(c, id2), id2, level, compact);
         }
         continue;
       }
-      float d = dist_to(c, id);
-      if (n_res < ef || d < s->res[0].d) {
-        minheap_push(s->cand, &n_cand, (hs_hnsw_cand){d, id});
-        /* the new closest candidate is expanded next: fetch its links now */
-        if (s->cand[0].id == id)
-          __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id, level)
-                                     : hs_hnsw_links(g, id, level));
-        maxheap_push(s->res, &n_res, (hs_hnsw_cand){d, id});
-        if (n_res > ef) maxheap_pop(s->res, &n_res);
-      }
+      beam_offer(g, s, &n_cand, &n_res, ef, dist_to(c, id), id, level, compact);
     }
   }
   return n_res;
