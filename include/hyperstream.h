@@ -217,6 +217,14 @@ typedef struct hs_parquet_write_options {
   int64_t dictionary_bytes_max; /* default 1 MiB; past it, fall back to PLAIN */
   int use_dictionary;           /* default 1 */
   int data_page_version;        /* 1 (default) or 2 */
+  /* INT32 / INT64 columns (dates, timestamps, decimals too) whose dictionary
+   * is given up: 1 writes DELTA_BINARY_PACKED instead of PLAIN (default 0). */
+  int delta_fallback;
+  /* Data page v2 only: a page the codec shrinks by less than this many
+   * percent is stored uncompressed (is_compressed = false), so that readers
+   * skip a useless decompression and can read single rows in place.
+   * 0 (default): every page goes through the codec. */
+  int compress_min_saving_pct;
   int write_statistics;         /* default 1 */
   int write_page_index;         /* default 1: ColumnIndex + OffsetIndex */
   int write_page_crc;           /* default 0 */

@@ -742,7 +742,11 @@ static hs_status encode_values(hs_wcol *c, int32_t *encoding, bool keep, bool *k
     return hs_dict_indices_encode((const uint32_t *)c->idx.data, (size_t)n, c->dict_n, &c->enc,
                                   err);
   }
-  int enc = l->encoding == HS_ENCODING_DEFAULT ? HS_ENCODING_PLAIN : l->encoding;
+  int enc = l->encoding;
+  if (enc == HS_ENCODING_DEFAULT) /* the dictionary's fallback */
+    enc = c->o->delta_fallback && (l->type == HS_PQ_INT32 || l->type == HS_PQ_INT64)
+              ? HS_ENCODING_DELTA_BINARY_PACKED
+              : HS_ENCODING_PLAIN;
   *encoding = enc;
   hs_status st = HS_OK;
   switch (enc) {
@@ -842,7 +846,15 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   const hs_wleaf *l = c->leaf;
   hs_status st;
   if (c->page_levels == 0) return HS_OK;
+  /* A first page whose dictionary outweighs half of it gives the dictionary
+   * up, unless the values are fixed-width, repeat (at most 15/16 distinct)
+   * and their indices take at most half their bits: then the dictionary
+   * (bounded by dictionary_bytes_max) pays for itself over the chunk's
+   * later pages (prices with cents: 17-bit indices for 8-byte doubles). */
+  bool dict_pays = c->phys_width > 0 && (int64_t)c->dict_n * 16 <= c->page_values * 15 &&
+                   hs_bit_width((uint64_t)c->dict_n) * 2 <= 8 * c->phys_width;
   if (full && c->dict_on && !c->dict_used && (int64_t)c->dict_vals.len * 2 > c->page_bytes &&
+      !dict_pays &&
       (st = dict_abandon(c, err)) != HS_OK)
     return st;
   hs_wstat_fix_zero(&c->page_stat, l->sort);
@@ -868,7 +880,7 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   /* The page body as at most two pieces, copied once into c->pages:
    * uncompressed, the levels and values where they were built; compressed,
    * c->body (data page v2 compresses PLAIN values straight from c->vals). */
-  bool raw = c->o->codec == HS_PQ_CODEC_UNCOMPRESSED, kept;
+  bool raw = c->o->codec == HS_PQ_CODEC_UNCOMPRESSED, kept, stored_raw = raw;
   if ((st = encode_values(c, &encoding, raw || v2, &kept, err)) != HS_OK) return st;
   size_t raw_len = c->enc.len + (kept ? c->vals.len : 0);
   const uint8_t *p1 = c->enc.data, *p2 = kept ? c->vals.data : NULL;
@@ -886,6 +898,20 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
     n1 = c->body.len;
     p2 = NULL;
     n2 = 0;
+    /* Data page v2 may keep a page the codec hardly shrinks uncompressed:
+     * the levels are never compressed there, so the saving is the values'. */
+    if (v2 && c->o->compress_min_saving_pct > 0) {
+      size_t vraw = raw_len - lv_len, vz = n1 - lv_len;
+      if ((double)vz > (double)vraw * (100 - c->o->compress_min_saving_pct) / 100.0) {
+        /* c->enc still holds the levels and values (or only the levels,
+         * the values kept in c->vals) uncompressed. */
+        p1 = c->enc.data;
+        n1 = c->enc.len;
+        p2 = kept ? c->vals.data : NULL;
+        n2 = kept ? c->vals.len : 0;
+        stored_raw = true;
+      }
+    }
   }
   if (raw_len > INT32_MAX || n1 + n2 > INT32_MAX)
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "column '%s': page over 2 GiB", l->dotted);
@@ -909,7 +935,7 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
     ph.data_page_v2.encoding = encoding;
     ph.data_page_v2.definition_levels_byte_length = (int32_t)def_len;
     ph.data_page_v2.repetition_levels_byte_length = (int32_t)rep_len;
-    ph.data_page_v2.is_compressed = c->o->codec != HS_PQ_CODEC_UNCOMPRESSED;
+    ph.data_page_v2.is_compressed = !stored_raw;
   } else {
     ph.type = HS_PQ_DATA_PAGE;
     ph.has_data_page = true;

@@ -124,6 +124,10 @@ static hs_status check_options(const hs_parquet_write_options *o, hs_error *err)
   if (o->data_page_version != 1 && o->data_page_version != 2)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "write options: data_page_version %d",
                         o->data_page_version);
+  if (o->compress_min_saving_pct < 0 || o->compress_min_saving_pct > 100)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "write options: compress_min_saving_pct %d is not in 0..100",
+                        o->compress_min_saving_pct);
   if ((o->n_encodings > 0 && (o->encoding_columns == NULL || o->encodings == NULL)) ||
       (o->n_kv > 0 && (o->kv_keys == NULL || o->kv_values == NULL)))
     return hs_error_set(err, HS_ERR_INVALID_ARG, "write options: NULL arrays with a count");
@@ -214,6 +218,8 @@ hs_status hs_parquet_writer_open(const char *path, const struct ArrowSchema *sch
   w->wo.page_bytes_max = opts->page_bytes_max;
   w->wo.dictionary_bytes_max = opts->dictionary_bytes_max;
   w->wo.page_version = opts->data_page_version;
+  w->wo.compress_min_saving_pct = opts->compress_min_saving_pct;
+  w->wo.delta_fallback = opts->delta_fallback != 0;
   w->wo.statistics = opts->write_statistics != 0;
   w->wo.page_index = opts->write_page_index != 0;
   w->wo.crc = opts->write_page_crc != 0;

@@ -100,6 +100,8 @@ typedef struct hs_wopts {
   int64_t page_bytes_max;
   int64_t dictionary_bytes_max;
   int page_version;
+  int compress_min_saving_pct; /* v2: store pages saving less uncompressed */
+  bool delta_fallback;         /* INT32/INT64 without dictionary: DELTA */
   bool statistics;
   bool page_index;
   bool crc;

@@ -684,11 +684,18 @@ static hs_status refresh(hs_table *t, hs_error *err) {
 }
 
 /* A table whose write.parquet.compression-codec names no codec we write
- * (hs_table_parquet_options sets (hs_codec)-1) refuses appends. */
+ * (hs_table_parquet_options sets (hs_codec)-1), or whose
+ * hyperstream.parquet.page-version is not 1 or 2, refuses appends. */
 static hs_status check_codec(const hs_table *t, hs_error *err) {
   hs_parquet_write_options po;
   hs_parquet_write_options_init(&po);
   hs_table_parquet_options(t, &po);
+  if (po.data_page_version == 0) {
+    const char *v = hs_iceberg_metadata_property(&t->meta, "hyperstream.parquet.page-version");
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: table property hyperstream.parquet.page-version = '%s': not 1 or 2",
+                        t->metadata_path, v ? v : "");
+  }
   switch (po.compression) {
   case HS_CODEC_UNCOMPRESSED:
   case HS_CODEC_SNAPPY:

@@ -356,6 +356,18 @@ static long long int_property(const hs_table *t, const char *key) {
 }
 
 void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po) {
+  /* Page layout (README.md "Data page layout"): data page v2, integer
+   * columns without a dictionary DELTA_BINARY_PACKED, and pages the codec
+   * shrinks by less than 1/8 stored uncompressed, where indexed reads take
+   * single rows in place. hyperstream.parquet.page-version = 1 writes v1
+   * pages, PLAIN fallback and every page compressed instead. */
+  const char *pv = hs_iceberg_metadata_property(&t->meta, "hyperstream.parquet.page-version");
+  bool v1 = pv != NULL && strcmp(pv, "1") == 0;
+  /* Any other value than 1 or 2 becomes page version 0, which the append
+   * refuses naming the property (commit.c). */
+  po->data_page_version = v1 ? 1 : pv == NULL || strcmp(pv, "2") == 0 ? 2 : 0;
+  po->delta_fallback = !v1;
+  po->compress_min_saving_pct = v1 ? 0 : 12;
   long long n = int_property(t, "write.parquet.row-group-limit");
   if (n > 0) po->row_group_rows_max = (int64_t)n;
   /* Iceberg's page size property (uncompressed bytes per data page). */

@@ -1,7 +1,8 @@
 /*
  * test_writer.c — the Parquet writer: every supported Arrow type, nulls and
  * sliced arrays, lists and fixed-size lists, every codec, data page v1/v2,
- * each encoding override, dictionary fallback, tiny pages and row groups,
+ * each encoding override, dictionary fallback (PLAIN, or DELTA for integers),
+ * v2 pages stored uncompressed when the codec hardly helps, tiny pages and row groups,
  * page CRCs. Files are read back through our reader and compared value by
  * value; the footer is checked for statistics and page indexes.
  * (Differential checks against pyarrow and DuckDB live in tests/python.)
@@ -617,6 +618,78 @@ static void test_dictionary_refused(const char *dir) {
   }
 }
 
+/* The table writer's layout: data page v2, INT32/INT64 columns that give
+ * up their dictionary as DELTA_BINARY_PACKED, and pages the codec shrinks
+ * by less than compress_min_saving_pct stored uncompressed. Every v2 page
+ * is walked: a page marked uncompressed has equal sizes; a compressed one
+ * saved at least the percentage on its values (levels are never
+ * compressed in v2); both kinds occur. */
+static void test_layout(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/layout.parquet", dir);
+  hs_parquet_write_options o;
+  hs_parquet_write_options_init(&o);
+  o.data_page_version = 2;
+  o.delta_fallback = 1;
+  o.compress_min_saving_pct = 12;
+  o.page_bytes_max = 2000;
+  o.dictionary_bytes_max = 64; /* every column falls back */
+  hs_error err = {0};
+  CHECK_OK(write_file(path, &o, C_COUNT, 2, N, 900, &err), &err);
+  verify_file(path, C_COUNT, 2, N);
+  size_t n = 0;
+  char *bytes = hs_test_slurp(path, &n);
+  hs_parquet_reader *r;
+  const hs_pq_file_metadata *md = open_md(path, &r);
+  CHECK(bytes != NULL && md != NULL);
+  int raw_pages = 0, z_pages = 0;
+  hs_arena a;
+  hs_arena_init(&a);
+  for (uint32_t g = 0; md && bytes && g < md->n_row_groups; g++)
+    for (int c = 0; c < C_COUNT; c++) {
+      const hs_pq_column_meta *m = &md->row_groups[g].columns[c].meta_data;
+      bool delta = false;
+      for (uint32_t k = 0; k < m->n_encodings; k++)
+        delta |= m->encodings[k] == HS_PQ_ENC_DELTA_BINARY_PACKED;
+      if (c == C_I32 || c == C_I64 || c == C_D64) CHECK(delta);
+      if (c == C_F64 || c == C_STR) CHECK(!delta);
+      int64_t at = m->has_dictionary_page_offset ? m->dictionary_page_offset : m->data_page_offset;
+      int64_t end = at + m->total_compressed_size;
+      while (at < end && end <= (int64_t)n) {
+        hs_pq_page_header ph;
+        size_t used = 0;
+        if (hs_pq_page_header_parse((const uint8_t *)bytes + at, (size_t)(end - at), &a, &ph,
+                                    &used, &err) != HS_OK) {
+          CHECK_OK(err.status, &err);
+          break;
+        }
+        if (ph.type == HS_PQ_DATA_PAGE_V2) {
+          int64_t lv = ph.data_page_v2.definition_levels_byte_length +
+                       ph.data_page_v2.repetition_levels_byte_length;
+          int64_t vraw = ph.uncompressed_page_size - lv, vz = ph.compressed_page_size - lv;
+          if (ph.data_page_v2.is_compressed) {
+            CHECK(vz * 100 <= vraw * 88);
+            z_pages++;
+          } else {
+            CHECK_EQ_INT(ph.compressed_page_size, ph.uncompressed_page_size);
+            raw_pages++;
+          }
+        } else {
+          CHECK(ph.type == HS_PQ_DICTIONARY_PAGE);
+        }
+        at += (int64_t)used + ph.compressed_page_size;
+      }
+      CHECK_EQ_INT(at, end);
+    }
+  CHECK(raw_pages > 0 && z_pages > 0);
+  hs_arena_reset(&a);
+  hs_parquet_reader_free(r);
+  free(bytes);
+  /* Out of range. */
+  o.compress_min_saving_pct = 101;
+  CHECK_EQ_INT(write_file(path, &o, C_COUNT, 0, 10, 10, &err), HS_ERR_INVALID_ARG);
+}
+
 static void test_empty(const char *dir) {
   char path[512];
   snprintf(path, sizeof(path), "%s/empty.parquet", dir);
@@ -635,6 +708,7 @@ int main(void) {
   test_encodings(dir);
   test_errors(dir);
   test_dictionary_refused(dir);
+  test_layout(dir);
   test_empty(dir);
   if (getenv("HS_KEEP_FILES") == NULL) {
     char cmd[600];
