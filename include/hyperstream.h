@@ -225,9 +225,9 @@ typedef struct hs_parquet_write_options {
    * skip a useless decompression and can read single rows in place.
    * 0 (default): every page goes through the codec. */
   int compress_min_saving_pct;
-  int write_statistics;         /* default 1 */
-  int write_page_index;         /* default 1: ColumnIndex + OffsetIndex */
-  int write_page_crc;           /* default 0 */
+  int write_statistics; /* default 1 */
+  int write_page_index; /* default 1: ColumnIndex + OffsetIndex */
+  int write_page_crc;   /* default 0 */
   /* Per-column encoding overrides by top-level column name. */
   const char *const *encoding_columns;
   const hs_encoding *encodings;

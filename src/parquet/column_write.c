@@ -854,8 +854,7 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   bool dict_pays = c->phys_width > 0 && (int64_t)c->dict_n * 16 <= c->page_values * 15 &&
                    hs_bit_width((uint64_t)c->dict_n) * 2 <= 8 * c->phys_width;
   if (full && c->dict_on && !c->dict_used && (int64_t)c->dict_vals.len * 2 > c->page_bytes &&
-      !dict_pays &&
-      (st = dict_abandon(c, err)) != HS_OK)
+      !dict_pays && (st = dict_abandon(c, err)) != HS_OK)
     return st;
   hs_wstat_fix_zero(&c->page_stat, l->sort);
   if (c->page_values > 0 && !c->page_stat.has) c->chunk_minmax_bad = true;

@@ -658,8 +658,8 @@ static void test_layout(const char *dir) {
       while (at < end && end <= (int64_t)n) {
         hs_pq_page_header ph;
         size_t used = 0;
-        if (hs_pq_page_header_parse((const uint8_t *)bytes + at, (size_t)(end - at), &a, &ph,
-                                    &used, &err) != HS_OK) {
+        if (hs_pq_page_header_parse((const uint8_t *)bytes + at, (size_t)(end - at), &a, &ph, &used,
+                                    &err) != HS_OK) {
           CHECK_OK(err.status, &err);
           break;
         }
