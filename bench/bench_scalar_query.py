@@ -24,7 +24,8 @@ is the slowest). Engines whose environment is missing are reported as
 
     python3 bench/bench_scalar_query.py                  # 2M rows, 8 files
     python3 bench/bench_scalar_query.py --rows 10000000  # the issue's size
-    python3 bench/bench_scalar_query.py --codec uncompressed  # rows read in place
+    python3 bench/bench_scalar_query.py --codec uncompressed  # every page raw
+    python3 bench/bench_scalar_query.py --page-version 1      # the layout before v2 pages
 """
 
 import argparse
@@ -201,6 +202,10 @@ def main():
     ap.add_argument("--codec", default="",
                     help="our tables' write.parquet.compression-codec (e.g. uncompressed: rows "
                          "are then read in place from the pages); DuckDB reads the same files")
+    ap.add_argument("--page-version", default="",
+                    help="our tables' hyperstream.parquet.page-version (1: the old layout, v1 "
+                         "pages all through the codec; default: v2, raw pages where zstd "
+                         "saves < 1/8)")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--timeout", type=int, default=900, help="per peer engine, seconds")
     ap.add_argument("--keep", action="store_true", help="keep the temporary tables")
@@ -235,6 +240,8 @@ def main():
             props["write.parquet.page-size-bytes"] = str(a.page_bytes)
         if a.codec:
             props["write.parquet.compression-codec"] = a.codec
+        if a.page_version:
+            props["hyperstream.parquet.page-version"] = a.page_version
         props = props or None
         plain = hdb.Table(os.path.join(root, "plain"), properties=props)
         t0 = time.perf_counter()
@@ -312,6 +319,7 @@ def report(a, qs, engines, results, notes):
     shown = [e for e in ENGINES if e in engines or e == "duckdb"]
     pages = f", pages of {a.page_bytes} B" if a.page_bytes else ""
     pages += f", codec {a.codec}" if a.codec else ""
+    pages += f", page version {a.page_version}" if a.page_version else ""
     print(f"\n{a.rows:,} rows in {a.files} files{pages}, {a.reps} timed runs per query "
           f"(after one warm-up), all 5 columns returned; p50 / p99 in ms\n")
     print("| query | sel. | rows | " + " | ".join(shown) + " |")
