@@ -14,6 +14,8 @@ struct hs_source {
   int fd;              /* -1 for memory sources */
   const uint8_t *base; /* mapped or borrowed bytes; NULL if unmapped */
   bool mapped;
+  bool stamped; /* file sources: stamp taken at open */
+  hs_fs_stamp stamp;
   uint64_t size;
   char *name;
 };
@@ -42,6 +44,7 @@ hs_status hs_source_open_file(const char *path, hs_source **out, hs_error *err) 
   s->fd = fd;
   s->size = (uint64_t)st.st_size;
   s->name = name;
+  s->stamped = hs_fs_stamp_of_fd(fd, &s->stamp);
   if (s->size > 0) {
     void *p = mmap(NULL, (size_t)s->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
@@ -129,6 +132,11 @@ hs_status hs_source_read(hs_source *src, uint64_t offset, size_t len, void *dst,
 hs_status hs_source_read_unmapped(hs_source *src, uint64_t offset, size_t len, void *dst,
                                   hs_error *err) {
   return read_range(src, offset, len, dst, false, err);
+}
+
+bool hs_source_stamp(const hs_source *src, hs_fs_stamp *out) {
+  if (src->stamped) *out = src->stamp;
+  return src->stamped;
 }
 
 bool hs_source_is_file(const hs_source *src) {

@@ -126,12 +126,21 @@ hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_er
   return st;
 }
 
+static bool stamp_from(const struct stat *sb, hs_fs_stamp *out) {
+  if (!S_ISREG(sb->st_mode)) return false;
+  *out = (hs_fs_stamp){(uint64_t)sb->st_dev, (uint64_t)sb->st_ino, (int64_t)sb->st_size,
+                       (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec};
+  return true;
+}
+
 bool hs_fs_stamp_of(const char *path, hs_fs_stamp *out) {
   struct stat sb;
-  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
-  *out = (hs_fs_stamp){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (int64_t)sb.st_size,
-                       (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec};
-  return true;
+  return stat(path, &sb) == 0 && stamp_from(&sb, out);
+}
+
+bool hs_fs_stamp_of_fd(int fd, hs_fs_stamp *out) {
+  struct stat sb;
+  return fstat(fd, &sb) == 0 && stamp_from(&sb, out);
 }
 
 bool hs_fs_stamp_equal(const hs_fs_stamp *a, const hs_fs_stamp *b) {

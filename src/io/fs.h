@@ -103,7 +103,7 @@ hs_status hs_fs_sync_group(const hs_fs_sync_item *items, size_t n, hs_error *err
 
 /* What names a file's content for the process-wide caches of things read
  * from files written once (scan plans, open data files, index columns,
- * table metadata): a later stamp that differs means the file was replaced
+ * table metadata, delta-page directories): a later stamp that differs means the file was replaced
  * or rewritten and must be read again. */
 typedef struct hs_fs_stamp {
   uint64_t dev, ino;
@@ -113,6 +113,8 @@ typedef struct hs_fs_stamp {
 /* The stamp of regular file `path`; false when it cannot be stat'ed or is
  * not a regular file. */
 bool hs_fs_stamp_of(const char *path, hs_fs_stamp *out);
+/* The same for an open descriptor (fstat). */
+bool hs_fs_stamp_of_fd(int fd, hs_fs_stamp *out);
 bool hs_fs_stamp_equal(const hs_fs_stamp *a, const hs_fs_stamp *b);
 
 /* Remove a file; a missing file is not an error. */

@@ -11,6 +11,7 @@
 #define HS_IO_H
 
 #include "../common/common.h"
+#include "fs.h"
 
 typedef struct hs_source hs_source;
 
@@ -50,6 +51,10 @@ hs_status hs_source_read_unmapped(hs_source *src, uint64_t offset, size_t len, v
                                   hs_error *err);
 /* True when the source is a file (reads can bypass any mapping). */
 bool hs_source_is_file(const hs_source *src);
+/* The stamp (fs.h) of a file source's file as it was opened, when the
+ * file is a regular file: what a cache of things derived from its bytes
+ * keys on. False for memory sources, which have none. */
+bool hs_source_stamp(const hs_source *src, hs_fs_stamp *out);
 
 /* ---------------------------------------------------------------- sink */
 
