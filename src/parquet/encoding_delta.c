@@ -25,29 +25,38 @@
 /* Values unpacked per step inside a miniblock (a multiple of 8). */
 #define HS_DELTA_CHUNK 256
 
+/* Parse and check the stream header; *pos: the first block. */
+static hs_status delta_header(const uint8_t *buf, size_t len, size_t *pos, uint64_t *block_size,
+                              uint64_t *mb_count, uint64_t *total, uint64_t *first, hs_error *err) {
+  uint64_t first_zz;
+  if (!hs_varint_read(buf, len, pos, block_size) || !hs_varint_read(buf, len, pos, mb_count) ||
+      !hs_varint_read(buf, len, pos, total) || !hs_varint_read(buf, len, pos, &first_zz)) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: truncated or invalid header (%zu bytes)", len);
+  }
+  if (*block_size == 0 || *block_size % 128 != 0 || *block_size > HS_DELTA_BLOCK_MAX ||
+      *mb_count == 0 || *block_size % *mb_count != 0 || (*block_size / *mb_count) % 32 != 0) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: invalid block size %llu with %llu miniblocks",
+                        (unsigned long long)*block_size, (unsigned long long)*mb_count);
+  }
+  *first = (uint64_t)hs_zigzag_decode(first_zz);
+  return HS_OK;
+}
+
 /* Decode n values into out32 or out64 (exactly one is not NULL). */
 static hs_status delta_decode(const uint8_t *buf, size_t len, int32_t *out32, int64_t *out64,
                               size_t n, size_t *consumed, hs_error *err) {
   size_t pos = 0;
-  uint64_t block_size, mb_count, total, first_zz;
-  if (!hs_varint_read(buf, len, &pos, &block_size) || !hs_varint_read(buf, len, &pos, &mb_count) ||
-      !hs_varint_read(buf, len, &pos, &total) || !hs_varint_read(buf, len, &pos, &first_zz)) {
-    return hs_error_set(err, HS_ERR_CORRUPT,
-                        "DELTA_BINARY_PACKED: truncated or invalid header (%zu bytes)", len);
-  }
-  if (block_size == 0 || block_size % 128 != 0 || block_size > HS_DELTA_BLOCK_MAX ||
-      mb_count == 0 || block_size % mb_count != 0 || (block_size / mb_count) % 32 != 0) {
-    return hs_error_set(err, HS_ERR_CORRUPT,
-                        "DELTA_BINARY_PACKED: invalid block size %llu with %llu miniblocks",
-                        (unsigned long long)block_size, (unsigned long long)mb_count);
-  }
+  uint64_t block_size, mb_count, total, prev;
+  hs_status hst = delta_header(buf, len, &pos, &block_size, &mb_count, &total, &prev, err);
+  if (hst != HS_OK) return hst;
   if (total < n) {
     return hs_error_set(err, HS_ERR_CORRUPT,
                         "DELTA_BINARY_PACKED: stream holds %llu values, %zu expected",
                         (unsigned long long)total, n);
   }
   const size_t vpm = (size_t)(block_size / mb_count);
-  uint64_t prev = (uint64_t)hs_zigzag_decode(first_zz);
   size_t emitted = 0;
   if (n > 0) {
     if (out64) {
@@ -130,6 +139,252 @@ hs_status hs_delta_binary_decode_i32(const uint8_t *buf, size_t len, int32_t *ou
 hs_status hs_delta_binary_decode_i64(const uint8_t *buf, size_t len, int64_t *out, size_t n,
                                      size_t *consumed, hs_error *err) {
   return delta_decode(buf, len, NULL, out, n, consumed, err);
+}
+
+/* ------------------------------------------------------ random access
+ *
+ * A block directory (encoding.h) records where each block starts and the
+ * value its first delta applies to; value i is then the block's running
+ * value plus the deltas of one block's prefix. Building it costs one pass
+ * that sums the deltas (no values stored); a cursor then unpacks only the
+ * miniblock segments in front of the values asked for.
+ */
+
+/* Unpack c (<= HS_DELTA_SEG) deltas of bit width bw at buf[pos], a group
+ * boundary; false when the stream ends first. */
+static bool delta_unpack(const uint8_t *buf, size_t len, size_t pos, int bw, size_t c,
+                         uint64_t *out) {
+  size_t need = 0;
+  if (pos > len || !hs_packed_bytes(c, bw, &need) || need > len - pos) return false;
+  hs_unpack_u64(buf + pos, len - pos, bw, out, c);
+  return true;
+}
+
+/* *run += the c deltas (min_delta + packed value) at buf[pos]; false when
+ * the stream ends first. */
+static bool delta_sum(const uint8_t *buf, size_t len, size_t pos, int bw, size_t c,
+                      uint64_t min_delta, uint64_t *run) {
+  uint64_t sum = (uint64_t)c * min_delta;
+  if (pos > len) return false;
+  if (bw > 0) {
+    uint64_t chunk[HS_DELTA_SEG];
+    for (size_t off = 0; off < c; off += HS_DELTA_SEG) {
+      size_t k = c - off < HS_DELTA_SEG ? c - off : HS_DELTA_SEG;
+      if (!delta_unpack(buf, len, pos + off / 8 * (size_t)bw, bw, k, chunk)) return false;
+      for (size_t i = 0; i < k; i++) sum += chunk[i];
+    }
+  }
+  *run += sum;
+  return true;
+}
+
+/* The header of the block at buf[*pos]: min delta and one bit width per
+ * miniblock; *pos moves to its first miniblock. */
+static hs_status delta_block_header(const uint8_t *buf, size_t len, size_t *pos, uint64_t mb_count,
+                                    uint64_t *min_delta, const uint8_t **widths, hs_error *err) {
+  size_t at = *pos;
+  uint64_t zz;
+  if (at > len || !hs_varint_read(buf, len, pos, &zz)) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "DELTA_BINARY_PACKED: truncated min delta at byte %zu",
+                        at);
+  }
+  if (mb_count > len - *pos) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: truncated bit widths at byte %zu", *pos);
+  }
+  *min_delta = (uint64_t)hs_zigzag_decode(zz);
+  *widths = buf + *pos;
+  *pos += (size_t)mb_count;
+  return HS_OK;
+}
+
+static hs_status delta_width_corrupt(hs_error *err, int bw, size_t block_pos) {
+  return hs_error_set(err, HS_ERR_CORRUPT,
+                      "DELTA_BINARY_PACKED: miniblock bit width %d at byte %zu is over 64", bw,
+                      block_pos);
+}
+
+hs_status hs_delta_dir_build(const uint8_t *buf, size_t len, uint64_t total_max, hs_delta_dir *out,
+                             hs_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t pos = 0;
+  uint64_t block_size, mb_count, total, run;
+  hs_status st = delta_header(buf, len, &pos, &block_size, &mb_count, &total, &run, err);
+  if (st != HS_OK) return st;
+  if (total > total_max) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: stream holds %llu values, the page at most %llu",
+                        (unsigned long long)total, (unsigned long long)total_max);
+  }
+  uint64_t left = total > 0 ? total - 1 : 0; /* deltas */
+  uint64_t n_blocks = left / block_size + (left % block_size != 0);
+  /* A block takes at least 1 + mb_count bytes: the directory is bounded by
+   * the input before it is allocated. */
+  size_t bytes;
+  if (n_blocks > (len - pos) / (1 + mb_count) ||
+      !hs_mul_size(n_blocks ? (size_t)n_blocks : 1, sizeof(hs_delta_block), &bytes)) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: %llu values need %llu blocks, %zu bytes remain",
+                        (unsigned long long)total, (unsigned long long)n_blocks, len - pos);
+  }
+  hs_delta_block *blocks = hs_malloc(bytes);
+  if (blocks == NULL) {
+    return hs_error_set(err, HS_ERR_NOMEM, "DELTA_BINARY_PACKED: out of memory for %llu blocks",
+                        (unsigned long long)n_blocks);
+  }
+  out->first = run;
+  const size_t vpm = (size_t)(block_size / mb_count);
+  for (uint64_t b = 0; b < n_blocks; b++) {
+    size_t block_pos = pos;
+    blocks[b] = (hs_delta_block){block_pos, run};
+    uint64_t min_delta;
+    const uint8_t *widths;
+    st = delta_block_header(buf, len, &pos, mb_count, &min_delta, &widths, err);
+    for (size_t m = 0; st == HS_OK && m < mb_count && left > 0; m++) {
+      int bw = widths[m];
+      if (bw > 64) {
+        st = delta_width_corrupt(err, bw, block_pos);
+        break;
+      }
+      size_t mb_bytes = vpm / 8 * (size_t)bw;
+      size_t in_mb = left < vpm ? (size_t)left : vpm;
+      size_t avail = len - pos, need = 0;
+      hs_packed_bytes(in_mb, bw, &need);
+      /* Every miniblock but the stream's last must be complete. */
+      if (need > avail || (left > in_mb && mb_bytes > avail) ||
+          !delta_sum(buf, len, pos, bw, in_mb, min_delta, &run)) {
+        st = hs_error_set(err, HS_ERR_CORRUPT,
+                          "DELTA_BINARY_PACKED: miniblock at byte %zu needs %zu bytes, %zu remain",
+                          pos, left > in_mb ? mb_bytes : need, avail);
+        break;
+      }
+      pos += mb_bytes < avail ? mb_bytes : avail;
+      left -= in_mb;
+    }
+    if (st != HS_OK) {
+      hs_free(blocks);
+      return st;
+    }
+  }
+  out->block_size = (uint32_t)block_size;
+  out->mb_count = (uint32_t)mb_count;
+  out->total = total;
+  out->n_blocks = (size_t)n_blocks;
+  out->blocks = blocks;
+  out->end = pos;
+  return HS_OK;
+}
+
+void hs_delta_dir_free(hs_delta_dir *dir) {
+  if (dir == NULL) return;
+  hs_free(dir->blocks);
+  memset(dir, 0, sizeof *dir);
+}
+
+size_t hs_delta_dir_bytes(const hs_delta_dir *dir) {
+  return sizeof *dir + dir->n_blocks * sizeof(hs_delta_block);
+}
+
+void hs_delta_cursor_init(hs_delta_cursor *c, const hs_delta_dir *dir, const uint8_t *buf,
+                          size_t len) {
+  memset(c, 0, sizeof *c);
+  c->dir = dir;
+  c->buf = buf;
+  c->len = len;
+  c->block = -1;
+  c->seg_first = -1;
+}
+
+/* Deltas in miniblock m of the current block. */
+static size_t cursor_mb_deltas(const hs_delta_cursor *c, uint32_t m) {
+  size_t vpm = c->dir->block_size / c->dir->mb_count;
+  uint64_t before = (uint64_t)m * vpm;
+  if (before >= c->block_deltas) return 0;
+  return c->block_deltas - before < vpm ? (size_t)(c->block_deltas - before) : vpm;
+}
+
+static hs_status cursor_truncated(const hs_delta_cursor *c, hs_error *err) {
+  return hs_error_set(err, HS_ERR_CORRUPT,
+                      "DELTA_BINARY_PACKED: miniblock %u of block %lld (byte %zu) is truncated",
+                      (unsigned)c->next_m, (long long)c->block, c->next_pos);
+}
+
+/* Start block b: its header, the running value before its first delta. */
+static hs_status cursor_block(hs_delta_cursor *c, int64_t b, hs_error *err) {
+  const hs_delta_dir *d = c->dir;
+  size_t pos = d->blocks[b].offset;
+  hs_status st =
+      delta_block_header(c->buf, c->len, &pos, d->mb_count, &c->min_delta, &c->widths, err);
+  if (st != HS_OK) return st;
+  uint64_t deltas = d->total - 1 - (uint64_t)b * d->block_size;
+  c->block = b;
+  c->block_deltas = deltas < d->block_size ? deltas : d->block_size;
+  c->next_pos = pos;
+  c->next_m = 0;
+  c->next_s = 0;
+  c->run = d->blocks[b].value;
+  c->seg_first = -1;
+  return HS_OK;
+}
+
+hs_status hs_delta_cursor_get(hs_delta_cursor *c, int64_t i, uint64_t *out, hs_error *err) {
+  const hs_delta_dir *d = c->dir;
+  if (i < 0 || (uint64_t)i >= d->total) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: value %lld asked of a stream of %llu", (long long)i,
+                        (unsigned long long)d->total);
+  }
+  if (i == 0) {
+    *out = d->first;
+    return HS_OK;
+  }
+  if (c->seg_first >= 0 && i >= c->seg_first && (uint64_t)(i - c->seg_first) < c->seg_n) {
+    *out = c->seg[i - c->seg_first];
+    return HS_OK;
+  }
+  const size_t vpm = d->block_size / d->mb_count;
+  uint64_t delta = (uint64_t)i - 1, in_block = delta % d->block_size;
+  int64_t b = (int64_t)(delta / d->block_size);
+  uint32_t m = (uint32_t)(in_block / vpm), s = (uint32_t)(in_block % vpm / HS_DELTA_SEG);
+  if (b != c->block || m < c->next_m || (m == c->next_m && s < c->next_s)) {
+    hs_status st = cursor_block(c, b, err); /* a new block, or backwards: restart it */
+    if (st != HS_OK) return st;
+  }
+  for (;;) {
+    int bw = c->widths[c->next_m];
+    if (bw > 64) return delta_width_corrupt(err, bw, c->dir->blocks[b].offset);
+    size_t n_mb = cursor_mb_deltas(c, c->next_m);
+    size_t lo = (size_t)c->next_s * HS_DELTA_SEG;
+    size_t n_seg = n_mb - lo < HS_DELTA_SEG ? n_mb - lo : HS_DELTA_SEG;
+    size_t at = c->next_pos + lo / 8 * (size_t)bw;
+    bool target = c->next_m == m && c->next_s == s;
+    if (target) {
+      if (!delta_unpack(c->buf, c->len, at, bw, n_seg, c->seg)) return cursor_truncated(c, err);
+      uint64_t run = c->run;
+      for (size_t k = 0; k < n_seg; k++) c->seg[k] = run += c->min_delta + c->seg[k];
+      c->seg_first = (int64_t)(1 + (uint64_t)b * d->block_size + (uint64_t)m * vpm + lo);
+      c->seg_n = n_seg;
+      c->run = run;
+    } else if (c->next_s == 0 && c->next_m < m) { /* a whole miniblock in front */
+      if (!delta_sum(c->buf, c->len, at, bw, n_mb, c->min_delta, &c->run)) {
+        return cursor_truncated(c, err);
+      }
+      lo = n_mb;
+      n_seg = 0;
+    } else if (!delta_sum(c->buf, c->len, at, bw, n_seg, c->min_delta, &c->run)) {
+      return cursor_truncated(c, err);
+    }
+    if (lo + n_seg >= n_mb) {
+      c->next_pos += vpm / 8 * (size_t)bw;
+      c->next_m++;
+      c->next_s = 0;
+    } else {
+      c->next_s++;
+    }
+    if (target) break;
+  }
+  *out = c->seg[i - c->seg_first];
+  return HS_OK;
 }
 
 /* ------------------------------------------------------------- encoding */
