@@ -97,6 +97,7 @@ int hs_py_read_init(PyObject *module);
 PyObject *hs_py_read_parquet(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *hs_py_parquet_schema(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *hs_py_parquet_metadata(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *hs_py_parquet_pages_gathered(PyObject *self, PyObject *unused);
 
 /* write.c */
 PyObject *hs_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -156,6 +156,10 @@ static PyMethodDef hs_py_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "write_parquet(path, data, **options) -> None\n\n"
      "Write every batch of `data` (any object with __arrow_c_stream__) to `path`."},
+    {"_parquet_pages_gathered", hs_py_parquet_pages_gathered, METH_NOARGS,
+     "_parquet_pages_gathered() -> int\n\n"
+     "Data pages read by row gather (selected rows only, in place) in this\n"
+     "process so far; for tests and benchmarks."},
     {"inspect", (PyCFunction)(void (*)(void))hs_py_inspect, METH_VARARGS | METH_KEYWORDS,
      "inspect(path, json=False) -> str\n\n"
      "Describe a Parquet file: schema, row groups, column chunks, encodings,\n"

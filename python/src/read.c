@@ -24,6 +24,7 @@
 
 #include "arrow/arrow.h"
 #include "common/common.h"
+#include "parquet/parquet.h"
 
 /* ------------------------------------------------------ owned stream */
 
@@ -472,6 +473,10 @@ PyObject *hs_py_parquet_schema(PyObject *self, PyObject *args, PyObject *kwargs)
   }
   Py_DECREF(path);
   return (PyObject *)obj;
+}
+
+PyObject *hs_py_parquet_pages_gathered(PyObject *self, PyObject *unused) {
+  return PyLong_FromLongLong(hs_parquet_pages_gathered());
 }
 
 int hs_py_read_init(PyObject *module) {

@@ -25,6 +25,7 @@
  * downstream.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -614,13 +615,20 @@ static void cr_page_rows(hs_cr *r, int64_t lv_base, int64_t v_base) {
   }
 }
 
+/* Data pages read by row gather in this process (hs_parquet_pages_gathered). */
+static atomic_llong cr_pages_gathered;
+
+long long hs_parquet_pages_gathered(void) {
+  return atomic_load_explicit(&cr_pages_gathered, memory_order_relaxed);
+}
+
 /* The selection fast path (page_gather.c): an uncompressed page of a flat
  * column whose values can be addressed by position gives up only its
  * selected rows, read from the page bytes; nothing else of the page is
  * decoded or copied. *done: the page was handled (else decode it whole;
  * malformed level lengths are left to that path to report). */
-static hs_status cr_page_gather(hs_cr *r, const hs_pq_page_header *ph, const uint8_t *body,
-                                int64_t n, bool *done, hs_error *err) {
+static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header *ph,
+                                const uint8_t *body, int64_t n, bool *done, hs_error *err) {
   *done = false;
   const hs_pq_leaf_desc *d = r->desc;
   if (r->sel == NULL || !r->gather || n <= 0 || d->max_rep != 0 || d->max_def > 1) return HS_OK;
@@ -651,6 +659,10 @@ static hs_status cr_page_gather(hs_cr *r, const hs_pq_page_header *ph, const uin
   pg.vals = body + pos;
   pg.vlen = csize - pos;
   if (!hs_pq_gather_supported(&r->ctx, pg.encoding)) return HS_OK;
+  hs_fs_stamp stamp;
+  pg.n_levels = n;
+  pg.stamp = hs_source_stamp(r->src, &stamp) ? &stamp : NULL;
+  pg.offset = off;
   int64_t base = r->cur_row + 1;
   while (r->sel_i < r->n_sel && r->sel[r->sel_i] < base) r->sel_i++;
   size_t j = r->sel_i;
@@ -705,7 +717,7 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
   if (st != HS_OK) return st;
   int64_t lv_base = r->acc.n_levels, v_base = r->acc.n_values;
   bool gathered = false;
-  st = cr_page_gather(r, ph, body, n, &gathered, err);
+  st = cr_page_gather(r, off, ph, body, n, &gathered, err);
   if (st == HS_OK && !gathered) st = cr_data_page_decode(r, ph, body, n, err);
   if (st != HS_OK) {
     {
@@ -718,6 +730,7 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
   r->pages_read++;
   if (gathered) {
     r->pages_gathered++;
+    atomic_fetch_add_explicit(&cr_pages_gathered, 1, memory_order_relaxed);
   } else {
     cr_page_rows(r, lv_base, v_base);
   }

@@ -6,9 +6,12 @@
  * hs_pq_gather_supported) and falls back to decoding the page otherwise.
  *
  * Random access needs a position -> bytes rule: PLAIN fixed-width values
- * (value v at v * width), PLAIN booleans (bit v) and dictionary indices
+ * (value v at v * width), PLAIN booleans (bit v), dictionary indices
  * (an RLE/bit-packed hybrid stream, walked by run headers with
- * hs_rle_cursor). Definition levels (max 1) are walked the same way; the
+ * hs_rle_cursor) and DELTA_BINARY_PACKED INT32/INT64 values (a block
+ * directory, cached per page in delta_dir_cache.c, then the prefix of one
+ * block through hs_delta_cursor). Definition levels (max 1) are walked
+ * the same way as dictionary indices; the
  * value index of a row is the count of non-null levels before it
  * (popcount inside bit-packed runs, one step per RLE run).
  *
@@ -27,6 +30,9 @@ bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding) {
   if (encoding == HS_PQ_ENC_PLAIN_DICTIONARY || encoding == HS_PQ_ENC_RLE_DICTIONARY) {
     return ctx->dict != NULL && ctx->dict->present;
   }
+  if (encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
+    return d->type == HS_PQ_INT32 || d->type == HS_PQ_INT64;
+  }
   if (encoding != HS_PQ_ENC_PLAIN) return false;
   return d->type == HS_PQ_BOOLEAN || (d->type != HS_PQ_BYTE_ARRAY && ctx->width > 0);
 }
@@ -36,12 +42,27 @@ static hs_status gather_corrupt(hs_error *err, const char *what, int64_t row, lo
                       v);
 }
 
+/* Positioned readers of a page's values: dictionary indices or deltas. */
+typedef struct gather_cursors {
+  hs_rle_cursor ix;
+  hs_delta_cursor delta;
+} gather_cursors;
+
 /* Append value v of the page to acc. */
 static hs_status gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
-                              hs_rle_cursor *ix, int64_t row, int64_t v, hs_pq_acc *acc,
+                              gather_cursors *cur, int64_t row, int64_t v, hs_pq_acc *acc,
                               hs_error *err) {
   const hs_pq_leaf_desc *d = ctx->desc;
   size_t w = ctx->width > 0 ? (size_t)ctx->width : 0;
+  if (pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
+    uint64_t x;
+    hs_status st = hs_delta_cursor_get(&cur->delta, v, &x, err);
+    if (st != HS_OK) return st;
+    uint32_t x32 = (uint32_t)x; /* INT32: the low half, as modulo-2^32 arithmetic gives */
+    bool ok = d->type == HS_PQ_INT32 ? hs_buf_append(&acc->values, &x32, sizeof x32)
+                                     : hs_buf_append(&acc->values, &x, sizeof x);
+    return ok ? HS_OK : HS_ERR_NOMEM;
+  }
   if (pg->encoding == HS_PQ_ENC_PLAIN) {
     if (d->type == HS_PQ_BOOLEAN) {
       if ((uint64_t)v / 8 >= pg->vlen) return gather_corrupt(err, "value past the page", row, v);
@@ -52,7 +73,7 @@ static hs_status gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page
     return hs_buf_append(&acc->values, pg->vals + (size_t)v * w, w) ? HS_OK : HS_ERR_NOMEM;
   }
   uint32_t k;
-  hs_status st = hs_rle_cursor_get(ix, v, &k, err);
+  hs_status st = hs_rle_cursor_get(&cur->ix, v, &k, err);
   if (st != HS_OK) return st;
   const hs_pq_dict *dict = ctx->dict;
   if ((int64_t)k >= dict->n) return gather_corrupt(err, "dictionary index out of range", row, k);
@@ -75,17 +96,25 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
                             const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
                             int64_t *n_values, hs_error *err) {
   int16_t max_def = ctx->desc->max_def;
-  hs_rle_cursor def, ix;
+  hs_rle_cursor def;
+  gather_cursors cur;
   memset(&def, 0, sizeof def);
-  memset(&ix, 0, sizeof ix);
+  memset(&cur.ix, 0, sizeof cur.ix);
   if (max_def > 0) hs_rle_cursor_init(&def, pg->def, pg->def_len, 1);
-  if (pg->encoding != HS_PQ_ENC_PLAIN) {
+  hs_pq_delta_ref *dref = NULL;
+  hs_status st = HS_OK;
+  if (pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
+    const hs_delta_dir *dir;
+    /* Cheap for a page none of whose rows is a value: nothing to look up. */
+    st = k > 0 ? hs_pq_delta_dir_get(pg, &dir, &dref, err) : HS_OK;
+    if (st != HS_OK) return st;
+    if (dref != NULL) hs_delta_cursor_init(&cur.delta, dir, pg->vals, pg->vlen);
+  } else if (pg->encoding != HS_PQ_ENC_PLAIN) {
     if (pg->vlen < 1 || pg->vals[0] > 32) {
       return hs_error_set(err, HS_ERR_CORRUPT, "dictionary index bit width missing or > 32");
     }
-    hs_rle_cursor_init(&ix, pg->vals + 1, pg->vlen - 1, pg->vals[0]);
+    hs_rle_cursor_init(&cur.ix, pg->vals + 1, pg->vlen - 1, pg->vals[0]);
   }
-  hs_status st = HS_OK;
   if (ctx->desc->type == HS_PQ_BYTE_ARRAY) st = hs_pq_acc_init_offsets(acc, err);
   if (st == HS_OK && max_def > 0 && !hs_buf_reserve(&acc->def, k * sizeof(int16_t))) {
     st = HS_ERR_NOMEM;
@@ -105,12 +134,13 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
       valid = lv == 1;
     }
     if (!valid) continue;
-    st = gather_value(ctx, pg, &ix, row, v, acc, err);
+    st = gather_value(ctx, pg, &cur, row, v, acc, err);
     nv++;
   }
   if (st == HS_ERR_NOMEM && (err == NULL || err->status != HS_ERR_NOMEM)) {
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory gathering %zu rows", k);
   }
+  hs_pq_delta_dir_put(dref);
   *n_values = nv;
   return st;
 }

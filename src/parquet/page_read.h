@@ -12,6 +12,8 @@
 #define HS_PARQUET_PAGE_READ_H
 
 #include "column.h"
+#include "encoding.h"
+#include "../io/fs.h"
 
 /* A decoded dictionary: `n` entries, fixed width in `values` (n * width
  * bytes, BOOLEAN one byte per entry) or BYTE_ARRAY as n + 1 int32 offsets
@@ -90,11 +92,18 @@ typedef struct hs_pq_gather_page {
   int32_t encoding;   /* of the values */
   const uint8_t *vals;
   size_t vlen;
+  int64_t n_levels; /* the page's level count (bounds its value count) */
+  /* Where the page lies, for the delta directory cache: the file's stamp
+   * (NULL for a source that has none: the directory is built per call)
+   * and the offset of the page header in the file. */
+  const hs_fs_stamp *stamp;
+  uint64_t offset;
 } hs_pq_gather_page;
 
 /* True when rows of a page in `encoding` can be read one at a time: a flat
  * column (max_rep 0, max_def <= 1) with PLAIN fixed-width or boolean
- * values, or dictionary indices with the chunk's dictionary loaded. */
+ * values, dictionary indices with the chunk's dictionary loaded, or
+ * DELTA_BINARY_PACKED INT32/INT64 values (through a block directory). */
 bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding);
 
 /* Append the definition levels (max_def > 0) and values of the page's rows
@@ -104,5 +113,26 @@ bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding);
 hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
                             const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
                             int64_t *n_values, hs_error *err);
+
+/* ------------------------------- delta directory cache (delta_dir_cache.c)
+ *
+ * Block directories (encoding.h) of DELTA_BINARY_PACKED pages, kept per
+ * process so that repeated selections of a kept-open (or reopened) file do
+ * not walk its pages again: keyed by (file stamp, page offset, value
+ * bytes), least recently used evicted beyond HS_PQ_DELTA_CACHE_BYTES.
+ * Thread-safe; a directory handed out stays valid until given back even if
+ * it is evicted meanwhile. */
+#define HS_PQ_DELTA_CACHE_BYTES ((size_t)64 << 20)
+
+typedef struct hs_pq_delta_ref hs_pq_delta_ref;
+
+/* The directory of the page's value stream (pg->vals, pg->vlen): cached,
+ * or built (and cached when pg->stamp is set). *ref is the caller's until
+ * hs_pq_delta_dir_put; *dir is valid until then. */
+hs_status hs_pq_delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir **dir,
+                              hs_pq_delta_ref **ref, hs_error *err);
+void hs_pq_delta_dir_put(hs_pq_delta_ref *ref); /* accepts NULL */
+/* Drop every cached directory (those handed out live on until put). */
+void hs_pq_delta_cache_clear(void);
 
 #endif /* HS_PARQUET_PAGE_READ_H */

@@ -26,8 +26,12 @@ hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **ou
  * (hs_source_unref): for reading the file's page indexes, say, without
  * mapping it a second time. */
 hs_source *hs_parquet_reader_source(hs_parquet_reader *reader);
-/* Drop every kept file (files still open elsewhere stay valid). */
+/* Drop every kept file (files still open elsewhere stay valid) and the
+ * cached block directories of their delta pages (README "Row gather"). */
 void hs_parquet_file_cache_clear(void);
+/* Data pages read by row gather (only the selected rows, in place) in this
+ * process so far: for tests and benchmarks that check the path is taken. */
+long long hs_parquet_pages_gathered(void);
 
 /* hs_parquet_writer_close without the fsync: the complete file is written
  * but not yet durable; *fd_out is its open descriptor, which the caller

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../io/fs.h"
+#include "page_read.h"
 #include "reader_internal.h"
 #include "../common/parallel.h"
 
@@ -201,6 +202,7 @@ void hs_parquet_file_cache_clear(void) {
     file_unref(gone[i]);
     hs_free(paths[i]);
   }
+  hs_pq_delta_cache_clear();
 }
 
 void hs_parquet_reader_free(hs_parquet_reader *reader) {

@@ -611,9 +611,10 @@ static hs_status read_gather(const built_chunk *b, const col_data *c, bool use_o
 }
 
 /* Selection reads of uncompressed pages gather their rows in place: every
- * type, PLAIN and dictionary pages, required and optional (NULLs in mixed
- * RLE / bit-packed level runs), v1 and v2, random page sizes and
- * selections of every density give the column's rows, as the decoding
+ * type, PLAIN, dictionary and (INT32/INT64) DELTA_BINARY_PACKED pages,
+ * required and optional (NULLs in mixed RLE / bit-packed level runs), v1
+ * and v2, random page sizes and selections of every density give the
+ * column's rows, as the decoding
  * path does, and count their pages as gathered. Damaged copies of the same
  * chunks are then read both ways: an error or a result, never a crash. */
 static void test_gather(void) {
@@ -624,14 +625,19 @@ static void test_gather(void) {
                {HS_PQ_INT64, 0},      {HS_PQ_INT96, 0},
                {HS_PQ_FLOAT, 0},      {HS_PQ_DOUBLE, 0},
                {HS_PQ_BYTE_ARRAY, 0}, {HS_PQ_FIXED_LEN_BYTE_ARRAY, 3}};
-  static const int32_t encs[] = {HS_PQ_ENC_PLAIN, HS_PQ_ENC_RLE_DICTIONARY};
+  static const int32_t encs[] = {HS_PQ_ENC_PLAIN, HS_PQ_ENC_RLE_DICTIONARY,
+                                 HS_PQ_ENC_DELTA_BINARY_PACKED};
   static const int64_t every[] = {1, 2, 7, 100, 100000};
   uint64_t rng = 2026;
   int gathered_chunks = 0;
   for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 3; e++) {
       /* (The chunk builder writes no boolean dictionaries; nor does anyone.) */
       if (types[t].type == HS_PQ_BOOLEAN && encs[e] != HS_PQ_ENC_PLAIN) continue;
+      if (encs[e] == HS_PQ_ENC_DELTA_BINARY_PACKED && types[t].type != HS_PQ_INT32 &&
+          types[t].type != HS_PQ_INT64) {
+        continue;
+      }
       for (int shape = SHAPE_REQUIRED; shape <= SHAPE_OPTIONAL; shape++) {
         for (int version = 1; version <= 2; version++) {
           build_opts o = {0};
