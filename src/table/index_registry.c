@@ -47,8 +47,90 @@
 #define REGISTRY_BYTES_MAX ((size_t)256 << 20)
 #define REGISTRY_PROPERTY "hyperstream.index-registry"
 
+/* Parsed registries kept per process: a registry file is written once
+ * under a fresh name, so its parse is reused while the file's stamp
+ * (hs_fs_stamp_of: device, inode, size, mtime) is unchanged, and a query
+ * does not parse JSON again. Entries are lent by reference count; an
+ * evicted entry is freed when its last borrower lets go. */
+#define RC_MAX 8
+
+typedef struct rc_entry {
+  char *path;
+  hs_fs_stamp stamp;
+  hs_table_index_registry reg; /* owns its arena */
+  int refs;                    /* borrowers, plus one while in the cache */
+  uint64_t used_at;
+} rc_entry;
+
+static pthread_mutex_t rc_mu = PTHREAD_MUTEX_INITIALIZER;
+static rc_entry *rc_cache[RC_MAX];
+static uint64_t rc_tick;
+
+static void rc_unref(rc_entry *e) {
+  pthread_mutex_lock(&rc_mu);
+  bool last = --e->refs == 0;
+  pthread_mutex_unlock(&rc_mu);
+  if (!last) return;
+  hs_arena_reset(&e->reg.arena);
+  hs_free(e->path);
+  hs_free(e);
+}
+
+/* Lend the cached parse of (path, stamp) to *out; false when there is none. */
+static bool rc_take(const char *path, const hs_fs_stamp *stamp, hs_table_index_registry *out) {
+  rc_entry *hit = NULL;
+  pthread_mutex_lock(&rc_mu);
+  for (size_t i = 0; i < RC_MAX && hit == NULL; i++) {
+    rc_entry *e = rc_cache[i];
+    if (e != NULL && hs_fs_stamp_equal(&e->stamp, stamp) && strcmp(e->path, path) == 0) {
+      hit = e;
+      e->refs++;
+      e->used_at = ++rc_tick;
+    }
+  }
+  pthread_mutex_unlock(&rc_mu);
+  if (hit == NULL) return false;
+  out->entries = hit->reg.entries;
+  out->n_entries = hit->reg.n_entries;
+  out->order = hit->reg.order;
+  out->shared = hit;
+  return true;
+}
+
+/* Move the fresh parse *r into the cache and lend it back through *r. On
+ * failure (out of memory) *r stays the caller's own. */
+static void rc_put(const char *path, const hs_fs_stamp *stamp, hs_table_index_registry *r) {
+  rc_entry *e = hs_calloc(1, sizeof *e);
+  char *p = hs_strdup(path);
+  if (e == NULL || p == NULL) {
+    hs_free(e);
+    hs_free(p);
+    return;
+  }
+  *e = (rc_entry){.path = p, .stamp = *stamp, .reg = *r, .refs = 2};
+  rc_entry *old = NULL;
+  pthread_mutex_lock(&rc_mu);
+  size_t slot = 0;
+  for (size_t i = 0; i < RC_MAX; i++) {
+    if (rc_cache[i] == NULL) {
+      slot = i;
+      break;
+    }
+    if (rc_cache[i]->used_at < rc_cache[slot]->used_at) slot = i;
+  }
+  old = rc_cache[slot];
+  e->used_at = ++rc_tick;
+  rc_cache[slot] = e;
+  pthread_mutex_unlock(&rc_mu);
+  if (old != NULL) rc_unref(old);
+  memset(&r->arena, 0, sizeof r->arena);
+  hs_arena_init(&r->arena);
+  r->shared = e;
+}
+
 void hs_table_index_registry_free(hs_table_index_registry *r) {
   if (r == NULL) return;
+  if (r->shared != NULL) rc_unref(r->shared);
   hs_arena_reset(&r->arena);
   memset(r, 0, sizeof *r);
 }
@@ -149,12 +231,22 @@ hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metad
   char *path = NULL;
   hs_status st = hs_table_resolve_path(t, rec, "index registry", &path, err);
   if (st != HS_OK) return st;
+  hs_fs_stamp stamp;
+  bool keyed = hs_fs_stamp_of(path, &stamp);
+  if (keyed && rc_take(path, &stamp, out)) {
+    hs_free(path);
+    return HS_OK;
+  }
   hs_buf buf;
   hs_buf_init(&buf);
   st = hs_fs_read_file(path, REGISTRY_BYTES_MAX, &buf, err);
   if (st == HS_OK) st = registry_parse(path, &buf, out, err);
   if (st == HS_OK) st = registry_index(out, err);
   hs_buf_free(&buf);
+  /* Cached only if the file read is the one stamped (not replaced since). */
+  hs_fs_stamp after;
+  if (st == HS_OK && keyed && hs_fs_stamp_of(path, &after) && hs_fs_stamp_equal(&stamp, &after))
+    rc_put(path, &stamp, out);
   hs_free(path);
   if (st != HS_OK) hs_table_index_registry_free(out);
   return st;

@@ -209,15 +209,17 @@ typedef struct hs_table_index_entry {
 } hs_table_index_entry;
 
 typedef struct hs_table_index_registry {
-  hs_arena arena; /* owns everything */
+  hs_arena arena; /* owns everything, unless `shared` does */
   hs_table_index_entry *entries;
   size_t n_entries;
   size_t *order; /* entry indices sorted by (data_file, file_size, index): lookups bisect */
+  void *shared;  /* a parse lent by the per-process cache (read-only), or NULL */
 } hs_table_index_registry;
 
 /* Load the registry named by `meta`'s property "hyperstream.index-registry"
  * (meta NULL: t's current metadata). No property: an empty registry. *out
- * is fully overwritten; free with hs_table_index_registry_free. */
+ * is fully overwritten and read-only (it may be a parse shared with other
+ * loads of the same, unchanged file); free with hs_table_index_registry_free. */
 hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metadata *meta,
                                        hs_table_index_registry *out, hs_error *err);
 void hs_table_index_registry_free(hs_table_index_registry *r); /* accepts NULL */

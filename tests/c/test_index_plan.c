@@ -352,7 +352,39 @@ static void test_registry_lookup(void) {
     }
   }
   CHECK(hs_table_index_lookup(&reg, "/nope", 100, "a") == NULL);
+  /* A second load borrows the first's parse, which outlives the first's
+   * free; eviction by other registries does not free a lent parse. */
+  hs_table_index_registry r2;
+  CHECK_OK(hs_table_index_registry_load(t, NULL, &r2, &e), &e);
+  CHECK(reg.shared != NULL && r2.shared == reg.shared && r2.entries == reg.entries);
   hs_table_index_registry_free(&reg);
+  for (int k = 0; k < 12; k++) { /* more registries than the cache keeps */
+    add[k].file_size = 500 + k;
+    CHECK_OK(hs_table_index_register(t, add + k, 1, &e), &e);
+    CHECK_OK(hs_table_index_registry_load(t, NULL, &reg, &e), &e);
+    CHECK(reg.n_entries == (size_t)N + 1 + (size_t)k);
+    hs_table_index_registry_free(&reg);
+  }
+  CHECK(r2.n_entries == N);
+  for (int i = 0; i < N; i++) CHECK(strcmp(r2.entries[i].index_file, ix[i]) == 0);
+  hs_table_index_registry_free(&r2);
+  /* The registry file replaced in place: parsed again, not answered from
+   * the cache. */
+  CHECK_OK(hs_table_index_registry_load(t, NULL, &reg, &e), &e);
+  size_t before = reg.n_entries;
+  hs_table_index_registry_free(&reg);
+  const char *rp = hs_iceberg_metadata_property(&t->meta, "hyperstream.index-registry");
+  CHECK(rp != NULL);
+  const char *one =
+      "{\"format-version\":1,\"entries\":[{\"data-file\":\"/x\",\"file-size\":1,"
+      "\"index-file\":\"/y\",\"columns\":[\"a\"]}]}";
+  if (rp != NULL) {
+    CHECK_OK(hs_fs_remove(rp, &e), &e);
+    CHECK_OK(hs_fs_write_file(rp, one, strlen(one), &e), &e);
+    CHECK_OK(hs_table_index_registry_load(t, NULL, &reg, &e), &e);
+    CHECK(before > 1 && reg.n_entries == 1);
+    hs_table_index_registry_free(&reg);
+  }
   hs_table_free(t);
   hs_free(root);
 }
