@@ -880,6 +880,10 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
    * uncompressed, the levels and values where they were built; compressed,
    * c->body (data page v2 compresses PLAIN values straight from c->vals). */
   bool raw = c->o->codec == HS_PQ_CODEC_UNCOMPRESSED, kept, stored_raw = raw;
+  /* Pages v2 kept raw when compression hardly pays: booleans always (one bit
+   * a row: the codec saves at most 1/8 byte a row, and a selective read
+   * would pay a whole page's decompression for a few rows). */
+  if (v2 && c->o->compress_min_saving_pct > 0 && l->type == HS_PQ_BOOLEAN) raw = stored_raw = true;
   if ((st = encode_values(c, &encoding, raw || v2, &kept, err)) != HS_OK) return st;
   size_t raw_len = c->enc.len + (kept ? c->vals.len : 0);
   const uint8_t *p1 = c->enc.data, *p2 = kept ? c->vals.data : NULL;

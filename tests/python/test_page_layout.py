@@ -93,6 +93,9 @@ def test_default_layout_reads_back_everywhere(tmp_path, seed):
     # Random deltas do not compress: their pages are stored raw.
     z, u = _chunk_sizes(f, "id")
     assert z == u
+    # Booleans are kept raw (one bit a row).
+    z, u = _chunk_sizes(f, "flag")
+    assert z == u
     # Words compress: those pages went through zstd.
     z, u = _chunk_sizes(f, "text")
     assert z * 2 < u
