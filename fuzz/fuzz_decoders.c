@@ -98,6 +98,27 @@ static void byte_arrays(int which, const uint8_t *p, size_t len, size_t n) {
   hs_free(off);
 }
 
+/* Random access through a block directory (row gather of delta pages):
+ * when the directory builds, every value it reaches is readable and, where
+ * the decoder gave values (`o`, n of them, 32- or 64-bit), the same. */
+static void delta_random_access(const uint8_t *p, size_t len, bool is32, const void *o, size_t n,
+                                int param) {
+  hs_delta_dir dir;
+  if (hs_delta_dir_build(p, len, (uint64_t)n + (uint64_t)param, &dir, NULL) != HS_OK) return;
+  hs_delta_cursor c;
+  hs_delta_cursor_init(&c, &dir, p, len);
+  uint64_t step = 1 + (uint64_t)param % 37;
+  for (uint64_t i = 0; i < dir.total; i += step) {
+    uint64_t x;
+    if (hs_delta_cursor_get(&c, (int64_t)i, &x, NULL) != HS_OK) __builtin_trap();
+    if (o != NULL && i < n) {
+      uint64_t want = is32 ? (uint32_t)((const int32_t *)o)[i] : (uint64_t)((const int64_t *)o)[i];
+      if ((is32 ? (uint32_t)x : x) != want) __builtin_trap();
+    }
+  }
+  hs_delta_dir_free(&dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 4) return 0;
   int which = data[0] % F_COUNT;
@@ -146,7 +167,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   case F_DELTA_I32: {
     int32_t *o = must(hs_malloc(n * sizeof *o + 1));
-    if (hs_delta_binary_decode_i32(p, len, o, n, &used, NULL) == HS_OK) {
+    bool ok = hs_delta_binary_decode_i32(p, len, o, n, &used, NULL) == HS_OK;
+    delta_random_access(p, len, true, ok ? o : NULL, n, param);
+    if (ok) {
       hs_buf e;
       hs_buf_init(&e);
       int32_t *o2 = must(hs_malloc(n * sizeof *o2 + 1));
@@ -163,7 +186,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   case F_DELTA_I64: {
     int64_t *o = must(hs_malloc(n * sizeof *o + 1));
-    if (hs_delta_binary_decode_i64(p, len, o, n, &used, NULL) == HS_OK) {
+    bool ok = hs_delta_binary_decode_i64(p, len, o, n, &used, NULL) == HS_OK;
+    delta_random_access(p, len, false, ok ? o : NULL, n, param);
+    if (ok) {
       hs_buf e;
       hs_buf_init(&e);
       int64_t *o2 = must(hs_malloc(n * sizeof *o2 + 1));
