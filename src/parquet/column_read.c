@@ -72,6 +72,7 @@ typedef struct hs_cr {
   hs_buf unz;                      /* decompressed page, reused */
   hs_buf idx;                      /* dictionary indices, reused */
   hs_pq_dict dict;
+  hs_pq_cached *dict_ref; /* ctx.dict lent by the page cache, or NULL */
   hs_pq_page_ctx ctx;
   hs_pq_acc acc;
   bool data_seen; /* a data page was met: no dictionary page may follow */
@@ -169,6 +170,7 @@ static void cr_free(hs_cr *r) {
   hs_buf_free(&r->hdr_view);
   hs_buf_free(&r->body_view);
   hs_pq_dict_free(&r->dict);
+  hs_pq_cache_put(r->dict_ref);
   if (r->pooled) { /* what cr_finish did not hand out */
     cr_pool_give(&r->unz);
     cr_pool_give(&r->idx);
@@ -681,7 +683,31 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
   return HS_OK;
 }
 
-/* Read the dictionary page at r->dict_at, if there is one, once. */
+static void dict_free(void *p) {
+  hs_pq_dict_free(p);
+  hs_free(p);
+}
+
+/* Move the freshly decoded r->dict into the page cache and read it from
+ * there (ctx.dict). */
+static hs_status cr_dict_share(hs_cr *r, const hs_fs_stamp *stamp, size_t len, hs_error *err) {
+  hs_pq_dict *d = hs_malloc(sizeof *d);
+  if (d == NULL) return HS_OK; /* keep our own */
+  *d = r->dict;
+  memset(&r->dict, 0, sizeof r->dict);
+  size_t bytes = d->values.cap + d->offsets.cap + d->data.cap;
+  r->dict_ref = hs_pq_cache_add(stamp, r->dict_at, len, HS_PQ_CACHED_DICT, d, bytes, dict_free);
+  if (r->dict_ref == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "column %s: out of memory for its dictionary", r->path);
+  r->ctx.dict = hs_pq_cached_obj(r->dict_ref);
+  return HS_OK;
+}
+
+/* Read the dictionary page at r->dict_at, if there is one, once. A
+ * selective read of a file takes the decoded dictionary from the page
+ * cache (page_read.h), and leaves the one it decodes there: for a few
+ * rows, decompressing and decoding a large dictionary (a price column's
+ * 100,000 doubles) costs more than the rows themselves. */
 static hs_status cr_dict_load(hs_cr *r, hs_error *err) {
   if (!r->dict_check) return HS_OK;
   r->dict_check = false;
@@ -690,12 +716,21 @@ static hs_status cr_dict_load(hs_cr *r, hs_error *err) {
   const uint8_t *body;
   hs_status st = cr_header(r, r->dict_at, &ph, &body_off, err);
   if (st != HS_OK || ph.type != HS_PQ_DICTIONARY_PAGE) return st;
+  hs_fs_stamp stamp;
+  const hs_fs_stamp *sp = r->sel != NULL && hs_source_stamp(r->src, &stamp) ? &stamp : NULL;
+  size_t len = (size_t)ph.compressed_page_size;
+  r->dict_ref = hs_pq_cache_find(sp, r->dict_at, len, HS_PQ_CACHED_DICT);
+  if (r->dict_ref != NULL) {
+    r->ctx.dict = hs_pq_cached_obj(r->dict_ref);
+    r->pages_read++;
+    return HS_OK;
+  }
   st = cr_body(r, r->dict_at, &ph, body_off, &body, err);
   if (st == HS_OK) st = cr_dict_page(r, r->dict_at, &ph, body, err);
   if (st == HS_OK) {
-    hs_source_release(r->src, r->dict_at,
-                      (size_t)(body_off - r->dict_at) + (size_t)ph.compressed_page_size);
+    hs_source_release(r->src, r->dict_at, (size_t)(body_off - r->dict_at) + len);
   }
+  if (st == HS_OK && sp != NULL && r->dict.present) st = cr_dict_share(r, sp, len, err);
   return st;
 }
 

@@ -9,7 +9,7 @@
  * (value v at v * width), PLAIN booleans (bit v), dictionary indices
  * (an RLE/bit-packed hybrid stream, walked by run headers with
  * hs_rle_cursor) and DELTA_BINARY_PACKED INT32/INT64 values (a block
- * directory, cached per page in delta_dir_cache.c, then the prefix of one
+ * directory, cached per page in page_cache.c, then the prefix of one
  * block through hs_delta_cursor). Definition levels (max 1) are walked
  * the same way as dictionary indices; the
  * value index of a row is the count of non-null levels before it
@@ -92,6 +92,33 @@ static hs_status gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page
   return hs_buf_append(&acc->offsets, &end, sizeof end) ? HS_OK : HS_ERR_NOMEM;
 }
 
+static void delta_dir_free(void *p) {
+  hs_delta_dir_free(p);
+  hs_free(p);
+}
+
+/* The block directory of the page's value stream: cached, or built (and
+ * cached when the page has a file stamp). *ref is the caller's to put. */
+static hs_status delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir **dir,
+                               hs_pq_cached **ref, hs_error *err) {
+  *ref = hs_pq_cache_find(pg->stamp, pg->offset, pg->vlen, HS_PQ_CACHED_DELTA_DIR);
+  if (*ref == NULL) {
+    hs_delta_dir *d = hs_calloc(1, sizeof *d);
+    if (d == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for a delta directory");
+    uint64_t total_max = pg->n_levels > 0 ? (uint64_t)pg->n_levels : 0;
+    hs_status st = hs_delta_dir_build(pg->vals, pg->vlen, total_max, d, err);
+    if (st != HS_OK) {
+      hs_free(d);
+      return st;
+    }
+    *ref = hs_pq_cache_add(pg->stamp, pg->offset, pg->vlen, HS_PQ_CACHED_DELTA_DIR, d,
+                           hs_delta_dir_bytes(d), delta_dir_free);
+    if (*ref == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for a delta directory");
+  }
+  *dir = hs_pq_cached_obj(*ref);
+  return HS_OK;
+}
+
 hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
                             const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
                             int64_t *n_values, hs_error *err) {
@@ -101,12 +128,12 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
   memset(&def, 0, sizeof def);
   memset(&cur.ix, 0, sizeof cur.ix);
   if (max_def > 0) hs_rle_cursor_init(&def, pg->def, pg->def_len, 1);
-  hs_pq_delta_ref *dref = NULL;
+  hs_pq_cached *dref = NULL;
   hs_status st = HS_OK;
   if (pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
     const hs_delta_dir *dir;
     /* Cheap for a page none of whose rows is a value: nothing to look up. */
-    st = k > 0 ? hs_pq_delta_dir_get(pg, &dir, &dref, err) : HS_OK;
+    st = k > 0 ? delta_dir_get(pg, &dir, &dref, err) : HS_OK;
     if (st != HS_OK) return st;
     if (dref != NULL) hs_delta_cursor_init(&cur.delta, dir, pg->vals, pg->vlen);
   } else if (pg->encoding != HS_PQ_ENC_PLAIN) {
@@ -140,7 +167,7 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
   if (st == HS_ERR_NOMEM && (err == NULL || err->status != HS_ERR_NOMEM)) {
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory gathering %zu rows", k);
   }
-  hs_pq_delta_dir_put(dref);
+  hs_pq_cache_put(dref);
   *n_values = nv;
   return st;
 }

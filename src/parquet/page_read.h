@@ -114,25 +114,34 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
                             const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
                             int64_t *n_values, hs_error *err);
 
-/* ------------------------------- delta directory cache (delta_dir_cache.c)
+/* ---------------------------------------------- page cache (page_cache.c)
  *
- * Block directories (encoding.h) of DELTA_BINARY_PACKED pages, kept per
- * process so that repeated selections of a kept-open (or reopened) file do
- * not walk its pages again: keyed by (file stamp, page offset, value
- * bytes), least recently used evicted beyond HS_PQ_DELTA_CACHE_BYTES.
- * Thread-safe; a directory handed out stays valid until given back even if
- * it is evicted meanwhile. */
-#define HS_PQ_DELTA_CACHE_BYTES ((size_t)64 << 20)
+ * Objects derived from a page's bytes -- DELTA_BINARY_PACKED block
+ * directories (encoding.h) and decoded dictionaries -- kept per process so
+ * that repeated selections of a kept-open (or reopened) file do not derive
+ * them again: keyed by (file stamp, page offset, length of the bytes,
+ * kind), least recently used evicted beyond HS_PQ_PAGE_CACHE_BYTES.
+ * Thread-safe; an object handed out stays valid until given back even if
+ * it is evicted meanwhile. Cached objects are read-only. */
+#define HS_PQ_PAGE_CACHE_BYTES ((size_t)64 << 20)
 
-typedef struct hs_pq_delta_ref hs_pq_delta_ref;
+enum { HS_PQ_CACHED_DELTA_DIR = 1, HS_PQ_CACHED_DICT = 2 };
 
-/* The directory of the page's value stream (pg->vals, pg->vlen): cached,
- * or built (and cached when pg->stamp is set). *ref is the caller's until
- * hs_pq_delta_dir_put; *dir is valid until then. */
-hs_status hs_pq_delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir **dir,
-                              hs_pq_delta_ref **ref, hs_error *err);
-void hs_pq_delta_dir_put(hs_pq_delta_ref *ref); /* accepts NULL */
-/* Drop every cached directory (those handed out live on until put). */
-void hs_pq_delta_cache_clear(void);
+typedef struct hs_pq_cached hs_pq_cached;
+
+/* The cached entry of the key with a reference for the caller, or NULL
+ * (also when stamp is NULL: sources without a file are never cached). */
+hs_pq_cached *hs_pq_cache_find(const hs_fs_stamp *stamp, uint64_t offset, size_t len, int kind);
+/* Hand `obj` (`bytes` of memory, freed with free_obj) to the cache under
+ * the key, and return its entry with a reference for the caller: an entry
+ * another thread added meanwhile (obj is then freed), or one kept outside
+ * the cache when stamp is NULL or obj is too large. NULL only when out of
+ * memory (obj freed). */
+hs_pq_cached *hs_pq_cache_add(const hs_fs_stamp *stamp, uint64_t offset, size_t len, int kind,
+                              void *obj, size_t bytes, void (*free_obj)(void *));
+void *hs_pq_cached_obj(const hs_pq_cached *c);
+void hs_pq_cache_put(hs_pq_cached *c); /* give a reference back; accepts NULL */
+/* Drop every cached object (those handed out live on until put). */
+void hs_pq_cache_clear(void);
 
 #endif /* HS_PARQUET_PAGE_READ_H */

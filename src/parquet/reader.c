@@ -202,7 +202,7 @@ void hs_parquet_file_cache_clear(void) {
     file_unref(gone[i]);
     hs_free(paths[i]);
   }
-  hs_pq_delta_cache_clear();
+  hs_pq_cache_clear();
 }
 
 void hs_parquet_reader_free(hs_parquet_reader *reader) {

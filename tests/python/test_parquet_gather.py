@@ -256,3 +256,31 @@ def test_delta_gather_sees_rewritten_file(tmp_path):
         for _ in range(2):  # the second read hits the cache
             assert _read(path, rows, True).equals(want), k
 
+
+
+@pytest.mark.parametrize("kind", ["float64", "string"])
+def test_dictionary_cache_sees_rewritten_file(tmp_path, kind):
+    """Selective reads keep decoded dictionaries in the page cache, keyed by
+    the file's stamp: every read equals pyarrow's ``take``, also the second
+    one (a cache hit) and after the file is rewritten in place with other
+    dictionary values of the very same byte size (uncompressed pages, so
+    only the file's stamp tells the versions apart)."""
+    rng = random.Random(11)
+    path = str(tmp_path / "d.parquet")
+    n = 30000
+    rows = sorted(rng.sample(range(n), 500))
+    nr = np.random.default_rng(5)
+    codes = nr.integers(0, 5000, n)
+    for k in range(3):
+        if kind == "float64":
+            arr = pa.array((codes * (k + 2)).astype(np.float64) / 100.0)
+        else:
+            arr = pa.array([f"v{(c * (k + 2)) % 100000:05d}" for c in codes])
+        tbl = pa.table({"v": arr})
+        hpq.write_table(tbl, path, compression=None, data_page_version="2.0")
+        st = os.stat(path)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + k * 1_000_000_000))
+        want = tbl.take(pa.array(rows, pa.int64()))
+        for _ in range(2):  # the second read takes the cached dictionary
+            assert _read(path, rows, True).equals(want), k
+        assert _read(path, rows, False).equals(want), k
