@@ -97,26 +97,29 @@ hs_status hs_delta_binary_encode_i32(const int32_t *values, size_t n, hs_buf *ou
 hs_status hs_delta_binary_encode_i64(const int64_t *values, size_t n, hs_buf *out, hs_error *err);
 
 /* Random access into a DELTA_BINARY_PACKED stream (page_gather.c). A
- * block directory records, per block, where it starts in the stream and
- * the value before its first delta; hs_delta_dir_build makes one in a pass
- * that sums the deltas, checking the whole stream as the decoder does
- * (bit widths, truncation) and that it holds at most `total_max` values
- * (the page's value count), so the directory stays proportional to both
- * the page and its bytes. The directory owns `blocks` (hs_delta_dir_free)
- * and borrows nothing: it describes the bytes it was built from, which
- * the caller passes again to a cursor. */
-typedef struct hs_delta_block {
-  size_t offset;  /* of the block's min delta in the stream */
-  uint64_t value; /* the value its first delta applies to */
-} hs_delta_block;
+ * directory records, per miniblock, where its packed deltas start in the
+ * stream, their bit width and the value before its first delta (and per
+ * block the min delta); hs_delta_dir_build makes one in a pass that sums
+ * the deltas, checking the whole stream as the decoder does (bit widths,
+ * truncation) and that it holds at most `total_max` values (the page's
+ * value count). Every miniblock has its width byte in the stream, so the
+ * directory is at most ~16 bytes per byte of input. The directory owns its
+ * arrays (hs_delta_dir_free) and borrows nothing: it describes the bytes it
+ * was built from, which the caller passes again to a cursor. */
+typedef struct hs_delta_mb {
+  uint64_t value;  /* the value its first delta applies to */
+  uint32_t offset; /* of its packed deltas in the stream */
+  uint8_t bw;      /* their bit width (<= 64) */
+} hs_delta_mb;
 
 typedef struct hs_delta_dir {
   uint32_t block_size, mb_count;
   uint64_t total; /* values in the stream */
   uint64_t first; /* value 0 */
-  size_t n_blocks;
-  hs_delta_block *blocks;
-  size_t end; /* bytes the stream takes */
+  size_t n_blocks, n_mb;
+  uint64_t *min_delta; /* per block */
+  hs_delta_mb *mb;     /* per miniblock holding deltas, in stream order */
+  size_t end;          /* bytes the stream takes */
 } hs_delta_dir;
 
 hs_status hs_delta_dir_build(const uint8_t *buf, size_t len, uint64_t total_max, hs_delta_dir *out,
@@ -128,25 +131,18 @@ size_t hs_delta_dir_bytes(const hs_delta_dir *dir);
 /* Deltas unpacked per step inside a miniblock (a multiple of 8). */
 #define HS_DELTA_SEG 256
 
-/* Values of a stream through its directory. Fastest for increasing
- * positions: a later position in the same segment of HS_DELTA_SEG deltas
- * costs nothing, one further on in the block only the deltas in between;
- * any other position restarts from its block. Values are 64-bit, wrapping
- * modulo 2^64 (an INT32 column takes the low 32 bits: the same as its
- * modulo-2^32 arithmetic). Borrows the directory and the bytes, which must
- * be the ones it was built from; every read is still bounded by len. */
+/* Values of a stream through its directory: value i costs unpacking the
+ * deltas in front of it in its miniblock (at most HS_DELTA_SEG at a time),
+ * and a later position among those already unpacked costs nothing. Values
+ * are 64-bit, wrapping modulo 2^64 (an INT32 column takes the low 32 bits:
+ * the same as its modulo-2^32 arithmetic). Borrows the directory and the
+ * bytes, which must be the ones it was built from; every read is still
+ * bounded by len. */
 typedef struct hs_delta_cursor {
   const hs_delta_dir *dir;
   const uint8_t *buf;
   size_t len;
-  int64_t block; /* whose header is parsed; -1 before any */
-  uint64_t min_delta;
-  const uint8_t *widths;
-  uint64_t block_deltas;   /* deltas in the block */
-  size_t next_pos;         /* first byte of miniblock next_m */
-  uint32_t next_m, next_s; /* next segment not yet summed: miniblock, segment */
-  uint64_t run;            /* the value before that segment's first delta */
-  int64_t seg_first;       /* position of seg[0]; -1: none unpacked */
+  int64_t seg_first; /* position of seg[0]; -1: none unpacked */
   size_t seg_n;
   uint64_t seg[HS_DELTA_SEG];
 } hs_delta_cursor;

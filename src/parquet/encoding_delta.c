@@ -143,11 +143,13 @@ hs_status hs_delta_binary_decode_i64(const uint8_t *buf, size_t len, int64_t *ou
 
 /* ------------------------------------------------------ random access
  *
- * A block directory (encoding.h) records where each block starts and the
- * value its first delta applies to; value i is then the block's running
- * value plus the deltas of one block's prefix. Building it costs one pass
- * that sums the deltas (no values stored); a cursor then unpacks only the
- * miniblock segments in front of the values asked for.
+ * A directory (encoding.h) records per miniblock where its deltas start,
+ * their width and the value its first delta applies to; value i is then
+ * that running value plus the deltas in front of i in its miniblock.
+ * Building it costs one pass that sums the deltas (no values stored); a
+ * cursor then unpacks only a miniblock's prefix: one or two cache lines
+ * for the usual 32-delta miniblocks, where a per-block directory had to
+ * sum up to three miniblocks in front and parse the block header first.
  */
 
 /* Unpack c (<= HS_DELTA_SEG) deltas of bit width bw at buf[pos], a group
@@ -216,43 +218,51 @@ hs_status hs_delta_dir_build(const uint8_t *buf, size_t len, uint64_t total_max,
                         "DELTA_BINARY_PACKED: stream holds %llu values, the page at most %llu",
                         (unsigned long long)total, (unsigned long long)total_max);
   }
+  if (len > UINT32_MAX) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "DELTA_BINARY_PACKED: stream of %zu bytes", len);
+  }
+  const size_t vpm = (size_t)(block_size / mb_count);
   uint64_t left = total > 0 ? total - 1 : 0; /* deltas */
   uint64_t n_blocks = left / block_size + (left % block_size != 0);
-  /* A block takes at least 1 + mb_count bytes: the directory is bounded by
-   * the input before it is allocated. */
-  size_t bytes;
+  uint64_t n_mb = left / vpm + (left % vpm != 0);
+  /* A block takes at least 1 + mb_count bytes, so the directory is bounded
+   * by the input before it is allocated. */
+  size_t b_bytes, m_bytes;
   if (n_blocks > (len - pos) / (1 + mb_count) ||
-      !hs_mul_size(n_blocks ? (size_t)n_blocks : 1, sizeof(hs_delta_block), &bytes)) {
+      !hs_mul_size(n_blocks ? (size_t)n_blocks : 1, sizeof(uint64_t), &b_bytes) ||
+      !hs_mul_size(n_mb ? (size_t)n_mb : 1, sizeof(hs_delta_mb), &m_bytes)) {
     return hs_error_set(err, HS_ERR_CORRUPT,
                         "DELTA_BINARY_PACKED: %llu values need %llu blocks, %zu bytes remain",
                         (unsigned long long)total, (unsigned long long)n_blocks, len - pos);
   }
-  hs_delta_block *blocks = hs_malloc(bytes);
-  if (blocks == NULL) {
+  uint64_t *mins = hs_malloc(b_bytes);
+  hs_delta_mb *mbs = hs_malloc(m_bytes);
+  if (mins == NULL || mbs == NULL) {
+    hs_free(mins);
+    hs_free(mbs);
     return hs_error_set(err, HS_ERR_NOMEM, "DELTA_BINARY_PACKED: out of memory for %llu blocks",
                         (unsigned long long)n_blocks);
   }
   out->first = run;
-  const size_t vpm = (size_t)(block_size / mb_count);
-  for (uint64_t b = 0; b < n_blocks; b++) {
+  size_t k = 0;
+  for (uint64_t b = 0; b < n_blocks && st == HS_OK; b++) {
     size_t block_pos = pos;
-    blocks[b] = (hs_delta_block){block_pos, run};
-    uint64_t min_delta;
-    const uint8_t *widths;
-    st = delta_block_header(buf, len, &pos, mb_count, &min_delta, &widths, err);
+    const uint8_t *widths = NULL;
+    st = delta_block_header(buf, len, &pos, mb_count, &mins[b], &widths, err);
     for (size_t m = 0; st == HS_OK && m < mb_count && left > 0; m++) {
       int bw = widths[m];
       if (bw > 64) {
         st = delta_width_corrupt(err, bw, block_pos);
         break;
       }
+      mbs[k++] = (hs_delta_mb){run, (uint32_t)pos, (uint8_t)bw};
       size_t mb_bytes = vpm / 8 * (size_t)bw;
       size_t in_mb = left < vpm ? (size_t)left : vpm;
       size_t avail = len - pos, need = 0;
       hs_packed_bytes(in_mb, bw, &need);
       /* Every miniblock but the stream's last must be complete. */
       if (need > avail || (left > in_mb && mb_bytes > avail) ||
-          !delta_sum(buf, len, pos, bw, in_mb, min_delta, &run)) {
+          !delta_sum(buf, len, pos, bw, in_mb, mins[b], &run)) {
         st = hs_error_set(err, HS_ERR_CORRUPT,
                           "DELTA_BINARY_PACKED: miniblock at byte %zu needs %zu bytes, %zu remain",
                           pos, left > in_mb ? mb_bytes : need, avail);
@@ -261,70 +271,41 @@ hs_status hs_delta_dir_build(const uint8_t *buf, size_t len, uint64_t total_max,
       pos += mb_bytes < avail ? mb_bytes : avail;
       left -= in_mb;
     }
-    if (st != HS_OK) {
-      hs_free(blocks);
-      return st;
-    }
+  }
+  if (st != HS_OK) {
+    hs_free(mins);
+    hs_free(mbs);
+    return st;
   }
   out->block_size = (uint32_t)block_size;
   out->mb_count = (uint32_t)mb_count;
   out->total = total;
   out->n_blocks = (size_t)n_blocks;
-  out->blocks = blocks;
+  out->n_mb = k;
+  out->min_delta = mins;
+  out->mb = mbs;
   out->end = pos;
   return HS_OK;
 }
 
 void hs_delta_dir_free(hs_delta_dir *dir) {
   if (dir == NULL) return;
-  hs_free(dir->blocks);
+  hs_free(dir->min_delta);
+  hs_free(dir->mb);
   memset(dir, 0, sizeof *dir);
 }
 
 size_t hs_delta_dir_bytes(const hs_delta_dir *dir) {
-  return sizeof *dir + dir->n_blocks * sizeof(hs_delta_block);
+  return sizeof *dir + dir->n_blocks * sizeof(uint64_t) + dir->n_mb * sizeof(hs_delta_mb);
 }
 
 void hs_delta_cursor_init(hs_delta_cursor *c, const hs_delta_dir *dir, const uint8_t *buf,
                           size_t len) {
-  memset(c, 0, sizeof *c);
   c->dir = dir;
   c->buf = buf;
   c->len = len;
-  c->block = -1;
   c->seg_first = -1;
-}
-
-/* Deltas in miniblock m of the current block. */
-static size_t cursor_mb_deltas(const hs_delta_cursor *c, uint32_t m) {
-  size_t vpm = c->dir->block_size / c->dir->mb_count;
-  uint64_t before = (uint64_t)m * vpm;
-  if (before >= c->block_deltas) return 0;
-  return c->block_deltas - before < vpm ? (size_t)(c->block_deltas - before) : vpm;
-}
-
-static hs_status cursor_truncated(const hs_delta_cursor *c, hs_error *err) {
-  return hs_error_set(err, HS_ERR_CORRUPT,
-                      "DELTA_BINARY_PACKED: miniblock %u of block %lld (byte %zu) is truncated",
-                      (unsigned)c->next_m, (long long)c->block, c->next_pos);
-}
-
-/* Start block b: its header, the running value before its first delta. */
-static hs_status cursor_block(hs_delta_cursor *c, int64_t b, hs_error *err) {
-  const hs_delta_dir *d = c->dir;
-  size_t pos = d->blocks[b].offset;
-  hs_status st =
-      delta_block_header(c->buf, c->len, &pos, d->mb_count, &c->min_delta, &c->widths, err);
-  if (st != HS_OK) return st;
-  uint64_t deltas = d->total - 1 - (uint64_t)b * d->block_size;
-  c->block = b;
-  c->block_deltas = deltas < d->block_size ? deltas : d->block_size;
-  c->next_pos = pos;
-  c->next_m = 0;
-  c->next_s = 0;
-  c->run = d->blocks[b].value;
-  c->seg_first = -1;
-  return HS_OK;
+  c->seg_n = 0;
 }
 
 hs_status hs_delta_cursor_get(hs_delta_cursor *c, int64_t i, uint64_t *out, hs_error *err) {
@@ -343,47 +324,31 @@ hs_status hs_delta_cursor_get(hs_delta_cursor *c, int64_t i, uint64_t *out, hs_e
     return HS_OK;
   }
   const size_t vpm = d->block_size / d->mb_count;
-  uint64_t delta = (uint64_t)i - 1, in_block = delta % d->block_size;
-  int64_t b = (int64_t)(delta / d->block_size);
-  uint32_t m = (uint32_t)(in_block / vpm), s = (uint32_t)(in_block % vpm / HS_DELTA_SEG);
-  if (b != c->block || m < c->next_m || (m == c->next_m && s < c->next_s)) {
-    hs_status st = cursor_block(c, b, err); /* a new block, or backwards: restart it */
-    if (st != HS_OK) return st;
+  uint64_t delta = (uint64_t)i - 1;
+  size_t m = (size_t)(delta / vpm), j = (size_t)(delta % vpm);
+  const hs_delta_mb *e = &d->mb[m]; /* m < n_mb: i < total */
+  uint64_t min_delta = d->min_delta[delta / d->block_size], run = e->value;
+  /* Whole segments in front of j (miniblocks of more than HS_DELTA_SEG). */
+  size_t lo = j / HS_DELTA_SEG * HS_DELTA_SEG;
+  if (lo > 0 && !delta_sum(c->buf, c->len, e->offset, e->bw, lo, min_delta, &run)) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: miniblock at byte %u is truncated", e->offset);
   }
-  for (;;) {
-    int bw = c->widths[c->next_m];
-    if (bw > 64) return delta_width_corrupt(err, bw, c->dir->blocks[b].offset);
-    size_t n_mb = cursor_mb_deltas(c, c->next_m);
-    size_t lo = (size_t)c->next_s * HS_DELTA_SEG;
-    size_t n_seg = n_mb - lo < HS_DELTA_SEG ? n_mb - lo : HS_DELTA_SEG;
-    size_t at = c->next_pos + lo / 8 * (size_t)bw;
-    bool target = c->next_m == m && c->next_s == s;
-    if (target) {
-      if (!delta_unpack(c->buf, c->len, at, bw, n_seg, c->seg)) return cursor_truncated(c, err);
-      uint64_t run = c->run;
-      for (size_t k = 0; k < n_seg; k++) c->seg[k] = run += c->min_delta + c->seg[k];
-      c->seg_first = (int64_t)(1 + (uint64_t)b * d->block_size + (uint64_t)m * vpm + lo);
-      c->seg_n = n_seg;
-      c->run = run;
-    } else if (c->next_s == 0 && c->next_m < m) { /* a whole miniblock in front */
-      if (!delta_sum(c->buf, c->len, at, bw, n_mb, c->min_delta, &c->run)) {
-        return cursor_truncated(c, err);
-      }
-      lo = n_mb;
-      n_seg = 0;
-    } else if (!delta_sum(c->buf, c->len, at, bw, n_seg, c->min_delta, &c->run)) {
-      return cursor_truncated(c, err);
-    }
-    if (lo + n_seg >= n_mb) {
-      c->next_pos += vpm / 8 * (size_t)bw;
-      c->next_m++;
-      c->next_s = 0;
-    } else {
-      c->next_s++;
-    }
-    if (target) break;
+  /* This segment's prefix up to j, rounded up to a group of 8 but not past
+   * the stream's last delta. */
+  size_t n = (j - lo + 8) & ~(size_t)7;
+  uint64_t left = d->total - 1 - (delta - (j - lo));
+  if (n > left) n = (size_t)left;
+  if (e->bw == 0) {
+    for (size_t k = 0; k < n; k++) c->seg[k] = 0;
+  } else if (!delta_unpack(c->buf, c->len, e->offset + lo / 8 * e->bw, e->bw, n, c->seg)) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "DELTA_BINARY_PACKED: miniblock at byte %u is truncated", e->offset);
   }
-  *out = c->seg[i - c->seg_first];
+  for (size_t k = 0; k < n; k++) c->seg[k] = run += min_delta + c->seg[k];
+  c->seg_first = (int64_t)(1 + delta - (j - lo));
+  c->seg_n = n;
+  *out = c->seg[j - lo];
   return HS_OK;
 }
 

@@ -257,7 +257,7 @@ static void test_damaged(void) {
   hs_delta_dir dir;
   hs_error err = {0};
   CHECK_OK(hs_delta_dir_build(b.data, b.len, 300, &dir, &err), &err);
-  size_t first_widths = dir.blocks[0].offset + 1; /* min delta 7 is one byte */
+  size_t first_widths = dir.mb[0].offset - 4; /* the block's 4 width bytes */
   hs_delta_dir_free(&dir);
   b.data[first_widths] = 65;
   CHECK(hs_delta_dir_build(b.data, b.len, 300, &dir, &err) == HS_ERR_CORRUPT);
