@@ -293,13 +293,13 @@ class IndexMethods:
         index their new files in the background. Re-adding the same index is
         a no-op; another kind or params replaces it.
 
-        Selective queries read only their candidate rows when the data pages
-        are uncompressed: create the table with
-        ``properties={"write.parquet.compression-codec": "uncompressed"}``
-        (about 1.7x the bytes of zstd on typical data). With compressed pages
-        the index still narrows the rows, but every candidate costs its whole
-        page's decompression (BENCHMARKS.md, issue 4: 10M rows, a 0.1 % filter
-        2.3 ms uncompressed vs 145 ms zstd).
+        Selective queries read only their candidate rows from pages stored
+        uncompressed, which the table's default layout does wherever zstd
+        saves less than 1/8 (ids, timestamps, prices, dictionary indices,
+        booleans; src/table/README.md "Data page layout"). Pages that do
+        compress (free text) still cost their decompression per query, and
+        tables written with ``hyperstream.parquet.page-version = 1`` compress
+        every page (BENCHMARKS.md, issue 4).
         """
         if not isinstance(column, str) or not isinstance(kind, str):
             raise InvalidArgumentError("add_index(column, kind): both must be str")
