@@ -4,9 +4,10 @@
  * hs_parallel_for splits [0, n) into chunks of `grain` items; `threads`
  * workers (the calling thread is one of them) claim chunks from a shared
  * atomic counter until none are left, so uneven chunks balance. Returns
- * when every chunk is done. Workers are started per call (tens of
- * microseconds), so callers hand it work of at least milliseconds: index
- * builds, k-means iterations, batches of queries.
+ * when every chunk is done. Helper workers are threads of a pool kept
+ * between calls (parallel.c), woken per call (microseconds); the pool
+ * grows only when a call finds no idle thread (nested or concurrent calls)
+ * and survives fork() (the child starts with an empty pool).
  *
  * `fn` must not fail: a worker that hits an error records it in its own
  * slot of the caller's context (the `worker` argument, in [0, threads),
@@ -29,5 +30,8 @@ uint32_t hs_parallel_cores(void);
 /* threads == 0 means hs_parallel_cores(); it is also capped by the number
  * of chunks. grain == 0 means 1. */
 void hs_parallel_for(size_t n, size_t grain, uint32_t threads, hs_parallel_fn fn, void *ctx);
+
+/* Threads the pool has started and not lost (tests). */
+uint32_t hs_parallel_pool_threads(void);
 
 #endif /* HS_COMMON_PARALLEL_H */
