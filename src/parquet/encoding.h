@@ -152,6 +152,10 @@ void hs_delta_cursor_init(hs_delta_cursor *c, const hs_delta_dir *dir, const uin
 /* Value i (0 <= i < total) into *out; damage found on the way (or a
  * position outside the stream) is HS_ERR_CORRUPT. */
 hs_status hs_delta_cursor_get(hs_delta_cursor *c, int64_t i, uint64_t *out, hs_error *err);
+/* Hint that value i will be asked for soon: `data` false fetches its
+ * directory entry into the cache, true (a few values later, once the entry
+ * is there) its packed deltas. Positions outside the stream are ignored. */
+void hs_delta_cursor_prefetch(const hs_delta_cursor *c, int64_t i, bool data);
 
 hs_status hs_delta_length_decode(const uint8_t *buf, size_t len, size_t n, int32_t *offsets,
                                  hs_buf *data, size_t *consumed, hs_error *err);

@@ -352,6 +352,20 @@ hs_status hs_delta_cursor_get(hs_delta_cursor *c, int64_t i, uint64_t *out, hs_e
   return HS_OK;
 }
 
+void hs_delta_cursor_prefetch(const hs_delta_cursor *c, int64_t i, bool data) {
+  const hs_delta_dir *d = c->dir;
+  if (i <= 0 || (uint64_t)i >= d->total) return;
+  const size_t vpm = d->block_size / d->mb_count;
+  uint64_t delta = (uint64_t)i - 1;
+  const hs_delta_mb *e = &d->mb[delta / vpm];
+  if (!data) {
+    __builtin_prefetch(e);
+    return;
+  }
+  size_t at = e->offset + (size_t)(delta % vpm % HS_DELTA_SEG / 8 * e->bw);
+  if (at < c->len) __builtin_prefetch(c->buf + at);
+}
+
 /* ------------------------------------------------------------- encoding */
 
 #define HS_DELTA_BLOCK 128
