@@ -470,10 +470,15 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
     const hs_pq_column_chunk *cc = &rg->columns[l];
     if (cc->has_meta_data && cc->meta_data.total_compressed_size > 0) {
       /* An uncompressed chunk gives up only the selected rows (page_gather.c):
-       * the work is theirs, not the chunk's size. */
-      int64_t b = cc->meta_data.total_compressed_size;
-      if (s->rows && cc->meta_data.codec == HS_PQ_CODEC_UNCOMPRESSED && (int64_t)n_rel * 16 < b)
-        b = (int64_t)n_rel * 16;
+       * the work is theirs, not the chunk's size. So does a chunk whose
+       * pages are (nearly all) stored raw although its codec is not
+       * UNCOMPRESSED (data page v2, is_compressed = false: the table
+       * layout): its bytes hardly shrank. */
+      const hs_pq_column_meta *m = &cc->meta_data;
+      int64_t b = m->total_compressed_size;
+      bool raw = m->codec == HS_PQ_CODEC_UNCOMPRESSED ||
+                 (double)m->total_compressed_size >= 0.85 * (double)m->total_uncompressed_size;
+      if (s->rows && raw && (int64_t)n_rel * 16 < b) b = (int64_t)n_rel * 16;
       bytes += b;
     }
     n_used++;
