@@ -368,6 +368,31 @@ static const hs_pq_offset_index *load_offset_index(stream_state *s, const hs_pq_
   return oi;
 }
 
+/* True when the chunk's data pages are stored raw: an UNCOMPRESSED chunk,
+ * or one whose first data page is a v2 page with is_compressed = false
+ * (the table layout keeps incompressible pages raw whatever the codec). A
+ * selective read then costs its rows, not the chunk's bytes. */
+static bool chunk_pages_raw(stream_state *s, const hs_pq_column_meta *m) {
+  if (m->codec == HS_PQ_CODEC_UNCOMPRESSED) return true;
+  uint64_t size = hs_source_size(s->file->src);
+  if (m->data_page_offset < 0 || (uint64_t)m->data_page_offset >= size) return false;
+  size_t len = size - (uint64_t)m->data_page_offset < 256
+                   ? (size_t)(size - (uint64_t)m->data_page_offset)
+                   : 256;
+  hs_buf scratch;
+  hs_buf_init(&scratch);
+  const uint8_t *p = NULL;
+  hs_pq_page_header ph;
+  size_t used = 0;
+  hs_error local = {0};
+  bool raw = hs_source_view(s->file->src, (uint64_t)m->data_page_offset, len, &scratch, &p,
+                            &local) == HS_OK &&
+             hs_pq_page_header_parse(p, len, &s->rg_arena, &ph, &used, &local) == HS_OK &&
+             ph.type == HS_PQ_DATA_PAGE_V2 && ph.has_data_page_v2 && !ph.data_page_v2.is_compressed;
+  hs_buf_free(&scratch);
+  return raw;
+}
+
 /* Leaf l of row group g into s->leaves[l] and s->windows[l] (nothing else
  * of `s` is written, so leaves load on several threads at once). rel:
  * the selected rows of the row group (NULL: all). */
@@ -469,16 +494,11 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
     s->used_oi[n_used] = s->rows ? load_offset_index(s, &rg->columns[l]) : NULL;
     const hs_pq_column_chunk *cc = &rg->columns[l];
     if (cc->has_meta_data && cc->meta_data.total_compressed_size > 0) {
-      /* An uncompressed chunk gives up only the selected rows (page_gather.c):
-       * the work is theirs, not the chunk's size. So does a chunk whose
-       * pages are (nearly all) stored raw although its codec is not
-       * UNCOMPRESSED (data page v2, is_compressed = false: the table
-       * layout): its bytes hardly shrank. */
+      /* A chunk of raw pages gives up only the selected rows (page_gather.c):
+       * the work is theirs, not the chunk's size. */
       const hs_pq_column_meta *m = &cc->meta_data;
       int64_t b = m->total_compressed_size;
-      bool raw = m->codec == HS_PQ_CODEC_UNCOMPRESSED ||
-                 (double)m->total_compressed_size >= 0.85 * (double)m->total_uncompressed_size;
-      if (s->rows && raw && (int64_t)n_rel * 16 < b) b = (int64_t)n_rel * 16;
+      if (s->rows && (int64_t)n_rel * 16 < b && chunk_pages_raw(s, m)) b = (int64_t)n_rel * 16;
       bytes += b;
     }
     n_used++;
