@@ -108,6 +108,8 @@ def write_parquet(
     write_page_checksum: bool = False,
     metadata: Optional[Mapping[Union[str, bytes], Union[str, bytes]]] = None,
     created_by: Optional[str] = None,
+    delta_fallback: bool = False,
+    compress_min_saving_pct: int = 0,
 ) -> None: ...
 
 # ------------------------------------------------ tables (python/src/table.c)

@@ -223,6 +223,8 @@ def write_table(
     write_page_checksum: bool = False,
     metadata: Optional[Mapping[Union[str, bytes], Union[str, bytes]]] = None,
     field_ids: Optional[Mapping[str, int]] = None,
+    delta_fallback: bool = False,
+    compress_min_saving_pct: int = 0,
 ) -> None:
     """Write ``data`` to the Parquet file ``path``.
 
@@ -254,6 +256,14 @@ def write_table(
         field_ids: column name -> Parquet field id (as used by Iceberg). By
             default field ids come from the fields' ``PARQUET:field_id`` metadata
             or are numbered 1..n depth-first.
+        delta_fallback: integer columns (dates, timestamps too) whose
+            dictionary is given up are written DELTA_BINARY_PACKED instead of
+            PLAIN.
+        compress_min_saving_pct: with ``data_page_version="2.0"``, a page the
+            codec shrinks by less than this percentage is stored uncompressed
+            (and booleans always), so that row selections read it in place.
+            Tables write ``delta_fallback=True, compress_min_saving_pct=12``
+            with v2 pages (src/table/README.md "Data page layout").
 
     Raises:
         InvalidArgumentError (a ValueError): an option is out of range; the
@@ -316,6 +326,8 @@ def write_table(
         write_page_index=write_page_index,
         write_page_checksum=write_page_checksum,
         metadata=dict(metadata) if metadata is not None else None,
+        delta_fallback=bool(delta_fallback),
+        compress_min_saving_pct=int(compress_min_saving_pct),
     )
 
 

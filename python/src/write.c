@@ -256,16 +256,19 @@ PyObject *hs_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs) 
                            "write_page_checksum",
                            "metadata",
                            "created_by",
+                           "delta_fallback",
+                           "compress_min_saving_pct",
                            NULL};
   PyObject *path_obj, *data, *compression = NULL, *level = Py_None, *page_version = NULL;
   PyObject *column_encoding = Py_None, *metadata = Py_None, *created_by = Py_None;
   long long row_group_size = 1048576, data_page_size = 1 << 20, dict_limit = 1 << 20;
   int use_dictionary = 1, write_statistics = 1, write_page_index = 1, write_crc = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOLLOpLOpppOO:write_parquet", kwlist,
-                                   &path_obj, &data, &compression, &level, &row_group_size,
-                                   &data_page_size, &page_version, &use_dictionary, &dict_limit,
-                                   &column_encoding, &write_statistics, &write_page_index,
-                                   &write_crc, &metadata, &created_by)) {
+  int delta_fallback = 0, min_saving = 0;
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "OO|$OOLLOpLOpppOOpi:write_parquet", kwlist, &path_obj, &data, &compression,
+          &level, &row_group_size, &data_page_size, &page_version, &use_dictionary, &dict_limit,
+          &column_encoding, &write_statistics, &write_page_index, &write_crc, &metadata,
+          &created_by, &delta_fallback, &min_saving)) {
     return NULL;
   }
   hs_py_write_opts w;
@@ -296,6 +299,13 @@ PyObject *hs_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs) 
   w.o.write_statistics = write_statistics;
   w.o.write_page_index = write_page_index;
   w.o.write_page_crc = write_crc;
+  w.o.delta_fallback = delta_fallback;
+  if (min_saving < 0 || min_saving > 100) {
+    hs_py_raise_msg(hs_py_invalid_error, "compress_min_saving_pct must be in 0..100, got %d",
+                    min_saving);
+    goto fail;
+  }
+  w.o.compress_min_saving_pct = min_saving;
   if (hs_py_parse_encodings(column_encoding, &w) < 0) goto fail;
   w.o.encoding_columns = (const char *const *)w.enc_cols;
   w.o.encodings = w.encs;
