@@ -10,6 +10,9 @@
  * to THREADS_MAX in all. A finished worker returns to the idle list before
  * it reports done, so the caller's next call finds it there.
  *
+ * A thread at a lower priority than the main thread (the background index
+ * build lowers its own) starts no pool threads: they would inherit it.
+ *
  * fork(): the child has none of the pool's threads, so an atfork handler
  * empties the pool in the child (the parent's idle records are abandoned
  * there, not freed: another thread of the parent may have held their
@@ -23,6 +26,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -119,6 +124,20 @@ static void *worker_main(void *p) {
   return NULL;
 }
 
+/* True when the calling thread runs at a lower priority (a higher nice)
+ * than the process's main thread: a background index build (Linux nice is
+ * per thread). Pool threads it started would keep that priority for every
+ * later caller, so it starts none (idle ones may still help it). */
+static bool caller_demoted(void) {
+#ifdef __linux__
+  int mine = getpriority(PRIO_PROCESS, 0); /* the calling thread */
+  int main_thread = getpriority(PRIO_PROCESS, (id_t)getpid());
+  return mine > main_thread;
+#else
+  return false;
+#endif
+}
+
 /* Hand job j to a pool thread as worker `id`: an idle one, else a new one.
  * False when neither is possible. */
 static bool enlist(job *j, uint32_t id) {
@@ -126,6 +145,7 @@ static bool enlist(job *j, uint32_t id) {
   pool_worker *w = pool_idle;
   if (w != NULL) pool_idle = w->next_idle;
   bool may_start = w == NULL && pool_threads < THREADS_MAX;
+  if (may_start && caller_demoted()) may_start = false;
   if (may_start) pool_threads++;
   pthread_mutex_unlock(&pool_mu);
   if (w == NULL && !may_start) return false;

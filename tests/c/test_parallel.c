@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +57,14 @@ static void *caller(void *p) {
   return NULL;
 }
 
+static void *niced_caller(void *p) {
+  atomic_uint *ok = p;
+  if (setpriority(PRIO_PROCESS, 0, 10) != 0) return NULL; /* this thread only (Linux) */
+  for (int r = 0; r < 20; r++)
+    if (cover(500, 3, 3)) atomic_fetch_add(ok, 1);
+  return NULL;
+}
+
 static void test_pool(void) {
   CHECK(cover(1000, 1, 2));
   uint32_t base = hs_parallel_pool_threads();
@@ -74,12 +83,20 @@ static void test_pool(void) {
   for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
   CHECK_EQ_INT(atomic_load(&ok), 800);
   CHECK(hs_parallel_pool_threads() <= 256);
-  /* A forked child: the pool's threads are not there; loops still run. */
+  /* A forked child: the pool's threads are not there; loops still run. A
+   * thread niced below the main thread (a background build) starts no pool
+   * threads, which would inherit its priority; the main thread does. */
   pid_t kid = fork();
   if (kid == 0) {
     alarm(20); /* a hang fails the test instead of blocking it */
-    bool good = true;
+    bool good = hs_parallel_pool_threads() == 0;
+    pthread_t low;
+    atomic_uint low_ok;
+    atomic_init(&low_ok, 0);
+    good &= pthread_create(&low, NULL, niced_caller, &low_ok) == 0 && pthread_join(low, NULL) == 0;
+    good &= atomic_load(&low_ok) == 20 && hs_parallel_pool_threads() == 0;
     for (int r = 0; r < 50; r++) good &= cover(2000, 5, 3);
+    good &= hs_parallel_pool_threads() >= 1;
     _exit(good ? 0 : 1);
   }
   int status = 0;
