@@ -266,7 +266,10 @@ class Table(IndexMethods):
             creates.
         index_all: index every top-level scalar column (kind "inverted"),
             also columns of later writes; built in the background after each
-            write (see :meth:`add_index`, :meth:`wait_for_indexes`).
+            write, on one thread at the lowest CPU priority so that writes
+            do not wait for it (see :meth:`add_index`,
+            :meth:`wait_for_indexes`). Until a file's index is registered,
+            queries scan that file; results are the same either way.
 
     Every read sees the latest committed version (other processes may have
     committed since the last call). Reads of a table that does not exist yet
