@@ -123,7 +123,6 @@ static void rc_put(const char *path, const hs_fs_stamp *stamp, hs_table_index_re
   rc_cache[slot] = e;
   pthread_mutex_unlock(&rc_mu);
   if (old != NULL) rc_unref(old);
-  memset(&r->arena, 0, sizeof r->arena);
   hs_arena_init(&r->arena);
   r->shared = e;
 }

@@ -59,6 +59,19 @@ static inline uint64_t hs_test_rand(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+/* A fresh table root "<new temp dir>/t" (not created: the table makes it),
+ * tag naming the test in the temp dir's name; malloc'd (free), or NULL. */
+static inline char *hs_test_temp_root(const char *tag) {
+  char tmpl[256];
+  snprintf(tmpl, sizeof tmpl, "/tmp/hs_test_%s_XXXXXX", tag);
+  char *d = mkdtemp(tmpl);
+  if (d == NULL) return NULL;
+  size_t n = strlen(d) + 8;
+  char *root = malloc(n);
+  if (root != NULL) snprintf(root, n, "%s/t", d);
+  return root;
+}
+
 /* A whole file into a malloc'd buffer (*n bytes), or NULL. */
 static inline char *hs_test_slurp(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");

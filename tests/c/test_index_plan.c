@@ -89,16 +89,6 @@ static bool same(const result *a, const result *b) {
          (a->n == 0 || memcmp(a->ids, b->ids, a->n * sizeof *a->ids) == 0);
 }
 
-static char *temp_root(void) {
-  char tmpl[] = "/tmp/hs_test_idxplan_XXXXXX";
-  char *d = mkdtemp(tmpl);
-  if (d == NULL) return NULL;
-  size_t n = strlen(d) + 8;
-  char *root = hs_malloc(n);
-  snprintf(root, n, "%s/t", d);
-  return root;
-}
-
 static hs_table *make_table(const char *root) {
   hs_error e = {0};
   struct ArrowSchema s;
@@ -154,7 +144,7 @@ static void random_filter(uint64_t *rs, char *buf, size_t cap, int depth) {
 }
 
 static void test_differential(void) {
-  char *root = temp_root();
+  char *root = hs_test_temp_root("idxplan");
   hs_table *t = make_table(root);
   hs_error e = {0};
   int64_t s1 = append_rows(t, 0, 250);
@@ -307,13 +297,13 @@ static void test_differential(void) {
   hs_free(base);
   hs_free(filters);
   hs_table_free(t);
-  hs_free(root);
+  free(root);
 }
 
 /* Registry lookups: many files, several entries per file (the later one
  * wins per column), sizes distinguish files of the same path. */
 static void test_registry_lookup(void) {
-  char *root = temp_root();
+  char *root = hs_test_temp_root("idxplan");
   hs_table *t = make_table(root);
   hs_error e = {0};
   enum { N = 60 };
@@ -386,7 +376,7 @@ static void test_registry_lookup(void) {
     hs_table_index_registry_free(&reg);
   }
   hs_table_free(t);
-  hs_free(root);
+  free(root);
 }
 
 /* Two processes build indexes on different columns at once, while a third
@@ -442,7 +432,7 @@ static void test_registry_field_ids(void) {
 }
 
 static void test_concurrent_builds(void) {
-  char *root = temp_root();
+  char *root = hs_test_temp_root("idxplan");
   hs_table *t = make_table(root);
   hs_error e = {0};
   for (int i = 0; i < 4; i++) append_rows(t, i * 100, 100);
@@ -503,7 +493,7 @@ static void test_concurrent_builds(void) {
   CHECK(r.n == 60 - 9); /* ids 390..449 less the multiples of 7 */
   hs_free(r.ids);
   hs_table_free(t);
-  hs_free(root);
+  free(root);
 }
 
 /* ------------------------------------------------------------ drivers */
@@ -588,7 +578,7 @@ static int driver_query(const char *root) {
  * candidates, and row groups without one are skipped. One file of 400
  * rows in row groups of 100 (ids 0..399 in order, k = id % 13). */
 static void test_dense_fallback(void) {
-  char *root = temp_root();
+  char *root = hs_test_temp_root("idxplan");
   hs_table *t = make_table(root);
   hs_error e = {0};
   append_rows(t, 0, 400);
@@ -645,7 +635,7 @@ static void test_dense_fallback(void) {
   }
   for (int i = 0; i < NQ; i++) hs_free(base[i].ids);
   hs_table_free(t);
-  hs_free(root);
+  free(root);
 }
 
 /* The opened-column cache (index_plan.c) under concurrent queries: 4
@@ -681,7 +671,7 @@ static void *cc_run(void *arg) {
 }
 
 static void test_cache_concurrent(void) {
-  char *root = temp_root();
+  char *root = hs_test_temp_root("idxplan");
   hs_table *t = make_table(root);
   hs_error e = {0};
   append_rows(t, 0, 300);
@@ -714,7 +704,7 @@ static void test_cache_concurrent(void) {
   for (int i = 0; i < CC_NF; i++) hs_free(want[i].ids);
   hs_free(filters);
   hs_table_free(t);
-  hs_free(root);
+  free(root);
 }
 
 int main(int argc, char **argv) {

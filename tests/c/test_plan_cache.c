@@ -19,16 +19,6 @@
 #include "hs_table_fixture.h"
 #include "table/table.h"
 
-static char *temp_root(void) {
-  char tmpl[] = "/tmp/hs_test_plancache_XXXXXX";
-  char *d = mkdtemp(tmpl);
-  if (d == NULL) return NULL;
-  size_t n = strlen(d) + 8;
-  char *root = hs_malloc(n);
-  snprintf(root, n, "%s/t", d);
-  return root;
-}
-
 /* Sum of the planned files' record counts: the rows a snapshot holds. */
 static int64_t plan_rows(const hs_table_plan *p) {
   int64_t n = 0;
@@ -56,7 +46,7 @@ static int list_manifests(const char *root, char out[][4096], int cap) {
 
 int main(void) {
   hs_error e = {0};
-  char *root = temp_root();
+  char *root = hs_test_temp_root("plancache");
   CHECK(root != NULL);
   if (root == NULL) return hs_test_finish("test_plan_cache");
   struct ArrowSchema s;
@@ -141,6 +131,6 @@ int main(void) {
   }
   for (int i = 0; i < n_man; i++) free(orig[i]);
   hs_table_free(t);
-  hs_free(root);
+  free(root);
   return hs_test_finish("test_plan_cache");
 }

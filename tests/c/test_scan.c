@@ -134,18 +134,8 @@ static hs_table *make_table(const char *root, const char *rg_rows) {
   return make_table_pages(root, rg_rows, NULL);
 }
 
-static char *temp_root(void) {
-  char tmpl[] = "/tmp/hs_test_scan_XXXXXX";
-  char *d = mkdtemp(tmpl);
-  if (d == NULL) return NULL;
-  size_t n = strlen(d) + 8;
-  char *root = hs_malloc(n);
-  snprintf(root, n, "%s/t", d);
-  return root;
-}
-
 static void test_scan_basic(void) {
-  char *root = temp_root();
+  char *root = hs_test_temp_root("scan");
   hs_table *t = make_table(root, "100");
   if (t == NULL) return;
   hs_scan_options o;
@@ -277,7 +267,7 @@ static void test_scan_basic(void) {
   other.release(&other);
 
   hs_table_free(t);
-  hs_free(root);
+  free(root);
 }
 
 /* Iceberg bounds of a string column: a possibly truncated upper bound is
@@ -360,7 +350,7 @@ static void sort_ids(scan_result *r) {
  * group) and one with default pages (one page per chunk): every filter
  * gives the same rows; selective ones prune pages in the first. */
 static void test_page_pruning(void) {
-  char *root1 = temp_root(), *root2 = temp_root();
+  char *root1 = hs_test_temp_root("scan"), *root2 = hs_test_temp_root("scan");
   hs_table *t1 = make_table_pages(root1, "5000", "512");
   hs_table *t2 = make_table(root2, "5000");
   if (t1 == NULL || t2 == NULL) return;
@@ -426,15 +416,15 @@ static void test_page_pruning(void) {
   }
   hs_table_free(t1);
   hs_table_free(t2);
-  hs_free(root1);
-  hs_free(root2);
+  free(root1);
+  free(root2);
 }
 
 /* hs_scan_page_ranges_compute on a file written directly: ranges, and a
  * damaged index (offsets outside the file, a column index that is really
  * an offset index) giving no page information instead of an error. */
 static void test_page_ranges(void) {
-  char *root = temp_root();
+  char *root = hs_test_temp_root("scan");
   hs_error e = {0};
   CHECK_OK(hs_fs_mkdirs(root, &e), &e);
   char path[512];
@@ -494,7 +484,7 @@ static void test_page_ranges(void) {
   hs_source_unref(src);
   hs_parquet_reader_free(r);
   s.release(&s);
-  hs_free(root);
+  free(root);
 }
 
 /* ------------------------------------------------------------ drivers */
