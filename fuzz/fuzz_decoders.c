@@ -98,7 +98,7 @@ static void byte_arrays(int which, const uint8_t *p, size_t len, size_t n) {
   hs_free(off);
 }
 
-/* Random access through a block directory (row gather of delta pages):
+/* Random access through a delta directory (row gather of delta pages):
  * when the directory builds, every value it reaches is readable and, where
  * the decoder gave values (`o`, n of them, 32- or 64-bit), the same. */
 static void delta_random_access(const uint8_t *p, size_t len, bool is32, const void *o, size_t n,

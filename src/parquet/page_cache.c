@@ -1,6 +1,6 @@
 /*
  * page_cache.c — the process-wide cache of things derived from a page's
- * bytes (page_read.h): DELTA_BINARY_PACKED block directories behind row
+ * bytes (page_read.h): DELTA_BINARY_PACKED directories (per miniblock) behind row
  * gather of delta pages, and decoded dictionaries.
  *
  * Deriving them costs about a page's decode (a dictionary page also its

@@ -8,9 +8,9 @@
  * Random access needs a position -> bytes rule: PLAIN fixed-width values
  * (value v at v * width), PLAIN booleans (bit v), dictionary indices
  * (an RLE/bit-packed hybrid stream, walked by run headers with
- * hs_rle_cursor) and DELTA_BINARY_PACKED INT32/INT64 values (a block
- * directory, cached per page in page_cache.c, then the prefix of one
- * block through hs_delta_cursor). Definition levels (max 1) are walked
+ * hs_rle_cursor) and DELTA_BINARY_PACKED INT32/INT64 values (a directory
+ * per miniblock, cached per page in page_cache.c, then the prefix of one
+ * miniblock through hs_delta_cursor). Definition levels (max 1) are walked
  * the same way as dictionary indices; the
  * value index of a row is the count of non-null levels before it
  * (popcount inside bit-packed runs, one step per RLE run).
@@ -124,7 +124,7 @@ static void delta_dir_free(void *p) {
   hs_free(p);
 }
 
-/* The block directory of the page's value stream: cached, or built (and
+/* The delta directory of the page's value stream: cached, or built (and
  * cached when the page has a file stamp). *ref is the caller's to put. */
 static hs_status delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir **dir,
                                hs_pq_cached **ref, hs_error *err) {

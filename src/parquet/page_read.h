@@ -103,7 +103,7 @@ typedef struct hs_pq_gather_page {
 /* True when rows of a page in `encoding` can be read one at a time: a flat
  * column (max_rep 0, max_def <= 1) with PLAIN fixed-width or boolean
  * values, dictionary indices with the chunk's dictionary loaded, or
- * DELTA_BINARY_PACKED INT32/INT64 values (through a block directory). */
+ * DELTA_BINARY_PACKED INT32/INT64 values (through a delta directory). */
 bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding);
 
 /* Append the definition levels (max_def > 0) and values of the page's rows

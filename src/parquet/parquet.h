@@ -27,7 +27,7 @@ hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **ou
  * mapping it a second time. */
 hs_source *hs_parquet_reader_source(hs_parquet_reader *reader);
 /* Drop every kept file (files still open elsewhere stay valid) and the
- * cached block directories of their delta pages (README "Row gather"). */
+ * cached directories of their delta pages (README "Row gather"). */
 void hs_parquet_file_cache_clear(void);
 /* Data pages read by row gather (only the selected rows, in place) in this
  * process so far: for tests and benchmarks that check the path is taken. */
