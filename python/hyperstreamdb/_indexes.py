@@ -164,15 +164,11 @@ def _build_all(uri: str, factory: Any, columns: Optional[Sequence[str]] = None,
     built, first_error = 0, None
     if scalar:
         try:
-            cols = None if columns is None else scalar
+            cols, threads = None if columns is None else scalar, 1 if background else 0
             if appended is not None:
-                def build() -> int:
-                    return _core.index_build(uri, cols, None, threads=1 if background else 0,
-                                             appended=appended)
+                built += _core.index_build(uri, cols, None, threads=threads, appended=appended)
             else:
-                def build() -> int:
-                    return _core.index_build(uri, cols, progress, threads=1 if background else 0)
-            built += build()
+                built += _core.index_build(uri, cols, progress, threads=threads)
         except Exception as e:  # noqa: BLE001 - vector builds still run
             first_error = e
     builder = getattr(t, "_build_vector_index", None)
@@ -234,7 +230,7 @@ class _BuildState:
         # cores. A niced thread starts no pool threads (src/common/parallel.c).
         # bench/bench_ingest.py, 10M rows in 8 writes with index_all=True:
         # writes returned after 1.87x the unindexed ingest, now ~1.1x; every
-        # index is registered ~0.4 s later than before.
+        # index is registered ~0.5 s later than before.
         if sys.platform.startswith("linux"):
             try:
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
