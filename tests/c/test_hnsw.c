@@ -127,5 +127,42 @@ int main(void) {
     }
     free(x);
   }
+  /* ef far above the node count (issue 12): the same candidates as ef = n,
+   * with the result heap sized by the partition, not by ef (it used to
+   * reserve ef + 1 entries: 32 GiB for ef = 2^32 - 1). */
+  {
+    const uint32_t n = 500, dim = 8;
+    float *x = make_data(n, dim, 5, 3);
+    hs_hnsw_graph g;
+    hs_hnsw_part p;
+    if (build(&g, &p, x, n, dim, 8, 1, 9)) {
+      hs_hnsw_scratch s1, s2;
+      CHECK(hs_hnsw_scratch_init(&s1, n));
+      CHECK(hs_hnsw_scratch_init(&s2, n));
+      hs_hnsw_cand *c1 = NULL, *c2 = NULL;
+      size_t n1 = hs_hnsw_search(&g, &p, x + 7 * dim, n, NULL, &s1, &c1);
+      size_t n2 = hs_hnsw_search(&g, &p, x + 7 * dim, UINT32_MAX, NULL, &s2, &c2);
+      CHECK(n1 > n / 2);
+      CHECK_EQ_INT(n2, n1);
+      CHECK(n2 == n1 && memcmp(c1, c2, n1 * sizeof *c1) == 0);
+      CHECK(s2.res_cap <= (size_t)n + 1);
+      hs_hnsw_scratch_free(&s1);
+      hs_hnsw_scratch_free(&s2);
+      hs_hnsw_build_free(&g);
+    }
+    free(x);
+  }
+  /* threads far above the pool: clamped (no scratch for 2^32 workers) */
+  {
+    const uint32_t n = 300, dim = 8;
+    float *x = make_data(n, dim, 5, 4);
+    hs_hnsw_graph g;
+    hs_hnsw_part p;
+    if (build(&g, &p, x, n, dim, 8, UINT32_MAX, 9)) {
+      CHECK_EQ_INT(bad_lists(&g), 0);
+      hs_hnsw_build_free(&g);
+    }
+    free(x);
+  }
   return hs_test_finish("test_hnsw");
 }

@@ -870,6 +870,111 @@ static void test_link_layouts(const float *x, const float *qs) {
   printf("  layer 0: %d committed seed files read\n", seeds);
 }
 
+/* Unbounded work (issue 12, item 7): sizes from the caller are bounded by
+ * the index before anything is allocated. k and ef_search far above the
+ * rows give exactly the answers of k = ef = n (hits need room for n only);
+ * so does the filtered traversal's widened ef. Build parameters above
+ * their ranges are refused naming them; threads above the pool are
+ * clamped (the same index). Header counts that the blob cannot hold are
+ * refused before allocating. */
+static void test_limits(const float *x) {
+  enum { n = 600 };
+  hs_buf b;
+  hs_buf_init(&b);
+  hs_error err = {0};
+  hs_vidx_params p;
+  hs_vidx_params_default(&p);
+  p.threads = 1;
+  CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &p, &b, &err), &err);
+  hs_vidx *v = open_mem(&b);
+  if (v) {
+    hs_vidx_hit *h1 = malloc(n * sizeof *h1), *h2 = malloc(n * sizeof *h2);
+    uint32_t n1 = 0, n2 = 0;
+    hs_vidx_search_params all = {.ef_search = n}, huge = {.ef_search = UINT32_MAX};
+    CHECK_OK(hs_vidx_search(v, x + 3 * DIM, n, &all, NULL, h1, &n1, &err), &err);
+    CHECK_OK(hs_vidx_search(v, x + 3 * DIM, UINT32_MAX, &huge, NULL, h2, &n2, &err), &err);
+    CHECK_EQ_INT(n1, n);
+    CHECK_EQ_INT(n2, n1);
+    CHECK(memcmp(h1, h2, n1 * sizeof *h1) == 0);
+    /* filtered traversal (forced): ef widened from UINT32_MAX stays bounded */
+    roaring_bitmap_t *half = roaring_bitmap_create();
+    for (uint32_t r = 0; r < n; r += 2) roaring_bitmap_add(half, r);
+    all.exact_rows = huge.exact_rows = 1;
+    CHECK_OK(hs_vidx_search(v, x + 5 * DIM, n, &all, half, h1, &n1, &err), &err);
+    CHECK_OK(hs_vidx_search(v, x + 5 * DIM, UINT32_MAX, &huge, half, h2, &n2, &err), &err);
+    CHECK_EQ_INT(n1, n / 2);
+    CHECK_EQ_INT(n2, n1);
+    CHECK(memcmp(h1, h2, n1 * sizeof *h1) == 0);
+    roaring_bitmap_free(half);
+    free(h1);
+    free(h2);
+    hs_vidx_free(v);
+  }
+  /* build parameters: refused above their ranges (nothing appended) */
+  size_t len0 = b.len;
+  hs_vidx_params bad = p;
+  bad.ef_construction = HS_VIDX_EF_CONSTRUCTION_MAX + 1;
+  err = (hs_error){0};
+  CHECK(hs_vidx_build(x, n, DIM, NULL, &bad, &b, &err) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(err.message, "ef_construction") != NULL);
+  bad = p;
+  bad.partitions = HS_VIDX_PARTITIONS_MAX + 1;
+  err = (hs_error){0};
+  CHECK(hs_vidx_build(x, n, DIM, NULL, &bad, &b, &err) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(err.message, "partitions") != NULL);
+  bad = p;
+  bad.m = 1000000000u;
+  err = (hs_error){0};
+  CHECK(hs_vidx_build(x, n, DIM, NULL, &bad, &b, &err) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(err.message, "m = 1000000000") != NULL);
+  CHECK_EQ_INT(b.len, len0);
+  /* threads far above the pool's 256: clamped, a valid index built
+   * without per-thread scratch for 2^32 workers (it used to fail, out of
+   * memory, after allocating scratch for millions of threads) */
+  bad = p;
+  bad.threads = UINT32_MAX;
+  hs_buf t;
+  hs_buf_init(&t);
+  CHECK_OK(hs_vidx_build(x, n, DIM, NULL, &bad, &t, &err), &err);
+  v = open_mem(&t);
+  if (v) {
+    CHECK_OK(hs_vidx_validate(v, &err), &err);
+    CHECK_EQ_INT(hs_vidx_indexed_count(v), n);
+    hs_vidx_free(v);
+  }
+  hs_buf_free(&t);
+  /* header counts the blob cannot hold: corrupt, refused before allocating
+   * (checksums rewritten so that the count checks are reached) */
+  const struct {
+    uint32_t off; /* header field (vidx_internal.h) */
+    uint64_t value;
+    int wide;
+  } lies[] = {
+      {28, 0xFFFFFFF0u, 0}, /* indexed count (with the row count below) */
+      {44, 0xFFFFFFFFu, 0}, /* partitions */
+      {36, 0xFFFFFFFFu, 0}, /* m0 */
+      {16, 0xFFFFFFFFu, 0}, /* dim */
+      {64, 1ull << 40, 1},  /* upper blocks */
+      {52, 0xFFFFFFFFu, 0}, /* code size */
+  };
+  for (size_t i = 0; i < sizeof lies / sizeof *lies; i++) {
+    uint8_t *c = malloc(len0);
+    memcpy(c, b.data, len0);
+    if (lies[i].wide)
+      hs_store_u64le(c + lies[i].off, lies[i].value);
+    else
+      hs_store_u32le(c + lies[i].off, (uint32_t)lies[i].value);
+    if (lies[i].off == 28) hs_store_u32le(c + 24, 0xFFFFFFF0u);
+    fix_checksums(c, len0);
+    hs_error e = {0};
+    hs_status st = open_bytes(c, len0, &e);
+    CHECK(st == HS_ERR_CORRUPT);
+    if (st != HS_ERR_CORRUPT) fprintf(stderr, "  header field at %u: %s\n", lies[i].off, e.message);
+    free(c);
+  }
+  hs_buf_free(&b);
+}
+
 int main(void) {
   if (getenv("HS_VIDX_SEED_DIR")) {
     write_seeds(getenv("HS_VIDX_SEED_DIR"));
@@ -904,6 +1009,7 @@ int main(void) {
   test_ivf(x, qs);
   test_quant(x, qs);
   test_nulls_and_edges();
+  test_limits(x);
   free(x);
   free(cluster);
   free(qs);

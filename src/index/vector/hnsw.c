@@ -335,6 +335,10 @@ static size_t search_impl(const hs_hnsw_graph *g, const hs_hnsw_part *p, const f
                           hs_hnsw_scratch *s, hs_hnsw_cand **out) {
   *out = s->res;
   if (p->count == 0 || p->entry < p->start || p->entry - p->start >= p->count) return 0;
+  /* A beam wider than the partition holds every node it reaches whatever
+   * ef is: clamping gives the same candidates and bounds the result heap
+   * by the partition, not by the caller's ef. */
+  if (ef > p->count) ef = p->count;
   search_ctx c = {g, hs_distance_kernels_active(), q, p->start, p->start + p->count, qq};
   node_locks l = {NULL};
   uint32_t cur = p->entry;
@@ -547,6 +551,9 @@ hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
   if (g->upper == NULL) goto oom;
 
   uint32_t threads = bp->threads ? bp->threads : hs_parallel_cores();
+  /* hs_parallel_for runs at most this many workers: scratch for more would
+   * be allocated and never used. */
+  if (threads > HS_HNSW_THREADS_MAX) threads = HS_HNSW_THREADS_MAX;
   build_ctx b;
   memset(&b, 0, sizeof b);
   b.g = g;

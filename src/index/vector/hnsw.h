@@ -33,6 +33,8 @@
 
 #define HS_HNSW_MAX_LEVEL 24
 #define HS_HNSW_MAX_M 256
+/* Build workers at most (hs_parallel_for's own cap); more are clamped. */
+#define HS_HNSW_THREADS_MAX 256
 
 /* The internal distance of a metric (what the graph orders by). */
 typedef enum hs_hnsw_space { HS_HNSW_L2SQ, HS_HNSW_NEGDOT, HS_HNSW_L1 } hs_hnsw_space;
@@ -134,11 +136,13 @@ typedef struct hs_hnsw_filter {
 } hs_hnsw_filter;
 
 /* Search partition `p` for the `ef` nearest nodes to `q` (internal
- * distances). Writes up to ef candidates (unsorted) into *out (pointing into
- * the scratch) and returns their count. With a filter only allowed nodes
- * are returned; disallowed nodes are stepped through to their neighbours
- * (two hops), as ACORN does. Never reads outside the graph arrays, even
- * when ids are hostile: ids outside the partition are skipped. */
+ * distances); an ef above the partition's node count is clamped to it (the
+ * same answer), so the scratch grows with the partition, not with ef.
+ * Writes up to ef candidates (unsorted) into *out (pointing into the
+ * scratch) and returns their count. With a filter only allowed nodes are
+ * returned; disallowed nodes are stepped through to their neighbours (two
+ * hops), as ACORN does. Never reads outside the graph arrays, even when ids
+ * are hostile: ids outside the partition are skipped. */
 size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q, uint32_t ef,
                       const hs_hnsw_filter *filter, hs_hnsw_scratch *s, hs_hnsw_cand **out);
 /* The same over the quantized codes (g->codes): distances are `qq`'s

@@ -379,6 +379,9 @@ hs_status hs_kmeans_train(const float *points, size_t n, size_t dim, const hs_km
     return hs_error_set(err, HS_ERR_INVALID_ARG,
                         "kmeans train: %zu points (at most 2^32-1; pass a sample)", n);
   uint32_t k = p->k < n ? p->k : (uint32_t)n;
+  if (p->iterations > HS_KMEANS_ITERATIONS_MAX)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "kmeans train: iterations = %u outside [0, %u]",
+                        p->iterations, HS_KMEANS_ITERATIONS_MAX);
   uint32_t iterations = p->iterations ? p->iterations : 20;
   uint64_t s64 = p->sample ? p->sample : (uint64_t)256 * k;
   if (s64 < k) s64 = k;
@@ -390,6 +393,9 @@ hs_status hs_kmeans_train(const float *points, size_t n, size_t dim, const hs_km
                         dim);
   bool spherical = p->metric == HS_METRIC_IP || p->metric == HS_METRIC_COSINE;
   uint32_t threads = p->threads ? p->threads : hs_parallel_cores();
+  /* per-thread scratch below; the pool runs at most this many and the
+   * centroids do not depend on the thread count */
+  if (threads > HS_KMEANS_THREADS_MAX) threads = HS_KMEANS_THREADS_MAX;
   uint64_t rng = p->seed ^ 0x6B6D65616E73ull; /* "kmeans" */
 
   train_state t;

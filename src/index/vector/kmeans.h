@@ -44,9 +44,14 @@ typedef struct hs_kmeans_stats {
   double inertia[HS_KMEANS_TRACE_MAX];
 } hs_kmeans_stats;
 
+/* Bounds (README.md "Limits"): more iterations is HS_ERR_INVALID_ARG;
+ * more threads are clamped (the same centroids for any thread count). */
+#define HS_KMEANS_ITERATIONS_MAX 10000u
+#define HS_KMEANS_THREADS_MAX 256u
+
 typedef struct hs_kmeans_params {
   uint32_t k;             /* clusters (>= 1; clamped to the number of points) */
-  uint32_t iterations;    /* Lloyd iterations; 0 means 20 */
+  uint32_t iterations;    /* Lloyd iterations; 0 means 20; at most HS_KMEANS_ITERATIONS_MAX */
   uint32_t sample;        /* points sampled for training; 0 means min(n, 256 * k) */
   uint64_t seed;          /* k-means++ seeding and sampling */
   uint32_t threads;       /* 0 means the machine's cores */

@@ -51,6 +51,15 @@ typedef enum hs_vidx_links {
   HS_VIDX_LINKS_COMPACT = 2, /* only the used ids, 3 bytes each below 2^24 nodes */
 } hs_vidx_links;
 
+/* Bounds on caller-given sizes (README.md "Limits"). A build refuses m,
+ * ef_construction and partitions above these (HS_ERR_INVALID_ARG naming the
+ * parameter); threads above HS_VIDX_THREADS_MAX are clamped to it (the
+ * worker pool never runs more, so the work is the same). */
+#define HS_VIDX_M_MAX 256u /* = HS_HNSW_MAX_M */
+#define HS_VIDX_EF_CONSTRUCTION_MAX 65536u
+#define HS_VIDX_PARTITIONS_MAX 65536u
+#define HS_VIDX_THREADS_MAX 256u
+
 typedef struct hs_vidx_params {
   hs_metric metric;         /* L2, L2SQ, IP, COSINE or L1 */
   uint32_t m;               /* graph degree (layer 0 has 2m); 0: default */
@@ -116,7 +125,12 @@ typedef struct hs_vidx_hit {
  * (NULL: every row) restricts the answer to its rows: the search adapts
  * (exact scan of the allowed rows when few, filter-aware traversal when
  * many) and never returns fewer than min(k, allowed indexed rows) hits.
- * `hits` has room for k; *n_hits is set. `sp` may be NULL. */
+ * `hits` has room for min(k, hs_vidx_indexed_count(x)); *n_hits is set.
+ * `sp` may be NULL. Sizes are bounded by the index, not by the arguments:
+ * k is clamped to the indexed rows, ef_search (and its filtered widening)
+ * to the rows of the partition searched, nprobe to the partitions, rerank
+ * to the beam: the same answers as the larger values, with memory and work
+ * bounded by the index whatever the caller passes. */
 hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
                          const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
                          hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err);

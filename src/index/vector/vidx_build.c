@@ -200,6 +200,8 @@ static hs_status write_file(const layout *L, const hs_vidx_params *p, uint32_t d
   return HS_OK;
 }
 
+_Static_assert(HS_VIDX_M_MAX == HS_HNSW_MAX_M, "vidx and hnsw agree on the largest m");
+
 uint32_t hs_vidx_default_partitions(size_t n_indexed) {
   /* One graph below HS_VIDX_ONE_GRAPH_ROWS: partitions are built one after
    * the other (no parallelism gained) and all probed, so at equal recall
@@ -291,12 +293,21 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
       p.metric != HS_METRIC_COSINE && p.metric != HS_METRIC_L1)
     return hs_error_set(err, HS_ERR_INVALID_ARG,
                         "vidx build: metric %d is not L2, L2SQ, IP, COSINE or L1", (int)p.metric);
-  if (p.m < 2 || p.m > HS_HNSW_MAX_M)
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: m = %u outside [2, %u]", p.m,
-                        HS_HNSW_MAX_M);
-  if (p.ef_construction > 1u << 16)
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: ef_construction %u above 65536",
-                        p.ef_construction);
+  if (p.m < 2 || p.m > HS_VIDX_M_MAX)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "vidx build: m = %u outside [2, %u] (0: the default)", p.m, HS_VIDX_M_MAX);
+  if (p.ef_construction > HS_VIDX_EF_CONSTRUCTION_MAX)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "vidx build: ef_construction = %u outside [1, %u] (0: the default)",
+                        p.ef_construction, HS_VIDX_EF_CONSTRUCTION_MAX);
+  if (p.partitions > HS_VIDX_PARTITIONS_MAX)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "vidx build: partitions = %u outside [0, %u] (0: chosen from the rows)",
+                        p.partitions, HS_VIDX_PARTITIONS_MAX);
+  /* More threads than the pool runs would only allocate per-thread scratch
+   * (visited tags, beams) nobody uses: the same build. */
+  if (p.threads > HS_VIDX_THREADS_MAX) p.threads = HS_VIDX_THREADS_MAX;
+  if (p.quant.threads > HS_VIDX_THREADS_MAX) p.quant.threads = HS_VIDX_THREADS_MAX;
   if (p.links != HS_VIDX_LINKS_AUTO && p.links != HS_VIDX_LINKS_FIXED &&
       p.links != HS_VIDX_LINKS_COMPACT)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: link layout %d", (int)p.links);

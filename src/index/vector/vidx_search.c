@@ -303,8 +303,11 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     double sel = (double)cnt / x->n, boost = 1.0 / sel;
     if (boost > HS_VIDX_FILTER_EF_BOOST) boost = HS_VIDX_FILTER_EF_BOOST;
     double e = ef * boost;
-    ef = e > 1e6 ? 1000000u : (uint32_t)e;
+    ef = e >= (double)x->n ? x->n : (uint32_t)e;
   }
+  /* Wider than every row is every row (hs_hnsw_search clamps again to the
+   * partition): ef_search = 10^9 costs what ef_search = n does. */
+  if (ef > x->n) ef = x->n;
   uint32_t nprobe = sp && sp->nprobe ? sp->nprobe : (x->n_parts < 8 ? x->n_parts : 8);
   uint32_t np = choose_probes(x, s, q, nprobe);
   hs_quant_query *qq = NULL;
@@ -385,6 +388,10 @@ hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
     return hs_error_set(err, HS_ERR_INVALID_ARG,
                         "vidx search: a zero query has no cosine distance (NaN to every row)");
   if (x->n == 0) return HS_OK;
+  /* Never more answers than indexed rows: k bounds the top-k heap, the beam
+   * and the re-rank below, so a huge k costs what k = n does (the same
+   * answers), and `hits` needs room for min(k, n) only. */
+  if (k > x->n) k = x->n;
   hs_vidx *mx = (hs_vidx *)x; /* the scratch pool is the only mutable part */
   hs_vidx_scratch *s = scratch_get(mx);
   if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
