@@ -499,9 +499,14 @@ hs_status hs_table_create_branch(hs_table *table, const char *name, int64_t snap
  * in the latest metadata reaches (left by failed or crashed commits, index
  * builds never registered, dropped indexes, replaced registries) and that
  * were last modified before `older_than_ms` (ms since the epoch; pass now
- * minus a margin longer than any writer runs: Iceberg uses 3 days). Listed
- * into *files (one allocation holding the paths too; the caller hs_free()s
- * it; NULL when *n_files is 0) and removed unless dry_run. Everything a
+ * minus a margin longer than any writer runs: Iceberg uses 3 days; never
+ * later than now minus HS_ORPHAN_MIN_AGE_MS unless `flags` has
+ * HS_ORPHAN_FORCE). Listed into *files (one allocation holding the paths
+ * too; the caller hs_free()s it; NULL when *n_files is 0) and removed
+ * unless `flags` has HS_ORPHAN_DRY_RUN (a dry run lists what a run with the
+ * same flags would remove). Files that vanish under the walk (another
+ * process expiring snapshots) are no error: the walk is redone on the
+ * newer metadata. Everything a
  * snapshot, the metadata log, Iceberg statistics or the index registry
  * reaches is kept, as are version-hint.text and newer metadata versions;
  * links and files outside those folders are never touched. A reference that
@@ -514,7 +519,18 @@ typedef struct hs_table_orphan_file {
   int64_t mtime_ms; /* last modification, ms since the epoch */
 } hs_table_orphan_file;
 
-hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int dry_run,
+/* `flags` of hs_table_remove_orphan_files (0: remove, honouring the floor). */
+#define HS_ORPHAN_DRY_RUN 1 /* list only, remove nothing */
+#define HS_ORPHAN_FORCE 2   /* take the cut-off as given, even younger than the floor */
+/* The floor: without HS_ORPHAN_FORCE a cut-off later than now minus this
+ * is moved back to it (files younger than 1 hour are never removed), so an
+ * append, index build or metadata commit still running keeps its files.
+ * With HS_ORPHAN_FORCE a commit in flight may still lose a file; it then
+ * fails before publishing (it re-checks its files under the publish lock,
+ * src/table/orphans.c), never publishing a version naming a missing file. */
+#define HS_ORPHAN_MIN_AGE_MS (3600LL * 1000)
+
+hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int flags,
                                        hs_table_orphan_file **files, size_t *n_files,
                                        hs_error *err);
 

@@ -581,7 +581,7 @@ class Table(IndexMethods):
         self._require().create_ref(name, snapshot_id, True)
 
     def remove_orphan_files(self, older_than: Union[_dt.timedelta, _dt.datetime, None] = None,
-                            dry_run: bool = False) -> List[str]:
+                            dry_run: bool = False, force: bool = False) -> List[str]:
         """Remove the files of this table's folder that no metadata reaches.
 
         Orphans are left by writes that failed or crashed before their commit,

@@ -133,11 +133,29 @@ def _refuse_non_finite(arr: np.ndarray, name: str) -> None:
             " (not allowed in vectors, as in pgvector)")
 
 
-def _count_arg(name: str, v: Any) -> int:
-    """A search count (ef_search, nprobe): 0 means the default."""
-    n = int(v)
-    if n < 0 or n > 0xFFFFFFFF:
-        raise InvalidArgumentError(f"{name}: {v} is not a valid count")
+_U32_MAX = 0xFFFFFFFF
+#: Bounds of the vector index parameters (``VectorIndex``; README "Limits").
+M_MAX = 256
+EF_CONSTRUCTION_MAX = 65536
+PARTITIONS_MAX = 65536
+THREADS_MAX = 256
+PQ_M_MAX = 65536
+
+
+def _count_arg(name: str, v: Any, hi: int = _U32_MAX, lo: int = 0,
+               default_note: str = "0: the default") -> int:
+    """A count parameter in [lo, hi] (0 is the default where lo is 0),
+    else InvalidArgumentError naming it, its value and the range."""
+    if isinstance(v, bool):
+        raise InvalidArgumentError(f"{name} must be an integer, got {v!r}")
+    try:
+        n = int(v)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidArgumentError(f"{name} must be an integer, got {v!r}") from None
+    if n != v:
+        raise InvalidArgumentError(f"{name} must be an integer, got {v!r}")
+    if n != 0 and (n < lo or n > hi) or n < 0:
+        raise InvalidArgumentError(f"{name} = {v} outside [{lo}, {hi}] ({default_note})")
     return n
 
 
@@ -533,16 +551,36 @@ class VectorIndex:
     or "pq" (``pq_m`` sub-spaces, dividing the dimension; 0: 4-d sub-spaces, 2-d below 32 dimensions) makes
     the graph traversal run on compact codes, re-ranked exactly. Rows holding NaN or
     infinite values (and, for cosine, all-zero rows) are left out.
-    ``search(q, k=10, ef_search=None, nprobe=None, filter=None)`` takes one
-    query (1-D) or a batch (2-D; run in parallel with the GIL released) and
-    returns ``(ids, distances)``: int64 and float32 arrays of shape ``(k,)``
-    or ``(nq, k)``, each row sorted by (distance, id), with exact distances in
-    the metric (pgvector's values: ``l2`` is the Euclidean distance, ``ip``
-    the negative inner product, ``cosine`` 1 - cos). ``filter`` is an array
-    of allowed row ids: then exactly min(k, allowed indexed rows) answers
-    come back. Missing answers (k above the indexed rows) are id -1 and
-    distance inf. ``to_bytes()``/``from_bytes()`` round-trip the index file;
-    ``validate()`` deep-checks it.
+    ``search(q, k=10, ef_search=None, nprobe=None, filter=None, threads=0)``
+    takes one query (1-D) or a batch (2-D; run in parallel with the GIL
+    released) and returns ``(ids, distances)``: int64 and float32 arrays of
+    shape ``(k',)`` or ``(nq, k')`` with ``k' = min(k, len(index))``, each row
+    sorted by (distance, id), with exact distances in the metric (pgvector's
+    values: ``l2`` is the Euclidean distance, ``ip`` the negative inner
+    product, ``cosine`` 1 - cos). ``filter`` is an array of allowed row ids:
+    then exactly min(k, allowed indexed rows) answers come back, and the
+    rest of a row (fewer allowed rows than k') is id -1 and distance inf.
+    ``to_bytes()``/``from_bytes()`` round-trip the index file; ``validate()``
+    deep-checks it.
+
+    Limits (every size is bounded before anything is allocated; outside a
+    range is :class:`InvalidArgumentError` naming the parameter, its value
+    and the range):
+
+    * ``k`` >= 1; above the indexed rows it is clamped to them (the same
+      answers: every row), so memory is bounded by the index, not by ``k``.
+    * ``ef_search``, ``nprobe``: 0 (or None: the default) to 2**32 - 1; the
+      search clamps them to the rows of a partition and to the partition
+      count (the same answers as any larger value).
+    * ``threads`` (build and search): 0 (all cores) to 256, the worker pool's
+      size.
+    * ``m``: 2 to 256 (0: the default 16); ``ef_construction``: 1 to 65536
+      (0: the default 100); ``partitions``: 0 (chosen from the rows) to
+      65536, and at most the indexed rows (more are clamped to them);
+      ``pq_m``: 0 (the default) to the dimension, dividing it; dimension:
+      1 to 65536.
+    * The number of queries in a batch is the caller's (``q`` is already in
+      memory); the outputs are ``nq x k'``.
     """
 
     __slots__ = ("_ix", "_info")
@@ -564,10 +602,13 @@ class VectorIndex:
         quant = "none" if quantizer is None else str(quantizer).lower()
         if quant not in ("none", "sq8", "pq"):
             raise InvalidArgumentError(f"quantizer {quantizer!r}: expected None, 'sq8' or 'pq'")
-        for name, v in (("m", m), ("ef_construction", ef_construction),
-                        ("partitions", partitions), ("threads", threads), ("pq_m", pq_m)):
-            if int(v) < 0 or int(v) > 0xFFFFFFFF:
-                raise InvalidArgumentError(f"{name}: {v} is not a valid count")
+        m = _count_arg("m", m, M_MAX, 2)
+        ef_construction = _count_arg("ef_construction", ef_construction, EF_CONSTRUCTION_MAX, 1)
+        partitions = _count_arg("partitions", partitions, PARTITIONS_MAX, 0,
+                                "0: chosen from the rows")
+        threads = _count_arg("threads", threads, THREADS_MAX, 0, "0: all cores")
+        pq_m = _count_arg("pq_m", pq_m, min(PQ_M_MAX, x.shape[1]), 1,
+                          "0: the default; it must divide the dimension")
         # The index is built into memory the opened index owns: no bytes copy
         # at the end of the build (to_bytes() makes one on demand).
         ix = _core._vindex_build_open(x, x.shape[0], x.shape[1], str(metric), int(m),
@@ -632,6 +673,11 @@ class VectorIndex:
             if isinstance(k, bool) or int(k) != k or int(k) <= 0:
                 raise InvalidArgumentError(f"k must be a positive integer, got {k!r}")
             k = int(k)
+        # k above the indexed rows means every row: clamp before the outputs
+        # are allocated (k = 10**8 on 300 rows used to allocate 1.2 GB).
+        n_indexed = self._info["indexed_count"]
+        kk = k if k <= n_indexed else n_indexed
+        kc = kk or 1  # an empty index: the C call still checks the query
         qa = np.ascontiguousarray(q, dtype=np.float32)
         single = qa.ndim == 1
         dim = self._info["dim"]
@@ -648,15 +694,15 @@ class VectorIndex:
             allowed = np.ascontiguousarray(f, dtype=np.uint32)
         ef = 0 if ef_search is None else _count_arg("ef_search", ef_search)
         npr = 0 if nprobe is None else _count_arg("nprobe", nprobe)
-        if type(threads) is not int:
-            threads = int(threads)
+        if type(threads) is not int or not 0 <= threads <= THREADS_MAX:
+            threads = _count_arg("threads", threads, THREADS_MAX, 0, "0: all cores")
         if single:
-            ids = np.empty(k, dtype=np.int64)
-            dist = np.empty(k, dtype=np.float32)
-            self._ix.search(qa, 1, k, ef, npr, allowed, ids, dist, threads)
-            return ids, dist
+            ids = np.empty(kc, dtype=np.int64)
+            dist = np.empty(kc, dtype=np.float32)
+            self._ix.search(qa, 1, kc, ef, npr, allowed, ids, dist, threads)
+            return (ids, dist) if kk else (ids[:0], dist[:0])
         nq = qa.shape[0]
-        ids = np.empty((nq, k), dtype=np.int64)
-        dist = np.empty((nq, k), dtype=np.float32)
-        self._ix.search(qa, nq, k, ef, npr, allowed, ids, dist, threads)
-        return ids, dist
+        ids = np.empty((nq, kc), dtype=np.int64)
+        dist = np.empty((nq, kc), dtype=np.float32)
+        self._ix.search(qa, nq, kc, ef, npr, allowed, ids, dist, threads)
+        return (ids, dist) if kk else (ids[:, :0], dist[:, :0])

@@ -179,7 +179,7 @@ static hs_vidx *opened(hs_py_vindex *self) {
 typedef struct batch_ctx {
   const hs_vidx *x;
   const float *q;
-  uint32_t k, dim;
+  uint32_t k, dim, n_indexed;
   hs_vidx_search_params sp;
   const roaring_bitmap_t *allowed;
   int64_t *ids;
@@ -191,12 +191,14 @@ typedef struct batch_ctx {
 static void search_range(void *ctx, size_t begin, size_t end, uint32_t worker) {
   batch_ctx *c = ctx;
   hs_vidx_hit hits_local[64];
-  hs_vidx_hit *hits = c->k <= 64 ? hits_local : hs_malloc((size_t)c->k * sizeof *hits);
+  /* hs_vidx_search returns at most min(k, indexed rows) hits */
+  uint32_t room = c->k < c->n_indexed ? c->k : c->n_indexed;
+  hs_vidx_hit *hits = room <= 64 ? hits_local : hs_malloc((size_t)room * sizeof *hits);
   for (size_t i = begin; i < end; i++) {
     uint32_t nh = 0;
     hs_error e = {0};
     if (hits == NULL) {
-      c->st[i] = hs_error_set(&c->err[worker], HS_ERR_NOMEM, "out of memory for %u hits", c->k);
+      c->st[i] = hs_error_set(&c->err[worker], HS_ERR_NOMEM, "out of memory for %u hits", room);
       continue;
     }
     c->st[i] = hs_vidx_search(c->x, c->q + i * c->dim, c->k, &c->sp, c->allowed, hits, &nh, &e);
@@ -218,7 +220,9 @@ static void search_range(void *ctx, size_t begin, size_t end, uint32_t worker) {
 /* search(queries, nq, k, ef_search, nprobe, allowed or None, ids, distances,
  *        threads) -> None. queries float32 nq x dim; allowed uint32 row ids;
  * ids int64 and distances float32, nq x k, written (-1 / inf past the
- * hits). */
+ * hits). The outputs are the caller's (vector.py sizes them with k clamped
+ * to the indexed rows); what is allocated here is bounded by the index:
+ * hits for min(k, indexed rows), per-query status, threads <= 256. */
 static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
   hs_vidx *x = opened(self);
   if (x == NULL) return NULL;
@@ -229,7 +233,10 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
                         &threads))
     return NULL;
   if (k <= 0 || k > (Py_ssize_t)UINT32_MAX)
-    return hs_py_raise_msg(hs_py_invalid_error, "k must be a positive integer, got %zd", k);
+    return hs_py_raise_msg(hs_py_invalid_error, "k = %zd outside [1, %u]", k, UINT32_MAX);
+  if (threads > HS_VIDX_THREADS_MAX)
+    return hs_py_raise_msg(hs_py_invalid_error, "threads = %u outside [0, %u] (0: all cores)",
+                           threads, HS_VIDX_THREADS_MAX);
   uint32_t dim = hs_vidx_dim(x);
   Py_buffer q, a = {0}, ids, dist;
   int have_a = 0;
@@ -288,6 +295,7 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
                    .q = q.buf,
                    .k = (uint32_t)k,
                    .dim = dim,
+                   .n_indexed = hs_vidx_indexed_count(x),
                    .allowed = allowed,
                    .ids = ids.buf,
                    .dist = dist.buf};

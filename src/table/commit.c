@@ -345,6 +345,35 @@ static hs_status sync_before_publish(append_ctx *c, int list_fd, int tmp_fd, con
   return HS_OK;
 }
 
+/* The link of `tmp` to `path` (v{N+1}) under the shared publish lock,
+ * after checking that the data file(s), the manifest, the manifest list and
+ * the temporary are all still there; a vanished one fails the append with
+ * nothing published (the temporary is removed either way). */
+static hs_status publish_checked(append_ctx *c, const char *tmp, const char *path, bool *won,
+                                 hs_error *err) {
+  *won = false;
+  int lock_fd = -1;
+  hs_status st = hs_table_publish_lock(c->t, false, &lock_fd, err);
+  if (st == HS_OK && c->files == NULL) {
+    const char *mine[] = {c->data_path, c->manifest_path, c->list_path, tmp};
+    st = hs_table_publish_check("append", mine, sizeof mine / sizeof *mine, err);
+  } else if (st == HS_OK) {
+    const char *mine[] = {c->manifest_path, c->list_path, tmp};
+    st = hs_table_publish_check("append", mine, sizeof mine / sizeof *mine, err);
+    for (size_t i = 0; st == HS_OK && i < c->n_files; i++) {
+      const char *p = c->files[i].file_path;
+      st = hs_table_publish_check("append", &p, 1, err);
+    }
+  }
+  if (st == HS_OK) {
+    st = hs_fs_publish_link(tmp, path, won, err);
+  } else {
+    (void)hs_fs_remove(tmp, NULL);
+  }
+  hs_table_publish_unlock(lock_fd);
+  return st;
+}
+
 static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error *err) {
   hs_table *t = c->t;
   const hs_iceberg_metadata *old = &t->meta;
@@ -373,8 +402,13 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
   hs_iceberg_manifest_list prev;
   memset(&prev, 0, sizeof prev);
   if (cur != NULL) {
-    if ((st = hs_table_read_avro(t, cur->manifest_list, "manifest list", &buf, err)) != HS_OK)
+    if ((st = hs_table_read_avro(t, cur->manifest_list, "manifest list", &buf, err)) != HS_OK) {
+      /* Gone because a newer version expired that snapshot (expire.c
+       * publishes, then deletes): a lost race like any other, retried on
+       * the newer version. */
+      if (st == HS_ERR_NOT_FOUND && hs_table_newer_version_exists(t)) st = HS_OK;
       goto done;
+    }
     st = hs_iceberg_manifest_list_read(buf.data, buf.len, &a, &prev, err);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s: ", cur->manifest_list);
@@ -531,8 +565,12 @@ static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error 
    * concurrent group (see sync_before_publish); then the link. */
   if ((st = sync_before_publish(c, list_fd, tmp_fd, tmp, err)) != HS_OK) goto done;
   hs_table_crash_point();
-  st = hs_fs_publish_link(tmp, path, won, err);
-  tmp[0] = '\0'; /* removed by the link */
+  /* Under the publish lock (orphans.c), every file this version names that
+   * this append wrote must still be there: an orphan sweep run with a
+   * cut-off younger than this commit may have taken one. */
+  st = publish_checked(c, tmp, path, won, err);
+  tmp[0] = '\0'; /* removed by the link, or by publish_checked */
+  if (st != HS_OK) goto done;
   if (*won) {
     hs_table_crash_point();
     char hint[4200], num[24];
@@ -847,7 +885,15 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
     }
   }
   hs_table_crash_point();
-  if ((st = write_manifest(&c, spec, err)) != HS_OK) goto done;
+  if ((st = write_manifest(&c, spec, err)) != HS_OK) {
+    /* the manifest reads the data file's footer back: gone means an orphan
+     * sweep took it (publish_checked's case, met earlier) */
+    const char *mine[] = {c.data_path};
+    if (st == HS_ERR_NOT_FOUND && c.files == NULL)
+      st = hs_table_publish_check("append", mine, 1, err);
+    if (st == HS_OK) st = HS_ERR_NOT_FOUND; /* it is there after all: keep the error */
+    goto done;
+  }
   hs_table_crash_point();
 
   for (int attempt = 0; !committed && st == HS_OK; attempt++) {

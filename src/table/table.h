@@ -273,6 +273,31 @@ typedef struct hs_table_file_set {
 } hs_table_file_set;
 
 hs_status hs_table_reachable(hs_table *t, hs_table_file_set *out, hs_error *err);
+/* hs_table_reachable of the latest metadata: a file that vanished under the
+ * walk while a newer version exists (another process expired the snapshot
+ * and deleted its files) reloads the latest and walks again, a bounded
+ * number of times. Loads the latest first. */
+hs_status hs_table_reachable_latest(hs_table *t, hs_table_file_set *out, hs_error *err);
+/* Whether v{N+1} exists for the handle's version N. */
+bool hs_table_newer_version_exists(const hs_table *t);
+
+/* ------------------------------------------------------------------
+ * The publish lock (orphans.c): flock(2) on the table's metadata/ folder.
+ * Every publish of a version holds it shared from re-checking the files
+ * the version names (hs_table_publish_check) until the link; the orphan
+ * sweep holds it exclusively from its last look for newer versions until
+ * its last unlink. So a sweep never removes a file between a writer's
+ * check and its publish: the writer either sees the file gone and fails,
+ * or publishes first and the sweep finds the version. Local folders only
+ * (an object store would need a conditional write instead).
+ */
+hs_status hs_table_publish_lock(const hs_table *t, bool exclusive, int *fd_out, hs_error *err);
+void hs_table_publish_unlock(int fd); /* accepts -1 */
+/* Every path (absolute, NULL entries skipped) still a file, else
+ * HS_ERR_IO naming it: "... was removed before the commit published ...;
+ * nothing was committed". `what` names the commit. */
+hs_status hs_table_publish_check(const char *what, const char *const *paths, size_t n,
+                                 hs_error *err);
 bool hs_table_file_set_has(hs_table_file_set *s, const char *path); /* sorts on first use */
 void hs_table_file_set_free(hs_table_file_set *s);
 
