@@ -2,9 +2,11 @@
  * csv.c — the CSV input of `hyperstream write` (table.c): a small RFC 4180
  * reader typed by the table schema. A header row names the columns; an
  * empty unquoted field is null, a quoted "" an empty string. Batches of
- * HS_CLI_CSV_BATCH rows stream into the append, so memory stays bounded
- * whatever the file's size; a malformed field is an error naming its line
- * and column.
+ * HS_CLI_CSV_BATCH rows (or HS_CLI_CSV_BATCH_BYTES of field text) stream
+ * into the append, so memory stays bounded whatever the file's size; a
+ * record (a line, or lines joined by a quoted field) longer than
+ * HS_CLI_CSV_RECORD_MAX bytes is an error, so is a malformed field, naming
+ * its line and column.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,7 +16,15 @@
 #include "arrow/arrow.h"
 #include "cli.h"
 
-enum { HS_CLI_CSV_BATCH = 65536 };
+enum {
+  HS_CLI_CSV_BATCH = 65536,
+  /* One record's field bytes at most (an unterminated quote would otherwise
+   * read the rest of the file into memory). */
+  HS_CLI_CSV_RECORD_MAX = 64 << 20,
+  /* A batch ends early once its fields hold this many bytes: with one record
+   * more, a string column's int32 offsets (< 2^31) never overflow. */
+  HS_CLI_CSV_BATCH_BYTES = 64 << 20
+};
 
 typedef enum csv_kind {
   CK_BOOL,
@@ -83,6 +93,7 @@ static int csv_record(csv_state *s, size_t max, size_t *n) {
   s->rec.len = 0;
   *n = 0;
   s->line++;
+  const int64_t first_line = s->line;
   for (;;) {
     if (*n == max) {
       hs_error_set(&s->error, HS_ERR_SCHEMA, "%s:%lld: more than %zu fields", s->path,
@@ -109,11 +120,13 @@ static int csv_record(csv_state *s, size_t max, size_t *n) {
           s->bytes++;
         }
         if (c == '\n') s->line++;
+        if (s->rec.len >= HS_CLI_CSV_RECORD_MAX) goto too_long;
         if (!hs_buf_append_byte(&s->rec, (uint8_t)c)) goto nomem;
       }
     } else {
       while (c != EOF && c != ',' && c != '\n') {
         s->bytes++;
+        if (s->rec.len >= HS_CLI_CSV_RECORD_MAX) goto too_long;
         if (!hs_buf_append_byte(&s->rec, (uint8_t)c)) goto nomem;
         c = getc(s->f);
       }
@@ -139,6 +152,12 @@ static int csv_record(csv_state *s, size_t max, size_t *n) {
   }
 nomem:
   hs_error_set(&s->error, HS_ERR_NOMEM, "%s: out of memory", s->path);
+  return -1;
+too_long:
+  hs_error_set(&s->error, HS_ERR_CORRUPT,
+               "%s:%lld: record longer than %d bytes (the CSV record limit; an unterminated "
+               "quoted field?)",
+               s->path, (long long)first_line, (int)HS_CLI_CSV_RECORD_MAX);
   return -1;
 }
 
@@ -304,8 +323,9 @@ static int csv_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
   memset(out, 0, sizeof *out);
   if (s->error.status != HS_OK) return EIO;
   int64_t n = 0;
+  size_t text = 0; /* field bytes buffered in this batch */
   char small[256];
-  while (n < HS_CLI_CSV_BATCH) {
+  while (n < HS_CLI_CSV_BATCH && text < HS_CLI_CSV_BATCH_BYTES) {
     size_t nf = 0;
     int r = csv_record(s, s->n_fields, &nf);
     if (r < 0) return EIO;
@@ -347,6 +367,7 @@ static int csv_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return ENOMEM;
       }
     }
+    text += s->rec.len;
     n++;
   }
   if (n == 0) return 0; /* end */

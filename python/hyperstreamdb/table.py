@@ -592,17 +592,24 @@ class Table(IndexMethods):
         file or the index registry reaches, and that were last modified before
         ``older_than`` (a ``timedelta`` before now, default 3 days as in
         Iceberg; or a ``datetime``), are removed — or only listed with
-        ``dry_run=True``. Returns their paths.
+        ``dry_run=True`` (the list is what the same call would remove).
+        Returns their paths.
 
-        A write still running when its files are older than the cut-off would
-        lose them: keep ``older_than`` longer than any write takes
-        (``timedelta(0)`` is safe only while nothing writes the table).
+        Files younger than one hour (``_core.ORPHAN_MIN_AGE_MS``) are never
+        removed: a shorter ``older_than`` (``timedelta(0)`` included) is
+        raised to that floor, so writes, index builds and commits still in
+        flight keep their files. ``force=True`` takes ``older_than`` as given;
+        a commit in flight may then lose a file, and fails with a clear error
+        (nothing committed) instead of publishing a table that names a
+        missing file. Safe to run beside writers, readers and another
+        maintainer (``expire_snapshots`` deleting files under the walk is no
+        error).
         """
         self._require()
         if older_than is None:
             older_than = _dt.timedelta(days=3)
         cutoff_ms = _cutoff_ms("remove_orphan_files", older_than)
-        found = _core.remove_orphan_files(self._uri, cutoff_ms, bool(dry_run))
+        found = _core.remove_orphan_files(self._uri, cutoff_ms, bool(dry_run), bool(force))
         return [path for path, _size, _mtime in found]
 
     def expire_snapshots(self, older_than: Union[_dt.timedelta, _dt.datetime, None] = None,
