@@ -104,7 +104,8 @@ def open_stream(
         batch_rows: upper bound on rows per record batch (0: one per row group).
     """
     return _core.read_parquet(
-        path, columns=_opt_list(columns), rows=rows, batch_rows=batch_rows,
+        path, columns=_opt_list(columns), rows=rows,
+        batch_rows=_rows_bound("batch_rows", batch_rows),
         filters=_opt_list(filters),
     )
 
@@ -316,11 +317,12 @@ def write_table(
         source,
         compression=compression,
         compression_level=compression_level,
-        row_group_size=row_group_size,
-        data_page_size=data_page_size,
+        row_group_size=_rows_bound("row_group_size", row_group_size),
+        data_page_size=_rows_bound("data_page_size", data_page_size),
         data_page_version=data_page_version,
         use_dictionary=bool(use_dictionary),
-        dictionary_pagesize_limit=dictionary_pagesize_limit,
+        dictionary_pagesize_limit=_rows_bound("dictionary_pagesize_limit",
+                                              dictionary_pagesize_limit),
         column_encoding=encodings or None,
         write_statistics=write_statistics,
         write_page_index=write_page_index,
@@ -332,6 +334,26 @@ def write_table(
 
 
 # ---------------------------------------------------------------- helpers
+
+
+_I64_MAX = (1 << 63) - 1
+
+
+def _rows_bound(name: str, value: Any) -> int:
+    """An upper bound in rows or bytes (batch_rows, row_group_size, page and
+    dictionary sizes): an integer; one above int64 bounds nothing more than
+    int64's maximum does (nothing is allocated from it: the C side sizes
+    batches by the data), so it is clamped instead of overflowing. The C side
+    refuses negative (and where required zero) values, naming the option."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            as_int = int(value)
+        except (TypeError, ValueError, OverflowError):
+            raise _core.InvalidArgumentError(f"{name} must be an integer, got {value!r}") from None
+        if as_int != value:
+            raise _core.InvalidArgumentError(f"{name} must be an integer, got {value!r}")
+        value = as_int
+    return value if value <= _I64_MAX else _I64_MAX
 
 
 def _opt_list(value: Optional[Iterable[Any]]) -> Optional[List[Any]]:

@@ -725,6 +725,13 @@ static hs_status resolve_columns(stream_state *s, const hs_parquet_read_options 
       hs_buf_free(&list);
       return HS_ERR_NOT_FOUND;
     }
+    /* A column twice would share one leaf decoder (its second read found
+     * the bytes taken: an internal error); without repeats n_cols is at
+     * most the file's columns, so this loop is bounded by them. */
+    for (size_t j = 0; j < i; j++)
+      if (s->cols[j] == s->cols[i])
+        return hs_error_set(err, HS_ERR_INVALID_ARG,
+                            "column '%s' is selected twice (positions %zu and %zu)", name, j, i);
   }
   return HS_OK;
 }
