@@ -32,7 +32,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
@@ -255,6 +255,39 @@ class ExpiredSnapshots:
         return (f"<ExpiredSnapshots {verb} {len(self.snapshot_ids)} snapshots, "
                 f"{len(self.files_deleted)} files ({self.bytes_deleted:,} bytes)>")
 
+_I64_MAX = (1 << 63) - 1
+
+
+def _size_arg(name: str, v: Any, none: int) -> int:
+    """A row count bound (limit, batch_rows): None gives `none`; negative is
+    an error; above int64 it is clamped (it bounds nothing more)."""
+    if v is None:
+        return none
+    if isinstance(v, bool):
+        raise InvalidArgumentError(f"{name} must be an integer, got {v!r}")
+    n = int(v)
+    if n != v:
+        raise InvalidArgumentError(f"{name} must be an integer, got {v!r}")
+    if n < 0:
+        raise InvalidArgumentError(f"{name} must be >= 0, got {n}")
+    return n if n <= _I64_MAX else _I64_MAX
+
+
+def _columns_arg(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
+    """A projection: a list of names, each at most once."""
+    if columns is None:
+        return None
+    cols = list(columns)
+    seen: Dict[str, int] = {}
+    for i, c in enumerate(cols):
+        if isinstance(c, str) and c in seen:
+            raise InvalidArgumentError(
+                f"columns: {c!r} is selected twice (positions {seen[c]} and {i})")
+        if isinstance(c, str):
+            seen[c] = i
+    return cols
+
+
 class Table(IndexMethods):
     """An Iceberg table in a local folder, created on the first write.
 
@@ -467,9 +500,9 @@ class Table(IndexMethods):
         """
         handle = self._require()
         sid = self._snapshot(snapshot_id, as_of, ref)
-        stream = handle.scan(snapshot_id=sid, columns=None if columns is None else list(columns),
-                             filter=filter, limit=-1 if limit is None else int(limit),
-                             batch_rows=batch_rows)
+        stream = handle.scan(snapshot_id=sid, columns=_columns_arg(columns),
+                             filter=filter, limit=_size_arg("limit", limit, -1),
+                             batch_rows=_size_arg("batch_rows", batch_rows, 0))
         schema = pa.Schema._import_from_c_capsule(stream._schema_capsule())
         return pa.RecordBatchReader.from_batches(schema, _batches(stream))
 
@@ -484,7 +517,7 @@ class Table(IndexMethods):
         if vector_filter is not None:
             out, _ = _vs.run(self, _vs.parse_vector_filter(vector_filter), filter=filter,
                              columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref)
-            return out if limit is None else out.slice(0, int(limit))
+            return out if limit is None else out.slice(0, _size_arg("limit", limit, -1))
         return self.to_arrow_stream(filter=filter, columns=columns, snapshot_id=snapshot_id,
                                     as_of=as_of, ref=ref, limit=limit).read_all()
 
@@ -729,16 +762,16 @@ class Query:
         return self._with(filters=self._filters + (expr,))
 
     def select(self, columns: Sequence[str]) -> "Query":
-        """Return only ``columns``, in this order."""
+        """Return only ``columns``, in this order (each at most once)."""
         if isinstance(columns, str):
             columns = [columns]
-        return self._with(columns=tuple(columns))
+        return self._with(columns=tuple(_columns_arg(columns)))
 
     def limit(self, n: int) -> "Query":
-        """Return at most ``n`` rows."""
-        if int(n) < 0:
-            raise InvalidArgumentError(f"limit must be >= 0, got {n}")
-        return self._with(limit=int(n))
+        """Return at most ``n`` rows (any n >= 0; above 2**63 - 1 it is that)."""
+        if n is None:
+            raise InvalidArgumentError("limit must be an integer, got None")
+        return self._with(limit=_size_arg("limit", n, -1))
 
     def snapshot(self, snapshot_id: int) -> "Query":
         """Read snapshot ``snapshot_id``."""
