@@ -10,6 +10,7 @@ module only converts arguments and results.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -17,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _core
+from ._binding import IndexIgnoredWarning
 from ._core import InvalidArgumentError
 
 _KNOWN = ("column", "query", "k", "metric", "ef_search", "nprobe", "exact")
@@ -87,13 +89,31 @@ def parse_vector_filter(vf: Dict[str, Any]) -> VectorSearch:
                         nprobe=vf.get("nprobe"), exact=bool(vf.get("exact", False)))
 
 
+_U32_MAX = 0xFFFFFFFF
+_I64_MAX = (1 << 63) - 1
+
+
 def _count(name: str, v: Optional[int]) -> int:
+    """ef_search / nprobe: None (the default) or 1 .. 2**32 - 1. The C core
+    passes them as uint32, so a larger value would wrap around silently; in
+    range, the search clamps them to the index (same answers, bounded work)."""
     if v is None:
         return 0
-    v = int(v)
-    if v < 1:
-        raise InvalidArgumentError(f"{name} must be >= 1, got {v}")
-    return v
+    n = int(v)
+    if n < 1 or n > _U32_MAX:
+        raise InvalidArgumentError(f"{name} = {v} outside [1, {_U32_MAX}] (None: the default)")
+    return n
+
+
+def _k(v: Any) -> int:
+    """k >= 1; above int64 it means 'every row' as any k above the row count
+    does (the C core clamps k to the matching rows)."""
+    if isinstance(v, bool):
+        raise InvalidArgumentError(f"k must be a positive integer, got {v!r}")
+    k = int(v)
+    if k < 1:
+        raise InvalidArgumentError(f"k must be >= 1, got {k}")
+    return k if k <= _I64_MAX else _I64_MAX
 
 
 def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
@@ -112,13 +132,18 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     q, batched = as_queries(vs.query)
     if not isinstance(vs.column, str):
         raise InvalidArgumentError(f"column must be a str, not {type(vs.column).__name__}")
-    k = int(vs.k)
-    if k < 1:
-        raise InvalidArgumentError(f"k must be >= 1, got {k}")
+    k = _k(vs.k)
     cols = None
     if columns is not None:
         if isinstance(columns, str):
             columns = [columns]
+        seen: Dict[str, int] = {}
+        for i, c in enumerate(columns):
+            if isinstance(c, str) and c in seen:
+                raise InvalidArgumentError(
+                    f"columns: {c!r} is selected twice (positions {seen[c]} and {i})")
+            if isinstance(c, str):
+                seen[c] = i
         # "distance" is always returned (last); selecting it is allowed.
         cols = [c for c in columns if c != "distance"]
     capsule, stats = _core.vector_search(
@@ -126,6 +151,12 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
         snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
         nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact))
     result = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+    if stats.get("files_index_rejected"):
+        warnings.warn(IndexIgnoredWarning(
+            f"{stats['files_index_rejected']} data file(s)' registered vector index did not "
+            f"match the data file and was not used; they were scored exactly instead. "
+            f"{stats['index_rejected']}. Table.validate() lists every such index."),
+            stacklevel=3)
     if not batched:
         return result, stats
     qi = result.column("query_index").to_numpy()
@@ -155,6 +186,10 @@ _KINDS = {
 _ALIASES = {"num_partitions": "partitions", "nlist": "partitions", "num_sub_vectors": "pq_m",
             "M": "m", "efConstruction": "ef_construction", "ef": "ef_construction"}
 _BUILD = ("metric", "m", "ef_construction", "partitions", "pq_m", "threads")
+# The bounds of VectorIndex (vector.py, src/index/vector/README.md "Limits");
+# pq_m must also divide the column's dimension (checked by the build).
+_BUILD_RANGE = {"m": (2, 256), "ef_construction": (1, 65536), "partitions": (1, 65536),
+                "pq_m": (1, 65536), "threads": (1, 256)}
 
 
 def build(table: Any, column: str, kind: str, params: Dict[str, Any]) -> int:
@@ -177,6 +212,9 @@ def build(table: Any, column: str, kind: str, params: Dict[str, Any]) -> int:
         v = int(v)
         if v < 0 or (key == "partitions" and k == "hnsw" and v > 1):
             raise InvalidArgumentError(f"{key}={v} is not valid for a {k!r} index")
+        lo, hi = _BUILD_RANGE[key]
+        if v != 0 and not lo <= v <= hi:
+            raise InvalidArgumentError(f"{key} = {v} outside [{lo}, {hi}] (0: the default)")
         args[key] = v
     handle = table._require()
     return _core.build_vector_indexes(handle.uri, column, **args)
