@@ -57,7 +57,7 @@ static const char hs_cli_help[] =
     "  hyperstream explain TABLE [--filter SQL] [--snapshot ID] [--json]\n"
     "      Run a filtered scan and show files, row groups and pages pruned and\n"
     "      what scalar indexes answered.\n"
-    "  hyperstream remove-orphans TABLE [--older-than 3d] [--dry-run] [--json]\n"
+    "  hyperstream remove-orphans TABLE [--older-than 3d] [--force] [--dry-run] [--json]\n"
     "      Remove files no snapshot or index registry reaches (failed commits,\n"
     "      dropped indexes) that are older than the given age.\n"
     "  hyperstream expire-snapshots TABLE [--older-than 5d] [--retain-last N] [--dry-run]\n"

@@ -1,9 +1,9 @@
 /*
  * maintenance.c — table upkeep:
- *   remove-orphans TABLE [--older-than AGE] [--dry-run] [--json]
+ *   remove-orphans TABLE [--older-than AGE] [--force] [--dry-run] [--json]
  *       the files no metadata reaches (hs_table_remove_orphan_files,
- *       src/table/orphans.c); AGE default 3d as Iceberg's; "0s" removes
- *       every unreachable file, safe only while nobody writes the table;
+ *       src/table/orphans.c); AGE default 3d as Iceberg's, never under the
+ *       core's 1 h floor (HS_ORPHAN_MIN_AGE_MS) unless --force;
  *   expire-snapshots TABLE [--older-than AGE] [--retain-last N] [--dry-run] [--json]
  *       old snapshots and the files only they reached
  *       (hs_table_expire_snapshots, src/table/expire.c); AGE default 5d.
@@ -21,13 +21,14 @@ int hs_cli_remove_orphans(int argc, char **argv);
 int hs_cli_expire_snapshots(int argc, char **argv);
 
 static const char usage[] =
-    "Usage: hyperstream remove-orphans TABLE [--older-than AGE] [--dry-run] [--json]\n"
+    "Usage: hyperstream remove-orphans TABLE [--older-than AGE] [--force] [--dry-run] [--json]\n"
     "  Remove files under TABLE's data/, index/ and metadata/ folders that no\n"
     "  snapshot, metadata-log entry or index registry reaches (left by failed\n"
     "  commits, dropped indexes, replaced registries), if last modified more\n"
-    "  than AGE ago (default 3d; units s, m, h, d). A writer still running\n"
-    "  longer than AGE could lose its files: keep AGE above any write's time.\n"
-    "  --dry-run lists them without removing anything.\n";
+    "  than AGE ago (default 3d; units s, m, h, d). An AGE under 1h is raised\n"
+    "  to 1h, so writes still in flight keep their files; --force takes AGE as\n"
+    "  given (a write in flight may then fail cleanly, nothing is lost).\n"
+    "  --dry-run lists what the same command would remove, removing nothing.\n";
 
 /* "90s", "15m", "12h", "3d" into milliseconds; false when malformed. */
 static bool parse_age(const char *s, int64_t *ms) {
@@ -52,7 +53,7 @@ static int64_t now_ms(void) {
 
 int hs_cli_remove_orphans(int argc, char **argv) {
   const char *path = NULL;
-  int json = 0, dry_run = 0;
+  int json = 0, dry_run = 0, force = 0;
   int64_t age_ms = 3LL * 86400 * 1000;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -60,6 +61,8 @@ int hs_cli_remove_orphans(int argc, char **argv) {
       json = 1;
     } else if (strcmp(a, "--dry-run") == 0) {
       dry_run = 1;
+    } else if (strcmp(a, "--force") == 0) {
+      force = 1;
     } else if (strcmp(a, "--older-than") == 0 && i + 1 < argc) {
       if (!parse_age(argv[++i], &age_ms))
         return hs_cli_usage_error(
@@ -83,7 +86,9 @@ int hs_cli_remove_orphans(int argc, char **argv) {
   size_t n = 0;
   hs_status st = hs_table_open(path, &t, &err);
   if (st == HS_OK)
-    st = hs_table_remove_orphan_files(t, now_ms() - age_ms, dry_run, &files, &n, &err);
+    st = hs_table_remove_orphan_files(
+        t, now_ms() - age_ms, (dry_run ? HS_ORPHAN_DRY_RUN : 0) | (force ? HS_ORPHAN_FORCE : 0),
+        &files, &n, &err);
   hs_table_free(t);
   if (st != HS_OK)
     return strstr(err.message, path) ? hs_cli_fail("%s", err.message)

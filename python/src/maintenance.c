@@ -1,6 +1,7 @@
 /*
  * maintenance.c — table upkeep for the Python package:
- * `_core.remove_orphan_files(uri, older_than_ms, dry_run)` and
+ * `_core.remove_orphan_files(uri, older_than_ms, dry_run, force)` (and the
+ * floor `_core.ORPHAN_MIN_AGE_MS`, enforced by the C core) and
  * `_core.expire_snapshots(uri, older_than_ms, retain_last, dry_run)` over
  * src/table/orphans.c and expire.c. Table.remove_orphan_files and
  * Table.expire_snapshots (python/hyperstreamdb/table.py) turn ages and
@@ -28,13 +29,14 @@ static PyObject *file_list(const hs_table_orphan_file *files, size_t n) {
 
 static PyObject *hs_py_remove_orphan_files(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
-  static char *kwlist[] = {"uri", "older_than_ms", "dry_run", NULL};
+  static char *kwlist[] = {"uri", "older_than_ms", "dry_run", "force", NULL};
   PyObject *uri;
   long long older_than_ms;
-  int dry_run = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OL|p:remove_orphan_files", kwlist, &uri,
-                                   &older_than_ms, &dry_run))
+  int dry_run = 0, force = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OL|pp:remove_orphan_files", kwlist, &uri,
+                                   &older_than_ms, &dry_run, &force))
     return NULL;
+  int flags = (dry_run ? HS_ORPHAN_DRY_RUN : 0) | (force ? HS_ORPHAN_FORCE : 0);
   PyObject *path = hs_py_path(uri);
   if (path == NULL) return NULL;
   hs_table *t = NULL;
@@ -45,7 +47,7 @@ static PyObject *hs_py_remove_orphan_files(PyObject *self, PyObject *args, PyObj
   PyThreadState *ts_ = PyEval_SaveThread();
   st = hs_table_open(PyBytes_AS_STRING(path), &t, &err);
   if (st == HS_OK)
-    st = hs_table_remove_orphan_files(t, (int64_t)older_than_ms, dry_run, &files, &n, &err);
+    st = hs_table_remove_orphan_files(t, (int64_t)older_than_ms, flags, &files, &n, &err);
   hs_table_free(t);
   PyEval_RestoreThread(ts_);
   if (st != HS_OK) {
@@ -117,10 +119,14 @@ static PyMethodDef hs_py_maintenance_methods[] = {
      "retain_last of the current ancestry) and delete the files only they reached."},
     {"remove_orphan_files", (PyCFunction)(void (*)(void))hs_py_remove_orphan_files,
      METH_VARARGS | METH_KEYWORDS,
-     "remove_orphan_files(uri, older_than_ms, dry_run=False) -> list of (path, size, mtime_ms)\n\n"
-     "Remove (or only list) files no metadata reaches, last modified before older_than_ms."},
+     "remove_orphan_files(uri, older_than_ms, dry_run=False, force=False)\n"
+     "    -> list of (path, size, mtime_ms)\n\n"
+     "Remove (or only list) files no metadata reaches, last modified before older_than_ms\n"
+     "(never within the last ORPHAN_MIN_AGE_MS unless force)."},
     {NULL, NULL, 0, NULL}};
 
 int hs_py_maintenance_init(PyObject *module) {
+  if (PyModule_AddIntConstant(module, "ORPHAN_MIN_AGE_MS", (long)HS_ORPHAN_MIN_AGE_MS) != 0)
+    return -1;
   return PyModule_AddFunctions(module, hs_py_maintenance_methods);
 }

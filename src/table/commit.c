@@ -887,11 +887,10 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
   hs_table_crash_point();
   if ((st = write_manifest(&c, spec, err)) != HS_OK) {
     /* the manifest reads the data file's footer back: gone means an orphan
-     * sweep took it (publish_checked's case, met earlier) */
+     * sweep took it (publish_checked's case, met earlier); say so */
     const char *mine[] = {c.data_path};
-    if (st == HS_ERR_NOT_FOUND && c.files == NULL)
+    if (c.files == NULL && access(c.data_path, F_OK) != 0 && errno == ENOENT)
       st = hs_table_publish_check("append", mine, 1, err);
-    if (st == HS_OK) st = HS_ERR_NOT_FOUND; /* it is there after all: keep the error */
     goto done;
   }
   hs_table_crash_point();

@@ -17,6 +17,13 @@
  * files that covered only those data files. They were committed, so no
  * writer is still producing them and no age margin is needed; a reader still
  * planning an expired snapshot loses it, as in every Iceberg engine.
+ *
+ * Racing other maintainers and writers: the walks (before and after) are of
+ * the latest version and are redone on a newer one when a file vanished
+ * under them (another expiry published, then deleted; orphans.c). The
+ * deleted files are unreachable from the latest version, which a writer
+ * builds on (a writer that built on an older one loses the exclusive publish
+ * and rebuilds), so no commit in flight needs them.
  */
 #include <errno.h>
 #include <string.h>
@@ -136,28 +143,32 @@ hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int3
   *files = NULL;
   *n_files = 0;
   hs_status st = hs_table_check_writable(table, "expire snapshots", err);
-  if (st == HS_OK) st = hs_table_load_latest(table, err);
   expire_ctx c = {.older_than_ms = older_than_ms, .retain_last = retain_last < 1 ? 1 : retain_last};
   hs_table_file_set before = {0}, after = {0};
-  if (st == HS_OK) st = hs_table_reachable(table, &before, err);
-  if (st == HS_OK && dry_run) {
+  /* Walks of the latest version tolerate files another process's expiry
+   * deleted under them (hs_table_reachable_latest walks the newer version). */
+  if (st == HS_OK) st = hs_table_reachable_latest(table, &before, err);
+  for (int attempt = 0; st == HS_OK && dry_run; attempt++) {
     /* the edit on a copy; the reachable set of the copy, the table untouched */
     hs_arena a;
     hs_arena_init(&a);
     hs_iceberg_metadata saved = table->meta, m = table->meta;
     bool changed = false;
     st = expire_edit(&saved, &m, &a, &c, &changed, err);
-    if (st == HS_OK && changed) {
-      table->meta = m;
+    if (st == HS_OK) {
+      table->meta = m; /* unchanged when nothing expires */
       st = hs_table_reachable(table, &after, err);
       table->meta = saved;
-    } else if (st == HS_OK) {
-      st = hs_table_reachable(table, &after, err);
     }
     hs_arena_reset(&a);
-  } else if (st == HS_OK) {
+    /* a file of this version vanished: another expiry; redo on the newer one */
+    if (st != HS_ERR_NOT_FOUND || attempt == 64 || !hs_table_newer_version_exists(table)) break;
+    hs_table_file_set_free(&before);
+    st = hs_table_reachable_latest(table, &before, err);
+  }
+  if (st == HS_OK && !dry_run) {
     st = hs_table_commit_metadata(table, "expire snapshots", expire_edit, &c, err);
-    if (st == HS_OK) st = hs_table_reachable(table, &after, err);
+    if (st == HS_OK) st = hs_table_reachable_latest(table, &after, err);
   }
   if (st == HS_OK) st = files_dropped(&before, &after, files, n_files, err);
   hs_table_file_set_free(&before);

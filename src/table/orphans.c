@@ -12,13 +12,33 @@
  *   1. list the candidates (regular files under data/, index/, metadata/,
  *      recursively; symbolic links and other folders are never touched),
  *   2. then load the latest metadata and collect what it reaches,
- *   3. remove the listed files that are unreachable AND last modified before
- *      `older_than_ms`.
- * A commit that lands after step 2 references only files written before it
- * published; those are younger than the cut-off unless the writer ran longer
- * than the caller's margin (Iceberg's default margin, 3 days, is the
- * caller's default too). Metadata versions newer than the loaded one and
- * version-hint.text are always kept.
+ *   3. take the publish lock exclusively (below); if versions were published
+ *      since 2, add what the latest reaches (only its new manifest lists and
+ *      manifests are read),
+ *   4. remove the listed files that are unreachable AND last modified before
+ *      `older_than_ms`, then release the lock.
+ * Metadata versions newer than the loaded one and version-hint.text are
+ * always kept.
+ *
+ * Commits in flight. Their files are unreachable until they publish. Two
+ * defences: (a) the floor, HS_ORPHAN_MIN_AGE_MS (1 hour): without
+ * HS_ORPHAN_FORCE the cut-off is never later than now minus the floor, so
+ * only a commit whose files were last written over an hour before it
+ * publishes can lose one (Iceberg's default margin, 3 days, stays the
+ * callers' default); (b) the publish lock: every publish (commit.c,
+ * partition.c, refs.c) holds flock(LOCK_SH) on metadata/ while it re-checks
+ * the files it wrote (hs_table_publish_check) and links the version; steps
+ * 3-4 hold LOCK_EX. A sweep therefore either removes a writer's file before
+ * the writer's check (the commit fails cleanly: "... was removed before the
+ * commit published ...; nothing was committed") or runs after the publish
+ * and finds the version in step 3. With HS_ORPHAN_FORCE and a cut-off of
+ * now, writers may fail, but no version ever names a missing file.
+ *
+ * Another maintainer. expire_snapshots publishes a version without the
+ * expired snapshots, then deletes their files; a walk of the older version
+ * meets a missing manifest list or manifest. That is not an error: when a
+ * newer version exists the walk is redone on it (bounded), and only a file
+ * missing from the latest version stops the call.
  *
  * Reachable: the current metadata file and every metadata-log entry; for
  * every snapshot its manifest list, the list's manifests and every file any
@@ -32,10 +52,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -112,9 +134,19 @@ static int mref_cmp(const void *a, const void *b) {
   return strcmp(((const manifest_ref *)a)->path, ((const manifest_ref *)b)->path);
 }
 
+/* Whether `path` is in `known` (sorted once the walk starts; may be NULL):
+ * the result of an earlier, complete walk of an older version. */
+static bool known_has(hs_table_file_set *known, const char *path) {
+  return known != NULL && known->n > 0 && hs_table_file_set_has(known, path);
+}
+
 /* Every snapshot's manifest list, then every distinct manifest once (many
- * snapshots share most of theirs) and each of its entries' files. */
-static hs_status reach_snapshots(const hs_table *t, hs_table_file_set *s, hs_error *err) {
+ * snapshots share most of theirs) and each of its entries' files. Lists and
+ * manifests in `known` are skipped: a complete earlier walk reached them and
+ * everything in them (files never change). A list or manifest enters `s`
+ * only after it was read. */
+static hs_status reach_snapshots(const hs_table *t, hs_table_file_set *known, hs_table_file_set *s,
+                                 hs_error *err) {
   const hs_iceberg_metadata *m = &t->meta;
   hs_arena lists, one;
   hs_arena_init(&lists);
@@ -133,13 +165,24 @@ static hs_status reach_snapshots(const hs_table *t, hs_table_file_set *s, hs_err
                         t->metadata_path, (long long)snap->snapshot_id);
       break;
     }
-    if ((st = reach(t, s, snap->manifest_list, "manifest list", err)) != HS_OK) break;
+    char *lpath = NULL;
+    if ((st = hs_table_resolve_path(t, snap->manifest_list, "manifest list", &lpath, err)) != HS_OK)
+      break;
+    if (known_has(known, lpath)) {
+      hs_free(lpath);
+      continue;
+    }
     hs_iceberg_manifest_list list;
     buf.len = 0;
     st = hs_table_read_avro(t, snap->manifest_list, "manifest list", &buf, err);
     if (st == HS_OK &&
         (st = hs_iceberg_manifest_list_read(buf.data, buf.len, &lists, &list, err)) != HS_OK)
       hs_error_prefix(err, "%s: ", snap->manifest_list);
+    if (st == HS_OK) {
+      st = strset_add_owned(s, lpath, err);
+    } else {
+      hs_free(lpath);
+    }
     for (size_t k = 0; st == HS_OK && k < list.n_files; k++) {
       if (n == cap) {
         size_t nc = cap ? cap * 2 : 64;
@@ -163,8 +206,7 @@ static hs_status reach_snapshots(const hs_table *t, hs_table_file_set *s, hs_err
     const char *path = refs[i].path;
     if (prev != NULL && strcmp(prev, path) == 0) continue; /* shared by several snapshots */
     prev = path;
-    refs[i].path = NULL; /* the set owns it now (and keeps it alive for `prev`) */
-    if ((st = strset_add_owned(s, (char *)path, err)) != HS_OK) break;
+    if (known_has(known, path)) continue;
     const hs_iceberg_manifest_file *mf = refs[i].entry;
     hs_iceberg_manifest man;
     hs_arena_reset(&one);
@@ -179,6 +221,8 @@ static hs_status reach_snapshots(const hs_table *t, hs_table_file_set *s, hs_err
       st = reach(t, s, man.entries[k].data_file.file_path, what, err);
       if (st != HS_OK) hs_error_prefix(err, "%s: ", mf->manifest_path);
     }
+    /* a copy: refs[i] keeps its own (what `prev` points at) until the end */
+    if (st == HS_OK) st = strset_add_owned(s, hs_strdup(path), err);
   }
   for (size_t i = 0; i < n; i++) hs_free(refs[i].path);
   hs_free(refs);
@@ -236,16 +280,24 @@ static hs_status reach_old_registry(const hs_table *t, const char *metadata_path
   return st;
 }
 
-static hs_status reachable(const hs_table *t, hs_table_file_set *s, hs_error *err) {
+/* What the loaded metadata reaches, into `s` (empty on entry). `known`
+ * (NULL or the complete result of an earlier walk) lets the walk skip the
+ * metadata-log versions, manifest lists and manifests it already holds. */
+static hs_status reachable(const hs_table *t, hs_table_file_set *known, hs_table_file_set *s,
+                           hs_error *err) {
   const hs_iceberg_metadata *m = &t->meta;
   hs_status st = strset_add_owned(s, hs_strdup(t->metadata_path), err);
   for (size_t i = 0; st == HS_OK && i < m->n_metadata_log; i++) {
     char *p = NULL;
     st = hs_table_resolve_path(t, m->metadata_log[i].metadata_file, "metadata-log", &p, err);
+    if (st == HS_OK && known_has(known, p)) {
+      hs_free(p);
+      continue;
+    }
     if (st == HS_OK && (st = reach_old_registry(t, p, s, err)) != HS_OK) hs_free(p);
     if (st == HS_OK) st = strset_add_owned(s, p, err);
   }
-  if (st == HS_OK) st = reach_snapshots(t, s, err);
+  if (st == HS_OK) st = reach_snapshots(t, known, s, err);
   if (st == HS_OK) st = reach_statistics(t, m->statistics, "statistics", s, err);
   if (st == HS_OK)
     st = reach_statistics(t, m->partition_statistics, "partition-statistics", s, err);
@@ -260,7 +312,7 @@ static hs_status reachable(const hs_table *t, hs_table_file_set *s, hs_error *er
   size_t n_data = s->n; /* lookups below see only what was reached so far */
   for (size_t i = 0; st == HS_OK && i < r.n_entries; i++) {
     const char *df = r.entries[i].data_file;
-    if (bsearch(&df, s->paths, n_data, sizeof *s->paths, str_cmp) != NULL)
+    if (bsearch(&df, s->paths, n_data, sizeof *s->paths, str_cmp) != NULL || known_has(known, df))
       st = reach(t, s, r.entries[i].index_file, "index registry entry", err);
   }
   hs_table_index_registry_free(&r);
@@ -270,9 +322,109 @@ static hs_status reachable(const hs_table *t, hs_table_file_set *s, hs_error *er
 
 hs_status hs_table_reachable(hs_table *t, hs_table_file_set *out, hs_error *err) {
   memset(out, 0, sizeof *out);
-  hs_status st = reachable(t, out, err);
+  hs_status st = reachable(t, NULL, out, err);
   if (st != HS_OK) hs_table_file_set_free(out);
   return st;
+}
+
+bool hs_table_newer_version_exists(const hs_table *t) {
+  char path[4200];
+  return t->version >= 1 && hs_table_version_path(t->root, t->version + 1, path, sizeof path) &&
+         hs_fs_exists(path);
+}
+
+/* A walk meets a missing file when another process expired its snapshot
+ * (published a newer version, then deleted the files): walk the newer
+ * version instead. Each retry needs a newer version, so the bound is only
+ * reached by a table committed to faster than it can be walked. */
+#define REACH_RETRIES_MAX 64
+
+hs_status hs_table_reachable_latest(hs_table *t, hs_table_file_set *out, hs_error *err) {
+  hs_status st = hs_table_load_latest(t, err);
+  for (int i = 0; st == HS_OK; i++) {
+    st = hs_table_reachable(t, out, err);
+    if (st != HS_ERR_NOT_FOUND || i == REACH_RETRIES_MAX || !hs_table_newer_version_exists(t))
+      break;
+    st = hs_table_load_latest(t, err);
+  }
+  return st;
+}
+
+/* Add to `live` (the complete result of earlier walks, or empty) what the
+ * latest metadata reaches, retrying on newer versions as above. `live`
+ * only grows: a superset of the latest's reachable files is what the
+ * sweep may keep. Loads the latest first. */
+static hs_status reach_into(hs_table *t, hs_table_file_set *live, hs_error *err) {
+  hs_status st = hs_table_load_latest(t, err);
+  for (int i = 0; st == HS_OK; i++) {
+    strset_sort(live);
+    hs_table_file_set add = {0};
+    st = reachable(t, live, &add, err);
+    if (st == HS_OK) {
+      for (size_t k = 0; st == HS_OK && k < add.n; k++) {
+        st = strset_add_owned(live, add.paths[k], err);
+        add.paths[k] = NULL;
+      }
+      for (size_t k = 0; k < add.n; k++) hs_free(add.paths[k]);
+      hs_free(add.paths);
+      if (st == HS_OK) strset_sort(live);
+      return st;
+    }
+    hs_table_file_set_free(&add); /* a partial walk is never used */
+    if (st != HS_ERR_NOT_FOUND || i == REACH_RETRIES_MAX || !hs_table_newer_version_exists(t))
+      break;
+    st = hs_table_load_latest(t, err);
+  }
+  return st;
+}
+
+/* ------------------------------------------------------ publish lock */
+
+hs_status hs_table_publish_lock(const hs_table *t, bool exclusive, int *fd_out, hs_error *err) {
+  *fd_out = -1;
+  char dir[4200];
+  if ((size_t)snprintf(dir, sizeof dir, "%s/metadata", t->root) >= sizeof dir)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot open the folder to lock it: %s", dir,
+                        strerror(errno));
+  while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0) {
+    int e = errno;
+    if (e == EINTR) continue;
+    close(fd);
+    /* A file system without flock: publish unlocked (the writer's re-check
+     * and the sweep's age floor still hold; only the check-to-link window
+     * is unguarded). */
+    if (e == ENOLCK || e == EOPNOTSUPP || e == EINVAL) return HS_OK;
+    return hs_error_set(err, HS_ERR_IO, "%s: cannot lock the folder: %s", dir, strerror(e));
+  }
+  *fd_out = fd;
+  return HS_OK;
+}
+
+void hs_table_publish_unlock(int fd) {
+  if (fd >= 0) close(fd); /* closing the only descriptor releases the flock */
+}
+
+hs_status hs_table_publish_check(const char *what, const char *const *paths, size_t n,
+                                 hs_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    if (paths[i] == NULL || paths[i][0] == '\0') continue;
+    struct stat sb;
+    if (stat(paths[i], &sb) == 0 && S_ISREG(sb.st_mode)) continue;
+    if (errno == ENOENT || errno == 0)
+      return hs_error_set(err, HS_ERR_IO,
+                          "%s: %s, written by this commit, was removed before the commit "
+                          "published (by remove_orphan_files with force, or a cut-off younger "
+                          "than the commit?); nothing was committed",
+                          what, paths[i]);
+    return hs_error_set(err, HS_ERR_IO,
+                        "%s: %s, written by this commit, cannot be checked before publishing: "
+                        "%s; nothing was committed",
+                        what, paths[i], strerror(errno));
+  }
+  return HS_OK;
 }
 
 typedef struct candidates {
@@ -350,7 +502,7 @@ static bool always_kept(const hs_table *t, const char *path) {
   return strcmp(end, ".metadata.json") == 0 && v > t->version; /* "vN.metadata.json" exactly */
 }
 
-hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int dry_run,
+hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int flags,
                                        hs_table_orphan_file **files, size_t *n_files,
                                        hs_error *err) {
   *files = NULL;
@@ -361,6 +513,11 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
                         "metadata is %s); ask the catalog that owns it",
                         table->metadata_path,
                         table->is_static ? "opened as one static file" : "named by a catalog");
+  bool dry_run = (flags & HS_ORPHAN_DRY_RUN) != 0;
+  if ((flags & HS_ORPHAN_FORCE) == 0) { /* the floor: see HS_ORPHAN_MIN_AGE_MS */
+    int64_t floor = hs_table_wall_ms() - HS_ORPHAN_MIN_AGE_MS;
+    if (older_than_ms > floor) older_than_ms = floor;
+  }
   candidates c = {0};
   static const char *const k_dirs[] = {"data", "index", "metadata"};
   hs_status st = HS_OK;
@@ -369,9 +526,16 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
     snprintf(dir, sizeof dir, "%s/%s", table->root, k_dirs[i]);
     st = list_dir(dir, 0, &c, err);
   }
+  /* After listing (see above): the walk, unlocked, then under the lock
+   * whatever versions were published meanwhile (usually none; only their
+   * new manifest lists and manifests are read). While the lock is held no
+   * version can be published, so the set covers the latest until the last
+   * unlink. A dry run removes nothing and takes no lock. */
   hs_table_file_set live = {0};
-  if (st == HS_OK) st = hs_table_load_latest(table, err); /* after listing: see above */
-  if (st == HS_OK) st = reachable(table, &live, err);
+  int lock_fd = -1;
+  if (st == HS_OK) st = reach_into(table, &live, err);
+  if (st == HS_OK && !dry_run) st = hs_table_publish_lock(table, true, &lock_fd, err);
+  if (st == HS_OK && hs_table_newer_version_exists(table)) st = reach_into(table, &live, err);
   bool *orphan = st == HS_OK && c.n > 0 ? hs_malloc(c.n * sizeof *orphan) : NULL;
   if (st == HS_OK && c.n > 0 && orphan == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
@@ -409,6 +573,7 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
       st = hs_error_set(err, HS_ERR_IO, "%s: cannot remove orphan file: %s (%zu of %zu removed)",
                         out[i].path, strerror(errno), i, n);
   }
+  hs_table_publish_unlock(lock_fd);
   /* kept open data files (parquet.h) would hold the removed files' space */
   if (!dry_run && n > 0) hs_parquet_file_cache_clear();
   if (st != HS_OK) {

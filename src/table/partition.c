@@ -40,6 +40,60 @@
 
 /* ---------------------------------------------------- metadata commits */
 
+static int cstr_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The files edited metadata `m` names that `old` did not and that the edit
+ * wrote (or an index build before it): a new index registry and the index
+ * files of its new entries, resolved, into *out (hs_malloc'd strings and
+ * array; *n_out 0 when the registry did not change). The publish re-checks
+ * them under the publish lock (orphans.c), so that an index file an orphan
+ * sweep took is never registered. */
+static hs_status registry_files(hs_table *t, const hs_iceberg_metadata *old,
+                                const hs_iceberg_metadata *m, char ***out, size_t *n_out,
+                                hs_error *err) {
+  *out = NULL;
+  *n_out = 0;
+  const char *was = hs_iceberg_metadata_property(old, "hyperstream.index-registry");
+  const char *now = hs_iceberg_metadata_property(m, "hyperstream.index-registry");
+  if (now == NULL || (was != NULL && strcmp(was, now) == 0)) return HS_OK;
+  hs_table_index_registry ro, rn;
+  memset(&ro, 0, sizeof ro);
+  memset(&rn, 0, sizeof rn);
+  hs_status st = hs_table_index_registry_load(t, old, &ro, err);
+  if (st == HS_OK) st = hs_table_index_registry_load(t, m, &rn, err);
+  const char **had = NULL;
+  char **v = NULL;
+  size_t n = 0;
+  if (st == HS_OK) {
+    had = hs_malloc((ro.n_entries ? ro.n_entries : 1) * sizeof *had);
+    v = hs_malloc((rn.n_entries + 1) * sizeof *v);
+    if (had == NULL || v == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "commit: out of memory");
+  }
+  if (st == HS_OK) {
+    for (size_t i = 0; i < ro.n_entries; i++) had[i] = ro.entries[i].index_file;
+    if (ro.n_entries > 1) qsort(had, ro.n_entries, sizeof *had, cstr_cmp);
+    if ((st = hs_table_resolve_path(t, now, "index registry", &v[n], err)) == HS_OK) n++;
+  }
+  for (size_t i = 0; st == HS_OK && i < rn.n_entries; i++) {
+    const char *f = rn.entries[i].index_file;
+    if (ro.n_entries > 0 && bsearch(&f, had, ro.n_entries, sizeof *had, cstr_cmp) != NULL) continue;
+    if ((st = hs_table_resolve_path(t, f, "index registry entry", &v[n], err)) == HS_OK) n++;
+  }
+  hs_free(had);
+  hs_table_index_registry_free(&ro);
+  hs_table_index_registry_free(&rn);
+  if (st != HS_OK) {
+    for (size_t i = 0; i < n; i++) hs_free(v[i]);
+    hs_free(v);
+    return st;
+  }
+  *out = v;
+  *n_out = n;
+  return HS_OK;
+}
+
 /* One attempt: edit the loaded version and publish it as the next. */
 static hs_status metadata_attempt(hs_table *t, const char *what, hs_table_metadata_edit edit,
                                   void *ctx, bool *won, bool *changed, hs_error *err) {
@@ -75,7 +129,19 @@ static hs_status metadata_attempt(hs_table *t, const char *what, hs_table_metada
     goto done;
   }
   hs_table_crash_point();
-  if ((st = hs_fs_publish_exclusive(path, json.data, json.len, won, err)) != HS_OK) goto done;
+  /* Under the shared publish lock: what this commit names anew is still
+   * there (orphans.c), then the exclusive publish. */
+  char **mine = NULL;
+  size_t n_mine = 0;
+  int lock_fd = -1;
+  st = registry_files(t, old, &m, &mine, &n_mine, err);
+  if (st == HS_OK) st = hs_table_publish_lock(t, false, &lock_fd, err);
+  if (st == HS_OK) st = hs_table_publish_check(what, (const char *const *)mine, n_mine, err);
+  if (st == HS_OK) st = hs_fs_publish_exclusive(path, json.data, json.len, won, err);
+  hs_table_publish_unlock(lock_fd);
+  for (size_t i = 0; i < n_mine; i++) hs_free(mine[i]);
+  hs_free(mine);
+  if (st != HS_OK) goto done;
   if (*won) {
     char hint[4200], num[24];
     snprintf(hint, sizeof hint, "%s/metadata/version-hint.text", t->root);

@@ -85,7 +85,13 @@ static hs_status ref_attempt(hs_table *t, const char *what, ref_edit_fn edit, co
   }
   hs_table_crash_point();
   bool won = false;
-  if ((st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err)) != HS_OK) goto out;
+  /* Nothing new is named (no files written); the shared publish lock keeps
+   * an orphan sweep from removing the temporary under the publish. */
+  int lock_fd = -1;
+  st = hs_table_publish_lock(t, false, &lock_fd, err);
+  if (st == HS_OK) st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err);
+  hs_table_publish_unlock(lock_fd);
+  if (st != HS_OK) goto out;
   if (won) {
     hs_table_crash_point();
     char hint[4200], num[24];

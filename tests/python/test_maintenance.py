@@ -12,7 +12,8 @@ folders. Then:
   every file inside it is kept;
 * every snapshot reads the same rows before and after, by us and by pyiceberg,
   and the remaining index still answers;
-* young files, links and files outside data/, index/, metadata/ stay; an
+* young files, links and files outside data/, index/, metadata/ stay; files
+  younger than the 1 hour floor stay unless force=True (`--force`); an
   unreadable manifest stops the call before anything is removed;
 * expire_snapshots keeps the current snapshot, tagged ones and the last N,
   deletes exactly the files pyiceberg no longer reaches afterwards (index
@@ -164,7 +165,8 @@ def test_removes_exactly_the_unreachable(tmp_path):
     everything = {os.path.realpath(p) for p in _all_files(uri)}
     hint = os.path.realpath(os.path.join(uri, "metadata", "version-hint.text"))
 
-    listed = {os.path.realpath(p) for p in table.remove_orphan_files(older_than=ALL, dry_run=True)}
+    listed = {os.path.realpath(p) for p in table.remove_orphan_files(older_than=ALL, dry_run=True,
+                                                                      force=True)}
     assert {os.path.realpath(p) for p in _all_files(uri)} == everything  # dry run removed nothing
     assert set(map(os.path.realpath, junk)) <= listed
     # nothing reachable is listed; everything listed is reachable by nobody
@@ -177,7 +179,7 @@ def test_removes_exactly_the_unreachable(tmp_path):
     # the crashed writers, the dropped and the re-configured index left real files behind
     assert len(listed - set(map(os.path.realpath, junk))) >= 4
 
-    removed = {os.path.realpath(p) for p in table.remove_orphan_files(older_than=ALL)}
+    removed = {os.path.realpath(p) for p in table.remove_orphan_files(older_than=ALL, force=True)}
     assert removed == listed
     assert {os.path.realpath(p) for p in _all_files(uri)} == everything - listed
     again = hdb.Table(uri)
@@ -185,7 +187,7 @@ def test_removes_exactly_the_unreachable(tmp_path):
     after_plan = again.explain("cat = 'b'").stats
     assert after_plan["files_indexed"] == cat_plan["files_indexed"] > 0
     assert after_plan["rows_matched"] == cat_plan["rows_matched"]
-    assert again.remove_orphan_files(older_than=ALL) == []
+    assert again.remove_orphan_files(older_than=ALL, force=True) == []
     n = len(again)
     again.write(_batch(50_000, 10, random.Random(1)))  # still writable
     assert len(again) == n + 10 and len(hdb.Table(uri)) == n + 10
@@ -209,8 +211,19 @@ def test_young_files_links_and_outsiders_stay(tmp_path):
     assert table.remove_orphan_files() == [str(old)]  # default: older than 3 days
     assert not old.exists() and (data / "fresh.parquet").exists()
     assert outside.exists() and target.read_text() == "keep me" and os.path.islink(data / "link.parquet")
-    hour = table.remove_orphan_files(older_than=dt.datetime.now() + dt.timedelta(hours=1))
-    assert hour == [str(data / "fresh.parquet")]
+    # younger than the floor (1 hour): kept, listed by no dry run, unless forced
+    hour = dt.datetime.now() + dt.timedelta(hours=1)
+    assert table.remove_orphan_files(older_than=ALL) == []
+    assert table.remove_orphan_files(older_than=hour, dry_run=True) == []
+    assert (data / "fresh.parquet").exists()
+    assert table.remove_orphan_files(older_than=hour, dry_run=True, force=True) == \
+        [str(data / "fresh.parquet")]
+    assert table.remove_orphan_files(older_than=hour, force=True) == [str(data / "fresh.parquet")]
+    # just past the floor: removed without force
+    (data / "stale.parquet").write_bytes(b"s")
+    past = (dt.datetime.now() - dt.timedelta(minutes=61)).timestamp()
+    os.utime(data / "stale.parquet", (past, past))
+    assert table.remove_orphan_files(older_than=ALL) == [str(data / "stale.parquet")]
     assert table.to_arrow().num_rows == 10
 
 
@@ -225,7 +238,7 @@ def test_unreadable_manifest_removes_nothing(tmp_path):
     with open(_local(first), "r+b") as f:
         f.truncate(20)
     with pytest.raises(hdb.HyperStreamError) as e:
-        table.remove_orphan_files(older_than=ALL)
+        table.remove_orphan_files(older_than=ALL, force=True)
     assert os.path.basename(_local(first)) in str(e.value)
     assert junk.exists()
     with pytest.raises(ValueError, match="negative"):
@@ -255,11 +268,14 @@ def test_cli(tmp_path):
         assert r.returncode == rc, (args, r.stdout, r.stderr)
         return r
 
-    dry = json.loads(run("--older-than", "0s", "--dry-run", "--json").stdout)
+    # under the 1 h floor without --force: nothing, not even in a dry run
+    assert json.loads(run("--older-than", "0s", "--dry-run", "--json").stdout)["files"] == []
+    assert "removed 0 orphan files" in run("--older-than", "0s").stdout and junk.exists()
+    dry = json.loads(run("--older-than", "0s", "--force", "--dry-run", "--json").stdout)
     assert dry["dry_run"] is True and dry["files_removed"] == 0 and dry["bytes"] == 5
     assert [f["path"] for f in dry["files"]] == [str(junk)] and junk.exists()
     assert "removed 0 orphan files" in run().stdout  # 3 days by default: too young
-    out = run("--older-than", "0s").stdout
+    out = run("--older-than", "0s", "--force").stdout
     assert str(junk) in out and "removed 1 orphan files, 5 bytes" in out and not junk.exists()
     assert "--older-than expects an age" in run("--older-than", "3 weeks", rc=2).stderr
     assert "missing TABLE" in subprocess.run([_exe(), "remove-orphans"], capture_output=True,
@@ -318,7 +334,7 @@ def test_expire_snapshots_vs_pyiceberg(tmp_path):
     assert [h.snapshot_id for h in again.history()] == [snaps[1], snaps[1], snaps[4]]
     # nothing left to expire; the orphan sweep finds nothing either
     assert again.expire_snapshots(retain_last=1).snapshot_ids == []
-    assert [p for p in again.remove_orphan_files(older_than=ALL)
+    assert [p for p in again.remove_orphan_files(older_than=ALL, force=True)
             if "index-registry-" not in p] == []
 
 
