@@ -620,7 +620,40 @@ typedef struct hs_scan_index_stats {
   int64_t files_indexed;   /* files whose candidate rows came from an index */
   int64_t rows_candidate;  /* rows of those files left as candidates */
   int64_t rows_eliminated; /* rows of those files the index ruled out */
+  /* Files whose registered index was not used because it did not match
+   * its data file (bound to another file, a failed checksum, missing or
+   * unreadable: src/index/binding.h); they were read exactly. The first
+   * reason, naming the index and data file, in index_rejected ("" if none). */
+  int64_t files_index_rejected;
+  char index_rejected[320];
 } hs_scan_index_stats;
+
+/* Registered indexes that readers of this process left unused because
+ * they did not match their data file (see hs_scan_index_stats), counted
+ * since the process started; the latest reason into last[0..cap) (may be
+ * NULL). Front ends compare counts before and after a call to warn. */
+uint64_t hs_index_rejections(char *last, size_t cap);
+
+/* One registered index that does not check out (hs_table_validate_indexes). */
+typedef struct hs_table_index_problem {
+  char *data_file;  /* the data file it is registered for */
+  char *index_file; /* the index file, as resolved ("" when unknown) */
+  char *column;     /* the indexed column; "" for the whole file */
+  char *message;    /* what is wrong, and how to fix it where known */
+} hs_table_index_problem;
+
+/* Check every registered index of the data files of snapshot `snapshot_id`
+ * (-1: the current one) as strictly as possible: the index file opens,
+ * each blob's bytes match its recorded CRC-32C (read again), the blob is
+ * bound to its data file (path, size, footer CRC: src/index/binding.h),
+ * and its contents pass the format's full check. *out (free with
+ * hs_table_index_problems_free) lists what failed: none is a healthy
+ * table; *checked (may be NULL) counts the (file, column) indexes checked.
+ * Readers never use an index that fails the binding or checksum checks. */
+hs_status hs_table_validate_indexes(hs_table *table, int64_t snapshot_id,
+                                    hs_table_index_problem **out, size_t *n_out, int64_t *checked,
+                                    hs_error *err);
+void hs_table_index_problems_free(hs_table_index_problem *v, size_t n); /* accepts NULL */
 
 /* Index counters of a stream made by hs_table_scan_query (not released);
  * HS_ERR_INVALID_ARG for any other stream. */
@@ -739,6 +772,7 @@ typedef struct hs_scan_file_info {
   int64_t pages, pages_pruned;             /* as hs_scan_page_stats */
   int64_t rows_candidate, rows_eliminated; /* by the index (0 unless indexed) */
   int64_t rows_scanned, rows_matched;
+  char index_rejected[320]; /* why a registered index was not used; "" if none was refused */
 } hs_scan_file_info;
 
 /* *n (may be NULL): files opened so far by a stream of hs_table_scan_query;
@@ -820,6 +854,11 @@ typedef struct hs_vector_search_stats {
   int64_t rows_scored;    /* exact distances computed (all queries) */
   int64_t rows_matched;   /* rows that passed the filter (non-null vectors included) */
   int64_t rows_returned;  /* rows in the result (all queries) */
+  /* Files whose registered vector index was not used because it does not
+   * match its data file (bound to another file, corrupt, missing); they
+   * were scored exactly. The first reason in index_rejected ("" if none). */
+  int64_t files_index_rejected;
+  char index_rejected[320];
 } hs_vector_search_stats;
 
 /* One query of `dim` floats. The result streams struct batches of the

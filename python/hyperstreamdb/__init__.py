@@ -33,6 +33,7 @@ from . import parquet
 from . import table
 from .table import ExpiredSnapshots, HistoryEntry, Query, Ref, Snapshot, Table
 from ._indexes import ExplainPlan, IndexInfo
+from ._binding import IndexIgnoredWarning, IndexProblem
 from . import vector
 from .vector import *  # noqa: F401,F403 (distances, SparseVector, GPUContext)
 
@@ -54,6 +55,8 @@ __all__ = [
     "ExpiredSnapshots",
     "IndexInfo",
     "ExplainPlan",
+    "IndexIgnoredWarning",
+    "IndexProblem",
     "HyperStreamError",
     "CorruptFileError",
     "UnsupportedError",

@@ -37,6 +37,8 @@ import pyarrow as pa
 
 from . import _core
 from ._core import InvalidArgumentError
+from ._binding import IndexProblem
+from ._filters import filter_arg
 
 __all__ = ["IndexInfo", "ExplainPlan", "IndexMethods", "SCALAR_KINDS", "VECTOR_KINDS"]
 
@@ -464,6 +466,27 @@ class IndexMethods:
                                  "(raised by wait_for_indexes())")
         return "".join("\n" + line for line in lines)
 
+    # ----------------------------------------------------------- validate
+
+    def validate(self, snapshot_id: Optional[int] = None) -> List["IndexProblem"]:
+        """Check every registered index of the snapshot's data files (the
+        current one by default) as strictly as possible, and list what fails.
+
+        Each index file must open, each blob's bytes must match the CRC-32C
+        recorded beside it (read again from disk), the blob must be bound to
+        the data file the registry names (its path, size and the CRC-32C of
+        its Parquet footer), and its contents must pass the format's full
+        check (every bitmap and row of a scalar index; every section of a
+        vector index). Returns a list of :class:`IndexProblem` — empty for a
+        healthy table. Readers never use an index that fails the binding or
+        checksum checks (they read the file exactly and warn with
+        :class:`IndexIgnoredWarning`); rebuild one with ``drop_index`` then
+        ``add_index``.
+        """
+        self._require()  # type: ignore[attr-defined]
+        found, _checked = _core.validate_indexes(self._uri, snapshot_id)
+        return [IndexProblem(**d) for d in found]
+
     # ------------------------------------------------------------ explain
 
     def explain(self, filter: Optional[str] = None, snapshot_id: Optional[int] = None,
@@ -478,8 +501,10 @@ class IndexMethods:
         scanned / matched; ``stats["files"]`` lists every data file read
         (path, ``indexed``, ``index_columns``, rows, index candidates /
         eliminated, row groups, pages read of ``pages``, rows scanned /
-        matched), the first 20 of them also in the text.
+        matched), the first 20 of them also in the text. ``filter`` as in
+        :meth:`to_arrow_stream` (``None``, ``""`` or whitespace: no filter).
         """
+        filter = filter_arg(filter)
         self._require()  # type: ignore[attr-defined]
         stats = _core.explain(self._uri, filter, snapshot_id)
         stats = {"filter": filter, "snapshot_id": snapshot_id, **stats}
@@ -521,6 +546,10 @@ def _explain_text(uri: str, s: Dict[str, Any]) -> str:
                    f"{_n(s['index_rows_eliminated'])} eliminated")
     else:
         out.append(f"  index:      no scalar index used ({_n(read)} files read unindexed)")
+    if s.get("files_index_rejected"):
+        out.append(f"  INDEX IGNORED: {_n(s['files_index_rejected'])} files' registered index "
+                   "did not match the data file (read exactly instead): "
+                   f"{s['index_rejected']}")
     if fi and fi < read:
         out.append(f"              {_n(read - fi)} files read without an index (not built yet, "
                    "or no index on the filter's columns)")
@@ -532,6 +561,8 @@ def _explain_text(uri: str, s: Dict[str, Any]) -> str:
         read = f["pages"] - f["pages_pruned"]
         how = (f"index on {f['index_columns']}: {_n(f['index_rows_candidate'])} candidates, "
                f"{_n(f['index_rows_eliminated'])} eliminated" if f["indexed"] else "no index")
+        if f.get("index_rejected"):
+            how += f" (index ignored: {f['index_rejected']})"
         out.append(f"    {os.path.basename(f['path'])}: {_n(f['rows'])} rows; {how}; "
                    f"row groups {_n(f['row_groups_read'])} read, {_n(f['row_groups_pruned'])} "
                    f"pruned; pages {_n(read)} of {_n(f['pages'])} read; "

@@ -22,7 +22,9 @@ PyCapsule Interface (``__arrow_c_stream__``, e.g. polars data frames),
 pandas data frames, dicts of columns and lists of row dicts. Arrow inputs
 must have the table's column names and types; only representation variants
 are adapted (column order, ``large_string``/``string_view`` to ``string``,
-``large_binary`` to ``binary``, ``large_list`` to ``list``). Inputs whose types
+``large_binary`` to ``binary``, ``large_list`` to ``list``, and ``list`` rows
+to a vector column's ``fixed_size_list<float, D>`` when every row has D values;
+another dimension is a SchemaError naming the column). Inputs whose types
 Python infers (pandas, dicts, lists of dicts) are converted to the table's
 schema, with a :class:`~hyperstreamdb.SchemaError` when a value does not fit.
 """
@@ -39,6 +41,8 @@ import pyarrow as pa
 from . import _core
 from . import _vector_search as _vs
 from ._core import InvalidArgumentError, NotFoundError, SchemaError
+from ._filters import filter_arg as _filter_arg
+from . import _binding
 from ._indexes import IndexMethods
 
 __all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query", "ExpiredSnapshots"]
@@ -177,25 +181,68 @@ def _as_reader(data: Any) -> pa.RecordBatchReader:
         f"or a list of row dicts; got {type(data).__name__}")
 
 
-def _conform(reader: pa.RecordBatchReader, target: pa.Schema) -> pa.RecordBatchReader:
+def _as_vector(src: pa.DataType, want: pa.DataType) -> bool:
+    """Is `src` a (large) list that a fixed_size_list column `want` takes
+    once every row has the column's size (same element type)?"""
+    return (pa.types.is_fixed_size_list(want) and
+            (pa.types.is_list(src) or pa.types.is_large_list(src)) and
+            _canonical(pa.list_(src.value_field)) == _canonical(pa.list_(want.value_field)))
+
+
+def _vector_cast(col: pa.Array, f: pa.Field) -> pa.Array:
+    """A list column cast to vector column `f`'s fixed size, or a
+    SchemaError naming the column and the first row of another length
+    (null rows are fine: a null vector)."""
+    try:
+        return col.cast(f.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        import pyarrow.compute as pc
+        lens = pc.list_value_length(col)
+        bad = pc.fill_null(pc.not_equal(lens, f.type.list_size), False)
+        row = pc.index(bad, True).as_py()
+        what = (f"row {row} has {lens[row].as_py()} values" if row is not None and row >= 0
+                else str(e))
+        raise _schema_error(
+            f"column '{f.name}': table has fixed_size_list<{f.type.value_type}, "
+            f"{f.type.list_size}>, data has {col.type} whose {what} (vector dimensions "
+            "differ)") from None
+
+
+def _conform(reader: pa.RecordBatchReader, target: pa.Schema,
+             failed: Optional[List[BaseException]] = None) -> pa.RecordBatchReader:
     """Adapt `reader` to `target` when they differ only in column order or
-    representation variants; otherwise return it unchanged and let the C
-    core's schema check name the difference (it writes nothing then)."""
+    representation variants, or give list rows to a vector column
+    (fixed_size_list<float, D>: each row must have D values); otherwise
+    return it unchanged and let the C core's schema check name the
+    difference (it writes nothing then). A SchemaError raised while
+    adapting a batch is appended to `failed` (the C core sees a failed
+    stream and writes nothing)."""
     src = reader.schema
     if src.remove_metadata().equals(target, check_metadata=False):
         return reader
     names = src.names
     if set(names) != set(target.names) or len(names) != len(target.names):
         return reader
+    vectors = set()
     for f in target:
         g = src.field(f.name)
-        if _canonical(g.type) != _canonical(f.type):
+        if _as_vector(g.type, f.type):
+            vectors.add(f.name)
+        elif _canonical(g.type) != _canonical(f.type):
             return reader
     # Same columns and storage types: cast batch by batch (no copy for
     # reordering; offsets widen or narrow for the variants).
     def batches() -> Iterator[pa.RecordBatch]:
         for b in reader:
-            cols = [b.column(b.schema.get_field_index(f.name)).cast(f.type) for f in target]
+            try:
+                cols = [_vector_cast(b.column(b.schema.get_field_index(f.name)), f)
+                        if f.name in vectors else
+                        b.column(b.schema.get_field_index(f.name)).cast(f.type)
+                        for f in target]
+            except SchemaError as e:
+                if failed is not None:
+                    failed.append(e)
+                raise
             yield pa.RecordBatch.from_arrays(cols, schema=target)
 
     return pa.RecordBatchReader.from_batches(target, batches())
@@ -254,6 +301,7 @@ class ExpiredSnapshots:
         verb = "would expire" if self.dry_run else "expired"
         return (f"<ExpiredSnapshots {verb} {len(self.snapshot_ids)} snapshots, "
                 f"{len(self.files_deleted)} files ({self.bytes_deleted:,} bytes)>")
+
 
 _I64_MAX = (1 << 63) - 1
 
@@ -444,10 +492,16 @@ class Table(IndexMethods):
             table is not None or isinstance(data, (pa.Table, pa.RecordBatch))) \
             and self._index_wanted()
         kept = None
-        if keep:
-            sid, kept = self._handle.append(_conform(reader, target), keep=True)
-        else:
-            sid = self._handle.append(_conform(reader, target))
+        failed: List[BaseException] = []
+        try:
+            if keep:
+                sid, kept = self._handle.append(_conform(reader, target, failed), keep=True)
+            else:
+                sid = self._handle.append(_conform(reader, target, failed))
+        except InvalidArgumentError:
+            if failed:  # adapting the data failed: that error, not the stream's
+                raise failed[0] from None
+            raise
         if sid is not None:
             self._index_after_write(kept)  # new files' indexes: built in the background
         return sid
@@ -488,8 +542,12 @@ class Table(IndexMethods):
 
         Args:
             filter: a SQL boolean expression (``"age > 25 AND name LIKE 'a%'"``);
-                a bad one raises :class:`~hyperstreamdb.InvalidArgumentError`
-                naming the position.
+                a bad one (also one with a NUL character, or nested more than
+                256 deep) raises :class:`~hyperstreamdb.InvalidArgumentError`
+                naming the position. ``None``, ``""`` or only whitespace
+                (spaces, tabs, CR, LF): no filter, every row, as everywhere
+                a filter is taken (:meth:`Query.filter`, :meth:`search`,
+                :meth:`explain`, the CLI's ``--filter``).
             columns: top-level columns to return, in output order (default all).
             snapshot_id: read this snapshot instead of the current one.
             as_of: read the snapshot that was current at this time (a
@@ -501,7 +559,7 @@ class Table(IndexMethods):
         handle = self._require()
         sid = self._snapshot(snapshot_id, as_of, ref)
         stream = handle.scan(snapshot_id=sid, columns=_columns_arg(columns),
-                             filter=filter, limit=_size_arg("limit", limit, -1),
+                             filter=_filter_arg(filter), limit=_size_arg("limit", limit, -1),
                              batch_rows=_size_arg("batch_rows", batch_rows, 0))
         schema = pa.Schema._import_from_c_capsule(stream._schema_capsule())
         return pa.RecordBatchReader.from_batches(schema, _batches(stream))
@@ -514,12 +572,16 @@ class Table(IndexMethods):
         :meth:`to_arrow_stream`). ``vector_filter={"embedding": q, "k": 10}``
         (or ``{"column": ..., "query": ..., "k": ..., "metric": ...}``) makes
         it a vector search inside ``filter`` (see :meth:`search`)."""
+        filter = _filter_arg(filter)
         if vector_filter is not None:
             out, _ = _vs.run(self, _vs.parse_vector_filter(vector_filter), filter=filter,
                              columns=columns, snapshot_id=snapshot_id, as_of=as_of, ref=ref)
             return out if limit is None else out.slice(0, _size_arg("limit", limit, -1))
-        return self.to_arrow_stream(filter=filter, columns=columns, snapshot_id=snapshot_id,
-                                    as_of=as_of, ref=ref, limit=limit).read_all()
+        before = _binding.rejections()
+        out = self.to_arrow_stream(filter=filter, columns=columns, snapshot_id=snapshot_id,
+                                   as_of=as_of, ref=ref, limit=limit).read_all()
+        _binding.warn_since(before)
+        return out
 
     def to_pandas(self, filter: Optional[str] = None, columns: Optional[Sequence[str]] = None,
                   snapshot_id: Optional[int] = None, as_of: Any = None,
@@ -550,7 +612,8 @@ class Table(IndexMethods):
                 of vectors -> a list of tables, one per query, scored in
                 parallel in one pass over the data.
             k: rows per query.
-            filter: a SQL boolean expression; only matching rows compete.
+            filter: a SQL boolean expression; only matching rows compete
+                (``None``, ``""`` or whitespace: every row).
             metric: ``"l2"`` (``<->``), ``"ip"`` (``<#>``, negative inner
                 product), ``"cosine"`` (``<=>``), ``"l1"`` (``<+>``), ``"l2sq"``.
             columns: columns to return (default all) besides ``distance``.
@@ -560,8 +623,8 @@ class Table(IndexMethods):
         """
         vs = _vs.VectorSearch(column=column, query=query, k=k, metric=metric,
                               ef_search=ef_search, nprobe=nprobe, exact=exact)
-        out, _ = _vs.run(self, vs, filter=filter, columns=columns, snapshot_id=snapshot_id,
-                         as_of=as_of, ref=ref)
+        out, _ = _vs.run(self, vs, filter=_filter_arg(filter), columns=columns,
+                         snapshot_id=snapshot_id, as_of=as_of, ref=ref)
         return out
 
     def _build_vector_index(self, column: str, kind: str, **params: Any) -> int:
@@ -756,9 +819,13 @@ class Query:
         return Query(self._table, **args)
 
     def filter(self, expr: str) -> "Query":
-        """AND a SQL boolean expression into the query."""
-        if not isinstance(expr, str) or not expr.strip():
-            raise InvalidArgumentError("filter() takes a non-empty SQL boolean expression")
+        """AND a SQL boolean expression into the query. ``""`` or only
+        whitespace adds no condition (as ``to_arrow(filter="")`` reads every
+        row); a NUL character in ``expr`` raises
+        :class:`~hyperstreamdb.InvalidArgumentError` naming its position."""
+        expr = _filter_arg(expr, "filter()")
+        if expr is None:
+            return self._with()
         return self._with(filters=self._filters + (expr,))
 
     def select(self, columns: Sequence[str]) -> "Query":
@@ -838,7 +905,10 @@ class Query:
         a batched vector search)."""
         if self._vector is not None:
             return self._run_vector()[0]
-        return self.to_arrow_stream().read_all()
+        before = _binding.rejections()
+        out = self.to_arrow_stream().read_all()
+        _binding.warn_since(before)
+        return out
 
     def to_pandas(self) -> Any:
         """Run the query into a pandas DataFrame."""

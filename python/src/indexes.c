@@ -82,11 +82,8 @@ static PyObject *hs_py_index_add_many(PyObject *self, PyObject *args, PyObject *
   }
   for (Py_ssize_t i = 0; i < n; i++) { /* borrowed from seq's items, held below */
     PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
-    cols[i] = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
-    if (cols[i] == NULL) {
-      if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "columns must be str");
-      goto fail;
-    }
+    cols[i] = hs_py_text(o, "columns");
+    if (cols[i] == NULL) goto fail;
     kinds[i] = kind;
     ps[i] = params;
   }
@@ -246,9 +243,7 @@ static PyObject *hs_py_index_build(PyObject *self, PyObject *args, PyObject *kwa
     n_cols = PySequence_Fast_GET_SIZE(seq);
     cols = PyMem_Calloc((size_t)n_cols + 1, sizeof *cols);
     for (Py_ssize_t i = 0; cols != NULL && i < n_cols; i++) {
-      const char *s = PyUnicode_Check(PySequence_Fast_GET_ITEM(seq, i))
-                          ? PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i))
-                          : NULL;
+      const char *s = hs_py_text(PySequence_Fast_GET_ITEM(seq, i), "columns");
       if (s == NULL || (cols[i] = hs_strdup(s)) == NULL) {
         for (Py_ssize_t k = 0; k < i; k++) hs_free(cols[k]);
         PyMem_Free(cols);
@@ -309,13 +304,14 @@ static PyObject *explain_files(const hs_scan_file_info *f, size_t n) {
   PyObject *list = PyList_New((Py_ssize_t)n);
   for (size_t i = 0; list != NULL && i < n; i++) {
     PyObject *d = Py_BuildValue(
-        "{s:s,s:s,s:O,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "path", f[i].path, "index_columns",
+        "{s:s,s:s,s:O,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:s}", "path", f[i].path, "index_columns",
         f[i].index_columns, "indexed", f[i].indexed ? Py_True : Py_False, "rows",
         (long long)f[i].rows, "row_groups_read", (long long)f[i].row_groups_read,
         "row_groups_pruned", (long long)f[i].row_groups_pruned, "pages", (long long)f[i].pages,
         "pages_pruned", (long long)f[i].pages_pruned, "index_rows_candidate",
         (long long)f[i].rows_candidate, "index_rows_eliminated", (long long)f[i].rows_eliminated,
-        "rows_scanned", (long long)f[i].rows_scanned, "rows_matched", (long long)f[i].rows_matched);
+        "rows_scanned", (long long)f[i].rows_scanned, "rows_matched", (long long)f[i].rows_matched,
+        "index_rejected", f[i].index_rejected);
     if (d == NULL) {
       Py_CLEAR(list);
       break;
@@ -328,10 +324,12 @@ static PyObject *explain_files(const hs_scan_file_info *f, size_t n) {
 static PyObject *hs_py_explain(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kwlist[] = {"uri", "filter", "snapshot_id", NULL};
-  PyObject *uri, *sid_obj = Py_None;
+  PyObject *uri, *sid_obj = Py_None, *filter_obj = Py_None;
   const char *filter = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|zO:explain", kwlist, &uri, &filter, &sid_obj))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:explain", kwlist, &uri, &filter_obj,
+                                   &sid_obj))
     return NULL;
+  if (filter_obj != Py_None && (filter = hs_py_text(filter_obj, "filter")) == NULL) return NULL;
   hs_scan_options o;
   hs_scan_options_init(&o);
   if (sid_obj != Py_None) {
@@ -367,21 +365,84 @@ static PyObject *hs_py_explain(PyObject *self, PyObject *args, PyObject *kwargs)
   hs_free(files);
   if (per_file == NULL) return NULL;
   return Py_BuildValue(
-      "{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:N}", "manifests_read",
-      (long long)ex.scan.manifests_read, "files_planned", (long long)ex.scan.files_planned,
-      "files_pruned", (long long)ex.scan.files_pruned, "files_read", (long long)ex.scan.files_read,
-      "row_groups_read", (long long)ex.scan.row_groups_read, "row_groups_pruned",
-      (long long)ex.scan.row_groups_pruned, "rows_scanned", (long long)ex.scan.rows_scanned,
-      "rows_matched", (long long)ex.scan.rows_matched, "rows_returned",
-      (long long)ex.scan.rows_returned, "page_row_groups_indexed",
-      (long long)ex.pages.row_groups_indexed, "pages", (long long)ex.pages.pages, "pages_pruned",
-      (long long)ex.pages.pages_pruned, "page_rows_pruned", (long long)ex.pages.rows_pruned,
-      "files_indexed", (long long)ex.index.files_indexed, "index_rows_candidate",
-      (long long)ex.index.rows_candidate, "index_rows_eliminated",
-      (long long)ex.index.rows_eliminated, "files", per_file);
+      "{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:s,s:N}",
+      "manifests_read", (long long)ex.scan.manifests_read, "files_planned",
+      (long long)ex.scan.files_planned, "files_pruned", (long long)ex.scan.files_pruned,
+      "files_read", (long long)ex.scan.files_read, "row_groups_read",
+      (long long)ex.scan.row_groups_read, "row_groups_pruned", (long long)ex.scan.row_groups_pruned,
+      "rows_scanned", (long long)ex.scan.rows_scanned, "rows_matched",
+      (long long)ex.scan.rows_matched, "rows_returned", (long long)ex.scan.rows_returned,
+      "page_row_groups_indexed", (long long)ex.pages.row_groups_indexed, "pages",
+      (long long)ex.pages.pages, "pages_pruned", (long long)ex.pages.pages_pruned,
+      "page_rows_pruned", (long long)ex.pages.rows_pruned, "files_indexed",
+      (long long)ex.index.files_indexed, "index_rows_candidate", (long long)ex.index.rows_candidate,
+      "index_rows_eliminated", (long long)ex.index.rows_eliminated, "files_index_rejected",
+      (long long)ex.index.files_index_rejected, "index_rejected", ex.index.index_rejected, "files",
+      per_file);
+}
+
+/* validate_indexes(uri, snapshot_id=None) -> (list of dict, int) */
+static PyObject *hs_py_validate_indexes(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"uri", "snapshot_id", NULL};
+  PyObject *uri, *sid_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:validate_indexes", kwlist, &uri, &sid_obj))
+    return NULL;
+  long long sid = -1;
+  if (sid_obj != Py_None && (sid = PyLong_AsLongLong(sid_obj)) == -1 && PyErr_Occurred())
+    return NULL;
+  PyObject *path = NULL;
+  hs_table *t = hs_py_ix_open(uri, &path);
+  if (t == NULL) return NULL;
+  hs_table_index_problem *v = NULL;
+  size_t n = 0;
+  int64_t checked = 0;
+  hs_error err = {0};
+  PyThreadState *ts_ = PyEval_SaveThread();
+  hs_status st = hs_table_validate_indexes(t, (int64_t)sid, &v, &n, &checked, &err);
+  hs_table_free(t);
+  PyEval_RestoreThread(ts_);
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, PyBytes_AS_STRING(path));
+    Py_DECREF(path);
+    return NULL;
+  }
+  Py_DECREF(path);
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list != NULL && i < n; i++) {
+    PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:s}", "data_file", v[i].data_file, "index_file",
+                                v[i].index_file, "column", v[i].column, "problem", v[i].message);
+    if (d == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+  }
+  hs_table_index_problems_free(v, n);
+  if (list == NULL) return NULL;
+  return Py_BuildValue("(NL)", list, (long long)checked);
+}
+
+/* _index_rejections() -> (count, last reason) */
+static PyObject *hs_py_index_rejections(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  char last[320];
+  uint64_t n = hs_index_rejections(last, sizeof last);
+  return Py_BuildValue("(Ks)", (unsigned long long)n, last);
 }
 
 static PyMethodDef hs_py_indexes_methods[] = {
+    {"validate_indexes", (PyCFunction)(void (*)(void))hs_py_validate_indexes,
+     METH_VARARGS | METH_KEYWORDS,
+     "validate_indexes(uri, snapshot_id=None) -> (list of dict, int)\n\n"
+     "Check every registered index of the snapshot's data files (checksums,\n"
+     "binding to the data file, full format check): the problems found\n"
+     "(data_file, index_file, column, problem) and how many indexes were checked."},
+    {"_index_rejections", hs_py_index_rejections, METH_NOARGS,
+     "_index_rejections() -> (int, str)\n\n"
+     "Registered indexes readers of this process left unused because they did\n"
+     "not match their data file, and the latest reason."},
     {"index_add", (PyCFunction)(void (*)(void))hs_py_index_add, METH_VARARGS | METH_KEYWORDS,
      "index_add(uri, column, kind, params=None) -> None\n\n"
      "Record an index of `kind` on `column` (params: JSON object text)."},

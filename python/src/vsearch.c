@@ -24,7 +24,7 @@ static int vs_str(PyObject *obj, const char *what, const char **out) {
     hs_py_raise_msg(hs_py_invalid_error, "%s must be a str, not %s", what, Py_TYPE(obj)->tp_name);
     return -1;
   }
-  *out = PyUnicode_AsUTF8(obj);
+  *out = hs_py_text(obj, what);
   return *out == NULL ? -1 : 0;
 }
 
@@ -50,7 +50,7 @@ static int vs_names(PyObject *obj, const char ***out, size_t *n, PyObject **keep
   }
   for (Py_ssize_t i = 0; i < len; i++) {
     PyObject *item = PyList_GET_ITEM(list, i);
-    v[i] = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+    v[i] = PyUnicode_Check(item) ? hs_py_text(item, "columns") : NULL;
     if (v[i] == NULL) {
       if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "columns[%zd] must be a str", i);
       PyMem_Free(v);
@@ -65,11 +65,12 @@ static int vs_names(PyObject *obj, const char ***out, size_t *n, PyObject **keep
 }
 
 static PyObject *vs_stats_dict(const hs_vector_search_stats *s) {
-  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L}", "files_planned", (long long)s->files_planned,
-                       "files_searched", (long long)s->files_searched, "files_indexed",
-                       (long long)s->files_indexed, "rows_scored", (long long)s->rows_scored,
-                       "rows_matched", (long long)s->rows_matched, "rows_returned",
-                       (long long)s->rows_returned);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:s}", "files_planned",
+                       (long long)s->files_planned, "files_searched", (long long)s->files_searched,
+                       "files_indexed", (long long)s->files_indexed, "rows_scored",
+                       (long long)s->rows_scored, "rows_matched", (long long)s->rows_matched,
+                       "rows_returned", (long long)s->rows_returned, "files_index_rejected",
+                       (long long)s->files_index_rejected, "index_rejected", s->index_rejected);
 }
 
 static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {

@@ -171,6 +171,20 @@ uint32_t hs_murmur3_x86_32(const void *data, size_t len, uint32_t seed);
 
 #endif /* HS_COMMON_HASH_H */
 
+/* ------------------------------------------------------------- crc32c */
+/* crc32c.c. Appended after the main guard, so it carries its own. */
+#ifndef HS_COMMON_CRC32C_H
+#define HS_COMMON_CRC32C_H
+
+/* CRC-32C (Castagnoli) of data[0..len) continuing `crc` (0 to start):
+ * hs_crc32c_extend(hs_crc32c_extend(0, a, n), b, m) is the CRC of a then b.
+ * Hardware (SSE4.2) where the CPU has it, else a portable table walk. */
+uint32_t hs_crc32c_extend(uint32_t crc, const void *data, size_t len);
+/* The portable walk alone (tests compare the two). */
+uint32_t hs_crc32c_portable(uint32_t crc, const void *data, size_t len);
+
+#endif /* HS_COMMON_CRC32C_H */
+
 /* -------------------------------------------------------------- civil */
 /* civil.c. Appended after the main guard, so it carries its own. */
 #ifndef HS_COMMON_CIVIL_H

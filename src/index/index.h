@@ -22,6 +22,7 @@
 
 #include "../arrow/arrow.h"
 #include "../io/io.h"
+#include "binding.h"
 
 /* ------------------------------------------------------------- values */
 
@@ -102,6 +103,11 @@ hs_status hs_sidx_builder_add_columns(hs_sidx_builder *b, size_t n,
                                       const hs_sidx_column_options *opts, uint32_t threads,
                                       hs_error *err);
 
+/* Bind every blob of the file to its data file (binding.h): the blobs
+ * then carry data-file, data-file-size and data-file-footer-crc32c; every
+ * blob carries its crc32c in any case. bind->data_file is copied. */
+hs_status hs_sidx_builder_bind(hs_sidx_builder *b, const hs_index_binding *bind, hs_error *err);
+
 /* The whole Puffin file, appended to `out`. The builder can be freed
  * afterwards; adding more columns after finish is HS_ERR_INVALID_ARG. */
 hs_status hs_sidx_builder_finish(hs_sidx_builder *b, hs_buf *out, hs_error *err);
@@ -117,6 +123,10 @@ hs_status hs_sidx_file_open(hs_source *src, hs_sidx_file **out, hs_error *err);
 void hs_sidx_file_free(hs_sidx_file *f); /* accepts NULL; columns stay valid */
 
 size_t hs_sidx_file_column_count(const hs_sidx_file *f);
+/* Blob i's extent in the file and what it records of its data file and
+ * checksum (borrowed from f); NULL when i is out of range. */
+const hs_index_binding *hs_sidx_file_blob(const hs_sidx_file *f, size_t i, uint64_t *offset,
+                                          uint64_t *length);
 /* Column name of blob i (borrowed from f), or NULL when i is out of range. */
 const char *hs_sidx_file_column_name(const hs_sidx_file *f, size_t i);
 
@@ -126,6 +136,10 @@ const char *hs_sidx_file_column_name(const hs_sidx_file *f, size_t i);
 hs_status hs_sidx_column_open(hs_sidx_file *f, const char *name, hs_sidx_column **out,
                               hs_error *err);
 void hs_sidx_column_free(hs_sidx_column *c); /* accepts NULL */
+
+/* What the column's blob records of its data file and checksum (borrowed
+ * from c). A blob with a crc32c was verified when the column opened. */
+const hs_index_binding *hs_sidx_column_binding(const hs_sidx_column *c);
 
 uint32_t hs_sidx_column_row_count(const hs_sidx_column *c);
 hs_sidx_layout hs_sidx_column_layout(const hs_sidx_column *c);

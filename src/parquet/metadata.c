@@ -950,6 +950,11 @@ hs_status hs_pq_footer_read(hs_source *src, hs_arena *arena, hs_pq_file_metadata
   hs_status st = hs_source_view(src, footer_off, footer_len, &scratch, &footer, err);
   if (st == HS_OK) {
     st = hs_pq_file_metadata_parse(footer, footer_len, arena, out, err);
+    if (st == HS_OK) {
+      out->file_size = size;
+      out->footer_len = footer_len;
+      out->footer_crc32c = hs_crc32c_extend(0, footer, footer_len);
+    }
     if (st != HS_OK)
       hs_error_prefix(err, "%s: footer at offset %llu: ", name, (unsigned long long)footer_off);
   }

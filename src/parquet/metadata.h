@@ -279,6 +279,12 @@ typedef struct hs_pq_file_metadata {
   const char *created_by;        /* NULL when absent */
   uint32_t n_column_orders;      /* count only: TYPE_ORDER is the only member */
   bool has_encryption_algorithm; /* plaintext footer of an encrypted file */
+  /* Set by hs_pq_footer_read (0 when parsed from bytes alone): the file's
+   * size and the CRC-32C of its FileMetaData bytes, the fingerprint an
+   * index blob records to stay bound to this data file's content. */
+  uint64_t file_size;
+  uint32_t footer_len;
+  uint32_t footer_crc32c;
 } hs_pq_file_metadata;
 
 enum { HS_PQ_BOUNDARY_UNORDERED = 0, HS_PQ_BOUNDARY_ASCENDING = 1, HS_PQ_BOUNDARY_DESCENDING = 2 };

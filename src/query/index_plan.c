@@ -25,6 +25,8 @@
  * (F = non-null − T would be a subset), and `<>`, NOT LIKE give T = all.
  */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../io/fs.h"
@@ -139,7 +141,26 @@ typedef struct plan_ctx {
   const char *const *paths;
   const char *const *names; /* per field: its name in the index file; NULL: the filter's */
   size_t n_paths;
+  const hs_index_plan_data *data; /* the data file the blobs must be bound to; NULL: unchecked */
+  hs_index_plan_report *rep;
 } plan_ctx;
+
+/* snprintf into a fixed buffer, truncating long paths and reasons. */
+static void say(char *dst, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(dst, cap, fmt, ap);
+  va_end(ap);
+}
+
+/* Count an index column left unused, keeping the first reason. */
+static void reject(plan_ctx *c, size_t i, const char *why) {
+  if (c->rep == NULL) return;
+  if (c->rep->rejected++ == 0)
+    say(c->rep->why, sizeof c->rep->why, "index %s ignored for data file %s: %s",
+        hs_index_short_path(c->paths[i]),
+        c->data != NULL ? hs_index_short_path(c->data->path) : "?", why);
+}
 
 typedef struct sets {
   roaring_bitmap_t *t, *f; /* NULL: all rows */
@@ -153,6 +174,27 @@ static void sets_free(sets *s) {
 
 static hs_status nomem(hs_error *err) {
   return hs_error_set(err, HS_ERR_NOMEM, "index plan: out of memory");
+}
+
+/* c->cols[i] if its blob is bound to the data file being read, else
+ * nothing (the column is handed back or freed now, and reported). */
+static hs_status bound_or_drop(plan_ctx *c, size_t i, hs_sidx_column **out) {
+  *out = c->cols[i];
+  if (c->data == NULL || c->cols[i] == NULL) return HS_OK;
+  char why[384];
+  const hs_index_binding *b = hs_sidx_column_binding(c->cols[i]);
+  if (hs_index_binding_matches(b, c->data->path, c->data->size, true, c->data->footer_crc32c, why,
+                               sizeof why))
+    return HS_OK;
+  reject(c, i, why);
+  if (c->lent[i])
+    ic_give_back(c->cols[i], false); /* the file is what it is: keep it cached */
+  else
+    hs_sidx_column_free(c->cols[i]);
+  c->cols[i] = NULL;
+  c->lent[i] = false;
+  *out = NULL;
+  return HS_OK;
 }
 
 /* The index column of field i, or NULL when it has none. */
@@ -169,7 +211,10 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
   bool keyed = hs_fs_stamp_of(c->paths[i], &stamp);
   if (keyed && (c->cols[i] = ic_take(c->paths[i], name, &stamp)) != NULL) {
     c->lent[i] = true;
-    *out = c->cols[i];
+    return bound_or_drop(c, (size_t)i, out);
+  }
+  if (!keyed) {
+    reject(c, (size_t)i, "the index file is missing or not a regular file");
     return HS_OK;
   }
   hs_source *src = NULL;
@@ -185,14 +230,18 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
   if (st != HS_OK && st != HS_ERR_NOMEM) {
     /* A missing, unreadable or corrupt index file only costs the
      * narrowing: the file is scanned with the filter alone. */
+    reject(c, (size_t)i, err != NULL ? err->message : "unreadable");
     hs_sidx_column_free(c->cols[i]);
     c->cols[i] = NULL;
     if (err != NULL) memset(err, 0, sizeof *err);
     st = HS_OK;
   }
-  if (st != HS_OK) hs_error_prefix(err, "index %s: ", c->paths[i]);
-  *out = c->cols[i];
-  return st;
+  if (st != HS_OK) {
+    hs_error_prefix(err, "index %s: ", c->paths[i]);
+    *out = c->cols[i];
+    return st;
+  }
+  return bound_or_drop(c, (size_t)i, out);
 }
 
 /* A comparison's literal as an index value of the column's domain; *frac:
@@ -559,7 +608,8 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
 }
 
 hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const char *const *names,
-                             size_t n_paths, roaring_bitmap_t **out, hs_error *err) {
+                             size_t n_paths, const hs_index_plan_data *data,
+                             hs_index_plan_report *rep, roaring_bitmap_t **out, hs_error *err) {
   *out = NULL;
   if (e == NULL || e->root == NULL || paths == NULL || n_paths == 0) return HS_OK;
   plan_ctx c;
@@ -567,6 +617,8 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const c
   c.e = e;
   c.paths = paths;
   c.names = names;
+  c.data = data;
+  c.rep = rep;
   c.n_paths = n_paths < (size_t)e->n_fields ? n_paths : (size_t)e->n_fields;
   c.files = hs_calloc(c.n_paths + 1, sizeof *c.files);
   c.cols = hs_calloc(c.n_paths + 1, sizeof *c.cols);
@@ -579,6 +631,10 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const c
   bool failed = st != HS_OK;
   if (st != HS_OK && st != HS_ERR_NOMEM) {
     /* A bitmap that fails its checks: no narrowing for this file. */
+    if (rep != NULL && rep->rejected++ == 0)
+      say(rep->why, sizeof rep->why, "an index of data file %s ignored: %s",
+          data != NULL ? hs_index_short_path(data->path) : "?",
+          err != NULL ? err->message : "corrupt");
     sets_free(&s);
     if (err != NULL) memset(err, 0, sizeof *err);
     st = HS_OK;

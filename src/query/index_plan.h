@@ -19,9 +19,29 @@
  * behind), NULL: the filter's name. *out is a CRoaring bitmap of row positions (caller frees), or
  * NULL when the index cannot narrow anything ("all rows"). Indexes that
  * cannot answer a predicate (unsupported value kind), and missing,
- * unreadable or corrupt index files, just do not narrow; only running out
- * of memory is an error. */
+ * unreadable, corrupt or foreign index files (reported in `rep`), just do
+ * not narrow; only running out of memory is an error. */
+/* The data file the indexes must be bound to (src/index/binding.h): its
+ * resolved path, size and footer CRC-32C as the scan opened it. */
+typedef struct hs_index_plan_data {
+  const char *path;
+  uint64_t size;
+  uint32_t footer_crc32c;
+} hs_index_plan_data;
+
+/* Index columns a plan did not use although the registry named them: the
+ * blob was bound to another data file, failed its checksum or checks, or
+ * the file was missing or unreadable. The file is then read without them
+ * (exactly); `why` holds the first reason, naming the index file. */
+typedef struct hs_index_plan_report {
+  int64_t rejected;
+  char why[320];
+} hs_index_plan_report;
+
+/* `data` NULL: bindings are not checked (tests of the index alone); rep
+ * may be NULL. */
 hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const char *const *names,
-                             size_t n_paths, roaring_bitmap_t **out, hs_error *err);
+                             size_t n_paths, const hs_index_plan_data *data,
+                             hs_index_plan_report *rep, roaring_bitmap_t **out, hs_error *err);
 
 #endif /* HS_QUERY_INDEX_PLAN_H */

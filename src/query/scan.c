@@ -427,8 +427,19 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
         anyp = true;
       }
     }
-    if (anyp) st = hs_index_plan_rows(s->expr, paths, names, s->n_fcols, &s->cand, err);
+    hs_index_plan_data data = {s->path, md->file_size, md->footer_crc32c};
+    hs_index_plan_report rep;
+    rep.rejected = 0;
+    rep.why[0] = '\0';
+    if (anyp)
+      st = hs_index_plan_rows(s->expr, paths, names, s->n_fcols, &data, &rep, &s->cand, err);
     hs_free(names);
+    if (rep.rejected > 0) {
+      hs_index_rejection_note(rep.why);
+      if (s->istats.files_index_rejected++ == 0)
+        memcpy(s->istats.index_rejected, rep.why, sizeof s->istats.index_rejected - 1);
+      memcpy(rec->index_rejected, rep.why, sizeof rec->index_rejected - 1);
+    }
     if (st == HS_OK && s->cand != NULL) {
       uint64_t k = roaring_bitmap_get_cardinality(s->cand);
       s->istats.files_indexed++;
@@ -806,6 +817,9 @@ static hs_status prefetch_take(scan_state *s, hs_error *err) {
   s->istats.files_indexed += sub->istats.files_indexed;
   s->istats.rows_candidate += sub->istats.rows_candidate;
   s->istats.rows_eliminated += sub->istats.rows_eliminated;
+  if (sub->istats.files_index_rejected > 0 && s->istats.files_index_rejected == 0)
+    memcpy(s->istats.index_rejected, sub->istats.index_rejected, sizeof s->istats.index_rejected);
+  s->istats.files_index_rejected += sub->istats.files_index_rejected;
   if (p->st != HS_OK) {
     if (err != NULL) *err = sub->error;
     return p->st;

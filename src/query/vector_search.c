@@ -361,6 +361,10 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   if (st == HS_OK && !o->exact)
     st = hs_vs_indexed_open(table, &plan, o->column, vs_field_id(&tschema, o->column), metric, dim,
                             &ix, err);
+  if (ix.n_rejected > 0) {
+    stats.files_index_rejected = ix.n_rejected;
+    memcpy(stats.index_rejected, ix.why, sizeof stats.index_rejected);
+  }
   if (st == HS_OK && ix.n_indexed > 0 && filtered)
     st = hs_vs_indexed_allow(table, &plan, o->filter, o->column, &ix, &stats.rows_matched, err);
   if (st == HS_OK)

@@ -88,6 +88,8 @@ typedef struct hs_vs_indexed {
   bool *cached;               /* vx[i] is shared from the process's open-index cache */
   bool filtered;              /* allowed[] were computed */
   size_t n_indexed;
+  int64_t n_rejected; /* registered indexes not used: foreign, corrupt or missing */
+  char why[320];      /* the first one's reason */
 } hs_vs_indexed;
 
 /* Open the registered vector index of `column` of each data file of

@@ -13,6 +13,7 @@
  * and merge into the same per-query heaps as exactly scored files.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +147,17 @@ static bool file_column_is(const char *path, const char *stored, int32_t id) {
   return same;
 }
 
+/* Count a registered index left unused, keeping the first reason. */
+static void reject(hs_vs_indexed *ix, const char *index, const char *data, const char *why) {
+  if (ix->n_rejected++ > 0) return;
+  char *w = ix->why;
+  size_t cap = sizeof ix->why;
+  int n = snprintf(w, cap, "vector index %.*s ignored for data file %.*s: ", 100,
+                   hs_index_short_path(index), 100, hs_index_short_path(data));
+  if (n > 0 && (size_t)n < cap) snprintf(w + n, cap - (size_t)n, "%.*s", 110, why);
+  hs_index_rejection_note(ix->why);
+}
+
 hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
                              int32_t field_id, hs_metric metric, size_t dim, hs_vs_indexed *out,
                              hs_error *err) {
@@ -181,9 +193,29 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
     hs_vidx *x = NULL;
     bool cached = false;
     memset(&local, 0, sizeof local);
-    if (hs_table_resolve_path(t, rec, "index registry", &ipath, &local) == HS_OK &&
-        vx_acquire(ipath, stored, &x, &cached, &local) == HS_OK && x != NULL &&
-        hs_vidx_metric(x) == metric && hs_vidx_dim(x) == dim) {
+    bool usable = hs_table_resolve_path(t, rec, "index registry", &ipath, &local) == HS_OK &&
+                  vx_acquire(ipath, stored, &x, &cached, &local) == HS_OK && x != NULL;
+    if (!usable) {
+      reject(out, ipath != NULL ? ipath : rec, pf->path, local.message);
+    } else if (hs_vidx_metric(x) == metric && hs_vidx_dim(x) == dim) {
+      /* Bound to this data file (src/index/binding.h): its path, size
+       * and footer (through the shared open-file cache: one stat). */
+      uint64_t size = 0;
+      uint32_t crc = 0;
+      char why[256];
+      memset(&local, 0, sizeof local);
+      if (hs_table_data_file_footer(pf->path, &size, &crc, &local) != HS_OK) {
+        snprintf(why, sizeof why, "%s", "the data file cannot be opened");
+        usable = false;
+      } else {
+        usable = hs_index_binding_matches(hs_vidx_binding(x), pf->path, size, true, crc, why,
+                                          sizeof why);
+      }
+      if (!usable) reject(out, ipath, pf->path, why);
+    } else {
+      usable = false; /* another metric or dimension: the exact path, no fault */
+    }
+    if (usable) {
       out->vx[i] = x;
       out->cached[i] = cached;
       x = NULL;

@@ -590,13 +590,16 @@ static hs_status col_arrays_make(col_arrays *ca, size_t nc, const struct ArrowSc
 /* Build the index of ca's columns (options from copts by column name) and
  * write it as a new fsynced <root>/index/<uuid>.puffin; its path in
  * *index_path (arena). */
-static hs_status build_write(const hs_table *t, const col_arrays *ca, char **cols,
-                             const hs_sidx_column_options *copts, size_t n_cols, uint32_t threads,
-                             hs_arena *arena, char **index_path, hs_error *err) {
+static hs_status build_write(const hs_table *t, const char *data_path, const col_arrays *ca,
+                             char **cols, const hs_sidx_column_options *copts, size_t n_cols,
+                             uint32_t threads, hs_arena *arena, char **index_path, hs_error *err) {
   hs_sidx_builder *b = NULL;
   hs_buf out;
   hs_buf_init(&out);
-  hs_status st = hs_sidx_builder_create(&b, err);
+  hs_index_binding bind;
+  hs_status st = hs_table_data_file_binding(t, data_path, &bind, err);
+  if (st == HS_OK) st = hs_sidx_builder_create(&b, err);
+  if (st == HS_OK) st = hs_sidx_builder_bind(b, &bind, err);
   hs_sidx_column_options *o = NULL;
   if (st == HS_OK && ca->nc > 0 && (o = hs_calloc(ca->nc, sizeof *o)) == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "build indexes: out of memory");
@@ -680,7 +683,8 @@ static hs_status build_one(const hs_table *t, const char *path, char **cols,
     st = col_arrays_make(&ca, nc, (const struct ArrowSchema *const *)schema.children, child,
                          batches, n_b, err);
   hs_free(child);
-  if (st == HS_OK) st = build_write(t, &ca, cols, copts, n_cols, threads, arena, index_path, err);
+  if (st == HS_OK)
+    st = build_write(t, path, &ca, cols, copts, n_cols, threads, arena, index_path, err);
   if (st != HS_OK) hs_error_prefix(err, "build index of %s: ", path);
   col_arrays_free(&ca);
   for (size_t i = 0; i < n_b; i++) batches[i].release(&batches[i]);
@@ -736,7 +740,7 @@ static hs_status build_kept(const hs_table *t, const hs_table_appended *k, char 
     col_arrays ca;
     st = col_arrays_make(&ca, n_cols, fields, child, k->batches, k->n_batches, err);
     if (st == HS_OK) {
-      st = build_write(t, &ca, cols, copts, n_cols, threads, arena, index_path, err);
+      st = build_write(t, k->data_path, &ca, cols, copts, n_cols, threads, arena, index_path, err);
       col_arrays_free(&ca);
     }
     if (st != HS_OK) hs_error_prefix(err, "build index of %s: ", k->data_path);

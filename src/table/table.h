@@ -16,6 +16,7 @@
 #include "../iceberg/iceberg.h"
 #include "../io/fs.h"
 #include "../iceberg/manifest.h"
+#include "../index/binding.h"
 
 /* Metadata JSON files larger than this are refused as corrupt. */
 #define HS_TABLE_METADATA_BYTES_MAX ((size_t)256 << 20)
@@ -23,9 +24,18 @@
 #define HS_TABLE_MANIFEST_BYTES_MAX ((size_t)1 << 30)
 /* metadata-log entries kept (Iceberg's write.metadata.previous-versions-max). */
 #define HS_TABLE_METADATA_LOG_MAX 100
+/* A table root (resolved) is shorter than this, so that every path built
+ * under it fits the 4200-byte buffers of the table layer. */
+#define HS_TABLE_ROOT_MAX 4000
 
 struct hs_table {
-  char *root;          /* absolute path, no trailing '/' */
+  /* Absolute real path (symlinks resolved at open and create), no
+   * trailing '/'; lexical only while the folder does not exist yet. */
+  char *root;
+  /* The metadata's "location" when it differs from `root` as text but
+   * resolves to it (a table made through a linked parent folder): paths
+   * recorded under it are read under `root`. NULL otherwise. */
+  char *location_alias;
   int64_t version;     /* N of the loaded vN.metadata.json */
   char *metadata_path; /* <root>/metadata/vN.metadata.json */
   hs_arena arena;      /* owns `meta` */
@@ -62,7 +72,18 @@ hs_status hs_table_load_version(hs_table *t, int64_t version, hs_error *err);
 hs_status hs_table_resolve_path(const hs_table *t, const char *recorded, const char *what,
                                 char **out, hs_error *err);
 
-/* Read a whole manifest-list or manifest file under the table root. */
+/* I6 on disk: the resolved path `path` (under t->root, as from
+ * hs_table_resolve_path) may pass through symbolic links only if where it
+ * leads is inside the table root. Costs an lstat per component below the
+ * root (a realpath only when one is a link), so it runs where a file list
+ * is planned, not per query. A link that escapes is HS_ERR_CORRUPT naming
+ * the file and its target; a dangling link HS_ERR_NOT_FOUND; a missing
+ * file is left to its open. `what` names the referencing place. */
+hs_status hs_table_check_links(const hs_table *t, const char *path, const char *what,
+                               hs_error *err);
+
+/* Read a whole manifest-list or manifest file under the table root
+ * (resolved and link-checked). */
 hs_status hs_table_read_avro(const hs_table *t, const char *recorded, const char *what, hs_buf *out,
                              hs_error *err);
 
@@ -196,6 +217,18 @@ void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po);
  * Index registry (index_registry.c): which scalar index file covers which
  * column of which data file, keyed by data file path and size.
  */
+
+/* ------------------------------------------ index binding (index_bind.c) */
+/* `path` relative to t's root when it lies under it (borrowed from path),
+ * else path itself. */
+const char *hs_table_relative_path(const hs_table *t, const char *path);
+/* Size and footer CRC-32C of the data file at `path` (its footer, through
+ * the shared open-file cache). */
+hs_status hs_table_data_file_footer(const char *path, uint64_t *size, uint32_t *crc, hs_error *err);
+/* The binding an index blob of data file `path` records
+ * (src/index/binding.h); out->data_file is borrowed from path. */
+hs_status hs_table_data_file_binding(const hs_table *t, const char *path, hs_index_binding *out,
+                                     hs_error *err);
 
 typedef struct hs_table_index_entry {
   char *data_file; /* resolved local path of the data file */

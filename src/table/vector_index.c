@@ -183,10 +183,13 @@ static hs_status read_vectors(const char *path, const char *column, vectors *x, 
 /* `file` holds the magic and the index blob after it (built there in place);
  * the rest of the Puffin file is appended to it and the whole written once:
  * the index is never copied. */
-static hs_status puffin_write(const hs_table *t, const char *column, int32_t field_id,
-                              hs_metric metric, size_t dim, size_t rows, hs_buf *file,
-                              char **path_out, hs_error *err) {
+static hs_status puffin_write(const hs_table *t, const char *data_path, const char *column,
+                              int32_t field_id, hs_metric metric, size_t dim, size_t rows,
+                              hs_buf *file, char **path_out, hs_error *err) {
   const size_t blob_len = file->len - 4;
+  hs_index_binding bind;
+  hs_status bst = hs_table_data_file_binding(t, data_path, &bind, err);
+  if (bst != HS_OK) return bst;
   json_t *root =
       json_pack("{s:[{s:s,s:[],s:i,s:i,s:I,s:I,s:{s:s,s:s,s:s,s:s}}],s:{s:s}}", "blobs", "type",
                 HS_VIDX_BLOB_TYPE, "fields", "snapshot-id", -1, "sequence-number", -1, "offset",
@@ -202,6 +205,11 @@ static hs_status puffin_write(const hs_table *t, const char *column, int32_t fie
   snprintf(num, sizeof num, "%zu", rows);
   json_object_set_new(props, "row-count", json_string(num));
   if (field_id > 0) json_array_append_new(json_object_get(b0, "fields"), json_integer(field_id));
+  if ((bst = hs_index_binding_put(&bind, props, err)) != HS_OK ||
+      (bst = hs_index_binding_put_crc(file->data + 4, blob_len, props, err)) != HS_OK) {
+    json_decref(root);
+    return bst;
+  }
   char *footer = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
   json_decref(root);
   if (footer == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vector index: footer");
@@ -238,7 +246,8 @@ static hs_status puffin_write(const hs_table *t, const char *column, int32_t fie
 
 /* Find the blob of `column` in the Puffin footer of `src`. */
 static hs_status puffin_find(hs_source *src, const char *path, const char *column, uint64_t *off,
-                             uint64_t *len, hs_error *err) {
+                             uint64_t *len, hs_index_binding *bind, char **bind_path,
+                             hs_error *err) {
   uint64_t size = hs_source_size(src);
   uint8_t tail[PUFFIN_TAIL];
   if (size < 8 + PUFFIN_TAIL)
@@ -282,6 +291,7 @@ static hs_status puffin_find(hs_source *src, const char *path, const char *colum
     *off = (uint64_t)json_integer_value(o);
     *len = (uint64_t)json_integer_value(l);
     found = true;
+    st = hs_index_binding_get(json_object_get(b, "properties"), path, bind, bind_path, err);
   }
   json_decref(root);
   if (st == HS_OK && !found)
@@ -289,12 +299,31 @@ static hs_status puffin_find(hs_source *src, const char *path, const char *colum
   return st;
 }
 
+hs_status hs_table_vector_index_locate(hs_source *src, const char *name, const char *column,
+                                       uint64_t *off, uint64_t *len, hs_index_binding *bind,
+                                       char **bind_path, hs_error *err) {
+  memset(bind, 0, sizeof *bind);
+  *bind_path = NULL;
+  return puffin_find(src, name, column, off, len, bind, bind_path, err);
+}
+
 hs_status hs_table_vector_index_open_source(hs_source *src, const char *name, const char *column,
                                             hs_vidx **out, hs_error *err) {
   *out = NULL;
   uint64_t off = 0, len = 0;
-  hs_status st = puffin_find(src, name, column, &off, &len, err);
+  hs_index_binding bind;
+  memset(&bind, 0, sizeof bind);
+  char *bind_path = NULL;
+  hs_status st = puffin_find(src, name, column, &off, &len, &bind, &bind_path, err);
+  /* The blob's sections carry their own checksums, checked by
+   * hs_vidx_open (src/index/vector/README.md); the recorded crc32c of the
+   * whole blob is checked by validation. */
   if (st == HS_OK) st = hs_vidx_open(src, off, len, out, err);
+  if (st == HS_OK && (st = hs_vidx_set_binding(*out, &bind, err)) != HS_OK) {
+    hs_vidx_free(*out);
+    *out = NULL;
+  }
+  hs_free(bind_path);
   return st;
 }
 
@@ -416,7 +445,8 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
     x.v = NULL;
     x.valid = NULL;
     if (st == HS_OK)
-      st = puffin_write(table, fname, fid, p.metric, x.dim, x.n, &blob, &paths[n_add], err);
+      st = puffin_write(table, pf->path, fname, fid, p.metric, x.dim, x.n, &blob, &paths[n_add],
+                        err);
     if (st == HS_OK) {
       names[n_add] = fname;
       fname = NULL;

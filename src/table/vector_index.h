@@ -27,4 +27,11 @@ hs_status hs_table_vector_index_open(const char *index_path, const char *column,
 hs_status hs_table_vector_index_open_source(hs_source *src, const char *name, const char *column,
                                             hs_vidx **out, hs_error *err);
 
+/* Where the blob of `column` lies in the Puffin file behind `src`, and
+ * what it records of its data file (bind->data_file is *bind_path, the
+ * caller's to hs_free). HS_ERR_NOT_FOUND when there is none. */
+hs_status hs_table_vector_index_locate(hs_source *src, const char *name, const char *column,
+                                       uint64_t *off, uint64_t *len, hs_index_binding *bind,
+                                       char **bind_path, hs_error *err);
+
 #endif /* HS_TABLE_VECTOR_INDEX_H */

@@ -446,7 +446,11 @@ static void test_append_keep(void) {
   CHECK_EQ_INT(built, 1);
   uint8_t *xa = NULL, *xb = NULL;
   size_t la = only_index_file(ra, &xa), lb = only_index_file(rb, &xb);
-  CHECK(la > 0 && la == lb && memcmp(xa, xb, la) == 0);
+  /* The blobs are the same bytes; the footers differ in the data file each
+   * is bound to (src/index/binding.h). */
+  size_t ba = la >= 16 ? la - 16 - hs_load_u32le(xa + la - 12) : 0;
+  size_t bb = lb >= 16 ? lb - 16 - hs_load_u32le(xb + lb - 12) : 0;
+  CHECK(ba > 4 && ba == bb && ba < la && memcmp(xa, xb, ba) == 0);
   hs_free(xa);
   hs_free(xb);
   hs_table_appended_free(kept);

@@ -30,6 +30,7 @@ struct hs_sidx_builder {
   blob_meta *metas;
   size_t n_metas;
   bool finished;
+  hs_index_binding bind; /* data_file owned (hs_strdup); NULL: unbound */
 };
 
 /* Append the key at sorted position p. */
@@ -282,6 +283,7 @@ void hs_sidx_builder_free(hs_sidx_builder *b) {
   for (size_t i = 0; i < b->n_metas; i++) hs_free(b->metas[i].column);
   hs_free(b->metas);
   hs_buf_free(&b->blobs);
+  hs_free((char *)b->bind.data_file);
   hs_free(b);
 }
 
@@ -533,6 +535,11 @@ static json_t *footer_json(const hs_sidx_builder *b) {
     if (fields == NULL || props == NULL || blob == NULL) goto fail_blob;
     if (m->field_id >= 0 && json_array_append_new(fields, json_integer(m->field_id)) != 0)
       goto fail_blob;
+    hs_error berr = {0};
+    if (hs_index_binding_put(&b->bind, props, &berr) != HS_OK ||
+        hs_index_binding_put_crc(b->blobs.data + m->offset, (size_t)m->length, props, &berr) !=
+            HS_OK)
+      goto fail_blob;
     if (json_object_set_new(props, "column", json_string(m->column)) != 0 ||
         json_object_set_new(props, "layout", json_string(layout_name(m->layout))) != 0 ||
         json_object_set_new(props, "row-count", json_string(rows)) != 0 ||
@@ -570,6 +577,17 @@ static json_t *footer_json(const hs_sidx_builder *b) {
     return NULL;
   }
   return root;
+}
+
+hs_status hs_sidx_builder_bind(hs_sidx_builder *b, const hs_index_binding *bind, hs_error *err) {
+  if (b == NULL || bind == NULL || bind->data_file == NULL || b->finished)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scalar index builder: bind");
+  char *p = hs_strdup(bind->data_file);
+  if (p == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scalar index builder: out of memory");
+  hs_free((char *)b->bind.data_file);
+  b->bind = *bind;
+  b->bind.data_file = p;
+  return HS_OK;
 }
 
 hs_status hs_sidx_builder_finish(hs_sidx_builder *b, hs_buf *out, hs_error *err) {

@@ -89,6 +89,7 @@ static hs_status parse_footer(hs_sidx_file *f, const char *json, size_t len, uin
     r->offset = (uint64_t)o;
     r->length = (uint64_t)l;
     f->n_blobs++;
+    if ((st = hs_index_binding_get(props, name, &r->bind, &r->bind_path, err)) != HS_OK) goto done;
   }
 done:
   json_decref(root);
@@ -143,7 +144,10 @@ hs_status hs_sidx_file_open(hs_source *src, hs_sidx_file **out, hs_error *err) {
 
 void hs_sidx_file_free(hs_sidx_file *f) {
   if (f == NULL) return;
-  for (size_t i = 0; i < f->n_blobs; i++) hs_free(f->blobs[i].column);
+  for (size_t i = 0; i < f->n_blobs; i++) {
+    hs_free(f->blobs[i].column);
+    hs_free(f->blobs[i].bind_path);
+  }
   hs_free(f->blobs);
   hs_source_unref(f->src);
   hs_free(f);
@@ -151,6 +155,14 @@ void hs_sidx_file_free(hs_sidx_file *f) {
 
 size_t hs_sidx_file_column_count(const hs_sidx_file *f) {
   return f != NULL ? f->n_blobs : 0;
+}
+
+const hs_index_binding *hs_sidx_file_blob(const hs_sidx_file *f, size_t i, uint64_t *offset,
+                                          uint64_t *length) {
+  if (f == NULL || i >= f->n_blobs) return NULL;
+  *offset = f->blobs[i].offset;
+  *length = f->blobs[i].length;
+  return &f->blobs[i].bind;
 }
 
 const char *hs_sidx_file_column_name(const hs_sidx_file *f, size_t i) {
@@ -246,8 +258,21 @@ hs_status hs_sidx_column_open(hs_sidx_file *f, const char *name, hs_sidx_column 
   hs_buf_init(&c->unpacked);
   c->blob_off = r->offset;
   c->blob_len = r->length;
+  c->bind = r->bind;
   uint8_t hdr[HS_SIDX_HEADER_BYTES];
   hs_status st = HS_OK;
+  if (r->bind_path != NULL && (c->bind_path = hs_strdup(r->bind_path)) == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "index column %s", name);
+    goto fail;
+  }
+  c->bind.data_file = c->bind_path;
+  /* The whole blob against its recorded checksum, before any of it is
+   * trusted (once per file version and process: binding.h). */
+  if (c->bind.has_crc && (st = hs_index_blob_verify(c->src, c->blob_off, c->blob_len,
+                                                    c->bind.blob_crc32c, err)) != HS_OK) {
+    hs_error_prefix(err, "index column %s: ", name);
+    goto fail;
+  }
   if (c->blob_len < HS_SIDX_HEADER_BYTES) {
     st = hs_error_set(err, HS_ERR_CORRUPT, "index column %s: blob of %" PRIu64 " bytes", name,
                       c->blob_len);
@@ -284,10 +309,15 @@ void hs_sidx_column_free(hs_sidx_column *c) {
   if (c == NULL) return;
   hs_source_unref(c->src);
   hs_free(c->name);
+  hs_free(c->bind_path);
   hs_free(c->meta);
   hs_buf_free(&c->scratch);
   hs_buf_free(&c->unpacked);
   hs_free(c);
+}
+
+const hs_index_binding *hs_sidx_column_binding(const hs_sidx_column *c) {
+  return &c->bind;
 }
 
 uint32_t hs_sidx_column_row_count(const hs_sidx_column *c) {

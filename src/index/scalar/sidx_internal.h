@@ -161,6 +161,8 @@ hs_status hs_sidx_roaring_append(roaring_bitmap_t *r, hs_buf *out, hs_error *err
 typedef struct hs_sidx_blob_ref {
   char *column;
   uint64_t offset, length;
+  hs_index_binding bind; /* data_file owned (bind_path) */
+  char *bind_path;
 } hs_sidx_blob_ref;
 
 struct hs_sidx_file {
@@ -172,6 +174,8 @@ struct hs_sidx_file {
 struct hs_sidx_column {
   hs_source *src;
   char *name;
+  hs_index_binding bind; /* data_file owned (bind_path) */
+  char *bind_path;
   uint64_t blob_off, blob_len;
   hs_sidx_header h;
   uint8_t *meta; /* key table then directory, owned */

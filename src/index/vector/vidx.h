@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "../../io/io.h"
+#include "../binding.h"
 #include "distance.h"
 #include "quant.h"
 
@@ -91,6 +92,12 @@ typedef struct hs_vidx hs_vidx;
  * naming the section otherwise. *out is owned (hs_vidx_free). */
 hs_status hs_vidx_open(hs_source *src, uint64_t offset, uint64_t len, hs_vidx **out, hs_error *err);
 void hs_vidx_free(hs_vidx *x); /* accepts NULL */
+
+/* The data file the index was built for, as its Puffin blob records it
+ * (../binding.h), set by whoever opened it from a Puffin file (a copy is
+ * kept); unset: data_file NULL. */
+hs_status hs_vidx_set_binding(hs_vidx *x, const hs_index_binding *b, hs_error *err);
+const hs_index_binding *hs_vidx_binding(const hs_vidx *x);
 
 /* Deep check: every neighbour id in range, no self loops, partition lists
  * disjoint and covering the indexed rows, codes and vectors present (a

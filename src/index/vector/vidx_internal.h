@@ -105,6 +105,8 @@ struct hs_vidx {
    * (sqrt(sum (step/2)^2)) and L1 (sum step/2), with slack; the default
    * re-rank stops once no remaining candidate can enter the top-k. */
   float sq8_err_l2, sq8_err_l1;
+  hs_index_binding bind; /* vidx_bind.c: bind.data_file is bind_path (owned) */
+  char *bind_path;
   pthread_mutex_t mu;
   hs_vidx_scratch *pool;
 };

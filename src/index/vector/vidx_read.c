@@ -348,6 +348,7 @@ void hs_vidx_free(hs_vidx *x) {
     hs_free(s);
   }
   pthread_mutex_destroy(&x->mu);
+  hs_free(x->bind_path);
   hs_free(x->parts);
   hs_free((void *)x->g.upper_off);
   hs_free(x->sorted_rows);
