@@ -13,6 +13,7 @@
  * streamed in bounded batches).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -570,8 +571,20 @@ static void print_type(const hs_iceberg_type *t, hs_buf *b, int depth) {
 /* Read and parse the loaded metadata file into `arena`/`m`. */
 static hs_status load_metadata(const char *path, hs_arena *arena, hs_iceberg_metadata *m,
                                hs_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return hs_error_set(err, HS_ERR_IO, "%s: %s", path, strerror(errno));
+  /* Non-blocking open, then the type: a FIFO put in its place must not
+   * wait for a writer. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return hs_error_set(err, HS_ERR_IO, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || fcntl(fd, F_SETFL, 0) != 0) {
+    close(fd);
+    return hs_error_set(err, HS_ERR_IO, "%s: not a regular file", path);
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (f == NULL) {
+    close(fd);
+    return hs_error_set(err, HS_ERR_IO, "%s: %s", path, strerror(errno));
+  }
   hs_buf b;
   hs_buf_init(&b);
   char chunk[65536];

@@ -61,7 +61,10 @@ PyObject *hs_py_raise(hs_status status, const hs_error *err, const char *path) {
   const char *detail = (err != NULL && err->message[0] != '\0') ? err->message : NULL;
   char buf[HS_ERROR_MESSAGE_MAX + 512];
   if (detail == NULL) detail = hs_status_str(status);
-  if (path != NULL && strstr(detail, path) == NULL) {
+  size_t plen = path != NULL ? strlen(path) : 0;
+  if (plen > 400 && strstr(detail, path) == NULL) { /* keep the reason: abbreviate the path */
+    snprintf(buf, sizeof buf, "%.200s...%s: %s", path, path + plen - 80, detail);
+  } else if (path != NULL && strstr(detail, path) == NULL) {
     snprintf(buf, sizeof buf, "%s: %s", path, detail);
   } else {
     snprintf(buf, sizeof buf, "%s", detail);

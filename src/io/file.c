@@ -22,16 +22,10 @@ struct hs_source {
 
 hs_status hs_source_open_file(const char *path, hs_source **out, hs_error *err) {
   *out = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return hs_error_set(err, errno == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO, "%s: cannot open: %s",
-                        path, strerror(errno));
-  }
+  int fd = -1;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return hs_error_set(err, HS_ERR_IO, "%s: not a regular file", path);
-  }
+  hs_status rc = hs_fs_open_read(path, &fd, &st, err); /* never blocks (a FIFO) */
+  if (rc != HS_OK) return rc;
   hs_source *s = hs_calloc(1, sizeof *s);
   char *name = hs_strdup(path);
   if (s == NULL || name == NULL) {

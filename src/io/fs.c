@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,17 +88,134 @@ hs_status hs_fs_mkdirs(const char *path, hs_error *err) {
   return HS_OK;
 }
 
-hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_error *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return hs_error_set(err, errno == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO, "%s: cannot open: %s",
-                        path, strerror(errno));
+/* ------------------------------------------------------- path errors */
+
+/* `path` for a message: whole when short, else its head and tail (a
+ * message holds HS_ERROR_MESSAGE_MAX bytes and must keep its reason). */
+static const char *path_for_message(const char *path, char *buf, size_t cap) {
+  size_t n = strlen(path);
+  if (n <= 600 || cap < 300) return path;
+  snprintf(buf, cap, "%.200s...%s", path, path + n - 80);
+  return buf;
+}
+
+/* The first prefix of `path` (up to a '/' or the whole path) that `stat`
+ * finds to be no folder (ENOTDIR) or fails with ELOOP (ELOOP), into `out`.
+ * For ENOTDIR, *kind is "a file" or "not a folder" wording. */
+static bool bad_prefix(const char *path, int errnum, char *out, size_t cap, const char **kind) {
+  size_t n = strlen(path);
+  if (n == 0 || n >= cap) return false;
+  memcpy(out, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (i < n && out[i] != '/') continue;
+    char saved = out[i];
+    out[i] = '\0';
+    struct stat sb;
+    int rc = stat(out, &sb);
+    if (errnum == ENOTDIR && rc == 0 && !S_ISDIR(sb.st_mode) && i < n) {
+      *kind = S_ISREG(sb.st_mode) ? "is a file, not a folder" : "is not a folder";
+      return true;
+    }
+    if (errnum == ELOOP && rc != 0 && errno == ELOOP) {
+      *kind = "is a symbolic link loop";
+      return true;
+    }
+    if (rc != 0) return false;
+    out[i] = saved;
   }
+  return false;
+}
+
+hs_status hs_fs_path_error(hs_error *err, hs_status status, const char *path, const char *doing,
+                           int errnum) {
+  char shown[400];
+  const char *p = path_for_message(path, shown, sizeof shown);
+  if (errnum == ENAMETOOLONG) {
+    for (const char *c = path; *c;) {
+      while (*c == '/') c++;
+      const char *e = c;
+      while (*e && *e != '/') e++;
+      size_t len = (size_t)(e - c);
+      if (len > NAME_MAX) {
+        return hs_error_set(
+            err, status, "%s: %s: the name '%.*s%s' is too long (%zu bytes, the limit is %d)", p,
+            doing, len > 300 ? 300 : (int)len, c, len > 300 ? "..." : "", len, (int)NAME_MAX);
+      }
+      c = e;
+    }
+    return hs_error_set(err, status, "%s: %s: the path is too long (%zu bytes, the limit is %d)", p,
+                        doing, strlen(path), (int)PATH_MAX - 1);
+  }
+  if (errnum == ENOTDIR || errnum == ELOOP) {
+    char prefix[PATH_MAX];
+    const char *kind = NULL;
+    if (bad_prefix(path, errnum, prefix, sizeof prefix, &kind)) {
+      char shown2[400];
+      return hs_error_set(err, status, "%s: %s: %s %s", p, doing,
+                          path_for_message(prefix, shown2, sizeof shown2), kind);
+    }
+  }
+  return hs_error_set(err, status, "%s: %s: %s", p, doing, strerror(errnum));
+}
+
+hs_status hs_fs_probe(const char *path, bool *exists, hs_error *err) {
   struct stat sb;
-  hs_status st = HS_OK;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = hs_error_set(err, HS_ERR_IO, "%s: not a regular file", path);
-  } else if ((uint64_t)sb.st_size > max_bytes) {
+  *exists = false;
+  if (lstat(path, &sb) == 0) {
+    *exists = true;
+    return HS_OK;
+  }
+  if (errno == ENOENT) return HS_OK;
+  return hs_fs_path_error(err, HS_ERR_IO, path, "cannot look up", errno);
+}
+
+const char *hs_fs_kind_name(mode_t mode) {
+  if (S_ISREG(mode)) return "a file";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "of an unknown type";
+}
+
+hs_status hs_fs_open_read(const char *path, int *fd_out, struct stat *sb, hs_error *err) {
+  *fd_out = -1;
+  /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int e = errno;
+    return hs_fs_path_error(err, e == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO, path, "cannot open",
+                            e);
+  }
+  if (fstat(fd, sb) != 0) {
+    hs_status st = hs_fs_path_error(err, HS_ERR_IO, path, "cannot stat", errno);
+    close(fd);
+    return st;
+  }
+  if (!S_ISREG(sb->st_mode)) {
+    close(fd);
+    return hs_error_set(err, HS_ERR_IO, "%s: not a regular file (%s)", path,
+                        hs_fs_kind_name(sb->st_mode));
+  }
+  /* Back to blocking reads. F_SETFL sets only the status flags (O_APPEND,
+   * O_NONBLOCK, ...), of which this open set O_NONBLOCK alone: 0 clears it
+   * without an F_GETFL (one syscall: metadata reads are per query). */
+  if (fcntl(fd, F_SETFL, 0) != 0) {
+    hs_status st = hs_fs_path_error(err, HS_ERR_IO, path, "cannot set blocking mode", errno);
+    close(fd);
+    return st;
+  }
+  *fd_out = fd;
+  return HS_OK;
+}
+
+hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_error *err) {
+  int fd = -1;
+  struct stat sb;
+  hs_status st = hs_fs_open_read(path, &fd, &sb, err);
+  if (st != HS_OK) return st;
+  if ((uint64_t)sb.st_size > max_bytes) {
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: %lld bytes, more than the limit of %zu", path,
                       (long long)sb.st_size, max_bytes);
   } else if (!hs_buf_reserve(out, (size_t)sb.st_size + 1)) {
@@ -346,8 +464,9 @@ hs_status hs_fs_list(const char *path, char ***names_out, size_t *n_out, hs_erro
   *n_out = 0;
   DIR *d = opendir(path);
   if (d == NULL) {
-    return hs_error_set(err, errno == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO,
-                        "%s: cannot list directory: %s", path, strerror(errno));
+    int e = errno;
+    return hs_fs_path_error(err, e == ENOENT ? HS_ERR_NOT_FOUND : HS_ERR_IO, path,
+                            "cannot list directory", e);
   }
   char **names = NULL;
   size_t n = 0, cap = 0;

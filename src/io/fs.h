@@ -17,6 +17,8 @@
 #ifndef HS_IO_FS_H
 #define HS_IO_FS_H
 
+#include <sys/stat.h>
+
 #include "../common/common.h"
 
 /* Create `path` and its missing parents (mode 0755). Existing directories
@@ -29,9 +31,34 @@ hs_status hs_fs_mkdirs(const char *path, hs_error *err);
  * HS_ERR_NOT_FOUND. */
 hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_error *err);
 
-/* Does `path` exist (any type)? Errors other than ENOENT count as "exists"
- * so that a caller probing for a free name never overwrites. */
+/* Does `path` exist (any type; a link is not followed)? Errors other than
+ * ENOENT count as "exists" so that a caller probing for a free name never
+ * overwrites. A caller that loops until a name is missing must use
+ * hs_fs_probe instead: with a name too long, a symlink loop or a file
+ * where a folder should be, every name "exists". */
 bool hs_fs_exists(const char *path);
+
+/* lstat `path`: HS_OK with *exists true (any type) or false (ENOENT);
+ * any other failure is an error explaining it (hs_fs_path_error). */
+hs_status hs_fs_probe(const char *path, bool *exists, hs_error *err);
+
+/* Set `err` to `status` with a message naming `path`, what was being done
+ * (`doing`, e.g. "cannot open") and the cause of `errnum` in words a user
+ * can act on: for ENAMETOOLONG the component that is too long (or the
+ * whole path), for ENOTDIR the prefix that is a file, not a folder, for
+ * ELOOP the prefix that is a symlink loop; else strerror. */
+hs_status hs_fs_path_error(hs_error *err, hs_status status, const char *path, const char *doing,
+                           int errnum);
+
+/* "a file", "a folder", "a FIFO", ... for messages. */
+const char *hs_fs_kind_name(mode_t mode);
+
+/* Open regular file `path` for reading without ever blocking: the open is
+ * non-blocking (a FIFO or a device never waits for a writer), the type is
+ * checked on the descriptor, then O_NONBLOCK is cleared. Anything but a
+ * regular file is HS_ERR_IO naming its kind; a missing file
+ * HS_ERR_NOT_FOUND. *sb is the descriptor's fstat. */
+hs_status hs_fs_open_read(const char *path, int *fd_out, struct stat *sb, hs_error *err);
 
 /* fsync the directory `path` so that entries created or removed in it are
  * durable. */

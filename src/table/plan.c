@@ -55,6 +55,7 @@ static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file
     snprintf(what, sizeof what, "manifest entry %zu", k);
     char *path = NULL;
     st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
+    if (st == HS_OK && (st = hs_table_check_links(t, path, what, err)) != HS_OK) hs_free(path);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s: ", mf->manifest_path);
       return st;

@@ -13,10 +13,12 @@
  * directory listing.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +91,36 @@ hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_m
   return st;
 }
 
+/* t->location_alias for the metadata just adopted (table.h). Costs a
+ * realpath only when the recorded location differs from the root as text. */
+static hs_status location_alias(hs_table *t, hs_error *err) {
+  const char *loc = t->meta.location ? hs_table_strip_file_scheme(t->meta.location) : "";
+  size_t n = strlen(loc);
+  while (n > 1 && loc[n - 1] == '/') n--;
+  size_t rl = strlen(t->root);
+  if (loc[0] != '/' || n >= HS_TABLE_ROOT_MAX || (n == rl && strncmp(loc, t->root, n) == 0)) {
+    hs_free(t->location_alias);
+    t->location_alias = NULL;
+    return HS_OK;
+  }
+  const char *a = t->location_alias;
+  if (a != NULL && strlen(a) == n && strncmp(a, loc, n) == 0) return HS_OK; /* as before */
+  hs_free(t->location_alias);
+  t->location_alias = NULL;
+  char text[HS_TABLE_ROOT_MAX];
+  memcpy(text, loc, n);
+  text[n] = '\0';
+  char *real = realpath(text, NULL);
+  bool same = real != NULL && strcmp(real, t->root) == 0;
+  free(real);
+  /* Elsewhere (a copied table): recorded paths stay refused by I6. */
+  if (!same) return HS_OK;
+  if ((t->location_alias = hs_strdup(text)) == NULL) {
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", t->root);
+  }
+  return HS_OK;
+}
+
 hs_status hs_table_metadata_adopt(hs_table *t, const char *path, int64_t version, hs_arena *arena,
                                   const hs_iceberg_metadata *meta, hs_error *err) {
   char *mpath = hs_strdup(path);
@@ -104,7 +136,7 @@ hs_status hs_table_metadata_adopt(hs_table *t, const char *path, int64_t version
   t->metadata_path = mpath;
   t->version = version;
   t->meta_stamped = false; /* hs_table_load_file stamps it */
-  return HS_OK;
+  return location_alias(t, err);
 }
 
 hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err) {
@@ -168,31 +200,59 @@ static int64_t read_hint(const hs_table *t) {
   return v;
 }
 
+/* Whether version v's metadata file exists; an error (a name too long, a
+ * symlink loop, a file where a folder should be) is never "exists". */
+static hs_status version_exists(const hs_table *t, int64_t v, bool *exists, hs_error *err) {
+  char path[4200];
+  *exists = false;
+  if (!hs_table_version_path(t->root, v, path, sizeof path)) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+  }
+  return hs_fs_probe(path, exists, err);
+}
+
+/* Steps the probe takes from the hint before it lists the folder instead
+ * (a hint that far behind was not written by a live writer), and again
+ * after the listing before it gives up (only a writer committing faster
+ * than the probe could keep it going). */
+#define PROBE_STEPS_MAX 10000
+
 /* The latest version (the probe below), into *v; *foreign when the table
  * has no vN files (catalog-named metadata). */
 static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_error *err) {
-  char path[4200];
   *foreign = false;
   int64_t v = read_hint(t);
   if (v < 1) v = 1;
   /* Never go back behind what this handle already saw. */
   if (t->version > v) v = t->version;
-  if (!hs_table_version_path(t->root, v, path, sizeof path)) {
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
-  }
-  if (!hs_fs_exists(path)) {
+  bool exists = false, listed_once = false;
+  hs_status st = version_exists(t, v, &exists, err);
+  if (st != HS_OK) return st;
+  if (!exists) {
     int64_t listed = 0;
-    hs_status st = highest_listed(t, &listed, err);
-    if (st != HS_OK) return st;
+    if ((st = highest_listed(t, &listed, err)) != HS_OK) return st;
     if (listed < 1) {
       *foreign = true;
       return HS_OK;
     }
     v = listed;
+    listed_once = true;
   }
-  for (;;) {
-    if (!hs_table_version_path(t->root, v + 1, path, sizeof path)) break;
-    if (!hs_fs_exists(path)) break;
+  for (int steps = 0;; steps++) {
+    if (steps == PROBE_STEPS_MAX) {
+      int64_t listed = 0;
+      if (listed_once || (st = highest_listed(t, &listed, err)) != HS_OK || listed <= v) {
+        if (st != HS_OK) return st;
+        return hs_error_set(err, HS_ERR_IO,
+                            "%s/metadata: the version probe did not end after %d steps (at v%lld)",
+                            t->root, PROBE_STEPS_MAX, (long long)v);
+      }
+      v = listed;
+      listed_once = true;
+      steps = 0;
+    }
+    if ((st = version_exists(t, v + 1, &exists, err)) != HS_OK) return st;
+    if (!exists) break;
     v++;
   }
   *v_out = v;
@@ -214,6 +274,43 @@ hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
   /* No vN: metadata named as catalogs write it (foreign.c), else not a table. */
   if (foreign) return hs_table_load_foreign(t, err);
   return hs_table_load_version(t, v, err);
+}
+
+/* Replace t->root by its real path (every symlink resolved), so that a
+ * table reached through a linked parent folder has one root and every
+ * containment check compares resolved paths (I6). A root that does not
+ * exist yet (a table created on first write) keeps its lexical form until
+ * hs_table_create has made it. Anything but a folder is an error. */
+static hs_status root_resolve(hs_table *t, hs_error *err) {
+  char *real = realpath(t->root, NULL);
+  if (real == NULL) {
+    int e = errno;
+    if (e == ENOENT) return HS_OK;
+    return hs_fs_path_error(err, e == ENOMEM ? HS_ERR_NOMEM : HS_ERR_IO, t->root,
+                            "cannot open the table folder", e);
+  }
+  struct stat sb;
+  hs_status st = HS_OK;
+  if (stat(real, &sb) != 0) {
+    st = hs_fs_path_error(err, HS_ERR_IO, t->root, "cannot open the table folder", errno);
+  } else if (!S_ISDIR(sb.st_mode)) {
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s is %s, not a table folder", t->root,
+                      hs_fs_kind_name(sb.st_mode));
+  } else if (strlen(real) >= HS_TABLE_ROOT_MAX) {
+    st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "%s: the table folder's real path is too long (%zu bytes, the limit is %d)",
+                      t->root, strlen(real), HS_TABLE_ROOT_MAX - 1);
+  } else if (strcmp(real, t->root) != 0) {
+    char *copy = hs_strdup(real);
+    if (copy == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", t->root);
+    } else {
+      hs_free(t->root);
+      t->root = copy;
+    }
+  }
+  free(real);
+  return st;
 }
 
 static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
@@ -248,6 +345,13 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
       hs_buf_free(&root);
       return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: '..' is not allowed in a table path", uri);
     }
+    if (n > NAME_MAX) {
+      hs_buf_free(&root);
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "%.600s%s: the name '%.300s%s' is too long (%zu bytes, the limit is %d)",
+                          uri, strlen(uri) > 600 ? "..." : "", p, n > 300 ? "..." : "", n,
+                          (int)NAME_MAX);
+    }
     if (n > 0 && !(n == 1 && p[0] == '.')) {
       if (root.len == 0 || root.data[root.len - 1] != '/') ok = hs_buf_append_byte(&root, '/');
       ok = ok && hs_buf_append(&root, p, n);
@@ -256,9 +360,12 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
   }
   if (ok && root.len == 0) ok = hs_buf_append_byte(&root, '/');
   while (ok && root.len > 1 && root.data[root.len - 1] == '/') root.len--;
-  if (ok && root.len >= 4000) {
+  if (ok && root.len >= HS_TABLE_ROOT_MAX) {
+    size_t len = root.len;
     hs_buf_free(&root);
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", uri);
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "table path too long (%zu bytes, the limit is %d): %.200s...", len,
+                        HS_TABLE_ROOT_MAX - 1, uri);
   }
   ok = ok && hs_buf_append_byte(&root, 0);
   hs_table *t = ok ? hs_calloc(1, sizeof *t) : NULL;
@@ -268,6 +375,11 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
   }
   t->root = (char *)hs_buf_detach(&root);
   hs_arena_init(&t->arena);
+  hs_status st = root_resolve(t, err);
+  if (st != HS_OK) {
+    hs_table_free(t);
+    return st;
+  }
   *out = t;
   return HS_OK;
 }
@@ -276,6 +388,7 @@ void hs_table_free(hs_table *table) {
   if (table == NULL) return;
   hs_arena_reset(&table->arena);
   hs_free(table->metadata_path);
+  hs_free(table->location_alias);
   hs_free(table->root);
   hs_free(table);
 }
@@ -373,6 +486,12 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   }
   s->schema_id = 0;
   if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
+  /* The folders first, so that the location recorded is the resolved root. */
+  snprintf(dir, sizeof dir, "%s/data", t->root);
+  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  snprintf(dir, sizeof dir, "%s/metadata", t->root);
+  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  if ((st = root_resolve(t, err)) != HS_OK) goto done;
 
   size_t n_props = opts->n_properties + n_vecs;
   hs_iceberg_kv *props = n_props ? hs_arena_alloc(&arena, n_props * sizeof *props) : NULL;
@@ -419,10 +538,6 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   }
   if ((st = hs_iceberg_metadata_write(&m, &json, err)) != HS_OK) goto done;
 
-  snprintf(dir, sizeof dir, "%s/data", t->root);
-  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
-  snprintf(dir, sizeof dir, "%s/metadata", t->root);
-  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
   hs_table_version_path(t->root, 1, path, sizeof path);
   bool won = false;
   if ((st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err)) != HS_OK) goto done;
@@ -448,6 +563,11 @@ done:
 
 /* -------------------------------------------------------------- paths */
 
+/* Whether `p` is `base` (length n) or below it. */
+static bool under(const char *p, const char *base, size_t n) {
+  return p[0] == '/' && strncmp(p, base, n) == 0 && (n == 1 || p[n] == '/');
+}
+
 hs_status hs_table_resolve_path(const hs_table *t, const char *recorded, const char *what,
                                 char **out, hs_error *err) {
   *out = NULL;
@@ -455,11 +575,15 @@ hs_status hs_table_resolve_path(const hs_table *t, const char *recorded, const c
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: no path", t->metadata_path, what);
   }
   const char *p = hs_table_strip_file_scheme(recorded);
-  size_t rl = strlen(t->root);
-  bool inside = p[0] == '/' && strncmp(p, t->root, rl) == 0 && (rl == 1 || p[rl] == '/');
+  size_t rl = strlen(t->root), skip = rl;
+  bool inside = under(p, t->root, rl);
+  if (!inside && t->location_alias != NULL) { /* recorded through a linked parent folder */
+    skip = strlen(t->location_alias);
+    inside = under(p, t->location_alias, skip);
+  }
   if (inside) {
     /* Every component after the root must be a plain name. */
-    const char *c = p + rl;
+    const char *c = p + skip;
     while (inside && *c) {
       if (*c == '/') c++;
       const char *e = c;
@@ -475,8 +599,67 @@ hs_status hs_table_resolve_path(const hs_table *t, const char *recorded, const c
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: path '%s' is outside the table folder %s",
                         t->metadata_path, what, recorded, t->root);
   }
-  if ((*out = hs_strdup(p)) == NULL) {
-    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", recorded);
+  size_t tail = strlen(p + skip);
+  char *s = hs_malloc(rl + tail + 1);
+  if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", recorded);
+  memcpy(s, t->root, rl);
+  memcpy(s + rl, p + skip, tail + 1);
+  *out = s;
+  return HS_OK;
+}
+
+/* `path`, reached through the link `link` (a prefix of it), must resolve
+ * inside the root. */
+static hs_status check_link_target(const hs_table *t, const char *path, const char *link,
+                                   const char *what, hs_error *err) {
+  bool whole = strcmp(path, link) == 0;
+  char *real = realpath(path, NULL);
+  if (real == NULL) {
+    int e = errno;
+    if (e != ENOENT) return hs_fs_path_error(err, HS_ERR_IO, path, "cannot resolve", e);
+    char target[4200];
+    ssize_t k = readlink(link, target, sizeof target - 1);
+    target[k > 0 ? k : 0] = '\0';
+    return hs_error_set(err, HS_ERR_NOT_FOUND,
+                        "%s: %s is a symbolic link to %s, which does not exist", what, link,
+                        target);
+  }
+  size_t rl = strlen(t->root);
+  hs_status st = HS_OK;
+  if (!(strncmp(real, t->root, rl) == 0 && (rl == 1 || real[rl] == '/'))) {
+    if (whole) {
+      st = hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: %s is a symbolic link to %s, which is outside the table folder %s",
+                        what, path, real, t->root);
+    } else {
+      st = hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: %s leads through the symbolic link %s to %s, which is outside the "
+                        "table folder %s",
+                        what, path, link, real, t->root);
+    }
+  }
+  free(real);
+  return st;
+}
+
+hs_status hs_table_check_links(const hs_table *t, const char *path, const char *what,
+                               hs_error *err) {
+  size_t rl = strlen(t->root), n = strlen(path);
+  char buf[4200];
+  /* Only what hs_table_resolve_path returned: a path below the root. */
+  if (n <= rl + 1 || n >= sizeof buf || !under(path, t->root, rl)) return HS_OK;
+  memcpy(buf, path, n + 1);
+  for (size_t i = rl + 1; i <= n; i++) {
+    if (i < n && buf[i] != '/') continue;
+    buf[i] = '\0';
+    struct stat sb;
+    if (lstat(buf, &sb) != 0) {
+      int e = errno;
+      if (e == ENOENT) return HS_OK; /* missing: its open says so */
+      return hs_fs_path_error(err, HS_ERR_IO, path, "cannot look up", e);
+    }
+    if (S_ISLNK(sb.st_mode)) return check_link_target(t, path, buf, what, err);
+    if (i < n) buf[i] = '/';
   }
   return HS_OK;
 }
@@ -486,8 +669,11 @@ hs_status hs_table_read_avro(const hs_table *t, const char *recorded, const char
   char *path = NULL;
   hs_status st = hs_table_resolve_path(t, recorded, what, &path, err);
   if (st != HS_OK) return st;
-  st = hs_fs_read_file(path, HS_TABLE_MANIFEST_BYTES_MAX, out, err);
-  if (st != HS_OK) hs_error_prefix(err, "%s: ", what);
+  st = hs_table_check_links(t, path, what, err); /* its errors name `what` */
+  if (st == HS_OK) {
+    st = hs_fs_read_file(path, HS_TABLE_MANIFEST_BYTES_MAX, out, err);
+    if (st != HS_OK) hs_error_prefix(err, "%s: ", what);
+  }
   hs_free(path);
   return st;
 }

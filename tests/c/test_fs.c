@@ -7,7 +7,13 @@
  * Parquet writer's unsynced close (the file reads back), and
  * hs_fs_replace_hint (exchange over an existing hint, plain rename without
  * one; concurrent writers never let a reader see a missing, empty or
- * malformed hint; no temporaries left). Runs under ASan too.
+ * malformed hint; no temporaries left), and that no path hangs or reads
+ * as "exists" when it cannot be looked up (issue 12): hs_fs_probe tells
+ * missing from an error and names the cause (a name too long, a file where
+ * a folder should be, a symlink loop); FIFOs, folders and devices are
+ * refused by every read open without blocking; a table opened at such
+ * paths is an error at once (an alarm fails the test if anything hangs).
+ * Runs under ASan too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,12 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arrow/arrow.h"
 #include "hs_table_fixture3.h"
 #include "hs_test.h"
+#include "hyperstream.h"
 #include "io/fs.h"
+#include "io/io.h"
 #include "parquet/parquet.h"
 
 static char root[256];
@@ -238,6 +247,150 @@ static void test_hint(void) {
   rmdir(sub);
 }
 
+static void check_msg(const hs_error *e, const char *want) {
+  if (strstr(e->message, want) == NULL)
+    fprintf(stderr, "message: %s\n  want: %s\n", e->message, want);
+  CHECK(strstr(e->message, want) != NULL);
+}
+
+static void test_probe(void) {
+  char path[4400], file[512];
+  hs_error e = {0};
+  bool exists = true;
+  path_of(path, sizeof path, "nothing");
+  CHECK_OK(hs_fs_probe(path, &exists, &e), &e);
+  CHECK(!exists);
+  path_of(file, sizeof file, "plain");
+  CHECK_OK(hs_fs_write_file(file, "x", 1, &e), &e);
+  CHECK_OK(hs_fs_probe(file, &exists, &e), &e);
+  CHECK(exists);
+  /* below a regular file: ENOTDIR, once counted as "exists" */
+  snprintf(path, sizeof path, "%s/metadata/v1.metadata.json", file);
+  CHECK(hs_fs_exists(path)); /* the conservative answer stays */
+  CHECK_EQ_INT(hs_fs_probe(path, &exists, &e), HS_ERR_IO);
+  CHECK(!exists);
+  check_msg(&e, path);
+  char want[600];
+  snprintf(want, sizeof want, "%s is a file, not a folder", file);
+  check_msg(&e, want);
+  /* a symlink loop */
+  char loop[512];
+  path_of(loop, sizeof loop, "loop");
+  CHECK(symlink("loop", loop) == 0);
+  snprintf(path, sizeof path, "%s/v1.metadata.json", loop);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_fs_probe(path, &exists, &e), HS_ERR_IO);
+  snprintf(want, sizeof want, "%s is a symbolic link loop", loop);
+  check_msg(&e, want);
+  /* a name too long: the name is in the message */
+  char name[301];
+  memset(name, 'x', 300);
+  name[300] = '\0';
+  path_of(path, sizeof path, name);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_fs_probe(path, &exists, &e), HS_ERR_IO);
+  snprintf(want, sizeof want, "the name '%s' is too long (300 bytes, the limit is 255)", name);
+  check_msg(&e, want);
+  /* a path too long as a whole (every name fits) */
+  int n = snprintf(path, sizeof path, "%s", root);
+  while (n < 4300) n += snprintf(path + n, sizeof path - (size_t)n, "/%.100s", name);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_fs_probe(path, &exists, &e), HS_ERR_IO);
+  check_msg(&e, "the path is too long");
+  unlink(loop);
+  unlink(file);
+}
+
+static void test_open_never_blocks(void) {
+  char fifo[512], dir[512], file[512];
+  hs_error e = {0};
+  path_of(fifo, sizeof fifo, "fifo");
+  CHECK(mkfifo(fifo, 0644) == 0);
+  hs_buf b;
+  hs_buf_init(&b);
+  CHECK_EQ_INT(hs_fs_read_file(fifo, 1 << 20, &b, &e), HS_ERR_IO);
+  check_msg(&e, "not a regular file (a FIFO)");
+  check_msg(&e, fifo);
+  hs_source *src = NULL;
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_source_open_file(fifo, &src, &e), HS_ERR_IO);
+  CHECK(src == NULL);
+  check_msg(&e, "(a FIFO)");
+  path_of(dir, sizeof dir, "adir");
+  CHECK_OK(hs_fs_mkdirs(dir, &e), &e);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_fs_read_file(dir, 1 << 20, &b, &e), HS_ERR_IO);
+  check_msg(&e, "(a folder)");
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_source_open_file("/dev/zero", &src, &e), HS_ERR_IO);
+  check_msg(&e, "(a device)");
+  e = (hs_error){0};
+  path_of(file, sizeof file, "missing");
+  CHECK_EQ_INT(hs_fs_read_file(file, 1 << 20, &b, &e), HS_ERR_NOT_FOUND);
+  /* a regular file opens in blocking mode and reads whole */
+  path_of(file, sizeof file, "regular");
+  CHECK_OK(hs_fs_write_file(file, "hello", 5, &e), &e);
+  int fd = -1;
+  struct stat sb;
+  CHECK_OK(hs_fs_open_read(file, &fd, &sb, &e), &e);
+  CHECK(fd >= 0 && (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0 && sb.st_size == 5);
+  if (fd >= 0) close(fd);
+  CHECK_OK(hs_fs_read_file(file, 1 << 20, &b, &e), &e);
+  CHECK(b.len == 5 && memcmp(b.data, "hello", 5) == 0);
+  CHECK_OK(hs_source_open_file(file, &src, &e), &e);
+  CHECK(src != NULL && hs_source_size(src) == 5);
+  hs_source_unref(src);
+  hs_buf_free(&b);
+  unlink(file);
+  unlink(fifo);
+  rmdir(dir);
+}
+
+/* Opening a table at paths where the version probe once looped forever. */
+static void test_table_open_errors(void) {
+  char path[4400], t[512], md[600], want[700];
+  hs_error e = {0};
+  hs_table *tb = NULL;
+  /* a regular file */
+  path_of(t, sizeof t, "afile");
+  CHECK_OK(hs_fs_write_file(t, "x", 1, &e), &e);
+  CHECK_EQ_INT(hs_table_open(t, &tb, &e), HS_ERR_INVALID_ARG);
+  snprintf(want, sizeof want, "%s is a file, not a table folder", t);
+  check_msg(&e, want);
+  unlink(t);
+  /* metadata/ is a regular file */
+  path_of(t, sizeof t, "tmeta");
+  snprintf(md, sizeof md, "%s/metadata", t);
+  CHECK_OK(hs_fs_mkdirs(t, &e), &e);
+  CHECK_OK(hs_fs_write_file(md, "x", 1, &e), &e);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_table_open(t, &tb, &e), HS_ERR_IO);
+  snprintf(want, sizeof want, "%s is a file, not a folder", md);
+  check_msg(&e, want);
+  unlink(md);
+  /* metadata/ is a symlink loop */
+  CHECK(symlink("metadata", md) == 0);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_table_open(t, &tb, &e), HS_ERR_IO);
+  check_msg(&e, "symbolic link loop");
+  unlink(md);
+  rmdir(t);
+  /* a name too long */
+  char name[301];
+  memset(name, 'y', 300);
+  name[300] = '\0';
+  path_of(path, sizeof path, name);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_table_open(path, &tb, &e), HS_ERR_INVALID_ARG);
+  snprintf(want, sizeof want, "the name '%s' is too long", name);
+  check_msg(&e, want);
+  /* missing is still "not found" (a table is created on first write) */
+  path_of(path, sizeof path, "none");
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_table_open(path, &tb, &e), HS_ERR_NOT_FOUND);
+  CHECK(tb == NULL);
+}
+
 int main(void) {
   snprintf(root, sizeof root, "/tmp/hs_test_fs_XXXXXX");
   if (mkdtemp(root) == NULL) return 1;
@@ -245,6 +398,11 @@ int main(void) {
   test_sync_group_errors();
   test_parquet_unsynced_close();
   test_hint();
+  alarm(60); /* none of these may hang: the alarm fails the test instead */
+  test_probe();
+  test_open_never_blocks();
+  test_table_open_errors();
+  alarm(0);
   rmdir(root);
   return hs_test_finish("test_fs");
 }
