@@ -30,7 +30,10 @@ static const char index_usage[] =
     "      Indexed columns, their kind and how many data files each covers.\n"
     "  hyperstream index build TABLE [COLUMN...] [--threads N] [--progress|--no-progress] "
     "[--json]\n"
-    "      Build the configured indexes missing for the current snapshot's files.\n";
+    "      Build the configured indexes missing for the current snapshot's files.\n"
+    "  hyperstream index validate TABLE [--json]\n"
+    "      Check every index of the current snapshot's files: checksums, binding to its\n"
+    "      data file, full format check. Exit status 1 when any fails (each is listed).\n";
 
 static int index_fail(const char *what, const hs_error *err) {
   if (strstr(err->message, what) != NULL) return hs_cli_fail("%s", err->message);
@@ -136,6 +139,36 @@ static int print_list(hs_table *t, const char *path, int json) {
   return HS_CLI_OK;
 }
 
+/* index validate: every problem on stdout (text or JSON); status 1 if any. */
+static int run_validate(hs_table *t, const char *path, int json) {
+  hs_table_index_problem *v = NULL;
+  size_t n = 0;
+  int64_t checked = 0;
+  hs_error err = {0};
+  if (hs_table_validate_indexes(t, -1, &v, &n, &checked, &err) != HS_OK)
+    return index_fail(path, &err);
+  if (json) {
+    json_t *list = json_array();
+    for (size_t i = 0; list != NULL && i < n; i++)
+      json_array_append_new(
+          list, json_pack("{s:s, s:s, s:s, s:s}", "data_file", v[i].data_file, "index_file",
+                          v[i].index_file, "column", v[i].column, "problem", v[i].message));
+    json_t *o = json_pack("{s:I, s:o}", "checked", (json_int_t)checked, "problems", list);
+    char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    if (text != NULL) puts(text);
+    free(text);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      printf("%s: %s%s%s (for %s): %s\n", path, v[i].index_file, v[i].column[0] ? " column " : "",
+             v[i].column, v[i].data_file, v[i].message);
+    printf("%s: %lld indexes checked, %zu problem%s\n", path, (long long)checked, n,
+           n == 1 ? "" : "s");
+  }
+  hs_table_index_problems_free(v, n);
+  return n == 0 ? HS_CLI_OK : HS_CLI_FAILED;
+}
+
 int hs_cli_index(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(index_usage, argc < 2 ? stderr : stdout);
@@ -144,9 +177,10 @@ int hs_cli_index(int argc, char **argv) {
   const char *sub = argv[1];
   bool add = strcmp(sub, "add") == 0, drop = strcmp(sub, "drop") == 0;
   bool list = strcmp(sub, "list") == 0, build = strcmp(sub, "build") == 0;
-  if (!add && !drop && !list && !build)
-    return hs_cli_usage_error("index: unknown subcommand '%s' (expected add, drop, list or build)",
-                              sub);
+  bool validate = strcmp(sub, "validate") == 0;
+  if (!add && !drop && !list && !build && !validate)
+    return hs_cli_usage_error(
+        "index: unknown subcommand '%s' (expected add, drop, list, build or validate)", sub);
   const char *path = NULL, *kind = "inverted";
   const char **cols = calloc((size_t)argc, sizeof *cols);
   size_t n = 0;
@@ -192,8 +226,8 @@ int hs_cli_index(int argc, char **argv) {
   if (rc == HS_CLI_OK && path == NULL) rc = hs_cli_usage_error("index %s: missing TABLE", sub);
   if (rc == HS_CLI_OK && (add || drop) && n == 0)
     rc = hs_cli_usage_error("index %s: name at least one COLUMN", sub);
-  if (rc == HS_CLI_OK && list && n > 0)
-    rc = hs_cli_usage_error("index list: takes only TABLE, got '%s'", cols[0]);
+  if (rc == HS_CLI_OK && (list || validate) && n > 0)
+    rc = hs_cli_usage_error("index %s: takes only TABLE, got '%s'", sub, cols[0]);
   hs_table *t = NULL;
   hs_error err = {0};
   if (rc == HS_CLI_OK && hs_table_open(path, &t, &err) != HS_OK) rc = index_fail(path, &err);
@@ -227,6 +261,7 @@ int hs_cli_index(int argc, char **argv) {
     printf("{\"files_built\": 0}\n");
   }
   if (rc == HS_CLI_OK && list) rc = print_list(t, path, json);
+  if (rc == HS_CLI_OK && validate) rc = run_validate(t, path, json);
   if (rc == HS_CLI_OK && build)
     rc = run_build(t, path, n ? cols : NULL, n, (uint32_t)threads, progress, json);
   if (rc == HS_CLI_OK && drop && json) printf("{\"dropped\": %zu}\n", n);
@@ -252,18 +287,19 @@ static int print_explain_json(const char *filter, const hs_table_explain_info *e
     const hs_scan_file_info *f = &files[i];
     json_array_append_new(
         per_file,
-        json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "path", f->path,
-                  "indexed", f->indexed, "index_columns", f->index_columns, "rows",
+        json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "path",
+                  f->path, "indexed", f->indexed, "index_columns", f->index_columns, "rows",
                   (json_int_t)f->rows, "row_groups_read", (json_int_t)f->row_groups_read,
                   "row_groups_pruned", (json_int_t)f->row_groups_pruned, "pages",
                   (json_int_t)f->pages, "pages_pruned", (json_int_t)f->pages_pruned,
                   "index_rows_candidate", (json_int_t)f->rows_candidate, "index_rows_eliminated",
                   (json_int_t)f->rows_eliminated, "rows_scanned", (json_int_t)f->rows_scanned,
-                  "rows_matched", (json_int_t)f->rows_matched));
+                  "rows_matched", (json_int_t)f->rows_matched, "index_rejected",
+                  f->index_rejected));
   }
   json_t *o = json_pack(
       "{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-      "s:o}",
+      "s:I, s:s, s:o}",
       "filter", filter ? json_string(filter) : json_null(), "manifests_read",
       (json_int_t)s->manifests_read, "files_planned", (json_int_t)s->files_planned, "files_pruned",
       (json_int_t)s->files_pruned, "files_read", (json_int_t)s->files_read, "row_groups_read",
@@ -274,7 +310,9 @@ static int print_explain_json(const char *filter, const hs_table_explain_info *e
       "pages_pruned", (json_int_t)ex->pages.pages_pruned, "page_rows_pruned",
       (json_int_t)ex->pages.rows_pruned, "files_indexed", (json_int_t)ex->index.files_indexed,
       "index_rows_candidate", (json_int_t)ex->index.rows_candidate, "index_rows_eliminated",
-      (json_int_t)ex->index.rows_eliminated, "files", per_file);
+      (json_int_t)ex->index.rows_eliminated, "files_index_rejected",
+      (json_int_t)ex->index.files_index_rejected, "index_rejected", ex->index.index_rejected,
+      "files", per_file);
   char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
   json_decref(o);
   if (text == NULL) return hs_cli_fail("explain: out of memory formatting JSON");
@@ -310,6 +348,11 @@ static int print_explain_text(const char *path, const char *filter, const hs_tab
         hs_cli_group(ex->index.rows_eliminated, d, sizeof d));
   else
     printf("  index:      no scalar index used\n");
+  if (ex->index.files_index_rejected > 0)
+    printf(
+        "  INDEX IGNORED: %s files' registered index did not match the data file (read "
+        "exactly instead): %s\n",
+        hs_cli_group(ex->index.files_index_rejected, a, sizeof a), ex->index.index_rejected);
   printf("  rows:       %s scanned, %s matched\n", hs_cli_group(s->rows_scanned, a, sizeof a),
          hs_cli_group(s->rows_matched, b, sizeof b));
   if (n_files > 0) printf("  per file:\n");
@@ -323,6 +366,7 @@ static int print_explain_text(const char *path, const char *filter, const hs_tab
              hs_cli_group(f->rows_eliminated, b, sizeof b));
     else
       printf("no index; ");
+    if (f->index_rejected[0] != '\0') printf("index ignored: %s; ", f->index_rejected);
     printf("row groups %s read, %s pruned; pages %s of %s read; %s scanned, %s matched\n",
            hs_cli_group(f->row_groups_read, a, sizeof a),
            hs_cli_group(f->row_groups_pruned, b, sizeof b),
@@ -365,6 +409,8 @@ int hs_cli_explain(int argc, char **argv) {
     }
   }
   if (path == NULL) return hs_cli_usage_error("explain: missing TABLE");
+  /* Empty or blank: no filter, as the scan and every front end take it. */
+  if (filter != NULL && filter[strspn(filter, " \t\r\n")] == '\0') filter = NULL;
   hs_table *t = NULL;
   hs_error err = {0};
   if (hs_table_open(path, &t, &err) != HS_OK) return index_fail(path, &err);

@@ -51,7 +51,7 @@ static const char hs_cli_help[] =
     "      Print rows of the current (or given) snapshot, tab-separated or as CSV.\n"
     "  hyperstream snapshots TABLE\n"
     "      List snapshots (* marks the current one).\n"
-    "  hyperstream index add|drop|list|build TABLE [COLUMN[:KIND]...] [--json]\n"
+    "  hyperstream index add|drop|list|build|validate TABLE [COLUMN[:KIND]...] [--json]\n"
     "      Scalar indexes: record, drop, list (files covered) or build them\n"
     "      ('hyperstream index --help' for options).\n"
     "  hyperstream explain TABLE [--filter SQL] [--snapshot ID] [--json]\n"

@@ -82,7 +82,7 @@ def _table(rng, n):
 
 
 def _index_bytes(root):
-    """Index file bytes per data file, in data-file name order."""
+    """Index blob bytes per data file, in data-file name order."""
     out = {}
     import json
     with open(sorted(glob.glob(os.path.join(root, "metadata", "v*.metadata.json")),
@@ -92,7 +92,11 @@ def _index_bytes(root):
         reg = json.load(f)
     for e in reg["entries"]:
         with open(e["index-file"], "rb") as f:
-            out[(os.path.basename(e["data-file"]), tuple(e["columns"]))] = f.read()
+            data = f.read()
+        # The blobs (the index itself); the Puffin footer after them names
+        # the data file each is bound to, which differs between tables.
+        footer = int.from_bytes(data[-12:-8], "little")
+        out[(os.path.basename(e["data-file"]), tuple(e["columns"]))] = data[:len(data) - 16 - footer]
     return out
 
 
