@@ -19,6 +19,8 @@
  * reported so the caller stores it as table property
  * "hyperstream.vector.<list field id>.dimension", and schema_to_arrow turns
  * such a list back into +w:D.
+ * Struct field names (top level included) must be unique, case-sensitively:
+ * a duplicate is HS_ERR_SCHEMA naming it.
  * Iceberg -> Arrow uses the canonical forms (int32, int64, string "u",
  * binary "z", timestamps in us or ns with zone "UTC" for tz types).
  */
@@ -89,6 +91,16 @@ static hs_status map_struct(from_ctx *c, const struct ArrowSchema *s, const char
     f->name = hs_arena_strndup(c->arena, ch->name ? ch->name : "", ch->name ? strlen(ch->name) : 0);
     if (f->name == NULL) return hs_error_set(c->err, HS_ERR_NOMEM, "out of memory (schema)");
     f->required = !(ch->flags & ARROW_FLAG_NULLABLE);
+    /* Iceberg names are case-sensitive and unique within a struct: a
+     * duplicate makes the column ambiguous and other readers refuse the
+     * metadata. */
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(out->fields[j].name, f->name) == 0) {
+        if (*path == '\0')
+          return hs_error_set(c->err, HS_ERR_SCHEMA, "duplicate column name '%s'", f->name);
+        return hs_error_set(c->err, HS_ERR_SCHEMA, "field '%s': duplicate field name '%s'", path,
+                            f->name);
+      }
     st = take_id(c, ch, &f->id);
   }
   for (size_t i = 0; i < out->n_fields && st == HS_OK; i++) {

@@ -155,6 +155,228 @@ static hs_status stamp_ids(struct ArrowSchema *s, const hs_iceberg_type *t, int 
                       s->name ? s->name : "");
 }
 
+/* ------------------------------------------- schema mismatch messages */
+
+/* Append Arrow node `s`'s type to `b` in pyarrow's words ("int64",
+ * "fixed_size_list<float32, 8>", "struct<a: int64, b: string not null>"),
+ * with " not null" when the node is not nullable and `nullability`. */
+static void render_type(hs_buf *b, const struct ArrowSchema *s, bool nullability, int depth) {
+  static const struct {
+    const char *format, *name;
+  } simple[] = {
+      {"n", "null"},         {"b", "bool"},         {"c", "int8"},         {"C", "uint8"},
+      {"s", "int16"},        {"S", "uint16"},       {"i", "int32"},        {"I", "uint32"},
+      {"l", "int64"},        {"L", "uint64"},       {"e", "float16"},      {"f", "float32"},
+      {"g", "float64"},      {"z", "binary"},       {"Z", "large_binary"}, {"u", "string"},
+      {"U", "large_string"}, {"vu", "string_view"}, {"vz", "binary_view"}, {"tdD", "date32"},
+      {"tdm", "date64"},     {"tts", "time32[s]"},  {"ttm", "time32[ms]"}, {"ttu", "time64[us]"},
+      {"ttn", "time64[ns]"},
+  };
+  const char *f = s->format != NULL ? s->format : "?";
+  const char *name = NULL;
+  for (size_t i = 0; i < sizeof simple / sizeof simple[0] && name == NULL; i++)
+    if (strcmp(f, simple[i].format) == 0) name = simple[i].name;
+  bool one_child = s->n_children == 1 && s->children[0] != NULL;
+  if (name != NULL) {
+    hs_buf_printf(b, "%s", name);
+  } else if (depth > 8) {
+    hs_buf_printf(b, "...");
+  } else if ((strcmp(f, "+l") == 0 || strcmp(f, "+L") == 0) && one_child) {
+    hs_buf_printf(b, "%s<", f[1] == 'l' ? "list" : "large_list");
+    render_type(b, s->children[0], true, depth + 1);
+    hs_buf_printf(b, ">");
+  } else if (strncmp(f, "+w:", 3) == 0 && one_child) {
+    hs_buf_printf(b, "fixed_size_list<");
+    render_type(b, s->children[0], true, depth + 1);
+    hs_buf_printf(b, ", %s>", f + 3);
+  } else if (strcmp(f, "+s") == 0) {
+    hs_buf_printf(b, "struct<");
+    for (int64_t i = 0; i < s->n_children; i++) {
+      const struct ArrowSchema *c = s->children[i];
+      hs_buf_printf(b, "%s%s: ", i ? ", " : "", c->name ? c->name : "");
+      render_type(b, c, true, depth + 1);
+    }
+    hs_buf_printf(b, ">");
+  } else if (strcmp(f, "+m") == 0 && one_child && s->children[0]->n_children == 2) {
+    hs_buf_printf(b, "map<");
+    render_type(b, s->children[0]->children[0], false, depth + 1);
+    hs_buf_printf(b, ", ");
+    render_type(b, s->children[0]->children[1], true, depth + 1);
+    hs_buf_printf(b, ">");
+  } else if (strncmp(f, "d:", 2) == 0) {
+    hs_buf_printf(b, "decimal128(%s)", f + 2);
+  } else if (strncmp(f, "w:", 2) == 0) {
+    hs_buf_printf(b, "fixed_size_binary[%s]", f + 2);
+  } else if (strncmp(f, "ts", 2) == 0 && f[2] != '\0' && f[3] == ':') {
+    const char *unit = f[2] == 's' ? "s" : f[2] == 'm' ? "ms" : f[2] == 'u' ? "us" : "ns";
+    if (f[4] != '\0')
+      hs_buf_printf(b, "timestamp[%s, tz=%s]", unit, f + 4);
+    else
+      hs_buf_printf(b, "timestamp[%s]", unit);
+  } else {
+    hs_buf_printf(b, "'%.40s'", f);
+  }
+  if (nullability && !(s->flags & ARROW_FLAG_NULLABLE)) hs_buf_printf(b, " not null");
+}
+
+/* The first place where data does not fit the table. */
+typedef struct misfit {
+  char path[512];
+  const struct ArrowSchema *table, *data;
+  const char *why; /* NULL, or a hint after the two types */
+} misfit;
+
+static bool misfit_at(misfit *m, const char *path, const struct ArrowSchema *table,
+                      const struct ArrowSchema *data, const char *why) {
+  snprintf(m->path, sizeof m->path, "%s", path);
+  m->table = table;
+  m->data = data;
+  m->why = why;
+  return false;
+}
+
+/* Does data node `da` (Iceberg type `di`) fit table node `ta` (Iceberg
+ * type `ti`)? Walks the four trees together (arrow_map.c maps children one
+ * to one); on the first misfit fills *m and returns false. Beyond what
+ * the Iceberg types say, the fixed size of a vector column
+ * (fixed_size_list<float32, D>, recorded as a table property) must match:
+ * a variable list is refused too, as its rows may have any length. */
+static bool node_fits(const struct ArrowSchema *da, const hs_iceberg_type *di,
+                      const struct ArrowSchema *ta, const hs_iceberg_type *ti, const char *path,
+                      int depth, misfit *m) {
+  if (depth > 64) return misfit_at(m, path, ta, da, "nested too deeply");
+  if (di->id != ti->id) return misfit_at(m, path, ta, da, NULL);
+  char sub[512];
+  switch (ti->id) {
+  case HS_ICE_DECIMAL:
+    return (di->precision == ti->precision && di->scale == ti->scale) ||
+           misfit_at(m, path, ta, da, NULL);
+  case HS_ICE_FIXED: return di->length == ti->length || misfit_at(m, path, ta, da, NULL);
+  case HS_ICE_STRUCT:
+    if (di->n_fields != ti->n_fields || (size_t)da->n_children != di->n_fields ||
+        (size_t)ta->n_children != ti->n_fields)
+      return misfit_at(m, path, ta, da, "the fields differ");
+    for (size_t i = 0; i < ti->n_fields; i++) {
+      const hs_iceberg_field *fd = &di->fields[i], *ft = &ti->fields[i];
+      snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", ft->name);
+      if (strcmp(fd->name, ft->name) != 0)
+        return misfit_at(m, path, ta, da, "field names or order differ");
+      if (ft->required && !fd->required)
+        return misfit_at(m, sub, ta->children[i], da->children[i],
+                         "the table's field is required: the data's must not be nullable");
+      if (!node_fits(da->children[i], &fd->type, ta->children[i], &ft->type, sub, depth + 1, m))
+        return false;
+    }
+    return true;
+  case HS_ICE_LIST:
+    if (da->n_children != 1 || ta->n_children != 1) return misfit_at(m, path, ta, da, NULL);
+    if (ti->element_required && !di->element_required)
+      return misfit_at(m, path, ta, da,
+                       "the table's elements are required: the data's must not be nullable");
+    if (strncmp(ta->format, "+w:", 3) == 0 && strcmp(ta->format, da->format) != 0)
+      return misfit_at(m, path, ta, da,
+                       strncmp(da->format, "+w:", 3) == 0
+                           ? "vector dimensions differ"
+                           : "a vector column takes fixed-size lists of its dimension");
+    snprintf(sub, sizeof sub, "%s.element", path);
+    return node_fits(da->children[0], di->element, ta->children[0], ti->element, sub, depth + 1, m);
+  case HS_ICE_MAP: {
+    const struct ArrowSchema *de = da->n_children == 1 ? da->children[0] : NULL;
+    const struct ArrowSchema *te = ta->n_children == 1 ? ta->children[0] : NULL;
+    if (de == NULL || te == NULL || de->n_children != 2 || te->n_children != 2)
+      return misfit_at(m, path, ta, da, NULL);
+    if (ti->value_required && !di->value_required)
+      return misfit_at(m, path, ta, da,
+                       "the table's values are required: the data's must not be nullable");
+    snprintf(sub, sizeof sub, "%s.key", path);
+    if (!node_fits(de->children[0], di->key, te->children[0], ti->key, sub, depth + 1, m))
+      return false;
+    snprintf(sub, sizeof sub, "%s.value", path);
+    return node_fits(de->children[1], di->value, te->children[1], ti->value, sub, depth + 1, m);
+  }
+  default: return true;
+  }
+}
+
+/* "[a, b, c]" of a struct node's field names, into `b` (NUL-terminated). */
+static void name_list(hs_buf *b, const struct ArrowSchema *s) {
+  hs_buf_append_byte(b, '[');
+  for (int64_t i = 0; i < s->n_children; i++)
+    hs_buf_printf(b, "%s%s", i ? ", " : "", s->children[i]->name ? s->children[i]->name : "");
+  hs_buf_printf(b, "]");
+  hs_buf_append_byte(b, 0);
+}
+
+static int64_t child_named(const struct ArrowSchema *s, const char *name) {
+  for (int64_t i = 0; i < s->n_children; i++)
+    if (strcmp(s->children[i]->name ? s->children[i]->name : "", name) == 0) return i;
+  return -1;
+}
+
+/* HS_ERR_SCHEMA naming the first column of `in` (Iceberg `is`) that does
+ * not fit table schema `ts` (Arrow form `ta`), or HS_OK. */
+static hs_status explain_misfit(const hs_table *t, const struct ArrowSchema *in,
+                                const hs_iceberg_schema *is, const struct ArrowSchema *ta,
+                                const hs_iceberg_schema *ts, hs_error *err) {
+  hs_buf msg, want, got;
+  hs_buf_init(&msg);
+  hs_buf_init(&want);
+  hs_buf_init(&got);
+  name_list(&want, ta);
+  name_list(&got, in);
+  bool fits = true;
+  size_t n = ts->root.n_fields;
+  /* Missing columns first, then extra ones, then the order. */
+  for (size_t i = 0; i < ts->root.n_fields && fits; i++)
+    if (child_named(in, ts->root.fields[i].name) < 0) {
+      hs_buf_printf(&msg, "data has no column '%s'", ts->root.fields[i].name);
+      fits = false;
+    }
+  for (size_t i = 0; i < is->root.n_fields && fits; i++)
+    if (child_named(ta, is->root.fields[i].name) < 0) {
+      hs_buf_printf(&msg, "data column '%s' is not in the table", is->root.fields[i].name);
+      fits = false;
+    }
+  for (size_t i = 0; i < n && fits; i++)
+    if (i >= is->root.n_fields || strcmp(ts->root.fields[i].name, is->root.fields[i].name) != 0) {
+      hs_buf_printf(&msg, "column order differs: column %zu is '%s' in the table, '%s' in the data",
+                    i + 1, ts->root.fields[i].name,
+                    i < is->root.n_fields ? is->root.fields[i].name : "");
+      fits = false;
+    }
+  if (fits && is->root.n_fields != n) { /* names repeated in the data */
+    hs_buf_printf(&msg, "the data has %zu columns, the table %zu", is->root.n_fields, n);
+    fits = false;
+  }
+  for (size_t i = 0; i < n && fits; i++) {
+    const hs_iceberg_field *fd = &is->root.fields[i], *ft = &ts->root.fields[i];
+    misfit m = {0};
+    if (ft->required && !fd->required) {
+      misfit_at(&m, ft->name, ta->children[i], in->children[i],
+                "the table's column is required: the data's must not be nullable");
+    } else if (node_fits(in->children[i], &fd->type, ta->children[i], &ft->type, ft->name, 1, &m)) {
+      continue;
+    }
+    fits = false;
+    hs_buf_printf(&msg, "column '%s': table has ", m.path);
+    render_type(&msg, m.table, true, 0);
+    hs_buf_printf(&msg, ", data has ");
+    render_type(&msg, m.data, true, 0);
+    if (m.why != NULL) hs_buf_printf(&msg, " (%s)", m.why);
+  }
+  hs_buf_append_byte(&msg, 0);
+  hs_status st = HS_OK;
+  if (!fits)
+    st = hs_error_set(err, HS_ERR_SCHEMA,
+                      "%s: data does not fit the table schema: %s (table columns: %s, data: %s)",
+                      t->root, msg.data ? (char *)msg.data : "out of memory",
+                      want.data ? (char *)want.data : "", got.data ? (char *)got.data : "");
+  hs_buf_free(&msg);
+  hs_buf_free(&want);
+  hs_buf_free(&got);
+  return st;
+}
+
 /* Check `in` against the table schema; on success *stamped is an owned
  * copy of `in` carrying the table's field ids. */
 static hs_status check_schema(const hs_table *t, const hs_iceberg_schema *ts,
@@ -167,25 +389,12 @@ static hs_status check_schema(const hs_table *t, const hs_iceberg_schema *ts,
   int32_t last = 0;
   hs_iceberg_vector_dim *v = NULL;
   size_t nv = 0;
+  struct ArrowSchema ta;
+  memset(&ta, 0, sizeof ta);
   hs_status st = hs_iceberg_schema_from_arrow(in, &fo, &arena, &is, &last, &v, &nv, err);
-  if (st == HS_OK && !type_fits(&is.root, &ts->root, false, 0)) {
-    hs_buf want, got;
-    hs_buf_init(&want);
-    hs_buf_init(&got);
-    for (size_t i = 0; i < ts->root.n_fields; i++)
-      hs_buf_printf(&want, "%s%s", i ? ", " : "", ts->root.fields[i].name);
-    for (size_t i = 0; i < is.root.n_fields; i++)
-      hs_buf_printf(&got, "%s%s", i ? ", " : "", is.root.fields[i].name);
-    hs_buf_append_byte(&want, 0);
-    hs_buf_append_byte(&got, 0);
-    st =
-        hs_error_set(err, HS_ERR_SCHEMA,
-                     "%s: data schema does not match the table schema (columns table: [%s], "
-                     "data: [%s]; types, nullability or order differ)",
-                     t->root, want.data ? (char *)want.data : "", got.data ? (char *)got.data : "");
-    hs_buf_free(&want);
-    hs_buf_free(&got);
-  }
+  if (st == HS_OK) st = hs_iceberg_schema_to_arrow(ts, &t->meta, &ta, err);
+  if (st == HS_OK) st = explain_misfit(t, in, &is, &ta, ts, err);
+  hs_arrow_schema_release(&ta);
   hs_arena_reset(&arena);
   if (st != HS_OK) return st;
   if ((st = hs_arrow_schema_copy(in, stamped, err)) != HS_OK) return st;

@@ -572,12 +572,112 @@ static int driver(const char *root) {
   return 0;
 }
 
+/* {id: int64, <name>: <list format><float32>} with `n` columns (a third
+ * repeats "id" when n == 3). */
+static void vec_schema(struct ArrowSchema *s, const char *list_format, const char *name,
+                       int64_t flags, int n) {
+  hs_error e = {0};
+  CHECK_OK(hs_arrow_schema_init(s, "+s", "", 0, n, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[0], "l", "id", ARROW_FLAG_NULLABLE, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[1], list_format, name, flags, 1, &e), &e);
+  CHECK_OK(
+      hs_arrow_schema_init(s->children[1]->children[0], "f", "element", ARROW_FLAG_NULLABLE, 0, &e),
+      &e);
+  if (n == 3)
+    CHECK_OK(hs_arrow_schema_init(s->children[2], "l", "id", ARROW_FLAG_NULLABLE, 0, &e), &e);
+}
+
+/* Issue 12: a vector column's dimension is part of the schema check, a
+ * misfit names the column and both types, duplicate names are refused by
+ * create and append; nothing is written by a refused append. The checks
+ * run before any batch is read, so schema-only streams do. */
+static void test_schema_checks(void) {
+  hs_error e = {0};
+  char *dir = temp_dir();
+  char root[4200], data[4300];
+  snprintf(root, sizeof root, "%s/v", dir);
+  snprintf(data, sizeof data, "%s/data", root);
+  struct ArrowSchema s;
+  vec_schema(&s, "+w:8", "emb", 0, 2);
+  hs_table *t = NULL;
+  CHECK_OK(hs_table_create(root, &s, NULL, &t, &e), &e);
+  s.release(&s);
+  if (t == NULL) return;
+  static const struct {
+    const char *format;
+    int64_t flags;
+    const char *want;
+  } bad[] = {
+      {"+w:9", 0,
+       "column 'emb': table has fixed_size_list<float32, 8> not null, data has "
+       "fixed_size_list<float32, 9> not null (vector dimensions differ)"},
+      {"+w:7", ARROW_FLAG_NULLABLE,
+       "column 'emb': table has fixed_size_list<float32, 8> not null, data has "
+       "fixed_size_list<float32, 7>"},
+      {"+l", 0,
+       "column 'emb': table has fixed_size_list<float32, 8> not null, data has "
+       "list<float32> not null (a vector column takes fixed-size lists"},
+      {"+w:8", ARROW_FLAG_NULLABLE,
+       "column 'emb': table has fixed_size_list<float32, 8> not "
+       "null, data has fixed_size_list<float32, 8> (the table's "
+       "column is required"},
+  };
+  int64_t version = hs_table_version(t);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    vec_schema(&s, bad[i].format, "emb", bad[i].flags, 2);
+    struct ArrowArrayStream st;
+    CHECK_OK(hs_arrow_stream_from_batches(&s, NULL, 0, &st, &e), &e); /* moves s */
+    e = (hs_error){0};
+    CHECK_EQ_INT(hs_table_append(t, &st, NULL, &e), HS_ERR_SCHEMA);
+    if (strstr(e.message, bad[i].want) == NULL)
+      fprintf(stderr, "append %s: %s\n  want: %s\n", bad[i].format, e.message, bad[i].want);
+    CHECK(strstr(e.message, bad[i].want) != NULL);
+    CHECK_EQ_INT(count_files(data), 0);
+    CHECK_EQ_INT(hs_table_version(t), version);
+  }
+  /* the right type still appends (no batches: nothing to commit) */
+  vec_schema(&s, "+w:8", "emb", 0, 2);
+  struct ArrowArrayStream ok;
+  CHECK_OK(hs_arrow_stream_from_batches(&s, NULL, 0, &ok, &e), &e);
+  CHECK_OK(hs_table_append(t, &ok, NULL, &e), &e);
+  /* a duplicate column in an append */
+  vec_schema(&s, "+w:8", "emb", 0, 3);
+  struct ArrowArrayStream dup;
+  CHECK_OK(hs_arrow_stream_from_batches(&s, NULL, 0, &dup, &e), &e);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_table_append(t, &dup, NULL, &e), HS_ERR_SCHEMA);
+  CHECK(strstr(e.message, "duplicate column name 'id'") != NULL);
+  hs_table_free(t);
+
+  /* create: duplicate top-level and nested names */
+  snprintf(root, sizeof root, "%s/d", dir);
+  vec_schema(&s, "+w:8", "id", 0, 2);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_table_create(root, &s, NULL, &t, &e), HS_ERR_SCHEMA);
+  CHECK(strstr(e.message, "duplicate column name 'id'") != NULL);
+  s.release(&s);
+  CHECK_OK(hs_arrow_schema_init(&s, "+s", "", 0, 1, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s.children[0], "+s", "st", ARROW_FLAG_NULLABLE, 2, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s.children[0]->children[0], "i", "x", 0, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s.children[0]->children[1], "u", "x", 0, 0, &e), &e);
+  e = (hs_error){0};
+  CHECK_EQ_INT(hs_table_create(root, &s, NULL, &t, &e), HS_ERR_SCHEMA);
+  CHECK(strstr(e.message, "field 'st': duplicate field name 'x'") != NULL);
+  s.release(&s);
+  char meta[4300];
+  snprintf(meta, sizeof meta, "%s/metadata/v1.metadata.json", root);
+  CHECK(access(meta, F_OK) != 0);
+  rm_rf(dir);
+  hs_free(dir);
+}
+
 int main(void) {
   const char *drv = getenv("HS_TABLE_DRIVER");
   if (drv != NULL) return driver(drv);
   test_round_trip(2);
   test_round_trip(3);
   test_errors();
+  test_schema_checks();
   test_concurrency();
   test_crash();
   return hs_test_finish("test_table");
