@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <pg_query.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,6 +70,160 @@ static hs_status fail(const ctx *c, hs_status st, int32_t pos, const char *fmt, 
 
 static hs_status nomem(const ctx *c) {
   return fail(c, HS_ERR_NOMEM, 0, "out of memory");
+}
+
+#define TOO_DEEP "filter nested too deeply (limit %d)"
+
+static hs_status too_deep(const ctx *c, int32_t pos) {
+  return fail(c, HS_ERR_UNSUPPORTED, pos, TOO_DEEP, HS_EXPR_DEPTH_MAX);
+}
+
+/* ------------------------------------------------------ nesting bound
+ *
+ * Deep nesting must be refused before libpg_query sees it: PostgreSQL's
+ * grammar runs out of parser stack near 10,000 open parentheses ("memory
+ * exhausted"), the parse tree's JSON output recurses once per tree level
+ * (a 100,000-term `1+1+...` chain overflowed the C stack) and jansson
+ * refuses JSON deeper than 2048. This lexical pass bounds the depth the
+ * tree can have: at each point, the open parentheses / brackets plus, at
+ * every open level, the operators since that level's last comma, AND or
+ * OR (each can nest one tree level: NOT NOT x, a::t::t, 1+1+1, x IS TRUE
+ * IS TRUE). Beyond HS_EXPR_DEPTH_MAX the filter is refused at that point.
+ * String literals (also E'..' and $tag$..$tag$), quoted identifiers and
+ * comments are skipped; anything malformed is left to the parser. */
+
+static bool ident_start(unsigned char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' || ch >= 0x80;
+}
+
+static bool ident_char(unsigned char ch) {
+  return ident_start(ch) || (ch >= '0' && ch <= '9') || ch == '$';
+}
+
+static bool word_is(const char *w, size_t n, const char *kw) {
+  size_t k = strlen(kw);
+  if (n != k) return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = w[i];
+    if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
+    if (ch != kw[i]) return false;
+  }
+  return true;
+}
+
+/* End of the quoted text that starts at f[i] (a quote char `q`), past the
+ * closing quote; a doubled quote is one character, and with `backslash`
+ * (E'...') a backslash escapes the next character. */
+static size_t skip_quoted(const char *f, size_t n, size_t i, char q, bool backslash) {
+  for (i++; i < n; i++) {
+    if (backslash && f[i] == '\\') {
+      i++;
+    } else if (f[i] == q) {
+      if (i + 1 < n && f[i + 1] == q) {
+        i++;
+      } else {
+        return i + 1;
+      }
+    }
+  }
+  return n;
+}
+
+/* 1-based position where the nesting passes HS_EXPR_DEPTH_MAX, or 0. */
+static int32_t nesting_overflow(const char *f, size_t n) {
+  int base[HS_EXPR_DEPTH_MAX + 2], run[HS_EXPR_DEPTH_MAX + 2];
+  int level = 0;
+  base[0] = run[0] = 0;
+  size_t i = 0;
+  while (i < n) {
+    unsigned char ch = (unsigned char)f[i];
+    size_t at = i;
+    bool op = false;
+    if (ch == '-' && i + 1 < n && f[i + 1] == '-') { /* -- comment */
+      while (i < n && f[i] != '\n') i++;
+      continue;
+    }
+    if (ch == '/' && i + 1 < n && f[i + 1] == '*') { /* nested comment */
+      int open = 0;
+      do {
+        if (f[i] == '/' && i + 1 < n && f[i + 1] == '*') {
+          open++;
+          i += 2;
+        } else if (f[i] == '*' && i + 1 < n && f[i + 1] == '/') {
+          open--;
+          i += 2;
+        } else {
+          i++;
+        }
+      } while (i < n && open > 0);
+      continue;
+    }
+    if (ch == '\'' || ch == '"') {
+      i = skip_quoted(f, n, i, (char)ch, false);
+      continue;
+    }
+    if (ch == '$') { /* $tag$ ... $tag$, or a parameter $1 */
+      size_t t = i + 1;
+      while (t < n && ident_char((unsigned char)f[t]) && f[t] != '$' &&
+             !(t == i + 1 && f[t] >= '0' && f[t] <= '9'))
+        t++;
+      if (t < n && f[t] == '$') {
+        size_t tag = t + 1 - i, j = t + 1;
+        while (j + tag <= n && memcmp(f + j, f + i, tag) != 0) j++;
+        i = j + tag <= n ? j + tag : n;
+        continue;
+      }
+      i = t > i + 1 ? t : i + 1;
+      continue;
+    }
+    if (ident_start(ch)) {
+      size_t s0 = i;
+      while (i < n && ident_char((unsigned char)f[i])) i++;
+      size_t len = i - s0;
+      if (i < n && f[i] == '\'' && len == 1 && (f[s0] == 'E' || f[s0] == 'e')) {
+        i = skip_quoted(f, n, i, '\'', true);
+      } else if (word_is(f + s0, len, "AND") || word_is(f + s0, len, "OR")) {
+        run[level] = 0;
+      } else if (word_is(f + s0, len, "NOT") || word_is(f + s0, len, "IS")) {
+        op = true;
+      }
+      if (!op) continue;
+    } else if ((ch >= '0' && ch <= '9') ||
+               (ch == '.' && i + 1 < n && f[i + 1] >= '0' && f[i + 1] <= '9')) {
+      while (i < n && (ident_char((unsigned char)f[i]) || f[i] == '.')) {
+        bool exp = f[i] == 'e' || f[i] == 'E';
+        i++;
+        if (exp && i < n && (f[i] == '+' || f[i] == '-')) i++;
+      }
+      continue;
+    } else if (ch == '(' || ch == '[') {
+      if (level == HS_EXPR_DEPTH_MAX) return (int32_t)at + 1;
+      level++;
+      base[level] = base[level - 1] + run[level - 1] + 1;
+      run[level] = 0;
+      i++;
+    } else if (ch == ')' || ch == ']') {
+      if (level > 0) level--;
+      i++;
+      continue;
+    } else if (ch == ',') {
+      run[level] = 0;
+      i++;
+      continue;
+    } else if (ch == ':' && i + 1 < n && f[i + 1] == ':') {
+      op = true;
+      i += 2;
+    } else if (strchr("+-*/<>=~!@#%^&|`?", ch) != NULL) {
+      op = true;
+      i++;
+    } else {
+      i++;
+      continue;
+    }
+    if (op) run[level]++;
+    if (base[level] + run[level] > HS_EXPR_DEPTH_MAX) return (int32_t)at + 1;
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -263,9 +418,7 @@ static hs_status operand_from_json(const ctx *c, json_t *n, operand *op, int dep
   const char *t = node_type(n, &body);
   op->pos = t != NULL ? pos_of(c, body) : 0;
   if (t == NULL) return fail(c, HS_ERR_INTERNAL, 0, "malformed parse tree");
-  if (depth > HS_EXPR_DEPTH_MAX) {
-    return fail(c, HS_ERR_UNSUPPORTED, op->pos, "expression nested too deeply");
-  }
+  if (depth > HS_EXPR_DEPTH_MAX) return too_deep(c, op->pos);
   if (strcmp(t, "ColumnRef") == 0) {
     op->is_col = true;
     return column_ref(c, body, op->pos, &op->field);
@@ -575,9 +728,7 @@ static hs_status bool_from_json(const ctx *c, json_t *n, hs_expr_node **out, int
   const char *t = node_type(n, &body);
   if (t == NULL) return fail(c, HS_ERR_INTERNAL, 0, "malformed parse tree");
   int32_t pos = pos_of(c, body);
-  if (depth > HS_EXPR_DEPTH_MAX) {
-    return fail(c, HS_ERR_UNSUPPORTED, pos, "expression nested too deeply");
-  }
+  if (depth > HS_EXPR_DEPTH_MAX) return too_deep(c, pos);
   if (strcmp(t, "BoolExpr") == 0) {
     const char *bop = json_string_value(json_object_get(body, "boolop"));
     json_t *args = json_object_get(body, "args");
@@ -796,19 +947,28 @@ hs_status hs_expr_parse(const char *filter, const struct ArrowSchema *schema, hs
   ctx c = {e, schema, filter, sql, PREFIX_LEN + flen, err, error_pos};
   hs_status st = HS_OK;
   json_t *root = tree_take(filter);
-  if (root == NULL) {
+  int32_t deep_at = root == NULL ? nesting_overflow(filter, flen) : 0;
+  if (deep_at > 0) {
+    st = too_deep(&c, deep_at);
+  } else if (root == NULL) {
     PgQueryParseResult r = pg_query_parse(sql);
     if (r.error != NULL) {
       int32_t pos = r.error->cursorpos > PREFIX_LEN ? r.error->cursorpos - PREFIX_LEN : 0;
       if (pos > (int32_t)flen + 1) pos = (int32_t)flen + 1;
-      st = fail(&c, HS_ERR_INVALID_ARG, pos, "%s",
-                r.error->message != NULL ? r.error->message : "syntax error");
+      const char *m = r.error->message != NULL ? r.error->message : "syntax error";
+      /* The grammar's stack limit, should the bound above ever miss. */
+      if (strcmp(m, "memory exhausted") == 0 || strstr(m, "stack depth limit") != NULL)
+        st = too_deep(&c, pos);
+      else
+        st = fail(&c, HS_ERR_INVALID_ARG, pos, "%s", m);
     } else if (r.parse_tree == NULL) {
       st = fail(&c, HS_ERR_INTERNAL, 0, "no parse tree");
     } else {
       json_error_t jerr;
       root = json_loads(r.parse_tree, 0, &jerr);
-      if (root == NULL)
+      if (root == NULL && strstr(jerr.text, "depth") != NULL)
+        st = too_deep(&c, 0);
+      else if (root == NULL)
         st = fail(&c, HS_ERR_INTERNAL, 0, "cannot read the parse tree: %s", jerr.text);
       else
         tree_put(filter, root);

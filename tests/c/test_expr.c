@@ -174,6 +174,109 @@ static void check_render(const struct ArrowSchema *s, const char *filter, const 
 
 /* --------------------------------------------------------------- tests */
 
+/* `prefix` x n + `middle` + `suffix` x n, hs_malloc'd. */
+static char *repeat(const char *prefix, const char *middle, const char *suffix, int n) {
+  size_t lp = strlen(prefix), lm = strlen(middle), ls = strlen(suffix);
+  char *f = hs_malloc((lp + ls) * (size_t)n + lm + 1), *p = f;
+  for (int i = 0; i < n; i++, p += lp) memcpy(p, prefix, lp);
+  memcpy(p, middle, lm);
+  p += lm;
+  for (int i = 0; i < n; i++, p += ls) memcpy(p, suffix, ls);
+  *p = '\0';
+  return f;
+}
+
+/* Issue 12: deep nesting says "filter nested too deeply (limit 256)" at the
+ * point where it passes the limit, before libpg_query runs out of parser
+ * stack ("memory exhausted") or recurses past the C stack (a 100,000-term
+ * 1+1+... chain crashed it); shallower nesting and parentheses inside
+ * literals and comments still parse. */
+static void test_deep(const struct ArrowSchema *s) {
+  static const struct {
+    const char *prefix, *middle, *suffix;
+    int n, pos; /* pos 0: anywhere in the filter */
+  } deep[] = {
+      {"(", "age = 1", ")", 10000, 257},         {"(", "age = 1", ")", 257, 257},
+      {"(", "age = 1", ")", 256, 261},           {"NOT ", "flag", "", 10000, 0},
+      {"", "age = 1", "::int8", 100000, 0},      {"", "age = 1", " + 1", 100000, 0},
+      {"(age = 1 OR ", "age = 2", ")", 5000, 0}, {"", "flag", " IS TRUE", 300, 0},
+      {"-(", "1 = age", ")", 300, 257},
+  };
+  for (size_t i = 0; i < sizeof deep / sizeof deep[0]; i++) {
+    char *f = repeat(deep[i].prefix, deep[i].middle, deep[i].suffix, deep[i].n);
+    hs_error err = {0};
+    hs_expr *e = NULL;
+    int32_t pos = -1;
+    hs_status st = hs_expr_parse(f, s, &e, &pos, &err);
+    hs_test_checks++;
+    if (st != HS_ERR_UNSUPPORTED ||
+        strstr(err.message, "filter nested too deeply (limit 256)") == NULL ||
+        (deep[i].pos > 0 ? pos != deep[i].pos : (pos < 1 || (size_t)pos > strlen(f)))) {
+      hs_test_failures++;
+      fprintf(stderr, "deep %zu: got %s at %d: %.160s\n", i, hs_status_str(st), (int)pos,
+              err.message);
+    }
+    hs_expr_free(e);
+    hs_free(f);
+  }
+  static const struct {
+    const char *prefix, *middle, *suffix;
+    int n;
+    const char *render;
+  } ok[] = {
+      {"(", "age = 1", ")", 255, "age = 1"},
+      {"NOT ", "flag", "", 100, "NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT "},
+      {"", "name = '", "(", 5000, NULL},
+      {"", "name = $q$", "(", 5000, NULL},
+      {"", "name = E'\\'", "(", 5000, NULL},
+      {"", "age = 1 -- ", "(", 5000, "age = 1"},
+      {"", "age = 1 /* /* */ ", "(", 5000, NULL},
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    char *f = repeat(ok[i].prefix, ok[i].middle, ok[i].suffix, ok[i].n);
+    size_t len = strlen(f);
+    /* close what the middle opened: a quote, a dollar tag, a comment */
+    char *g = hs_malloc(len + 8);
+    memcpy(g, f, len + 1);
+    if (strstr(ok[i].middle, "$q$") != NULL)
+      strcat(g, "$q$");
+    else if (strchr(ok[i].middle, '\'') != NULL)
+      strcat(g, "'");
+    else if (strstr(ok[i].middle, "/*") != NULL)
+      strcat(g, " */");
+    hs_expr *e = NULL;
+    hs_error err = {0};
+    hs_status st = hs_expr_parse(g, s, &e, NULL, &err);
+    hs_test_checks++;
+    if (st != HS_OK) {
+      hs_test_failures++;
+      fprintf(stderr, "deep ok %zu: %.160s\n", i, err.message);
+    }
+    char *str = NULL;
+    if (e != NULL && ok[i].render != NULL) {
+      CHECK_OK(hs_expr_to_string(e, &str, &err), &err);
+      CHECK(str != NULL && strncmp(str, ok[i].render, strlen(ok[i].render)) == 0);
+    }
+    hs_free(str);
+    hs_expr_free(e);
+    hs_free(g);
+    hs_free(f);
+  }
+  /* a long flat list is not deep */
+  hs_buf b;
+  hs_buf_init(&b);
+  hs_buf_printf(&b, "id IN (");
+  for (int i = 0; i < 20000; i++) hs_buf_printf(&b, "%s-%d", i ? ", " : "", i);
+  hs_buf_printf(&b, ") OR age = -1e-3");
+  for (int i = 0; i < 3000; i++) hs_buf_printf(&b, " OR NOT age = -%d", i);
+  hs_buf_append_byte(&b, 0);
+  hs_expr *e = NULL;
+  hs_error err = {0};
+  CHECK_OK(hs_expr_parse((const char *)b.data, s, &e, NULL, &err), &err);
+  hs_expr_free(e);
+  hs_buf_free(&b);
+}
+
 static void test_errors(const struct ArrowSchema *s) {
   check_error(s, "id > 3 AND agee > 5", HS_ERR_INVALID_ARG, 12,
               "unknown column 'agee'; columns are: id, age, name");
@@ -209,6 +312,7 @@ static void test_errors(const struct ArrowSchema *s) {
   deep[k] = '\0';
   hs_error derr = {0};
   CHECK(hs_expr_parse(deep, s, &e, NULL, &derr) != HS_OK);
+  test_deep(s);
 }
 
 /* Parse trees are kept per process by filter text (expr_parse.c): the same
