@@ -41,6 +41,13 @@ PyObject *hs_py_raise(hs_status status, const hs_error *err, const char *path);
 /* Raise HyperStreamError-derived `type` with a formatted message. */
 PyObject *hs_py_raise_msg(PyObject *type, const char *fmt, ...);
 
+/* The UTF-8 text of str `obj` (borrowed from it), or NULL with
+ * InvalidArgumentError (a ValueError) when it is not a str or contains a
+ * NUL character: the C core takes NUL-terminated text, so an embedded NUL
+ * would silently cut it. `what` names the argument in the message, which
+ * gives the NUL's offset. Use instead of PyUnicode_AsUTF8. */
+const char *hs_py_text(PyObject *obj, const char *what);
+
 /* Convert str / bytes / os.PathLike to a new bytes object (NULL + exception
  * on failure). The caller owns the reference; PyBytes_AS_STRING gives the
  * NUL-terminated path. */

@@ -86,6 +86,29 @@ PyObject *hs_py_raise_msg(PyObject *type, const char *fmt, ...) {
   return NULL;
 }
 
+const char *hs_py_text(PyObject *obj, const char *what) {
+  if (!PyUnicode_Check(obj)) {
+    hs_py_raise_msg(hs_py_invalid_error, "%s must be a str, not %.80s", what,
+                    Py_TYPE(obj)->tp_name);
+    return NULL;
+  }
+  Py_ssize_t len = 0;
+  const char *s = PyUnicode_AsUTF8AndSize(obj, &len);
+  if (s == NULL) return NULL;
+  const char *nul = memchr(s, '\0', (size_t)len);
+  if (nul != NULL) {
+    /* The offset in characters, as Python indexes the str. */
+    PyObject *head = PyUnicode_DecodeUTF8(s, nul - s, "strict");
+    Py_ssize_t at = head != NULL ? PyUnicode_GET_LENGTH(head) : (Py_ssize_t)(nul - s);
+    Py_XDECREF(head);
+    PyErr_Clear();
+    hs_py_raise_msg(hs_py_invalid_error, "%s: NUL character at offset %zd (text without NULs)",
+                    what, at);
+    return NULL;
+  }
+  return s;
+}
+
 PyObject *hs_py_path(PyObject *obj) {
   PyObject *out = NULL;
   if (!PyUnicode_FSConverter(obj, &out)) return NULL;

@@ -96,7 +96,7 @@ static int hs_py_parse_columns(PyObject *obj, hs_py_owned *o) {
       Py_DECREF(seq);
       return -1;
     }
-    const char *name = PyUnicode_AsUTF8(item);
+    const char *name = hs_py_text(item, "columns");
     if (name == NULL || (o->columns[i] = hs_strdup(name)) == NULL) {
       if (name != NULL) PyErr_NoMemory();
       Py_DECREF(seq);
@@ -207,7 +207,7 @@ static int hs_py_parse_filters(PyObject *obj, hs_py_owned *o) {
     val = PyTuple_GET_ITEM(t, 2);
     hs_stat_predicate *p = &o->preds[i];
     o->n_preds = (size_t)i + 1;
-    const char *op_s = PyUnicode_AsUTF8(op);
+    const char *op_s = hs_py_text(op, "filters: operator");
     if (op_s == NULL) goto fail;
     if (hs_py_parse_op(op_s, &p->op) < 0) {
       hs_py_raise_msg(hs_py_invalid_error,
@@ -215,7 +215,7 @@ static int hs_py_parse_filters(PyObject *obj, hs_py_owned *o) {
                       op_s);
       goto fail;
     }
-    const char *col_s = PyUnicode_AsUTF8(col);
+    const char *col_s = hs_py_text(col, "filters: column");
     if (col_s == NULL) goto fail;
     if ((p->column = hs_strdup(col_s)) == NULL) goto nomem;
     if (PyLong_Check(val)) { /* bool is an int subclass */

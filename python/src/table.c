@@ -183,7 +183,7 @@ static int hs_py_table_names(PyObject *obj, const char *what, char ***out, size_
   }
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-    const char *s = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+    const char *s = PyUnicode_Check(item) ? hs_py_text(item, what) : NULL;
     if (s == NULL) {
       if (!PyErr_Occurred()) {
         hs_py_raise_msg(hs_py_invalid_error, "%s[%zd] must be a str, not %s", what, i,
@@ -287,7 +287,7 @@ static PyObject *hs_py_table_scan(hs_py_table *self, PyObject *args, PyObject *k
   char *filter = NULL;
   if (hs_py_table_snapshot_arg(sid_obj, &opts.snapshot_id) < 0) return NULL;
   if (filter_obj != Py_None) {
-    const char *f = PyUnicode_Check(filter_obj) ? PyUnicode_AsUTF8(filter_obj) : NULL;
+    const char *f = PyUnicode_Check(filter_obj) ? hs_py_text(filter_obj, "filter") : NULL;
     if (f == NULL) {
       if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "filter must be a str");
       return NULL;
@@ -329,7 +329,7 @@ static PyObject *hs_py_table_snapshot_at(hs_py_table *self, PyObject *arg) {
 }
 
 static PyObject *hs_py_table_ref_snapshot(hs_py_table *self, PyObject *arg) {
-  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  const char *name = PyUnicode_Check(arg) ? hs_py_text(arg, "ref name") : NULL;
   if (name == NULL) {
     if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "a ref name must be a str");
     return NULL;
@@ -756,8 +756,8 @@ static int hs_py_table_properties(PyObject *obj, char ***keys, char ***values, s
   }
   PyObject *k, *v;
   while (PyDict_Next(obj, &pos, &k, &v)) {
-    const char *ks = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-    const char *vs = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    const char *ks = PyUnicode_Check(k) ? hs_py_text(k, "properties: key") : NULL;
+    const char *vs = ks != NULL && PyUnicode_Check(v) ? hs_py_text(v, "properties: value") : NULL;
     if (ks == NULL || vs == NULL) {
       if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "properties must map str to str");
       return -1;

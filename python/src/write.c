@@ -64,7 +64,7 @@ static int hs_py_parse_codec(PyObject *obj, hs_codec *out) {
     *out = HS_CODEC_UNCOMPRESSED;
     return 0;
   }
-  const char *s = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+  const char *s = PyUnicode_Check(obj) ? hs_py_text(obj, "compression") : NULL;
   if (s != NULL) {
     for (size_t i = 0; i < sizeof hs_py_codecs / sizeof hs_py_codecs[0]; i++) {
       if (strcasecmp(s, hs_py_codecs[i].name) == 0) {
@@ -84,7 +84,7 @@ static int hs_py_parse_codec(PyObject *obj, hs_codec *out) {
 }
 
 static int hs_py_parse_page_version(PyObject *obj, int *out) {
-  const char *s = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+  const char *s = PyUnicode_Check(obj) ? hs_py_text(obj, "data_page_version") : NULL;
   if (s != NULL && (strcmp(s, "1.0") == 0 || strcmp(s, "1") == 0))
     *out = 1;
   else if (s != NULL && (strcmp(s, "2.0") == 0 || strcmp(s, "2") == 0))
@@ -150,7 +150,7 @@ static int hs_py_parse_encodings(PyObject *obj, hs_py_write_opts *w) {
     char *col = hs_py_copy_str(k, "column_encoding key");
     if (col == NULL) return -1;
     w->enc_cols[w->n_enc++] = col;
-    const char *name = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    const char *name = PyUnicode_Check(v) ? hs_py_text(v, "column_encoding value") : NULL;
     size_t i = 0, n_known = sizeof hs_py_encodings / sizeof hs_py_encodings[0];
     for (; name != NULL && i < n_known; i++) {
       if (strcasecmp(name, hs_py_encodings[i].name) == 0) break;
