@@ -228,6 +228,9 @@ def _conform(reader: pa.RecordBatchReader, target: pa.Schema,
         g = src.field(f.name)
         if _as_vector(g.type, f.type):
             vectors.add(f.name)
+        elif (pa.types.is_fixed_size_list(g.type) and pa.types.is_list(f.type) and
+              _canonical(pa.list_(g.type.value_field)) == _canonical(f.type)):
+            pass  # fixed-size rows into a variable-list column: cast below
         elif _canonical(g.type) != _canonical(f.type):
             return reader
     # Same columns and storage types: cast batch by batch (no copy for

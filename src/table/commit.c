@@ -278,6 +278,12 @@ static bool node_fits(const struct ArrowSchema *da, const hs_iceberg_type *di,
                        strncmp(da->format, "+w:", 3) == 0
                            ? "vector dimensions differ"
                            : "a vector column takes fixed-size lists of its dimension");
+    /* A file of fixed-size float lists would fix a scan's output type as
+     * fixed_size_list (the first file read does), which the column's other
+     * files, variable lists, do not read as. */
+    if (strncmp(ta->format, "+w:", 3) != 0 && strncmp(da->format, "+w:", 3) == 0 &&
+        ti->element->id == HS_ICE_FLOAT)
+      return misfit_at(m, path, ta, da, "the column takes variable-length lists: cast the data");
     snprintf(sub, sizeof sub, "%s.element", path);
     return node_fits(da->children[0], di->element, ta->children[0], ti->element, sub, depth + 1, m);
   case HS_ICE_MAP: {

@@ -126,6 +126,27 @@ def test_wrong_length_list_rows(tmp_path):
     assert out.column("emb").to_pylist()[-2:] == [[1.0] * 8, [2.0] * 8]
 
 
+def test_fixed_rows_into_list_column(tmp_path):
+    """A list<float> column takes fixed-size rows (cast by Python; the core
+    refuses them uncast, as files of both kinds would not scan together)."""
+    root = str(tmp_path / "t")
+    t = hdb.Table(root)
+    t.write(pa.table({"id": pa.array([1], pa.int64()),
+                      "emb": pa.array([[1.0, 2.0]], pa.list_(pa.float32()))}))
+    fixed = pa.table({"id": pa.array([2], pa.int64()),
+                      "emb": pa.FixedSizeListArray.from_arrays(
+                          pa.array([1.0, 2.0, 3.0], pa.float32()), 3)})
+    before = _state(t, root)
+    with pytest.raises(hdb.SchemaError) as e:
+        t._handle.append(fixed.to_reader())
+    assert "column 'emb': table has list<float32>, data has fixed_size_list<float32, 3>" in \
+        str(e.value)
+    assert _state(t, root) == before
+    t.write(fixed)
+    assert t.to_arrow().sort_by("id").column("emb").to_pylist() == [[1.0, 2.0], [1.0, 2.0, 3.0]]
+    assert _state(t, root)[5]["emb"] == [[1.0, 2.0], [1.0, 2.0, 3.0]]
+
+
 def test_wrong_dimension_numpy_and_dict(tmp_path):
     rng = np.random.default_rng(5)
     t, root = _vector_table(tmp_path, rng)
