@@ -110,6 +110,9 @@ static hs_status read_range(hs_source *src, uint64_t offset, size_t len, void *d
   while (done < len) {
     ssize_t n = pread(src->fd, (uint8_t *)dst + done, len - done, (off_t)(offset + done));
     if (n < 0 && errno == EINTR) continue;
+    /* hs_fs_open_read left O_NONBLOCK set; a file system that honours it
+     * on a regular file gets a blocking descriptor now. */
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && hs_fs_set_blocking(src->fd)) continue;
     if (n <= 0) {
       return hs_error_set(err, HS_ERR_IO, "%s: read failed at offset %llu: %s", src->name,
                           (unsigned long long)(offset + done), n < 0 ? strerror(errno) : "EOF");

@@ -179,6 +179,13 @@ const char *hs_fs_kind_name(mode_t mode) {
   return "of an unknown type";
 }
 
+bool hs_fs_set_blocking(int fd) {
+  /* F_SETFL sets only the status flags (O_APPEND, O_NONBLOCK, ...), of
+   * which hs_fs_open_read set O_NONBLOCK alone: 0 clears it without an
+   * F_GETFL. */
+  return fcntl(fd, F_SETFL, 0) == 0;
+}
+
 hs_status hs_fs_open_read(const char *path, int *fd_out, struct stat *sb, hs_error *err) {
   *fd_out = -1;
   /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever. */
@@ -197,14 +204,6 @@ hs_status hs_fs_open_read(const char *path, int *fd_out, struct stat *sb, hs_err
     close(fd);
     return hs_error_set(err, HS_ERR_IO, "%s: not a regular file (%s)", path,
                         hs_fs_kind_name(sb->st_mode));
-  }
-  /* Back to blocking reads. F_SETFL sets only the status flags (O_APPEND,
-   * O_NONBLOCK, ...), of which this open set O_NONBLOCK alone: 0 clears it
-   * without an F_GETFL (one syscall: metadata reads are per query). */
-  if (fcntl(fd, F_SETFL, 0) != 0) {
-    hs_status st = hs_fs_path_error(err, HS_ERR_IO, path, "cannot set blocking mode", errno);
-    close(fd);
-    return st;
   }
   *fd_out = fd;
   return HS_OK;
@@ -229,6 +228,7 @@ hs_status hs_fs_read_file(const char *path, size_t max_bytes, hs_buf *out, hs_er
     }
     ssize_t r = read(fd, out->data + out->len, out->cap - out->len);
     if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && hs_fs_set_blocking(fd)) continue;
     if (r < 0) {
       st = hs_error_set(err, HS_ERR_IO, "%s: read failed: %s", path, strerror(errno));
       break;

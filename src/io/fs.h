@@ -54,11 +54,16 @@ hs_status hs_fs_path_error(hs_error *err, hs_status status, const char *path, co
 const char *hs_fs_kind_name(mode_t mode);
 
 /* Open regular file `path` for reading without ever blocking: the open is
- * non-blocking (a FIFO or a device never waits for a writer), the type is
- * checked on the descriptor, then O_NONBLOCK is cleared. Anything but a
- * regular file is HS_ERR_IO naming its kind; a missing file
- * HS_ERR_NOT_FOUND. *sb is the descriptor's fstat. */
+ * non-blocking (a FIFO or a device never waits for a writer) and the type
+ * is checked on the descriptor. Anything but a regular file is HS_ERR_IO
+ * naming its kind; a missing file HS_ERR_NOT_FOUND. *sb is the
+ * descriptor's fstat. The descriptor keeps O_NONBLOCK, which reads of a
+ * regular file ignore on Linux file systems (no extra syscall per open:
+ * some opens are per query); a read that fails with EAGAIN anyway calls
+ * hs_fs_set_blocking and retries. */
 hs_status hs_fs_open_read(const char *path, int *fd_out, struct stat *sb, hs_error *err);
+/* Clear O_NONBLOCK on a descriptor from hs_fs_open_read; false on failure. */
+bool hs_fs_set_blocking(int fd);
 
 /* fsync the directory `path` so that entries created or removed in it are
  * durable. */
