@@ -119,7 +119,8 @@ typedef struct scan_state {
    * (offset into `rows` with a filter, else the file-wide first row), and
    * the last batch's origin. */
   size_t cur_file;
-  size_t *plan_idx; /* plan index of each of `files` */
+  size_t *plan_idx;       /* plan index of each of `files` */
+  int64_t *fsize, *frows; /* per file: size and record count its manifest entry records */
   hs_scan_hooks hooks;
   int64_t out_pos;
   size_t last_file;
@@ -213,6 +214,8 @@ static void state_free(scan_state *s) {
   names_free(s->ixp, s->ixp_n);
   names_free(s->ixn, s->ixp_n);
   hs_free(s->plan_idx);
+  hs_free(s->fsize);
+  hs_free(s->frows);
   hs_free(s);
 }
 
@@ -354,6 +357,9 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->f_ibase = s->istats;
   s->fst_open = true;
   hs_status st = hs_parquet_reader_open_shared(s->path, &s->reader, err);
+  if (st == HS_OK && s->fsize != NULL)
+    st = hs_table_data_file_check(s->path, hs_parquet_reader_metadata(s->reader), s->fsize[i],
+                                  s->frows[i], err);
   if (st != HS_OK) return st;
   rec->rows = hs_parquet_reader_metadata(s->reader)->num_rows;
   s->stats.files_read++;
@@ -679,6 +685,8 @@ static scan_state *sub_new(const scan_state *s, scan_prefetch *p) {
   sub->ixn = s->ixn;
   sub->ixp_n = s->ixp_n;
   sub->plan_idx = s->plan_idx;
+  sub->fsize = s->fsize;
+  sub->frows = s->frows;
   sub->ctx = s->ctx;
   sub->want_out = s->want_out;
   sub->want_f = s->want_f;
@@ -1077,6 +1085,16 @@ static hs_status prune_files(const hs_table *t, const hs_iceberg_schema *schema,
     }
     s->plan_idx = np;
     np[s->n_files] = f;
+    int64_t *ns = hs_realloc(s->fsize, (s->n_files + 1) * sizeof *ns);
+    if (ns != NULL) s->fsize = ns;
+    int64_t *nr = ns != NULL ? hs_realloc(s->frows, (s->n_files + 1) * sizeof *nr) : NULL;
+    if (nr == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      break;
+    }
+    s->frows = nr;
+    ns[s->n_files] = pf->data_file->file_size_in_bytes;
+    nr[s->n_files] = pf->data_file->record_count;
     char **nv = hs_realloc(s->files, (s->n_files + 1) * sizeof *nv);
     if (nv == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");

@@ -2,7 +2,8 @@
  * index_bind.c — a data file's identity as its index blobs record it
  * (src/index/binding.h): the path relative to the table root, the size and
  * the CRC-32C of its Parquet footer, read through the shared open-file
- * cache (the footer is parsed once per file version and process).
+ * cache (the footer is parsed once per file version and process); and a
+ * data file checked against what its manifest entry records of it.
  */
 #include <string.h>
 
@@ -36,5 +37,20 @@ hs_status hs_table_data_file_binding(const hs_table *t, const char *path, hs_ind
     return st;
   }
   out->data_file = hs_table_relative_path(t, path);
+  return HS_OK;
+}
+
+hs_status hs_table_data_file_check(const char *path, const hs_pq_file_metadata *md, int64_t size,
+                                   int64_t rows, hs_error *err) {
+  if (size >= 0 && md->file_size != 0 && (int64_t)md->file_size != size)
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: %llu bytes, but its manifest entry records %lld (the file was "
+                        "replaced or damaged)",
+                        path, (unsigned long long)md->file_size, (long long)size);
+  if (rows >= 0 && md->num_rows != rows)
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: %lld rows, but its manifest entry records %lld (the file was "
+                        "replaced or damaged)",
+                        path, (long long)md->num_rows, (long long)rows);
   return HS_OK;
 }

@@ -35,6 +35,64 @@ static hs_status plan_push(hs_table_plan *p, size_t *cap, const hs_table_plan_fi
   return HS_OK;
 }
 
+/* The manifest is the one its list entry describes: its length and (v2
+ * and later, where the counts are required) its added and existing file
+ * and row counts. A manifest replaced by another one, or damaged into
+ * another valid one, would otherwise plan the wrong files silently. */
+static hs_status manifest_counts_check(const hs_table *t, const hs_iceberg_manifest_file *mf,
+                                       size_t len, const hs_iceberg_manifest *man, hs_error *err) {
+  if (mf->manifest_length > 0 && (int64_t)len != mf->manifest_length)
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: %zu bytes, but the manifest list records %lld (replaced or damaged?)",
+                        mf->manifest_path, len, (long long)mf->manifest_length);
+  if (t->meta.format_version < 2) return HS_OK;
+  int64_t files[2] = {0, 0}, rows[2] = {0, 0}; /* added, existing */
+  for (size_t k = 0; k < man->n_entries; k++) {
+    const hs_iceberg_manifest_entry *e = &man->entries[k];
+    int w = e->status == HS_ICE_ENTRY_ADDED ? 0 : e->status == HS_ICE_ENTRY_EXISTING ? 1 : -1;
+    if (w < 0) continue;
+    files[w]++;
+    if (__builtin_add_overflow(rows[w], e->data_file.record_count, &rows[w])) rows[w] = -1;
+  }
+  if (files[0] != mf->added_files_count || files[1] != mf->existing_files_count ||
+      rows[0] != mf->added_rows_count || rows[1] != mf->existing_rows_count)
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: holds %lld added and %lld existing files (%lld and %lld rows), but "
+                        "the manifest list records %d and %d (%lld and %lld rows): replaced or "
+                        "damaged?",
+                        mf->manifest_path, (long long)files[0], (long long)files[1],
+                        (long long)rows[0], (long long)rows[1], mf->added_files_count,
+                        mf->existing_files_count, (long long)mf->added_rows_count,
+                        (long long)mf->existing_rows_count);
+  return HS_OK;
+}
+
+/* A snapshot's summary totals, where it records them, against its plan:
+ * a manifest list replaced by another snapshot's plans other files. */
+static hs_status summary_check(const hs_table *t, const hs_iceberg_snapshot *snap,
+                               const hs_table_plan *p, hs_error *err) {
+  int64_t want_files = -1, want_rows = -1;
+  for (size_t i = 0; i < snap->n_summary; i++) {
+    const char *k = snap->summary[i].key, *v = snap->summary[i].value;
+    if (k == NULL || v == NULL) continue;
+    char *end = NULL;
+    long long n = strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || n < 0) continue;
+    if (strcmp(k, "total-data-files") == 0) want_files = n;
+    if (strcmp(k, "total-records") == 0) want_rows = n;
+  }
+  int64_t rows = 0;
+  for (size_t i = 0; i < p->n_files; i++) rows += p->files[i].data_file->record_count;
+  if ((want_files >= 0 && want_files != (int64_t)p->n_files) ||
+      (want_rows >= 0 && want_rows != rows))
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: snapshot %lld records %lld data files and %lld rows, but its manifest "
+                        "list %s plans %zu files and %lld rows (replaced or damaged?)",
+                        t->metadata_path, (long long)snap->snapshot_id, (long long)want_files,
+                        (long long)want_rows, snap->manifest_list, p->n_files, (long long)rows);
+  return HS_OK;
+}
+
 /* Entries of one data manifest into the plan. */
 static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
                                hs_table_plan *p, size_t *cap, hs_error *err) {
@@ -48,6 +106,7 @@ static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file
     return st;
   }
   p->n_manifests++;
+  if ((st = manifest_counts_check(t, mf, buf->len, &man, err)) != HS_OK) return st;
   for (size_t k = 0; k < man.n_entries; k++) {
     const hs_iceberg_manifest_entry *e = &man.entries[k];
     if (e->status == HS_ICE_ENTRY_DELETED || e->data_file.content != HS_ICE_CONTENT_DATA) continue;
@@ -275,6 +334,7 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
   if (hit != NULL) {
     hs_free(key);
     hs_status st = plan_lend(hit, out, err);
+    if (st == HS_OK) st = summary_check(t, snap, out, err);
     if (st != HS_OK) hs_table_plan_free(out);
     return st;
   }
@@ -304,6 +364,7 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
     st = plan_manifest(t, mf, &buf, out, &cap, err);
   }
   hs_buf_free(&buf);
+  if (st == HS_OK) st = summary_check(t, snap, out, err);
   if (st != HS_OK || key == NULL) {
     hs_free(key);
     deps_free(deps, n_deps);

@@ -139,11 +139,44 @@ hs_status hs_table_metadata_adopt(hs_table *t, const char *path, int64_t version
   return location_alias(t, err);
 }
 
+/* A "vN.metadata.json" whose metadata-log (when it keeps one) does not end
+ * at version N - 1 is not version N of this table: another version's file
+ * copied over it, say. Hadoop-style names ("v2.metadata.json",
+ * "v2.gz.metadata.json"), as Iceberg's Hadoop tables and we write them. */
+static hs_status check_version_log(const char *path, int64_t version,
+                                   const hs_iceberg_metadata *meta, hs_error *err) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  char want[48];
+  snprintf(want, sizeof want, "v%lld.metadata.json", (long long)version);
+  if (version < 2 || strcmp(base, want) != 0) return HS_OK;
+  /* Writers keep at least the one previous file (Iceberg: at least 1 of
+   * write.metadata.previous-versions-max; we keep 100). */
+  if (meta->n_metadata_log == 0)
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: version %lld records no previous metadata file: this file is not "
+                        "version %lld of the table (the first version's file copied over it?)",
+                        path, (long long)version, (long long)version);
+  const char *prev = meta->metadata_log[meta->n_metadata_log - 1].metadata_file;
+  const char *pb = prev != NULL ? strrchr(prev, '/') : NULL;
+  pb = pb ? pb + 1 : (prev ? prev : "");
+  char stem[40];
+  snprintf(stem, sizeof stem, "v%lld.", (long long)(version - 1));
+  size_t n = strlen(pb);
+  if (strncmp(pb, stem, strlen(stem)) == 0 && n >= 13 && strcmp(pb + n - 13, "metadata.json") == 0)
+    return HS_OK;
+  return hs_error_set(err, HS_ERR_CORRUPT,
+                      "%s: its metadata-log ends at %s, not at version %lld: this file is not "
+                      "version %lld of the table (another version's file copied over it?)",
+                      path, pb, (long long)(version - 1), (long long)version);
+}
+
 hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err) {
   hs_arena arena;
   hs_arena_init(&arena);
   hs_iceberg_metadata meta;
   hs_status st = hs_table_metadata_read(path, &arena, &meta, err);
+  if (st == HS_OK) st = check_version_log(path, version, &meta, err);
   if (st != HS_OK) {
     hs_arena_reset(&arena);
     return st;

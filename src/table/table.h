@@ -225,6 +225,12 @@ const char *hs_table_relative_path(const hs_table *t, const char *path);
 /* Size and footer CRC-32C of the data file at `path` (its footer, through
  * the shared open-file cache). */
 hs_status hs_table_data_file_footer(const char *path, uint64_t *size, uint32_t *crc, hs_error *err);
+/* A data file as opened (md: its footer) against its manifest entry's
+ * size and record count (-1: not compared): HS_ERR_CORRUPT naming the
+ * file when either differs (another file copied over it, truncation). */
+struct hs_pq_file_metadata;
+hs_status hs_table_data_file_check(const char *path, const struct hs_pq_file_metadata *md,
+                                   int64_t size, int64_t rows, hs_error *err);
 /* The binding an index blob of data file `path` records
  * (src/index/binding.h); out->data_file is borrowed from path. */
 hs_status hs_table_data_file_binding(const hs_table *t, const char *path, hs_index_binding *out,

@@ -41,6 +41,11 @@ def _latest(root):
 
 def _publish(root, n, meta):
     meta_dir = os.path.join(root, "metadata")
+    # As every Iceberg writer does: the replaced version joins the log.
+    meta = dict(meta)
+    meta["metadata-log"] = list(meta.get("metadata-log", [])) + [
+        {"timestamp-ms": meta["last-updated-ms"],
+         "metadata-file": os.path.join(meta_dir, f"v{n}.metadata.json")}]
     with open(os.path.join(meta_dir, f"v{n + 1}.metadata.json"), "x") as fh:
         json.dump(meta, fh)
     with open(os.path.join(meta_dir, "version-hint.text"), "w") as fh:

@@ -313,6 +313,10 @@ def _evolve_our_table(root, new_fields, renames):
     meta["schemas"].append({"type": "struct", "schema-id": sid, "fields": fields})
     meta["current-schema-id"] = sid
     meta["last-column-id"] = last
+    # As every Iceberg writer does: the replaced version joins the log.
+    meta.setdefault("metadata-log", []).append(
+        {"timestamp-ms": meta["last-updated-ms"],
+         "metadata-file": os.path.join(meta_dir, f"v{n}.metadata.json")})
     with open(os.path.join(meta_dir, f"v{n + 1}.metadata.json"), "x") as fh:
         json.dump(meta, fh)
     with open(os.path.join(meta_dir, "version-hint.text"), "w") as fh:
