@@ -276,9 +276,22 @@ def test_table_recorded_through_a_link_opens_by_real_path(tmp_path):
     text = json.dumps(doc).replace(old + "/", new + "/")
     with open(meta, "w") as f:
         f.write(text)
-    # manifests keep the real paths: both prefixes name the same folder
+    # the manifest list is now named by the linked path, manifests keep the real
+    # ones: both prefixes name the same folder
     assert hdb.Table(str(real / "t")).to_arrow().num_rows == 40
     assert hdb.Table(str(tmp_path / "link" / "t")).to_arrow().num_rows == 40
+    # a new commit, an index and an orphan sweep see one set of files: nothing reachable goes
+    o = hdb.Table(str(real / "t"), index_all=True)
+    o.write(pa.table({"id": pa.array([100], pa.int64()), "cat": ["z"]}))
+    o.wait_for_indexes()
+    import datetime as dt
+    gone = o.remove_orphan_files(older_than=dt.timedelta(0), force=True)
+    # at most a registry a racing background build wrote and never committed
+    live = json.loads(open(o.metadata_location).read())["properties"]["hyperstream.index-registry"]
+    assert all("/metadata/index-registry-" in g and g != live for g in gone), gone
+    assert all(i.complete for i in o.indexes())
+    assert hdb.Table(str(tmp_path / "link" / "t")).to_arrow(filter="cat = 'z'").num_rows == 1
+    assert _ice_rows(o.metadata_location) == 41
 
 
 def test_location_elsewhere_is_still_refused(tmp_path):
