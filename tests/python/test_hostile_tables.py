@@ -226,7 +226,7 @@ def damaged_cases(tmp_path_factory):
     assert all(healthy[k] == ["ok", want[k]] for k in want), healthy
     rng = random.Random(12)
     asan = os.environ.get("HS_ASAN_CLI")
-    failures, asan_failures, cases, errors = [], [], 0, 0
+    failures, asan_failures, cases, errors, asan_runs = [], [], 0, 0, 0
     start = time.monotonic()
     for rel in files:
         for how in DAMAGES:
@@ -245,13 +245,14 @@ def damaged_cases(tmp_path_factory):
                             failures.append(f"{rel} {how}: {name}: {res[:3] if res[0] == 'bad' else 'WRONG ROWS'}")
                 if asan and how in ("truncate", "flip", "swap", "zero", "fifo"):
                     r = _asan_scan(asan, root)
+                    asan_runs += 1
                     if r:
                         asan_failures.append(f"{rel} {how}: {r}")
             finally:
                 _restore(root, rel, pristine[rel])
     worker.close()
     return {"cases": cases, "errors": errors, "failures": failures,
-            "asan": asan_failures, "seconds": time.monotonic() - start}
+            "asan": asan_failures, "asan_runs": asan_runs, "seconds": time.monotonic() - start}
 
 
 def _asan_scan(cli, root):
@@ -278,6 +279,7 @@ def test_every_damage_gives_the_rows_or_a_clear_error(damaged_cases):
 def test_damaged_tables_under_asan(damaged_cases):
     if not os.environ.get("HS_ASAN_CLI"):
         pytest.skip("HS_ASAN_CLI is not set (scripts/test.sh sets it to the ASan CLI)")
+    assert damaged_cases["asan_runs"] > 50
     assert not damaged_cases["asan"], "\n".join(damaged_cases["asan"][:20])
 
 
