@@ -28,12 +28,27 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "column.h"
 #include "compress.h"
 #include "page_read.h"
 #include "reader_internal.h"
+
+/* Page CRCs are checked, except in fuzz builds (scripts/build.sh fuzz
+ * instruments the library with SanitizerCoverage; FUZZING_BUILD_MODE_-
+ * UNSAFE_FOR_PRODUCTION is the usual flag for the same): random inputs
+ * almost never carry a right CRC, and would otherwise stop there instead
+ * of reaching the decompressors and decoders. */
+#if defined(FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION)
+#define CR_CHECK_CRC 0
+#elif defined(__has_feature)
+#if __has_feature(coverage_sanitizer)
+#define CR_CHECK_CRC 0
+#endif
+#endif
+#ifndef CR_CHECK_CRC
+#define CR_CHECK_CRC 1
+#endif
 
 int hs_pq_leaf_value_width(const hs_pq_leaf_desc *d) {
   switch (d->type) {
@@ -98,7 +113,9 @@ typedef struct hs_cr {
   bool def_lazy, rep_lazy;
   int64_t rep_period;
   int64_t page_rows;
-  bool pooled; /* a selection read: scratch from and back to the pool */
+  bool pooled;    /* a selection read: scratch from and back to the pool */
+  bool has_stamp; /* a file source: its stamp as opened (caches, verified pages) */
+  hs_fs_stamp stamp;
 } hs_cr;
 
 /* Scratch buffers kept between chunk reads: the decompressed page (unz),
@@ -231,7 +248,10 @@ static hs_status cr_header(hs_cr *r, uint64_t off, hs_pq_page_header *ph, uint64
 }
 
 /* View the page body and check its CRC (CRC-32 of the bytes as stored,
- * i.e. compressed, after the header). */
+ * i.e. compressed, after the header; README.md "Page checksums"). A page
+ * of a file source is checked once per process and file version: the
+ * verified set (page_cache.c) remembers it, so a row gather that reads a
+ * few rows of the page next query costs a lookup, not the page's bytes. */
 static hs_status cr_body(hs_cr *r, uint64_t off, const hs_pq_page_header *ph, uint64_t body_off,
                          const uint8_t **body, hs_error *err) {
   static const uint8_t empty[1];
@@ -241,14 +261,19 @@ static hs_status cr_body(hs_cr *r, uint64_t off, const hs_pq_page_header *ph, ui
     hs_status st = hs_source_view(r->src, body_off, len, &r->body_view, body, err);
     if (st != HS_OK) return st;
   }
-  if (ph->has_crc) {
-    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), *body, (uInt)len);
-    if (crc != (uint32_t)ph->crc) {
+  if (CR_CHECK_CRC && ph->has_crc) {
+    const hs_fs_stamp *sp = r->has_stamp ? &r->stamp : NULL;
+    uint32_t want = (uint32_t)ph->crc;
+    if (hs_pq_page_verified(sp, off, (uint32_t)len, want)) return HS_OK;
+    uint32_t crc = hs_pq_crc32(0, *body, len);
+    if (crc != want) {
       return hs_error_set(err, HS_ERR_CORRUPT,
-                          "column %s: page at offset %llu: page CRC mismatch (stored %08x, "
-                          "computed %08x)",
-                          r->path, (unsigned long long)off, (uint32_t)ph->crc, crc);
+                          "column %s: %s page at offset %llu: page CRC mismatch (the header "
+                          "stores %08x, the page's %zu bytes give %08x): the file is damaged",
+                          r->path, ph->type == HS_PQ_DICTIONARY_PAGE ? "dictionary" : "data",
+                          (unsigned long long)off, want, len, crc);
     }
+    hs_pq_page_mark_verified(sp, off, (uint32_t)len, want);
   }
   return HS_OK;
 }
@@ -661,9 +686,8 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
   pg.vals = body + pos;
   pg.vlen = csize - pos;
   if (!hs_pq_gather_supported(&r->ctx, pg.encoding)) return HS_OK;
-  hs_fs_stamp stamp;
   pg.n_levels = n;
-  pg.stamp = hs_source_stamp(r->src, &stamp) ? &stamp : NULL;
+  pg.stamp = r->has_stamp ? &r->stamp : NULL;
   pg.offset = off;
   int64_t base = r->cur_row + 1;
   while (r->sel_i < r->n_sel && r->sel[r->sel_i] < base) r->sel_i++;
@@ -716,8 +740,7 @@ static hs_status cr_dict_load(hs_cr *r, hs_error *err) {
   const uint8_t *body;
   hs_status st = cr_header(r, r->dict_at, &ph, &body_off, err);
   if (st != HS_OK || ph.type != HS_PQ_DICTIONARY_PAGE) return st;
-  hs_fs_stamp stamp;
-  const hs_fs_stamp *sp = r->sel != NULL && hs_source_stamp(r->src, &stamp) ? &stamp : NULL;
+  const hs_fs_stamp *sp = r->sel != NULL && r->has_stamp ? &r->stamp : NULL;
   size_t len = (size_t)ph.compressed_page_size;
   r->dict_ref = hs_pq_cache_find(sp, r->dict_at, len, HS_PQ_CACHED_DICT);
   if (r->dict_ref != NULL) {
@@ -1064,6 +1087,7 @@ static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
   r.desc = desc;
   r.path = desc->path != NULL ? desc->path : "?";
   r.cur_row = -1;
+  r.has_stamp = hs_source_stamp(src, &r.stamp);
   const char *g = getenv("HS_PQ_GATHER");
   r.gather = g == NULL || strcmp(g, "0") != 0;
   hs_arena_init(&r.arena);

@@ -24,7 +24,6 @@
  * encoded byte arrays look at each distinct entry once per page.
  */
 #include <string.h>
-#include <zlib.h>
 
 #include "compress.h"
 #include "encoding.h"
@@ -925,8 +924,8 @@ static hs_status flush_page(hs_wcol *c, bool full, hs_error *err) {
   ph.compressed_page_size = (int32_t)(n1 + n2);
   if (c->o->crc) {
     ph.has_crc = true;
-    uLong crc = crc32(0L, p1, (uInt)n1);
-    if (n2) crc = crc32(crc, p2, (uInt)n2);
+    uint32_t crc = hs_pq_crc32(0, p1, n1); /* v2: the levels, then the values as stored */
+    if (n2) crc = hs_pq_crc32(crc, p2, n2);
     ph.crc = (int32_t)crc;
   }
   if (v2) {
@@ -1088,7 +1087,7 @@ hs_status hs_wcol_finish(hs_wcol *c, hs_error *err) {
   ph.compressed_page_size = (int32_t)c->body.len;
   if (c->o->crc) {
     ph.has_crc = true;
-    ph.crc = (int32_t)crc32(0L, c->body.data, (uInt)c->body.len);
+    ph.crc = (int32_t)hs_pq_crc32(0, c->body.data, c->body.len);
   }
   ph.has_dictionary_page = true;
   ph.dictionary_page.num_values = (int32_t)c->dict_n;

@@ -20,4 +20,11 @@ hs_status hs_pq_decompress(int32_t codec, const uint8_t *src, size_t src_len, ui
 hs_status hs_pq_compress(int32_t codec, int level, const uint8_t *src, size_t src_len, hs_buf *out,
                          hs_error *err);
 
+/* PageHeader.crc (page_crc.c): zlib's crc32 of data[0..len) continuing
+ * `crc` (0 to start), so hs_pq_crc32(hs_pq_crc32(0, a, n), b, m) is the CRC
+ * of a then b; carry-less multiplication where the CPU has it.
+ * hs_pq_crc32_portable is zlib's alone (tests compare the two). */
+uint32_t hs_pq_crc32(uint32_t crc, const void *data, size_t len);
+uint32_t hs_pq_crc32_portable(uint32_t crc, const void *data, size_t len);
+
 #endif /* HS_PARQUET_COMPRESS_H */

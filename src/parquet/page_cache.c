@@ -1,7 +1,8 @@
 /*
  * page_cache.c — the process-wide cache of things derived from a page's
  * bytes (page_read.h): DELTA_BINARY_PACKED directories (per miniblock) behind row
- * gather of delta pages, and decoded dictionaries.
+ * gather of delta pages, decoded dictionaries, and (at the end of the file)
+ * the set of pages whose CRC was verified.
  *
  * Deriving them costs about a page's decode (a dictionary page also its
  * decompression), so a selection that reads a few rows of a chunk would
@@ -166,7 +167,10 @@ void hs_pq_cache_put(hs_pq_cached *c) {
   pc_unref(c);
 }
 
+static void vp_clear(void);
+
 void hs_pq_cache_clear(void) {
+  vp_clear();
   hs_pq_cached *gone = NULL;
   pthread_mutex_lock(&pc_mu);
   while (pc_oldest != NULL) {
@@ -180,5 +184,94 @@ void hs_pq_cache_clear(void) {
     hs_pq_cached *next = gone->chain;
     pc_unref(gone);
     gone = next;
+  }
+}
+
+/* ------------------------------------------------- verified pages
+ *
+ * Pages whose CRC was checked, so that a row gather (which reads a few
+ * rows of a page in place) pays the whole page's CRC once per process and
+ * file version instead of every query. A set of fixed size: VP_SETS sets
+ * of VP_WAYS slots, an entry replaced round robin within its set when the
+ * set is full; forgetting one only costs a re-verification. The key is
+ * the file's stamp, the page header's offset, the page's stored length
+ * and its stored CRC (a header that changed is a different page). Slots
+ * are guarded by striped mutexes (a lookup is a few compares). */
+#define VP_SETS 2048
+#define VP_WAYS 4
+#define VP_STRIPES 64
+
+typedef struct vp_slot {
+  hs_fs_stamp stamp;
+  uint64_t offset_plus1; /* 0: empty */
+  uint32_t len, crc;
+} vp_slot;
+
+static vp_slot vp_slots[VP_SETS][VP_WAYS];
+static uint8_t vp_next[VP_SETS]; /* the way to replace next */
+static pthread_mutex_t vp_mu[VP_STRIPES];
+static pthread_once_t vp_once = PTHREAD_ONCE_INIT;
+
+static void vp_init(void) {
+  for (int i = 0; i < VP_STRIPES; i++) pthread_mutex_init(&vp_mu[i], NULL);
+}
+
+static size_t vp_set(const hs_fs_stamp *s, uint64_t offset, uint32_t crc) {
+  uint64_t h =
+      (s->ino * 0x9E3779B97F4A7C15ull) ^ s->dev ^ (uint64_t)s->mtime_ns ^ ((uint64_t)s->size << 17);
+  h = (h ^ offset ^ ((uint64_t)crc << 32)) * 0xBF58476D1CE4E5B9ull;
+  return (size_t)(h >> 40) % VP_SETS;
+}
+
+static bool vp_match(const vp_slot *e, const hs_fs_stamp *stamp, uint64_t offset, uint32_t len,
+                     uint32_t crc) {
+  return e->offset_plus1 == offset + 1 && e->len == len && e->crc == crc &&
+         hs_fs_stamp_equal(&e->stamp, stamp);
+}
+
+bool hs_pq_page_verified(const hs_fs_stamp *stamp, uint64_t offset, uint32_t len, uint32_t crc) {
+  if (stamp == NULL) return false;
+  pthread_once(&vp_once, vp_init);
+  size_t set = vp_set(stamp, offset, crc);
+  pthread_mutex_t *mu = &vp_mu[set % VP_STRIPES];
+  bool hit = false;
+  pthread_mutex_lock(mu);
+  for (int w = 0; w < VP_WAYS && !hit; w++)
+    hit = vp_match(&vp_slots[set][w], stamp, offset, len, crc);
+  pthread_mutex_unlock(mu);
+  return hit;
+}
+
+void hs_pq_page_mark_verified(const hs_fs_stamp *stamp, uint64_t offset, uint32_t len,
+                              uint32_t crc) {
+  if (stamp == NULL) return;
+  pthread_once(&vp_once, vp_init);
+  size_t set = vp_set(stamp, offset, crc);
+  pthread_mutex_t *mu = &vp_mu[set % VP_STRIPES];
+  pthread_mutex_lock(mu);
+  bool have = false;
+  int free_way = -1;
+  for (int w = 0; w < VP_WAYS && !have; w++) {
+    have = vp_match(&vp_slots[set][w], stamp, offset, len, crc);
+    if (free_way < 0 && vp_slots[set][w].offset_plus1 == 0) free_way = w;
+  }
+  if (!have) {
+    int w = free_way >= 0 ? free_way : vp_next[set]++ % VP_WAYS;
+    vp_slot *e = &vp_slots[set][w];
+    e->stamp = *stamp;
+    e->offset_plus1 = offset + 1;
+    e->len = len;
+    e->crc = crc;
+  }
+  pthread_mutex_unlock(mu);
+}
+
+static void vp_clear(void) {
+  pthread_once(&vp_once, vp_init);
+  for (size_t s = 0; s < VP_SETS; s++) {
+    pthread_mutex_t *mu = &vp_mu[s % VP_STRIPES];
+    pthread_mutex_lock(mu);
+    memset(vp_slots[s], 0, sizeof vp_slots[s]);
+    pthread_mutex_unlock(mu);
   }
 }

@@ -141,7 +141,16 @@ hs_pq_cached *hs_pq_cache_add(const hs_fs_stamp *stamp, uint64_t offset, size_t 
                               void *obj, size_t bytes, void (*free_obj)(void *));
 void *hs_pq_cached_obj(const hs_pq_cached *c);
 void hs_pq_cache_put(hs_pq_cached *c); /* give a reference back; accepts NULL */
-/* Drop every cached object (those handed out live on until put). */
+/* Drop every cached object (those handed out live on until put), and
+ * forget every verified page. */
 void hs_pq_cache_clear(void);
+
+/* Pages whose CRC was checked (README.md "Page checksums"): a bounded
+ * set keyed by (file stamp, page header offset, stored page length, stored
+ * CRC). A page may be forgotten at any time (it is then verified again);
+ * stamp NULL is never found and never stored. Thread-safe. */
+bool hs_pq_page_verified(const hs_fs_stamp *stamp, uint64_t offset, uint32_t len, uint32_t crc);
+void hs_pq_page_mark_verified(const hs_fs_stamp *stamp, uint64_t offset, uint32_t len,
+                              uint32_t crc);
 
 #endif /* HS_PARQUET_PAGE_READ_H */

@@ -68,7 +68,7 @@ void hs_parquet_write_options_init(hs_parquet_write_options *opts) {
   opts->data_page_version = 1;
   opts->write_statistics = 1;
   opts->write_page_index = 1;
-  opts->write_page_crc = 0;
+  opts->write_page_crc = 1; /* README.md "Page checksums" */
   opts->created_by = NULL;
 }
 

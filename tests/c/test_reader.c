@@ -123,6 +123,11 @@ static void test_conformance_data(void) {
       CHECK(st != HS_OK && st != HS_ERR_INTERNAL && msg[0] != '\0');
       /* Messages start with the file name. */
       CHECK(strncmp(msg, path, strlen(path)) == 0);
+      /* A wrong page CRC names the row group, the column and both CRCs. */
+      if (why != NULL && strstr(why, "CRC") != NULL) {
+        CHECK(st == HS_ERR_CORRUPT && strstr(msg, "page CRC mismatch (the header stores ") &&
+              strstr(msg, "row group 0: column ") && strstr(msg, "page at offset "));
+      }
     } else {
       if (st != HS_OK) fprintf(stderr, "%s: %s\n", e->d_name, msg);
       CHECK(st == HS_OK);

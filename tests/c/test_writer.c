@@ -13,6 +13,8 @@
 #include "arrow/arrow.h"
 #include "hs_test.h"
 #include "hyperstream.h"
+#include "parquet/compress.h"
+#include "parquet/metadata.h"
 #include "parquet/parquet.h"
 
 #define N 2000
@@ -433,6 +435,148 @@ static const hs_pq_file_metadata *open_md(const char *path, hs_parquet_reader **
   return *r ? hs_parquet_reader_metadata(*r) : NULL;
 }
 
+/* ------------------------------------------------------- page CRCs */
+
+/* hs_pq_crc32 (carry-less multiplication where the CPU has it) against
+ * zlib's crc32 on every length 0..300 at four alignments, continued, and
+ * on large buffers. */
+static void test_crc32(void) {
+  static uint8_t buf[(1 << 20) + 64];
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < sizeof buf; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    buf[i] = (uint8_t)x;
+  }
+  CHECK(hs_pq_crc32(0, "123456789", 9) == 0xCBF43926u);
+  int bad = 0;
+  for (size_t n = 0; n <= 300; n++)
+    for (size_t a = 0; a < 4; a++) {
+      uint32_t seed = (uint32_t)(n * 2654435761u);
+      bad += hs_pq_crc32(seed, buf + a, n) != hs_pq_crc32_portable(seed, buf + a, n);
+      bad += hs_pq_crc32(hs_pq_crc32(0, buf + a, n), buf + a + n, 200) !=
+             hs_pq_crc32_portable(0, buf + a, n + 200);
+    }
+  for (size_t n = 1000; n < sizeof buf - 64; n = n * 3 + 17)
+    bad += hs_pq_crc32(7, buf + n % 61, n) != hs_pq_crc32_portable(7, buf + n % 61, n);
+  CHECK_EQ_INT(bad, 0);
+}
+
+/* Read `path` whole (rows NULL) or a selection; the stream's error, if
+ * any, into msg. */
+static hs_status read_back(const char *path, const int64_t *rows, size_t n_rows, char *msg,
+                           size_t cap) {
+  hs_error err = {0};
+  hs_parquet_reader *r = NULL;
+  msg[0] = '\0';
+  hs_status st = hs_parquet_reader_open(path, &r, &err);
+  hs_parquet_read_options o;
+  hs_parquet_read_options_init(&o);
+  o.rows = rows;
+  o.n_rows = n_rows;
+  struct ArrowArrayStream s;
+  memset(&s, 0, sizeof s);
+  if (st == HS_OK) st = hs_parquet_reader_stream(r, &o, &s, &err);
+  if (st != HS_OK) snprintf(msg, cap, "%s", err.message);
+  while (st == HS_OK) {
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    if (s.get_next(&s, &b) != 0) {
+      snprintf(msg, cap, "%s", s.get_last_error(&s));
+      st = HS_ERR_CORRUPT;
+      break;
+    }
+    if (b.release == NULL) break;
+    b.release(&b);
+  }
+  if (s.release) s.release(&s);
+  hs_parquet_reader_free(r);
+  return st;
+}
+
+/* Pages written with the default options carry the CRC of their bytes as
+ * stored (dictionary pages, data pages v1 and v2, raw or compressed); a
+ * flipped byte in a page is HS_ERR_CORRUPT naming the file, row group,
+ * column, page offset and both CRCs -- for whole reads and for row
+ * selections (gathered in place when the page is raw). */
+static void test_page_crc(const char *dir) {
+  static const hs_codec codecs[] = {HS_CODEC_UNCOMPRESSED, HS_CODEC_ZSTD};
+  for (int v = 1; v <= 2; v++)
+    for (int k = 0; k < 2; k++) {
+      char path[512];
+      snprintf(path, sizeof(path), "%s/crc_v%d_%d.parquet", dir, v, k);
+      hs_parquet_write_options o;
+      hs_parquet_write_options_init(&o);
+      CHECK(o.write_page_crc == 1);
+      o.data_page_version = v;
+      o.compression = codecs[k];
+      o.page_bytes_max = 4096;
+      hs_error err = {0};
+      CHECK_OK(write_file(path, &o, C_COUNT, 0, N, 700, &err), &err);
+      verify_file(path, C_COUNT, 0, N);
+      FILE *f = fopen(path, "rb");
+      if (f == NULL) continue;
+      static uint8_t file[1 << 20];
+      size_t len = fread(file, 1, sizeof file, f);
+      fclose(f);
+      hs_parquet_reader *r;
+      const hs_pq_file_metadata *md = open_md(path, &r);
+      if (md == NULL) continue;
+      /* Walk every chunk's pages: each has a CRC, and it is right. */
+      int pages = 0, dict_pages = 0, wrong = 0;
+      uint64_t flip_at = 0, flip_page = 0;
+      hs_arena arena;
+      hs_arena_init(&arena);
+      for (uint32_t g = 0; g < md->n_row_groups; g++)
+        for (uint32_t c = 0; c < md->row_groups[g].n_columns; c++) {
+          const hs_pq_column_meta *m = &md->row_groups[g].columns[c].meta_data;
+          uint64_t off = (uint64_t)(m->has_dictionary_page_offset ? m->dictionary_page_offset
+                                                                  : m->data_page_offset);
+          uint64_t end = off + (uint64_t)m->total_compressed_size;
+          while (off < end && off < len) {
+            hs_pq_page_header ph;
+            size_t used = 0;
+            hs_error pe = {0};
+            if (hs_pq_page_header_parse(file + off, len - off, &arena, &ph, &used, &pe) != HS_OK) {
+              wrong++;
+              break;
+            }
+            size_t body = (size_t)ph.compressed_page_size;
+            pages++;
+            dict_pages += ph.type == HS_PQ_DICTIONARY_PAGE;
+            wrong += !ph.has_crc || (uint32_t)ph.crc != hs_pq_crc32(0, file + off + used, body);
+            if (c == C_I64 && flip_at == 0 && ph.type != HS_PQ_DICTIONARY_PAGE && body > 8) {
+              flip_page = off;
+              flip_at = off + used + body / 2;
+            }
+            off += used + body;
+          }
+        }
+      hs_arena_reset(&arena);
+      hs_parquet_reader_free(r);
+      CHECK(pages > 20 && dict_pages > 0);
+      CHECK_EQ_INT(wrong, 0);
+      CHECK(flip_at > 0);
+      if (flip_at == 0) continue;
+      file[flip_at] ^= 0x10;
+      f = fopen(path, "wb");
+      if (f == NULL) continue;
+      CHECK(fwrite(file, 1, len, f) == len);
+      fclose(f);
+      int64_t rows[N / 3 + 1];
+      size_t n = 0;
+      for (int64_t i = 0; i < N; i += 3) rows[n++] = i;
+      for (int sel = 0; sel < 2; sel++) {
+        char msg[1024], at[64];
+        CHECK(read_back(path, sel ? rows : NULL, sel ? n : 0, msg, sizeof msg) == HS_ERR_CORRUPT);
+        snprintf(at, sizeof at, "page at offset %llu", (unsigned long long)flip_page);
+        CHECK(strncmp(msg, path, strlen(path)) == 0);
+        CHECK(strstr(msg, "row group 0: column i64: data page") != NULL);
+        CHECK(strstr(msg, at) != NULL && strstr(msg, "page CRC mismatch") != NULL);
+        if (strstr(msg, "page CRC mismatch") == NULL) fprintf(stderr, "got: %s\n", msg);
+      }
+    }
+}
+
 /* ------------------------------------------------------------- tests */
 
 static void test_defaults(const char *dir) {
@@ -711,6 +855,8 @@ int main(void) {
   test_dictionary_refused(dir);
   test_layout(dir);
   test_empty(dir);
+  test_crc32();
+  test_page_crc(dir);
   if (getenv("HS_KEEP_FILES") == NULL) {
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

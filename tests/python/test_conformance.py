@@ -53,9 +53,9 @@ EXPECTED_ERRORS = {
     # Deliberately wrong page CRCs: we verify CRCs whenever a page carries one
     # (pyarrow only does with page_checksum_verification=True).
     "data/datapage_v1-corrupt-checksum.parquet": (
-        "CorruptFileError", "crc", "a data page's CRC is deliberately wrong"),
+        "CorruptFileError", "page CRC mismatch", "a data page's CRC is deliberately wrong"),
     "data/rle-dict-uncompressed-corrupt-checksum.parquet": (
-        "CorruptFileError", "crc", "the dictionary page's CRC is deliberately wrong"),
+        "CorruptFileError", "page CRC mismatch", "the dictionary page's CRC is deliberately wrong"),
     # pyarrow cannot read these either.
     "data/incorrect_map_schema.parquet": (
         "HyperStreamError", "map",
