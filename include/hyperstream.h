@@ -227,7 +227,7 @@ typedef struct hs_parquet_write_options {
   int compress_min_saving_pct;
   int write_statistics; /* default 1 */
   int write_page_index; /* default 1: ColumnIndex + OffsetIndex */
-  int write_page_crc;   /* default 0 */
+  int write_page_crc;   /* default 1: each page header carries the CRC-32 of its bytes */
   /* Per-column encoding overrides by top-level column name. */
   const char *const *encoding_columns;
   const hs_encoding *encodings;
