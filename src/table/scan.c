@@ -18,13 +18,15 @@
 #include <string.h>
 
 #include "../arrow/arrow.h"
+#include "../parquet/parquet.h"
 #include "schema_map.h"
 #include "table.h"
 
 typedef struct scan_state {
   char **files;
   size_t n_files, next_file;
-  char **columns; /* NULL: all */
+  int64_t *expect; /* per file: size, record count (its manifest entry's), interleaved */
+  char **columns;  /* NULL: all */
   size_t n_columns;
   struct ArrowSchema schema; /* the output schema */
   struct ArrowSchema want;   /* the read schema, projected */
@@ -48,6 +50,7 @@ static void state_free(scan_state *s) {
   hs_colmap_ctx_free(&s->ctx);
   hs_colmap_free(&s->map);
   names_free(s->files, s->n_files);
+  hs_free(s->expect);
   names_free(s->columns, s->n_columns);
   hs_free(s);
 }
@@ -57,7 +60,13 @@ static void state_free(scan_state *s) {
 static hs_status open_file(scan_state *s, size_t i, hs_error *err) {
   hs_parquet_reader *r = NULL;
   hs_status st = hs_parquet_reader_open(s->files[i], &r, err);
-  if (st != HS_OK) return st;
+  if (st == HS_OK && s->expect != NULL)
+    st = hs_table_data_file_check(s->files[i], hs_parquet_reader_metadata(r), s->expect[2 * i],
+                                  s->expect[2 * i + 1], err);
+  if (st != HS_OK) {
+    hs_parquet_reader_free(r);
+    return st;
+  }
   struct ArrowSchema full;
   memset(&full, 0, sizeof full);
   hs_colmap_free(&s->map);
@@ -191,7 +200,14 @@ static hs_status plan_files(const hs_table *t, const hs_iceberg_snapshot *snap, 
         hs_error_prefix(err, "%s: ", mf->manifest_path);
         break;
       }
-      st = push_name(&s->files, &s->n_files, &cap, path, err);
+      int64_t *ne = st == HS_OK ? hs_realloc(s->expect, 2 * (s->n_files + 1) * sizeof *ne) : NULL;
+      if (st == HS_OK && ne == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      if (ne != NULL) {
+        s->expect = ne;
+        ne[2 * s->n_files] = e->data_file.file_size_in_bytes;
+        ne[2 * s->n_files + 1] = e->data_file.record_count;
+      }
+      if (st == HS_OK) st = push_name(&s->files, &s->n_files, &cap, path, err);
       hs_free(path);
     }
   }

@@ -567,6 +567,58 @@ static int driver_query(const char *root) {
   return 0;
 }
 
+/* Drain a stream; its status (the first get_next error, or HS_OK). */
+static hs_status drain(struct ArrowArrayStream *st, int64_t *rows) {
+  *rows = 0;
+  int rc = 0;
+  for (;;) {
+    struct ArrowArray a;
+    if ((rc = st->get_next(st, &a)) != 0) break;
+    if (a.release == NULL) break;
+    *rows += a.length;
+    a.release(&a);
+  }
+  st->release(st);
+  return rc == 0 ? HS_OK : HS_ERR_CORRUPT;
+}
+
+/* A data file replaced by a sibling (another valid Parquet file of the
+ * table) is an error in both scans, never the sibling's rows. */
+static void test_replaced_data_file(void) {
+  char *root = hs_test_temp_root("scanswap");
+  hs_table *t = make_table(root, "100");
+  if (t == NULL) return;
+  append_rows(t, 0, 300);
+  append_rows(t, 300, 500);
+  hs_error e = {0};
+  hs_table_plan plan;
+  CHECK_OK(hs_table_plan_files(t, -1, &plan, &e), &e);
+  CHECK(plan.n_files == 2);
+  hs_buf b;
+  hs_buf_init(&b);
+  CHECK_OK(hs_fs_read_file(plan.files[1].path, 1 << 24, &b, &e), &e);
+  FILE *f = fopen(plan.files[0].path, "wb");
+  CHECK(f != NULL && fwrite(b.data, 1, b.len, f) == b.len);
+  if (f) fclose(f);
+  hs_buf_free(&b);
+  hs_table_plan_free(&plan);
+  struct ArrowArrayStream st;
+  int64_t rows = 0;
+  memset(&st, 0, sizeof st);
+  hs_status ss = hs_table_scan(t, -1, NULL, 0, &st, &e);
+  if (ss == HS_OK) ss = drain(&st, &rows);
+  CHECK(ss == HS_ERR_CORRUPT);
+  hs_scan_options o;
+  hs_scan_options_init(&o);
+  o.filter = "id >= 0";
+  scan_result r;
+  run_scan(t, &o, &r);
+  CHECK(r.status != HS_OK && strstr(r.err.message, "manifest entry records") != NULL);
+  hs_free(r.ids);
+  hs_table_free(t);
+  free(root);
+}
+
 int main(int argc, char **argv) {
   const char *create = getenv("HS_SCAN_CREATE");
   if (create != NULL) return driver_create(create, argc, argv);
@@ -576,5 +628,6 @@ int main(int argc, char **argv) {
   test_file_stats();
   test_page_pruning();
   test_page_ranges();
+  test_replaced_data_file();
   return hs_test_finish("test_scan");
 }
