@@ -53,6 +53,18 @@ def _make(root, seed, vector=True):
     return t
 
 
+_TICK = [0]
+
+
+def _touch(path):
+    """A distinct mtime after an in-place rewrite. Readers key what they
+    cache of a file on (device, inode, size, mtime); a same-size rewrite
+    within one clock tick of the write before it keeps all four, as any
+    stamp-keyed cache (ours, and a kernel's own) then sees the old file."""
+    _TICK[0] += 1
+    os.utime(path, ns=(_TICK[0], 3 * 10**18 + _TICK[0]))
+
+
 def _registry(t):
     meta = json.load(open(t.metadata_location))
     props = meta.get("properties", {})
@@ -96,18 +108,29 @@ def _check_queries(t, truth, expect_warning):
 
 
 def _check_search(t, truth, expect_warning):
+    """Vector top-10 against brute force. HNSW is approximate, so what must
+    hold exactly is what a foreign or damaged index would break: every row
+    returned is a real row with its true distance, in order, 10 of them;
+    and recall stays high (a rejected index is scored exactly, which only
+    raises it)."""
     emb = np.asarray(truth.column("emb").combine_chunks().flatten()).reshape(-1, DIM)
     ids = np.asarray(truth.column("id"))
+    pos = {int(v): i for i, v in enumerate(ids)}
     rng = np.random.default_rng(3)
+    hits = 0
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         for _ in range(5):
             q = rng.uniform(-1, 1, DIM).astype(np.float32)
-            d = ((emb - q) ** 2).sum(axis=1)
-            want = ids[np.argsort(d, kind="stable")[:10]]
-            got = t.search("emb", q, k=10, columns=["id"], ef_search=400)
-            # HNSW is approximate; with ef_search=400 on 400 rows per file it is exact here.
-            assert sorted(got.column("id").to_pylist()) == sorted(want.tolist())
+            d = np.sqrt(((emb.astype(np.float64) - q) ** 2).sum(axis=1))
+            want = set(ids[np.argsort(d, kind="stable")[:10]].tolist())
+            got = t.search("emb", q, k=10, columns=["id"], ef_search=400, nprobe=64)
+            gi, gd = got.column("id").to_pylist(), got.column("distance").to_pylist()
+            assert len(gi) == 10 and gd == sorted(gd)
+            for i, dist in zip(gi, gd):
+                assert abs(dist - d[pos[i]]) < 1e-4, (i, dist, d[pos[i]])
+            hits += len(want & set(gi))
+    assert hits >= 40, f"recall {hits / 50:.2f}"
     warned = [w for w in seen if issubclass(w.category, hdb.IndexIgnoredWarning)]
     assert bool(warned) == expect_warning, [str(w.message) for w in seen]
 
@@ -132,6 +155,7 @@ def test_another_files_scalar_index_copied_over(table):
     m = _index_of(t, "cat")
     a, b = sorted(m)[:2]
     shutil.copyfile(m[a], m[b])  # b's index now describes a
+    _touch(m[b])
     _check_queries(t, truth, expect_warning=True)
     plan = t.explain(filter="cat = 'k5'", as_dict=True)
     assert plan["files_index_rejected"] == 1
@@ -151,6 +175,7 @@ def test_index_from_another_table(table, tmp_path):
     theirs = sorted(_index_of(other, "cat").values())
     for mine, src in zip(sorted(_index_of(t, "cat").values()), theirs):
         shutil.copyfile(src, mine)
+        _touch(mine)
     _check_queries(t, truth, expect_warning=True)
     assert len({p.data_file for p in t.validate()}) == FILES
 
@@ -164,6 +189,8 @@ def test_swapped_vector_index(table):
     shutil.copyfile(m[b], m[a])
     shutil.copyfile(tmp, m[b])
     os.unlink(tmp)
+    _touch(m[a])
+    _touch(m[b])
     _check_search(t, truth, expect_warning=True)
     problems = t.validate()
     assert {p.data_file for p in problems} == {a, b}
@@ -202,6 +229,7 @@ def test_truncated_and_missing_index_files(table):
     a, b = sorted(m)[:2]
     with open(m[a], "r+b") as f:
         f.truncate(os.path.getsize(m[a]) // 2)
+    _touch(m[a])
     os.unlink(m[b])
     _check_queries(t, truth, expect_warning=True)
     assert {p.data_file for p in t.validate()} >= {a, b}
