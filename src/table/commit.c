@@ -1146,6 +1146,24 @@ done:
   hs_table_appended_free(keep);
   if (c.data_fd >= 0) close(c.data_fd);
   if (c.manifest_fd >= 0) close(c.manifest_fd);
+  if (!committed && st != HS_OK && st != HS_ERR_NOMEM) {
+    /* A forced orphan sweep may take this commit's files at any step
+     * (reading a footer back, syncing, re-reading on a retry): whatever
+     * step noticed, say what happened, before the files are cleaned up. */
+    const char *mine[2] = {c.files == NULL ? c.data_path : NULL, c.manifest_path};
+    bool gone = false;
+    for (size_t i = 0; i < 2; i++)
+      gone = gone || (mine[i] != NULL && mine[i][0] && access(mine[i], F_OK) != 0);
+    for (size_t i = 0; i < c.n_files; i++) gone = gone || access(c.files[i].file_path, F_OK) != 0;
+    if (gone) {
+      hs_status pst = hs_table_publish_check("append", mine, 2, err);
+      for (size_t i = 0; pst == HS_OK && i < c.n_files; i++) {
+        const char *one[1] = {c.files[i].file_path};
+        pst = hs_table_publish_check("append", one, 1, err);
+      }
+      if (pst != HS_OK) st = pst;
+    }
+  }
   if (!committed) {
     if (c.data_path[0]) (void)hs_fs_remove(c.data_path, NULL);
     for (size_t i = 0; i < c.n_files; i++) (void)hs_fs_remove(c.files[i].file_path, NULL);
