@@ -10,7 +10,7 @@ like the parser's positions), never a silent cut at the NUL.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from ._core import InvalidArgumentError
 
@@ -32,3 +32,18 @@ def filter_arg(filter: Any, what: str = "filter") -> Optional[str]:
         raise InvalidArgumentError(f"{what}: NUL character at position {nul + 1} "
                                    "(a filter is text without NUL characters)")
     return filter if filter.strip(BLANK) else None
+
+
+def columns_arg(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
+    """A projection: a list of names, each at most once (None: every column)."""
+    if columns is None:
+        return None
+    cols = list(columns)
+    seen: Dict[str, int] = {}
+    for i, c in enumerate(cols):
+        if isinstance(c, str) and c in seen:
+            raise InvalidArgumentError(
+                f"columns: {c!r} is selected twice (positions {seen[c]} and {i})")
+        if isinstance(c, str):
+            seen[c] = i
+    return cols

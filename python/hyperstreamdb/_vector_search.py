@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from . import _core
 from ._binding import IndexIgnoredWarning
+from ._filters import columns_arg
 from ._core import InvalidArgumentError
 
 _KNOWN = ("column", "query", "k", "metric", "ef_search", "nprobe", "exact")
@@ -135,15 +136,7 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     k = _k(vs.k)
     cols = None
     if columns is not None:
-        if isinstance(columns, str):
-            columns = [columns]
-        seen: Dict[str, int] = {}
-        for i, c in enumerate(columns):
-            if isinstance(c, str) and c in seen:
-                raise InvalidArgumentError(
-                    f"columns: {c!r} is selected twice (positions {seen[c]} and {i})")
-            if isinstance(c, str):
-                seen[c] = i
+        columns = columns_arg([columns] if isinstance(columns, str) else columns)
         # "distance" is always returned (last); selecting it is allowed.
         cols = [c for c in columns if c != "distance"]
     capsule, stats = _core.vector_search(

@@ -41,6 +41,7 @@ import pyarrow as pa
 from . import _core
 from . import _vector_search as _vs
 from ._core import InvalidArgumentError, NotFoundError, SchemaError
+from ._filters import columns_arg as _columns_arg
 from ._filters import filter_arg as _filter_arg
 from . import _binding
 from ._indexes import IndexMethods
@@ -322,21 +323,6 @@ def _size_arg(name: str, v: Any, none: int) -> int:
     if n < 0:
         raise InvalidArgumentError(f"{name} must be >= 0, got {n}")
     return n if n <= _I64_MAX else _I64_MAX
-
-
-def _columns_arg(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
-    """A projection: a list of names, each at most once."""
-    if columns is None:
-        return None
-    cols = list(columns)
-    seen: Dict[str, int] = {}
-    for i, c in enumerate(cols):
-        if isinstance(c, str) and c in seen:
-            raise InvalidArgumentError(
-                f"columns: {c!r} is selected twice (positions {seen[c]} and {i})")
-        if isinstance(c, str):
-            seen[c] = i
-    return cols
 
 
 class Table(IndexMethods):
