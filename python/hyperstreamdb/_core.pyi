@@ -240,7 +240,9 @@ def vector_search(
     nprobe: int = 0,
     batch: bool = False,
     exact: bool = False,
+    cache: Any = None,
 ) -> Tuple[Any, Dict[str, int]]: ...
+def search_cache() -> Any: ...
 def build_vector_indexes(
     uri: _Path,
     column: str,

@@ -124,8 +124,8 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     """Run `vs` on `table`: one pyarrow Table (a 1-d query) or a list of
     them (a 2-d batch, one per query), each sorted by ``distance``; and the
     search's counters."""
-    # The C call opens the latest version itself: refresh the handle only
-    # to resolve a time or ref (or to open it the first time).
+    # The C call refreshes its own open table to the latest version: refresh
+    # the handle only to resolve a time or ref (or to open it the first time).
     handle = table._handle
     if handle is None or as_of is not None or ref is not None:
         handle = table._require()
@@ -139,10 +139,15 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
         columns = columns_arg([columns] if isinstance(columns, str) else columns)
         # "distance" is always returned (last); selecting it is allowed.
         cols = [c for c in columns if c != "distance"]
+    # The C side keeps the table open between searches of this Table (and
+    # refreshes it per call: a new version is seen as by a fresh open).
+    cache = table._vs_cache
+    if cache is None:
+        cache = table._vs_cache = _core.search_cache()
     capsule, stats = _core.vector_search(
         handle.uri, vs.column, q, k=k, metric=vs.metric, filter=filter or None, columns=cols,
         snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
-        nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact))
+        nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact), cache=cache)
     result = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
     if stats.get("files_index_rejected"):
         warnings.warn(IndexIgnoredWarning(

@@ -356,6 +356,7 @@ class Table(IndexMethods):
         self._format_version = format_version
         self._properties = dict(properties or {})
         self._handle: Any = None
+        self._vs_cache: Any = None  # vector searches' open table (_vector_search.run)
         self._index_all = bool(index_all)
         if self._load() and self._index_all:
             self._index_after_write()

@@ -3,18 +3,99 @@
  * (hs_table_vector_search / hs_table_vector_search_batch), and
  * _core.build_vector_indexes (hs_table_build_vector_indexes).
  *
- * The table is opened here from its folder for each call (every read of
- * hyperstreamdb.Table sees the latest committed version anyway), so a
- * search never holds a TableHandle's lock. The query vectors come through
+ * The table is opened from its folder once per search cache (a capsule from
+ * _core.search_cache(), one per hyperstreamdb.Table) and refreshed per call:
+ * a refresh of an unchanged table is a version probe and one stat, where an
+ * open reads and parses the metadata JSON (most of a small search's fixed
+ * cost). A newer version, by this process or another writer, is loaded by
+ * the refresh as a fresh open would. A search never holds a TableHandle's
+ * lock; concurrent searches on one cache each get a table (the one that
+ * finds the cache busy opens its own). The query vectors come through
  * the buffer protocol (a C-contiguous float32 array of one or two
  * dimensions, no copy); the GIL is released while C opens, scores and
  * fetches. The result is an "arrow_array_stream" PyCapsule and a dict of
  * counters.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "core.h"
 #include "common/common.h"
+
+/* ------------------------------------------------------ search cache */
+
+#define HS_PY_SEARCH_CACHE "hyperstreamdb.search_cache"
+
+/* The open table of one hyperstreamdb.Table's searches; `lock` guards
+ * `table` and `path` (held for a whole search). */
+typedef struct hs_py_search_cache {
+  PyThread_type_lock lock;
+  hs_table *table; /* NULL until the first search */
+  char *path;      /* the folder it was opened from */
+} hs_py_search_cache;
+
+static void search_cache_free(PyObject *capsule) {
+  hs_py_search_cache *c = PyCapsule_GetPointer(capsule, HS_PY_SEARCH_CACHE);
+  if (c == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  hs_table_free(c->table);
+  hs_free(c->path);
+  if (c->lock != NULL) PyThread_free_lock(c->lock);
+  hs_free(c);
+}
+
+static PyObject *vs_search_cache(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  hs_py_search_cache *c = hs_calloc(1, sizeof *c);
+  if (c == NULL) return PyErr_NoMemory();
+  if ((c->lock = PyThread_allocate_lock()) == NULL) {
+    hs_free(c);
+    return PyErr_NoMemory();
+  }
+  PyObject *cap = PyCapsule_New(c, HS_PY_SEARCH_CACHE, search_cache_free);
+  if (cap == NULL) {
+    PyThread_free_lock(c->lock);
+    hs_free(c);
+  }
+  return cap;
+}
+
+/* The table at `path` for one search, without the GIL: the cache's
+ * (refreshed; *held: release the cache's lock when done) when `c` is free
+ * and was opened from `path`, else a table of the caller's own (*own). */
+static hs_status search_table(hs_py_search_cache *c, const char *path, hs_table **out, bool *held,
+                              bool *own, hs_error *err) {
+  *out = NULL;
+  *held = *own = false;
+  if (c != NULL && PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
+    hs_status st = HS_ERR_INTERNAL;
+    if (c->table != NULL && c->path != NULL && strcmp(c->path, path) == 0) {
+      st = hs_table_refresh(c->table, err);
+      if (st == HS_OK) {
+        *out = c->table;
+        *held = true;
+        return HS_OK;
+      }
+      if (err != NULL) memset(err, 0, sizeof *err); /* reopen: the open words the error */
+    }
+    hs_table_free(c->table);
+    hs_free(c->path);
+    c->table = NULL;
+    c->path = hs_strdup(path);
+    if (c->path != NULL && (st = hs_table_open(path, &c->table, err)) == HS_OK) {
+      *out = c->table;
+      *held = true;
+      return HS_OK;
+    }
+    PyThread_release_lock(c->lock);
+    return c->path == NULL ? hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path) : st;
+  }
+  *own = true;
+  return hs_table_open(path, out, err);
+}
 
 /* Optional str argument: None -> NULL; else a borrowed UTF-8 pointer. */
 static int vs_str(PyObject *obj, const char *what, const char **out) {
@@ -77,17 +158,20 @@ static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kwlist[] = {"uri",    "column",  "queries",     "k",         "metric",
                            "filter", "columns", "snapshot_id", "ef_search", "nprobe",
-                           "batch",  "exact",   NULL};
+                           "batch",  "exact",   "cache",       NULL};
   PyObject *uri_obj, *column_obj, *queries, *metric_obj = Py_None, *filter_obj = Py_None;
-  PyObject *cols_obj = Py_None;
+  PyObject *cols_obj = Py_None, *cache_obj = Py_None;
   long long k = 10, snapshot_id = -1;
   unsigned int ef_search = 0, nprobe = 0;
   int batch = 0, exact = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|LOOOLIIpp:vector_search", kwlist, &uri_obj,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|LOOOLIIppO:vector_search", kwlist, &uri_obj,
                                    &column_obj, &queries, &k, &metric_obj, &filter_obj, &cols_obj,
-                                   &snapshot_id, &ef_search, &nprobe, &batch, &exact)) {
+                                   &snapshot_id, &ef_search, &nprobe, &batch, &exact, &cache_obj)) {
     return NULL;
   }
+  hs_py_search_cache *cache = NULL;
+  if (cache_obj != Py_None && (cache = PyCapsule_GetPointer(cache_obj, HS_PY_SEARCH_CACHE)) == NULL)
+    return NULL;
   hs_vector_search_options o;
   hs_vector_search_options_init(&o);
   o.k = (int64_t)k;
@@ -142,14 +226,16 @@ static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
   hs_status st;
   Py_BEGIN_ALLOW_THREADS;
   hs_table *t = NULL;
-  st = hs_table_open(p, &t, &err);
+  bool held = false, own = false;
+  st = search_table(cache, p, &t, &held, &own, &err);
   if (st == HS_OK && batch)
     st = hs_table_vector_search_batch(t, &o, (const float *)view.buf, nq, dim, heap, &stats, &err);
   else if (st == HS_OK && nq != 1)
     st = hs_error_set(&err, HS_ERR_INVALID_ARG, "one query vector expected, got %zu", nq);
   else if (st == HS_OK)
     st = hs_table_vector_search(t, &o, (const float *)view.buf, dim, heap, &stats, &err);
-  hs_table_free(t);
+  if (own) hs_table_free(t);
+  if (held) PyThread_release_lock(cache->lock);
   Py_END_ALLOW_THREADS;
   if (st != HS_OK) {
     hs_free(heap);
@@ -225,10 +311,15 @@ static PyObject *vs_build(PyObject *self, PyObject *args, PyObject *kwargs) {
 static PyMethodDef hs_py_vsearch_methods[] = {
     {"vector_search", (PyCFunction)(void (*)(void))vs_search, METH_VARARGS | METH_KEYWORDS,
      "vector_search(uri, column, queries, k=10, metric=None, filter=None, columns=None,\n"
-     "              snapshot_id=-1, ef_search=0, nprobe=0, batch=False, exact=False)\n"
+     "              snapshot_id=-1, ef_search=0, nprobe=0, batch=False, exact=False,\n"
+     "              cache=None)\n"
      "    -> (arrow_array_stream capsule, stats dict)\n\n"
      "Top-k rows of the table at `uri` nearest to `queries` (float32, 1-d for one query;\n"
-     "2-d with batch=True: a leading int32 'query_index' column). Use Table.search."},
+     "2-d with batch=True: a leading int32 'query_index' column); cache: a search_cache()\n"
+     "whose open table is refreshed and reused. Use Table.search."},
+    {"search_cache", vs_search_cache, METH_NOARGS,
+     "search_cache() -> capsule\n\n"
+     "The open table that vector_search(cache=...) keeps between calls (one per Table)."},
     {"build_vector_indexes", (PyCFunction)(void (*)(void))vs_build, METH_VARARGS | METH_KEYWORDS,
      "build_vector_indexes(uri, column, metric=None, m=0, ef_construction=0, partitions=0,\n"
      "                     quantizer=None, pq_m=0, threads=0) -> files built\n\n"

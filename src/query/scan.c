@@ -1221,12 +1221,16 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
      * file, so any snapshot uses exactly its own files' indexes. */
     hs_table_index_registry reg;
     memset(&reg, 0, sizeof reg);
-    if (e != NULL) st = hs_table_index_registry_load(table, NULL, &reg, err);
+    const hs_table_index_registry *use = &reg;
+    if (e != NULL && hooks != NULL && hooks->reg != NULL)
+      use = hooks->reg; /* the caller's, loaded once per query */
+    else if (e != NULL)
+      st = hs_table_index_registry_load(table, NULL, &reg, err);
     if (st != HS_OK && st != HS_ERR_NOMEM) { /* a broken registry: scan unindexed */
       if (err != NULL) memset(err, 0, sizeof *err);
       st = HS_OK;
     }
-    if (st == HS_OK) st = prune_files(table, rschema, pl, e, &tschema, &reg, s, err);
+    if (st == HS_OK) st = prune_files(table, rschema, pl, e, &tschema, use, s, err);
     hs_table_index_registry_free(&reg);
   }
   if (st == HS_OK) st = output_schema(s, &tschema, table->metadata_path, err);

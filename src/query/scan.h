@@ -124,6 +124,9 @@ typedef struct hs_scan_hooks {
   /* NULL: plan opts->snapshot_id here. Else the caller's plan of exactly
    * that snapshot (borrowed for the call; the stream keeps nothing of it). */
   const hs_table_plan *plan;
+  /* NULL: load the table's index registry here (with a filter). Else the
+   * caller's, loaded once for all the scans of one query (borrowed). */
+  const hs_table_index_registry *reg;
 } hs_scan_hooks;
 
 /* hs_table_scan_query with `hooks` (NULL: none; copied). */

@@ -90,6 +90,10 @@ typedef struct hs_vs_indexed {
   size_t n_indexed;
   int64_t n_rejected; /* registered indexes not used: foreign, corrupt or missing */
   char why[320];      /* the first one's reason */
+  /* The table's index registry, loaded once per query by hs_vs_indexed_open
+   * (have_reg: it loaded) and handed to the query's scans (hs_scan_hooks.reg). */
+  hs_table_index_registry reg;
+  bool have_reg;
 } hs_vs_indexed;
 
 /* Open the registered vector index of `column` of each data file of

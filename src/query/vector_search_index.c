@@ -162,14 +162,16 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
                              int32_t field_id, hs_metric metric, size_t dim, hs_vs_indexed *out,
                              hs_error *err) {
   memset(out, 0, sizeof *out);
-  hs_table_index_registry reg;
-  memset(&reg, 0, sizeof reg);
+  hs_table_index_registry *regp = &out->reg;
   hs_status st = HS_OK;
   hs_error local = {0};
-  if (hs_table_index_registry_load(t, NULL, &reg, &local) != HS_OK || reg.n_entries == 0) {
-    hs_table_index_registry_free(&reg); /* no (usable) registry: everything exact */
+  if (hs_table_index_registry_load(t, NULL, regp, &local) != HS_OK) {
+    hs_table_index_registry_free(regp); /* no usable registry: everything exact */
+    memset(regp, 0, sizeof *regp);
     return HS_OK;
   }
+  out->have_reg = true; /* kept for the query's scans */
+  if (regp->n_entries == 0) return HS_OK;
   out->n = plan->n_files;
   out->vx = hs_calloc(plan->n_files + 1, sizeof *out->vx);
   out->paths = hs_calloc(plan->n_files + 1, sizeof *out->paths);
@@ -183,7 +185,7 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
      * answers only where the file's column of the searched field is the one
      * the entry names (after a rename: its old name, which the blob carries). */
     const char *stored = NULL;
-    const char *rec = hs_table_index_lookup_field(&reg, pf->path, pf->data_file->file_size_in_bytes,
+    const char *rec = hs_table_index_lookup_field(regp, pf->path, pf->data_file->file_size_in_bytes,
                                                   column, field_id, &stored);
     if (rec == NULL || stored == NULL) continue;
     if (t->meta.n_schemas > 1 ? !file_column_is(pf->path, stored, field_id)
@@ -229,7 +231,6 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
       hs_vidx_free(x);
     hs_free(ipath);
   }
-  hs_table_index_registry_free(&reg);
   if (st != HS_OK) hs_vs_indexed_free(out);
   return st;
 }
@@ -249,6 +250,7 @@ void hs_vs_indexed_free(hs_vs_indexed *ix) {
   hs_free(ix->paths);
   hs_free(ix->allowed);
   hs_free(ix->cached);
+  if (ix->have_reg) hs_table_index_registry_free(&ix->reg);
   memset(ix, 0, sizeof *ix);
 }
 
@@ -295,7 +297,7 @@ hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char
   so.columns = &column; /* never read: on_rows replaces the output */
   so.n_columns = 1;
   so.filter = filter;
-  hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan};
+  hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan, ix->have_reg ? &ix->reg : NULL};
   struct ArrowArrayStream st;
   hs_status rc = hs_table_scan_query_hooked(t, &so, &hooks, &st, err);
   if (rc != HS_OK) return rc;

@@ -264,7 +264,7 @@ static hs_status score_slice(vs_slice *sl, hs_error *err) {
   int64_t rows = VS_BATCH_FLOATS / (int64_t)(s->dim ? s->dim : 1);
   so.batch_rows_max = rows < 256 ? 256 : rows;
   struct ArrowArrayStream st;
-  hs_scan_hooks hooks = {keep_slice, NULL, sl, sl->plan};
+  hs_scan_hooks hooks = {keep_slice, NULL, sl, sl->plan, sl->ix->have_reg ? &sl->ix->reg : NULL};
   hs_status rc = hs_table_scan_query_hooked(sl->table, &so, &hooks, &st, err);
   if (rc != HS_OK) return rc;
   for (;;) {
@@ -345,6 +345,10 @@ hs_status hs_vs_score_exact(hs_table *table, const hs_vector_search_options *o,
                             hs_vector_search_stats *stats, hs_error *err) {
   size_t n_exact = 0;
   for (size_t i = 0; i < plan->n_files; i++) n_exact += !(i < ix->n && ix->vx[i] != NULL);
+  if (n_exact == 0 && plan->n_files > 0) { /* every file through its index: no scan to set up */
+    stats->files_planned = (int64_t)plan->n_files;
+    return HS_OK;
+  }
   uint32_t cores = hs_parallel_cores();
   size_t nw = n_exact < cores ? n_exact : cores;
   if (nw == 0) nw = 1;
