@@ -136,10 +136,42 @@ static hs_status gzip_decompress(const uint8_t *src, size_t src_len, uint8_t *ds
   return st;
 }
 
+/* Decompression contexts, kept like the compression ones (below): the
+ * one-shot ZSTD_decompress creates and frees a context per call, and a page
+ * read paid that allocation (a ~160 KB workspace, freshly faulted in) for
+ * every page. At most ZSTD_DPOOL_MAX idle contexts are kept. */
+#define ZSTD_DPOOL_MAX 16
+static pthread_mutex_t zstd_dpool_lock = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_DCtx *zstd_dpool[ZSTD_DPOOL_MAX];
+static int zstd_dpool_n;
+
+static ZSTD_DCtx *zstd_dctx_get(void) {
+  ZSTD_DCtx *d = NULL;
+  pthread_mutex_lock(&zstd_dpool_lock);
+  if (zstd_dpool_n > 0) d = zstd_dpool[--zstd_dpool_n];
+  pthread_mutex_unlock(&zstd_dpool_lock);
+  return d ? d : ZSTD_createDCtx();
+}
+
+static void zstd_dctx_put(ZSTD_DCtx *d) {
+  pthread_mutex_lock(&zstd_dpool_lock);
+  if (zstd_dpool_n < ZSTD_DPOOL_MAX) {
+    zstd_dpool[zstd_dpool_n++] = d;
+    d = NULL;
+  }
+  pthread_mutex_unlock(&zstd_dpool_lock);
+  ZSTD_freeDCtx(d); /* accepts NULL */
+}
+
 static hs_status zstd_decompress(const uint8_t *src, size_t src_len, uint8_t *dst, size_t dst_len,
                                  hs_error *err) {
   uint8_t dummy;
-  size_t r = ZSTD_decompress(dst_len ? dst : &dummy, dst_len, src, src_len);
+  ZSTD_DCtx *dc = zstd_dctx_get();
+  if (dc == NULL) {
+    return hs_error_set(err, HS_ERR_NOMEM, "ZSTD: out of memory for a decompression context");
+  }
+  size_t r = ZSTD_decompressDCtx(dc, dst_len ? dst : &dummy, dst_len, src, src_len);
+  zstd_dctx_put(dc);
   if (ZSTD_isError(r)) {
     if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall) return too_large(err, "ZSTD", dst_len);
     return hs_error_set(err, HS_ERR_CORRUPT, "ZSTD: %s (%zu compressed bytes)",
