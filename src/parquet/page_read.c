@@ -168,6 +168,16 @@ fail:
 
 /* --------------------------------------------------------------- values */
 
+/* The error for a page whose indices reach past the dictionary: names the
+ * largest, as the check before the gather did. */
+static hs_status dict_out_of_range(const uint32_t *idx, size_t n, int64_t dict_n, hs_error *err) {
+  uint32_t top = 0;
+  for (size_t i = 0; i < n; i++) top = idx[i] > top ? idx[i] : top;
+  return hs_error_set(err, HS_ERR_CORRUPT,
+                      "dictionary index %u out of range (dictionary has %lld entries)", top,
+                      (long long)dict_n);
+}
+
 static hs_status dict_gather(const hs_pq_page_ctx *ctx, const uint8_t *buf, size_t len, size_t n,
                              hs_pq_acc *acc, hs_error *err) {
   const hs_pq_dict *d = ctx->dict;
@@ -179,15 +189,11 @@ static hs_status dict_gather(const hs_pq_page_ctx *ctx, const uint8_t *buf, size
   if (idx == NULL) return nomem(err, ctx, "dictionary indices");
   hs_status st = hs_dict_indices_decode(buf, len, idx, n, err);
   if (st != HS_OK) return st;
-  /* One pass over the indices both checks them and finds the largest. */
-  uint32_t top = 0;
-  for (size_t i = 0; i < n; i++) top = idx[i] > top ? idx[i] : top;
-  if ((int64_t)top >= d->n) {
-    return hs_error_set(err, HS_ERR_CORRUPT,
-                        "dictionary index %u out of range (dictionary has %lld entries)", top,
-                        (long long)d->n);
-  }
   if (ctx->desc->type == HS_PQ_BYTE_ARRAY) {
+    /* One pass over the indices both checks them and finds the largest. */
+    uint32_t top = 0;
+    for (size_t i = 0; i < n; i++) top = idx[i] > top ? idx[i] : top;
+    if ((int64_t)top >= d->n) return dict_out_of_range(idx, n, d->n, err);
     const int32_t *doff = (const int32_t *)d->offsets.data;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) total += (size_t)(doff[idx[i] + 1] - doff[idx[i]]);
@@ -214,21 +220,46 @@ static hs_status dict_gather(const hs_pq_page_ctx *ctx, const uint8_t *buf, size
   uint8_t *dst = buf_reserve_n(&acc->values, n, w);
   if (dst == NULL) return nomem(err, ctx, "values");
   const uint8_t *src = d->values.data;
-  /* Constant-size copies let the compiler emit plain loads and stores. */
+  /* The range check rides along the gather instead of a pass of its own:
+   * an index past the dictionary reads entry 0 (branch-free select) and
+   * sets `bad`, and the page fails after the loop (the values written are
+   * not kept: acc->values.len is not advanced). Constant-size copies let
+   * the compiler emit plain loads and stores. d->n >= 1 here: a present
+   * dictionary with indices to gather has entries or every index is bad. */
+  const uint32_t nd = d->n > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)d->n;
+  if (nd == 0) return dict_out_of_range(idx, n, d->n, err);
+  uint32_t bad = 0;
   switch (w) {
   case 1:
-    for (size_t i = 0; i < n; i++) dst[i] = src[idx[i]];
+    for (size_t i = 0; i < n; i++) {
+      uint32_t k = idx[i], ok = k < nd;
+      bad |= ok ^ 1u;
+      dst[i] = src[ok ? k : 0];
+    }
     break;
   case 4:
-    for (size_t i = 0; i < n; i++) memcpy(dst + 4 * i, src + 4 * (size_t)idx[i], 4);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t k = idx[i], ok = k < nd;
+      bad |= ok ^ 1u;
+      memcpy(dst + 4 * i, src + 4 * (size_t)(ok ? k : 0), 4);
+    }
     break;
   case 8:
-    for (size_t i = 0; i < n; i++) memcpy(dst + 8 * i, src + 8 * (size_t)idx[i], 8);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t k = idx[i], ok = k < nd;
+      bad |= ok ^ 1u;
+      memcpy(dst + 8 * i, src + 8 * (size_t)(ok ? k : 0), 8);
+    }
     break;
   default:
-    for (size_t i = 0; i < n; i++) memcpy(dst + w * i, src + w * (size_t)idx[i], w);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t k = idx[i], ok = k < nd;
+      bad |= ok ^ 1u;
+      memcpy(dst + w * i, src + w * (size_t)(ok ? k : 0), w);
+    }
     break;
   }
+  if (bad) return dict_out_of_range(idx, n, d->n, err);
   acc->values.len += n * w;
   return HS_OK;
 }
