@@ -658,7 +658,10 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
                                 const uint8_t *body, int64_t n, bool *done, hs_error *err) {
   *done = false;
   const hs_pq_leaf_desc *d = r->desc;
-  if (r->sel == NULL || !r->gather || n <= 0 || d->max_rep != 0 || d->max_def > 1) return HS_OK;
+  if (r->sel == NULL || !r->gather || n <= 0) return HS_OK;
+  if (d->max_rep > 1 || (d->max_rep == 0 && d->max_def > 1)) return HS_OK;
+  /* List leaves: v2 pages only (they start at row boundaries). */
+  if (d->max_rep == 1 && ph->type != HS_PQ_DATA_PAGE_V2) return HS_OK;
   size_t csize = (size_t)ph->compressed_page_size, pos = 0;
   hs_pq_gather_page pg;
   memset(&pg, 0, sizeof pg);
@@ -679,6 +682,8 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
     int64_t dl = ph->data_page_v2.definition_levels_byte_length;
     if (rl < 0 || dl < 0 || rl + dl > (int64_t)csize) return HS_OK;
     pg.encoding = ph->data_page_v2.encoding;
+    pg.rep = body;
+    pg.rep_len = (size_t)rl;
     pg.def = body + rl;
     pg.def_len = (size_t)dl;
     pos = (size_t)(rl + dl);
@@ -691,6 +696,20 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
   pg.offset = off;
   int64_t base = r->cur_row + 1;
   while (r->sel_i < r->n_sel && r->sel[r->sel_i] < base) r->sel_i++;
+  if (d->max_rep == 1) { /* page_gather_rep.c */
+    hs_pq_gather_rep_out go;
+    int64_t rows = ph->data_page_v2.num_rows;
+    hs_status st = hs_pq_page_gather_rep(&r->ctx, &pg, r->sel + r->sel_i, r->n_sel - r->sel_i, base,
+                                         rows, &r->acc, &go, err);
+    if (st != HS_OK || go.declined) return st;
+    r->acc.n_levels += go.n_levels;
+    r->acc.n_values += go.n_values;
+    r->n_rows += (int64_t)go.rows_taken;
+    r->cur_row += rows;
+    r->sel_i += go.rows_taken;
+    *done = true;
+    return HS_OK;
+  }
   size_t j = r->sel_i;
   while (j < r->n_sel && r->sel[j] < base + n) j++;
   int64_t nv = 0;

@@ -26,7 +26,9 @@
 
 bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding) {
   const hs_pq_leaf_desc *d = ctx->desc;
-  if (d->max_rep != 0 || d->max_def > 1) return false;
+  /* List leaves (page_gather_rep.c): one level of repetition, any nesting
+   * of optional levels. */
+  if (d->max_rep > 1 || (d->max_rep == 0 && d->max_def > 1)) return false;
   if (encoding == HS_PQ_ENC_PLAIN_DICTIONARY || encoding == HS_PQ_ENC_RLE_DICTIONARY) {
     return ctx->dict != NULL && ctx->dict->present;
   }
@@ -42,16 +44,9 @@ static hs_status gather_corrupt(hs_error *err, const char *what, int64_t row, lo
                       v);
 }
 
-/* Positioned readers of a page's values: dictionary indices or deltas. */
-typedef struct gather_cursors {
-  hs_rle_cursor ix;
-  hs_delta_cursor delta;
-} gather_cursors;
-
-/* Append value v of the page to acc. */
-static hs_status gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
-                              gather_cursors *cur, int64_t row, int64_t v, hs_pq_acc *acc,
-                              hs_error *err) {
+hs_status hs_pq_gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                             hs_pq_gather_cursors *cur, int64_t row, int64_t v, hs_pq_acc *acc,
+                             hs_error *err) {
   const hs_pq_leaf_desc *d = ctx->desc;
   size_t w = ctx->width > 0 ? (size_t)ctx->width : 0;
   if (pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
@@ -100,7 +95,7 @@ static hs_status gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page
 
 /* Prefetch what reading value v (an estimate: exact without NULLs) needs. */
 static void gather_prefetch(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
-                            const gather_cursors *cur, int64_t v, bool far) {
+                            const hs_pq_gather_cursors *cur, int64_t v, bool far) {
   if (v < 0) return;
   if (pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
     hs_delta_cursor_prefetch(&cur->delta, v, !far);
@@ -146,29 +141,38 @@ static hs_status delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir *
   return HS_OK;
 }
 
+hs_status hs_pq_gather_cursors_init(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                                    hs_pq_gather_cursors *cur, hs_pq_cached **dref, bool any,
+                                    hs_error *err) {
+  (void)ctx;
+  memset(cur, 0, sizeof *cur);
+  *dref = NULL;
+  if (pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
+    const hs_delta_dir *dir = NULL;
+    /* Cheap for a page none of whose rows is a value: nothing to look up. */
+    hs_status st = any ? delta_dir_get(pg, &dir, dref, err) : HS_OK;
+    if (st != HS_OK) return st;
+    if (*dref != NULL) hs_delta_cursor_init(&cur->delta, dir, pg->vals, pg->vlen);
+  } else if (pg->encoding != HS_PQ_ENC_PLAIN) {
+    if (pg->vlen < 1 || pg->vals[0] > 32) {
+      return hs_error_set(err, HS_ERR_CORRUPT, "dictionary index bit width missing or > 32");
+    }
+    hs_rle_cursor_init(&cur->ix, pg->vals + 1, pg->vlen - 1, pg->vals[0]);
+  }
+  return HS_OK;
+}
+
 hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
                             const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
                             int64_t *n_values, hs_error *err) {
   int16_t max_def = ctx->desc->max_def;
   hs_rle_cursor def;
-  gather_cursors cur;
+  hs_pq_gather_cursors cur;
   memset(&def, 0, sizeof def);
-  memset(&cur.ix, 0, sizeof cur.ix);
   if (max_def > 0) hs_rle_cursor_init(&def, pg->def, pg->def_len, 1);
   hs_pq_cached *dref = NULL;
-  hs_status st = HS_OK;
-  if (pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED) {
-    const hs_delta_dir *dir;
-    /* Cheap for a page none of whose rows is a value: nothing to look up. */
-    st = k > 0 ? delta_dir_get(pg, &dir, &dref, err) : HS_OK;
-    if (st != HS_OK) return st;
-    if (dref != NULL) hs_delta_cursor_init(&cur.delta, dir, pg->vals, pg->vlen);
-  } else if (pg->encoding != HS_PQ_ENC_PLAIN) {
-    if (pg->vlen < 1 || pg->vals[0] > 32) {
-      return hs_error_set(err, HS_ERR_CORRUPT, "dictionary index bit width missing or > 32");
-    }
-    hs_rle_cursor_init(&cur.ix, pg->vals + 1, pg->vlen - 1, pg->vals[0]);
-  }
+  hs_status st = hs_pq_gather_cursors_init(ctx, pg, &cur, &dref, k > 0, err);
+  if (st != HS_OK) return st;
   if (ctx->desc->type == HS_PQ_BYTE_ARRAY) st = hs_pq_acc_init_offsets(acc, err);
   if (st == HS_OK && max_def > 0 && !hs_buf_reserve(&acc->def, k * sizeof(int16_t))) {
     st = HS_ERR_NOMEM;
@@ -195,7 +199,7 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
     }
     nulls = row - v;
     if (!valid) continue;
-    st = gather_value(ctx, pg, &cur, row, v, acc, err);
+    st = hs_pq_gather_value(ctx, pg, &cur, row, v, acc, err);
     nv++;
   }
   if (st == HS_ERR_NOMEM && (err == NULL || err->status != HS_ERR_NOMEM)) {

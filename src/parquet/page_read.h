@@ -85,11 +85,14 @@ hs_status hs_pq_values_decode(const hs_pq_page_ctx *ctx, int32_t encoding, const
 
 /* ------------------------------------------ row gather (page_gather.c) */
 
-/* An uncompressed data page of a flat column, split into its parts. */
+/* An uncompressed data page of a flat column (or, with rep set, of a list
+ * leaf: page_gather_rep.c), split into its parts. */
 typedef struct hs_pq_gather_page {
   const uint8_t *def; /* definition levels, hybrid stream without prefix */
   size_t def_len;     /* (unused when max_def == 0) */
-  int32_t encoding;   /* of the values */
+  const uint8_t *rep; /* repetition levels (max_rep 1), likewise */
+  size_t rep_len;
+  int32_t encoding; /* of the values */
   const uint8_t *vals;
   size_t vlen;
   int64_t n_levels; /* the page's level count (bounds its value count) */
@@ -113,6 +116,42 @@ bool hs_pq_gather_supported(const hs_pq_page_ctx *ctx, int32_t encoding);
 hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
                             const int64_t *rows, size_t k, int64_t base, hs_pq_acc *acc,
                             int64_t *n_values, hs_error *err);
+
+/* A list leaf's page (max_rep 1, data page v2 with page_rows rows): append
+ * the repetition and definition levels and the values of the selected rows
+ * rows[j] - base (rows[0..n_sel) strictly increasing, >= base; those below
+ * base + page_rows are the page's) to acc. out->declined: the page does
+ * not start a row or does not hold page_rows rows; nothing was appended
+ * (decode it). Does not touch acc's level and value counts. */
+typedef struct hs_pq_gather_rep_out {
+  bool declined;
+  size_t rows_taken; /* of rows[], the page's */
+  int64_t n_levels, n_values;
+} hs_pq_gather_rep_out;
+
+hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                                const int64_t *rows, size_t n_sel, int64_t base, int64_t page_rows,
+                                hs_pq_acc *acc, hs_pq_gather_rep_out *out, hs_error *err);
+
+/* Positioned readers of a page's values (dictionary indices or deltas),
+ * shared by the flat and the list gather. */
+typedef struct hs_pq_gather_cursors {
+  hs_rle_cursor ix;
+  hs_delta_cursor delta;
+} hs_pq_gather_cursors;
+
+typedef struct hs_pq_cached hs_pq_cached;
+
+/* Set up cur for pg's value encoding; a delta page's directory comes from
+ * the page cache (*dref: the caller's to put; built only when `any`). */
+hs_status hs_pq_gather_cursors_init(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                                    hs_pq_gather_cursors *cur, hs_pq_cached **dref, bool any,
+                                    hs_error *err);
+
+/* Append value v (of row `row`, for messages) of the page to acc. */
+hs_status hs_pq_gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                             hs_pq_gather_cursors *cur, int64_t row, int64_t v, hs_pq_acc *acc,
+                             hs_error *err);
 
 /* ---------------------------------------------- page cache (page_cache.c)
  *

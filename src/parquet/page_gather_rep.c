@@ -1,0 +1,244 @@
+/*
+ * page_gather_rep.c — row gather for a list leaf (max_rep 1): the selected
+ * rows of an uncompressed data page v2 of a list<T> / fixed_size_list<T>
+ * column (a vector column) are read from the page bytes without decoding
+ * the page. Only positions up to the last selected row are looked at.
+ *
+ * A row starts at a repetition level 0. Repetition levels (bit width 1)
+ * are walked by runs: an RLE run of 0s is one row per level, of 1s none,
+ * and a bit-packed run is searched 64 levels at a time (popcount of the
+ * inverted bits). The value index of a row's first level is the count of
+ * definition levels equal to max_def before it, counted by runs (popcount
+ * for bit width 1, a SWAR compare for width 2, one step a level otherwise).
+ * The row's levels are copied (repetition 0 then 1s, definition levels read
+ * one at a time) and its values appended: one copy for PLAIN fixed-width
+ * values (a row's values are contiguous), else value by value through
+ * hs_pq_gather_value (page_gather.c).
+ *
+ * Bytes are untrusted: every position is bounds-checked by the cursors; a
+ * page whose first level does not start a row is left to the decoder.
+ */
+#include <string.h>
+
+#include "encoding.h"
+#include "page_read.h"
+
+static hs_status rep_corrupt(hs_error *err, const char *what, long long v) {
+  return hs_error_set(err, HS_ERR_CORRUPT, "list page: %s (%lld)", what, v);
+}
+
+/* Position of the (skip + 1)-th repetition level 0 at or after *pos (below
+ * n), or n when there is none; *pos moves past it. */
+static hs_status rep_find_start(hs_rle_cursor *c, int64_t *pos, int64_t n, int64_t skip,
+                                int64_t *out, hs_error *err) {
+  int64_t p = *pos;
+  while (p < n) {
+    uint32_t x;
+    hs_status st = hs_rle_cursor_get(c, p, &x, err);
+    if (st != HS_OK) return st;
+    int64_t end = c->run_end < n ? c->run_end : n;
+    if (!c->packed) {
+      if (c->value == 0) {
+        if (skip < end - p) {
+          *out = p + skip;
+          *pos = *out + 1;
+          return HS_OK;
+        }
+        skip -= end - p;
+      }
+      p = end;
+      continue;
+    }
+    uint64_t b = (uint64_t)(p - c->run_start), e = (uint64_t)(end - c->run_start);
+    if ((e + 7) / 8 > c->data_len)
+      return rep_corrupt(err, "bit-packed run cut short", (long long)p);
+    const uint8_t *d = c->data;
+    while (b < e) {
+      if (b % 64 == 0 && b + 64 <= e) {
+        uint64_t w;
+        memcpy(&w, d + b / 8, 8);
+        uint64_t z = ~w;
+        int64_t cnt = __builtin_popcountll(z);
+        if (skip >= cnt) {
+          skip -= cnt;
+          b += 64;
+          continue;
+        }
+        for (; skip > 0; skip--) z &= z - 1;
+        b += (uint64_t)__builtin_ctzll(z);
+        *out = c->run_start + (int64_t)b;
+        *pos = *out + 1;
+        return HS_OK;
+      }
+      if (((d[b / 8] >> (b % 8)) & 1) == 0) {
+        if (skip == 0) {
+          *out = c->run_start + (int64_t)b;
+          *pos = *out + 1;
+          return HS_OK;
+        }
+        skip--;
+      }
+      b++;
+    }
+    p = end;
+  }
+  *pos = n;
+  *out = n;
+  return HS_OK;
+}
+
+/* Definition levels equal to `value` in [*pos, to), added to *count. */
+static hs_status def_count(hs_rle_cursor *c, int64_t *pos, int64_t to, uint32_t value,
+                           int64_t *count, hs_error *err) {
+  int64_t p = *pos;
+  while (p < to) {
+    uint32_t x;
+    hs_status st = hs_rle_cursor_get(c, p, &x, err);
+    if (st != HS_OK) return st;
+    int64_t end = c->run_end < to ? c->run_end : to;
+    if (!c->packed) {
+      if (c->value == value) *count += end - p;
+      p = end;
+      continue;
+    }
+    uint64_t b = (uint64_t)(p - c->run_start), e = (uint64_t)(end - c->run_start);
+    uint64_t bw = (uint64_t)c->bw;
+    if ((e * bw + 7) / 8 > c->data_len)
+      return rep_corrupt(err, "bit-packed run cut short", (long long)p);
+    const uint8_t *d = c->data;
+    if (bw == 1 || bw == 2) {
+      uint64_t per = 64 / bw; /* levels a word */
+      uint64_t pat = value == 0 ? 0 : bw == 1 ? ~0ull : 0x5555555555555555ull * value;
+      while (b < e) {
+        if (b % per == 0 && b + per <= e) {
+          uint64_t w;
+          memcpy(&w, d + b * bw / 8, 8);
+          uint64_t y = w ^ pat; /* a level equal to value: its bits 0 */
+          uint64_t z = bw == 1 ? ~y : ~(y | (y >> 1)) & 0x5555555555555555ull;
+          *count += __builtin_popcountll(z);
+          b += per;
+          continue;
+        }
+        uint64_t bit = b * bw;
+        uint32_t v = (uint32_t)(d[bit / 8] >> (bit % 8)) & (uint32_t)((1u << bw) - 1);
+        *count += v == value;
+        b++;
+      }
+      p = end;
+      continue;
+    }
+    for (; p < end; p++) {
+      st = hs_rle_cursor_get(c, p, &x, err);
+      if (st != HS_OK) return st;
+      *count += x == value;
+    }
+  }
+  *pos = p > to ? p : to;
+  return HS_OK;
+}
+
+hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
+                                const int64_t *rows, size_t n_sel, int64_t base, int64_t page_rows,
+                                hs_pq_acc *acc, hs_pq_gather_rep_out *out, hs_error *err) {
+  const hs_pq_leaf_desc *d = ctx->desc;
+  int16_t max_def = d->max_def;
+  int64_t n = pg->n_levels;
+  memset(out, 0, sizeof *out);
+  hs_rle_cursor rep, defc, defg;
+  /* The page must start a row (else the decoder reads or rejects it). Its
+   * row count is the header's num_rows, as when pages are skipped; a row
+   * below it that the levels do not hold is HS_ERR_CORRUPT. */
+  uint32_t first = 1;
+  hs_rle_cursor_init(&rep, pg->rep, pg->rep_len, 1);
+  if (n <= 0 || hs_rle_cursor_get(&rep, 0, &first, NULL) != HS_OK || first != 0) {
+    out->declined = true;
+    return HS_OK;
+  }
+  hs_rle_cursor_init(&rep, pg->rep, pg->rep_len, 1);
+  int dbw = hs_bit_width((uint64_t)(max_def > 0 ? max_def : 0));
+  hs_rle_cursor_init(&defc, pg->def, pg->def_len, dbw);
+  hs_rle_cursor_init(&defg, pg->def, pg->def_len, dbw);
+  size_t k = 0;
+  while (k < n_sel && rows[k] < base + page_rows) k++;
+  hs_pq_gather_cursors cur;
+  memset(&cur, 0, sizeof cur);
+  hs_pq_cached *dref = NULL;
+  hs_status st = hs_pq_gather_cursors_init(ctx, pg, &cur, &dref, k > 0, err);
+  if (st == HS_OK && d->type == HS_PQ_BYTE_ARRAY) st = hs_pq_acc_init_offsets(acc, err);
+  size_t w = ctx->width > 0 ? (size_t)ctx->width : 0;
+  bool plain_fixed = pg->encoding == HS_PQ_ENC_PLAIN && d->type != HS_PQ_BOOLEAN && w > 0;
+  int64_t rpos = 0, cpos = 0, vcount = 0, row_at = base - 1, start = -1, next = -1;
+  int64_t nl = 0, nv = 0;
+  for (size_t j = 0; j < k && st == HS_OK; j++) {
+    int64_t want = rows[j];
+    if (want <= row_at) {
+      st = rep_corrupt(err, "selection not increasing", (long long)want);
+      break;
+    }
+    /* The start of row `want`: the next row's start when it follows. */
+    if (want == row_at + 1 && next >= 0) {
+      start = next;
+    } else {
+      int64_t skip = want - row_at - 1 - (next >= 0 ? 1 : 0);
+      st = rep_find_start(&rep, &rpos, n, skip, &start, err);
+      if (st != HS_OK) break;
+    }
+    if (start >= n) {
+      st = rep_corrupt(err, "row past the page's levels", (long long)(want - base));
+      break;
+    }
+    row_at = want;
+    st = rep_find_start(&rep, &rpos, n, 0, &next, err);
+    if (st != HS_OK) break;
+    int64_t end = next; /* levels [start, end) are the row's */
+    int64_t v0 = vcount;
+    if (max_def > 0) st = def_count(&defc, &cpos, start, (uint32_t)max_def, &v0, err);
+    if (st != HS_OK) break;
+    vcount = v0;
+    int64_t len = end - start, vn = 0;
+    if (!hs_buf_reserve(&acc->rep, (size_t)len * sizeof(int16_t)) ||
+        (max_def > 0 && !hs_buf_reserve(&acc->def, (size_t)len * sizeof(int16_t)))) {
+      st = HS_ERR_NOMEM;
+      break;
+    }
+    int16_t *rp = (int16_t *)(void *)(acc->rep.data + acc->rep.len);
+    int16_t *dp = max_def > 0 ? (int16_t *)(void *)(acc->def.data + acc->def.len) : NULL;
+    for (int64_t i = 0; i < len && st == HS_OK; i++) {
+      rp[i] = i == 0 ? 0 : 1;
+      if (max_def == 0) {
+        vn++;
+        continue;
+      }
+      uint32_t lv = 0;
+      st = hs_rle_cursor_get(&defg, start + i, &lv, err);
+      if (st == HS_OK && lv > (uint32_t)max_def)
+        st = rep_corrupt(err, "definition level above its maximum", (long long)lv);
+      dp[i] = (int16_t)lv;
+      vn += lv == (uint32_t)max_def;
+    }
+    if (st != HS_OK) break;
+    acc->rep.len += (size_t)len * sizeof(int16_t);
+    if (max_def > 0) acc->def.len += (size_t)len * sizeof(int16_t);
+    if (plain_fixed) {
+      if ((uint64_t)(v0 + vn) > pg->vlen / w) {
+        st = rep_corrupt(err, "values past the page", (long long)(v0 + vn));
+        break;
+      }
+      if (vn > 0 && !hs_buf_append(&acc->values, pg->vals + (size_t)v0 * w, (size_t)vn * w))
+        st = HS_ERR_NOMEM;
+    } else {
+      for (int64_t v = v0; v < v0 + vn && st == HS_OK; v++)
+        st = hs_pq_gather_value(ctx, pg, &cur, want - base, v, acc, err);
+    }
+    nl += len;
+    nv += vn;
+  }
+  if (st == HS_ERR_NOMEM && (err == NULL || err->status != HS_ERR_NOMEM)) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory gathering %zu list rows", k);
+  }
+  hs_pq_cache_put(dref);
+  out->rows_taken = k;
+  out->n_levels = nl;
+  out->n_values = nv;
+  return st;
+}
