@@ -27,21 +27,67 @@ static hs_status rep_corrupt(hs_error *err, const char *what, long long v) {
   return hs_error_set(err, HS_ERR_CORRUPT, "list page: %s (%lld)", what, v);
 }
 
-/* Position of the (skip + 1)-th repetition level 0 at or after *pos (below
- * n), or n when there is none; *pos moves past it. */
-static hs_status rep_find_start(hs_rle_cursor *c, int64_t *pos, int64_t n, int64_t skip,
-                                int64_t *out, hs_error *err) {
-  int64_t p = *pos;
+/* A walk over the repetition levels (bit width 1) by runs, parsed here
+ * rather than through hs_rle_cursor: a vector column's levels are two
+ * short runs a row (one 0, then list_size - 1 ones), and the run headers
+ * are most of what a row's lookup reads. */
+typedef struct rep_walk {
+  const uint8_t *buf;
+  size_t len, at;             /* at: next run header */
+  int64_t run_start, run_end; /* levels of the current run */
+  bool packed;
+  uint8_t value;       /* RLE run's level */
+  const uint8_t *data; /* bit-packed run's bytes, (run_end - run_start) / 8 */
+  int64_t pos;         /* next level to look at */
+} rep_walk;
+
+/* Load the run after the current one. */
+static hs_status rep_next_run(rep_walk *w, hs_error *err) {
+  uint64_t h = 0;
+  int shift = 0;
+  for (;;) {
+    if (w->at >= w->len || shift > 28)
+      return rep_corrupt(err, "repetition levels end early", (long long)w->run_end);
+    uint8_t byte = w->buf[w->at++];
+    h |= (uint64_t)(byte & 0x7f) << shift;
+    shift += 7;
+    if ((byte & 0x80) == 0) break;
+  }
+  w->run_start = w->run_end;
+  if (h & 1) {
+    uint64_t groups = h >> 1; /* 8 levels, one byte, a group */
+    if (groups > w->len - w->at)
+      return rep_corrupt(err, "bit-packed repetition run cut short", (long long)w->run_start);
+    w->packed = true;
+    w->data = w->buf + w->at;
+    w->at += (size_t)groups;
+    w->run_end = w->run_start + (int64_t)groups * 8;
+  } else {
+    if (w->at >= w->len || w->buf[w->at] > 1)
+      return rep_corrupt(err, "repetition run value missing or above 1", (long long)w->run_start);
+    w->packed = false;
+    w->value = w->buf[w->at++];
+    w->run_end = w->run_start + (int64_t)(h >> 1);
+  }
+  return HS_OK;
+}
+
+/* Position of the (skip + 1)-th repetition level 0 at or after w->pos
+ * (below n), or n when there is none; w->pos moves past it. */
+static hs_status rep_find_start(rep_walk *w, int64_t n, int64_t skip, int64_t *out, hs_error *err) {
+  int64_t p = w->pos;
   while (p < n) {
-    uint32_t x;
-    hs_status st = hs_rle_cursor_get(c, p, &x, err);
-    if (st != HS_OK) return st;
-    int64_t end = c->run_end < n ? c->run_end : n;
-    if (!c->packed) {
-      if (c->value == 0) {
+    if (p >= w->run_end) {
+      hs_status st = rep_next_run(w, err);
+      if (st != HS_OK) return st;
+      continue;
+    }
+    int64_t end = w->run_end < n ? w->run_end : n;
+    if (!w->packed) {
+      if (w->value == 0) {
         if (skip < end - p) {
           *out = p + skip;
-          *pos = *out + 1;
+          w->pos = *out + 1;
           return HS_OK;
         }
         skip -= end - p;
@@ -49,15 +95,13 @@ static hs_status rep_find_start(hs_rle_cursor *c, int64_t *pos, int64_t n, int64
       p = end;
       continue;
     }
-    uint64_t b = (uint64_t)(p - c->run_start), e = (uint64_t)(end - c->run_start);
-    if ((e + 7) / 8 > c->data_len)
-      return rep_corrupt(err, "bit-packed run cut short", (long long)p);
-    const uint8_t *d = c->data;
+    uint64_t b = (uint64_t)(p - w->run_start), e = (uint64_t)(end - w->run_start);
+    const uint8_t *d = w->data;
     while (b < e) {
       if (b % 64 == 0 && b + 64 <= e) {
-        uint64_t w;
-        memcpy(&w, d + b / 8, 8);
-        uint64_t z = ~w;
+        uint64_t x;
+        memcpy(&x, d + b / 8, 8);
+        uint64_t z = ~x;
         int64_t cnt = __builtin_popcountll(z);
         if (skip >= cnt) {
           skip -= cnt;
@@ -66,14 +110,14 @@ static hs_status rep_find_start(hs_rle_cursor *c, int64_t *pos, int64_t n, int64
         }
         for (; skip > 0; skip--) z &= z - 1;
         b += (uint64_t)__builtin_ctzll(z);
-        *out = c->run_start + (int64_t)b;
-        *pos = *out + 1;
+        *out = w->run_start + (int64_t)b;
+        w->pos = *out + 1;
         return HS_OK;
       }
       if (((d[b / 8] >> (b % 8)) & 1) == 0) {
         if (skip == 0) {
-          *out = c->run_start + (int64_t)b;
-          *pos = *out + 1;
+          *out = w->run_start + (int64_t)b;
+          w->pos = *out + 1;
           return HS_OK;
         }
         skip--;
@@ -82,7 +126,7 @@ static hs_status rep_find_start(hs_rle_cursor *c, int64_t *pos, int64_t n, int64
     }
     p = end;
   }
-  *pos = n;
+  w->pos = n;
   *out = n;
   return HS_OK;
 }
@@ -145,6 +189,10 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
   int64_t n = pg->n_levels;
   memset(out, 0, sizeof *out);
   hs_rle_cursor rep, defc, defg;
+  rep_walk rw;
+  memset(&rw, 0, sizeof rw);
+  rw.buf = pg->rep;
+  rw.len = pg->rep_len;
   /* The page must start a row (else the decoder reads or rejects it). Its
    * row count is the header's num_rows, as when pages are skipped; a row
    * below it that the levels do not hold is HS_ERR_CORRUPT. */
@@ -154,7 +202,6 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
     out->declined = true;
     return HS_OK;
   }
-  hs_rle_cursor_init(&rep, pg->rep, pg->rep_len, 1);
   int dbw = hs_bit_width((uint64_t)(max_def > 0 ? max_def : 0));
   hs_rle_cursor_init(&defc, pg->def, pg->def_len, dbw);
   hs_rle_cursor_init(&defg, pg->def, pg->def_len, dbw);
@@ -167,7 +214,7 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
   if (st == HS_OK && d->type == HS_PQ_BYTE_ARRAY) st = hs_pq_acc_init_offsets(acc, err);
   size_t w = ctx->width > 0 ? (size_t)ctx->width : 0;
   bool plain_fixed = pg->encoding == HS_PQ_ENC_PLAIN && d->type != HS_PQ_BOOLEAN && w > 0;
-  int64_t rpos = 0, cpos = 0, vcount = 0, row_at = base - 1, start = -1, next = -1;
+  int64_t cpos = 0, vcount = 0, row_at = base - 1, start = -1, next = -1;
   int64_t nl = 0, nv = 0;
   for (size_t j = 0; j < k && st == HS_OK; j++) {
     int64_t want = rows[j];
@@ -180,7 +227,7 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
       start = next;
     } else {
       int64_t skip = want - row_at - 1 - (next >= 0 ? 1 : 0);
-      st = rep_find_start(&rep, &rpos, n, skip, &start, err);
+      st = rep_find_start(&rw, n, skip, &start, err);
       if (st != HS_OK) break;
     }
     if (start >= n) {
@@ -188,7 +235,7 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
       break;
     }
     row_at = want;
-    st = rep_find_start(&rep, &rpos, n, 0, &next, err);
+    st = rep_find_start(&rw, n, 0, &next, err);
     if (st != HS_OK) break;
     int64_t end = next; /* levels [start, end) are the row's */
     int64_t v0 = vcount;
