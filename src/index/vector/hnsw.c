@@ -229,6 +229,21 @@ static inline __attribute__((always_inline)) void beam_offer(const hs_hnsw_graph
   if (*n_res > ef) maxheap_pop(s->res, n_res);
 }
 
+/* beam_offer for the dense filtered walk: a node is a candidate whether
+ * or not it is allowed (the walk goes through it), a result only when it
+ * is. */
+static inline __attribute__((always_inline)) void beam_offer_dense(
+    const hs_hnsw_graph *g, hs_hnsw_scratch *s, size_t *n_cand, size_t *n_res, uint32_t ef, float d,
+    uint32_t id, uint32_t level, bool compact, bool ok) {
+  if (*n_res >= ef && d >= s->res[0].d) return;
+  minheap_push(s->cand, n_cand, (hs_hnsw_cand){d, id});
+  if (s->cand[0].id == id)
+    __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id, level) : hs_hnsw_links(g, id, level));
+  if (!ok) return;
+  maxheap_push(s->res, n_res, (hs_hnsw_cand){d, id});
+  if (*n_res > ef) maxheap_pop(s->res, n_res);
+}
+
 /* Beam search of one layer from `ep`; results in s->res (max-heap) and
  * their count returned; 0 with *oom set when the heaps could not grow.
  * Prefetches: whole rows PREFETCH_AHEAD fresh neighbours ahead (unfiltered;
@@ -260,10 +275,12 @@ static inline __attribute__((always_inline)) size_t search_layer_t(
       *oom = true;
       return 0;
     }
-    if (f == NULL) {
+    if (f == NULL || !f->two_hop) {
       /* Unfiltered: the unvisited neighbours first, then their distances,
        * each row prefetched whole PREFETCH_AHEAD rows before it is scored
-       * (the same visits and pushes, in the same order, as one pass). */
+       * (the same visits and pushes, in the same order, as one pass). A
+       * dense filter walks the same way with the bitmap test inline: only
+       * what enters the results differs. */
       uint32_t fresh[HS_HNSW_MAX_M * 2], nf = 0;
       for (uint32_t j = 0; j < cnt; j++) {
         uint32_t id = nb[j];
@@ -277,7 +294,11 @@ static inline __attribute__((always_inline)) size_t search_layer_t(
       for (uint32_t t = 0; t < nf; t++) {
         uint32_t id = fresh[t];
         if (t + PREFETCH_AHEAD < nf) prefetch_row(c, fresh[t + PREFETCH_AHEAD], rb);
-        beam_offer(g, s, &n_cand, &n_res, ef, dist_to(c, id), id, level, compact);
+        if (f == NULL)
+          beam_offer(g, s, &n_cand, &n_res, ef, dist_to(c, id), id, level, compact);
+        else
+          beam_offer_dense(g, s, &n_cand, &n_res, ef, dist_to(c, id), id, level, compact,
+                           allowed(f, id));
       }
       continue;
     }
@@ -483,6 +504,104 @@ static void insert_node(build_ctx *b, uint32_t i, uint32_t worker) {
   }
 }
 
+/* ------------------------------------------------------ connectivity */
+
+/* Marks in `seen` every node of the partition reachable on layer 0 from
+ * `from` (breadth first, `queue` has room for the partition); returns how
+ * many it newly marked. */
+static uint32_t mark_reachable(const hs_hnsw_graph *g, const hs_hnsw_part *p, uint32_t from,
+                               uint8_t *seen, uint32_t *queue, uint32_t *indeg) {
+  uint32_t head = 0, tail = 0;
+  if (seen[from - p->start]) return 0;
+  seen[from - p->start] = 1;
+  queue[tail++] = from;
+  while (head < tail) {
+    const uint32_t *blk = hs_hnsw_links(g, queue[head++], 0);
+    uint32_t cnt = blk[0] < g->m0 ? blk[0] : g->m0;
+    for (uint32_t j = 0; j < cnt; j++) {
+      uint32_t id = blk[1 + j];
+      if (id < p->start || id - p->start >= p->count) continue;
+      indeg[id - p->start]++;
+      if (seen[id - p->start]) continue;
+      seen[id - p->start] = 1;
+      queue[tail++] = id;
+    }
+  }
+  return tail;
+}
+
+/* Heuristic pruning (link_to) can drop the last in-link of a node: it then
+ * stays in the graph but no search reaches it, and ef >= n misses it. After
+ * the build, every node that layer 0 does not reach from the entry gets an
+ * in-link from its nearest reachable node (found by a search from the
+ * entry): appended when that node has room, else replacing the link whose
+ * target has the most in-links from reached nodes (at least two, so no
+ * node loses its last).
+ * Then what the new link reaches is marked, and the pass repeats until a
+ * breadth-first walk from the entry reaches every node (README.md,
+ * "Connectivity"). Returns false when out of memory. */
+static bool repair_part(build_ctx *b, hs_hnsw_part *p, hs_hnsw_scratch *s, hs_hnsw_cand *work) {
+  hs_hnsw_graph *g = b->g;
+  const uint32_t n = p->count;
+  if (n < 2) return true;
+  uint8_t *seen = hs_calloc(n, 1);
+  uint32_t *indeg = hs_calloc(n, sizeof *indeg), *queue = hs_malloc((size_t)n * sizeof *queue);
+  bool ok = seen != NULL && indeg != NULL && queue != NULL;
+  node_locks none = {NULL};
+  for (int round = 0; ok && round < 16; round++) {
+    memset(seen, 0, n);
+    memset(indeg, 0, (size_t)n * sizeof *indeg);
+    uint32_t reached = mark_reachable(g, p, p->entry, seen, queue, indeg);
+    if (reached == n) break;
+    for (uint32_t u = p->start; u < p->start + n && ok; u++) {
+      if (seen[u - p->start]) continue;
+      search_ctx c = {g, b->k, g->vectors + (size_t)u * g->dim, p->start, p->start + n, NULL};
+      bool oom = false;
+      size_t nr = search_layer(&c, &none, p->entry, dist_to(&c, p->entry), b->bp->ef_construction,
+                               0, NULL, s, &oom);
+      if (oom) {
+        ok = false;
+        break;
+      }
+      memcpy(work, s->res, nr * sizeof *work);
+      qsort(work, nr, sizeof *work, cand_cmp);
+      /* the nearest reachable nodes first, then (none could take a link)
+       * every reachable node of the partition in id order */
+      for (size_t r = 0; r < nr + n; r++) {
+        uint32_t v = r < nr ? work[r].id : p->start + (uint32_t)(r - nr);
+        if (v == u || !seen[v - p->start]) continue;
+        uint32_t *blk = hs_hnsw_links(g, v, 0);
+        uint32_t cnt = blk[0] < g->m0 ? blk[0] : g->m0, slot = cnt;
+        if (cnt == g->m0) { /* full: give up the link of the best-linked target */
+          uint32_t most = 1;
+          slot = g->m0 + 1;
+          for (uint32_t j = cnt; j-- > 0;) {
+            uint32_t t = blk[1 + j];
+            uint32_t in = t >= p->start && t - p->start < n ? indeg[t - p->start] : UINT32_MAX;
+            if (in > most) {
+              most = in;
+              slot = j;
+            }
+          }
+          if (slot > g->m0) continue; /* every target depends on v: try the next */
+          uint32_t t = blk[1 + slot];
+          if (t >= p->start && t - p->start < n) indeg[t - p->start]--;
+        } else {
+          blk[0] = cnt + 1;
+        }
+        blk[1 + slot] = u;
+        indeg[u - p->start]++;
+        mark_reachable(g, p, u, seen, queue, indeg);
+        break;
+      }
+    }
+  }
+  hs_free(seen);
+  hs_free(indeg);
+  hs_free(queue);
+  return ok;
+}
+
 static void insert_range(void *ctx, size_t begin, size_t end, uint32_t worker) {
   build_ctx *b = ctx;
   for (size_t j = begin; j < end; j++) insert_node(b, b->part->start + 1 + (uint32_t)j, worker);
@@ -583,6 +702,8 @@ hs_status hs_hnsw_build(hs_hnsw_graph *g, hs_hnsw_part *parts, uint32_t n_parts,
       p->max_level = levels[p->start];
       b.part = p;
       hs_parallel_for(p->count - 1, 32, threads, insert_range, &b);
+      if (atomic_load(&b.failed) == 0 && !repair_part(&b, p, &b.scratch[0], b.work[0]))
+        atomic_store(&b.failed, 1);
     }
     pthread_mutex_destroy(&b.entry_mu);
     ok = atomic_load(&b.failed) == 0;

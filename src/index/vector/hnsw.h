@@ -133,6 +133,11 @@ void hs_hnsw_scratch_free(hs_hnsw_scratch *s);
 typedef struct hs_hnsw_filter {
   const roaring_bitmap_t *allowed; /* data file rows */
   const uint32_t *rows;            /* local id -> row */
+  /* false: every node is walked and scored, only allowed ones enter the
+   * results (hnswlib's filtered walk, for dense filters); true: only
+   * allowed nodes are scored and filtered-out ones are stepped through to
+   * their neighbours (ACORN-style two hops, for sparse filters). */
+  bool two_hop;
 } hs_hnsw_filter;
 
 /* Search partition `p` for the `ef` nearest nodes to `q` (internal

@@ -5,6 +5,7 @@
  * fallback that guarantees min(k, allowed indexed rows) answers.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,12 +17,75 @@
 #define HS_VIDX_DEFAULT_EF 64u
 #define HS_VIDX_PQ_EF_FACTOR 4u
 
-/* Filters allowing at most this many indexed rows (or 1/32 of them) are
- * answered by an exact scan (README.md, "Filtered search"). */
-#define HS_VIDX_EXACT_ROWS 2048u
-#define HS_VIDX_EXACT_FRACTION 32u
-/* A traversal under a filter of selectivity s widens ef by min(1/s, 4). */
+/* A two-hop traversal under a filter of selectivity s widens ef by
+ * min(1/s, 4). */
 #define HS_VIDX_FILTER_EF_BOOST 4.0
+
+/* The planner's cost model (README.md, "Filtered search": what each
+ * constant is and how it was measured on this machine), in nanoseconds.
+ *   exact scan of c rows:  c * (EXACT_ROW + EXACT_DIM * dim)
+ *   graph walk, ef:        V(ef) * (WALK_NODE + WALK_DIM * dim) nodes
+ *                          scored, V(ef) = WALK_V0 + WALK_V1 * ef
+ *   dense filter, sel s:   V(ef) / s^DENSE_EXP nodes (at most the
+ *                          partition), each with one bitmap test more
+ * The two-hop (ACORN-style) walk measured slower than both at every
+ * selectivity and below 0.95 recall under 5 %, so the planner never picks
+ * it; HS_VIDX_PLAN=hop still forces it. */
+#define HS_PLAN_EXACT_ROW 12.0
+#define HS_PLAN_EXACT_DIM 0.22
+#define HS_PLAN_WALK_NODE 40.0
+#define HS_PLAN_WALK_DIM 0.25
+#define HS_PLAN_WALK_V0 300.0
+#define HS_PLAN_WALK_V1 14.0
+#define HS_PLAN_TEST 8.0
+#define HS_PLAN_DENSE_EXP 0.9
+
+typedef enum plan_kind { PLAN_EXACT, PLAN_DENSE, PLAN_HOP } plan_kind;
+
+/* HS_VIDX_PLAN=exact|dense|hop forces a plan (benchmarks, calibration);
+ * read once. */
+static pthread_once_t plan_once = PTHREAD_ONCE_INIT;
+static int plan_forced = -1;
+static void plan_env(void) {
+  const char *e = getenv("HS_VIDX_PLAN");
+  if (e == NULL) return;
+  if (strcmp(e, "exact") == 0) plan_forced = PLAN_EXACT;
+  if (strcmp(e, "dense") == 0) plan_forced = PLAN_DENSE;
+  if (strcmp(e, "hop") == 0) plan_forced = PLAN_HOP;
+}
+
+/* Nodes an unfiltered walk of one partition of `part_n` nodes scores. */
+static double walk_visits(double ef, double part_n) {
+  double v = HS_PLAN_WALK_V0 + HS_PLAN_WALK_V1 * ef;
+  return v < part_n ? v : part_n;
+}
+
+/* Estimated cost of a plan for c allowed of n indexed rows. */
+static double plan_cost(const hs_vidx *x, plan_kind kind, uint64_t c, uint32_t ef, uint32_t np) {
+  const double dim = x->dim, sel = (double)c / x->n;
+  const double part_n = (double)x->n / (x->n_parts ? x->n_parts : 1);
+  if (kind == PLAN_EXACT) /* the same for a lean index (vectors read from the
+                           * file): the plan, hence the answer, does not
+                           * depend on how the index is stored */
+    return (double)c * (HS_PLAN_EXACT_ROW + HS_PLAN_EXACT_DIM * dim);
+  double v = walk_visits(ef, part_n);
+  if (c < x->n) v /= pow(sel, HS_PLAN_DENSE_EXP);
+  if (v > part_n) v = part_n;
+  double node = HS_PLAN_WALK_NODE + HS_PLAN_WALK_DIM * dim + (c < x->n ? HS_PLAN_TEST : 0);
+  return np * v * node;
+}
+
+/* The cheapest plan that keeps recall (README.md, "Filtered search"). */
+static plan_kind plan_choose(const hs_vidx *x, uint64_t c, bool filtered, uint32_t ef, uint32_t np,
+                             bool allow_exact) {
+  pthread_once(&plan_once, plan_env);
+  if (plan_forced >= 0 && (allow_exact || plan_forced != PLAN_EXACT) &&
+      (filtered || plan_forced != PLAN_HOP))
+    return (plan_kind)plan_forced;
+  if (allow_exact && plan_cost(x, PLAN_EXACT, c, ef, np) <= plan_cost(x, PLAN_DENSE, c, ef, np))
+    return PLAN_EXACT;
+  return PLAN_DENSE;
+}
 
 float hs_vidx_report(hs_metric m, float d) {
   switch (m) {
@@ -289,26 +353,28 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   uint32_t want = cnt < k ? (uint32_t)cnt : k;
   if (allowed != NULL && cnt == x->n) allowed = NULL; /* allows every indexed row */
-  uint64_t exact_rows = x->n / HS_VIDX_EXACT_FRACTION;
-  if (exact_rows < HS_VIDX_EXACT_ROWS) exact_rows = HS_VIDX_EXACT_ROWS;
-  if (sp && sp->exact_rows) exact_rows = sp->exact_rows;
-  if (allowed != NULL && cnt <= exact_rows)
-    return exact_search(x, s, q, k, allowed, hits, n_hits, err);
-
   uint32_t ef = sp && sp->ef_search ? sp->ef_search : HS_VIDX_DEFAULT_EF;
   if (!(sp && sp->ef_search) && x->quant_kind == HS_QUANT_PQ) ef *= HS_VIDX_PQ_EF_FACTOR;
   if (ef < k) ef = k;
-  hs_hnsw_filter filter = {allowed, x->rows}, *f = allowed ? &filter : NULL;
-  if (f != NULL) { /* fewer allowed nodes: a wider beam keeps recall */
+  /* Wider than every row is every row (hs_hnsw_search clamps again to the
+   * partition): ef_search = 10^9 costs what ef_search = n does. */
+  if (ef > x->n) ef = x->n;
+  uint32_t nprobe = sp && sp->nprobe ? sp->nprobe : (x->n_parts < 8 ? x->n_parts : 8);
+  if (nprobe > x->n_parts) nprobe = x->n_parts;
+  /* exact_rows set: the caller's threshold decides exact vs walk (tests);
+   * else the cost model (README.md, "Filtered search"). */
+  bool forced = sp && sp->exact_rows;
+  if (forced && allowed != NULL && cnt <= sp->exact_rows)
+    return exact_search(x, s, q, k, allowed, hits, n_hits, err);
+  plan_kind plan = plan_choose(x, cnt, allowed != NULL, ef, nprobe, !forced);
+  if (plan == PLAN_EXACT) return exact_search(x, s, q, k, allowed, hits, n_hits, err);
+  hs_hnsw_filter filter = {allowed, x->rows, plan == PLAN_HOP}, *f = allowed ? &filter : NULL;
+  if (f != NULL && f->two_hop) { /* fewer allowed nodes scored: a wider beam keeps recall */
     double sel = (double)cnt / x->n, boost = 1.0 / sel;
     if (boost > HS_VIDX_FILTER_EF_BOOST) boost = HS_VIDX_FILTER_EF_BOOST;
     double e = ef * boost;
     ef = e >= (double)x->n ? x->n : (uint32_t)e;
   }
-  /* Wider than every row is every row (hs_hnsw_search clamps again to the
-   * partition): ef_search = 10^9 costs what ef_search = n does. */
-  if (ef > x->n) ef = x->n;
-  uint32_t nprobe = sp && sp->nprobe ? sp->nprobe : (x->n_parts < 8 ? x->n_parts : 8);
   uint32_t np = choose_probes(x, s, q, nprobe);
   hs_quant_query *qq = NULL;
   if (x->quant != NULL) {
