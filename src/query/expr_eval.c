@@ -166,6 +166,128 @@ static void cmp_bits(const ectx *x, const hs_expr_node *n, int64_t row0, int64_t
   }
 }
 
+/* IN: one pass, a binary search of each row's value in the sorted list
+ * (values outside [first, last] are rejected by two compares). */
+#define IN_LOOP(T, LOAD)                                 \
+  do {                                                   \
+    const T *k = keys;                                   \
+    const T k0 = k[0], kz = k[m - 1];                    \
+    for (int64_t w = 0; w < nw; w++) {                   \
+      uint64_t bits = 0;                                 \
+      int64_t lim = nr - w * 64 < 64 ? nr - w * 64 : 64; \
+      for (int64_t b = 0; b < lim; b++) {                \
+        int64_t j = base + w * 64 + b;                   \
+        T v = (T)(LOAD);                                 \
+        if (v < k0 || v > kz) continue;                  \
+        int64_t lo = 0, hi = m;                          \
+        while (hi - lo > 1) {                            \
+          int64_t mid = (lo + hi) >> 1;                  \
+          if (k[mid] <= v)                               \
+            lo = mid;                                    \
+          else                                           \
+            hi = mid;                                    \
+        }                                                \
+        bits |= (uint64_t)(k[lo] == v) << b;             \
+      }                                                  \
+      out[w] = bits;                                     \
+    }                                                    \
+  } while (0)
+
+static bool in_bytes(const hs_expr_inlist *in, const uint8_t *p, size_t n) {
+  int64_t lo = 0, hi = in->n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    const hs_expr_bound *b = &in->vals[mid].b;
+    size_t mm = n < b->len ? n : b->len;
+    int c = mm > 0 ? memcmp(p, b->bytes, mm) : 0;
+    if (c == 0) c = n < b->len ? -1 : n > b->len ? 1 : 0;
+    if (c == 0) return true;
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return false;
+}
+
+static bool in_f64(const double *k, int64_t m, double v) {
+  int64_t lo = 0, hi = m;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    int c = hs_expr_cmp_f64(v, k[mid]);
+    if (c == 0) return true;
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return false;
+}
+
+static void in_bits(const ectx *x, const hs_expr_node *n, int64_t row0, int64_t nr, uint64_t *out) {
+  const hs_expr_col *col = &x->e->cols[n->field];
+  const colview *cv = &x->cols[n->field];
+  const hs_expr_inlist *in = n->in;
+  const int64_t nw = (nr + 63) / 64, base = cv->base + row0, m = in->n;
+  const void *vals = cv->values, *keys = in->keys;
+  const unsigned mask = op_mask[HS_CMP_EQ]; /* CMP_LOOP: compare result 0 = in the list */
+  if (m == 0) {
+    for (int64_t w = 0; w < nw; w++) out[w] = 0;
+    return;
+  }
+  switch (col->dom) {
+  case HS_DOM_I64:
+    switch (col->width) {
+    case 1: IN_LOOP(int64_t, ((const int8_t *)vals)[j]); break;
+    case 2: IN_LOOP(int64_t, ((const int16_t *)vals)[j]); break;
+    case 4: IN_LOOP(int64_t, ((const int32_t *)vals)[j]); break;
+    default: IN_LOOP(int64_t, ((const int64_t *)vals)[j]); break;
+    }
+    break;
+  case HS_DOM_U64:
+    switch (col->width) {
+    case 1: IN_LOOP(uint64_t, ((const uint8_t *)vals)[j]); break;
+    case 2: IN_LOOP(uint64_t, ((const uint16_t *)vals)[j]); break;
+    case 4: IN_LOOP(uint64_t, ((const uint32_t *)vals)[j]); break;
+    default: IN_LOOP(uint64_t, ((const uint64_t *)vals)[j]); break;
+    }
+    break;
+  case HS_DOM_DEC: {
+    hs_i128 t;
+    IN_LOOP(hs_i128, (memcpy(&t, (const uint8_t *)vals + 16 * j, 16), t));
+    break;
+  }
+  case HS_DOM_F64: {
+    double v;
+    CMP_LOOP(v = col->width == 4 ? (double)((const float *)vals)[j] : ((const double *)vals)[j],
+             in_f64(keys, m, v) ? 0 : 1);
+    break;
+  }
+  case HS_DOM_BYTES: {
+    const uint8_t *d = cv->data;
+    if (col->width == 4) {
+      const int32_t *o = vals;
+      CMP_LOOP((void)0, in_bytes(in, d + o[j], (size_t)(o[j + 1] - o[j])) ? 0 : 1);
+    } else {
+      const int64_t *o = vals;
+      CMP_LOOP((void)0, in_bytes(in, d + o[j], (size_t)(o[j + 1] - o[j])) ? 0 : 1);
+    }
+    break;
+  }
+  case HS_DOM_BOOL: {
+    bool has_t = false, has_f = false;
+    for (int64_t i = 0; i < m; i++) {
+      if (in->vals[i].b.b)
+        has_t = true;
+      else
+        has_f = true;
+    }
+    CMP_LOOP(int v = bit_at(vals, j), (v ? has_t : has_f) ? 0 : 1);
+    break;
+  }
+  }
+}
+
 static void like_bits(const ectx *x, const hs_expr_node *n, int64_t row0, int64_t nr,
                       const uint64_t *valid, uint64_t *out) {
   const hs_expr_col *col = &x->e->cols[n->field];
@@ -209,17 +331,22 @@ static void eval_node(const ectx *x, const hs_expr_node *n, int level, int64_t r
     }
     return;
   case HS_N_CMP:
-  case HS_N_LIKE: {
+  case HS_N_LIKE:
+  case HS_N_IN: {
     uint64_t *valid = x->scratch + (size_t)level * 2 * CHUNK_WORDS;
     valid_bits(x, n->field, row0, nr, valid);
     if (n->kind == HS_N_CMP)
       cmp_bits(x, n, row0, nr, t);
+    else if (n->kind == HS_N_IN)
+      in_bits(x, n, row0, nr, t);
     else
       like_bits(x, n, row0, nr, valid, t);
+    /* IN with a NULL in its list: a value not in it is UNKNOWN, not FALSE. */
+    const bool no_false = n->kind == HS_N_IN && n->in->has_null;
     for (int64_t w = 0; w < nw; w++) {
       uint64_t m = t[w];
       t[w] = valid[w] & m;
-      f[w] = valid[w] & ~m;
+      f[w] = no_false ? 0 : valid[w] & ~m;
     }
     return;
   }

@@ -75,12 +75,35 @@ typedef enum hs_expr_node_kind {
   HS_N_AND,
   HS_N_OR,
   HS_N_NOT,
-  HS_N_CMP,     /* column op literal */
-  HS_N_ISNULL,  /* column IS NULL (negated: IS NOT NULL) */
-  HS_N_LIKE,    /* column LIKE pattern (negated: NOT LIKE) */
-  HS_N_CONST,   /* tv: 1 TRUE, 0 FALSE, -1 unknown */
-  HS_N_BOOLTEST /* kid IS [NOT] TRUE/FALSE/UNKNOWN: which = 1, 0, -1 */
+  HS_N_CMP,      /* column op literal */
+  HS_N_ISNULL,   /* column IS NULL (negated: IS NOT NULL) */
+  HS_N_LIKE,     /* column LIKE pattern (negated: NOT LIKE) */
+  HS_N_CONST,    /* tv: 1 TRUE, 0 FALSE, -1 unknown */
+  HS_N_BOOLTEST, /* kid IS [NOT] TRUE/FALSE/UNKNOWN: which = 1, 0, -1 */
+  HS_N_IN        /* column IN (in->vals): NOT IN is NOT over it */
 } hs_expr_node_kind;
+
+/* One value of an IN list, bound to the column, with its text as written. */
+typedef struct hs_expr_inval {
+  hs_expr_bound b;
+  const char *text;
+} hs_expr_inval;
+
+/* An IN list (x IN (a, b, ...), or an OR of equalities on one column, which
+ * parsing folds into it): the literals bound once, sorted in the column's
+ * order (floats: NaN last, -0.0 = 0.0) and deduplicated. Literals no value
+ * can equal (saturated, or with a fraction against an integer or decimal
+ * column) are dropped. `has_null`: the list had a NULL, so a non-null value
+ * not in it is UNKNOWN rather than FALSE (PostgreSQL). `keys`: a dense copy
+ * of the values for the evaluator's binary search (int64_t, uint64_t,
+ * double or hs_i128 by domain; NULL for strings and booleans, which search
+ * `vals`). */
+typedef struct hs_expr_inlist {
+  int64_t n;
+  bool has_null;
+  hs_expr_inval *vals;
+  void *keys;
+} hs_expr_inlist;
 
 typedef struct hs_expr_node hs_expr_node;
 struct hs_expr_node {
@@ -95,7 +118,8 @@ struct hs_expr_node {
   int which;            /* BOOLTEST */
   const uint8_t *pat;   /* LIKE pattern (arena) */
   size_t pat_len;
-  int escape; /* LIKE escape byte, -1 for none */
+  int escape;         /* LIKE escape byte, -1 for none */
+  hs_expr_inlist *in; /* IN */
   hs_expr_node **kids;
   int n_kids;
 };
@@ -110,6 +134,9 @@ struct hs_expr {
 
 /* Deepest tree we accept: bounds the evaluator's scratch and recursion. */
 #define HS_EXPR_DEPTH_MAX 256
+
+/* Most values an IN list may hold. */
+#define HS_EXPR_IN_MAX 100000
 
 /* Fill col from an Arrow field; HS_ERR_UNSUPPORTED (message in why) for
  * types we cannot filter on. */
@@ -137,6 +164,16 @@ bool hs_expr_is_number(const char *s, size_t n);
  * every number. */
 int hs_expr_cmp_scalar(const hs_expr_col *col, const hs_expr_scalar *v, const hs_expr_bound *lit);
 int hs_expr_cmp_f64(double a, double b);
+
+/* Sort and deduplicate in->vals[0..in->n) for column `col` and build
+ * in->keys (arena). false on out of memory. */
+bool hs_expr_inlist_finish(hs_arena *arena, const hs_expr_col *col, hs_expr_inlist *in);
+/* Is a bound literal one that some value of `col` may equal? (false for
+ * saturated literals and fractions against integer / decimal columns.) */
+bool hs_expr_lit_can_equal(const hs_expr_col *col, const hs_expr_bound *b);
+/* Index of the first value of the list >= the column value v (pruning), 0..n. */
+int64_t hs_expr_inlist_lower(const hs_expr_col *col, const hs_expr_inlist *in,
+                             const hs_expr_scalar *v);
 
 /* LIKE: does s match the pattern? '%' any run, '_' one UTF-8 character,
  * `escape` (-1 none) makes the next byte literal. The pattern was checked

@@ -467,6 +467,92 @@ int hs_expr_cmp_scalar(const hs_expr_col *col, const hs_expr_scalar *v, const hs
   return 0;
 }
 
+/* -------------------------------------------------------------- IN lists */
+
+bool hs_expr_lit_can_equal(const hs_expr_col *col, const hs_expr_bound *b) {
+  bool fixed = col->dom == HS_DOM_I64 || col->dom == HS_DOM_U64 || col->dom == HS_DOM_DEC;
+  return !fixed || (b->sat == 0 && !b->frac);
+}
+
+static int in_cmp_i(const void *a, const void *b) {
+  int64_t x = ((const hs_expr_inval *)a)->b.i, y = ((const hs_expr_inval *)b)->b.i;
+  return x < y ? -1 : x > y;
+}
+static int in_cmp_u(const void *a, const void *b) {
+  uint64_t x = ((const hs_expr_inval *)a)->b.u, y = ((const hs_expr_inval *)b)->b.u;
+  return x < y ? -1 : x > y;
+}
+static int in_cmp_f(const void *a, const void *b) {
+  return hs_expr_cmp_f64(((const hs_expr_inval *)a)->b.f, ((const hs_expr_inval *)b)->b.f);
+}
+static int in_cmp_d(const void *a, const void *b) {
+  hs_i128 x = ((const hs_expr_inval *)a)->b.d, y = ((const hs_expr_inval *)b)->b.d;
+  return x < y ? -1 : x > y;
+}
+static int in_cmp_s(const void *a, const void *b) {
+  const hs_expr_bound *x = &((const hs_expr_inval *)a)->b, *y = &((const hs_expr_inval *)b)->b;
+  size_t m = x->len < y->len ? x->len : y->len;
+  int c = m > 0 ? memcmp(x->bytes, y->bytes, m) : 0;
+  if (c != 0) return c < 0 ? -1 : 1;
+  return x->len < y->len ? -1 : x->len > y->len;
+}
+static int in_cmp_b(const void *a, const void *b) {
+  return (int)((const hs_expr_inval *)a)->b.b - (int)((const hs_expr_inval *)b)->b.b;
+}
+
+bool hs_expr_inlist_finish(hs_arena *arena, const hs_expr_col *col, hs_expr_inlist *in) {
+  int (*cmp)(const void *, const void *) = NULL;
+  size_t kw = 0;
+  switch (col->dom) {
+  case HS_DOM_I64: cmp = in_cmp_i, kw = sizeof(int64_t); break;
+  case HS_DOM_U64: cmp = in_cmp_u, kw = sizeof(uint64_t); break;
+  case HS_DOM_F64: cmp = in_cmp_f, kw = sizeof(double); break;
+  case HS_DOM_DEC: cmp = in_cmp_d, kw = sizeof(hs_i128); break;
+  case HS_DOM_BYTES: cmp = in_cmp_s; break;
+  case HS_DOM_BOOL: cmp = in_cmp_b; break;
+  }
+  if (in->n > 1) qsort(in->vals, (size_t)in->n, sizeof(hs_expr_inval), cmp);
+  int64_t m = 0;
+  for (int64_t i = 0; i < in->n; i++) {
+    if (m > 0 && cmp(&in->vals[m - 1], &in->vals[i]) == 0) continue;
+    in->vals[m++] = in->vals[i];
+  }
+  in->n = m;
+  if (col->dom == HS_DOM_F64) {
+    for (int64_t i = 0; i < m; i++) {
+      if (in->vals[i].b.f == 0.0) in->vals[i].b.f = 0.0; /* -0.0 = 0.0 */
+    }
+  }
+  in->keys = NULL;
+  if (kw == 0 || m == 0) return true;
+  in->keys = hs_arena_alloc(arena, kw * (size_t)m);
+  if (in->keys == NULL) return false;
+  for (int64_t i = 0; i < m; i++) {
+    const hs_expr_bound *b = &in->vals[i].b;
+    switch (col->dom) {
+    case HS_DOM_I64: ((int64_t *)in->keys)[i] = b->i; break;
+    case HS_DOM_U64: ((uint64_t *)in->keys)[i] = b->u; break;
+    case HS_DOM_F64: ((double *)in->keys)[i] = b->f; break;
+    case HS_DOM_DEC: ((hs_i128 *)in->keys)[i] = b->d; break;
+    default: break;
+    }
+  }
+  return true;
+}
+
+int64_t hs_expr_inlist_lower(const hs_expr_col *col, const hs_expr_inlist *in,
+                             const hs_expr_scalar *v) {
+  int64_t lo = 0, hi = in->n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (hs_expr_cmp_scalar(col, v, &in->vals[mid].b) > 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* ----------------------------------------------------------------- LIKE */
 
 static size_t utf8_len(uint8_t lead) {

@@ -655,6 +655,80 @@ static hs_status like_node(const ctx *c, json_t *body, int32_t pos, bool negated
   return HS_OK;
 }
 
+/* column IN (items): one node, the literals bound once, sorted and
+ * deduplicated (hs_expr_inlist_finish); a NULL item sets has_null. */
+static hs_status in_node(const ctx *c, const operand *l, json_t *items, int32_t pos,
+                         hs_expr_node **out, int depth) {
+  size_t k = json_array_size(items);
+  const hs_expr_col *col = &c->e->cols[l->field];
+  hs_expr_node *n = new_node(c, HS_N_IN, pos);
+  hs_expr_inlist *in = n != NULL ? hs_arena_alloc(&c->e->arena, sizeof *in) : NULL;
+  if (in != NULL) in->vals = hs_arena_alloc(&c->e->arena, sizeof(hs_expr_inval) * k);
+  if (in == NULL || in->vals == NULL) return nomem(c);
+  n->field = l->field;
+  n->in = in;
+  for (size_t i = 0; i < k; i++) {
+    operand r;
+    hs_status st = operand_from_json(c, json_array_get(items, i), &r, depth + 1);
+    if (st != HS_OK) return st;
+    if (r.is_col) {
+      return fail(c, HS_ERR_UNSUPPORTED, r.pos, "comparing two columns is not supported yet");
+    }
+    if (r.lit.kind == HS_LIT_NULL) {
+      in->has_null = true;
+      continue;
+    }
+    hs_expr_inval *v = &in->vals[in->n];
+    char why[256];
+    st = hs_expr_bind_literal(col, &r.lit, &v->b, why, sizeof(why));
+    if (st != HS_OK) return fail(c, st, r.lit.pos > 0 ? r.lit.pos : pos, "%s", why);
+    if (!hs_expr_lit_can_equal(col, &v->b)) continue;
+    if ((v->text = render_lit(c, &r.lit)) == NULL) return nomem(c);
+    in->n++;
+  }
+  if (!hs_expr_inlist_finish(&c->e->arena, col, in)) return nomem(c);
+  *out = n;
+  return HS_OK;
+}
+
+/* An OR whose every kid is `x = literal` or `x IN (...)` on one column x,
+ * folded into one IN node (the same answer in three-valued logic: TRUE
+ * where a kid is TRUE; else UNKNOWN where x is NULL or a kid's list had a
+ * NULL; else FALSE). NULL when the OR is not of that shape. */
+static hs_expr_node *fold_or(const ctx *c, hs_expr_node * or, bool *oom) {
+  *oom = false;
+  if (or->kind != HS_N_OR || or->n_kids < 2) return NULL;
+  int64_t field = -1, total = 0;
+  for (int i = 0; i < or->n_kids; i++) {
+    const hs_expr_node *k = or->kids[i];
+    bool eq = k->kind == HS_N_CMP && k->op == HS_CMP_EQ;
+    if (!eq && k->kind != HS_N_IN) return NULL;
+    if (field >= 0 && k->field != field) return NULL;
+    field = k->field;
+    total += eq ? 1 : k->in->n;
+  }
+  const hs_expr_col *col = &c->e->cols[field];
+  hs_expr_node *n = new_node(c, HS_N_IN, or->pos);
+  hs_expr_inlist *in = n != NULL ? hs_arena_alloc(&c->e->arena, sizeof *in) : NULL;
+  if (in != NULL)
+    in->vals = hs_arena_alloc(&c->e->arena, sizeof(hs_expr_inval) * (size_t)(total + 1));
+  if (in == NULL || in->vals == NULL) return *oom = true, NULL;
+  n->field = field;
+  n->in = in;
+  for (int i = 0; i < or->n_kids; i++) {
+    const hs_expr_node *k = or->kids[i];
+    if (k->kind == HS_N_IN) {
+      memcpy(in->vals + in->n, k->in->vals, sizeof(hs_expr_inval) * (size_t)k->in->n);
+      in->n += k->in->n;
+      in->has_null |= k->in->has_null;
+    } else if (hs_expr_lit_can_equal(col, &k->lit)) {
+      in->vals[in->n++] = (hs_expr_inval){k->lit, k->lit_text};
+    }
+  }
+  if (!hs_expr_inlist_finish(&c->e->arena, col, in)) return *oom = true, NULL;
+  return n;
+}
+
 static hs_status a_expr(const ctx *c, json_t *body, int32_t pos, hs_expr_node **out, int depth) {
   const char *kind = json_string_value(json_object_get(body, "kind"));
   json_t *nm = json_object_get(body, "name");
@@ -671,24 +745,36 @@ static hs_status a_expr(const ctx *c, json_t *body, int32_t pos, hs_expr_node **
     return compare(c, lj, rj, op, pos, out, depth);
   }
   if (strcmp(kind, "AEXPR_IN") == 0) {
-    /* x IN (a, b) == (x = a OR x = b), exactly, in three-valued logic;
-     * NOT IN is its negation. */
     json_t *items = json_object_get(json_object_get(rj, "List"), "items");
     size_t k = json_array_size(items);
-    if (k == 0 || k > 100000) return fail(c, HS_ERR_UNSUPPORTED, pos, "unsupported IN list");
-    hs_expr_node * or = combine(c, HS_N_OR, pos, (int)k);
-    if (or == NULL) return nomem(c);
-    for (size_t i = 0; i < k; i++) {
-      st = compare(c, lj, json_array_get(items, i), HS_CMP_EQ, pos, & or->kids[i], depth + 1);
-      if (st != HS_OK) return st;
+    if (k == 0) return fail(c, HS_ERR_UNSUPPORTED, pos, "unsupported IN list");
+    if (k > HS_EXPR_IN_MAX) {
+      return fail(c, HS_ERR_UNSUPPORTED, pos, "IN list of %zu values (limit %d)", k,
+                  HS_EXPR_IN_MAX);
     }
-    if (o != NULL && strcmp(o, "<>") == 0) {
+    bool not_in = o != NULL && strcmp(o, "<>") == 0;
+    operand l;
+    if ((st = operand_from_json(c, lj, &l, depth + 1)) != HS_OK) return st;
+    hs_expr_node *in = NULL;
+    if (l.is_col) {
+      st = in_node(c, &l, items, pos, &in, depth);
+      if (st != HS_OK) return st;
+    } else {
+      /* literal IN (a, b): x = a OR x = b, exactly, in three-valued logic. */
+      in = combine(c, HS_N_OR, pos, (int)k);
+      if (in == NULL) return nomem(c);
+      for (size_t i = 0; i < k; i++) {
+        st = compare(c, lj, json_array_get(items, i), HS_CMP_EQ, pos, &in->kids[i], depth + 1);
+        if (st != HS_OK) return st;
+      }
+    }
+    if (not_in) { /* NOT IN is the negation of IN */
       hs_expr_node *not = combine(c, HS_N_NOT, pos, 1);
       if (not == NULL) return nomem(c);
-      not ->kids[0] = or ;
-      or = not ;
+      not ->kids[0] = in;
+      in = not ;
     }
-    *out = or ;
+    *out = in;
     return HS_OK;
   }
   if (strcmp(kind, "AEXPR_BETWEEN") == 0 || strcmp(kind, "AEXPR_NOT_BETWEEN") == 0) {
@@ -748,7 +834,10 @@ static hs_status bool_from_json(const ctx *c, json_t *n, hs_expr_node **out, int
       hs_status st = bool_from_json(c, json_array_get(args, i), &b->kids[i], depth + 1);
       if (st != HS_OK) return st;
     }
-    *out = b;
+    bool oom;
+    hs_expr_node *folded = fold_or(c, b, &oom);
+    if (oom) return nomem(c);
+    *out = folded != NULL ? folded : b;
     return HS_OK;
   }
   if (strcmp(t, "A_Expr") == 0) return a_expr(c, body, pos, out, depth);
@@ -1005,9 +1094,10 @@ bool hs_expr_uses_field(const hs_expr *e, int64_t field_index) {
 
 static bool render(const hs_expr *e, const hs_expr_node *n, hs_buf *b) {
   static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
-  const char *name = n->kind == HS_N_CMP || n->kind == HS_N_ISNULL || n->kind == HS_N_LIKE
-                         ? e->cols[n->field].name
-                         : "";
+  const char *name =
+      n->kind == HS_N_CMP || n->kind == HS_N_ISNULL || n->kind == HS_N_LIKE || n->kind == HS_N_IN
+          ? e->cols[n->field].name
+          : "";
   switch (n->kind) {
   case HS_N_AND:
   case HS_N_OR:
@@ -1023,6 +1113,13 @@ static bool render(const hs_expr *e, const hs_expr_node *n, hs_buf *b) {
   case HS_N_LIKE:
     return hs_buf_printf(b, "%s %sLIKE '%.*s'", name, n->negated ? "NOT " : "", (int)n->pat_len,
                          (const char *)n->pat);
+  case HS_N_IN:
+    if (!hs_buf_printf(b, "%s IN (", name)) return false;
+    for (int64_t i = 0; i < n->in->n; i++) {
+      if (!hs_buf_printf(b, "%s%s", i ? ", " : "", n->in->vals[i].text)) return false;
+    }
+    return hs_buf_printf(b, "%s%s)", n->in->has_null && n->in->n ? ", " : "",
+                         n->in->has_null ? "NULL" : "");
   case HS_N_CONST:
     return hs_buf_printf(b, "%s", n->tv > 0 ? "TRUE" : n->tv == 0 ? "FALSE" : "NULL");
   case HS_N_BOOLTEST:

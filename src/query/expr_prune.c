@@ -84,11 +84,31 @@ static int leaf_like(const hs_expr_node *n, const hs_expr_stats *s) {
   return r;
 }
 
+/* IN: TRUE is possible when a listed value lies within [min, max]; a value
+ * not listed is FALSE (UNKNOWN when the list has a NULL), possible unless
+ * min = max = a listed value. */
+static int leaf_in(const hs_expr *e, const hs_expr_node *n, const hs_expr_stats *s) {
+  const hs_expr_col *col = &e->cols[n->field];
+  const hs_expr_inlist *in = n->in;
+  int nulls = s->null_count != 0 ? PU : 0, miss = in->has_null ? PU : PF;
+  if (all_null(s)) return PU;
+  if (in->n == 0) return nulls | miss;
+  if (!s->has_bounds) return nulls | miss | PT;
+  hs_expr_scalar hi = s->max;
+  if (col->dom == HS_DOM_F64 && s->nan_count != 0) hi.f64 = NAN; /* as leaf_cmp */
+  int64_t i = hs_expr_inlist_lower(col, in, &s->min);
+  if (i >= in->n || hs_expr_cmp_scalar(col, &hi, &in->vals[i].b) < 0) return nulls | miss;
+  bool single = hs_expr_cmp_scalar(col, &s->min, &in->vals[i].b) == 0 &&
+                hs_expr_cmp_scalar(col, &hi, &in->vals[i].b) == 0;
+  return nulls | PT | (single ? 0 : miss);
+}
+
 static int node_set(const hs_expr *e, const hs_expr_node *n, const hs_expr_stats *st) {
   switch (n->kind) {
   case HS_N_CONST: return n->tv > 0 ? PT : n->tv == 0 ? PF : PU;
   case HS_N_CMP: return leaf_cmp(e, n, &st[n->field]);
   case HS_N_LIKE: return leaf_like(n, &st[n->field]);
+  case HS_N_IN: return leaf_in(e, n, &st[n->field]);
   case HS_N_ISNULL: {
     const hs_expr_stats *s = &st[n->field];
     int may_null = s->null_count != 0 ? 1 : 0, may_value = all_null(s) ? 0 : 1;

@@ -475,6 +475,40 @@ static bool few_rows(plan_ctx *c, const hs_expr_node *k, const roaring_bitmap_t 
   return roaring_bitmap_get_cardinality(t) * 64 <= (uint64_t)hs_sidx_column_row_count(col);
 }
 
+/* T and F of `x IN (list)`: T = one k-way union of the values' posting
+ * lists (hs_sidx_column_in); F = non-null rows − T, or nothing at all when
+ * the list has a NULL (a value not listed is then UNKNOWN). */
+static hs_status in_sets(hs_sidx_column *col, const hs_expr_col *ec, const hs_expr_node *n,
+                         int want, sets *out, hs_error *err) {
+  const hs_expr_inlist *in = n->in;
+  hs_sidx_value *vs = hs_malloc(sizeof *vs * (size_t)(in->n + 1));
+  if (vs == NULL) return nomem(err);
+  for (int64_t i = 0; i < in->n; i++) {
+    hs_expr_node leaf;
+    memset(&leaf, 0, sizeof leaf);
+    leaf.lit = in->vals[i].b;
+    bool frac;
+    cmp_value(ec, &leaf, &vs[i], &frac);
+  }
+  roaring_bitmap_t *t = NULL;
+  hs_status st = hs_sidx_column_in(col, vs, (size_t)in->n, &t, err);
+  hs_free(vs);
+  if (st == HS_ERR_UNSUPPORTED) { /* not narrowed */
+    if (t) roaring_bitmap_free(t);
+    if (err) memset(err, 0, sizeof *err);
+    return HS_OK;
+  }
+  if (st != HS_OK) return st;
+  if (!in->has_null) return leaf_sets(col, t, false, want, out, err);
+  out->t = t;
+  if ((want & WANT_F) && (out->f = roaring_bitmap_create()) == NULL) {
+    sets_free(out);
+    return nomem(err);
+  }
+  sets_keep(out, want);
+  return HS_OK;
+}
+
 static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, sets *out,
                       hs_error *err) {
   out->t = out->f = NULL;
@@ -552,10 +586,12 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
   }
   case HS_N_CMP:
   case HS_N_ISNULL:
-  case HS_N_LIKE: {
+  case HS_N_LIKE:
+  case HS_N_IN: {
     hs_sidx_column *col = NULL;
     if ((st = column_of(c, n->field, &col, err)) != HS_OK || col == NULL) return st;
     const hs_expr_col *ec = &c->e->cols[n->field];
+    if (n->kind == HS_N_IN) return in_sets(col, ec, n, want, out, err);
     roaring_bitmap_t *t = NULL;
     bool exact = false;
     if (n->kind == HS_N_ISNULL) {
