@@ -663,8 +663,18 @@ static hs_status query_dict(hs_sidx_column *c, const kbound *lo, const kbound *h
   return st;
 }
 
+/* The block a query bound last, reused while nothing else was viewed since
+ * (an IN list's values, in key order, mostly fall into the same blocks:
+ * each is then unpacked once, not once per value). */
+typedef struct blk_cache {
+  bool valid;
+  uint32_t b;
+  hs_sidx_keys keys;
+  const uint8_t *rows;
+} blk_cache;
+
 static hs_status query_sorted(hs_sidx_column *c, const kbound *lo, const kbound *hi,
-                              roaring_bitmap_t *acc, hs_error *err) {
+                              roaring_bitmap_t *acc, blk_cache *bc, hs_error *err) {
   uint32_t n = c->h.n_entries;
   /* Candidate blocks: max >= lo and min <= hi. */
   uint32_t b0 = first_at_or_after(&c->keys, 1, 2, n, lo), b1 = first_past(&c->keys, 0, 2, n, hi);
@@ -678,14 +688,21 @@ static hs_status query_sorted(hs_sidx_column *c, const kbound *lo, const kbound 
     bool hi_in = hi->state == B_OPEN || hs_sidx_key_cmp(mx, lx, hi->p, hi->n) < (hi->incl ? 1 : 0);
     const uint8_t *p;
     if ((lo_in && hi_in) || (c->h.flags & HS_SIDX_FLAG_LOSSY)) { /* lossy: all its rows */
+      if (bc != NULL) bc->valid = false;
       if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.bitmap_len, &p, err)) == HS_OK)
         st = load_or(c, p, r.bitmap_len, acc, err);
       continue;
     }
-    if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.len, &p, err)) != HS_OK) break;
     hs_sidx_keys keys;
     const uint8_t *rows;
-    if ((st = hs_sidx_block_bind(c, &r, p, &keys, &rows, err)) != HS_OK) break;
+    if (bc != NULL && bc->valid && bc->b == b) {
+      keys = bc->keys, rows = bc->rows;
+    } else {
+      if (bc != NULL) bc->valid = false;
+      if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.len, &p, err)) != HS_OK) break;
+      if ((st = hs_sidx_block_bind(c, &r, p, &keys, &rows, err)) != HS_OK) break;
+      if (bc != NULL) *bc = (blk_cache){true, b, keys, rows};
+    }
     uint32_t j0 = first_at_or_after(&keys, 0, 1, r.count, lo);
     uint32_t j1 = first_past(&keys, 0, 1, r.count, hi);
     for (uint32_t j = j0; j < j1; j++) {
@@ -700,14 +717,14 @@ static hs_status query_sorted(hs_sidx_column *c, const kbound *lo, const kbound 
 }
 
 static hs_status query_range_keys(hs_sidx_column *c, const kbound *lo, const kbound *hi,
-                                  roaring_bitmap_t *acc, hs_error *err) {
+                                  roaring_bitmap_t *acc, blk_cache *bc, hs_error *err) {
   if (lo->state == B_EMPTY || hi->state == B_EMPTY) return HS_OK;
   if (lo->state == B_KEY && hi->state == B_KEY) {
     int cmp = hs_sidx_key_cmp(lo->p, lo->n, hi->p, hi->n);
     if (cmp > 0 || (cmp == 0 && !(lo->incl && hi->incl))) return HS_OK;
   }
   return c->h.layout == HS_SIDX_LAYOUT_DICT ? query_dict(c, lo, hi, acc, err)
-                                            : query_sorted(c, lo, hi, acc, err);
+                                            : query_sorted(c, lo, hi, acc, bc, err);
 }
 
 static hs_status finish_query(hs_status st, roaring_bitmap_t *acc, roaring_bitmap_t **out) {
@@ -738,7 +755,7 @@ hs_status hs_sidx_column_range(hs_sidx_column *c, const hs_sidx_value *lo, bool 
   kbound l, h;
   st = bound_make(c, lo, true, lo_inclusive, &l, err);
   if (st == HS_OK) st = bound_make(c, hi, false, hi_inclusive, &h, err);
-  if (st == HS_OK) st = query_range_keys(c, &l, &h, acc, err);
+  if (st == HS_OK) st = query_range_keys(c, &l, &h, acc, NULL, err);
   return finish_query(st, acc, out);
 }
 
@@ -748,18 +765,42 @@ hs_status hs_sidx_column_equals(hs_sidx_column *c, const hs_sidx_value *v, roari
   return hs_sidx_column_range(c, v, true, v, true, out, err);
 }
 
+/* Bounds of one IN value (lower and upper: the same key). */
+typedef struct in_bound {
+  kbound l, h;
+} in_bound;
+
+static int in_bound_cmp(const void *a, const void *b) {
+  const in_bound *x = *(const in_bound *const *)a, *y = *(const in_bound *const *)b;
+  bool kx = x->l.state == B_KEY, ky = y->l.state == B_KEY;
+  if (!kx || !ky) return (int)ky - (int)kx; /* keys first */
+  return hs_sidx_key_cmp(x->l.p, x->l.n, y->l.p, y->l.n);
+}
+
+/* One union of the values' posting lists: the values are taken in key
+ * order, so a sorted column's blocks are each unpacked once (blk_cache),
+ * and the rows are OR-ed lazily into one bitmap. */
 hs_status hs_sidx_column_in(hs_sidx_column *c, const hs_sidx_value *vs, size_t n,
                             roaring_bitmap_t **out, hs_error *err) {
   roaring_bitmap_t *acc;
   hs_status st = new_acc(c, out, &acc, err);
   if (st != HS_OK) return st;
   if (vs == NULL && n > 0) st = hs_error_set(err, HS_ERR_INVALID_ARG, "scalar index in: no values");
+  in_bound *bs = st == HS_OK ? hs_malloc(sizeof *bs * (n + 1)) : NULL;
+  in_bound **order = bs != NULL ? hs_malloc(sizeof *order * (n + 1)) : NULL;
+  if (st == HS_OK && order == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "index column %s: IN list of %zu values", c->name, n);
   for (size_t i = 0; i < n && st == HS_OK; i++) {
-    kbound l, h;
-    st = bound_make(c, &vs[i], true, true, &l, err);
-    if (st == HS_OK) st = bound_make(c, &vs[i], false, true, &h, err);
-    if (st == HS_OK) st = query_range_keys(c, &l, &h, acc, err);
+    st = bound_make(c, &vs[i], true, true, &bs[i].l, err);
+    if (st == HS_OK) st = bound_make(c, &vs[i], false, true, &bs[i].h, err);
+    order[i] = &bs[i];
   }
+  if (st == HS_OK && n > 1) qsort(order, n, sizeof *order, in_bound_cmp);
+  blk_cache bc = {0};
+  for (size_t i = 0; i < n && st == HS_OK; i++)
+    st = query_range_keys(c, &order[i]->l, &order[i]->h, acc, &bc, err);
+  hs_free(order);
+  hs_free(bs);
   return finish_query(st, acc, out);
 }
 
@@ -786,7 +827,7 @@ hs_status hs_sidx_column_prefix(hs_sidx_column *c, const uint8_t *prefix, size_t
   kbound l = {.state = B_KEY, .incl = true, .p = prefix, .n = n};
   kbound h = {.state = m ? B_KEY : B_OPEN, .incl = false, .p = succ, .n = m};
   if (m) succ[m - 1]++;
-  st = query_range_keys(c, &l, &h, acc, err);
+  st = query_range_keys(c, &l, &h, acc, NULL, err);
   hs_free(succ);
   return finish_query(st, acc, out);
 }
