@@ -157,6 +157,8 @@ uint32_t hs_sidx_column_entry_count(const hs_sidx_column *c);
  * then evaluates the predicate on the data. */
 hs_status hs_sidx_column_equals(hs_sidx_column *c, const hs_sidx_value *v, roaring_bitmap_t **out,
                                 hs_error *err);
+/* The rows equal to any of vs[0..n) (IN lists): one union, the values taken
+ * in key order so a SORTED column unpacks each block once, not per value. */
 hs_status hs_sidx_column_in(hs_sidx_column *c, const hs_sidx_value *vs, size_t n,
                             roaring_bitmap_t **out, hs_error *err);
 /* lo/hi NULL: unbounded on that side. */

@@ -43,8 +43,8 @@ hs_status hs_expr_parse(const char *filter, const struct ArrowSchema *schema, hs
 void hs_expr_free(hs_expr *e);
 
 /* A canonical rendering of the bound tree, for tests and diagnostics
- * (IN and BETWEEN appear desugared). *out is NUL-terminated, owned by the
- * caller (hs_free). */
+ * (BETWEEN appears desugared, IN lists sorted and deduplicated). *out is NUL-terminated, owned by
+ * the caller (hs_free). */
 hs_status hs_expr_to_string(const hs_expr *e, char **out, hs_error *err);
 
 /* Does the expression read top-level field `field_index` of the schema it
