@@ -237,6 +237,10 @@ typedef struct hs_parquet_write_options {
   const char *const *kv_values;
   size_t n_kv;
   const char *created_by; /* default "hyperstreamdb version 0.1.0" */
+  /* Bytes per data page of list leaves (list / fixed_size_list columns:
+   * vectors); 0 (default) = page_bytes_max. Smaller pages let a row
+   * selection reach a row's levels in fewer steps. */
+  int64_t list_page_bytes_max;
 } hs_parquet_write_options;
 
 void hs_parquet_write_options_init(hs_parquet_write_options *opts);

@@ -1021,7 +1021,8 @@ static hs_status add_values(hs_wcol *c, const uint8_t *f, const hs_wbytes *ba, i
 hs_status hs_wcol_write(hs_wcol *c, const struct ArrowArray *arr, int64_t start, int64_t n,
                         hs_error *err) {
   hs_status st;
-  int64_t page_max = c->o->page_bytes_max > 0 ? c->o->page_bytes_max : 1;
+  int64_t page_max = c->leaf->max_rep > 0 ? c->o->list_page_bytes_max : c->o->page_bytes_max;
+  if (page_max <= 0) page_max = 1;
   while (n > 0) {
     int64_t m = 1;
     if (c->est_row_bytes > 0) {

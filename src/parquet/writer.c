@@ -216,6 +216,8 @@ hs_status hs_parquet_writer_open(const char *path, const struct ArrowSchema *sch
   w->wo.codec = (int32_t)opts->compression;
   w->wo.level = opts->compression_level;
   w->wo.page_bytes_max = opts->page_bytes_max;
+  w->wo.list_page_bytes_max =
+      opts->list_page_bytes_max > 0 ? opts->list_page_bytes_max : opts->page_bytes_max;
   w->wo.dictionary_bytes_max = opts->dictionary_bytes_max;
   w->wo.page_version = opts->data_page_version;
   w->wo.compress_min_saving_pct = opts->compress_min_saving_pct;

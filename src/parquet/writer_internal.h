@@ -98,6 +98,7 @@ typedef struct hs_wopts {
   int32_t codec;
   int level;
   int64_t page_bytes_max;
+  int64_t list_page_bytes_max; /* leaves with max_rep > 0 */
   int64_t dictionary_bytes_max;
   int page_version;
   int compress_min_saving_pct; /* v2: store pages saving less uncompressed */

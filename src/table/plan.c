@@ -435,6 +435,10 @@ void hs_table_parquet_options(const hs_table *t, hs_parquet_write_options *po) {
   /* Iceberg's page size property (uncompressed bytes per data page). */
   n = int_property(t, "write.parquet.page-size-bytes");
   if (n > 0) po->page_bytes_max = (int64_t)n;
+  /* List leaves (vector columns) get 64 KiB pages unless the property
+   * sets every column's: a search's fetch finds a row's levels by walking
+   * its page's repetition runs (parquet/ "Row gather"), two runs a row. */
+  po->list_page_bytes_max = n > 0 ? 0 : (int64_t)64 << 10;
   /* Codec and level. An unknown codec name becomes (hs_codec)-1, which the
    * append refuses with a message naming the property (commit.c) rather
    * than silently writing another codec. */

@@ -155,3 +155,28 @@ def test_search_rows_match_take(tmp_path, index):
         same = t.query().vector_search(q, "emb", k=k).execute()
         assert same.column("id").to_pylist() == r.column("id").to_pylist()
     assert _core._parquet_pages_gathered() > before  # the rows were read in place
+
+
+def test_table_vector_layout_reads_elsewhere(tmp_path):
+    """Tables write list leaves in 64 KiB pages (src/table/README.md "Data page
+    layout"): standard Parquet that pyarrow and DuckDB read back exactly."""
+    duckdb = pytest.importorskip("duckdb")
+    nr = np.random.default_rng(3)
+    b = _vec_batch(nr, 0, 5000, 48, 0.05)
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(b)
+    files = [os.path.join(dp, f) for dp, _, fs in os.walk(str(tmp_path / "t"))
+             for f in fs if f.endswith(".parquet")]
+    assert len(files) == 1
+    got = pq.read_table(files[0]).select(b.column_names)
+    assert got.column("emb").combine_chunks().equals(b.column("emb").combine_chunks())
+    assert got.column("tags").combine_chunks().equals(b.column("tags").combine_chunks())
+    rows = duckdb.sql(f"SELECT id, emb FROM read_parquet('{files[0]}') ORDER BY id").fetchall()
+    want = b.select(["id", "emb"]).to_pylist()
+    assert len(rows) == len(want)
+    for (i, e), w in zip(rows, want):
+        assert i == w["id"]
+        if w["emb"] is None:
+            assert e is None
+        else:
+            np.testing.assert_array_equal(np.array(e, np.float32), np.array(w["emb"], np.float32))
