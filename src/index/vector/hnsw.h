@@ -145,9 +145,9 @@ typedef struct hs_hnsw_filter {
  * same answer), so the scratch grows with the partition, not with ef.
  * Writes up to ef candidates (unsorted) into *out (pointing into the
  * scratch) and returns their count. With a filter only allowed nodes are
- * returned; disallowed nodes are stepped through to their neighbours (two
- * hops), as ACORN does. Never reads outside the graph arrays, even when ids
- * are hostile: ids outside the partition are skipped. */
+ * returned; disallowed nodes are walked through (filter->two_hop false) or
+ * stepped through to their neighbours (two hops, as ACORN does). Never reads outside the graph
+ * arrays, even when ids are hostile: ids outside the partition are skipped. */
 size_t hs_hnsw_search(const hs_hnsw_graph *g, const hs_hnsw_part *p, const float *q, uint32_t ef,
                       const hs_hnsw_filter *filter, hs_hnsw_scratch *s, hs_hnsw_cand **out);
 /* The same over the quantized codes (g->codes): distances are `qq`'s

@@ -116,9 +116,10 @@ typedef struct hs_vidx_search_params {
   uint32_t nprobe;    /* partitions visited; 0: default */
   uint32_t rerank;    /* quantized indexes: candidates re-ranked exactly; 0: the whole beam */
   /* Filters allowing at most this many indexed rows are answered by an
-   * exact scan of those rows; 0: default (README.md: max(2048, n / 32)).
-   * 1 forces the traversal for every filter allowing two rows or more
-   * (tests use it); UINT32_MAX always scans exactly. */
+   * exact scan of those rows, others by the walk; 0: the planner's cost
+   * model decides (README.md, "Filtered search"). 1 forces the traversal
+   * for every filter allowing two rows or more (tests use it); UINT32_MAX
+   * always scans exactly. */
   uint32_t exact_rows;
 } hs_vidx_search_params;
 

@@ -1,8 +1,9 @@
 /*
  * vidx_search.c — top-k search of an opened vector index: unfiltered graph
- * search, filtered search that picks an exact scan of the allowed rows
- * when they are few and a filter-aware traversal otherwise, and the exact
- * fallback that guarantees min(k, allowed indexed rows) answers.
+ * search, a planner that picks an exact scan of the allowed rows or a
+ * filter-aware traversal from a cost model (also exact for small unfiltered
+ * indexes), and the exact fallback that guarantees min(k, allowed indexed
+ * rows) answers.
  */
 #include <math.h>
 #include <pthread.h>
