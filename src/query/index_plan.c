@@ -162,14 +162,26 @@ static void reject(plan_ctx *c, size_t i, const char *why) {
         c->data != NULL ? hs_index_short_path(c->data->path) : "?", why);
 }
 
+/* te / fe: t / f is exactly the TRUE / FALSE rows, not only a superset
+ * (NULL with the flag: exactly all rows). False whenever unsure. */
 typedef struct sets {
   roaring_bitmap_t *t, *f; /* NULL: all rows */
+  bool te, fe;
 } sets;
 
 static void sets_free(sets *s) {
   if (s->t) roaring_bitmap_free(s->t);
   if (s->f) roaring_bitmap_free(s->f);
   s->t = s->f = NULL;
+  s->te = s->fe = false;
+}
+
+/* Whether an exact index column's answers for `ec` are the filter's own
+ * TRUE rows, so the scan may skip re-checking them: integers, decimals,
+ * strings and booleans. Floats are left to the re-check (NaN and -0.0 are
+ * where an index and an evaluator could part). */
+static bool exact_domain(hs_sidx_column *col, const hs_expr_col *ec) {
+  return hs_sidx_column_exact(col) && ec->dom != HS_DOM_F64;
 }
 
 static hs_status nomem(hs_error *err) {
@@ -366,20 +378,23 @@ static ptrdiff_t like_prefix(const hs_expr_node *n, bool *whole) {
 enum { WANT_T = 1, WANT_F = 2 };
 
 static void sets_keep(sets *s, int want) {
-  if (!(want & WANT_T) && s->t != NULL) {
-    roaring_bitmap_free(s->t);
+  if (!(want & WANT_T)) {
+    if (s->t != NULL) roaring_bitmap_free(s->t);
     s->t = NULL;
+    s->te = false;
   }
-  if (!(want & WANT_F) && s->f != NULL) {
-    roaring_bitmap_free(s->f);
+  if (!(want & WANT_F)) {
+    if (s->f != NULL) roaring_bitmap_free(s->f);
     s->f = NULL;
+    s->fe = false;
   }
 }
 
 /* The sets of a leaf from t (owned), the index's answer for the leaf
  * (negated: for its negation, NOT LIKE). */
-static hs_status leaf_sets(hs_sidx_column *col, roaring_bitmap_t *t, bool neg, int want, sets *out,
-                           hs_error *err) {
+static hs_status leaf_sets(hs_sidx_column *col, const hs_expr_col *ec, roaring_bitmap_t *t,
+                           bool neg, int want, sets *out, hs_error *err) {
+  out->te = out->fe = false;
   if (!hs_sidx_column_exact(col)) { /* t ⊇ TRUE rows; FALSE rows unknown */
     if (neg) {
       roaring_bitmap_free(t);
@@ -400,6 +415,7 @@ static hs_status leaf_sets(hs_sidx_column *col, roaring_bitmap_t *t, bool neg, i
   }
   out->t = neg ? nn : t;
   out->f = neg ? t : nn;
+  out->te = out->fe = exact_domain(col, ec);
   sets_keep(out, want);
   return HS_OK;
 }
@@ -436,6 +452,7 @@ static bool range_pair(const plan_ctx *c, const hs_expr_node *n, int *lo, int *h
 static hs_status range_sets(plan_ctx *c, const hs_expr_node *a, const hs_expr_node *b, int want,
                             sets *out, hs_error *err) {
   out->t = out->f = NULL;
+  out->te = out->fe = false;
   hs_sidx_column *col = NULL;
   hs_status st = column_of(c, a->field, &col, err);
   if (st != HS_OK || col == NULL) return st;
@@ -460,7 +477,7 @@ static hs_status range_sets(plan_ctx *c, const hs_expr_node *a, const hs_expr_no
   }
   /* On one column, a non-null row fails the pair iff it is outside the
    * range (each side is TRUE or FALSE for it): F = non-null − T. */
-  return leaf_sets(col, t, false, want, out, err);
+  return leaf_sets(col, ec, t, false, want, out, err);
 }
 
 /* Whether candidates t (NULL: all rows) are few enough next to the rows
@@ -499,12 +516,14 @@ static hs_status in_sets(hs_sidx_column *col, const hs_expr_col *ec, const hs_ex
     return HS_OK;
   }
   if (st != HS_OK) return st;
-  if (!in->has_null) return leaf_sets(col, t, false, want, out, err);
+  if (!in->has_null) return leaf_sets(col, ec, t, false, want, out, err);
   out->t = t;
   if ((want & WANT_F) && (out->f = roaring_bitmap_create()) == NULL) {
     sets_free(out);
     return nomem(err);
   }
+  /* TRUE: the listed values; FALSE: never (a value not listed is UNKNOWN). */
+  out->te = out->fe = exact_domain(col, ec);
   sets_keep(out, want);
   return HS_OK;
 }
@@ -512,6 +531,7 @@ static hs_status in_sets(hs_sidx_column *col, const hs_expr_col *ec, const hs_ex
 static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, sets *out,
                       hs_error *err) {
   out->t = out->f = NULL;
+  out->te = out->fe = false;
   if (depth > HS_EXPR_DEPTH_MAX) return HS_OK;
   hs_status st = HS_OK;
   switch (n->kind) {
@@ -521,6 +541,7 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
       sets_free(out);
       return nomem(err);
     }
+    out->te = out->fe = true;
     return HS_OK;
   case HS_N_NOT: {
     sets k;
@@ -528,6 +549,8 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
     st = walk(c, n->kids[0], depth + 1, kw, &k, err);
     out->t = k.f;
     out->f = k.t;
+    out->te = k.fe;
+    out->fe = k.te;
     return st;
   }
   case HS_N_AND:
@@ -549,6 +572,7 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
         if (ranged && !first && few_rows(c, n->kids[i], out->t)) {
           if (out->f != NULL) roaring_bitmap_free(out->f); /* F ∪ all rows */
           out->f = NULL;
+          out->te = out->fe = false; /* T not narrowed by this kid: a superset */
           continue;
         }
         sets k;
@@ -567,6 +591,10 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
          * (union; NULL absorbs). */
         roaring_bitmap_t **nar = is_and ? &out->t : &out->f, **wid = is_and ? &out->f : &out->t;
         roaring_bitmap_t *kn = is_and ? k.t : k.f, *kw = is_and ? k.f : k.t;
+        /* Intersection and union of exact sets are exact; anything else not. */
+        bool both_t = out->te && k.te, both_f = out->fe && k.fe;
+        out->te = both_t;
+        out->fe = both_f;
         if (*nar == NULL)
           *nar = kn;
         else if (kn != NULL) {
@@ -636,7 +664,7 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
       if (t) roaring_bitmap_free(t);
       return st;
     }
-    return leaf_sets(col, t, n->kind == HS_N_LIKE && n->negated, want, out, err);
+    return leaf_sets(col, ec, t, n->kind == HS_N_LIKE && n->negated, want, out, err);
   }
   case HS_N_BOOLTEST: return HS_OK; /* not narrowed */
   }
@@ -645,8 +673,10 @@ static hs_status walk(plan_ctx *c, const hs_expr_node *n, int depth, int want, s
 
 hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const char *const *names,
                              size_t n_paths, const hs_index_plan_data *data,
-                             hs_index_plan_report *rep, roaring_bitmap_t **out, hs_error *err) {
+                             hs_index_plan_report *rep, roaring_bitmap_t **out, bool *exact,
+                             hs_error *err) {
   *out = NULL;
+  if (exact != NULL) *exact = false;
   if (e == NULL || e->root == NULL || paths == NULL || n_paths == 0) return HS_OK;
   plan_ctx c;
   memset(&c, 0, sizeof c);
@@ -661,7 +691,7 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const c
   c.tried = hs_calloc(c.n_paths + 1, sizeof *c.tried);
   c.lent = hs_calloc(c.n_paths + 1, sizeof *c.lent);
   hs_status st = HS_OK;
-  sets s = {NULL, NULL};
+  sets s = {NULL, NULL, false, false};
   if (c.files == NULL || c.cols == NULL || c.tried == NULL || c.lent == NULL) st = nomem(err);
   if (st == HS_OK) st = walk(&c, e->root, 1, WANT_T, &s, err);
   bool failed = st != HS_OK;
@@ -676,6 +706,7 @@ hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const c
     st = HS_OK;
   }
   if (st == HS_OK) {
+    if (exact != NULL) *exact = s.t != NULL && s.te;
     *out = s.t;
     s.t = NULL;
   }

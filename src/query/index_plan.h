@@ -4,7 +4,8 @@
  *
  * The answer is a candidate set: a superset of the rows for which the
  * filter is TRUE (never smaller), so the scan may only narrow with it and
- * always re-evaluates the filter on the candidates.
+ * re-evaluates the filter on the candidates, unless the plan says the set
+ * is exact (hs_index_plan_rows' *exact) and the caller wants rows only.
  */
 #ifndef HS_QUERY_INDEX_PLAN_H
 #define HS_QUERY_INDEX_PLAN_H
@@ -39,9 +40,15 @@ typedef struct hs_index_plan_report {
 } hs_index_plan_report;
 
 /* `data` NULL: bindings are not checked (tests of the index alone); rep
- * may be NULL. */
+ * may be NULL. *exact (exact may be NULL) is set true when *out is not
+ * only a superset but exactly the rows where the filter is TRUE: every
+ * leaf answered by an exact index column of an integer, decimal, string
+ * or boolean domain, combined by AND / OR / NOT without a skipped range
+ * (see index_plan.c). Only then may a caller skip re-evaluating the filter
+ * on the candidates. */
 hs_status hs_index_plan_rows(const hs_expr *e, const char *const *paths, const char *const *names,
                              size_t n_paths, const hs_index_plan_data *data,
-                             hs_index_plan_report *rep, roaring_bitmap_t **out, hs_error *err);
+                             hs_index_plan_report *rep, roaring_bitmap_t **out, bool *exact,
+                             hs_error *err);
 
 #endif /* HS_QUERY_INDEX_PLAN_H */

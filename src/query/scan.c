@@ -79,6 +79,7 @@ typedef struct scan_state {
   char **ixn;
   size_t ixp_n;
   roaring_bitmap_t *cand;
+  bool cand_exact; /* cand is exactly the filter's TRUE rows (index_plan.h) */
   hs_scan_index_stats istats;
   /* Per-file records (hs_scan_file_info_get), one per opened file: the
    * totals at the file's opening (f_base*) are subtracted when it closes;
@@ -191,6 +192,7 @@ static void file_close(scan_state *s) {
   s->n_rg = s->next_rg = 0;
   if (s->cand != NULL) roaring_bitmap_free(s->cand);
   s->cand = NULL;
+  s->cand_exact = false;
 }
 
 static void prefetch_free(scan_state *s);
@@ -337,6 +339,39 @@ static bool dense_everywhere(scan_state *s) {
   return true;
 }
 
+/* The rows-only shortcut (hooks.rows_from_index): the index's candidates
+ * are exactly the file's matching rows, so they go to on_rows straight
+ * from the bitmap, row group by row group (those statistics kept), and
+ * nothing of the file is read. Every row group is consumed. */
+static int64_t cand_rows(const roaring_bitmap_t *cand, int64_t first, int64_t end,
+                         const hs_scan_page_ranges *pr, int64_t *out, int64_t cap);
+
+static hs_status index_rows_out(scan_state *s, hs_error *err) {
+  for (uint32_t g = 0; g < s->n_rg; g++) {
+    if (!s->rg_keep[g]) continue;
+    int64_t first = s->rg_first[g], end = s->rg_first[g + 1];
+    if (end <= first) continue;
+    uint64_t c = roaring_bitmap_range_cardinality(s->cand, (uint64_t)first, (uint64_t)end);
+    if (c == 0) continue;
+    if (c > s->rows_cap) {
+      int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * (size_t)c);
+      if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      s->rows = nr;
+      s->rows_cap = (size_t)c;
+    }
+    int64_t k = cand_rows(s->cand, first, end, NULL, s->rows, (int64_t)c);
+    s->stats.row_groups_read++;
+    s->stats.rows_matched += k;
+    s->stats.rows_returned += k;
+    hs_status st =
+        s->hooks.on_rows(s->hooks.ctx, s->plan_idx[s->cur_file], s->path, s->rows, (size_t)k, err);
+    if (st != HS_OK) return st;
+  }
+  s->next_rg = s->n_rg;
+  s->whole = false;
+  return HS_OK;
+}
+
 /* Open data file `i`: footer, and with a filter, its binding and row-group
  * pruning. Without a filter the output stream starts right away. */
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
@@ -438,7 +473,8 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     rep.rejected = 0;
     rep.why[0] = '\0';
     if (anyp)
-      st = hs_index_plan_rows(s->expr, paths, names, s->n_fcols, &data, &rep, &s->cand, err);
+      st = hs_index_plan_rows(s->expr, paths, names, s->n_fcols, &data, &rep, &s->cand,
+                              &s->cand_exact, err);
     hs_free(names);
     if (rep.rejected > 0) {
       hs_index_rejection_note(rep.why);
@@ -452,7 +488,11 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
       s->istats.rows_candidate += (int64_t)k;
       s->istats.rows_eliminated += s->rg_first[s->n_rg] - (int64_t)k;
       st = fst_index_columns(s, rec, paths, err);
-      if (!dense_everywhere(s)) s->whole = false;
+      if (st == HS_OK && s->cand_exact && s->hooks.rows_from_index && s->hooks.on_rows != NULL &&
+          s->limit < 0)
+        st = index_rows_out(s, err);
+      else if (!dense_everywhere(s))
+        s->whole = false;
     }
     hs_free(paths);
   }

@@ -127,6 +127,10 @@ typedef struct hs_scan_hooks {
   /* NULL: load the table's index registry here (with a filter). Else the
    * caller's, loaded once for all the scans of one query (borrowed). */
   const hs_table_index_registry *reg;
+  /* With on_rows: a data file whose scalar indexes answer the whole filter
+   * exactly (index_plan.h) hands their rows to on_rows without reading the
+   * file (its filter columns are not re-checked). */
+  bool rows_from_index;
 } hs_scan_hooks;
 
 /* hs_table_scan_query with `hooks` (NULL: none; copied). */

@@ -297,7 +297,7 @@ hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char
   so.columns = &column; /* never read: on_rows replaces the output */
   so.n_columns = 1;
   so.filter = filter;
-  hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan, ix->have_reg ? &ix->reg : NULL};
+  hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan, ix->have_reg ? &ix->reg : NULL, true};
   struct ArrowArrayStream st;
   hs_status rc = hs_table_scan_query_hooked(t, &so, &hooks, &st, err);
   if (rc != HS_OK) return rc;
