@@ -647,10 +647,9 @@ static uint32_t first_past(const hs_sidx_keys *k, uint32_t first, uint32_t strid
   return hs_sidx_keys_lower_bound(k, first, stride, n, b->p, b->n, b->incl);
 }
 
-static hs_status query_dict(hs_sidx_column *c, const kbound *lo, const kbound *hi,
-                            roaring_bitmap_t *acc, hs_error *err) {
-  uint32_t n = c->h.n_entries;
-  uint32_t i0 = first_at_or_after(&c->keys, 0, 1, n, lo), i1 = first_past(&c->keys, 0, 1, n, hi);
+/* OR the posting lists of dictionary entries [i0, i1) into acc. */
+static hs_status dict_or(hs_sidx_column *c, uint32_t i0, uint32_t i1, roaring_bitmap_t *acc,
+                         hs_error *err) {
   if (i0 >= i1) return HS_OK;
   uint64_t a = hs_load_u64le(c->dir + (size_t)i0 * 8), z = hs_load_u64le(c->dir + (size_t)i1 * 8);
   const uint8_t *p;
@@ -660,6 +659,32 @@ static hs_status query_dict(hs_sidx_column *c, const kbound *lo, const kbound *h
              e = hs_load_u64le(c->dir + (size_t)i * 8 + 8);
     st = load_or(c, p + (s - a), (size_t)(e - s), acc, err);
   }
+  return st;
+}
+
+/* A range of dictionary entries. Every non-null row is in exactly one
+ * entry's posting list, so a range holding most entries is answered as
+ * the non-null rows minus the entries outside it: `sel < 995` of 1,000
+ * values unions 5 lists, not 995. */
+static hs_status query_dict(hs_sidx_column *c, const kbound *lo, const kbound *hi,
+                            roaring_bitmap_t *acc, hs_error *err) {
+  uint32_t n = c->h.n_entries;
+  uint32_t i0 = first_at_or_after(&c->keys, 0, 1, n, lo), i1 = first_past(&c->keys, 0, 1, n, hi);
+  if (i0 >= i1) return HS_OK;
+  uint32_t inside = i1 - i0;
+  if (inside <= 8 || inside <= 2 * (n - inside)) return dict_or(c, i0, i1, acc, err);
+  roaring_bitmap_t *rest = roaring_bitmap_create(), *nn = NULL;
+  if (rest == NULL) return hs_error_set(err, HS_ERR_NOMEM, "index column %s: bitmap", c->name);
+  hs_status st = dict_or(c, 0, i0, rest, err);
+  if (st == HS_OK) st = dict_or(c, i1, n, rest, err);
+  if (st == HS_OK) st = hs_sidx_column_is_not_null(c, &nn, err);
+  if (st == HS_OK) {
+    roaring_bitmap_repair_after_lazy(rest);
+    roaring_bitmap_andnot_inplace(nn, rest);
+    roaring_bitmap_lazy_or_inplace(acc, nn, false);
+    roaring_bitmap_free(nn);
+  }
+  roaring_bitmap_free(rest);
   return st;
 }
 
