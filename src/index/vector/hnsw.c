@@ -507,12 +507,12 @@ static void insert_node(build_ctx *b, uint32_t i, uint32_t worker) {
 /* ------------------------------------------------------ connectivity */
 
 /* Marks in `seen` every node of the partition reachable on layer 0 from
- * `from` (breadth first, `queue` has room for the partition); returns how
- * many it newly marked. */
-static uint32_t mark_reachable(const hs_hnsw_graph *g, const hs_hnsw_part *p, uint32_t from,
-                               uint8_t *seen, uint32_t *queue, uint32_t *indeg) {
+ * `from` that is not marked yet (breadth first, `queue` has room for the
+ * partition). */
+static void mark_reachable(const hs_hnsw_graph *g, const hs_hnsw_part *p, uint32_t from,
+                           uint8_t *seen, uint32_t *queue) {
   uint32_t head = 0, tail = 0;
-  if (seen[from - p->start]) return 0;
+  if (seen[from - p->start]) return;
   seen[from - p->start] = 1;
   queue[tail++] = from;
   while (head < tail) {
@@ -520,11 +520,41 @@ static uint32_t mark_reachable(const hs_hnsw_graph *g, const hs_hnsw_part *p, ui
     uint32_t cnt = blk[0] < g->m0 ? blk[0] : g->m0;
     for (uint32_t j = 0; j < cnt; j++) {
       uint32_t id = blk[1 + j];
-      if (id < p->start || id - p->start >= p->count) continue;
-      indeg[id - p->start]++;
-      if (seen[id - p->start]) continue;
+      if (id < p->start || id - p->start >= p->count || seen[id - p->start]) continue;
       seen[id - p->start] = 1;
       queue[tail++] = id;
+    }
+  }
+}
+
+/* Breadth first from the entry: seen, depth (UINT32_MAX: not reached) and
+ * wit[y], the in-links of y from nodes one level closer to the entry.
+ * Returns how many nodes were reached. */
+static uint32_t levels_from_entry(const hs_hnsw_graph *g, const hs_hnsw_part *p, uint8_t *seen,
+                                  uint32_t *depth, uint32_t *wit, uint32_t *queue) {
+  const uint32_t n = p->count;
+  memset(seen, 0, n);
+  memset(wit, 0, (size_t)n * sizeof *wit);
+  for (uint32_t i = 0; i < n; i++) depth[i] = UINT32_MAX;
+  uint32_t head = 0, tail = 0;
+  seen[p->entry - p->start] = 1;
+  depth[p->entry - p->start] = 0;
+  queue[tail++] = p->entry;
+  while (head < tail) {
+    uint32_t x = queue[head++];
+    uint32_t dx = depth[x - p->start];
+    const uint32_t *blk = hs_hnsw_links(g, x, 0);
+    uint32_t cnt = blk[0] < g->m0 ? blk[0] : g->m0;
+    for (uint32_t j = 0; j < cnt; j++) {
+      uint32_t id = blk[1 + j];
+      if (id < p->start || id - p->start >= n) continue;
+      uint32_t y = id - p->start;
+      if (!seen[y]) {
+        seen[y] = 1;
+        depth[y] = dx + 1;
+        queue[tail++] = id;
+      }
+      if (depth[y] == dx + 1) wit[y]++;
     }
   }
   return tail;
@@ -534,24 +564,26 @@ static uint32_t mark_reachable(const hs_hnsw_graph *g, const hs_hnsw_part *p, ui
  * stays in the graph but no search reaches it, and ef >= n misses it. After
  * the build, every node that layer 0 does not reach from the entry gets an
  * in-link from its nearest reachable node (found by a search from the
- * entry): appended when that node has room, else replacing the link whose
- * target has the most in-links from reached nodes (at least two, so no
- * node loses its last).
- * Then what the new link reaches is marked, and the pass repeats until a
- * breadth-first walk from the entry reaches every node (README.md,
+ * entry): appended when that node has room, else replacing one of its
+ * links whose target stays reachable without it. A round starts with the
+ * levels of a breadth-first walk from the entry; a link v -> t may go only
+ * when t keeps an in-link from a node one level closer (wit[t], counted
+ * without v -> t itself), so by induction on the level every node reached
+ * at the round's start stays reached, and what the new links reach only
+ * adds (links into nodes reached during the round are never given up).
+ * Rounds repeat until the walk reaches every node (README.md,
  * "Connectivity"). Returns false when out of memory. */
 static bool repair_part(build_ctx *b, hs_hnsw_part *p, hs_hnsw_scratch *s, hs_hnsw_cand *work) {
   hs_hnsw_graph *g = b->g;
   const uint32_t n = p->count;
   if (n < 2) return true;
   uint8_t *seen = hs_calloc(n, 1);
-  uint32_t *indeg = hs_calloc(n, sizeof *indeg), *queue = hs_malloc((size_t)n * sizeof *queue);
-  bool ok = seen != NULL && indeg != NULL && queue != NULL;
+  uint32_t *depth = hs_malloc((size_t)n * sizeof *depth);
+  uint32_t *wit = hs_malloc((size_t)n * sizeof *wit), *queue = hs_malloc((size_t)n * sizeof *queue);
+  bool ok = seen != NULL && depth != NULL && wit != NULL && queue != NULL;
   node_locks none = {NULL};
-  for (int round = 0; ok && round < 16; round++) {
-    memset(seen, 0, n);
-    memset(indeg, 0, (size_t)n * sizeof *indeg);
-    uint32_t reached = mark_reachable(g, p, p->entry, seen, queue, indeg);
+  for (int round = 0; ok && round < 32; round++) {
+    uint32_t reached = levels_from_entry(g, p, seen, depth, wit, queue);
     if (reached == n) break;
     for (uint32_t u = p->start; u < p->start + n && ok; u++) {
       if (seen[u - p->start]) continue;
@@ -572,32 +604,35 @@ static bool repair_part(build_ctx *b, hs_hnsw_part *p, hs_hnsw_scratch *s, hs_hn
         if (v == u || !seen[v - p->start]) continue;
         uint32_t *blk = hs_hnsw_links(g, v, 0);
         uint32_t cnt = blk[0] < g->m0 ? blk[0] : g->m0, slot = cnt;
-        if (cnt == g->m0) { /* full: give up the link of the best-linked target */
-          uint32_t most = 1;
+        if (cnt == g->m0) { /* full: give up a link whose target stays reached */
+          uint32_t dv = depth[v - p->start], best = 0;
           slot = g->m0 + 1;
           for (uint32_t j = cnt; j-- > 0;) {
             uint32_t t = blk[1 + j];
-            uint32_t in = t >= p->start && t - p->start < n ? indeg[t - p->start] : UINT32_MAX;
-            if (in > most) {
-              most = in;
+            if (t < p->start || t - p->start >= n) continue;
+            uint32_t y = t - p->start, dt = depth[y];
+            if (dt == UINT32_MAX || dt == 0) continue; /* reached this round, or the entry */
+            uint32_t others = wit[y] - (dv != UINT32_MAX && dv + 1 == dt ? 1u : 0u);
+            if (others > best) {
+              best = others;
               slot = j;
             }
           }
-          if (slot > g->m0) continue; /* every target depends on v: try the next */
-          uint32_t t = blk[1 + slot];
-          if (t >= p->start && t - p->start < n) indeg[t - p->start]--;
+          if (slot > g->m0) continue; /* no link of v can go: try the next */
+          uint32_t y = blk[1 + slot] - p->start;
+          if (dv != UINT32_MAX && dv + 1 == depth[y]) wit[y]--;
         } else {
           blk[0] = cnt + 1;
         }
         blk[1 + slot] = u;
-        indeg[u - p->start]++;
-        mark_reachable(g, p, u, seen, queue, indeg);
+        mark_reachable(g, p, u, seen, queue);
         break;
       }
     }
   }
   hs_free(seen);
-  hs_free(indeg);
+  hs_free(depth);
+  hs_free(wit);
   hs_free(queue);
   return ok;
 }
