@@ -392,7 +392,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
       hs_quant_query_free(qq);
       return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
     }
-    memcpy(s->all + total, c, got * sizeof *c);
+    if (got > 0) memcpy(s->all + total, c, got * sizeof *c); /* s->all may still be NULL */
     total += got;
   }
   bool quantized = qq != NULL;
