@@ -1,0 +1,576 @@
+/*
+ * deletes_eq.c — equality delete files (deletes_eq.h): the delete file's
+ * key columns read through the schema map (schema_map.h: by field id,
+ * else by name), each row encoded as one normalized key and kept in an
+ * open-addressing hash set (MurmurHash3 of the key bytes); a data file's
+ * key columns are read the same way and every row whose key is in a set
+ * is added to the deleted positions.
+ *
+ * Key encoding, per key column in the key's field order: one tag byte
+ * (0 NULL, 1 value), then for a value: boolean 1 byte; int, long, date,
+ * time, timestamps 8 bytes (int64 little-endian, the Iceberg unit);
+ * float and double 8 bytes of the double's bits (NaN canonical, -0.0
+ * kept apart from 0.0, as Java's Double.compare); decimal 16 bytes
+ * (unscaled, two's complement); string, binary, uuid, fixed a 4-byte
+ * length and the bytes. The column types are fixed by the schema, so the
+ * encoding is unambiguous.
+ */
+#include "deletes_eq.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../arrow/arrow.h"
+#include "../parquet/parquet.h"
+#include "schema_map.h"
+
+/* Key bytes a delete file may expand to: this plus 32 x its size. */
+#define EQDEL_KEY_BYTES_BASE ((size_t)64 << 20)
+
+typedef struct eq_slot {
+  const uint8_t *key; /* arena; NULL: empty slot */
+  uint32_t len;
+  uint32_t hash;
+} eq_slot;
+
+struct hs_table_eqdel {
+  hs_arena arena;
+  char *path;
+  size_t n;
+  int32_t *ids;
+  hs_iceberg_type *types; /* per key column (primitives: no arena pointers kept) */
+  eq_slot *slots;         /* hs_malloc'd, cap a power of two */
+  size_t cap, count;
+  size_t key_bytes, key_bytes_max;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static bool key_type_ok(hs_iceberg_type_id id) {
+  switch (id) {
+  case HS_ICE_BOOLEAN:
+  case HS_ICE_INT:
+  case HS_ICE_LONG:
+  case HS_ICE_FLOAT:
+  case HS_ICE_DOUBLE:
+  case HS_ICE_DECIMAL:
+  case HS_ICE_DATE:
+  case HS_ICE_TIME:
+  case HS_ICE_TIMESTAMP:
+  case HS_ICE_TIMESTAMPTZ:
+  case HS_ICE_TIMESTAMP_NS:
+  case HS_ICE_TIMESTAMPTZ_NS:
+  case HS_ICE_STRING:
+  case HS_ICE_UUID:
+  case HS_ICE_FIXED:
+  case HS_ICE_BINARY: return true;
+  default: return false;
+  }
+}
+
+/* The top-level field `id` of `schema`, checked to be a usable key. */
+static hs_status key_field(const hs_iceberg_schema *schema, int32_t id,
+                           const hs_iceberg_field **out, hs_error *err) {
+  *out = NULL;
+  const hs_iceberg_type *root = &schema->root;
+  for (size_t i = 0; i < root->n_fields; i++) {
+    if (root->fields[i].id != id) continue;
+    const hs_iceberg_field *f = &root->fields[i];
+    if (!key_type_ok(f->type.id)) {
+      return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                          "equality field '%s' (id %d) of type %s cannot be an equality key here",
+                          f->name, (int)id, hs_iceberg_type_name(f->type.id));
+    }
+    *out = f;
+    return HS_OK;
+  }
+  const hs_iceberg_field *nested = NULL;
+  if (hs_iceberg_schema_find(schema, id, &nested) != NULL) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "equality field id %d is nested: only top-level columns are read as "
+                        "equality keys",
+                        (int)id);
+  }
+  return hs_error_set(err, HS_ERR_SCHEMA, "equality field id %d is not in the table schema",
+                      (int)id);
+}
+
+/* A schema of just the key fields (shallow copies of `schema`'s fields,
+ * array in `a`). */
+static hs_status key_schema(const hs_iceberg_schema *schema, const int32_t *ids, size_t n,
+                            hs_arena *a, hs_iceberg_schema *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  out->schema_id = schema->schema_id;
+  out->root.id = HS_ICE_STRUCT;
+  hs_iceberg_field *fields = hs_arena_alloc(a, (n ? n : 1) * sizeof *fields);
+  if (fields == NULL) return hs_error_set(err, HS_ERR_NOMEM, "equality deletes: out of memory");
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < i; k++) {
+      if (ids[k] == ids[i])
+        return hs_error_set(err, HS_ERR_CORRUPT, "equality field id %d is listed twice",
+                            (int)ids[i]);
+    }
+    const hs_iceberg_field *f = NULL;
+    hs_status st = key_field(schema, ids[i], &f, err);
+    if (st != HS_OK) return st;
+    fields[i] = *f;
+  }
+  out->root.fields = fields;
+  out->root.n_fields = n;
+  return HS_OK;
+}
+
+hs_status hs_table_eqdel_schema(const hs_iceberg_metadata *m, const int32_t *ids, size_t n,
+                                hs_arena *arena, hs_iceberg_schema *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  out->root.id = HS_ICE_STRUCT;
+  out->schema_id = m->current_schema_id;
+  hs_iceberg_field *fields = hs_arena_alloc(arena, (n ? n : 1) * sizeof *fields);
+  if (fields == NULL) return hs_error_set(err, HS_ERR_NOMEM, "equality deletes: out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const hs_iceberg_field *best = NULL;
+    int32_t best_schema = INT32_MIN;
+    for (size_t s = 0; s < m->n_schemas; s++) {
+      const hs_iceberg_type *root = &m->schemas[s].root;
+      for (size_t k = 0; k < root->n_fields; k++) {
+        if (root->fields[k].id == ids[i] && m->schemas[s].schema_id >= best_schema) {
+          best = &root->fields[k];
+          best_schema = m->schemas[s].schema_id;
+        }
+      }
+    }
+    if (best == NULL) {
+      return hs_error_set(err, HS_ERR_SCHEMA,
+                          "equality field id %d is not a top-level field of any schema",
+                          (int)ids[i]);
+    }
+    fields[i] = *best;
+  }
+  out->root.fields = fields;
+  out->root.n_fields = n;
+  return HS_OK;
+}
+
+/* The schema map's context for the key schema (names for files without
+ * field ids; initial-defaults when `defaults`). */
+static hs_status ctx_of(const hs_iceberg_schema *ks, bool defaults, hs_colmap_ctx *c,
+                        hs_error *err) {
+  memset(c, 0, sizeof *c);
+  size_t n = ks->root.n_fields;
+  c->ids = hs_calloc(n + 1, sizeof *c->ids);
+  c->names = hs_calloc(n + 1, sizeof *c->names);
+  c->defaults = hs_calloc(n + 1, sizeof *c->defaults);
+  bool ok = c->ids != NULL && c->names != NULL && c->defaults != NULL;
+  for (size_t i = 0; ok && i < n; i++) {
+    const hs_iceberg_field *f = &ks->root.fields[i];
+    c->ids[i] = f->id;
+    c->n = i + 1;
+    ok = (c->names[i] = hs_strdup(f->name)) != NULL;
+    if (ok && defaults && f->initial_default != NULL && strcmp(f->initial_default, "null") != 0)
+      ok = (c->defaults[i] = hs_strdup(f->initial_default)) != NULL;
+  }
+  if (ok) return HS_OK;
+  hs_colmap_ctx_free(c);
+  return hs_error_set(err, HS_ERR_NOMEM, "equality deletes: out of memory");
+}
+
+/* Append value v of type t (tag byte first) to `key`. */
+static bool key_append(hs_buf *key, const hs_iceberg_type *t, const hs_iceberg_value *v) {
+  if (v->is_null) return hs_buf_append_byte(key, 0);
+  if (!hs_buf_append_byte(key, 1)) return false;
+  uint8_t b[16];
+  switch (t->id) {
+  case HS_ICE_BOOLEAN: return hs_buf_append_byte(key, v->b ? 1 : 0);
+  case HS_ICE_FLOAT:
+  case HS_ICE_DOUBLE: {
+    double d = isnan(v->f64) ? NAN : v->f64;
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    if (isnan(d)) bits = UINT64_C(0x7ff8000000000000);
+    hs_store_u64le(b, bits);
+    return hs_buf_append(key, b, 8);
+  }
+  case HS_ICE_DECIMAL:
+    hs_store_u64le(b, v->dec_lo);
+    hs_store_u64le(b + 8, (uint64_t)v->dec_hi);
+    return hs_buf_append(key, b, 16);
+  case HS_ICE_STRING:
+  case HS_ICE_UUID:
+  case HS_ICE_FIXED:
+  case HS_ICE_BINARY:
+    hs_store_u32le(b, (uint32_t)v->len);
+    return hs_buf_append(key, b, 4) && (v->len == 0 || hs_buf_append(key, v->bytes, v->len));
+  default: /* int, long, date, time, timestamps */
+    hs_store_u64le(b, (uint64_t)v->i64);
+    return hs_buf_append(key, b, 8);
+  }
+}
+
+static uint32_t key_hash(const uint8_t *p, size_t len) {
+  return hs_murmur3_x86_32(p, len, 0x9747b28cu);
+}
+
+static const eq_slot *set_find(const hs_table_eqdel *d, const uint8_t *p, size_t len, uint32_t h) {
+  if (d->cap == 0) return NULL;
+  size_t mask = d->cap - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const eq_slot *s = &d->slots[i];
+    if (s->key == NULL) return NULL;
+    if (s->hash == h && s->len == len && memcmp(s->key, p, len) == 0) return s;
+  }
+}
+
+static hs_status set_grow(hs_table_eqdel *d, hs_error *err) {
+  size_t nc = d->cap ? d->cap * 2 : 1024;
+  eq_slot *ns = hs_calloc(nc, sizeof *ns);
+  if (ns == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < d->cap; i++) {
+    if (d->slots[i].key == NULL) continue;
+    size_t j = d->slots[i].hash & (nc - 1);
+    while (ns[j].key != NULL) j = (j + 1) & (nc - 1);
+    ns[j] = d->slots[i];
+  }
+  hs_free(d->slots);
+  d->slots = ns;
+  d->cap = nc;
+  return HS_OK;
+}
+
+static hs_status set_add(hs_table_eqdel *d, const uint8_t *p, size_t len, hs_error *err) {
+  uint32_t h = key_hash(p, len);
+  if (set_find(d, p, len, h) != NULL) return HS_OK;
+  if ((d->count + 1) * 2 > d->cap) {
+    hs_status st = set_grow(d, err);
+    if (st != HS_OK) return st;
+  }
+  d->key_bytes += len + sizeof(eq_slot) * 2;
+  if (d->key_bytes > d->key_bytes_max) {
+    return hs_error_set(err, HS_ERR_CORRUPT,
+                        "its keys expand past %zu bytes (%zu distinct so far): refused",
+                        d->key_bytes_max, d->count);
+  }
+  uint8_t *k = hs_arena_memdup(&d->arena, p, len ? len : 1);
+  if (k == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  size_t mask = d->cap - 1, i = h & mask;
+  while (d->slots[i].key != NULL) i = (i + 1) & mask;
+  d->slots[i] = (eq_slot){.key = k, .len = (uint32_t)len, .hash = h};
+  d->count++;
+  return HS_OK;
+}
+
+/* ------------------------------------------------------ reading a file */
+
+/* Called per batch: `cols` (n, bound to the batch's children in key
+ * order), the batch and the file position of its first row. */
+typedef hs_status (*batch_fn)(void *ctx, const hs_table_column *cols, const struct ArrowArray *b,
+                              int64_t first_row, hs_error *err);
+
+/* Read the columns of key schema `ks` from `path`, batch by batch. With
+ * `is_delete` every key column must be in the file; otherwise absent ones
+ * read as NULL or their initial-default. `what` names the file's role. */
+static hs_status read_columns(const char *path, const char *what, const hs_iceberg_schema *ks,
+                              bool is_delete, batch_fn fn, void *fn_ctx, hs_error *err) {
+  size_t n = ks->root.n_fields;
+  hs_colmap_ctx ctx;
+  hs_colmap map;
+  memset(&map, 0, sizeof map);
+  struct ArrowSchema want, file;
+  memset(&want, 0, sizeof want);
+  memset(&file, 0, sizeof file);
+  struct ArrowArrayStream stream;
+  memset(&stream, 0, sizeof stream);
+  hs_parquet_reader *r = NULL;
+  hs_table_column *cols = hs_calloc(n + 1, sizeof *cols);
+  hs_status st = cols != NULL ? HS_OK : hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  if (st == HS_OK)
+    st = ctx_of(ks, !is_delete, &ctx, err);
+  else
+    memset(&ctx, 0, sizeof ctx);
+  if (st == HS_OK) st = hs_iceberg_schema_to_arrow(ks, NULL, &want, err);
+  if (st == HS_OK) st = hs_parquet_reader_open(path, &r, err);
+  if (st == HS_OK) st = hs_parquet_reader_schema(r, &file, err);
+  if (st == HS_OK) st = hs_colmap_build(&ctx, &want, &file, false, path, &map, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    const hs_iceberg_field *f = &ks->root.fields[i];
+    if (is_delete && (map.conv[i] == HS_COLMAP_NULLS || map.conv[i] == HS_COLMAP_DEFAULT)) {
+      st = hs_error_set(err, HS_ERR_CORRUPT, "has no column for equality field '%s' (id %d)",
+                        f->name, (int)f->id);
+      break;
+    }
+    const struct ArrowSchema *oc = map.out.children[i];
+    if (oc->dictionary != NULL) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED, "column '%s' is dictionary-encoded", f->name);
+      break;
+    }
+    if ((st = hs_arrow_type_parse(oc->format, &cols[i].at, err)) != HS_OK) break;
+    cols[i].index = i;
+    cols[i].it = &f->type;
+    cols[i].name = f->name;
+    switch (cols[i].at.id) {
+    case HS_AT_NA:
+    case HS_AT_BOOL:
+    case HS_AT_INT8:
+    case HS_AT_UINT8:
+    case HS_AT_INT16:
+    case HS_AT_UINT16:
+    case HS_AT_INT32:
+    case HS_AT_UINT32:
+    case HS_AT_INT64:
+    case HS_AT_UINT64:
+    case HS_AT_FLOAT32:
+    case HS_AT_FLOAT64:
+    case HS_AT_BINARY:
+    case HS_AT_LARGE_BINARY:
+    case HS_AT_STRING:
+    case HS_AT_LARGE_STRING:
+    case HS_AT_FIXED_BINARY:
+    case HS_AT_DECIMAL128:
+    case HS_AT_DATE32:
+    case HS_AT_DATE64:
+    case HS_AT_TIME32:
+    case HS_AT_TIME64:
+    case HS_AT_TIMESTAMP: break;
+    default:
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "column '%s' (field id %d) is read as Arrow type '%s', not an equality key",
+                        f->name, (int)f->id, oc->format);
+    }
+  }
+  if (st == HS_OK) {
+    hs_parquet_read_options ro;
+    hs_parquet_read_options_init(&ro);
+    ro.columns = (const char *const *)map.read;
+    ro.n_columns = map.n_read;
+    st = hs_parquet_reader_stream(r, &ro, &stream, err);
+  }
+  int64_t row = 0;
+  while (st == HS_OK) {
+    struct ArrowArray in, b;
+    memset(&in, 0, sizeof in);
+    int rc = stream.get_next(&stream, &in);
+    if (rc != 0) {
+      const char *m = stream.get_last_error(&stream);
+      st = hs_error_set(err, hs_status_of_errno(rc), "%s", m ? m : "read failed");
+      break;
+    }
+    if (in.release == NULL) break;
+    if (map.identity) {
+      b = in;
+    } else if ((st = hs_colmap_apply(&map, &in, &b, err)) != HS_OK) {
+      break;
+    }
+    if (b.n_children != (int64_t)n) {
+      st = hs_error_set(err, HS_ERR_INTERNAL, "a batch of %lld columns, %zu keys",
+                        (long long)b.n_children, n);
+    } else {
+      st = fn(fn_ctx, cols, &b, row, err);
+    }
+    row += b.length;
+    b.release(&b);
+  }
+  if (stream.release != NULL) stream.release(&stream);
+  hs_parquet_reader_free(r);
+  hs_colmap_free(&map);
+  hs_colmap_ctx_free(&ctx);
+  hs_arrow_schema_release(&want);
+  hs_arrow_schema_release(&file);
+  hs_free(cols);
+  if (st != HS_OK) hs_error_prefix(err, "%s %s: ", what, path);
+  return st;
+}
+
+/* ------------------------------------------------------------- loading */
+
+typedef struct load_ctx {
+  hs_table_eqdel *d;
+  hs_buf key;
+} load_ctx;
+
+static hs_status load_batch(void *ctx, const hs_table_column *cols, const struct ArrowArray *b,
+                            int64_t first_row, hs_error *err) {
+  (void)first_row;
+  load_ctx *l = ctx;
+  for (int64_t r = 0; r < b->length; r++) {
+    l->key.len = 0;
+    for (size_t i = 0; i < l->d->n; i++) {
+      hs_iceberg_value v;
+      hs_table_column_value(&cols[i], b, r, &v);
+      if (!key_append(&l->key, &l->d->types[i], &v))
+        return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+    }
+    hs_status st = set_add(l->d, l->key.data, l->key.len, err);
+    if (st != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
+hs_status hs_table_eqdel_load(const char *path, const int32_t *ids, size_t n,
+                              const hs_iceberg_schema *schema, hs_table_eqdel **out,
+                              hs_error *err) {
+  *out = NULL;
+  if (n == 0 || ids == NULL) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "equality delete file %s: no equality field ids",
+                        path);
+  }
+  hs_table_eqdel *d = hs_calloc(1, sizeof *d);
+  if (d == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  hs_arena_init(&d->arena);
+  d->n = n;
+  d->path = hs_arena_strndup(&d->arena, path, strlen(path));
+  d->ids = hs_arena_memdup(&d->arena, ids, n * sizeof *ids);
+  d->types = hs_arena_alloc(&d->arena, n * sizeof *d->types);
+  hs_status st = HS_OK;
+  if (d->path == NULL || d->ids == NULL || d->types == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  hs_arena tmp;
+  hs_arena_init(&tmp);
+  hs_iceberg_schema ks;
+  if (st == HS_OK && (st = key_schema(schema, ids, n, &tmp, &ks, err)) != HS_OK)
+    hs_error_prefix(err, "equality delete file %s: ", path);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    d->types[i] = ks.root.fields[i].type;
+    d->types[i].text = NULL;
+    d->types[i].fields = NULL;
+    d->types[i].element = d->types[i].key = d->types[i].value = NULL;
+  }
+  if (st == HS_OK) {
+    struct stat sb;
+    size_t size = stat(path, &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size : 0;
+    d->key_bytes_max =
+        EQDEL_KEY_BYTES_BASE + (size > SIZE_MAX / 64 ? SIZE_MAX / 2 : size * (size_t)32);
+    load_ctx l = {.d = d};
+    hs_buf_init(&l.key);
+    st = read_columns(path, "equality delete file", &ks, true, load_batch, &l, err);
+    hs_buf_free(&l.key);
+  }
+  hs_arena_reset(&tmp);
+  if (st != HS_OK) {
+    hs_table_eqdel_free(d);
+    return st;
+  }
+  *out = d;
+  return HS_OK;
+}
+
+void hs_table_eqdel_free(hs_table_eqdel *d) {
+  if (d == NULL) return;
+  hs_free(d->slots);
+  hs_arena_reset(&d->arena);
+  hs_free(d);
+}
+
+size_t hs_table_eqdel_count(const hs_table_eqdel *d) {
+  return d != NULL ? d->count : 0;
+}
+
+const int32_t *hs_table_eqdel_ids(const hs_table_eqdel *d, size_t *n) {
+  *n = d != NULL ? d->n : 0;
+  return d != NULL ? d->ids : NULL;
+}
+
+/* ------------------------------------------------------------ applying */
+
+typedef struct apply_ctx {
+  const hs_table_eqdel *const *d;
+  size_t n_d;
+  size_t **col_of; /* per key set: per key column, its index in the read columns */
+  roaring_bitmap_t *deleted;
+  hs_buf key;
+} apply_ctx;
+
+static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struct ArrowArray *b,
+                             int64_t first_row, hs_error *err) {
+  apply_ctx *a = ctx;
+  for (int64_t r = 0; r < b->length; r++) {
+    int64_t pos = first_row + r;
+    for (size_t k = 0; k < a->n_d; k++) {
+      const hs_table_eqdel *d = a->d[k];
+      if (d == NULL || d->count == 0) continue;
+      a->key.len = 0;
+      for (size_t i = 0; i < d->n; i++) {
+        hs_iceberg_value v;
+        hs_table_column_value(&cols[a->col_of[k][i]], b, r, &v);
+        if (!key_append(&a->key, &d->types[i], &v))
+          return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      }
+      if (set_find(d, a->key.data, a->key.len, key_hash(a->key.data, a->key.len)) == NULL) continue;
+      if (pos > (int64_t)UINT32_MAX) {
+        return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                            "row %lld: positions past 2^32 are not supported", (long long)pos);
+      }
+      roaring_bitmap_add(a->deleted, (uint32_t)pos);
+      break;
+    }
+  }
+  return HS_OK;
+}
+
+hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const char *data_path,
+                               const hs_iceberg_schema *schema, roaring_bitmap_t *deleted,
+                               hs_error *err) {
+  bool any = false;
+  for (size_t k = 0; k < n_d; k++) any |= d[k] != NULL && d[k]->count > 0;
+  if (!any) return HS_OK;
+  /* The union of the key sets' field ids, in first-seen order. */
+  size_t total = 0;
+  for (size_t k = 0; k < n_d; k++) total += d[k] != NULL ? d[k]->n : 0;
+  int32_t *ids = hs_calloc(total + 1, sizeof *ids);
+  size_t **col_of = hs_calloc(n_d + 1, sizeof *col_of);
+  size_t *slots = hs_calloc(total + 1, sizeof *slots);
+  hs_status st = HS_OK;
+  if (ids == NULL || col_of == NULL || slots == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "data file %s: out of memory", data_path);
+  size_t n_ids = 0, used = 0;
+  for (size_t k = 0; st == HS_OK && k < n_d; k++) {
+    col_of[k] = slots + used;
+    if (d[k] == NULL) continue;
+    used += d[k]->n;
+    for (size_t i = 0; i < d[k]->n; i++) {
+      size_t j = 0;
+      while (j < n_ids && ids[j] != d[k]->ids[i]) j++;
+      if (j == n_ids) ids[n_ids++] = d[k]->ids[i];
+      col_of[k][i] = j;
+    }
+  }
+  hs_arena tmp;
+  hs_arena_init(&tmp);
+  hs_iceberg_schema ks;
+  if (st == HS_OK && (st = key_schema(schema, ids, n_ids, &tmp, &ks, err)) != HS_OK)
+    hs_error_prefix(err, "data file %s: ", data_path);
+  /* Each key set's types must encode as the data file's columns do. */
+  for (size_t k = 0; st == HS_OK && k < n_d; k++) {
+    for (size_t i = 0; st == HS_OK && d[k] != NULL && i < d[k]->n; i++) {
+      const hs_iceberg_type *t = &ks.root.fields[col_of[k][i]].type;
+      const hs_iceberg_type *u = &d[k]->types[i];
+      bool ints = (t->id == HS_ICE_INT || t->id == HS_ICE_LONG) &&
+                  (u->id == HS_ICE_INT || u->id == HS_ICE_LONG);
+      bool floats = (t->id == HS_ICE_FLOAT || t->id == HS_ICE_DOUBLE) &&
+                    (u->id == HS_ICE_FLOAT || u->id == HS_ICE_DOUBLE);
+      bool decs = t->id == HS_ICE_DECIMAL && u->id == HS_ICE_DECIMAL && t->scale == u->scale;
+      if (!(t->id == u->id || ints || floats || decs)) {
+        st = hs_error_set(err, HS_ERR_SCHEMA,
+                          "data file %s: equality field id %d is %s in the read schema but %s in "
+                          "delete file %s",
+                          data_path, (int)d[k]->ids[i], hs_iceberg_type_name(t->id),
+                          hs_iceberg_type_name(u->id), d[k]->path);
+      } else if (t->id == HS_ICE_DECIMAL && !decs) {
+        st = hs_error_set(err, HS_ERR_SCHEMA,
+                          "data file %s: equality field id %d has scale %d, %d in delete file %s",
+                          data_path, (int)d[k]->ids[i], (int)t->scale, (int)u->scale, d[k]->path);
+      }
+    }
+  }
+  if (st == HS_OK) {
+    apply_ctx a = {.d = d, .n_d = n_d, .col_of = col_of, .deleted = deleted};
+    hs_buf_init(&a.key);
+    st = read_columns(data_path, "data file", &ks, false, apply_batch, &a, err);
+    hs_buf_free(&a.key);
+  }
+  hs_arena_reset(&tmp);
+  hs_free(ids);
+  hs_free(col_of);
+  hs_free(slots);
+  return st;
+}
