@@ -250,3 +250,191 @@ hs_status hs_table_posdel_read(const char *path, hs_table_posdel_fn fn, void *ct
   hs_parquet_reader_free(r);
   return st;
 }
+
+/* ------------------------------------------------------------- writer */
+
+typedef struct sorted_group {
+  const char *path;
+  const roaring_bitmap_t *rows;
+} sorted_group;
+
+static int group_cmp(const void *a, const void *b) {
+  return strcmp(((const sorted_group *)a)->path, ((const sorted_group *)b)->path);
+}
+
+/* The spec's schema with its field ids, as Arrow. */
+static hs_status posdel_arrow_schema(struct ArrowSchema *s, hs_error *err) {
+  char a[16], b[16];
+  snprintf(a, sizeof a, "%d", HS_DELETE_FILE_PATH_ID);
+  snprintf(b, sizeof b, "%d", HS_DELETE_POS_ID);
+  const char *k[1] = {"PARQUET:field_id"}, *va[1] = {a}, *vb[1] = {b};
+  hs_status st = hs_arrow_schema_init(s, "+s", "", 0, 2, err);
+  if (st != HS_OK) return st;
+  if ((st = hs_arrow_schema_init(s->children[0], "u", "file_path", 0, 0, err)) != HS_OK ||
+      (st = hs_arrow_schema_set_metadata(s->children[0], k, va, 1, err)) != HS_OK ||
+      (st = hs_arrow_schema_init(s->children[1], "l", "pos", 0, 0, err)) != HS_OK ||
+      (st = hs_arrow_schema_set_metadata(s->children[1], k, vb, 1, err)) != HS_OK)
+    s->release(s);
+  return st;
+}
+
+/* One batch of at most m rows (and bytes_max path bytes) of the sorted
+ * groups, from group *gi at its iterator `it` on (both advanced). */
+static hs_status write_batch(hs_parquet_writer *w, const sorted_group *g, size_t n, size_t *gi,
+                             roaring_uint32_iterator_t *it, int64_t m, size_t bytes_max,
+                             hs_error *err) {
+  int64_t *pos = hs_malloc((size_t)m * sizeof *pos);
+  int32_t *off = hs_malloc(((size_t)m + 1) * sizeof *off);
+  uint32_t *tmp = hs_malloc((size_t)m * sizeof *tmp);
+  hs_buf data;
+  hs_buf_init(&data);
+  hs_status st = HS_OK;
+  if (pos == NULL || off == NULL || tmp == NULL || !hs_buf_reserve(&data, bytes_max))
+    st = hs_error_set(err, HS_ERR_NOMEM, "position delete file: out of memory");
+  int64_t k = 0;
+  if (st == HS_OK) off[0] = 0;
+  while (st == HS_OK && k < m && *gi < n) {
+    if (!it->has_value) {
+      if (++*gi < n) roaring_init_iterator(g[*gi].rows, it);
+      continue;
+    }
+    size_t plen = strlen(g[*gi].path);
+    size_t room = (bytes_max - data.len) / (plen ? plen : 1);
+    if (room == 0) break;
+    uint32_t want = (uint32_t)((int64_t)room < m - k ? (int64_t)room : m - k);
+    uint32_t got = roaring_read_uint32_iterator(it, tmp, want);
+    for (uint32_t i = 0; i < got; i++) {
+      pos[k + i] = tmp[i];
+      hs_buf_append(&data, g[*gi].path, plen); /* reserved above */
+      off[k + i + 1] = (int32_t)data.len;
+    }
+    k += got;
+  }
+  hs_free(tmp);
+  if (st != HS_OK || k == 0) {
+    hs_free(pos);
+    hs_free(off);
+    hs_buf_free(&data);
+    return st;
+  }
+  struct ArrowArray ch[2], top;
+  memset(ch, 0, sizeof ch);
+  st = hs_arrow_array_make_binary(&ch[0], k, off, hs_buf_detach(&data), NULL, 0, err);
+  if (st != HS_OK) {
+    hs_free(pos);
+    return st;
+  }
+  st = hs_arrow_array_make_primitive(&ch[1], k, pos, NULL, 0, err);
+  if (st != HS_OK) {
+    ch[0].release(&ch[0]);
+    return st;
+  }
+  st = hs_arrow_array_make_struct(&top, k, ch, 2, NULL, 0, err);
+  if (st != HS_OK) return st;
+  st = hs_parquet_writer_write(w, &top, err);
+  top.release(&top);
+  return st;
+}
+
+hs_status hs_table_posdel_write(const char *path, const char *recorded,
+                                const hs_table_delete_group *groups, size_t n, hs_arena *a,
+                                hs_iceberg_data_file *df, hs_error *err) {
+  memset(df, 0, sizeof *df);
+  if (n == 0 || recorded == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "position delete file %s: no groups", path);
+  bool exists = false;
+  hs_status st = hs_fs_probe(path, &exists, err);
+  if (st != HS_OK) return st;
+  if (exists)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "position delete file %s: already exists", path);
+  sorted_group *g = hs_malloc(n * sizeof *g);
+  if (g == NULL) return hs_error_set(err, HS_ERR_NOMEM, "position delete file: out of memory");
+  uint64_t total = 0;
+  size_t longest = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (groups[i].data_file == NULL || groups[i].rows == NULL ||
+        roaring_bitmap_is_empty(groups[i].rows)) {
+      hs_free(g);
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "position delete file %s: group %zu has no data file or no rows", path,
+                          i);
+    }
+    g[i].path = groups[i].data_file;
+    g[i].rows = groups[i].rows;
+    total += roaring_bitmap_get_cardinality(groups[i].rows);
+    size_t l = strlen(g[i].path);
+    if (l > longest) longest = l;
+  }
+  qsort(g, n, sizeof *g, group_cmp);
+  for (size_t i = 1; i < n; i++)
+    if (strcmp(g[i - 1].path, g[i].path) == 0) {
+      hs_error_set(err, HS_ERR_INVALID_ARG, "position delete file %s: two groups for %s", path,
+                   g[i].path);
+      hs_free(g);
+      return HS_ERR_INVALID_ARG;
+    }
+  /* A batch's path bytes stay far below int32 offsets. */
+  size_t bytes_max = (size_t)64 << 20;
+  if (longest > bytes_max) {
+    hs_free(g);
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "position delete file %s: a %zu-byte path", path,
+                        longest);
+  }
+  struct ArrowSchema schema;
+  st = posdel_arrow_schema(&schema, err);
+  hs_parquet_write_options po;
+  hs_parquet_write_options_init(&po);
+  po.compression = HS_CODEC_ZSTD;
+  po.delta_fallback = 1;
+  hs_parquet_writer *w = NULL;
+  if (st == HS_OK) {
+    st = hs_parquet_writer_open(path, &schema, &po, &w, err);
+    schema.release(&schema);
+  }
+  size_t gi = 0;
+  roaring_uint32_iterator_t it;
+  roaring_init_iterator(g[0].rows, &it);
+  while (st == HS_OK && gi < n)
+    st = write_batch(w, g, n, &gi, &it, HS_POSDEL_BATCH_ROWS, bytes_max, err);
+  int fd = -1;
+  if (st == HS_OK) st = hs_parquet_writer_close_unsynced(w, &fd, err);
+  hs_parquet_writer_free(w); /* removes the file unless closed */
+  if (fd >= 0 && close(fd) != 0 && st == HS_OK) {
+    st = hs_error_set(err, HS_ERR_IO, "position delete file %s: close failed", path);
+    unlink(path);
+  }
+  if (st == HS_OK) {
+    hs_iceberg_field fields[2];
+    memset(fields, 0, sizeof fields);
+    fields[0].id = HS_DELETE_FILE_PATH_ID;
+    fields[0].name = "file_path";
+    fields[0].required = true;
+    fields[0].type.id = HS_ICE_STRING;
+    fields[1].id = HS_DELETE_POS_ID;
+    fields[1].name = "pos";
+    fields[1].required = true;
+    fields[1].type.id = HS_ICE_LONG;
+    hs_iceberg_schema schema_ice;
+    memset(&schema_ice, 0, sizeof schema_ice);
+    schema_ice.root.id = HS_ICE_STRUCT;
+    schema_ice.root.fields = fields;
+    schema_ice.root.n_fields = 2;
+    hs_iceberg_data_file_options dfo = {
+        .schema = &schema_ice, .file_path = recorded, .truncate_length = -1};
+    st = hs_iceberg_data_file_from_parquet_path(path, &dfo, a, df, err);
+    if (st == HS_OK && (uint64_t)df->record_count != total)
+      st = hs_error_set(err, HS_ERR_INTERNAL, "position delete file %s: %lld rows written of %llu",
+                        path, (long long)df->record_count, (unsigned long long)total);
+    if (st == HS_OK) {
+      df->content = HS_ICE_CONTENT_POSITION_DELETES;
+      if (n == 1) {
+        df->referenced_data_file = hs_arena_strndup(a, g[0].path, strlen(g[0].path));
+        if (df->referenced_data_file == NULL)
+          st = hs_error_set(err, HS_ERR_NOMEM, "position delete file: out of memory");
+      }
+    }
+    if (st != HS_OK) unlink(path);
+  }
+  hs_free(g);
+  return st;
+}

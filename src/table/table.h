@@ -56,6 +56,31 @@ struct hs_table {
 /* "<root>/metadata/v<N>.metadata.json" into `out` (cap >= 4200). */
 bool hs_table_version_path(const char *root, int64_t version, char *out, size_t cap);
 
+/* Gzip-compressed metadata (table.c). A version's file is any one of
+ * "vN.metadata.json", "vN.gz.metadata.json" (Iceberg Java with
+ * write.metadata.compression-codec=gzip) and "vN.metadata.json.gz" (its
+ * older name). */
+/* The N of such a name, else -1. */
+int64_t hs_table_version_of_name(const char *name);
+/* Which file holds version `version` of t: *exists and its path in `out`
+ * (cap >= 4200; the plain name when none exists). Two names for one
+ * version is HS_ERR_CORRUPT naming both; a probe error (a name too long,
+ * a file where a folder should be) is returned, never "missing". */
+hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, size_t cap,
+                                bool *exists, hs_error *err);
+/* Whether `m` asks for gzip metadata (write.metadata.compression-codec). */
+bool hs_table_metadata_gzip(const hs_iceberg_metadata *m);
+/* Serialize `m` as version t->version + 1 into `out` (appended) and its
+ * final name into `path` (cap >= 4200): gzip ("v{N+1}.gz.metadata.json")
+ * when t's loaded version (the base every racing writer shares) asks for
+ * it, else plain JSON. Every publish of a version goes through this. */
+hs_status hs_table_next_version(const hs_table *t, const hs_iceberg_metadata *m, hs_buf *out,
+                                char *path, size_t cap, hs_error *err);
+/* The metadata JSON text of the file at `path`, inflated when it is gzip
+ * (bounded by HS_TABLE_METADATA_BYTES_MAX before and after inflating: a
+ * decompression bomb is HS_ERR_CORRUPT naming the file). */
+hs_status hs_table_metadata_bytes(const char *path, hs_buf *out, hs_error *err);
+
 /* Find the latest version of the table at `root` and load it into `t`
  * (replacing what it held only on success). See table.c for the probe. */
 hs_status hs_table_load_latest(hs_table *t, hs_error *err);

@@ -676,6 +676,205 @@ static void test_posdel_read_errors(void) {
   rows_free(&got);
 }
 
+/* ------------------------------------------------------------ writers */
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const hs_iceberg_column_metrics *metric(const hs_iceberg_data_file *df, int32_t id) {
+  for (size_t i = 0; i < df->n_metrics; i++)
+    if (df->metrics[i].field_id == id) return &df->metrics[i];
+  return NULL;
+}
+
+/* n random groups with distinct random paths (some long, some sharing
+ * prefixes so that byte order matters). */
+static void random_groups(hs_table_delete_group *g, char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char name[400];
+    int kind = (int)(hs_test_rand(&rng) % 3);
+    if (kind == 0)
+      snprintf(name, sizeof name, "/t/data/%zu-%llx.parquet", n - i,
+               (unsigned long long)hs_test_rand(&rng));
+    else if (kind == 1)
+      snprintf(name, sizeof name, "/t/data/%zu\xc3\xa9-%0200d.parquet", i, 7);
+    else
+      snprintf(name, sizeof name, "file:/t/data/Z%zu.parquet", i);
+    names[i] = strdup(name);
+    roaring_bitmap_t *r = random_bitmap(1 + (int)(hs_test_rand(&rng) % 5));
+    if (roaring_bitmap_is_empty(r)) roaring_bitmap_add(r, (uint32_t)i);
+    g[i].data_file = names[i];
+    g[i].rows = r;
+  }
+}
+
+static void free_groups(hs_table_delete_group *g, char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    roaring_bitmap_free((roaring_bitmap_t *)g[i].rows);
+    free(names[i]);
+  }
+}
+
+static void test_posdel_write(void) {
+  for (int round = 0; round < 8; round++) {
+    size_t n = 1 + hs_test_rand(&rng) % 6;
+    hs_table_delete_group g[8];
+    char *names[8];
+    random_groups(g, names, n);
+    char path[512];
+    snprintf(path, sizeof path, "%s/w%d-deletes.parquet", dir, round);
+    hs_arena a;
+    hs_arena_init(&a);
+    hs_iceberg_data_file df;
+    hs_error err = {0};
+    CHECK_OK(hs_table_posdel_write(path, "file:/recorded/x.parquet", g, n, &a, &df, &err), &err);
+    /* Expected rows: paths in byte order, positions ascending. */
+    char *sorted[8];
+    memcpy(sorted, names, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_str);
+    posdel_rows got;
+    CHECK_OK(read_rows(path, &got, &err), &err);
+    size_t k = 0, bad = 0;
+    uint64_t total = 0;
+    uint32_t pmin = UINT32_MAX, pmax = 0;
+    for (size_t i = 0; i < n; i++) {
+      const roaring_bitmap_t *r = NULL;
+      for (size_t j = 0; j < n; j++)
+        if (g[j].data_file == sorted[i]) r = g[j].rows;
+      uint64_t c = roaring_bitmap_get_cardinality(r);
+      uint32_t *v = malloc(c * sizeof *v);
+      roaring_bitmap_to_uint32_array(r, v);
+      for (uint64_t x = 0; x < c; x++, k++)
+        if (k >= got.n || got.pos[k] != v[x] || strcmp(got.paths[k], sorted[i]) != 0) bad++;
+      if (c > 0 && v[0] < pmin) pmin = v[0];
+      if (c > 0 && v[c - 1] > pmax) pmax = v[c - 1];
+      total += c;
+      free(v);
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(got.n, total);
+    rows_free(&got);
+    CHECK_EQ_INT(df.content, HS_ICE_CONTENT_POSITION_DELETES);
+    CHECK(strcmp(df.file_format, "PARQUET") == 0);
+    CHECK(strcmp(df.file_path, "file:/recorded/x.parquet") == 0);
+    CHECK_EQ_INT(df.record_count, total);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && sb.st_size == df.file_size_in_bytes);
+    if (n == 1)
+      CHECK(df.referenced_data_file != NULL && strcmp(df.referenced_data_file, names[0]) == 0);
+    else
+      CHECK(df.referenced_data_file == NULL);
+    const hs_iceberg_column_metrics *mp = metric(&df, HS_DELETE_FILE_PATH_ID),
+                                    *mq = metric(&df, HS_DELETE_POS_ID);
+    CHECK(mp != NULL && mq != NULL);
+    if (mp != NULL && mq != NULL) {
+      CHECK(mp->has_value_count && mp->value_count == (int64_t)total);
+      CHECK(mp->has_null_count && mp->null_count == 0);
+      CHECK(mq->has_value_count && mq->value_count == (int64_t)total);
+      /* Full (untruncated) path bounds, pos bounds as 8-byte little-endian. */
+      CHECK(mp->lower != NULL && mp->lower_len == strlen(sorted[0]) &&
+            memcmp(mp->lower, sorted[0], mp->lower_len) == 0);
+      CHECK(mp->upper != NULL && mp->upper_len == strlen(sorted[n - 1]) &&
+            memcmp(mp->upper, sorted[n - 1], mp->upper_len) == 0);
+      CHECK(mq->lower != NULL && mq->lower_len == 8 && hs_load_u64le(mq->lower) == pmin);
+      CHECK(mq->upper != NULL && mq->upper_len == 8 && hs_load_u64le(mq->upper) == pmax);
+    }
+    /* The same path again, duplicate groups, an empty group: refused, and
+     * nothing left behind by the refused calls. */
+    hs_error e = {0};
+    CHECK(hs_table_posdel_write(path, "x", g, n, &a, &df, &e) == HS_ERR_INVALID_ARG);
+    char p2[600];
+    snprintf(p2, sizeof p2, "%s.dup", path);
+    hs_table_delete_group two[2] = {g[0], g[0]};
+    memset(&e, 0, sizeof e);
+    CHECK(hs_table_posdel_write(p2, "x", two, 2, &a, &df, &e) == HS_ERR_INVALID_ARG);
+    CHECK(access(p2, F_OK) != 0);
+    roaring_bitmap_t *none = roaring_bitmap_create();
+    hs_table_delete_group empty = {"/t/data/e.parquet", none};
+    memset(&e, 0, sizeof e);
+    CHECK(hs_table_posdel_write(p2, "x", &empty, 1, &a, &df, &e) == HS_ERR_INVALID_ARG);
+    CHECK(access(p2, F_OK) != 0);
+    roaring_bitmap_free(none);
+    hs_arena_reset(&a);
+    free_groups(g, names, n);
+  }
+}
+
+static void test_dv_write(void) {
+  for (int round = 0; round < 8; round++) {
+    size_t n = 1 + hs_test_rand(&rng) % 6;
+    hs_table_delete_group g[8];
+    char *names[8];
+    random_groups(g, names, n);
+    char path[512];
+    snprintf(path, sizeof path, "%s/w%d-dv.puffin", dir, round);
+    hs_arena a;
+    hs_arena_init(&a);
+    hs_iceberg_data_file dfs[8];
+    hs_error err = {0};
+    CHECK_OK(hs_table_dv_write(path, "/recorded/dv.puffin", g, n, &a, dfs, &err), &err);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0);
+    for (size_t i = 0; i < n; i++) {
+      CHECK_EQ_INT(dfs[i].content, HS_ICE_CONTENT_POSITION_DELETES);
+      CHECK(strcmp(dfs[i].file_format, "PUFFIN") == 0);
+      CHECK(strcmp(dfs[i].file_path, "/recorded/dv.puffin") == 0);
+      CHECK(strcmp(dfs[i].referenced_data_file, names[i]) == 0);
+      CHECK_EQ_INT(dfs[i].record_count, roaring_bitmap_get_cardinality(g[i].rows));
+      CHECK_EQ_INT(dfs[i].file_size_in_bytes, sb.st_size);
+      CHECK(dfs[i].has_content_offset && dfs[i].has_content_size_in_bytes);
+      roaring_bitmap_t *back = NULL;
+      CHECK_OK(hs_table_dv_read(path, dfs[i].content_offset, dfs[i].content_size_in_bytes,
+                                dfs[i].record_count, &back, &err),
+               &err);
+      CHECK(back != NULL && roaring_bitmap_equals(back, g[i].rows));
+      roaring_bitmap_free(back);
+    }
+    /* The Puffin frame: magic first and last, footer JSON as the spec says. */
+    size_t len = 0;
+    char *b = hs_test_slurp(path, &len);
+    CHECK(b != NULL && len > 24 && memcmp(b, "PFA1", 4) == 0 &&
+          memcmp(b + len - 4, "PFA1", 4) == 0);
+    if (b != NULL && len > 24) {
+      uint32_t flen = hs_load_u32le((const uint8_t *)b + len - 12);
+      CHECK_EQ_INT(hs_load_u32le((const uint8_t *)b + len - 8), 0);
+      CHECK(flen + 24 <= len && memcmp(b + len - 12 - flen - 4, "PFA1", 4) == 0);
+      json_error_t je;
+      json_t *root = json_loadb(b + len - 12 - flen, flen, 0, &je);
+      CHECK(root != NULL);
+      json_t *blobs = json_object_get(root, "blobs");
+      CHECK_EQ_INT(json_array_size(blobs), n);
+      for (size_t i = 0; i < n && i < json_array_size(blobs); i++) {
+        json_t *o = json_array_get(blobs, i);
+        json_t *pr = json_object_get(o, "properties");
+        CHECK(strcmp(json_string_value(json_object_get(o, "type")), "deletion-vector-v1") == 0);
+        CHECK(json_integer_value(json_array_get(json_object_get(o, "fields"), 0)) == 2147483645);
+        CHECK(json_integer_value(json_object_get(o, "snapshot-id")) == -1);
+        CHECK(json_integer_value(json_object_get(o, "sequence-number")) == -1);
+        CHECK(json_integer_value(json_object_get(o, "offset")) == dfs[i].content_offset);
+        CHECK(json_integer_value(json_object_get(o, "length")) == dfs[i].content_size_in_bytes);
+        CHECK(json_object_get(o, "compression-codec") == NULL);
+        CHECK(strcmp(json_string_value(json_object_get(pr, "referenced-data-file")), names[i]) ==
+              0);
+        char card[32];
+        snprintf(card, sizeof card, "%llu",
+                 (unsigned long long)roaring_bitmap_get_cardinality(g[i].rows));
+        CHECK(strcmp(json_string_value(json_object_get(pr, "cardinality")), card) == 0);
+      }
+      json_decref(root);
+    }
+    free(b);
+    /* Exists already: refused, the file untouched. */
+    hs_error e = {0};
+    CHECK(hs_table_dv_write(path, "x", g, n, &a, dfs, &e) != HS_OK);
+    struct stat sb2;
+    CHECK(stat(path, &sb2) == 0 && sb2.st_size == sb.st_size);
+    hs_arena_reset(&a);
+    free_groups(g, names, n);
+  }
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "/tmp/hs_test_deletes_XXXXXX");
   if (mkdtemp(dir) == NULL) return 1;
@@ -685,6 +884,8 @@ int main(void) {
   test_dv_read();
   test_posdel_read_shapes();
   test_posdel_read_errors();
+  test_posdel_write();
+  test_dv_write();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
