@@ -21,18 +21,21 @@
 #include "../io/fs.h"
 #include "timetravel.h"
 
-/* The NNNNN of "NNNNN-<anything>.metadata.json", or -1. */
+/* The NNNNN of "NNNNN-<anything>.metadata.json", of its gzip form
+ * "NNNNN-<anything>.gz.metadata.json" (Java, pyiceberg) or the older
+ * "NNNNN-<anything>.metadata.json.gz", or -1. */
 static int64_t foreign_number(const char *name) {
   size_t digits = 0;
   while (name[digits] >= '0' && name[digits] <= '9') digits++;
   if (digits == 0 || digits > 18 || name[digits] != '-') return -1;
   size_t len = strlen(name);
-  const char *suffix = ".metadata.json";
-  size_t sl = strlen(suffix);
-  if (len <= digits + 1 + sl || strcmp(name + len - sl, suffix) != 0) return -1;
-  /* "...gz.metadata.json" is gzip-compressed metadata: not read. */
-  if (len >= sl + 3 && strncmp(name + len - sl - 3, ".gz", 3) == 0) return -1;
-  return (int64_t)strtoll(name, NULL, 10);
+  static const char *const suffixes[] = {".metadata.json", ".metadata.json.gz"};
+  for (size_t i = 0; i < 2; i++) {
+    size_t sl = strlen(suffixes[i]);
+    if (len > digits + 1 + sl && strcmp(name + len - sl, suffixes[i]) == 0)
+      return (int64_t)strtoll(name, NULL, 10);
+  }
+  return -1;
 }
 
 /* last-updated-ms of the metadata file at `path`, or -1 when unreadable. */
@@ -40,7 +43,7 @@ static int64_t last_updated(const char *path) {
   hs_buf text;
   hs_buf_init(&text);
   int64_t v = -1;
-  if (hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &text, NULL) == HS_OK) {
+  if (hs_table_metadata_bytes(path, &text, NULL) == HS_OK) {
     hs_arena a;
     hs_arena_init(&a);
     hs_iceberg_metadata m;
@@ -116,19 +119,14 @@ hs_status hs_table_check_writable(const hs_table *t, const char *what, hs_error 
   return HS_OK;
 }
 
-/* The N of ".../vN.metadata.json" or ".../NNNNN-x.metadata.json", else 0. */
+/* The N of ".../vN[.gz].metadata.json" or ".../NNNNN-x[.gz].metadata.json", else 0. */
 static int64_t number_of_path(const char *path) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   int64_t v = foreign_number(base);
   if (v >= 0) return v;
-  if (base[0] == 'v' && base[1] >= '1' && base[1] <= '9') {
-    char *end = NULL;
-    errno = 0;
-    long long x = strtoll(base + 1, &end, 10);
-    if (errno == 0 && strcmp(end, ".metadata.json") == 0) return (int64_t)x;
-  }
-  return 0;
+  v = hs_table_version_of_name(base);
+  return v > 0 ? v : 0;
 }
 
 hs_status hs_table_open_metadata(const char *metadata_json_path, hs_table **out, hs_error *err) {

@@ -259,7 +259,7 @@ static hs_status reach_old_registry(const hs_table *t, const char *metadata_path
   hs_buf text;
   hs_buf_init(&text);
   hs_error e2 = {0};
-  if (hs_fs_read_file(metadata_path, HS_TABLE_METADATA_BYTES_MAX, &text, &e2) != HS_OK) {
+  if (hs_table_metadata_bytes(metadata_path, &text, &e2) != HS_OK) {
     hs_buf_free(&text);
     return access(metadata_path, F_OK) != 0 && errno == ENOENT
                ? HS_OK
@@ -329,8 +329,11 @@ hs_status hs_table_reachable(hs_table *t, hs_table_file_set *out, hs_error *err)
 
 bool hs_table_newer_version_exists(const hs_table *t) {
   char path[4200];
-  return t->version >= 1 && hs_table_version_path(t->root, t->version + 1, path, sizeof path) &&
-         hs_fs_exists(path);
+  bool exists = false;
+  /* Any name of v{N+1} (plain or gzip); a probe error counts as "exists". */
+  return t->version >= 1 &&
+         (hs_table_version_find(t, t->version + 1, path, sizeof path, &exists, NULL) != HS_OK ||
+          exists);
 }
 
 /* A walk meets a missing file when another process expired its snapshot
@@ -496,10 +499,7 @@ static bool always_kept(const hs_table *t, const char *path) {
   if (strncmp(path, t->root, rl) != 0 || strncmp(path + rl, "/metadata/", 10) != 0) return false;
   const char *name = path + rl + 10;
   if (strcmp(name, "version-hint.text") == 0) return true;
-  if (name[0] != 'v' || name[1] < '0' || name[1] > '9') return false;
-  char *end = NULL;
-  long long v = strtoll(name + 1, &end, 10);
-  return strcmp(end, ".metadata.json") == 0 && v > t->version; /* "vN.metadata.json" exactly */
+  return hs_table_version_of_name(name) > t->version; /* "vN[.gz].metadata.json" exactly */
 }
 
 hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, int flags,

@@ -18,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../io/fs.h"
+#include "../io/gzip.h"
 #include "table.h"
 #include "timetravel.h"
 
@@ -31,9 +33,85 @@ void hs_table_options_init(hs_table_options *opts) {
   opts->format_version = 2;
 }
 
-bool hs_table_version_path(const char *root, int64_t version, char *out, size_t cap) {
-  int n = snprintf(out, cap, "%s/metadata/v%lld.metadata.json", root, (long long)version);
+/* The names a version's metadata file may have: ours and Iceberg Java's
+ * plain one, Java's gzip one (write.metadata.compression-codec=gzip) and
+ * the older gzip name Java still reads. */
+static const char *const VERSION_SUFFIX[] = {".metadata.json", ".gz.metadata.json",
+                                             ".metadata.json.gz"};
+enum { N_VERSION_SUFFIX = 3 };
+
+static bool version_path_named(const char *root, int64_t version, int which, char *out,
+                               size_t cap) {
+  int n =
+      snprintf(out, cap, "%s/metadata/v%lld%s", root, (long long)version, VERSION_SUFFIX[which]);
   return n > 0 && (size_t)n < cap;
+}
+
+bool hs_table_version_path(const char *root, int64_t version, char *out, size_t cap) {
+  return version_path_named(root, version, 0, out, cap);
+}
+
+int64_t hs_table_version_of_name(const char *name) {
+  if (name[0] != 'v' || name[1] < '1' || name[1] > '9') return -1;
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(name + 1, &end, 10);
+  if (errno != 0) return -1;
+  for (int i = 0; i < N_VERSION_SUFFIX; i++)
+    if (strcmp(end, VERSION_SUFFIX[i]) == 0) return (int64_t)v;
+  return -1;
+}
+
+hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, size_t cap,
+                                bool *exists, hs_error *err) {
+  *exists = false;
+  char path[4200];
+  for (int i = 0; i < N_VERSION_SUFFIX; i++) {
+    if (!version_path_named(t->root, version, i, path, sizeof path) || strlen(path) >= cap) {
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+    }
+    bool here = false;
+    hs_status st = hs_fs_probe(path, &here, err);
+    if (st != HS_OK) return st;
+    if (!here) continue;
+    if (*exists) {
+      /* Two files claim the same version: which one is the table? */
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "%s and %s: two metadata files for version %lld (a plain and a "
+                          "gzip one); remove the one that is not the table's",
+                          out, path, (long long)version);
+    }
+    *exists = true;
+    memcpy(out, path, strlen(path) + 1);
+  }
+  if (!*exists && cap > 0) {
+    version_path_named(t->root, version, 0, out, cap); /* for messages */
+  }
+  return HS_OK;
+}
+
+bool hs_table_metadata_gzip(const hs_iceberg_metadata *m) {
+  const char *c = hs_iceberg_metadata_property(m, "write.metadata.compression-codec");
+  return c != NULL && strcasecmp(c, "gzip") == 0;
+}
+
+hs_status hs_table_next_version(const hs_table *t, const hs_iceberg_metadata *m, hs_buf *out,
+                                char *path, size_t cap, hs_error *err) {
+  /* The codec is the one the base version asks for, so that every writer
+   * racing for v{N+1} (all read the same vN) picks the same name and the
+   * exclusive link still lets exactly one win. (Iceberg Java takes it from
+   * the new metadata: a commit that switches the codec is written in the
+   * old one here, the next in the new one; both read everywhere.) */
+  bool gz = t->version >= 1 ? hs_table_metadata_gzip(&t->meta) : hs_table_metadata_gzip(m);
+  if (!version_path_named(t->root, t->version + 1, gz ? 1 : 0, path, cap)) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+  }
+  hs_buf json;
+  hs_buf_init(&json);
+  hs_status st = hs_iceberg_metadata_write(m, gz ? &json : out, err);
+  if (st == HS_OK && gz) st = hs_gzip_deflate(json.data, json.len, path, out, err);
+  hs_buf_free(&json);
+  return st;
 }
 
 const hs_iceberg_snapshot *hs_table_current(const hs_table *t) {
@@ -66,9 +144,9 @@ void hs_table_crash_point(void) {
 
 hs_status hs_table_load_version(hs_table *t, int64_t version, hs_error *err) {
   char path[4200];
-  if (!hs_table_version_path(t->root, version, path, sizeof path)) {
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
-  }
+  bool exists = false;
+  hs_status st = hs_table_version_find(t, version, path, sizeof path, &exists, err);
+  if (st != HS_OK) return st;
   return hs_table_load_file(t, path, version, err);
 }
 
@@ -78,11 +156,32 @@ const char *hs_table_strip_file_scheme(const char *uri) {
   return uri;
 }
 
+hs_status hs_table_metadata_bytes(const char *path, hs_buf *out, hs_error *err) {
+  hs_buf raw;
+  hs_buf_init(&raw);
+  hs_status st = hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &raw, err);
+  /* Gzip by its magic, whatever the name (JSON never starts with 0x1f). */
+  if (st == HS_OK && hs_gzip_is_gzip(raw.data, raw.len)) {
+    st = hs_gzip_inflate(raw.data, raw.len, HS_TABLE_METADATA_BYTES_MAX, path, out, err);
+    hs_buf_free(&raw);
+    return st;
+  }
+  if (st == HS_OK && out->len == 0) {
+    hs_buf_free(out);
+    *out = raw;
+    return HS_OK;
+  }
+  if (st == HS_OK && !hs_buf_append(out, raw.data, raw.len))
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
+  hs_buf_free(&raw);
+  return st;
+}
+
 hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
                                  hs_error *err) {
   hs_buf text;
   hs_buf_init(&text);
-  hs_status st = hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &text, err);
+  hs_status st = hs_table_metadata_bytes(path, &text, err);
   if (st == HS_OK) {
     st = hs_iceberg_metadata_parse((const char *)text.data, text.len, arena, meta, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: ", path);
@@ -147,9 +246,7 @@ static hs_status check_version_log(const char *path, int64_t version,
                                    const hs_iceberg_metadata *meta, hs_error *err) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
-  char want[48];
-  snprintf(want, sizeof want, "v%lld.metadata.json", (long long)version);
-  if (version < 2 || strcmp(base, want) != 0) return HS_OK;
+  if (version < 2 || hs_table_version_of_name(base) != version) return HS_OK;
   /* Writers keep at least the one previous file (Iceberg: at least 1 of
    * write.metadata.previous-versions-max; we keep 100). */
   if (meta->n_metadata_log == 0)
@@ -162,8 +259,7 @@ static hs_status check_version_log(const char *path, int64_t version,
   pb = pb ? pb + 1 : (prev ? prev : "");
   char stem[40];
   snprintf(stem, sizeof stem, "v%lld.", (long long)(version - 1));
-  size_t n = strlen(pb);
-  if (strncmp(pb, stem, strlen(stem)) == 0 && n >= 13 && strcmp(pb + n - 13, "metadata.json") == 0)
+  if (strncmp(pb, stem, strlen(stem)) == 0 && hs_table_version_of_name(pb) == version - 1)
     return HS_OK;
   return hs_error_set(err, HS_ERR_CORRUPT,
                       "%s: its metadata-log ends at %s, not at version %lld: this file is not "
@@ -186,16 +282,6 @@ hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_
   return st;
 }
 
-/* The N in a "vN.metadata.json" name, or -1. */
-static int64_t version_of_name(const char *name) {
-  if (name[0] != 'v' || name[1] < '1' || name[1] > '9') return -1;
-  char *end = NULL;
-  errno = 0;
-  long long v = strtoll(name + 1, &end, 10);
-  if (errno != 0 || strcmp(end, ".metadata.json") != 0) return -1;
-  return (int64_t)v;
-}
-
 static hs_status highest_listed(const hs_table *t, int64_t *out, hs_error *err) {
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/metadata", t->root);
@@ -205,7 +291,7 @@ static hs_status highest_listed(const hs_table *t, int64_t *out, hs_error *err) 
   if (st != HS_OK) return st;
   int64_t best = 0;
   for (size_t i = 0; i < n; i++) {
-    int64_t v = version_of_name(names[i]);
+    int64_t v = hs_table_version_of_name(names[i]);
     if (v > best) best = v;
   }
   hs_fs_names_free(names, n);
@@ -237,11 +323,7 @@ static int64_t read_hint(const hs_table *t) {
  * symlink loop, a file where a folder should be) is never "exists". */
 static hs_status version_exists(const hs_table *t, int64_t v, bool *exists, hs_error *err) {
   char path[4200];
-  *exists = false;
-  if (!hs_table_version_path(t->root, v, path, sizeof path)) {
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
-  }
-  return hs_fs_probe(path, exists, err);
+  return hs_table_version_find(t, v, path, sizeof path, exists, err);
 }
 
 /* Steps the probe takes from the hint before it lists the folder instead
@@ -569,14 +651,16 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
     m.has_next_row_id = true;
     m.next_row_id = 0;
   }
-  if ((st = hs_iceberg_metadata_write(&m, &json, err)) != HS_OK) goto done;
-
-  hs_table_version_path(t->root, 1, path, sizeof path);
-  bool won = false;
-  if ((st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err)) != HS_OK) goto done;
+  /* v1 in the codec the properties ask for (write.metadata.compression-codec). */
+  if ((st = hs_table_next_version(t, &m, &json, path, sizeof path, err)) != HS_OK) goto done;
+  bool won = false, there = false;
+  char other[4200];
+  if ((st = hs_table_version_find(t, 1, other, sizeof other, &there, err)) != HS_OK) goto done;
+  if (!there && (st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err)) != HS_OK)
+    goto done;
   if (!won) {
     st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: a table already exists here (%s)", t->root,
-                      path);
+                      there ? other : path);
     goto done;
   }
   snprintf(path, sizeof path, "%s/metadata/version-hint.text", t->root);
