@@ -875,7 +875,194 @@ static void test_dv_write(void) {
   }
 }
 
-int main(void) {
+/* ------------------------------------------------------- driver mode */
+/* `test_deletes CMD ARGS...` (tests/python/test_delete_files.py): one
+ * codec call, its result as one JSON object on stdout, exit 0 (errors are
+ * results too: {"error": status, "message": ...}).
+ *   posdel-read FILE                    {"rows": [[path, pos], ...], "calls": n}
+ *   posdel-write OUT RECORDED GROUPS    {"data_file": {...}}
+ *   dv-write OUT RECORDED GROUPS        {"data_files": [{...}, ...]}
+ *   dv-read FILE OFFSET LENGTH CARD     {"positions": [...]}
+ *   dv-parse BLOBFILE                   {"positions": [...]}
+ *   dv-serialize POSITIONS              {"blob": hex}
+ * GROUPS is a JSON file {"path": [positions...], ...}; POSITIONS a JSON
+ * file [positions...]. */
+
+static int print_json(json_t *o) {
+  char *t = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  if (t == NULL) return 1;
+  puts(t);
+  free(t);
+  return 0;
+}
+
+static int print_error(hs_status st, const hs_error *err) {
+  return print_json(json_pack("{s:s,s:s}", "error", hs_status_str(st), "message", err->message));
+}
+
+static hs_status drv_collect(void *ctx, const char *data_file, const int64_t *pos, size_t n,
+                             hs_error *err) {
+  json_t *rows = ctx;
+  for (size_t i = 0; i < n; i++)
+    json_array_append_new(rows, json_pack("[s,I]", data_file, (json_int_t)pos[i]));
+  json_array_append_new(json_array_get(rows, 0), json_integer(1)); /* counts calls */
+  return HS_OK;
+}
+
+static json_t *positions_of(const roaring_bitmap_t *r) {
+  json_t *a = json_array();
+  roaring_uint32_iterator_t it;
+  roaring_init_iterator(r, &it);
+  while (it.has_value) {
+    json_array_append_new(a, json_integer(it.current_value));
+    roaring_advance_uint32_iterator(&it);
+  }
+  return a;
+}
+
+static char *hex_of(const uint8_t *p, size_t n) {
+  char *h = malloc(2 * n + 1);
+  for (size_t i = 0; i < n; i++) snprintf(h + 2 * i, 3, "%02x", p[i]);
+  h[2 * n] = 0;
+  return h;
+}
+
+static json_t *data_file_json(const hs_iceberg_data_file *d) {
+  json_t *o =
+      json_pack("{s:i,s:s,s:s,s:I,s:I}", "content", (int)d->content, "file_path", d->file_path,
+                "file_format", d->file_format, "record_count", (json_int_t)d->record_count,
+                "file_size_in_bytes", (json_int_t)d->file_size_in_bytes);
+  json_object_set_new(o, "referenced_data_file",
+                      d->referenced_data_file ? json_string(d->referenced_data_file) : json_null());
+  if (d->has_content_offset)
+    json_object_set_new(o, "content_offset", json_integer(d->content_offset));
+  if (d->has_content_size_in_bytes)
+    json_object_set_new(o, "content_size_in_bytes", json_integer(d->content_size_in_bytes));
+  json_t *m = json_object();
+  for (size_t i = 0; i < d->n_metrics; i++) {
+    const hs_iceberg_column_metrics *c = &d->metrics[i];
+    json_t *x = json_object();
+    if (c->has_value_count) json_object_set_new(x, "value_count", json_integer(c->value_count));
+    if (c->has_null_count) json_object_set_new(x, "null_count", json_integer(c->null_count));
+    if (c->lower) {
+      char *h = hex_of(c->lower, c->lower_len);
+      json_object_set_new(x, "lower", json_string(h));
+      free(h);
+    }
+    if (c->upper) {
+      char *h = hex_of(c->upper, c->upper_len);
+      json_object_set_new(x, "upper", json_string(h));
+      free(h);
+    }
+    char k[16];
+    snprintf(k, sizeof k, "%d", (int)c->field_id);
+    json_object_set_new(m, k, x);
+  }
+  json_object_set_new(o, "metrics", m);
+  return o;
+}
+
+static roaring_bitmap_t *bitmap_of(json_t *a) {
+  roaring_bitmap_t *r = roaring_bitmap_create();
+  for (size_t i = 0; i < json_array_size(a); i++)
+    roaring_bitmap_add(r, (uint32_t)json_integer_value(json_array_get(a, i)));
+  return r;
+}
+
+static int driver(int argc, char **argv) {
+  const char *cmd = argv[1];
+  hs_error err = {0};
+  hs_status st;
+  json_error_t je;
+  if (strcmp(cmd, "posdel-read") == 0 && argc == 3) {
+    json_t *rows = json_array();
+    json_array_append_new(rows, json_array()); /* slot 0: one entry per call */
+    st = hs_table_posdel_read(argv[2], drv_collect, rows, &err);
+    if (st != HS_OK) {
+      json_decref(rows);
+      return print_error(st, &err);
+    }
+    size_t calls = json_array_size(json_array_get(rows, 0));
+    json_array_remove(rows, 0);
+    return print_json(json_pack("{s:o,s:I}", "rows", rows, "calls", (json_int_t)calls));
+  }
+  if ((strcmp(cmd, "posdel-write") == 0 || strcmp(cmd, "dv-write") == 0) && argc == 5) {
+    json_t *spec = json_load_file(argv[4], 0, &je);
+    if (spec == NULL) return 1;
+    size_t n = json_object_size(spec), i = 0;
+    hs_table_delete_group *g = calloc(n ? n : 1, sizeof *g);
+    const char *key;
+    json_t *val;
+    json_object_foreach(spec, key, val) {
+      g[i].data_file = key;
+      g[i++].rows = bitmap_of(val);
+    }
+    hs_arena a;
+    hs_arena_init(&a);
+    hs_iceberg_data_file *dfs = calloc(n ? n : 1, sizeof *dfs);
+    bool pos = cmd[0] == 'p';
+    st = pos ? hs_table_posdel_write(argv[2], argv[3], g, n, &a, dfs, &err)
+             : hs_table_dv_write(argv[2], argv[3], g, n, &a, dfs, &err);
+    int rc;
+    if (st != HS_OK) {
+      rc = print_error(st, &err);
+    } else if (pos) {
+      rc = print_json(json_pack("{s:o}", "data_file", data_file_json(&dfs[0])));
+    } else {
+      json_t *l = json_array();
+      for (i = 0; i < n; i++) json_array_append_new(l, data_file_json(&dfs[i]));
+      rc = print_json(json_pack("{s:o}", "data_files", l));
+    }
+    for (i = 0; i < n; i++) roaring_bitmap_free((roaring_bitmap_t *)g[i].rows);
+    free(g);
+    free(dfs);
+    hs_arena_reset(&a);
+    json_decref(spec);
+    return rc;
+  }
+  if (strcmp(cmd, "dv-read") == 0 && argc == 6) {
+    roaring_bitmap_t *r = NULL;
+    st = hs_table_dv_read(argv[2], atoll(argv[3]), atoll(argv[4]), atoll(argv[5]), &r, &err);
+    if (st != HS_OK) return print_error(st, &err);
+    json_t *o = json_pack("{s:o}", "positions", positions_of(r));
+    roaring_bitmap_free(r);
+    return print_json(o);
+  }
+  if (strcmp(cmd, "dv-parse") == 0 && argc == 3) {
+    size_t n = 0;
+    char *b = hs_test_slurp(argv[2], &n);
+    if (b == NULL) return 1;
+    roaring_bitmap_t *r = NULL;
+    st = hs_table_dv_parse((const uint8_t *)b, n, &r, &err);
+    free(b);
+    if (st != HS_OK) return print_error(st, &err);
+    json_t *o = json_pack("{s:o}", "positions", positions_of(r));
+    roaring_bitmap_free(r);
+    return print_json(o);
+  }
+  if (strcmp(cmd, "dv-serialize") == 0 && argc == 3) {
+    json_t *a = json_load_file(argv[2], 0, &je);
+    if (a == NULL) return 1;
+    roaring_bitmap_t *r = bitmap_of(a);
+    json_decref(a);
+    hs_buf b;
+    hs_buf_init(&b);
+    st = hs_table_dv_serialize(r, &b, &err);
+    roaring_bitmap_free(r);
+    if (st != HS_OK) return print_error(st, &err);
+    char *h = hex_of(b.data, b.len);
+    hs_buf_free(&b);
+    json_t *o = json_pack("{s:s}", "blob", h);
+    free(h);
+    return print_json(o);
+  }
+  fprintf(stderr, "usage: see the driver-mode comment in tests/c/test_deletes.c\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) return driver(argc, argv);
   snprintf(dir, sizeof dir, "/tmp/hs_test_deletes_XXXXXX");
   if (mkdtemp(dir) == NULL) return 1;
   test_dv_round_trip();
