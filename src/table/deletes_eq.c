@@ -14,6 +14,10 @@
  * (unscaled, two's complement); string, binary, uuid, fixed a 4-byte
  * length and the bytes. The column types are fixed by the schema, so the
  * encoding is unambiguous.
+ *
+ * hs_table_eqdel_write is the other side, for our own writers: key rows
+ * into a Parquet file stamped with the key fields' ids, and its manifest
+ * record.
  */
 #include "deletes_eq.h"
 
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../arrow/arrow.h"
 #include "../parquet/parquet.h"
@@ -572,5 +577,139 @@ hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const
   hs_free(ids);
   hs_free(col_of);
   hs_free(slots);
+  return st;
+}
+
+/* ------------------------------------------------------------- writing */
+
+/* The write schema: the key schema's Arrow form, with the large string /
+ * binary variants where the input has them; anything else must be the
+ * key schema's format exactly. */
+static hs_status write_schema(const char *path, const hs_iceberg_schema *ks,
+                              const struct ArrowSchema *in, struct ArrowSchema *out,
+                              hs_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t n = ks->root.n_fields;
+  if (in->format == NULL || strcmp(in->format, "+s") != 0 || in->n_children != (int64_t)n) {
+    return hs_error_set(err, HS_ERR_SCHEMA,
+                        "equality delete file %s: the rows must be a struct of the %zu key "
+                        "columns, not '%s' of %lld",
+                        path, n, in->format ? in->format : "", (long long)in->n_children);
+  }
+  struct ArrowSchema want;
+  hs_status st = hs_iceberg_schema_to_arrow(ks, NULL, &want, err);
+  if (st != HS_OK) return st;
+  st = hs_arrow_schema_init(out, "+s", "", 0, (int64_t)n, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    const struct ArrowSchema *w = want.children[i], *c = in->children[i];
+    const char *f = c->format ? c->format : "";
+    bool large = (strcmp(w->format, "u") == 0 && strcmp(f, "U") == 0) ||
+                 (strcmp(w->format, "z") == 0 && strcmp(f, "Z") == 0);
+    if (!large && strcmp(w->format, f) != 0) {
+      st = hs_error_set(err, HS_ERR_SCHEMA,
+                        "equality delete file %s: column %zu ('%s') is Arrow '%s'; key field "
+                        "'%s' (id %d) is written as '%s'",
+                        path, i, c->name ? c->name : "", f, ks->root.fields[i].name,
+                        (int)ks->root.fields[i].id, w->format);
+      break;
+    }
+    if (c->dictionary != NULL) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "equality delete file %s: column %zu is dictionary-encoded", path, i);
+      break;
+    }
+    hs_arrow_schema_release(out->children[i]);
+    if (!large) {
+      st = hs_arrow_schema_copy(w, out->children[i], err);
+      continue;
+    }
+    st = hs_arrow_schema_init(out->children[i], f, w->name, w->flags, 0, err);
+    char id[16];
+    snprintf(id, sizeof id, "%d", (int)ks->root.fields[i].id);
+    const char *k = "PARQUET:field_id", *v = id;
+    if (st == HS_OK) st = hs_arrow_schema_set_metadata(out->children[i], &k, &v, 1, err);
+  }
+  hs_arrow_schema_release(&want);
+  if (st != HS_OK) hs_arrow_schema_release(out);
+  return st;
+}
+
+hs_status hs_table_eqdel_write(const char *path, const char *recorded, const int32_t *ids, size_t n,
+                               const hs_iceberg_schema *schema, struct ArrowArrayStream *rows,
+                               hs_arena *a, hs_iceberg_data_file *df, hs_error *err) {
+  memset(df, 0, sizeof *df);
+  hs_arena tmp;
+  hs_arena_init(&tmp);
+  hs_iceberg_schema ks;
+  struct ArrowSchema in, ws;
+  memset(&in, 0, sizeof in);
+  memset(&ws, 0, sizeof ws);
+  hs_parquet_writer *w = NULL;
+  int64_t written = 0;
+  bool exists = false;
+  hs_status st = HS_OK;
+  if (n == 0 || ids == NULL || recorded == NULL)
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "equality delete file %s: no equality field ids",
+                      path);
+  if (st == HS_OK && (st = key_schema(schema, ids, n, &tmp, &ks, err)) != HS_OK)
+    hs_error_prefix(err, "equality delete file %s: ", path);
+  if (st == HS_OK) st = hs_fs_probe(path, &exists, err);
+  if (st == HS_OK && exists)
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "equality delete file %s: already exists", path);
+  if (st == HS_OK && rows->get_schema(rows, &in) != 0) {
+    const char *m = rows->get_last_error(rows);
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "equality delete file %s: the rows' schema: %s",
+                      path, m ? m : "failed");
+  }
+  if (st == HS_OK) st = write_schema(path, &ks, &in, &ws, err);
+  hs_parquet_write_options po;
+  hs_parquet_write_options_init(&po);
+  po.compression = HS_CODEC_ZSTD;
+  if (st == HS_OK) st = hs_parquet_writer_open(path, &ws, &po, &w, err);
+  while (st == HS_OK) {
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    if (rows->get_next(rows, &b) != 0) {
+      const char *m = rows->get_last_error(rows);
+      st = hs_error_set(err, HS_ERR_INVALID_ARG, "equality delete file %s: the rows: %s", path,
+                        m ? m : "read failed");
+      break;
+    }
+    if (b.release == NULL) break;
+    if (b.n_children != (int64_t)n) {
+      st = hs_error_set(err, HS_ERR_SCHEMA, "equality delete file %s: a batch of %lld columns",
+                        path, (long long)b.n_children);
+    } else if (b.length > 0) {
+      st = hs_parquet_writer_write(w, &b, err);
+      written += b.length;
+    }
+    b.release(&b);
+  }
+  int fd = -1;
+  if (st == HS_OK) st = hs_parquet_writer_close_unsynced(w, &fd, err);
+  if (w != NULL) hs_parquet_writer_free(w); /* removes the file unless closed */
+  if (fd >= 0 && close(fd) != 0 && st == HS_OK) {
+    st = hs_error_set(err, HS_ERR_IO, "equality delete file %s: close failed", path);
+    unlink(path);
+  }
+  if (st == HS_OK) {
+    hs_iceberg_data_file_options dfo = {.schema = &ks, .file_path = recorded};
+    st = hs_iceberg_data_file_from_parquet_path(path, &dfo, a, df, err);
+    if (st == HS_OK && df->record_count != written)
+      st = hs_error_set(err, HS_ERR_INTERNAL, "equality delete file %s: %lld rows of %lld", path,
+                        (long long)df->record_count, (long long)written);
+    if (st == HS_OK) {
+      df->content = HS_ICE_CONTENT_EQUALITY_DELETES;
+      df->has_equality_ids = true;
+      df->n_equality_ids = n;
+      if ((df->equality_ids = hs_arena_memdup(a, ids, n * sizeof *ids)) == NULL)
+        st = hs_error_set(err, HS_ERR_NOMEM, "equality delete file %s: out of memory", path);
+    }
+    if (st != HS_OK) unlink(path);
+  }
+  hs_arrow_schema_release(&in);
+  hs_arrow_schema_release(&ws);
+  hs_arena_reset(&tmp);
+  if (rows->release != NULL) rows->release(rows);
   return st;
 }

@@ -61,4 +61,20 @@ const int32_t *hs_table_eqdel_ids(const hs_table_eqdel *d, size_t *n);
 hs_status hs_table_eqdel_schema(const hs_iceberg_metadata *m, const int32_t *ids, size_t n,
                                 hs_arena *arena, hs_iceberg_schema *out, hs_error *err);
 
+/* Write an equality-delete file at `path` (must not exist) holding the
+ * key rows of `rows` (consumed and released on every return): a stream of
+ * struct batches whose n columns are the key fields `ids`, in that order
+ * (top-level fields of `schema`), each of the Arrow type the table writes
+ * for the field (string/binary may be the large variants). Columns are
+ * written under the fields' names and ids, zstd. Not fsynced (written and
+ * closed: the commit syncs it and its folder). On failure nothing is left
+ * at `path`. Fills *df: content HS_ICE_CONTENT_EQUALITY_DELETES,
+ * file_path = `recorded` (copied into a), file_format "PARQUET",
+ * record_count, file_size_in_bytes, split_offsets, metrics of the key
+ * columns (Iceberg's default truncate(16) bounds), equality_ids = ids;
+ * the partition tuple is the caller's. */
+hs_status hs_table_eqdel_write(const char *path, const char *recorded, const int32_t *ids, size_t n,
+                               const hs_iceberg_schema *schema, struct ArrowArrayStream *rows,
+                               hs_arena *a, hs_iceberg_data_file *df, hs_error *err);
+
 #endif /* HS_TABLE_DELETES_EQ_H */

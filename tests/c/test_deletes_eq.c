@@ -7,7 +7,9 @@
  * double field, NaN / -0.0, a column the data file lacks (NULL, or a v3
  * initial-default), several key sets applied at once; errors: a delete file without a key column,
  * a field id no schema has, a nested or unsupported key type, a missing
- * and a truncated file, each naming the file.
+ * and a truncated file, each naming the file. Half the rounds write their
+ * delete files with hs_table_eqdel_write (its manifest record checked),
+ * and its refusals leave nothing behind.
  */
 #include <math.h>
 #include <unistd.h>
@@ -70,8 +72,9 @@ static void set_id(struct ArrowSchema *s, int id) {
   CHECK_OK(hs_arrow_schema_set_metadata(s, &k, &val, 1, &e), &e);
 }
 
-static void write_file(const char *path, const tcol *cols, const tvals *vals, size_t nc,
-                       size_t rows) {
+/* The columns as one batch *b of schema *s (both owned by the caller). */
+static void make_batch(const tcol *cols, const tvals *vals, size_t nc, size_t rows,
+                       struct ArrowSchema *out_s, struct ArrowArray *out_b) {
   hs_error e = {0};
   struct ArrowSchema s;
   CHECK_OK(hs_arrow_schema_init(&s, "+s", "", 0, (int64_t)nc, &e), &e);
@@ -116,8 +119,17 @@ static void write_file(const char *path, const tcol *cols, const tvals *vals, si
     }
     CHECK_OK(hs_arrow_array_make_primitive(&arr[c], (int64_t)rows, p, valid, nulls, &e), &e);
   }
+  CHECK_OK(hs_arrow_array_make_struct(out_b, (int64_t)rows, arr, (int64_t)nc, NULL, 0, &e), &e);
+  *out_s = s;
+  free(arr);
+}
+
+static void write_file(const char *path, const tcol *cols, const tvals *vals, size_t nc,
+                       size_t rows) {
+  hs_error e = {0};
+  struct ArrowSchema s;
   struct ArrowArray b;
-  CHECK_OK(hs_arrow_array_make_struct(&b, (int64_t)rows, arr, (int64_t)nc, NULL, 0, &e), &e);
+  make_batch(cols, vals, nc, rows, &s, &b);
   hs_parquet_write_options wo;
   hs_parquet_write_options_init(&wo);
   wo.row_group_rows_max = 700; /* several row groups, batches */
@@ -130,7 +142,53 @@ static void write_file(const char *path, const tcol *cols, const tvals *vals, si
   }
   b.release(&b);
   s.release(&s);
-  free(arr);
+}
+
+/* The same rows through hs_table_eqdel_write (as two batches and an empty
+ * one), its manifest record checked. */
+static void write_eqdel(const char *path, const tcol *cols, const tvals *vals, size_t nc,
+                        size_t rows, const int32_t *ids, const hs_iceberg_schema *schema) {
+  hs_error e = {0};
+  struct ArrowSchema s, s2, s3;
+  struct ArrowArray b[3];
+  size_t half = rows / 2;
+  tvals second[4];
+  for (size_t c = 0; c < nc; c++) {
+    second[c] =
+        (tvals){vals[c].iv + half, vals[c].dv + half, vals[c].sv + half, vals[c].null + half};
+  }
+  make_batch(cols, vals, nc, half, &s, &b[0]);
+  make_batch(cols, second, nc, rows - half, &s2, &b[1]);
+  make_batch(cols, vals, nc, 0, &s3, &b[2]);
+  s2.release(&s2);
+  s3.release(&s3);
+  struct ArrowArrayStream st;
+  CHECK_OK(hs_arrow_stream_from_batches(&s, b, 3, &st, &e), &e);
+  hs_arena a;
+  hs_arena_init(&a);
+  hs_iceberg_data_file df;
+  CHECK_OK(
+      hs_table_eqdel_write(path, "file:/recorded/x.parquet", ids, nc, schema, &st, &a, &df, &e),
+      &e);
+  CHECK(st.release == NULL); /* consumed */
+  CHECK_EQ_INT(df.content, HS_ICE_CONTENT_EQUALITY_DELETES);
+  CHECK(df.has_equality_ids && df.n_equality_ids == nc);
+  for (size_t i = 0; i < nc && df.equality_ids != NULL; i++)
+    CHECK_EQ_INT(df.equality_ids[i], ids[i]);
+  CHECK_EQ_INT(df.record_count, rows);
+  CHECK(df.file_path != NULL && strcmp(df.file_path, "file:/recorded/x.parquet") == 0);
+  CHECK(df.file_format != NULL && strcmp(df.file_format, "PARQUET") == 0);
+  CHECK(df.file_size_in_bytes > 0);
+  CHECK_EQ_INT(df.n_metrics, nc);
+  for (size_t i = 0; i < df.n_metrics; i++) {
+    size_t nulls = 0;
+    for (size_t c = 0; c < nc; c++) {
+      if (ids[c] != df.metrics[i].field_id) continue;
+      for (size_t r = 0; r < rows; r++) nulls += vals[c].null[r];
+      CHECK(df.metrics[i].has_null_count && df.metrics[i].null_count == (int64_t)nulls);
+    }
+  }
+  hs_arena_reset(&a);
 }
 
 /* The brute-force value equality: NULL = NULL, ints as int64, doubles as
@@ -248,8 +306,12 @@ static void round_random(uint64_t *rng, int round, const hs_iceberg_schema *sche
     char dp[512], name[32];
     snprintf(name, sizeof name, "del%zu", k);
     path_of(dp, sizeof dp, name);
-    write_file(dp, kc, delv[k], n_key[k], n_del[k]);
+    if (round % 2 == 0)
+      write_eqdel(dp, kc, delv[k], n_key[k], n_del[k], kid, schema);
+    else
+      write_file(dp, kc, delv[k], n_key[k], n_del[k]);
     CHECK_OK(hs_table_eqdel_load(dp, kid, n_key[k], schema, &sets[k], &e), &e);
+    unlink(dp); /* loaded; the next round writes it again */
     if (sets[k] == NULL) return;
     CHECK(hs_table_eqdel_count(sets[k]) <= n_del[k]);
   }
@@ -417,6 +479,37 @@ static void test_errors(hs_arena *a) {
   roaring_bitmap_free(bm);
   hs_table_eqdel_free(d);
   hs_table_eqdel_free(NULL);
+  /* The writer: an existing path, a column of another type, a wrong column
+   * count; nothing is left behind, and the stream is consumed every time. */
+  hs_arena wa;
+  hs_arena_init(&wa);
+  hs_iceberg_data_file df;
+  struct ArrowSchema ws;
+  struct ArrowArray wb;
+  struct ArrowArrayStream stream;
+  tcol strc[1] = {{"s", 2, K_STR}}, intc[1] = {{"s", 2, K_I32}};
+  tvals wv[1];
+  gen(&rng, K_STR, 5, &wv[0], 20);
+  make_batch(strc, wv, 1, 5, &ws, &wb);
+  CHECK_OK(hs_arrow_stream_from_batches(&ws, &wb, 1, &stream, &e), &e);
+  EXPECT_ERR(hs_table_eqdel_write(p, "x", &id_s, 1, &s, &stream, &wa, &df, &e), HS_ERR_INVALID_ARG,
+             "already exists");
+  CHECK(stream.release == NULL);
+  char wp[512];
+  path_of(wp, sizeof wp, "written");
+  make_batch(intc, wv, 1, 5, &ws, &wb);
+  CHECK_OK(hs_arrow_stream_from_batches(&ws, &wb, 1, &stream, &e), &e);
+  EXPECT_ERR(hs_table_eqdel_write(wp, "x", &id_s, 1, &s, &stream, &wa, &df, &e), HS_ERR_SCHEMA,
+             "'s' (id 2)");
+  CHECK(access(wp, F_OK) != 0);
+  make_batch(strc, wv, 1, 5, &ws, &wb);
+  CHECK_OK(hs_arrow_stream_from_batches(&ws, &wb, 1, &stream, &e), &e);
+  int32_t two[2] = {2, 1};
+  EXPECT_ERR(hs_table_eqdel_write(wp, "x", two, 2, &s, &stream, &wa, &df, &e), HS_ERR_SCHEMA,
+             "2 key columns");
+  CHECK(access(wp, F_OK) != 0);
+  tvals_free(&wv[0]);
+  hs_arena_reset(&wa);
 }
 
 /* hs_table_eqdel_schema: the newest schema holding the field gives its type. */
