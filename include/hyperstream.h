@@ -33,7 +33,8 @@ typedef enum hs_status {
   HS_ERR_NOMEM = 5,       /* allocation failed or a size limit was exceeded */
   HS_ERR_SCHEMA = 6,      /* data does not fit the expected schema */
   HS_ERR_NOT_FOUND = 7,   /* a named file or column does not exist */
-  HS_ERR_INTERNAL = 8     /* a bug: an invariant did not hold */
+  HS_ERR_INTERNAL = 8,    /* a bug: an invariant did not hold */
+  HS_ERR_CONFLICT = 9     /* a concurrent commit changed what this commit changes */
 } hs_status;
 
 /* Static string naming a status ("corrupt", "io error", ...). Never NULL. */

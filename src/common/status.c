@@ -16,6 +16,7 @@ const char *hs_status_str(hs_status status) {
   case HS_ERR_SCHEMA: return "schema mismatch";
   case HS_ERR_NOT_FOUND: return "not found";
   case HS_ERR_INTERNAL: return "internal error";
+  case HS_ERR_CONFLICT: return "commit conflict";
   }
   return "unknown status";
 }
@@ -58,6 +59,7 @@ int hs_status_errno(hs_status status) {
   case HS_ERR_NOT_FOUND: return ENOENT;
   case HS_ERR_SCHEMA: return EPROTO;
   case HS_ERR_INTERNAL: return ENOTRECOVERABLE;
+  case HS_ERR_CONFLICT: return EAGAIN;
   }
   return ENOTRECOVERABLE;
 }

@@ -42,8 +42,7 @@
 #include "../parquet/parquet.h"
 #include "table.h"
 #include "timetravel.h"
-
-#define COMMIT_ATTEMPTS_MAX 200
+#include "txn.h"
 
 /* ------------------------------------------------------ schema checks */
 
@@ -413,402 +412,21 @@ static hs_status check_schema(const hs_table *t, const hs_iceberg_schema *ts,
 typedef struct append_ctx {
   hs_table *t;
   hs_arena arena;
-  int64_t snapshot_id;
+  hs_txn *txn; /* the commit: begun before anything is written */
   int32_t schema_id;
-  /* The version the append started from, kept while `t` is reloaded by
-   * retries: `schema` (the one the data file is written with) lives in it. */
-  hs_table *pin;
+  /* The schema the data file is written with: it lives in the version the
+   * transaction began on, which the txn keeps (pinned) across retries. */
   const hs_iceberg_schema *schema;
   char data_path[4200];
-  char manifest_path[4200];
-  char list_path[4200];
   int64_t file_size, records;
-  hs_iceberg_manifest_file manifest; /* summary of our manifest */
-  /* Written but not yet synced (-1 once synced, or for clustered files,
-   * which partition.c syncs): the first attempt's sync group makes them
-   * durable together with the manifest list and the metadata. */
-  int data_fd, manifest_fd;
+  /* Written but not yet synced (-1 once handed to the txn's sync group, or
+   * for clustered files, which partition.c syncs). */
+  int data_fd;
   /* Clustered writes (partitioned spec or sort order, partition.c): one
    * data file per partition, in c->arena; NULL for the single-file path. */
   hs_iceberg_data_file *files;
   size_t n_files;
 } append_ctx;
-
-static hs_status random_snapshot_id(int64_t *out, hs_error *err) {
-  uint64_t r = 0;
-  do {
-    hs_status st = hs_fs_random_bytes(&r, sizeof r, err);
-    if (st != HS_OK) return st;
-    r &= (uint64_t)INT64_MAX;
-  } while (r == 0);
-  *out = (int64_t)r;
-  return HS_OK;
-}
-
-static int64_t summary_int(const hs_iceberg_snapshot *s, const char *key) {
-  for (size_t i = 0; s != NULL && i < s->n_summary; i++) {
-    if (strcmp(s->summary[i].key, key) != 0) continue;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s->summary[i].value, &end, 10);
-    if (errno != 0 || end == s->summary[i].value || *end != '\0' || v < 0) return -1;
-    return (int64_t)v;
-  }
-  return -1;
-}
-
-static bool add_kv(hs_arena *a, hs_iceberg_kv *kv, size_t *n, const char *key, int64_t v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%lld", (long long)v);
-  kv[*n].key = key;
-  kv[*n].value = hs_arena_strndup(a, buf, strlen(buf));
-  if (kv[*n].value == NULL) return false;
-  (*n)++;
-  return true;
-}
-
-/* One attempt against the loaded version of c->t: write a manifest list,
- * build and publish v{N+1}. *won tells whether we committed. */
-/* Every ADOPT_REPARSE-th version a committing handle parses what it
- * published instead of adopting it (see adopt). */
-#define ADOPT_REPARSE 16
-
-static char *arena_str(hs_arena *a, const char *s) {
-  return s ? hs_arena_strndup(a, s, strlen(s)) : NULL;
-}
-
-/* Make `m`, just published as version t->version + 1 at `path`, the
- * handle's metadata without reading and parsing it back (that parse was
- * the largest per-append cost once a table has a history). `m` shares
- * everything but its grown arrays and the new snapshot with the handle's
- * metadata, which lives in t->arena; those arrays and the strings they
- * point at outside t->arena are copied into t->arena. Superseded arrays
- * stay in the arena until the next parse: every ADOPT_REPARSE-th version
- * is parsed from disk instead, which compacts it. On any failure the
- * version is parsed from disk as before. */
-static hs_status adopt(hs_table *t, const hs_iceberg_metadata *m, const char *path, hs_error *err) {
-  int64_t v = t->version + 1;
-  if (v % ADOPT_REPARSE == 0 || m->n_snapshots == 0 || m->n_metadata_log == 0 ||
-      m->n_snapshot_log == 0 || m->n_refs == 0)
-    return hs_table_load_version(t, v, err);
-  hs_arena *ar = &t->arena;
-  hs_iceberg_metadata n = *m;
-  n.snapshots = hs_arena_memdup(ar, m->snapshots, m->n_snapshots * sizeof *m->snapshots);
-  n.snapshot_log =
-      hs_arena_memdup(ar, m->snapshot_log, m->n_snapshot_log * sizeof *m->snapshot_log);
-  n.metadata_log =
-      hs_arena_memdup(ar, m->metadata_log, m->n_metadata_log * sizeof *m->metadata_log);
-  n.refs = hs_arena_memdup(ar, m->refs, m->n_refs * sizeof *m->refs);
-  char *mpath = hs_strdup(path);
-  bool ok = n.snapshots && n.snapshot_log && n.metadata_log && n.refs && mpath;
-  hs_iceberg_snapshot *s = ok ? &n.snapshots[n.n_snapshots - 1] : NULL;
-  if (ok) {
-    s->manifest_list = arena_str(ar, s->manifest_list);
-    hs_iceberg_kv *kv = hs_arena_alloc(ar, (s->n_summary + 1) * sizeof *kv);
-    ok = s->manifest_list && kv;
-    for (size_t i = 0; ok && i < s->n_summary; i++) {
-      kv[i].key = arena_str(ar, s->summary[i].key);
-      kv[i].value = arena_str(ar, s->summary[i].value);
-      ok = kv[i].key && kv[i].value;
-    }
-    s->summary = kv;
-    hs_iceberg_metadata_log_entry *ml = &n.metadata_log[n.n_metadata_log - 1];
-    ml->metadata_file = ok ? arena_str(ar, ml->metadata_file) : NULL;
-    ok = ok && ml->metadata_file;
-  }
-  if (!ok) {
-    hs_free(mpath);
-    return hs_table_load_version(t, v, err);
-  }
-  t->meta = n;
-  hs_free(t->metadata_path);
-  t->metadata_path = mpath;
-  t->version = v;
-  t->meta_stamped = false; /* not stat'ed: the next refresh reads it */
-  return HS_OK;
-}
-
-/* Make durable, concurrently, what v{N+1} names and v{N+1} itself: the
- * data file and data/ (first attempt only), the manifest (first attempt
- * only), the manifest list, metadata/ (the entries of manifest and list)
- * and the metadata temporary. On a virtual disk each sync is a device
- * flush of ~2-4 ms; in one group they overlap instead of queueing (7
- * syncs one after another were most of an append's wall time). Nothing
- * is published until all of them returned, so I4 holds as before. */
-static hs_status sync_before_publish(append_ctx *c, int list_fd, int tmp_fd, const char *tmp,
-                                     hs_error *err) {
-  char ddir[4200], mdir[4200];
-  snprintf(ddir, sizeof ddir, "%s/data", c->t->root);
-  snprintf(mdir, sizeof mdir, "%s/metadata", c->t->root);
-  hs_fs_sync_item items[6];
-  size_t n = 0;
-  if (c->data_fd >= 0) {
-    items[n++] = (hs_fs_sync_item){.fd = c->data_fd, .path = c->data_path};
-    items[n++] = (hs_fs_sync_item){.fd = -1, .path = ddir};
-  }
-  if (c->manifest_fd >= 0)
-    items[n++] = (hs_fs_sync_item){.fd = c->manifest_fd, .path = c->manifest_path};
-  items[n++] = (hs_fs_sync_item){.fd = list_fd, .path = c->list_path};
-  items[n++] = (hs_fs_sync_item){.fd = -1, .path = mdir};
-  items[n++] = (hs_fs_sync_item){.fd = tmp_fd, .path = tmp};
-  hs_status st = hs_fs_sync_group(items, n, err);
-  if (st != HS_OK) return st;
-  /* Durable now: a retry syncs only its own list and metadata. */
-  if (c->data_fd >= 0) close(c->data_fd);
-  if (c->manifest_fd >= 0) close(c->manifest_fd);
-  c->data_fd = c->manifest_fd = -1;
-  return HS_OK;
-}
-
-/* The link of `tmp` to `path` (v{N+1}) under the shared publish lock,
- * after checking that the data file(s), the manifest, the manifest list and
- * the temporary are all still there; a vanished one fails the append with
- * nothing published (the temporary is removed either way). */
-static hs_status publish_checked(append_ctx *c, const char *tmp, const char *path, bool *won,
-                                 hs_error *err) {
-  *won = false;
-  int lock_fd = -1;
-  hs_status st = hs_table_publish_lock(c->t, false, &lock_fd, err);
-  if (st == HS_OK && c->files == NULL) {
-    const char *mine[] = {c->data_path, c->manifest_path, c->list_path, tmp};
-    st = hs_table_publish_check("append", mine, sizeof mine / sizeof *mine, err);
-  } else if (st == HS_OK) {
-    const char *mine[] = {c->manifest_path, c->list_path, tmp};
-    st = hs_table_publish_check("append", mine, sizeof mine / sizeof *mine, err);
-    for (size_t i = 0; st == HS_OK && i < c->n_files; i++) {
-      const char *p = c->files[i].file_path;
-      st = hs_table_publish_check("append", &p, 1, err);
-    }
-  }
-  if (st == HS_OK) {
-    st = hs_fs_publish_link(tmp, path, won, err);
-  } else {
-    (void)hs_fs_remove(tmp, NULL);
-  }
-  hs_table_publish_unlock(lock_fd);
-  return st;
-}
-
-static hs_status commit_attempt(append_ctx *c, int attempt, bool *won, hs_error *err) {
-  hs_table *t = c->t;
-  const hs_iceberg_metadata *old = &t->meta;
-  *won = false;
-  hs_arena a;
-  hs_arena_init(&a);
-  hs_buf buf;
-  hs_buf_init(&buf);
-  hs_status st = HS_OK;
-  char uuid[37];
-  char tmp[4300];
-  tmp[0] = '\0';
-  int list_fd = -1, tmp_fd = -1;
-  c->list_path[0] = '\0';
-
-  /* Snapshot ids must be unique in the table. */
-  while (hs_iceberg_metadata_snapshot(old, c->snapshot_id) != NULL) {
-    if ((st = random_snapshot_id(&c->snapshot_id, err)) != HS_OK) goto done;
-  }
-  const hs_iceberg_snapshot *cur = hs_table_current(t);
-  int64_t seq = (old->has_last_sequence_number ? old->last_sequence_number : 0) + 1;
-  int64_t now = hs_table_wall_ms();
-  if (now < old->last_updated_ms) now = old->last_updated_ms;
-
-  /* Manifest list: ours first, then the current snapshot's. */
-  hs_iceberg_manifest_list prev;
-  memset(&prev, 0, sizeof prev);
-  if (cur != NULL) {
-    if ((st = hs_table_read_avro(t, cur->manifest_list, "manifest list", &buf, err)) != HS_OK) {
-      /* Gone because a newer version expired that snapshot (expire.c
-       * publishes, then deletes): a lost race like any other, retried on
-       * the newer version. */
-      if (st == HS_ERR_NOT_FOUND && hs_table_newer_version_exists(t)) st = HS_OK;
-      goto done;
-    }
-    st = hs_iceberg_manifest_list_read(buf.data, buf.len, &a, &prev, err);
-    if (st != HS_OK) {
-      hs_error_prefix(err, "%s: ", cur->manifest_list);
-      goto done;
-    }
-    buf.len = 0;
-  }
-  size_t n_files = prev.n_files + 1;
-  hs_iceberg_manifest_file *files = hs_arena_alloc(&a, n_files * sizeof *files);
-  if (files == NULL) {
-    st = hs_error_set(err, HS_ERR_NOMEM, "commit: out of memory");
-    goto done;
-  }
-  files[0] = c->manifest;
-  files[0].added_snapshot_id = c->snapshot_id;
-  files[0].sequence_number = seq;
-  files[0].min_sequence_number = seq;
-  files[0].has_first_row_id = false;
-  int64_t total_records = 0, total_files = 0;
-  for (size_t i = 0; i < prev.n_files; i++) files[i + 1] = prev.files[i];
-  for (size_t i = 0; i < n_files; i++) {
-    if (files[i].content != HS_ICE_MANIFEST_DATA) continue;
-    total_records += files[i].added_rows_count + files[i].existing_rows_count;
-    total_files += files[i].added_files_count + files[i].existing_files_count;
-  }
-  int64_t first_row_id = old->has_next_row_id ? old->next_row_id : 0;
-  hs_iceberg_manifest_list_options lo = {.format_version = old->format_version,
-                                         .snapshot_id = c->snapshot_id,
-                                         .has_parent_snapshot_id = cur != NULL,
-                                         .parent_snapshot_id = cur ? cur->snapshot_id : 0,
-                                         .sequence_number = seq,
-                                         .first_row_id = first_row_id};
-  int64_t assigned = 0;
-  st = hs_iceberg_manifest_list_write(&lo, files, n_files, &buf, NULL, &assigned, err);
-  if (st != HS_OK) goto done;
-  if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
-  snprintf(c->list_path, sizeof c->list_path, "%s/metadata/snap-%lld-%d-%s.avro", t->root,
-           (long long)c->snapshot_id, attempt, uuid);
-  if ((st = hs_fs_create_unsynced(c->list_path, buf.data, buf.len, &list_fd, err)) != HS_OK) {
-    c->list_path[0] = '\0';
-    goto done;
-  }
-  hs_table_crash_point();
-
-  /* The new snapshot. */
-  hs_iceberg_snapshot snap;
-  memset(&snap, 0, sizeof snap);
-  snap.snapshot_id = c->snapshot_id;
-  snap.has_parent_snapshot_id = cur != NULL;
-  snap.parent_snapshot_id = cur ? cur->snapshot_id : 0;
-  snap.has_sequence_number = true;
-  snap.sequence_number = seq;
-  snap.timestamp_ms = now;
-  snap.manifest_list = c->list_path;
-  snap.has_schema_id = true;
-  snap.schema_id = c->schema_id;
-  if (old->format_version >= 3) {
-    snap.has_first_row_id = true;
-    snap.first_row_id = first_row_id;
-    snap.has_added_rows = true;
-    snap.added_rows = assigned;
-  }
-  hs_iceberg_kv *sum = hs_arena_alloc(&a, 16 * sizeof *sum);
-  size_t ns = 0;
-  bool ok = sum != NULL;
-  if (ok) {
-    sum[ns].key = "operation";
-    sum[ns++].value = "append";
-  }
-  int64_t prev_size = summary_int(cur, "total-files-size");
-  int64_t n_added = c->files ? (int64_t)c->n_files : 1;
-  ok = ok && add_kv(&a, sum, &ns, "added-data-files", n_added);
-  ok = ok && add_kv(&a, sum, &ns, "added-records", c->records);
-  ok = ok && add_kv(&a, sum, &ns, "added-files-size", c->file_size);
-  ok = ok && add_kv(&a, sum, &ns, "changed-partition-count", n_added);
-  ok = ok && add_kv(&a, sum, &ns, "total-records", total_records);
-  ok =
-      ok && (cur != NULL && prev_size < 0 ? true
-                                          : add_kv(&a, sum, &ns, "total-files-size",
-                                                   (prev_size < 0 ? 0 : prev_size) + c->file_size));
-  ok = ok && add_kv(&a, sum, &ns, "total-data-files", total_files);
-  ok = ok &&
-       add_kv(
-           &a, sum, &ns, "total-delete-files",
-           summary_int(cur, "total-delete-files") > 0 ? summary_int(cur, "total-delete-files") : 0);
-  ok = ok && add_kv(&a, sum, &ns, "total-position-deletes",
-                    summary_int(cur, "total-position-deletes") > 0
-                        ? summary_int(cur, "total-position-deletes")
-                        : 0);
-  ok = ok && add_kv(&a, sum, &ns, "total-equality-deletes",
-                    summary_int(cur, "total-equality-deletes") > 0
-                        ? summary_int(cur, "total-equality-deletes")
-                        : 0);
-  snap.summary = sum;
-  snap.n_summary = ns;
-
-  /* The new metadata: a shallow copy of the old with grown arrays. */
-  hs_iceberg_metadata m = *old;
-  m.has_last_sequence_number = true;
-  m.last_sequence_number = seq;
-  m.last_updated_ms = now;
-  m.has_current_snapshot_id = true;
-  m.current_snapshot_id = c->snapshot_id;
-  if (old->format_version >= 3) {
-    m.has_next_row_id = true;
-    m.next_row_id = first_row_id + assigned;
-  }
-  m.snapshots = hs_arena_alloc(&a, (old->n_snapshots + 1) * sizeof *m.snapshots);
-  m.snapshot_log = hs_arena_alloc(&a, (old->n_snapshot_log + 1) * sizeof *m.snapshot_log);
-  m.metadata_log = hs_arena_alloc(&a, (old->n_metadata_log + 1) * sizeof *m.metadata_log);
-  m.refs = hs_arena_alloc(&a, (old->n_refs + 1) * sizeof *m.refs);
-  if (!ok || !m.snapshots || !m.snapshot_log || !m.metadata_log || !m.refs) {
-    st = hs_error_set(err, HS_ERR_NOMEM, "commit: out of memory");
-    goto done;
-  }
-  if (old->n_snapshots) memcpy(m.snapshots, old->snapshots, old->n_snapshots * sizeof snap);
-  m.snapshots[m.n_snapshots++] = snap;
-  if (old->n_snapshot_log)
-    memcpy(m.snapshot_log, old->snapshot_log, old->n_snapshot_log * sizeof *m.snapshot_log);
-  m.snapshot_log[m.n_snapshot_log++] =
-      (hs_iceberg_snapshot_log_entry){.timestamp_ms = now, .snapshot_id = c->snapshot_id};
-  size_t keep = old->n_metadata_log;
-  size_t skip = keep >= HS_TABLE_METADATA_LOG_MAX ? keep - (HS_TABLE_METADATA_LOG_MAX - 1) : 0;
-  m.n_metadata_log = keep - skip;
-  if (m.n_metadata_log)
-    memcpy(m.metadata_log, old->metadata_log + skip, m.n_metadata_log * sizeof *m.metadata_log);
-  m.metadata_log[m.n_metadata_log++] = (hs_iceberg_metadata_log_entry){
-      .timestamp_ms = old->last_updated_ms, .metadata_file = t->metadata_path};
-  bool have_main = false;
-  if (old->n_refs) memcpy(m.refs, old->refs, old->n_refs * sizeof *m.refs);
-  for (size_t i = 0; i < m.n_refs; i++) {
-    if (strcmp(m.refs[i].name, "main") == 0) {
-      m.refs[i].snapshot_id = c->snapshot_id;
-      m.refs[i].is_tag = false;
-      have_main = true;
-    }
-  }
-  if (!have_main) {
-    memset(&m.refs[m.n_refs], 0, sizeof m.refs[0]);
-    m.refs[m.n_refs].name = "main";
-    m.refs[m.n_refs++].snapshot_id = c->snapshot_id;
-  }
-  buf.len = 0;
-  if ((st = hs_iceberg_metadata_write(&m, &buf, err)) != HS_OK) goto done;
-
-  char path[4200];
-  hs_table_version_path(t->root, t->version + 1, path, sizeof path);
-  st = hs_fs_publish_prepare(path, buf.data, buf.len, tmp, sizeof tmp, &tmp_fd, err);
-  if (st != HS_OK) {
-    tmp[0] = '\0';
-    goto done;
-  }
-  /* Everything the new version names, and its own bytes, durable in one
-   * concurrent group (see sync_before_publish); then the link. */
-  if ((st = sync_before_publish(c, list_fd, tmp_fd, tmp, err)) != HS_OK) goto done;
-  hs_table_crash_point();
-  /* Under the publish lock (orphans.c), every file this version names that
-   * this append wrote must still be there: an orphan sweep run with a
-   * cut-off younger than this commit may have taken one. */
-  st = publish_checked(c, tmp, path, won, err);
-  tmp[0] = '\0'; /* removed by the link, or by publish_checked */
-  if (st != HS_OK) goto done;
-  if (*won) {
-    hs_table_crash_point();
-    char hint[4200], num[24];
-    snprintf(hint, sizeof hint, "%s/metadata/version-hint.text", t->root);
-    int n = snprintf(num, sizeof num, "%lld", (long long)(t->version + 1));
-    (void)hs_fs_replace_hint(hint, num, (size_t)n, NULL); /* a hint: best effort */
-    hs_table_crash_point();
-    /* Adopt the version we wrote (a failure only leaves the handle stale). */
-    (void)adopt(t, &m, path, NULL);
-  }
-
-done:
-  if (list_fd >= 0) close(list_fd);
-  if (tmp_fd >= 0) close(tmp_fd);
-  if (tmp[0] != '\0') (void)hs_fs_remove(tmp, NULL);
-  if (!*won && c->list_path[0] != '\0') {
-    (void)hs_fs_remove(c->list_path, NULL);
-    c->list_path[0] = '\0';
-  }
-  hs_buf_free(&buf);
-  hs_arena_reset(&a);
-  return st;
-}
 
 void hs_table_appended_free(hs_table_appended *a) {
   if (a == NULL) return;
@@ -876,66 +494,6 @@ static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
   return st;
 }
 
-/* Manifest of the data file(s) written with `spec`, to c->manifest_path. */
-static hs_status write_manifest(append_ctx *c, const hs_iceberg_partition_spec *spec,
-                                hs_error *err) {
-  hs_table *t = c->t;
-  hs_iceberg_manifest_entry e;
-  memset(&e, 0, sizeof e);
-  e.status = HS_ICE_ENTRY_ADDED;
-  hs_status st = HS_OK;
-  if (c->files == NULL) {
-    hs_iceberg_data_file_options dfo = {.schema = c->schema, .file_path = c->data_path};
-    st = hs_iceberg_data_file_from_parquet_path(c->data_path, &dfo, &c->arena, &e.data_file, err);
-    if (st != HS_OK) return st;
-    c->file_size = e.data_file.file_size_in_bytes;
-  }
-  hs_iceberg_manifest_writer_options mo = {.format_version = t->meta.format_version,
-                                           .content = HS_ICE_MANIFEST_DATA,
-                                           .schema = c->schema,
-                                           .spec = spec,
-                                           .snapshot_id = c->snapshot_id,
-                                           .sequence_number = t->meta.last_sequence_number + 1};
-  hs_buf buf;
-  hs_buf_init(&buf);
-  hs_iceberg_manifest_writer *w = NULL;
-  st = hs_iceberg_manifest_writer_open(&mo, &buf, NULL, &w, err);
-  size_t n_entries = c->files ? c->n_files : 1;
-  for (size_t i = 0; st == HS_OK && i < n_entries; i++) {
-    if (c->files) e.data_file = c->files[i];
-    st = hs_iceberg_manifest_writer_add(w, &e, err);
-  }
-  if (st == HS_OK) {
-    st = hs_iceberg_manifest_writer_close(w, &c->manifest, &c->arena, err);
-  } else {
-    hs_iceberg_manifest_writer_free(w);
-  }
-  char uuid[37];
-  if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
-  if (st == HS_OK) {
-    snprintf(c->manifest_path, sizeof c->manifest_path, "%s/metadata/%s-m0.avro", t->root, uuid);
-    /* Synced, with its directory entry, in the commit's sync group. */
-    st = hs_fs_create_unsynced(c->manifest_path, buf.data, buf.len, &c->manifest_fd, err);
-    if (st != HS_OK) c->manifest_path[0] = '\0';
-  }
-  hs_buf_free(&buf);
-  c->manifest.manifest_path = c->manifest_path;
-  return st;
-}
-
-/* Bring `t` up to the latest version. Cheap when it already is: one probe
- * for v{N+1} (a stat), no read or parse of metadata we hold. Handles that
- * hold no version yet, or metadata named as catalogs write it, take the
- * full path (hint, probe, load) in table.c. */
-static hs_status refresh(hs_table *t, hs_error *err) {
-  char path[4200];
-  if (t->version >= 1 && !t->foreign_names && t->metadata_path != NULL &&
-      hs_table_version_path(t->root, t->version + 1, path, sizeof path) && !hs_fs_exists(path)) {
-    return HS_OK;
-  }
-  return hs_table_load_latest(t, err);
-}
-
 /* A table whose write.parquet.compression-codec names no codec we write
  * (hs_table_parquet_options sets (hs_codec)-1), or whose
  * hyperstream.parquet.page-version is not 1 or 2, refuses appends. */
@@ -964,40 +522,18 @@ static hs_status check_codec(const hs_table *t, hs_error *err) {
       t->metadata_path, v ? v : "", "not one of uncompressed, snappy, gzip, lz4, zstd, brotli");
 }
 
-/* Before the first retry reloads `t`, move the version the append started
- * from into c->pin: c->schema (the data file's schema) and the partition
- * spec point into it and must outlive the reload. Later retries reload `t`
- * alone. On a failed reload the handle gets its old version back. */
-static hs_status pin_and_reload(append_ctx *c, hs_error *err) {
-  hs_table *t = c->t;
-  if (c->pin != NULL) return hs_table_load_latest(t, err);
-  if ((c->pin = hs_calloc(1, sizeof *c->pin)) == NULL) {
-    return hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
+/* On a retry: the data file was written with the pinned schema, which must
+ * still be the table's current one. */
+static hs_status schema_recheck(const hs_table *t, void *ctx, hs_error *err) {
+  const append_ctx *c = ctx;
+  const hs_iceberg_schema *now = hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
+  if (now == NULL || t->meta.current_schema_id != c->schema_id ||
+      !type_fits(&now->root, &c->schema->root, true, 0)) {
+    return hs_error_set(err, HS_ERR_SCHEMA,
+                        "%s: the table schema changed during the append (schema id %d -> %d)",
+                        t->metadata_path, (int)c->schema_id, (int)t->meta.current_schema_id);
   }
-  hs_table *p = c->pin;
-  p->arena = t->arena;
-  p->meta = t->meta;
-  p->metadata_path = t->metadata_path;
-  p->version = t->version;
-  hs_arena_init(&t->arena);
-  memset(&t->meta, 0, sizeof t->meta);
-  t->metadata_path = NULL;
-  hs_status st = hs_table_load_latest(t, err);
-  if (st != HS_OK) {
-    /* t still holds nothing: hand the pinned version back. */
-    hs_arena_reset(&t->arena);
-    hs_free(t->metadata_path);
-    t->arena = p->arena;
-    t->meta = p->meta;
-    t->metadata_path = p->metadata_path;
-    t->version = p->version;
-    t->meta_stamped = false;
-    hs_arena_init(&p->arena);
-    p->metadata_path = NULL;
-    hs_free(p);
-    c->pin = NULL;
-  }
-  return st;
+  return HS_OK;
 }
 
 static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *snapshot_id_out,
@@ -1031,7 +567,7 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
   append_ctx c;
   memset(&c, 0, sizeof c);
   c.t = t;
-  c.data_fd = c.manifest_fd = -1;
+  c.data_fd = -1;
   hs_arena_init(&c.arena);
   struct ArrowSchema in, stamped;
   memset(&in, 0, sizeof in);
@@ -1040,11 +576,12 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
   hs_status st = HS_OK;
   char uuid[37];
   hs_table_appended *keep = NULL;
+  int64_t snapshot_id = -1;
 
   /* Start from the latest version: fewer lost races. Versions are published
    * in order, so when v{N+1} does not exist the handle's vN is the latest
    * and the metadata we already hold is reused (no re-read, no re-parse). */
-  if ((st = refresh(t, err)) != HS_OK) goto done;
+  if ((st = hs_txn_begin(t, "append", &c.txn, err)) != HS_OK) goto done;
   if ((st = check_codec(t, err)) != HS_OK) goto done;
   c.schema_id = t->meta.current_schema_id;
   c.schema = hs_iceberg_metadata_schema(&t->meta, c.schema_id);
@@ -1059,7 +596,6 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
     goto done;
   }
   if ((st = check_schema(t, c.schema, &in, &stamped, err)) != HS_OK) goto done;
-  if ((st = random_snapshot_id(&c.snapshot_id, err)) != HS_OK) goto done;
   /* The pinned version's default spec and sort order shape the files; the
    * manifest carries the spec id, so a concurrent spec change is harmless. */
   const hs_iceberg_partition_spec *spec = NULL;
@@ -1083,6 +619,7 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
       c.file_size += c.files[i].file_size_in_bytes;
     }
     if (c.n_files == 0) goto done; /* nothing to commit */
+    st = hs_txn_add_files(c.txn, c.files, c.n_files, spec->spec_id, err);
   } else {
     if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
     snprintf(c.data_path, sizeof c.data_path, "%s/data/00000-0-%s.parquet", t->root, uuid);
@@ -1098,41 +635,29 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
       c.data_path[0] = '\0';
       goto done; /* nothing to commit */
     }
-  }
-  hs_table_crash_point();
-  if ((st = write_manifest(&c, spec, err)) != HS_OK) {
-    /* the manifest reads the data file's footer back: gone means an orphan
-     * sweep took it (publish_checked's case, met earlier); say so */
-    const char *mine[] = {c.data_path};
-    if (c.files == NULL && access(c.data_path, F_OK) != 0 && errno == ENOENT)
-      st = hs_table_publish_check("append", mine, 1, err);
-    goto done;
-  }
-  hs_table_crash_point();
-
-  for (int attempt = 0; !committed && st == HS_OK; attempt++) {
-    if (attempt == COMMIT_ATTEMPTS_MAX) {
-      st = hs_error_set(err, HS_ERR_IO, "%s: commit lost %d races in a row; giving up", t->root,
-                        COMMIT_ATTEMPTS_MAX);
-      break;
+    hs_table_crash_point();
+    /* The manifest entry, metrics read back from the footer: gone means an
+     * orphan sweep took the file (the publish check's case, met earlier). */
+    hs_iceberg_data_file df;
+    hs_iceberg_data_file_options dfo = {.schema = c.schema, .file_path = c.data_path};
+    st = hs_iceberg_data_file_from_parquet_path(c.data_path, &dfo, &c.arena, &df, err);
+    if (st != HS_OK) {
+      const char *mine[] = {c.data_path};
+      if (access(c.data_path, F_OK) != 0 && errno == ENOENT)
+        st = hs_table_publish_check("append", mine, 1, err);
+      goto done;
     }
-    if (attempt > 0) {
-      hs_table_backoff(attempt);
-      if ((st = pin_and_reload(&c, err)) != HS_OK) break;
-      /* Re-validate: the data file was written with the pinned schema. */
-      const hs_iceberg_schema *now =
-          hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
-      if (now == NULL || t->meta.current_schema_id != c.schema_id ||
-          !type_fits(&now->root, &c.schema->root, true, 0)) {
-        st = hs_error_set(err, HS_ERR_SCHEMA,
-                          "%s: the table schema changed during the append (schema id %d -> %d)",
-                          t->metadata_path, (int)c.schema_id, (int)t->meta.current_schema_id);
-        break;
-      }
-    }
-    st = commit_attempt(&c, attempt, &committed, err);
+    c.file_size = df.file_size_in_bytes;
+    st = hs_txn_add_files(c.txn, &df, 1, spec->spec_id, err);
+    if (st == HS_OK && (st = hs_txn_add_written(c.txn, c.data_path, c.data_fd, err)) == HS_OK)
+      c.data_fd = -1; /* the txn's now: synced in its group, closed by it */
   }
-  if (committed && snapshot_id_out) *snapshot_id_out = c.snapshot_id;
+  if (st != HS_OK) goto done;
+  hs_txn_set_operation(c.txn, HS_TXN_OP_APPEND);
+  hs_txn_set_schema_id(c.txn, c.schema_id);
+  hs_txn_set_recheck(c.txn, schema_recheck, &c);
+  st = hs_txn_commit(c.txn, &snapshot_id, &committed, err);
+  if (committed && snapshot_id_out) *snapshot_id_out = snapshot_id;
   if (committed && keep != NULL && (keep->data_path = hs_strdup(c.data_path)) != NULL) {
     keep->file_size = c.file_size;
     keep->records = c.records;
@@ -1144,19 +669,15 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
 
 done:
   hs_table_appended_free(keep);
-  if (c.data_fd >= 0) close(c.data_fd);
-  if (c.manifest_fd >= 0) close(c.manifest_fd);
   if (!committed && st != HS_OK && st != HS_ERR_NOMEM) {
     /* A forced orphan sweep may take this commit's files at any step
      * (reading a footer back, syncing, re-reading on a retry): whatever
      * step noticed, say what happened, before the files are cleaned up. */
-    const char *mine[2] = {c.files == NULL ? c.data_path : NULL, c.manifest_path};
-    bool gone = false;
-    for (size_t i = 0; i < 2; i++)
-      gone = gone || (mine[i] != NULL && mine[i][0] && access(mine[i], F_OK) != 0);
+    const char *mine[1] = {c.files == NULL ? c.data_path : NULL};
+    bool gone = mine[0] != NULL && mine[0][0] && access(mine[0], F_OK) != 0;
     for (size_t i = 0; i < c.n_files; i++) gone = gone || access(c.files[i].file_path, F_OK) != 0;
     if (gone) {
-      hs_status pst = hs_table_publish_check("append", mine, 2, err);
+      hs_status pst = hs_table_publish_check("append", mine, 1, err);
       for (size_t i = 0; pst == HS_OK && i < c.n_files; i++) {
         const char *one[1] = {c.files[i].file_path};
         pst = hs_table_publish_check("append", one, 1, err);
@@ -1167,12 +688,12 @@ done:
   if (!committed) {
     if (c.data_path[0]) (void)hs_fs_remove(c.data_path, NULL);
     for (size_t i = 0; i < c.n_files; i++) (void)hs_fs_remove(c.files[i].file_path, NULL);
-    if (c.manifest_path[0]) (void)hs_fs_remove(c.manifest_path, NULL);
   }
   hs_arrow_schema_release(&stamped);
   hs_arrow_schema_release(&in);
   if (stream->release) stream->release(stream);
+  hs_txn_free(c.txn); /* the pinned version c.schema lives in; our manifest if not committed */
+  if (c.data_fd >= 0) close(c.data_fd);
   hs_arena_reset(&c.arena);
-  hs_table_free(c.pin);
   return st;
 }

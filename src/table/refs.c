@@ -21,8 +21,8 @@
 
 #include "../io/fs.h"
 #include "timetravel.h"
+#include "txn.h"
 
-#define REF_COMMIT_ATTEMPTS_MAX 200
 #define REF_NAME_BYTES_MAX 1024
 
 bool hs_table_is_ancestor(const hs_iceberg_metadata *m, int64_t ancestor, int64_t of) {
@@ -36,7 +36,7 @@ bool hs_table_is_ancestor(const hs_iceberg_metadata *m, int64_t ancestor, int64_
   return false;
 }
 
-/* ------------------------------------------------- the commit loop */
+/* ------------------------------------------------- the commit */
 
 /* An edit of `m`, a shallow copy of the latest version's metadata whose
  * arrays are shared with it: an edit replaces arrays (allocated from
@@ -44,85 +44,34 @@ bool hs_table_is_ancestor(const hs_iceberg_metadata *m, int64_t ancestor, int64_
 typedef hs_status (*ref_edit_fn)(const hs_table *t, hs_iceberg_metadata *m, hs_arena *arena,
                                  int64_t now_ms, const void *ctx, bool *changed, hs_error *err);
 
-/* One attempt on the loaded (latest) version. *done: committed or no-op. */
-static hs_status ref_attempt(hs_table *t, const char *what, ref_edit_fn edit, const void *ctx,
-                             bool *done, hs_error *err) {
-  *done = false;
-  hs_arena a;
-  hs_arena_init(&a);
-  hs_buf json;
-  hs_buf_init(&json);
-  const hs_iceberg_metadata *old = &t->meta;
-  hs_iceberg_metadata m = *old;
-  int64_t now = hs_table_wall_ms();
-  if (now < old->last_updated_ms) now = old->last_updated_ms;
-  bool changed = true;
-  hs_status st = edit(t, &m, &a, now, ctx, &changed, err);
-  if (st != HS_OK || !changed) {
-    *done = st == HS_OK;
-    goto out;
-  }
-  m.last_updated_ms = now;
-  /* metadata-log: the version this one replaces, the last 100 kept. */
-  size_t keep = old->n_metadata_log;
-  size_t skip = keep >= HS_TABLE_METADATA_LOG_MAX ? keep - (HS_TABLE_METADATA_LOG_MAX - 1) : 0;
-  m.metadata_log = hs_arena_alloc(&a, (keep - skip + 1) * sizeof *m.metadata_log);
-  if (m.metadata_log == NULL) {
-    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", what);
-    goto out;
-  }
-  m.n_metadata_log = keep - skip;
-  if (m.n_metadata_log)
-    memcpy(m.metadata_log, old->metadata_log + skip, m.n_metadata_log * sizeof *m.metadata_log);
-  m.metadata_log[m.n_metadata_log++] = (hs_iceberg_metadata_log_entry){
-      .timestamp_ms = old->last_updated_ms, .metadata_file = t->metadata_path};
-  if ((st = hs_iceberg_metadata_write(&m, &json, err)) != HS_OK) goto out;
+/* A ref edit as a transaction's metadata edit: the commit's time is
+ * m->last_updated_ms (the txn sets it), which a rollback stamps on its
+ * snapshot-log entry. */
+typedef struct ref_txn_ctx {
+  const hs_table *t;
+  ref_edit_fn edit;
+  const void *ctx;
+} ref_txn_ctx;
 
-  char path[4200];
-  if (!hs_table_version_path(t->root, t->version + 1, path, sizeof path)) {
-    st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
-    goto out;
-  }
-  hs_table_crash_point();
-  bool won = false;
-  /* Nothing new is named (no files written); the shared publish lock keeps
-   * an orphan sweep from removing the temporary under the publish. */
-  int lock_fd = -1;
-  st = hs_table_publish_lock(t, false, &lock_fd, err);
-  if (st == HS_OK) st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err);
-  hs_table_publish_unlock(lock_fd);
-  if (st != HS_OK) goto out;
-  if (won) {
-    hs_table_crash_point();
-    char hint[4200], num[24];
-    snprintf(hint, sizeof hint, "%s/metadata/version-hint.text", t->root);
-    int n = snprintf(num, sizeof num, "%lld", (long long)(t->version + 1));
-    (void)hs_fs_replace_file(hint, num, (size_t)n, NULL); /* a hint: best effort */
-    hs_table_crash_point();
-    /* Adopt the version we wrote (a failure only leaves the handle stale). */
-    (void)hs_table_load_version(t, t->version + 1, NULL);
-    *done = true;
-  }
-out:
-  hs_buf_free(&json);
-  hs_arena_reset(&a);
-  return st;
+static hs_status ref_txn_edit(const hs_iceberg_metadata *old, hs_iceberg_metadata *m, hs_arena *a,
+                              void *vctx, bool *changed, hs_error *err) {
+  (void)old;
+  const ref_txn_ctx *c = vctx;
+  *changed = true;
+  return c->edit(c->t, m, a, m->last_updated_ms, c->ctx, changed, err);
 }
 
+/* Commit `edit` through the one commit path (txn.c): exclusive publish,
+ * the edit re-applied (and so re-validated) on every lost race. */
 static hs_status ref_commit(hs_table *t, const char *what, ref_edit_fn edit, const void *ctx,
                             hs_error *err) {
-  hs_status st = hs_table_check_writable(t, what, err);
-  for (int attempt = 0; st == HS_OK; attempt++) {
-    if (attempt == REF_COMMIT_ATTEMPTS_MAX) {
-      return hs_error_set(err, HS_ERR_IO, "%s: %s: commit lost %d races in a row; giving up",
-                          t->root, what, REF_COMMIT_ATTEMPTS_MAX);
-    }
-    if (attempt > 0) hs_table_backoff(attempt);
-    if ((st = hs_table_load_latest(t, err)) != HS_OK) break;
-    bool done = false;
-    st = ref_attempt(t, what, edit, ctx, &done, err);
-    if (st == HS_OK && done) return HS_OK;
-  }
+  hs_txn *x = NULL;
+  hs_status st = hs_txn_begin(t, what, &x, err);
+  if (st != HS_OK) return st;
+  ref_txn_ctx c = {.t = t, .edit = edit, .ctx = ctx};
+  hs_txn_set_edit(x, ref_txn_edit, &c, false);
+  st = hs_txn_commit(x, NULL, NULL, err);
+  hs_txn_free(x);
   return st;
 }
 
