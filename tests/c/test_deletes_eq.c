@@ -5,11 +5,11 @@
  * and multi-column keys, int data files read under a long field (the
  * promotion a delete written after it must match), float files under a
  * double field, NaN / -0.0, a column the data file lacks (NULL, or a v3
- * initial-default), several key sets applied at once; errors: a delete file without a key column,
- * a field id no schema has, a nested or unsupported key type, a missing
- * and a truncated file, each naming the file. Half the rounds write their
- * delete files with hs_table_eqdel_write (its manifest record checked),
- * and its refusals leave nothing behind.
+ * initial-default), several key sets applied at once, a file without
+ * field ids (parquet-testing's alltypes_plain) matched by name; errors: a delete file without a key
+ * column, a field id no schema has, a nested or unsupported key type, a missing and a truncated
+ * file, each naming the file. Half the rounds write their delete files with hs_table_eqdel_write
+ * (its manifest record checked), and its refusals leave nothing behind.
  */
 #include <math.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include "hs_test.h"
 #include "table/deletes_eq.h"
 
-enum { K_I32, K_I64, K_STR, K_F32, K_F64 };
+enum { K_I32, K_I64, K_STR, K_F32, K_F64, K_BIN };
 
 typedef struct tcol {
   const char *name;
@@ -80,7 +80,7 @@ static void make_batch(const tcol *cols, const tvals *vals, size_t nc, size_t ro
   CHECK_OK(hs_arrow_schema_init(&s, "+s", "", 0, (int64_t)nc, &e), &e);
   struct ArrowArray *arr = calloc(nc, sizeof *arr);
   for (size_t c = 0; c < nc; c++) {
-    static const char *fmt[] = {"i", "l", "u", "f", "g"};
+    static const char *fmt[] = {"i", "l", "u", "f", "g", "z"};
     CHECK_OK(hs_arrow_schema_init(s.children[c], fmt[cols[c].kind], cols[c].name,
                                   ARROW_FLAG_NULLABLE, 0, &e),
              &e);
@@ -93,7 +93,7 @@ static void make_batch(const tcol *cols, const tvals *vals, size_t nc, size_t ro
       else
         valid[i / 8] |= (uint8_t)(1u << (i % 8));
     }
-    if (cols[c].kind == K_STR) {
+    if (cols[c].kind == K_STR || cols[c].kind == K_BIN) {
       int32_t *off = hs_malloc((rows + 1) * sizeof *off);
       size_t total = 0;
       for (size_t i = 0; i < rows; i++) total += vals[c].null[i] ? 0 : strlen(vals[c].sv[i]);
@@ -538,6 +538,77 @@ static void test_schema_pick(hs_arena *a) {
   CHECK_EQ_INT(hs_table_eqdel_schema(&m, &bad, 1, a, &out, &e), HS_ERR_SCHEMA);
 }
 
+/* A file without field ids (parquet-testing's alltypes_plain.parquet, from
+ * Impala) is matched by the schema's names: as a data file and as a delete
+ * file. Its values, as pyarrow reads them: id [4,5,6,7,2,3,0,1], int_col
+ * and string_col [0,1,0,1,...] (string_col binary), double_col [0.0, 10.1,
+ * ...]. */
+static void test_no_field_ids(hs_arena *a) {
+  hs_error e = {0};
+  const char *dir_c = getenv("HS_CONFORMANCE_DIR");
+  char data[1024];
+  snprintf(data, sizeof data, "%s/data/alltypes_plain.parquet",
+           dir_c ? dir_c : "../shared/conformance/parquet-testing");
+  CHECK(access(data, R_OK) == 0);
+  if (access(data, R_OK) != 0) {
+    fprintf(stderr, "missing %s (HS_CONFORMANCE_DIR)\n", data);
+    return;
+  }
+  static const char *const names[] = {"id", "int_col", "string_col", "double_col"};
+  static const int ids[] = {101, 102, 103, 104};
+  static const hs_iceberg_type_id types[] = {HS_ICE_LONG, HS_ICE_LONG, HS_ICE_BINARY,
+                                             HS_ICE_DOUBLE};
+  hs_iceberg_schema s = make_schema(a, names, ids, types, 4);
+  /* (int_col, string_col) = (1, "1"): rows 1, 3, 5, 7; (1, "0") matches none. */
+  tcol kc[2] = {{"int_col", 102, K_I64}, {"string_col", 103, K_BIN}};
+  tvals kv[2];
+  uint64_t rng = 3;
+  gen(&rng, K_I64, 2, &kv[0], 0);
+  gen(&rng, K_BIN, 2, &kv[1], 0);
+  kv[0].iv[0] = 1, kv[1].sv[0] = "1";
+  kv[0].iv[1] = 1, kv[1].sv[1] = "0";
+  char p[512];
+  path_of(p, sizeof p, "noid_del");
+  int32_t k2[2] = {102, 103};
+  write_eqdel(p, kc, kv, 2, 2, k2, &s);
+  hs_table_eqdel *d = NULL, *self = NULL, *byid = NULL;
+  CHECK_OK(hs_table_eqdel_load(p, k2, 2, &s, &d, &e), &e);
+  roaring_bitmap_t *bm = roaring_bitmap_create();
+  CHECK_OK(hs_table_eqdel_apply((const hs_table_eqdel *const *)&d, 1, data, &s, bm, &e), &e);
+  uint32_t want[] = {1, 3, 5, 7};
+  roaring_bitmap_t *w = roaring_bitmap_of_ptr(4, want);
+  CHECK(roaring_bitmap_equals(bm, w));
+  /* The file as a delete file of its own double_col: both values, every row. */
+  int32_t kd = 104, kid = 101;
+  CHECK_OK(hs_table_eqdel_load(data, &kd, 1, &s, &self, &e), &e);
+  CHECK_EQ_INT(hs_table_eqdel_count(self), 2);
+  roaring_bitmap_clear(bm);
+  CHECK_OK(hs_table_eqdel_apply((const hs_table_eqdel *const *)&self, 1, data, &s, bm, &e), &e);
+  CHECK_EQ_INT(roaring_bitmap_get_cardinality(bm), 8);
+  /* ids 6 and 0 (an int32 column read under a long field): rows 2 and 6. */
+  tcol ic[1] = {{"id", 101, K_I64}};
+  tvals iv[1];
+  gen(&rng, K_I64, 2, &iv[0], 0);
+  iv[0].iv[0] = 6, iv[0].iv[1] = 0;
+  unlink(p);
+  write_eqdel(p, ic, iv, 1, 2, &kid, &s);
+  CHECK_OK(hs_table_eqdel_load(p, &kid, 1, &s, &byid, &e), &e);
+  roaring_bitmap_clear(bm);
+  const hs_table_eqdel *both[2] = {byid, d};
+  CHECK_OK(hs_table_eqdel_apply(both, 2, data, &s, bm, &e), &e);
+  uint32_t want2[] = {1, 2, 3, 5, 6, 7};
+  roaring_bitmap_t *w2 = roaring_bitmap_of_ptr(6, want2);
+  CHECK(roaring_bitmap_equals(bm, w2));
+  roaring_bitmap_free(w);
+  roaring_bitmap_free(w2);
+  roaring_bitmap_free(bm);
+  hs_table_eqdel_free(d);
+  hs_table_eqdel_free(self);
+  hs_table_eqdel_free(byid);
+  for (int i = 0; i < 2; i++) tvals_free(&kv[i]);
+  tvals_free(&iv[0]);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "/tmp/hs_test_eqdel_XXXXXX");
   if (mkdtemp(dir) == NULL) return 1;
@@ -550,6 +621,7 @@ int main(void) {
   test_absent_column(&a);
   test_errors(&a);
   test_schema_pick(&a);
+  test_no_field_ids(&a);
   hs_arena_reset(&a);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
