@@ -359,6 +359,14 @@ typedef struct hs_table_snapshot_info {
 hs_status hs_table_snapshots(const hs_table *table, hs_table_snapshot_info **out, size_t *n_out,
                              hs_error *err);
 
+/* Rows of snapshot `snapshot_id` (-1: current) that are live: every data
+ * file's record count minus its rows deleted by position deletes, deletion
+ * vectors and equality deletes (the scan plan's live-row sets; no data is
+ * read, delete files are). *deleted (may be NULL) gets the rows deleted and
+ * *delete_files (may be NULL) the snapshot's live delete files. */
+hs_status hs_table_count_rows(hs_table *table, int64_t snapshot_id, int64_t *rows, int64_t *deleted,
+                              int64_t *delete_files, hs_error *err);
+
 /* Current snapshot id, or -1 when the table has none. */
 int64_t hs_table_current_snapshot_id(const hs_table *table);
 /* Path of the loaded metadata file (valid until the next refresh/append). */
@@ -403,6 +411,8 @@ typedef struct hs_scan_stats {
   int64_t rows_scanned;      /* rows the filter was evaluated on (or read, without one) */
   int64_t rows_matched;      /* rows the filter selected */
   int64_t rows_returned;     /* rows emitted (after `limit`) */
+  int64_t delete_files;      /* live delete files (and deletion vectors) in the snapshot */
+  int64_t rows_deleted;      /* rows of the files read that deletes remove (never returned) */
 } hs_scan_stats;
 
 /* Open a scan of `table` with `opts` (NULL: defaults). The filter is bound
@@ -777,6 +787,7 @@ typedef struct hs_scan_file_info {
   int64_t pages, pages_pruned;             /* as hs_scan_page_stats */
   int64_t rows_candidate, rows_eliminated; /* by the index (0 unless indexed) */
   int64_t rows_scanned, rows_matched;
+  int64_t rows_deleted;     /* its rows that delete files remove (never read) */
   char index_rejected[320]; /* why a registered index was not used; "" if none was refused */
 } hs_scan_file_info;
 

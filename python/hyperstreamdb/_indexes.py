@@ -553,6 +553,9 @@ def _explain_text(uri: str, s: Dict[str, Any]) -> str:
     if fi and fi < read:
         out.append(f"              {_n(read - fi)} files read without an index (not built yet, "
                    "or no index on the filter's columns)")
+    if s.get("delete_files"):
+        out.append(f"  deletes:    {_n(s['delete_files'])} delete files in the snapshot; "
+                   f"{_n(s['rows_deleted'])} rows of the files read are deleted (never read)")
     out.append(f"  rows:       {_n(s['rows_scanned'])} scanned, {_n(s['rows_matched'])} matched")
     files = s.get("files") or []
     if files:
@@ -566,7 +569,8 @@ def _explain_text(uri: str, s: Dict[str, Any]) -> str:
         out.append(f"    {os.path.basename(f['path'])}: {_n(f['rows'])} rows; {how}; "
                    f"row groups {_n(f['row_groups_read'])} read, {_n(f['row_groups_pruned'])} "
                    f"pruned; pages {_n(read)} of {_n(f['pages'])} read; "
-                   f"{_n(f['rows_scanned'])} scanned, {_n(f['rows_matched'])} matched")
+                   f"{_n(f['rows_scanned'])} scanned, {_n(f['rows_matched'])} matched"
+                   + (f"; {_n(f['rows_deleted'])} deleted" if f.get("rows_deleted") else ""))
     if len(files) > _FILES_SHOWN:
         out.append(f"    ... {_n(len(files) - _FILES_SHOWN)} more files (stats['files'])")
     idx = s.get("indexes") or {}

@@ -429,16 +429,15 @@ class Table(IndexMethods):
         return [Snapshot(**d) for d in self._handle.snapshots()]
 
     def __len__(self) -> int:
-        """Rows in the current snapshot, from its summary (no data read)."""
+        """Live rows in the current snapshot: every data file's record count
+        minus its deleted rows (position deletes, deletion vectors, equality
+        deletes), from the scan plan (manifests and delete files; no data
+        file is read)."""
         if not self._load():
             return 0
-        sid = self._handle.current_snapshot_id
-        if sid is None:
+        if self._handle.current_snapshot_id is None:
             return 0
-        for s in self._handle.snapshots():
-            if s["snapshot_id"] == sid and s["total_records"] is not None:
-                return int(s["total_records"])
-        return self.to_arrow(columns=self.schema.names[:1]).num_rows
+        return int(self._handle.count_rows()["rows"])
 
     def __repr__(self) -> str:
         if not self._load():

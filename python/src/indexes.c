@@ -304,14 +304,14 @@ static PyObject *explain_files(const hs_scan_file_info *f, size_t n) {
   PyObject *list = PyList_New((Py_ssize_t)n);
   for (size_t i = 0; list != NULL && i < n; i++) {
     PyObject *d = Py_BuildValue(
-        "{s:s,s:s,s:O,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:s}", "path", f[i].path, "index_columns",
-        f[i].index_columns, "indexed", f[i].indexed ? Py_True : Py_False, "rows",
+        "{s:s,s:s,s:O,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:s}", "path", f[i].path,
+        "index_columns", f[i].index_columns, "indexed", f[i].indexed ? Py_True : Py_False, "rows",
         (long long)f[i].rows, "row_groups_read", (long long)f[i].row_groups_read,
         "row_groups_pruned", (long long)f[i].row_groups_pruned, "pages", (long long)f[i].pages,
         "pages_pruned", (long long)f[i].pages_pruned, "index_rows_candidate",
         (long long)f[i].rows_candidate, "index_rows_eliminated", (long long)f[i].rows_eliminated,
         "rows_scanned", (long long)f[i].rows_scanned, "rows_matched", (long long)f[i].rows_matched,
-        "index_rejected", f[i].index_rejected);
+        "rows_deleted", (long long)f[i].rows_deleted, "index_rejected", f[i].index_rejected);
     if (d == NULL) {
       Py_CLEAR(list);
       break;
@@ -365,18 +365,20 @@ static PyObject *hs_py_explain(PyObject *self, PyObject *args, PyObject *kwargs)
   hs_free(files);
   if (per_file == NULL) return NULL;
   return Py_BuildValue(
-      "{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:s,s:N}",
+      "{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:s,s:N}",
       "manifests_read", (long long)ex.scan.manifests_read, "files_planned",
       (long long)ex.scan.files_planned, "files_pruned", (long long)ex.scan.files_pruned,
       "files_read", (long long)ex.scan.files_read, "row_groups_read",
       (long long)ex.scan.row_groups_read, "row_groups_pruned", (long long)ex.scan.row_groups_pruned,
       "rows_scanned", (long long)ex.scan.rows_scanned, "rows_matched",
       (long long)ex.scan.rows_matched, "rows_returned", (long long)ex.scan.rows_returned,
-      "page_row_groups_indexed", (long long)ex.pages.row_groups_indexed, "pages",
-      (long long)ex.pages.pages, "pages_pruned", (long long)ex.pages.pages_pruned,
-      "page_rows_pruned", (long long)ex.pages.rows_pruned, "files_indexed",
-      (long long)ex.index.files_indexed, "index_rows_candidate", (long long)ex.index.rows_candidate,
-      "index_rows_eliminated", (long long)ex.index.rows_eliminated, "files_index_rejected",
+      "delete_files", (long long)ex.scan.delete_files, "rows_deleted",
+      (long long)ex.scan.rows_deleted, "page_row_groups_indexed",
+      (long long)ex.pages.row_groups_indexed, "pages", (long long)ex.pages.pages, "pages_pruned",
+      (long long)ex.pages.pages_pruned, "page_rows_pruned", (long long)ex.pages.rows_pruned,
+      "files_indexed", (long long)ex.index.files_indexed, "index_rows_candidate",
+      (long long)ex.index.rows_candidate, "index_rows_eliminated",
+      (long long)ex.index.rows_eliminated, "files_index_rejected",
       (long long)ex.index.files_index_rejected, "index_rejected", ex.index.index_rejected, "files",
       per_file);
 }

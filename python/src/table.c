@@ -328,6 +328,23 @@ static PyObject *hs_py_table_snapshot_at(hs_py_table *self, PyObject *arg) {
   return PyLong_FromLongLong((long long)sid);
 }
 
+static PyObject *hs_py_table_count_rows(hs_py_table *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"snapshot_id", NULL};
+  PyObject *sid_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O", kwlist, &sid_obj)) return NULL;
+  long long sid = -1;
+  if (sid_obj != Py_None && (sid = PyLong_AsLongLong(sid_obj)) == -1 && PyErr_Occurred())
+    return NULL;
+  int64_t rows = 0, deleted = 0, files = 0;
+  hs_error err = {0};
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_status st = hs_table_count_rows(self->table, (int64_t)sid, &rows, &deleted, &files, &err);
+  hs_py_table_leave(self, ts);
+  if (st != HS_OK) return hs_py_raise(st, &err, hs_py_table_uri(self));
+  return Py_BuildValue("{s:L,s:L,s:L}", "rows", (long long)rows, "deleted", (long long)deleted,
+                       "delete_files", (long long)files);
+}
+
 static PyObject *hs_py_table_ref_snapshot(hs_py_table *self, PyObject *arg) {
   const char *name = PyUnicode_Check(arg) ? hs_py_text(arg, "ref name") : NULL;
   if (name == NULL) {
@@ -639,6 +656,10 @@ static PyMethodDef hs_py_table_methods[] = {
      "`filter`, projected to `columns`, at most `limit` rows (-1: all)."},
     {"snapshot_at", (PyCFunction)hs_py_table_snapshot_at, METH_O,
      "snapshot_at(ms) -> int\n\nThe snapshot that was current at `ms` since the epoch."},
+    {"count_rows", (PyCFunction)(void (*)(void))hs_py_table_count_rows,
+     METH_VARARGS | METH_KEYWORDS,
+     "count_rows(snapshot_id=None) -> dict\n\nLive rows (deletes applied), rows deleted and "
+     "live delete files of a snapshot, from the scan plan (no data read)."},
     {"ref_snapshot", (PyCFunction)hs_py_table_ref_snapshot, METH_O,
      "ref_snapshot(name) -> int\n\nThe snapshot a tag or branch points at."},
     {"refs", (PyCFunction)hs_py_table_refs, METH_NOARGS,

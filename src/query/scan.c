@@ -122,6 +122,12 @@ typedef struct scan_state {
   size_t cur_file;
   size_t *plan_idx;       /* plan index of each of `files` */
   int64_t *fsize, *frows; /* per file: size and record count its manifest entry records */
+  /* Per file: its deleted rows (a copy of the plan's live-row set, owned;
+   * NULL: none deleted), and the current file's (borrowed from fdel). */
+  roaring_bitmap_t **fdel;
+  size_t n_fdel;
+  roaring_bitmap_t *const *fdel_from; /* a sub scan's: the main scan's fdel (borrowed) */
+  const roaring_bitmap_t *del;
   hs_scan_hooks hooks;
   int64_t out_pos;
   size_t last_file;
@@ -168,6 +174,7 @@ static void fst_fill(const scan_state *s, hs_scan_file_info *r) {
   r->pages_pruned = s->pstats.pages_pruned - s->f_pbase.pages_pruned;
   r->rows_candidate = s->istats.rows_candidate - s->f_ibase.rows_candidate;
   r->rows_eliminated = s->istats.rows_eliminated - s->f_ibase.rows_eliminated;
+  r->rows_deleted = s->stats.rows_deleted - s->f_base.rows_deleted;
 }
 
 static void file_close(scan_state *s) {
@@ -218,6 +225,9 @@ static void state_free(scan_state *s) {
   hs_free(s->plan_idx);
   hs_free(s->fsize);
   hs_free(s->frows);
+  for (size_t i = 0; s->fdel != NULL && i < s->n_fdel; i++)
+    if (s->fdel[i] != NULL) roaring_bitmap_free(s->fdel[i]);
+  hs_free(s->fdel);
   hs_free(s);
 }
 
@@ -377,6 +387,8 @@ static hs_status index_rows_out(scan_state *s, hs_error *err) {
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->path = s->files[i];
   s->cur_file = i;
+  roaring_bitmap_t *const *fdel = s->fdel != NULL ? s->fdel : s->fdel_from;
+  s->del = fdel != NULL ? fdel[i] : NULL;
   if (s->fst == NULL) { /* each file opens once: n_files records at most */
     s->fst = hs_calloc(s->n_files, sizeof *s->fst);
     s->fst_cols = hs_calloc(s->n_files, sizeof *s->fst_cols);
@@ -398,6 +410,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   if (st != HS_OK) return st;
   rec->rows = hs_parquet_reader_metadata(s->reader)->num_rows;
   s->stats.files_read++;
+  if (s->del != NULL) s->stats.rows_deleted += (int64_t)roaring_bitmap_get_cardinality(s->del);
   /* The file's columns by field id: the output's, and the filter's. */
   struct ArrowSchema full;
   if ((st = hs_parquet_reader_schema(s->reader, &full, err)) != HS_OK) return st;
@@ -409,7 +422,31 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   if (st != HS_OK) return st;
   if (s->filter == NULL) {
     s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
-    return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, s->batch_rows, true, err);
+    if (s->del == NULL)
+      return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, s->batch_rows, true, err);
+    /* Deleted rows are never read: the live ones are the row selection
+     * (and the batches' origin, s->rows). */
+    int64_t total = rec->rows;
+    uint64_t dead = roaring_bitmap_range_cardinality(s->del, 0, (uint64_t)total);
+    size_t live = (size_t)(total - (int64_t)dead);
+    if (live > s->rows_cap) {
+      int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * live);
+      if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      s->rows = nr;
+      s->rows_cap = live;
+    }
+    size_t k = 0;
+    roaring_uint32_iterator_t it;
+    roaring_init_iterator(s->del, &it);
+    for (int64_t r = 0; r < total && k < live; r++) {
+      if (it.has_value && (int64_t)it.current_value == r) {
+        roaring_advance_uint32_iterator(&it);
+        continue;
+      }
+      s->rows[k++] = r;
+    }
+    if (k == 0) return HS_OK; /* nothing live: no stream, the file ends at once */
+    return open_stream(s, s->omap.read, s->omap.n_read, s->rows, k, s->batch_rows, true, err);
   }
   st = hs_expr_parse(s->filter, &s->fschema, &s->expr, NULL, err);
   if (st != HS_OK) {
@@ -482,6 +519,8 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
         memcpy(s->istats.index_rejected, rep.why, sizeof s->istats.index_rejected - 1);
       memcpy(rec->index_rejected, rep.why, sizeof rec->index_rejected - 1);
     }
+    if (st == HS_OK && s->cand != NULL && s->del != NULL)
+      roaring_bitmap_andnot_inplace(s->cand, s->del); /* deleted rows are never candidates */
     if (st == HS_OK && s->cand != NULL) {
       uint64_t k = roaring_bitmap_get_cardinality(s->cand);
       s->istats.files_indexed++;
@@ -616,6 +655,20 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: pass one returned more rows than selected",
                         s->path);
   }
+  if (s->del != NULL && k > 0) { /* deleted rows never match */
+    for (size_t w = 0; w < words; w++) {
+      uint64_t bits = s->sel[w];
+      while (bits != 0) {
+        int64_t i = (int64_t)(w * 64) + __builtin_ctzll(bits);
+        int64_t r = map != NULL ? map[i] : pos + i;
+        if (r >= 0 && r <= (int64_t)UINT32_MAX && roaring_bitmap_contains(s->del, (uint32_t)r)) {
+          s->sel[w] &= ~(1ULL << (i & 63));
+          k--;
+        }
+        bits &= bits - 1;
+      }
+    }
+  }
   if (map != NULL) s->p1_next += (size_t)n;
   s->stats.rows_scanned += n;
   s->stats.rows_matched += k;
@@ -727,6 +780,8 @@ static scan_state *sub_new(const scan_state *s, scan_prefetch *p) {
   sub->plan_idx = s->plan_idx;
   sub->fsize = s->fsize;
   sub->frows = s->frows;
+  sub->fdel = NULL; /* borrowed per file: file_open takes s->fdel's entry through sub->del */
+  sub->fdel_from = s->fdel;
   sub->ctx = s->ctx;
   sub->want_out = s->want_out;
   sub->want_f = s->want_f;
@@ -858,6 +913,7 @@ static hs_status prefetch_take(scan_state *s, hs_error *err) {
   a->row_groups_pruned += b->row_groups_pruned;
   a->rows_scanned += b->rows_scanned;
   a->rows_matched += b->rows_matched;
+  a->rows_deleted += b->rows_deleted;
   s->pstats.row_groups_indexed += sub->pstats.row_groups_indexed;
   s->pstats.pages += sub->pstats.pages;
   s->pstats.pages_pruned += sub->pstats.pages_pruned;
@@ -920,8 +976,9 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
         }
         s->stats.rows_returned += out->length;
         s->last_file = s->cur_file;
-        s->last_rows = s->filter != NULL ? s->rows + s->out_pos : NULL;
-        s->last_first = s->filter != NULL ? -1 : s->out_pos;
+        bool listed = s->filter != NULL || s->del != NULL; /* rows came from s->rows */
+        s->last_rows = listed ? s->rows + s->out_pos : NULL;
+        s->last_first = listed ? -1 : s->out_pos;
         s->last_n = out->length;
         s->out_pos += out->length;
         return 0;
@@ -1115,9 +1172,22 @@ static hs_status prune_files(const hs_table *t, const hs_iceberg_schema *schema,
       s->stats.files_pruned++;
       continue;
     }
+    if (hs_table_plan_file_live(pf) <= 0) continue; /* every row deleted */
     if (s->hooks.keep_file != NULL &&
         !s->hooks.keep_file(s->hooks.ctx, f, pf->path, pf->data_file->file_size_in_bytes))
       continue;
+    roaring_bitmap_t **nd = hs_realloc(s->fdel, (s->n_files + 1) * sizeof *nd);
+    if (nd == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      break;
+    }
+    s->fdel = nd;
+    nd[s->n_files] = NULL;
+    s->n_fdel = s->n_files + 1;
+    if (pf->deleted != NULL && (nd[s->n_files] = roaring_bitmap_copy(pf->deleted)) == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      break;
+    }
     size_t *np = hs_realloc(s->plan_idx, (s->n_files + 1) * sizeof *np);
     if (np == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
@@ -1256,6 +1326,7 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   if (st == HS_OK && pl == &plan) st = hs_table_plan_files(table, opts->snapshot_id, &plan, err);
   if (st == HS_OK) {
     s->stats.manifests_read = pl->n_manifests;
+    s->stats.delete_files = pl->n_delete_files;
     s->stats.files_planned = (int64_t)pl->n_files;
     /* Indexes only matter with a filter; the registry is keyed by data
      * file, so any snapshot uses exactly its own files' indexes. */

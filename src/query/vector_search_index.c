@@ -221,6 +221,12 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
       out->vx[i] = x;
       out->cached[i] = cached;
       x = NULL;
+      /* Deleted rows are excluded before the top-k: the index searches the
+       * file's live rows only (a filter narrows them further). */
+      if (pf->deleted != NULL &&
+          (out->allowed[i] =
+               roaring_bitmap_flip(pf->deleted, 0, (uint64_t)pf->data_file->record_count)) == NULL)
+        st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
       if ((out->paths[i] = hs_strdup(pf->path)) == NULL)
         st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
       out->n_indexed++;
@@ -287,6 +293,8 @@ hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char
                               hs_error *err) {
   for (size_t i = 0; i < ix->n; i++) {
     if (ix->vx[i] == NULL) continue;
+    /* The filtered scan leaves deleted rows out itself. */
+    if (ix->allowed[i] != NULL) roaring_bitmap_free(ix->allowed[i]);
     if ((ix->allowed[i] = roaring_bitmap_create()) == NULL)
       return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   }
@@ -333,7 +341,8 @@ typedef struct isearch {
 
 static void search_queries(void *ctx, size_t begin, size_t end, uint32_t worker) {
   isearch *c = ctx;
-  const roaring_bitmap_t *allowed = c->ix->filtered ? c->ix->allowed[c->file] : NULL;
+  /* NULL: every indexed row (no filter, nothing deleted). */
+  const roaring_bitmap_t *allowed = c->ix->allowed[c->file];
   for (size_t q = begin; q < end && c->st[worker] == HS_OK; q++) {
     uint32_t n = 0;
     c->st[worker] = hs_vidx_search(c->ix->vx[c->file], c->queries + q * c->dim, (uint32_t)c->k,
@@ -364,7 +373,7 @@ hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, si
   for (size_t f = 0; st == HS_OK && f < ix->n; f++) {
     if (ix->vx[f] == NULL) continue;
     size_t have = hs_vidx_indexed_count(ix->vx[f]);
-    if (ix->filtered) {
+    if (ix->allowed[f] != NULL) {
       uint64_t a = roaring_bitmap_get_cardinality(ix->allowed[f]);
       if (a < have) have = (size_t)a;
     }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../io/fs.h"
+#include "plan_deletes.h"
 #include "table.h"
 
 static hs_status plan_push(hs_table_plan *p, size_t *cap, const hs_table_plan_file *f,
@@ -121,10 +122,63 @@ static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file
     }
     hs_table_plan_file f = {.path = hs_arena_strndup(&p->arena, path, strlen(path)),
                             .data_file = &e->data_file,
-                            .spec_id = mf->partition_spec_id};
+                            .spec_id = mf->partition_spec_id,
+                            .data_seq = e->has_sequence_number ? e->sequence_number : 0};
     hs_free(path);
     if (f.path == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
     if ((st = plan_push(p, cap, &f, err)) != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
+/* Live delete entries of one delete manifest into *d (grown). */
+static hs_status plan_delete_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf,
+                                      hs_buf *buf, hs_table_plan *p, hs_table_plan_delete **d,
+                                      size_t *n, size_t *cap, hs_error *err) {
+  hs_iceberg_manifest man;
+  buf->len = 0;
+  hs_status st = hs_table_read_avro(t, mf->manifest_path, "manifest", buf, err);
+  if (st != HS_OK) return st;
+  st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &p->arena, &man, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: ", mf->manifest_path);
+    return st;
+  }
+  p->n_delete_manifests++;
+  if ((st = manifest_counts_check(t, mf, buf->len, &man, err)) != HS_OK) return st;
+  const char *manifest = hs_arena_strndup(&p->arena, mf->manifest_path, strlen(mf->manifest_path));
+  if (manifest == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  for (size_t k = 0; k < man.n_entries; k++) {
+    const hs_iceberg_manifest_entry *e = &man.entries[k];
+    if (e->status == HS_ICE_ENTRY_DELETED) continue;
+    if (e->data_file.content != HS_ICE_CONTENT_POSITION_DELETES &&
+        e->data_file.content != HS_ICE_CONTENT_EQUALITY_DELETES)
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "%s: manifest entry %zu: a data file (%s) in a delete manifest",
+                          mf->manifest_path, k, e->data_file.file_path);
+    char what[64];
+    snprintf(what, sizeof what, "manifest entry %zu", k);
+    char *path = NULL;
+    st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
+    if (st == HS_OK && (st = hs_table_check_links(t, path, what, err)) != HS_OK) hs_free(path);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "%s: ", mf->manifest_path);
+      return st;
+    }
+    hs_table_plan_delete x = {.e = e,
+                              .spec_id = mf->partition_spec_id,
+                              .manifest = manifest,
+                              .path = hs_arena_strndup(&p->arena, path, strlen(path))};
+    hs_free(path);
+    if (x.path == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    if (*n == *cap) {
+      size_t nc = *cap ? *cap * 2 : 16;
+      hs_table_plan_delete *nv = hs_realloc(*d, nc * sizeof *nv);
+      if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+      *d = nv;
+      *cap = nc;
+    }
+    (*d)[(*n)++] = x;
   }
   return HS_OK;
 }
@@ -198,8 +252,16 @@ static bool deps_unchanged(const hs_plan_shared *e) {
   return true;
 }
 
+static void bitmaps_free(hs_table_plan *p) {
+  for (size_t i = 0; i < p->n_bitmaps; i++) roaring_bitmap_free(p->bitmaps[i]);
+  hs_free(p->bitmaps);
+  p->bitmaps = NULL;
+  p->n_bitmaps = 0;
+}
+
 static void shared_free(hs_plan_shared *e) {
   deps_free(e->deps, e->n_deps);
+  bitmaps_free(&e->plan);
   hs_free(e->plan.files);
   hs_arena_reset(&e->plan.arena);
   hs_free(e->key);
@@ -217,6 +279,9 @@ static void shared_unref(hs_plan_shared *e) {
 static hs_status plan_lend(hs_plan_shared *e, hs_table_plan *out, hs_error *err) {
   out->snapshot_id = e->plan.snapshot_id;
   out->n_manifests = e->plan.n_manifests;
+  out->n_delete_manifests = e->plan.n_delete_manifests;
+  out->n_delete_files = e->plan.n_delete_files;
+  out->n_deleted = e->plan.n_deleted;
   out->shared = e;
   if (e->plan.n_files == 0) return HS_OK;
   out->files = hs_malloc(e->plan.n_files * sizeof *out->files);
@@ -305,7 +370,9 @@ static void pc_put(char *key, const hs_fs_stamp *stamp, pc_dep *deps, size_t n_d
     hs_free(e);
     return;
   }
-  hs_arena_init(&p->arena); /* now the cache's */
+  hs_arena_init(&p->arena); /* now the cache's, with the bitmaps */
+  p->bitmaps = NULL;
+  p->n_bitmaps = 0;
   p->files = copy;
   p->shared = e;
 }
@@ -350,21 +417,31 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
     st = hs_iceberg_manifest_list_read(buf.data, buf.len, &out->arena, &list, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: ", snap->manifest_list);
   }
+  hs_table_plan_delete *dels = NULL;
+  size_t n_dels = 0, dels_cap = 0;
   for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {
     const hs_iceberg_manifest_file *mf = &list.files[i];
-    if (mf->content != HS_ICE_MANIFEST_DATA) {
-      st = hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: delete manifests are not read yet",
-                        mf->manifest_path);
-      break;
-    }
     if (key != NULL && !deps_add(t, mf->manifest_path, &deps, &n_deps)) { /* not cacheable */
       hs_free(key);
       key = NULL;
     }
-    st = plan_manifest(t, mf, &buf, out, &cap, err);
+    if (mf->content == HS_ICE_MANIFEST_DELETES)
+      st = plan_delete_manifest(t, mf, &buf, out, &dels, &n_dels, &dels_cap, err);
+    else
+      st = plan_manifest(t, mf, &buf, out, &cap, err);
   }
   hs_buf_free(&buf);
   if (st == HS_OK) st = summary_check(t, snap, out, err);
+  /* Delete files are written once too; a cached plan checks their stamps
+   * as it does its manifests'. */
+  for (size_t i = 0; st == HS_OK && key != NULL && i < n_dels; i++) {
+    if (!deps_add(t, dels[i].e->data_file.file_path, &deps, &n_deps)) {
+      hs_free(key);
+      key = NULL;
+    }
+  }
+  if (st == HS_OK) st = hs_table_plan_deletes(t, snap, out, dels, n_dels, err);
+  hs_free(dels);
   if (st != HS_OK || key == NULL) {
     hs_free(key);
     deps_free(deps, n_deps);
@@ -377,6 +454,7 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
 
 void hs_table_plan_free(hs_table_plan *p) {
   if (p == NULL) return;
+  bitmaps_free(p); /* a borrower holds none */
   hs_free(p->files);
   hs_arena_reset(&p->arena);
   p->files = NULL;

@@ -23,10 +23,12 @@
 #include "table.h"
 
 typedef struct scan_state {
-  char **files;
+  hs_table_plan plan; /* the snapshot's files and their live rows */
+  bool planned;
+  size_t *order; /* plan indices of the files read (some row live), in plan order */
   size_t n_files, next_file;
-  int64_t *expect; /* per file: size, record count (its manifest entry's), interleaved */
-  char **columns;  /* NULL: all */
+  int64_t *live;  /* the open file's live rows when some are deleted */
+  char **columns; /* NULL: all */
   size_t n_columns;
   struct ArrowSchema schema; /* the output schema */
   struct ArrowSchema want;   /* the read schema, projected */
@@ -49,8 +51,9 @@ static void state_free(scan_state *s) {
   hs_arrow_schema_release(&s->want);
   hs_colmap_ctx_free(&s->ctx);
   hs_colmap_free(&s->map);
-  names_free(s->files, s->n_files);
-  hs_free(s->expect);
+  if (s->planned) hs_table_plan_free(&s->plan);
+  hs_free(s->order);
+  hs_free(s->live);
   names_free(s->columns, s->n_columns);
   hs_free(s);
 }
@@ -58,11 +61,14 @@ static void state_free(scan_state *s) {
 /* Open file i as the inner stream, its columns mapped by field id onto
  * the output schema; the first file (no output schema yet) fixes it. */
 static hs_status open_file(scan_state *s, size_t i, hs_error *err) {
+  const hs_table_plan_file *pf = &s->plan.files[s->order[i]];
+  const char *path = pf->path;
   hs_parquet_reader *r = NULL;
-  hs_status st = hs_parquet_reader_open(s->files[i], &r, err);
-  if (st == HS_OK && s->expect != NULL)
-    st = hs_table_data_file_check(s->files[i], hs_parquet_reader_metadata(r), s->expect[2 * i],
-                                  s->expect[2 * i + 1], err);
+  hs_status st = hs_parquet_reader_open(path, &r, err);
+  if (st == HS_OK)
+    st = hs_table_data_file_check(path, hs_parquet_reader_metadata(r),
+                                  pf->data_file->file_size_in_bytes, pf->data_file->record_count,
+                                  err);
   if (st != HS_OK) {
     hs_parquet_reader_free(r);
     return st;
@@ -73,20 +79,29 @@ static hs_status open_file(scan_state *s, size_t i, hs_error *err) {
   st = hs_parquet_reader_schema(r, &full, err);
   if (st == HS_OK && s->schema.release == NULL) {
     hs_colmap first;
-    st = hs_colmap_build(&s->ctx, &s->want, &full, false, s->files[i], &first, err);
+    st = hs_colmap_build(&s->ctx, &s->want, &full, false, path, &first, err);
     if (st == HS_OK) {
       s->schema = first.out;
       memset(&first.out, 0, sizeof first.out);
       hs_colmap_free(&first);
     }
   }
-  if (st == HS_OK)
-    st = hs_colmap_build(&s->ctx, &s->schema, &full, true, s->files[i], &s->map, err);
+  if (st == HS_OK) st = hs_colmap_build(&s->ctx, &s->schema, &full, true, path, &s->map, err);
   hs_arrow_schema_release(&full);
   hs_parquet_read_options ro;
   hs_parquet_read_options_init(&ro);
   ro.columns = (const char *const *)s->map.read;
   ro.n_columns = s->map.n_read;
+  /* Deleted rows are never read: the reader's row selection takes the live
+   * ones (only the pages holding them are decoded). */
+  size_t n_live = 0;
+  hs_free(s->live);
+  s->live = NULL;
+  if (st == HS_OK && pf->deleted != NULL &&
+      (st = hs_table_plan_live_rows(pf, &s->live, &n_live, err)) == HS_OK) {
+    ro.rows = s->live;
+    ro.n_rows = n_live;
+  }
   if (st == HS_OK) st = hs_parquet_reader_stream(r, &ro, &s->inner, err);
   hs_parquet_reader_free(r);
   if (st != HS_OK) return st;
@@ -108,14 +123,14 @@ static int scan_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
       int rc = s->inner.get_next(&s->inner, out);
       if (rc != 0) {
         const char *m = s->inner.get_last_error(&s->inner);
-        hs_error_set(&s->error, hs_status_of_errno(rc), "%s: %s", s->files[s->next_file - 1],
-                     m ? m : "read failed");
+        hs_error_set(&s->error, hs_status_of_errno(rc), "%s: %s",
+                     s->plan.files[s->order[s->next_file - 1]].path, m ? m : "read failed");
         return rc;
       }
       if (out->release != NULL && !s->map.identity) {
         struct ArrowArray a;
         if (hs_colmap_apply(&s->map, out, &a, &s->error) != HS_OK) {
-          hs_error_prefix(&s->error, "%s: ", s->files[s->next_file - 1]);
+          hs_error_prefix(&s->error, "%s: ", s->plan.files[s->order[s->next_file - 1]].path);
           return hs_status_errno(s->error.status);
         }
         *out = a;
@@ -157,63 +172,19 @@ static hs_status push_name(char ***v, size_t *n, size_t *cap, const char *name, 
   return HS_OK;
 }
 
-/* Plan: the data files of snapshot `snap`, in manifest-list order. */
+/* Plan: the data files of snapshot `snap` with their live rows, in
+ * manifest-list order (plan.c: the one plan every reader uses). */
 static hs_status plan_files(const hs_table *t, const hs_iceberg_snapshot *snap, scan_state *s,
                             hs_error *err) {
-  hs_arena a;
-  hs_arena_init(&a);
-  hs_buf buf;
-  hs_buf_init(&buf);
-  size_t cap = 0;
-  hs_iceberg_manifest_list list;
-  memset(&list, 0, sizeof list);
-  hs_status st = hs_table_read_avro(t, snap->manifest_list, "manifest list", &buf, err);
-  if (st == HS_OK) {
-    st = hs_iceberg_manifest_list_read(buf.data, buf.len, &a, &list, err);
-    if (st != HS_OK) hs_error_prefix(err, "%s: ", snap->manifest_list);
-  }
-  for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {
-    const hs_iceberg_manifest_file *mf = &list.files[i];
-    if (mf->content != HS_ICE_MANIFEST_DATA) {
-      st = hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: delete manifests are not read yet",
-                        mf->manifest_path);
-      break;
-    }
-    buf.len = 0;
-    hs_iceberg_manifest man;
-    if ((st = hs_table_read_avro(t, mf->manifest_path, "manifest", &buf, err)) != HS_OK) break;
-    st = hs_iceberg_manifest_read(buf.data, buf.len, mf, &a, &man, err);
-    if (st != HS_OK) {
-      hs_error_prefix(err, "%s: ", mf->manifest_path);
-      break;
-    }
-    for (size_t k = 0; st == HS_OK && k < man.n_entries; k++) {
-      const hs_iceberg_manifest_entry *e = &man.entries[k];
-      if (e->status == HS_ICE_ENTRY_DELETED) continue;
-      if (e->data_file.content != HS_ICE_CONTENT_DATA) continue;
-      char what[64];
-      snprintf(what, sizeof what, "manifest entry %zu", k);
-      char *path = NULL;
-      st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
-      if (st == HS_OK && (st = hs_table_check_links(t, path, what, err)) != HS_OK) hs_free(path);
-      if (st != HS_OK) {
-        hs_error_prefix(err, "%s: ", mf->manifest_path);
-        break;
-      }
-      int64_t *ne = st == HS_OK ? hs_realloc(s->expect, 2 * (s->n_files + 1) * sizeof *ne) : NULL;
-      if (st == HS_OK && ne == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-      if (ne != NULL) {
-        s->expect = ne;
-        ne[2 * s->n_files] = e->data_file.file_size_in_bytes;
-        ne[2 * s->n_files + 1] = e->data_file.record_count;
-      }
-      if (st == HS_OK) st = push_name(&s->files, &s->n_files, &cap, path, err);
-      hs_free(path);
-    }
-  }
-  hs_buf_free(&buf);
-  hs_arena_reset(&a);
-  return st;
+  hs_status st = hs_table_plan_files(t, snap->snapshot_id, &s->plan, err);
+  if (st != HS_OK) return st;
+  s->planned = true;
+  /* Files whose every row is deleted are not opened. */
+  s->order = hs_malloc((s->plan.n_files ? s->plan.n_files : 1) * sizeof *s->order);
+  if (s->order == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  for (size_t i = 0; i < s->plan.n_files; i++)
+    if (hs_table_plan_file_live(&s->plan.files[i]) > 0) s->order[s->n_files++] = i;
+  return HS_OK;
 }
 
 /* The read schema projected to `columns` into s->want. */

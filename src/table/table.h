@@ -18,6 +18,8 @@
 #include "../iceberg/manifest.h"
 #include "../index/binding.h"
 
+#include <roaring/roaring.h>
+
 /* Metadata JSON files larger than this are refused as corrupt. */
 #define HS_TABLE_METADATA_BYTES_MAX ((size_t)256 << 20)
 /* Manifests and manifest lists larger than this are refused. */
@@ -211,16 +213,40 @@ typedef struct hs_table_plan_file {
   const char *path;                      /* resolved local path (plan arena) */
   const hs_iceberg_data_file *data_file; /* metrics, partition tuple (plan arena) */
   int32_t spec_id;                       /* partition spec of its manifest */
+  int64_t data_seq;                      /* data sequence number (inherited; v1: 0) */
+  /* The file's live-row set (plan_deletes.c): positions deleted by the
+   * snapshot's delete files that apply to it (deletion vector, position
+   * deletes, equality deletes, by the spec's sequence-number and partition
+   * rules), clipped to [0, record_count). NULL: no row deleted. Owned by
+   * the plan (or the cached plan lent), read-only. */
+  const roaring_bitmap_t *deleted;
+  int64_t n_deleted;       /* cardinality of `deleted` */
+  uint32_t n_delete_files; /* delete files (and vectors) applied to it */
 } hs_table_plan_file;
 
 typedef struct hs_table_plan {
-  hs_arena arena;            /* owns everything below except `files` */
+  hs_arena arena;            /* owns everything below except `files` and `bitmaps` */
   int64_t snapshot_id;       /* the planned snapshot; -1 when the table has none */
   hs_table_plan_file *files; /* hs_malloc'd array, manifest order */
   size_t n_files;
-  int64_t n_manifests;           /* data manifests read (for a cached plan: when it was made) */
+  int64_t n_manifests;        /* data manifests read (for a cached plan: when it was made) */
+  int64_t n_delete_manifests; /* delete manifests read */
+  int64_t n_delete_files;     /* live delete files (and vectors) in the snapshot */
+  int64_t n_deleted;          /* rows deleted, over all files */
+  roaring_bitmap_t **bitmaps; /* the files' `deleted` sets (hs_malloc'd array; owner only) */
+  size_t n_bitmaps;
   struct hs_plan_shared *shared; /* a cached plan's owner, lent: files point into it */
 } hs_table_plan;
+
+/* The live (not deleted) row positions of a planned file, increasing, as a
+ * hs_malloc'd array (*rows NULL when none live). */
+hs_status hs_table_plan_live_rows(const hs_table_plan_file *f, int64_t **rows, size_t *n,
+                                  hs_error *err);
+
+/* The live rows of a planned file: record_count - n_deleted. */
+static inline int64_t hs_table_plan_file_live(const hs_table_plan_file *f) {
+  return f->data_file->record_count - f->n_deleted;
+}
 
 /* Plan snapshot `snapshot_id` (-1: current; a table without snapshots
  * gives no files). *out is fully overwritten and independent of `t`

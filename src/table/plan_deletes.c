@@ -1,0 +1,376 @@
+/*
+ * plan_deletes.c — the live-row set of every planned data file: which of
+ * the snapshot's delete files apply to which data file (the spec's "Scan
+ * Planning" scope rules), decided once per plan, and the deleted positions
+ * they add up to, as one Roaring bitmap per data file.
+ *
+ * Scope rules (apache/iceberg format/spec.md, "Scan Planning"):
+ *  - a deletion vector applies to the data file named by its
+ *    referenced_data_file when the data file's data sequence number is <=
+ *    the vector's and both have the same partition (spec id and values);
+ *  - a position delete file applies likewise (to the rows naming the data
+ *    file; only to referenced_data_file when set), unless a deletion vector
+ *    applies to that data file (a vector holds every earlier position
+ *    delete of its file);
+ *  - an equality delete file applies to data files whose data sequence
+ *    number is strictly smaller, in the same partition, or to every data
+ *    file when its spec is unpartitioned (a global delete).
+ * Delete files naming data files that are not in the snapshot (dangling,
+ * e.g. after a compaction) delete nothing. Positions at or past a file's
+ * record count are ignored.
+ *
+ * The bitmaps are owned by the plan (hs_table_plan.bitmaps) and cached with
+ * it (plan.c), so a later query of the same snapshot reads no delete file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deletes.h"
+#include "deletes_eq.h"
+#include "plan_deletes.h"
+
+/* Two partition tuples of one spec (values of the same types) are equal:
+ * nulls equal nulls; floats by their bits (the spec's note 3). */
+static bool value_eq(const hs_iceberg_value *a, const hs_iceberg_value *b) {
+  if (a->is_null || b->is_null) return a->is_null == b->is_null;
+  return a->b == b->b && a->i64 == b->i64 && memcmp(&a->f64, &b->f64, sizeof a->f64) == 0 &&
+         a->dec_hi == b->dec_hi && a->dec_lo == b->dec_lo && a->len == b->len &&
+         (a->len == 0 || memcmp(a->bytes, b->bytes, a->len) == 0);
+}
+
+static bool same_partition(const hs_table_plan_file *f, int32_t spec_id,
+                           const hs_iceberg_data_file *d) {
+  if (f->spec_id != spec_id || f->data_file->n_partition != d->n_partition) return false;
+  for (size_t i = 0; i < d->n_partition; i++)
+    if (!value_eq(&f->data_file->partition[i], &d->partition[i])) return false;
+  return true;
+}
+
+static bool spec_unpartitioned(const hs_table *t, int32_t spec_id) {
+  for (size_t i = 0; i < t->meta.n_specs; i++)
+    if (t->meta.specs[i].spec_id == spec_id) return t->meta.specs[i].n_fields == 0;
+  return false; /* unknown spec: never global */
+}
+
+/* ------------------------------------------------------ path lookup */
+
+typedef struct path_ref {
+  const char *path;
+  size_t index;
+} path_ref;
+
+typedef struct plan_index {
+  hs_table_plan *p;
+  path_ref *by_path; /* the files' resolved paths, sorted */
+} plan_index;
+
+static int path_ref_cmp(const void *a, const void *b) {
+  return strcmp(((const path_ref *)a)->path, ((const path_ref *)b)->path);
+}
+
+/* The plan index of the data file at resolved `path`, or -1. */
+static ssize_t find_path(const plan_index *ix, const char *path) {
+  path_ref key = {.path = path};
+  const path_ref *r = bsearch(&key, ix->by_path, ix->p->n_files, sizeof key, path_ref_cmp);
+  return r != NULL ? (ssize_t)r->index : -1;
+}
+
+/* The data file a recorded path names, or -1 (not in the plan, or a path
+ * outside the table: such a delete names no file of ours). */
+static ssize_t find_recorded(const hs_table *t, const plan_index *ix, const char *recorded) {
+  char *path = NULL;
+  hs_error e;
+  memset(&e, 0, sizeof e);
+  if (hs_table_resolve_path(t, recorded, "delete", &path, &e) != HS_OK) return -1;
+  ssize_t i = find_path(ix, path);
+  hs_free(path);
+  return i;
+}
+
+/* ------------------------------------------------------ per-file sets */
+
+typedef struct file_dels {
+  roaring_bitmap_t *bm;
+  bool has_dv;
+} file_dels;
+
+static hs_status bm_of(file_dels *fd, hs_error *err) {
+  if (fd->bm == NULL && (fd->bm = roaring_bitmap_create()) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  return HS_OK;
+}
+
+/* Position deletes of one file, distributed to the data files they name. */
+typedef struct posdel_ctx {
+  const hs_table *t;
+  const plan_index *ix;
+  file_dels *fds;
+  const hs_table_plan_delete *d;
+  const char *last; /* the previous run's recorded path and its target */
+  ssize_t last_target;
+  bool *counted; /* per data file: this delete file already counted */
+} posdel_ctx;
+
+static hs_status posdel_run(void *vctx, const char *data_file, const int64_t *pos, size_t n,
+                            hs_error *err) {
+  posdel_ctx *c = vctx;
+  ssize_t ti;
+  if (c->last != NULL && strcmp(c->last, data_file) == 0) {
+    ti = c->last_target;
+  } else {
+    ti = find_recorded(c->t, c->ix, data_file);
+    const hs_iceberg_data_file *ddf = &c->d->e->data_file;
+    if (ti >= 0) {
+      const hs_table_plan_file *f = &c->ix->p->files[ti];
+      /* Scope: sequence number, partition, referenced file, no vector. */
+      if (f->data_seq > c->d->e->sequence_number || !same_partition(f, c->d->spec_id, ddf) ||
+          c->fds[ti].has_dv)
+        ti = -1;
+    }
+    hs_free((char *)c->last);
+    c->last = hs_strdup(data_file);
+    if (c->last == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    c->last_target = ti;
+  }
+  if (ti < 0) return HS_OK;
+  file_dels *fd = &c->fds[ti];
+  int64_t rows = c->ix->p->files[ti].data_file->record_count;
+  if (rows > (int64_t)UINT32_MAX + 1)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: deletes of data file %s, which has %lld rows (more than 2^32 rows "
+                        "per file are not supported)",
+                        c->d->path, data_file, (long long)rows);
+  hs_status st = bm_of(fd, err);
+  if (st != HS_OK) return st;
+  for (size_t i = 0; i < n; i++)
+    if (pos[i] >= 0 && pos[i] < rows && pos[i] <= (int64_t)UINT32_MAX)
+      roaring_bitmap_add(fd->bm, (uint32_t)pos[i]);
+  if (!c->counted[ti]) {
+    c->counted[ti] = true;
+    c->ix->p->files[ti].n_delete_files++;
+  }
+  return HS_OK;
+}
+
+static bool is_dv(const hs_iceberg_data_file *d) {
+  return d->content == HS_ICE_CONTENT_POSITION_DELETES && d->file_format != NULL &&
+         strcmp(d->file_format, "PUFFIN") == 0;
+}
+
+static bool format_is(const hs_iceberg_data_file *d, const char *want) {
+  if (d->file_format == NULL) return false;
+  const char *a = d->file_format;
+  for (; *a && *want; a++, want++) {
+    char x = *a >= 'a' && *a <= 'z' ? (char)(*a - 'a' + 'A') : *a;
+    if (x != *want) return false;
+  }
+  return *a == *want;
+}
+
+/* Deletion vectors first (they decide which position delete files are
+ * ignored), then position delete files, then equality deletes. */
+static hs_status apply_dvs(const hs_table *t, const plan_index *ix, file_dels *fds,
+                           const hs_table_plan_delete *d, size_t n, hs_error *err) {
+  for (size_t k = 0; k < n; k++) {
+    const hs_iceberg_data_file *df = &d[k].e->data_file;
+    if (!is_dv(df)) continue;
+    if (df->referenced_data_file == NULL || !df->has_content_offset ||
+        !df->has_content_size_in_bytes)
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "%s: deletion vector %s lacks referenced_data_file, content_offset or "
+                          "content_size_in_bytes",
+                          d[k].manifest, df->file_path);
+    ssize_t ti = find_recorded(t, ix, df->referenced_data_file);
+    if (ti < 0) continue; /* dangling */
+    hs_table_plan_file *f = &ix->p->files[ti];
+    if (f->data_seq > d[k].e->sequence_number || !same_partition(f, d[k].spec_id, df)) continue;
+    if (fds[ti].has_dv)
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "%s: two deletion vectors apply to data file %s (the second in %s)",
+                          d[k].manifest, df->referenced_data_file, df->file_path);
+    roaring_bitmap_t *bm = NULL;
+    hs_status st = hs_table_dv_read(d[k].path, df->content_offset, df->content_size_in_bytes,
+                                    df->record_count, &bm, err);
+    if (st != HS_OK) return st;
+    if (fds[ti].bm != NULL) roaring_bitmap_free(fds[ti].bm); /* position deletes read before */
+    fds[ti].bm = bm;
+    fds[ti].has_dv = true;
+    f->n_delete_files++;
+  }
+  return HS_OK;
+}
+
+static hs_status apply_position_files(const hs_table *t, const plan_index *ix, file_dels *fds,
+                                      const hs_table_plan_delete *d, size_t n, hs_error *err) {
+  bool *counted = NULL;
+  hs_status st = HS_OK;
+  for (size_t k = 0; st == HS_OK && k < n; k++) {
+    const hs_iceberg_data_file *df = &d[k].e->data_file;
+    if (df->content != HS_ICE_CONTENT_POSITION_DELETES || is_dv(df)) continue;
+    if (!format_is(df, "PARQUET")) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: position delete file %s is %s; only Parquet delete files are read",
+                        d[k].manifest, df->file_path, df->file_format ? df->file_format : "?");
+      break;
+    }
+    if (df->referenced_data_file != NULL) { /* skip a file whose one target is out of scope */
+      ssize_t ti = find_recorded(t, ix, df->referenced_data_file);
+      if (ti < 0 || fds[ti].has_dv) continue;
+    }
+    if (counted == NULL && (counted = hs_calloc(ix->p->n_files ? ix->p->n_files : 1, 1)) == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    else if (ix->p->n_files > 0)
+      memset(counted, 0, ix->p->n_files);
+    posdel_ctx c = {
+        .t = t, .ix = ix, .fds = fds, .d = &d[k], .last_target = -1, .counted = counted};
+    if (st == HS_OK) st = hs_table_posdel_read(d[k].path, posdel_run, &c, err);
+    hs_free((char *)c.last);
+  }
+  hs_free(counted);
+  return st;
+}
+
+static hs_status apply_equality(const hs_table *t, const hs_iceberg_schema *schema,
+                                const plan_index *ix, file_dels *fds, const hs_table_plan_delete *d,
+                                size_t n, hs_error *err) {
+  size_t n_eq = 0;
+  for (size_t k = 0; k < n; k++)
+    if (d[k].e->data_file.content == HS_ICE_CONTENT_EQUALITY_DELETES) n_eq++;
+  if (n_eq == 0) return HS_OK;
+  if (schema == NULL)
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema to read equality deletes with",
+                        t->metadata_path);
+  hs_table_eqdel **sets = hs_calloc(n, sizeof *sets); /* loaded lazily, by delete index */
+  const hs_table_eqdel **use = hs_malloc(n_eq * sizeof *use);
+  hs_status st = sets == NULL || use == NULL
+                     ? hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory")
+                     : HS_OK;
+  bool *global = st == HS_OK ? hs_calloc(n, 1) : NULL;
+  if (st == HS_OK && global == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  for (size_t k = 0; st == HS_OK && k < n; k++) global[k] = spec_unpartitioned(t, d[k].spec_id);
+  for (size_t i = 0; st == HS_OK && i < ix->p->n_files; i++) {
+    hs_table_plan_file *f = &ix->p->files[i];
+    size_t nu = 0;
+    for (size_t k = 0; st == HS_OK && k < n; k++) {
+      const hs_iceberg_data_file *df = &d[k].e->data_file;
+      if (df->content != HS_ICE_CONTENT_EQUALITY_DELETES) continue;
+      if (f->data_seq >= d[k].e->sequence_number) continue;
+      if (!global[k] && !same_partition(f, d[k].spec_id, df)) continue;
+      if (!format_is(df, "PARQUET")) {
+        st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                          "%s: equality delete file %s is %s; only Parquet delete files are read",
+                          d[k].manifest, df->file_path, df->file_format ? df->file_format : "?");
+        break;
+      }
+      if (!df->has_equality_ids || df->n_equality_ids == 0) {
+        st = hs_error_set(err, HS_ERR_CORRUPT, "%s: equality delete file %s has no equality_ids",
+                          d[k].manifest, df->file_path);
+        break;
+      }
+      if (sets[k] == NULL)
+        st = hs_table_eqdel_load(d[k].path, df->equality_ids, df->n_equality_ids, schema, &sets[k],
+                                 err);
+      if (st == HS_OK) use[nu++] = sets[k];
+    }
+    if (st != HS_OK || nu == 0) continue;
+    if ((st = bm_of(&fds[i], err)) != HS_OK) break;
+    st = hs_table_eqdel_apply(use, nu, f->path, schema, fds[i].bm, err);
+    f->n_delete_files += (uint32_t)nu;
+  }
+  for (size_t k = 0; sets != NULL && k < n; k++) hs_table_eqdel_free(sets[k]);
+  hs_free(sets);
+  hs_free(use);
+  hs_free(global);
+  return st;
+}
+
+hs_status hs_table_plan_deletes(const hs_table *t, const hs_iceberg_snapshot *snap,
+                                hs_table_plan *p, const hs_table_plan_delete *d, size_t n,
+                                hs_error *err) {
+  p->n_delete_files = (int64_t)n;
+  if (n == 0 || p->n_files == 0) return HS_OK;
+  plan_index ix = {.p = p};
+  file_dels *fds = hs_calloc(p->n_files, sizeof *fds);
+  ix.by_path = hs_malloc(p->n_files * sizeof *ix.by_path);
+  if (fds == NULL || ix.by_path == NULL) {
+    hs_free(fds);
+    hs_free(ix.by_path);
+    return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  }
+  for (size_t i = 0; i < p->n_files; i++) ix.by_path[i] = (path_ref){p->files[i].path, i};
+  qsort(ix.by_path, p->n_files, sizeof *ix.by_path, path_ref_cmp);
+  const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&t->meta, snap->schema_id);
+  if (schema == NULL) schema = hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
+  hs_status st = apply_dvs(t, &ix, fds, d, n, err);
+  if (st == HS_OK) st = apply_position_files(t, &ix, fds, d, n, err);
+  if (st == HS_OK) st = apply_equality(t, schema, &ix, fds, d, n, err);
+  size_t n_bm = 0;
+  for (size_t i = 0; i < p->n_files; i++) n_bm += fds[i].bm != NULL;
+  if (st == HS_OK && n_bm > 0 && (p->bitmaps = hs_calloc(n_bm, sizeof *p->bitmaps)) == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  for (size_t i = 0; i < p->n_files; i++) {
+    roaring_bitmap_t *bm = fds[i].bm;
+    if (bm == NULL) continue;
+    if (st != HS_OK) {
+      roaring_bitmap_free(bm);
+      continue;
+    }
+    int64_t rows = p->files[i].data_file->record_count;
+    if (rows < 0) rows = 0;
+    roaring_bitmap_remove_range(bm, (uint64_t)rows, (uint64_t)UINT32_MAX + 1);
+    roaring_bitmap_run_optimize(bm);
+    p->bitmaps[p->n_bitmaps++] = bm;
+    uint64_t c = roaring_bitmap_get_cardinality(bm);
+    if (c > 0) {
+      p->files[i].deleted = bm;
+      p->files[i].n_deleted = (int64_t)c;
+      p->n_deleted += (int64_t)c;
+    }
+  }
+  hs_free(fds);
+  hs_free(ix.by_path);
+  return st;
+}
+
+hs_status hs_table_plan_live_rows(const hs_table_plan_file *f, int64_t **rows, size_t *n,
+                                  hs_error *err) {
+  *rows = NULL;
+  *n = 0;
+  int64_t total = f->data_file->record_count;
+  int64_t live = total - f->n_deleted;
+  if (live <= 0) return HS_OK;
+  int64_t *v = hs_malloc((size_t)live * sizeof *v);
+  if (v == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory for live rows", f->path);
+  size_t k = 0;
+  roaring_uint32_iterator_t *it = f->deleted ? roaring_create_iterator(f->deleted) : NULL;
+  int64_t next_del = it != NULL && it->has_value ? (int64_t)it->current_value : total;
+  for (int64_t r = 0; r < total; r++) {
+    if (r == next_del) {
+      roaring_advance_uint32_iterator(it);
+      next_del = it->has_value ? (int64_t)it->current_value : total;
+      continue;
+    }
+    v[k++] = r;
+  }
+  if (it != NULL) roaring_free_uint32_iterator(it);
+  *rows = v;
+  *n = k;
+  return HS_OK;
+}
+
+hs_status hs_table_count_rows(hs_table *table, int64_t snapshot_id, int64_t *rows, int64_t *deleted,
+                              int64_t *delete_files, hs_error *err) {
+  hs_table_plan p;
+  hs_status st = hs_table_plan_files(table, snapshot_id, &p, err);
+  int64_t n = 0;
+  for (size_t i = 0; st == HS_OK && i < p.n_files; i++) n += hs_table_plan_file_live(&p.files[i]);
+  if (st == HS_OK) {
+    *rows = n;
+    if (deleted != NULL) *deleted = p.n_deleted;
+    if (delete_files != NULL) *delete_files = p.n_delete_files;
+  }
+  hs_table_plan_free(&p);
+  return st;
+}
