@@ -11,6 +11,11 @@ apt_pkgs=(build-essential cmake ninja-build pkg-config libzstd-dev libsnappy-dev
 if [ "${1:-}" = test ] && [ "$(uname -m)" != aarch64 ]; then
   apt_pkgs+=(gcc-aarch64-linux-gnu qemu-user)
 fi
+# `setup.sh test`: Java 17 and Maven for the Spark-oracle tests (pyspark runs
+# on the JVM; Maven fetches the Iceberg Spark runtime below).
+if [ "${1:-}" = test ]; then
+  apt_pkgs+=(openjdk-17-jdk-headless maven)
+fi
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -24,8 +29,21 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Python packages: import names of requirements-test.txt, checked before pip runs.
-if ! python3 -c "import pytest, hypothesis, numpy, pandas, pyarrow, duckdb, polars, scikit_build_core, fastavro, pyiceberg, sqlalchemy" \
+if ! python3 -c "import pytest, hypothesis, numpy, pandas, pyarrow, duckdb, polars, scikit_build_core, fastavro, pyiceberg, sqlalchemy, pyspark" \
     2>/dev/null; then
   echo "setup: installing Python packages from requirements-test.txt"
   python3 -m pip install -q --disable-pip-version-check -r requirements-test.txt
+fi
+
+# `setup.sh test`: the Iceberg runtime for Spark 3.5 (Scala 2.12), one jar
+# with its dependencies shaded, from Maven. tests/python/spark_util.py puts it
+# on spark.jars; Java test programs compile against it. Skipped when present.
+ICEBERG_SPARK_JAR=build/jars/iceberg-spark-runtime-3.5_2.12-1.12.0.jar
+if [ "${1:-}" = test ] && [ ! -s "$ICEBERG_SPARK_JAR" ]; then
+  echo "setup: fetching $(basename "$ICEBERG_SPARK_JAR") with Maven"
+  mkdir -p build/jars
+  mvn -q -B dependency:copy \
+    -Dartifact=org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0 \
+    -DoutputDirectory=build/jars
+  test -s "$ICEBERG_SPARK_JAR" || { echo "setup: Maven did not produce $ICEBERG_SPARK_JAR" >&2; exit 1; }
 fi

@@ -582,3 +582,12 @@ def assert_duckdb_equal(duck, expected, what=""):
             if not _float_same(x, y):
                 raise AssertionError(
                     f"{what}: column {f.name!r} row {i}: DuckDB {x!r} != expected {y!r}")
+
+
+# ------------------------------------------------------------ Spark
+
+# The session-scoped `spark` fixture (Apache Spark + Iceberg as the oracle,
+# started only by tests that ask for it): tests/python/conftest_spark.py.
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from conftest_spark import spark, spark_table, spark_warehouse  # noqa: E402,F401

@@ -1,0 +1,499 @@
+"""Apache Spark + Iceberg as the oracle: the session and the comparisons.
+
+One SparkSession per pytest run, started lazily by the `spark` fixture (see
+conftest_spark.py), so a test run that selects no Spark test never starts a
+JVM. Spark runs at ``local[2]`` with ``iceberg-spark-runtime-3.5_2.12-1.12.0.jar``
+(fetched by ``scripts/setup.sh test`` into ``build/jars/``) and one Hadoop
+catalog, ``hs_spark``, whose warehouse is a pytest temporary folder. A
+Hadoop-catalog table ``hs_spark.db.t`` is the folder ``<warehouse>/db/t``:
+exactly one of our table folders, opened with ``hdb.Table(path)``; and a
+table we create in that folder is a table Spark can read.
+
+Rows are compared as multisets of canonical Python values: timestamps as
+microseconds, dates as days, floats by their exact hex form (so -0.0 and
+0.0 differ and no rounding hides a difference), lists as tuples. Column
+names and logical (Iceberg) types must match too.
+
+Problems are collected as strings (``Checker.problems``) instead of failing
+at the first one, so that one run reports every snapshot and read path that
+disagrees; a test asserts at its end that the list is empty.
+"""
+
+import collections
+import math
+import os
+import re
+import sys
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401 -- pa.compute
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+ICEBERG_SPARK_JAR = os.path.join(REPO_ROOT, "build", "jars",
+                                 "iceberg-spark-runtime-3.5_2.12-1.12.0.jar")
+CATALOG = "hs_spark"
+
+# Seconds the last start_spark() took (reported by the fixture).
+STARTUP_SECONDS = None
+
+_LOG4J2 = """\
+status = error
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n
+logger.spark.name = org.apache.spark
+logger.spark.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+logger.iceberg.name = org.apache.iceberg
+logger.iceberg.level = error
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+"""
+# pyspark counts as a shell: Spark prints "Setting default log level" unless
+# the level configured for its own loggers (org.apache.spark) is the root's.
+
+
+def start_spark(warehouse, scratch):
+    """A SparkSession at local[2] with the Iceberg runtime and the Hadoop
+    catalog ``hs_spark`` on `warehouse`. A missing pyspark or jar is an
+    error naming the set-up step, never a skip."""
+    global STARTUP_SECONDS
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise RuntimeError(f"pyspark is not installed (run `bash scripts/setup.sh test`): {e}")
+    if not os.path.isfile(ICEBERG_SPARK_JAR):
+        raise RuntimeError(f"{ICEBERG_SPARK_JAR} is missing (run `bash scripts/setup.sh test`, "
+                           "which fetches it with Maven)")
+    os.makedirs(scratch, exist_ok=True)
+    log_conf = os.path.join(scratch, "log4j2.properties")
+    with open(log_conf, "w") as f:
+        f.write(_LOG4J2)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # spark-submit puts SPARK_CONF_DIR on the driver's class path, where
+    # log4j2 finds log4j2.properties: errors only, no start-up banner.
+    os.environ["SPARK_CONF_DIR"] = scratch
+    java_opts = f"-Duser.timezone=UTC -Djava.io.tmpdir={scratch}"
+    t0 = time.monotonic()
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("hyperstreamdb-tests")
+        .config("spark.jars", ICEBERG_SPARK_JAR)
+        .config("spark.sql.extensions",
+                "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
+        .config(f"spark.sql.catalog.{CATALOG}.type", "hadoop")
+        .config(f"spark.sql.catalog.{CATALOG}.warehouse", warehouse)
+        # We commit to the same tables between Spark's statements (index
+        # registries, our appends): Spark must reload a table every time.
+        .config(f"spark.sql.catalog.{CATALOG}.cache-enabled", "false")
+        .config("spark.driver.memory", "2g")
+        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.local.dir", scratch)
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.sql("SELECT 1").collect()  # the first query loads most classes
+    STARTUP_SECONDS = time.monotonic() - t0
+    return spark
+
+
+# ------------------------------------------------------------ Spark -> Arrow
+
+
+def spark_arrow(spark, sql):
+    """Run `sql` and return the result as a pyarrow Table (timestamps in
+    UTC microseconds, as Spark's Arrow export gives them)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    df = spark.sql(sql)
+    schema = to_arrow_schema(df.schema)
+    batches = df._collect_as_arrow()
+    if not batches:
+        return schema.empty_table()
+    return pa.Table.from_batches(batches).cast(schema)
+
+
+# ------------------------------------------------------------ canonical rows
+
+
+def logical_type(t):
+    """The Iceberg type an Arrow type stands for (what must agree between
+    engines, whatever Arrow encoding each returns)."""
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
+        return "int"
+    if pa.types.is_int64(t):
+        return "long"
+    if pa.types.is_float32(t):
+        return "float"
+    if pa.types.is_float64(t):
+        return "double"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return "binary"
+    if pa.types.is_date(t):
+        return "date"
+    if pa.types.is_timestamp(t):
+        return "timestamptz" if t.tz is not None else "timestamp"
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return f"list<{logical_type(t.value_type)}>"
+    if pa.types.is_struct(t):
+        return "struct<" + ",".join(f"{t.field(i).name}:{logical_type(t.field(i).type)}"
+                                    for i in range(t.num_fields)) + ">"
+    return str(t)
+
+
+def _plain(arr):
+    """`arr` with temporal values as integers (timestamps: UTC microseconds,
+    dates: days), recursively through lists."""
+    t = arr.type
+    if pa.types.is_timestamp(t):
+        return arr.cast(pa.timestamp("us", t.tz)).cast(pa.int64())
+    if pa.types.is_date32(t):
+        return arr.cast(pa.int32())
+    if pa.types.is_date64(t):
+        return arr.cast(pa.date32()).cast(pa.int32())
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        if pa.types.is_temporal(t.value_type):
+            raise NotImplementedError(f"lists of {t.value_type} are not compared yet")
+    return arr
+
+
+def _canon(v):
+    if v is None:
+        return None
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else v.hex()
+    if isinstance(v, (list, tuple)):
+        return tuple(_canon(x) for x in v)
+    if isinstance(v, dict):
+        return tuple((k, _canon(x)) for k, x in v.items())
+    return v
+
+
+def canonical_rows(table, columns=None):
+    """The rows of `table` (columns in the given order) as canonical
+    tuples, for a multiset comparison."""
+    columns = list(columns if columns is not None else table.column_names)
+    cols = []
+    for name in columns:
+        col = table.column(name)
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        cols.append([_canon(v) for v in _plain(col).to_pylist()])
+    return list(zip(*cols)) if cols else [() for _ in range(table.num_rows)]
+
+
+def _fmt_rows(rows, limit=3):
+    rows = list(rows)
+    s = "; ".join(repr(r)[:200] for r in rows[:limit])
+    return s + (f" ... ({len(rows)} in all)" if len(rows) > limit else "")
+
+
+def diff_tables(ours, theirs, columns=None):
+    """A problem string, or None when `ours` and `theirs` (Spark's) hold the
+    same columns (names, logical types) and the same multiset of rows."""
+    names = list(columns if columns is not None else theirs.column_names)
+    if columns is None and ours.column_names != theirs.column_names:
+        return f"columns {ours.column_names} != Spark's {theirs.column_names}"
+    missing = [n for n in names if n not in ours.column_names]
+    if missing:
+        return f"columns {missing} missing (ours: {ours.column_names})"
+    for n in names:
+        lo, lt = logical_type(ours.schema.field(n).type), logical_type(theirs.schema.field(n).type)
+        if lo != lt:
+            return (f"column {n!r} is {lo} ({ours.schema.field(n).type}), "
+                    f"Spark's is {lt} ({theirs.schema.field(n).type})")
+    a = collections.Counter(canonical_rows(ours, names))
+    b = collections.Counter(canonical_rows(theirs, names))
+    if a == b:
+        return None
+    extra, lost = a - b, b - a
+    return (f"{ours.num_rows} rows, Spark {theirs.num_rows}; "
+            f"{sum(extra.values())} rows only ours [{_fmt_rows(extra.elements())}], "
+            f"{sum(lost.values())} rows only Spark's [{_fmt_rows(lost.elements())}]")
+
+
+def describe_error(e):
+    msg = str(e).replace("\n", " ")
+    return f"{type(e).__name__}: {msg[:400]}"
+
+
+# ------------------------------------------------------------ vector checks
+
+
+def brute_force(ids, vecs, q, k):
+    """The exact top-k (L2, computed in float64) over rows with a vector:
+    (ids, distances) sorted by distance, then id."""
+    keep = [i for i, v in enumerate(vecs) if v is not None and len(v) == len(q)]
+    if not keep:
+        return [], np.zeros(0)
+    m = np.asarray([vecs[i] for i in keep], dtype=np.float64)
+    d = np.sqrt(((m - np.asarray(q, dtype=np.float64)) ** 2).sum(axis=1))
+    order = sorted(range(len(keep)), key=lambda j: (d[j], ids[keep[j]]))[:k]
+    return [ids[keep[j]] for j in order], d[order]
+
+
+def check_search(result, ids, vecs, q, k, exact=True, min_recall=0.8):
+    """Check a search result (columns id, distance) against brute force over
+    the oracle's live rows `ids`/`vecs`. Exact: exactly min(k, candidates)
+    rows, distances equal to the true top-k distances (float32 tolerance),
+    every id a candidate at its stated distance. Approximate (HNSW): the
+    same, except that the ids need only reach `min_recall` of the true
+    top-k. Returns a problem string or None."""
+    want_ids, want_d = brute_force(ids, vecs, q, k)
+    true_d = {}
+    for i, v in zip(ids, vecs):
+        if v is not None and len(v) == len(q):
+            true_d[i] = float(np.sqrt(((np.asarray(v, np.float64) - np.asarray(q, np.float64)) ** 2).sum()))
+    got_ids = result.column("id").to_pylist()
+    got_d = np.asarray(result.column("distance").to_pylist(), dtype=np.float64)
+    if len(got_ids) != len(want_ids):
+        return f"{len(got_ids)} rows, want min(k={k}, candidates) = {len(want_ids)}"
+    if len(set(got_ids)) != len(got_ids):
+        return f"duplicate ids {got_ids}"
+    for i, d in zip(got_ids, got_d):
+        if i not in true_d:
+            return f"id {i} is not a live candidate row (deleted or filtered out?)"
+        if not math.isclose(d, true_d[i], rel_tol=1e-4, abs_tol=1e-5):
+            return f"id {i} distance {d} != true {true_d[i]}"
+    if np.any(np.diff(got_d) < -1e-6):
+        return f"distances not ascending {got_d.tolist()}"
+    if exact:
+        if not np.allclose(got_d, want_d, rtol=1e-4, atol=1e-5):
+            return f"distances {got_d.tolist()} != brute force {want_d.tolist()}"
+        return None
+    if want_ids:
+        recall = len(set(got_ids) & set(want_ids)) / len(want_ids)
+        if recall < min_recall:
+            return f"recall {recall:.2f} < {min_recall}"
+    return None
+
+
+# ------------------------------------------------------------ the checker
+
+
+class Checker:
+    """Compares one table, as Spark (``hs_spark.<ident>``) and we
+    (``hdb.Table(path)``) read it, snapshot by snapshot, collecting problems.
+
+    filters: SQL boolean expressions valid in both dialects.
+    vector: (column, dim) to check exact search (and HNSW recall), or None.
+    """
+
+    def __init__(self, spark, hdb, ident, path, filters=(), vector=None, seed=0):
+        self.spark, self.hdb, self.ident, self.path = spark, hdb, ident, path
+        self.filters = list(filters)
+        self.vector = vector
+        self.rng = np.random.default_rng(seed)
+        self.problems = []
+        self._spark_cache = {}
+        self.spark_queries = 0
+        self.spark_seconds = 0.0
+        self.our_seconds = 0.0
+
+    def add(self, where, msg):
+        """Record a problem (`msg` None: none)."""
+        if msg is not None:
+            self.problems.append((where, msg))
+
+    @property
+    def name(self):
+        return f"{CATALOG}.{self.ident}"
+
+    # -- Spark side
+    def spark_sql(self, sql):
+        """Run `sql` in Spark and collect its rows."""
+        self.spark_queries += 1
+        t0 = time.monotonic()
+        try:
+            return self.spark.sql(sql).collect()
+        finally:
+            self.spark_seconds += time.monotonic() - t0
+
+    def _spark_snapshot(self, sid):
+        """Spark's rows at `sid` with one boolean column per filter (Spark's
+        own evaluation of it): one query per snapshot answers them all."""
+        if sid not in self._spark_cache:
+            extra = "".join(f", ({f}) AS __hs_f{i}" for i, f in enumerate(self.filters))
+            self.spark_queries += 1
+            t0 = time.monotonic()
+            self._spark_cache[sid] = spark_arrow(
+                self.spark, f"SELECT *{extra} FROM {self.name} VERSION AS OF {sid}")
+            self.spark_seconds += time.monotonic() - t0
+        return self._spark_cache[sid]
+
+    def spark_rows(self, sid, where=None):
+        """Spark's rows at `sid`, or those its ``WHERE where`` keeps (the
+        predicate TRUE, not NULL) for one of `filters`."""
+        full = self._spark_snapshot(sid)
+        names = [n for n in full.column_names if not n.startswith("__hs_f")]
+        if where is None:
+            return full.select(names)
+        mask = full.column(f"__hs_f{self.filters.index(where)}")
+        return full.filter(pa.compute.fill_null(mask, False)).select(names)
+
+    def spark_snapshots(self):
+        """[(snapshot_id, operation)] in commit order."""
+        rows = self.spark_sql(f"SELECT snapshot_id, operation FROM {self.name}.snapshots "
+                              "ORDER BY committed_at, snapshot_id")
+        return [(r.snapshot_id, r.operation) for r in rows]
+
+    def spark_current(self):
+        snaps = self.spark_sql(f"SELECT snapshot_id FROM {self.name}.history "
+                               "WHERE is_current_ancestor ORDER BY made_current_at DESC "
+                               "LIMIT 1")
+        return snaps[0].snapshot_id if snaps else None
+
+    # -- our side
+    def table(self):
+        return self.hdb.Table(self.path)
+
+    def _ours(self, what, fn):
+        t0 = time.monotonic()
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001 -- every failure is a reported problem
+            self.add(what, describe_error(e))
+            return None
+        finally:
+            self.our_seconds += time.monotonic() - t0
+
+    def timing(self):
+        return (f"{self.spark_queries} Spark queries in {self.spark_seconds:.1f} s, "
+                f"our reads {self.our_seconds:.1f} s")
+
+    def check_len(self, label, sid):
+        """len(t) (the current snapshot `sid`) against Spark's row count."""
+        want = self.spark_rows(sid).num_rows
+        got = self._ours(f"{label}: len(t)", lambda: len(self.table()))
+        if got is not None and got != want:
+            self.add(f"{label}: len(t)", f"{got}, Spark's rows: {want}")
+
+    def check_snapshot(self, sid, label, indexed=False, hnsw=False):
+        """Every read path at snapshot `sid` against Spark's rows."""
+        tag = f"{label} [snapshot {sid}{', indexed' if indexed else ''}]"
+        t = self._ours(f"{tag}: open", self.table)
+        if t is None:
+            return
+        if not indexed:
+            theirs = self.spark_rows(sid)
+            ours = self._ours(f"{tag}: to_arrow", lambda: t.to_arrow(snapshot_id=sid))
+            if ours is not None:
+                self.add(f"{tag}: to_arrow", diff_tables(ours, theirs))
+            stream = self._ours(f"{tag}: to_arrow_stream",
+                                lambda: t.to_arrow_stream(snapshot_id=sid).read_all())
+            if stream is not None:
+                self.add(f"{tag}: to_arrow_stream", diff_tables(stream, theirs))
+        for f in self.filters:
+            theirs = self.spark_rows(sid, f)
+            ours = self._ours(f"{tag}: to_arrow(filter={f!r})",
+                              lambda: t.to_arrow(filter=f, snapshot_id=sid))
+            if ours is not None:
+                self.add(f"{tag}: to_arrow", diff_tables(ours, theirs))
+        if self.vector is not None:
+            self._check_vectors(t, sid, tag, exact=not hnsw)
+
+    def _check_vectors(self, t, sid, tag, exact):
+        col, dim = self.vector
+        cases = [(None, 10), (None, 1000)]
+        if self.filters:
+            cases.append((self.filters[0], 7))
+        for where, k in cases:
+            theirs = self.spark_rows(sid, where)
+            ids = theirs.column("id").to_pylist()
+            vecs = theirs.column(col).to_pylist()
+            q = self.rng.standard_normal(dim).astype(np.float32)
+            what = f"{tag}: search({col!r}, k={k}, filter={where!r}, exact={exact})"
+            res = self._ours(what, lambda: t.search(col, q, k=k, filter=where, columns=["id"],
+                                                    snapshot_id=sid, exact=exact))
+            if res is not None:
+                self.add(what, check_search(res, ids, vecs, q, k, exact=exact))
+
+    def check_all_snapshots(self, labels, indexed=False):
+        """check_snapshot for every snapshot Spark lists (labels: {sid: text})."""
+        for sid, op in self.spark_snapshots():
+            self.check_snapshot(sid, labels.get(sid, op), indexed=indexed)
+
+    def index_ours(self, label, hnsw=True):
+        """Build our scalar indexes (every column) and an HNSW index on the
+        vector column; errors are problems. Returns whether it worked."""
+        t = self._ours(f"{label}: open", self.table)
+        if t is None:
+            return False
+        def scalar():
+            t.index_all()
+            return True
+
+        def vector():
+            t.add_index(self.vector[0], "hnsw")
+            return True
+
+        ok = self._ours(f"{label}: index_all()", scalar)
+        if ok and hnsw and self.vector is not None:
+            ok = self._ours(f"{label}: add_index({self.vector[0]!r}, 'hnsw')", vector)
+        if ok:
+            n = self._ours(f"{label}: indexes()", lambda: [(i.column, i.files_indexed, i.files_total)
+                                                         for i in t.indexes()])
+            if n is not None:
+                # Not every file needs one (a file written before a column
+                # was added has none of it; a vector index skips files
+                # without a vector), but each index must exist somewhere.
+                unbuilt = [c for c, a, b in n if a == 0 and b > 0]
+                if unbuilt:
+                    self.add(f"{label}: indexes()", f"no file indexed for {unbuilt}: {n}")
+        return bool(ok)
+
+    def report(self, limit=40):
+        """The problems, one line per distinct error (file paths ignored when
+        grouping), with the places it happened."""
+        groups = collections.OrderedDict()
+        for where, msg in self.problems:
+            key = re.sub(r"\S*/\S*", "<path>", msg)
+            groups.setdefault(key, (msg, []))[1].append(where)
+        lines = []
+        for msg, wheres in list(groups.values())[:limit]:
+            lines.append(f"- {msg}\n    at {len(wheres)} place(s): " + "; ".join(wheres[:4])
+                         + (" ..." if len(wheres) > 4 else ""))
+        if len(groups) > limit:
+            lines.append(f"... and {len(groups) - limit} more distinct problems")
+        return "\n".join(lines)
+
+
+def assert_same_at_every_snapshot(spark, hdb, ident, path, filters=(), vector=None):
+    """The helper for tables we write: our snapshot ids equal Spark's, and at
+    every one Spark's rows (and filters, exact vector search) equal ours."""
+    c = Checker(spark, hdb, ident, path, filters=filters, vector=vector)
+    ours = [s.snapshot_id for s in hdb.Table(path).snapshots()]
+    theirs = [sid for sid, _ in c.spark_snapshots()]
+    assert sorted(ours) == sorted(theirs), f"{ident}: our snapshots {ours} != Spark's {theirs}"
+    cur = hdb.Table(path).current_snapshot_id
+    assert cur == c.spark_current(), f"{ident}: current snapshot {cur} != Spark's {c.spark_current()}"
+    for sid in theirs:
+        c.check_snapshot(sid, f"{ident}")
+    c.check_len(ident, cur)
+    if c.problems:
+        raise AssertionError(f"{ident}: Spark and we disagree:\n{c.report()}")
+    return c
