@@ -7,7 +7,9 @@ Hadoop tables in v2 and v3 with equality deletes on one and two columns,
 partition-scoped and global (an unpartitioned spec's delete in a table whose
 spec evolved), NULL / NaN / -0.0 keys, a key column promoted int -> long
 before its delete, and appends after the deletes that re-use deleted keys
-(their higher sequence number keeps them). It writes ``oracle.json``: every
+(their higher sequence number keeps them), and keys of every other
+primitive type (date, timestamp, timestamptz, time, decimal as int32 and as
+fixed bytes, uuid, binary, fixed, float, boolean). It writes ``oracle.json``: every
 operation (rows appended, keys deleted, sequence numbers, spec, partition)
 and, per snapshot, the rows Iceberg's own generic reader returns.
 
@@ -16,8 +18,9 @@ operation log (spec "Scan Planning": an equality delete applies to a data
 file of a lower data sequence number, in the same spec and partition unless
 the delete is global; NULL equals NULL; doubles compared as Java's
 Double.compare: NaN equals NaN, -0.0 differs from 0.0). They are checked
-against each other, then ``hdb.Table`` is checked against them at every
-snapshot: ``to_arrow`` (all columns and a projection without the key
+against each other (Java's answers only before its uuid/fixed-key deletes,
+which its generic reader mis-applies: JAVA_UNRELIABLE_KEYS), then ``hdb.Table``
+is checked against the brute force at every snapshot: ``to_arrow`` (all columns and a projection without the key
 columns), ``to_arrow_stream``, a filter, and ``len`` of the current snapshot.
 pyiceberg 0.x does not apply equality deletes (it raises); it is asked
 anyway and compared when it answers.
@@ -33,6 +36,7 @@ import math
 import os
 import shutil
 import subprocess
+import uuid
 
 import pyarrow as pa
 import pytest
@@ -44,7 +48,6 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 JAVA_SRC = os.path.join(REPO, "tests", "java", "EqDeleteTables.java")
 CLASSES = os.path.join(REPO, "build", "java-eqdel")
 RUNTIME_JAR = os.path.join(REPO, "build", "jars", "iceberg-spark-runtime-3.5_2.12-1.12.0.jar")
-COLUMNS = ["id", "name", "ival", "price", "cat"]
 SEED = 14
 
 
@@ -86,7 +89,15 @@ def oracle(tmp_path_factory):
     return {t["name"]: t for t in doc["tables"]}
 
 
-TABLES = [f"{kind}_v{v}" for v in (2, 3) for kind in ("global", "part", "evolved")]
+# Iceberg Java's generic reader (1.12) mis-applies equality deletes keyed on uuid and
+# fixed columns: loading the delete file it keeps one reused buffer for every fixed key
+# (found here: a fixed-key delete removes the rows whose key is the file's *last* fixed
+# value; a uuid-key delete removes nothing), while the delete files hold the right keys
+# (pyarrow reads them). The program writes those deletes last; Java's answers are
+# compared only before them, ours against the brute force at every snapshot.
+JAVA_UNRELIABLE_KEYS = {"u", "fx"}
+
+TABLES = [f"{kind}_v{v}" for v in (2, 3) for kind in ("global", "part", "evolved", "types")]
 
 # ------------------------------------------------------------ canonical rows
 
@@ -95,9 +106,10 @@ def _float(v):
     return None if v is None else float(v)
 
 
-def _java_row(r):
-    """A row as the program wrote it: doubles arrive as strings."""
-    return [r[0], r[1], r[2], _float(r[3]), r[4]]
+def _java_row(table, r):
+    """A row as the program wrote it (canonical JSON): floats arrive as strings."""
+    floats = set(table["float_columns"])
+    return [_float(v) if c in floats else v for c, v in zip(table["columns"], r)]
 
 
 def _canon_value(v):
@@ -124,11 +136,12 @@ def _same_value(a, b):
 
 def brute_force(table, seq):
     """Live rows at sequence number `seq`, from the operation log alone."""
+    columns = table["columns"]
     appends = [op for op in table["ops"] if op["op"] == "append" and op["seq"] <= seq]
     deletes = [op for op in table["ops"] if op["op"] == "delete" and op["seq"] <= seq]
     live = []
     for a in appends:
-        for row in map(_java_row, a["rows"]):
+        for row in (_java_row(table, r) for r in a["rows"]):
             dead = False
             for d in deletes:
                 if not a["seq"] < d["seq"]:
@@ -136,9 +149,10 @@ def brute_force(table, seq):
                 if d["partition"] is not None and (d["spec_id"] != a["spec_id"] or
                                                    d["partition"] != a["partition"]):
                     continue  # partition-scoped: same spec and partition only
-                idx = [COLUMNS.index(c) for c in d["columns"]]
+                idx = [columns.index(c) for c in d["columns"]]
                 for key in d["keys"]:
-                    key = [_float(k) if COLUMNS[i] == "price" else k for k, i in zip(key, idx)]
+                    key = [_float(k) if columns[i] in table["float_columns"] else k
+                           for k, i in zip(key, idx)]
                     if all(_same_value(row[i], k) for i, k in zip(idx, key)):
                         dead = True
                         break
@@ -149,9 +163,32 @@ def brute_force(table, seq):
     return live
 
 
-def _arrow_rows(t: pa.Table, columns=COLUMNS):
-    d = t.to_pydict()
-    return [[d[c][i] for c in columns] for i in range(t.num_rows)]
+def _column_values(col: pa.ChunkedArray, name):
+    """One column of our output in the program's canonical forms."""
+    t = col.type
+    if pa.types.is_date(t):
+        return col.cast(pa.int32()).to_pylist()
+    if pa.types.is_timestamp(t):
+        return col.cast(pa.timestamp("us", t.tz)).cast(pa.int64()).to_pylist()
+    if pa.types.is_time(t):
+        return col.cast(pa.time64("us")).cast(pa.int64()).to_pylist()
+    out = []
+    for v in col.to_pylist():
+        if isinstance(v, uuid.UUID):
+            v = str(v)
+        elif isinstance(v, bytes) and name == "u" and len(v) == 16:
+            v = str(uuid.UUID(bytes=v))
+        elif isinstance(v, bytes):
+            v = v.hex()
+        elif hasattr(v, "as_tuple"):  # Decimal: plain, at its scale (Java's toPlainString)
+            v = format(v, "f")
+        out.append(v)
+    return out
+
+
+def _arrow_rows(t: pa.Table, columns):
+    cols = [_column_values(t.column(c), c) for c in columns]
+    return [list(r) for r in zip(*cols)] if cols else []
 
 
 # ------------------------------------------------------------------- tests
@@ -161,11 +198,16 @@ def test_java_reader_equals_brute_force(oracle):
     """The two oracles agree (the program wrote what the log says, Iceberg
     Java applied the deletes by the rules the brute force follows)."""
     problems = []
-    deleted_somewhere = 0
+    deleted_somewhere = compared = 0
     for name in TABLES:
         t = oracle[name]
+        bad = [op["seq"] for op in t["ops"] if op["op"] == "delete" and
+               JAVA_UNRELIABLE_KEYS & set(op["columns"])]
         for s in t["snapshots"]:
-            java = _canon(map(_java_row, s["rows"]))
+            if bad and s["seq"] >= min(bad):
+                continue
+            compared += 1
+            java = _canon(_java_row(t, r) for r in s["rows"])
             brute = _canon(brute_force(t, s["seq"]))
             if java != brute:
                 problems.append(f"{name} snapshot {s['snapshot']} (seq {s['seq']}): "
@@ -176,6 +218,7 @@ def test_java_reader_equals_brute_force(oracle):
         assert any(op["op"] == "delete" for op in t["ops"]), name
     assert not problems, "\n".join(problems)
     assert deleted_somewhere > 0  # the deletes delete something
+    assert compared >= 50  # of 74 snapshots
 
 
 def test_later_appends_survive(oracle):
@@ -194,11 +237,13 @@ def test_hdb_reads_java_equality_deletes(oracle, name):
     t = oracle[name]
     problems = []
     table = hdb.Table(t["location"])
+    columns = t["columns"]
     for s in t["snapshots"]:
-        sid, want = s["snapshot"], _canon(map(_java_row, s["rows"]))
+        # The brute force (equal to Java's reader wherever that is reliable, above).
+        sid, want = s["snapshot"], _canon(brute_force(t, s["seq"]))
         where = f"{name} snapshot {sid} (seq {s['seq']}, {s['operation']})"
         try:
-            got = _canon(_arrow_rows(table.to_arrow(snapshot_id=sid)))
+            got = _canon(_arrow_rows(table.to_arrow(snapshot_id=sid), columns))
             if got != want:
                 problems.append(f"{where}: to_arrow {len(got)} rows, expected {len(want)}")
             # A projection without the key columns still drops the deleted rows.
@@ -208,27 +253,27 @@ def test_hdb_reads_java_equality_deletes(oracle, name):
                 problems.append(f"{where}: to_arrow(columns=['id']) {len(ids)} rows, "
                                 f"expected {len(want)}")
             stream = table.to_arrow_stream(snapshot_id=sid).read_all()
-            if _canon(_arrow_rows(stream)) != want:
+            if _canon(_arrow_rows(stream, columns)) != want:
                 problems.append(f"{where}: to_arrow_stream {stream.num_rows} rows, "
                                 f"expected {len(want)}")
-            flt = _canon(_arrow_rows(table.to_arrow(filter="id < 60", snapshot_id=sid)))
-            want_flt = [w for w in want if w[0] is not None and w[0] < 60]
+            flt = _canon(_arrow_rows(table.to_arrow(filter="id < 60", snapshot_id=sid), columns))
+            want_flt = [w for w in want if w[0] is not None and w[0] < 60]  # id is column 0
             if flt != want_flt:
                 problems.append(f"{where}: filter id < 60 {len(flt)} rows, "
                                 f"expected {len(want_flt)}")
         except Exception as e:  # noqa: BLE001 -- every failure is a reported problem
             problems.append(f"{where}: {type(e).__name__}: {e}")
-    last = t["snapshots"][-1]
+    live = len(brute_force(t, t["snapshots"][-1]["seq"]))
     try:
         n = len(table)
-        if n != len(last["rows"]):
-            problems.append(f"{name}: len(t) = {n}, expected {len(last['rows'])} live rows")
+        if n != live:
+            problems.append(f"{name}: len(t) = {n}, expected {live} live rows")
     except Exception as e:  # noqa: BLE001
         problems.append(f"{name}: len(t): {type(e).__name__}: {e}")
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", ["global_v2", "part_v3"])
+@pytest.mark.parametrize("name", ["global_v2", "part_v3", "types_v2"])
 def test_pyiceberg_where_it_answers(oracle, name):
     """pyiceberg reads the snapshots before the first delete exactly; on a
     snapshot with equality deletes it either refuses (0.x: "does not yet
@@ -242,13 +287,13 @@ def test_pyiceberg_where_it_answers(oracle, name):
     first_delete = min(op["seq"] for op in t["ops"] if op["op"] == "delete")
     compared = 0
     for s in t["snapshots"]:
-        want = _canon(map(_java_row, s["rows"]))
+        want = _canon(_java_row(t, r) for r in s["rows"])
         try:
             got = st.scan(snapshot_id=s["snapshot"]).to_arrow()
         except (NotImplementedError, ValueError) as e:
             assert s["seq"] >= first_delete, f"pyiceberg refused a snapshot without deletes: {e}"
             assert "equality delete" in str(e)
             continue
-        assert _canon(_arrow_rows(got)) == want, f"{name} snapshot {s['snapshot']}"
+        assert _canon(_arrow_rows(got, t["columns"])) == want, f"{name} snapshot {s['snapshot']}"
         compared += 1
     assert compared >= 1
