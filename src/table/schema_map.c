@@ -192,6 +192,8 @@ void hs_colmap_free(hs_colmap *m) {
   hs_free(m->read);
   hs_free(m->conv);
   hs_free(m->src);
+  hs_free(m->path);
+  hs_free(m->rows_in);
   hs_arrow_schema_release(&m->out);
   memset(m, 0, sizeof *m);
 }
@@ -235,6 +237,14 @@ static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *
   if ((m->read[m->n_read++] = hs_strdup(m->file_names[i])) == NULL)
     return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   hs_colmap_conv c = promotion(fc->format, w->format, fixed);
+  /* A vector column (fixed_size_list<float, D> in the read schema: Iceberg
+   * list<float> with our dimension property) that another engine appended
+   * as a plain list<float>: read as the vector type. */
+  if (c == HS_COLMAP_PASS && strncmp(w->format, "+w:", 3) == 0 &&
+      (strcmp(fc->format, "+l") == 0 || strcmp(fc->format, "+L") == 0) && w->n_children == 1 &&
+      fc->n_children == 1 && strcmp(w->children[0]->format, "f") == 0 &&
+      strcmp(fc->children[0]->format, "f") == 0 && same_nesting(fc, w, 0))
+    c = fc->format[1] == 'L' ? HS_COLMAP_LLIST_FSL : HS_COLMAP_LIST_FSL;
   m->conv[i] = c;
   if (c != HS_COLMAP_PASS) return hs_arrow_schema_copy(w, o, err);
   if (!fixed && same_nesting(fc, w, 0)) return copy_as(fc, w, o, err);
@@ -259,10 +269,13 @@ hs_status hs_colmap_build(const hs_colmap_ctx *ctx, const struct ArrowSchema *wa
   out->read = hs_calloc(n + 1, sizeof *out->read);
   out->def = hs_calloc(n + 1, sizeof *out->def);
   out->def_len = hs_calloc(n + 1, sizeof *out->def_len);
+  out->path = hs_strdup(path != NULL ? path : "");
+  out->rows_in = hs_calloc(1, sizeof *out->rows_in);
   int32_t *ids = hs_calloc(nf + 1, sizeof *ids);
   hs_status st = HS_OK;
   if (out->file_names == NULL || out->conv == NULL || out->src == NULL || out->read == NULL ||
-      out->def == NULL || out->def_len == NULL || ids == NULL)
+      out->def == NULL || out->def_len == NULL || out->path == NULL || out->rows_in == NULL ||
+      ids == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   if (st == HS_OK) st = file_ids(ctx, file, ids);
   if (st == HS_OK) st = hs_arrow_schema_init(&out->out, "+s", "", 0, (int64_t)n, err);
@@ -445,6 +458,101 @@ static hs_status reoffset(struct ArrowArray *c, bool to_large, struct ArrowArray
   return hs_arrow_array_make_binary(out, len, offs, bytes, valid, nulls, err);
 }
 
+/* A list<float> array (32- or 64-bit offsets) as fixed_size_list<float,
+ * dim>: each non-null row must hold exactly `dim` floats (HS_ERR_SCHEMA
+ * naming the file, its row `row0 + i` and the length); NULL rows become
+ * `dim` zeroed NULL slots' worth of values. `c` is consumed. */
+static hs_status list_to_fixed(struct ArrowArray *c, bool large, int32_t dim, const char *path,
+                               const char *column, int64_t row0, struct ArrowArray *out,
+                               hs_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t n = (size_t)c->length, off = (size_t)c->offset;
+  const void *so = c->n_buffers > 1 ? c->buffers[1] : NULL;
+  const struct ArrowArray *e = c->n_children == 1 ? c->children[0] : NULL;
+  const uint8_t *lv = c->n_buffers > 0 && c->null_count != 0 ? c->buffers[0] : NULL;
+  hs_status st = HS_OK;
+  if ((so == NULL && n > 0) || e == NULL || (e->length > 0 && (e->n_buffers < 2 || !e->buffers[1])))
+    st = hs_error_set(err, HS_ERR_CORRUPT, "%s: column '%s': a list array without its parts", path,
+                      column);
+  float *vals = NULL;
+  uint8_t *valid = NULL, *evalid = NULL;
+  int64_t nulls = 0, enulls = 0;
+  size_t total = n * (size_t)dim;
+  if (st == HS_OK) {
+    vals = hs_calloc(total ? total : 1, sizeof *vals);
+    valid = lv != NULL ? zeros((n + 7) / 8, err) : NULL;
+    if (vals == NULL || (lv != NULL && valid == NULL))
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  }
+  const float *ev = e != NULL && e->n_buffers > 1 ? (const float *)e->buffers[1] : NULL;
+  const uint8_t *eb = e != NULL && e->n_buffers > 0 && e->null_count != 0 ? e->buffers[0] : NULL;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    if (lv != NULL && !bit_get(lv, (int64_t)(off + i))) {
+      nulls++;
+      continue;
+    }
+    if (valid != NULL) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+    int64_t a = large ? ((const int64_t *)so)[off + i] : ((const int32_t *)so)[off + i];
+    int64_t b = large ? ((const int64_t *)so)[off + i + 1] : ((const int32_t *)so)[off + i + 1];
+    if (b - a != dim) {
+      st = hs_error_set(err, HS_ERR_SCHEMA,
+                        "%s: row %lld (0-based, of the rows this read took from the file): "
+                        "column '%s' holds a list of %lld floats; the table's vector column has "
+                        "dimension %d",
+                        path, (long long)(row0 + (int64_t)i), column, (long long)(b - a), (int)dim);
+      break;
+    }
+    if (a < 0 || b > e->length) {
+      st = hs_error_set(err, HS_ERR_CORRUPT, "%s: row %lld: column '%s': list out of range", path,
+                        (long long)(row0 + (int64_t)i), column);
+      break;
+    }
+    for (int32_t k = 0; k < dim; k++) {
+      int64_t at = e->offset + a + k;
+      if (eb != NULL && !bit_get(eb, at)) {
+        if (evalid == NULL) { /* the first NULL element: every slot before was valid */
+          if ((evalid = zeros((total + 7) / 8, err)) == NULL) {
+            st = HS_ERR_NOMEM;
+            break;
+          }
+          for (size_t q = 0; q < i * (size_t)dim + (size_t)k; q++)
+            evalid[q >> 3] |= (uint8_t)(1u << (q & 7));
+        }
+        enulls++;
+        continue;
+      }
+      size_t q = i * (size_t)dim + (size_t)k;
+      vals[q] = ev[at];
+      if (evalid != NULL) evalid[q >> 3] |= (uint8_t)(1u << (q & 7));
+    }
+  }
+  /* Slots of NULL rows are NULL elements too once elements carry validity. */
+  if (st == HS_OK && evalid != NULL) enulls = 0;
+  if (st == HS_OK && evalid != NULL)
+    for (size_t q = 0; q < total; q++)
+      if (!bit_get(evalid, (int64_t)q)) enulls++;
+  int64_t len = c->length;
+  c->release(c);
+  if (st != HS_OK) {
+    hs_free(vals);
+    hs_free(valid);
+    hs_free(evalid);
+    return st;
+  }
+  if ((st = hs_arrow_array_init(out, 1, 1, err)) != HS_OK) {
+    hs_free(vals);
+    hs_free(valid);
+    hs_free(evalid);
+    return st;
+  }
+  out->length = len;
+  out->null_count = valid != NULL ? nulls : 0;
+  hs_arrow_array_set_buffer(out, 0, valid);
+  st = hs_arrow_array_make_primitive(out->children[0], (int64_t)total, vals, evalid, enulls, err);
+  if (st != HS_OK) out->release(out);
+  return st;
+}
+
 hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct ArrowArray *out,
                           hs_error *err) {
   memset(out, 0, sizeof *out);
@@ -474,6 +582,11 @@ hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct Arro
     c->release = NULL; /* moved out of `in` */
     if (m->conv[i] == HS_COLMAP_I32_I64 || m->conv[i] == HS_COLMAP_F32_F64)
       st = widen(&moved, m->conv[i], o, err);
+    else if (m->conv[i] == HS_COLMAP_LIST_FSL || m->conv[i] == HS_COLMAP_LLIST_FSL)
+      st = list_to_fixed(&moved, m->conv[i] == HS_COLMAP_LLIST_FSL,
+                         (int32_t)strtol(m->out.children[i]->format + 3, NULL, 10), m->path,
+                         m->out.children[i]->name ? m->out.children[i]->name : "", *m->rows_in, o,
+                         err);
     else if (m->conv[i] == HS_COLMAP_OFFSETS)
       st = reoffset(&moved,
                     m->out.children[i]->format[0] == 'U' || m->out.children[i]->format[0] == 'Z', o,
@@ -481,6 +594,7 @@ hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct Arro
     else
       *o = moved;
   }
+  if (st == HS_OK) *m->rows_in += in->length;
   if (in->release != NULL) in->release(in);
   if (st != HS_OK && out->release != NULL) out->release(out);
   return st;

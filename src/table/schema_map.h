@@ -30,13 +30,15 @@ hs_status hs_table_read_schema_arrow(const hs_table *t, int64_t snapshot_id,
                                      struct ArrowSchema *out, hs_error *err);
 
 typedef enum hs_colmap_conv {
-  HS_COLMAP_PASS,    /* the file's array as is */
-  HS_COLMAP_RELABEL, /* same data, wider type (decimal precision) */
-  HS_COLMAP_I32_I64, /* int -> long */
-  HS_COLMAP_F32_F64, /* float -> double */
-  HS_COLMAP_OFFSETS, /* string/binary <-> large_string/large_binary (fixed outputs only) */
-  HS_COLMAP_NULLS,   /* absent from the file: all NULL */
-  HS_COLMAP_DEFAULT  /* absent from the file: the field's (v3) initial-default */
+  HS_COLMAP_PASS,     /* the file's array as is */
+  HS_COLMAP_RELABEL,  /* same data, wider type (decimal precision) */
+  HS_COLMAP_I32_I64,  /* int -> long */
+  HS_COLMAP_F32_F64,  /* float -> double */
+  HS_COLMAP_OFFSETS,  /* string/binary <-> large_string/large_binary (fixed outputs only) */
+  HS_COLMAP_NULLS,    /* absent from the file: all NULL */
+  HS_COLMAP_DEFAULT,  /* absent from the file: the field's (v3) initial-default */
+  HS_COLMAP_LIST_FSL, /* list<float> (another engine's vectors) -> fixed_size_list<float, D> */
+  HS_COLMAP_LLIST_FSL /* the same from large_list<float> */
 } hs_colmap_conv;
 
 /* How one data file's columns become the wanted ones. */
@@ -52,6 +54,8 @@ typedef struct hs_colmap {
   struct ArrowSchema out; /* the output schema (struct) */
   uint8_t **def;          /* per output column: its default value (HS_COLMAP_DEFAULT) */
   size_t *def_len;
+  char *path;       /* the data file (errors of HS_COLMAP_LIST_FSL) */
+  int64_t *rows_in; /* rows applied so far (one counter, so that errors name the file's row) */
 } hs_colmap;
 
 /* What a map needs of the table, copied at a scan's opening (a stream
@@ -89,7 +93,10 @@ void hs_colmap_free(hs_colmap *m);
 
 /* Turn batch `in` (a struct array read with m->read) into `out`, shaped as
  * m->out: children moved, promoted or NULL-filled. `in` is consumed
- * (released) on every return. */
+ * (released) on every return. Batches of one map are the file's rows in
+ * order: a variable-length list read as a vector column whose non-null
+ * row does not hold exactly the dimension is HS_ERR_SCHEMA naming the
+ * file, the row (counted over the batches applied) and the length. */
 hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct ArrowArray *out,
                           hs_error *err);
 
