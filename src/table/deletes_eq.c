@@ -48,6 +48,11 @@ struct hs_table_eqdel {
   hs_iceberg_type *types; /* per key column (primitives: no arena pointers kept) */
   eq_slot *slots;         /* hs_malloc'd, cap a power of two */
   size_t cap, count;
+  /* A blocked Bloom filter of the keys' hashes (two bits in one word, ~16
+   * bits a key), so that the rows no key matches (most of them) skip the
+   * table's cache miss; NULL: none (every lookup probes). */
+  uint64_t *filter;
+  size_t filter_mask; /* words - 1 */
   size_t key_bytes, key_bytes_max;
 };
 
@@ -215,6 +220,35 @@ static bool key_append(hs_buf *key, const hs_iceberg_type *t, const hs_iceberg_v
 
 static uint32_t key_hash(const uint8_t *p, size_t len) {
   return hs_murmur3_x86_32(p, len, 0x9747b28cu);
+}
+
+static inline uint64_t filter_bits(uint32_t h) {
+  return (UINT64_C(1) << (h & 63)) | (UINT64_C(1) << ((h >> 6) & 63));
+}
+
+static inline size_t filter_word(const hs_table_eqdel *d, uint32_t h) {
+  return (size_t)((h * 0x9E3779B1u) >> 12) & d->filter_mask;
+}
+
+/* Whether a key of hash h may be in the set (false: surely not). */
+static inline bool filter_may(const hs_table_eqdel *d, uint32_t h) {
+  if (d->filter == NULL) return true;
+  uint64_t m = filter_bits(h);
+  return (d->filter[filter_word(d, h)] & m) == m;
+}
+
+/* Build the filter once every key is in (no filter when it cannot be allocated). */
+static void filter_build(hs_table_eqdel *d) {
+  size_t words = 1;
+  while (words * 4 < d->count && words < ((size_t)1 << 20)) words *= 2; /* 16 bits a key */
+  d->filter = hs_calloc(words, sizeof *d->filter);
+  if (d->filter == NULL) return;
+  d->filter_mask = words - 1;
+  for (size_t i = 0; i < d->cap; i++) {
+    if (d->slots[i].key == NULL) continue;
+    uint32_t h = d->slots[i].hash;
+    d->filter[filter_word(d, h)] |= filter_bits(h);
+  }
 }
 
 static const eq_slot *set_find(const hs_table_eqdel *d, const uint8_t *p, size_t len, uint32_t h) {
@@ -450,6 +484,7 @@ hs_status hs_table_eqdel_load(const char *path, const int32_t *ids, size_t n,
     st = read_columns(path, "equality delete file", &ks, true, load_batch, &l, err);
     hs_buf_free(&l.key);
   }
+  if (st == HS_OK) filter_build(d);
   hs_arena_reset(&tmp);
   if (st != HS_OK) {
     hs_table_eqdel_free(d);
@@ -461,6 +496,7 @@ hs_status hs_table_eqdel_load(const char *path, const int32_t *ids, size_t n,
 
 void hs_table_eqdel_free(hs_table_eqdel *d) {
   if (d == NULL) return;
+  hs_free(d->filter);
   hs_free(d->slots);
   hs_arena_reset(&d->arena);
   hs_free(d);
@@ -500,7 +536,8 @@ static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struc
         if (!key_append(&a->key, &d->types[i], &v))
           return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
       }
-      if (set_find(d, a->key.data, a->key.len, key_hash(a->key.data, a->key.len)) == NULL) continue;
+      uint32_t h = key_hash(a->key.data, a->key.len);
+      if (!filter_may(d, h) || set_find(d, a->key.data, a->key.len, h) == NULL) continue;
       if (pos > (int64_t)UINT32_MAX) {
         return hs_error_set(err, HS_ERR_UNSUPPORTED,
                             "row %lld: positions past 2^32 are not supported", (long long)pos);
