@@ -23,6 +23,7 @@ import collections
 import math
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -407,14 +408,71 @@ class Checker:
                                 lambda: t.to_arrow_stream(snapshot_id=sid).read_all())
             if stream is not None:
                 self.add(f"{tag}: to_arrow_stream", diff_tables(stream, theirs))
+            df = self._ours(f"{tag}: to_pandas", lambda: t.to_pandas(snapshot_id=sid))
+            if df is not None:
+                self.add(f"{tag}: to_pandas",
+                         diff_tables(pa.Table.from_pandas(df, preserve_index=False), theirs))
+            self._check_cli(tag, sid, None)
+            self._check_explain(t, tag, sid, None, indexed)
         for f in self.filters:
             theirs = self.spark_rows(sid, f)
             ours = self._ours(f"{tag}: to_arrow(filter={f!r})",
                               lambda: t.to_arrow(filter=f, snapshot_id=sid))
             if ours is not None:
-                self.add(f"{tag}: to_arrow", diff_tables(ours, theirs))
+                self.add(f"{tag}: to_arrow(filter={f!r})", diff_tables(ours, theirs))
+            self._check_explain(t, tag, sid, f, indexed)
+        if self.filters:
+            f = self.filters[0]
+            q = self._ours(f"{tag}: query().filter({f!r})",
+                           lambda: t.query().filter(f).snapshot(sid).execute())
+            if q is not None:
+                self.add(f"{tag}: query().filter({f!r})", diff_tables(q, self.spark_rows(sid, f)))
+            if not indexed:
+                self._check_cli(tag, sid, f)
         if self.vector is not None:
             self._check_vectors(t, sid, tag, exact=not hnsw)
+
+    def _check_explain(self, t, tag, sid, where, indexed):
+        """explain(): the rows it matched equal Spark's count; on the
+        indexed pass at the current snapshot, some file answered by an
+        index (so the indexed path really ran)."""
+        what = f"{tag}: explain({where!r})"
+        st = self._ours(what, lambda: t.explain(where, snapshot_id=sid, as_dict=True))
+        if st is None:
+            return
+        want = self.spark_rows(sid, where).num_rows
+        if st.get("rows_matched") != want:
+            self.add(what, f"rows_matched {st.get('rows_matched')}, Spark's rows: {want}")
+        if indexed and where and sid == t.current_snapshot_id and not st.get("files_indexed"):
+            self.add(what, f"no file answered by an index ({st.get('files_read')} files read)")
+
+    def _check_cli(self, tag, sid, where):
+        """`hyperstream scan --snapshot` (ids only: CSV text formats the
+        other types its own way) against Spark's ids."""
+        what = f"{tag}: hyperstream scan --filter {where!r}"
+        build = os.environ.get("HS_BUILD_DIR", os.path.join(REPO_ROOT, "build", "release"))
+        exe = os.path.join(build if os.path.isabs(build) else os.path.join(REPO_ROOT, build),
+                           "hyperstream")
+        args = [exe, "scan", self.path, "--columns", "id", "--csv", "--limit", "0",
+                "--snapshot", str(sid)] + (["--filter", where] if where else [])
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.add(what, describe_error(e))
+            return
+        finally:
+            self.our_seconds += time.monotonic() - t0
+        if r.returncode != 0:
+            self.add(what, f"exit {r.returncode}: {r.stderr.strip()[:400]}")
+            return
+        lines = r.stdout.split("\n")
+        got = collections.Counter(int(x) for x in lines[1:] if x.strip())
+        want = collections.Counter(self.spark_rows(sid, where).column("id").to_pylist())
+        if lines[0].strip() != "id" or got != want:
+            self.add(what, f"header {lines[0]!r}, {sum(got.values())} ids, Spark "
+                           f"{sum(want.values())}; only ours {list((got - want).elements())[:5]}, "
+                           f"only Spark's {list((want - got).elements())[:5]}")
 
     def _check_vectors(self, t, sid, tag, exact):
         col, dim = self.vector
