@@ -17,7 +17,9 @@
  *                   [id] in cat='b'
  *   evolved_v{2,3}  unpartitioned, then identity(cat) added: a global delete
  *                   (the unpartitioned spec) on [cat, id] applies to files of
- *                   both specs
+ *                   both specs; then a column added (v3: initial-default 5) and
+ *                   a delete on it (v3: key 5, v2: key NULL) that matches the
+ *                   files written before it
  *   types_v{2,3}    keys of every other primitive type: date, timestamp,
  *                   timestamptz, time, decimal(9,2) (int32 in Parquet),
  *                   decimal(20,4) (fixed bytes), uuid, binary, fixed[4], float,
@@ -70,6 +72,7 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
+import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
@@ -183,6 +186,10 @@ public final class EqDeleteTables {
     }
     r.setField("price", rng.nextInt(10) == 0 ? null : PRICES[rng.nextInt(PRICES.length)]);
     r.setField("cat", cat);
+    if (table.schema().findField("score") != null) {
+      int x = rng.nextInt(3);
+      r.setField("score", x == 2 ? null : (Object) (5 + x));
+    }
     return r;
   }
 
@@ -412,6 +419,18 @@ public final class EqDeleteTables {
     delete(ci, keysFrom(concat(concat(f0, fa), fb), ci, 40, 3), unpart, null);
     nextId = 0;
     append(80, "a");
+    // A column added later: older files lack it and read as its v3 initial-default (5), or
+    // as NULL in v2; a delete keyed on it matches them by that value.
+    if (v >= 3) table.updateSchema().addColumn("score", Types.IntegerType.get(), Literal.of(5)).commit();
+    else table.updateSchema().addColumn("score", Types.IntegerType.get()).commit();
+    op("{\"op\": \"add_column\", \"column\": \"score\", \"default\": " + (v >= 3 ? "5" : "null")
+        + "}");
+    append(100, "b");
+    List<Object[]> sk = new ArrayList<>();
+    sk.add(new Object[] {v >= 3 ? (Object) 5 : null});
+    sk.add(new Object[] {77});
+    delete(new String[] {"score"}, sk, unpart, null);
+    append(40, "a");
     end(name, v);
   }
 
