@@ -367,6 +367,40 @@ hs_status hs_table_snapshots(const hs_table *table, hs_table_snapshot_info **out
 hs_status hs_table_count_rows(hs_table *table, int64_t snapshot_id, int64_t *rows, int64_t *deleted,
                               int64_t *delete_files, hs_error *err);
 
+/* ---------------------------------------------------- row-level changes
+ * One commit that deletes the live rows matching filters and appends new
+ * rows (src/query/rowdelta.c): deletes, updates, upserts and merges. */
+typedef struct hs_row_change {
+  const char *what;           /* names the change in errors ("delete", "update", ...) */
+  int64_t snapshot_id;        /* the snapshot the change was decided on; -1: current */
+  const char *const *deletes; /* filters (SQL WHERE text; NULL or "": every row) */
+  size_t n_deletes;
+  struct ArrowArrayStream *appends; /* rows to append (consumed, on every return) */
+  size_t n_appends;
+  /* The table property choosing how deletes are written: "write.delete.mode",
+   * "write.update.mode" or "write.merge.mode" (Iceberg's names): unset or
+   * "merge-on-read" writes position deletes (v2) or deletion vectors (v3);
+   * "copy-on-write" rewrites the touched data files. NULL: merge-on-read. */
+  const char *mode_property;
+} hs_row_change;
+
+typedef struct hs_row_change_result {
+  int64_t snapshot_id;          /* the new snapshot; -1 when nothing changed */
+  int64_t rows_deleted;         /* live rows the filters matched */
+  int64_t rows_added;           /* rows appended (copy-on-write: with the rewritten rows) */
+  int64_t files_added;          /* data files written */
+  int64_t files_removed;        /* data files removed (copy-on-write) */
+  int64_t delete_files_added;   /* position delete files / deletion vectors written */
+  int64_t delete_files_removed; /* deletion-vector files replaced */
+} hs_row_change_result;
+
+/* Apply `c` in one commit. A concurrent commit that removed a data file
+ * the change deletes from or rewrites is HS_ERR_CONFLICT (nothing is
+ * committed; re-run the change on the new snapshot); other lost races are
+ * retried. */
+hs_status hs_table_change_rows(hs_table *table, const hs_row_change *c, hs_row_change_result *out,
+                               hs_error *err);
+
 /* Current snapshot id, or -1 when the table has none. */
 int64_t hs_table_current_snapshot_id(const hs_table *table);
 /* Path of the loaded metadata file (valid until the next refresh/append). */

@@ -12,9 +12,10 @@ if [ "${1:-}" = test ] && [ "$(uname -m)" != aarch64 ]; then
   apt_pkgs+=(gcc-aarch64-linux-gnu qemu-user)
 fi
 # `setup.sh test`: Java 17 and Maven for the Spark-oracle tests (pyspark runs
-# on the JVM; Maven fetches the Iceberg Spark runtime below).
+# on the JVM; Maven fetches the Iceberg Spark runtime below), when missing.
 if [ "${1:-}" = test ]; then
-  apt_pkgs+=(openjdk-17-jdk-headless maven)
+  command -v javac >/dev/null 2>&1 || apt_pkgs+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null 2>&1 || apt_pkgs+=(maven)
 fi
 missing=()
 for p in "${apt_pkgs[@]}"; do

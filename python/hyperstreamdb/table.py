@@ -45,6 +45,7 @@ from ._filters import columns_arg as _columns_arg
 from ._filters import filter_arg as _filter_arg
 from . import _binding
 from ._indexes import IndexMethods
+from ._changes import ChangeMethods
 
 __all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query", "ExpiredSnapshots"]
 
@@ -325,7 +326,7 @@ def _size_arg(name: str, v: Any, none: int) -> int:
     return n if n <= _I64_MAX else _I64_MAX
 
 
-class Table(IndexMethods):
+class Table(IndexMethods, ChangeMethods):
     """An Iceberg table in a local folder, created on the first write.
 
     Args:

@@ -345,6 +345,87 @@ static PyObject *hs_py_table_count_rows(hs_py_table *self, PyObject *args, PyObj
                        "delete_files", (long long)files);
 }
 
+/* change_rows(snapshot_id=None, deletes=(), appends=(), mode_property=None,
+ * what="change") -> dict: hs_table_change_rows. `deletes` are filter
+ * strings (None: every row); `appends` objects with __arrow_c_stream__. */
+static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"snapshot_id", "deletes", "appends", "mode_property", "what", NULL};
+  PyObject *sid_obj = Py_None, *dels = NULL, *apps = NULL;
+  const char *mode = NULL, *what = "change";
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOzs:change_rows", kwlist, &sid_obj, &dels, &apps,
+                                   &mode, &what))
+    return NULL;
+  hs_row_change c;
+  memset(&c, 0, sizeof c);
+  if (hs_py_table_snapshot_arg(sid_obj, &c.snapshot_id) < 0) return NULL;
+  PyObject *dl = dels != NULL ? PySequence_Fast(dels, "deletes must be a sequence") : NULL;
+  PyObject *al = apps != NULL ? PySequence_Fast(apps, "appends must be a sequence") : NULL;
+  if ((dels != NULL && dl == NULL) || (apps != NULL && al == NULL)) {
+    Py_XDECREF(dl);
+    Py_XDECREF(al);
+    return NULL;
+  }
+  size_t nd = dl != NULL ? (size_t)PySequence_Fast_GET_SIZE(dl) : 0;
+  size_t na = al != NULL ? (size_t)PySequence_Fast_GET_SIZE(al) : 0;
+  char **filters = hs_calloc(nd + 1, sizeof *filters);
+  struct ArrowArrayStream *streams = hs_calloc(na + 1, sizeof *streams);
+  int bad = filters == NULL || streams == NULL;
+  if (bad) PyErr_NoMemory();
+  for (size_t i = 0; !bad && i < nd; i++) {
+    PyObject *f = PySequence_Fast_GET_ITEM(dl, (Py_ssize_t)i);
+    if (f == Py_None) continue;
+    const char *s = PyUnicode_Check(f) ? hs_py_text(f, "filter") : NULL;
+    if (s == NULL) {
+      if (!PyErr_Occurred()) hs_py_raise_msg(hs_py_invalid_error, "a delete filter must be a str");
+      bad = 1;
+    } else if ((filters[i] = hs_strdup(s)) == NULL) {
+      PyErr_NoMemory();
+      bad = 1;
+    }
+  }
+  size_t taken = 0;
+  for (; !bad && taken < na; taken++)
+    if (hs_py_table_take(PySequence_Fast_GET_ITEM(al, (Py_ssize_t)taken), "__arrow_c_stream__",
+                         "arrow_array_stream", &streams[taken], sizeof streams[taken],
+                         offsetof(struct ArrowArrayStream, release)) < 0)
+      bad = 1;
+  Py_XDECREF(dl);
+  Py_XDECREF(al);
+  PyObject *r = NULL;
+  if (!bad) {
+    c.what = what;
+    c.deletes = (const char *const *)filters;
+    c.n_deletes = nd;
+    c.appends = streams;
+    c.n_appends = na;
+    c.mode_property = mode;
+    hs_row_change_result res;
+    hs_error err = {0};
+    PyThreadState *ts = hs_py_table_enter(self);
+    hs_status st = hs_table_change_rows(self->table, &c, &res, &err); /* consumes the streams */
+    hs_py_table_leave(self, ts);
+    if (st != HS_OK) {
+      hs_py_raise(st, &err, hs_py_table_uri(self));
+    } else {
+      PyObject *sid = res.snapshot_id < 0 ? (Py_INCREF(Py_None), Py_None)
+                                          : PyLong_FromLongLong((long long)res.snapshot_id);
+      r = Py_BuildValue("{s:N,s:L,s:L,s:L,s:L,s:L,s:L}", "snapshot_id", sid, "rows_deleted",
+                        (long long)res.rows_deleted, "rows_added", (long long)res.rows_added,
+                        "files_added", (long long)res.files_added, "files_removed",
+                        (long long)res.files_removed, "delete_files_added",
+                        (long long)res.delete_files_added, "delete_files_removed",
+                        (long long)res.delete_files_removed);
+    }
+  } else {
+    for (size_t i = 0; i < taken; i++)
+      if (streams[i].release != NULL) streams[i].release(&streams[i]);
+  }
+  for (size_t i = 0; filters != NULL && i < nd; i++) hs_free(filters[i]);
+  hs_free(filters);
+  hs_free(streams);
+  return r;
+}
+
 static PyObject *hs_py_table_ref_snapshot(hs_py_table *self, PyObject *arg) {
   const char *name = PyUnicode_Check(arg) ? hs_py_text(arg, "ref name") : NULL;
   if (name == NULL) {
@@ -660,6 +741,11 @@ static PyMethodDef hs_py_table_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "count_rows(snapshot_id=None) -> dict\n\nLive rows (deletes applied), rows deleted and "
      "live delete files of a snapshot, from the scan plan (no data read)."},
+    {"change_rows", (PyCFunction)(void (*)(void))hs_py_table_change_rows,
+     METH_VARARGS | METH_KEYWORDS,
+     "change_rows(snapshot_id=None, deletes=(), appends=(), mode_property=None, what='change') "
+     "-> dict\n\nDelete the live rows matching each filter and append each stream, in one "
+     "commit (hs_table_change_rows)."},
     {"ref_snapshot", (PyCFunction)hs_py_table_ref_snapshot, METH_O,
      "ref_snapshot(name) -> int\n\nThe snapshot a tag or branch points at."},
     {"refs", (PyCFunction)hs_py_table_refs, METH_NOARGS,

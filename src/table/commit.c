@@ -407,6 +407,12 @@ static hs_status check_schema(const hs_table *t, const hs_iceberg_schema *ts,
   return st;
 }
 
+hs_status hs_table_append_schema(const hs_table *t, const hs_iceberg_schema *ts,
+                                 const struct ArrowSchema *in, struct ArrowSchema *stamped,
+                                 hs_error *err) {
+  return check_schema(t, ts, in, stamped, err);
+}
+
 /* ------------------------------------------------------------- commit */
 
 typedef struct append_ctx {

@@ -47,6 +47,10 @@ static bool same_partition(const hs_table_plan_file *f, int32_t spec_id,
   return true;
 }
 
+bool hs_table_plan_same_partition(const hs_table_plan_file *a, const hs_table_plan_file *b) {
+  return same_partition(a, b->spec_id, b->data_file);
+}
+
 static bool spec_unpartitioned(const hs_table *t, int32_t spec_id) {
   for (size_t i = 0; i < t->meta.n_specs; i++)
     if (t->meta.specs[i].spec_id == spec_id) return t->meta.specs[i].n_fields == 0;
@@ -197,6 +201,7 @@ static hs_status apply_dvs(const hs_table *t, const plan_index *ix, file_dels *f
     fds[ti].bm = bm;
     fds[ti].has_dv = true;
     f->n_delete_files++;
+    f->dv_file = df->file_path; /* in the plan's arena, as the entry */
   }
   return HS_OK;
 }

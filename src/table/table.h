@@ -191,6 +191,14 @@ hs_status hs_table_sort_rows(const hs_table_sort_key *keys, size_t n_keys,
 hs_status hs_table_take(const struct ArrowSchema *schema, const struct ArrowArray *batches,
                         const hs_table_row *rows, size_t n, struct ArrowArray *out, hs_error *err);
 
+/* The append's schema check (commit.c): `in` (an input stream's schema)
+ * must fit table schema `ts` (names, types, nullability, vector
+ * dimensions; errors say what differs and how to fix it); *stamped is a
+ * copy of `in` with every field's Iceberg field id, for the writers. */
+hs_status hs_table_append_schema(const hs_table *t, const hs_iceberg_schema *ts,
+                                 const struct ArrowSchema *in, struct ArrowSchema *stamped,
+                                 hs_error *err);
+
 /* Write every batch of `stream` (consumed, not released) as data files
  * under <root>/data: one file per partition of `spec` (may have no
  * fields), rows stably sorted by `order` (NULL or no fields: input order)
@@ -222,6 +230,9 @@ typedef struct hs_table_plan_file {
   const roaring_bitmap_t *deleted;
   int64_t n_deleted;       /* cardinality of `deleted` */
   uint32_t n_delete_files; /* delete files (and vectors) applied to it */
+  /* The deletion vector applied to it (v3): its Puffin file as recorded,
+   * or NULL. A writer replacing the vector removes that file's entries. */
+  const char *dv_file;
 } hs_table_plan_file;
 
 typedef struct hs_table_plan {
@@ -242,6 +253,10 @@ typedef struct hs_table_plan {
  * hs_malloc'd array (*rows NULL when none live). */
 hs_status hs_table_plan_live_rows(const hs_table_plan_file *f, int64_t **rows, size_t *n,
                                   hs_error *err);
+
+/* Whether two planned files have the same partition (spec id and values;
+ * floats by their bits, NULL equal to NULL: the spec's scope rule). */
+bool hs_table_plan_same_partition(const hs_table_plan_file *a, const hs_table_plan_file *b);
 
 /* The live rows of a planned file: record_count - n_deleted. */
 static inline int64_t hs_table_plan_file_live(const hs_table_plan_file *f) {

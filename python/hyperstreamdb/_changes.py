@@ -1,0 +1,376 @@
+"""Row-level changes: ``Table.delete``, ``update``, ``upsert`` and ``merge``.
+
+Each is one atomic commit made by the C core's ``hs_table_change_rows``
+(src/query/rowdelta.c): the live rows matching filters are deleted and new
+rows appended, in one snapshot. How deletes are written follows the table's
+Iceberg properties ``write.delete.mode`` / ``write.update.mode`` /
+``write.merge.mode``: ``merge-on-read`` (the default: position delete files
+in format v2 tables, deletion vectors in v3) or ``copy-on-write`` (the
+touched data files are rewritten).
+
+Rows are found by the same scan every read uses (scalar indexes narrow it,
+the filter is always evaluated on the rows). An update or upsert reads the
+rows it replaces from the snapshot it commits on; if another writer commits
+in between, the change is run again on the new snapshot (up to
+``_ATTEMPTS`` times), then :class:`~hyperstreamdb.CommitConflictError`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _core
+from ._core import InvalidArgumentError, SchemaError
+from ._filters import filter_arg
+
+__all__ = ["ChangeMethods", "MergeBuilder", "MergeResult", "UpsertResult"]
+
+_ATTEMPTS = 5
+#: Keys per generated ``IN`` filter (a change takes several filters).
+_KEYS_PER_FILTER = 4096
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """What :meth:`Table.upsert` did (pyiceberg's names)."""
+    rows_updated: int
+    rows_inserted: int
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What :meth:`MergeBuilder.execute` did (LanceDB's names)."""
+    num_updated_rows: int
+    num_inserted_rows: int
+    num_deleted_rows: int
+
+
+# ------------------------------------------------------------ key filters
+
+
+def _quote_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(v: Any, t: pa.DataType) -> str:
+    """One key value as a filter literal of column type `t`."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise InvalidArgumentError(f"a key value {v!r} (NaN or infinite) cannot be matched; "
+                                       "use finite key values")
+        return repr(v)
+    if isinstance(v, _decimal.Decimal):
+        return str(v)
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, _dt.datetime):
+        return "TIMESTAMP '" + v.strftime("%Y-%m-%d %H:%M:%S.%f") + "'"
+    if isinstance(v, _dt.date):
+        return "DATE '" + v.isoformat() + "'"
+    raise InvalidArgumentError(f"key values of type {t} cannot be matched yet (use integer, "
+                               "string, boolean, decimal, date or timestamp keys)")
+
+
+def _key_filters(keys: pa.Table, on: Sequence[str]) -> List[str]:
+    """Filters matching the rows whose `on` columns equal a row of `keys`
+    (rows with a NULL key match nothing, as in SQL)."""
+    cols = [keys.column(c) for c in on]
+    valid = None
+    for c in cols:
+        nn = pc.is_valid(c)
+        valid = nn if valid is None else pc.and_(valid, nn)
+    if valid is not None and keys.num_rows:
+        keys = keys.filter(valid)
+    out: List[str] = []
+    n = keys.num_rows
+    if len(on) == 1:
+        name, t = _quote_name(on[0]), keys.schema.field(on[0]).type
+        vals = keys.column(on[0]).to_pylist()
+        for i in range(0, n, _KEYS_PER_FILTER):
+            out.append(f"{name} IN (" + ", ".join(_literal(v, t) for v in vals[i:i + _KEYS_PER_FILTER])
+                       + ")")
+        return out
+    names = [_quote_name(c) for c in on]
+    types = [keys.schema.field(c).type for c in on]
+    rows = list(zip(*(keys.column(c).to_pylist() for c in on)))
+    for i in range(0, n, _KEYS_PER_FILTER):
+        out.append(" OR ".join(
+            "(" + " AND ".join(f"{nm} = {_literal(v, t)}" for nm, v, t in zip(names, r, types)) + ")"
+            for r in rows[i:i + _KEYS_PER_FILTER]))
+    return out
+
+
+def _key_column(t: pa.Table, on: Sequence[str]) -> pa.Array:
+    """One comparable value per row for the `on` columns."""
+    if len(on) == 1:
+        return t.column(on[0]).combine_chunks()
+    return pa.array([repr(r) for r in zip(*(t.column(c).to_pylist() for c in on))],
+                    type=pa.string())
+
+
+def _check_on(table_schema: pa.Schema, source: pa.Table, on: Any) -> List[str]:
+    cols = [on] if isinstance(on, str) else list(on or [])
+    if not cols:
+        raise InvalidArgumentError("on: name at least one key column")
+    for c in cols:
+        if c not in table_schema.names:
+            raise SchemaError(f"on: the table has no column {c!r} (columns: "
+                              f"{', '.join(table_schema.names)})")
+        if c not in source.schema.names:
+            raise SchemaError(f"on: the source data has no column {c!r} (columns: "
+                              f"{', '.join(source.schema.names)})")
+    return cols
+
+
+def _check_unique(source: pa.Table, on: Sequence[str]) -> None:
+    if source.num_rows == 0:
+        return
+    counts = source.group_by(list(on)).aggregate([([], "count_all")])
+    dup = counts.filter(pc.greater(counts.column("count_all"), 1))
+    if dup.num_rows:
+        first = {c: dup.column(c)[0].as_py() for c in on}
+        raise InvalidArgumentError(
+            f"the source has {dup.num_rows} key(s) on {list(on)} that occur more than once "
+            f"(first: {first}, {dup.column('count_all')[0].as_py()} times); a key may match "
+            "one source row only: deduplicate the source first")
+
+
+# ------------------------------------------------------------ the methods
+
+
+class ChangeMethods:
+    """Mixed into :class:`hyperstreamdb.Table`."""
+
+    def _change(self, what: str, mode: str, make: Callable[[Optional[int]], Dict[str, Any]]
+                ) -> Dict[str, Any]:
+        """Run ``make(snapshot_id) -> change_rows kwargs`` and commit it,
+        again on a newer snapshot when another writer got in between."""
+        last: Optional[Exception] = None
+        conflict = _core.CommitConflictError
+        for _ in range(_ATTEMPTS):
+            handle = self._require()  # type: ignore[attr-defined]
+            handle.refresh()
+            sid = handle.current_snapshot_id
+            kw = make(sid)
+            try:
+                r = handle.change_rows(snapshot_id=sid, mode_property=mode, what=what, **kw)
+            except conflict as e:
+                last = e
+                continue
+            self._vs_cache = None  # type: ignore[attr-defined]
+            return r
+        assert last is not None
+        raise last
+
+    def delete(self, filter: Optional[str] = None) -> int:
+        """Delete the rows matching ``filter`` (a SQL boolean expression;
+        ``None``: every row) in one commit; return how many were deleted.
+
+        Scalar indexes find the rows, the filter is re-checked on each.
+        Written as the table's ``write.delete.mode`` says (merge-on-read by
+        default: position deletes in v2, deletion vectors in v3). Deleted
+        rows disappear from every read path (scans, filters, vector search,
+        ``len``); the snapshot before the delete still reads them.
+        """
+        filt = filter_arg(filter)
+        if not self._load():  # type: ignore[attr-defined]
+            return 0
+        r = self._change("delete", "write.delete.mode", lambda sid: {"deletes": [filt]})
+        return int(r["rows_deleted"])
+
+    def update(self, values: Mapping[str, Any], filter: Optional[str] = None) -> int:
+        """Set columns of the rows matching ``filter`` (``None``: every row)
+        in one commit; return how many rows were updated.
+
+        ``values`` maps a column name to its new value: a Python value of
+        the column's type (``None`` for NULL), or a callable given the
+        matching rows as a :class:`pyarrow.Table` and returning the new
+        column (an array of the same length), e.g.
+        ``{"price": lambda rows: pc.multiply(rows["price"], 2)}``.
+        Written as ``write.update.mode`` says (merge-on-read by default:
+        the old rows deleted, the new ones appended).
+        """
+        filt = filter_arg(filter)
+        if not isinstance(values, Mapping) or not values:
+            raise InvalidArgumentError("update: values must be a non-empty dict of column -> value")
+        schema = self.schema  # type: ignore[attr-defined]
+        for c in values:
+            if c not in schema.names:
+                raise SchemaError(f"update: the table has no column {c!r} (columns: "
+                                  f"{', '.join(schema.names)})")
+
+        def make(sid: Optional[int]) -> Dict[str, Any]:
+            if sid is None:
+                return {"deletes": [], "appends": []}
+            rows = self.to_arrow(filter=filt, snapshot_id=sid)  # type: ignore[attr-defined]
+            if rows.num_rows == 0:
+                return {"deletes": [], "appends": []}
+            for c, v in values.items():
+                i = rows.schema.get_field_index(c)
+                t = rows.schema.field(c).type
+                if callable(v):
+                    arr = v(rows)
+                    if isinstance(arr, pa.ChunkedArray):
+                        arr = arr.combine_chunks()
+                    if not isinstance(arr, pa.Array):
+                        arr = pa.array(arr)
+                    if len(arr) != rows.num_rows:
+                        raise InvalidArgumentError(
+                            f"update: the callable for {c!r} returned {len(arr)} values for "
+                            f"{rows.num_rows} rows")
+                    arr = arr.cast(t)
+                else:
+                    try:
+                        arr = pa.array([v] * rows.num_rows, type=t)
+                    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
+                        raise SchemaError(f"update: {v!r} is not a value of column {c!r} "
+                                          f"({t}): {e}") from None
+                rows = rows.set_column(i, rows.schema.field(c), arr)
+            return {"deletes": [filt], "appends": [rows]}
+
+        r = self._change("update", "write.update.mode", make)
+        return int(r["rows_deleted"])
+
+    def upsert(self, data: Any, on: Any) -> UpsertResult:
+        """Insert ``data``'s rows, replacing the table's rows whose ``on``
+        columns (one name or a list) equal theirs, in one commit.
+
+        Source keys must be unique (else :class:`InvalidArgumentError`,
+        nothing written); source rows with a NULL key are inserted. Returns
+        how many rows replaced existing ones and how many were new.
+        """
+        return self.merge(data, on).when_matched_update_all().when_not_matched_insert_all() \
+            ._upsert()
+
+    def merge(self, source: Any, on: Any) -> "MergeBuilder":
+        """A merge of ``source`` into the table on key columns ``on``, in
+        LanceDB's shape::
+
+            t.merge(new, on=["id"]).when_matched_update_all() \\
+                .when_not_matched_insert_all() \\
+                .when_not_matched_by_source_delete("day < '2024-01-01'").execute()
+        """
+        return MergeBuilder(self, source, on)
+
+
+class MergeBuilder:
+    """Built by :meth:`Table.merge`; nothing happens until :meth:`execute`."""
+
+    def __init__(self, table: Any, source: Any, on: Any) -> None:
+        from .table import _inferred, _as_reader  # the write path's conversions
+        exists = table._load()
+        target = table.schema if exists else None
+        src = _inferred(source, target)
+        if src is None:
+            src = _as_reader(source).read_all()
+        self._table = table
+        self._source = src
+        self._on = _check_on(table.schema if exists else src.schema, src, on)
+        self._update = False
+        self._update_where: Optional[str] = None
+        self._insert = False
+        self._delete = False
+        self._delete_filter: Optional[str] = None
+
+    def __repr__(self) -> str:
+        parts = [f"on={self._on}", f"source_rows={self._source.num_rows}"]
+        if self._update:
+            parts.append("when_matched_update_all" +
+                         (f"({self._update_where!r})" if self._update_where else ""))
+        if self._insert:
+            parts.append("when_not_matched_insert_all")
+        if self._delete:
+            parts.append("when_not_matched_by_source_delete" +
+                         (f"({self._delete_filter!r})" if self._delete_filter else ""))
+        return "<MergeBuilder " + " ".join(parts) + ">"
+
+    def when_matched_update_all(self, where: Optional[str] = None) -> "MergeBuilder":
+        """Replace each matched table row by its source row (only where the
+        table row satisfies ``where``, when given)."""
+        self._update, self._update_where = True, filter_arg(where, "where")
+        return self
+
+    def when_not_matched_insert_all(self) -> "MergeBuilder":
+        """Insert the source rows whose key matches no table row."""
+        self._insert = True
+        return self
+
+    def when_not_matched_by_source_delete(self, filter: Optional[str] = None) -> "MergeBuilder":
+        """Delete the table rows whose key matches no source row (only those
+        satisfying ``filter``, when given)."""
+        self._delete, self._delete_filter = True, filter_arg(filter)
+        return self
+
+    def _plan(self, sid: Optional[int]) -> Dict[str, Any]:
+        t, src, on = self._table, self._source, self._on
+        if self._update:
+            _check_unique(src, on)
+        keyf = _key_filters(src, on)
+        deletes: List[Optional[str]] = []
+        appends: List[pa.Table] = []
+        src_keys = _key_column(src, on)
+        matched = pa.array([False] * src.num_rows)
+        counts = {"updated": 0, "inserted": 0, "replaced": 0}
+        if sid is not None and keyf:
+            conds = keyf if not (self._update and self._update_where) else \
+                [f"({k}) AND ({self._update_where})" for k in keyf]
+            hit = pa.concat_tables([t.to_arrow(filter=f, columns=on, snapshot_id=sid)
+                                    for f in keyf])
+            matched = pc.is_in(src_keys, value_set=_key_column(hit, on)) if hit.num_rows else \
+                matched
+            if self._update:
+                if self._update_where:
+                    hit_w = pa.concat_tables([t.to_arrow(filter=f, columns=on, snapshot_id=sid)
+                                              for f in conds])
+                    upd = pc.is_in(src_keys, value_set=_key_column(hit_w, on)) \
+                        if hit_w.num_rows else pa.array([False] * src.num_rows)
+                    counts["replaced"] = hit_w.num_rows
+                else:
+                    upd = matched
+                    counts["replaced"] = hit.num_rows
+                deletes.extend(conds)
+                rows = src.filter(upd)
+                counts["updated"] = rows.num_rows
+                if rows.num_rows:
+                    appends.append(rows)
+        if self._insert:
+            rows = src.filter(pc.invert(matched))
+            counts["inserted"] = rows.num_rows
+            if rows.num_rows:
+                appends.append(rows)
+        if self._delete and sid is not None:
+            null_key = " OR ".join(f"{_quote_name(c)} IS NULL" for c in on)
+            if keyf:
+                nm = "NOT (" + " OR ".join(f"({k})" for k in keyf) + f") OR {null_key}"
+            else:
+                nm = "TRUE"
+            deletes.append(f"({nm}) AND ({self._delete_filter})" if self._delete_filter else nm)
+        self._counts = counts
+        return {"deletes": deletes, "appends": appends}
+
+    def execute(self) -> MergeResult:
+        """Run the merge as one commit."""
+        t = self._table
+        if not t._load():
+            if self._insert and self._source.num_rows:
+                t.write(self._source)
+                return MergeResult(0, self._source.num_rows, 0)
+            return MergeResult(0, 0, 0)
+        r = t._change("merge", "write.merge.mode", self._plan)
+        c = self._counts
+        return MergeResult(c["updated"], c["inserted"], int(r["rows_deleted"]) - c["replaced"])
+
+    def _upsert(self) -> UpsertResult:
+        m = self.execute()
+        return UpsertResult(m.num_updated_rows, m.num_inserted_rows)

@@ -1,0 +1,456 @@
+/*
+ * rowdelta.c — row-level changes in one commit (hs_table_change_rows):
+ * delete the rows matching filters and append new rows, as one snapshot.
+ * Deletes, updates, upserts and merges of the Python API are this one
+ * operation with different inputs (python/hyperstreamdb/_changes.py).
+ *
+ *  1. Begin a transaction (src/table/txn.h) and plan the snapshot the
+ *     change was decided on (the read plan every reader uses: its live-row
+ *     sets say which rows are already deleted).
+ *  2. Mark: each delete filter runs as a filtered scan of that plan whose
+ *     matching rows (live rows only; scalar indexes narrow, the filter is
+ *     always evaluated on the rows) are collected per data file as a
+ *     bitmap instead of being read.
+ *  3. Write, by the table's mode property (Iceberg's write.delete.mode,
+ *     write.update.mode, write.merge.mode; merge-on-read by default):
+ *       - merge-on-read, format v2: one position-delete file per partition
+ *         of the touched data files (the new positions only);
+ *       - merge-on-read, format v3: one deletion vector per touched data
+ *         file, holding its old deletes and the new ones (at most one
+ *         vector per data file: the old vector's Puffin file is removed,
+ *         and the vectors of other data files in that Puffin file are
+ *         written again unchanged, so none is lost);
+ *       - copy-on-write: each touched data file is rewritten without its
+ *         deleted rows (a scan of the plan with the marks as deletes) and
+ *         removed.
+ *     Appended rows go through the append's schema check and clustered
+ *     writer (partition spec and sort order of the table).
+ *  4. Commit once; the transaction validates against commits made since
+ *     the planned snapshot (a data file the change deletes from, or
+ *     rewrites, removed meanwhile is HS_ERR_CONFLICT) and retries lost
+ *     races. Nothing written is left behind on failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../table/deletes.h"
+#include "../table/schema_map.h"
+#include "../table/timetravel.h"
+#include "../table/txn.h"
+#include "scan.h"
+
+typedef struct delta {
+  hs_table *t;
+  hs_txn *txn;
+  hs_table_plan plan;
+  bool planned;
+  roaring_bitmap_t **marked; /* per plan file: rows this change deletes (NULL: none) */
+  hs_arena arena;
+  char **written; /* files this change wrote (removed unless committed) */
+  size_t n_written;
+  int32_t schema_id;
+  hs_row_change_result res;
+} delta;
+
+static hs_status remember(delta *d, const char *path, hs_error *err) {
+  char **nv = hs_realloc(d->written, (d->n_written + 1) * sizeof *nv);
+  if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  d->written = nv;
+  if ((nv[d->n_written] = hs_strdup(path)) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  d->n_written++;
+  return HS_OK;
+}
+
+/* ---------------------------------------------------------------- marks */
+
+static hs_status mark_rows(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
+                           size_t n, hs_error *err) {
+  delta *d = ctx;
+  if (plan_index >= d->plan.n_files)
+    return hs_error_set(err, HS_ERR_INTERNAL, "row change: rows of an unplanned file %s", path);
+  roaring_bitmap_t **bm = &d->marked[plan_index];
+  if (*bm == NULL && (*bm = roaring_bitmap_create()) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i] < 0 || rows[i] > (int64_t)UINT32_MAX)
+      return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: row %lld beyond 2^32", path,
+                          (long long)rows[i]);
+    if (roaring_bitmap_add_checked(*bm, (uint32_t)rows[i])) d->res.rows_deleted++;
+  }
+  return HS_OK;
+}
+
+/* Every live row of every file (a delete without a filter). */
+static hs_status mark_all(delta *d, hs_error *err) {
+  for (size_t i = 0; i < d->plan.n_files; i++) {
+    const hs_table_plan_file *f = &d->plan.files[i];
+    int64_t rows = f->data_file->record_count;
+    if (rows <= 0) continue;
+    roaring_bitmap_t *all = roaring_bitmap_create();
+    if (all == NULL) return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+    roaring_bitmap_add_range(all, 0, (uint64_t)rows);
+    if (f->deleted != NULL) roaring_bitmap_andnot_inplace(all, f->deleted);
+    if (d->marked[i] != NULL) {
+      d->res.rows_deleted += (int64_t)roaring_bitmap_andnot_cardinality(all, d->marked[i]);
+      roaring_bitmap_or_inplace(d->marked[i], all);
+      roaring_bitmap_free(all);
+    } else {
+      d->res.rows_deleted += (int64_t)roaring_bitmap_get_cardinality(all);
+      d->marked[i] = all;
+    }
+  }
+  return HS_OK;
+}
+
+static hs_status mark_where(delta *d, const char *filter, hs_error *err) {
+  if (filter == NULL || filter[strspn(filter, " \t\r\n")] == '\0') return mark_all(d, err);
+  struct ArrowSchema rs;
+  hs_status st = hs_table_read_schema_arrow(d->t, d->plan.snapshot_id, &rs, err);
+  if (st != HS_OK) return st;
+  const char *col = rs.n_children > 0 ? rs.children[0]->name : NULL;
+  hs_scan_options so;
+  hs_scan_options_init(&so);
+  so.snapshot_id = d->plan.snapshot_id;
+  so.columns = &col; /* never read: on_rows replaces the output */
+  so.n_columns = 1;
+  so.filter = filter;
+  /* rows_from_index false: the filter is evaluated on every candidate. */
+  hs_scan_hooks hooks = {NULL, mark_rows, d, &d->plan, NULL, false};
+  struct ArrowArrayStream s;
+  st = col == NULL
+           ? hs_error_set(err, HS_ERR_SCHEMA, "%s: the table has no columns", d->t->metadata_path)
+           : hs_table_scan_query_hooked(d->t, &so, &hooks, &s, err);
+  rs.release(&rs);
+  if (st != HS_OK) return st;
+  struct ArrowArray b;
+  int rc = s.get_next(&s, &b);
+  if (rc != 0) {
+    const char *m = s.get_last_error(&s);
+    st = hs_error_set(err, hs_status_of_errno(rc), "%s", m ? m : "row change: scan failed");
+  } else if (b.release != NULL) {
+    b.release(&b);
+    st = hs_error_set(err, HS_ERR_INTERNAL, "row change: the marking scan emitted rows");
+  }
+  s.release(&s);
+  return st;
+}
+
+/* --------------------------------------------------------------- appends */
+
+static hs_status schema_recheck(const hs_table *t, void *ctx, hs_error *err) {
+  const delta *d = ctx;
+  if (t->meta.current_schema_id != d->schema_id)
+    return hs_error_set(err, HS_ERR_SCHEMA,
+                        "%s: the table schema changed during the change (schema id %d -> %d)",
+                        t->metadata_path, (int)d->schema_id, (int)t->meta.current_schema_id);
+  return HS_OK;
+}
+
+/* Write `stream` (consumed) as data files of the change. */
+static hs_status append_stream(delta *d, struct ArrowArrayStream *stream, int64_t *rows,
+                               hs_error *err) {
+  hs_table *t = d->t;
+  const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&t->meta, d->schema_id);
+  const hs_iceberg_partition_spec *spec = NULL;
+  const hs_iceberg_sort_order *order = NULL;
+  for (size_t i = 0; i < t->meta.n_specs; i++)
+    if (t->meta.specs[i].spec_id == t->meta.default_spec_id) spec = &t->meta.specs[i];
+  for (size_t i = 0; t->meta.has_default_sort_order_id && i < t->meta.n_sort_orders; i++)
+    if (t->meta.sort_orders[i].order_id == t->meta.default_sort_order_id)
+      order = &t->meta.sort_orders[i];
+  struct ArrowSchema in, stamped;
+  memset(&in, 0, sizeof in);
+  memset(&stamped, 0, sizeof stamped);
+  hs_status st = HS_OK;
+  if (schema == NULL || spec == NULL)
+    st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema or default partition spec",
+                      t->metadata_path);
+  if (st == HS_OK && stream->get_schema(stream, &in) != 0) {
+    const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "row change: input stream has no schema: %s",
+                      m ? m : "no message");
+  }
+  if (st == HS_OK) st = hs_table_append_schema(t, schema, &in, &stamped, err);
+  hs_iceberg_data_file *files = NULL;
+  size_t n = 0;
+  if (st == HS_OK)
+    st = hs_table_write_clustered(t, schema, spec, order, &stamped, stream, &d->arena, &files, &n,
+                                  err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    st = remember(d, files[i].file_path, err);
+    *rows += files[i].record_count;
+  }
+  if (st == HS_OK && n > 0) st = hs_txn_add_files(d->txn, files, n, spec->spec_id, err);
+  if (st == HS_OK) d->res.files_added += (int64_t)n;
+  hs_arrow_schema_release(&stamped);
+  hs_arrow_schema_release(&in);
+  if (stream->release != NULL) stream->release(stream);
+  return st;
+}
+
+/* ----------------------------------------------------------- the writers */
+
+static hs_status new_path(const hs_table *t, const char *suffix, char *out, size_t cap,
+                          hs_error *err) {
+  char uuid[37];
+  hs_status st = hs_fs_uuid4(uuid, err);
+  if (st == HS_OK) snprintf(out, cap, "%s/data/00000-0-%s-%s", t->root, uuid, suffix);
+  return st;
+}
+
+/* Merge-on-read, v2: a position-delete file per (spec, partition). */
+static hs_status write_position_deletes(delta *d, hs_error *err) {
+  size_t n = d->plan.n_files;
+  bool *done = hs_calloc(n ? n : 1, 1);
+  hs_table_delete_group *g = hs_malloc((n ? n : 1) * sizeof *g);
+  hs_status st = done == NULL || g == NULL
+                     ? hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory")
+                     : HS_OK;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    if (done[i] || d->marked[i] == NULL || roaring_bitmap_is_empty(d->marked[i])) continue;
+    const hs_table_plan_file *fi = &d->plan.files[i];
+    size_t ng = 0;
+    for (size_t j = i; j < n; j++) {
+      if (done[j] || d->marked[j] == NULL || roaring_bitmap_is_empty(d->marked[j])) continue;
+      if (j != i && !hs_table_plan_same_partition(fi, &d->plan.files[j])) continue;
+      done[j] = true;
+      g[ng++] = (hs_table_delete_group){d->plan.files[j].data_file->file_path, d->marked[j]};
+      st = hs_txn_require_data_file(d->txn, d->plan.files[j].data_file->file_path, err);
+      if (st != HS_OK) break;
+    }
+    char path[4200];
+    if (st == HS_OK) st = new_path(d->t, "deletes.parquet", path, sizeof path, err);
+    hs_iceberg_data_file df;
+    memset(&df, 0, sizeof df);
+    if (st == HS_OK) st = hs_table_posdel_write(path, path, g, ng, &d->arena, &df, err);
+    if (st == HS_OK) st = remember(d, path, err);
+    if (st != HS_OK) break;
+    df.partition = fi->data_file->partition;
+    df.n_partition = fi->data_file->n_partition;
+    st = hs_txn_add_files(d->txn, &df, 1, fi->spec_id, err);
+    if (st == HS_OK) st = hs_txn_add_written_path(d->txn, path, err);
+    d->res.delete_files_added++;
+  }
+  hs_free(done);
+  hs_free(g);
+  return st;
+}
+
+/* Merge-on-read, v3: one deletion vector per touched data file, and again
+ * for every other vector of a Puffin file that is removed. */
+static hs_status write_deletion_vectors(delta *d, hs_error *err) {
+  size_t n = d->plan.n_files;
+  const char **gone = hs_calloc(n ? n : 1, sizeof *gone); /* old Puffin files removed */
+  size_t n_gone = 0;
+  bool *in = hs_calloc(n ? n : 1, 1);
+  roaring_bitmap_t **merged = hs_calloc(n ? n : 1, sizeof *merged);
+  hs_table_delete_group *g = hs_malloc((n ? n : 1) * sizeof *g);
+  size_t *gi = hs_malloc((n ? n : 1) * sizeof *gi);
+  hs_status st = gone == NULL || in == NULL || merged == NULL || g == NULL || gi == NULL
+                     ? hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory")
+                     : HS_OK;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    if (d->marked[i] == NULL || roaring_bitmap_is_empty(d->marked[i])) continue;
+    in[i] = true;
+    const char *dv = d->plan.files[i].dv_file;
+    bool seen = dv == NULL;
+    for (size_t k = 0; !seen && k < n_gone; k++) seen = strcmp(gone[k], dv) == 0;
+    if (!seen) gone[n_gone++] = dv;
+  }
+  /* Other data files whose vector lives in a removed Puffin file. */
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    const char *dv = d->plan.files[i].dv_file;
+    for (size_t k = 0; !in[i] && dv != NULL && k < n_gone; k++)
+      if (strcmp(gone[k], dv) == 0) in[i] = true;
+  }
+  size_t ng = 0;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    if (!in[i]) continue;
+    const hs_table_plan_file *f = &d->plan.files[i];
+    /* The vector holds every delete of the file: its old vector, its
+     * position deletes and (harmlessly) rows equality deletes remove. */
+    merged[i] = f->deleted != NULL ? roaring_bitmap_copy(f->deleted) : roaring_bitmap_create();
+    if (merged[i] == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+      break;
+    }
+    if (d->marked[i] != NULL) roaring_bitmap_or_inplace(merged[i], d->marked[i]);
+    gi[ng] = i;
+    g[ng++] = (hs_table_delete_group){f->data_file->file_path, merged[i]};
+    st = hs_txn_require_data_file(d->txn, f->data_file->file_path, err);
+  }
+  char path[4200];
+  hs_iceberg_data_file *dfs = NULL;
+  if (st == HS_OK && ng > 0) {
+    dfs = hs_arena_alloc(&d->arena, ng * sizeof *dfs);
+    if (dfs == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  }
+  if (st == HS_OK && ng > 0) st = new_path(d->t, "dv.puffin", path, sizeof path, err);
+  if (st == HS_OK && ng > 0) st = hs_table_dv_write(path, path, g, ng, &d->arena, dfs, err);
+  if (st == HS_OK && ng > 0) st = remember(d, path, err);
+  for (size_t k = 0; st == HS_OK && k < ng; k++) {
+    const hs_table_plan_file *f = &d->plan.files[gi[k]];
+    dfs[k].partition = f->data_file->partition;
+    dfs[k].n_partition = f->data_file->n_partition;
+    st = hs_txn_add_files(d->txn, &dfs[k], 1, f->spec_id, err);
+  }
+  if (st == HS_OK && ng > 0) st = hs_txn_add_written_path(d->txn, path, err);
+  for (size_t k = 0; st == HS_OK && k < n_gone; k++) st = hs_txn_remove_file(d->txn, gone[k], err);
+  if (st == HS_OK) {
+    d->res.delete_files_added += (int64_t)ng;
+    d->res.delete_files_removed += (int64_t)n_gone;
+  }
+  for (size_t i = 0; merged != NULL && i < n; i++)
+    if (merged[i] != NULL) roaring_bitmap_free(merged[i]);
+  hs_free(merged);
+  hs_free(gone);
+  hs_free(in);
+  hs_free(g);
+  hs_free(gi);
+  return st;
+}
+
+static bool cow_keep(void *ctx, size_t plan_index, const char *path, int64_t size) {
+  (void)path;
+  (void)size;
+  const delta *d = ctx;
+  return plan_index < d->plan.n_files && d->marked[plan_index] != NULL &&
+         !roaring_bitmap_is_empty(d->marked[plan_index]);
+}
+
+/* Copy-on-write: the touched files' surviving rows written again (a scan
+ * of the plan whose deletes include the marks), the files removed. */
+static hs_status rewrite_files(delta *d, hs_error *err) {
+  size_t n = d->plan.n_files;
+  hs_table_plan view = d->plan; /* borrowed: never freed as a plan */
+  view.shared = NULL;
+  view.bitmaps = NULL;
+  view.n_bitmaps = 0;
+  view.files = hs_malloc((n ? n : 1) * sizeof *view.files);
+  roaring_bitmap_t **own = hs_calloc(n ? n : 1, sizeof *own);
+  hs_status st = view.files == NULL || own == NULL
+                     ? hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory")
+                     : HS_OK;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    view.files[i] = d->plan.files[i];
+    if (!cow_keep(d, i, NULL, 0)) continue;
+    own[i] = d->plan.files[i].deleted != NULL ? roaring_bitmap_copy(d->plan.files[i].deleted)
+                                              : roaring_bitmap_create();
+    if (own[i] == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+      break;
+    }
+    roaring_bitmap_or_inplace(own[i], d->marked[i]);
+    view.files[i].deleted = own[i];
+    view.files[i].n_deleted = (int64_t)roaring_bitmap_get_cardinality(own[i]);
+    st = hs_txn_remove_file(d->txn, d->plan.files[i].data_file->file_path, err);
+    d->res.files_removed++;
+  }
+  if (st == HS_OK) {
+    hs_scan_options so;
+    hs_scan_options_init(&so);
+    so.snapshot_id = d->plan.snapshot_id;
+    hs_scan_hooks hooks = {cow_keep, NULL, d, &view, NULL, false};
+    struct ArrowArrayStream s;
+    st = hs_table_scan_query_hooked(d->t, &so, &hooks, &s, err);
+    int64_t kept = 0;
+    if (st == HS_OK) st = append_stream(d, &s, &kept, err); /* consumes s */
+  }
+  for (size_t i = 0; own != NULL && i < n; i++)
+    if (own[i] != NULL) roaring_bitmap_free(own[i]);
+  hs_free(own);
+  hs_free(view.files);
+  return st;
+}
+
+/* ---------------------------------------------------------------- commit */
+
+static hs_status mode_of(const hs_table *t, const char *property, bool *cow, hs_error *err) {
+  *cow = false;
+  const char *v = property != NULL ? hs_iceberg_metadata_property(&t->meta, property) : NULL;
+  if (v == NULL || strcasecmp(v, "merge-on-read") == 0) return HS_OK;
+  if (strcasecmp(v, "copy-on-write") == 0) {
+    *cow = true;
+    return HS_OK;
+  }
+  return hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "%s: table property %s = '%s': not 'merge-on-read' or 'copy-on-write'",
+                      t->metadata_path, property, v);
+}
+
+static void delta_free(delta *d, bool committed) {
+  for (size_t i = 0; d->marked != NULL && i < d->plan.n_files; i++)
+    if (d->marked[i] != NULL) roaring_bitmap_free(d->marked[i]);
+  hs_free(d->marked);
+  if (d->planned) hs_table_plan_free(&d->plan);
+  for (size_t i = 0; i < d->n_written; i++) {
+    if (!committed) (void)hs_fs_remove(d->written[i], NULL);
+    hs_free(d->written[i]);
+  }
+  hs_free(d->written);
+  hs_txn_free(d->txn);
+  hs_arena_reset(&d->arena);
+}
+
+hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_change_result *out,
+                               hs_error *err) {
+  memset(out, 0, sizeof *out);
+  out->snapshot_id = -1;
+  delta d;
+  memset(&d, 0, sizeof d);
+  d.t = t;
+  hs_arena_init(&d.arena);
+  bool committed = false;
+  hs_status st = hs_table_check_writable(t, c->what != NULL ? c->what : "change", err);
+  if (st == HS_OK) st = hs_txn_begin(t, c->what != NULL ? c->what : "change", &d.txn, err);
+  int64_t sid = c->snapshot_id;
+  /* A change decided on an older snapshot than the one it commits on is
+   * refused (the caller re-runs it); validating the commits since then
+   * instead would let it through when they do not touch its files. */
+  if (st == HS_OK && sid >= 0 && sid != hs_txn_start_snapshot_id(d.txn))
+    st = hs_error_set(err, HS_ERR_CONFLICT,
+                      "%s: %s: the table changed after snapshot %lld was read (now %lld); run the "
+                      "change again",
+                      t->root, c->what != NULL ? c->what : "change", (long long)sid,
+                      (long long)hs_txn_start_snapshot_id(d.txn));
+  if (st == HS_OK) {
+    d.schema_id = t->meta.current_schema_id;
+    st = hs_table_plan_files(t, sid, &d.plan, err);
+    d.planned = st == HS_OK;
+  }
+  if (st == HS_OK && (d.marked = hs_calloc(d.plan.n_files + 1, sizeof *d.marked)) == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  for (size_t i = 0; st == HS_OK && i < c->n_deletes; i++) st = mark_where(&d, c->deletes[i], err);
+  bool cow = false;
+  if (st == HS_OK) st = mode_of(t, c->mode_property, &cow, err);
+  if (st == HS_OK && d.res.rows_deleted > 0) {
+    if (cow)
+      st = rewrite_files(&d, err);
+    else if (t->meta.format_version >= 3)
+      st = write_deletion_vectors(&d, err);
+    else
+      st = write_position_deletes(&d, err);
+  }
+  for (size_t i = 0; i < c->n_appends; i++) { /* consumed, also after a failure */
+    if (st == HS_OK)
+      st = append_stream(&d, &c->appends[i], &d.res.rows_added, err);
+    else if (c->appends[i].release != NULL)
+      c->appends[i].release(&c->appends[i]);
+  }
+  bool any = d.res.delete_files_added > 0 || d.res.files_added > 0 || d.res.files_removed > 0 ||
+             d.res.delete_files_removed > 0;
+  if (st == HS_OK && any) {
+    hs_txn_set_operation(d.txn, HS_TXN_OP_AUTO);
+    hs_txn_set_schema_id(d.txn, d.schema_id);
+    hs_txn_set_recheck(d.txn, schema_recheck, &d);
+    int64_t snap = -1;
+    st = hs_txn_commit(d.txn, &snap, &committed, err);
+    if (committed) d.res.snapshot_id = snap;
+  }
+  if (st == HS_OK) *out = d.res;
+  delta_free(&d, committed);
+  return st;
+}
