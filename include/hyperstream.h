@@ -598,6 +598,67 @@ hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int3
                                     int dry_run, int64_t **expired, size_t *n_expired,
                                     hs_table_orphan_file **files, size_t *n_files, hs_error *err);
 
+/* ------------------------------------ Tables: row-level commits (txn) */
+/* One commit that adds data files and delete files and removes files, with
+ * Iceberg's validation against concurrent writers (src/table/txn.c): a file
+ * it removes must still be live, a data file its position deletes reference
+ * must not have been removed since `base_snapshot_id`, a replace (and a
+ * copy-on-write overwrite) fails when a delete file that may apply to a
+ * file it removes was committed meanwhile, and a deletion vector fails when
+ * another one was committed for the same data file. Such a conflict is
+ * HS_ERR_CONFLICT and nothing is committed; any other lost race is retried.
+ * The files added must be written (they are synced here) under the table
+ * folder; nothing is removed from disk (expiry does that). */
+typedef enum hs_table_operation {
+  HS_TABLE_OP_AUTO = 0, /* append / delete / overwrite by what changes */
+  HS_TABLE_OP_APPEND = 1,
+  HS_TABLE_OP_OVERWRITE = 2,
+  HS_TABLE_OP_DELETE = 3,
+  HS_TABLE_OP_REPLACE = 4 /* compaction: the same rows in other files */
+} hs_table_operation;
+
+typedef struct hs_table_delete_file {
+  const char *path;        /* absolute, under the table folder; recorded as is */
+  int content;             /* 1: position deletes, 2: equality deletes */
+  const char *file_format; /* NULL: "PARQUET"; "PUFFIN": a deletion vector (v3) */
+  int64_t record_count;    /* positions deleted / equality-delete rows */
+  int64_t file_size_in_bytes;
+  const char *referenced_data_file; /* the one data file its positions name (DVs: required) */
+  int64_t content_offset, content_size_in_bytes; /* a DV's blob in the Puffin file */
+  const int32_t *equality_ids;                   /* equality deletes: the key field ids */
+  size_t n_equality_ids;
+  /* A live data file (as recorded) whose partition spec and tuple the
+   * delete file takes; NULL: referenced_data_file's, and without one the
+   * current spec, which must then be unpartitioned. */
+  const char *partition_of;
+} hs_table_delete_file;
+
+typedef struct hs_table_row_delta {
+  hs_table_operation operation;
+  /* Parquet files written under data/ with the current schema's field ids
+   * (metrics are read from their footers); the current spec must be
+   * unpartitioned. */
+  const char *const *add_data_files;
+  size_t n_add_data_files;
+  const hs_table_delete_file *add_delete_files;
+  size_t n_add_delete_files;
+  const char *const *remove_files; /* data or delete files, as recorded (every entry) */
+  size_t n_remove_files;
+  /* Deletion vectors removed one by one: that of data file remove_dv_of[i]
+   * in Puffin file remove_dvs[i] (the file's other DVs stay). */
+  const char *const *remove_dvs;
+  const char *const *remove_dv_of;
+  size_t n_remove_dvs;
+  int validate_no_new_deletes; /* -1: on for REPLACE and OVERWRITE; 0 off; 1 on */
+  /* The snapshot the change was decided on (the one read): commits since
+   * it are validated. 0: the latest snapshot when the call begins. */
+  int has_base_snapshot_id;
+  int64_t base_snapshot_id; /* -1: the table had none */
+} hs_table_row_delta;
+
+hs_status hs_table_commit_row_delta(hs_table *table, const hs_table_row_delta *delta,
+                                    int64_t *snapshot_id_out, hs_error *err);
+
 /* --------------------------------- Tables: partitioning and sorting */
 /* A table's default partition spec splits later appends: each write
  * becomes one data file per partition (the Iceberg transform of each row's

@@ -47,6 +47,7 @@
  * metadata-only commits validate nothing (they always retry).
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,14 +79,15 @@ typedef struct txn_manifest {
   hs_iceberg_manifest_file mf;
 } txn_manifest;
 
-/* What the rewrite step found of a removed path. */
+/* A removed path (ref: only its entry for that referenced data file, a
+ * deletion vector among others in one Puffin file; NULL: every entry at
+ * the path) and what the rewrite step found of it. */
 typedef struct txn_removed {
   const char *path;
-  bool found;
+  const char *ref;
+  int found; /* entries matched */
   hs_iceberg_content content;
-  bool is_dv;
   int32_t spec_id;
-  int64_t record_count, file_size;
 } txn_removed;
 
 struct hs_txn {
@@ -136,14 +138,29 @@ static int removed_cmp(const void *a, const void *b) {
   return strcmp(((const txn_removed *)a)->path, ((const txn_removed *)b)->path);
 }
 
+static int removed_cmp_ref(const void *a, const void *b) {
+  const txn_removed *x = a, *y = b;
+  int c = strcmp(x->path, y->path);
+  if (c != 0) return c;
+  if (x->ref == NULL || y->ref == NULL) return (x->ref != NULL) - (y->ref != NULL);
+  return strcmp(x->ref, y->ref);
+}
+
 static bool in_sorted(const char *const *v, size_t n, const char *s) {
   return n > 0 && s != NULL && bsearch(&s, v, n, sizeof *v, cstr_cmp) != NULL;
 }
 
-static txn_removed *find_removed(hs_txn *x, const char *path) {
+/* The removal matching the entry at `path` whose referenced data file is
+ * `ref` (may be NULL), or NULL. */
+static txn_removed *find_removed(hs_txn *x, const char *path, const char *ref) {
   if (x->n_removed == 0 || path == NULL) return NULL;
   txn_removed key = {.path = path};
-  return bsearch(&key, x->removed, x->n_removed, sizeof key, removed_cmp);
+  txn_removed *r = bsearch(&key, x->removed, x->n_removed, sizeof key, removed_cmp);
+  if (r == NULL) return NULL;
+  while (r > x->removed && strcmp(r[-1].path, path) == 0) r--;
+  for (; r < x->removed + x->n_removed && strcmp(r->path, path) == 0; r++)
+    if (r->ref == NULL || (ref != NULL && strcmp(r->ref, ref) == 0)) return r;
+  return NULL;
 }
 
 static bool is_dv(const hs_iceberg_data_file *f) {
@@ -212,6 +229,9 @@ int64_t hs_txn_start_sequence_number(const hs_txn *x) {
 void hs_txn_set_operation(hs_txn *x, hs_txn_op op) {
   x->op = op;
 }
+void hs_txn_set_start_snapshot(hs_txn *x, int64_t snapshot_id) {
+  x->start_snapshot_id = snapshot_id;
+}
 void hs_txn_set_schema_id(hs_txn *x, int32_t schema_id) {
   x->schema_id = schema_id;
 }
@@ -268,12 +288,30 @@ hs_status hs_txn_add_written(hs_txn *x, const char *path, int fd, hs_error *err)
   return HS_OK;
 }
 
+hs_status hs_txn_add_written_path(hs_txn *x, const char *path, hs_error *err) {
+  int fd = -1;
+  struct stat sb;
+  hs_status st = hs_fs_open_read(path, &fd, &sb, err);
+  if (st != HS_OK) return st;
+  st = hs_txn_add_written(x, path, fd, err);
+  if (st != HS_OK) close(fd);
+  return st;
+}
+
 hs_status hs_txn_remove_file(hs_txn *x, const char *path, hs_error *err) {
   char *p = txn_str(&x->arena, path);
   if (p == NULL || !grow((void **)&x->removed, &x->cap_removed, x->n_removed, sizeof *x->removed))
     return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", x->what);
   x->removed[x->n_removed++] = (txn_removed){.path = p};
   x->sorted = false;
+  return HS_OK;
+}
+
+hs_status hs_txn_remove_dv(hs_txn *x, const char *path, const char *data_file, hs_error *err) {
+  hs_status st = hs_txn_remove_file(x, path, err);
+  if (st != HS_OK) return st;
+  if ((x->removed[x->n_removed - 1].ref = txn_str(&x->arena, data_file)) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", x->what);
   return HS_OK;
 }
 
@@ -290,9 +328,11 @@ hs_status hs_txn_require_data_file(hs_txn *x, const char *path, hs_error *err) {
 /* Sort the removed/required sets, collect DV targets, refuse duplicates. */
 static hs_status prepare_sets(hs_txn *x, hs_error *err) {
   if (x->sorted) return HS_OK;
-  if (x->n_removed > 1) qsort(x->removed, x->n_removed, sizeof *x->removed, removed_cmp);
+  if (x->n_removed > 1) qsort(x->removed, x->n_removed, sizeof *x->removed, removed_cmp_ref);
   for (size_t i = 1; i < x->n_removed; i++)
-    if (strcmp(x->removed[i - 1].path, x->removed[i].path) == 0)
+    if (strcmp(x->removed[i - 1].path, x->removed[i].path) == 0 &&
+        (x->removed[i - 1].ref == NULL || x->removed[i].ref == NULL ||
+         strcmp(x->removed[i - 1].ref, x->removed[i].ref) == 0))
       return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: file '%s' removed twice", x->what,
                           x->removed[i].path);
   if (x->n_required > 1) qsort(x->required, x->n_required, sizeof *x->required, cstr_cmp);
@@ -560,11 +600,13 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
                                  attempt_stats *stats, hs_error *err) {
   hs_table *t = x->t;
   *n_out = 0;
-  for (size_t i = 0; i < x->n_removed; i++) x->removed[i].found = false;
+  for (size_t i = 0; i < x->n_removed; i++) x->removed[i].found = 0;
   hs_status st = HS_OK;
   for (size_t i = 0; st == HS_OK && i < prev->n_files; i++) {
     const hs_iceberg_manifest_file *mf = &prev->files[i];
-    bool may_hold = x->n_removed > 0 && mf->added_files_count + mf->existing_files_count > 0;
+    bool live = mf->added_files_count + mf->existing_files_count > 0;
+    bool dvs = x->n_dv_targets > 0 && mf->content == HS_ICE_MANIFEST_DELETES;
+    bool may_hold = (x->n_removed > 0 || dvs) && live;
     if (!may_hold) {
       out[(*n_out)++] = *mf;
       continue;
@@ -576,7 +618,20 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
     size_t hits = 0;
     for (size_t e = 0; st == HS_OK && e < man.n_entries; e++) {
       const hs_iceberg_manifest_entry *en = &man.entries[e];
-      if (en->status != HS_ICE_ENTRY_DELETED && find_removed(x, en->data_file.file_path)) hits++;
+      if (en->status == HS_ICE_ENTRY_DELETED) continue;
+      if (find_removed(x, en->data_file.file_path, en->data_file.referenced_data_file)) {
+        hits++;
+      } else if (dvs && is_dv(&en->data_file) &&
+                 in_sorted(x->dv_targets, x->n_dv_targets, en->data_file.referenced_data_file)) {
+        /* At most one DV per data file: the writer merges the live one into
+         * its own and removes it in the same commit. */
+        st =
+            hs_error_set(err, HS_ERR_INVALID_ARG,
+                         "%s: %s: data file '%s' already has deletion vector '%s' (snapshot %lld): "
+                         "merge it into the new one and remove it in the same commit",
+                         t->root, x->what, en->data_file.referenced_data_file,
+                         en->data_file.file_path, (long long)prev->snapshot_id);
+      }
     }
     if (st != HS_OK || hits == 0) {
       if (st == HS_OK) out[(*n_out)++] = *mf;
@@ -589,20 +644,29 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
     for (size_t e = 0; st == HS_OK && e < man.n_entries; e++) {
       hs_iceberg_manifest_entry en = man.entries[e];
       if (en.status == HS_ICE_ENTRY_DELETED) continue; /* an older snapshot's deletion */
-      txn_removed *r = find_removed(x, en.data_file.file_path);
+      txn_removed *r = find_removed(x, en.data_file.file_path, en.data_file.referenced_data_file);
       if (r != NULL) {
-        if (r->found) {
-          st = hs_error_set(err, HS_ERR_CORRUPT, "%s: file '%s' is live twice in snapshot %lld",
-                            t->metadata_path, r->path, (long long)prev->snapshot_id);
-          break;
-        }
         const hs_iceberg_data_file *f = &en.data_file;
-        r->found = true;
+        r->found++;
         r->content = f->content;
-        r->is_dv = is_dv(f);
         r->spec_id = mf->partition_spec_id;
-        r->record_count = f->record_count;
-        r->file_size = f->file_size_in_bytes;
+        if (f->content == HS_ICE_CONTENT_DATA) {
+          stats->removed_data_files++;
+          stats->removed_records += f->record_count;
+        } else {
+          stats->removed_delete_files++;
+          if (f->content == HS_ICE_CONTENT_EQUALITY_DELETES) {
+            stats->removed_eq_files++;
+            stats->removed_eq_deletes += f->record_count;
+          } else {
+            if (is_dv(f))
+              stats->removed_dvs++;
+            else
+              stats->removed_pos_files++;
+            stats->removed_pos_deletes += f->record_count;
+          }
+        }
+        stats->removed_bytes += f->file_size_in_bytes;
         en.status = HS_ICE_ENTRY_DELETED;
         en.has_snapshot_id = true;
         en.snapshot_id = x->snapshot_id;
@@ -643,30 +707,15 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
   }
   for (size_t i = 0; st == HS_OK && i < x->n_removed; i++) {
     const txn_removed *r = &x->removed[i];
-    if (!r->found) {
+    if (r->found == 0) {
       st = hs_error_set(err, HS_ERR_CONFLICT,
-                        "%s: %s: file '%s' is not live in the current snapshot %lld (removed "
-                        "by a concurrent commit, or never in the table); nothing was committed",
-                        t->root, x->what, r->path, (long long)prev->snapshot_id);
+                        "%s: %s: file '%s'%s%s%s is not live in the current snapshot %lld "
+                        "(removed by a concurrent commit, or never in the table); nothing was "
+                        "committed",
+                        t->root, x->what, r->path, r->ref ? " (its deletion vector of '" : "",
+                        r->ref ? r->ref : "", r->ref ? "')" : "", (long long)prev->snapshot_id);
       break;
     }
-    if (r->content == HS_ICE_CONTENT_DATA) {
-      stats->removed_data_files++;
-      stats->removed_records += r->record_count;
-    } else {
-      stats->removed_delete_files++;
-      if (r->content == HS_ICE_CONTENT_EQUALITY_DELETES) {
-        stats->removed_eq_files++;
-        stats->removed_eq_deletes += r->record_count;
-      } else {
-        if (r->is_dv)
-          stats->removed_dvs++;
-        else
-          stats->removed_pos_files++;
-        stats->removed_pos_deletes += r->record_count;
-      }
-    }
-    stats->removed_bytes += r->file_size;
   }
   return st;
 }
@@ -689,7 +738,7 @@ static bool validate_deletes(const hs_txn *x) {
 static const txn_removed *delete_hits_removed(hs_txn *x, const hs_iceberg_data_file *f,
                                               int32_t spec_id, bool unpartitioned) {
   if (f->referenced_data_file != NULL) {
-    txn_removed *r = find_removed(x, f->referenced_data_file);
+    txn_removed *r = find_removed(x, f->referenced_data_file, NULL);
     return r && r->content == HS_ICE_CONTENT_DATA ? r : NULL;
   }
   for (size_t i = 0; i < x->n_removed; i++) {
@@ -730,7 +779,7 @@ static hs_status check_snapshot(hs_txn *x, const hs_iceberg_snapshot *s, hs_erro
       const hs_iceberg_data_file *f = &en->data_file;
       if (!en->has_snapshot_id || en->snapshot_id != s->snapshot_id) continue;
       if (en->status == HS_ICE_ENTRY_DELETED) {
-        if (find_removed(x, f->file_path) != NULL)
+        if (find_removed(x, f->file_path, f->referenced_data_file) != NULL)
           st = hs_error_set(err, HS_ERR_CONFLICT,
                             "%s: %s: file '%s' was removed by concurrent snapshot %lld (%s); "
                             "nothing was committed",
@@ -1056,7 +1105,11 @@ static hs_status sync_before_publish(hs_txn *x, int list_fd, int tmp_fd, const c
   if (list_fd >= 0) items[n++] = (hs_fs_sync_item){.fd = list_fd, .path = x->list_path};
   items[n++] = (hs_fs_sync_item){.fd = -1, .path = mdir};
   items[n++] = (hs_fs_sync_item){.fd = tmp_fd, .path = tmp};
-  hs_status st = hs_fs_sync_group(items, n, err);
+  /* A group syncs at most 8 items (a thread each): more go in rounds. The
+   * metadata temporary and metadata/ are last, in the final round. */
+  hs_status st = HS_OK;
+  for (size_t i = 0; st == HS_OK && i < n; i += 8)
+    st = hs_fs_sync_group(items + i, n - i < 8 ? n - i : 8, err);
   hs_free(items);
   hs_free(dirs);
   if (st != HS_OK) return st;

@@ -57,6 +57,12 @@ void hs_txn_free(hs_txn *x); /* accepts NULL; removes the manifests it wrote if 
 int64_t hs_txn_start_snapshot_id(const hs_txn *x);
 int64_t hs_txn_start_sequence_number(const hs_txn *x);
 
+/* Validate against the commits made since snapshot `snapshot_id` (-1: the
+ * table's first snapshot on) instead of since the begin: the snapshot the
+ * caller read when it decided the change. It must be the begin's current
+ * snapshot or one of its ancestors, else HS_ERR_CONFLICT at commit. */
+void hs_txn_set_start_snapshot(hs_txn *x, int64_t snapshot_id);
+
 void hs_txn_set_operation(hs_txn *x, hs_txn_op op);
 /* The schema id recorded on the new snapshot (default: current at begin). */
 void hs_txn_set_schema_id(hs_txn *x, int32_t schema_id);
@@ -77,10 +83,18 @@ hs_status hs_txn_add_files(hs_txn *x, const hs_iceberg_data_file *files, size_t 
  * before the link. fd -1: only re-checked. */
 hs_status hs_txn_add_written(hs_txn *x, const char *path, int fd, hs_error *err);
 
+/* As hs_txn_add_written for a file written and closed unsynced (the
+ * delete-file writers): opened here to be synced in the sync group. */
+hs_status hs_txn_add_written_path(hs_txn *x, const char *path, hs_error *err);
+
 /* Remove the data or delete file recorded at `path` (as recorded in its
  * manifest): every manifest holding it is rewritten. It must still be live
  * when the commit lands, else HS_ERR_CONFLICT. */
 hs_status hs_txn_remove_file(hs_txn *x, const char *path, hs_error *err);
+
+/* Remove only the deletion vector of data file `data_file` (as recorded)
+ * held in Puffin file `path` (others in that file stay live). */
+hs_status hs_txn_remove_dv(hs_txn *x, const char *path, const char *data_file, hs_error *err);
 
 /* validateDataFilesExist: the data file at `path` (as recorded), which a
  * position delete or deletion vector of this change references, must not
