@@ -20,6 +20,7 @@ disagrees; a test asserts at its end that the list is empty.
 """
 
 import collections
+import datetime as dt
 import math
 import os
 import re
@@ -540,18 +541,46 @@ class Checker:
         return "\n".join(lines)
 
 
-def assert_same_at_every_snapshot(spark, hdb, ident, path, filters=(), vector=None):
-    """The helper for tables we write: our snapshot ids equal Spark's, and at
-    every one Spark's rows (and filters, exact vector search) equal ours."""
+def assert_same_at_every_snapshot(spark, hdb, ident, path, filters=(), vector=None,
+                                  pyiceberg=True):
+    """The helper for tables we write: our snapshot ids and current snapshot
+    equal Spark's; at every snapshot Spark's rows (and filters, exact vector
+    search, every read path of Checker.check_snapshot) equal ours, and so do
+    pyiceberg's (``StaticTable`` on our metadata file; rows only); at every
+    snapshot-log entry Spark's ``TIMESTAMP AS OF`` equals our ``as_of``."""
     c = Checker(spark, hdb, ident, path, filters=filters, vector=vector)
-    ours = [s.snapshot_id for s in hdb.Table(path).snapshots()]
+    t = hdb.Table(path)
+    ours = [s.snapshot_id for s in t.snapshots()]
     theirs = [sid for sid, _ in c.spark_snapshots()]
     assert sorted(ours) == sorted(theirs), f"{ident}: our snapshots {ours} != Spark's {theirs}"
-    cur = hdb.Table(path).current_snapshot_id
+    cur = t.current_snapshot_id
     assert cur == c.spark_current(), f"{ident}: current snapshot {cur} != Spark's {c.spark_current()}"
     for sid in theirs:
         c.check_snapshot(sid, f"{ident}")
     c.check_len(ident, cur)
+    if pyiceberg:
+        from pyiceberg.table import StaticTable
+
+        st = StaticTable.from_metadata(t.metadata_location)
+        for sid in theirs:
+            rows = c._ours(f"{ident} [snapshot {sid}]: pyiceberg scan",
+                           lambda: st.scan(snapshot_id=sid).to_arrow())
+            if rows is not None:
+                c.add(f"{ident} [snapshot {sid}]: pyiceberg's rows vs Spark's",
+                      diff_tables(rows, c.spark_rows(sid)))
+    # Time travel by time: each log entry's instant, as Spark resolves it.
+    for r in c.spark_sql(f"SELECT made_current_at, snapshot_id FROM {c.name}.history"):
+        when = r.made_current_at.astimezone(dt.timezone.utc)
+        lit = when.strftime("%Y-%m-%d %H:%M:%S.%f")
+        theirs_ids = collections.Counter(x.id for x in c.spark_sql(
+            f"SELECT id FROM {c.name} TIMESTAMP AS OF '{lit}'"))
+        got = c._ours(f"{ident} as_of={lit}", lambda: t.to_arrow(as_of=when, columns=["id"]))
+        if got is not None:
+            ours_ids = collections.Counter(got.column("id").to_pylist())
+            if ours_ids != theirs_ids:
+                c.add(f"{ident} as_of={lit} (Spark: snapshot {r.snapshot_id})",
+                      f"{sum(ours_ids.values())} ids, Spark's TIMESTAMP AS OF "
+                      f"{sum(theirs_ids.values())}")
     if c.problems:
         raise AssertionError(f"{ident}: Spark and we disagree:\n{c.report()}")
     return c

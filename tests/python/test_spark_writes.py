@@ -6,8 +6,9 @@ day, bucket) with a spec change, sorted, rollbacks, tags and branches, and a
 schema that Spark evolved before our next append. At every snapshot Spark's
 ``VERSION AS OF`` rows must equal ours (``spark_util.
 assert_same_at_every_snapshot``: the same snapshot ids, the same current
-snapshot, rows, filters through Spark's partition pruning, and our exact
-vector search against brute force over Spark's rows). Spark's maintenance
+snapshot, rows, filters through Spark's partition pruning, our exact vector
+search against brute force over Spark's rows, pyiceberg's rows, and Spark's
+``TIMESTAMP AS OF`` against our ``as_of`` at every snapshot-log entry). Spark's maintenance
 procedures ``rewrite_data_files`` and ``expire_snapshots`` must accept our
 tables, and we must read what they leave, append to it, and Spark read that.
 
