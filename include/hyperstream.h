@@ -696,6 +696,37 @@ hs_status hs_table_set_partition_spec(hs_table *table, const hs_table_partition_
 hs_status hs_table_set_sort_order(hs_table *table, const char *const *columns, const int *ascending,
                                   const int *nulls_first, size_t n, hs_error *err);
 
+/* --------------------------------------- Tables: schema evolution */
+/* Schema changes, applied in order and committed together as ONE
+ * metadata-only commit: a new schema (next schema-id, new field ids above
+ * last-column-id) made current. Data files are never rewritten. Top-level
+ * columns only. See src/table/schema_evolve.c. */
+typedef enum hs_table_schema_op {
+  HS_SCHEMA_ADD_COLUMN = 1, /* column (new name), type, default_json, doc, required */
+  HS_SCHEMA_RENAME_COLUMN,  /* column, new_name */
+  HS_SCHEMA_DROP_COLUMN,    /* column (refused for a source of the current partition spec or
+                               sort order; its registered indexes are dropped) */
+  HS_SCHEMA_UPDATE_COLUMN   /* column, type (widening only: int -> long, float -> double,
+                               decimal precision), doc (NULL: unchanged) */
+} hs_table_schema_op;
+
+typedef struct hs_table_schema_change {
+  hs_table_schema_op op;
+  const char *column;
+  const char *new_name;
+  /* ADD / UPDATE: an Arrow struct schema of exactly one child, the column's type (its name
+   * and nullability ignored; a fixed_size_list<float32> becomes a vector column). */
+  const struct ArrowSchema *type;
+  /* ADD: the v3 initial-default and write-default as a JSON single value ("3", "\"x\"",
+   * "true", "\"2024-01-02\""); v2 tables refuse one. NULL: none. */
+  const char *default_json;
+  const char *doc;
+  int required; /* ADD: required column (needs a default) */
+} hs_table_schema_change;
+
+hs_status hs_table_update_schema(hs_table *table, const hs_table_schema_change *changes, size_t n,
+                                 hs_error *err);
+
 /* ------------------------------------- Tables: page-index pruning */
 /* hs_table_scan_query also prunes pages: in each row group kept by its
  * statistics, the ColumnIndex/OffsetIndex of the filter's flat columns

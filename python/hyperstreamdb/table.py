@@ -735,19 +735,17 @@ class Table(IndexMethods, ChangeMethods):
         """Partition later writes by ``fields`` (old files keep their spec).
 
         Each field is ``"column"`` (identity), ``(column, transform)`` or
-        ``(column, transform, name)``; transforms are ``identity``,
+        ``(column, transform, name)``, or the seed's dict
+        ``{"source_id": 1, "field_id": 1000, "name": "date", "transform": "day"}``
+        (``source_id`` a field id; a ``field_id`` given must be the one the
+        table assigns); transforms are ``identity``,
         ``bucket[N]``, ``truncate[W]``, ``year``, ``month``, ``day``, ``hour``,
         ``void``. ``[]`` makes later writes unpartitioned.
         """
-        spec = []
-        for f in fields:
-            if isinstance(f, str):
-                spec.append((f, "identity", None))
-            elif len(f) == 2:
-                spec.append((f[0], f[1], None))
-            else:
-                spec.append((f[0], f[1], f[2]))
-        self._require().set_partition_spec(spec)
+        from . import _schema
+
+        self._require().set_partition_spec(_schema.spec_fields(self, fields))
+        _schema.check_field_ids(self, fields)
 
     def set_sort_order(self, columns: Sequence[str], ascending: Optional[Sequence[bool]] = None,
                        nulls_first: Optional[Sequence[bool]] = None) -> None:
@@ -759,6 +757,123 @@ class Table(IndexMethods, ChangeMethods):
         self._require().set_sort_order(list(columns),
                                        None if ascending is None else list(ascending),
                                        None if nulls_first is None else list(nulls_first))
+
+    # ------------------------------------------ defining and evolving tables
+
+    @classmethod
+    def create(cls, uri: PathLike, schema: pa.Schema,
+               partition_spec: Optional[Sequence[Any]] = None,
+               sort_order: Optional[Sequence[Any]] = None, format_version: int = 2,
+               properties: Optional[dict] = None, exist_ok: bool = False,
+               index_all: bool = False) -> "Table":
+        """Create an empty table (metadata, no snapshot) at ``uri`` before its
+        first write. ``schema``'s ``fixed_size_list<float32>`` columns become
+        vector columns, as a first write would make them. ``partition_spec``
+        and ``sort_order`` take :meth:`set_partition_spec`'s and
+        :meth:`set_sort_order`'s forms (also the dict forms, and sort fields
+        ``(column, "asc"|"desc"[, "nulls-first"|"nulls-last"])``); each is one
+        more metadata-only commit after ``v1``. An existing table raises
+        :class:`InvalidArgumentError` unless ``exist_ok`` (then it is opened
+        as it is)."""
+        from . import _schema
+
+        t = cls(uri, format_version=format_version, properties=properties, index_all=index_all)
+        if t._load():
+            if exist_ok:
+                return t
+            raise InvalidArgumentError(f"{t.uri}: a table already exists here "
+                                       f"({t.metadata_location})")
+        if not isinstance(schema, pa.Schema):
+            raise InvalidArgumentError(f"schema must be a pyarrow.Schema, got "
+                                       f"{type(schema).__name__}")
+        try:
+            t._handle = _core.table_create(t._uri, schema.remove_metadata(),
+                                           format_version=format_version,
+                                           properties=dict(properties) if properties else None)
+        except InvalidArgumentError:
+            if not (exist_ok and t._load()):
+                raise
+            return t
+        if partition_spec:
+            t.set_partition_spec(partition_spec)
+        if sort_order:
+            cols, asc, nf = _schema.sort_fields(t, sort_order)
+            t.set_sort_order(cols, ascending=asc, nulls_first=nf)
+        return t
+
+    def update_schema(self) -> Any:
+        """A builder of schema changes committed together on leaving its
+        ``with`` block (nothing on an exception), pyiceberg's shape::
+
+            with t.update_schema() as u:
+                u.add_column("score", pa.float64(), default=0.0)  # v3 default
+                u.rename_column("name", "title")
+                u.update_column("n", pa.int64())                  # widening
+                u.drop_column("old")
+        """
+        from . import _schema
+
+        self._require()
+        return _schema.UpdateSchema(self)
+
+    def add_column(self, name: str, type: Any, default: Any = None, doc: Optional[str] = None,
+                   required: bool = False) -> None:
+        """Add top-level column ``name`` (a pyarrow type); in v3 tables
+        ``default`` becomes its ``initial-default`` (what rows written before
+        read) and ``write-default``; v2 tables refuse a default. One
+        metadata-only commit."""
+        with self.update_schema() as u:
+            u.add_column(name, type, default=default, doc=doc, required=required)
+
+    def rename_column(self, old: str, new: str) -> None:
+        """Rename a top-level column (its field id, data and indexes stay)."""
+        with self.update_schema() as u:
+            u.rename_column(old, new)
+
+    def drop_column(self, name: str) -> None:
+        """Drop a top-level column (refused for a source of the current
+        partition spec or sort order); its indexes are dropped with it."""
+        with self.update_schema() as u:
+            u.drop_column(name)
+
+    def update_column(self, name: str, type: Any = None, doc: Optional[str] = None) -> None:
+        """Widen a column's type (int -> long, float -> double, decimal
+        precision: the spec's allowed promotions) and/or set its doc."""
+        with self.update_schema() as u:
+            u.update_column(name, type, doc=doc)
+
+    def update_spec(self, fields: Optional[Sequence[Any]] = None) -> Any:
+        """The seed's name: with ``fields``, :meth:`set_partition_spec`;
+        without, a pyiceberg-style builder (``add_field``, ``add_identity``,
+        ``remove_field``, ``rename_field``) committed once on leaving its
+        ``with`` block."""
+        from . import _schema
+
+        if fields is not None:
+            self.set_partition_spec(fields)
+            return None
+        self._require()
+        return _schema.UpdateSpec(self)
+
+    def replace_sort_order(self, columns: Optional[Sequence[Any]] = None,
+                           ascending: Optional[Sequence[bool]] = None,
+                           nulls_first: Optional[Sequence[bool]] = None) -> Any:
+        """The seed's name: with ``columns`` (names, ``(column, "asc"|"desc")``
+        or Iceberg's sort-field dicts), :meth:`set_sort_order`; without, a
+        pyiceberg-style builder (``asc``, ``desc``) committed once."""
+        from . import _schema
+
+        if columns is None:
+            self._require()
+            return _schema.ReplaceSortOrder(self)
+        if isinstance(columns, str):
+            columns = [columns]
+        if ascending is None and nulls_first is None and any(not isinstance(c, str)
+                                                             for c in columns):
+            cols, ascending, nulls_first = _schema.sort_fields(self, columns)
+            columns = cols
+        self.set_sort_order(columns, ascending=ascending, nulls_first=nulls_first)
+        return None
 
 
 @dataclass(frozen=True)
