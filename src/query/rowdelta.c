@@ -17,9 +17,8 @@
  *         of the touched data files (the new positions only);
  *       - merge-on-read, format v3: one deletion vector per touched data
  *         file, holding its old deletes and the new ones (at most one
- *         vector per data file: the old vector's Puffin file is removed,
- *         and the vectors of other data files in that Puffin file are
- *         written again unchanged, so none is lost);
+ *         vector per data file: the old one is removed in the same
+ *         commit, the other vectors of its Puffin file stay live);
  *       - copy-on-write: each touched data file is rewritten without its
  *         deleted rows (a scan of the plan with the marks as deletes) and
  *         removed.
@@ -239,36 +238,20 @@ static hs_status write_position_deletes(delta *d, hs_error *err) {
   return st;
 }
 
-/* Merge-on-read, v3: one deletion vector per touched data file, and again
- * for every other vector of a Puffin file that is removed. */
+/* Merge-on-read, v3: one deletion vector per touched data file holding all
+ * its deletes; the file's old vector (if any) is removed in the same
+ * commit (only that vector: others in its Puffin file stay live). */
 static hs_status write_deletion_vectors(delta *d, hs_error *err) {
   size_t n = d->plan.n_files;
-  const char **gone = hs_calloc(n ? n : 1, sizeof *gone); /* old Puffin files removed */
-  size_t n_gone = 0;
-  bool *in = hs_calloc(n ? n : 1, 1);
   roaring_bitmap_t **merged = hs_calloc(n ? n : 1, sizeof *merged);
   hs_table_delete_group *g = hs_malloc((n ? n : 1) * sizeof *g);
   size_t *gi = hs_malloc((n ? n : 1) * sizeof *gi);
-  hs_status st = gone == NULL || in == NULL || merged == NULL || g == NULL || gi == NULL
+  hs_status st = merged == NULL || g == NULL || gi == NULL
                      ? hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory")
                      : HS_OK;
-  for (size_t i = 0; st == HS_OK && i < n; i++) {
-    if (d->marked[i] == NULL || roaring_bitmap_is_empty(d->marked[i])) continue;
-    in[i] = true;
-    const char *dv = d->plan.files[i].dv_file;
-    bool seen = dv == NULL;
-    for (size_t k = 0; !seen && k < n_gone; k++) seen = strcmp(gone[k], dv) == 0;
-    if (!seen) gone[n_gone++] = dv;
-  }
-  /* Other data files whose vector lives in a removed Puffin file. */
-  for (size_t i = 0; st == HS_OK && i < n; i++) {
-    const char *dv = d->plan.files[i].dv_file;
-    for (size_t k = 0; !in[i] && dv != NULL && k < n_gone; k++)
-      if (strcmp(gone[k], dv) == 0) in[i] = true;
-  }
   size_t ng = 0;
   for (size_t i = 0; st == HS_OK && i < n; i++) {
-    if (!in[i]) continue;
+    if (d->marked[i] == NULL || roaring_bitmap_is_empty(d->marked[i])) continue;
     const hs_table_plan_file *f = &d->plan.files[i];
     /* The vector holds every delete of the file: its old vector, its
      * position deletes and (harmlessly) rows equality deletes remove. */
@@ -277,10 +260,14 @@ static hs_status write_deletion_vectors(delta *d, hs_error *err) {
       st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
       break;
     }
-    if (d->marked[i] != NULL) roaring_bitmap_or_inplace(merged[i], d->marked[i]);
+    roaring_bitmap_or_inplace(merged[i], d->marked[i]);
     gi[ng] = i;
     g[ng++] = (hs_table_delete_group){f->data_file->file_path, merged[i]};
     st = hs_txn_require_data_file(d->txn, f->data_file->file_path, err);
+    if (st == HS_OK && f->dv_file != NULL) {
+      st = hs_txn_remove_dv(d->txn, f->dv_file, f->data_file->file_path, err);
+      d->res.delete_files_removed++;
+    }
   }
   char path[4200];
   hs_iceberg_data_file *dfs = NULL;
@@ -298,16 +285,10 @@ static hs_status write_deletion_vectors(delta *d, hs_error *err) {
     st = hs_txn_add_files(d->txn, &dfs[k], 1, f->spec_id, err);
   }
   if (st == HS_OK && ng > 0) st = hs_txn_add_written_path(d->txn, path, err);
-  for (size_t k = 0; st == HS_OK && k < n_gone; k++) st = hs_txn_remove_file(d->txn, gone[k], err);
-  if (st == HS_OK) {
-    d->res.delete_files_added += (int64_t)ng;
-    d->res.delete_files_removed += (int64_t)n_gone;
-  }
+  if (st == HS_OK) d->res.delete_files_added += (int64_t)ng;
   for (size_t i = 0; merged != NULL && i < n; i++)
     if (merged[i] != NULL) roaring_bitmap_free(merged[i]);
   hs_free(merged);
-  hs_free(gone);
-  hs_free(in);
   hs_free(g);
   hs_free(gi);
   return st;
