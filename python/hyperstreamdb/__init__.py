@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from . import _core
 from ._core import (
+    CommitConflictError,
     CorruptFileError,
     HSIOError,
     HyperStreamError,
@@ -66,5 +67,6 @@ __all__ = [
     "InvalidArgumentError",
     "ResourceError",
     "InternalError",
+    "CommitConflictError",
 ]
 __all__ += ["vector"] + vector.__all__

@@ -31,6 +31,9 @@ class SchemaError(HyperStreamError):
 class InternalError(HyperStreamError):
     """An invariant did not hold: a bug."""
 
+class CommitConflictError(HyperStreamError):
+    """A concurrent commit changed what this commit changes; nothing was committed."""
+
 class NotFoundError(HyperStreamError, FileNotFoundError):
     """A named file or column does not exist."""
 

@@ -30,6 +30,7 @@ extern PyObject *hs_py_io_error;        /* HSIOError, also OSError */
 extern PyObject *hs_py_invalid_error;   /* InvalidArgumentError, also ValueError */
 extern PyObject *hs_py_memory_error;    /* ResourceError, also MemoryError */
 extern PyObject *hs_py_internal_error;
+extern PyObject *hs_py_conflict_error;
 
 /* Raise the exception class for `status` with the message in `err`. When
  * `path` is not NULL and the message does not already name it, the message

@@ -22,6 +22,7 @@ PyObject *hs_py_io_error;
 PyObject *hs_py_invalid_error;
 PyObject *hs_py_memory_error;
 PyObject *hs_py_internal_error;
+PyObject *hs_py_conflict_error;
 
 static PyObject *hs_py_exception_for(hs_status status) {
   switch (status) {
@@ -33,6 +34,7 @@ static PyObject *hs_py_exception_for(hs_status status) {
   case HS_ERR_SCHEMA: return hs_py_schema_error;
   case HS_ERR_NOT_FOUND: return hs_py_not_found_error;
   case HS_ERR_INTERNAL: return hs_py_internal_error;
+  case HS_ERR_CONFLICT: return hs_py_conflict_error;
   case HS_OK: break;
   }
   return hs_py_error;
@@ -244,6 +246,11 @@ PyMODINIT_FUNC PyInit__core(void) {
     goto fail;
   if (!(hs_py_internal_error = hs_py_add_exception(m, "InternalError", hs_py_error,
                                                    "An invariant did not hold: a bug.")))
+    goto fail;
+  if (!(hs_py_conflict_error = hs_py_add_exception(
+            m, "CommitConflictError", hs_py_error,
+            "A concurrent commit changed what this commit changes (the files it removes, "
+            "or the data files its deletes reference); nothing was committed.")))
     goto fail;
   if (!(hs_py_not_found_error = hs_py_add_exception2(m, "NotFoundError", PyExc_FileNotFoundError,
                                                      "A named file or column does not exist.")))
