@@ -34,7 +34,7 @@ __all__ = ["ChangeMethods", "MergeBuilder", "MergeResult", "UpsertResult"]
 
 _ATTEMPTS = 5
 #: Keys per generated ``IN`` filter (a change takes several filters).
-_KEYS_PER_FILTER = 4096
+_KEYS_PER_FILTER = 1 << 20
 
 
 @dataclass(frozen=True)
