@@ -301,6 +301,38 @@ static hs_status set_add(hs_table_eqdel *d, const uint8_t *p, size_t len, hs_err
 
 /* ------------------------------------------------------ reading a file */
 
+/* Whether a column read as Arrow type `at` holds values of Iceberg type
+ * `t` (as hs_table_column_value reads them): a file column of another
+ * type (a string where the field is a long, a decimal of another scale)
+ * would turn into wrong keys, so it is refused instead. */
+static bool reads_as(const hs_arrow_type *at, const hs_iceberg_type *t) {
+  if (at->id == HS_AT_NA) return true; /* all NULL */
+  switch (t->id) {
+  case HS_ICE_BOOLEAN: return at->id == HS_AT_BOOL;
+  case HS_ICE_INT:
+  case HS_ICE_LONG:
+    return at->id == HS_AT_INT8 || at->id == HS_AT_UINT8 || at->id == HS_AT_INT16 ||
+           at->id == HS_AT_UINT16 || at->id == HS_AT_INT32 || at->id == HS_AT_UINT32 ||
+           at->id == HS_AT_INT64;
+  case HS_ICE_FLOAT:
+  case HS_ICE_DOUBLE: return at->id == HS_AT_FLOAT32 || at->id == HS_AT_FLOAT64;
+  case HS_ICE_DECIMAL: return at->id == HS_AT_DECIMAL128 && at->scale == t->scale;
+  case HS_ICE_DATE: return at->id == HS_AT_DATE32 || at->id == HS_AT_DATE64;
+  case HS_ICE_TIME: return at->id == HS_AT_TIME32 || at->id == HS_AT_TIME64;
+  case HS_ICE_TIMESTAMP:
+  case HS_ICE_TIMESTAMPTZ:
+  case HS_ICE_TIMESTAMP_NS:
+  case HS_ICE_TIMESTAMPTZ_NS: return at->id == HS_AT_TIMESTAMP;
+  case HS_ICE_STRING:
+  case HS_ICE_BINARY:
+    return at->id == HS_AT_STRING || at->id == HS_AT_LARGE_STRING || at->id == HS_AT_BINARY ||
+           at->id == HS_AT_LARGE_BINARY;
+  case HS_ICE_UUID: return at->id == HS_AT_FIXED_BINARY && at->width == 16;
+  case HS_ICE_FIXED: return at->id == HS_AT_FIXED_BINARY && at->width == t->length;
+  default: return false;
+  }
+}
+
 /* Called per batch: `cols` (n, bound to the batch's children in key
  * order), the batch and the file position of its first row. */
 typedef hs_status (*batch_fn)(void *ctx, const hs_table_column *cols, const struct ArrowArray *b,
@@ -309,8 +341,9 @@ typedef hs_status (*batch_fn)(void *ctx, const hs_table_column *cols, const stru
 /* Read the columns of key schema `ks` from `path`, batch by batch. With
  * `is_delete` every key column must be in the file; otherwise absent ones
  * read as NULL or their initial-default. `what` names the file's role. */
-static hs_status read_columns(const char *path, const char *what, const hs_iceberg_schema *ks,
-                              bool is_delete, batch_fn fn, void *fn_ctx, hs_error *err) {
+static hs_status read_columns(const char *path, const uint8_t *buf, size_t buf_len,
+                              const char *what, const hs_iceberg_schema *ks, bool is_delete,
+                              batch_fn fn, void *fn_ctx, hs_error *err) {
   size_t n = ks->root.n_fields;
   hs_colmap_ctx ctx;
   hs_colmap map;
@@ -328,7 +361,9 @@ static hs_status read_columns(const char *path, const char *what, const hs_icebe
   else
     memset(&ctx, 0, sizeof ctx);
   if (st == HS_OK) st = hs_iceberg_schema_to_arrow(ks, NULL, &want, err);
-  if (st == HS_OK) st = hs_parquet_reader_open(path, &r, err);
+  if (st == HS_OK)
+    st = buf != NULL ? hs_parquet_reader_open_buffer(buf, buf_len, path, &r, err)
+                     : hs_parquet_reader_open(path, &r, err);
   if (st == HS_OK) st = hs_parquet_reader_schema(r, &file, err);
   if (st == HS_OK) st = hs_colmap_build(&ctx, &want, &file, false, path, &map, err);
   for (size_t i = 0; st == HS_OK && i < n; i++) {
@@ -347,34 +382,11 @@ static hs_status read_columns(const char *path, const char *what, const hs_icebe
     cols[i].index = i;
     cols[i].it = &f->type;
     cols[i].name = f->name;
-    switch (cols[i].at.id) {
-    case HS_AT_NA:
-    case HS_AT_BOOL:
-    case HS_AT_INT8:
-    case HS_AT_UINT8:
-    case HS_AT_INT16:
-    case HS_AT_UINT16:
-    case HS_AT_INT32:
-    case HS_AT_UINT32:
-    case HS_AT_INT64:
-    case HS_AT_UINT64:
-    case HS_AT_FLOAT32:
-    case HS_AT_FLOAT64:
-    case HS_AT_BINARY:
-    case HS_AT_LARGE_BINARY:
-    case HS_AT_STRING:
-    case HS_AT_LARGE_STRING:
-    case HS_AT_FIXED_BINARY:
-    case HS_AT_DECIMAL128:
-    case HS_AT_DATE32:
-    case HS_AT_DATE64:
-    case HS_AT_TIME32:
-    case HS_AT_TIME64:
-    case HS_AT_TIMESTAMP: break;
-    default:
-      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "column '%s' (field id %d) is read as Arrow type '%s', not an equality key",
-                        f->name, (int)f->id, oc->format);
+    if (!reads_as(&cols[i].at, &f->type)) {
+      st = hs_error_set(err, HS_ERR_SCHEMA,
+                        "column '%s' (field id %d) is stored as Arrow '%s', which does not read "
+                        "as %s",
+                        f->name, (int)f->id, oc->format, hs_iceberg_type_name(f->type.id));
     }
   }
   if (st == HS_OK) {
@@ -445,9 +457,9 @@ static hs_status load_batch(void *ctx, const hs_table_column *cols, const struct
   return HS_OK;
 }
 
-hs_status hs_table_eqdel_load(const char *path, const int32_t *ids, size_t n,
-                              const hs_iceberg_schema *schema, hs_table_eqdel **out,
-                              hs_error *err) {
+static hs_status eqdel_load(const char *path, const uint8_t *buf, size_t buf_len,
+                            const int32_t *ids, size_t n, const hs_iceberg_schema *schema,
+                            hs_table_eqdel **out, hs_error *err) {
   *out = NULL;
   if (n == 0 || ids == NULL) {
     return hs_error_set(err, HS_ERR_CORRUPT, "equality delete file %s: no equality field ids",
@@ -476,12 +488,14 @@ hs_status hs_table_eqdel_load(const char *path, const int32_t *ids, size_t n,
   }
   if (st == HS_OK) {
     struct stat sb;
-    size_t size = stat(path, &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size : 0;
+    size_t size = buf != NULL                              ? buf_len
+                  : stat(path, &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size
+                                                           : 0;
     d->key_bytes_max =
         EQDEL_KEY_BYTES_BASE + (size > SIZE_MAX / 64 ? SIZE_MAX / 2 : size * (size_t)32);
     load_ctx l = {.d = d};
     hs_buf_init(&l.key);
-    st = read_columns(path, "equality delete file", &ks, true, load_batch, &l, err);
+    st = read_columns(path, buf, buf_len, "equality delete file", &ks, true, load_batch, &l, err);
     hs_buf_free(&l.key);
   }
   if (st == HS_OK) filter_build(d);
@@ -492,6 +506,19 @@ hs_status hs_table_eqdel_load(const char *path, const int32_t *ids, size_t n,
   }
   *out = d;
   return HS_OK;
+}
+
+hs_status hs_table_eqdel_load(const char *path, const int32_t *ids, size_t n,
+                              const hs_iceberg_schema *schema, hs_table_eqdel **out,
+                              hs_error *err) {
+  return eqdel_load(path, NULL, 0, ids, n, schema, out, err);
+}
+
+hs_status hs_table_eqdel_load_buffer(const char *name, const uint8_t *data, size_t len,
+                                     const int32_t *ids, size_t n, const hs_iceberg_schema *schema,
+                                     hs_table_eqdel **out, hs_error *err) {
+  static const uint8_t empty[1];
+  return eqdel_load(name, data != NULL ? data : empty, len, ids, n, schema, out, err);
 }
 
 void hs_table_eqdel_free(hs_table_eqdel *d) {
@@ -549,9 +576,9 @@ static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struc
   return HS_OK;
 }
 
-hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const char *data_path,
-                               const hs_iceberg_schema *schema, roaring_bitmap_t *deleted,
-                               hs_error *err) {
+static hs_status eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const char *data_path,
+                             const uint8_t *buf, size_t buf_len, const hs_iceberg_schema *schema,
+                             roaring_bitmap_t *deleted, hs_error *err) {
   bool any = false;
   for (size_t k = 0; k < n_d; k++) any |= d[k] != NULL && d[k]->count > 0;
   if (!any) return HS_OK;
@@ -607,7 +634,7 @@ hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const
   if (st == HS_OK) {
     apply_ctx a = {.d = d, .n_d = n_d, .col_of = col_of, .deleted = deleted};
     hs_buf_init(&a.key);
-    st = read_columns(data_path, "data file", &ks, false, apply_batch, &a, err);
+    st = read_columns(data_path, buf, buf_len, "data file", &ks, false, apply_batch, &a, err);
     hs_buf_free(&a.key);
   }
   hs_arena_reset(&tmp);
@@ -615,6 +642,20 @@ hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const
   hs_free(col_of);
   hs_free(slots);
   return st;
+}
+
+hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const char *data_path,
+                               const hs_iceberg_schema *schema, roaring_bitmap_t *deleted,
+                               hs_error *err) {
+  return eqdel_apply(d, n_d, data_path, NULL, 0, schema, deleted, err);
+}
+
+hs_status hs_table_eqdel_apply_buffer(const hs_table_eqdel *const *d, size_t n_d, const char *name,
+                                      const uint8_t *data, size_t len,
+                                      const hs_iceberg_schema *schema, roaring_bitmap_t *deleted,
+                                      hs_error *err) {
+  static const uint8_t empty[1];
+  return eqdel_apply(d, n_d, name, data != NULL ? data : empty, len, schema, deleted, err);
 }
 
 /* ------------------------------------------------------------- writing */

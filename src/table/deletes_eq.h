@@ -48,6 +48,16 @@ hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const
 
 void hs_table_eqdel_free(hs_table_eqdel *d); /* accepts NULL */
 
+/* The same over Parquet bytes in memory (`name` in errors; `data` is
+ * borrowed for the call only): fuzz/fuzz_eqdel.c. */
+hs_status hs_table_eqdel_load_buffer(const char *name, const uint8_t *data, size_t len,
+                                     const int32_t *ids, size_t n, const hs_iceberg_schema *schema,
+                                     hs_table_eqdel **out, hs_error *err);
+hs_status hs_table_eqdel_apply_buffer(const hs_table_eqdel *const *d, size_t n_d, const char *name,
+                                      const uint8_t *data, size_t len,
+                                      const hs_iceberg_schema *schema, roaring_bitmap_t *deleted,
+                                      hs_error *err);
+
 /* Distinct keys loaded (duplicates in the file count once). */
 size_t hs_table_eqdel_count(const hs_table_eqdel *d);
 /* The key's field ids, as given to hs_table_eqdel_load (borrowed). */

@@ -433,6 +433,16 @@ static void test_errors(hs_arena *a) {
   EXPECT_ERR(hs_table_eqdel_load(p, &id_missing, 1, &s, &d, &e), HS_ERR_SCHEMA, p);
   EXPECT_ERR(hs_table_eqdel_load(p, dup, 2, &s, &d, &e), HS_ERR_CORRUPT, "twice");
   EXPECT_ERR(hs_table_eqdel_load(p, &id_s, 0, &s, &d, &e), HS_ERR_CORRUPT, p);
+  /* The file's column for field 1 (a long) is a string: refused, not read as keys. */
+  char ps[512];
+  path_of(ps, sizeof ps, "err_type");
+  tcol sc[1] = {{"a", 1, K_STR}};
+  tvals sv[1];
+  gen(&rng, K_STR, 10, &sv[0], 0);
+  write_file(ps, sc, sv, 1, 10);
+  tvals_free(&sv[0]);
+  EXPECT_ERR(hs_table_eqdel_load(ps, &id_a, 1, &s, &d, &e), HS_ERR_SCHEMA, "stored as Arrow 'u'");
+  CHECK(strstr(e.message, ps) != NULL);
   /* A nested field and a type that cannot be a key. */
   hs_iceberg_schema sn = make_schema(a, F_NAMES, F_IDS, F_TYPES, 5);
   sn.root.fields[1].type.id = HS_ICE_STRUCT;
@@ -476,6 +486,19 @@ static void test_errors(hs_arena *a) {
   sl.root.fields[1].type.id = HS_ICE_LONG;
   EXPECT_ERR(hs_table_eqdel_apply((const hs_table_eqdel *const *)&d, 1, p, &sl, bm, &e),
              HS_ERR_SCHEMA, "delete file");
+  /* A data file whose column for the key is another type. */
+  hs_table_eqdel *da = NULL;
+  char pa[512];
+  path_of(pa, sizeof pa, "err_del_a");
+  tcol ac[1] = {{"a", 1, K_I64}};
+  tvals av[1];
+  gen(&rng, K_I64, 4, &av[0], 0);
+  write_file(pa, ac, av, 1, 4);
+  tvals_free(&av[0]);
+  CHECK_OK(hs_table_eqdel_load(pa, &id_a, 1, &s, &da, &e), &e);
+  EXPECT_ERR(hs_table_eqdel_apply((const hs_table_eqdel *const *)&da, 1, ps, &s, bm, &e),
+             HS_ERR_SCHEMA, ps);
+  hs_table_eqdel_free(da);
   roaring_bitmap_free(bm);
   hs_table_eqdel_free(d);
   hs_table_eqdel_free(NULL);
