@@ -28,6 +28,7 @@
  * reads every snapshot with pyiceberg.
  */
 #include <roaring/roaring.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -745,6 +746,87 @@ static void test_dv_puffin(void) {
   hs_free(dir);
 }
 
+/* A writer SIGKILLed at every step of a row delta (hs_table_crash_point:
+ * the delete file written, manifests, list, sync, publish, hint): the table
+ * opens at the version before or the one after, never in between, and the
+ * next commit lands. */
+static void test_crash(int format) {
+  hs_error e = {0};
+  bool finished = false;
+  int kills = 0;
+  for (int step = 1; step < 64 && !finished; step++) {
+    char *dir = temp_dir();
+    char root[4200];
+    snprintf(root, sizeof root, "%s/t", dir);
+    hs_table *t = create_table(root, format);
+    char files[2][1024];
+    for (int i = 0; i < 2; i++) {
+      int64_t s = -1;
+      CHECK_OK(append_range(t, i * 100, 10, &s, &e), &e);
+      added_file(t, s, files[i], sizeof files[i]);
+    }
+    int64_t base = hs_table_current_snapshot_id(t);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      char num[16];
+      snprintf(num, sizeof num, "%d", step);
+      setenv("HS_TABLE_CRASH_STEP", num, 1);
+      hs_error ce = {0};
+      uint32_t pos[2] = {2, 4};
+      char dpath[4200];
+      hs_table_delete_file del;
+      make_delete(t, files[0], pos, 2, &del, dpath, sizeof dpath);
+      hs_table_row_delta d = {0};
+      const char *rm[1] = {files[1]};
+      d.validate_no_new_deletes = -1;
+      d.add_delete_files = &del;
+      d.n_add_delete_files = 1;
+      d.remove_files = rm;
+      d.n_remove_files = 1;
+      _exit(hs_table_commit_row_delta(t, &d, NULL, &ce) == HS_OK ? 0 : 2);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    CHECK(killed || (WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    finished = !killed;
+    kills += killed;
+    hs_table *h = NULL;
+    CHECK_OK(hs_table_open(root, &h, &e), &e);
+    int64_t cur = hs_table_current_snapshot_id(h);
+    entry v[16];
+    size_t n = entries_of(h, cur, v, 16);
+    size_t live_data = 0, live_del = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (v[i].status == HS_ICE_ENTRY_DELETED) continue;
+      if (v[i].content == 0)
+        live_data++;
+      else
+        live_del++;
+    }
+    if (cur == base) { /* before: both files, no deletes */
+      CHECK_EQ_INT(live_data, 2);
+      CHECK_EQ_INT(live_del, 0);
+    } else { /* after: file 1 gone, one delete file */
+      CHECK(hs_iceberg_metadata_snapshot(&h->meta, cur)->parent_snapshot_id == base);
+      CHECK_EQ_INT(live_data, 1);
+      CHECK_EQ_INT(live_del, 1);
+      CHECK(find_entry(v, n, files[1]) && find_entry(v, n, files[1])->status == 2);
+    }
+    CHECK(!finished || cur != base); /* a run that was not killed committed */
+    int64_t s2 = -1;
+    CHECK_OK(append_range(h, 900, 3, &s2, &e), &e);
+    hs_table_free(h);
+    hs_table_free(t);
+    rm_rf(dir);
+    hs_free(dir);
+  }
+  CHECK(finished);
+  CHECK(kills >= 6); /* delete file, manifests, list, sync, link, hint */
+  printf("crash v%d: killed at %d steps, then committed\n", format, kills);
+}
+
 /* ------------------------------------------------ forked concurrency */
 
 #define RACE_FILES 12
@@ -1151,6 +1233,7 @@ int main(void) {
     test_row_delta(format);
     test_conflicts(format);
     test_forked(format);
+    test_crash(format);
   }
   test_dv_puffin();
   return hs_test_finish("test_txn");
