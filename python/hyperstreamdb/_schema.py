@@ -52,15 +52,19 @@ def default_json(value: Any, type_: pa.DataType) -> str:
             raise InvalidArgumentError(f"default {value!r} is not a boolean")
         return "true" if value else "false"
     if pa.types.is_integer(type_):
-        if isinstance(value, bool) or int(value) != value:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
             raise InvalidArgumentError(f"default {value!r} is not an integer")
         return str(int(value))
     if pa.types.is_floating(type_):
-        if isinstance(value, bool):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InvalidArgumentError(f"default {value!r} is not a number")
         return json.dumps(float(value))
     if pa.types.is_decimal(type_):
-        d = _decimal.Decimal(str(value)).quantize(_decimal.Decimal(1).scaleb(-type_.scale))
+        try:
+            d = _decimal.Decimal(str(value)).quantize(_decimal.Decimal(1).scaleb(-type_.scale))
+        except _decimal.InvalidOperation:
+            raise InvalidArgumentError(f"default {value!r} is not a decimal of scale "
+                                       f"{type_.scale}") from None
         return json.dumps(str(d))
     if pa.types.is_string(type_) or pa.types.is_large_string(type_):
         if not isinstance(value, str):
