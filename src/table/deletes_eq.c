@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,8 +32,17 @@
 #include "../parquet/parquet.h"
 #include "schema_map.h"
 
-/* Key bytes a delete file may expand to: this plus 32 x its size. */
+/* Key bytes a delete file may expand to: this plus 32 x its size. Tests
+ * lower the base with HS_EQDEL_KEY_BYTES_BASE (bytes) to reach the refusal
+ * without 64 MiB of keys. */
 #define EQDEL_KEY_BYTES_BASE ((size_t)64 << 20)
+
+static size_t key_bytes_base(void) {
+  const char *e = getenv("HS_EQDEL_KEY_BYTES_BASE");
+  char *end = NULL;
+  unsigned long long v = e != NULL ? strtoull(e, &end, 10) : 0;
+  return e != NULL && end != e && *end == '\0' ? (size_t)v : EQDEL_KEY_BYTES_BASE;
+}
 
 typedef struct eq_slot {
   const uint8_t *key; /* arena; NULL: empty slot */
@@ -491,8 +501,7 @@ static hs_status eqdel_load(const char *path, const uint8_t *buf, size_t buf_len
     size_t size = buf != NULL                              ? buf_len
                   : stat(path, &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size
                                                            : 0;
-    d->key_bytes_max =
-        EQDEL_KEY_BYTES_BASE + (size > SIZE_MAX / 64 ? SIZE_MAX / 2 : size * (size_t)32);
+    d->key_bytes_max = key_bytes_base() + (size > SIZE_MAX / 64 ? SIZE_MAX / 2 : size * (size_t)32);
     load_ctx l = {.d = d};
     hs_buf_init(&l.key);
     st = read_columns(path, buf, buf_len, "equality delete file", &ks, true, load_batch, &l, err);

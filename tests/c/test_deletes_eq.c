@@ -455,6 +455,35 @@ static void test_errors(hs_arena *a) {
   int32_t id_inner = 77;
   EXPECT_ERR(hs_table_eqdel_load(p, &id_inner, 1, &sn, &d, &e), HS_ERR_UNSUPPORTED, "nested");
   EXPECT_ERR(hs_table_eqdel_load(p, &id_s, 1, &sn, &d, &e), HS_ERR_UNSUPPORTED, "'s'");
+  /* Keys that expand past the bound (here 0 + 32 x the file's size: 3,000
+   * distinct 1,000-byte strings that compress well) are refused. */
+  {
+    size_t nb = 3000;
+    char *big = malloc(nb * 1001);
+    tcol bc[1] = {{"s", 2, K_STR}};
+    tvals bv[1];
+    gen(&rng, K_STR, nb, &bv[0], 0);
+    for (size_t i = 0; i < nb; i++) {
+      char *q = big + i * 1001;
+      memset(q, 'x', 1000);
+      snprintf(q + 990, 11, "%010zu", i);
+      bv[0].sv[i] = q;
+    }
+    char pb[512];
+    path_of(pb, sizeof pb, "big_keys");
+    write_file(pb, bc, bv, 1, nb);
+    setenv("HS_EQDEL_KEY_BYTES_BASE", "0", 1);
+    EXPECT_ERR(hs_table_eqdel_load(pb, &id_s, 1, &s, &d, &e), HS_ERR_CORRUPT, "expand past");
+    CHECK(strstr(e.message, pb) != NULL);
+    CHECK(d == NULL);
+    unsetenv("HS_EQDEL_KEY_BYTES_BASE");
+    CHECK_OK(hs_table_eqdel_load(pb, &id_s, 1, &s, &d, &e), &e); /* under the real bound */
+    CHECK_EQ_INT(hs_table_eqdel_count(d), nb);
+    hs_table_eqdel_free(d);
+    d = NULL;
+    tvals_free(&bv[0]);
+    free(big);
+  }
   /* Missing and truncated files. */
   char missing[512];
   path_of(missing, sizeof missing, "no_such_file");
