@@ -44,6 +44,19 @@ __all__ = ["IndexInfo", "ExplainPlan", "IndexMethods", "SCALAR_KINDS", "VECTOR_K
 
 SCALAR_KINDS = ("inverted", "scalar", "bitmap", "btree", "sorted")
 VECTOR_KINDS = ("hnsw", "ivf_hnsw", "ivf_hnsw_sq8", "ivf_pq")
+
+def metadata_json(path: str) -> dict:
+    """A table metadata file parsed: plain JSON, or gzip-compressed as
+    Iceberg writes it with write.metadata.compression-codec=gzip
+    (``*.gz.metadata.json``, told by the gzip magic bytes)."""
+    import gzip
+
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return json.loads(data)
+
 _CONFIG_PROPERTY = "hyperstream.indexes"
 
 
@@ -285,8 +298,7 @@ class IndexMethods:
         """The configuration recorded in the loaded metadata (no index I/O)."""
         if not self._load():  # type: ignore[attr-defined]
             return []
-        with open(self._handle.metadata_location, "rb") as f:  # type: ignore[attr-defined]
-            meta = json.load(f)
+        meta = metadata_json(self._handle.metadata_location)  # type: ignore[attr-defined]
         text = (meta.get("properties") or {}).get(_CONFIG_PROPERTY)
         return _resolve_config(json.loads(text) if text else [], meta)
 

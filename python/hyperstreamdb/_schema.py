@@ -158,13 +158,9 @@ class UpdateSchema:
 # --------------------------------------------------------- partition specs
 
 def _current_metadata(table: Any) -> dict:
-    with open(table.metadata_location, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        import gzip
+    from ._indexes import metadata_json
 
-        raw = gzip.decompress(raw)
-    return json.loads(raw)
+    return metadata_json(table.metadata_location)
 
 
 def _names_by_id(table: Any) -> Dict[int, str]:

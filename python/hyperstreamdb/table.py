@@ -413,10 +413,9 @@ class Table(IndexMethods, ChangeMethods):
         """The Iceberg format version of the table (or of the one to create)."""
         if not self._load():
             return self._format_version
-        import json
+        from ._indexes import metadata_json
 
-        with open(self._handle.metadata_location, "rb") as f:
-            return int(json.load(f)["format-version"])
+        return int(metadata_json(self._handle.metadata_location)["format-version"])
 
     def snapshots(self) -> List[Snapshot]:
         """Every snapshot, oldest first, as :class:`Snapshot` objects.

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "../common/parallel.h"
+#include "../table/lineage.h"
 #include "../table/schema_map.h"
 #include "expr_internal.h"
 #include "index_plan.h"
@@ -122,12 +123,19 @@ typedef struct scan_state {
   size_t cur_file;
   size_t *plan_idx;       /* plan index of each of `files` */
   int64_t *fsize, *frows; /* per file: size and record count its manifest entry records */
+  int64_t *flin; /* per file: first_row_id (-1: none) and data sequence number (v3 lineage) */
   /* Per file: its deleted rows (a copy of the plan's live-row set, owned;
    * NULL: none deleted), and the current file's (borrowed from fdel). */
   roaring_bitmap_t **fdel;
   size_t n_fdel;
   roaring_bitmap_t *const *fdel_from; /* a sub scan's: the main scan's fdel (borrowed) */
   const roaring_bitmap_t *del;
+  /* Without a filter and with few rows deleted, the file streams whole and
+   * each batch drops its deleted rows (drop_deleted): a row selection of
+   * most rows costs the reader a gather per row. del_pos is the file row
+   * of the stream's next row. */
+  bool del_filter;
+  int64_t del_pos;
   hs_scan_hooks hooks;
   int64_t out_pos;
   size_t last_file;
@@ -200,6 +208,7 @@ static void file_close(scan_state *s) {
   if (s->cand != NULL) roaring_bitmap_free(s->cand);
   s->cand = NULL;
   s->cand_exact = false;
+  s->del_filter = false;
 }
 
 static void prefetch_free(scan_state *s);
@@ -225,6 +234,7 @@ static void state_free(scan_state *s) {
   hs_free(s->plan_idx);
   hs_free(s->fsize);
   hs_free(s->frows);
+  hs_free(s->flin);
   for (size_t i = 0; s->fdel != NULL && i < s->n_fdel; i++)
     if (s->fdel[i] != NULL) roaring_bitmap_free(s->fdel[i]);
   hs_free(s->fdel);
@@ -415,6 +425,10 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   struct ArrowSchema full;
   if ((st = hs_parquet_reader_schema(s->reader, &full, err)) != HS_OK) return st;
   st = hs_colmap_build(s->ctx, s->want_out, &full, true, s->path, &s->omap, err);
+  if (st == HS_OK && s->flin != NULL) { /* what v3 row lineage inherits */
+    s->omap.lin->first_row_id = s->flin[2 * i];
+    s->omap.lin->data_seq = s->flin[2 * i + 1];
+  }
   if (st == HS_OK && s->filter != NULL)
     st = hs_colmap_build(s->ctx, s->want_f, &full, false, s->path, &s->fmap, err);
   full.release(&full);
@@ -424,11 +438,16 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
     if (s->del == NULL)
       return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, s->batch_rows, true, err);
-    /* Deleted rows are never read: the live ones are the row selection
-     * (and the batches' origin, s->rows). */
+    /* Deleted rows are never returned: with few deleted, batches drop
+     * them; else the live rows are the row selection (and the batches'
+     * origin, s->rows). */
     int64_t total = rec->rows;
     uint64_t dead = roaring_bitmap_range_cardinality(s->del, 0, (uint64_t)total);
     size_t live = (size_t)(total - (int64_t)dead);
+    s->del_filter = live > 0 && dead * 2 <= (uint64_t)total;
+    s->del_pos = 0;
+    if (s->del_filter)
+      return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, s->batch_rows, true, err);
     if (live > s->rows_cap) {
       int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * live);
       if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
@@ -697,6 +716,49 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
   return open_stream(s, s->omap.read, s->omap.n_read, s->rows, (size_t)m, s->batch_rows, true, err);
 }
 
+/* Drop the deleted rows of the output batch *b (rows del_pos.. of the
+ * file): *b is replaced by its live rows, whose file rows go to s->rows
+ * (the batch origin, from out_pos 0). */
+static hs_status drop_deleted(scan_state *s, struct ArrowArray *b, hs_error *err) {
+  int64_t first = s->del_pos, n = b->length;
+  s->del_pos += n;
+  size_t need = (size_t)(n ? n : 1);
+  if (need > s->rows_cap) {
+    int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * need);
+    if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->rows = nr;
+    s->rows_cap = need;
+  }
+  hs_table_row *take = hs_malloc(need * sizeof *take);
+  if (take == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  roaring_uint32_iterator_t it;
+  roaring_init_iterator(s->del, &it);
+  if (first <= (int64_t)UINT32_MAX)
+    roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)first);
+  size_t k = 0;
+  for (int64_t r = first; r < first + n; r++) {
+    if (it.has_value && (int64_t)it.current_value == r) {
+      roaring_advance_uint32_iterator(&it);
+      continue;
+    }
+    s->rows[k] = r;
+    take[k++] = (hs_table_row){.row = r - first, .batch = 0};
+  }
+  s->out_pos = 0;
+  hs_status st = HS_OK;
+  if (k < (size_t)n) {
+    struct ArrowArray t;
+    st = hs_table_take(&s->schema, b, take, k, &t, err);
+    b->release(b);
+    if (st == HS_OK)
+      *b = t;
+    else
+      memset(b, 0, sizeof *b);
+  }
+  hs_free(take);
+  return st;
+}
+
 /* Cut an emitted batch to its first k rows: the struct and each child
  * (null counts become unknown where they were not 0). */
 static void truncate_batch(struct ArrowArray *a, int64_t k) {
@@ -780,6 +842,7 @@ static scan_state *sub_new(const scan_state *s, scan_prefetch *p) {
   sub->plan_idx = s->plan_idx;
   sub->fsize = s->fsize;
   sub->frows = s->frows;
+  sub->flin = s->flin;
   sub->fdel = NULL; /* borrowed per file: file_open takes s->fdel's entry through sub->del */
   sub->fdel_from = s->fdel;
   sub->ctx = s->ctx;
@@ -955,12 +1018,25 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
       int rc = s->out.get_next(&s->out, out);
       if (rc != 0) return scan_fail(s, s->path, &s->out, rc);
       if (out->release != NULL && !s->omap.identity) {
+        /* The batch's rows in the file (v3 row lineage, lineage.h). */
+        s->omap.lin->set = true;
+        s->omap.lin->rows = NULL;
+        if (s->del_filter)
+          s->omap.lin->first = s->del_pos;
+        else if (s->filter != NULL || s->del != NULL)
+          s->omap.lin->rows = s->rows + s->out_pos;
+        else
+          s->omap.lin->first = s->out_pos;
         struct ArrowArray a;
         if (hs_colmap_apply(&s->omap, out, &a, &s->error) != HS_OK) {
           hs_error_prefix(&s->error, "%s: ", s->path);
           return hs_status_errno(s->error.status);
         }
         *out = a;
+      }
+      if (out->release != NULL && s->del_filter && drop_deleted(s, out, &s->error) != HS_OK) {
+        hs_error_prefix(&s->error, "%s: ", s->path);
+        return hs_status_errno(s->error.status);
       }
       if (out->release != NULL) {
         if (s->filter == NULL) {
@@ -1205,6 +1281,14 @@ static hs_status prune_files(const hs_table *t, const hs_iceberg_schema *schema,
     s->frows = nr;
     ns[s->n_files] = pf->data_file->file_size_in_bytes;
     nr[s->n_files] = pf->data_file->record_count;
+    int64_t *nl = hs_realloc(s->flin, (s->n_files + 1) * 2 * sizeof *nl);
+    if (nl == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      break;
+    }
+    s->flin = nl;
+    nl[2 * s->n_files] = pf->data_file->has_first_row_id ? pf->data_file->first_row_id : -1;
+    nl[2 * s->n_files + 1] = pf->data_seq;
     char **nv = hs_realloc(s->files, (s->n_files + 1) * sizeof *nv);
     if (nv == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
@@ -1291,6 +1375,10 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   /* The snapshot's own schema (time travel reads with it). */
   const hs_iceberg_schema *rschema = hs_table_read_schema(table, opts->snapshot_id);
   hs_status st = hs_table_read_schema_arrow(table, opts->snapshot_id, &tschema, err);
+  /* v3 row-lineage columns, when named (src/table/lineage.h). */
+  if (st == HS_OK)
+    st = hs_lineage_schema_add(table, opts->columns, opts->columns ? opts->n_columns : 0, NULL,
+                               &tschema, err);
   if (st == HS_OK) st = hs_colmap_ctx_init(table, rschema, &s->ctx_own, err);
   s->ctx = &s->ctx_own;
   s->want_out = &s->schema;
