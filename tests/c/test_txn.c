@@ -448,6 +448,13 @@ static void test_row_delta(int format) {
   CHECK(has(&e4, files[1]));
   CHECK_EQ_INT(hs_table_version(t), ver);
 
+  /* static metadata (and catalog-named, v1: timetravel's tests) refuse */
+  hs_table *st = NULL;
+  CHECK_OK(hs_table_open_metadata(hs_table_metadata_location(t), &st, &e), &e);
+  hs_error e5 = {0};
+  CHECK_EQ_INT(delta(st, d3, files[2], NULL, HS_TABLE_OP_DELETE, NULL, &e5), HS_ERR_UNSUPPORTED);
+  hs_table_free(st);
+
   /* 5. the adopted metadata is what a fresh open reads */
   hs_table *t2 = NULL;
   CHECK_OK(hs_table_open(root, &t2, &e), &e);
