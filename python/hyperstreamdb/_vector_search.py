@@ -135,10 +135,14 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
         raise InvalidArgumentError(f"column must be a str, not {type(vs.column).__name__}")
     k = _k(vs.k)
     cols = None
+    score = False  # the seed's name of the distance column: "score"
     if columns is not None:
         columns = columns_arg([columns] if isinstance(columns, str) else columns)
-        # "distance" is always returned (last); selecting it is allowed.
-        cols = [c for c in columns if c != "distance"]
+        # "distance" is always returned (last); selecting it is allowed. "score"
+        # (the seed's spelling) is the distance again, under that name where it
+        # was selected, unless the table has a column of that name.
+        score = "score" in columns and "score" not in table.schema.names
+        cols = [c for c in columns if c != "distance" and not (score and c == "score")]
     # The C side keeps the table open between searches of this Table (and
     # refreshes it per call: a new version is seen as by a fresh open).
     cache = table._vs_cache
@@ -149,6 +153,11 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
         snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
         nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact), cache=cache)
     result = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+    if score:
+        result = result.append_column("score", result.column("distance"))
+        order = [c for c in columns if c != "distance"]
+        extra = [c for c in result.column_names if c not in order and c != "distance"]
+        result = result.select(order + extra + ["distance"])
     if stats.get("files_index_rejected"):
         warnings.warn(IndexIgnoredWarning(
             f"{stats['files_index_rejected']} data file(s)' registered vector index did not "

@@ -97,6 +97,16 @@ def simd_level() -> str:
 # ----------------------------------------------------------------- helpers
 
 
+def _device(device: Any, context: Any) -> Any:
+    """``device=`` or the seed's spelling ``context=`` (a GPUContext); both
+    given must be the same context."""
+    if context is None:
+        return device
+    if device is not None and device is not context:
+        raise InvalidArgumentError("pass device= or context=, not both")
+    return context
+
+
 def _check_device(device: Any) -> None:
     if device is not None and getattr(device, "backend", "cpu") != "cpu":
         raise UnsupportedError(f"device {device!r}: only the CPU backend exists in this build")
@@ -200,65 +210,70 @@ def _pair(metric: str, a: ArrayLike, b: ArrayLike) -> float:
 # ------------------------------------------------------- dense float32
 
 
-def l2_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def l2_distance(a: ArrayLike, b: ArrayLike, device: Any = None, context: Any = None) -> float:
     """L2 (Euclidean) distance, pgvector's ``<->``."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _pair("l2", a, b)
 
 
-def l2_squared_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def l2_squared_distance(a: ArrayLike, b: ArrayLike,
+                        device: Any = None, context: Any = None) -> float:
     """Squared L2 distance: the order of ``l2_distance`` without the sqrt."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _pair("l2sq", a, b)
 
 
-def inner_product_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def inner_product_distance(a: ArrayLike, b: ArrayLike,
+                           device: Any = None, context: Any = None) -> float:
     """Negative inner product -(a . b), pgvector's ``<#>``: smaller is closer."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _pair("ip", a, b)
 
 
-def cosine_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def cosine_distance(a: ArrayLike, b: ArrayLike, device: Any = None, context: Any = None) -> float:
     """Cosine distance 1 - cos(a, b) in [0, 2], pgvector's ``<=>``; NaN for a zero vector."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _pair("cosine", a, b)
 
 
-def l1_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def l1_distance(a: ArrayLike, b: ArrayLike, device: Any = None, context: Any = None) -> float:
     """L1 (Manhattan) distance, pgvector's ``<+>``."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _pair("l1", a, b)
 
 
-def l2_distance_batch(query: ArrayLike, matrix: ArrayLike, device: Any = None) -> np.ndarray:
+def l2_distance_batch(query: ArrayLike, matrix: ArrayLike,
+                      device: Any = None, context: Any = None) -> np.ndarray:
     """L2 distance from ``query`` to every row of ``matrix`` (float32, float16 or int8)."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _batch("l2", query, matrix)
 
 
 def l2_squared_distance_batch(query: ArrayLike, matrix: ArrayLike,
-                              device: Any = None) -> np.ndarray:
+                              device: Any = None, context: Any = None) -> np.ndarray:
     """Squared L2 distance from ``query`` to every row of ``matrix``."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _batch("l2sq", query, matrix)
 
 
 def inner_product_distance_batch(query: ArrayLike, matrix: ArrayLike,
-                                 device: Any = None) -> np.ndarray:
+                                 device: Any = None, context: Any = None) -> np.ndarray:
     """Negative inner product from ``query`` to every row of ``matrix``."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _batch("ip", query, matrix)
 
 
-def cosine_distance_batch(query: ArrayLike, matrix: ArrayLike, device: Any = None) -> np.ndarray:
+def cosine_distance_batch(query: ArrayLike, matrix: ArrayLike,
+                          device: Any = None, context: Any = None) -> np.ndarray:
     """Cosine distance from ``query`` to every row (NaN for zero rows or a zero query)."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _batch("cosine", query, matrix)
 
 
-def l1_distance_batch(query: ArrayLike, matrix: ArrayLike, device: Any = None) -> np.ndarray:
+def l1_distance_batch(query: ArrayLike, matrix: ArrayLike,
+                      device: Any = None, context: Any = None) -> np.ndarray:
     """L1 distance from ``query`` to every row of ``matrix``."""
-    _check_device(device)
+    _check_device(_device(device, context))
     return _batch("l1", query, matrix)
 
 
@@ -301,13 +316,13 @@ def _bits_batch(metric: str, pq: np.ndarray, pm: np.ndarray) -> np.ndarray:
     return out
 
 
-def hamming_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def hamming_distance(a: ArrayLike, b: ArrayLike, device: Any = None, context: Any = None) -> float:
     """Number of positions where ``a`` and ``b`` differ, pgvector's ``<~>``.
 
     Boolean vectors are packed to bits and counted by the popcount kernel;
     other dtypes compare elements (NaN differs from everything), as the
     original did for float vectors."""
-    _check_device(device)
+    _check_device(_device(device, context))
     va, vb = np.asarray(a), np.asarray(b)
     if va.shape != vb.shape or va.ndim != 1:
         raise InvalidArgumentError(f"vectors must be 1-D of equal length, got {va.shape} and {vb.shape}")
@@ -316,19 +331,20 @@ def hamming_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
     return float(np.count_nonzero(va != vb))
 
 
-def jaccard_distance(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def jaccard_distance(a: ArrayLike, b: ArrayLike, device: Any = None, context: Any = None) -> float:
     """1 - |A & B| / |A | B| over the sets of non-zero positions, pgvector's ``<%>``;
     1.0 when both vectors are all zeros (as pgvector)."""
-    _check_device(device)
+    _check_device(_device(device, context))
     va, vb = np.asarray(a), np.asarray(b)
     if va.shape != vb.shape or va.ndim != 1:
         raise InvalidArgumentError(f"vectors must be 1-D of equal length, got {va.shape} and {vb.shape}")
     return _bits_pair("jaccard", _bits_of(va, "a"), _bits_of(vb, "b"))
 
 
-def hamming_distance_batch(query: ArrayLike, matrix: ArrayLike, device: Any = None) -> np.ndarray:
+def hamming_distance_batch(query: ArrayLike, matrix: ArrayLike,
+                           device: Any = None, context: Any = None) -> np.ndarray:
     """Hamming distance from ``query`` to every row of ``matrix`` (see ``hamming_distance``)."""
-    _check_device(device)
+    _check_device(_device(device, context))
     q, m = np.asarray(query), np.asarray(matrix)
     if m.ndim != 2 or q.ndim != 1 or m.shape[1] != q.shape[0]:
         raise InvalidArgumentError(f"query {q.shape} and matrix {m.shape} do not match")
@@ -337,9 +353,10 @@ def hamming_distance_batch(query: ArrayLike, matrix: ArrayLike, device: Any = No
     return np.count_nonzero(m != q, axis=1).astype(np.float32)
 
 
-def jaccard_distance_batch(query: ArrayLike, matrix: ArrayLike, device: Any = None) -> np.ndarray:
+def jaccard_distance_batch(query: ArrayLike, matrix: ArrayLike,
+                           device: Any = None, context: Any = None) -> np.ndarray:
     """Jaccard distance from ``query`` to every row of ``matrix`` (non-zero = member)."""
-    _check_device(device)
+    _check_device(_device(device, context))
     q, m = np.asarray(query), np.asarray(matrix)
     if m.ndim != 2 or q.ndim != 1 or m.shape[1] != q.shape[0]:
         raise InvalidArgumentError(f"query {q.shape} and matrix {m.shape} do not match")
@@ -461,7 +478,8 @@ class GPUContext:
     """Where distances are computed. Only the CPU backend exists in this build:
     ``auto_detect()`` does not probe for GPUs yet and always returns a CPU
     context (``backend == "cpu"``), whose kernels are the SIMD ones above.
-    Functions accept it as ``device=``; a non-CPU context is refused."""
+    Functions accept it as ``device=`` or ``context=`` (the seed's spelling); a non-CPU
+    context is refused."""
 
     __slots__ = ("backend", "device_id")
 
@@ -515,15 +533,16 @@ def get_global_gpu_context() -> GPUContext:
 # ------------------------------------------- the original's names (aliases)
 
 
-def inner_product(a: ArrayLike, b: ArrayLike, device: Any = None) -> float:
+def inner_product(a: ArrayLike, b: ArrayLike, device: Any = None, context: Any = None) -> float:
     """The dot product a . b (the original's and pgvector's ``inner_product``;
     the distance ``<#>`` is its negation, ``inner_product_distance``)."""
     return -inner_product_distance(a, b, device)
 
 
-def inner_product_batch(query: ArrayLike, matrix: ArrayLike, device: Any = None) -> np.ndarray:
+def inner_product_batch(query: ArrayLike, matrix: ArrayLike,
+                        device: Any = None, context: Any = None) -> np.ndarray:
     """The dot product of ``query`` with every row of ``matrix``."""
-    return -inner_product_distance_batch(query, matrix, device)
+    return -inner_product_distance_batch(query, matrix, device, context)
 
 
 l2 = l2_distance
