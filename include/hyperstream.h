@@ -401,6 +401,40 @@ typedef struct hs_row_change_result {
 hs_status hs_table_change_rows(hs_table *table, const hs_row_change *c, hs_row_change_result *out,
                                hs_error *err);
 
+/* Compaction (src/query/compact.c): Iceberg's rewrite_data_files, bin-pack. */
+typedef struct hs_compact_options {
+  /* Output file size aimed at; 0: table property write.target-file-size-bytes,
+   * else 512 MiB. Files under 3/4 of it are rewritten (with files that have
+   * deletes or an older partition spec). */
+  int64_t target_file_size_bytes;
+  const char *filter;      /* only files this SQL filter may match (pruning); NULL: all */
+  int32_t min_input_files; /* a clean partition is rewritten from this many files; 0: 2 */
+} hs_compact_options;
+
+typedef struct hs_compact_result {
+  int64_t snapshot_id;                /* the replace snapshot; -1: nothing to do */
+  int64_t files_rewritten;            /* data files removed */
+  int64_t files_added;                /* data files written */
+  int64_t delete_files_removed;       /* delete files and deletion vectors no longer applying */
+  int64_t rows;                       /* rows written */
+  int64_t rows_dropped;               /* deleted rows not written */
+  int64_t bytes_removed, bytes_added; /* data file bytes */
+  int64_t bins;
+  int32_t attempts; /* runs (a conflicting concurrent delete re-runs it) */
+} hs_compact_result;
+
+/* Rewrite the current snapshot's small files and files with deletes into
+ * the current partition spec and sort order, deletes applied, as one
+ * "replace" snapshot; delete files left dangling are removed with it. A
+ * concurrent delete against a rewritten file re-runs the compaction on the
+ * new snapshot, at most 4 times, then HS_ERR_CONFLICT; concurrent appends
+ * are kept. With `kept` (may be NULL): the written batches of each new file
+ * of an unpartitioned, unsorted table, for hs_table_index_build_options
+ * .appended (free with hs_table_compacted_free). */
+hs_status hs_table_compact(hs_table *table, const hs_compact_options *o, hs_compact_result *out,
+                           hs_table_appended ***kept, size_t *n_kept, hs_error *err);
+void hs_table_compacted_free(hs_table_appended **kept, size_t n); /* accepts NULL */
+
 /* Current snapshot id, or -1 when the table has none. */
 int64_t hs_table_current_snapshot_id(const hs_table *table);
 /* Path of the loaded metadata file (valid until the next refresh/append). */

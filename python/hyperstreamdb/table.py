@@ -46,6 +46,7 @@ from ._filters import filter_arg as _filter_arg
 from . import _binding
 from ._indexes import IndexMethods
 from ._changes import ChangeMethods
+from ._compact import CompactMethods
 
 __all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query", "ExpiredSnapshots"]
 
@@ -326,7 +327,7 @@ def _size_arg(name: str, v: Any, none: int) -> int:
     return n if n <= _I64_MAX else _I64_MAX
 
 
-class Table(IndexMethods, ChangeMethods):
+class Table(IndexMethods, ChangeMethods, CompactMethods):
     """An Iceberg table in a local folder, created on the first write.
 
     Args:
