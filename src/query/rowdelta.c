@@ -362,6 +362,16 @@ static hs_status mode_of(const hs_table *t, const char *property, bool *cow, hs_
                       t->metadata_path, property, v);
 }
 
+/* validateNoConflictingData with the filter TRUE: the change's delete
+ * filters were evaluated on the snapshot it began on, so rows appended
+ * since then (which they might match) make it stale. Conservative: the
+ * added file's bounds are not compared with the filters. */
+static bool any_added_conflicts(void *ctx, const hs_iceberg_data_file *added) {
+  (void)ctx;
+  (void)added;
+  return true;
+}
+
 static void delta_free(delta *d, bool committed) {
   for (size_t i = 0; d->marked != NULL && i < d->plan.n_files; i++)
     if (d->marked[i] != NULL) roaring_bitmap_free(d->marked[i]);
@@ -383,6 +393,7 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
   delta d;
   memset(&d, 0, sizeof d);
   d.t = t;
+  d.res.snapshot_id = -1; /* copied to *out: -1 unless a commit is made */
   hs_arena_init(&d.arena);
   bool committed = false;
   hs_status st = hs_table_check_writable(t, c->what != NULL ? c->what : "change", err);
@@ -427,6 +438,15 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
     hs_txn_set_operation(d.txn, HS_TXN_OP_AUTO);
     hs_txn_set_schema_id(d.txn, d.schema_id);
     hs_txn_set_recheck(d.txn, schema_recheck, &d);
+    if (c->n_deletes > 0) {
+      /* Serializable, as Iceberg's row deltas: a commit since the planned
+       * snapshot that appended rows, or added deletes for a data file this
+       * change deletes from, is a conflict (the change is re-run on the
+       * new snapshot); without it two updates of one row both append it,
+       * and an update re-appends a row deleted meanwhile. */
+      hs_txn_set_conflict_filter(d.txn, any_added_conflicts, NULL);
+      hs_txn_validate_no_conflicting_deletes(d.txn, true);
+    }
     int64_t snap = -1;
     st = hs_txn_commit(d.txn, &snap, &committed, err);
     if (committed) d.res.snapshot_id = snap;

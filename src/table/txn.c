@@ -114,6 +114,7 @@ struct hs_txn {
   bool sorted;
 
   bool no_new_deletes, no_new_deletes_set;
+  bool no_conflicting_deletes; /* delete files added for `required` files conflict */
   hs_txn_conflict_fn conflicts;
   void *conflicts_ctx;
   hs_txn_recheck recheck;
@@ -239,6 +240,10 @@ void hs_txn_set_schema_id(hs_txn *x, int32_t schema_id) {
 void hs_txn_validate_no_new_deletes(hs_txn *x, bool on) {
   x->no_new_deletes = on;
   x->no_new_deletes_set = true;
+}
+
+void hs_txn_validate_no_conflicting_deletes(hs_txn *x, bool on) {
+  x->no_conflicting_deletes = on;
 }
 
 void hs_txn_set_conflict_filter(hs_txn *x, hs_txn_conflict_fn fn, void *ctx) {
@@ -728,9 +733,23 @@ static bool needs_validation(const hs_txn *x) {
   return false;
 }
 
+static hs_txn_op resolve_op(const hs_txn *x);
+
 static bool validate_deletes(const hs_txn *x) {
   if (x->no_new_deletes_set) return x->no_new_deletes;
-  return x->op == HS_TXN_OP_REPLACE || x->op == HS_TXN_OP_OVERWRITE;
+  /* the resolved operation: a copy-on-write row change commits as AUTO and
+   * is an OVERWRITE (removes data files, adds their rewrites) */
+  hs_txn_op op = resolve_op(x);
+  return op == HS_TXN_OP_REPLACE || op == HS_TXN_OP_OVERWRITE;
+}
+
+/* With no_conflicting_deletes: may delete file `f` apply to a data file
+ * this commit's deletes reference? (No referenced file: maybe.) */
+static const char *delete_hits_required(const hs_txn *x, const hs_iceberg_data_file *f) {
+  if (!x->no_conflicting_deletes || x->n_required == 0) return NULL;
+  if (f->referenced_data_file == NULL) return x->required[0];
+  return in_sorted(x->required, x->n_required, f->referenced_data_file) ? f->referenced_data_file
+                                                                        : NULL;
 }
 
 /* Does delete file `f` (of spec `spec_id`, unpartitioned or not) maybe
@@ -769,7 +788,10 @@ static hs_status check_snapshot(hs_txn *x, const hs_iceberg_snapshot *s, hs_erro
     if (mf->added_files_count == 0 && mf->deleted_files_count == 0) continue;
     bool dels = mf->content == HS_ICE_MANIFEST_DELETES;
     if (!dels && mf->deleted_files_count == 0 && x->conflicts == NULL) continue;
-    if (dels && mf->deleted_files_count == 0 && !check_deletes && x->n_dv_targets == 0) continue;
+    bool check_required = x->no_conflicting_deletes && x->n_required > 0;
+    if (dels && mf->deleted_files_count == 0 && !check_deletes && x->n_dv_targets == 0 &&
+        !check_required)
+      continue;
     hs_iceberg_manifest man;
     st = read_manifest(t, mf, &a, &man, err);
     const hs_iceberg_partition_spec *spec = spec_of(&t->meta, mf->partition_spec_id);
@@ -802,6 +824,7 @@ static hs_status check_snapshot(hs_txn *x, const hs_iceberg_snapshot *s, hs_erro
       if (!dels) continue;
       const txn_removed *r =
           check_deletes ? delete_hits_removed(x, f, mf->partition_spec_id, unpart) : NULL;
+      const char *hit = NULL;
       if (r != NULL) {
         st = hs_error_set(err, HS_ERR_CONFLICT,
                           "%s: %s: delete file '%s' added by concurrent snapshot %lld (%s) may "
@@ -809,6 +832,13 @@ static hs_status check_snapshot(hs_txn *x, const hs_iceberg_snapshot *s, hs_erro
                           "committed",
                           t->root, x->what, f->file_path, (long long)s->snapshot_id, op_of(s),
                           r->path);
+      } else if ((hit = delete_hits_required(x, f)) != NULL) {
+        st = hs_error_set(err, HS_ERR_CONFLICT,
+                          "%s: %s: delete file '%s' added by concurrent snapshot %lld (%s) may "
+                          "delete rows of data file '%s' that this commit deletes from; nothing "
+                          "was committed",
+                          t->root, x->what, f->file_path, (long long)s->snapshot_id, op_of(s),
+                          f->referenced_data_file != NULL ? hit : "(any: no referenced file)");
       } else if (is_dv(f) && in_sorted(x->dv_targets, x->n_dv_targets, f->referenced_data_file)) {
         st = hs_error_set(err, HS_ERR_CONFLICT,
                           "%s: %s: concurrent snapshot %lld (%s) added a deletion vector for data "

@@ -105,6 +105,11 @@ hs_status hs_txn_require_data_file(hs_txn *x, const char *path, hs_error *err);
  * data file this change removes was committed since the transaction began
  * (default: on for REPLACE and OVERWRITE, off otherwise). */
 void hs_txn_validate_no_new_deletes(hs_txn *x, bool on);
+/* validateNoConflictingDeleteFiles: no delete file that may apply to a data
+ * file this change's deletes reference (hs_txn_require_data_file) was
+ * committed since the transaction began (one without a referenced data
+ * file counts as applying). Off by default. */
+void hs_txn_validate_no_conflicting_deletes(hs_txn *x, bool on);
 void hs_txn_set_conflict_filter(hs_txn *x, hs_txn_conflict_fn fn, void *ctx);
 void hs_txn_set_recheck(hs_txn *x, hs_txn_recheck fn, void *ctx);
 
