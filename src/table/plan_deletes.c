@@ -243,9 +243,34 @@ static hs_status apply_equality(const hs_table *t, const hs_iceberg_schema *sche
   for (size_t k = 0; k < n; k++)
     if (d[k].e->data_file.content == HS_ICE_CONTENT_EQUALITY_DELETES) n_eq++;
   if (n_eq == 0) return HS_OK;
-  if (schema == NULL)
-    return hs_error_set(err, HS_ERR_CORRUPT, "%s: no schema to read equality deletes with",
-                        t->metadata_path);
+  /* The key fields typed as their newest schema has them (a field dropped
+   * or promoted since the delete was written still matches). */
+  size_t n_ids = 0;
+  for (size_t k = 0; k < n; k++)
+    if (d[k].e->data_file.content == HS_ICE_CONTENT_EQUALITY_DELETES)
+      n_ids += d[k].e->data_file.n_equality_ids;
+  int32_t *ids = hs_malloc((n_ids ? n_ids : 1) * sizeof *ids);
+  if (ids == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  size_t u = 0;
+  for (size_t k = 0; k < n; k++) {
+    const hs_iceberg_data_file *df = &d[k].e->data_file;
+    if (df->content != HS_ICE_CONTENT_EQUALITY_DELETES) continue;
+    for (size_t j = 0; j < df->n_equality_ids; j++) {
+      bool seen = false;
+      for (size_t q = 0; q < u && !seen; q++) seen = ids[q] == df->equality_ids[j];
+      if (!seen) ids[u++] = df->equality_ids[j];
+    }
+  }
+  hs_arena karena;
+  hs_arena_init(&karena);
+  hs_iceberg_schema kschema;
+  hs_status kst = hs_table_eqdel_schema(&t->meta, ids, u, &karena, &kschema, err);
+  hs_free(ids);
+  if (kst != HS_OK) {
+    hs_arena_reset(&karena);
+    return kst;
+  }
+  schema = &kschema;
   hs_table_eqdel **sets = hs_calloc(n, sizeof *sets); /* loaded lazily, by delete index */
   const hs_table_eqdel **use = hs_malloc(n_eq * sizeof *use);
   hs_status st = sets == NULL || use == NULL
@@ -288,6 +313,7 @@ static hs_status apply_equality(const hs_table *t, const hs_iceberg_schema *sche
   hs_free(sets);
   hs_free(use);
   hs_free(global);
+  hs_arena_reset(&karena);
   return st;
 }
 
