@@ -27,6 +27,9 @@ int hs_cli_explain(int argc, char **argv);
 /* remove-orphans, expire-snapshots (maintenance.c). */
 int hs_cli_remove_orphans(int argc, char **argv);
 int hs_cli_expire_snapshots(int argc, char **argv);
+/* delete, compact (changes.c). */
+int hs_cli_delete(int argc, char **argv);
+int hs_cli_compact(int argc, char **argv);
 
 static const char hs_cli_help[] =
     "hyperstream " HS_VERSION_STRING
@@ -63,6 +66,12 @@ static const char hs_cli_help[] =
     "  hyperstream expire-snapshots TABLE [--older-than 5d] [--retain-last N] [--dry-run]\n"
     "      Drop old snapshots (not the current one, tagged ones or the last N)\n"
     "      and delete the files only they used.\n"
+    "  hyperstream delete TABLE --filter SQL | --all\n"
+    "      Delete the matching rows in one commit (write.delete.mode) and print\n"
+    "      how many.\n"
+    "  hyperstream compact TABLE [--target-file-size BYTES] [--filter SQL]\n"
+    "      Rewrite small files and files with deletes as one replace snapshot\n"
+    "      ('hyperstream compact --help' for options).\n"
     "  hyperstream inspect TABLE\n"
     "      Schema, partition specs, sort orders, properties, refs, snapshots, rows.\n"
     "  hyperstream --help | --version\n"
@@ -179,9 +188,11 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "explain") == 0) return hs_cli_explain(argc - 1, argv + 1);
   if (strcmp(cmd, "remove-orphans") == 0) return hs_cli_remove_orphans(argc - 1, argv + 1);
   if (strcmp(cmd, "expire-snapshots") == 0) return hs_cli_expire_snapshots(argc - 1, argv + 1);
+  if (strcmp(cmd, "delete") == 0) return hs_cli_delete(argc - 1, argv + 1);
+  if (strcmp(cmd, "compact") == 0) return hs_cli_compact(argc - 1, argv + 1);
   if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
   return hs_cli_usage_error(
       "unknown command '%s' (expected inspect, read, demo, create, write, scan, snapshots, index, "
-      "explain, remove-orphans or expire-snapshots)",
+      "explain, remove-orphans, expire-snapshots, delete or compact)",
       cmd);
 }
