@@ -249,3 +249,45 @@ def test_the_oracle_sees_one_wrong_value(spark, spark_table, hdb):
     gone = res.column("id")[0].as_py()
     keep = [i for i, x in enumerate(ids) if x != gone]
     assert check_search(res, [ids[i] for i in keep], [vecs[i] for i in keep], q, 5) is not None
+
+
+@pytest.mark.parametrize("fmt,mode", [(2, "merge-on-read"), (3, "merge-on-read"),
+                                      (2, "copy-on-write")])
+def test_our_row_changes_read_by_spark(spark, spark_table, hdb, fmt, mode):
+    """Our delete, update, upsert and merge (v2 position deletes, v3 deletion
+    vectors, copy-on-write rewrites), partitioned and not: Spark reads every
+    snapshot as we do; then Spark's rewrite_position_delete_files (MOR) and
+    rewrite_data_files accept the table, and our reads agree again."""
+    ident, path = spark_table
+    rng = np.random.default_rng(70 + fmt + len(mode))
+    props = {f"write.{op}.mode": mode for op in ("delete", "update", "merge")}
+    t = hdb.Table(path, format_version=fmt, properties=props)
+    t.write(gen(rng, range(0, 300)))
+    t.write(gen(rng, range(300, 600), "b"))
+    t.add_index("cat")
+    t.add_index("id")
+    t.set_partition_spec(["cat"])
+    t.write(gen(rng, range(600, 800), "c"))
+    assert t.delete("cat = 'a' AND id < 400") > 0
+    assert t.update({"score": 1.5}, filter="id IN (3, 17, 250, 401, 650, 777)") > 0
+    up = gen(rng, list(range(590, 610)) + list(range(800, 810)), "u")
+    r = t.upsert(up, on="id")
+    assert r.rows_inserted == 10 and r.rows_updated > 0
+    m = (t.merge(gen(rng, [5, 6, 900], "m"), on=["id"]).when_matched_update_all()
+         .when_not_matched_insert_all().when_not_matched_by_source_delete("id > 780").execute())
+    assert m.num_inserted_rows + m.num_updated_rows == 3  # 5 and 6 may be deleted already
+    assert t.delete("name LIKE 'n1%'") > 0
+    if mode == "merge-on-read":
+        kinds = spark.sql(f"SELECT DISTINCT file_format FROM {CATALOG}.{ident}.delete_files"
+                          ).collect()
+        assert [k[0] for k in kinds] == (["PUFFIN"] if fmt == 3 else ["PARQUET"]), kinds
+    _same(spark, hdb, ident, path)
+    if mode == "merge-on-read" and fmt == 2:
+        spark.sql(f"CALL {CATALOG}.system.rewrite_position_delete_files(table => '{ident}', "
+                  "options => map('rewrite-all', 'true'))").collect()
+    spark.sql(f"CALL {CATALOG}.system.rewrite_data_files(table => '{ident}', "
+              "options => map('rewrite-all', 'true'))").collect()
+    _same(spark, hdb, ident, path)
+    # and our next change on top of Spark's compaction
+    assert hdb.Table(path).delete("id < 50") >= 0
+    _same(spark, hdb, ident, path)
