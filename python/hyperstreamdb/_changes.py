@@ -119,6 +119,18 @@ def _key_column(t: pa.Table, on: Sequence[str]) -> pa.Array:
                     type=pa.string())
 
 
+_ROW_ID = "_row_id"
+_LAST_SEQ = "_last_updated_sequence_number"
+
+
+def _with_lineage(rows: pa.Table, row_ids: pa.Array) -> pa.Table:
+    """v3 row lineage (Iceberg spec): rows an update rewrites keep their
+    ``_row_id`` and get a NULL ``_last_updated_sequence_number``, so that
+    they inherit the update's sequence number (src/table/lineage.h)."""
+    rows = rows.append_column(pa.field(_ROW_ID, pa.int64()), row_ids.cast(pa.int64()))
+    return rows.append_column(pa.field(_LAST_SEQ, pa.int64()), pa.nulls(rows.num_rows, pa.int64()))
+
+
 def _check_on(table_schema: pa.Schema, source: pa.Table, on: Any) -> List[str]:
     cols = [on] if isinstance(on, str) else list(on or [])
     if not cols:
@@ -213,9 +225,16 @@ class ChangeMethods:
         def make(sid: Optional[int]) -> Dict[str, Any]:
             if sid is None:
                 return {"deletes": [], "appends": []}
-            rows = self.to_arrow(filter=filt, snapshot_id=sid)  # type: ignore[attr-defined]
+            lineage = self.format_version >= 3  # type: ignore[attr-defined]
+            cols = list(schema.names) + [_ROW_ID] if lineage else None
+            rows = self.to_arrow(filter=filt, snapshot_id=sid,  # type: ignore[attr-defined]
+                                 columns=cols)
             if rows.num_rows == 0:
                 return {"deletes": [], "appends": []}
+            row_ids = None
+            if lineage:
+                row_ids = rows.column(_ROW_ID).combine_chunks()
+                rows = rows.drop_columns([_ROW_ID])
             for c, v in values.items():
                 i = rows.schema.get_field_index(c)
                 t = rows.schema.field(c).type
@@ -237,6 +256,8 @@ class ChangeMethods:
                         raise SchemaError(f"update: {v!r} is not a value of column {c!r} "
                                           f"({t}): {e}") from None
                 rows = rows.set_column(i, rows.schema.field(c), arr)
+            if row_ids is not None:
+                rows = _with_lineage(rows, row_ids)
             return {"deletes": [filt], "appends": [rows]}
 
         r = self._change("update", "write.update.mode", make)
@@ -325,7 +346,9 @@ class MergeBuilder:
         if sid is not None and keyf:
             conds = keyf if not (self._update and self._update_where) else \
                 [f"({k}) AND ({self._update_where})" for k in keyf]
-            hit = pa.concat_tables([t.to_arrow(filter=f, columns=on, snapshot_id=sid)
+            lineage = self._update and t.format_version >= 3
+            hcols = list(on) + [_ROW_ID] if lineage else on
+            hit = pa.concat_tables([t.to_arrow(filter=f, columns=hcols, snapshot_id=sid)
                                     for f in keyf])
             matched = pc.is_in(src_keys, value_set=_key_column(hit, on)) if hit.num_rows else \
                 matched
@@ -342,6 +365,11 @@ class MergeBuilder:
                 deletes.extend(conds)
                 rows = src.filter(upd)
                 counts["updated"] = rows.num_rows
+                if rows.num_rows and lineage:
+                    # Each replaced row's _row_id, found by its key (unique in
+                    # the source; the first table row with the key).
+                    idx = pc.index_in(_key_column(rows, on), value_set=_key_column(hit, on))
+                    rows = _with_lineage(rows, pc.take(hit.column(_ROW_ID).combine_chunks(), idx))
                 if rows.num_rows:
                     appends.append(rows)
         if self._insert:

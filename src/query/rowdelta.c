@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "../table/deletes.h"
+#include "../table/lineage.h"
 #include "../table/schema_map.h"
 #include "../table/timetravel.h"
 #include "../table/txn.h"
@@ -330,10 +331,17 @@ static hs_status rewrite_files(delta *d, hs_error *err) {
     st = hs_txn_remove_file(d->txn, d->plan.files[i].data_file->file_path, err);
     d->res.files_removed++;
   }
+  /* v3: the kept rows keep their _row_id and _last_updated_sequence_number
+   * (lineage.h: read with the columns, written back under their ids). */
+  const char **cols = NULL;
+  size_t n_cols = 0;
+  if (st == HS_OK) st = hs_lineage_scan_columns(d->t, d->plan.snapshot_id, &cols, &n_cols, err);
   if (st == HS_OK) {
     hs_scan_options so;
     hs_scan_options_init(&so);
     so.snapshot_id = d->plan.snapshot_id;
+    so.columns = cols;
+    so.n_columns = n_cols;
     hs_scan_hooks hooks = {cow_keep, NULL, d, &view, NULL, false};
     struct ArrowArrayStream s;
     st = hs_table_scan_query_hooked(d->t, &so, &hooks, &s, err);
@@ -344,6 +352,7 @@ static hs_status rewrite_files(delta *d, hs_error *err) {
     if (own[i] != NULL) roaring_bitmap_free(own[i]);
   hs_free(own);
   hs_free(view.files);
+  hs_free(cols);
   return st;
 }
 

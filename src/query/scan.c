@@ -1402,6 +1402,13 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
     if (st == HS_OK && (s->filter = hs_strdup(opts->filter)) == NULL)
       st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
     for (int64_t i = 0; st == HS_OK && i < tschema.n_children; i++)
+      if (hs_expr_uses_field(e, i) && hs_lineage_of_name(tschema.children[i]->name) != 0)
+        /* Their file statistics and indexes do not cover inherited values. */
+        st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                          "%s: filter: row-lineage column '%s' cannot be filtered on yet; read it "
+                          "and filter the result",
+                          table->metadata_path, tschema.children[i]->name);
+    for (int64_t i = 0; st == HS_OK && i < tschema.n_children; i++)
       if (hs_expr_uses_field(e, i))
         st = names_push(&s->fcols, &s->n_fcols, tschema.children[i]->name, err);
     /* A filter without columns (a constant) still needs the row counts. */

@@ -40,6 +40,7 @@
 #include "../arrow/arrow.h"
 #include "../io/fs.h"
 #include "../parquet/parquet.h"
+#include "lineage.h"
 #include "table.h"
 #include "timetravel.h"
 #include "txn.h"
@@ -410,7 +411,18 @@ static hs_status check_schema(const hs_table *t, const hs_iceberg_schema *ts,
 hs_status hs_table_append_schema(const hs_table *t, const hs_iceberg_schema *ts,
                                  const struct ArrowSchema *in, struct ArrowSchema *stamped,
                                  hs_error *err) {
-  return check_schema(t, ts, in, stamped, err);
+  /* Rewriters (rowdelta.c, compaction) may end the stream with the v3
+   * row-lineage columns, written under their reserved field ids (lineage.h). */
+  size_t k = hs_lineage_trailing(in);
+  if (k == 0) return check_schema(t, ts, in, stamped, err);
+  struct ArrowSchema core, cs;
+  memset(&cs, 0, sizeof cs);
+  hs_status st = hs_lineage_schema_core(t, in, k, &core, err);
+  if (st != HS_OK) return st;
+  st = check_schema(t, ts, &core, &cs, err);
+  hs_arrow_schema_release(&core);
+  if (st == HS_OK) st = hs_lineage_schema_stamp(&cs, in, k, stamped, err);
+  return st;
 }
 
 /* ------------------------------------------------------------- commit */

@@ -19,6 +19,7 @@
 
 #include "../arrow/arrow.h"
 #include "../parquet/parquet.h"
+#include "lineage.h"
 #include "schema_map.h"
 #include "table.h"
 
@@ -87,6 +88,10 @@ static hs_status open_file(scan_state *s, size_t i, hs_error *err) {
     }
   }
   if (st == HS_OK) st = hs_colmap_build(&s->ctx, &s->schema, &full, true, path, &s->map, err);
+  if (st == HS_OK) { /* what v3 row lineage inherits (lineage.h) */
+    s->map.lin->first_row_id = pf->data_file->has_first_row_id ? pf->data_file->first_row_id : -1;
+    s->map.lin->data_seq = pf->data_seq;
+  }
   hs_arrow_schema_release(&full);
   hs_parquet_read_options ro;
   hs_parquet_read_options_init(&ro);
@@ -128,6 +133,10 @@ static int scan_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return rc;
       }
       if (out->release != NULL && !s->map.identity) {
+        if (s->live != NULL) { /* the batch's positions in the file (row lineage) */
+          s->map.lin->rows = s->live + *s->map.rows_in;
+          s->map.lin->set = true;
+        }
         struct ArrowArray a;
         if (hs_colmap_apply(&s->map, out, &a, &s->error) != HS_OK) {
           hs_error_prefix(&s->error, "%s: ", s->plan.files[s->order[s->next_file - 1]].path);
@@ -192,6 +201,8 @@ static hs_status table_schema_projected(hs_table *t, int64_t snapshot_id, scan_s
                                         hs_error *err) {
   struct ArrowSchema full;
   hs_status st = hs_table_read_schema_arrow(t, snapshot_id, &full, err);
+  if (st == HS_OK)
+    st = hs_lineage_schema_add(t, (const char *const *)s->columns, s->n_columns, NULL, &full, err);
   if (st == HS_OK) st = hs_colmap_ctx_init(t, hs_table_read_schema(t, snapshot_id), &s->ctx, err);
   if (st != HS_OK || s->columns == NULL) {
     if (st == HS_OK)

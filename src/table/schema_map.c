@@ -13,6 +13,7 @@
  * read fails rather than return data under the wrong names.
  */
 #include "schema_map.h"
+#include "lineage.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -194,6 +195,7 @@ void hs_colmap_free(hs_colmap *m) {
   hs_free(m->src);
   hs_free(m->path);
   hs_free(m->rows_in);
+  hs_free(m->lin);
   hs_arrow_schema_release(&m->out);
   memset(m, 0, sizeof *m);
 }
@@ -214,6 +216,24 @@ static hs_status map_column(const hs_colmap_ctx *ctx, const struct ArrowSchema *
   struct ArrowSchema *o = m->out.children[i];
   hs_arrow_schema_release(o);
   m->src[i] = -1;
+  hs_lineage_kind lk = hs_lineage_of_field(id);
+  if (lk != HS_LINEAGE_NONE) { /* v3 row lineage: stored where present, else inherited */
+    m->conv[i] = lk == HS_LINEAGE_ROW_ID_COL ? HS_COLMAP_ROW_ID : HS_COLMAP_LAST_SEQ;
+    if (j < file->n_children) {
+      const struct ArrowSchema *fc = file->children[j];
+      if (strcmp(fc->format, "l") != 0)
+        return hs_error_set(err, HS_ERR_SCHEMA,
+                            "%s: row-lineage column '%s' (field id %d) is stored as '%s', not "
+                            "a long",
+                            path, fc->name ? fc->name : "", (int)id, fc->format);
+      if ((m->file_names[i] = hs_strdup(fc->name ? fc->name : "")) == NULL)
+        return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      m->src[i] = (int64_t)m->n_read;
+      if ((m->read[m->n_read++] = hs_strdup(m->file_names[i])) == NULL)
+        return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    }
+    return hs_arrow_schema_copy(w, o, err);
+  }
   if (j == file->n_children) {
     const char *d = default_of(ctx, id);
     if (d != NULL) { /* v3: the file predates the field, which reads as its default */
@@ -271,11 +291,13 @@ hs_status hs_colmap_build(const hs_colmap_ctx *ctx, const struct ArrowSchema *wa
   out->def_len = hs_calloc(n + 1, sizeof *out->def_len);
   out->path = hs_strdup(path != NULL ? path : "");
   out->rows_in = hs_calloc(1, sizeof *out->rows_in);
+  out->lin = hs_calloc(1, sizeof *out->lin);
+  if (out->lin != NULL) out->lin->first_row_id = -1;
   int32_t *ids = hs_calloc(nf + 1, sizeof *ids);
   hs_status st = HS_OK;
   if (out->file_names == NULL || out->conv == NULL || out->src == NULL || out->read == NULL ||
       out->def == NULL || out->def_len == NULL || out->path == NULL || out->rows_in == NULL ||
-      ids == NULL)
+      out->lin == NULL || ids == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   if (st == HS_OK) st = file_ids(ctx, file, ids);
   if (st == HS_OK) st = hs_arrow_schema_init(&out->out, "+s", "", 0, (int64_t)n, err);
@@ -577,6 +599,18 @@ hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct Arro
           hs_colmap_default_array(m->out.children[i], m->def[i], m->def_len[i], in->length, o, err);
       continue;
     }
+    if (m->conv[i] == HS_COLMAP_ROW_ID || m->conv[i] == HS_COLMAP_LAST_SEQ) {
+      hs_lineage_pos at = *m->lin;
+      if (!at.set) {
+        at.rows = NULL;
+        at.first = *m->rows_in;
+      }
+      st = hs_lineage_column(
+          m->conv[i] == HS_COLMAP_ROW_ID ? HS_LINEAGE_ROW_ID_COL : HS_LINEAGE_SEQ_COL,
+          m->src[i] >= 0 ? in->children[m->src[i]] : NULL, &at, in->length, o, err);
+      if (st != HS_OK) hs_error_prefix(err, "%s: ", m->path);
+      continue;
+    }
     struct ArrowArray *c = in->children[m->src[i]];
     struct ArrowArray moved = *c;
     c->release = NULL; /* moved out of `in` */
@@ -595,6 +629,8 @@ hs_status hs_colmap_apply(const hs_colmap *m, struct ArrowArray *in, struct Arro
       *o = moved;
   }
   if (st == HS_OK) *m->rows_in += in->length;
+  m->lin->set = false;
+  m->lin->rows = NULL;
   if (in->release != NULL) in->release(in);
   if (st != HS_OK && out->release != NULL) out->release(out);
   return st;

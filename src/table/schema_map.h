@@ -30,16 +30,20 @@ hs_status hs_table_read_schema_arrow(const hs_table *t, int64_t snapshot_id,
                                      struct ArrowSchema *out, hs_error *err);
 
 typedef enum hs_colmap_conv {
-  HS_COLMAP_PASS,     /* the file's array as is */
-  HS_COLMAP_RELABEL,  /* same data, wider type (decimal precision) */
-  HS_COLMAP_I32_I64,  /* int -> long */
-  HS_COLMAP_F32_F64,  /* float -> double */
-  HS_COLMAP_OFFSETS,  /* string/binary <-> large_string/large_binary (fixed outputs only) */
-  HS_COLMAP_NULLS,    /* absent from the file: all NULL */
-  HS_COLMAP_DEFAULT,  /* absent from the file: the field's (v3) initial-default */
-  HS_COLMAP_LIST_FSL, /* list<float> (another engine's vectors) -> fixed_size_list<float, D> */
-  HS_COLMAP_LLIST_FSL /* the same from large_list<float> */
+  HS_COLMAP_PASS,      /* the file's array as is */
+  HS_COLMAP_RELABEL,   /* same data, wider type (decimal precision) */
+  HS_COLMAP_I32_I64,   /* int -> long */
+  HS_COLMAP_F32_F64,   /* float -> double */
+  HS_COLMAP_OFFSETS,   /* string/binary <-> large_string/large_binary (fixed outputs only) */
+  HS_COLMAP_NULLS,     /* absent from the file: all NULL */
+  HS_COLMAP_DEFAULT,   /* absent from the file: the field's (v3) initial-default */
+  HS_COLMAP_LIST_FSL,  /* list<float> (another engine's vectors) -> fixed_size_list<float, D> */
+  HS_COLMAP_LLIST_FSL, /* the same from large_list<float> */
+  HS_COLMAP_ROW_ID,    /* v3 `_row_id`: stored, else inherited (lineage.h) */
+  HS_COLMAP_LAST_SEQ   /* v3 `_last_updated_sequence_number`: the same */
 } hs_colmap_conv;
+
+struct hs_lineage_pos;
 
 /* How one data file's columns become the wanted ones. */
 typedef struct hs_colmap {
@@ -56,6 +60,11 @@ typedef struct hs_colmap {
   size_t *def_len;
   char *path;       /* the data file (errors of HS_COLMAP_LIST_FSL) */
   int64_t *rows_in; /* rows applied so far (one counter, so that errors name the file's row) */
+  /* Row lineage (lineage.h): the file's first_row_id and data sequence
+   * number, and where the next batch's rows lie in the file; the scan that
+   * built the map sets them (defaults: no first_row_id, sequence 0, rows
+   * contiguous from rows_in). */
+  struct hs_lineage_pos *lin;
 } hs_colmap;
 
 /* What a map needs of the table, copied at a scan's opening (a stream
