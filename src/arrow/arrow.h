@@ -174,6 +174,14 @@ hs_status hs_arrow_array_make_struct(struct ArrowArray *out, int64_t length,
                                      uint8_t *validity_owned_or_NULL, int64_t null_count,
                                      hs_error *err);
 
+/* The rows of `a` (of schema `s`) whose bit is set in `keep` (bit i of
+ * word i / 64 for logical row i < a->length; n_keep of them set) as a new
+ * owned array *out (offset 0, buffers copied). Nested types recurse;
+ * dictionary arrays are HS_ERR_UNSUPPORTED (filter.c). */
+hs_status hs_arrow_array_filter(const struct ArrowSchema *s, const struct ArrowArray *a,
+                                const uint64_t *keep, int64_t n_keep, struct ArrowArray *out,
+                                hs_error *err);
+
 /* Validate that `a` is structurally consistent with `s` (buffer counts,
  * offsets monotone and in range where readable, children lengths). Used on
  * arrays that arrive from outside before we trust them. Faults give

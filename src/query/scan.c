@@ -717,8 +717,8 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
 }
 
 /* Drop the deleted rows of the output batch *b (rows del_pos.. of the
- * file): *b is replaced by its live rows, whose file rows go to s->rows
- * (the batch origin, from out_pos 0). */
+ * file): *b is replaced by its live rows (hs_arrow_array_filter), whose
+ * file rows go to s->rows (the batch origin, from out_pos 0). */
 static hs_status drop_deleted(scan_state *s, struct ArrowArray *b, hs_error *err) {
   int64_t first = s->del_pos, n = b->length;
   s->del_pos += n;
@@ -729,33 +729,43 @@ static hs_status drop_deleted(scan_state *s, struct ArrowArray *b, hs_error *err
     s->rows = nr;
     s->rows_cap = need;
   }
-  hs_table_row *take = hs_malloc(need * sizeof *take);
-  if (take == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  size_t words = (size_t)(n + 63) / 64 + 1;
+  if (words > s->sel_cap) {
+    uint64_t *ns = hs_realloc(s->sel, words * sizeof(uint64_t));
+    if (ns == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->sel = ns;
+    s->sel_cap = words;
+  }
+  memset(s->sel, 0xff, words * sizeof(uint64_t));
+  int64_t dead = 0;
   roaring_uint32_iterator_t it;
   roaring_init_iterator(s->del, &it);
   if (first <= (int64_t)UINT32_MAX)
     roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)first);
+  for (; it.has_value && (int64_t)it.current_value < first + n;
+       roaring_advance_uint32_iterator(&it)) {
+    int64_t i = (int64_t)it.current_value - first;
+    s->sel[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+    dead++;
+  }
   size_t k = 0;
-  for (int64_t r = first; r < first + n; r++) {
-    if (it.has_value && (int64_t)it.current_value == r) {
-      roaring_advance_uint32_iterator(&it);
-      continue;
+  for (int64_t w = 0; w * 64 < n; w++) {
+    uint64_t m = s->sel[w];
+    if (n - w * 64 < 64) m &= (UINT64_C(1) << (n - w * 64)) - 1;
+    while (m != 0) {
+      s->rows[k++] = first + w * 64 + __builtin_ctzll(m);
+      m &= m - 1;
     }
-    s->rows[k] = r;
-    take[k++] = (hs_table_row){.row = r - first, .batch = 0};
   }
   s->out_pos = 0;
-  hs_status st = HS_OK;
-  if (k < (size_t)n) {
-    struct ArrowArray t;
-    st = hs_table_take(&s->schema, b, take, k, &t, err);
-    b->release(b);
-    if (st == HS_OK)
-      *b = t;
-    else
-      memset(b, 0, sizeof *b);
-  }
-  hs_free(take);
+  if (dead == 0) return HS_OK;
+  struct ArrowArray t;
+  hs_status st = hs_arrow_array_filter(&s->schema, b, s->sel, (int64_t)k, &t, err);
+  b->release(b);
+  if (st == HS_OK)
+    *b = t;
+  else
+    memset(b, 0, sizeof *b);
   return st;
 }
 

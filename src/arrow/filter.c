@@ -1,0 +1,280 @@
+/*
+ * filter.c — hs_arrow_array_filter: the rows of an array that a bitmap
+ * keeps, as a new owned array (Arrow's "filter" kernel).
+ *
+ * One pass per buffer: fixed-width values are copied branch-free (the
+ * destination advances by the keep bit), validity and boolean bits are
+ * compacted word by word, variable-width values are sized then copied, and
+ * nested columns recurse with the bitmap their children need (a fixed-size
+ * list of D widens each bit to D, a list to its value ranges). Scans use it
+ * to drop deleted rows from whole batches (src/query/scan.c), where a row
+ * selection of most rows would cost the Parquet reader a gather per row.
+ */
+#include <string.h>
+
+#include "arrow.h"
+
+#define FILTER_DEPTH_MAX 64
+
+static inline bool bit_get(const uint8_t *b, int64_t i) {
+  return (b[i >> 3] >> (i & 7)) & 1;
+}
+
+static uint8_t *bits_alloc(int64_t n, hs_error *err) {
+  uint8_t *b = hs_calloc((size_t)(n + 7) / 8 + 8, 1);
+  if (b == NULL) hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
+  return b;
+}
+
+/* Compact bits src[off + i] for kept i < n into dst (k bits). */
+static void bits_compact(uint8_t *dst, const uint8_t *src, int64_t off, const uint64_t *keep,
+                         int64_t n) {
+  int64_t k = 0;
+  for (int64_t w = 0; w * 64 < n; w++) {
+    uint64_t m = keep[w];
+    int64_t lim = n - w * 64 < 64 ? n - w * 64 : 64;
+    if (lim < 64) m &= (UINT64_C(1) << lim) - 1;
+    while (m != 0) {
+      int64_t i = w * 64 + __builtin_ctzll(m);
+      if (bit_get(src, off + i)) dst[k >> 3] |= (uint8_t)(1u << (k & 7));
+      k++;
+      m &= m - 1;
+    }
+  }
+}
+
+static int64_t count_zero_bits(const uint8_t *b, int64_t n) {
+  int64_t z = 0;
+  for (int64_t i = 0; i < n; i++) z += !bit_get(b, i);
+  return z;
+}
+
+/* Fixed-width values of `w` bytes. */
+static void values_compact(uint8_t *dst, const uint8_t *src, int64_t off, int w,
+                           const uint64_t *keep, int64_t n) {
+  const uint8_t *p = src + off * (int64_t)w;
+  if (w == 8) {
+    uint64_t *d = (uint64_t *)dst;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v;
+      memcpy(&v, p + i * 8, 8);
+      d[k] = v;
+      k += (int64_t)((keep[i >> 6] >> (i & 63)) & 1);
+    }
+    return;
+  }
+  if (w == 4) {
+    uint32_t *d = (uint32_t *)dst;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+      uint32_t v;
+      memcpy(&v, p + i * 4, 4);
+      d[k] = v;
+      k += (int64_t)((keep[i >> 6] >> (i & 63)) & 1);
+    }
+    return;
+  }
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i++)
+    if ((keep[i >> 6] >> (i & 63)) & 1) memcpy(dst + (k++) * w, p + i * (int64_t)w, (size_t)w);
+}
+
+/* A keep bitmap of `m` bits (zeroed, hs_malloc'd). */
+static uint64_t *keep_alloc(int64_t m, hs_error *err) {
+  uint64_t *k = hs_calloc((size_t)(m + 63) / 64 + 1, sizeof *k);
+  if (k == NULL) hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
+  return k;
+}
+
+static void keep_range(uint64_t *k, int64_t lo, int64_t hi) {
+  for (int64_t j = lo; j < hi; j++) k[j >> 6] |= UINT64_C(1) << (j & 63);
+}
+
+/* Rows off .. off + n - 1 of `a` (its own offset added here). */
+static hs_status filter_node(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t off,
+                             int64_t n, const uint64_t *keep, int64_t k, struct ArrowArray *out,
+                             int depth, hs_error *err);
+
+static hs_status filter_validity(const struct ArrowArray *a, int64_t off, int64_t n,
+                                 const uint64_t *keep, int64_t k, struct ArrowArray *out,
+                                 hs_error *err) {
+  out->null_count = 0;
+  const uint8_t *v = a->n_buffers > 0 ? a->buffers[0] : NULL;
+  if (v == NULL || a->null_count == 0) return HS_OK;
+  uint8_t *bits = bits_alloc(k, err);
+  if (bits == NULL) return HS_ERR_NOMEM;
+  bits_compact(bits, v, off, keep, n);
+  hs_arrow_array_set_buffer(out, 0, bits);
+  out->null_count = count_zero_bits(bits, k);
+  return HS_OK;
+}
+
+static hs_status filter_binary(const struct ArrowArray *a, int64_t off, int64_t n,
+                               const uint64_t *keep, int64_t k, bool large, struct ArrowArray *out,
+                               hs_error *err) {
+  size_t ow = large ? 8 : 4;
+  const uint8_t *ob = a->buffers[1], *data = a->buffers[2];
+  int64_t total = 0;
+#define OFF(i) (large ? ((const int64_t *)ob)[i] : (int64_t)((const int32_t *)ob)[i])
+  for (int64_t i = 0; i < n; i++)
+    if ((keep[i >> 6] >> (i & 63)) & 1) total += OFF(off + i + 1) - OFF(off + i);
+  if (!large && total > INT32_MAX)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: more than 2 GiB of strings");
+  uint8_t *offs = hs_malloc((size_t)(k + 1) * ow);
+  uint8_t *bytes = hs_malloc((size_t)total + 1);
+  if (offs == NULL || bytes == NULL) {
+    hs_free(offs);
+    hs_free(bytes);
+    return hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
+  }
+  int64_t j = 0, at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (!((keep[i >> 6] >> (i & 63)) & 1)) continue;
+    int64_t lo = OFF(off + i), len = OFF(off + i + 1) - lo;
+    if (large)
+      ((int64_t *)offs)[j] = at;
+    else
+      ((int32_t *)offs)[j] = (int32_t)at;
+    if (len > 0) memcpy(bytes + at, data + lo, (size_t)len);
+    at += len;
+    j++;
+  }
+#undef OFF
+  if (large)
+    ((int64_t *)offs)[k] = at;
+  else
+    ((int32_t *)offs)[k] = (int32_t)at;
+  hs_arrow_array_set_buffer(out, 1, offs);
+  hs_arrow_array_set_buffer(out, 2, bytes);
+  return HS_OK;
+}
+
+static hs_status filter_list(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t off,
+                             int64_t n, const uint64_t *keep, int64_t k, bool large,
+                             struct ArrowArray *out, int depth, hs_error *err) {
+  const uint8_t *ob = a->buffers[1];
+#define OFF(i) (large ? ((const int64_t *)ob)[i] : (int64_t)((const int32_t *)ob)[i])
+  int64_t lo = n > 0 ? OFF(off) : 0, hi = n > 0 ? OFF(off + n) : 0;
+  uint64_t *ck = keep_alloc(hi - lo, err);
+  uint8_t *offs = hs_malloc((size_t)(k + 1) * (large ? 8 : 4));
+  if (ck == NULL || offs == NULL) {
+    hs_free(ck);
+    hs_free(offs);
+    return hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
+  }
+  int64_t j = 0, at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (!((keep[i >> 6] >> (i & 63)) & 1)) continue;
+    int64_t b = OFF(off + i), e = OFF(off + i + 1);
+    if (large)
+      ((int64_t *)offs)[j] = at;
+    else
+      ((int32_t *)offs)[j] = (int32_t)at;
+    keep_range(ck, b - lo, e - lo);
+    at += e - b;
+    j++;
+  }
+#undef OFF
+  if (large)
+    ((int64_t *)offs)[k] = at;
+  else
+    ((int32_t *)offs)[k] = (int32_t)at;
+  hs_arrow_array_set_buffer(out, 1, offs);
+  hs_status st = filter_node(s->children[0], a->children[0], lo, hi - lo, ck, at, out->children[0],
+                             depth + 1, err);
+  hs_free(ck);
+  return st;
+}
+
+static hs_status filter_node(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t off,
+                             int64_t n, const uint64_t *keep, int64_t k, struct ArrowArray *out,
+                             int depth, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *name = s->name ? s->name : "";
+  if (depth > FILTER_DEPTH_MAX) return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: too deep");
+  if (s->dictionary != NULL)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: column '%s': dictionary arrays", name);
+  hs_arrow_type at;
+  hs_status st = hs_arrow_type_parse(s->format, &at, err);
+  if (st != HS_OK) return st;
+  off += a->offset;
+  int64_t nb = 2, nc = 0;
+  switch (at.id) {
+  case HS_AT_NA: nb = 0; break;
+  case HS_AT_BINARY:
+  case HS_AT_LARGE_BINARY:
+  case HS_AT_STRING:
+  case HS_AT_LARGE_STRING: nb = 3; break;
+  case HS_AT_STRUCT:
+    nb = 1;
+    nc = s->n_children;
+    break;
+  case HS_AT_FIXED_LIST: nb = 1, nc = 1; break;
+  case HS_AT_LIST:
+  case HS_AT_LARGE_LIST:
+  case HS_AT_MAP: nb = 2, nc = 1; break;
+  default:
+    if (hs_arrow_type_byte_width(&at) <= 0 && at.id != HS_AT_BOOL)
+      return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: column '%s': Arrow type '%s'", name,
+                          s->format);
+    break;
+  }
+  if (nc != s->n_children || a->n_children != nc || a->n_buffers < nb)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "filter: column '%s': malformed array", name);
+  if ((st = hs_arrow_array_init(out, nb, nc, err)) != HS_OK) return st;
+  out->length = k;
+  if (at.id == HS_AT_NA) {
+    out->null_count = k;
+    return HS_OK;
+  }
+  if ((st = filter_validity(a, off, n, keep, k, out, err)) != HS_OK) return st;
+  switch (at.id) {
+  case HS_AT_BOOL: {
+    uint8_t *bits = bits_alloc(k, err);
+    if (bits == NULL) return HS_ERR_NOMEM;
+    bits_compact(bits, a->buffers[1], off, keep, n);
+    hs_arrow_array_set_buffer(out, 1, bits);
+    return HS_OK;
+  }
+  case HS_AT_BINARY:
+  case HS_AT_STRING: return filter_binary(a, off, n, keep, k, false, out, err);
+  case HS_AT_LARGE_BINARY:
+  case HS_AT_LARGE_STRING: return filter_binary(a, off, n, keep, k, true, out, err);
+  case HS_AT_LIST:
+  case HS_AT_MAP: return filter_list(s, a, off, n, keep, k, false, out, depth, err);
+  case HS_AT_LARGE_LIST: return filter_list(s, a, off, n, keep, k, true, out, depth, err);
+  case HS_AT_STRUCT:
+    for (int64_t c = 0; st == HS_OK && c < nc; c++)
+      st = filter_node(s->children[c], a->children[c], off, n, keep, k, out->children[c], depth + 1,
+                       err);
+    return st;
+  case HS_AT_FIXED_LIST: {
+    int64_t d = at.width;
+    uint64_t *ck = keep_alloc(n * d, err);
+    if (ck == NULL) return HS_ERR_NOMEM;
+    for (int64_t i = 0; i < n; i++)
+      if ((keep[i >> 6] >> (i & 63)) & 1) keep_range(ck, i * d, (i + 1) * d);
+    st = filter_node(s->children[0], a->children[0], off * d, n * d, ck, k * d, out->children[0],
+                     depth + 1, err);
+    hs_free(ck);
+    return st;
+  }
+  default: {
+    int w = hs_arrow_type_byte_width(&at);
+    uint8_t *vals = hs_malloc((size_t)(k + 1) * (size_t)w);
+    if (vals == NULL) return hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
+    values_compact(vals, a->buffers[1], off, w, keep, n);
+    hs_arrow_array_set_buffer(out, 1, vals);
+    return HS_OK;
+  }
+  }
+}
+
+hs_status hs_arrow_array_filter(const struct ArrowSchema *s, const struct ArrowArray *a,
+                                const uint64_t *keep, int64_t n_keep, struct ArrowArray *out,
+                                hs_error *err) {
+  hs_status st = filter_node(s, a, 0, a->length, keep, n_keep, out, 0, err);
+  if (st != HS_OK) hs_arrow_array_release(out);
+  return st;
+}
