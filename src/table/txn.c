@@ -1205,6 +1205,26 @@ static hs_status publish_checked(hs_txn *x, const hs_iceberg_metadata *old,
   return st;
 }
 
+/* A metadata-only version: under the shared publish lock, the files the
+ * edit names anew (a new index registry and its index files) re-checked,
+ * then the exclusive publish of `json` as `path`. */
+static hs_status publish_metadata_only(hs_txn *x, const hs_iceberg_metadata *old,
+                                       const hs_iceberg_metadata *m, const hs_buf *json,
+                                       const char *path, bool *won, hs_error *err) {
+  *won = false;
+  char **reg = NULL;
+  size_t n_reg = 0;
+  int lock_fd = -1;
+  hs_status st = registry_files(x->t, old, m, &reg, &n_reg, err);
+  if (st == HS_OK) st = hs_table_publish_lock(x->t, false, &lock_fd, err);
+  if (st == HS_OK) st = hs_table_publish_check(x->what, (const char *const *)reg, n_reg, err);
+  if (st == HS_OK) st = hs_fs_publish_exclusive(path, json->data, json->len, won, err);
+  hs_table_publish_unlock(lock_fd);
+  for (size_t i = 0; i < n_reg; i++) hs_free(reg[i]);
+  hs_free(reg);
+  return st;
+}
+
 static bool has_snapshot_change(const hs_txn *x) {
   return x->n_added > 0 || x->n_removed > 0;
 }
@@ -1410,15 +1430,23 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
   buf.len = 0;
   char path[4200]; /* v{N+1}, plain or gzip as the table asks (table.c) */
   if ((st = hs_table_next_version(t, &m, &buf, path, sizeof path, err)) != HS_OK) goto done;
-  st = hs_fs_publish_prepare(path, buf.data, buf.len, tmp, sizeof tmp, &tmp_fd, err);
-  if (st != HS_OK) {
-    tmp[0] = '\0';
-    goto done;
+  if (!snap_change) {
+    /* Nothing written but the version itself: its temporary is made, synced
+     * and linked inside the shared publish lock (hs_fs_publish_exclusive),
+     * so a forced orphan sweep cannot take it from under the commit. */
+    hs_table_crash_point();
+    st = publish_metadata_only(x, old, &m, &buf, path, won, err);
+  } else {
+    st = hs_fs_publish_prepare(path, buf.data, buf.len, tmp, sizeof tmp, &tmp_fd, err);
+    if (st != HS_OK) {
+      tmp[0] = '\0';
+      goto done;
+    }
+    if ((st = sync_before_publish(x, list_fd, tmp_fd, tmp, err)) != HS_OK) goto done;
+    hs_table_crash_point();
+    st = publish_checked(x, old, &m, tmp, path, won, err);
+    tmp[0] = '\0'; /* removed by the link, or by publish_checked */
   }
-  if ((st = sync_before_publish(x, list_fd, tmp_fd, tmp, err)) != HS_OK) goto done;
-  hs_table_crash_point();
-  st = publish_checked(x, old, &m, tmp, path, won, err);
-  tmp[0] = '\0'; /* removed by the link, or by publish_checked */
   if (st != HS_OK) goto done;
   if (*won) {
     hs_table_crash_point();
