@@ -21,32 +21,68 @@ static inline bool bit_get(const uint8_t *b, int64_t i) {
 }
 
 static uint8_t *bits_alloc(int64_t n, hs_error *err) {
-  uint8_t *b = hs_calloc((size_t)(n + 7) / 8 + 8, 1);
+  uint8_t *b = hs_calloc((size_t)(n + 63) / 64 * 8 + 8, 1);
   if (b == NULL) hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
   return b;
 }
 
-/* Compact bits src[off + i] for kept i < n into dst (k bits). */
+/* 64 bits of `src` from bit `pos` (bits past `nbits` read as 0). */
+static inline uint64_t bits_load(const uint8_t *src, int64_t pos, int64_t nbits) {
+  int64_t byte = pos >> 3, bytes = (nbits + 7) >> 3;
+  unsigned sh = (unsigned)(pos & 7);
+  uint64_t v = 0, hi = 0;
+  if (byte + 9 <= bytes) {
+    memcpy(&v, src + byte, 8);
+    hi = src[byte + 8];
+  } else {
+    for (int64_t b = 0; b < 8 && byte + b < bytes; b++) v |= (uint64_t)src[byte + b] << (8 * b);
+    if (byte + 8 < bytes) hi = src[byte + 8];
+  }
+  return sh ? (v >> sh) | (hi << (64 - sh)) : v;
+}
+
+/* Compact bits src[off + i] for kept i < n into dst (k bits; dst zeroed,
+ * room for whole 64-bit words). Runs of kept rows are copied 64 bits at a
+ * time: the work is per run, not per row. */
 static void bits_compact(uint8_t *dst, const uint8_t *src, int64_t off, const uint64_t *keep,
                          int64_t n) {
-  int64_t k = 0;
+  uint64_t acc = 0;
+  unsigned accn = 0;
+  int64_t out = 0; /* words written */
+  int64_t nbits = off + n;
   for (int64_t w = 0; w * 64 < n; w++) {
     uint64_t m = keep[w];
     int64_t lim = n - w * 64 < 64 ? n - w * 64 : 64;
     if (lim < 64) m &= (UINT64_C(1) << lim) - 1;
     while (m != 0) {
-      int64_t i = w * 64 + __builtin_ctzll(m);
-      if (bit_get(src, off + i)) dst[k >> 3] |= (uint8_t)(1u << (k & 7));
-      k++;
-      m &= m - 1;
+      unsigned start = (unsigned)__builtin_ctzll(m);
+      uint64_t rest = ~(m >> start);
+      unsigned len = rest == 0 ? 64 - start : (unsigned)__builtin_ctzll(rest);
+      uint64_t mask = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
+      uint64_t bits = bits_load(src, off + w * 64 + start, nbits) & mask;
+      acc |= bits << accn;
+      if (accn + len >= 64) {
+        memcpy(dst + 8 * out++, &acc, 8);
+        acc = accn ? bits >> (64 - accn) : 0;
+        accn = accn + len - 64;
+      } else {
+        accn += len;
+      }
+      m &= len + start >= 64 ? 0 : ~UINT64_C(0) << (start + len);
     }
   }
+  if (accn > 0) memcpy(dst + 8 * out, &acc, 8);
 }
 
 static int64_t count_zero_bits(const uint8_t *b, int64_t n) {
-  int64_t z = 0;
-  for (int64_t i = 0; i < n; i++) z += !bit_get(b, i);
-  return z;
+  int64_t ones = 0, i = 0;
+  for (; i + 64 <= n; i += 64) {
+    uint64_t w;
+    memcpy(&w, b + i / 8, 8);
+    ones += __builtin_popcountll(w);
+  }
+  for (; i < n; i++) ones += bit_get(b, i);
+  return n - ones;
 }
 
 /* Fixed-width values of `w` bytes. */
