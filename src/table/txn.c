@@ -549,7 +549,11 @@ static hs_status write_manifest(hs_txn *x, const hs_iceberg_metadata *m,
 }
 
 /* The first attempt writes one manifest per (kind, spec) of the added
- * files, entries inheriting snapshot id and sequence numbers. */
+ * files, entries inheriting snapshot id and sequence numbers. v3 data files
+ * without first_row_id get fresh row ids from the snapshot's first-row-id,
+ * those a replace writes too. TODO(row lineage): a compaction should carry
+ * each row's _row_id and _last_updated_sequence_number into the files it
+ * writes (as columns, or first_row_id when a file keeps one run of ids). */
 static hs_status write_news(hs_txn *x, int64_t seq, hs_error *err) {
   if (x->news_written || x->n_added == 0) return HS_OK;
   const hs_iceberg_metadata *m = base_meta(x);
