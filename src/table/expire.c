@@ -14,7 +14,10 @@
  * Files: what the metadata reached before the commit and no longer reaches
  * after it (hs_table_reachable, orphans.c) — the expired snapshots' manifest
  * lists, the manifests and data files no kept snapshot shares, and the index
- * files that covered only those data files. They were committed, so no
+ * files that covered only those data files. The walk after the commit
+ * skips manifest entries of status DELETED: a data or delete file that a
+ * kept snapshot removed (compaction, a replaced deletion vector) goes with
+ * the last snapshot that read it, as in Iceberg. They were committed, so no
  * writer is still producing them and no age margin is needed; a reader still
  * planning an expired snapshot loses it, as in every Iceberg engine.
  *
@@ -144,7 +147,7 @@ hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int3
   *n_files = 0;
   hs_status st = hs_table_check_writable(table, "expire snapshots", err);
   expire_ctx c = {.older_than_ms = older_than_ms, .retain_last = retain_last < 1 ? 1 : retain_last};
-  hs_table_file_set before = {0}, after = {0};
+  hs_table_file_set before = {0}, after = {.live_entries_only = true};
   /* Walks of the latest version tolerate files another process's expiry
    * deleted under them (hs_table_reachable_latest walks the newer version). */
   if (st == HS_OK) st = hs_table_reachable_latest(table, &before, err);

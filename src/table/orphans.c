@@ -216,6 +216,7 @@ static hs_status reach_snapshots(const hs_table *t, hs_table_file_set *known, hs
         (st = hs_iceberg_manifest_read(buf.data, buf.len, mf, &one, &man, err)) != HS_OK)
       hs_error_prefix(err, "%s: ", mf->manifest_path);
     for (size_t k = 0; st == HS_OK && k < man.n_entries; k++) {
+      if (s->live_entries_only && man.entries[k].status == HS_ICE_ENTRY_DELETED) continue;
       char what[64];
       snprintf(what, sizeof what, "manifest entry %zu", k);
       st = reach(t, s, man.entries[k].data_file.file_path, what, err);
@@ -321,9 +322,12 @@ static hs_status reachable(const hs_table *t, hs_table_file_set *known, hs_table
 }
 
 hs_status hs_table_reachable(hs_table *t, hs_table_file_set *out, hs_error *err) {
+  bool live_only = out->live_entries_only;
   memset(out, 0, sizeof *out);
+  out->live_entries_only = live_only;
   hs_status st = reachable(t, NULL, out, err);
   if (st != HS_OK) hs_table_file_set_free(out);
+  out->live_entries_only = live_only;
   return st;
 }
 

@@ -145,6 +145,16 @@ void hs_table_backoff(int attempt);
 hs_status hs_table_commit_metadata(hs_table *t, const char *what, hs_table_metadata_edit edit,
                                    void *ctx, hs_error *err);
 
+/* The edits of hs_table_set_partition_spec (partition.c) and
+ * hs_table_set_sort_order (sort.c) applied to `old` into `m` without a
+ * commit (hs_table_create: the spec and order of version 1). */
+hs_status hs_table_spec_edit_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata *m,
+                                   hs_arena *a, const hs_table_partition_field *fields, size_t n,
+                                   hs_error *err);
+hs_status hs_table_order_edit_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata *m,
+                                    hs_arena *a, const char *const *columns, const int *ascending,
+                                    const int *nulls_first, size_t n, hs_error *err);
+
 /* One row of one of several batches. */
 typedef struct hs_table_row {
   int64_t row;    /* logical row of the top-level batch (its offset not applied) */
@@ -375,6 +385,12 @@ typedef struct hs_table_file_set {
   char **paths; /* hs_malloc'd strings; sorted and unique once `sorted` */
   size_t n, cap;
   bool sorted;
+  /* Set before hs_table_reachable(_latest) (kept by them): manifest entries
+   * of status DELETED do not reach their file. expire_snapshots' walk after
+   * its commit: a file a kept snapshot still reads has a live entry there,
+   * so a data or delete file removed by a kept snapshot (compaction, a
+   * replaced deletion vector) goes once the snapshots reading it expire. */
+  bool live_entries_only;
 } hs_table_file_set;
 
 hs_status hs_table_reachable(hs_table *t, hs_table_file_set *out, hs_error *err);
