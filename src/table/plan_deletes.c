@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "deletes.h"
 #include "deletes_eq.h"
@@ -172,6 +173,23 @@ static bool format_is(const hs_iceberg_data_file *d, const char *want) {
   return *a == *want;
 }
 
+/* A delete file must have the size its manifest entry records: one
+ * truncated, or replaced by another table's, would otherwise be read as
+ * other deletes (a Puffin truncated after its vectors still parses; a
+ * position delete file naming other paths deletes nothing). */
+static hs_status delete_size_check(const hs_table_plan_delete *d, hs_error *err) {
+  const hs_iceberg_data_file *df = &d->e->data_file;
+  struct stat sb;
+  if (df->file_size_in_bytes <= 0 || stat(d->path, &sb) != 0 || !S_ISREG(sb.st_mode))
+    return HS_OK; /* the reader names a missing or odd file */
+  if ((int64_t)sb.st_size == df->file_size_in_bytes) return HS_OK;
+  return hs_error_set(err, HS_ERR_CORRUPT,
+                      "%s: delete file %s: %lld bytes, but its manifest entry records %lld (the "
+                      "file was replaced or damaged)",
+                      d->manifest, df->file_path, (long long)sb.st_size,
+                      (long long)df->file_size_in_bytes);
+}
+
 /* Deletion vectors first (they decide which position delete files are
  * ignored), then position delete files, then equality deletes. */
 static hs_status apply_dvs(const hs_table *t, const plan_index *ix, file_dels *fds,
@@ -194,8 +212,10 @@ static hs_status apply_dvs(const hs_table *t, const plan_index *ix, file_dels *f
                           "%s: two deletion vectors apply to data file %s (the second in %s)",
                           d[k].manifest, df->referenced_data_file, df->file_path);
     roaring_bitmap_t *bm = NULL;
-    hs_status st = hs_table_dv_read(d[k].path, df->content_offset, df->content_size_in_bytes,
-                                    df->record_count, &bm, err);
+    hs_status st = delete_size_check(&d[k], err);
+    if (st == HS_OK)
+      st = hs_table_dv_read(d[k].path, df->content_offset, df->content_size_in_bytes,
+                            df->record_count, &bm, err);
     if (st != HS_OK) return st;
     if (fds[ti].bm != NULL) roaring_bitmap_free(fds[ti].bm); /* position deletes read before */
     fds[ti].bm = bm;
@@ -229,6 +249,7 @@ static hs_status apply_position_files(const hs_table *t, const plan_index *ix, f
       memset(counted, 0, ix->p->n_files);
     posdel_ctx c = {
         .t = t, .ix = ix, .fds = fds, .d = &d[k], .last_target = -1, .counted = counted};
+    if (st == HS_OK) st = delete_size_check(&d[k], err);
     if (st == HS_OK) st = hs_table_posdel_read(d[k].path, posdel_run, &c, err);
     hs_free((char *)c.last);
   }
