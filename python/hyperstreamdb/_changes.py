@@ -250,6 +250,11 @@ class ChangeMethods:
                             f"{rows.num_rows} rows")
                     arr = arr.cast(t)
                 else:
+                    if isinstance(v, float) and not (pa.types.is_floating(t)
+                                                     or pa.types.is_decimal(t)):
+                        # pyarrow truncates floats into integer and date columns
+                        raise SchemaError(f"update: {v!r} is not a value of column {c!r} "
+                                          f"({t}): a float for a {t} column")
                     try:
                         arr = pa.array([v] * rows.num_rows, type=t)
                     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
