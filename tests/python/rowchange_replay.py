@@ -19,11 +19,6 @@ in the chain: a commit that was decided on a stale state and not refused
 shows up as a count that differs, or as a final row set that differs.
 """
 
-import json
-import os
-import random
-import sys
-
 import pyarrow as pa
 
 import hyperstreamdb as hdb
