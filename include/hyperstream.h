@@ -286,6 +286,14 @@ typedef struct hs_table_options {
   const char *const *property_keys;
   const char *const *property_values;
   size_t n_properties;
+  /* The default partition spec and sort order of version 1 (n = 0: none), as
+   * hs_table_set_partition_spec and hs_table_set_sort_order take them; the
+   * spec is spec 0, the order order 1 (0 is Iceberg's unsorted order). */
+  const struct hs_table_partition_field *partition_fields;
+  size_t n_partition_fields;
+  const char *const *sort_columns;
+  const int *sort_ascending, *sort_nulls_first; /* may be NULL */
+  size_t n_sort_columns;
 } hs_table_options;
 
 void hs_table_options_init(hs_table_options *opts);

@@ -164,6 +164,17 @@ def _current_metadata(table: Any) -> dict:
 
 
 def _names_by_id(table: Any) -> Dict[int, str]:
+    """Field id -> top-level name of a table (its current schema), or of a
+    pyarrow schema about to be created (ids as creation assigns them: 1, 2,
+    ... in order, counting nested fields depth-first after each level)."""
+    if isinstance(table, pa.Schema):
+        sch = pa.schema([f.remove_metadata() for f in table])
+        out, nid = {}, 1
+        for f in sch:
+            out[nid] = f.name
+            nid += 1
+        # nested ids come after all top-level ones, so top-level ids are 1..n
+        return out
     return {fid: f.name for f in table.schema if (fid := _field_id(f)) is not None}
 
 

@@ -771,8 +771,8 @@ class Table(IndexMethods, ChangeMethods, CompactMethods):
         vector columns, as a first write would make them. ``partition_spec``
         and ``sort_order`` take :meth:`set_partition_spec`'s and
         :meth:`set_sort_order`'s forms (also the dict forms, and sort fields
-        ``(column, "asc"|"desc"[, "nulls-first"|"nulls-last"])``); each is one
-        more metadata-only commit after ``v1``. An existing table raises
+        ``(column, "asc"|"desc"[, "nulls-first"|"nulls-last"])``), recorded in
+        ``v1`` itself (spec 0, sort order 1). An existing table raises
         :class:`InvalidArgumentError` unless ``exist_ok`` (then it is opened
         as it is)."""
         from . import _schema
@@ -786,19 +786,21 @@ class Table(IndexMethods, ChangeMethods, CompactMethods):
         if not isinstance(schema, pa.Schema):
             raise InvalidArgumentError(f"schema must be a pyarrow.Schema, got "
                                        f"{type(schema).__name__}")
+        if format_version not in (2, 3):
+            raise InvalidArgumentError(f"format_version must be 2 or 3, got {format_version!r}")
+        schema = schema.remove_metadata()
+        spec = _schema.spec_fields(schema, partition_spec or [])
+        cols, asc, nf = _schema.sort_fields(schema, sort_order or [])
         try:
-            t._handle = _core.table_create(t._uri, schema.remove_metadata(),
-                                           format_version=format_version,
-                                           properties=dict(properties) if properties else None)
+            _core.table_create_defined(t._uri, schema.__arrow_c_schema__(), int(format_version),
+                                       {str(k): str(v) for k, v in (properties or {}).items()},
+                                       spec, cols, asc, nf)
         except InvalidArgumentError:
             if not (exist_ok and t._load()):
                 raise
             return t
-        if partition_spec:
-            t.set_partition_spec(partition_spec)
-        if sort_order:
-            cols, asc, nf = _schema.sort_fields(t, sort_order)
-            t.set_sort_order(cols, ascending=asc, nulls_first=nf)
+        t._load()
+        _schema.check_field_ids(t, partition_spec or [])
         return t
 
     def update_schema(self) -> Any:

@@ -83,8 +83,8 @@ hs_status hs_gzip_inflate(const uint8_t *in, size_t len, size_t max_out, const c
     if (used == len) break;
     if (!hs_gzip_is_gzip(in + used, len - used)) {
       st = hs_error_set(err, HS_ERR_CORRUPT,
-                        "%s: %zu bytes of trailing garbage after gzip member %d", what,
-                        len - used, members);
+                        "%s: %zu bytes of trailing garbage after gzip member %d", what, len - used,
+                        members);
       goto done;
     }
     inflateReset(&zs);
@@ -100,8 +100,8 @@ hs_status hs_gzip_deflate(const uint8_t *in, size_t len, const char *what, hs_bu
                           hs_error *err) {
   z_stream zs;
   memset(&zs, 0, sizeof zs);
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
     return hs_error_set(err, HS_ERR_NOMEM, "%s: cannot start gzip compression", what);
   }
   size_t start = out->len, used = 0;

@@ -527,3 +527,11 @@ done:
   grouping_free(&g);
   return st;
 }
+
+hs_status hs_table_spec_edit_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata *m,
+                                   hs_arena *a, const hs_table_partition_field *fields, size_t n,
+                                   hs_error *err) {
+  spec_req rq = {fields, n};
+  bool changed = false;
+  return spec_edit(old, m, a, &rq, &changed, err);
+}

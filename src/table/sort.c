@@ -663,3 +663,11 @@ hs_status hs_table_set_sort_order(hs_table *table, const char *const *columns, c
   order_req rq = {columns, ascending, nulls_first, n};
   return hs_table_commit_metadata(table, "set_sort_order", order_edit, &rq, err);
 }
+
+hs_status hs_table_order_edit_apply(const hs_iceberg_metadata *old, hs_iceberg_metadata *m,
+                                    hs_arena *a, const char *const *columns, const int *ascending,
+                                    const int *nulls_first, size_t n, hs_error *err) {
+  order_req rq = {columns, ascending, nulls_first, n};
+  bool changed = false;
+  return order_edit(old, m, a, &rq, &changed, err);
+}

@@ -601,12 +601,6 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   }
   s->schema_id = 0;
   if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
-  /* The folders first, so that the location recorded is the resolved root. */
-  snprintf(dir, sizeof dir, "%s/data", t->root);
-  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
-  snprintf(dir, sizeof dir, "%s/metadata", t->root);
-  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
-  if ((st = root_resolve(t, err)) != HS_OK) goto done;
 
   size_t n_props = opts->n_properties + n_vecs;
   hs_iceberg_kv *props = n_props ? hs_arena_alloc(&arena, n_props * sizeof *props) : NULL;
@@ -628,7 +622,6 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
 
   m.format_version = opts->format_version;
   m.table_uuid = uuid;
-  m.location = t->root;
   m.has_last_sequence_number = true;
   m.last_sequence_number = 0;
   m.last_updated_ms = hs_table_wall_ms();
@@ -651,6 +644,40 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
     m.has_next_row_id = true;
     m.next_row_id = 0;
   }
+  /* The spec and sort order asked for, by the same edits as later changes;
+   * the spec becomes spec 0 (no unpartitioned spec before it). */
+  if (opts->n_partition_fields > 0) {
+    hs_iceberg_metadata base = m;
+    st = hs_table_spec_edit_apply(&base, &m, &arena, opts->partition_fields,
+                                  opts->n_partition_fields, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "%s: partition spec: ", uri);
+      goto done;
+    }
+    if (m.n_specs == 2 && m.specs[0].n_fields == 0) {
+      m.specs = &m.specs[1];
+      m.n_specs = 1;
+      m.specs[0].spec_id = 0;
+      m.default_spec_id = 0;
+    }
+  }
+  if (opts->n_sort_columns > 0) {
+    hs_iceberg_metadata base = m;
+    st = hs_table_order_edit_apply(&base, &m, &arena, opts->sort_columns, opts->sort_ascending,
+                                   opts->sort_nulls_first, opts->n_sort_columns, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "%s: sort order: ", uri);
+      goto done;
+    }
+  }
+  /* The folders (only now: a refused spec or order leaves none behind), so
+   * that the location recorded is the resolved root. */
+  snprintf(dir, sizeof dir, "%s/data", t->root);
+  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  snprintf(dir, sizeof dir, "%s/metadata", t->root);
+  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  if ((st = root_resolve(t, err)) != HS_OK) goto done;
+  m.location = t->root;
   /* v1 in the codec the properties ask for (write.metadata.compression-codec). */
   if ((st = hs_table_next_version(t, &m, &json, path, sizeof path, err)) != HS_OK) goto done;
   bool won = false, there = false;

@@ -88,6 +88,11 @@ typedef struct txn_removed {
   int found; /* entries matched */
   hs_iceberg_content content;
   int32_t spec_id;
+  /* a removed data file's partition tuple (x->arena), for the no-new-deletes
+   * check; has_partition false: not copied (compared as "may match") */
+  bool has_partition;
+  hs_iceberg_value *partition;
+  size_t n_partition;
 } txn_removed;
 
 struct hs_txn {
@@ -129,6 +134,9 @@ struct hs_txn {
   txn_manifest *rewrites; /* this attempt's */
   size_t n_rewrites;
   char list_path[4200];
+  /* this attempt: a live DV of a data file this commit adds a DV for, not
+   * removed by it (carry_manifests) */
+  const char *dv_clash_path, *dv_clash_of;
 };
 
 static int cstr_cmp(const void *a, const void *b) {
@@ -595,6 +603,25 @@ static hs_status write_news(hs_txn *x, int64_t seq, hs_error *err) {
 
 /* ------------------------------------------------------ rewrite step */
 
+/* Keep removed data file `f`'s partition tuple in r (x->arena). */
+static void copy_partition(hs_txn *x, txn_removed *r, const hs_iceberg_data_file *f) {
+  hs_iceberg_value *v =
+      f->n_partition ? hs_arena_alloc(&x->arena, f->n_partition * sizeof *v) : NULL;
+  if (f->n_partition && v == NULL) return;
+  for (size_t i = 0; i < f->n_partition; i++) {
+    v[i] = f->partition[i];
+    if (v[i].bytes != NULL && v[i].len > 0) {
+      uint8_t *b = hs_arena_alloc(&x->arena, v[i].len);
+      if (b == NULL) return;
+      memcpy(b, v[i].bytes, v[i].len);
+      v[i].bytes = b;
+    }
+  }
+  r->partition = v;
+  r->n_partition = f->n_partition;
+  r->has_partition = true;
+}
+
 typedef struct attempt_stats {
   int64_t removed_data_files, removed_records, removed_bytes;
   int64_t removed_delete_files, removed_pos_files, removed_eq_files, removed_dvs;
@@ -610,6 +637,7 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
   hs_table *t = x->t;
   *n_out = 0;
   for (size_t i = 0; i < x->n_removed; i++) x->removed[i].found = 0;
+  x->dv_clash_path = x->dv_clash_of = NULL;
   hs_status st = HS_OK;
   for (size_t i = 0; st == HS_OK && i < prev->n_files; i++) {
     const hs_iceberg_manifest_file *mf = &prev->files[i];
@@ -633,13 +661,12 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
       } else if (dvs && is_dv(&en->data_file) &&
                  in_sorted(x->dv_targets, x->n_dv_targets, en->data_file.referenced_data_file)) {
         /* At most one DV per data file: the writer merges the live one into
-         * its own and removes it in the same commit. */
-        st =
-            hs_error_set(err, HS_ERR_INVALID_ARG,
-                         "%s: %s: data file '%s' already has deletion vector '%s' (snapshot %lld): "
-                         "merge it into the new one and remove it in the same commit",
-                         t->root, x->what, en->data_file.referenced_data_file,
-                         en->data_file.file_path, (long long)prev->snapshot_id);
+         * its own and removes it in the same commit. Reported after the
+         * validation (a DV committed concurrently is a conflict). */
+        if (x->dv_clash_path == NULL) {
+          x->dv_clash_path = txn_str(&x->arena, en->data_file.file_path);
+          x->dv_clash_of = txn_str(&x->arena, en->data_file.referenced_data_file);
+        }
       }
     }
     if (st != HS_OK || hits == 0) {
@@ -659,6 +686,7 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
         r->found++;
         r->content = f->content;
         r->spec_id = mf->partition_spec_id;
+        if (!r->has_partition && f->content == HS_ICE_CONTENT_DATA) copy_partition(x, r, f);
         if (f->content == HS_ICE_CONTENT_DATA) {
           stats->removed_data_files++;
           stats->removed_records += f->record_count;
@@ -714,19 +742,29 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
     hs_free(es);
     hs_arena_reset(&ma);
   }
-  for (size_t i = 0; st == HS_OK && i < x->n_removed; i++) {
-    const txn_removed *r = &x->removed[i];
-    if (r->found == 0) {
-      st = hs_error_set(err, HS_ERR_CONFLICT,
-                        "%s: %s: file '%s'%s%s%s is not live in the current snapshot %lld "
-                        "(removed by a concurrent commit, or never in the table); nothing was "
-                        "committed",
-                        t->root, x->what, r->path, r->ref ? " (its deletion vector of '" : "",
-                        r->ref ? r->ref : "", r->ref ? "')" : "", (long long)prev->snapshot_id);
-      break;
-    }
-  }
   return st;
+}
+
+/* After validation (whose messages name the concurrent commit): every
+ * removed path must have been found live by carry_manifests. */
+static hs_status check_removed_found(hs_txn *x, int64_t snapshot_id, hs_error *err) {
+  if (x->dv_clash_path != NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "%s: %s: data file '%s' already has deletion vector '%s' (snapshot %lld): "
+                        "merge it into the new one and remove it in the same commit",
+                        x->t->root, x->what, x->dv_clash_of ? x->dv_clash_of : "", x->dv_clash_path,
+                        (long long)snapshot_id);
+  for (size_t i = 0; i < x->n_removed; i++) {
+    const txn_removed *r = &x->removed[i];
+    if (r->found == 0)
+      return hs_error_set(err, HS_ERR_CONFLICT,
+                          "%s: %s: file '%s'%s%s%s is not live in the current snapshot %lld "
+                          "(removed by a concurrent commit, or never in the table); nothing was "
+                          "committed",
+                          x->t->root, x->what, r->path, r->ref ? " (its deletion vector of '" : "",
+                          r->ref ? r->ref : "", r->ref ? "')" : "", (long long)snapshot_id);
+  }
+  return HS_OK;
 }
 
 /* --------------------------------------------------------- validation */
@@ -758,15 +796,33 @@ static const char *delete_hits_required(const hs_txn *x, const hs_iceberg_data_f
 
 /* Does delete file `f` (of spec `spec_id`, unpartitioned or not) maybe
  * apply to a data file this commit removes? */
+/* Same partition (the delete's manifest's partition types)? Unknown types
+ * or tuples compare as equal: a false conflict, never a missed one. */
+static bool same_partition(const txn_removed *r, const hs_iceberg_data_file *f,
+                           const hs_iceberg_manifest *man) {
+  if (!r->has_partition || r->n_partition != f->n_partition ||
+      man->n_partition_types != f->n_partition)
+    return true;
+  for (size_t i = 0; i < f->n_partition; i++) {
+    const hs_iceberg_value *a = &r->partition[i], *b = &f->partition[i];
+    if (a->is_null != b->is_null) return false;
+    if (!a->is_null && hs_iceberg_value_cmp(&man->partition_types[i], a, b) != 0) return false;
+  }
+  return true;
+}
+
 static const txn_removed *delete_hits_removed(hs_txn *x, const hs_iceberg_data_file *f,
-                                              int32_t spec_id, bool unpartitioned) {
+                                              int32_t spec_id, bool unpartitioned,
+                                              const hs_iceberg_manifest *man) {
   if (f->referenced_data_file != NULL) {
     txn_removed *r = find_removed(x, f->referenced_data_file, NULL);
-    return r && r->content == HS_ICE_CONTENT_DATA ? r : NULL;
+    return r && r->found && r->content == HS_ICE_CONTENT_DATA ? r : NULL;
   }
   for (size_t i = 0; i < x->n_removed; i++) {
     const txn_removed *r = &x->removed[i];
-    if (r->content == HS_ICE_CONTENT_DATA && (unpartitioned || r->spec_id == spec_id)) return r;
+    if (r->found == 0 || r->content != HS_ICE_CONTENT_DATA) continue;
+    /* a delete in an unpartitioned spec applies to every data file */
+    if (unpartitioned || (r->spec_id == spec_id && same_partition(r, f, man))) return r;
   }
   return NULL;
 }
@@ -827,7 +883,7 @@ static hs_status check_snapshot(hs_txn *x, const hs_iceberg_snapshot *s, hs_erro
       }
       if (!dels) continue;
       const txn_removed *r =
-          check_deletes ? delete_hits_removed(x, f, mf->partition_spec_id, unpart) : NULL;
+          check_deletes ? delete_hits_removed(x, f, mf->partition_spec_id, unpart, &man) : NULL;
       const char *hit = NULL;
       if (r != NULL) {
         st = hs_error_set(err, HS_ERR_CONFLICT,
@@ -1280,7 +1336,6 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
       if ((st = random_snapshot_id(&x->snapshot_id, err)) != HS_OK) goto done;
     const hs_iceberg_snapshot *cur = hs_table_current(t);
     int64_t seq = (old->has_last_sequence_number ? old->last_sequence_number : 0) + 1;
-    if ((st = validate_since_start(x, err)) != HS_OK) goto done;
     if ((st = write_news(x, seq, err)) != HS_OK) goto done;
     hs_table_crash_point();
 
@@ -1322,6 +1377,10 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
     memset(&rs, 0, sizeof rs);
     size_t n_carried = 0;
     st = carry_manifests(x, &prev, seq, &a, files + x->n_news, &n_carried, &rs, err);
+    /* Validation needs what the rewrite found of the removed files (kind,
+     * spec, partition); its conflicts are reported before "not live". */
+    if (st == HS_OK) st = validate_since_start(x, err);
+    if (st == HS_OK) st = check_removed_found(x, cur ? cur->snapshot_id : -1, err);
     if (st != HS_OK) goto done;
     n_files = x->n_news + n_carried;
     for (size_t i = x->n_news; i < n_files; i++) {

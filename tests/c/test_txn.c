@@ -834,6 +834,60 @@ static void test_crash(int format) {
   printf("crash v%d: killed at %d steps, then committed\n", format, kills);
 }
 
+/* validateNoNewDeletesForDataFiles in a partitioned table (truncate[100]
+ * on id): a delete committed in another partition does not conflict with
+ * an overwrite that removes a file, one in the same partition does. v2
+ * manifests do not record a position delete's referenced data file, so
+ * only the partition tells them apart. */
+static void test_partition_deletes(void) {
+  hs_error e = {0};
+  char *dir = temp_dir();
+  char root[4200];
+  snprintf(root, sizeof root, "%s/t", dir);
+  hs_table *t = create_table(root, 2);
+  hs_table_partition_field pf = {.source = "id", .transform = "truncate[100]", .name = NULL};
+  CHECK_OK(hs_table_set_partition_spec(t, &pf, 1, &e), &e);
+  char files[3][1024];
+  for (int i = 0; i < 3; i++) {
+    int64_t s = -1;
+    CHECK_OK(append_range(t, i < 2 ? i * 100 : 150, 20, &s, &e), &e);
+    added_file(t, s, files[i], sizeof files[i]);
+  }
+  hs_table *h1 = NULL, *h2 = NULL;
+  CHECK_OK(hs_table_open(root, &h1, &e), &e);
+  CHECK_OK(hs_table_open(root, &h2, &e), &e);
+  /* a delete in partition 100 (file 1) vs an overwrite removing file 0 */
+  int64_t base = hs_table_current_snapshot_id(h1);
+  uint32_t p[1] = {3};
+  char dpath[4200];
+  hs_table_delete_file del;
+  make_delete(h1, files[1], p, 1, &del, dpath, sizeof dpath);
+  CHECK_OK(delta(h1, base, NULL, &del, HS_TABLE_OP_DELETE, NULL, &e), &e);
+  CHECK_OK(delta(h2, base, files[0], NULL, HS_TABLE_OP_OVERWRITE, NULL, &e), &e);
+  /* a delete of file 1's rows vs an overwrite removing file 2, same partition */
+  hs_table_refresh(h1, &e);
+  base = hs_table_current_snapshot_id(h1);
+  char d2path[4200];
+  hs_table_delete_file del2;
+  make_delete(h1, files[1], p, 1, &del2, d2path, sizeof d2path);
+  CHECK_OK(delta(h1, base, NULL, &del2, HS_TABLE_OP_DELETE, NULL, &e), &e);
+  hs_error c = {0};
+  CHECK_EQ_INT(delta(h2, base, files[2], NULL, HS_TABLE_OP_OVERWRITE, NULL, &c), HS_ERR_CONFLICT);
+  CHECK(has(&c, "may apply"));
+  CHECK(has(&c, files[2]));
+  /* files 1 and 2 and both delete files live; file 0's DELETED entry carried */
+  entry v[16];
+  size_t n = entries_of(h1, hs_table_current_snapshot_id(h1), v, 16);
+  CHECK_EQ_INT(n, 5);
+  const entry *f0 = find_entry(v, n, files[0]);
+  CHECK(f0 != NULL && f0->status == HS_ICE_ENTRY_DELETED);
+  hs_table_free(h1);
+  hs_table_free(h2);
+  hs_table_free(t);
+  rm_rf(dir);
+  hs_free(dir);
+}
+
 /* ------------------------------------------------ forked concurrency */
 
 #define RACE_FILES 12
@@ -1243,5 +1297,6 @@ int main(void) {
     test_crash(format);
   }
   test_dv_puffin();
+  test_partition_deletes();
   return hs_test_finish("test_txn");
 }

@@ -59,6 +59,10 @@ def test_create_with_spec_and_order(tmp_path, fmt):
                          sort_order=[("name", "desc"), "k"], format_version=fmt,
                          properties={"owner": "tests"})
     assert t.exists and t.current_snapshot_id is None and len(t) == 0
+    assert t.metadata_location.endswith("/v1.metadata.json")  # spec and order are in v1
+    m = _meta(t)
+    assert m["default-spec-id"] == 0 and len(m["partition-specs"]) == 1
+    assert m["default-sort-order-id"] == 1
     assert t.format_version == fmt
     assert t.to_arrow().num_rows == 0
     st = _static(t)
@@ -111,6 +115,16 @@ def test_create_refuses_existing_unless_exist_ok(tmp_path):
     with pytest.raises(hdb.HyperStreamError):
         hdb.Table.create(tmp_path / "u", schema="not a schema")
     assert not os.path.exists(tmp_path / "u" / "metadata")
+    # a refused spec or order creates nothing (the folder stays free)
+    with pytest.raises(hdb.SchemaError, match="no top-level column 'nope'"):
+        hdb.Table.create(tmp_path / "u", schema=s, partition_spec=["nope"])
+    with pytest.raises(hdb.HyperStreamError, match="nope"):
+        hdb.Table.create(tmp_path / "u", schema=s, sort_order=["nope"])
+    with pytest.raises(hdb.HyperStreamError, match="bucket"):
+        hdb.Table.create(tmp_path / "u", schema=s, partition_spec=[("k", "bucket[x]")])
+    assert not os.path.exists(tmp_path / "u" / "metadata")
+    assert not hdb.Table(tmp_path / "u").exists
+    hdb.Table.create(tmp_path / "u", schema=s, partition_spec=[("k", "bucket[4]")])
 
 
 def test_partition_field_id_must_match(tmp_path):
