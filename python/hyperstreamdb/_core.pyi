@@ -226,6 +226,11 @@ def expire_snapshots(uri: _Path, older_than_ms: int, retain_last: int = 1, dry_r
 ORPHAN_MIN_AGE_MS: int
 def remove_orphan_files(uri: _Path, older_than_ms: int, dry_run: bool = False,
                         force: bool = False) -> List[Tuple[str, int, int]]: ...
+def table_create_defined(
+    uri: _Path, schema: Any, format_version: int, properties: Dict[str, str],
+    spec: List[Tuple[str, str, Optional[str]]], sort_columns: List[str],
+    ascending: List[bool], nulls_first: List[bool],
+) -> None: ...
 def table_update_schema(
     uri: _Path,
     changes: List[Tuple[int, str, Optional[str], Any, Optional[str], Optional[str], bool]],
