@@ -569,7 +569,10 @@ hs_status hs_table_compact(hs_table *t, const hs_compact_options *o, hs_compact_
     }
     compactor_free(&c, committed);
     if (st != HS_ERR_CONFLICT) break;
-    if (a < HS_COMPACT_ATTEMPTS) memset(err, 0, sizeof *err);
+    if (a < HS_COMPACT_ATTEMPTS) { /* run again on the new snapshot */
+      memset(err, 0, sizeof *err);
+      st = HS_OK;
+    }
   }
   return st;
 }
