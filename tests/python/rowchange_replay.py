@@ -106,13 +106,8 @@ def run_op(t, op):
         r = t.upsert(rows_table(op["ids"], op["vals"], [op["w"]] * len(op["ids"])), on="id")
         res = {"rows_updated": r.rows_updated, "rows_inserted": r.rows_inserted}
     elif op["op"] == "compact":
-        before = t.current_snapshot_id
         r = t.compact(target_file_size_bytes=1 << 20)
-        t._load()
-        res = {"compacted": repr(r)}
-        sid = t.current_snapshot_id
-        res["snapshot_id"] = sid if sid != before else -1
-        return res
+        return {"compacted": repr(r), "snapshot_id": -1 if r.snapshot_id is None else r.snapshot_id}
     else:
         raise AssertionError(op)
     sids = [c["snapshot_id"] for c in _captured if c.get("snapshot_id", -1) not in (None, -1)]

@@ -96,5 +96,7 @@ def test_concurrent_row_changes(tmp_path, fv, mode):
     logs = _race(uri, fv * 10 + len(mode))
     acked, conflicts = _check(uri, logs, f"v{fv} {mode}")
     assert acked >= WRITERS, f"too few commits to race: {acked}"
-    print(f"v{fv} {mode}: {acked} commits, {conflicts} CommitConflictError, compaction "
-          f"{'in' if HAS_COMPACT else 'not yet in'} the race")
+    compactions = sum(1 for r in logs if r["op"]["op"] == "compact" and "res" in r
+                      and r["res"]["snapshot_id"] != -1)
+    print(f"v{fv} {mode}: {acked} commits ({compactions} compactions), {conflicts} "
+          f"CommitConflictError, compaction {'in' if HAS_COMPACT else 'not yet in'} the race")
