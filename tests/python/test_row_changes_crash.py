@@ -1,6 +1,6 @@
 """Row changes killed mid-commit (issue 14, "Must show": crashes).
 
-A writer deleting, updating or upserting (format v2 and v3, merge-on-read
+A writer deleting, updating, upserting or compacting (format v2 and v3, merge-on-read
 and copy-on-write) is SIGKILLed either by the core's crash hook
 (``HS_TABLE_CRASH_STEP=N``: the N-th ``hs_table_crash_point()`` of the
 process raises SIGKILL; src/table/README.md) or from outside after a random
@@ -40,7 +40,7 @@ pytest.importorskip("pyiceberg.table")
 RUNS = int(os.environ.get("HS_CRASH_RUNS", "120"))
 CONFIGS = [(2, "merge-on-read"), (3, "merge-on-read"), (2, "copy-on-write"),
            (3, "copy-on-write")]
-KINDS = ["delete", "update", "upsert"]
+KINDS = ["delete", "update", "upsert", "compact"]
 
 _FORKER = r'''
 import json, os, random, signal, sys, time
