@@ -153,3 +153,33 @@ def test_wrong_length_named(tmp_path):
         assert "list of 5 floats" in msg and "dimension 4" in msg, msg
         if whole:
             assert "row 17 " in msg, msg
+
+
+def test_hnsw_over_both_writers_files(tmp_path):
+    """A vector index builds over our files and pyiceberg's list files alike;
+    indexed search (recall, not exact) returns fixed-size vectors."""
+    dim = 8
+    rng = np.random.default_rng(5)
+    root, t, cat = _setup(tmp_path, dim, 2)
+    a = rng.standard_normal((300, dim)).astype(np.float32)
+    t.write(pa.table({"id": pa.array(range(300), pa.int64()),
+                      "emb": pa.FixedSizeListArray.from_arrays(pa.array(a.ravel()), dim)}))
+    tbl = cat.register_table("db.t", t.metadata_location)
+    b = rng.standard_normal((300, dim)).astype(np.float32)
+    tbl.append(pa.table({"id": pa.array(range(300, 600), pa.int64()),
+                         "emb": pa.array(list(b), pa.list_(pa.float32()))}))
+    _publish(root, tbl)
+    t = hdb.Table(root)
+    t.add_index("emb", "hnsw")
+    assert [(i.column, i.files_indexed, i.files_total) for i in t.indexes()] == [("emb", 2, 2)]
+    allv = np.vstack([a, b])
+    hits = 0
+    for _ in range(20):
+        q = rng.standard_normal(dim).astype(np.float32)
+        r = t.search("emb", q, k=10)
+        assert r.schema.field("emb").type == pa.list_(pa.float32(), dim)
+        for i, v in zip(r["id"].to_pylist(), r["emb"].to_pylist()):
+            assert np.array_equal(np.array(v, np.float32), allv[i])
+        truth = set(np.argsort(np.linalg.norm(allv - q, axis=1))[:10].tolist())
+        hits += len(truth & set(r["id"].to_pylist()))
+    assert hits / 200 >= 0.9, hits
