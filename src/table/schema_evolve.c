@@ -182,7 +182,11 @@ static hs_status apply_one(evolve_ctx *c, const hs_iceberg_metadata *old, hs_ice
       char key[64], val[24];
       hs_iceberg_vector_dim_property(vecs[i].field_id, key);
       snprintf(val, sizeof val, "%d", (int)vecs[i].dimension);
-      if ((st = hs_table_set_property(m, a, key, val, err)) != HS_OK) return st;
+      /* hs_table_set_property keeps the pointers: copies in the arena */
+      const char *k = hs_arena_strndup(a, key, strlen(key));
+      const char *v = hs_arena_strndup(a, val, strlen(val));
+      if (k == NULL || v == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      if ((st = hs_table_set_property(m, a, k, v, err)) != HS_OK) return st;
     }
     fields[(*n_fields)++] = nf;
     return HS_OK;

@@ -413,3 +413,20 @@ def test_regular_file_fails_at_once(tmp_path):
     for line in lines:
         assert line.startswith("ERR") and "not a table folder" in line, line
     assert f.read_text() == "hi"
+
+
+def test_add_vector_column(tmp_path):
+    """An added fixed_size_list<float32> column is a vector column, as on
+    create: older rows read NULL vectors, new ones theirs; pyiceberg agrees."""
+    t = hdb.Table.create(tmp_path / "t", schema=pa.schema([("k", pa.int64())]))
+    t.write(pa.table({"k": pa.array([1, 2], pa.int64())}))
+    t.add_column("emb", pa.list_(pa.float32(), 3))
+    assert t.schema.field("emb").type == pa.list_(pa.float32(), 3)
+    emb = pa.FixedSizeListArray.from_arrays(pa.array([1, 2, 3, 4, 5, 6], pa.float32()), 3)
+    t.write(pa.table({"k": pa.array([3, 4], pa.int64()), "emb": emb}))
+    want = [{"k": 1, "emb": None}, {"k": 2, "emb": None}, {"k": 3, "emb": [1.0, 2.0, 3.0]},
+            {"k": 4, "emb": [4.0, 5.0, 6.0]}]
+    assert _rows(t.to_arrow()) == want
+    assert _rows(_static(t).scan().to_arrow()) == want
+    r = t.search("emb", [4, 5, 6], k=1, exact=True)
+    assert r["k"].to_pylist() == [4]
