@@ -409,6 +409,25 @@ typedef struct hs_row_change_result {
 hs_status hs_table_change_rows(hs_table *table, const hs_row_change *c, hs_row_change_result *out,
                                hs_error *err);
 
+/* Column statistics (src/query/stats.c): one Puffin statistics file
+ * "metadata/<snapshot-id>-<uuid>.stats" of the current snapshot holding an
+ * `apache-datasketches-theta-v1` blob (DataSketches' compact Theta sketch,
+ * 4096 nominal entries, seed 9001, values as Iceberg single-value bytes;
+ * property `ndv`) per column, listed in the metadata's `statistics` by a
+ * metadata-only commit (replacing an earlier entry of that snapshot).
+ * `columns` NULL: every top-level primitive column. */
+typedef struct hs_table_statistics {
+  int64_t snapshot_id; /* the snapshot the statistics describe */
+  char *path;          /* the statistics file */
+  size_t n;            /* columns */
+  char **columns;      /* their names */
+  int32_t *field_ids;
+  int64_t *ndv; /* the estimate of distinct non-null values (the blob's `ndv`) */
+} hs_table_statistics;
+hs_status hs_table_compute_statistics(hs_table *table, const char *const *columns, size_t n_columns,
+                                      hs_table_statistics *out, hs_error *err);
+void hs_table_statistics_free(hs_table_statistics *s);
+
 /* Compaction (src/query/compact.c): Iceberg's rewrite_data_files, bin-pack. */
 typedef struct hs_compact_options {
   /* Output file size aimed at; 0: table property write.target-file-size-bytes,

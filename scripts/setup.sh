@@ -48,3 +48,18 @@ if [ "${1:-}" = test ] && [ ! -s "$ICEBERG_SPARK_JAR" ]; then
     -DoutputDirectory=build/jars
   test -s "$ICEBERG_SPARK_JAR" || { echo "setup: Maven did not produce $ICEBERG_SPARK_JAR" >&2; exit 1; }
 fi
+
+# `setup.sh test`: Apache DataSketches' Java library (and its memory library),
+# which tests/java/theta/ThetaCheck.java uses to read our theta-sketch
+# statistics blobs (tests/python/test_theta_stats.py). Skipped when present.
+DATASKETCHES_JARS="build/jars/datasketches-java-6.1.1.jar build/jars/datasketches-memory-3.0.2.jar"
+for jar in $DATASKETCHES_JARS; do
+  if [ "${1:-}" = test ] && [ ! -s "$jar" ]; then
+    name=$(basename "$jar" .jar)
+    echo "setup: fetching $name.jar with Maven"
+    mkdir -p build/jars
+    mvn -q -B dependency:copy -Dartifact="org.apache.datasketches:${name%-*}:${name##*-}" \
+      -DoutputDirectory=build/jars
+    test -s "$jar" || { echo "setup: Maven did not produce $jar" >&2; exit 1; }
+  fi
+done

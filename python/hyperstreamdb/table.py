@@ -47,6 +47,7 @@ from . import _binding
 from ._indexes import IndexMethods
 from ._changes import ChangeMethods
 from ._compact import CompactMethods
+from ._stats import StatsMethods
 
 __all__ = ["Table", "Snapshot", "HistoryEntry", "Ref", "Query", "ExpiredSnapshots"]
 
@@ -327,7 +328,7 @@ def _size_arg(name: str, v: Any, none: int) -> int:
     return n if n <= _I64_MAX else _I64_MAX
 
 
-class Table(IndexMethods, ChangeMethods, CompactMethods):
+class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
     """An Iceberg table in a local folder, created on the first write.
 
     Args:
