@@ -270,3 +270,31 @@ def test_statistics_replaced_listed_and_refused(hdb, tmp_path, theta_java):
     b = footer["blobs"][0]
     out = theta_java([one.path, b["offset"], b["length"], "-"])
     assert out[0].split()[1:2] == ["2.0"]
+
+
+def test_iceberg_java_lists_our_statistics(spark, spark_table, hdb):
+    """Iceberg's Java library (the Spark runtime) loads our table and lists
+    our statistics file (Table.statisticsFiles()) with its blob metadata."""
+    ident, path = spark_table
+    t = hdb.Table(path, format_version=3)
+    t.write(pa.table({"id": pa.array(range(3000), pa.int64()),
+                      "s": pa.array([f"k{i % 250}" for i in range(3000)])}))
+    stats = t.compute_statistics()
+    jvm = spark._jvm
+    tables = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration())
+    jt = tables.load(path)
+    files = list(jt.statisticsFiles())
+    assert len(files) == 1
+    f = files[0]
+    assert f.snapshotId() == stats.snapshot_id
+    assert f.path() == stats.path
+    assert f.fileSizeInBytes() == os.path.getsize(stats.path)
+    blobs = list(f.blobMetadata())
+    assert [b.type() for b in blobs] == ["apache-datasketches-theta-v1"] * 2
+    assert sorted((list(b.fields())[0], b.properties().get("ndv")) for b in blobs) == \
+        sorted((stats.field_ids[c], str(v)) for c, v in stats.ndv.items())
+    assert stats.ndv == {"id": 3000, "s": 250}
+    # Spark reads the table after the metadata-only commit as before.
+    from spark_util import CATALOG
+    spark.sql(f"REFRESH TABLE {CATALOG}.{ident}")
+    assert spark.sql(f"SELECT count(DISTINCT s) AS n FROM {CATALOG}.{ident}").collect()[0].n == 250
