@@ -107,7 +107,8 @@ static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file
     return st;
   }
   p->n_manifests++;
-  if ((st = manifest_counts_check(t, mf, buf->len, &man, err)) != HS_OK) return st;
+  /* Paths first: an entry escaping the table folder is named as such even
+   * when the manifest's length also disagrees with its list entry. */
   for (size_t k = 0; k < man.n_entries; k++) {
     const hs_iceberg_manifest_entry *e = &man.entries[k];
     if (e->status == HS_ICE_ENTRY_DELETED || e->data_file.content != HS_ICE_CONTENT_DATA) continue;
@@ -128,7 +129,7 @@ static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file
     if (f.path == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
     if ((st = plan_push(p, cap, &f, err)) != HS_OK) return st;
   }
-  return HS_OK;
+  return manifest_counts_check(t, mf, buf->len, &man, err);
 }
 
 /* Live delete entries of one delete manifest into *d (grown). */
