@@ -32,13 +32,15 @@
  *     HS_COMPACT_ATTEMPTS times); concurrent appends never conflict and
  *     are kept (the txn rebuilds the manifest list on the latest version).
  *
- * v3: new files get fresh row ids from the commit (first_row_id is not
- * carried over: _row_id lineage through compaction is not kept yet).
+ * v3: rows keep their lineage as the spec says: the bins are read with
+ * `_row_id` and `_last_updated_sequence_number` (hs_lineage_scan_columns)
+ * and written with them as columns under their reserved field ids.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../table/lineage.h"
 #include "../table/schema_map.h"
 #include "../table/timetravel.h"
 #include "../table/txn.h"
@@ -309,14 +311,25 @@ static hs_status write_bin(compactor *c, const hs_iceberg_schema *schema,
     live += hs_table_plan_file_live(f);
   }
   if (st != HS_OK || live <= 0) return st;
+  /* v3: rows keep their _row_id and _last_updated_sequence_number (read
+   * with the columns, written back under their reserved ids; lineage.h). */
+  const char **cols = NULL;
+  size_t n_cols = 0;
+  st = hs_lineage_scan_columns(c->t, c->plan.snapshot_id, &cols, &n_cols, err);
+  if (st != HS_OK) return st;
   hs_scan_options so;
   hs_scan_options_init(&so);
   so.snapshot_id = c->plan.snapshot_id;
+  so.columns = cols;
+  so.n_columns = n_cols;
   hs_scan_hooks hooks = {in_bin, NULL, c, &c->plan, NULL, false};
   struct ArrowArrayStream s;
   memset(&s, 0, sizeof s);
   st = hs_table_scan_query_hooked(c->t, &so, &hooks, &s, err);
-  if (st != HS_OK) return st;
+  if (st != HS_OK) {
+    hs_free(cols);
+    return st;
+  }
   bool plain = spec->n_fields == 0 && (order == NULL || order->n_fields == 0);
   tee x = {.in = &s, .keep = c->keep && plain};
   struct ArrowArrayStream ts = {.get_schema = tee_get_schema,
@@ -348,6 +361,7 @@ static hs_status write_bin(compactor *c, const hs_iceberg_schema *schema,
   hs_arrow_schema_release(&stamped);
   hs_arrow_schema_release(&in);
   s.release(&s);
+  hs_free(cols);
   return st;
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../arrow/arrow.h"
+#include "lineage.h"
 #include "table.h"
 
 #define TAKE_DEPTH_MAX 64
@@ -47,7 +48,9 @@ hs_status hs_table_column_bind(const struct ArrowSchema *arrow, const hs_iceberg
                         "column '%s': a %s cannot be partitioned or sorted", f->name,
                         hs_iceberg_type_name(f->type.id));
   }
-  if (arrow->n_children < 0 || (size_t)arrow->n_children != root->n_fields) {
+  /* A rewriter's stream may end with the v3 lineage columns (lineage.h). */
+  if (arrow->n_children < 0 ||
+      (size_t)arrow->n_children - hs_lineage_trailing(arrow) != root->n_fields) {
     return hs_error_set(err, HS_ERR_SCHEMA, "column '%s': Arrow schema has %lld columns, table %zu",
                         f->name, (long long)arrow->n_children, root->n_fields);
   }
