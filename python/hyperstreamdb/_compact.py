@@ -89,8 +89,9 @@ class CompactMethods:
         match by partition values and column bounds. A partition whose files
         have no deletes is rewritten only from ``min_input_files`` files.
         Rows are not changed: every read returns the same rows before and
-        after. Configured indexes of the new files are built before this
-        returns.
+        after (v3 rows keep ``_row_id``). Configured indexes of the new
+        files are built before this returns; a table with NDV statistics
+        (:meth:`compute_statistics`) gets them for the new snapshot too.
         """
         filt = filter_arg(filter)
         target = 0
@@ -111,6 +112,10 @@ class CompactMethods:
                                 min(min_input_files, 2**31 - 1), bool(conf))
         self._require().refresh()  # type: ignore[attr-defined]
         self._vs_cache = None
+        if r["snapshot_id"] is not None and self._has_statistics():
+            # The replace snapshot gets its own NDV statistics file (issue 14
+            # item 6) when the table keeps statistics.
+            self.compute_statistics()  # type: ignore[attr-defined]
         built = 0
         if conf and r["files_added"] > 0:
             from ._indexes import _build_all
@@ -120,6 +125,12 @@ class CompactMethods:
         return CompactResult(r["snapshot_id"], r["files_rewritten"], r["files_added"],
                              r["delete_files_removed"], r["rows"], r["rows_dropped"],
                              r["bytes_removed"], r["bytes_added"], built, r["attempts"])
+
+    def _has_statistics(self) -> bool:
+        from ._indexes import metadata_json
+
+        meta = metadata_json(self._require().metadata_location)  # type: ignore[attr-defined]
+        return bool(meta.get("statistics"))
 
     def rewrite_data_files(self, target_file_size_bytes: Optional[int] = None,
                            filter: Optional[str] = None,

@@ -506,3 +506,29 @@ def test_v3_row_lineage_kept(tmp_path):
         assert rows() == before, where
         _check_against(t, model, where)
         assert t.validate() == [], where
+
+
+def test_statistics_follow_the_compaction(tmp_path):
+    """A table with NDV statistics gets a statistics file for the replace
+    snapshot, with the same estimates (compaction changes no row)."""
+    import json
+    rng = random.Random(8)
+    t = hdb.Table(tmp_path / "s")
+    model = {}
+    _history(rng, t, model, 8, 0)
+    before = t.compute_statistics()
+    r = t.compact()
+    assert r.snapshot_id is not None
+    with open(t.metadata_location) as f:
+        meta = json.load(f)
+    stats = {s["snapshot-id"]: s for s in meta.get("statistics", [])}
+    assert r.snapshot_id in stats, stats.keys()
+    ndv = {int(b["fields"][0]): int(b["properties"]["ndv"])
+           for b in stats[r.snapshot_id]["blob-metadata"]}
+    assert ndv == {before.field_ids[c]: n for c, n in before.ndv.items()}
+    # A table without statistics gets none.
+    u = hdb.Table(tmp_path / "u")
+    _history(rng, u, {}, 6, 0)
+    u.compact()
+    with open(u.metadata_location) as f:
+        assert not json.load(f).get("statistics")
