@@ -4,14 +4,16 @@ Oracles:
   * a model (no Spark): seeded random histories of appends, deletes, updates
     and upserts on our own v3 tables (merge-on-read and copy-on-write),
     checked after every step against the spec's rules -- a row keeps its
-    `_row_id` through updates, upserts and copy-on-write rewrites; an
+    `_row_id` through updates, upserts, copy-on-write rewrites and
+    compaction (which changes neither column); an
     updated or inserted row's `_last_updated_sequence_number` is the
     sequence number of the commit that made it, an untouched row's is
     unchanged; row ids are unique; every read path (to_arrow, filtered,
     streamed in small batches) agrees;
   * Spark 3.5.7 + Iceberg 1.12 (`SELECT _row_id, _last_updated_sequence_number`)
     on Spark-made v3 tables after INSERT, UPDATE, MERGE, DELETE and
-    rewrite_data_files, and on our tables after t.update / t.upsert / t.delete,
+    rewrite_data_files, and on our tables after t.update / t.upsert / t.delete /
+    t.compact,
     at every snapshot.
 """
 
@@ -80,7 +82,8 @@ def test_model_history(hdb, tmp_path, mode, seed):
             model[i] = (value(i), r, seq)
 
     for step in range(14):
-        op = rng.choice(["append", "delete", "update", "upsert"]) if model else "append"
+        op = rng.choice(["append", "delete", "update", "upsert", "compact"]) if model \
+            else "append"
         live = sorted(model)
         if op == "append":
             ids = list(range(next_id, next_id + int(rng.integers(1, 40))))
@@ -104,6 +107,9 @@ def test_model_history(hdb, tmp_path, mode, seed):
                 seq = _seq(t)
                 for i in hit:
                     model[i] = (f"u{step}", model[i][1], seq)
+        elif op == "compact":
+            # Rows move to new files; lineage must not change (spec: copied).
+            t.compact(min_input_files=1)
         else:
             old = [int(x) for x in rng.choice(live, size=min(len(live), 5), replace=False)]
             new = list(range(next_id, next_id + int(rng.integers(0, 4))))
@@ -238,6 +244,7 @@ def test_our_changes_read_by_spark(spark, spark_table, hdb, mode):
     t.delete("id IN (4, 14, 24, 54, 64, 81)")
     t.update({"v": "u2"}, filter="id >= 70")
     assert _files_with_lineage(path)  # updates write the original _row_id
+    t.compact(min_input_files=1)  # compaction copies every row's lineage
     bad = _compare_all(spark, hdb, name, path)
     assert not bad, "\n".join(bad)
     # Spark's own UPDATE on top of ours keeps our ids, and we read its result.
