@@ -371,14 +371,67 @@ static hs_status mode_of(const hs_table *t, const char *property, bool *cow, hs_
                       t->metadata_path, property, v);
 }
 
-/* validateNoConflictingData with the filter TRUE: the change's delete
- * filters were evaluated on the snapshot it began on, so rows appended
- * since then (which they might match) make it stale. Conservative: the
- * added file's bounds are not compared with the filters. */
-static bool any_added_conflicts(void *ctx, const hs_iceberg_data_file *added) {
-  (void)ctx;
-  (void)added;
-  return true;
+/* validateNoConflictingData with the change's delete filters as the
+ * conflict filter: they were evaluated on the snapshot the change began
+ * on, so a data file appended since then whose manifest metrics (column
+ * bounds, null counts) do not prove that none of its rows matches one of
+ * them makes the change stale. An empty filter, a filter that does not
+ * bind, or statistics that cannot be read: every added file conflicts. */
+typedef struct conflict_filter {
+  const hs_table *t; /* its meta is the version being validated against */
+  int32_t schema_id;
+  struct ArrowSchema rs; /* the read schema the filters are bound to */
+  hs_expr **exprs;
+  size_t n_exprs;
+  bool all; /* every added data file conflicts */
+  hs_expr_stats *stats;
+  hs_arena scratch;
+} conflict_filter;
+
+static void conflict_filter_init(conflict_filter *cf, const delta *d, const hs_row_change *c) {
+  memset(cf, 0, sizeof *cf);
+  cf->t = d->t;
+  cf->schema_id = d->schema_id;
+  hs_arena_init(&cf->scratch);
+  hs_error e = {0};
+  cf->all = true;
+  if (hs_table_read_schema_arrow(d->t, d->plan.snapshot_id, &cf->rs, &e) != HS_OK) return;
+  size_t nf = cf->rs.n_children > 0 ? (size_t)cf->rs.n_children : 1;
+  cf->exprs = hs_calloc(c->n_deletes ? c->n_deletes : 1, sizeof *cf->exprs);
+  cf->stats = hs_malloc(nf * sizeof *cf->stats);
+  if (cf->exprs == NULL || cf->stats == NULL) return;
+  for (size_t i = 0; i < c->n_deletes; i++) {
+    const char *f = c->deletes[i];
+    if (f == NULL || f[strspn(f, " \t\r\n")] == '\0') return; /* every row */
+    if (hs_expr_parse(f, &cf->rs, &cf->exprs[i], NULL, &e) != HS_OK) return;
+    cf->n_exprs++;
+  }
+  cf->all = false;
+}
+
+static void conflict_filter_free(conflict_filter *cf) {
+  for (size_t i = 0; cf->exprs != NULL && i < cf->n_exprs; i++) hs_expr_free(cf->exprs[i]);
+  hs_free(cf->exprs);
+  hs_free(cf->stats);
+  if (cf->rs.release != NULL) cf->rs.release(&cf->rs);
+  hs_arena_reset(&cf->scratch);
+}
+
+static bool added_conflicts(void *ctx, const hs_iceberg_data_file *added) {
+  conflict_filter *cf = ctx;
+  if (cf->all) return true;
+  const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&cf->t->meta, cf->schema_id);
+  if (schema == NULL) return true;
+  bool may = false;
+  for (size_t i = 0; !may && i < cf->n_exprs; i++) {
+    hs_error e = {0};
+    hs_status st = hs_scan_file_stats(&cf->t->meta, schema, NULL, &cf->rs, NULL, added,
+                                      &cf->scratch, cf->stats, &e);
+    if (st == HS_OK) st = hs_expr_may_match(cf->exprs[i], cf->stats, cf->rs.n_children, &may, &e);
+    hs_arena_reset(&cf->scratch);
+    if (st != HS_OK) may = true;
+  }
+  return may;
 }
 
 static void delta_free(delta *d, bool committed) {
@@ -443,17 +496,20 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
   }
   bool any = d.res.delete_files_added > 0 || d.res.files_added > 0 || d.res.files_removed > 0 ||
              d.res.delete_files_removed > 0;
+  conflict_filter cf;
+  memset(&cf, 0, sizeof cf);
   if (st == HS_OK && any) {
     hs_txn_set_operation(d.txn, HS_TXN_OP_AUTO);
     hs_txn_set_schema_id(d.txn, d.schema_id);
     hs_txn_set_recheck(d.txn, schema_recheck, &d);
     if (c->n_deletes > 0) {
       /* Serializable, as Iceberg's row deltas: a commit since the planned
-       * snapshot that appended rows, or added deletes for a data file this
+       * snapshot that appended rows the filters may match, or added deletes for a data file this
        * change deletes from, is a conflict (the change is re-run on the
        * new snapshot); without it two updates of one row both append it,
        * and an update re-appends a row deleted meanwhile. */
-      hs_txn_set_conflict_filter(d.txn, any_added_conflicts, NULL);
+      conflict_filter_init(&cf, &d, c);
+      hs_txn_set_conflict_filter(d.txn, added_conflicts, &cf);
       hs_txn_validate_no_conflicting_deletes(d.txn, true);
     }
     int64_t snap = -1;
@@ -462,5 +518,6 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
   }
   if (st == HS_OK) *out = d.res;
   delta_free(&d, committed);
+  conflict_filter_free(&cf);
   return st;
 }

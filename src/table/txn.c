@@ -786,12 +786,29 @@ static bool validate_deletes(const hs_txn *x) {
 }
 
 /* With no_conflicting_deletes: may delete file `f` apply to a data file
- * this commit's deletes reference? (No referenced file: maybe.) */
+ * this commit's deletes reference? Returns that file (or a placeholder when
+ * the delete file names no one data file: maybe), NULL when not. */
 static const char *delete_hits_required(const hs_txn *x, const hs_iceberg_data_file *f) {
   if (!x->no_conflicting_deletes || x->n_required == 0) return NULL;
-  if (f->referenced_data_file == NULL) return x->required[0];
-  return in_sorted(x->required, x->n_required, f->referenced_data_file) ? f->referenced_data_file
-                                                                        : NULL;
+  if (f->referenced_data_file != NULL)
+    return in_sorted(x->required, x->n_required, f->referenced_data_file) ? f->referenced_data_file
+                                                                          : NULL;
+  /* v2 manifests do not record referenced_data_file: a position delete
+   * file whose file_path bounds are equal names one data file (as Iceberg's
+   * ContentFileUtil.referencedDataFile reads it) */
+  for (size_t i = 0; f->content == HS_ICE_CONTENT_POSITION_DELETES && i < f->n_metrics; i++) {
+    const hs_iceberg_column_metrics *m = &f->metrics[i];
+    if (m->field_id != 2147483546 /* file_path */) continue;
+    if (m->lower == NULL || m->upper == NULL || m->lower_len != m->upper_len ||
+        memcmp(m->lower, m->upper, m->lower_len) != 0)
+      break;
+    for (size_t r = 0; r < x->n_required; r++)
+      if (strlen(x->required[r]) == m->lower_len &&
+          memcmp(x->required[r], m->lower, m->lower_len) == 0)
+        return x->required[r];
+    return NULL;
+  }
+  return "(any: the delete file names no one data file)";
 }
 
 /* Does delete file `f` (of spec `spec_id`, unpartitioned or not) maybe
@@ -897,8 +914,7 @@ static hs_status check_snapshot(hs_txn *x, const hs_iceberg_snapshot *s, hs_erro
                           "%s: %s: delete file '%s' added by concurrent snapshot %lld (%s) may "
                           "delete rows of data file '%s' that this commit deletes from; nothing "
                           "was committed",
-                          t->root, x->what, f->file_path, (long long)s->snapshot_id, op_of(s),
-                          f->referenced_data_file != NULL ? hit : "(any: no referenced file)");
+                          t->root, x->what, f->file_path, (long long)s->snapshot_id, op_of(s), hit);
       } else if (is_dv(f) && in_sorted(x->dv_targets, x->n_dv_targets, f->referenced_data_file)) {
         st = hs_error_set(err, HS_ERR_CONFLICT,
                           "%s: %s: concurrent snapshot %lld (%s) added a deletion vector for data "
