@@ -10,6 +10,8 @@ Table shape: ``id int64, v int64, w int32``; ids are unique by construction
   the same range (``val`` is unique to the writer and step);
 * ``{"op": "upsert", "ids", "vals", "w"}``: rows ``(id, val, w)`` upserted
   on ``id``;
+* ``{"op": "append", "ids", "vals", "w"}``: a plain append of new ids
+  (unique to the writer and step, in the range deletes and updates reach);
 * ``{"op": "compact"}``: a compaction (changes no row).
 
 The replay walks the table's snapshot chain from its first snapshot, applies
@@ -24,6 +26,8 @@ import pyarrow as pa
 import hyperstreamdb as hdb
 
 KEYS = 48  # ids of the first append: 0..KEYS-1 (upserts also add KEYS..KEYS+15)
+APPEND_BASE = KEYS + 16  # appends add ids from here: APPEND_BASE + (k * 8 + w) * 2 + j
+REACH = APPEND_BASE + 48  # delete and update ranges start below this
 
 
 def schema():
@@ -56,16 +60,19 @@ def initial_model():
 def random_op(rng, w, k, kinds):
     kind = rng.choice(kinds)
     if kind == "delete":
-        lo = rng.randrange(0, KEYS + 8)
+        lo = rng.randrange(0, REACH)
         return {"op": "delete", "lo": lo, "hi": lo + rng.randint(1, 3)}
     if kind == "update":
-        lo = rng.randrange(0, KEYS + 8)
+        lo = rng.randrange(0, REACH)
         return {"op": "update", "lo": lo, "hi": lo + rng.randint(1, 6),
                 "val": (w + 1) * 1_000_000 + k, "w": w}
     if kind == "upsert":
         ids = rng.sample(range(KEYS + 16), rng.randint(1, 4))
         return {"op": "upsert", "ids": ids,
                 "vals": [(w + 1) * 1_000_000 + k * 10 + j for j in range(len(ids))], "w": w}
+    if kind == "append":
+        ids = [APPEND_BASE + (k * 8 + w) * 2 + j for j in range(2)]
+        return {"op": "append", "ids": ids, "vals": [(w + 1) * 1_000_000 + k] * 2, "w": w}
     return {"op": "compact"}
 
 
@@ -105,6 +112,9 @@ def run_op(t, op):
     elif op["op"] == "upsert":
         r = t.upsert(rows_table(op["ids"], op["vals"], [op["w"]] * len(op["ids"])), on="id")
         res = {"rows_updated": r.rows_updated, "rows_inserted": r.rows_inserted}
+    elif op["op"] == "append":
+        sid = t.write(rows_table(op["ids"], op["vals"], [op["w"]] * len(op["ids"])))
+        return {"snapshot_id": -1 if sid is None else sid}
     elif op["op"] == "compact":
         r = t.compact(target_file_size_bytes=1 << 20)
         return {"compacted": repr(r), "snapshot_id": -1 if r.snapshot_id is None else r.snapshot_id}
@@ -176,6 +186,10 @@ def apply(model, op, res, where):
             model[i] = (op["val"], op["w"])
         if res is not None:
             assert res["rows_updated"] == len(hit), f"{where}: {op} updated {res} (replay {len(hit)})"
+    elif op["op"] == "append":
+        for i, v in zip(op["ids"], op["vals"]):
+            assert i not in model, f"{where}: append of id {i} twice"
+            model[i] = (v, op["w"])
     elif op["op"] == "upsert":
         upd = sum(1 for i in op["ids"] if i in model)
         for i, v in zip(op["ids"], op["vals"]):
