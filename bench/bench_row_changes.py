@@ -28,7 +28,7 @@ changes   (every engine, each in its own fresh process)
 reads     (ours) two tables of the same rows with the five indexes; 10 % of
           one deleted (``id < rows/10``, every file). Full scan (rows/s of
           live rows), ``category = 'cat0007'`` (0.1 %) latency p50, each
-          with vs without deletes, alternating
+          with vs without deletes, alternating, ``--read-reps`` times
 vector    (ours) two tables of ``--vectors`` x ``--dim`` float32 (clustered)
           with an HNSW index and a bitmap index on ``grp``; 10 % of one
           deleted; top-10 inside ``grp < 100`` (10 %), p50 per query, with
@@ -355,22 +355,25 @@ def worker_reads(spec):
     res = {"delete10_s": delete10_s, "deleted": n_del}
     scans = {"plain": [], "deleted": []}
     filt = {"plain": [], "deleted": []}
+    cpu = {"plain": ([], []), "deleted": ([], [])}  # CPU seconds (all threads): scan, filter
     rows = {}
-    for r in range(spec["reps"] + 1):
+    for r in range(spec["read_reps"] + 1):
         for name, t in tabs.items():  # alternating: the box's load hits both alike
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             full = t.to_arrow()
-            s = time.perf_counter() - t0
-            t0 = time.perf_counter()
+            s, sc = time.perf_counter() - t0, time.process_time() - c0
+            c0, t0 = time.process_time(), time.perf_counter()
             sel = t.to_arrow(filter=CATEGORY)
-            f = time.perf_counter() - t0
+            f, fc = time.perf_counter() - t0, time.process_time() - c0
             rows[name] = (full.num_rows, int(pc.sum(full["id"]).as_py()), sel.num_rows,
                           int(pc.sum(sel["id"]).as_py()))
             del full
             if r:
                 scans[name].append(s)
                 filt[name].append(f)
-    res.update({"scan_s": scans, "filter_s": filt, "rows": rows})
+                cpu[name][0].append(sc)
+                cpu[name][1].append(fc)
+    res.update({"scan_s": scans, "filter_s": filt, "rows": rows, "cpu_s": cpu})
     return res
 
 
@@ -517,6 +520,7 @@ def main():
     ap.add_argument("--files", type=int)
     ap.add_argument("--upsert-rows", type=int, help="default min(100K, rows/10)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--read-reps", type=int, default=15, help="reads: timed scans per table")
     ap.add_argument("--vectors", type=int)
     ap.add_argument("--dim", type=int)
     ap.add_argument("--vfiles", type=int, default=4)
@@ -555,7 +559,8 @@ def main():
     try:
         src = make_parts(rows, files, a.seed)
         deletes, upserts = change_plan(rows, a.reps, upsert_rows, a.seed)
-        spec = {"root": root, "rows": rows, "reps": a.reps, "seed": a.seed,
+        spec = {"root": root, "rows": rows, "reps": a.reps, "read_reps": a.read_reps,
+                "seed": a.seed,
                 "parts": [save(p, os.path.join(data, f"part{i}.arrow"))
                           for i, p in enumerate(src)],
                 "deletes": deletes,
@@ -636,10 +641,10 @@ def report_changes(res, engines):
             r = res[e]
             if e == "ours" or "error" in r:
                 continue
-            print(f"  {e}: delete {ratio(med(r['delete_s']), med(o['delete_s'])):.1f}x, "
-                  f"upsert {ratio(med(r['upsert_s']), med(o['upsert_s'])):.1f}x "
+            print(f"  {e}: delete {ratio(med(r['delete_s']), med(o['delete_s'])):.2f}x, "
+                  f"upsert {ratio(med(r['upsert_s']), med(o['upsert_s'])):.2f}x "
                   f"(ours with its index upkeep: "
-                  f"{ratio(med(r['upsert_s']), med(o['upsert_indexed_s'])):.1f}x)")
+                  f"{ratio(med(r['upsert_s']), med(o['upsert_indexed_s'])):.2f}x)")
 
 
 def report_reads(r, src, rows):
@@ -671,6 +676,11 @@ def report_reads(r, src, rows):
           f"({sd:.3f}) | {td / tp:.2f}x throughput | >= 0.9x |")
     print(f"| {CATEGORY} p50 ms | {fp * 1e3:.1f} | {fd * 1e3:.1f} | {fd / fp:.2f}x latency "
           f"| <= 1.2x |")
+    cp, cd = (med(r["cpu_s"][k][0]) for k in ("plain", "deleted"))
+    fp_, fd_ = (med(r["cpu_s"][k][1]) for k in ("plain", "deleted"))
+    print(f"| CPU s (all threads): scan; filter | {cp:.3f}; {fp_ * 1e3:.1f} ms | {cd:.3f}; "
+          f"{fd_ * 1e3:.1f} ms | scan {(rows - cut) / cd / (rows / cp):.2f}x rows per CPU s; "
+          f"filter {fd_ / fp_:.2f}x | |")
     return bad
 
 
