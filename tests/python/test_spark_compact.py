@@ -40,6 +40,10 @@ def test_our_compaction_read_by_spark(spark, spark_table, hdb, fmt, partitioned)
     if partitioned:
         r = t.compact(filter="cat = 'b'")
         assert r.snapshot_id is not None, r
+    lineage = None
+    if fmt == 3:
+        a = t.to_arrow(columns=["id", "_row_id", "_last_updated_sequence_number"])
+        lineage = sorted(zip(*[a[c].to_pylist() for c in a.column_names]))
     r = t.compact()
     assert r.snapshot_id is not None and r.rows == len(t), r
     ops = spark.sql(f"SELECT operation FROM {CATALOG}.{ident}.snapshots ORDER BY committed_at"
@@ -48,6 +52,13 @@ def test_our_compaction_read_by_spark(spark, spark_table, hdb, fmt, partitioned)
     left = spark.sql(f"SELECT count(*) FROM {CATALOG}.{ident}.delete_files").collect()[0][0]
     assert left == 0, f"{ident}: {left} delete files left after compaction"
     _same(spark, hdb, ident, path)
+    if fmt == 3:  # row lineage survives the compaction, as Spark reads it
+        lin = "id, _row_id, _last_updated_sequence_number"
+        theirs = sorted(tuple(r) for r in spark.sql(
+            f"SELECT {lin} FROM {CATALOG}.{ident}").collect())
+        a = t.to_arrow(columns=["id", "_row_id", "_last_updated_sequence_number"])
+        ours = sorted(zip(*[a[c].to_pylist() for c in a.column_names]))
+        assert ours == theirs and ours == lineage, f"{ident}: row lineage differs"
     # Spark changes the compacted table; we read it as Spark does.
     spark.sql(f"DELETE FROM {CATALOG}.{ident} WHERE id < 40")
     _same(spark, hdb, ident, path)
