@@ -17,7 +17,7 @@ the log survives the kill). After each kill:
 * ``remove_orphan_files(force=True)`` then removes what the dead writer left
   (a dry run after it finds nothing) and the table reads the same.
 
-HS_CRASH_RUNS runs (default 120: about 40-60 s on 2 busy cores).
+HS_CRASH_RUNS runs (default 100: about 35-50 s on 2 busy cores).
 """
 
 import datetime as dt
@@ -37,7 +37,7 @@ import rowchange_replay as R  # noqa: E402
 
 pytest.importorskip("pyiceberg.table")
 
-RUNS = int(os.environ.get("HS_CRASH_RUNS", "120"))
+RUNS = int(os.environ.get("HS_CRASH_RUNS", "100"))
 CONFIGS = [(2, "merge-on-read"), (3, "merge-on-read"), (2, "copy-on-write"),
            (3, "copy-on-write")]
 KINDS = ["delete", "update", "upsert", "compact"]
