@@ -287,25 +287,26 @@ static int print_explain_json(const char *filter, const hs_table_explain_info *e
     const hs_scan_file_info *f = &files[i];
     json_array_append_new(
         per_file,
-        json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "path",
+        json_pack("{s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "path",
                   f->path, "indexed", f->indexed, "index_columns", f->index_columns, "rows",
                   (json_int_t)f->rows, "row_groups_read", (json_int_t)f->row_groups_read,
                   "row_groups_pruned", (json_int_t)f->row_groups_pruned, "pages",
                   (json_int_t)f->pages, "pages_pruned", (json_int_t)f->pages_pruned,
                   "index_rows_candidate", (json_int_t)f->rows_candidate, "index_rows_eliminated",
                   (json_int_t)f->rows_eliminated, "rows_scanned", (json_int_t)f->rows_scanned,
-                  "rows_matched", (json_int_t)f->rows_matched, "index_rejected",
-                  f->index_rejected));
+                  "rows_matched", (json_int_t)f->rows_matched, "rows_deleted",
+                  (json_int_t)f->rows_deleted, "index_rejected", f->index_rejected));
   }
   json_t *o = json_pack(
       "{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-      "s:I, s:s, s:o}",
+      "s:I, s:I, s:I, s:s, s:o}",
       "filter", filter ? json_string(filter) : json_null(), "manifests_read",
       (json_int_t)s->manifests_read, "files_planned", (json_int_t)s->files_planned, "files_pruned",
       (json_int_t)s->files_pruned, "files_read", (json_int_t)s->files_read, "row_groups_read",
       (json_int_t)s->row_groups_read, "row_groups_pruned", (json_int_t)s->row_groups_pruned,
       "rows_scanned", (json_int_t)s->rows_scanned, "rows_matched", (json_int_t)s->rows_matched,
-      "rows_returned", (json_int_t)s->rows_returned, "page_row_groups_indexed",
+      "rows_returned", (json_int_t)s->rows_returned, "delete_files", (json_int_t)s->delete_files,
+      "rows_deleted", (json_int_t)s->rows_deleted, "page_row_groups_indexed",
       (json_int_t)ex->pages.row_groups_indexed, "pages", (json_int_t)ex->pages.pages,
       "pages_pruned", (json_int_t)ex->pages.pages_pruned, "page_rows_pruned",
       (json_int_t)ex->pages.rows_pruned, "files_indexed", (json_int_t)ex->index.files_indexed,
@@ -353,6 +354,11 @@ static int print_explain_text(const char *path, const char *filter, const hs_tab
         "  INDEX IGNORED: %s files' registered index did not match the data file (read "
         "exactly instead): %s\n",
         hs_cli_group(ex->index.files_index_rejected, a, sizeof a), ex->index.index_rejected);
+  if (s->delete_files > 0)
+    printf(
+        "  deletes:    %s delete files in the snapshot; %s rows of the files read are deleted "
+        "(never read)\n",
+        hs_cli_group(s->delete_files, a, sizeof a), hs_cli_group(s->rows_deleted, b, sizeof b));
   printf("  rows:       %s scanned, %s matched\n", hs_cli_group(s->rows_scanned, a, sizeof a),
          hs_cli_group(s->rows_matched, b, sizeof b));
   if (n_files > 0) printf("  per file:\n");
