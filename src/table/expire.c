@@ -100,7 +100,13 @@ static hs_status expire_edit(const hs_iceberg_metadata *old, hs_iceberg_metadata
   m->n_snapshots = w;
   m->snapshot_log = log;
   m->n_snapshot_log = wl;
-  return HS_OK;
+  /* Statistics of expired snapshots go with them (stats_list.c). */
+  hs_status st =
+      hs_table_statistics_drop(old->statistics, c->expired, c->n_expired, a, &m->statistics, err);
+  if (st == HS_OK)
+    st = hs_table_statistics_drop(old->partition_statistics, c->expired, c->n_expired, a,
+                                  &m->partition_statistics, err);
+  return st;
 }
 
 /* Files in `before` that `after` lacks, with their sizes, into one

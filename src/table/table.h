@@ -155,6 +155,12 @@ hs_status hs_table_order_edit_apply(const hs_iceberg_metadata *old, hs_iceberg_m
                                     hs_arena *a, const char *const *columns, const int *ascending,
                                     const int *nulls_first, size_t n, hs_error *err);
 
+/* `list` (a metadata `statistics` or `partition-statistics` JSON array, may
+ * be NULL) without the entries of the snapshots expired[0..n), into *out
+ * (`list` itself when none goes; else text in `a`). stats_list.c. */
+hs_status hs_table_statistics_drop(hs_iceberg_json list, const int64_t *expired, size_t n,
+                                   hs_arena *a, hs_iceberg_json *out, hs_error *err);
+
 /* One row of one of several batches. */
 typedef struct hs_table_row {
   int64_t row;    /* logical row of the top-level batch (its offset not applied) */

@@ -298,3 +298,22 @@ def test_iceberg_java_lists_our_statistics(spark, spark_table, hdb):
     from spark_util import CATALOG
     spark.sql(f"REFRESH TABLE {CATALOG}.{ident}")
     assert spark.sql(f"SELECT count(DISTINCT s) AS n FROM {CATALOG}.{ident}").collect()[0].n == 250
+
+
+def test_statistics_expire_with_their_snapshot(hdb, tmp_path):
+    root = str(tmp_path / "t")
+    t = hdb.Table(root, format_version=2)
+    t.write(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    first = t.compute_statistics()
+    t.write(pa.table({"id": pa.array([4, 5], pa.int64())}))
+    second = t.compute_statistics()
+    assert second.ndv == {"id": 5}
+    t.expire_snapshots(older_than=dt.timedelta(seconds=0), retain_last=1)
+    meta = json.load(open(_latest_metadata(root)))
+    assert [e["snapshot-id"] for e in meta["statistics"]] == [second.snapshot_id]
+    assert not os.path.exists(first.path)  # only the expired snapshot used it
+    assert os.path.exists(second.path)
+    from pyiceberg.table import StaticTable
+    st = StaticTable.from_metadata(_latest_metadata(root))
+    assert [s.snapshot_id for s in st.metadata.statistics] == [second.snapshot_id]
+    assert t.to_arrow().num_rows == 5
