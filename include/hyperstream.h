@@ -390,6 +390,19 @@ typedef struct hs_row_change {
    * "merge-on-read" writes position deletes (v2) or deletion vectors (v3);
    * "copy-on-write" rewrites the touched data files. NULL: merge-on-read. */
   const char *mode_property;
+  /* Key matching (upserts, merges): the live rows whose columns
+   * `key_columns` (current names) equal a row of the struct batches `keys`
+   * (schema `keys_schema`, one child per key column in that order, of the
+   * table's types; borrowed) are deleted too, each data file's key columns
+   * matched against a hash set of the keys. A NULL in a key matches
+   * nothing. `key_matched` (may be NULL): one byte per key row, in batch
+   * order, set to whether it matched a live row. */
+  const char *const *key_columns;
+  size_t n_key_columns;
+  const struct ArrowSchema *keys_schema;
+  const struct ArrowArray *keys;
+  size_t n_keys_batches;
+  uint8_t *key_matched;
 } hs_row_change;
 
 typedef struct hs_row_change_result {

@@ -400,9 +400,26 @@ class MergeBuilder:
                 t.write(self._source)
                 return MergeResult(0, self._source.num_rows, 0)
             return MergeResult(0, 0, 0)
+        if self._update and self._insert and not self._update_where and not self._delete:
+            return self._replace_by_key()
         r = t._change("merge", "write.merge.mode", self._plan)
         c = self._counts
         return MergeResult(c["updated"], c["inserted"], int(r["rows_deleted"]) - c["replaced"])
+
+    def _replace_by_key(self) -> MergeResult:
+        """Update-all plus insert-all (an upsert): one pass in C. Each data
+        file's key columns are matched against a hash set of the source keys
+        (rows with a matching key deleted), and every source row appended;
+        which source keys matched comes back from the same pass."""
+        t, src, on = self._table, self._source, self._on
+        _check_unique(src, on)
+        schema = t.schema
+        keys = src.select(on).cast(pa.schema([pa.field(c, schema.field(c).type) for c in on]))
+        r = t._change("merge", "write.merge.mode", lambda sid: {
+            "keys": keys, "key_columns": list(on), "appends": [src] if src.num_rows else []})
+        hit = r.get("key_matched") or b""
+        updated = sum(hit)
+        return MergeResult(updated, src.num_rows - updated, int(r["rows_deleted"]) - updated)
 
     def _upsert(self) -> UpsertResult:
         m = self.execute()

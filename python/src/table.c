@@ -349,11 +349,12 @@ static PyObject *hs_py_table_count_rows(hs_py_table *self, PyObject *args, PyObj
  * what="change") -> dict: hs_table_change_rows. `deletes` are filter
  * strings (None: every row); `appends` objects with __arrow_c_stream__. */
 static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"snapshot_id", "deletes", "appends", "mode_property", "what", NULL};
-  PyObject *sid_obj = Py_None, *dels = NULL, *apps = NULL;
+  static char *kwlist[] = {"snapshot_id", "deletes", "appends",     "mode_property",
+                           "what",        "keys",    "key_columns", NULL};
+  PyObject *sid_obj = Py_None, *dels = NULL, *apps = NULL, *keys_obj = Py_None, *kcols = Py_None;
   const char *mode = NULL, *what = "change";
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOzs:change_rows", kwlist, &sid_obj, &dels, &apps,
-                                   &mode, &what))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOzsOO:change_rows", kwlist, &sid_obj, &dels, &apps,
+                                   &mode, &what, &keys_obj, &kcols))
     return NULL;
   hs_row_change c;
   memset(&c, 0, sizeof c);
@@ -391,8 +392,43 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
       bad = 1;
   Py_XDECREF(dl);
   Py_XDECREF(al);
+  /* Keys: a stream of the key columns, collected into batches here. */
+  char **kc = NULL;
+  size_t n_kc = 0;
+  struct ArrowSchema kschema;
+  memset(&kschema, 0, sizeof kschema);
+  struct ArrowArray *kb = NULL;
+  size_t n_kb = 0, n_keys = 0;
+  uint8_t *matched = NULL;
+  if (!bad && keys_obj != Py_None) {
+    struct ArrowArrayStream ks;
+    hs_error kerr = {0};
+    if (hs_py_table_names(kcols, "key_columns", &kc, &n_kc) < 0 ||
+        hs_py_table_take(keys_obj, "__arrow_c_stream__", "arrow_array_stream", &ks, sizeof ks,
+                         offsetof(struct ArrowArrayStream, release)) < 0) {
+      bad = 1;
+    } else {
+      hs_status kst = hs_arrow_stream_collect(&ks, &kschema, &kb, &n_kb, &kerr);
+      ks.release(&ks);
+      if (kst != HS_OK) {
+        hs_py_raise(kst, &kerr, hs_py_table_uri(self));
+        bad = 1;
+      }
+      for (size_t i = 0; !bad && i < n_kb; i++) n_keys += (size_t)kb[i].length;
+      if (!bad && (matched = hs_calloc(n_keys + 1, 1)) == NULL) {
+        PyErr_NoMemory();
+        bad = 1;
+      }
+    }
+  }
   PyObject *r = NULL;
   if (!bad) {
+    c.key_columns = (const char *const *)kc;
+    c.n_key_columns = keys_obj != Py_None ? n_kc : 0;
+    c.keys_schema = &kschema;
+    c.keys = kb;
+    c.n_keys_batches = n_kb;
+    c.key_matched = matched;
     c.what = what;
     c.deletes = (const char *const *)filters;
     c.n_deletes = nd;
@@ -409,12 +445,15 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
     } else {
       PyObject *sid = res.snapshot_id < 0 ? (Py_INCREF(Py_None), Py_None)
                                           : PyLong_FromLongLong((long long)res.snapshot_id);
-      r = Py_BuildValue("{s:N,s:L,s:L,s:L,s:L,s:L,s:L}", "snapshot_id", sid, "rows_deleted",
+      PyObject *km = matched != NULL
+                         ? PyBytes_FromStringAndSize((const char *)matched, (Py_ssize_t)n_keys)
+                         : (Py_INCREF(Py_None), Py_None);
+      r = Py_BuildValue("{s:N,s:L,s:L,s:L,s:L,s:L,s:L,s:N}", "snapshot_id", sid, "rows_deleted",
                         (long long)res.rows_deleted, "rows_added", (long long)res.rows_added,
                         "files_added", (long long)res.files_added, "files_removed",
                         (long long)res.files_removed, "delete_files_added",
                         (long long)res.delete_files_added, "delete_files_removed",
-                        (long long)res.delete_files_removed);
+                        (long long)res.delete_files_removed, "key_matched", km);
     }
   } else {
     for (size_t i = 0; i < taken; i++)
@@ -423,6 +462,10 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
   for (size_t i = 0; filters != NULL && i < nd; i++) hs_free(filters[i]);
   hs_free(filters);
   hs_free(streams);
+  hs_py_table_names_free(kc, n_kc);
+  hs_arrow_batches_free(kb, n_kb);
+  hs_arrow_schema_release(&kschema);
+  hs_free(matched);
   return r;
 }
 
@@ -743,9 +786,10 @@ static PyMethodDef hs_py_table_methods[] = {
      "live delete files of a snapshot, from the scan plan (no data read)."},
     {"change_rows", (PyCFunction)(void (*)(void))hs_py_table_change_rows,
      METH_VARARGS | METH_KEYWORDS,
-     "change_rows(snapshot_id=None, deletes=(), appends=(), mode_property=None, what='change') "
-     "-> dict\n\nDelete the live rows matching each filter and append each stream, in one "
-     "commit (hs_table_change_rows)."},
+     "change_rows(snapshot_id=None, deletes=(), appends=(), mode_property=None, what='change', "
+     "keys=None, key_columns=None) -> dict\n\nDelete the live rows matching each filter (and "
+     "whose key_columns equal a row of `keys`) and append each stream, in one commit "
+     "(hs_table_change_rows); 'key_matched' has a byte per key row."},
     {"ref_snapshot", (PyCFunction)hs_py_table_ref_snapshot, METH_O,
      "ref_snapshot(name) -> int\n\nThe snapshot a tag or branch points at."},
     {"refs", (PyCFunction)hs_py_table_refs, METH_NOARGS,

@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "../table/deletes.h"
+#include "../table/deletes_eq.h"
 #include "../table/lineage.h"
 #include "../table/schema_map.h"
 #include "../table/timetravel.h"
@@ -135,6 +136,56 @@ static hs_status mark_where(delta *d, const char *filter, hs_error *err) {
     st = hs_error_set(err, HS_ERR_INTERNAL, "row change: the marking scan emitted rows");
   }
   s.release(&s);
+  return st;
+}
+
+/* The live rows whose key columns equal a key row (upserts, merges): each
+ * data file's key columns are read and matched against a hash set of the
+ * keys (deletes_eq.c), rows already deleted left out. */
+static hs_status mark_keys(delta *d, const hs_row_change *c, hs_error *err) {
+  hs_table *t = d->t;
+  size_t n = c->n_key_columns;
+  int32_t *ids = hs_malloc((n ? n : 1) * sizeof *ids);
+  if (ids == NULL) return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  hs_status st = HS_OK;
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    ids[i] =
+        c->key_columns[i] != NULL ? hs_table_current_field_id(&t->meta, c->key_columns[i]) : -1;
+    if (ids[i] < 0)
+      st = hs_error_set(err, HS_ERR_SCHEMA, "%s: key column '%s' is not in the table",
+                        t->metadata_path, c->key_columns[i] ? c->key_columns[i] : "(null)");
+  }
+  const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&t->meta, d->schema_id);
+  if (st == HS_OK && schema == NULL)
+    st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
+  hs_table_eqdel *set = NULL;
+  if (st == HS_OK)
+    st = hs_table_eqdel_from_arrow(ids, n, schema, c->keys_schema, c->keys, c->n_keys_batches, &set,
+                                   err);
+  for (size_t i = 0; st == HS_OK && hs_table_eqdel_count(set) > 0 && i < d->plan.n_files; i++) {
+    const hs_table_plan_file *f = &d->plan.files[i];
+    if (hs_table_plan_file_live(f) <= 0) continue;
+    roaring_bitmap_t *m = roaring_bitmap_create();
+    if (m == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+      break;
+    }
+    st = hs_table_eqdel_match(set, f->path, schema, f->deleted, m, err);
+    if (st == HS_OK && !roaring_bitmap_is_empty(m)) {
+      if (d->marked[i] == NULL) {
+        d->res.rows_deleted += (int64_t)roaring_bitmap_get_cardinality(m);
+        d->marked[i] = m;
+        m = NULL;
+      } else {
+        d->res.rows_deleted += (int64_t)roaring_bitmap_andnot_cardinality(m, d->marked[i]);
+        roaring_bitmap_or_inplace(d->marked[i], m);
+      }
+    }
+    if (m != NULL) roaring_bitmap_free(m);
+  }
+  if (st == HS_OK && c->key_matched != NULL) hs_table_eqdel_hits(set, c->key_matched);
+  hs_table_eqdel_free(set);
+  hs_free(ids);
   return st;
 }
 
@@ -395,6 +446,7 @@ static void conflict_filter_init(conflict_filter *cf, const delta *d, const hs_r
   hs_arena_init(&cf->scratch);
   hs_error e = {0};
   cf->all = true;
+  if (c->n_key_columns > 0) return; /* key matches: any appended file may hold a key */
   if (hs_table_read_schema_arrow(d->t, d->plan.snapshot_id, &cf->rs, &e) != HS_OK) return;
   size_t nf = cf->rs.n_children > 0 ? (size_t)cf->rs.n_children : 1;
   cf->exprs = hs_calloc(c->n_deletes ? c->n_deletes : 1, sizeof *cf->exprs);
@@ -478,6 +530,7 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
   if (st == HS_OK && (d.marked = hs_calloc(d.plan.n_files + 1, sizeof *d.marked)) == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
   for (size_t i = 0; st == HS_OK && i < c->n_deletes; i++) st = mark_where(&d, c->deletes[i], err);
+  if (st == HS_OK && c->n_key_columns > 0 && c->keys != NULL) st = mark_keys(&d, c, err);
   bool cow = false;
   if (st == HS_OK) st = mode_of(t, c->mode_property, &cow, err);
   if (st == HS_OK && d.res.rows_deleted > 0) {
@@ -502,7 +555,7 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
     hs_txn_set_operation(d.txn, HS_TXN_OP_AUTO);
     hs_txn_set_schema_id(d.txn, d.schema_id);
     hs_txn_set_recheck(d.txn, schema_recheck, &d);
-    if (c->n_deletes > 0) {
+    if (c->n_deletes > 0 || c->n_key_columns > 0) {
       /* Serializable, as Iceberg's row deltas: a commit since the planned
        * snapshot that appended rows the filters may match, or added deletes for a data file this
        * change deletes from, is a conflict (the change is re-run on the

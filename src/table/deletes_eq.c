@@ -48,6 +48,7 @@ typedef struct eq_slot {
   const uint8_t *key; /* arena; NULL: empty slot */
   uint32_t len;
   uint32_t hash;
+  bool hit; /* a data-file row matched it (hs_table_eqdel_match) */
 } eq_slot;
 
 struct hs_table_eqdel {
@@ -64,6 +65,10 @@ struct hs_table_eqdel {
   uint64_t *filter;
   size_t filter_mask; /* words - 1 */
   size_t key_bytes, key_bytes_max;
+  /* Sets from rows in memory (hs_table_eqdel_from_arrow): per source row,
+   * the slot of its key (-1: a NULL in the key, which matches nothing). */
+  int64_t *row_slot;
+  size_t n_rows;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -532,6 +537,7 @@ hs_status hs_table_eqdel_load_buffer(const char *name, const uint8_t *data, size
 
 void hs_table_eqdel_free(hs_table_eqdel *d) {
   if (d == NULL) return;
+  hs_free(d->row_slot);
   hs_free(d->filter);
   hs_free(d->slots);
   hs_arena_reset(&d->arena);
@@ -554,6 +560,7 @@ typedef struct apply_ctx {
   size_t n_d;
   size_t **col_of; /* per key set: per key column, its index in the read columns */
   roaring_bitmap_t *deleted;
+  const roaring_bitmap_t *skip; /* rows never matched (NULL: none) */
   hs_buf key;
 } apply_ctx;
 
@@ -562,6 +569,9 @@ static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struc
   apply_ctx *a = ctx;
   for (int64_t r = 0; r < b->length; r++) {
     int64_t pos = first_row + r;
+    if (a->skip != NULL && pos <= (int64_t)UINT32_MAX &&
+        roaring_bitmap_contains(a->skip, (uint32_t)pos))
+      continue;
     for (size_t k = 0; k < a->n_d; k++) {
       const hs_table_eqdel *d = a->d[k];
       if (d == NULL || d->count == 0) continue;
@@ -573,7 +583,9 @@ static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struc
           return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
       }
       uint32_t h = key_hash(a->key.data, a->key.len);
-      if (!filter_may(d, h) || set_find(d, a->key.data, a->key.len, h) == NULL) continue;
+      const eq_slot *hit = filter_may(d, h) ? set_find(d, a->key.data, a->key.len, h) : NULL;
+      if (hit == NULL) continue;
+      ((eq_slot *)hit)->hit = true; /* sets are matched by one thread at a time */
       if (pos > (int64_t)UINT32_MAX) {
         return hs_error_set(err, HS_ERR_UNSUPPORTED,
                             "row %lld: positions past 2^32 are not supported", (long long)pos);
@@ -587,7 +599,8 @@ static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struc
 
 static hs_status eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const char *data_path,
                              const uint8_t *buf, size_t buf_len, const hs_iceberg_schema *schema,
-                             roaring_bitmap_t *deleted, hs_error *err) {
+                             const roaring_bitmap_t *skip, roaring_bitmap_t *deleted,
+                             hs_error *err) {
   bool any = false;
   for (size_t k = 0; k < n_d; k++) any |= d[k] != NULL && d[k]->count > 0;
   if (!any) return HS_OK;
@@ -641,7 +654,7 @@ static hs_status eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const c
     }
   }
   if (st == HS_OK) {
-    apply_ctx a = {.d = d, .n_d = n_d, .col_of = col_of, .deleted = deleted};
+    apply_ctx a = {.d = d, .n_d = n_d, .col_of = col_of, .deleted = deleted, .skip = skip};
     hs_buf_init(&a.key);
     st = read_columns(data_path, buf, buf_len, "data file", &ks, false, apply_batch, &a, err);
     hs_buf_free(&a.key);
@@ -656,7 +669,103 @@ static hs_status eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const c
 hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const char *data_path,
                                const hs_iceberg_schema *schema, roaring_bitmap_t *deleted,
                                hs_error *err) {
-  return eqdel_apply(d, n_d, data_path, NULL, 0, schema, deleted, err);
+  return eqdel_apply(d, n_d, data_path, NULL, 0, schema, NULL, deleted, err);
+}
+
+hs_status hs_table_eqdel_match(hs_table_eqdel *d, const char *data_path,
+                               const hs_iceberg_schema *schema, const roaring_bitmap_t *skip,
+                               roaring_bitmap_t *matched, hs_error *err) {
+  const hs_table_eqdel *one[1] = {d};
+  return eqdel_apply(one, 1, data_path, NULL, 0, schema, skip, matched, err);
+}
+
+hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_iceberg_schema *schema,
+                                    const struct ArrowSchema *s, const struct ArrowArray *batches,
+                                    size_t n_batches, hs_table_eqdel **out, hs_error *err) {
+  *out = NULL;
+  if (n == 0 || ids == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "keys: no key columns");
+  hs_table_eqdel *d = hs_calloc(1, sizeof *d);
+  if (d == NULL) return hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory");
+  hs_arena_init(&d->arena);
+  d->n = n;
+  d->path = hs_arena_strndup(&d->arena, "keys", 4);
+  d->ids = hs_arena_memdup(&d->arena, ids, n * sizeof *ids);
+  d->types = hs_arena_alloc(&d->arena, n * sizeof *d->types);
+  d->key_bytes_max = SIZE_MAX;
+  size_t rows = 0;
+  for (size_t b = 0; b < n_batches; b++) rows += (size_t)batches[b].length;
+  d->row_slot = hs_malloc((rows ? rows : 1) * sizeof *d->row_slot);
+  d->n_rows = rows;
+  hs_table_column *cols = hs_calloc(n, sizeof *cols);
+  hs_arena tmp;
+  hs_arena_init(&tmp);
+  hs_iceberg_schema ks;
+  hs_status st =
+      d->path == NULL || d->ids == NULL || d->types == NULL || d->row_slot == NULL || cols == NULL
+          ? hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory")
+          : key_schema(schema, ids, n, &tmp, &ks, err);
+  if (st == HS_OK && s->n_children != (int64_t)n)
+    st = hs_error_set(err, HS_ERR_SCHEMA, "keys: %lld columns for %zu key fields",
+                      (long long)s->n_children, n);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    d->types[i] = ks.root.fields[i].type;
+    d->types[i].text = NULL;
+    d->types[i].fields = NULL;
+    d->types[i].element = d->types[i].key = d->types[i].value = NULL;
+    st = hs_table_column_bind(s, &ks, ids[i], &cols[i], err);
+  }
+  hs_buf key;
+  hs_buf_init(&key);
+  size_t at = 0;
+  for (size_t b = 0; st == HS_OK && b < n_batches; b++) {
+    for (int64_t r = 0; st == HS_OK && r < batches[b].length; r++, at++) {
+      key.len = 0;
+      bool null = false;
+      for (size_t i = 0; i < n && st == HS_OK; i++) {
+        hs_iceberg_value v;
+        hs_table_column_value(&cols[i], &batches[b], r, &v);
+        null |= v.is_null;
+        if (!key_append(&key, &d->types[i], &v))
+          st = hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory");
+      }
+      d->row_slot[at] = -1;
+      if (st != HS_OK || null) continue; /* a NULL key matches nothing */
+      if ((st = set_add(d, key.data, key.len, err)) != HS_OK) break;
+      const eq_slot *sl = set_find(d, key.data, key.len, key_hash(key.data, key.len));
+      d->row_slot[at] = sl != NULL ? (int64_t)(sl - d->slots) : -1;
+    }
+  }
+  /* Slots moved when the table grew: find every row's slot again. */
+  at = 0;
+  for (size_t b = 0; st == HS_OK && b < n_batches; b++) {
+    for (int64_t r = 0; st == HS_OK && r < batches[b].length; r++, at++) {
+      if (d->row_slot[at] < 0) continue;
+      key.len = 0;
+      for (size_t i = 0; i < n; i++) {
+        hs_iceberg_value v;
+        hs_table_column_value(&cols[i], &batches[b], r, &v);
+        if (!key_append(&key, &d->types[i], &v))
+          st = hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory");
+      }
+      const eq_slot *sl = set_find(d, key.data, key.len, key_hash(key.data, key.len));
+      d->row_slot[at] = sl != NULL ? (int64_t)(sl - d->slots) : -1;
+    }
+  }
+  hs_buf_free(&key);
+  hs_free(cols);
+  hs_arena_reset(&tmp);
+  if (st == HS_OK) filter_build(d);
+  if (st != HS_OK) {
+    hs_table_eqdel_free(d);
+    return st;
+  }
+  *out = d;
+  return HS_OK;
+}
+
+void hs_table_eqdel_hits(const hs_table_eqdel *d, uint8_t *hits) {
+  for (size_t r = 0; d != NULL && r < d->n_rows; r++)
+    hits[r] = d->row_slot[r] >= 0 && d->slots[d->row_slot[r]].hit;
 }
 
 hs_status hs_table_eqdel_apply_buffer(const hs_table_eqdel *const *d, size_t n_d, const char *name,
@@ -664,7 +773,7 @@ hs_status hs_table_eqdel_apply_buffer(const hs_table_eqdel *const *d, size_t n_d
                                       const hs_iceberg_schema *schema, roaring_bitmap_t *deleted,
                                       hs_error *err) {
   static const uint8_t empty[1];
-  return eqdel_apply(d, n_d, name, data != NULL ? data : empty, len, schema, deleted, err);
+  return eqdel_apply(d, n_d, name, data != NULL ? data : empty, len, schema, NULL, deleted, err);
 }
 
 /* ------------------------------------------------------------- writing */

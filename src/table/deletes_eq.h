@@ -48,6 +48,24 @@ hs_status hs_table_eqdel_apply(const hs_table_eqdel *const *d, size_t n_d, const
 
 void hs_table_eqdel_free(hs_table_eqdel *d); /* accepts NULL */
 
+/* Keys of rows in memory (upserts and merges, src/query/rowdelta.c): the
+ * struct batches `batches` (schema `s`: one child per key field, in `ids`
+ * order, each of the Arrow type the table writes for it) as a key set typed
+ * by `schema`'s fields. A row with a NULL in its key matches nothing (SQL's
+ * rule, not the equality-delete rule). */
+hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_iceberg_schema *schema,
+                                    const struct ArrowSchema *s, const struct ArrowArray *batches,
+                                    size_t n_batches, hs_table_eqdel **out, hs_error *err);
+/* hs_table_eqdel_apply for one set, leaving out the rows in `skip` (may be
+ * NULL: deleted rows), and remembering which keys matched a row. */
+hs_status hs_table_eqdel_match(hs_table_eqdel *d, const char *data_path,
+                               const hs_iceberg_schema *schema, const roaring_bitmap_t *skip,
+                               roaring_bitmap_t *matched, hs_error *err);
+/* For a set from hs_table_eqdel_from_arrow: hits[r] = whether source row
+ * r's key matched a data-file row in some hs_table_eqdel_match (one byte
+ * per source row, in batch order). */
+void hs_table_eqdel_hits(const hs_table_eqdel *d, uint8_t *hits);
+
 /* The same over Parquet bytes in memory (`name` in errors; `data` is
  * borrowed for the call only): fuzz/fuzz_eqdel.c. */
 hs_status hs_table_eqdel_load_buffer(const char *name, const uint8_t *data, size_t len,
