@@ -136,6 +136,8 @@ typedef struct scan_state {
    * of the stream's next row. */
   bool del_filter;
   int64_t del_pos;
+  uint32_t *dbuf; /* a batch's deleted positions */
+  size_t dbuf_cap;
   hs_scan_hooks hooks;
   int64_t out_pos;
   size_t last_file;
@@ -238,6 +240,7 @@ static void state_free(scan_state *s) {
   for (size_t i = 0; s->fdel != NULL && i < s->n_fdel; i++)
     if (s->fdel[i] != NULL) roaring_bitmap_free(s->fdel[i]);
   hs_free(s->fdel);
+  hs_free(s->dbuf);
   hs_free(s);
 }
 
@@ -737,26 +740,32 @@ static hs_status drop_deleted(scan_state *s, struct ArrowArray *b, hs_error *err
     s->sel_cap = words;
   }
   memset(s->sel, 0xff, words * sizeof(uint64_t));
-  int64_t dead = 0;
-  roaring_uint32_iterator_t it;
-  roaring_init_iterator(s->del, &it);
-  if (first <= (int64_t)UINT32_MAX)
-    roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)first);
-  for (; it.has_value && (int64_t)it.current_value < first + n;
-       roaring_advance_uint32_iterator(&it)) {
-    int64_t i = (int64_t)it.current_value - first;
-    s->sel[i >> 6] &= ~(UINT64_C(1) << (i & 63));
-    dead++;
+  /* The batch's deleted positions in one bulk copy (by rank), then the
+   * live rows as the runs between them. */
+  s->out_pos = 0;
+  if (n == 0) return HS_OK;
+  if (first + n - 1 > (int64_t)UINT32_MAX)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "scan: rows past 2^32 with deletes");
+  uint64_t lo = first > 0 ? roaring_bitmap_rank(s->del, (uint32_t)(first - 1)) : 0;
+  uint64_t hi = roaring_bitmap_rank(s->del, (uint32_t)(first + n - 1));
+  size_t dead = (size_t)(hi - lo);
+  if (dead > s->dbuf_cap) {
+    uint32_t *nd = hs_realloc(s->dbuf, dead * sizeof *nd);
+    if (nd == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->dbuf = nd;
+    s->dbuf_cap = dead;
   }
+  if (dead > 0) roaring_bitmap_range_uint32_array(s->del, (size_t)lo, dead, s->dbuf);
   size_t k = 0;
-  for (int64_t w = 0; w * 64 < n; w++) {
-    uint64_t m = s->sel[w];
-    if (n - w * 64 < 64) m &= (UINT64_C(1) << (n - w * 64)) - 1;
-    while (m != 0) {
-      s->rows[k++] = first + w * 64 + __builtin_ctzll(m);
-      m &= m - 1;
-    }
+  int64_t prev = first;
+  for (size_t j = 0; j < dead; j++) {
+    int64_t d = (int64_t)s->dbuf[j];
+    for (int64_t r = prev; r < d; r++) s->rows[k++] = r;
+    prev = d + 1;
+    int64_t i = d - first;
+    s->sel[i >> 6] &= ~(UINT64_C(1) << (i & 63));
   }
+  for (int64_t r = prev; r < first + n; r++) s->rows[k++] = r;
   s->out_pos = 0;
   if (dead == 0) return HS_OK;
   struct ArrowArray t;
@@ -832,6 +841,7 @@ static void sub_free(scan_state *sub) {
   hs_free(sub->sel);
   hs_free(sub->rows);
   hs_free(sub->p1rows);
+  hs_free(sub->dbuf);
   hs_free(sub);
 }
 
