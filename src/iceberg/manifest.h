@@ -24,6 +24,8 @@
 #ifndef HS_ICEBERG_MANIFEST_H
 #define HS_ICEBERG_MANIFEST_H
 
+#include <string.h>
+
 #include "../avro/avro.h"
 #include "../io/io.h"
 #include "../parquet/metadata.h"
@@ -104,6 +106,13 @@ typedef struct hs_iceberg_data_file {
   bool has_content_size_in_bytes;
   int64_t content_size_in_bytes;
 } hs_iceberg_data_file;
+
+/* Whether `d` is a v3 deletion vector (a position delete stored as a
+ * Puffin blob) rather than a position-delete file. */
+static inline bool hs_iceberg_data_file_is_dv(const hs_iceberg_data_file *d) {
+  return d->content == HS_ICE_CONTENT_POSITION_DELETES && d->file_format != NULL &&
+         strcmp(d->file_format, "PUFFIN") == 0;
+}
 
 /* One manifest entry. On write, has_snapshot_id/has_sequence_number/
  * has_file_sequence_number false writes null ("inherit from the manifest

@@ -100,37 +100,9 @@ static hs_status select_matching(compactor *c, hs_error *err) {
     for (size_t i = 0; i < c->plan.n_files; i++) c->matched[i] = true;
     return HS_OK;
   }
-  struct ArrowSchema rs;
-  hs_status st = hs_table_read_schema_arrow(c->t, c->plan.snapshot_id, &rs, err);
-  if (st != HS_OK) return st;
-  const char *col = rs.n_children > 0 ? rs.children[0]->name : NULL;
-  hs_scan_options so;
-  hs_scan_options_init(&so);
-  so.snapshot_id = c->plan.snapshot_id;
-  so.columns = &col;
-  so.n_columns = 1;
-  so.filter = filter;
   hs_scan_hooks hooks = {match_file, NULL, c, &c->plan, NULL, false};
-  struct ArrowArrayStream s;
-  st = col == NULL
-           ? hs_error_set(err, HS_ERR_SCHEMA, "%s: the table has no columns", c->t->metadata_path)
-           : hs_table_scan_query_hooked(c->t, &so, &hooks, &s, err);
-  rs.release(&rs);
-  if (st != HS_OK) {
-    hs_error_prefix(err, "compact: filter: ");
-    return st;
-  }
-  struct ArrowArray b;
-  memset(&b, 0, sizeof b);
-  int rc = s.get_next(&s, &b);
-  if (rc != 0) {
-    const char *m = s.get_last_error(&s);
-    st = hs_error_set(err, hs_status_of_errno(rc), "compact: %s", m ? m : "filter scan failed");
-  } else if (b.release != NULL) {
-    b.release(&b);
-    st = hs_error_set(err, HS_ERR_INTERNAL, "compact: the selecting scan read rows");
-  }
-  s.release(&s);
+  hs_status st = hs_table_scan_rows(c->t, c->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
+  if (st != HS_OK) hs_error_prefix(err, "compact: filter: ");
   return st;
 }
 
@@ -397,11 +369,6 @@ static bool still_applies(const compactor *c, const hs_iceberg_manifest_entry *e
   return false;
 }
 
-static bool is_dv(const hs_iceberg_data_file *d) {
-  return d->content == HS_ICE_CONTENT_POSITION_DELETES && d->file_format != NULL &&
-         strcmp(d->file_format, "PUFFIN") == 0;
-}
-
 /* Step 5: read the snapshot's delete manifests, remove what no longer
  * applies. */
 static hs_status drop_dangling(compactor *c, hs_error *err) {
@@ -435,7 +402,7 @@ static hs_status drop_dangling(compactor *c, hs_error *err) {
       if (e->status == HS_ICE_ENTRY_DELETED) continue;
       const hs_iceberg_data_file *d = &e->data_file;
       if (still_applies(c, e, mf->partition_spec_id)) continue;
-      if (is_dv(d) && d->referenced_data_file != NULL) {
+      if (hs_iceberg_data_file_is_dv(d) && d->referenced_data_file != NULL) {
         st = hs_txn_remove_dv(c->txn, d->file_path, d->referenced_data_file, err);
         if (st == HS_OK) c->res.delete_files_removed++;
         continue;

@@ -108,35 +108,9 @@ static hs_status mark_all(delta *d, hs_error *err) {
 
 static hs_status mark_where(delta *d, const char *filter, hs_error *err) {
   if (filter == NULL || filter[strspn(filter, " \t\r\n")] == '\0') return mark_all(d, err);
-  struct ArrowSchema rs;
-  hs_status st = hs_table_read_schema_arrow(d->t, d->plan.snapshot_id, &rs, err);
-  if (st != HS_OK) return st;
-  const char *col = rs.n_children > 0 ? rs.children[0]->name : NULL;
-  hs_scan_options so;
-  hs_scan_options_init(&so);
-  so.snapshot_id = d->plan.snapshot_id;
-  so.columns = &col; /* never read: on_rows replaces the output */
-  so.n_columns = 1;
-  so.filter = filter;
   /* rows_from_index false: the filter is evaluated on every candidate. */
   hs_scan_hooks hooks = {NULL, mark_rows, d, &d->plan, NULL, false};
-  struct ArrowArrayStream s;
-  st = col == NULL
-           ? hs_error_set(err, HS_ERR_SCHEMA, "%s: the table has no columns", d->t->metadata_path)
-           : hs_table_scan_query_hooked(d->t, &so, &hooks, &s, err);
-  rs.release(&rs);
-  if (st != HS_OK) return st;
-  struct ArrowArray b;
-  int rc = s.get_next(&s, &b);
-  if (rc != 0) {
-    const char *m = s.get_last_error(&s);
-    st = hs_error_set(err, hs_status_of_errno(rc), "%s", m ? m : "row change: scan failed");
-  } else if (b.release != NULL) {
-    b.release(&b);
-    st = hs_error_set(err, HS_ERR_INTERNAL, "row change: the marking scan emitted rows");
-  }
-  s.release(&s);
-  return st;
+  return hs_table_scan_rows(d->t, d->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
 }
 
 /* The live rows whose key columns equal a key row (upserts, merges): each

@@ -1480,3 +1480,42 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   out->private_data = s;
   return HS_OK;
 }
+
+hs_status hs_table_scan_rows(hs_table *table, int64_t snapshot_id, const char *filter,
+                             const hs_scan_hooks *hooks, const char *what, hs_scan_stats *stats,
+                             hs_error *err) {
+  if (hooks == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "scan rows: no hooks");
+  struct ArrowSchema rs;
+  hs_status st = hs_table_read_schema_arrow(table, snapshot_id, &rs, err);
+  if (st != HS_OK) return st;
+  const char *col = rs.n_children > 0 ? rs.children[0]->name : NULL;
+  hs_scan_options so;
+  hs_scan_options_init(&so);
+  so.snapshot_id = snapshot_id;
+  so.columns = &col; /* never read: on_rows replaces the output */
+  so.n_columns = 1;
+  so.filter = filter;
+  struct ArrowArrayStream s;
+  st = col == NULL
+           ? hs_error_set(err, HS_ERR_SCHEMA, "%s: the table has no columns", table->metadata_path)
+           : hs_table_scan_query_hooked(table, &so, hooks, &s, err);
+  rs.release(&rs);
+  if (st != HS_OK) return st;
+  struct ArrowArray b;
+  memset(&b, 0, sizeof b);
+  int rc = s.get_next(&s, &b);
+  if (rc != 0) {
+    const char *m = s.get_last_error(&s);
+    st = hs_error_set(err, hs_status_of_errno(rc), "%s%s%s", what ? what : "", what ? ": " : "",
+                      m ? m : "scan failed");
+  } else if (b.release != NULL) {
+    b.release(&b);
+    st = hs_error_set(err, HS_ERR_INTERNAL, "%s%sa rows-only scan emitted rows", what ? what : "",
+                      what ? ": " : "");
+  }
+  hs_error local = {0};
+  if (stats != NULL && hs_scan_stats_get(&s, stats, &local) != HS_OK)
+    memset(stats, 0, sizeof *stats);
+  s.release(&s);
+  return st;
+}

@@ -133,6 +133,14 @@ typedef struct hs_scan_hooks {
   bool rows_from_index;
 } hs_scan_hooks;
 
+/* A filtered scan of snapshot `snapshot_id` that emits nothing (its rows go
+ * to hooks->on_rows, or keep_file takes every file): opened, run to its
+ * end and released. `what` (may be NULL) prefixes errors met while it runs.
+ * *stats (may be NULL) gets the scan's counters. */
+hs_status hs_table_scan_rows(hs_table *table, int64_t snapshot_id, const char *filter,
+                             const hs_scan_hooks *hooks, const char *what, hs_scan_stats *stats,
+                             hs_error *err);
+
 /* hs_table_scan_query with `hooks` (NULL: none; copied). */
 hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opts,
                                      const hs_scan_hooks *hooks, struct ArrowArrayStream *out,

@@ -366,7 +366,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
     memcpy(stats.index_rejected, ix.why, sizeof stats.index_rejected);
   }
   if (st == HS_OK && ix.n_indexed > 0 && filtered)
-    st = hs_vs_indexed_allow(table, &plan, o->filter, o->column, &ix, &stats.rows_matched, err);
+    st = hs_vs_indexed_allow(table, &plan, o->filter, &ix, &stats.rows_matched, err);
   if (st == HS_OK)
     st = hs_vs_score_exact(table, o, &col, metric, queries, nq, dim, &ix, &plan, topk, &files,
                            &stats, err);

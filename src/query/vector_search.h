@@ -109,8 +109,7 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
  * that reads only the filter's columns; pruning as usual). Adds the rows
  * that matched to *rows_matched. */
 hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char *filter,
-                              const char *column, hs_vs_indexed *ix, int64_t *rows_matched,
-                              hs_error *err);
+                              hs_vs_indexed *ix, int64_t *rows_matched, hs_error *err);
 /* Search every indexed file with rows left for each of `nq` queries,
  * pushing hits into topk[q]; *files_searched counts the files. */
 hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,

@@ -289,8 +289,7 @@ static hs_status add_rows(void *ctx, size_t plan_index, const char *path, const 
 }
 
 hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char *filter,
-                              const char *column, hs_vs_indexed *ix, int64_t *rows_matched,
-                              hs_error *err) {
+                              hs_vs_indexed *ix, int64_t *rows_matched, hs_error *err) {
   for (size_t i = 0; i < ix->n; i++) {
     if (ix->vx[i] == NULL) continue;
     /* The filtered scan leaves deleted rows out itself. */
@@ -299,29 +298,11 @@ hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char
       return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   }
   ix->filtered = true;
-  hs_scan_options so;
-  hs_scan_options_init(&so);
-  so.snapshot_id = plan->snapshot_id;
-  so.columns = &column; /* never read: on_rows replaces the output */
-  so.n_columns = 1;
-  so.filter = filter;
   hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan, ix->have_reg ? &ix->reg : NULL, true};
-  struct ArrowArrayStream st;
-  hs_status rc = hs_table_scan_query_hooked(t, &so, &hooks, &st, err);
-  if (rc != HS_OK) return rc;
-  struct ArrowArray b;
-  int e = st.get_next(&st, &b);
-  if (e != 0) {
-    const char *m = st.get_last_error(&st);
-    rc = hs_error_set(err, hs_status_of_errno(e), "%s", m ? m : "vector search: scan failed");
-  } else if (b.release != NULL) {
-    b.release(&b);
-    rc = hs_error_set(err, HS_ERR_INTERNAL, "vector search: the allowed-rows scan emitted rows");
-  }
   hs_scan_stats ss;
-  hs_error local = {0};
-  if (hs_scan_stats_get(&st, &ss, &local) == HS_OK) *rows_matched += ss.rows_matched;
-  st.release(&st);
+  hs_status rc =
+      hs_table_scan_rows(t, plan->snapshot_id, filter, &hooks, "vector search", &ss, err);
+  if (rc == HS_OK) *rows_matched += ss.rows_matched;
   return rc;
 }
 

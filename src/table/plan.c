@@ -94,39 +94,52 @@ static hs_status summary_check(const hs_table *t, const hs_iceberg_snapshot *sna
   return HS_OK;
 }
 
-/* Entries of one data manifest into the plan. */
-static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
-                               hs_table_plan *p, size_t *cap, hs_error *err) {
-  hs_iceberg_manifest man;
+/* Read and parse manifest `mf` into the plan's arena. */
+static hs_status read_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
+                               hs_table_plan *p, hs_iceberg_manifest *man, hs_error *err) {
   buf->len = 0;
   hs_status st = hs_table_read_avro(t, mf->manifest_path, "manifest", buf, err);
   if (st != HS_OK) return st;
-  st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &p->arena, &man, err);
+  st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &p->arena, man, err);
+  if (st != HS_OK) hs_error_prefix(err, "%s: ", mf->manifest_path);
+  return st;
+}
+
+/* Entry k's file resolved inside the table (I6, links checked) into the
+ * plan's arena: *out. Errors name the manifest and the entry. */
+static hs_status entry_path(const hs_table *t, const hs_iceberg_manifest_file *mf, size_t k,
+                            const hs_iceberg_manifest_entry *e, hs_table_plan *p, const char **out,
+                            hs_error *err) {
+  char what[64];
+  snprintf(what, sizeof what, "manifest entry %zu", k);
+  char *path = NULL;
+  hs_status st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
+  if (st == HS_OK && (st = hs_table_check_links(t, path, what, err)) != HS_OK) hs_free(path);
   if (st != HS_OK) {
     hs_error_prefix(err, "%s: ", mf->manifest_path);
     return st;
   }
+  *out = hs_arena_strndup(&p->arena, path, strlen(path));
+  hs_free(path);
+  return *out != NULL ? HS_OK : hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+}
+
+/* Entries of one data manifest into the plan. */
+static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
+                               hs_table_plan *p, size_t *cap, hs_error *err) {
+  hs_iceberg_manifest man;
+  hs_status st = read_manifest(t, mf, buf, p, &man, err);
+  if (st != HS_OK) return st;
   p->n_manifests++;
   /* Paths first: an entry escaping the table folder is named as such even
    * when the manifest's length also disagrees with its list entry. */
   for (size_t k = 0; k < man.n_entries; k++) {
     const hs_iceberg_manifest_entry *e = &man.entries[k];
     if (e->status == HS_ICE_ENTRY_DELETED || e->data_file.content != HS_ICE_CONTENT_DATA) continue;
-    char what[64];
-    snprintf(what, sizeof what, "manifest entry %zu", k);
-    char *path = NULL;
-    st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
-    if (st == HS_OK && (st = hs_table_check_links(t, path, what, err)) != HS_OK) hs_free(path);
-    if (st != HS_OK) {
-      hs_error_prefix(err, "%s: ", mf->manifest_path);
-      return st;
-    }
-    hs_table_plan_file f = {.path = hs_arena_strndup(&p->arena, path, strlen(path)),
-                            .data_file = &e->data_file,
+    hs_table_plan_file f = {.data_file = &e->data_file,
                             .spec_id = mf->partition_spec_id,
                             .data_seq = e->has_sequence_number ? e->sequence_number : 0};
-    hs_free(path);
-    if (f.path == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    if ((st = entry_path(t, mf, k, e, p, &f.path, err)) != HS_OK) return st;
     if ((st = plan_push(p, cap, &f, err)) != HS_OK) return st;
   }
   return manifest_counts_check(t, mf, buf->len, &man, err);
@@ -137,14 +150,8 @@ static hs_status plan_delete_manifest(const hs_table *t, const hs_iceberg_manife
                                       hs_buf *buf, hs_table_plan *p, hs_table_plan_delete **d,
                                       size_t *n, size_t *cap, hs_error *err) {
   hs_iceberg_manifest man;
-  buf->len = 0;
-  hs_status st = hs_table_read_avro(t, mf->manifest_path, "manifest", buf, err);
+  hs_status st = read_manifest(t, mf, buf, p, &man, err);
   if (st != HS_OK) return st;
-  st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &p->arena, &man, err);
-  if (st != HS_OK) {
-    hs_error_prefix(err, "%s: ", mf->manifest_path);
-    return st;
-  }
   p->n_delete_manifests++;
   if ((st = manifest_counts_check(t, mf, buf->len, &man, err)) != HS_OK) return st;
   const char *manifest = hs_arena_strndup(&p->arena, mf->manifest_path, strlen(mf->manifest_path));
@@ -157,21 +164,8 @@ static hs_status plan_delete_manifest(const hs_table *t, const hs_iceberg_manife
       return hs_error_set(err, HS_ERR_CORRUPT,
                           "%s: manifest entry %zu: a data file (%s) in a delete manifest",
                           mf->manifest_path, k, e->data_file.file_path);
-    char what[64];
-    snprintf(what, sizeof what, "manifest entry %zu", k);
-    char *path = NULL;
-    st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
-    if (st == HS_OK && (st = hs_table_check_links(t, path, what, err)) != HS_OK) hs_free(path);
-    if (st != HS_OK) {
-      hs_error_prefix(err, "%s: ", mf->manifest_path);
-      return st;
-    }
-    hs_table_plan_delete x = {.e = e,
-                              .spec_id = mf->partition_spec_id,
-                              .manifest = manifest,
-                              .path = hs_arena_strndup(&p->arena, path, strlen(path))};
-    hs_free(path);
-    if (x.path == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    hs_table_plan_delete x = {.e = e, .spec_id = mf->partition_spec_id, .manifest = manifest};
+    if ((st = entry_path(t, mf, k, e, p, &x.path, err)) != HS_OK) return st;
     if (*n == *cap) {
       size_t nc = *cap ? *cap * 2 : 16;
       hs_table_plan_delete *nv = hs_realloc(*d, nc * sizeof *nv);

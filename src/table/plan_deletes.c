@@ -158,11 +158,6 @@ static hs_status posdel_run(void *vctx, const char *data_file, const int64_t *po
   return HS_OK;
 }
 
-static bool is_dv(const hs_iceberg_data_file *d) {
-  return d->content == HS_ICE_CONTENT_POSITION_DELETES && d->file_format != NULL &&
-         strcmp(d->file_format, "PUFFIN") == 0;
-}
-
 static bool format_is(const hs_iceberg_data_file *d, const char *want) {
   if (d->file_format == NULL) return false;
   const char *a = d->file_format;
@@ -196,7 +191,7 @@ static hs_status apply_dvs(const hs_table *t, const plan_index *ix, file_dels *f
                            const hs_table_plan_delete *d, size_t n, hs_error *err) {
   for (size_t k = 0; k < n; k++) {
     const hs_iceberg_data_file *df = &d[k].e->data_file;
-    if (!is_dv(df)) continue;
+    if (!hs_iceberg_data_file_is_dv(df)) continue;
     if (df->referenced_data_file == NULL || !df->has_content_offset ||
         !df->has_content_size_in_bytes)
       return hs_error_set(err, HS_ERR_CORRUPT,
@@ -232,7 +227,7 @@ static hs_status apply_position_files(const hs_table *t, const plan_index *ix, f
   hs_status st = HS_OK;
   for (size_t k = 0; st == HS_OK && k < n; k++) {
     const hs_iceberg_data_file *df = &d[k].e->data_file;
-    if (df->content != HS_ICE_CONTENT_POSITION_DELETES || is_dv(df)) continue;
+    if (df->content != HS_ICE_CONTENT_POSITION_DELETES || hs_iceberg_data_file_is_dv(df)) continue;
     if (!format_is(df, "PARQUET")) {
       st = hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "%s: position delete file %s is %s; only Parquet delete files are read",

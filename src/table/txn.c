@@ -172,11 +172,6 @@ static txn_removed *find_removed(hs_txn *x, const char *path, const char *ref) {
   return NULL;
 }
 
-static bool is_dv(const hs_iceberg_data_file *f) {
-  return f->content == HS_ICE_CONTENT_POSITION_DELETES && f->file_format != NULL &&
-         strcmp(f->file_format, "PUFFIN") == 0;
-}
-
 static char *txn_str(hs_arena *a, const char *s) {
   return s ? hs_arena_strndup(a, s, strlen(s)) : NULL;
 }
@@ -351,7 +346,8 @@ static hs_status prepare_sets(hs_txn *x, hs_error *err) {
   if (x->n_required > 1) qsort(x->required, x->n_required, sizeof *x->required, cstr_cmp);
   size_t n_dv = 0;
   for (size_t i = 0; i < x->n_added; i++)
-    if (is_dv(&x->added[i].file) && x->added[i].file.referenced_data_file) n_dv++;
+    if (hs_iceberg_data_file_is_dv(&x->added[i].file) && x->added[i].file.referenced_data_file)
+      n_dv++;
   hs_free(x->dv_targets);
   x->dv_targets = NULL;
   x->n_dv_targets = 0;
@@ -359,7 +355,7 @@ static hs_status prepare_sets(hs_txn *x, hs_error *err) {
     if ((x->dv_targets = hs_malloc(n_dv * sizeof *x->dv_targets)) == NULL)
       return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", x->what);
     for (size_t i = 0; i < x->n_added; i++)
-      if (is_dv(&x->added[i].file) && x->added[i].file.referenced_data_file)
+      if (hs_iceberg_data_file_is_dv(&x->added[i].file) && x->added[i].file.referenced_data_file)
         x->dv_targets[x->n_dv_targets++] = x->added[i].file.referenced_data_file;
     qsort(x->dv_targets, n_dv, sizeof *x->dv_targets, cstr_cmp);
     for (size_t i = 1; i < n_dv; i++)
@@ -658,7 +654,7 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
       if (en->status == HS_ICE_ENTRY_DELETED) continue;
       if (find_removed(x, en->data_file.file_path, en->data_file.referenced_data_file)) {
         hits++;
-      } else if (dvs && is_dv(&en->data_file) &&
+      } else if (dvs && hs_iceberg_data_file_is_dv(&en->data_file) &&
                  in_sorted(x->dv_targets, x->n_dv_targets, en->data_file.referenced_data_file)) {
         /* At most one DV per data file: the writer merges the live one into
          * its own and removes it in the same commit. Reported after the
@@ -696,7 +692,7 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
             stats->removed_eq_files++;
             stats->removed_eq_deletes += f->record_count;
           } else {
-            if (is_dv(f))
+            if (hs_iceberg_data_file_is_dv(f))
               stats->removed_dvs++;
             else
               stats->removed_pos_files++;
@@ -915,7 +911,8 @@ static hs_status check_snapshot(hs_txn *x, const hs_iceberg_snapshot *s, hs_erro
                           "delete rows of data file '%s' that this commit deletes from; nothing "
                           "was committed",
                           t->root, x->what, f->file_path, (long long)s->snapshot_id, op_of(s), hit);
-      } else if (is_dv(f) && in_sorted(x->dv_targets, x->n_dv_targets, f->referenced_data_file)) {
+      } else if (hs_iceberg_data_file_is_dv(f) &&
+                 in_sorted(x->dv_targets, x->n_dv_targets, f->referenced_data_file)) {
         st = hs_error_set(err, HS_ERR_CONFLICT,
                           "%s: %s: concurrent snapshot %lld (%s) added a deletion vector for data "
                           "file '%s' too; nothing was committed",
@@ -1103,7 +1100,7 @@ static hs_status build_summary(hs_txn *x, const hs_iceberg_snapshot *cur,
       add_eq += f->record_count;
     } else {
       add_del++;
-      if (is_dv(f))
+      if (hs_iceberg_data_file_is_dv(f))
         add_dvs++;
       else
         add_pos_files++;
