@@ -1096,6 +1096,65 @@ hs_status hs_table_vector_search_batch(hs_table *table, const hs_vector_search_o
                                        struct ArrowArrayStream *out, hs_vector_search_stats *stats,
                                        hs_error *err);
 
+/* ------------------------------------------------------------------ SQL */
+/* PostgreSQL/pgvector SQL over tables and registered Arrow data, parsed by
+ * libpg_query and executed by our own vectorized engine (src/sql/). A
+ * session maps names to relations: table folders (registered, or every
+ * folder under the session's root that holds a table) and in-memory Arrow
+ * data. See src/sql/README.md for the language and its semantics.
+ *
+ * Errors: HS_ERR_INVALID_ARG for syntax and semantic errors (unknown table
+ * or column, type mismatch, division by zero, integer overflow, a vector of
+ * the wrong dimension), HS_ERR_UNSUPPORTED for valid SQL we do not run,
+ * HS_ERR_NOMEM past the memory limit. The message names what and where:
+ *   sql: at position 8: column "nme" does not exist; did you mean "name"?
+ *     SELECT nme FROM t
+ *            ^
+ * and *error_pos (may be NULL) receives the 1-based character position in
+ * the SQL text (0 when none applies). */
+typedef struct hs_sql_session hs_sql_session;
+
+/* A new session. `root` (may be NULL): a folder whose table subfolders are
+ * tables by their folder name (looked up when a query names them). *out is
+ * owned by the caller (hs_sql_session_free). */
+hs_status hs_sql_session_new(const char *root, hs_sql_session **out, hs_error *err);
+void hs_sql_session_free(hs_sql_session *s); /* accepts NULL */
+
+/* Register the table folder `uri` under `name` (replacing an earlier
+ * relation of that name). The table is opened per query at its current
+ * snapshot. */
+hs_status hs_sql_register_table(hs_sql_session *s, const char *name, const char *uri,
+                                hs_error *err);
+
+/* Register in-memory data under `name`: the stream is read whole now and
+ * released (its batches are kept by the session). */
+hs_status hs_sql_register_stream(hs_sql_session *s, const char *name,
+                                 struct ArrowArrayStream *stream, hs_error *err);
+
+/* Forget `name`; HS_ERR_NOT_FOUND when it was not registered. */
+hs_status hs_sql_unregister(hs_sql_session *s, const char *name, hs_error *err);
+
+/* Run one SQL statement. `params` (may be NULL): a struct array of length 1
+ * described by `params_schema`, whose child i is the value of $(i+1)
+ * (fixed_size_list<float32> children bind as vectors). A query's rows come
+ * back as a stream of struct batches, owned by the caller; statements
+ * without rows (SET, CREATE INDEX, DROP INDEX) give a stream with no
+ * batches and no columns; INSERT, DELETE and UPDATE give one row with an
+ * int64 column "count". The stream may be read after later calls on the
+ * session, but not after hs_sql_session_free. */
+hs_status hs_sql_execute(hs_sql_session *s, const char *sql, const struct ArrowSchema *params_schema,
+                         const struct ArrowArray *params, struct ArrowArrayStream *out,
+                         int32_t *error_pos, hs_error *err);
+
+/* Ask the query running on `s` (from another thread) to stop: it fails
+ * soon with HS_ERR_INVALID_ARG "query cancelled". Safe at any time. */
+void hs_sql_cancel(hs_sql_session *s);
+
+/* The per-query memory limit in bytes (0: the default, a quarter of the
+ * machine's RAM). Past it, a query fails with HS_ERR_NOMEM naming the
+ * operator and the limit (and how to raise it). */
+void hs_sql_set_memory_limit(hs_sql_session *s, int64_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,150 @@
+/*
+ * types.h — the SQL layer's logical types and their values.
+ *
+ * Every column and expression has an hs_sql_type. Types follow PostgreSQL
+ * (and pgvector) by name; their physical layout inside the executor is
+ * fixed per type (see vec.h):
+ *
+ *   BOOL         uint8_t 0/1          boolean
+ *   INT32        int32_t              integer (smallint/int2 columns read as this)
+ *   INT64        int64_t              bigint
+ *   FLOAT64      double               double precision; real/float4 columns read as
+ *                                     this and go back out as float32 (`width` 4)
+ *   NUMERIC      hs_i128 scaled       numeric(p, s): value = d / 10^s; p <= 38
+ *   TEXT         hs_sql_str view      text, varchar, char (UTF-8)
+ *   BYTEA        hs_sql_str view      bytea / binary
+ *   DATE         int32_t              days since 1970-01-01
+ *   TIMESTAMP    int64_t              microseconds since 1970-01-01, no zone
+ *   TIMESTAMPTZ  int64_t              microseconds since 1970-01-01 UTC
+ *   INTERVAL     hs_sql_interval      months, days, microseconds (PostgreSQL's)
+ *   VECTOR       float[dim]           pgvector vector(dim); `dim` 0 = not yet known
+ *   HALFVEC      float[dim]           pgvector halfvec (held as float32, rounded to half)
+ *   SPARSEVEC    hs_sql_str view      pgvector sparsevec: the canonical bytes of
+ *                                     hs_sql_sparse (dim, nnz, indices, values)
+ *   BIT          hs_sql_str view      bit(n): `dim` bits, packed MSB first
+ *   NULLTYPE     (no data)            the type of a bare NULL before it meets another
+ *
+ * Ownership: plain values; nothing to free.
+ */
+#ifndef HS_SQL_TYPES_H
+#define HS_SQL_TYPES_H
+
+#include "../arrow/arrow.h"
+#include "../common/common.h"
+
+__extension__ typedef __int128 hs_sql_i128;
+
+typedef enum hs_sql_tid {
+  HS_SQL_NULLTYPE = 0,
+  HS_SQL_BOOL,
+  HS_SQL_INT32,
+  HS_SQL_INT64,
+  HS_SQL_FLOAT64,
+  HS_SQL_NUMERIC,
+  HS_SQL_TEXT,
+  HS_SQL_BYTEA,
+  HS_SQL_DATE,
+  HS_SQL_TIMESTAMP,
+  HS_SQL_TIMESTAMPTZ,
+  HS_SQL_INTERVAL,
+  HS_SQL_VECTOR,
+  HS_SQL_HALFVEC,
+  HS_SQL_SPARSEVEC,
+  HS_SQL_BIT,
+  HS_SQL_TID_COUNT
+} hs_sql_tid;
+
+typedef struct hs_sql_type {
+  hs_sql_tid id;
+  int32_t a; /* NUMERIC: precision (1..38); VECTOR/HALFVEC/SPARSEVEC: dim (0: any);
+                BIT: bits (0: any); FLOAT64: Arrow width on output (4 or 8, 0 = 8) */
+  int32_t b; /* NUMERIC: scale (0..a) */
+} hs_sql_type;
+
+/* A string or byte string: borrowed bytes (kept alive by the owner of the
+ * vector or value holding it). Not NUL-terminated. */
+typedef struct hs_sql_str {
+  const char *ptr;
+  uint32_t len;
+} hs_sql_str;
+
+typedef struct hs_sql_interval {
+  int32_t months;
+  int32_t days;
+  int64_t micros;
+} hs_sql_interval;
+
+/* A single value (constants, parameters, aggregate results). `is_null`
+ * first; the member used is the type's (vec.h table). Bytes of TEXT,
+ * BYTEA, SPARSEVEC and BIT, and the floats of vectors, are borrowed from
+ * whoever built the value (for constants: the plan's arena). */
+typedef struct hs_sql_value {
+  hs_sql_type type;
+  bool is_null;
+  union {
+    bool b;
+    int32_t i32; /* INT32, DATE */
+    int64_t i64; /* INT64, TIMESTAMP, TIMESTAMPTZ */
+    double f64;
+    hs_sql_i128 dec; /* NUMERIC: scaled by 10^type.b */
+    hs_sql_str s;    /* TEXT, BYTEA, SPARSEVEC, BIT */
+    hs_sql_interval iv;
+    const float *vec; /* VECTOR, HALFVEC: type.a floats */
+  } v;
+} hs_sql_value;
+
+static inline hs_sql_type hs_sql_type_of(hs_sql_tid id) {
+  hs_sql_type t = {id, 0, 0};
+  return t;
+}
+static inline bool hs_sql_type_eq(hs_sql_type x, hs_sql_type y) {
+  return x.id == y.id && x.a == y.a && x.b == y.b;
+}
+static inline bool hs_sql_type_is_int(hs_sql_tid id) {
+  return id == HS_SQL_INT32 || id == HS_SQL_INT64;
+}
+static inline bool hs_sql_type_is_numeric(hs_sql_tid id) { /* int, float or numeric */
+  return id == HS_SQL_INT32 || id == HS_SQL_INT64 || id == HS_SQL_FLOAT64 || id == HS_SQL_NUMERIC;
+}
+static inline bool hs_sql_type_is_string(hs_sql_tid id) { /* held as hs_sql_str */
+  return id == HS_SQL_TEXT || id == HS_SQL_BYTEA || id == HS_SQL_SPARSEVEC || id == HS_SQL_BIT;
+}
+static inline bool hs_sql_type_is_vector(hs_sql_tid id) { /* held as float[dim] */
+  return id == HS_SQL_VECTOR || id == HS_SQL_HALFVEC;
+}
+
+/* PostgreSQL's name of a type, e.g. "integer", "numeric(15,2)",
+ * "vector(3)", into buf (always NUL-terminated); returns buf. */
+const char *hs_sql_type_name(hs_sql_type t, char *buf, size_t cap);
+
+/* The type named by a PostgreSQL type name as libpg_query spells it after
+ * the "pg_catalog." prefix is dropped ("int4", "int8", "float8", "numeric",
+ * "text", "varchar", "bool", "date", "timestamp", "timestamptz",
+ * "interval", "vector", ...) with its typmods (mods[0..n_mods), -1 when
+ * absent). false when the name is unknown; *why says so. */
+bool hs_sql_type_from_name(const char *name, const int32_t *mods, int n_mods, hs_sql_type *out,
+                           char *why, size_t why_len);
+
+/* The SQL type of an Arrow field (format string and, for vectors, the
+ * list size); false for types SQL cannot read (*why names it). Dictionary
+ * fields take their value type. */
+bool hs_sql_type_from_arrow(const struct ArrowSchema *field, hs_sql_type *out, char *why,
+                            size_t why_len);
+
+/* The Arrow format string a column of type `t` is exported as (static
+ * storage): "b", "i", "l", "g" or "f", "d:p,s", "u", "z", "tdD",
+ * "tsu:", "tsu:UTC", "tin", "+w:dim" (child "f"), ... */
+const char *hs_sql_type_arrow_format(hs_sql_type t);
+
+/* Implicit casts, as PostgreSQL applies them when resolving operators and
+ * functions and when unifying CASE/COALESCE/UNION branches:
+ * NULLTYPE -> anything; INT32 -> INT64 -> NUMERIC -> FLOAT64;
+ * TEXT literal (unknown-typed string constant) -> any type by parsing;
+ * DATE -> TIMESTAMP -> TIMESTAMPTZ; VECTOR(0) <-> VECTOR(n). */
+bool hs_sql_type_implicit(hs_sql_type from, hs_sql_type to);
+
+/* The common type of two branch types (CASE, COALESCE, UNION, IN lists,
+ * comparison operands): false when none exists. */
+bool hs_sql_type_common(hs_sql_type x, hs_sql_type y, hs_sql_type *out);
+
+#endif /* HS_SQL_TYPES_H */
