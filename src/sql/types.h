@@ -24,10 +24,23 @@
  *   BIT          hs_sql_str view      bit(n): `dim` bits, packed MSB first
  *   NULLTYPE     (no data)            the type of a bare NULL before it meets another
  *
+ * The bytes of the two pgvector byte-string types (native byte order, no
+ * alignment: read them with memcpy; see hs_sql_sparse_header / hs_sql_bit_len):
+ *   SPARSEVEC  int32 dim, int32 nnz, int32 indices[nnz] (0-based, strictly
+ *              increasing, < dim), float values[nnz] (nonzero); 8 + 8 * nnz bytes
+ *   BIT        int32 nbits, then (nbits + 7) / 8 bytes, MSB first, the unused
+ *              low bits of the last byte zero; 4 + (nbits + 7) / 8 bytes
+ *              (like PostgreSQL's varbit: a bit(n) value needs no typmod to
+ *              know its length)
+ * Exported to Arrow both are text ("u") as psql prints them: sparsevec as
+ * "{1:1.5,3:2}/5" (1-based indices), bit as '0'/'1' characters.
+ *
  * Ownership: plain values; nothing to free.
  */
 #ifndef HS_SQL_TYPES_H
 #define HS_SQL_TYPES_H
+
+#include <string.h>
 
 #include "../arrow/arrow.h"
 #include "../common/common.h"
@@ -111,6 +124,23 @@ static inline bool hs_sql_type_is_string(hs_sql_tid id) { /* held as hs_sql_str 
 }
 static inline bool hs_sql_type_is_vector(hs_sql_tid id) { /* held as float[dim] */
   return id == HS_SQL_VECTOR || id == HS_SQL_HALFVEC;
+}
+
+/* The header of a SPARSEVEC value (false when the bytes are too short or
+ * their counts disagree with the length). */
+static inline bool hs_sql_sparse_header(hs_sql_str s, int32_t *dim, int32_t *nnz) {
+  if (s.len < 8) return false;
+  memcpy(dim, s.ptr, 4);
+  memcpy(nnz, s.ptr + 4, 4);
+  return *dim >= 0 && *nnz >= 0 && *nnz <= *dim && (uint64_t)s.len == 8 + 8 * (uint64_t)*nnz;
+}
+/* Bits in a BIT value (-1 when the bytes disagree with their length). */
+static inline int64_t hs_sql_bit_len(hs_sql_str s) {
+  int32_t nbits;
+  if (s.len < 4) return -1;
+  memcpy(&nbits, s.ptr, 4);
+  if (nbits < 0 || (uint64_t)s.len != 4 + ((uint64_t)nbits + 7) / 8) return -1;
+  return nbits;
 }
 
 /* PostgreSQL's name of a type, e.g. "integer", "numeric(15,2)",
