@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/verify_switch.h"
+
 hs_status hs_index_binding_put(const hs_index_binding *b, json_t *props, hs_error *err) {
   if (b == NULL || b->data_file == NULL) return HS_OK;
   char size[24], crc[12];
@@ -185,7 +187,7 @@ hs_status hs_index_blob_check(hs_source *src, uint64_t off, uint64_t len, uint32
                               hs_error *err) {
   vs_key k = {.off = off, .len = len, .crc = crc};
   bool keyed = hs_source_stamp(src, &k.stamp);
-  if (keyed && !force && vs_has(&k)) return HS_OK;
+  if (keyed && !force && (hs_verify_skip_repeat() || vs_has(&k))) return HS_OK;
   if (off > hs_source_size(src) || len > hs_source_size(src) - off)
     return hs_error_set(err, HS_ERR_CORRUPT,
                         "%s: index blob at %" PRIu64 "+%" PRIu64 " is past the end of the file",

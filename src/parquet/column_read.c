@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/verify_switch.h"
 #include "column.h"
 #include "compress.h"
 #include "page_read.h"
@@ -261,7 +262,7 @@ static hs_status cr_body(hs_cr *r, uint64_t off, const hs_pq_page_header *ph, ui
     hs_status st = hs_source_view(r->src, body_off, len, &r->body_view, body, err);
     if (st != HS_OK) return st;
   }
-  if (CR_CHECK_CRC && ph->has_crc) {
+  if (CR_CHECK_CRC && ph->has_crc && !hs_verify_skip_repeat()) {
     const hs_fs_stamp *sp = r->has_stamp ? &r->stamp : NULL;
     uint32_t want = (uint32_t)ph->crc;
     if (hs_pq_page_verified(sp, off, (uint32_t)len, want)) return HS_OK;
