@@ -1,0 +1,592 @@
+/*
+ * op_agg.c — the hash aggregate: GROUP BY keys with aggregates, and
+ * DISTINCT (an AGG with no aggregates).
+ *
+ * The input is drained chunk by chunk. Per chunk the key expressions are
+ * evaluated, each row's hash computed a column at a time, and each row
+ * found in (or added to) an open-addressing table of group ids; the
+ * aggregates then fold whole argument vectors into their per-group states
+ * with the chunk's group-id array (func.h update). Keys are kept
+ * column-wise in growable typed arrays (string bytes copied into the
+ * operator's arena), so comparing a row with a group is hs_sql_vec_cmp
+ * against a view of those arrays; NULL keys form one group, NaN one group.
+ * Without GROUP BY there is exactly one group, also for empty input
+ * (count 0, sum NULL).
+ *
+ * FILTER (WHERE ...) and DISTINCT arguments select rows first: a distinct
+ * aggregate keeps a hash set of (group, argument) pairs and passes only
+ * rows new to it.
+ *
+ * Memory (keys, hashes, states, string bytes) is accounted with
+ * hs_sql_exec_reserve; past the limit the query fails with its message
+ * (no spilling yet).
+ */
+#include <string.h>
+
+#include "op_sort.h"
+
+#define HS_AGG_CHUNK 4096
+#define EMPTY_SLOT UINT32_MAX
+#define GROUPS_MAX ((int64_t)UINT32_MAX - 1)
+
+/* ------------------------------------------------------------ key store */
+
+/* Distinct tuples of n_cols values with an open-addressing index. */
+typedef struct keystore {
+  int32_t n_cols;
+  hs_sql_vec *views; /* per column: type, valid, data over [0, n) (no refs) */
+  size_t *widths;
+  uint64_t *hashes; /* per tuple */
+  int64_t n, cap;
+  uint32_t *slots;
+  uint64_t mask;  /* slots: mask + 1 */
+  hs_arena arena; /* string bytes */
+  int64_t bytes;  /* memory held */
+} keystore;
+
+typedef struct agg_state {
+  hs_sql_exec *x;
+  const hs_sql_evalctx *ctx;
+  int32_t n_keys, n_aggs;
+  keystore groups;
+  uint8_t **states;   /* per aggregate: groups.cap * state_size */
+  keystore *distinct; /* per aggregate (n_cols 0 when not distinct) */
+  hs_arena agg_arena; /* aggregates' variable memory */
+  int64_t reserved;
+  uint32_t *gid; /* per input row of the current chunk */
+  int64_t gid_cap;
+  bool built;
+  int64_t pos; /* next group to emit */
+} agg_state;
+
+static hs_status reserve(agg_state *s, int64_t bytes, hs_error *err) {
+  hs_status st = hs_sql_exec_reserve(s->x, bytes, "hash aggregate", err);
+  if (st == HS_OK) s->reserved += bytes;
+  return st;
+}
+
+static hs_status ks_init(keystore *ks, const hs_sql_type *types, int32_t n_cols, hs_error *err) {
+  memset(ks, 0, sizeof *ks);
+  hs_arena_init(&ks->arena);
+  ks->n_cols = n_cols;
+  if (n_cols > 0) {
+    ks->views = hs_calloc((size_t)n_cols, sizeof *ks->views);
+    ks->widths = hs_calloc((size_t)n_cols, sizeof *ks->widths);
+    if (ks->views == NULL || ks->widths == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  }
+  for (int32_t c = 0; c < n_cols; c++) {
+    ks->views[c].type = types[c];
+    ks->widths[c] = hs_sql_vec_width(types[c]);
+  }
+  return HS_OK;
+}
+
+static void ks_free(keystore *ks) {
+  for (int32_t c = 0; c < ks->n_cols; c++) {
+    hs_free((void *)ks->views[c].data);
+    hs_free((void *)ks->views[c].valid);
+  }
+  hs_free(ks->views);
+  hs_free(ks->widths);
+  hs_free(ks->hashes);
+  hs_free(ks->slots);
+  hs_arena_reset(&ks->arena);
+  memset(ks, 0, sizeof *ks);
+}
+
+/* Room for `need` tuples (arrays grown by doubling). */
+static hs_status ks_grow(agg_state *s, keystore *ks, int64_t need, hs_error *err) {
+  if (need <= ks->cap) return HS_OK;
+  if (need > GROUPS_MAX)
+    return hs_error_set(err, HS_ERR_NOMEM, "hash aggregate: more than %lld groups",
+                        (long long)GROUPS_MAX);
+  int64_t cap = ks->cap ? ks->cap : 256;
+  while (cap < need) cap *= 2;
+  if (cap > GROUPS_MAX) cap = GROUPS_MAX;
+  int64_t add = cap - ks->cap;
+  int64_t bytes = add * (int64_t)sizeof(uint64_t);
+  for (int32_t c = 0; c < ks->n_cols; c++) bytes += add * (int64_t)(ks->widths[c] + 1);
+  hs_status st = reserve(s, bytes, err);
+  if (st != HS_OK) return st;
+  ks->bytes += bytes;
+  uint64_t *h = hs_realloc(ks->hashes, (size_t)cap * sizeof *h);
+  if (h == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  ks->hashes = h;
+  for (int32_t c = 0; c < ks->n_cols; c++) {
+    size_t w = ks->widths[c];
+    if (w > 0) {
+      uint8_t *d = hs_realloc((void *)ks->views[c].data, (size_t)cap * w);
+      if (d == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+      memset(d + (size_t)ks->cap * w, 0, (size_t)add * w);
+      ks->views[c].data = d;
+    }
+    uint8_t *v = hs_realloc((void *)ks->views[c].valid, (size_t)cap);
+    if (v == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+    memset(v + ks->cap, 0, (size_t)add);
+    ks->views[c].valid = v;
+  }
+  ks->cap = cap;
+  return HS_OK;
+}
+
+/* An index of at least twice as many slots as tuples. */
+static hs_status ks_rehash(agg_state *s, keystore *ks, hs_error *err) {
+  uint64_t n_slots = ks->slots ? (ks->mask + 1) * 2 : 1024;
+  int64_t bytes = (int64_t)(n_slots - (ks->slots ? ks->mask + 1 : 0)) * (int64_t)sizeof(uint32_t);
+  hs_status st = reserve(s, bytes, err);
+  if (st != HS_OK) return st;
+  ks->bytes += bytes;
+  uint32_t *slots = hs_malloc((size_t)n_slots * sizeof *slots);
+  if (slots == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  memset(slots, 0xff, (size_t)n_slots * sizeof *slots);
+  uint64_t mask = n_slots - 1;
+  for (int64_t g = 0; g < ks->n; g++) {
+    uint64_t i = ks->hashes[g] & mask;
+    while (slots[i] != EMPTY_SLOT) i = (i + 1) & mask;
+    slots[i] = (uint32_t)g;
+  }
+  hs_free(ks->slots);
+  ks->slots = slots;
+  ks->mask = mask;
+  return HS_OK;
+}
+
+/* Append row `row` of cols as tuple ks->n (room already made). */
+static hs_status ks_append(agg_state *s, keystore *ks, const hs_sql_vec *cols, int64_t row,
+                           uint64_t h, hs_error *err) {
+  int64_t g = ks->n;
+  for (int32_t c = 0; c < ks->n_cols; c++) {
+    const hs_sql_vec *v = &cols[c];
+    hs_sql_vec *kv = &ks->views[c];
+    size_t w = ks->widths[c];
+    bool valid = hs_sql_vec_valid(v, row);
+    ((uint8_t *)kv->valid)[g] = valid;
+    if (!valid || w == 0) continue;
+    uint8_t *dst = (uint8_t *)kv->data + (size_t)g * w;
+    memcpy(dst, (const uint8_t *)v->data + (size_t)row * w, w);
+    if (hs_sql_type_is_string(kv->type.id)) {
+      hs_sql_str *str = (hs_sql_str *)dst;
+      if (str->len > 0) {
+        char *copy = hs_arena_memdup(&ks->arena, str->ptr, str->len);
+        if (copy == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+        str->ptr = copy;
+        int64_t bytes = (int64_t)str->len;
+        hs_status st = reserve(s, bytes, err);
+        if (st != HS_OK) return st;
+        ks->bytes += bytes;
+      }
+    }
+  }
+  ks->hashes[g] = h;
+  ks->n = g + 1;
+  for (int32_t c = 0; c < ks->n_cols; c++) ks->views[c].n = ks->n;
+  return HS_OK;
+}
+
+static inline bool ks_equal(const keystore *ks, const hs_sql_vec *cols, int64_t row, int64_t g) {
+  for (int32_t c = 0; c < ks->n_cols; c++) {
+    const hs_sql_vec *v = &cols[c], *kv = &ks->views[c];
+    bool va = hs_sql_vec_valid(v, row), vb = kv->valid[g] != 0;
+    if (va != vb) return false;
+    if (!va) continue;
+    switch (v->type.id) {
+    case HS_SQL_INT32:
+    case HS_SQL_DATE:
+      if (((const int32_t *)v->data)[row] != ((const int32_t *)kv->data)[g]) return false;
+      break;
+    case HS_SQL_INT64:
+    case HS_SQL_TIMESTAMP:
+    case HS_SQL_TIMESTAMPTZ:
+      if (((const int64_t *)v->data)[row] != ((const int64_t *)kv->data)[g]) return false;
+      break;
+    case HS_SQL_TEXT:
+    case HS_SQL_BYTEA: {
+      hs_sql_str x = ((const hs_sql_str *)v->data)[row], y = ((const hs_sql_str *)kv->data)[g];
+      if (x.len != y.len || (x.len > 0 && memcmp(x.ptr, y.ptr, x.len) != 0)) return false;
+      break;
+    }
+    default:
+      if (hs_sql_vec_cmp(v, row, kv, g) != 0) return false;
+    }
+  }
+  return true;
+}
+
+/* Hashes of rows [0, n) of cols into h. */
+static void hash_rows(const hs_sql_vec *cols, int32_t n_cols, int64_t n, uint64_t *h) {
+  for (int64_t i = 0; i < n; i++) h[i] = 0x9E3779B97F4A7C15ull;
+  for (int32_t c = 0; c < n_cols; c++)
+    for (int64_t i = 0; i < n; i++) h[i] = hs_sql_vec_hash(&cols[c], i, h[i]);
+}
+
+/* Find row `row` of cols; insert it when new (*is_new). */
+static hs_status ks_find(agg_state *s, keystore *ks, const hs_sql_vec *cols, int64_t row,
+                         uint64_t h, uint32_t *gid, bool *is_new, hs_error *err) {
+  hs_status st;
+  if (ks->slots == NULL || (uint64_t)(ks->n + 1) * 2 > ks->mask + 1) {
+    st = ks_rehash(s, ks, err);
+    if (st != HS_OK) return st;
+  }
+  uint64_t i = h & ks->mask;
+  for (;;) {
+    uint32_t g = ks->slots[i];
+    if (g == EMPTY_SLOT) break;
+    if (ks->hashes[g] == h && ks_equal(ks, cols, row, g)) {
+      *gid = g;
+      *is_new = false;
+      return HS_OK;
+    }
+    i = (i + 1) & ks->mask;
+  }
+  st = ks_grow(s, ks, ks->n + 1, err);
+  if (st == HS_OK) st = ks_append(s, ks, cols, row, h, err);
+  if (st != HS_OK) return st;
+  ks->slots[i] = (uint32_t)(ks->n - 1);
+  *gid = (uint32_t)(ks->n - 1);
+  *is_new = true;
+  return HS_OK;
+}
+
+/* -------------------------------------------------------------- groups */
+
+/* Make room in every aggregate's state array for groups.cap groups, and
+ * init the states of groups [from, to). */
+static hs_status states_sync(const hs_sql_plan *p, agg_state *s, int64_t old_cap, int64_t from,
+                             int64_t to, hs_error *err) {
+  for (int32_t a = 0; a < s->n_aggs; a++) {
+    const hs_sql_aggcall *call = &p->agg.aggs[a];
+    const hs_sql_agg *agg = call->m.agg;
+    size_t sz = agg->state_size;
+    if (s->groups.cap > old_cap || s->states[a] == NULL) {
+      int64_t cap = s->groups.cap > 0 ? s->groups.cap : 1;
+      hs_status st = reserve(s, (cap - old_cap) * (int64_t)sz, err);
+      if (st != HS_OK) return st;
+      uint8_t *ns = hs_realloc(s->states[a], (size_t)cap * sz);
+      if (ns == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+      s->states[a] = ns;
+    }
+    for (int64_t g = from; g < to; g++) {
+      void *state = s->states[a] + (size_t)g * sz;
+      memset(state, 0, sz);
+      agg->init(state, call->m.cast_to, call->m.ret);
+    }
+  }
+  return HS_OK;
+}
+
+static hs_status gid_room(agg_state *s, int64_t n, hs_error *err) {
+  if (n <= s->gid_cap) return HS_OK;
+  uint32_t *g = hs_realloc(s->gid, (size_t)n * sizeof *g);
+  if (g == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  s->gid = g;
+  s->gid_cap = n;
+  return HS_OK;
+}
+
+/* The rows sel[0..n_sel) of args and their group ids. */
+static hs_status select_rows(const hs_sql_vec *args, int32_t n_args, const int64_t *sel,
+                             int64_t n_sel, const uint32_t *gid, hs_sql_vec *out_args,
+                             uint32_t *out_gid, hs_error *err) {
+  for (int32_t k = 0; k < n_args; k++) {
+    hs_status st = hs_sql_vec_take(&out_args[k], &args[k], sel, n_sel, err);
+    if (st != HS_OK) return st;
+  }
+  for (int64_t i = 0; i < n_sel; i++) out_gid[i] = gid[sel[i]];
+  return HS_OK;
+}
+
+/* Fold the chunk's rows into aggregate a. */
+static hs_status update_agg(const hs_sql_plan *p, agg_state *s, int32_t a, const hs_sql_chunk *in,
+                            hs_error *err) {
+  const hs_sql_aggcall *call = &p->agg.aggs[a];
+  int32_t na = call->n_args;
+  hs_sql_vec args[HS_SQL_FN_ARGS_MAX + 1];
+  hs_sql_vec sel_args[HS_SQL_FN_ARGS_MAX + 1];
+  memset(args, 0, sizeof args);
+  memset(sel_args, 0, sizeof sel_args);
+  int64_t *sel = NULL;
+  uint32_t *sel_gid = NULL;
+  uint64_t *h = NULL;
+  hs_sql_vec gvec = {0};
+  hs_status st = HS_OK;
+  if (na > HS_SQL_FN_ARGS_MAX)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "aggregate with %d arguments", (int)na);
+  for (int32_t k = 0; k < na && st == HS_OK; k++)
+    st = hs_sql_eval(call->args[k], in, s->ctx, &args[k], err);
+  const hs_sql_vec *use = args;
+  const uint32_t *use_gid = s->gid;
+  int64_t n = in->n;
+  if (st == HS_OK && (call->filter != NULL || call->distinct)) {
+    sel = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *sel);
+    sel_gid = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *sel_gid);
+    if (sel == NULL || sel_gid == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  }
+  if (st == HS_OK && call->filter != NULL) {
+    int64_t n_sel = 0;
+    st = hs_sql_eval_select(call->filter, in, s->ctx, sel, &n_sel, err);
+    if (st == HS_OK) st = select_rows(args, na, sel, n_sel, s->gid, sel_args, sel_gid, err);
+    if (st == HS_OK) {
+      for (int32_t k = 0; k < na; k++) {
+        hs_sql_vec_release(&args[k]);
+        args[k] = sel_args[k];
+        memset(&sel_args[k], 0, sizeof sel_args[k]);
+      }
+      use_gid = sel_gid;
+      n = n_sel;
+    }
+  }
+  if (st == HS_OK && call->distinct && n > 0) {
+    /* (group, args...) pairs not seen before */
+    keystore *ks = &s->distinct[a];
+    st = hs_sql_vec_alloc(&gvec, hs_sql_type_of(HS_SQL_INT64), n, false, err);
+    if (st == HS_OK) {
+      int64_t *gd = hs_sql_vec_mut_data(&gvec);
+      for (int64_t i = 0; i < n; i++) gd[i] = use_gid[i];
+    }
+    hs_sql_vec cols[HS_SQL_FN_ARGS_MAX + 1];
+    if (st == HS_OK) {
+      cols[0] = gvec;
+      for (int32_t k = 0; k < na; k++) cols[k + 1] = args[k];
+      h = hs_malloc((size_t)n * sizeof *h);
+      if (h == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+    }
+    int64_t n_new = 0;
+    if (st == HS_OK) {
+      hash_rows(cols, na + 1, n, h);
+      for (int64_t i = 0; i < n && st == HS_OK; i++) {
+        uint32_t id;
+        bool is_new = false;
+        st = ks_find(s, ks, cols, i, h[i], &id, &is_new, err);
+        if (is_new) sel[n_new++] = i;
+      }
+    }
+    if (st == HS_OK && n_new < n) {
+      /* use_gid may be sel_gid itself: gather into a copy first */
+      uint32_t *g2 = hs_malloc((size_t)n * sizeof *g2);
+      if (g2 == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+      if (st == HS_OK) {
+        memcpy(g2, use_gid, (size_t)n * sizeof *g2);
+        st = select_rows(args, na, sel, n_new, g2, sel_args, sel_gid, err);
+        hs_free(g2);
+      }
+      if (st == HS_OK) {
+        for (int32_t k = 0; k < na; k++) {
+          hs_sql_vec_release(&args[k]);
+          args[k] = sel_args[k];
+          memset(&sel_args[k], 0, sizeof sel_args[k]);
+        }
+        use_gid = sel_gid;
+        n = n_new;
+      }
+    }
+  }
+  if (st == HS_OK && n > 0)
+    st = call->m.agg->update(call->m.agg, s->states[a], use_gid, use, n, &s->agg_arena, err);
+  for (int32_t k = 0; k < na; k++) {
+    hs_sql_vec_release(&args[k]);
+    hs_sql_vec_release(&sel_args[k]);
+  }
+  hs_sql_vec_release(&gvec);
+  hs_free(sel);
+  hs_free(sel_gid);
+  hs_free(h);
+  return st;
+}
+
+static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk *in,
+                         hs_error *err) {
+  int64_t n = in->n;
+  hs_status st = gid_room(s, n, err);
+  if (st != HS_OK) return st;
+  if (s->n_keys == 0) {
+    memset(s->gid, 0, (size_t)n * sizeof *s->gid);
+  } else {
+    hs_sql_vec keys[64];
+    hs_sql_vec *kv = s->n_keys <= 64 ? keys : hs_calloc((size_t)s->n_keys, sizeof *kv);
+    uint64_t *h = hs_malloc((size_t)n * sizeof *h);
+    if (kv == NULL || h == NULL) {
+      if (kv != keys) hs_free(kv);
+      hs_free(h);
+      return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+    }
+    memset(kv, 0, (size_t)s->n_keys * sizeof *kv);
+    for (int32_t k = 0; k < s->n_keys && st == HS_OK; k++)
+      st = hs_sql_eval(p->agg.keys[k], in, s->ctx, &kv[k], err);
+    if (st == HS_OK) hash_rows(kv, s->n_keys, n, h);
+    for (int64_t i = 0; i < n && st == HS_OK; i++) {
+      bool is_new;
+      int64_t old_cap = s->groups.cap;
+      st = ks_find(s, &s->groups, kv, i, h[i], &s->gid[i], &is_new, err);
+      if (st == HS_OK && is_new) st = states_sync(p, s, old_cap, s->groups.n - 1, s->groups.n, err);
+    }
+    for (int32_t k = 0; k < s->n_keys; k++) hs_sql_vec_release(&kv[k]);
+    if (kv != keys) hs_free(kv);
+    hs_free(h);
+    if (st != HS_OK) return st;
+  }
+  for (int32_t a = 0; a < s->n_aggs && st == HS_OK; a++) st = update_agg(p, s, a, in, err);
+  return st;
+}
+
+static hs_status build(hs_sql_op *op, agg_state *s, hs_error *err) {
+  for (;;) {
+    hs_status st = hs_sql_op_check_cancel(s->x, err);
+    if (st != HS_OK) return st;
+    hs_sql_chunk in = {0};
+    st = hs_sql_op_next(op->kids[0], &in, err);
+    if (st != HS_OK) return st;
+    if (in.n == 0) {
+      hs_sql_chunk_release(&in);
+      break;
+    }
+    st = consume(op->plan, s, &in, err);
+    hs_sql_chunk_release(&in);
+    if (st != HS_OK) return st;
+  }
+  s->built = true;
+  return HS_OK;
+}
+
+/* ---------------------------------------------------------------- output */
+
+/* Give a string column's rows bytes of its own (one blob per column). */
+static hs_status own_strings(hs_sql_vec *v, hs_error *err) {
+  if (!hs_sql_type_is_string(v->type.id)) return HS_OK;
+  hs_sql_str *d = hs_sql_vec_mut_data(v);
+  size_t total = 0;
+  for (int64_t i = 0; i < v->n; i++)
+    if (hs_sql_vec_valid(v, i)) total += d[i].len;
+  if (total == 0) return HS_OK;
+  char *dst = hs_sql_vec_add_bytes(v, total, err);
+  if (dst == NULL) return err != NULL && err->status ? err->status : HS_ERR_NOMEM;
+  for (int64_t i = 0; i < v->n; i++) {
+    if (!hs_sql_vec_valid(v, i) || d[i].len == 0) continue;
+    memcpy(dst, d[i].ptr, d[i].len);
+    d[i].ptr = dst;
+    dst += d[i].len;
+  }
+  return HS_OK;
+}
+
+static hs_status emit_key(const keystore *ks, int32_t c, int64_t off, int64_t len, hs_sql_vec *out,
+                          hs_error *err) {
+  const hs_sql_vec *kv = &ks->views[c];
+  bool nulls = false;
+  for (int64_t i = 0; i < len; i++)
+    if (!kv->valid[off + i]) nulls = true;
+  hs_status st = hs_sql_vec_alloc(out, kv->type, len, nulls, err);
+  if (st != HS_OK) return st;
+  size_t w = ks->widths[c];
+  if (w > 0 && len > 0)
+    memcpy(hs_sql_vec_mut_data(out), (const uint8_t *)kv->data + (size_t)off * w, (size_t)len * w);
+  if (nulls) memcpy(hs_sql_vec_mut_valid(out), kv->valid + off, (size_t)len);
+  return own_strings(out, err);
+}
+
+static hs_status agg_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
+  agg_state *s = op->state;
+  const hs_sql_plan *p = op->plan;
+  hs_status st;
+  if (!s->built) {
+    st = build(op, s, err);
+    if (st != HS_OK) return st;
+  }
+  int64_t n_groups = s->groups.n;
+  if (s->pos >= n_groups) return hs_sql_chunk_init(out, p->n_cols, 0, err);
+  int64_t len = n_groups - s->pos;
+  if (len > HS_AGG_CHUNK) len = HS_AGG_CHUNK;
+  st = hs_sql_chunk_init(out, p->n_cols, len, err);
+  if (st != HS_OK) return st;
+  out->n = len;
+  for (int32_t k = 0; k < s->n_keys && st == HS_OK; k++) {
+    hs_sql_vec_release(&out->cols[k]);
+    st = emit_key(&s->groups, k, s->pos, len, &out->cols[k], err);
+  }
+  for (int32_t a = 0; a < s->n_aggs && st == HS_OK; a++) {
+    const hs_sql_aggcall *call = &p->agg.aggs[a];
+    const hs_sql_agg *agg = call->m.agg;
+    hs_sql_vec *v = &out->cols[s->n_keys + a];
+    hs_sql_vec_release(v);
+    st = hs_sql_vec_alloc(v, call->m.ret, len, true, err);
+    for (int64_t i = 0; i < len && st == HS_OK; i++)
+      st = agg->final(agg, s->states[a] + (size_t)(s->pos + i) * agg->state_size, call->m.ret, v, i,
+                      err);
+    if (st == HS_OK) st = own_strings(v, err);
+  }
+  if (st != HS_OK) {
+    hs_sql_chunk_release(out);
+    return st;
+  }
+  s->pos += len;
+  return HS_OK;
+}
+
+static void agg_free(hs_sql_op *op) {
+  agg_state *s = op->state;
+  if (s == NULL) return;
+  ks_free(&s->groups);
+  for (int32_t a = 0; a < s->n_aggs; a++) {
+    if (s->states != NULL) hs_free(s->states[a]);
+    if (s->distinct != NULL) ks_free(&s->distinct[a]);
+  }
+  hs_free(s->states);
+  hs_free(s->distinct);
+  hs_arena_reset(&s->agg_arena);
+  hs_free(s->gid);
+  if (s->reserved) hs_sql_exec_reserve(s->x, -s->reserved, "hash aggregate", NULL);
+  hs_free(s);
+  op->state = NULL;
+}
+
+hs_status hs_sql_op_agg_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op, hs_error *err) {
+  agg_state *s = hs_calloc(1, sizeof *s);
+  if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory opening hash aggregate");
+  op->state = s;
+  op->next = agg_next;
+  op->free = agg_free;
+  s->x = x;
+  s->ctx = hs_sql_exec_evalctx(x);
+  s->n_keys = p->agg.n_keys;
+  s->n_aggs = p->agg.n_aggs;
+  hs_arena_init(&s->agg_arena);
+  hs_status st;
+  {
+    hs_sql_type kt[64];
+    hs_sql_type *types = s->n_keys <= 64 ? kt : hs_calloc((size_t)s->n_keys, sizeof *types);
+    if (types == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+    for (int32_t k = 0; k < s->n_keys; k++) types[k] = p->agg.keys[k]->type;
+    st = ks_init(&s->groups, types, s->n_keys, err);
+    if (types != kt) hs_free(types);
+    if (st != HS_OK) return st;
+  }
+  if (s->n_aggs > 0) {
+    s->states = hs_calloc((size_t)s->n_aggs, sizeof *s->states);
+    s->distinct = hs_calloc((size_t)s->n_aggs, sizeof *s->distinct);
+    if (s->states == NULL || s->distinct == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  }
+  for (int32_t a = 0; a < s->n_aggs; a++) {
+    const hs_sql_aggcall *call = &p->agg.aggs[a];
+    hs_arena_init(&s->distinct[a].arena);
+    if (!call->distinct) continue;
+    if (call->n_args > HS_SQL_FN_ARGS_MAX)
+      return hs_error_set(err, HS_ERR_UNSUPPORTED, "aggregate with %d arguments",
+                          (int)call->n_args);
+    hs_sql_type t[HS_SQL_FN_ARGS_MAX + 1];
+    t[0] = hs_sql_type_of(HS_SQL_INT64);
+    for (int32_t k = 0; k < call->n_args; k++) t[k + 1] = call->args[k]->type;
+    st = ks_init(&s->distinct[a], t, call->n_args + 1, err);
+    if (st != HS_OK) return st;
+  }
+  if (s->n_keys == 0) {
+    /* exactly one group, whatever the input */
+    st = ks_grow(s, &s->groups, 1, err);
+    if (st != HS_OK) return st;
+    s->groups.n = 1;
+    st = states_sync(p, s, 0, 0, 1, err);
+    if (st != HS_OK) return st;
+  }
+  return HS_OK;
+}
