@@ -151,7 +151,12 @@ const char *hs_sql_type_name(hs_sql_type t, char *buf, size_t cap);
  * the "pg_catalog." prefix is dropped ("int4", "int8", "float8", "numeric",
  * "text", "varchar", "bool", "date", "timestamp", "timestamptz",
  * "interval", "vector", ...) with its typmods (mods[0..n_mods), -1 when
- * absent). false when the name is unknown; *why says so. */
+ * absent). false when the name is unknown or a typmod is out of range;
+ * *why says so in PostgreSQL's words ("type \"x\" does not exist",
+ * "NUMERIC precision 50 must be between 1 and 38"). "numeric" without a
+ * typmod is NUMERIC a = 0 (unconstrained); "bit" without one is bit(1) as
+ * in PostgreSQL, "varbit" is BIT a = 0; length limits of varchar(n),
+ * char(n), varbit(n) and timestamp/interval precisions are not kept. */
 bool hs_sql_type_from_name(const char *name, const int32_t *mods, int n_mods, hs_sql_type *out,
                            char *why, size_t why_len);
 
@@ -170,11 +175,20 @@ const char *hs_sql_type_arrow_format(hs_sql_type t);
  * functions and when unifying CASE/COALESCE/UNION branches:
  * NULLTYPE -> anything; INT32 -> INT64 -> NUMERIC -> FLOAT64;
  * TEXT literal (unknown-typed string constant) -> any type by parsing;
- * DATE -> TIMESTAMP -> TIMESTAMPTZ; VECTOR(0) <-> VECTOR(n). */
+ * DATE -> TIMESTAMP -> TIMESTAMPTZ; VECTOR(0) <-> VECTOR(n). A type's
+ * typmods never block a cast to itself (numeric(5,2) -> numeric(7,1),
+ * real -> double precision) except dimensions: vector(3) -> vector(4) is
+ * not implicit (same for halfvec, sparsevec, bit). The TEXT literal case is
+ * the binder's: it cannot be told from a text column here, so TEXT -> x is
+ * false for every x but TEXT. */
 bool hs_sql_type_implicit(hs_sql_type from, hs_sql_type to);
 
 /* The common type of two branch types (CASE, COALESCE, UNION, IN lists,
- * comparison operands): false when none exists. */
+ * comparison operands): false when none exists. NUMERICs (and integers
+ * with them, as numeric(10,0)/(19,0)) widen to hold both: the larger
+ * scale and the larger integer part, precision capped at 38; real with
+ * double is double; vectors of two different dimensions have none (no
+ * fixed-width layout holds both). */
 bool hs_sql_type_common(hs_sql_type x, hs_sql_type y, hs_sql_type *out);
 
 #endif /* HS_SQL_TYPES_H */

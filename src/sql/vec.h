@@ -146,22 +146,54 @@ hs_status hs_sql_chunk_take(hs_sql_chunk *dst, const hs_sql_chunk *src, const in
 
 /* ---------------------------------------------------- Arrow in and out */
 
-/* Import child arrays of a struct batch (`schema`/`batch`, consumed: the
- * chunk takes ownership of the batch and releases it when its last column
- * goes) as a chunk whose column i is the batch's child cols[i] (cols NULL:
- * every child in order). Fixed-width columns are borrowed without a copy;
- * validity bitmaps become bytes; strings point into the batch; dictionary
- * columns are decoded; narrower integers widen (int8/int16/uint8/uint16 to
- * INT32, uint32 to INT64), float32 to FLOAT64 (width 4), decimal128 to
- * NUMERIC, timestamps of any unit to microseconds, date64 to DATE. */
+/* Import child arrays of a struct batch (`schema`/`batch`, consumed on
+ * every return, failure included: the chunk takes ownership of the batch
+ * and releases it when its last column goes) as a chunk whose column i is
+ * the batch's child cols[i] (cols NULL: every child in order, n_cols
+ * ignored; a child may be named twice). The batch's own offset is honoured
+ * (a sliced batch).
+ *
+ * Fixed-width columns (int32, int64, float64, decimal128, date32,
+ * timestamp[us], fixed_size_list<float32>) are borrowed without a copy,
+ * unless misaligned or a null row's slot is not zero (then copied with
+ * the slots zeroed: the executor's null rows hold zero, see above);
+ * validity bitmaps become bytes; strings point into the batch (utf8,
+ * large_utf8, binary, large_binary, fixed_size_binary, and the string /
+ * binary views "vu"/"vz"); dictionary columns are decoded (an index out of
+ * range is HS_ERR_INVALID_ARG). Conversions: int8/int16/uint8/uint16 to
+ * INT32, uint32 to INT64, uint64 to NUMERIC(20,0), float16 and float32 to
+ * FLOAT64 (width 4), decimal128(p,s) to NUMERIC(p,s) (a scale outside
+ * 0..p is refused), date64 to DATE (floor), timestamps of any unit to
+ * microseconds (TIMESTAMPTZ when the field has a time zone, TIMESTAMP
+ * otherwise; nanoseconds floor; an overflow is HS_ERR_SCHEMA), durations
+ * and the interval types "tin"/"tiM"/"tiD" to INTERVAL (nanoseconds
+ * floor), fixed_size_list<float32>[d] to VECTOR(d) and
+ * fixed_size_list<float16>[d] to HALFVEC(d) (a NULL element in a non-null
+ * vector is HS_ERR_SCHEMA), null "n" to NULLTYPE. Other types (lists,
+ * structs, maps, time of day, ...) are HS_ERR_UNSUPPORTED naming the
+ * column (types.h: hs_sql_type_from_arrow). Offsets of strings are checked
+ * (non-decreasing); the rest of the batch is trusted: run
+ * hs_arrow_array_validate first on arrays from outside. */
 hs_status hs_sql_chunk_from_arrow(const struct ArrowSchema *schema, struct ArrowArray *batch,
                                   const int32_t *cols, int32_t n_cols, hs_sql_chunk *out,
                                   hs_error *err);
 
 /* Export: the schema for columns of types[0..n) named names[0..n) (a
- * struct "+s"), and a chunk as a struct ArrowArray of that schema (the
- * array holds references to the chunk's memory; the chunk may be released
- * at once). */
+ * struct "+s", every child nullable), and a chunk as a struct ArrowArray
+ * of that schema (the array holds references to the chunk's memory; the
+ * chunk may be released at once). Formats (hs_sql_type_arrow_format):
+ * BOOL "b" (bit-packed), INT32 "i", INT64 "l", FLOAT64 "g" or "f" (width
+ * 4), NUMERIC "d:p,s" (unconstrained: "d:38,s"), TEXT "u", BYTEA "z", DATE
+ * "tdD", TIMESTAMP "tsu:", TIMESTAMPTZ "tsu:UTC", INTERVAL "tin"
+ * (month_day_nano: months, days, nanoseconds = micros * 1000; an interval
+ * whose nanoseconds overflow is HS_ERR_UNSUPPORTED), VECTOR(d)
+ * "+w:d" of float32 "f" named "item", HALFVEC(d) "+w:d" of float16 "e",
+ * SPARSEVEC and BIT as text "u", the way psql prints them
+ * ('{1:1.5,3:2}/5', '0101'), NULLTYPE "n". Fixed-width columns whose
+ * layout Arrow shares (INT32, INT64, double FLOAT64, NUMERIC, DATE,
+ * timestamps, VECTOR) are lent without a copy. A string column over 2 GiB
+ * is HS_ERR_UNSUPPORTED. Note hs_arrow_array_validate does not model
+ * "tin" (HS_ERR_UNSUPPORTED); everything else passes it. */
 hs_status hs_sql_schema_to_arrow(const hs_sql_type *types, const char *const *names, int32_t n,
                                  struct ArrowSchema *out, hs_error *err);
 hs_status hs_sql_chunk_to_arrow(const hs_sql_chunk *c, struct ArrowArray *out, hs_error *err);

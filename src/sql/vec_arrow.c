@@ -16,9 +16,9 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "fn_vector.h"
 #include "vec.h"
 #include "vec_internal.h"
 
@@ -629,41 +629,16 @@ static hs_status export_validity(const hs_sql_vec *v, struct ArrowArray *arr, hs
   return HS_OK;
 }
 
-/* pgvector prints floats in their shortest round-tripping form. */
-static int format_float(char *buf, size_t cap, float f) {
-  for (int p = 1; p <= 9; p++) {
-    int len = snprintf(buf, cap, "%.*g", p, (double)f);
-    if (strtof(buf, NULL) == f) return len;
-  }
-  return snprintf(buf, cap, "%.9g", (double)f);
-}
-
-/* The text of row i of a SPARSEVEC or BIT column into b. */
+/* The text of row i of a SPARSEVEC or BIT column into b, as psql prints it
+ * (fn_vector.c); false on OOM or bytes that are not such a value. */
 static bool text_of(const hs_sql_vec *v, int64_t i, hs_buf *b) {
-  hs_sql_str s = ((const hs_sql_str *)v->data)[i];
-  if (v->type.id == HS_SQL_BIT) {
-    int64_t nbits = hs_sql_bit_len(s);
-    if (nbits < 0) return false;
-    if (!hs_buf_reserve(b, (size_t)nbits)) return false;
-    for (int64_t k = 0; k < nbits; k++) {
-      uint8_t byte = (uint8_t)s.ptr[4 + (k >> 3)];
-      b->data[b->len++] = (byte >> (7 - (k & 7))) & 1 ? '1' : '0';
-    }
-    return true;
+  hs_sql_value x;
+  hs_sql_vec_get(v, i, &x);
+  if (v->type.id == HS_SQL_BIT ? hs_sql_bit_len(x.v.s) < 0
+                               : !hs_sql_sparse_header(x.v.s, &(int32_t){0}, &(int32_t){0})) {
+    return false;
   }
-  int32_t dim, nnz;
-  if (!hs_sql_sparse_header(s, &dim, &nnz)) return false;
-  if (!hs_buf_append_byte(b, '{')) return false;
-  for (int32_t k = 0; k < nnz; k++) {
-    int32_t idx;
-    float val;
-    memcpy(&idx, s.ptr + 8 + 4 * (size_t)k, 4);
-    memcpy(&val, s.ptr + 8 + 4 * (size_t)nnz + 4 * (size_t)k, 4);
-    char num[32];
-    format_float(num, sizeof num, val);
-    if (!hs_buf_printf(b, "%s%d:%s", k > 0 ? "," : "", (int)idx + 1, num)) return false;
-  }
-  return hs_buf_printf(b, "}/%d", (int)dim);
+  return hs_sql_vector_format(&x, b);
 }
 
 static hs_status export_strings(const hs_sql_vec *v, struct ArrowArray *arr, hs_error *err) {
