@@ -2,12 +2,15 @@
  * filter.c — hs_arrow_array_filter: the rows of an array that a bitmap
  * keeps, as a new owned array (Arrow's "filter" kernel).
  *
- * One pass per buffer: fixed-width values are copied branch-free (the
- * destination advances by the keep bit), validity and boolean bits are
- * compacted word by word, variable-width values are sized then copied, and
- * nested columns recurse with the bitmap their children need (a fixed-size
- * list of D widens each bit to D, a list to its value ranges). Scans use it
- * to drop deleted rows from whole batches (src/query/scan.c), where a row
+ * One pass per buffer: fixed-width values of 1-8 bytes are copied 64 rows
+ * at a time (a wholly kept word in one copy, else branch-free: the
+ * destination advances by the keep bit), wider ones by runs of kept rows;
+ * validity and boolean bits are compacted run by run, 64 bits at a time;
+ * variable-width values are sized then copied by runs (one copy of a run's
+ * bytes, its offsets moved by one difference); and nested columns recurse
+ * with the bitmap their children need (a fixed-size list of D widens each
+ * run by D, a list to its runs' value ranges). Scans use it to drop deleted
+ * rows from whole row groups (src/query/scan.c, drop_deleted), where a row
  * selection of most rows would cost the Parquet reader a gather per row.
  */
 #include <string.h>
@@ -85,36 +88,89 @@ static int64_t count_zero_bits(const uint8_t *b, int64_t n) {
   return n - ones;
 }
 
-/* Fixed-width values of `w` bytes. */
+/* The next run [*lo, *hi) of set bits of keep[0 .. n) at or after *pos
+ * (bits past n ignored); false when none is left. *pos moves past it. */
+static inline bool next_run(const uint64_t *keep, int64_t n, int64_t *pos, int64_t *lo,
+                            int64_t *hi) {
+  int64_t p = *pos;
+  if (p >= n) return false;
+  int64_t w = p >> 6;
+  uint64_t m = keep[w] & (~UINT64_C(0) << (p & 63));
+  while (m == 0) {
+    if (++w * 64 >= n) return false;
+    m = keep[w];
+  }
+  int64_t a = w * 64 + __builtin_ctzll(m);
+  if (a >= n) return false;
+  uint64_t z = ~keep[w] & (~UINT64_C(0) << (a & 63));
+  while (z == 0) {
+    if (++w * 64 >= n) break;
+    z = ~keep[w];
+  }
+  int64_t b = z == 0 ? n : w * 64 + __builtin_ctzll(z);
+  *lo = a;
+  *hi = b < n ? b : n;
+  *pos = *hi;
+  return true;
+}
+
+/* Fixed-width values of `w` bytes. Narrow values: per 64 rows, a whole
+ * kept word is one copy, an empty one is skipped, else each value is
+ * written and the destination advances by its keep bit (no branch per
+ * row). Wide values (fixed-size list children are widened bitmaps, with
+ * long runs): one copy per run of kept rows. */
+#define COMPACT_WORDS(T)                                           \
+  do {                                                             \
+    T *d = (T *)(void *)dst;                                       \
+    int64_t k = 0;                                                 \
+    for (int64_t b = 0; b < n; b += 64) {                          \
+      uint64_t m = keep[b >> 6];                                   \
+      int64_t lim = n - b < 64 ? n - b : 64;                       \
+      if (lim == 64 && m == ~UINT64_C(0)) {                        \
+        memcpy(d + k, p + b * (int64_t)sizeof(T), 64 * sizeof(T)); \
+        k += 64;                                                   \
+        continue;                                                  \
+      }                                                            \
+      if (lim < 64) m &= (UINT64_C(1) << lim) - 1;                 \
+      if (m == 0) continue;                                        \
+      const uint8_t *q = p + b * (int64_t)sizeof(T);               \
+      for (int64_t i = 0; i < lim; i++) {                          \
+        T v;                                                       \
+        memcpy(&v, q + i * (int64_t)sizeof(T), sizeof(T));         \
+        d[k] = v;                                                  \
+        k += (int64_t)((m >> i) & 1);                              \
+      }                                                            \
+    }                                                              \
+  } while (0)
+
 static void values_compact(uint8_t *dst, const uint8_t *src, int64_t off, int w,
                            const uint64_t *keep, int64_t n) {
   const uint8_t *p = src + off * (int64_t)w;
+  /* d[k] is written before k is known kept: dst has room for one value
+   * more than the kept ones (filter_node allocates k + 1). */
   if (w == 8) {
-    uint64_t *d = (uint64_t *)dst;
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-      uint64_t v;
-      memcpy(&v, p + i * 8, 8);
-      d[k] = v;
-      k += (int64_t)((keep[i >> 6] >> (i & 63)) & 1);
-    }
+    COMPACT_WORDS(uint64_t);
     return;
   }
   if (w == 4) {
-    uint32_t *d = (uint32_t *)dst;
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-      uint32_t v;
-      memcpy(&v, p + i * 4, 4);
-      d[k] = v;
-      k += (int64_t)((keep[i >> 6] >> (i & 63)) & 1);
-    }
+    COMPACT_WORDS(uint32_t);
     return;
   }
-  int64_t k = 0;
-  for (int64_t i = 0; i < n; i++)
-    if ((keep[i >> 6] >> (i & 63)) & 1) memcpy(dst + (k++) * w, p + i * (int64_t)w, (size_t)w);
+  if (w == 2) {
+    COMPACT_WORDS(uint16_t);
+    return;
+  }
+  if (w == 1) {
+    COMPACT_WORDS(uint8_t);
+    return;
+  }
+  int64_t pos = 0, lo, hi, k = 0;
+  while (next_run(keep, n, &pos, &lo, &hi)) {
+    memcpy(dst + k * w, p + lo * (int64_t)w, (size_t)((hi - lo) * w));
+    k += hi - lo;
+  }
 }
+#undef COMPACT_WORDS
 
 /* A keep bitmap of `m` bits (zeroed, hs_malloc'd). */
 static uint64_t *keep_alloc(int64_t m, hs_error *err) {
@@ -123,8 +179,18 @@ static uint64_t *keep_alloc(int64_t m, hs_error *err) {
   return k;
 }
 
+/* Set bits lo .. hi - 1 of k, a word at a time. */
 static void keep_range(uint64_t *k, int64_t lo, int64_t hi) {
-  for (int64_t j = lo; j < hi; j++) k[j >> 6] |= UINT64_C(1) << (j & 63);
+  if (lo >= hi) return;
+  int64_t wl = lo >> 6, wh = (hi - 1) >> 6;
+  uint64_t ml = ~UINT64_C(0) << (lo & 63), mh = ~UINT64_C(0) >> (63 - ((hi - 1) & 63));
+  if (wl == wh) {
+    k[wl] |= ml & mh;
+    return;
+  }
+  k[wl] |= ml;
+  for (int64_t w = wl + 1; w < wh; w++) k[w] = ~UINT64_C(0);
+  k[wh] |= mh;
 }
 
 /* Rows off .. off + n - 1 of `a` (its own offset added here). */
@@ -151,10 +217,11 @@ static hs_status filter_binary(const struct ArrowArray *a, int64_t off, int64_t 
                                hs_error *err) {
   size_t ow = large ? 8 : 4;
   const uint8_t *ob = a->buffers[1], *data = a->buffers[2];
-  int64_t total = 0;
+  int64_t total = 0, pos = 0, lo, hi;
 #define OFF(i) (large ? ((const int64_t *)ob)[i] : (int64_t)((const int32_t *)ob)[i])
-  for (int64_t i = 0; i < n; i++)
-    if ((keep[i >> 6] >> (i & 63)) & 1) total += OFF(off + i + 1) - OFF(off + i);
+  /* By runs of kept rows: one copy of their bytes, their offsets moved by
+   * one difference. */
+  while (next_run(keep, n, &pos, &lo, &hi)) total += OFF(off + hi) - OFF(off + lo);
   if (!large && total > INT32_MAX)
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: more than 2 GiB of strings");
   uint8_t *offs = hs_malloc((size_t)(k + 1) * ow);
@@ -165,16 +232,21 @@ static hs_status filter_binary(const struct ArrowArray *a, int64_t off, int64_t 
     return hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
   }
   int64_t j = 0, at = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (!((keep[i >> 6] >> (i & 63)) & 1)) continue;
-    int64_t lo = OFF(off + i), len = OFF(off + i + 1) - lo;
-    if (large)
-      ((int64_t *)offs)[j] = at;
-    else
-      ((int32_t *)offs)[j] = (int32_t)at;
-    if (len > 0) memcpy(bytes + at, data + lo, (size_t)len);
+  pos = 0;
+  while (next_run(keep, n, &pos, &lo, &hi)) {
+    int64_t o0 = OFF(off + lo), len = OFF(off + hi) - o0;
+    if (len > 0) memcpy(bytes + at, data + o0, (size_t)len);
+    if (large) {
+      const int64_t *src = (const int64_t *)ob + off;
+      int64_t *dst = (int64_t *)offs + j, diff = at - o0;
+      for (int64_t i = lo; i < hi; i++) dst[i - lo] = src[i] + diff;
+    } else {
+      const int32_t *src = (const int32_t *)ob + off;
+      int32_t *dst = (int32_t *)offs + j, diff = (int32_t)(at - o0);
+      for (int64_t i = lo; i < hi; i++) dst[i - lo] = src[i] + diff;
+    }
+    j += hi - lo;
     at += len;
-    j++;
   }
 #undef OFF
   if (large)
@@ -199,17 +271,18 @@ static hs_status filter_list(const struct ArrowSchema *s, const struct ArrowArra
     hs_free(offs);
     return hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
   }
-  int64_t j = 0, at = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (!((keep[i >> 6] >> (i & 63)) & 1)) continue;
-    int64_t b = OFF(off + i), e = OFF(off + i + 1);
-    if (large)
-      ((int64_t *)offs)[j] = at;
-    else
-      ((int32_t *)offs)[j] = (int32_t)at;
+  int64_t j = 0, at = 0, pos = 0, rl, rh;
+  while (next_run(keep, n, &pos, &rl, &rh)) { /* a run of kept lists: their values' range */
+    int64_t b = OFF(off + rl), e = OFF(off + rh);
+    for (int64_t i = rl; i < rh; i++, j++) {
+      int64_t o = at + OFF(off + i) - b;
+      if (large)
+        ((int64_t *)offs)[j] = o;
+      else
+        ((int32_t *)offs)[j] = (int32_t)o;
+    }
     keep_range(ck, b - lo, e - lo);
     at += e - b;
-    j++;
   }
 #undef OFF
   if (large)
@@ -289,8 +362,8 @@ static hs_status filter_node(const struct ArrowSchema *s, const struct ArrowArra
     int64_t d = at.width;
     uint64_t *ck = keep_alloc(n * d, err);
     if (ck == NULL) return HS_ERR_NOMEM;
-    for (int64_t i = 0; i < n; i++)
-      if ((keep[i >> 6] >> (i & 63)) & 1) keep_range(ck, i * d, (i + 1) * d);
+    int64_t pos = 0, rl, rh;
+    while (next_run(keep, n, &pos, &rl, &rh)) keep_range(ck, rl * d, rh * d);
     st = filter_node(s->children[0], a->children[0], off * d, n * d, ck, k * d, out->children[0],
                      depth + 1, err);
     hs_free(ck);

@@ -38,6 +38,9 @@
 #include "scan.h"
 
 #define SCAN_BATCH_ROWS_DEFAULT 65536
+/* Rows of the batches a file with deleted rows is read in before
+ * drop_deleted cuts them (whole row groups up to this size). */
+#define DEL_BATCH_MAX (INT64_C(1) << 20)
 /* Pass one CPU time per file below which files are not run ahead in
  * parallel (prefetch_window). */
 #define HS_SCAN_PAR_FILE_NS 1000000
@@ -132,12 +135,23 @@ typedef struct scan_state {
   const roaring_bitmap_t *del;
   /* Without a filter and with few rows deleted, the file streams whole and
    * each batch drops its deleted rows (drop_deleted): a row selection of
-   * most rows costs the reader a gather per row. del_pos is the file row
-   * of the stream's next row. */
+   * most rows costs the reader a gather per row. The stream's batches are
+   * whole row groups (their decoded buffers handed over, not copied), and
+   * the live rows are cut from the held one, dbig, into batches of at most
+   * batch_rows (one copy). del_pos is the file row of the stream's next
+   * row; dbig_first the file row of dbig's row 0, dbig_pos its next row;
+   * dbuf[dbig_j .. dbig_dead) its deleted file rows not yet passed. */
   bool del_filter;
   int64_t del_pos;
   uint32_t *dbuf; /* a batch's deleted positions */
   size_t dbuf_cap;
+  struct ArrowArray dbig;
+  int64_t dbig_first, dbig_pos;
+  size_t dbig_dead, dbig_j;
+  /* The last batch cut from dbig came from file rows [lazy_lo, lazy_hi)
+   * (its rows listed on demand, hs_scan_batch_origin). */
+  bool last_lazy;
+  int64_t lazy_lo, lazy_hi;
   hs_scan_hooks hooks;
   int64_t out_pos;
   size_t last_file;
@@ -211,6 +225,8 @@ static void file_close(scan_state *s) {
   s->cand = NULL;
   s->cand_exact = false;
   s->del_filter = false;
+  if (s->dbig.release != NULL) s->dbig.release(&s->dbig);
+  memset(&s->dbig, 0, sizeof s->dbig);
 }
 
 static void prefetch_free(scan_state *s);
@@ -449,8 +465,16 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     size_t live = (size_t)(total - (int64_t)dead);
     s->del_filter = live > 0 && dead * 2 <= (uint64_t)total;
     s->del_pos = 0;
-    if (s->del_filter)
-      return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, s->batch_rows, true, err);
+    if (s->del_filter) {
+      /* Whole row groups (up to DEL_BATCH_MAX rows): the reader lends their
+       * decoded buffers, and drop_deleted's copy is the only one. */
+      const hs_pq_file_metadata *md = hs_parquet_reader_metadata(s->reader);
+      int64_t big = s->batch_rows;
+      for (uint32_t g = 0; g < md->n_row_groups; g++)
+        if (md->row_groups[g].num_rows > big) big = md->row_groups[g].num_rows;
+      if (big > DEL_BATCH_MAX) big = s->batch_rows > DEL_BATCH_MAX ? s->batch_rows : DEL_BATCH_MAX;
+      return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, big, true, err);
+    }
     if (live > s->rows_cap) {
       int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * live);
       if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
@@ -719,30 +743,16 @@ static hs_status select_batch(scan_state *s, const struct ArrowArray *b, hs_erro
   return open_stream(s, s->omap.read, s->omap.n_read, s->rows, (size_t)m, s->batch_rows, true, err);
 }
 
-/* Drop the deleted rows of the output batch *b (rows del_pos.. of the
- * file): *b is replaced by its live rows (hs_arrow_array_filter), whose
- * file rows go to s->rows (the batch origin, from out_pos 0). */
-static hs_status drop_deleted(scan_state *s, struct ArrowArray *b, hs_error *err) {
+/* Hold the output batch *b (rows del_pos.. of the file) as dbig, with its
+ * deleted positions in dbuf (one bulk copy by rank); *b is emptied. */
+static hs_status hold_deleted(scan_state *s, struct ArrowArray *b, hs_error *err) {
   int64_t first = s->del_pos, n = b->length;
   s->del_pos += n;
-  size_t need = (size_t)(n ? n : 1);
-  if (need > s->rows_cap) {
-    int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * need);
-    if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-    s->rows = nr;
-    s->rows_cap = need;
-  }
-  size_t words = (size_t)(n + 63) / 64 + 1;
-  if (words > s->sel_cap) {
-    uint64_t *ns = hs_realloc(s->sel, words * sizeof(uint64_t));
-    if (ns == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-    s->sel = ns;
-    s->sel_cap = words;
-  }
-  memset(s->sel, 0xff, words * sizeof(uint64_t));
-  /* The batch's deleted positions in one bulk copy (by rank), then the
-   * live rows as the runs between them. */
-  s->out_pos = 0;
+  s->dbig = *b;
+  memset(b, 0, sizeof *b);
+  s->dbig_first = first;
+  s->dbig_pos = 0;
+  s->dbig_dead = s->dbig_j = 0;
   if (n == 0) return HS_OK;
   if (first + n - 1 > (int64_t)UINT32_MAX)
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "scan: rows past 2^32 with deletes");
@@ -756,26 +766,90 @@ static hs_status drop_deleted(scan_state *s, struct ArrowArray *b, hs_error *err
     s->dbuf_cap = dead;
   }
   if (dead > 0) roaring_bitmap_range_uint32_array(s->del, (size_t)lo, dead, s->dbuf);
-  size_t k = 0;
-  int64_t prev = first;
-  for (size_t j = 0; j < dead; j++) {
-    int64_t d = (int64_t)s->dbuf[j];
-    for (int64_t r = prev; r < d; r++) s->rows[k++] = r;
-    prev = d + 1;
-    int64_t i = d - first;
-    s->sel[i >> 6] &= ~(UINT64_C(1) << (i & 63));
-  }
-  for (int64_t r = prev; r < first + n; r++) s->rows[k++] = r;
-  s->out_pos = 0;
-  if (dead == 0) return HS_OK;
-  struct ArrowArray t;
-  hs_status st = hs_arrow_array_filter(&s->schema, b, s->sel, (int64_t)k, &t, err);
-  b->release(b);
-  if (st == HS_OK)
-    *b = t;
-  else
+  s->dbig_dead = dead;
+  return HS_OK;
+}
+
+/* The next batch of dbig's live rows into *out: at most batch_rows of
+ * them, copied (hs_arrow_array_filter of the rows they span); dbig itself
+ * when it has no deleted row and fits. dbig is released once cut up. *out
+ * stays unset (release NULL) when every row of the span is deleted. */
+static hs_status drop_deleted(scan_state *s, struct ArrowArray *out, hs_error *err) {
+  struct ArrowArray *b = &s->dbig;
+  int64_t n = b->length, pos = s->dbig_pos;
+  memset(out, 0, sizeof *out);
+  if (s->dbig_dead == 0 && pos == 0 && n <= s->batch_rows) { /* nothing to drop: as it is */
+    *out = *b;
     memset(b, 0, sizeof *b);
+    s->last_lazy = true;
+    s->lazy_lo = s->dbig_first;
+    s->lazy_hi = s->dbig_first + n;
+    return HS_OK;
+  }
+  /* The span [pos, end) holding batch_rows live rows (or dbig's rest). */
+  int64_t end = pos + s->batch_rows, base = s->dbig_first;
+  size_t j = s->dbig_j, j0 = j;
+  while (j < s->dbig_dead && (int64_t)s->dbuf[j] - base < end && end < n) {
+    end++;
+    j++;
+  }
+  if (end > n) end = n;
+  while (j < s->dbig_dead && (int64_t)s->dbuf[j] - base < end) j++;
+  int64_t m = end - pos, k = m - (int64_t)(j - j0);
+  size_t words = (size_t)(m + 63) / 64 + 1;
+  if (words > s->sel_cap) {
+    uint64_t *ns = hs_realloc(s->sel, words * sizeof(uint64_t));
+    if (ns == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->sel = ns;
+    s->sel_cap = words;
+  }
+  memset(s->sel, 0xff, words * sizeof(uint64_t));
+  for (size_t i = j0; i < j; i++) {
+    int64_t r = (int64_t)s->dbuf[i] - base - pos;
+    s->sel[r >> 6] &= ~(UINT64_C(1) << (r & 63));
+  }
+  struct ArrowArray view = *b; /* rows pos .. end of dbig, borrowed */
+  view.offset = b->offset + pos;
+  view.length = m;
+  view.release = NULL;
+  hs_status st = HS_OK;
+  if (k > 0) st = hs_arrow_array_filter(&s->schema, &view, s->sel, k, out, err);
+  s->last_lazy = true;
+  s->lazy_lo = base + pos;
+  s->lazy_hi = base + end;
+  s->dbig_pos = end;
+  s->dbig_j = j;
+  if (end == n || st != HS_OK) {
+    b->release(b);
+    memset(b, 0, sizeof *b);
+  }
   return st;
+}
+
+/* The file rows of the last batch cut by drop_deleted into s->rows: the
+ * first last_n rows of [lazy_lo, lazy_hi) not deleted. */
+static hs_status list_lazy_rows(scan_state *s, hs_error *err) {
+  size_t need = (size_t)(s->last_n > 0 ? s->last_n : 1);
+  if (need > s->rows_cap) {
+    int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * need);
+    if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->rows = nr;
+    s->rows_cap = need;
+  }
+  roaring_uint32_iterator_t it;
+  roaring_init_iterator(s->del, &it);
+  bool more = roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)s->lazy_lo);
+  int64_t k = 0;
+  for (int64_t r = s->lazy_lo; r < s->lazy_hi && k < s->last_n; r++) {
+    if (more && (int64_t)it.current_value == r) {
+      more = roaring_advance_uint32_iterator(&it);
+      continue;
+    }
+    s->rows[k++] = r;
+  }
+  s->last_rows = s->rows;
+  s->last_lazy = false;
+  return HS_OK;
 }
 
 /* Cut an emitted batch to its first k rows: the struct and each child
@@ -1034,7 +1108,14 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
   memset(out, 0, sizeof *out);
   if (s->error.status != HS_OK) return hs_status_errno(s->error.status);
   for (;;) {
-    if (s->out_open) {
+    if (s->out_open && s->dbig.release != NULL) { /* live rows of the held batch */
+      if (s->limit >= 0 && s->stats.rows_returned >= s->limit) return 0;
+      if (drop_deleted(s, out, &s->error) != HS_OK) {
+        hs_error_prefix(&s->error, "%s: ", s->path);
+        return hs_status_errno(s->error.status);
+      }
+      if (out->release == NULL) continue; /* that span was all deleted */
+    } else if (s->out_open) {
       int rc = s->out.get_next(&s->out, out);
       if (rc != 0) return scan_fail(s, s->path, &s->out, rc);
       if (out->release != NULL && !s->omap.identity) {
@@ -1054,10 +1135,15 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
         }
         *out = a;
       }
-      if (out->release != NULL && s->del_filter && drop_deleted(s, out, &s->error) != HS_OK) {
-        hs_error_prefix(&s->error, "%s: ", s->path);
-        return hs_status_errno(s->error.status);
+      if (out->release != NULL && s->del_filter) { /* held, cut up above */
+        if (hold_deleted(s, out, &s->error) != HS_OK) {
+          hs_error_prefix(&s->error, "%s: ", s->path);
+          return hs_status_errno(s->error.status);
+        }
+        continue;
       }
+    }
+    if (s->out_open) {
       if (out->release != NULL) {
         if (s->filter == NULL) {
           s->stats.rows_scanned += out->length;
@@ -1073,8 +1159,9 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
         s->stats.rows_returned += out->length;
         s->last_file = s->cur_file;
         bool listed = s->filter != NULL || s->del != NULL; /* rows came from s->rows */
-        s->last_rows = listed ? s->rows + s->out_pos : NULL;
+        s->last_rows = listed && !s->del_filter ? s->rows + s->out_pos : NULL;
         s->last_first = listed ? -1 : s->out_pos;
+        s->last_lazy = s->del_filter; /* listed when asked (list_lazy_rows) */
         s->last_n = out->length;
         s->out_pos += out->length;
         return 0;
@@ -1179,9 +1266,13 @@ hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_or
   if (stream == NULL || out == NULL || stream->release != scan_release) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "scan batch origin: not a table scan stream");
   }
-  const scan_state *s = stream->private_data;
+  scan_state *s = stream->private_data;
   if (s->last_n == 0) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "scan batch origin: no batch emitted yet");
+  }
+  if (s->last_lazy) {
+    hs_status st = list_lazy_rows(s, err);
+    if (st != HS_OK) return st;
   }
   out->file = s->plan_idx[s->last_file];
   out->path = s->files[s->last_file];

@@ -1,0 +1,251 @@
+/*
+ * test_arrow_filter.c — hs_arrow_array_filter (src/arrow/filter.c) against
+ * a brute-force oracle: every column type (bool, 1/2/4/8/16-byte values,
+ * strings, large strings, lists, fixed-size lists narrow and wide, structs),
+ * with and without NULLs, at array offsets 0 and not, under keep patterns
+ * none, one, every other row, long runs, all but one, all, and random
+ * sparse and dense ones. Each kept row of the output must equal its source
+ * row value by value (NULLs included), and the output must validate.
+ */
+#include "arrow/arrow.h"
+#include "hs_test.h"
+
+static uint64_t rng = 14;
+
+static int64_t rnd(int64_t n) {
+  return (int64_t)(hs_test_rand(&rng) % (uint64_t)n);
+}
+
+static void *zalloc(size_t n) {
+  return hs_calloc(n + 8, 1);
+}
+
+static uint8_t *make_validity(int64_t n, bool nulls, int64_t *null_count) {
+  *null_count = 0;
+  if (!nulls) return NULL;
+  uint8_t *v = zalloc((size_t)(n + 7) / 8);
+  for (int64_t i = 0; i < n; i++) {
+    if (rnd(5) != 0)
+      v[i >> 3] |= (uint8_t)(1u << (i & 7));
+    else
+      (*null_count)++;
+  }
+  return v;
+}
+
+static bool bit(const uint8_t *b, int64_t i) {
+  return (b[i >> 3] >> (i & 7)) & 1;
+}
+
+static bool valid(const struct ArrowArray *a, int64_t i) {
+  const uint8_t *v = a->buffers[0];
+  return v == NULL || a->null_count == 0 || bit(v, a->offset + i);
+}
+
+/* A random array of `format` with n rows (children of nested types built
+ * alongside); the schema node is filled in too. */
+static void make_array(const char *format, int64_t n, bool nulls, struct ArrowSchema *s,
+                       struct ArrowArray *a, int depth) {
+  hs_error e = {0};
+  bool nested = format[0] == '+';
+  int64_t nc = nested ? (format[1] == 's' ? 2 : 1) : 0;
+  CHECK_OK(hs_arrow_schema_init(s, format, "c", ARROW_FLAG_NULLABLE, nc, &e), &e);
+  hs_arrow_type at;
+  CHECK_OK(hs_arrow_type_parse(format, &at, &e), &e);
+  int64_t nb = at.id == HS_AT_STRING || at.id == HS_AT_LARGE_STRING ? 3
+               : at.id == HS_AT_STRUCT || at.id == HS_AT_FIXED_LIST ? 1
+                                                                    : 2;
+  CHECK_OK(hs_arrow_array_init(a, nb, nc, &e), &e);
+  a->length = n;
+  int64_t nn;
+  uint8_t *v = make_validity(n, nulls, &nn);
+  if (v != NULL) hs_arrow_array_set_buffer(a, 0, v);
+  a->null_count = nn;
+  switch (at.id) {
+  case HS_AT_BOOL: {
+    uint8_t *b = zalloc((size_t)(n + 7) / 8);
+    for (int64_t i = 0; i < n; i++)
+      if (rnd(2)) b[i >> 3] |= (uint8_t)(1u << (i & 7));
+    hs_arrow_array_set_buffer(a, 1, b);
+    break;
+  }
+  case HS_AT_STRING:
+  case HS_AT_LARGE_STRING: {
+    bool large = at.id == HS_AT_LARGE_STRING;
+    uint8_t *offs = zalloc((size_t)(n + 1) * 8), *data = zalloc((size_t)n * 9);
+    int64_t at_ = 0;
+    for (int64_t i = 0; i <= n; i++) {
+      if (large)
+        ((int64_t *)(void *)offs)[i] = at_;
+      else
+        ((int32_t *)(void *)offs)[i] = (int32_t)at_;
+      if (i == n) break;
+      int64_t len = rnd(10);
+      for (int64_t j = 0; j < len; j++) data[at_++] = (uint8_t)('a' + rnd(26));
+    }
+    hs_arrow_array_set_buffer(a, 1, offs);
+    hs_arrow_array_set_buffer(a, 2, data);
+    break;
+  }
+  case HS_AT_LIST: {
+    int32_t *offs = zalloc((size_t)(n + 1) * 4);
+    for (int64_t i = 0; i < n; i++) offs[i + 1] = offs[i] + (int32_t)rnd(4);
+    hs_arrow_array_set_buffer(a, 1, offs);
+    make_array("i", offs[n], nulls, s->children[0], a->children[0], depth + 1);
+    break;
+  }
+  case HS_AT_FIXED_LIST:
+    make_array(at.width > 8 ? "g" : "f", n * at.width, nulls && depth > 0, s->children[0],
+               a->children[0], depth + 1);
+    break;
+  case HS_AT_STRUCT:
+    make_array("l", n, nulls, s->children[0], a->children[0], depth + 1);
+    make_array("u", n, nulls, s->children[1], a->children[1], depth + 1);
+    break;
+  default: {
+    int w = hs_arrow_type_byte_width(&at);
+    uint8_t *vals = zalloc((size_t)(n * w));
+    for (int64_t i = 0; i < n * w; i++) vals[i] = (uint8_t)rnd(256);
+    hs_arrow_array_set_buffer(a, 1, vals);
+    break;
+  }
+  }
+}
+
+/* Row i of a (node s) equals row j of b. */
+static bool row_eq(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                   const struct ArrowArray *b, int64_t j) {
+  bool va = valid(a, i), vb = valid(b, j);
+  if (va != vb) return false;
+  if (!va) return true;
+  hs_arrow_type at;
+  if (hs_arrow_type_parse(s->format, &at, NULL) != HS_OK) return false;
+  int64_t ia = a->offset + i, jb = b->offset + j;
+  switch (at.id) {
+  case HS_AT_BOOL: return bit(a->buffers[1], ia) == bit(b->buffers[1], jb);
+  case HS_AT_STRING: {
+    const int32_t *oa = a->buffers[1], *ob = b->buffers[1];
+    int32_t la = oa[ia + 1] - oa[ia], lb = ob[jb + 1] - ob[jb];
+    return la == lb && memcmp((const uint8_t *)a->buffers[2] + oa[ia],
+                              (const uint8_t *)b->buffers[2] + ob[jb], (size_t)la) == 0;
+  }
+  case HS_AT_LARGE_STRING: {
+    const int64_t *oa = a->buffers[1], *ob = b->buffers[1];
+    int64_t la = oa[ia + 1] - oa[ia], lb = ob[jb + 1] - ob[jb];
+    return la == lb && memcmp((const uint8_t *)a->buffers[2] + oa[ia],
+                              (const uint8_t *)b->buffers[2] + ob[jb], (size_t)la) == 0;
+  }
+  case HS_AT_LIST: {
+    const int32_t *oa = a->buffers[1], *ob = b->buffers[1];
+    if (oa[ia + 1] - oa[ia] != ob[jb + 1] - ob[jb]) return false;
+    for (int32_t k = 0; k < oa[ia + 1] - oa[ia]; k++)
+      if (!row_eq(s->children[0], a->children[0], oa[ia] + k, b->children[0], ob[jb] + k))
+        return false;
+    return true;
+  }
+  case HS_AT_FIXED_LIST:
+    for (int64_t k = 0; k < at.width; k++)
+      if (!row_eq(s->children[0], a->children[0], ia * at.width + k, b->children[0],
+                  jb * at.width + k))
+        return false;
+    return true;
+  case HS_AT_STRUCT:
+    for (int64_t c = 0; c < s->n_children; c++)
+      if (!row_eq(s->children[c], a->children[c], ia, b->children[c], jb)) return false;
+    return true;
+  default: {
+    int w = hs_arrow_type_byte_width(&at);
+    return memcmp((const uint8_t *)a->buffers[1] + ia * w, (const uint8_t *)b->buffers[1] + jb * w,
+                  (size_t)w) == 0;
+  }
+  }
+}
+
+enum { P_NONE, P_ONE, P_ALT, P_RUNS, P_ALL_BUT_ONE, P_ALL, P_SPARSE, P_DENSE, P_N };
+
+static int64_t make_keep(uint64_t *keep, int64_t n, int pattern) {
+  size_t words = (size_t)(n + 63) / 64 + 1;
+  /* Bits past n are set on purpose: the filter must ignore them. */
+  memset(keep, pattern == P_ALL || pattern == P_ALL_BUT_ONE ? 0xff : 0, words * 8);
+  int64_t one = n > 0 ? rnd(n) : 0, run = 0;
+  bool on = false;
+  for (int64_t i = 0; i < n; i++) {
+    bool k;
+    switch (pattern) {
+    case P_NONE: k = false; break;
+    case P_ONE: k = i == one; break;
+    case P_ALT: k = i % 2 == 1; break;
+    case P_RUNS:
+      if (run-- <= 0) {
+        on = !on;
+        run = 1 + rnd(300);
+      }
+      k = on;
+      break;
+    case P_ALL_BUT_ONE: k = i != one; break;
+    case P_ALL: k = true; break;
+    case P_SPARSE: k = rnd(10) != 0; break;
+    default: k = rnd(10) == 0; break;
+    }
+    if (k)
+      keep[i >> 6] |= UINT64_C(1) << (i & 63);
+    else
+      keep[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+  }
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; i++) c += (keep[i >> 6] >> (i & 63)) & 1;
+  return c;
+}
+
+static void one_case(const char *format, int64_t n, bool nulls, int64_t offset, int pattern) {
+  hs_error e = {0};
+  struct ArrowSchema s;
+  struct ArrowArray a, out;
+  make_array(format, n + offset, nulls, &s, &a, 0);
+  /* A view of rows offset .. offset + n, as the scan cuts its held batch. */
+  struct ArrowArray view = a;
+  view.offset = offset;
+  view.length = n;
+  view.null_count = a.null_count > 0 ? -1 : 0;
+  uint64_t *keep = hs_malloc(((size_t)(n + 63) / 64 + 1) * 8);
+  int64_t k = make_keep(keep, n, pattern);
+  hs_status st = hs_arrow_array_filter(&s, &view, keep, k, &out, &e);
+  CHECK_OK(st, &e);
+  if (st == HS_OK) {
+    CHECK_EQ_INT(out.length, k);
+    CHECK_OK(hs_arrow_array_validate(&s, &out, &e), &e);
+    int64_t j = 0, bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (!((keep[i >> 6] >> (i & 63)) & 1)) continue;
+      bad += !row_eq(&s, &view, i, &out, j);
+      j++;
+    }
+    if (bad)
+      fprintf(stderr, "  %s n=%lld nulls=%d offset=%lld pattern=%d: %lld rows differ\n", format,
+              (long long)n, nulls, (long long)offset, pattern, (long long)bad);
+    CHECK_EQ_INT(bad, 0);
+    if (out.null_count >= 0) {
+      int64_t nc = 0;
+      for (int64_t i = 0; i < out.length; i++) nc += !valid(&out, i);
+      if (out.buffers[0] != NULL) CHECK_EQ_INT(out.null_count, nc);
+    }
+    out.release(&out);
+  }
+  hs_free(keep);
+  a.release(&a);
+  s.release(&s);
+}
+
+int main(void) {
+  const char *formats[] = {"b", "c",  "s",    "i",      "l",  "g",    "d:12,2", "u",
+                           "U", "+l", "+w:3", "+w:100", "+s", "tsu:", "w:5"};
+  int64_t sizes[] = {0, 1, 63, 64, 65, 1000, 5000};
+  for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+      for (int nulls = 0; nulls < 2; nulls++)
+        for (int p = 0; p < P_N; p++) {
+          one_case(formats[f], sizes[z], nulls, 0, p);
+          one_case(formats[f], sizes[z], nulls, 1 + rnd(130), p);
+        }
+  return hs_test_finish("test_arrow_filter");
+}
