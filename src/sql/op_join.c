@@ -109,7 +109,8 @@ typedef struct join_state {
   int32_t ix_key;        /* the key the right table's index answers */
   const char *ix_column; /* its column name */
   hs_table *table;
-  int64_t ix_scans, ix_keys, ix_rows;
+  int64_t ix_scans, ix_keys, ix_rows, ix_files_read, ix_files_indexed;
+  bool ix_fallback; /* INDEX_NL planned but not possible: hashing instead */
   int64_t build_rows_total;
 } join_state;
 
@@ -865,6 +866,11 @@ static hs_status index_build(join_state *st, hs_error *err) {
                        scan->scan.rel->name ? scan->scan.rel->name : "table",
                        why ? why : "read failed");
     }
+    hs_scan_stats ss;
+    hs_scan_index_stats is;
+    if (hs_scan_stats_get(&stream, &ss, NULL) == HS_OK) st->ix_files_read += ss.files_read;
+    if (hs_scan_index_stats_get(&stream, &is, NULL) == HS_OK)
+      st->ix_files_indexed += is.files_indexed;
     if (schema.release) schema.release(&schema);
     if (stream.release) stream.release(&stream);
     if (s == HS_OK) s = check_cancel(st, err);
@@ -911,11 +917,15 @@ static void note_stats(hs_sql_op *op) {
   join_state *st = op->state;
   if (st->method == HS_SJM_INDEX_NL)
     snprintf(op->stats.note, sizeof op->stats.note,
-             "index on %s: %lld lookups of %lld keys, %lld rows fetched", st->ix_column,
-             (long long)st->ix_scans, (long long)st->ix_keys, (long long)st->ix_rows);
+             "index on %s: %lld lookups of %lld keys, %lld rows fetched, %lld of %lld files "
+             "answered by the index",
+             st->ix_column, (long long)st->ix_scans, (long long)st->ix_keys, (long long)st->ix_rows,
+             (long long)st->ix_files_indexed, (long long)st->ix_files_read);
   else
-    snprintf(op->stats.note, sizeof op->stats.note, "%s: %lld build rows",
-             st->method == HS_SJM_HASH ? "hash" : "nested loop", (long long)st->build_rows_total);
+    snprintf(op->stats.note, sizeof op->stats.note, "%s%s: %lld build rows",
+             st->method == HS_SJM_HASH ? "hash" : "nested loop",
+             st->ix_fallback ? " (no usable index for the index nested loop)" : "",
+             (long long)st->build_rows_total);
 }
 
 static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
@@ -1102,7 +1112,10 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
    * only the nested loop remains. */
   if (st->n_keys == 0) st->method = HS_SJM_NL;
   if (st->method == HS_SJM_NL && st->n_keys > 0) st->method = HS_SJM_HASH;
-  if (st->method == HS_SJM_INDEX_NL && !index_nl_ok(st)) st->method = HS_SJM_HASH;
+  if (st->method == HS_SJM_INDEX_NL && !index_nl_ok(st)) {
+    st->method = HS_SJM_HASH;
+    st->ix_fallback = true;
+  }
   st->pred_cols = hs_calloc((size_t)(st->nl + st->nr) + 1, 1);
   st->cl = alloc_array(JOIN_CHUNK_ROWS, 8);
   st->cr = alloc_array(JOIN_CHUNK_ROWS, 8);
