@@ -32,14 +32,20 @@ static void heap_blob_release(hs_sql_blob *b) {
   hs_free(b);
 }
 
-hs_sql_blob *hs_sql_blob_new(size_t size) {
+/* A heap blob whose data is zeroed or left as malloc gives it (for
+ * builders that write every byte). */
+static hs_sql_blob *blob_new(size_t size, bool zero) {
   size_t total;
   if (size > HS_ALLOC_BYTES_MAX || !hs_add_size(size, BLOB_HEADER, &total)) return NULL;
-  hs_sql_blob *b = hs_calloc(1, total);
+  hs_sql_blob *b = zero ? hs_calloc(1, total) : hs_malloc(total);
   if (b == NULL) return NULL;
   b->refs = 1;
   b->release = heap_blob_release;
   return b;
+}
+
+hs_sql_blob *hs_sql_blob_new(size_t size) {
+  return blob_new(size, true);
 }
 
 void *hs_sql_blob_data(hs_sql_blob *b) {
@@ -141,7 +147,10 @@ static hs_status too_big(hs_error *err, int64_t n, hs_sql_type t) {
                       hs_sql_type_name(t, name, sizeof name));
 }
 
-hs_status hs_sql_vec_alloc(hs_sql_vec *v, hs_sql_type t, int64_t n, bool nullable, hs_error *err) {
+/* hs_sql_vec_alloc, the memory zeroed only when `zero` (take and concat
+ * write every byte of data and validity themselves). */
+static hs_status vec_alloc(hs_sql_vec *v, hs_sql_type t, int64_t n, bool nullable, bool zero,
+                           hs_error *err) {
   memset(v, 0, sizeof *v);
   if (n < 0 || (uint64_t)n > HS_ALLOC_BYTES_MAX) return too_big(err, n, t);
   v->type = t;
@@ -163,7 +172,7 @@ hs_status hs_sql_vec_alloc(hs_sql_vec *v, hs_sql_type t, int64_t n, bool nullabl
     memset(v, 0, sizeof *v);
     return too_big(err, n, t);
   }
-  hs_sql_blob *b = hs_sql_blob_new(total);
+  hs_sql_blob *b = blob_new(total, zero);
   if (b == NULL) {
     memset(v, 0, sizeof *v);
     return hs_error_set(err, HS_ERR_NOMEM, "out of memory (%zu bytes for a column)", total);
@@ -174,6 +183,10 @@ hs_status hs_sql_vec_alloc(hs_sql_vec *v, hs_sql_type t, int64_t n, bool nullabl
   v->refs_inline[0] = b;
   v->n_refs = 1;
   return HS_OK;
+}
+
+hs_status hs_sql_vec_alloc(hs_sql_vec *v, hs_sql_type t, int64_t n, bool nullable, hs_error *err) {
+  return vec_alloc(v, t, n, nullable, true, err);
 }
 
 hs_status hs_sql_vec_make_nullable(hs_sql_vec *v, hs_error *err) {
@@ -327,7 +340,7 @@ hs_status hs_sql_vec_take(hs_sql_vec *dst, const hs_sql_vec *src, const int64_t 
     }
   }
   if (src->type.id == HS_SQL_NULLTYPE) return hs_sql_vec_alloc(dst, src->type, n_sel, false, err);
-  hs_status st = hs_sql_vec_alloc(dst, src->type, n_sel, src->valid != NULL || has_neg, err);
+  hs_status st = vec_alloc(dst, src->type, n_sel, src->valid != NULL || has_neg, false, err);
   if (st != HS_OK) return st;
   void *out = hs_sql_vec_mut_data(dst);
   size_t w = hs_sql_vec_width(src->type);
@@ -342,7 +355,9 @@ hs_status hs_sql_vec_take(hs_sql_vec *dst, const hs_sql_vec *src, const int64_t 
     for (int64_t i = 0; i < n_sel; i++) {
       if (sel[i] >= 0) {
         memcpy(d + (size_t)i * w, s + (size_t)sel[i] * w, w);
-      } /* else: already zero */
+      } else {
+        memset(d + (size_t)i * w, 0, w);
+      }
     }
   }
   }
@@ -403,7 +418,7 @@ hs_status hs_sql_vec_concat(hs_sql_vec *dst, const hs_sql_vec *vs, size_t n, hs_
     if (vs[k].valid != NULL) nullable = true;
   }
   if (n == 1) return hs_sql_vec_share(dst, &vs[0], err);
-  hs_status st = hs_sql_vec_alloc(dst, t, total, nullable, err);
+  hs_status st = vec_alloc(dst, t, total, nullable, false, err);
   if (st != HS_OK || t.id == HS_SQL_NULLTYPE) return st;
   size_t w = hs_sql_vec_width(t);
   uint8_t *data = hs_sql_vec_mut_data(dst), *valid = hs_sql_vec_mut_valid(dst);
@@ -445,36 +460,57 @@ static inline uint64_t combine(uint64_t seed, uint64_t v) {
   return mix64(seed * 0x9E3779B97F4A7C15ull + v + 0x632BE59BD9B4E019ull);
 }
 
-static inline uint64_t rotl64(uint64_t x, int r) {
-  return (x << r) | (x >> (64 - r));
+__extension__ typedef unsigned __int128 u128;
+
+/* Multiply-fold: the 128-bit product's halves xor-ed (wyhash's mixer). */
+static inline uint64_t mum(uint64_t a, uint64_t b) {
+  u128 r = (u128)a * b;
+  return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+static inline uint64_t load64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static inline uint64_t load32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
 }
 
+#define K0 0xa0761d6478bd642full
+#define K1 0xe7037ed1a0b428dbull
+#define K2 0x8ebc6af09c88c6e3ull
+
+/* Short inputs are read as (possibly overlapping) first and last words, so
+ * no byte loop and no memcpy call; the length is mixed in. */
 uint64_t hs_sql_hash_bytes(const void *p, size_t n, uint64_t seed) {
   const uint8_t *s = p;
-  const uint64_t k1 = 0x87c37b91114253d5ull, k2 = 0x4cf5ad432745937full;
-  uint64_t h = seed ^ ((uint64_t)n * k1);
-  while (n >= 16) {
-    uint64_t a, b;
-    memcpy(&a, s, 8);
-    memcpy(&b, s + 8, 8);
-    h = rotl64(h ^ (a * k1), 31) * k2;
-    h = rotl64(h ^ (b * k2), 27) * k1;
-    s += 16;
-    n -= 16;
+  uint64_t h = seed ^ K0, a, b;
+  if (n <= 16) {
+    if (n >= 8) {
+      a = load64(s);
+      b = load64(s + n - 8);
+    } else if (n >= 4) {
+      a = load32(s);
+      b = load32(s + n - 4);
+    } else if (n > 0) {
+      a = (uint64_t)s[0] << 16 | (uint64_t)s[n >> 1] << 8 | s[n - 1];
+      b = 0;
+    } else {
+      a = b = 0;
+    }
+  } else {
+    size_t i = n;
+    while (i > 16) {
+      h = mum(load64(s) ^ K1, load64(s + 8) ^ h);
+      s += 16;
+      i -= 16;
+    }
+    a = load64(s + i - 16);
+    b = load64(s + i - 8);
   }
-  if (n >= 8) {
-    uint64_t a;
-    memcpy(&a, s, 8);
-    h = rotl64(h ^ (a * k1), 31) * k2;
-    s += 8;
-    n -= 8;
-  }
-  if (n > 0) {
-    uint64_t a = 0;
-    memcpy(&a, s, n);
-    h = rotl64(h ^ (a * k2), 27) * k1;
-  }
-  return mix64(h);
+  return mum(K1 ^ n, mum(a ^ K1, b ^ h));
 }
 
 static inline uint64_t double_bits(double d) {
@@ -527,7 +563,7 @@ uint64_t hs_sql_vec_hash(const hs_sql_vec *v, int64_t i, uint64_t seed) {
   case HS_SQL_SPARSEVEC:
   case HS_SQL_BIT: {
     hs_sql_str s = ((const hs_sql_str *)v->data)[i];
-    return combine(seed, hs_sql_hash_bytes(s.ptr, s.len, 0x2545F4914F6CDD1Dull));
+    return hs_sql_hash_bytes(s.ptr, s.len, seed);
   }
   case HS_SQL_VECTOR:
   case HS_SQL_HALFVEC: {
@@ -541,6 +577,54 @@ uint64_t hs_sql_vec_hash(const hs_sql_vec *v, int64_t i, uint64_t seed) {
     return h;
   }
   default: return combine(seed, NULL_HASH);
+  }
+}
+
+/* h[i] = combine(h[i], KEY(row)) over a typed array, NULL rows alike. */
+#define HASH_ROWS(T, KEY)                                               \
+  do {                                                                  \
+    const T *d_ = (const T *)v->data + off;                             \
+    if (valid == NULL) {                                                \
+      for (int64_t i = 0; i < n; i++) h[i] = combine(h[i], KEY(d_[i])); \
+    } else {                                                            \
+      for (int64_t i = 0; i < n; i++) {                                 \
+        h[i] = combine(h[i], valid[i] ? KEY(d_[i]) : NULL_HASH);        \
+      }                                                                 \
+    }                                                                   \
+  } while (0)
+#define KEY_U8(x) ((uint64_t)(x))
+#define KEY_I32(x) ((uint64_t)(int64_t)(x))
+#define KEY_I64(x) ((uint64_t)(x))
+#define KEY_F64(x) double_bits(x)
+
+void hs_sql_vec_hash_rows(const hs_sql_vec *v, int64_t off, int64_t n, uint64_t *h) {
+  if (v->type.id == HS_SQL_NULLTYPE) {
+    for (int64_t i = 0; i < n; i++) h[i] = combine(h[i], NULL_HASH);
+    return;
+  }
+  const uint8_t *valid = v->valid != NULL ? v->valid + off : NULL;
+  switch (v->type.id) {
+  case HS_SQL_BOOL: HASH_ROWS(uint8_t, KEY_U8); return;
+  case HS_SQL_INT32:
+  case HS_SQL_DATE: HASH_ROWS(int32_t, KEY_I32); return;
+  case HS_SQL_INT64:
+  case HS_SQL_TIMESTAMP:
+  case HS_SQL_TIMESTAMPTZ: HASH_ROWS(int64_t, KEY_I64); return;
+  case HS_SQL_FLOAT64: HASH_ROWS(double, KEY_F64); return;
+  case HS_SQL_TEXT:
+  case HS_SQL_BYTEA:
+  case HS_SQL_SPARSEVEC:
+  case HS_SQL_BIT: {
+    const hs_sql_str *d = (const hs_sql_str *)v->data + off;
+    for (int64_t i = 0; i < n; i++) {
+      h[i] = valid == NULL || valid[i] ? hs_sql_hash_bytes(d[i].ptr, d[i].len, h[i])
+                                       : combine(h[i], NULL_HASH);
+    }
+    return;
+  }
+  default:
+    for (int64_t i = 0; i < n; i++) h[i] = hs_sql_vec_hash(v, off + i, h[i]);
+    return;
   }
 }
 

@@ -120,6 +120,10 @@ hs_status hs_sql_vec_concat(hs_sql_vec *dst, const hs_sql_vec *vs, size_t n, hs_
  * equal across vectors of the same type (INT32 and INT64 of equal value
  * too, and FLOAT64 -0.0 / 0.0, NaN / NaN). */
 uint64_t hs_sql_vec_hash(const hs_sql_vec *v, int64_t i, uint64_t seed);
+/* The same for rows [off, off + n) at once: h[i] = hs_sql_vec_hash(v,
+ * off + i, h[i]) (seed h[i] with a constant first; call once per key
+ * column to hash a composite key). One type switch, then a tight loop. */
+void hs_sql_vec_hash_rows(const hs_sql_vec *v, int64_t off, int64_t n, uint64_t *h);
 
 /* Compare row i of a with row j of b (same type), for sorting and grouping:
  * NULL equal to NULL and above every value (PostgreSQL's default NULLS
