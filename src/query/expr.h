@@ -42,6 +42,12 @@ hs_status hs_expr_parse(const char *filter, const struct ArrowSchema *schema, hs
 
 void hs_expr_free(hs_expr *e);
 
+/* 1-based position in f[0..n) where the nesting of parentheses and
+ * operators passes HS_EXPR_DEPTH_MAX (256) levels, or 0: a lexical bound
+ * run before libpg_query, whose grammar and JSON output recurse per level
+ * (also used for whole SQL statements by src/sql/). */
+int32_t hs_expr_nesting_overflow(const char *f, size_t n);
+
 /* A canonical rendering of the bound tree, for tests and diagnostics
  * (BETWEEN appears desugared, IN lists sorted and deduplicated). *out is NUL-terminated, owned by
  * the caller (hs_free). */

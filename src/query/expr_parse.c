@@ -130,7 +130,7 @@ static size_t skip_quoted(const char *f, size_t n, size_t i, char q, bool backsl
 }
 
 /* 1-based position where the nesting passes HS_EXPR_DEPTH_MAX, or 0. */
-static int32_t nesting_overflow(const char *f, size_t n) {
+int32_t hs_expr_nesting_overflow(const char *f, size_t n) {
   int base[HS_EXPR_DEPTH_MAX + 2], run[HS_EXPR_DEPTH_MAX + 2];
   int level = 0;
   base[0] = run[0] = 0;
@@ -1036,7 +1036,7 @@ hs_status hs_expr_parse(const char *filter, const struct ArrowSchema *schema, hs
   ctx c = {e, schema, filter, sql, PREFIX_LEN + flen, err, error_pos};
   hs_status st = HS_OK;
   json_t *root = tree_take(filter);
-  int32_t deep_at = root == NULL ? nesting_overflow(filter, flen) : 0;
+  int32_t deep_at = root == NULL ? hs_expr_nesting_overflow(filter, flen) : 0;
   if (deep_at > 0) {
     st = too_deep(&c, deep_at);
   } else if (root == NULL) {

@@ -51,13 +51,17 @@ typedef enum hs_sql_join_method {
   HS_SJM_NL        /* nested loop (no equality keys) */
 } hs_sql_join_method;
 
-/* A relation a SCAN reads. */
+/* A relation a SCAN reads: a table folder, or in-memory chunks that the
+ * session owns (registered Arrow data, converted once). Column types and
+ * names are the table's (bind time) or the chunks'. */
 typedef struct hs_sql_rel {
   const char *name;
-  const char *uri;            /* table folder, or NULL for in-memory batches */
-  struct ArrowSchema *schema; /* in-memory: the batches' struct schema (session-owned) */
-  struct ArrowArray *batches; /* in-memory batches (session-owned) */
-  size_t n_batches;
+  const char *uri;            /* table folder, or NULL for in-memory chunks */
+  const hs_sql_chunk *chunks; /* in-memory (session-owned) */
+  size_t n_chunks;
+  int32_t n_cols;
+  const hs_sql_type *types;
+  const char *const *col_names;
 } hs_sql_rel;
 
 typedef struct hs_sql_sortkey {
@@ -166,7 +170,11 @@ struct hs_sql_plan {
 typedef struct hs_sql_plan_ctx {
   hs_arena arena;
   const char *sql; /* the statement text (for positions) */
+  void *json;      /* the parse tree (json_t) the plan's names point into; freed with the arena */
 } hs_sql_plan_ctx;
+
+/* Free a plan context and everything it owns (accepts NULL). */
+void hs_sql_plan_ctx_free(hs_sql_plan_ctx *ctx);
 
 /* A new node in ctx->arena with n_cols output columns allocated. */
 hs_sql_plan *hs_sql_plan_new(hs_sql_plan_ctx *ctx, hs_sql_plan_kind kind, int32_t n_cols);

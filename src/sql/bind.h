@@ -1,0 +1,71 @@
+/*
+ * bind.h — from SQL text to a plan: libpg_query's parse tree (JSON) is
+ * walked once, names are resolved against the session's relations and
+ * the query's scopes, every expression is typed and its calls resolved
+ * (func.h), and the statement becomes a tree of plan nodes (plan.h).
+ * Private to src/sql/.
+ *
+ * Errors carry the 1-based position of the offending token; the caller
+ * (session.c) formats the caret line.
+ */
+#ifndef HS_SQL_BIND_H
+#define HS_SQL_BIND_H
+
+#include "exec.h"
+
+/* Finds the relation a FROM clause names (session.c): *out is built in
+ * `arena` (the statement's), with the table's current columns. HS_ERR_NOT_FOUND with a
+ * message listing the known names (the binder adds the position). */
+typedef hs_status (*hs_sql_lookup_fn)(void *ud, const char *name, hs_arena *arena, hs_sql_rel **out,
+                                      hs_error *err);
+
+typedef enum hs_sql_stmt_kind {
+  HS_SQL_STMT_QUERY,   /* rows: `plan` */
+  HS_SQL_STMT_EXPLAIN, /* plan->kind == HS_SP_EXPLAIN */
+  HS_SQL_STMT_SET,     /* SET name = value: set_name, set_value */
+  HS_SQL_STMT_RESET,   /* RESET name / RESET ALL (set_name NULL) */
+  HS_SQL_STMT_OTHER    /* DDL and DML, handled by session.c from `json` */
+} hs_sql_stmt_kind;
+
+typedef struct hs_sql_stmt {
+  hs_sql_stmt_kind kind;
+  hs_sql_plan_ctx *pctx; /* owns the plan; moves into the exec */
+  hs_sql_plan *plan;
+  hs_sql_plan **shared; /* SHARED inputs (CTEs referenced more than once), in pctx */
+  int32_t n_shared;
+  const char *set_name, *set_value; /* SET (in pctx) */
+  const char *other;                /* OTHER: the statement node's type name (in pctx) */
+  void *json;                       /* OTHER: the statement's json_t body (in pctx->json) */
+  void *json_root;                  /* the whole parse tree (owned by pctx) */
+} hs_sql_stmt;
+
+typedef struct hs_sql_bind_opts {
+  hs_sql_lookup_fn lookup;
+  void *lookup_ud;
+  const hs_sql_value *params; /* $1.. (their types type the parameters) */
+  int32_t n_params;
+  const volatile int *cancel;
+  const hs_sql_setting *settings; /* for subqueries run while binding */
+  size_t n_settings;
+  int64_t memory_limit;
+} hs_sql_bind_opts;
+
+/* Parse and bind one statement. *error_pos receives the 1-based position
+ * of an error (0: none). */
+hs_status hs_sql_bind(const char *sql, const hs_sql_bind_opts *o, hs_sql_stmt *out,
+                      int32_t *error_pos, hs_error *err);
+void hs_sql_stmt_free(hs_sql_stmt *s);
+
+/* ORDER BY distance LIMIT k over a table to a KNN node (optimize_knn.c). */
+hs_status hs_sql_optimize_knn(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
+
+/* Optimize a bound query plan in place (optimize.c). */
+hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
+
+/* DDL and DML statements (ddl.c): CREATE INDEX, DROP INDEX, INSERT,
+ * CREATE TABLE, ... `kind` is the parse node's type, `json` its body.
+ * *pos: the error position (0: none). */
+hs_status hs_sql_session_other(hs_sql_session *s, const char *sql, const char *kind, void *json,
+                               struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+
+#endif /* HS_SQL_BIND_H */
