@@ -53,7 +53,10 @@ static inline bool hs_sql_type_is_pgvector(hs_sql_tid id) {
 
 /* Parse the text form s[0..n) (not NUL-terminated) as type `to` (one of the
  * four; to.a the typmod, 0 = none) into *out; floats and bytes live in
- * `arena`. The result's type has the literal's dimension in `a`.
+ * `arena`. The result's type has the literal's dimension in `a`: callers
+ * must keep out->type (and give a CONST node that type), since a vector
+ * value of type vector(0) cannot be materialized (hs_sql_vec_const fails
+ * "cannot allocate a column of type vector").
  *   vector    '[1,2,3]'          halfvec '[1,2,3]' (rounded to half)
  *   sparsevec '{1:1.5,3:2}/5'    bit     '0101', 'b0101' or 'x5' (hex)  */
 hs_status hs_sql_vector_parse(const char *s, size_t n, hs_sql_type to, int32_t pos, hs_arena *arena,
