@@ -7,9 +7,11 @@
  * of it for HASH and NL; for INDEX_NL the right table's rows whose indexed
  * key is one of the current left chunk's keys) is held as one chunk with
  * its key vectors and, for hashing, a chained hash table over its row ids
- * (head[] per bucket, next[] per row, both row + 1 with 0 ending a chain,
- * plus a 32-bit tag of each row's hash so that most non-matching chain
- * entries are skipped without comparing keys). The left input streams
+ * (head[] per bucket, a link per row holding the next row of the chain
+ * and a 32-bit tag of the row's hash so that most non-matching chain
+ * entries are skipped without comparing keys; row ids are row + 1, 0 ends
+ * a chain). Probing fetches buckets, links and keys of rows ahead while it
+ * compares the current one: a large build side is all cache misses. The left input streams
  * through: per left chunk its keys are evaluated and hashed once, then
  * candidate pairs (left row, build row) with equal keys are collected at
  * most JOIN_CHUNK_ROWS at a time; the residual predicate (over the left
@@ -57,14 +59,19 @@ typedef struct keydesc {
   hs_sql_tid lid, rid;    /* type ids (messages) */
 } keydesc;
 
+/* A build row's chain link and a 32-bit tag of its hash (one load). */
+typedef struct join_link {
+  uint32_t next; /* next row + 1 of the chain, 0 = end */
+  uint32_t tag;
+} join_link;
+
 /* The build side: rows, keys, hash table. */
 typedef struct join_build {
   hs_sql_chunk rows;
   hs_sql_vec *keys; /* n_keys */
   int64_t n;
-  uint32_t *head; /* mask + 1 buckets */
-  uint32_t *next; /* n */
-  uint32_t *tag;  /* n */
+  uint32_t *head;  /* mask + 1 buckets: first row + 1 of the chain, 0 = empty */
+  join_link *link; /* n */
   uint64_t mask;
   uint8_t *matched;  /* RIGHT/FULL: n */
   uint8_t *null_key; /* n: some key is NULL */
@@ -78,6 +85,7 @@ typedef struct join_probe {
   hs_sql_chunk rows;
   hs_sql_vec *keys; /* n_keys */
   uint64_t *hash;
+  uint32_t *first; /* HASH: head of row i's bucket (0 for NULL keys) */
   uint8_t *null_key;
   uint8_t *matched;
   int64_t i; /* next row to pair */
@@ -112,6 +120,7 @@ typedef struct join_state {
   int64_t ix_scans, ix_keys, ix_rows, ix_files_read, ix_files_indexed;
   bool ix_fallback; /* INDEX_NL planned but not possible: hashing instead */
   int64_t build_rows_total;
+  size_t build_key_width; /* bytes per row of the first build key (prefetch; 0: none) */
 } join_state;
 
 /* ------------------------------------------------------------- helpers */
@@ -130,6 +139,19 @@ static void *alloc_array(int64_t n, size_t width) {
   size_t bytes;
   if (n < 0 || !hs_mul_size((size_t)n, width, &bytes)) return NULL;
   return hs_calloc(bytes == 0 ? 1 : bytes, 1);
+}
+
+/* A zeroed array for the hash table, on huge pages where it is large:
+ * probes touch it at random, so 4 KB pages would make TLB misses too. */
+static void *alloc_table(int64_t n, size_t width) {
+  size_t bytes;
+  if (n < 0 || !hs_mul_size((size_t)n, width, &bytes)) return NULL;
+  if (bytes == 0) bytes = 1;
+  void *p = hs_malloc(bytes);
+  if (p == NULL) return NULL;
+  hs_mem_advise_huge(p, bytes);
+  memset(p, 0, bytes);
+  return p;
 }
 
 static int64_t vec_bytes(const hs_sql_vec *v) {
@@ -328,8 +350,7 @@ static void build_release(join_state *st) {
     for (int32_t k = 0; k < st->n_keys; k++) hs_sql_vec_release(&b->keys[k]);
   hs_free(b->keys);
   hs_free(b->head);
-  hs_free(b->next);
-  hs_free(b->tag);
+  hs_free(b->link);
   hs_free(b->matched);
   hs_free(b->null_key);
   if (b->reserved != 0) hs_sql_exec_reserve(st->x, -b->reserved, "join", NULL);
@@ -412,11 +433,10 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
     if (s != HS_OK) goto done;
   }
   uint64_t *h = alloc_array(n, 8);
-  b->head = alloc_array((int64_t)b->mask + 1, 4);
-  b->next = alloc_array(n, 4);
-  b->tag = alloc_array(n, 4);
+  b->head = alloc_table((int64_t)b->mask + 1, 4);
+  b->link = alloc_table(n, sizeof(join_link));
   b->null_key = alloc_array(n, 1);
-  if (h == NULL || b->head == NULL || b->next == NULL || b->tag == NULL || b->null_key == NULL) {
+  if (h == NULL || b->head == NULL || b->link == NULL || b->null_key == NULL) {
     hs_free(h);
     s = oom(err, "hash table");
     goto done;
@@ -424,13 +444,13 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
   hash_keys(st, b->keys, false, n, h, b->null_key);
   /* Insert last row first so that chains list rows in input order. */
   for (int64_t j = n - 1; j >= 0; j--) {
-    b->tag[j] = (uint32_t)(h[j] >> 32);
+    b->link[j].tag = (uint32_t)(h[j] >> 32);
     if (b->null_key[j]) {
       b->has_null_key = true;
       continue;
     }
     uint64_t bucket = h[j] & b->mask;
-    b->next[j] = b->head[bucket];
+    b->link[j].next = b->head[bucket];
     b->head[bucket] = (uint32_t)(j + 1);
   }
   hs_free(h);
@@ -451,6 +471,7 @@ static void probe_release(join_state *st) {
     for (int32_t k = 0; k < st->n_keys; k++) hs_sql_vec_release(&pr->keys[k]);
   hs_free(pr->keys);
   hs_free(pr->hash);
+  hs_free(pr->first);
   hs_free(pr->null_key);
   hs_free(pr->matched);
   if (pr->reserved != 0) hs_sql_exec_reserve(st->x, -pr->reserved, "join", NULL);
@@ -495,21 +516,31 @@ static void fill_hash(join_state *st) {
     pr->i = n;
     return;
   }
+  /* Rows ahead have their chain's first link and key fetched into cache
+   * while this one is compared (the table is usually far larger than it). */
+  const int64_t ahead = 16;
+  const size_t kw = st->build_key_width;
+  const char *kdata = (const char *)b->keys[0].data;
   while (pr->i < n) {
     const int64_t i = pr->i;
+    if (i + ahead < n && pr->first[i + ahead] != 0) {
+      uint32_t f = pr->first[i + ahead] - 1;
+      __builtin_prefetch(&b->link[f]);
+      if (kw != 0) __builtin_prefetch(kdata + (size_t)f * kw);
+    }
     if (pr->j < 0) {
-      if (pr->null_key[i] || (st->first_only && pr->matched[i])) {
+      if (st->first_only && pr->matched[i]) {
         pr->i++;
         continue;
       }
-      pr->j = b->head[pr->hash[i] & b->mask];
+      pr->j = pr->first[i];
     }
     const uint32_t tag = (uint32_t)(pr->hash[i] >> 32);
     while (pr->j != 0) {
       if (st->nc == JOIN_CHUNK_ROWS) return;
       const int64_t j = pr->j - 1;
-      pr->j = b->next[j];
-      if (b->tag[j] != tag || !keys_eq(st->kd, st->n_keys, pr->keys, i, b->keys, j)) continue;
+      pr->j = b->link[j].next;
+      if (b->link[j].tag != tag || !keys_eq(st->kd, st->n_keys, pr->keys, i, b->keys, j)) continue;
       if (st->first_only) {
         pr->matched[i] = 1;
         pr->j = 0;
@@ -522,6 +553,23 @@ static void fill_hash(join_state *st) {
     pr->i++;
     pr->j = -1;
   }
+}
+
+/* The first chain link of every row of the current left chunk, fetched
+ * with the buckets of rows ahead in flight. */
+static hs_status probe_heads(join_state *st, hs_error *err) {
+  join_probe *pr = &st->pr;
+  const join_build *b = &st->b;
+  if (st->n_keys == 0 || b->head == NULL) return HS_OK;
+  const int64_t n = pr->rows.n, ahead = 16;
+  pr->first = alloc_array(n, 4);
+  if (pr->first == NULL) return oom(err, "probe");
+  const uint64_t *h = pr->hash;
+  for (int64_t i = 0; i < n; i++) {
+    if (i + ahead < n) __builtin_prefetch(&b->head[h[i + ahead] & b->mask]);
+    pr->first[i] = pr->null_key[i] ? 0 : b->head[h[i] & b->mask];
+  }
+  return HS_OK;
 }
 
 static void fill_nl(join_state *st) {
@@ -970,6 +1018,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
           s = index_build(st, err);
           note_stats(op);
         }
+        if (s == HS_OK) s = probe_heads(st, err);
         if (s != HS_OK) return s;
       }
       if (pr->i < pr->rows.n) {
@@ -1065,6 +1114,14 @@ static hs_status setup_keys(join_state *st, hs_error *err) {
     } else {
       kd->kind = KEY_GENERIC;
     }
+  }
+  switch (st->kd[0].kind) {
+  case KEY_INT: st->build_key_width = (size_t)st->kd[0].rwidth; break;
+  case KEY_BOOL: st->build_key_width = 1; break;
+  case KEY_F64: st->build_key_width = 8; break;
+  case KEY_STR: st->build_key_width = sizeof(hs_sql_str); break;
+  case KEY_NUM: st->build_key_width = sizeof(hs_sql_i128); break;
+  case KEY_GENERIC: st->build_key_width = 0; break;
   }
   return HS_OK;
 }
