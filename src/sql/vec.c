@@ -133,6 +133,21 @@ hs_status hs_sql_vec_hold_all(hs_sql_vec *dst, const hs_sql_vec *src, hs_error *
   return HS_OK;
 }
 
+/* For a gather of src's strings: references to the blobs its bytes may
+ * live in, i.e. every blob but the one that is just src's own array of
+ * views (from hs_sql_vec_alloc: a heap blob whose data is src->data; kernels
+ * put string bytes in blobs of their own), so that a few rows taken from a
+ * large column do not pin its view array. */
+static hs_status hold_string_bytes(hs_sql_vec *dst, const hs_sql_vec *src, hs_error *err) {
+  hs_sql_blob **refs = vec_refs(src);
+  for (int32_t i = 0; i < src->n_refs; i++) {
+    if (refs[i]->release == heap_blob_release && hs_sql_blob_data(refs[i]) == src->data) continue;
+    hs_status st = hs_sql_vec_hold(dst, refs[i], err);
+    if (st != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
 void hs_sql_vec_release(hs_sql_vec *v) {
   if (v == NULL) return;
   hs_sql_blob **refs = vec_refs(v);
@@ -379,7 +394,7 @@ hs_status hs_sql_vec_take(hs_sql_vec *dst, const hs_sql_vec *src, const int64_t 
         if (sel[i] < 0) d[i].ptr = "";
       }
     }
-    st = hs_sql_vec_hold_all(dst, src, err);
+    st = hold_string_bytes(dst, src, err);
     if (st != HS_OK) hs_sql_vec_release(dst);
   }
   return st;
@@ -435,7 +450,7 @@ hs_status hs_sql_vec_concat(hs_sql_vec *dst, const hs_sql_vec *vs, size_t n, hs_
     }
     at += v->n;
     if (hs_sql_type_is_string(t.id)) {
-      st = hs_sql_vec_hold_all(dst, v, err);
+      st = hold_string_bytes(dst, v, err);
       if (st != HS_OK) {
         hs_sql_vec_release(dst);
         return st;

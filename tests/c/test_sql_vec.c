@@ -386,6 +386,28 @@ static void test_const_chunk(void) {
   CHECK_EQ_INT(sh.n_refs, 7);
   hs_sql_vec_release(&sh);
 
+  /* A gather of strings holds the blobs of their bytes, not the source's
+   * array of views; the strings stay readable after the source goes. */
+  {
+    hs_sql_vec src = {0}, g = {0};
+    CHECK_OK(hs_sql_vec_alloc(&src, T(HS_SQL_TEXT, 0, 0), 1000, false, &err), &err);
+    char *bytes = hs_sql_vec_add_bytes(&src, 5, &err);
+    memcpy(bytes, "hello", 5);
+    hs_sql_str *sv = hs_sql_vec_mut_data(&src);
+    for (int i = 0; i < 1000; i++) sv[i] = (hs_sql_str){bytes + i % 5, (uint32_t)(5 - i % 5)};
+    int64_t pick[3] = {999, 3, 0};
+    CHECK_OK(hs_sql_vec_take(&g, &src, pick, 3, &err), &err);
+    CHECK_EQ_INT(g.n_refs, 2); /* its own views + the bytes */
+    CHECK(g.refs_inline[0] != src.refs_inline[0] && g.refs_inline[1] == src.refs_inline[1]);
+    hs_sql_vec_release(&src);
+    hs_sql_value x;
+    hs_sql_vec_get(&g, 0, &x);
+    CHECK(x.v.s.len == 1 && x.v.s.ptr[0] == 'o');
+    hs_sql_vec_get(&g, 1, &x);
+    CHECK(x.v.s.len == 2 && memcmp(x.v.s.ptr, "lo", 2) == 0);
+    hs_sql_vec_release(&g);
+  }
+
   hs_sql_chunk ch = {0}, tk = {0}, mv = {0};
   CHECK_OK(hs_sql_chunk_init(&ch, 3, 50, &err), &err);
   for (int k = 0; k < 3; k++) random_vec(&ch.cols[k], ts[k + 5], 50, 3);
