@@ -15,6 +15,9 @@
 #include "index/vector/distance.h"
 #include "sql/fn_vector.h"
 #include "sql/func_tables.h"
+#include "arrow/arrow.h"
+#include "hyperstream.h"
+#include "table/table.h"
 
 static uint64_t g_rng = 0x5eed1234;
 
@@ -772,6 +775,349 @@ static void test_aggregates(void) {
   free(g);
 }
 
+/* ------------------------------------------------- SQL end to end: kNN */
+
+#define KD 8
+#define KAPPENDS 2
+#define KROWS 700
+
+typedef struct krow {
+  int64_t id;
+  int32_t cat;
+  bool null_vec;
+  float v[KD];
+} krow;
+
+static krow g_k[KAPPENDS * KROWS];
+static size_t g_kn;
+
+static void k_schema(struct ArrowSchema *s) {
+  hs_error e = {0};
+  CHECK_OK(hs_arrow_schema_init(s, "+s", "", 0, 3, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[0], "l", "id", 0, 0, &e), &e);
+  CHECK_OK(hs_arrow_schema_init(s->children[1], "i", "cat", ARROW_FLAG_NULLABLE, 0, &e), &e);
+  char fmt[16];
+  snprintf(fmt, sizeof fmt, "+w:%d", KD);
+  CHECK_OK(hs_arrow_schema_init(s->children[2], fmt, "emb", ARROW_FLAG_NULLABLE, 1, &e), &e);
+  CHECK_OK(
+      hs_arrow_schema_init(s->children[2]->children[0], "f", "item", ARROW_FLAG_NULLABLE, 0, &e),
+      &e);
+}
+
+static void k_append(hs_table *t, size_t n) {
+  hs_error e = {0};
+  int64_t *ids = hs_malloc(n * sizeof *ids);
+  int32_t *cat = hs_malloc(n * sizeof *cat);
+  float *vals = hs_malloc(n * KD * sizeof *vals);
+  uint8_t *valid = hs_calloc((n + 7) / 8 + 1, 1);
+  int64_t nulls = 0;
+  for (size_t i = 0; i < n; i++) {
+    krow *r = &g_k[g_kn + i];
+    r->id = (int64_t)(g_kn + i);
+    r->cat = (int32_t)(hs_test_rand(&g_rng) % 10);
+    r->null_vec = hs_test_rand(&g_rng) % 23 == 0;
+    for (int d = 0; d < KD; d++) r->v[d] = frand() * 3;
+    if (hs_test_rand(&g_rng) % 31 == 0) memset(r->v, 0, sizeof r->v); /* cosine: NaN */
+    ids[i] = r->id;
+    cat[i] = r->cat;
+    memcpy(vals + i * KD, r->v, sizeof r->v);
+    if (r->null_vec)
+      nulls++;
+    else
+      valid[i / 8] |= (uint8_t)(1u << (i % 8));
+  }
+  struct ArrowArray cols[3], item;
+  memset(cols, 0, sizeof cols);
+  CHECK_OK(hs_arrow_array_make_primitive(&cols[0], (int64_t)n, ids, NULL, 0, &e), &e);
+  CHECK_OK(hs_arrow_array_make_primitive(&cols[1], (int64_t)n, cat, NULL, 0, &e), &e);
+  CHECK_OK(hs_arrow_array_make_primitive(&item, (int64_t)(n * KD), vals, NULL, 0, &e), &e);
+  CHECK_OK(hs_arrow_array_init(&cols[2], 1, 1, &e), &e);
+  hs_arrow_array_set_buffer(&cols[2], 0, valid);
+  cols[2].length = (int64_t)n;
+  cols[2].null_count = nulls;
+  *cols[2].children[0] = item;
+  struct ArrowArray b;
+  CHECK_OK(hs_arrow_array_make_struct(&b, (int64_t)n, cols, 3, NULL, 0, &e), &e);
+  struct ArrowSchema s;
+  k_schema(&s);
+  struct ArrowArrayStream st;
+  CHECK_OK(hs_arrow_stream_from_batches(&s, &b, 1, &st, &e), &e);
+  int64_t snap = -1;
+  CHECK_OK(hs_table_append(t, &st, &snap, &e), &e);
+  g_kn += n;
+}
+
+/* A result of (id int64, d float8) rows, or the plan text. */
+typedef struct kres {
+  int64_t n;
+  int64_t id[512];
+  double d[512];
+  bool d_null[512];
+  char text[4096];
+} kres;
+
+static hs_status k_run(hs_sql_session *s, const char *sql, const struct ArrowSchema *ps,
+                       const struct ArrowArray *pa, kres *r, hs_error *err) {
+  memset(r, 0, sizeof *r);
+  struct ArrowArrayStream out;
+  int32_t pos = 0;
+  hs_status st = hs_sql_execute(s, sql, ps, pa, &out, &pos, err);
+  if (st != HS_OK) return st;
+  struct ArrowSchema sch;
+  if (out.get_schema(&out, &sch) != 0) {
+    out.release(&out);
+    return hs_error_set(err, HS_ERR_INTERNAL, "no schema");
+  }
+  size_t tl = 0;
+  for (;;) {
+    struct ArrowArray b;
+    if (out.get_next(&out, &b) != 0) {
+      st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s", out.get_last_error(&out));
+      break;
+    }
+    if (b.release == NULL) break;
+    for (int64_t i = 0; i < b.length && r->n < 512; i++, r->n++) {
+      const struct ArrowArray *c0 = b.children[0];
+      if (!strcmp(sch.children[0]->format, "u")) { /* EXPLAIN text */
+        const int32_t *o = (const int32_t *)c0->buffers[1] + c0->offset;
+        int len = o[i + 1] - o[i];
+        if (tl + (size_t)len + 2 < sizeof r->text) {
+          memcpy(r->text + tl, (const char *)c0->buffers[2] + o[i], (size_t)len);
+          tl += (size_t)len;
+          r->text[tl++] = '\n';
+        }
+        continue;
+      }
+      r->id[r->n] = ((const int64_t *)c0->buffers[1])[c0->offset + i];
+      if (b.n_children > 1) {
+        const struct ArrowArray *c1 = b.children[1];
+        r->d_null[r->n] = !hs_arrow_is_valid(c1, i);
+        r->d[r->n] = ((const double *)c1->buffers[1])[c1->offset + i];
+      }
+    }
+    b.release(&b);
+  }
+  sch.release(&sch);
+  out.release(&out);
+  return st;
+}
+
+/* pgvector's value of row r against q (NAN: NULL distance as +inf + 1). */
+static double k_dist(const char *op, const krow *r, const float *q, bool *is_null) {
+  *is_null = r->null_vec;
+  if (r->null_vec) return 0;
+  return ref_metric(!strcmp(op, "<->")   ? "l2"
+                    : !strcmp(op, "<#>") ? "nip"
+                    : !strcmp(op, "<=>") ? "cos"
+                                         : "l1",
+                    r->v, q, KD);
+}
+
+/* rank key of the exact plan: finite < +inf < NaN < NULL */
+static double k_key(double d, bool null) {
+  if (null) return INFINITY;
+  if (isnan(d)) return DBL_MAX;
+  if (isinf(d)) return DBL_MAX / 2;
+  return d;
+}
+
+static double *g_keys;
+static int k_cmp(const void *a, const void *b) {
+  double x = g_keys[*(const int64_t *)a], y = g_keys[*(const int64_t *)b];
+  return x < y ? -1 : x > y;
+}
+
+/* Check a kNN result against brute force over rows passing `pass`. */
+static void k_check(const char *sql, const kres *r, const char *op, const float *q, int64_t k,
+                    int cat_eq, int64_t id_lt) {
+  int64_t *m = malloc(sizeof(int64_t) * g_kn);
+  g_keys = malloc(sizeof(double) * g_kn);
+  int64_t nm = 0;
+  for (size_t i = 0; i < g_kn; i++) {
+    if (cat_eq >= 0 && g_k[i].cat != cat_eq) continue;
+    if (id_lt >= 0 && g_k[i].id >= id_lt) continue;
+    bool nul;
+    double d = k_dist(op, &g_k[i], q, &nul);
+    g_keys[i] = k_key(d, nul);
+    m[nm++] = (int64_t)i;
+  }
+  qsort(m, (size_t)nm, sizeof(int64_t), k_cmp);
+  int64_t want = nm < k ? nm : k;
+  if (r->n != want) {
+    fprintf(stderr, "%s: %lld rows, want %lld\n", sql, (long long)r->n, (long long)want);
+    CHECK(0);
+  }
+  bool seen_bad = false;
+  for (int64_t i = 0; i < r->n && i < want; i++) {
+    int64_t id = r->id[i];
+    CHECK(id >= 0 && (size_t)id < g_kn);
+    if (id < 0 || (size_t)id >= g_kn) break;
+    bool nul;
+    double own = k_dist(op, &g_k[id], q, &nul);
+    double got = r->d_null[i] ? NAN : r->d[i];
+    double ref = g_keys[m[i]];
+    bool ok;
+    if (nul)
+      ok = r->d_null[i] && ref == INFINITY;
+    else if (isnan(own))
+      ok = isnan(got) && ref == DBL_MAX;
+    else
+      ok = !r->d_null[i] && fabs(got - own) <= 1e-5 * (fabs(own) + 1) &&
+           fabs(got - ref) <= 1e-5 * (fabs(ref) + 1);
+    if (!ok && !seen_bad) {
+      fprintf(stderr, "%s: row %lld id %lld d %.9g (null %d), own %.9g, want %.9g\n", sql,
+              (long long)i, (long long)id, got, r->d_null[i], own, ref);
+      seen_bad = true;
+    }
+    CHECK(ok);
+    for (int64_t j = 0; j < i; j++) CHECK(r->id[j] != id);
+  }
+  free(m);
+  free(g_keys);
+}
+
+static void k_query_text(const float *q, char *buf, size_t cap) {
+  size_t at = (size_t)snprintf(buf, cap, "'[");
+  for (int d = 0; d < KD; d++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s%.9g", d ? "," : "", (double)q[d]);
+  snprintf(buf + at, cap - at, "]'::vector(%d)", KD);
+}
+
+static void test_sql_knn(void) {
+  hs_error e = {0};
+  char *root = hs_test_temp_root("sqlvec");
+  hs_table *t = NULL;
+  struct ArrowSchema s;
+  k_schema(&s);
+  CHECK_OK(hs_table_create(root, &s, NULL, &t, &e), &e);
+  hs_arrow_schema_release(&s);
+  if (t == NULL) return;
+  for (int a = 0; a < KAPPENDS; a++) k_append(t, KROWS);
+  hs_sql_session *ss = NULL;
+  CHECK_OK(hs_sql_session_new(NULL, &ss, &e), &e);
+  CHECK_OK(hs_sql_register_table(ss, "items", root, &e), &e);
+  const char *ops[] = {"<->", "<#>", "<=>", "<+>"};
+  const char *fns[] = {"l2_distance", NULL, "cosine_distance", "l1_distance"};
+  struct {
+    const char *where;
+    int cat;
+    int64_t id_lt;
+  } filters[] = {{"", -1, -1}, {"WHERE cat = 3", 3, -1}, {"WHERE cat = 2 AND id < 300", 2, 300}};
+  int64_t ks[] = {1, 10, 60};
+  kres *r = malloc(sizeof *r);
+  char sql[1024], qt[256];
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) { /* an HNSW index on every file (l2): the same answers here */
+      hs_vector_index_options io;
+      hs_vector_index_options_init(&io);
+      int64_t built = 0;
+      CHECK_OK(hs_table_build_vector_indexes(t, "emb", &io, &built, &e), &e);
+      CHECK_EQ_INT(built, KAPPENDS);
+    }
+    for (int o = 0; o < 4; o++)
+      for (size_t f = 0; f < sizeof filters / sizeof filters[0]; f++)
+        for (size_t ki = 0; ki < 3; ki++) {
+          float q[KD];
+          for (int d = 0; d < KD; d++) q[d] = frand() * 3;
+          k_query_text(q, qt, sizeof qt);
+          const char *dist_fn = fns[o] != NULL && ki == 1 ? fns[o] : NULL;
+          char expr[320];
+          if (dist_fn != NULL)
+            snprintf(expr, sizeof expr, "%s(emb, %s)", dist_fn, qt);
+          else
+            snprintf(expr, sizeof expr, "emb %s %s", ops[o], qt);
+          snprintf(sql, sizeof sql, "SELECT id, %s AS d FROM items %s ORDER BY %s LIMIT %lld", expr,
+                   filters[f].where, expr, (long long)ks[ki]);
+          CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+          k_check(sql, r, ops[o], q, ks[ki], filters[f].cat, filters[f].id_lt);
+          /* the same through the exact plan (a second key prevents the rewrite) */
+          snprintf(sql, sizeof sql, "SELECT id, %s AS d FROM items %s ORDER BY %s, id LIMIT %lld",
+                   expr, filters[f].where, expr, (long long)ks[ki]);
+          CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+          k_check(sql, r, ops[o], q, ks[ki], filters[f].cat, filters[f].id_lt);
+          /* EXPLAIN: the top-k is the vector search, the other is not */
+          snprintf(sql, sizeof sql,
+                   "EXPLAIN SELECT id, %s AS d FROM items %s ORDER BY %s LIMIT %lld", expr,
+                   filters[f].where, expr, (long long)ks[ki]);
+          CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+          if (strstr(r->text, "VectorTopK") == NULL) {
+            fprintf(stderr, "no VectorTopK in:\n%s\n", r->text);
+            CHECK(0);
+          }
+          snprintf(sql, sizeof sql,
+                   "EXPLAIN SELECT id, %s AS d FROM items %s ORDER BY %s DESC LIMIT %lld", expr,
+                   filters[f].where, expr, (long long)ks[ki]);
+          CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+          CHECK(strstr(r->text, "VectorTopK") == NULL);
+        }
+  }
+  /* inner_product() ascending is not <#>: exact plan, true order */
+  float q[KD];
+  for (int d = 0; d < KD; d++) q[d] = frand();
+  k_query_text(q, qt, sizeof qt);
+  snprintf(sql, sizeof sql, "EXPLAIN SELECT id FROM items ORDER BY inner_product(emb, %s) LIMIT 5",
+           qt);
+  CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+  CHECK(strstr(r->text, "VectorTopK") == NULL);
+  /* OFFSET: rows 5..7 of the first 8; the distance need not be selected */
+  kres *r8 = malloc(sizeof *r8);
+  snprintf(sql, sizeof sql, "SELECT id FROM items ORDER BY emb <-> %s LIMIT 8", qt);
+  CHECK_OK(k_run(ss, sql, NULL, NULL, r8, E(&e)), &e);
+  snprintf(sql, sizeof sql, "SELECT id FROM items ORDER BY emb <-> %s LIMIT 3 OFFSET 5", qt);
+  CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+  CHECK_EQ_INT(r8->n, 8);
+  CHECK_EQ_INT(r->n, 3);
+  for (int i = 0; i < 3 && r->n == 3 && r8->n == 8; i++) CHECK_EQ_INT(r->id[i], r8->id[5 + i]);
+  /* the query as a parameter ($1 fixed_size_list<float32>) */
+  {
+    struct ArrowSchema ps;
+    CHECK_OK(hs_arrow_schema_init(&ps, "+s", "", 0, 1, &e), &e);
+    char fmt[16];
+    snprintf(fmt, sizeof fmt, "+w:%d", KD);
+    CHECK_OK(hs_arrow_schema_init(ps.children[0], fmt, "q", 0, 1, &e), &e);
+    CHECK_OK(hs_arrow_schema_init(ps.children[0]->children[0], "f", "item", 0, 0, &e), &e);
+    float *qv = hs_malloc(sizeof q);
+    memcpy(qv, q, sizeof q);
+    struct ArrowArray item, col;
+    memset(&col, 0, sizeof col);
+    CHECK_OK(hs_arrow_array_make_primitive(&item, KD, qv, NULL, 0, &e), &e);
+    CHECK_OK(hs_arrow_array_init(&col, 1, 1, &e), &e);
+    col.length = 1;
+    *col.children[0] = item;
+    struct ArrowArray pa;
+    CHECK_OK(hs_arrow_array_make_struct(&pa, 1, &col, 1, NULL, 0, &e), &e);
+    CHECK_OK(k_run(ss, "SELECT id, emb <-> $1 AS d FROM items ORDER BY emb <-> $1 LIMIT 8", &ps,
+                   &pa, r, E(&e)),
+             &e);
+    CHECK_EQ_INT(r->n, 8);
+    for (int i = 0; i < 8 && r->n == 8; i++) CHECK_EQ_INT(r->id[i], r8->id[i]);
+    CHECK_OK(
+        k_run(ss, "EXPLAIN SELECT id FROM items ORDER BY emb <-> $1 LIMIT 8", &ps, &pa, r, E(&e)),
+        &e);
+    CHECK(strstr(r->text, "VectorTopK") != NULL);
+    hs_arrow_array_release(&pa);
+    hs_arrow_schema_release(&ps);
+  }
+  /* EXPLAIN ANALYZE names the index; session settings reach the search */
+  CHECK_OK(k_run(ss, "SET hnsw.ef_search = 100", NULL, NULL, r, E(&e)), &e);
+  snprintf(sql, sizeof sql, "EXPLAIN ANALYZE SELECT id FROM items ORDER BY emb <-> %s LIMIT 8", qt);
+  CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+  CHECK(strstr(r->text, "vector index answered 2 of 2 files") != NULL);
+  hs_status st = k_run(ss, "SET hnsw.ef_search = 'x'", NULL, NULL, r, E(&e));
+  CHECK(st == HS_ERR_INVALID_ARG && strstr(e.message, "hnsw.ef_search"));
+  CHECK_OK(k_run(ss, "SET ivfflat.probes = 3", NULL, NULL, r, E(&e)), &e);
+  CHECK_OK(k_run(ss, sql, NULL, NULL, r, E(&e)), &e);
+  /* a query of another dimension: pgvector's error from the exact plan */
+  st = k_run(ss, "SELECT id FROM items ORDER BY emb <-> '[1,2]'::vector(2) LIMIT 3", NULL, NULL, r,
+             E(&e));
+  CHECK(st == HS_ERR_INVALID_ARG && strstr(e.message, "different vector dimensions 8 and 2"));
+  free(r8);
+  free(r);
+  hs_sql_session_free(ss);
+  hs_table_free(t);
+  free(root);
+}
+
 int main(void) {
   test_float4_format();
   test_text_forms();
@@ -781,5 +1127,6 @@ int main(void) {
   test_elementwise();
   test_casts();
   test_aggregates();
+  test_sql_knn();
   return hs_test_finish("test_sql_vector");
 }
