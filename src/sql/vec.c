@@ -423,7 +423,20 @@ hs_status hs_sql_vec_concat(hs_sql_vec *dst, const hs_sql_vec *vs, size_t n, hs_
   int64_t total = 0;
   bool nullable = false;
   for (size_t k = 0; k < n; k++) {
-    if (vs[k].type.id != t.id || hs_sql_vec_width(vs[k].type) != hs_sql_vec_width(t)) {
+    hs_sql_type u = vs[k].type;
+    /* One physical layout: same scale for NUMERIC, same dimension for
+     * vectors; what only labels the values (numeric precision, real vs
+     * double, bit/sparsevec typmods) may differ and widens. */
+    bool same = u.id == t.id && hs_sql_vec_width(u) == hs_sql_vec_width(t) &&
+                (t.id != HS_SQL_NUMERIC || u.b == t.b);
+    if (same && !hs_sql_type_eq(u, t)) {
+      if (t.id == HS_SQL_NUMERIC) {
+        t.a = t.a == 0 || u.a == 0 ? 0 : (t.a > u.a ? t.a : u.a);
+      } else if (!hs_sql_type_is_vector(t.id)) {
+        t.a = 0;
+      }
+    }
+    if (!same) {
       char a[64], b[64];
       return hs_error_set(err, HS_ERR_INTERNAL, "concat of %s and %s vectors",
                           hs_sql_type_name(t, a, sizeof a),

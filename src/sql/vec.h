@@ -113,7 +113,10 @@ hs_status hs_sql_vec_take(hs_sql_vec *dst, const hs_sql_vec *src, const int64_t 
 hs_status hs_sql_vec_slice(hs_sql_vec *dst, const hs_sql_vec *src, int64_t off, int64_t len,
                            hs_error *err);
 
-/* Concatenate vs[0..n) (all of one type) into one vector. */
+/* Concatenate vs[0..n) (all of one type) into one vector. Types that
+ * differ only in what does not change the layout are accepted and widen
+ * (numeric precision, real/double, bit and sparsevec typmods); a NUMERIC
+ * scale or vector dimension that differs is HS_ERR_INTERNAL. */
 hs_status hs_sql_vec_concat(hs_sql_vec *dst, const hs_sql_vec *vs, size_t n, hs_error *err);
 
 /* Hash of row i (NULLs hash alike), combined into seed; equal values hash

@@ -408,6 +408,36 @@ static void test_const_chunk(void) {
     hs_sql_vec_release(&g);
   }
 
+  /* concat widens labels, refuses layouts */
+  {
+    hs_sql_vec parts[2], cat = {0};
+    memset(parts, 0, sizeof parts);
+    CHECK_OK(hs_sql_vec_alloc(&parts[0], T(HS_SQL_NUMERIC, 10, 2), 2, false, &err), &err);
+    CHECK_OK(hs_sql_vec_alloc(&parts[1], T(HS_SQL_NUMERIC, 12, 2), 3, false, &err), &err);
+    CHECK_OK(hs_sql_vec_concat(&cat, parts, 2, &err), &err);
+    CHECK(hs_sql_type_eq(cat.type, T(HS_SQL_NUMERIC, 12, 2)) && cat.n == 5);
+    hs_sql_vec_release(&cat);
+    hs_sql_vec_release(&parts[1]);
+    CHECK_OK(hs_sql_vec_alloc(&parts[1], T(HS_SQL_NUMERIC, 10, 3), 3, false, &err), &err);
+    CHECK(hs_sql_vec_concat(&cat, parts, 2, &err) == HS_ERR_INTERNAL && cat.n_refs == 0);
+    err = (hs_error){0};
+    hs_sql_vec_release(&parts[0]);
+    hs_sql_vec_release(&parts[1]);
+    CHECK_OK(hs_sql_vec_alloc(&parts[0], T(HS_SQL_FLOAT64, 4, 0), 2, false, &err), &err);
+    CHECK_OK(hs_sql_vec_alloc(&parts[1], T(HS_SQL_FLOAT64, 0, 0), 3, false, &err), &err);
+    CHECK_OK(hs_sql_vec_concat(&cat, parts, 2, &err), &err);
+    CHECK(hs_sql_type_eq(cat.type, T(HS_SQL_FLOAT64, 0, 0)));
+    hs_sql_vec_release(&cat);
+    hs_sql_vec_release(&parts[0]);
+    hs_sql_vec_release(&parts[1]);
+    CHECK_OK(hs_sql_vec_alloc(&parts[0], T(HS_SQL_VECTOR, 3, 0), 2, false, &err), &err);
+    CHECK_OK(hs_sql_vec_alloc(&parts[1], T(HS_SQL_VECTOR, 4, 0), 3, false, &err), &err);
+    CHECK(hs_sql_vec_concat(&cat, parts, 2, &err) == HS_ERR_INTERNAL);
+    err = (hs_error){0};
+    hs_sql_vec_release(&parts[0]);
+    hs_sql_vec_release(&parts[1]);
+  }
+
   hs_sql_chunk ch = {0}, tk = {0}, mv = {0};
   CHECK_OK(hs_sql_chunk_init(&ch, 3, 50, &err), &err);
   for (int k = 0; k < 3; k++) random_vec(&ch.cols[k], ts[k + 5], 50, 3);
