@@ -396,6 +396,10 @@ static const char *target_name(json_t *val) {
     return "?column?";
   }
   if (strcmp(t, "CaseExpr") == 0) return "case";
+  if (strcmp(t, "A_Expr") == 0) {
+    const char *k = json_string_value(json_object_get(body, "kind"));
+    if (k != NULL && strcmp(k, "AEXPR_NULLIF") == 0) return "nullif";
+  }
   if (strcmp(t, "CoalesceExpr") == 0) return "coalesce";
   if (strcmp(t, "NullIfExpr") == 0) return "nullif";
   if (strcmp(t, "MinMaxExpr") == 0) {
@@ -588,9 +592,8 @@ static hs_status bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out);
 static hs_status bind_setop(hs_sql_binder *b, json_t *sel, const char *op, hs_sql_plan **out) {
   bool all = json_is_true(json_object_get(sel, "all"));
   hs_sql_plan *l = NULL, *r = NULL;
-  hs_status st = bind_select(b, json_object_get(json_object_get(sel, "larg"), "SelectStmt"), &l);
-  if (st == HS_OK)
-    st = bind_select(b, json_object_get(json_object_get(sel, "rarg"), "SelectStmt"), &r);
+  hs_status st = bind_select(b, json_object_get(sel, "larg"), &l);
+  if (st == HS_OK) st = bind_select(b, json_object_get(sel, "rarg"), &r);
   if (st != HS_OK) return st;
   if (l->n_cols != r->n_cols)
     return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, 0,

@@ -126,7 +126,11 @@ static hs_status make_call(hs_sql_binder *b, const char *name, hs_sql_expr **arg
         if (b->err_pos != NULL && *b->err_pos == 0) *b->err_pos = a->pos;
         return st;
       }
-      c->value.type = m.cast_to[i];
+      if (hs_sql_type_is_vector(m.cast_to[i].id) && m.cast_to[i].a == 0 &&
+          c->value.type.id == m.cast_to[i].id)
+        c->type = c->value.type;
+      else
+        c->value.type = m.cast_to[i];
       e->args[i] = c;
       continue;
     }
@@ -235,7 +239,10 @@ static hs_status unify(hs_sql_binder *b, hs_sql_expr **es, int32_t n, const char
       hs_status st =
           hs_sql_cast_text(e->value.v.s.ptr, e->value.v.s.len, t, e->pos, b->A, &c->value, b->err);
       if (st != HS_OK) return st;
-      c->value.type = t;
+      if (hs_sql_type_is_vector(t.id) && t.a == 0 && c->value.type.id == t.id)
+        c->type = c->value.type;
+      else
+        c->value.type = t;
       es[i] = c;
       continue;
     }
@@ -345,7 +352,7 @@ static hs_status bind_column_ref(hs_sql_binder *b, hs_sql_ectx *ec, json_t *body
     name = hs_sql_json_str(json_array_get(fields, 2));
   }
   if (name == NULL) return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "* is not allowed here");
-  int32_t col;
+  int32_t col = -1;
   hs_status st = resolve_column(b, ec->sc, qual, name, pos, &col);
   if (st != HS_OK) return st;
   hs_sql_expr *e = hs_sql_expr_new(b->A, HS_SX_COL, ec->sc->cols[col].type, pos);
@@ -543,7 +550,10 @@ static hs_status bind_cast(hs_sql_binder *b, hs_sql_ectx *ec, json_t *body, hs_s
       if (b->err_pos != NULL && *b->err_pos == 0) *b->err_pos = arg->pos;
       return st;
     }
-    c->value.type = t;
+    if (c->value.type.id == t.id && hs_sql_type_is_vector(t.id) && t.a == 0)
+      c->type = c->value.type; /* '[1,2,3]'::vector is a vector(3) */
+    else
+      c->value.type = t;
     *out = c;
     return HS_OK;
   }
