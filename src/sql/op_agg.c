@@ -26,7 +26,7 @@
 #include "op_sort.h"
 
 #define HS_AGG_CHUNK 4096
-#define EMPTY_SLOT UINT32_MAX
+#define EMPTY_SLOT UINT64_MAX
 #define GROUPS_MAX ((int64_t)UINT32_MAX - 1)
 
 /* ------------------------------------------------------------ key store */
@@ -38,10 +38,10 @@ typedef struct keystore {
   size_t *widths;
   uint64_t *hashes; /* per tuple */
   int64_t n, cap;
-  uint32_t *slots;
-  uint64_t mask;  /* slots: mask + 1 */
-  hs_arena arena; /* string bytes */
-  int64_t bytes;  /* memory held */
+  uint64_t *slots; /* group id | upper hash bits << 32; EMPTY_SLOT when free */
+  uint64_t mask;   /* slots: mask + 1 */
+  hs_arena arena;  /* string bytes */
+  int64_t bytes;   /* memory held */
 } keystore;
 
 typedef struct agg_state {
@@ -130,21 +130,25 @@ static hs_status ks_grow(agg_state *s, keystore *ks, int64_t need, hs_error *err
   return HS_OK;
 }
 
+static inline uint64_t slot_of(uint64_t g, uint64_t h) {
+  return g | (h & 0xffffffff00000000ull);
+}
+
 /* An index of at least twice as many slots as tuples. */
 static hs_status ks_rehash(agg_state *s, keystore *ks, hs_error *err) {
   uint64_t n_slots = ks->slots ? (ks->mask + 1) * 2 : 1024;
-  int64_t bytes = (int64_t)(n_slots - (ks->slots ? ks->mask + 1 : 0)) * (int64_t)sizeof(uint32_t);
+  int64_t bytes = (int64_t)(n_slots - (ks->slots ? ks->mask + 1 : 0)) * (int64_t)sizeof(uint64_t);
   hs_status st = reserve(s, bytes, err);
   if (st != HS_OK) return st;
   ks->bytes += bytes;
-  uint32_t *slots = hs_malloc((size_t)n_slots * sizeof *slots);
+  uint64_t *slots = hs_malloc((size_t)n_slots * sizeof *slots);
   if (slots == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
   memset(slots, 0xff, (size_t)n_slots * sizeof *slots);
   uint64_t mask = n_slots - 1;
   for (int64_t g = 0; g < ks->n; g++) {
     uint64_t i = ks->hashes[g] & mask;
     while (slots[i] != EMPTY_SLOT) i = (i + 1) & mask;
-    slots[i] = (uint32_t)g;
+    slots[i] = slot_of((uint64_t)g, ks->hashes[g]);
   }
   hs_free(ks->slots);
   ks->slots = slots;
@@ -213,11 +217,63 @@ static inline bool ks_equal(const keystore *ks, const hs_sql_vec *cols, int64_t 
   return true;
 }
 
-/* Hashes of rows [0, n) of cols into h. */
+static inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+#define NULL_HASH 0x5bd1e9955bd1e995ull
+
+/* Hashes of rows [0, n) of cols into h, a column at a time with the
+ * common types inline (the hash is private to this operator: equal keys
+ * hash equal, NULLs alike, -0.0 as 0.0 and every NaN alike). */
 static void hash_rows(const hs_sql_vec *cols, int32_t n_cols, int64_t n, uint64_t *h) {
   for (int64_t i = 0; i < n; i++) h[i] = 0x9E3779B97F4A7C15ull;
-  for (int32_t c = 0; c < n_cols; c++)
-    for (int64_t i = 0; i < n; i++) h[i] = hs_sql_vec_hash(&cols[c], i, h[i]);
+  for (int32_t c = 0; c < n_cols; c++) {
+    const hs_sql_vec *v = &cols[c];
+    const uint8_t *valid = v->valid;
+    switch (v->type.id) {
+    case HS_SQL_INT32:
+    case HS_SQL_DATE: {
+      const int32_t *d = v->data;
+      for (int64_t i = 0; i < n; i++)
+        h[i] = mix64(h[i] * 31 + (valid && !valid[i] ? NULL_HASH : (uint64_t)(int64_t)d[i]));
+      break;
+    }
+    case HS_SQL_INT64:
+    case HS_SQL_TIMESTAMP:
+    case HS_SQL_TIMESTAMPTZ: {
+      const int64_t *d = v->data;
+      for (int64_t i = 0; i < n; i++)
+        h[i] = mix64(h[i] * 31 + (valid && !valid[i] ? NULL_HASH : (uint64_t)d[i]));
+      break;
+    }
+    case HS_SQL_FLOAT64: {
+      const double *d = v->data;
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t x;
+        double f = d[i];
+        if (valid && !valid[i]) {
+          x = NULL_HASH;
+        } else if (f == 0.0) {
+          x = 0; /* -0.0 */
+        } else if (f != f) {
+          x = 0x7ff8000000000000ull; /* NaN */
+        } else {
+          memcpy(&x, &f, sizeof x);
+        }
+        h[i] = mix64(h[i] * 31 + x);
+      }
+      break;
+    }
+    default:
+      for (int64_t i = 0; i < n; i++) h[i] = mix64(hs_sql_vec_hash(v, i, h[i]));
+    }
+  }
 }
 
 /* Find row `row` of cols; insert it when new (*is_new). */
@@ -228,11 +284,12 @@ static hs_status ks_find(agg_state *s, keystore *ks, const hs_sql_vec *cols, int
     st = ks_rehash(s, ks, err);
     if (st != HS_OK) return st;
   }
-  uint64_t i = h & ks->mask;
+  uint64_t i = h & ks->mask, salt = h & 0xffffffff00000000ull;
   for (;;) {
-    uint32_t g = ks->slots[i];
-    if (g == EMPTY_SLOT) break;
-    if (ks->hashes[g] == h && ks_equal(ks, cols, row, g)) {
+    uint64_t e = ks->slots[i];
+    if (e == EMPTY_SLOT) break;
+    uint32_t g = (uint32_t)e;
+    if ((e & 0xffffffff00000000ull) == salt && ks_equal(ks, cols, row, g)) {
       *gid = g;
       *is_new = false;
       return HS_OK;
@@ -242,7 +299,7 @@ static hs_status ks_find(agg_state *s, keystore *ks, const hs_sql_vec *cols, int
   st = ks_grow(s, ks, ks->n + 1, err);
   if (st == HS_OK) st = ks_append(s, ks, cols, row, h, err);
   if (st != HS_OK) return st;
-  ks->slots[i] = (uint32_t)(ks->n - 1);
+  ks->slots[i] = slot_of((uint64_t)(ks->n - 1), h);
   *gid = (uint32_t)(ks->n - 1);
   *is_new = true;
   return HS_OK;
@@ -418,6 +475,8 @@ static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk 
     for (int64_t i = 0; i < n && st == HS_OK; i++) {
       bool is_new;
       int64_t old_cap = s->groups.cap;
+      if (i + 8 < n && s->groups.slots != NULL)
+        __builtin_prefetch(&s->groups.slots[h[i + 8] & s->groups.mask]);
       st = ks_find(s, &s->groups, kv, i, h[i], &s->gid[i], &is_new, err);
       if (st == HS_OK && is_new) st = states_sync(p, s, old_cap, s->groups.n - 1, s->groups.n, err);
     }

@@ -94,50 +94,33 @@ int hs_sql_sort_cmp(const hs_sql_sortcol *cols, int32_t n_cols, int64_t a, int64
   return 0;
 }
 
-/* Stable merge sort of idx[0..n) with tmp[0..n) as scratch; short runs by
- * insertion. */
-static void merge_sort(const hs_sql_sortcol *cols, int32_t nc, int64_t *idx, int64_t *tmp,
-                       int64_t n) {
-  if (n <= 16) {
-    for (int64_t i = 1; i < n; i++) {
-      int64_t x = idx[i], j = i;
-      while (j > 0 && hs_sql_sort_cmp(cols, nc, idx[j - 1], x) > 0) {
-        idx[j] = idx[j - 1];
-        j--;
-      }
-      idx[j] = x;
-    }
-    return;
-  }
-  int64_t h = n / 2;
-  merge_sort(cols, nc, idx, tmp, h);
-  merge_sort(cols, nc, idx + h, tmp + h, n - h);
-  if (hs_sql_sort_cmp(cols, nc, idx[h - 1], idx[h]) <= 0) return; /* already in order */
-  memcpy(tmp, idx, (size_t)n * sizeof *idx);
-  int64_t i = 0, j = h, o = 0;
-  while (i < h && j < n) {
-    if (hs_sql_sort_cmp(cols, nc, tmp[j], tmp[i]) < 0)
-      idx[o++] = tmp[j++];
-    else
-      idx[o++] = tmp[i++];
-  }
-  while (i < h) idx[o++] = tmp[i++];
-  while (j < n) idx[o++] = tmp[j++];
+/* The first key normalized to 64 bits (DuckDB-style key normalization):
+ * an order-preserving image of the value, so most comparisons are one
+ * integer compare. `exact`: equal images mean equal values (integers,
+ * dates, timestamps, doubles, booleans); otherwise (strings by their first
+ * 8 bytes, numerics by their high 64 bits) equal images fall back to the
+ * full comparison. */
+typedef struct sort_ent {
+  uint64_t k;
+  int64_t row;
+} sort_ent;
+
+typedef struct ent_ctx {
+  const hs_sql_sortcol *cols; /* compared on k ties */
+  int32_t n_cols;
+} ent_ctx;
+
+static inline int ent_cmp(const ent_ctx *c, const sort_ent *a, const sort_ent *b) {
+  if (a->k != b->k) return a->k < b->k ? -1 : 1;
+  return c->n_cols > 0 ? hs_sql_sort_cmp(c->cols, c->n_cols, a->row, b->row) : 0;
 }
 
-/* One non-null int64-like key without nulls, ascending or descending: sort
- * (key, row) pairs, which keeps the comparisons free of indirection. */
-typedef struct kv64 {
-  int64_t k;
-  int64_t row;
-} kv64;
-
-static void merge_kv(kv64 *a, kv64 *tmp, int64_t n) {
+static void merge_ent(const ent_ctx *c, sort_ent *a, sort_ent *tmp, int64_t n) {
   if (n <= 16) {
     for (int64_t i = 1; i < n; i++) {
-      kv64 x = a[i];
+      sort_ent x = a[i];
       int64_t j = i;
-      while (j > 0 && a[j - 1].k > x.k) {
+      while (j > 0 && ent_cmp(c, &a[j - 1], &x) > 0) {
         a[j] = a[j - 1];
         j--;
       }
@@ -146,13 +129,13 @@ static void merge_kv(kv64 *a, kv64 *tmp, int64_t n) {
     return;
   }
   int64_t h = n / 2;
-  merge_kv(a, tmp, h);
-  merge_kv(a + h, tmp + h, n - h);
-  if (a[h - 1].k <= a[h].k) return;
+  merge_ent(c, a, tmp, h);
+  merge_ent(c, a + h, tmp + h, n - h);
+  if (ent_cmp(c, &a[h - 1], &a[h]) <= 0) return;
   memcpy(tmp, a, (size_t)n * sizeof *a);
   int64_t i = 0, j = h, o = 0;
   while (i < h && j < n) {
-    if (tmp[j].k < tmp[i].k)
+    if (ent_cmp(c, &tmp[j], &tmp[i]) < 0)
       a[o++] = tmp[j++];
     else
       a[o++] = tmp[i++];
@@ -161,44 +144,165 @@ static void merge_kv(kv64 *a, kv64 *tmp, int64_t n) {
   while (j < n) a[o++] = tmp[j++];
 }
 
-static bool sort_fast64(const hs_sql_sortcol *c, int64_t n, int64_t *perm, hs_error *err,
-                        hs_status *st) {
-  const hs_sql_vec *v = c->v;
-  if (v->valid != NULL) return false;
-  hs_sql_tid id = v->type.id;
-  bool is32 = id == HS_SQL_INT32 || id == HS_SQL_DATE;
-  bool is64 = id == HS_SQL_INT64 || id == HS_SQL_TIMESTAMP || id == HS_SQL_TIMESTAMPTZ;
-  if (!is32 && !is64) return false;
-  kv64 *a = hs_malloc((size_t)n * 2 * sizeof *a);
-  if (a == NULL) {
-    *st = hs_error_set(err, HS_ERR_NOMEM, "out of memory sorting %lld rows", (long long)n);
-    return true;
+/* LSD radix sort of exact images (stable), skipping bytes all keys share. */
+static void radix_ent(sort_ent *a, sort_ent *tmp, int64_t n) {
+  static const int B = 8;
+  int64_t(*cnt)[256] = hs_calloc(B, sizeof *cnt);
+  if (cnt == NULL) {
+    ent_ctx none = {NULL, 0};
+    merge_ent(&none, a, tmp, n);
+    return;
   }
   for (int64_t i = 0; i < n; i++) {
-    int64_t k = is32 ? ((const int32_t *)v->data)[i] : ((const int64_t *)v->data)[i];
-    /* descending: ~k reverses the order without overflow */
-    a[i].k = c->desc ? ~k : k;
-    a[i].row = i;
+    uint64_t k = a[i].k;
+    for (int b = 0; b < B; b++) cnt[b][(k >> (8 * b)) & 255]++;
   }
-  merge_kv(a, a + n, n);
-  for (int64_t i = 0; i < n; i++) perm[i] = a[i].row;
-  hs_free(a);
-  *st = HS_OK;
-  return true;
+  sort_ent *src = a, *dst = tmp;
+  for (int b = 0; b < B; b++) {
+    if (cnt[b][(a[0].k >> (8 * b)) & 255] == n) continue; /* one byte value: no move */
+    int64_t pos[256], sum = 0;
+    for (int d = 0; d < 256; d++) {
+      pos[d] = sum;
+      sum += cnt[b][d];
+    }
+    for (int64_t i = 0; i < n; i++) dst[pos[(src[i].k >> (8 * b)) & 255]++] = src[i];
+    sort_ent *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
+  hs_free(cnt);
+}
+
+#define SIGN64 0x8000000000000000ull
+
+static inline uint64_t norm_f64(double f) {
+  if (f != f) return UINT64_MAX; /* NaN above everything */
+  if (f == 0.0) f = 0.0;         /* -0.0 */
+  uint64_t u;
+  memcpy(&u, &f, sizeof u);
+  return (u & SIGN64) ? ~u : u | SIGN64;
+}
+
+static inline uint64_t norm_str(hs_sql_str s) {
+  uint64_t k = 0;
+  uint32_t m = s.len < 8 ? s.len : 8;
+  for (uint32_t i = 0; i < m; i++) k |= (uint64_t)(uint8_t)s.ptr[i] << (56 - 8 * i);
+  return k;
+}
+
+/* Normalized images of the non-null rows of v (rows[i] for i < n); false
+ * when the type has none (every k 0). *exact as above. */
+static bool normalize(const hs_sql_vec *v, sort_ent *e, int64_t n, bool *exact) {
+  *exact = true;
+  switch (v->type.id) {
+  case HS_SQL_BOOL: {
+    const uint8_t *d = v->data;
+    for (int64_t i = 0; i < n; i++) e[i].k = d[e[i].row];
+    return true;
+  }
+  case HS_SQL_INT32:
+  case HS_SQL_DATE: {
+    const int32_t *d = v->data;
+    for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)(int64_t)d[e[i].row] ^ SIGN64;
+    return true;
+  }
+  case HS_SQL_INT64:
+  case HS_SQL_TIMESTAMP:
+  case HS_SQL_TIMESTAMPTZ: {
+    const int64_t *d = v->data;
+    for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)d[e[i].row] ^ SIGN64;
+    return true;
+  }
+  case HS_SQL_FLOAT64: {
+    const double *d = v->data;
+    for (int64_t i = 0; i < n; i++) e[i].k = norm_f64(d[e[i].row]);
+    return true;
+  }
+  case HS_SQL_NUMERIC: {
+    const hs_sql_i128 *d = v->data;
+    *exact = false;
+    for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)(d[e[i].row] >> 64) ^ SIGN64;
+    return true;
+  }
+  case HS_SQL_TEXT:
+  case HS_SQL_BYTEA: {
+    const hs_sql_str *d = v->data;
+    *exact = false;
+    for (int64_t i = 0; i < n; i++) e[i].k = norm_str(d[e[i].row]);
+    return true;
+  }
+  default:
+    *exact = false;
+    for (int64_t i = 0; i < n; i++) e[i].k = 0;
+    return false;
+  }
+}
+
+/* Sort perm[lo, hi) by cols[0..nc): the first key's NULLs moved to their
+ * end (stably), the rest by normalized first key; runs of equal values
+ * then sorted by the next key, recursively. e, tmp and scratch are
+ * buffers of n entries used at the same positions as perm. */
+static void sort_seg(const hs_sql_sortcol *cols, int32_t nc, int64_t *perm, sort_ent *e,
+                     sort_ent *tmp, int64_t *scratch, int64_t lo, int64_t hi) {
+  if (hi - lo < 2 || nc == 0) return;
+  const hs_sql_sortcol *c0 = &cols[0];
+  const hs_sql_vec *v = c0->v;
+  int64_t nn = 0;
+  bool has_nulls = v->valid != NULL || v->type.id == HS_SQL_NULLTYPE;
+  if (has_nulls)
+    for (int64_t i = lo; i < hi; i++) nn += !hs_sql_vec_valid(v, perm[i]);
+  int64_t nv = hi - lo - nn;
+  /* the value block and the NULL block sit at their final positions in
+   * perm, e and tmp alike, so recursion into one never touches the other */
+  int64_t vlo = c0->nulls_first ? lo + nn : lo, nlo = c0->nulls_first ? lo : lo + nv;
+  int64_t iv = vlo, in = lo;
+  for (int64_t i = lo; i < hi; i++) {
+    int64_t r = perm[i];
+    if (has_nulls && !hs_sql_vec_valid(v, r))
+      scratch[in++] = r;
+    else
+      e[iv++].row = r;
+  }
+  bool exact = false;
+  if (nv > 1) {
+    normalize(v, e + vlo, nv, &exact);
+    if (c0->desc)
+      for (int64_t i = vlo; i < vlo + nv; i++) e[i].k = ~e[i].k;
+    ent_ctx ctx = {cols, exact ? 0 : nc};
+    if (exact && nv >= 256)
+      radix_ent(e + vlo, tmp + vlo, nv);
+    else
+      merge_ent(&ctx, e + vlo, tmp + vlo, nv);
+  }
+  memcpy(perm + nlo, scratch + lo, (size_t)nn * sizeof *perm);
+  for (int64_t i = vlo; i < vlo + nv; i++) perm[i] = e[i].row;
+  if (nc == 1) return;
+  if (nn > 1) sort_seg(cols + 1, nc - 1, perm, e, tmp, scratch, nlo, nlo + nn);
+  if (!exact || nv < 2) return; /* a full comparison already ordered the ties */
+  for (int64_t i = vlo; i < vlo + nv;) {
+    int64_t j = i + 1;
+    while (j < vlo + nv && e[j].k == e[i].k) j++;
+    if (j - i > 1) sort_seg(cols + 1, nc - 1, perm, e, tmp, scratch, i, j);
+    i = j;
+  }
 }
 
 hs_status hs_sql_sort_perm(const hs_sql_sortcol *cols, int32_t n_cols, int64_t n, int64_t *perm,
                            hs_error *err) {
   if (n <= 0) return HS_OK;
-  hs_status st;
-  if (n_cols == 1 && sort_fast64(&cols[0], n, perm, err, &st)) return st;
   for (int64_t i = 0; i < n; i++) perm[i] = i;
   if (n_cols == 0 || n < 2) return HS_OK;
-  int64_t *tmp = hs_malloc((size_t)n * sizeof *tmp);
-  if (tmp == NULL)
+  sort_ent *e = hs_malloc((size_t)n * 2 * sizeof *e);
+  int64_t *scratch = hs_malloc((size_t)n * sizeof *scratch);
+  if (e == NULL || scratch == NULL) {
+    hs_free(e);
+    hs_free(scratch);
     return hs_error_set(err, HS_ERR_NOMEM, "out of memory sorting %lld rows", (long long)n);
-  merge_sort(cols, n_cols, perm, tmp, n);
-  hs_free(tmp);
+  }
+  sort_seg(cols, n_cols, perm, e, e + n, scratch, 0, n);
+  hs_free(e);
+  hs_free(scratch);
   return HS_OK;
 }
 
