@@ -49,6 +49,8 @@
 #define JOIN_BUILD_ROWS_MAX ((int64_t)UINT32_MAX - 1)
 /* Values per index lookup (the filter language takes 100,000 per IN list). */
 #define JOIN_INDEX_KEYS_PER_SCAN 32768
+/* Left rows an index nested loop takes at most (else it hashes). */
+#define JOIN_INDEX_LEFT_MAX 100000
 
 typedef enum key_kind { KEY_INT, KEY_BOOL, KEY_F64, KEY_STR, KEY_NUM, KEY_GENERIC } key_kind;
 
@@ -117,8 +119,13 @@ typedef struct join_state {
   int32_t ix_key;        /* the key the right table's index answers */
   const char *ix_column; /* its column name */
   hs_table *table;
+  hs_sql_chunk *pend; /* left chunks read ahead while deciding, replayed first */
+  size_t n_pend, pend_pos;
+  int64_t pend_reserved;
+  int64_t ix_left_max; /* left rows above which hashing the right side wins */
   int64_t ix_scans, ix_keys, ix_rows, ix_files_read, ix_files_indexed;
   bool ix_fallback; /* INDEX_NL planned but not possible: hashing instead */
+  bool ix_gave_up;  /* INDEX_NL planned, but the left side was too large for it */
   int64_t build_rows_total;
   size_t build_key_width; /* bytes per row of the first build key (prefetch; 0: none) */
 } join_state;
@@ -854,6 +861,7 @@ static hs_status index_build(join_state *st, hs_error *err) {
   for (int64_t k = 0; k < m; k++)
     if (u == 0 || hs_sql_vec_cmp(kv, rows[u - 1], kv, rows[k]) != 0) rows[u++] = rows[k];
   if (u > 0 && st->table == NULL) s = hs_table_open(scan->scan.rel->uri, &st->table, err);
+
   for (int64_t k0 = 0; k0 < u && s == HS_OK; k0 += JOIN_INDEX_KEYS_PER_SCAN) {
     int64_t k1 = k0 + JOIN_INDEX_KEYS_PER_SCAN < u ? k0 + JOIN_INDEX_KEYS_PER_SCAN : u;
     f.b.len = 0;
@@ -961,19 +969,115 @@ static bool index_nl_ok(join_state *st) {
 
 /* ---------------------------------------------------------- operator */
 
+/* The next left chunk: those read ahead first, then the left input. */
+static hs_status next_left(join_state *st, hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
+  if (st->pend_pos < st->n_pend) {
+    hs_sql_chunk_move(out, &st->pend[st->pend_pos++]);
+    return HS_OK;
+  }
+  return hs_sql_op_next(op->kids[0], out, err);
+}
+
+/* Live rows of the right table's snapshot (-1: unknown). */
+static int64_t table_rows(hs_table *t, int64_t snapshot_id) {
+  hs_table_snapshot_info *v = NULL;
+  size_t n = 0;
+  int64_t rows = -1;
+  if (snapshot_id < 0) snapshot_id = hs_table_current_snapshot_id(t);
+  if (snapshot_id < 0) return 0;
+  if (hs_table_snapshots(t, &v, &n, NULL) != HS_OK) return -1;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].snapshot_id == snapshot_id) rows = v[i].total_records;
+  hs_free(v);
+  return rows;
+}
+
+/* An index nested loop pays one filtered scan per JOIN_INDEX_KEYS_PER_SCAN
+ * left keys; hashing pays a scan of the whole right table. Read the left
+ * side ahead up to a bound (a quarter of the right table's rows, at most
+ * JOIN_INDEX_LEFT_MAX): if it ends first, look its keys up through the
+ * index as one chunk; else hash the right side and replay what was read. */
+static hs_status index_decide(join_state *st, hs_sql_op *op, hs_error *err) {
+  const hs_sql_plan *scan = st->p->kids[1];
+  hs_status s = hs_table_open(scan->scan.rel->uri, &st->table, err);
+  if (s != HS_OK) return s;
+  int64_t right = table_rows(st->table, scan->scan.snapshot_id);
+  st->ix_left_max = right < 0 ? JOIN_INDEX_LEFT_MAX / 10 : right / 4;
+  if (st->ix_left_max > JOIN_INDEX_LEFT_MAX) st->ix_left_max = JOIN_INDEX_LEFT_MAX;
+  int64_t rows = 0;
+  size_t cap = 0;
+  bool ended = false;
+  while (rows <= st->ix_left_max) {
+    hs_sql_chunk in = {0};
+    s = hs_sql_op_next(op->kids[0], &in, err);
+    if (s != HS_OK) return s;
+    if (in.n == 0) {
+      hs_sql_chunk_release(&in);
+      ended = true;
+      break;
+    }
+    int64_t bytes = 0;
+    for (int32_t c = 0; c < in.n_cols; c++) bytes += vec_bytes(&in.cols[c]);
+    s = hs_sql_exec_reserve(st->x, bytes, "join", err);
+    if (s == HS_OK) st->pend_reserved += bytes;
+    if (s == HS_OK && st->n_pend == cap) {
+      size_t nc = cap ? cap * 2 : 8;
+      hs_sql_chunk *g = hs_realloc(st->pend, nc * sizeof *g);
+      if (g == NULL)
+        s = oom(err, "read ahead");
+      else
+        st->pend = g, cap = nc;
+    }
+    if (s != HS_OK) {
+      hs_sql_chunk_release(&in);
+      return s;
+    }
+    rows += in.n;
+    hs_sql_chunk_move(&st->pend[st->n_pend++], &in);
+  }
+  if (!ended) {
+    st->method = HS_SJM_HASH;
+    st->ix_gave_up = true;
+    return HS_OK;
+  }
+  if (st->n_pend > 1) { /* one chunk: its keys go to the index together */
+    hs_sql_chunk all = {0};
+    s = hs_sql_chunk_init(&all, st->nl, rows, err);
+    hs_sql_vec *parts = s == HS_OK ? alloc_array((int64_t)st->n_pend, sizeof(hs_sql_vec)) : NULL;
+    if (s == HS_OK && parts == NULL) s = oom(err, "read ahead");
+    for (int32_t c = 0; c < st->nl && s == HS_OK; c++) {
+      for (size_t k = 0; k < st->n_pend; k++) parts[k] = st->pend[k].cols[c];
+      s = hs_sql_vec_concat(&all.cols[c], parts, st->n_pend, err);
+    }
+    hs_free(parts);
+    if (s != HS_OK) {
+      hs_sql_chunk_release(&all);
+      return s;
+    }
+    for (size_t k = 0; k < st->n_pend; k++) hs_sql_chunk_release(&st->pend[k]);
+    hs_sql_chunk_move(&st->pend[0], &all);
+    st->n_pend = 1;
+  }
+  return HS_OK;
+}
+
 static void note_stats(hs_sql_op *op) {
   join_state *st = op->state;
+  char *note = op->stats.note;
+  size_t cap = sizeof op->stats.note;
   if (st->method == HS_SJM_INDEX_NL)
-    snprintf(op->stats.note, sizeof op->stats.note,
+    snprintf(note, cap,
              "index on %s: %lld lookups of %lld keys, %lld rows fetched, %lld of %lld files "
              "answered by the index",
              st->ix_column, (long long)st->ix_scans, (long long)st->ix_keys, (long long)st->ix_rows,
              (long long)st->ix_files_indexed, (long long)st->ix_files_read);
+  else if (st->ix_gave_up)
+    snprintf(note, cap, "hash: %lld build rows (left side over %lld rows: no index lookups)",
+             (long long)st->build_rows_total, (long long)st->ix_left_max);
   else
-    snprintf(op->stats.note, sizeof op->stats.note, "%s%s: %lld build rows",
-             st->method == HS_SJM_HASH ? "hash" : "nested loop",
-             st->ix_fallback ? " (no usable index for the index nested loop)" : "",
-             (long long)st->build_rows_total);
+    snprintf(note, cap, "%s: %lld build rows%s", st->method == HS_SJM_HASH ? "hash" : "nested loop",
+             (long long)st->build_rows_total,
+             st->ix_fallback ? " (no usable index for an index nested loop)" : "");
 }
 
 static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
@@ -983,7 +1087,12 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
     switch (st->phase) {
     case PH_BUILD: {
       st->phase = PH_PROBE;
-      if (st->method == HS_SJM_INDEX_NL) continue;
+      if (st->method == HS_SJM_INDEX_NL) {
+        s = index_decide(st, op, err);
+        if (s != HS_OK) return s;
+        note_stats(op);
+        if (st->method == HS_SJM_INDEX_NL) continue;
+      }
       hs_sql_chunk *chunks = NULL;
       size_t n_chunks = 0;
       s = hs_sql_op_drain(op->kids[1], &chunks, &n_chunks, err);
@@ -1005,7 +1114,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
         s = check_cancel(st, err);
         if (s != HS_OK) return s;
         hs_sql_chunk in = {0};
-        s = hs_sql_op_next(op->kids[0], &in, err);
+        s = next_left(st, op, &in, err);
         if (s != HS_OK) return s;
         if (in.n == 0) {
           hs_sql_chunk_release(&in);
@@ -1058,6 +1167,9 @@ static void join_free(hs_sql_op *op) {
   probe_release(st);
   build_release(st);
   hs_table_free(st->table);
+  for (size_t c = st->pend_pos; c < st->n_pend; c++) hs_sql_chunk_release(&st->pend[c]);
+  hs_free(st->pend);
+  if (st->pend_reserved != 0) hs_sql_exec_reserve(st->x, -st->pend_reserved, "join", NULL);
   hs_free(st->kd);
   hs_free(st->pred_cols);
   hs_free(st->cl);
