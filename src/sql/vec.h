@@ -204,5 +204,14 @@ hs_status hs_sql_chunk_from_arrow(const struct ArrowSchema *schema, struct Arrow
 hs_status hs_sql_schema_to_arrow(const hs_sql_type *types, const char *const *names, int32_t n,
                                  struct ArrowSchema *out, hs_error *err);
 hs_status hs_sql_chunk_to_arrow(const hs_sql_chunk *c, struct ArrowArray *out, hs_error *err);
+/* The same, each column exported as types[k] — the types the schema was
+ * made from, which a stream must keep to even when a kernel's output type
+ * differs in a label: FLOAT64 goes out as float32 or float64 by types[k].a,
+ * a NULLTYPE column as nulls of types[k]; a column whose layout differs
+ * (another type, NUMERIC scale, vector dimension) is HS_ERR_INTERNAL. A
+ * VECTOR/HALFVEC type without a dimension (a = 0) has no Arrow schema:
+ * hs_sql_schema_to_arrow refuses it (HS_ERR_UNSUPPORTED). */
+hs_status hs_sql_chunk_to_arrow_as(const hs_sql_chunk *c, const hs_sql_type *types,
+                                   struct ArrowArray *out, hs_error *err);
 
 #endif /* HS_SQL_VEC_H */

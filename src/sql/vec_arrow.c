@@ -573,6 +573,14 @@ hs_status hs_sql_schema_to_arrow(const hs_sql_type *types, const char *const *na
       break;
     }
     bool list = hs_sql_type_is_vector(types[k].id);
+    if (list && types[k].a <= 0) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "column \"%s\": a %s without a dimension has no Arrow type (a "
+                        "fixed_size_list needs its size)",
+                        names != NULL && names[k] != NULL ? names[k] : "",
+                        types[k].id == HS_SQL_VECTOR ? "vector" : "halfvec");
+      break;
+    }
     struct ArrowSchema *c = out->children[k];
     st = hs_arrow_schema_init(c, fmt, names != NULL ? names[k] : "", ARROW_FLAG_NULLABLE,
                               list ? 1 : 0, err);
@@ -687,7 +695,10 @@ static hs_status export_strings(const hs_sql_vec *v, struct ArrowArray *arr, hs_
   return HS_OK;
 }
 
-static hs_status export_column(const hs_sql_vec *v, struct ArrowArray *arr, hs_error *err) {
+/* Column v as Arrow; `as` is its type in the schema (the same but for the
+ * width of FLOAT64, which follows `as`). */
+static hs_status export_column(const hs_sql_vec *v, hs_sql_type as, struct ArrowArray *arr,
+                               hs_error *err) {
   hs_sql_tid id = v->type.id;
   int64_t n = v->n;
   int64_t n_buffers =
@@ -710,7 +721,7 @@ static hs_status export_column(const hs_sql_vec *v, struct ArrowArray *arr, hs_e
     return HS_OK;
   }
   case HS_SQL_FLOAT64:
-    if (v->type.a == 4) {
+    if (as.a == 4) {
       float *f = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *f);
       if (f == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory (float32)");
       const double *d = v->data;
@@ -779,7 +790,40 @@ static hs_status export_column(const hs_sql_vec *v, struct ArrowArray *arr, hs_e
   }
 }
 
+/* Column k (v) exported under schema type `as`: an all-NULL column of
+ * NULLTYPE becomes nulls of `as`; otherwise the layouts must agree. */
+static hs_status export_column_as(const hs_sql_vec *v, int32_t k, hs_sql_type as,
+                                  struct ArrowArray *arr, hs_error *err) {
+  hs_sql_type t = v->type;
+  if (t.id == HS_SQL_NULLTYPE && as.id != HS_SQL_NULLTYPE) {
+    hs_sql_vec nulls;
+    if (hs_sql_type_is_vector(as.id) && as.a <= 0) {
+      return hs_error_set(err, HS_ERR_UNSUPPORTED, "column %d: a vector without a dimension",
+                          (int)k);
+    }
+    hs_status st = hs_sql_vec_alloc(&nulls, as, v->n, true, err);
+    if (st == HS_OK) st = export_column(&nulls, as, arr, err);
+    hs_sql_vec_release(&nulls);
+    return st;
+  }
+  bool same = t.id == as.id;
+  if (same && t.id == HS_SQL_NUMERIC) same = t.b == as.b;
+  if (same && hs_sql_type_is_vector(t.id)) same = t.a == as.a;
+  if (!same) {
+    char a[64], b[64];
+    return hs_error_set(err, HS_ERR_INTERNAL, "column %d is %s where the result's schema has %s",
+                        (int)k, hs_sql_type_name(t, a, sizeof a),
+                        hs_sql_type_name(as, b, sizeof b));
+  }
+  return export_column(v, as, arr, err);
+}
+
 hs_status hs_sql_chunk_to_arrow(const hs_sql_chunk *c, struct ArrowArray *out, hs_error *err) {
+  return hs_sql_chunk_to_arrow_as(c, NULL, out, err);
+}
+
+hs_status hs_sql_chunk_to_arrow_as(const hs_sql_chunk *c, const hs_sql_type *types,
+                                   struct ArrowArray *out, hs_error *err) {
   hs_status st = hs_arrow_array_init(out, 1, c->n_cols, err);
   if (st != HS_OK) return st;
   out->length = c->n;
@@ -790,7 +834,9 @@ hs_status hs_sql_chunk_to_arrow(const hs_sql_chunk *c, struct ArrowArray *out, h
                         (long long)c->cols[k].n, (long long)c->n);
       break;
     }
-    st = export_column(&c->cols[k], out->children[k], err);
+    const hs_sql_vec *v = &c->cols[k];
+    st = types != NULL ? export_column_as(v, k, types[k], out->children[k], err)
+                       : export_column(v, v->type, out->children[k], err);
   }
   if (st != HS_OK) hs_arrow_array_release(out);
   return st;

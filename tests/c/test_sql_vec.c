@@ -1107,6 +1107,47 @@ static void test_arrow_projection(void) {
   hs_arrow_schema_release(&s);
 }
 
+/* Export under the schema's types: labels follow the schema, layouts must
+ * agree, NULL-typed columns become nulls of the schema's type. */
+static void test_arrow_export_as(void) {
+  hs_error err = {0};
+  hs_sql_chunk c = {0};
+  CHECK_OK(hs_sql_chunk_init(&c, 3, 4, &err), &err);
+  CHECK_OK(hs_sql_vec_alloc(&c.cols[0], T(HS_SQL_FLOAT64, 0, 0), 4, false, &err), &err);
+  for (int i = 0; i < 4; i++) ((double *)hs_sql_vec_mut_data(&c.cols[0]))[i] = i * 0.5;
+  CHECK_OK(hs_sql_vec_alloc(&c.cols[1], T(HS_SQL_NULLTYPE, 0, 0), 4, false, &err), &err);
+  CHECK_OK(hs_sql_vec_alloc(&c.cols[2], T(HS_SQL_TEXT, 0, 0), 4, false, &err), &err);
+  for (int i = 0; i < 4; i++)
+    ((hs_sql_str *)hs_sql_vec_mut_data(&c.cols[2]))[i] = (hs_sql_str){"xy", 2};
+  hs_sql_type types[3] = {T(HS_SQL_FLOAT64, 4, 0), T(HS_SQL_INT64, 0, 0), T(HS_SQL_TEXT, 0, 0)};
+  const char *names[3] = {"r", "n", "t"};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  CHECK_OK(hs_sql_schema_to_arrow(types, names, 3, &s, &err), &err);
+  CHECK_OK(hs_sql_chunk_to_arrow_as(&c, types, &a, &err), &err);
+  CHECK_OK(hs_arrow_array_validate(&s, &a, &err), &err);
+  CHECK(strcmp(s.children[0]->format, "f") == 0 &&
+        ((const float *)a.children[0]->buffers[1])[3] == 1.5f);
+  CHECK(strcmp(s.children[1]->format, "l") == 0 && a.children[1]->null_count == 4);
+  hs_sql_chunk back = {0};
+  CHECK_OK(hs_sql_chunk_from_arrow(&s, &a, NULL, 0, &back, &err), &err);
+  CHECK(back.cols[1].type.id == HS_SQL_INT64 && !hs_sql_vec_valid(&back.cols[1], 2));
+  CHECK(back.cols[0].type.a == 4 && ((const double *)back.cols[0].data)[1] == 0.5);
+  hs_sql_chunk_release(&back);
+  hs_arrow_schema_release(&s);
+  /* a layout that differs */
+  types[0] = T(HS_SQL_NUMERIC, 10, 2);
+  CHECK(hs_sql_chunk_to_arrow_as(&c, types, &a, &err) == HS_ERR_INTERNAL && a.release == NULL);
+  CHECK(strstr(err.message, "column 0 is double precision") != NULL);
+  hs_sql_chunk_release(&c);
+  /* a vector type without its dimension has no schema */
+  err = (hs_error){0};
+  hs_sql_type v0 = T(HS_SQL_VECTOR, 0, 0);
+  const char *vn = "emb";
+  CHECK(hs_sql_schema_to_arrow(&v0, &vn, 1, &s, &err) == HS_ERR_UNSUPPORTED && s.release == NULL);
+  CHECK(strstr(err.message, "\"emb\"") != NULL);
+}
+
 int main(void) {
   test_types();
   test_kernels();
@@ -1116,5 +1157,6 @@ int main(void) {
   test_arrow_import_types();
   test_arrow_import_errors();
   test_arrow_projection();
+  test_arrow_export_as();
   return hs_test_finish("test_sql_vec");
 }
