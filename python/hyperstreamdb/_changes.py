@@ -146,9 +146,17 @@ def _check_on(table_schema: pa.Schema, source: pa.Table, on: Any) -> List[str]:
 
 
 def _check_unique(source: pa.Table, on: Sequence[str]) -> None:
+    """Refuse a source whose non-NULL keys repeat (rows with a NULL in the
+    key match nothing, as in SQL: any number of them is inserted)."""
+    valid = None
+    for c in on:
+        nn = pc.is_valid(source.column(c))
+        valid = nn if valid is None else pc.and_(valid, nn)
+    if valid is not None and source.num_rows and not pc.all(valid).as_py():
+        source = source.filter(valid)
     if source.num_rows == 0:
         return
-    counts = source.group_by(list(on)).aggregate([([], "count_all")])
+    counts = source.select(list(on)).group_by(list(on)).aggregate([([], "count_all")])
     dup = counts.filter(pc.greater(counts.column("count_all"), 1))
     if dup.num_rows:
         first = {c: dup.column(c)[0].as_py() for c in on}

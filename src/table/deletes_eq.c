@@ -44,6 +44,11 @@ static size_t key_bytes_base(void) {
   return e != NULL && end != e && *end == '\0' ? (size_t)v : EQDEL_KEY_BYTES_BASE;
 }
 
+typedef struct int_entry {
+  int64_t key;
+  uint32_t slot; /* index + 1 in slots; 0: empty */
+} int_entry;
+
 typedef struct eq_slot {
   const uint8_t *key; /* arena; NULL: empty slot */
   uint32_t len;
@@ -65,6 +70,20 @@ struct hs_table_eqdel {
   uint64_t *filter;
   size_t filter_mask; /* words - 1 */
   size_t key_bytes, key_bytes_max;
+  /* One integer-family key column (int, long, date, time, timestamps):
+   * the same keys by value (open addressing on the int64, slot index + 1
+   * per entry, 0 empty), so that a data file's int32 / int64 column is
+   * matched without encoding and hashing key bytes per row (int_build);
+   * NULL: not built, every lookup goes through the byte keys. */
+  bool ibuilt;
+  struct int_entry *ints; /* NULL: the range's bitmap answers */
+  size_t imask;
+  int64_t imin, imax; /* the keys' range */
+  /* A narrow range (at most 64 bits a key): bit v - imin set for each key,
+   * per word the keys before it, and the keys' slots in value order. */
+  uint64_t *ibits;
+  uint32_t *irank, *iorder;
+  uint32_t inull; /* slot index + 1 of the NULL key (a loaded file's), 0: none */
   /* Sets from rows in memory (hs_table_eqdel_from_arrow): per source row,
    * the slot of its key (-1: a NULL in the key, which matches nothing). */
   int64_t *row_slot;
@@ -266,6 +285,102 @@ static void filter_build(hs_table_eqdel *d) {
   }
 }
 
+static inline size_t int_home(int64_t v, size_t mask) {
+  return (size_t)(((uint64_t)v * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mask;
+}
+
+/* Whether keys of type `id` are encoded as one int64 (key_append's
+ * default case). */
+static bool int_family(hs_iceberg_type_id id) {
+  return id == HS_ICE_INT || id == HS_ICE_LONG || id == HS_ICE_DATE || id == HS_ICE_TIME ||
+         id == HS_ICE_TIMESTAMP || id == HS_ICE_TIMESTAMPTZ || id == HS_ICE_TIMESTAMP_NS ||
+         id == HS_ICE_TIMESTAMPTZ_NS;
+}
+
+/* The by-value index of a one-column integer-family set (none when it
+ * cannot be allocated: the byte keys still answer). A narrow range of keys
+ * (at most 64 bits a key) is a bitmap with ranks, whose misses and hits
+ * touch a few cache lines; a wider one an open-addressing table. */
+static void int_build(hs_table_eqdel *d) {
+  if (d->n != 1 || !int_family(d->types[0].id) || d->count == 0 || d->count >= UINT32_MAX / 4)
+    return;
+  d->imin = INT64_MAX;
+  d->imax = INT64_MIN;
+  for (size_t i = 0; i < d->cap; i++) {
+    const eq_slot *s = &d->slots[i];
+    if (s->key == NULL) continue;
+    if (s->len == 1 && s->key[0] == 0) { /* the NULL key */
+      d->inull = (uint32_t)i + 1;
+      continue;
+    }
+    int64_t v = (int64_t)hs_load_u64le(s->key + 1);
+    if (v < d->imin) d->imin = v;
+    if (v > d->imax) d->imax = v;
+  }
+  if (d->imin > d->imax) { /* only the NULL key */
+    d->ibuilt = true;
+    return;
+  }
+  uint64_t span = (uint64_t)d->imax - (uint64_t)d->imin; /* bits - 1 */
+  if (span / 64 <= d->count) {
+    size_t words = (size_t)(span / 64 + 1);
+    d->ibits = hs_calloc(words, sizeof *d->ibits);
+    d->irank = hs_malloc(words * sizeof *d->irank);
+    d->iorder = hs_malloc(d->count * sizeof *d->iorder);
+    if (d->ibits == NULL || d->irank == NULL || d->iorder == NULL) return;
+    for (size_t i = 0; i < d->cap; i++) {
+      const eq_slot *s = &d->slots[i];
+      if (s->key == NULL || s->len == 1) continue;
+      uint64_t o = hs_load_u64le(s->key + 1) - (uint64_t)d->imin;
+      d->ibits[o >> 6] |= UINT64_C(1) << (o & 63);
+    }
+    uint32_t before = 0;
+    for (size_t w = 0; w < words; w++) {
+      d->irank[w] = before;
+      before += (uint32_t)__builtin_popcountll(d->ibits[w]);
+    }
+    for (size_t i = 0; i < d->cap; i++) {
+      const eq_slot *s = &d->slots[i];
+      if (s->key == NULL || s->len == 1) continue;
+      uint64_t o = hs_load_u64le(s->key + 1) - (uint64_t)d->imin;
+      uint64_t below = d->ibits[o >> 6] & ((UINT64_C(1) << (o & 63)) - 1);
+      d->iorder[d->irank[o >> 6] + (uint32_t)__builtin_popcountll(below)] = (uint32_t)i;
+    }
+    d->ibuilt = true;
+    return;
+  }
+  size_t cap = 16;
+  while (cap < d->count * 2) cap *= 2;
+  if ((d->ints = hs_calloc(cap, sizeof *d->ints)) == NULL) return;
+  d->imask = cap - 1;
+  for (size_t i = 0; i < d->cap; i++) {
+    const eq_slot *s = &d->slots[i];
+    if (s->key == NULL || s->len == 1) continue;
+    int64_t v = (int64_t)hs_load_u64le(s->key + 1);
+    size_t j = int_home(v, d->imask);
+    while (d->ints[j].slot != 0) j = (j + 1) & d->imask;
+    d->ints[j] = (int_entry){.key = v, .slot = (uint32_t)i + 1};
+  }
+  d->ibuilt = true;
+}
+
+/* The slot of integer key v (NULL: not in the set). */
+static inline eq_slot *int_find(const hs_table_eqdel *d, int64_t v) {
+  if (v < d->imin || v > d->imax) return NULL;
+  if (d->ints == NULL) {
+    uint64_t o = (uint64_t)v - (uint64_t)d->imin;
+    uint64_t w = d->ibits[o >> 6];
+    if (((w >> (o & 63)) & 1) == 0) return NULL;
+    uint64_t below = w & ((UINT64_C(1) << (o & 63)) - 1);
+    return &d->slots[d->iorder[d->irank[o >> 6] + (uint32_t)__builtin_popcountll(below)]];
+  }
+  for (size_t j = int_home(v, d->imask);; j = (j + 1) & d->imask) {
+    const int_entry *e = &d->ints[j];
+    if (e->slot == 0) return NULL;
+    if (e->key == v) return &d->slots[e->slot - 1];
+  }
+}
+
 static const eq_slot *set_find(const hs_table_eqdel *d, const uint8_t *p, size_t len, uint32_t h) {
   if (d->cap == 0) return NULL;
   size_t mask = d->cap - 1;
@@ -292,9 +407,16 @@ static hs_status set_grow(hs_table_eqdel *d, hs_error *err) {
   return HS_OK;
 }
 
-static hs_status set_add(hs_table_eqdel *d, const uint8_t *p, size_t len, hs_error *err) {
+/* Add key p (if new); *at (when not NULL): its slot's index, valid until
+ * the set grows. */
+static hs_status set_insert(hs_table_eqdel *d, const uint8_t *p, size_t len, size_t *at,
+                            hs_error *err) {
   uint32_t h = key_hash(p, len);
-  if (set_find(d, p, len, h) != NULL) return HS_OK;
+  const eq_slot *had = set_find(d, p, len, h);
+  if (had != NULL) {
+    if (at != NULL) *at = (size_t)(had - d->slots);
+    return HS_OK;
+  }
   if ((d->count + 1) * 2 > d->cap) {
     hs_status st = set_grow(d, err);
     if (st != HS_OK) return st;
@@ -311,7 +433,12 @@ static hs_status set_add(hs_table_eqdel *d, const uint8_t *p, size_t len, hs_err
   while (d->slots[i].key != NULL) i = (i + 1) & mask;
   d->slots[i] = (eq_slot){.key = k, .len = (uint32_t)len, .hash = h};
   d->count++;
+  if (at != NULL) *at = i;
   return HS_OK;
+}
+
+static hs_status set_add(hs_table_eqdel *d, const uint8_t *p, size_t len, hs_error *err) {
+  return set_insert(d, p, len, NULL, err);
 }
 
 /* ------------------------------------------------------ reading a file */
@@ -512,7 +639,10 @@ static hs_status eqdel_load(const char *path, const uint8_t *buf, size_t buf_len
     st = read_columns(path, buf, buf_len, "equality delete file", &ks, true, load_batch, &l, err);
     hs_buf_free(&l.key);
   }
-  if (st == HS_OK) filter_build(d);
+  if (st == HS_OK) {
+    filter_build(d);
+    int_build(d);
+  }
   hs_arena_reset(&tmp);
   if (st != HS_OK) {
     hs_table_eqdel_free(d);
@@ -539,6 +669,10 @@ void hs_table_eqdel_free(hs_table_eqdel *d) {
   if (d == NULL) return;
   hs_free(d->row_slot);
   hs_free(d->filter);
+  hs_free(d->ints);
+  hs_free(d->ibits);
+  hs_free(d->irank);
+  hs_free(d->iorder);
   hs_free(d->slots);
   hs_arena_reset(&d->arena);
   hs_free(d);
@@ -564,9 +698,57 @@ typedef struct apply_ctx {
   hs_buf key;
 } apply_ctx;
 
+/* Whether a batch of column c is matched by value (apply_batch_int): one
+ * key set with a by-value index, and a column read as int32, int64 or
+ * date32 (whose values hs_table_column_value takes as they are). */
+static bool int_path(const apply_ctx *a, const hs_table_column *c, const struct ArrowArray *b,
+                     int64_t first_row) {
+  if (a->n_d != 1 || a->d[0] == NULL || !a->d[0]->ibuilt) return false;
+  hs_arrow_type_id at = c->at.id;
+  return (at == HS_AT_INT64 || at == HS_AT_INT32 || at == HS_AT_DATE32) && int_family(c->it->id) &&
+         first_row >= 0 && first_row + b->length <= (int64_t)UINT32_MAX + 1;
+}
+
+/* apply_batch by value: the column's values read straight from the
+ * array, the matching rows collected and added to the bitmap in one call
+ * per batch; a row in `skip` never matches (checked on a match only: most
+ * rows match nothing). */
+static hs_status apply_batch_int(apply_ctx *a, const hs_table_column *c, const struct ArrowArray *b,
+                                 int64_t first_row, hs_error *err) {
+  const hs_table_eqdel *d = a->d[0];
+  const struct ArrowArray *arr = b->children[c->index];
+  bool wide = c->at.id == HS_AT_INT64;
+  uint32_t *hits = hs_malloc((size_t)(b->length ? b->length : 1) * sizeof *hits);
+  if (hits == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  size_t n_hits = 0;
+  int64_t base = b->offset + arr->offset;
+  const uint8_t *data = arr->buffers[1];
+  bool nullable = arr->null_count != 0 && arr->buffers[0] != NULL;
+  for (int64_t r = 0; r < b->length; r++) {
+    eq_slot *s;
+    if (nullable && !hs_arrow_is_valid(arr, r + b->offset)) {
+      s = d->inull ? &d->slots[d->inull - 1] : NULL;
+    } else {
+      int64_t v = wide ? ((const int64_t *)(const void *)data)[base + r]
+                       : ((const int32_t *)(const void *)data)[base + r];
+      s = int_find(d, v);
+    }
+    if (s == NULL) continue;
+    uint32_t pos = (uint32_t)(first_row + r);
+    if (a->skip != NULL && roaring_bitmap_contains(a->skip, pos)) continue;
+    s->hit = true; /* sets are matched by one thread at a time */
+    hits[n_hits++] = pos;
+  }
+  if (n_hits > 0) roaring_bitmap_add_many(a->deleted, n_hits, hits);
+  hs_free(hits);
+  return HS_OK;
+}
+
 static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struct ArrowArray *b,
                              int64_t first_row, hs_error *err) {
   apply_ctx *a = ctx;
+  if (a->n_d == 1 && a->d[0] != NULL && int_path(a, &cols[a->col_of[0][0]], b, first_row))
+    return apply_batch_int(a, &cols[a->col_of[0][0]], b, first_row, err);
   for (int64_t r = 0; r < b->length; r++) {
     int64_t pos = first_row + r;
     if (a->skip != NULL && pos <= (int64_t)UINT32_MAX &&
@@ -716,6 +898,13 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
   }
   hs_buf key;
   hs_buf_init(&key);
+  /* Room for every row's key up front (when it can be had), so that no
+   * slot moves and each row's slot is known once it is added. */
+  hs_error ignored;
+  memset(&ignored, 0, sizeof ignored);
+  while (st == HS_OK && d->cap < 2 * rows && d->cap < ((size_t)1 << 31))
+    if (set_grow(d, &ignored) != HS_OK) break;
+  size_t cap0 = d->cap;
   size_t at = 0;
   for (size_t b = 0; st == HS_OK && b < n_batches; b++) {
     for (int64_t r = 0; st == HS_OK && r < batches[b].length; r++, at++) {
@@ -730,14 +919,14 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
       }
       d->row_slot[at] = -1;
       if (st != HS_OK || null) continue; /* a NULL key matches nothing */
-      if ((st = set_add(d, key.data, key.len, err)) != HS_OK) break;
-      const eq_slot *sl = set_find(d, key.data, key.len, key_hash(key.data, key.len));
-      d->row_slot[at] = sl != NULL ? (int64_t)(sl - d->slots) : -1;
+      size_t slot = 0;
+      if ((st = set_insert(d, key.data, key.len, &slot, err)) != HS_OK) break;
+      d->row_slot[at] = (int64_t)slot;
     }
   }
   /* Slots moved when the table grew: find every row's slot again. */
   at = 0;
-  for (size_t b = 0; st == HS_OK && b < n_batches; b++) {
+  for (size_t b = 0; st == HS_OK && d->cap != cap0 && b < n_batches; b++) {
     for (int64_t r = 0; st == HS_OK && r < batches[b].length; r++, at++) {
       if (d->row_slot[at] < 0) continue;
       key.len = 0;
@@ -754,7 +943,10 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
   hs_buf_free(&key);
   hs_free(cols);
   hs_arena_reset(&tmp);
-  if (st == HS_OK) filter_build(d);
+  if (st == HS_OK) {
+    filter_build(d);
+    int_build(d);
+  }
   if (st != HS_OK) {
     hs_table_eqdel_free(d);
     return st;
