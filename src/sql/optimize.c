@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "bind.h"
+#include "op_join.h"
 
 typedef struct opt {
   hs_sql_plan_ctx *pc;
@@ -833,6 +834,7 @@ hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *er
     st = prune(&o, p, need, map);
   }
   if (st == HS_OK) st = hs_sql_optimize_knn(ctx, root, err);
+  if (st == HS_OK) st = hs_sql_optimize_join_index(ctx, root, err);
   if (st == HS_OK) push_limits(*root);
   return st;
 }
