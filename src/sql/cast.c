@@ -158,10 +158,15 @@ bool hs_sql_ts_add_interval(int64_t ts, hs_sql_interval iv, int64_t *out) {
 static size_t fmt_u128(unsigned __int128 u, char *buf) {
   char tmp[48];
   size_t k = 0;
-  do {
+  while (u > UINT64_MAX) { /* 128-bit division only for the top digits */
     tmp[k++] = (char)('0' + (int)(u % 10));
     u /= 10;
-  } while (u != 0);
+  }
+  uint64_t w = (uint64_t)u;
+  do {
+    tmp[k++] = (char)('0' + (int)(w % 10));
+    w /= 10;
+  } while (w != 0);
   for (size_t i = 0; i < k; i++) buf[i] = tmp[k - 1 - i];
   buf[k] = '\0';
   return k;
@@ -203,17 +208,109 @@ size_t hs_sql_fmt_numeric(hs_sql_i128 v, int scale, char *buf) {
   return k;
 }
 
+/* Decimal digits of n * 2^k (k >= 0) or of n * 5^-k (k < 0, the value
+ * then being that times 10^k) into dig (most significant first, no
+ * leading zeros); returns the count. A small bignum of base-10^9 limbs:
+ * used only to confirm the rare candidates halfway() meets. */
+static int big_digits(uint64_t n, int k, char *dig) {
+  enum { LIMBS = 130 };
+  uint32_t l[LIMBS];
+  int nl = 0;
+  while (n != 0) {
+    l[nl++] = (uint32_t)(n % 1000000000u);
+    n /= 1000000000u;
+  }
+  int reps = k >= 0 ? k : -k;
+  uint32_t mul = k >= 0 ? 2 : 5;
+  for (int r = 0; r < reps; r++) {
+    uint64_t carry = 0;
+    for (int i = 0; i < nl; i++) {
+      uint64_t x = (uint64_t)l[i] * mul + carry;
+      l[i] = (uint32_t)(x % 1000000000u);
+      carry = x / 1000000000u;
+    }
+    if (carry != 0 && nl < LIMBS) l[nl++] = (uint32_t)carry;
+  }
+  int nd = 0;
+  char tmp[16];
+  for (int i = nl - 1; i >= 0; i--) {
+    int w = snprintf(tmp, sizeof tmp, i == nl - 1 ? "%u" : "%09u", l[i]);
+    memcpy(dig + nd, tmp, (size_t)w);
+    nd += w;
+  }
+  return nd;
+}
+
+/* Is the decimal text t ("d.ddde+xx", reading back as v) exactly halfway
+ * between v and a neighbour? Such a text reads back by round-to-even, but
+ * PostgreSQL's Ryu never prints one (1e23 is 9.999999999999999e+22). The
+ * long double test is a filter (the midpoint of two doubles needs 54 bits,
+ * which long double holds); the bignum confirms it. */
+static bool halfway(const char *t, double v) {
+  if (sizeof(long double) <= sizeof(double)) return false;
+  long double x = strtold(t, NULL);
+  if (x == (long double)v) return false;
+  double nb = nextafter(v, x > (long double)v ? INFINITY : -INFINITY);
+  if (x != ((long double)v + (long double)nb) / 2) return false;
+  double a = fabs(v) < fabs(nb) ? fabs(v) : fabs(nb);
+  int e2;
+  double f = frexp(a, &e2);
+  uint64_t m = (uint64_t)ldexp(f, 53);
+  int ea = e2 - 53;
+  if (ea < -1074) {
+    m >>= (-1074 - ea);
+    ea = -1074;
+  }
+  /* midpoint = (2m + 1) * 2^(ea - 1) */
+  static _Thread_local char dig[1300];
+  int k = ea - 1;
+  int nd = big_digits(2 * m + 1, k, dig);
+  int64_t e10 = k >= 0 ? 0 : k; /* value = dig * 10^e10 */
+  while (nd > 1 && dig[nd - 1] == '0') nd--, e10++;
+  /* t's digits and exponent */
+  char td[24];
+  int nt = 0;
+  const char *c = t;
+  if (*c == '-') c++;
+  for (; *c && *c != 'e'; c++)
+    if (*c != '.') td[nt++] = *c;
+  int tx = *c == 'e' ? atoi(c + 1) : 0;
+  while (nt > 1 && td[nt - 1] == '0') nt--;
+  return nt == nd && memcmp(td, dig, (size_t)nd) == 0 && (int64_t)tx - (nt - 1) == e10;
+}
+
 size_t hs_sql_fmt_f64(double v, int width, char *buf) {
   if (width == 4) return hs_sql_float4_format((float)v, buf);
   if (isnan(v)) return (size_t)snprintf(buf, HS_SQL_FMT_MAX, "NaN");
   if (isinf(v)) return (size_t)snprintf(buf, HS_SQL_FMT_MAX, v < 0 ? "-Infinity" : "Infinity");
   if (v == 0) return (size_t)snprintf(buf, HS_SQL_FMT_MAX, signbit(v) ? "-0" : "0");
+  /* The fewest significant digits that read back (round-tripping is
+   * monotonic in the digit count: binary search 1..17). A text exactly
+   * halfway between v and a neighbour reads back by round-to-even, but
+   * PostgreSQL's Ryu never prints one (1e23 is 9.999999999999999e+22): such
+   * a candidate needs one more digit. */
   char tmp[40];
-  int p;
-  for (p = 1; p <= 17; p++) {
-    snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
-    if (strtod(tmp, NULL) == v) break;
+  int lo = 1, hi = 17;
+  /* most doubles need 16 or 17 digits; decimals people write need at most 15 */
+  snprintf(tmp, sizeof tmp, "%.14e", v);
+  if (strtod(tmp, NULL) == v) {
+    hi = 15;
+  } else {
+    lo = 16;
+    snprintf(tmp, sizeof tmp, "%.15e", v);
+    if (strtod(tmp, NULL) != v) lo = 17;
+    hi = lo;
   }
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    snprintf(tmp, sizeof tmp, "%.*e", mid - 1, v);
+    if (strtod(tmp, NULL) == v)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  snprintf(tmp, sizeof tmp, "%.*e", lo - 1, v);
+  while (lo < 17 && halfway(tmp, v)) snprintf(tmp, sizeof tmp, "%.*e", ++lo - 1, v);
   /* tmp: [-]d[.ddd]e(+|-)xx */
   const char *c = tmp;
   bool neg = *c == '-';

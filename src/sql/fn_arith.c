@@ -132,19 +132,19 @@ static hs_status identity(KARGS) {
 
 /* --------------------------------------------------------------- floats */
 
+/* The loop computes; a second, vectorizable pass flags infinite or zero
+ * results, and only then are the operands looked at (a result is an
+ * overflow when it is infinite from finite operands, an underflow when it
+ * is zero from non-zero ones). */
 #define F64_BIN(NAME, OP, UNDER)                                                                 \
   static hs_status NAME(KARGS) {                                                                 \
     BEGIN();                                                                                     \
     const double *a = args[0].data, *b = args[1].data;                                           \
     double *o = hs_sql_vec_mut_data(out);                                                        \
-    int bad = 0;                                                                                 \
-    for (int64_t i = 0; i < n; i++) {                                                            \
-      double r = a[i] OP b[i];                                                                   \
-      o[i] = r;                                                                                  \
-      bad |= (isinf(r) != 0) & !isinf(a[i]) & !isinf(b[i]);                                      \
-      if (UNDER) bad |= (r == 0) & (a[i] != 0) & (b[i] != 0);                                    \
-    }                                                                                            \
-    if (HS_UNLIKELY(bad))                                                                        \
+    for (int64_t i = 0; i < n; i++) o[i] = a[i] OP b[i];                                         \
+    int odd = 0;                                                                                 \
+    for (int64_t i = 0; i < n; i++) odd |= (fabs(o[i]) == INFINITY) | (UNDER && o[i] == 0);      \
+    if (HS_UNLIKELY(odd))                                                                        \
       for (int64_t i = 0; i < n; i++) {                                                          \
         if (!ROW_OK(i)) continue;                                                                \
         if (isinf(o[i]) && !isinf(a[i]) && !isinf(b[i])) FAIL("value out of range: overflow");   \
@@ -161,13 +161,10 @@ static hs_status f64_div(KARGS) {
   BEGIN();
   const double *a = args[0].data, *b = args[1].data;
   double *o = hs_sql_vec_mut_data(out);
-  int bad = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double r = a[i] / b[i];
-    o[i] = r;
-    bad |= (b[i] == 0) | ((isinf(r) != 0) & !isinf(a[i])) | ((r == 0) & (a[i] != 0) & !isinf(b[i]));
-  }
-  if (HS_UNLIKELY(bad))
+  for (int64_t i = 0; i < n; i++) o[i] = a[i] / b[i];
+  int odd = 0;
+  for (int64_t i = 0; i < n; i++) odd |= (fabs(o[i]) == INFINITY) | (o[i] == 0) | (b[i] == 0);
+  if (HS_UNLIKELY(odd))
     for (int64_t i = 0; i < n; i++) {
       if (!ROW_OK(i)) continue;
       if (b[i] == 0) FAIL("division by zero");

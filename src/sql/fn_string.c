@@ -750,7 +750,38 @@ static inline bool is_pct(const char *p, size_t pi, int escape) {
   return p[pi] == '%' && !(escape >= 0 && (uint8_t)escape == '%');
 }
 
+/* LIKE for patterns of literal bytes and '%' only: the part before the
+ * first '%' is a prefix, the part after the last a suffix, and the parts
+ * between are found left to right with memmem (the leftmost match of each
+ * leaves the most room for the rest, so greedy is exact). */
+static bool like_pct(const char *s, size_t n, const char *p, size_t pn) {
+  size_t pre = 0;
+  while (pre < pn && p[pre] != '%') pre++;
+  if (pre == pn) return n == pn && memcmp(s, p, n) == 0;
+  if (n < pre || memcmp(s, p, pre) != 0) return false;
+  size_t last = pn;
+  while (p[last - 1] != '%') last--;
+  size_t suf = pn - last;
+  if (n - pre < suf) return false;
+  size_t end = n - suf;
+  if (suf != 0 && memcmp(s + end, p + last, suf) != 0) return false;
+  size_t si = pre;
+  for (size_t pi = pre; pi < last;) {
+    while (pi < last && p[pi] == '%') pi++;
+    size_t q = pi;
+    while (q < last && p[q] != '%') q++;
+    if (q == pi) continue;
+    const char *h = end - si >= q - pi ? memmem(s + si, end - si, p + pi, q - pi) : NULL;
+    if (h == NULL) return false;
+    si = (size_t)(h - s) + (q - pi);
+    pi = q;
+  }
+  return true;
+}
+
 bool hs_sql_like(const char *s, size_t n, const char *p, size_t pn, int escape, bool icase) {
+  if (!icase && memchr(p, '_', pn) == NULL && (escape < 0 || memchr(p, escape, pn) == NULL))
+    return like_pct(s, n, p, pn);
   size_t si = 0, pi = 0, star_pi = SIZE_MAX, star_si = 0;
   while (si < n) {
     if (pi < pn) {
