@@ -939,8 +939,8 @@ static void test_arrow_import_types(void) {
       if (is_null) {
         /* the data slot of a null row holds zero */
         size_t w = hs_sql_vec_width(v->type);
-        const uint8_t *slot = (const uint8_t *)v->data + (size_t)r * w;
-        if (!hs_sql_type_is_string(v->type.id)) {
+        const uint8_t *slot = v->data != NULL ? (const uint8_t *)v->data + (size_t)r * w : NULL;
+        if (slot != NULL && !hs_sql_type_is_string(v->type.id)) {
           for (size_t b = 0; b < w; b++) bad += slot[b] != 0;
         }
         continue;
