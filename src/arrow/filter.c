@@ -17,6 +17,23 @@
 
 #include "arrow.h"
 
+/* x86-64: PEXT (BMI2) compacts 64 bits in one instruction and AVX-512F
+ * compresses 8 or 16 kept values at once; used when the CPU has them
+ * (checked once), the portable loops otherwise. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define FILTER_X86 1
+static int cpu_bmi2 = -1, cpu_avx512 = -1; /* benign race: every thread finds the same */
+static bool have_bmi2(void) {
+  if (cpu_bmi2 < 0) cpu_bmi2 = __builtin_cpu_supports("bmi2") ? 1 : 0;
+  return cpu_bmi2 == 1;
+}
+static bool have_avx512(void) {
+  if (cpu_avx512 < 0) cpu_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  return cpu_avx512 == 1;
+}
+#endif
+
 #define FILTER_DEPTH_MAX 64
 
 static inline bool bit_get(const uint8_t *b, int64_t i) {
@@ -47,8 +64,42 @@ static inline uint64_t bits_load(const uint8_t *src, int64_t pos, int64_t nbits)
 /* Compact bits src[off + i] for kept i < n into dst (k bits; dst zeroed,
  * room for whole 64-bit words). Runs of kept rows are copied 64 bits at a
  * time: the work is per run, not per row. */
+#ifdef FILTER_X86
+/* bits_compact with PEXT: per 64 rows, one load of their bits and one
+ * extraction of the kept ones. */
+__attribute__((target("bmi2,popcnt"))) static void bits_compact_pext(
+    uint8_t *dst, const uint8_t *src, int64_t off, const uint64_t *keep, int64_t n) {
+  uint64_t acc = 0;
+  unsigned accn = 0;
+  int64_t out = 0, nbits = off + n;
+  for (int64_t w = 0; w * 64 < n; w++) {
+    uint64_t m = keep[w];
+    int64_t lim = n - w * 64 < 64 ? n - w * 64 : 64;
+    if (lim < 64) m &= (UINT64_C(1) << lim) - 1;
+    if (m == 0) continue;
+    uint64_t bits = _pext_u64(bits_load(src, off + w * 64, nbits), m);
+    unsigned len = (unsigned)__builtin_popcountll(m);
+    acc |= bits << accn;
+    if (accn + len >= 64) {
+      memcpy(dst + 8 * out++, &acc, 8);
+      acc = accn ? bits >> (64 - accn) : 0;
+      accn = accn + len - 64;
+    } else {
+      accn += len;
+    }
+  }
+  if (accn > 0) memcpy(dst + 8 * out, &acc, 8);
+}
+#endif
+
 static void bits_compact(uint8_t *dst, const uint8_t *src, int64_t off, const uint64_t *keep,
                          int64_t n) {
+#ifdef FILTER_X86
+  if (have_bmi2()) {
+    bits_compact_pext(dst, src, off, keep, n);
+    return;
+  }
+#endif
   uint64_t acc = 0;
   unsigned accn = 0;
   int64_t out = 0; /* words written */
@@ -143,11 +194,71 @@ static inline bool next_run(const uint64_t *keep, int64_t n, int64_t *pos, int64
     }                                                              \
   } while (0)
 
+#ifdef FILTER_X86
+/* 8- and 4-byte values with AVX-512F: per 8 (16) rows, one load and one
+ * compress of the kept lanes, stored whole (up to a vector past the kept
+ * values is written: filter_node allocates FILTER_SLACK values more). The
+ * last rows load masked, so nothing past row n is read. */
+__attribute__((target("avx512f,popcnt"))) static void compact64_avx512(uint8_t *dst,
+                                                                       const uint8_t *p,
+                                                                       const uint64_t *keep,
+                                                                       int64_t n) {
+  int64_t k = 0;
+  for (int64_t b = 0; b < n; b += 64) {
+    uint64_t m = keep[b >> 6];
+    int64_t lim = n - b < 64 ? n - b : 64;
+    if (lim < 64) m &= (UINT64_C(1) << lim) - 1;
+    if (m == 0) continue;
+    for (int64_t g = 0; g < lim; g += 8) {
+      __mmask8 mk = (__mmask8)(m >> g);
+      if (mk == 0) continue;
+      __mmask8 ld = lim - g >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (lim - g)) - 1);
+      __m512i v = _mm512_maskz_loadu_epi64(ld, p + (b + g) * 8);
+      _mm512_storeu_si512((void *)(dst + k * 8), _mm512_maskz_compress_epi64(mk, v));
+      k += __builtin_popcount(mk);
+    }
+  }
+}
+
+__attribute__((target("avx512f,popcnt"))) static void compact32_avx512(uint8_t *dst,
+                                                                       const uint8_t *p,
+                                                                       const uint64_t *keep,
+                                                                       int64_t n) {
+  int64_t k = 0;
+  for (int64_t b = 0; b < n; b += 64) {
+    uint64_t m = keep[b >> 6];
+    int64_t lim = n - b < 64 ? n - b : 64;
+    if (lim < 64) m &= (UINT64_C(1) << lim) - 1;
+    if (m == 0) continue;
+    for (int64_t g = 0; g < lim; g += 16) {
+      __mmask16 mk = (__mmask16)(m >> g);
+      if (mk == 0) continue;
+      __mmask16 ld = lim - g >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (lim - g)) - 1);
+      __m512i v = _mm512_maskz_loadu_epi32(ld, p + (b + g) * 4);
+      _mm512_storeu_si512((void *)(dst + k * 4), _mm512_maskz_compress_epi32(mk, v));
+      k += __builtin_popcount(mk);
+    }
+  }
+}
+#endif
+
+/* Values past the kept ones that values_compact may write. */
+#define FILTER_SLACK 16
+
 static void values_compact(uint8_t *dst, const uint8_t *src, int64_t off, int w,
                            const uint64_t *keep, int64_t n) {
   const uint8_t *p = src + off * (int64_t)w;
-  /* d[k] is written before k is known kept: dst has room for one value
-   * more than the kept ones (filter_node allocates k + 1). */
+#ifdef FILTER_X86
+  if ((w == 8 || w == 4) && have_avx512()) {
+    if (w == 8)
+      compact64_avx512(dst, p, keep, n);
+    else
+      compact32_avx512(dst, p, keep, n);
+    return;
+  }
+#endif
+  /* d[k] is written before k is known kept: dst has room for more values
+   * than the kept ones (filter_node allocates k + FILTER_SLACK). */
   if (w == 8) {
     COMPACT_WORDS(uint64_t);
     return;
@@ -212,47 +323,83 @@ static hs_status filter_validity(const struct ArrowArray *a, int64_t off, int64_
   return HS_OK;
 }
 
+/* Bytes a short value's copy may write (and read) past its end. */
+#define STR_SHORT 16
+
+/* Offsets of type T: the kept rows' values into bytes/offs (room for
+ * STR_SHORT bytes past the kept ones); returns the bytes written. Per 64
+ * rows: wholly kept, one copy of their bytes and the offsets moved by one
+ * difference; else each row without a branch on its keep bit: its offset
+ * written, a value of at most STR_SHORT bytes copied whole (where that much
+ * can be read), the write position advanced by its length if kept. Longer
+ * values are copied only when kept. */
+#define BINARY_COMPACT(NAME, T)                                                             \
+  static int64_t NAME(const T *restrict src, const uint8_t *restrict data,                  \
+                      const uint64_t *restrict keep, int64_t n, T *restrict dst,            \
+                      uint8_t *restrict bytes) {                                            \
+    int64_t at = 0, j = 0;                                                                  \
+    int64_t safe = (int64_t)src[n] - STR_SHORT; /* a copy from at most here stays inside */ \
+    for (int64_t b = 0; b < n; b += 64) {                                                   \
+      uint64_t m = keep[b >> 6];                                                            \
+      int64_t lim = n - b < 64 ? n - b : 64;                                                \
+      if (lim < 64) m &= (UINT64_C(1) << lim) - 1;                                          \
+      if (m == 0) continue;                                                                 \
+      const T *sp = src + b;                                                                \
+      if (lim == 64 && m == ~UINT64_C(0)) {                                                 \
+        int64_t o0 = (int64_t)sp[0], len = (int64_t)sp[64] - o0;                            \
+        if (len > 0) memcpy(bytes + at, data + o0, (size_t)len);                            \
+        T diff = (T)(at - o0);                                                              \
+        for (int64_t i = 0; i < 64; i++) dst[j + i] = (T)(sp[i] + diff);                    \
+        j += 64;                                                                            \
+        at += len;                                                                          \
+        continue;                                                                           \
+      }                                                                                     \
+      for (int64_t i = 0; i < lim; i++) {                                                   \
+        int64_t o = (int64_t)sp[i], len = (int64_t)sp[i + 1] - o;                           \
+        int64_t kb = (int64_t)((m >> i) & 1);                                               \
+        dst[j] = (T)at;                                                                     \
+        if (len <= STR_SHORT && o <= safe)                                                  \
+          memcpy(bytes + at, data + o, STR_SHORT);                                          \
+        else if (kb && len > 0)                                                             \
+          memcpy(bytes + at, data + o, (size_t)len);                                        \
+        at += len & -kb;                                                                    \
+        j += kb;                                                                            \
+      }                                                                                     \
+    }                                                                                       \
+    dst[j] = (T)at;                                                                         \
+    return at;                                                                              \
+  }
+BINARY_COMPACT(binary_compact32, int32_t)
+BINARY_COMPACT(binary_compact64, int64_t)
+#undef BINARY_COMPACT
+
 static hs_status filter_binary(const struct ArrowArray *a, int64_t off, int64_t n,
                                const uint64_t *keep, int64_t k, bool large, struct ArrowArray *out,
                                hs_error *err) {
   size_t ow = large ? 8 : 4;
   const uint8_t *ob = a->buffers[1], *data = a->buffers[2];
-  int64_t total = 0, pos = 0, lo, hi;
-#define OFF(i) (large ? ((const int64_t *)ob)[i] : (int64_t)((const int32_t *)ob)[i])
-  /* By runs of kept rows: one copy of their bytes, their offsets moved by
-   * one difference. */
-  while (next_run(keep, n, &pos, &lo, &hi)) total += OFF(off + hi) - OFF(off + lo);
-  if (!large && total > INT32_MAX)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: more than 2 GiB of strings");
+  /* Room for every row's bytes (no pass to size the kept ones); shrunk
+   * after when many were dropped. */
+  int64_t span = n == 0  ? 0
+                 : large ? ((const int64_t *)(const void *)ob)[off + n] -
+                               ((const int64_t *)(const void *)ob)[off]
+                         : (int64_t)((const int32_t *)(const void *)ob)[off + n] -
+                               (int64_t)((const int32_t *)(const void *)ob)[off];
   uint8_t *offs = hs_malloc((size_t)(k + 1) * ow);
-  uint8_t *bytes = hs_malloc((size_t)total + 1);
+  uint8_t *bytes = hs_malloc((size_t)span + STR_SHORT + 1);
   if (offs == NULL || bytes == NULL) {
     hs_free(offs);
     hs_free(bytes);
     return hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
   }
-  int64_t j = 0, at = 0;
-  pos = 0;
-  while (next_run(keep, n, &pos, &lo, &hi)) {
-    int64_t o0 = OFF(off + lo), len = OFF(off + hi) - o0;
-    if (len > 0) memcpy(bytes + at, data + o0, (size_t)len);
-    if (large) {
-      const int64_t *src = (const int64_t *)ob + off;
-      int64_t *dst = (int64_t *)offs + j, diff = at - o0;
-      for (int64_t i = lo; i < hi; i++) dst[i - lo] = src[i] + diff;
-    } else {
-      const int32_t *src = (const int32_t *)ob + off;
-      int32_t *dst = (int32_t *)offs + j, diff = (int32_t)(at - o0);
-      for (int64_t i = lo; i < hi; i++) dst[i - lo] = src[i] + diff;
-    }
-    j += hi - lo;
-    at += len;
+  int64_t total = large ? binary_compact64((const int64_t *)(const void *)ob + off, data, keep, n,
+                                           (int64_t *)(void *)offs, bytes)
+                        : binary_compact32((const int32_t *)(const void *)ob + off, data, keep, n,
+                                           (int32_t *)(void *)offs, bytes);
+  if (total + total / 4 < span) { /* give back what the dropped rows held */
+    uint8_t *fit = hs_realloc(bytes, (size_t)total + 1);
+    if (fit != NULL) bytes = fit;
   }
-#undef OFF
-  if (large)
-    ((int64_t *)offs)[k] = at;
-  else
-    ((int32_t *)offs)[k] = (int32_t)at;
   hs_arrow_array_set_buffer(out, 1, offs);
   hs_arrow_array_set_buffer(out, 2, bytes);
   return HS_OK;
@@ -371,7 +518,7 @@ static hs_status filter_node(const struct ArrowSchema *s, const struct ArrowArra
   }
   default: {
     int w = hs_arrow_type_byte_width(&at);
-    uint8_t *vals = hs_malloc((size_t)(k + 1) * (size_t)w);
+    uint8_t *vals = hs_malloc((size_t)(k + FILTER_SLACK) * (size_t)w);
     if (vals == NULL) return hs_error_set(err, HS_ERR_NOMEM, "filter: out of memory");
     values_compact(vals, a->buffers[1], off, w, keep, n);
     hs_arrow_array_set_buffer(out, 1, vals);
