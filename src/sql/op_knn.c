@@ -35,7 +35,9 @@ typedef struct knn_state {
   struct ArrowArrayStream stream;
   struct ArrowSchema schema;
   bool open;
+  bool started; /* the search runs at the first next(), so EXPLAIN ANALYZE times it */
   bool searched_done;
+  hs_vector_search_options opts;
   int32_t cols[2048 + 1]; /* imported children: the columns, then distance */
   int32_t n_cols;
   hs_vector_search_stats stats;
@@ -262,9 +264,30 @@ static hs_status fallback_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) 
 
 /* ------------------------------------------------------------ operator */
 
+static hs_status knn_start(hs_sql_op *op, hs_error *err) {
+  knn_state *s = op->state;
+  const hs_sql_plan *p = op->plan;
+  s->started = true;
+  hs_status st = hs_table_vector_search(s->table, &s->opts, s->query, (size_t)s->dim, &s->stream,
+                                        &s->stats, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "table %s: ", p->scan.rel->name);
+    return st;
+  }
+  s->open = true;
+  int rc = s->stream.get_schema(&s->stream, &s->schema);
+  if (rc != 0)
+    return hs_error_set(err, hs_status_of_errno(rc), "table %s: no schema", p->scan.rel->name);
+  return HS_OK;
+}
+
 static hs_status knn_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
   knn_state *s = op->state;
   const hs_sql_plan *p = op->plan;
+  if (!s->started && !s->searched_done) {
+    hs_status st = knn_start(op, err);
+    if (st != HS_OK) return st;
+  }
   while (!s->searched_done) {
     struct ArrowArray batch;
     memset(&batch, 0, sizeof batch);
@@ -340,25 +363,17 @@ hs_status hs_sql_op_knn_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op
     s->searched_done = true;
     return HS_OK;
   }
-  hs_vector_search_options o;
-  hs_vector_search_options_init(&o);
-  o.snapshot_id = p->scan.snapshot_id;
-  o.column = p->knn.column;
-  o.metric = p->knn.metric;
-  o.k = p->knn.k;
-  o.filter = p->scan.filter;
+  hs_vector_search_options *o = &s->opts;
+  hs_vector_search_options_init(o);
+  o->snapshot_id = p->scan.snapshot_id;
+  o->column = p->knn.column;
+  o->metric = p->knn.metric;
+  o->k = p->knn.k;
+  o->filter = p->scan.filter;
   static const char *const none[1] = {NULL};
-  o.columns = p->scan.n_columns > 0 ? p->scan.columns : none;
-  o.n_columns = (size_t)p->scan.n_columns;
-  if ((st = setting_u32(x, "hnsw.ef_search", &o.ef_search, err)) != HS_OK) return st;
-  if ((st = setting_u32(x, "ivfflat.probes", &o.nprobe, err)) != HS_OK) return st;
-  st = hs_table_vector_search(s->table, &o, s->query, (size_t)s->dim, &s->stream, &s->stats, err);
-  if (st != HS_OK) {
-    hs_error_prefix(err, "table %s: ", rel->name);
-    return st;
-  }
-  s->open = true;
-  int rc = s->stream.get_schema(&s->stream, &s->schema);
-  if (rc != 0) return hs_error_set(err, hs_status_of_errno(rc), "table %s: no schema", rel->name);
+  o->columns = p->scan.n_columns > 0 ? p->scan.columns : none;
+  o->n_columns = (size_t)p->scan.n_columns;
+  if ((st = setting_u32(x, "hnsw.ef_search", &o->ef_search, err)) != HS_OK) return st;
+  if ((st = setting_u32(x, "ivfflat.probes", &o->nprobe, err)) != HS_OK) return st;
   return HS_OK;
 }
