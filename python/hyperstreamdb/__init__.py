@@ -35,6 +35,7 @@ from . import table
 from .table import ExpiredSnapshots, HistoryEntry, Query, Ref, Snapshot, Table
 from ._indexes import ExplainPlan, IndexInfo
 from ._binding import IndexIgnoredWarning, IndexProblem
+from ._sql import Session, SqlError, SqlResult, connect
 from . import vector
 from .vector import *  # noqa: F401,F403 (distances, SparseVector, GPUContext)
 
@@ -68,5 +69,9 @@ __all__ = [
     "ResourceError",
     "InternalError",
     "CommitConflictError",
+    "Session",
+    "SqlResult",
+    "SqlError",
+    "connect",
 ]
 __all__ += ["vector"] + vector.__all__

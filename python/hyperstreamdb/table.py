@@ -389,6 +389,20 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
         """The table folder, as given."""
         return self._uri
 
+    def sql(self, query: str, params=None):
+        """Run a SQL statement over this table, which is ``t`` and also its
+        folder name: ``t.sql("SELECT id FROM t WHERE score > $1", [0.5])``.
+        Returns a :class:`~hyperstreamdb.SqlResult`; see
+        :class:`~hyperstreamdb.Session` for the language."""
+        from ._sql import Session
+
+        s = Session()
+        s.register("t", self)
+        name = os.path.basename(os.path.normpath(self._uri))
+        if name and name != "t" and name.isidentifier():
+            s.register(name, self)
+        return s.sql(query, params)
+
     @property
     def exists(self) -> bool:
         """Whether the folder holds a table (it does after the first write)."""

@@ -1,0 +1,201 @@
+"""SQL over tables and in-memory data: :class:`Session`, :func:`connect`,
+``Table.sql``.
+
+The engine is the C library's (src/sql/): PostgreSQL's grammar (libpg_query),
+pgvector's operators, our own vectorized executor, with filters pushed into
+the table scans so the scalar indexes answer them::
+
+    >>> s = hdb.connect("./lake")                       # every table folder is a table
+    >>> s.sql("SELECT category, count(*) FROM docs GROUP BY 1").to_pandas()
+    >>> t.sql("SELECT id FROM t ORDER BY embedding <-> $1 LIMIT 5", [q]).fetchall()
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+from . import _core
+from ._core import SqlError
+
+__all__ = ["Session", "SqlResult", "SqlError", "connect"]
+
+
+def _params_batch(params: Optional[Sequence[Any]]):
+    """$1.. as a one-row struct array (pyarrow), numpy float arrays as vectors."""
+    if params is None:
+        return None
+    import pyarrow as pa
+
+    if isinstance(params, (str, bytes)) or not hasattr(params, "__len__"):
+        raise TypeError("params must be a sequence of values ($1, $2, ...)")
+    arrays, names = [], []
+    for i, v in enumerate(params):
+        names.append(f"p{i + 1}")
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover
+            np = None
+        if np is not None and isinstance(v, np.ndarray):
+            if v.ndim != 1:
+                raise ValueError(f"parameter ${i + 1}: a vector must be 1-dimensional, not {v.ndim}")
+            vals = pa.array(v.astype(np.float32))
+            arrays.append(pa.FixedSizeListArray.from_arrays(vals, len(v)))
+        else:
+            arrays.append(pa.array([v]))
+    return pa.StructArray.from_arrays(arrays, names=names) if arrays else None
+
+
+class SqlResult:
+    """The rows of one statement. Read it once: ``to_arrow()``, ``to_pandas()``,
+    ``to_polars()``, ``fetchall()``, ``reader()`` or any Arrow consumer through
+    ``__arrow_c_stream__``."""
+
+    def __init__(self, stream, sql: str, session: "Session"):
+        self._stream = stream
+        self._sql = sql
+        self._session = session  # the stream reads through it: keep it alive
+        self._table = None
+
+    def _arrow(self):
+        if self._table is None:
+            import pyarrow as pa
+
+            self._table = pa.RecordBatchReader.from_stream(self._stream).read_all()
+        return self._table
+
+    def to_arrow(self):
+        """The result as a ``pyarrow.Table``."""
+        return self._arrow()
+
+    def to_pandas(self):
+        """The result as a ``pandas.DataFrame``."""
+        return self._arrow().to_pandas()
+
+    def to_polars(self):
+        """The result as a ``polars.DataFrame``."""
+        import polars as pl
+
+        return pl.from_arrow(self._arrow())
+
+    def fetchall(self) -> List[Tuple[Any, ...]]:
+        """The rows as a list of tuples (like a DB-API cursor)."""
+        t = self._arrow()
+        cols = [c.to_pylist() for c in t.columns]
+        return list(zip(*cols)) if cols else []
+
+    def reader(self):
+        """A ``pyarrow.RecordBatchReader`` streaming the rows (one pass)."""
+        import pyarrow as pa
+
+        if self._table is not None:
+            return pa.RecordBatchReader.from_batches(self._table.schema, self._table.to_batches())
+        return pa.RecordBatchReader.from_stream(self._stream)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        if self._table is not None:
+            return self._table.__arrow_c_stream__(requested_schema)
+        return self._stream.__arrow_c_stream__(requested_schema)
+
+    def __iter__(self) -> Iterator[Tuple[Any, ...]]:
+        return iter(self.fetchall())
+
+    def __len__(self) -> int:
+        return self._arrow().num_rows
+
+    def __repr__(self) -> str:
+        t = self._arrow()
+        head = t.slice(0, 10).to_pylist()
+        more = f", ... ({t.num_rows} rows)" if t.num_rows > 10 else ""
+        return f"<SqlResult columns={t.column_names} rows={head}{more}>"
+
+
+class Session:
+    """Relations by name and SQL over them.
+
+    ``Session(root)``: every table folder under ``root`` is a table by its
+    folder name. ``register(name, obj)`` adds a :class:`~hyperstreamdb.Table`
+    (read at its current snapshot by each statement) or in-memory data
+    (pyarrow Table/RecordBatch/RecordBatchReader, pandas or polars
+    DataFrame, anything with ``__arrow_c_stream__``).
+    """
+
+    def __init__(self, root: Optional[os.PathLike | str] = None):
+        self._root = None if root is None else os.fspath(root)
+        self._s = _core.SqlSession(self._root)
+        self._lock = threading.Lock()
+
+    def register(self, name: str, obj: Any) -> "Session":
+        """Make ``obj`` the relation ``name`` (replacing an earlier one)."""
+        from .table import Table
+
+        if isinstance(obj, Table):
+            self._s.register_table(name, obj.uri)
+            return self
+        if isinstance(obj, (str, os.PathLike)):
+            self._s.register_table(name, os.fspath(obj))
+            return self
+        data = obj
+        if not hasattr(data, "__arrow_c_stream__"):
+            try:
+                import pandas as pd
+
+                if isinstance(data, pd.DataFrame):
+                    import pyarrow as pa
+
+                    data = pa.Table.from_pandas(data, preserve_index=False)
+            except ImportError:  # pragma: no cover
+                pass
+        if not hasattr(data, "__arrow_c_stream__") and hasattr(data, "to_arrow"):
+            data = data.to_arrow()
+        if not hasattr(data, "__arrow_c_stream__"):
+            import pyarrow as pa
+
+            if isinstance(data, pa.RecordBatch):
+                data = pa.Table.from_batches([data])
+            else:
+                raise TypeError(
+                    f"cannot register {type(obj).__name__}: give a hyperstreamdb.Table, a table "
+                    "folder, or Arrow data (pyarrow, pandas, polars)")
+        self._s.register_stream(name, data)
+        return self
+
+    def unregister(self, name: str) -> None:
+        """Forget the relation ``name``."""
+        self._s.unregister(name)
+
+    def sql(self, query: str, params: Optional[Sequence[Any]] = None) -> SqlResult:
+        """Run one statement; ``$1, $2, ...`` take ``params`` (numpy arrays bind
+        as vectors). Errors in the SQL raise :class:`SqlError` with
+        ``.position``."""
+        batch = _params_batch(params)
+        with self._lock:
+            stream = self._s.execute(query, batch)
+        return SqlResult(stream, query, self)
+
+    execute = sql
+
+    def cancel(self) -> None:
+        """Ask the running statement to stop (from another thread)."""
+        self._s.cancel()
+
+    def set_memory_limit(self, nbytes: int) -> None:
+        """Per-statement memory limit in bytes (0: the default)."""
+        self._s.set_memory_limit(int(nbytes))
+
+    def close(self) -> None:
+        self._s.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<hyperstreamdb.Session root={self._root!r}>"
+
+
+def connect(root: os.PathLike | str = ".") -> Session:
+    """A :class:`Session` over the table folders under ``root``."""
+    return Session(root)
