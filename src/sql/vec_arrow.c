@@ -51,6 +51,28 @@ static const void *buffer(const struct ArrowArray *a, int64_t i) {
   return a->n_buffers > i && a->buffers != NULL ? a->buffers[i] : NULL;
 }
 
+/* Byte b of a bitmap as eight 0/1 bytes (LSB first), for unpacking. */
+#define SPREAD(b)                                                                           \
+  ((uint64_t)((b)&1) | (uint64_t)(((b) >> 1) & 1) << 8 | (uint64_t)(((b) >> 2) & 1) << 16 | \
+   (uint64_t)(((b) >> 3) & 1) << 24 | (uint64_t)(((b) >> 4) & 1) << 32 |                    \
+   (uint64_t)(((b) >> 5) & 1) << 40 | (uint64_t)(((b) >> 6) & 1) << 48 |                    \
+   (uint64_t)(((b) >> 7) & 1) << 56)
+#define SPREAD4(n) SPREAD(n), SPREAD(n + 1), SPREAD(n + 2), SPREAD(n + 3)
+#define SPREAD16(n) SPREAD4(n), SPREAD4(n + 4), SPREAD4(n + 8), SPREAD4(n + 12)
+#define SPREAD64(n) SPREAD16(n), SPREAD16(n + 16), SPREAD16(n + 32), SPREAD16(n + 48)
+static const uint64_t spread_bits[256] = {SPREAD64(0), SPREAD64(64), SPREAD64(128), SPREAD64(192)};
+
+/* Eight validity bytes (any nonzero = valid) packed into one bitmap byte. */
+static inline uint8_t pack_bytes(const uint8_t *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+  x |= x >> 4;
+  x |= x >> 2;
+  x |= x >> 1;
+  x &= 0x0101010101010101ull;
+  return (uint8_t)((x * 0x0102040810204080ull) >> 56);
+}
+
 /* Validity bytes of rows [pos, pos + n) of `a` into a new blob, or *valid
  * NULL when no row is null. */
 static hs_status import_validity(import_ctx *x, const struct ArrowArray *a, int64_t pos, int64_t n,
@@ -71,12 +93,8 @@ static hs_status import_validity(import_ctx *x, const struct ArrowArray *a, int6
   }
   for (; i + 8 <= n; i += 8) {
     uint8_t byte = bits[(pos + i) >> 3];
-    if (byte == 0xff) {
-      memset(valid + i, 1, 8);
-    } else {
-      for (int k = 0; k < 8; k++) valid[i + k] = (byte >> k) & 1;
-      nulls += 8 - __builtin_popcount(byte);
-    }
+    memcpy(valid + i, &spread_bits[byte], 8);
+    nulls += 8 - __builtin_popcount(byte);
   }
   for (; i < n; i++) {
     int64_t j = pos + i;
@@ -627,11 +645,18 @@ static hs_status export_validity(const hs_sql_vec *v, struct ArrowArray *arr, hs
   int64_t n = v->n, nulls = 0;
   uint8_t *bits = hs_calloc((size_t)(n + 7) / 8 + 1, 1);
   if (bits == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory (validity)");
-  for (int64_t i = 0; i < n; i++) {
+  int64_t i = 0, set = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint8_t byte = pack_bytes(v->valid + i);
+    bits[i >> 3] = byte;
+    set += __builtin_popcount(byte);
+  }
+  for (; i < n; i++) {
     uint8_t ok = v->valid[i] != 0;
     bits[i >> 3] |= (uint8_t)(ok << (i & 7));
-    nulls += !ok;
+    set += ok;
   }
+  nulls = n - set;
   arr->null_count = nulls;
   hs_arrow_array_set_buffer(arr, 0, bits);
   return HS_OK;
@@ -653,45 +678,55 @@ static hs_status export_strings(const hs_sql_vec *v, struct ArrowArray *arr, hs_
   int64_t n = v->n;
   int32_t *offs = hs_malloc((size_t)(n + 1) * sizeof *offs);
   if (offs == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory (string offsets)");
-  hs_buf b;
-  hs_buf_init(&b);
+  offs[0] = 0;
   const hs_sql_str *s = v->data;
-  bool text = v->type.id == HS_SQL_SPARSEVEC || v->type.id == HS_SQL_BIT;
-  if (!text) {
+  uint8_t *chars = NULL;
+  if (v->type.id == HS_SQL_TEXT || v->type.id == HS_SQL_BYTEA) {
+    /* Sized first, then one copy per row. */
     uint64_t total = 0;
-    for (int64_t i = 0; i < n; i++) {
-      if (hs_sql_vec_valid(v, i)) total += s[i].len;
-    }
+    for (int64_t i = 0; i < n; i++) total += v->valid == NULL || v->valid[i] ? s[i].len : 0;
     if (total > INT32_MAX) {
       hs_free(offs);
       return hs_error_set(err, HS_ERR_UNSUPPORTED,
                           "column of %llu bytes of strings exceeds Arrow's 2 GiB string array",
                           (unsigned long long)total);
     }
-    if (!hs_buf_reserve(&b, (size_t)total + 1)) {
+    chars = hs_malloc((size_t)total + 1);
+    if (chars == NULL) {
       hs_free(offs);
       return hs_error_set(err, HS_ERR_NOMEM, "out of memory (strings)");
     }
-  }
-  offs[0] = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (hs_sql_vec_valid(v, i)) {
-      bool ok = text ? text_of(v, i, &b) : hs_buf_append(&b, s[i].ptr, s[i].len);
-      if (!ok || b.len > INT32_MAX) {
-        hs_free(offs);
-        hs_buf_free(&b);
-        return hs_error_set(err, text && ok ? HS_ERR_UNSUPPORTED : HS_ERR_NOMEM,
-                            "row %lld: cannot export the value as text", (long long)i);
+    size_t at = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if ((v->valid == NULL || v->valid[i]) && s[i].len > 0) {
+        memcpy(chars + at, s[i].ptr, s[i].len);
+        at += s[i].len;
       }
+      offs[i + 1] = (int32_t)at;
     }
-    offs[i + 1] = (int32_t)b.len;
-  }
-  if (b.data == NULL && !hs_buf_reserve(&b, 1)) {
-    hs_free(offs);
-    return hs_error_set(err, HS_ERR_NOMEM, "out of memory (strings)");
+  } else { /* SPARSEVEC, BIT: their text */
+    hs_buf b;
+    hs_buf_init(&b);
+    for (int64_t i = 0; i < n; i++) {
+      if (hs_sql_vec_valid(v, i)) {
+        bool ok = text_of(v, i, &b);
+        if (!ok || b.len > INT32_MAX) {
+          hs_free(offs);
+          hs_buf_free(&b);
+          return hs_error_set(err, ok ? HS_ERR_UNSUPPORTED : HS_ERR_NOMEM,
+                              "row %lld: cannot export the value as text", (long long)i);
+        }
+      }
+      offs[i + 1] = (int32_t)b.len;
+    }
+    if (b.data == NULL && !hs_buf_reserve(&b, 1)) {
+      hs_free(offs);
+      return hs_error_set(err, HS_ERR_NOMEM, "out of memory (strings)");
+    }
+    chars = hs_buf_detach(&b);
   }
   hs_arrow_array_set_buffer(arr, 1, offs);
-  hs_arrow_array_set_buffer(arr, 2, hs_buf_detach(&b));
+  hs_arrow_array_set_buffer(arr, 2, chars);
   return HS_OK;
 }
 
@@ -716,7 +751,9 @@ static hs_status export_column(const hs_sql_vec *v, hs_sql_type as, struct Arrow
     uint8_t *bits = hs_calloc((size_t)(n + 7) / 8 + 1, 1);
     if (bits == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory (booleans)");
     const uint8_t *d = v->data;
-    for (int64_t i = 0; i < n; i++) bits[i >> 3] |= (uint8_t)((d[i] != 0) << (i & 7));
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) bits[i >> 3] = pack_bytes(d + i);
+    for (; i < n; i++) bits[i >> 3] |= (uint8_t)((d[i] != 0) << (i & 7));
     hs_arrow_array_set_buffer(arr, 1, bits);
     return HS_OK;
   }
