@@ -19,17 +19,27 @@
 
 /* x86-64: PEXT (BMI2) compacts 64 bits in one instruction and AVX-512F
  * compresses 8 or 16 kept values at once; used when the CPU has them
- * (checked once), the portable loops otherwise. */
+ * (checked once), the portable loops otherwise. HS_SIMD caps them as it
+ * caps the distance kernels: "scalar" neither, "avx2" PEXT only (tests run
+ * the portable loops this way). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+#include <stdlib.h>
 #define FILTER_X86 1
 static int cpu_bmi2 = -1, cpu_avx512 = -1; /* benign race: every thread finds the same */
+static void cpu_check(void) {
+  const char *cap = getenv("HS_SIMD");
+  bool scalar = cap != NULL && strcmp(cap, "scalar") == 0;
+  bool avx2 = cap != NULL && strcmp(cap, "avx2") == 0;
+  cpu_avx512 = !scalar && !avx2 && __builtin_cpu_supports("avx512f") ? 1 : 0;
+  cpu_bmi2 = !scalar && __builtin_cpu_supports("bmi2") ? 1 : 0;
+}
 static bool have_bmi2(void) {
-  if (cpu_bmi2 < 0) cpu_bmi2 = __builtin_cpu_supports("bmi2") ? 1 : 0;
+  if (cpu_bmi2 < 0) cpu_check();
   return cpu_bmi2 == 1;
 }
 static bool have_avx512(void) {
-  if (cpu_avx512 < 0) cpu_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  if (cpu_avx512 < 0) cpu_check();
   return cpu_avx512 == 1;
 }
 #endif
