@@ -797,7 +797,47 @@ static const iv_unit IV_UNITS[] = {
  * "[+-]number unit" items and at most one "[+-]hh:mm[:ss[.f]]", then an
  * optional "ago". A fraction of a unit spills into the smaller ones (months
  * of 30 days, days of 24 hours); a bare number is seconds. */
-static terr parse_interval(const char *s, size_t n, hs_sql_interval *out) {
+/* PostgreSQL's interval field masks (the typmod of INTERVAL '1' DAY). */
+#define IV_MONTH 2
+#define IV_YEAR 4
+#define IV_DAY 8
+#define IV_HOUR 1024
+#define IV_MINUTE 2048
+#define IV_SECOND 4096
+
+/* The unit of a bare number under fields mask `range` (PostgreSQL: the
+ * last field; seconds when there is none). */
+static int64_t iv_bare_unit(int32_t range, int32_t *months, int32_t *days) {
+  *months = 0, *days = 0;
+  if (range == IV_YEAR) return *months = 12, 0;
+  if (range == IV_MONTH || range == (IV_YEAR | IV_MONTH)) return *months = 1, 0;
+  if (range == IV_DAY) return *days = 1, 0;
+  if (range == IV_HOUR || range == (IV_DAY | IV_HOUR)) return HS_SQL_USECS_PER_HOUR;
+  if (range == IV_MINUTE || range == (IV_HOUR | IV_MINUTE) ||
+      range == (IV_DAY | IV_HOUR | IV_MINUTE))
+    return HS_SQL_USECS_PER_MINUTE;
+  return HS_SQL_USECS_PER_SEC;
+}
+
+/* PostgreSQL's AdjustIntervalForTypmod: fields below the mask's last one
+ * are dropped. */
+static void iv_restrict(hs_sql_interval *v, int32_t range) {
+  if (range == 0) return;
+  if (range == IV_YEAR) {
+    v->months = v->months / 12 * 12, v->days = 0, v->micros = 0;
+  } else if (range == IV_MONTH || range == (IV_YEAR | IV_MONTH)) {
+    v->days = 0, v->micros = 0;
+  } else if (range == IV_DAY) {
+    v->micros = 0;
+  } else if (range == IV_HOUR || range == (IV_DAY | IV_HOUR)) {
+    v->micros = v->micros / HS_SQL_USECS_PER_HOUR * HS_SQL_USECS_PER_HOUR;
+  } else if (range == IV_MINUTE || range == (IV_HOUR | IV_MINUTE) ||
+             range == (IV_DAY | IV_HOUR | IV_MINUTE)) {
+    v->micros = v->micros / HS_SQL_USECS_PER_MINUTE * HS_SQL_USECS_PER_MINUTE;
+  }
+}
+
+static terr parse_interval(const char *s, size_t n, int32_t range, hs_sql_interval *out) {
   trim(&s, &n);
   double months = 0, days = 0, micros = 0;
   size_t i = 0;
@@ -838,8 +878,10 @@ static terr parse_interval(const char *s, size_t n, hs_sql_interval *out) {
       double fs = 0;
       i++;
       if (!read_num(s, n, &i, 2, &mm)) return T_SYNTAX;
+      bool had_secs = false;
       if (i < n && s[i] == ':') {
         i++;
+        had_secs = true;
         if (!read_num(s, n, &i, 2, &ss)) return T_SYNTAX;
         if (i < n && s[i] == '.') {
           double sc = 1;
@@ -849,6 +891,7 @@ static terr parse_interval(const char *s, size_t n, hs_sql_interval *out) {
       }
       if (mm > 59 || ss > 59) return T_FIELD;
       double t = ((double)w * 3600 + (double)mm * 60 + (double)ss + fs) * 1e6;
+      if (range == (IV_MINUTE | IV_SECOND) && !had_secs) t = ((double)w * 60 + (double)mm) * 1e6;
       micros += neg ? -t : t;
       any = true;
       continue;
@@ -857,22 +900,19 @@ static terr parse_interval(const char *s, size_t n, hs_sql_interval *out) {
     size_t us = i;
     while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z'))) i++;
     double v = (ip + fp) * (neg ? -1 : 1);
-    if (i == us) {
-      micros += v * 1e6;
-      any = true;
-      continue;
-    }
     const iv_unit *u = NULL;
-    for (size_t k = 0; k < sizeof IV_UNITS / sizeof IV_UNITS[0]; k++)
-      if (ieq(s + us, i - us, IV_UNITS[k].name)) u = &IV_UNITS[k];
-    if (u == NULL) {
-      if (ieq(s + us, i - us, "ago") && i == n) {
-        micros += v * 1e6;
-        ago = true;
-        any = true;
-        break;
-      }
-      return T_SYNTAX;
+    iv_unit bare;
+    bool is_ago = i > us && i == n && ieq(s + us, i - us, "ago");
+    if (i == us || is_ago) {
+      int32_t um, ud;
+      int64_t uus = iv_bare_unit(range, &um, &ud);
+      bare = (iv_unit){"", um, ud, uus};
+      u = &bare;
+      ago |= is_ago;
+    } else {
+      for (size_t k = 0; k < sizeof IV_UNITS / sizeof IV_UNITS[0]; k++)
+        if (ieq(s + us, i - us, IV_UNITS[k].name)) u = &IV_UNITS[k];
+      if (u == NULL) return T_SYNTAX;
     }
     if (u->months != 0) {
       double mo = v * u->months;
@@ -899,6 +939,7 @@ static terr parse_interval(const char *s, size_t n, hs_sql_interval *out) {
   out->months = (int32_t)months;
   out->days = (int32_t)days;
   out->micros = (int64_t)rint(micros);
+  iv_restrict(out, range);
   return T_OK;
 }
 
@@ -1022,7 +1063,7 @@ static int parse_scalar(const char *s, size_t n, hs_sql_type to, hs_sql_value *v
   case HS_SQL_DATE: return parse_date(s, n, &v->v.i32);
   case HS_SQL_TIMESTAMP: return parse_timestamp(s, n, false, &v->v.i64);
   case HS_SQL_TIMESTAMPTZ: return parse_timestamp(s, n, true, &v->v.i64);
-  case HS_SQL_INTERVAL: return parse_interval(s, n, &v->v.iv);
+  case HS_SQL_INTERVAL: return parse_interval(s, n, to.a, &v->v.iv);
   default: return P_SYNTAX;
   }
 }
@@ -1398,6 +1439,12 @@ static hs_status cast_fixed(const hs_sql_vec *in, hs_sql_type to, int32_t pos, h
     for (int64_t i = 0; i < n; i++) o[i] = (int32_t)hs_sql_floor_div(x[i], HS_SQL_USECS_PER_DAY);
     return HS_OK;
   }
+  if (f == HS_SQL_INTERVAL) { /* to a narrower fields mask */
+    hs_sql_interval *o = od;
+    memcpy(o, in->data, (size_t)n * sizeof *o);
+    for (int64_t i = 0; i < n; i++) iv_restrict(&o[i], to.a);
+    return HS_OK;
+  }
   memcpy(od, x, (size_t)n * 8); /* timestamp <-> timestamptz: the session zone is UTC */
   return HS_OK;
 }
@@ -1416,7 +1463,8 @@ hs_status hs_sql_cast_vec(const hs_sql_vec *in, hs_sql_type to, int32_t pos, hs_
   if (f == t && (f != HS_SQL_NUMERIC || in->type.b == to.b) &&
       (f != HS_SQL_FLOAT64 || to.a != 4 || in->type.a == 4)) {
     /* same layout: share, retyped (numeric precision is checked when it narrows) */
-    bool check = f == HS_SQL_NUMERIC && hs_sql_num_prec(to) < hs_sql_num_prec(in->type);
+    bool check = (f == HS_SQL_NUMERIC && hs_sql_num_prec(to) < hs_sql_num_prec(in->type)) ||
+                 (f == HS_SQL_INTERVAL && to.a != 0 && to.a != in->type.a);
     if (!check) {
       hs_status st = hs_sql_vec_share(out, in, err);
       if (st == HS_OK) out->type = to;

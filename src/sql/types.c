@@ -142,8 +142,10 @@ bool hs_sql_type_from_name(const char *name, const int32_t *mods, int n_mods, hs
     t.id = HS_SQL_TIMESTAMPTZ;
     no_mods = false;
   } else if (strcmp(name, "interval") == 0) {
-    t.id = HS_SQL_INTERVAL; /* field/precision typmods are accepted and ignored */
+    /* a: the fields mask (INTERVAL '90' DAY: 8; cast.c reads it); precision ignored */
+    t.id = HS_SQL_INTERVAL;
     no_mods = false;
+    if (n_mods >= 1 && mods[0] > 0 && mods[0] < 0x7FFF) t.a = mods[0];
   } else if (strcmp(name, "vector") == 0) {
     t.id = HS_SQL_VECTOR;
     if (!dim_mod("vector", mods, n_mods, VECTOR_DIM_MAX, &t, why, why_len)) return false;

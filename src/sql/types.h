@@ -70,7 +70,8 @@ typedef enum hs_sql_tid {
 typedef struct hs_sql_type {
   hs_sql_tid id;
   int32_t a; /* NUMERIC: precision (1..38); VECTOR/HALFVEC/SPARSEVEC: dim (0: any);
-                BIT: bits (0: any); FLOAT64: Arrow width on output (4 or 8, 0 = 8) */
+                BIT: bits (0: any); FLOAT64: Arrow width on output (4 or 8, 0 = 8);
+                INTERVAL: PostgreSQL's fields mask, INTERVAL '90' DAY (0: all fields) */
   int32_t b; /* NUMERIC: scale (0..a) */
 } hs_sql_type;
 

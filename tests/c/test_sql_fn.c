@@ -465,6 +465,36 @@ static void test_cast_text(void) {
     }
   }
   CHECK(cast1("1 fortnight", T_IV, &v, &err, &arena) == HS_ERR_INVALID_ARG);
+  /* fields masks (typmods): INTERVAL '90' DAY is 90 days, fields below the last are dropped */
+  struct {
+    const char *in;
+    int32_t mask;
+    const char *out;
+  } ivm[] = {
+      {"90", 8, "90 days"},
+      {"1", 4, "1 year"},
+      {"3", 2, "3 mons"},
+      {"2", 1024, "02:00:00"},
+      {"5", 2048, "00:05:00"},
+      {"1 day 02:03", 8, "1 day"},
+      {"1 year 5 months", 4, "1 year"},
+      {"1:30", 2048 | 4096, "00:01:30"},
+      {"1 day 02:03:04", 8 | 1024, "1 day 02:00:00"},
+      {"7", 4096, "00:00:07"},
+  };
+  for (size_t i = 0; i < sizeof ivm / sizeof ivm[0]; i++) {
+    hs_sql_type tm = {HS_SQL_INTERVAL, ivm[i].mask, 0};
+    hs_status st = cast1(ivm[i].in, tm, &v, &err, &arena);
+    CHECK_OK(st, &err);
+    char buf[HS_SQL_FMT_MAX];
+    hs_sql_fmt_interval(v.v.iv, buf);
+    if (st != HS_OK || strcmp(buf, ivm[i].out) != 0) {
+      hs_test_failures++;
+      fprintf(stderr, "interval '%s' mask %d: got '%s', want '%s'\n", ivm[i].in, ivm[i].mask, buf,
+              ivm[i].out);
+    }
+    hs_test_checks++;
+  }
   /* bytea */
   CHECK_OK(cast1("\\x41ff", T_BYTEA, &v, &err, &arena), &err);
   CHECK(v.v.s.len == 2 && (uint8_t)v.v.s.ptr[0] == 0x41 && (uint8_t)v.v.s.ptr[1] == 0xff);
