@@ -43,39 +43,40 @@ static inline int cmp_bytes(hs_sql_str x, hs_sql_str y) {
   return x.len < y.len ? -1 : x.len > y.len ? 1 : 0;
 }
 
-/* Non-null rows a, b of v. The common types inline; the rest through vec.c. */
-static inline int cmp_value(const hs_sql_vec *v, int64_t a, int64_t b) {
+/* Non-null row a of v and row b of w (same type). The common types inline; the rest through vec.c.
+ */
+static inline int cmp_value(const hs_sql_vec *v, int64_t a, const hs_sql_vec *w, int64_t b) {
   switch (v->type.id) {
   case HS_SQL_BOOL: {
-    const uint8_t *d = v->data;
-    return (int)d[a] - (int)d[b];
+    const uint8_t *d = v->data, *e = w->data;
+    return (int)d[a] - (int)e[b];
   }
   case HS_SQL_INT32:
   case HS_SQL_DATE: {
-    const int32_t *d = v->data;
-    return d[a] < d[b] ? -1 : d[a] > d[b] ? 1 : 0;
+    const int32_t *d = v->data, *e = w->data;
+    return d[a] < e[b] ? -1 : d[a] > e[b] ? 1 : 0;
   }
   case HS_SQL_INT64:
   case HS_SQL_TIMESTAMP:
   case HS_SQL_TIMESTAMPTZ: {
-    const int64_t *d = v->data;
-    return d[a] < d[b] ? -1 : d[a] > d[b] ? 1 : 0;
+    const int64_t *d = v->data, *e = w->data;
+    return d[a] < e[b] ? -1 : d[a] > e[b] ? 1 : 0;
   }
   case HS_SQL_FLOAT64: {
-    const double *d = v->data;
-    return cmp_f64(d[a], d[b]);
+    const double *d = v->data, *e = w->data;
+    return cmp_f64(d[a], e[b]);
   }
   case HS_SQL_NUMERIC: {
-    const hs_sql_i128 *d = v->data;
-    return cmp_i128(d[a], d[b]);
+    const hs_sql_i128 *d = v->data, *e = w->data;
+    return cmp_i128(d[a], e[b]);
   }
   case HS_SQL_TEXT:
   case HS_SQL_BYTEA: {
-    const hs_sql_str *d = v->data;
-    return cmp_bytes(d[a], d[b]);
+    const hs_sql_str *d = v->data, *e = w->data;
+    return cmp_bytes(d[a], e[b]);
   }
   case HS_SQL_NULLTYPE: return 0;
-  default: return hs_sql_vec_cmp(v, a, v, b);
+  default: return hs_sql_vec_cmp(v, a, w, b);
   }
 }
 
@@ -88,7 +89,7 @@ int hs_sql_sort_cmp(const hs_sql_sortcol *cols, int32_t n_cols, int64_t a, int64
       int r = va ? -1 : 1; /* NULL after values... */
       return cols[k].nulls_first ? -r : r;
     }
-    int r = cmp_value(v, a, b);
+    int r = cmp_value(v, a, v, b);
     if (r != 0) return cols[k].desc ? -r : r;
   }
   return 0;
@@ -339,6 +340,8 @@ typedef struct sort_state {
   hs_sql_chunk *buf; /* buffered chunks (output columns then keys) */
   size_t n_buf, cap_buf;
   int64_t buf_rows;
+  int64_t buf_bytes; /* reserved for the buffered chunks */
+  bool thr;          /* top-N: buf[0] holds the best `keep` rows so far, in order */
   int64_t reserved;
   /* emission */
   bool built;
@@ -416,7 +419,56 @@ static hs_status compact(const hs_sql_plan *p, sort_state *s, hs_error *err) {
   s->buf[0] = kept;
   s->n_buf = 1;
   s->buf_rows = kept.n;
+  s->thr = s->keep > 0 && kept.n == s->keep;
+  /* what the dropped rows held goes back to the statement */
+  int64_t bytes = hs_sql_chunk_bytes(&kept);
+  hs_sql_exec_reserve(s->x, bytes - s->buf_bytes, "sort", NULL);
+  s->reserved += bytes - s->buf_bytes;
+  s->buf_bytes = bytes;
   return HS_OK;
+}
+
+/* Top-N: does row i of chunk a sort before row j of chunk b (sort keys
+ * after the n_out output columns)? */
+static bool before(const hs_sql_plan *p, const sort_state *s, const hs_sql_chunk *a, int64_t i,
+                   const hs_sql_chunk *b, int64_t j) {
+  for (int32_t k = 0; k < s->n_keys; k++) {
+    const hs_sql_vec *v = &a->cols[s->n_out + k], *w = &b->cols[s->n_out + k];
+    bool va = hs_sql_vec_valid(v, i), vb = hs_sql_vec_valid(w, j);
+    int r;
+    if (!va || !vb) {
+      if (va == vb) continue;
+      r = va ? -1 : 1;
+      if (p->sort.keys[k].nulls_first) r = -r;
+    } else {
+      r = cmp_value(v, i, w, j);
+      if (p->sort.keys[k].desc) r = -r;
+    }
+    if (r != 0) return r < 0;
+  }
+  return false; /* a tie arriving later sorts after */
+}
+
+/* Top-N with `keep` rows in hand: only rows that beat the last of them
+ * can enter; *in becomes those rows (n may drop to 0). */
+static hs_status prefilter(const hs_sql_plan *p, sort_state *s, hs_sql_chunk *in, hs_error *err) {
+  const hs_sql_chunk *kept = &s->buf[0];
+  int64_t t = kept->n - 1, n = in->n, m = 0;
+  int64_t *sel = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *sel);
+  if (sel == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in sort");
+  for (int64_t i = 0; i < n; i++)
+    if (before(p, s, in, i, kept, t)) sel[m++] = i;
+  hs_status st = HS_OK;
+  if (m < n) {
+    hs_sql_chunk few = {0};
+    st = hs_sql_chunk_take(&few, in, sel, m, err);
+    if (st == HS_OK) {
+      hs_sql_chunk_release(in);
+      hs_sql_chunk_move(in, &few);
+    }
+  }
+  hs_free(sel);
+  return st;
 }
 
 static hs_status push_chunk(const hs_sql_plan *p, sort_state *s, hs_sql_chunk *in, hs_error *err) {
@@ -433,7 +485,14 @@ static hs_status push_chunk(const hs_sql_plan *p, sort_state *s, hs_sql_chunk *i
     hs_sql_vec_release(&ext.cols[s->n_out + k]);
     st = hs_sql_eval(p->sort.keys[k].expr, in, ctx, &ext.cols[s->n_out + k], err);
   }
-  if (st == HS_OK) st = reserve(s, hs_sql_chunk_bytes(&ext), err);
+  if (st == HS_OK && s->thr) st = prefilter(p, s, &ext, err);
+  if (st == HS_OK && ext.n == 0) {
+    hs_sql_chunk_release(&ext);
+    return HS_OK;
+  }
+  int64_t bytes = st == HS_OK ? hs_sql_chunk_bytes(&ext) : 0;
+  if (st == HS_OK) st = reserve(s, bytes, err);
+  if (st == HS_OK) s->buf_bytes += bytes;
   if (st == HS_OK && s->n_buf == s->cap_buf) {
     size_t cap = s->cap_buf ? s->cap_buf * 2 : 16;
     hs_sql_chunk *nb = hs_realloc(s->buf, cap * sizeof *nb);
@@ -448,8 +507,9 @@ static hs_status push_chunk(const hs_sql_plan *p, sort_state *s, hs_sql_chunk *i
     hs_sql_chunk_release(&ext);
     return st;
   }
+  int64_t rows = ext.n;
   hs_sql_chunk_move(&s->buf[s->n_buf++], &ext);
-  s->buf_rows += in->n;
+  s->buf_rows += rows;
   if (s->keep >= 0) {
     int64_t limit = s->keep * 2 > HS_SORT_CHUNK ? s->keep * 2 : HS_SORT_CHUNK;
     if (s->buf_rows > limit) return compact(p, s, err);
