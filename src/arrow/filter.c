@@ -219,6 +219,17 @@ __attribute__((target("avx512f,popcnt"))) static void compact64_avx512(uint8_t *
     int64_t lim = n - b < 64 ? n - b : 64;
     if (lim < 64) m &= (UINT64_C(1) << lim) - 1;
     if (m == 0) continue;
+    if (lim == 64) { /* 8 whole vectors, the source read ahead */
+      __builtin_prefetch(p + (b + 256) * 8);
+      __builtin_prefetch(p + (b + 256) * 8 + 256);
+      for (int g = 0; g < 64; g += 8) {
+        __mmask8 mk = (__mmask8)(m >> g);
+        __m512i v = _mm512_loadu_si512((const void *)(p + (b + g) * 8));
+        _mm512_storeu_si512((void *)(dst + k * 8), _mm512_maskz_compress_epi64(mk, v));
+        k += __builtin_popcount(mk);
+      }
+      continue;
+    }
     for (int64_t g = 0; g < lim; g += 8) {
       __mmask8 mk = (__mmask8)(m >> g);
       if (mk == 0) continue;
@@ -240,6 +251,17 @@ __attribute__((target("avx512f,popcnt"))) static void compact32_avx512(uint8_t *
     int64_t lim = n - b < 64 ? n - b : 64;
     if (lim < 64) m &= (UINT64_C(1) << lim) - 1;
     if (m == 0) continue;
+    if (lim == 64) { /* 4 whole vectors, the source read ahead */
+      __builtin_prefetch(p + (b + 512) * 4);
+      __builtin_prefetch(p + (b + 512) * 4 + 128);
+      for (int g = 0; g < 64; g += 16) {
+        __mmask16 mk = (__mmask16)(m >> g);
+        __m512i v = _mm512_loadu_si512((const void *)(p + (b + g) * 4));
+        _mm512_storeu_si512((void *)(dst + k * 4), _mm512_maskz_compress_epi32(mk, v));
+        k += __builtin_popcount(mk);
+      }
+      continue;
+    }
     for (int64_t g = 0; g < lim; g += 16) {
       __mmask16 mk = (__mmask16)(m >> g);
       if (mk == 0) continue;
