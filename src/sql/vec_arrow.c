@@ -301,56 +301,130 @@ static hs_status import_column(import_ctx *x, const struct ArrowSchema *f,
                                const struct ArrowArray *a, int64_t rel, int64_t n, int depth,
                                hs_sql_vec *v);
 
-/* A dictionary column: the dictionary as a vector, gathered by the indices. */
+/* Indices of type T into sel (-1 for a NULL row); false at the first out
+ * of range, its row in *bad_row. */
+#define READ_INDICES(T)                                    \
+  do {                                                     \
+    const T *ix_ = (const T *)raw + pos;                   \
+    for (int64_t i = 0; i < n; i++) {                      \
+      uint64_t u_ = (uint64_t)ix_[i]; /* negative: huge */ \
+      if (valid != NULL && !valid[i]) {                    \
+        sel[i] = -1;                                       \
+      } else if (u_ >= (uint64_t)dict_len) {               \
+        *bad_row = i;                                      \
+        *bad_index = (int64_t)ix_[i];                      \
+        return false;                                      \
+      } else {                                             \
+        sel[i] = (int64_t)u_;                              \
+      }                                                    \
+    }                                                      \
+  } while (0)
+
+static bool read_indices(hs_arrow_type_id id, const void *raw, int64_t pos, int64_t n,
+                         const uint8_t *valid, int64_t dict_len, int64_t *sel, int64_t *bad_row,
+                         int64_t *bad_index) {
+  switch (id) {
+  case HS_AT_INT8: READ_INDICES(int8_t); break;
+  case HS_AT_UINT8: READ_INDICES(uint8_t); break;
+  case HS_AT_INT16: READ_INDICES(int16_t); break;
+  case HS_AT_UINT16: READ_INDICES(uint16_t); break;
+  case HS_AT_INT32: READ_INDICES(int32_t); break;
+  case HS_AT_UINT32: READ_INDICES(uint32_t); break;
+  case HS_AT_INT64: READ_INDICES(int64_t); break;
+  default: READ_INDICES(uint64_t); break;
+  }
+  return true;
+}
+
+/* Strings of an offsets dictionary ("u", "U", "z", "Z") gathered by sel
+ * straight from its offsets: no view of every dictionary entry is built
+ * (a dictionary may be much larger than the batch). */
+#define GATHER_DICT(T)                                                                            \
+  do {                                                                                            \
+    const T *off_ = (const T *)buffer(da, 1) + da->offset;                                        \
+    for (int64_t i = 0; i < n; i++) {                                                             \
+      int64_t k_ = sel[i];                                                                        \
+      s[i].ptr = "";                                                                              \
+      if (k_ < 0 ||                                                                               \
+          (dbits != NULL && !((dbits[(da->offset + k_) >> 3] >> ((da->offset + k_) & 7)) & 1))) { \
+        continue; /* NULL: validity 0 */                                                          \
+      }                                                                                           \
+      T lo_ = off_[k_], hi_ = off_[k_ + 1];                                                       \
+      if (lo_ < 0 || hi_ < lo_ || (uint64_t)(hi_ - lo_) > UINT32_MAX) {                           \
+        return bad(x, HS_ERR_INVALID_ARG, "dictionary string offsets decrease");                  \
+      }                                                                                           \
+      s[i].ptr = chars + lo_;                                                                     \
+      s[i].len = (uint32_t)(hi_ - lo_);                                                           \
+      if (valid != NULL) valid[i] = 1;                                                            \
+    }                                                                                             \
+  } while (0)
+
+static hs_status dict_strings(import_ctx *x, hs_sql_type t, const char *dformat,
+                              const struct ArrowArray *da, const int64_t *sel, int64_t n,
+                              hs_sql_vec *v) {
+  const uint8_t *dbits = da->null_count != 0 ? buffer(da, 0) : NULL;
+  bool nullable = dbits != NULL;
+  for (int64_t i = 0; i < n && !nullable; i++) nullable = sel[i] < 0;
+  hs_status st = hs_sql_vec_alloc(v, t, n, nullable, x->err);
+  if (st == HS_OK) st = hs_sql_vec_hold(v, x->keep, x->err);
+  if (st != HS_OK) return st;
+  if (n == 0) return HS_OK;
+  if (buffer(da, 1) == NULL) return bad(x, HS_ERR_INVALID_ARG, "dictionary offsets missing");
+  const char *chars = buffer(da, 2) != NULL ? buffer(da, 2) : "";
+  hs_sql_str *s = hs_sql_vec_mut_data(v);
+  uint8_t *valid = hs_sql_vec_mut_valid(v);
+  if (dformat[0] == 'U' || dformat[0] == 'Z') {
+    GATHER_DICT(int64_t);
+  } else {
+    GATHER_DICT(int32_t);
+  }
+  return HS_OK;
+}
+
+/* A dictionary column: the indices read once (switch outside the loop),
+ * then string dictionaries gathered straight from their offsets and any
+ * other dictionary imported as a vector and gathered with hs_sql_vec_take. */
 static hs_status import_dictionary(import_ctx *x, const struct ArrowSchema *f,
                                    const struct ArrowArray *a, int64_t pos, int64_t n, int depth,
                                    hs_sql_vec *v) {
   const struct ArrowArray *da = a->dictionary;
-  if (da == NULL) return bad(x, HS_ERR_INVALID_ARG, "dictionary array missing");
+  const struct ArrowSchema *df = f->dictionary;
+  if (da == NULL || df->format == NULL) return bad(x, HS_ERR_INVALID_ARG, "dictionary missing");
+  if (da->offset < 0 || da->length < 0) return bad(x, HS_ERR_INVALID_ARG, "bad dictionary");
   hs_arrow_type it;
   if (hs_arrow_type_parse(f->format, &it, x->err) != HS_OK) return HS_ERR_SCHEMA;
-  hs_sql_vec dict = {0}, idx = {0};
-  hs_status st = import_column(x, f->dictionary, da, 0, da->length, depth + 1, &dict);
-  if (st != HS_OK) return st;
   int64_t *sel = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *sel);
-  if (sel == NULL) {
-    hs_sql_vec_release(&dict);
-    return bad(x, HS_ERR_NOMEM, "out of memory (dictionary indices)");
-  }
+  if (sel == NULL) return bad(x, HS_ERR_NOMEM, "out of memory (dictionary indices)");
+  hs_sql_vec idx = {0}, dict = {0};
   idx.n = n;
-  st = import_validity(x, a, pos, n, &idx);
+  hs_status st = import_validity(x, a, pos, n, &idx);
   const void *raw = buffer(a, 1);
   if (st == HS_OK && raw == NULL && n > 0) st = bad(x, HS_ERR_INVALID_ARG, "indices missing");
-  for (int64_t i = 0; st == HS_OK && i < n; i++) {
-    int64_t k;
-    switch (it.id) {
-    case HS_AT_INT8: k = ((const int8_t *)raw)[pos + i]; break;
-    case HS_AT_UINT8: k = ((const uint8_t *)raw)[pos + i]; break;
-    case HS_AT_INT16: k = ((const int16_t *)raw)[pos + i]; break;
-    case HS_AT_UINT16: k = ((const uint16_t *)raw)[pos + i]; break;
-    case HS_AT_INT32: k = ((const int32_t *)raw)[pos + i]; break;
-    case HS_AT_UINT32: k = ((const uint32_t *)raw)[pos + i]; break;
-    case HS_AT_INT64: k = ((const int64_t *)raw)[pos + i]; break;
-    default: {
-      uint64_t u = ((const uint64_t *)raw)[pos + i];
-      k = u > INT64_MAX ? -2 : (int64_t)u;
-    }
-    }
-    if (idx.valid != NULL && !idx.valid[i]) {
-      sel[i] = -1;
-    } else if (k < 0 || k >= dict.n) {
-      char msg[96];
-      snprintf(msg, sizeof msg, "dictionary index %lld out of range at row %lld", (long long)k,
-               (long long)i);
-      st = bad(x, HS_ERR_INVALID_ARG, msg);
+  int64_t bad_row = 0, bad_index = 0;
+  if (st == HS_OK && n > 0 &&
+      !read_indices(it.id, raw, pos, n, idx.valid, da->length, sel, &bad_row, &bad_index)) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "dictionary index %lld out of range at row %lld",
+             (long long)bad_index, (long long)bad_row);
+    st = bad(x, HS_ERR_INVALID_ARG, msg);
+  }
+  hs_sql_vec_release(&idx);
+  if (st == HS_OK) {
+    const char *d = df->format;
+    hs_sql_type t;
+    char why[256];
+    if (!hs_sql_type_from_arrow(f, &t, why, sizeof why)) {
+      st = hs_error_set(x->err, HS_ERR_UNSUPPORTED, "%s", why);
+    } else if (df->dictionary == NULL && d[1] == '\0' && strchr("uUzZ", d[0]) != NULL) {
+      st = dict_strings(x, t, d, da, sel, n, v);
     } else {
-      sel[i] = k;
+      st = import_column(x, df, da, 0, da->length, depth + 1, &dict);
+      if (st == HS_OK) st = hs_sql_vec_take(v, &dict, sel, n, x->err);
+      hs_sql_vec_release(&dict);
     }
   }
-  if (st == HS_OK) st = hs_sql_vec_take(v, &dict, sel, n, x->err);
   hs_free(sel);
-  hs_sql_vec_release(&idx);
-  hs_sql_vec_release(&dict);
+  if (st != HS_OK) hs_sql_vec_release(v);
   return st;
 }
 

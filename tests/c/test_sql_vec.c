@@ -1079,6 +1079,75 @@ static void test_arrow_import_errors(void) {
   hs_arrow_schema_release(&s);
 }
 
+/* A sliced string dictionary with a NULL entry, int16 indices; then a
+ * negative index. */
+static void test_arrow_dictionary_edges(void) {
+  for (int round = 0; round < 2; round++) {
+    hs_error err = {0};
+    struct ArrowSchema s, ds;
+    CHECK_OK(hs_arrow_schema_init(&s, "+s", "", 0, 1, &err), &err);
+    CHECK_OK(hs_arrow_schema_init(s.children[0], "s", "d", 0, 0, &err), &err);
+    CHECK_OK(hs_arrow_schema_init(&ds, round == 0 ? "u" : "U", NULL, 0, 0, &err), &err);
+    CHECK_OK(hs_arrow_schema_set_dictionary(s.children[0], &ds, &err), &err);
+    /* dictionary entries: [pad] "x" NULL "zz"  (offset 1) */
+    static const char chars[] = "#xzz";
+    int64_t offs[5] = {0, 1, 2, 2, 4};
+    void *o;
+    if (round == 0) {
+      int32_t *o32 = hs_malloc(5 * 4);
+      for (int i = 0; i < 5; i++) o32[i] = (int32_t)offs[i];
+      o = o32;
+    } else {
+      o = dup_bytes(offs, sizeof offs);
+    }
+    bool dnull[4] = {false, false, true, false};
+    int64_t dnc;
+    uint8_t *dvalid = bitmap(dnull, 4, &dnc);
+    struct ArrowArray dict, kid, batch;
+    CHECK_OK(hs_arrow_array_make_binary(&dict, 4, o, dup_bytes(chars, 4), dvalid, dnc, &err), &err);
+    dict.offset = 1;
+    dict.length = 3;
+    int16_t *ix = hs_malloc(5 * 2);
+    int16_t want[5] = {0, 1, 2, 0, 2};
+    memcpy(ix, want, sizeof want);
+    bool inull[5] = {false, false, false, true, false};
+    int64_t inc;
+    uint8_t *ivalid = bitmap(inull, 5, &inc);
+    CHECK_OK(hs_arrow_array_make_primitive(&kid, 5, ix, ivalid, inc, &err), &err);
+    CHECK_OK(hs_arrow_array_set_dictionary(&kid, &dict, &err), &err);
+    CHECK_OK(hs_arrow_array_make_struct(&batch, 5, &kid, 1, NULL, 0, &err), &err);
+    hs_sql_chunk c = {0};
+    CHECK_OK(hs_sql_chunk_from_arrow(&s, &batch, NULL, 0, &c, &err), &err);
+    if (c.n_cols == 1) {
+      const hs_sql_vec *v = &c.cols[0];
+      static const char *const got_want[5] = {"x", NULL, "zz", NULL, "zz"};
+      for (int i = 0; i < 5; i++) {
+        hs_sql_value y;
+        hs_sql_vec_get(v, i, &y);
+        CHECK(y.is_null == (got_want[i] == NULL));
+        if (!y.is_null && got_want[i] != NULL) {
+          CHECK(y.v.s.len == strlen(got_want[i]) && memcmp(y.v.s.ptr, got_want[i], y.v.s.len) == 0);
+        }
+      }
+    }
+    hs_sql_chunk_release(&c);
+    /* a negative index */
+    err = (hs_error){0};
+    int16_t *neg = hs_malloc(2 * 2);
+    neg[0] = 0;
+    neg[1] = -3;
+    int32_t *o2 = hs_calloc(2, 4);
+    o2[1] = 1;
+    CHECK_OK(hs_arrow_array_make_binary(&dict, 1, o2, dup_bytes("q", 1), NULL, 0, &err), &err);
+    CHECK_OK(hs_arrow_array_make_primitive(&kid, 2, neg, NULL, 0, &err), &err);
+    CHECK_OK(hs_arrow_array_set_dictionary(&kid, &dict, &err), &err);
+    CHECK_OK(hs_arrow_array_make_struct(&batch, 2, &kid, 1, NULL, 0, &err), &err);
+    CHECK(hs_sql_chunk_from_arrow(&s, &batch, NULL, 0, &c, &err) == HS_ERR_INVALID_ARG);
+    CHECK(strstr(err.message, "dictionary index -3 out of range at row 1") != NULL);
+    hs_arrow_schema_release(&s);
+  }
+}
+
 /* cols[]: a projection of the batch's children. */
 static void test_arrow_projection(void) {
   hs_error err = {0};
@@ -1241,6 +1310,7 @@ int main(void) {
   test_arrow_import_types();
   test_arrow_import_errors();
   test_arrow_projection();
+  test_arrow_dictionary_edges();
   test_arrow_export_as();
   test_sql_select_all();
   return hs_test_finish("test_sql_vec");
