@@ -1209,3 +1209,23 @@ hs_status hs_sql_bind(const char *sql, const hs_sql_bind_opts *o, hs_sql_stmt *o
   }
   return HS_OK;
 }
+
+hs_status hs_sql_bind_query_node(const char *sql, void *node, const hs_sql_bind_opts *o,
+                                 hs_sql_plan_ctx *pctx, hs_sql_plan **out, int32_t *error_pos,
+                                 hs_error *err) {
+  hs_sql_binder b;
+  memset(&b, 0, sizeof b);
+  b.pc = pctx;
+  b.A = &pctx->arena;
+  b.sql = sql;
+  b.len = strlen(sql);
+  b.o = o;
+  b.err = err;
+  b.err_pos = error_pos;
+  b.ectx.params = o->params;
+  b.ectx.n_params = o->n_params;
+  b.ectx.cancel = o->cancel;
+  hs_status st = hs_sql_bind_query(&b, node, out);
+  if (st == HS_OK) st = hs_sql_optimize(pctx, out, err);
+  return st;
+}

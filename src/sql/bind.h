@@ -65,7 +65,18 @@ hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *er
 /* DDL and DML statements (ddl.c): CREATE INDEX, DROP INDEX, INSERT,
  * CREATE TABLE, ... `kind` is the parse node's type, `json` its body.
  * *pos: the error position (0: none). */
-hs_status hs_sql_session_other(hs_sql_session *s, const char *sql, const char *kind, void *json,
-                               struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+hs_status hs_sql_session_other(hs_sql_session *s, const hs_sql_bind_opts *bo, const char *sql,
+                               const char *kind, void *json, struct ArrowArrayStream *out,
+                               int32_t *pos, hs_error *err);
+
+/* The session's root folder, or NULL (session.c). */
+const char *hs_sql_session_root(const hs_sql_session *s);
+
+/* Bind (and optimize) one query node (a SelectStmt json_t) of statement
+ * `sql` into a plan built in `pctx` (used by INSERT ... SELECT and CREATE
+ * TABLE AS). */
+hs_status hs_sql_bind_query_node(const char *sql, void *node, const hs_sql_bind_opts *o,
+                                 hs_sql_plan_ctx *pctx, hs_sql_plan **out, int32_t *error_pos,
+                                 hs_error *err);
 
 #endif /* HS_SQL_BIND_H */

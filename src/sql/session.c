@@ -84,6 +84,10 @@ void hs_sql_session_free(hs_sql_session *s) {
   hs_free(s);
 }
 
+const char *hs_sql_session_root(const hs_sql_session *s) {
+  return s->root;
+}
+
 void hs_sql_cancel(hs_sql_session *s) {
   if (s != NULL) __atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
 }
@@ -662,7 +666,7 @@ hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
     break;
   }
   case HS_SQL_STMT_OTHER:
-    st = hs_sql_session_other(s, sql, stmt.other, stmt.json, out, &pos, err);
+    st = hs_sql_session_other(s, &bo, sql, stmt.other, stmt.json, out, &pos, err);
     if (st != HS_OK && error_pos != NULL) *error_pos = pos;
     break;
   }
