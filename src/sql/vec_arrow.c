@@ -256,6 +256,10 @@ static hs_status import_strings(import_ctx *x, const struct ArrowArray *a, const
       const uint8_t *view = views + (size_t)(pos + i) * 16;
       int32_t len;
       memcpy(&len, view, 4);
+      if (v->valid != NULL && !v->valid[i]) { /* a NULL row's view may be anything */
+        s[i].ptr = "";
+        continue;
+      }
       if (len < 0) return bad(x, HS_ERR_INVALID_ARG, "negative string view length");
       if (len <= 12) {
         s[i].ptr = (const char *)view + 4;
@@ -265,10 +269,6 @@ static hs_status import_strings(import_ctx *x, const struct ArrowArray *a, const
         memcpy(&bo, view + 12, 4);
         const char *data = bi >= 0 && bi < n_data ? buffer(a, 2 + bi) : NULL;
         if (data == NULL || bo < 0 || (sizes != NULL && (int64_t)bo + len > sizes[bi])) {
-          if (v->valid != NULL && !v->valid[i]) {
-            s[i].ptr = "";
-            continue;
-          }
           return bad(x, HS_ERR_INVALID_ARG, "string view points outside its data buffers");
         }
         s[i].ptr = data + bo;
@@ -435,8 +435,12 @@ static hs_status import_vector(import_ctx *x, const struct ArrowArray *a, int64_
     return bad(x, HS_ERR_INVALID_ARG, "fixed_size_list without its child");
   }
   const struct ArrowArray *c = a->children[0];
-  int64_t start = c->offset + pos * dim; /* first float */
-  if (c->length < (pos + n) * dim) return bad(x, HS_ERR_INVALID_ARG, "vector child too short");
+  int64_t start, end;
+  if (__builtin_mul_overflow(pos, dim, &start) ||
+      __builtin_add_overflow(start, c->offset, &start) ||
+      __builtin_mul_overflow(pos + n, dim, &end) || c->offset < 0 || c->length < end) {
+    return bad(x, HS_ERR_INVALID_ARG, "vector child too short");
+  }
   if (n == 0) return hs_sql_vec_hold(v, x->keep, x->err);
   const void *vals = buffer(c, 1);
   if (vals == NULL) return bad(x, HS_ERR_INVALID_ARG, "vector values missing");
