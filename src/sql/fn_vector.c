@@ -136,6 +136,40 @@ static hs_status dense_dist(const hs_sql_expr *e, const hs_sql_vec *args, int32_
   return HS_OK;
 }
 
+hs_status hs_sql_vector_distances(const char *metric, const float *query, int32_t dim,
+                                  const hs_sql_vec *rows, double *out, hs_error *err) {
+  vmetric m;
+  if (!strcmp(metric, "l2"))
+    m = VM_L2;
+  else if (!strcmp(metric, "ip"))
+    m = VM_NIP;
+  else if (!strcmp(metric, "cosine"))
+    m = VM_COS;
+  else if (!strcmp(metric, "l1"))
+    m = VM_L1;
+  else
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "unknown vector metric \"%s\"", metric);
+  if (!hs_sql_type_is_vector(rows->type.id) || rows->type.a != dim)
+    return dims_differ(NULL, HS_SQL_VECTOR, rows->type.a, dim, err);
+  const hs_distance_kernels *K = hs_distance_kernels_active();
+  const float *x = rows->data;
+  size_t d = (size_t)dim;
+  for (int64_t i = 0; i < rows->n; i++) {
+    const float *r = x + (size_t)i * d;
+    float parts[3];
+    switch (m) {
+    case VM_L2: out[i] = sqrt((double)K->l2sq_f32(r, query, d)); break;
+    case VM_NIP: out[i] = -(double)K->dot_f32(r, query, d); break;
+    case VM_COS:
+      K->cosine_parts_f32(r, query, d, parts);
+      out[i] = cosine_of(parts);
+      break;
+    default: out[i] = (double)K->l1_f32(r, query, d); break;
+    }
+  }
+  return HS_OK;
+}
+
 #define DENSE_KERNEL(fname, metric)                                                               \
   static hs_status fname(const hs_sql_expr *e, const hs_sql_vec *args, int32_t n_args, int64_t n, \
                          hs_sql_type ret, hs_sql_vec *out, hs_error *err) {                       \

@@ -83,6 +83,13 @@ bool hs_sql_vector_cast_exists(hs_sql_type from, hs_sql_type to);
 hs_status hs_sql_vector_cast_vec(const hs_sql_vec *in, hs_sql_type to, int32_t pos, hs_sql_vec *out,
                                  hs_error *err);
 
+/* pgvector's distance (double, exactly what the <-> <#> <=> <+> kernels
+ * give) between `query` (dim floats) and each row of the VECTOR vector
+ * `rows` (of dimension dim) into out[0..rows->n); metric "l2", "ip"
+ * (negative inner product), "cosine" or "l1". NULL rows get 0. */
+hs_status hs_sql_vector_distances(const char *metric, const float *query, int32_t dim,
+                                  const hs_sql_vec *rows, double *out, hs_error *err);
+
 /* A sparse vector's fields read from its canonical bytes (false when the
  * bytes are not a valid canonical sparsevec). Pointers borrow s; they may
  * be unaligned: read them with memcpy. */

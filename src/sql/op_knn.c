@@ -5,8 +5,10 @@
  * projection and snapshot; the files' vector indexes answer where their
  * metric and dimension match (ef_search and nprobe from the session
  * settings hnsw.ef_search and ivfflat.probes), other files are scored
- * exactly. Output: scan.columns, then "distance" (FLOAT64, the search's
- * float32 value) when knn.with_distance.
+ * exactly. Output: scan.columns, then "distance" (FLOAT64) when
+ * knn.with_distance: recomputed in double from the vector column when it
+ * is read (as the operators compute it, so equal to the exact plan's, and
+ * the rows re-sorted by it), else the search's float32 value.
  *
  * The search never returns rows whose distance is NULL or not finite (a
  * NULL vector, a zero vector under cosine), which the exact plan sorts
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "../index/vector/distance.h"
+#include "fn_vector.h"
 #include "plan.h"
 
 #define KNN_FALLBACK_BATCH_ROWS 16384
@@ -264,6 +267,120 @@ static hs_status fallback_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) 
 
 /* ------------------------------------------------------------ operator */
 
+typedef struct knn_ord {
+  double d;
+  int64_t row;
+} knn_ord;
+
+static int knn_ord_cmp(const void *a, const void *b) {
+  const knn_ord *x = a, *y = b;
+  if (x->d < y->d) return -1;
+  if (x->d > y->d) return 1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* The search's rows (at most k) as one chunk. When the vector column is
+ * among the columns, the distances are recomputed in double exactly as
+ * the operators compute them (the search's are float32) and the rows
+ * re-sorted by them (stable), so the result is the exact plan's. */
+static hs_status knn_collect(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
+  knn_state *s = op->state;
+  const hs_sql_plan *p = op->plan;
+  hs_sql_chunk *cs = NULL;
+  size_t n = 0, cap = 0;
+  hs_status st = HS_OK;
+  for (;;) {
+    struct ArrowArray batch;
+    memset(&batch, 0, sizeof batch);
+    int rc = s->stream.get_next(&s->stream, &batch);
+    if (rc != 0) {
+      const char *m = s->stream.get_last_error(&s->stream);
+      st = hs_error_set(err, hs_status_of_errno(rc), "%s: %s", p->scan.rel->name,
+                        m != NULL ? m : "vector search failed");
+      break;
+    }
+    if (batch.release == NULL) break;
+    if (batch.length == 0) {
+      batch.release(&batch);
+      continue;
+    }
+    if (n == cap) {
+      size_t nc = cap ? cap * 2 : 4;
+      hs_sql_chunk *g = hs_realloc(cs, nc * sizeof *g);
+      if (g == NULL) {
+        batch.release(&batch);
+        st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in vector top-k");
+        break;
+      }
+      cs = g, cap = nc;
+    }
+    memset(&cs[n], 0, sizeof cs[n]);
+    st = hs_sql_chunk_from_arrow(&s->schema, &batch, s->cols, s->n_cols, &cs[n], err);
+    if (st != HS_OK) break;
+    fix_distance_type(p, &cs[n]);
+    s->returned += cs[n].n;
+    n++;
+  }
+  int32_t vc = -1;
+  for (int32_t j = 0; j < p->scan.n_columns; j++)
+    if (strcmp(p->scan.columns[j], p->knn.column) == 0) vc = j;
+  if (st == HS_OK && n > 0) {
+    /* one chunk */
+    st = hs_sql_chunk_init(out, s->n_cols, s->returned, err);
+    hs_sql_vec *col = st == HS_OK ? hs_malloc(n * sizeof *col) : NULL;
+    if (st == HS_OK && col == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+    for (int32_t j = 0; j < s->n_cols && st == HS_OK; j++) {
+      for (size_t c = 0; c < n; c++) col[c] = cs[c].cols[j];
+      hs_sql_vec_release(&out->cols[j]);
+      st = hs_sql_vec_concat(&out->cols[j], col, n, err);
+    }
+    hs_free(col);
+  }
+  for (size_t c = 0; c < n; c++) hs_sql_chunk_release(&cs[c]);
+  hs_free(cs);
+  if (st != HS_OK || n == 0 || !p->knn.with_distance || vc < 0) {
+    if (st != HS_OK) hs_sql_chunk_release(out);
+    return st;
+  }
+  /* exact distances, and the order they give */
+  int64_t m = out->n;
+  knn_ord *ord = hs_malloc(sizeof(knn_ord) * (size_t)m);
+  double *dist = hs_malloc(sizeof(double) * (size_t)m);
+  int64_t *sel = hs_malloc(sizeof(int64_t) * (size_t)m);
+  if (ord == NULL || dist == NULL || sel == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in vector top-k");
+  } else {
+    st = hs_sql_vector_distances(p->knn.metric, s->query, s->dim, &out->cols[vc], dist, err);
+  }
+  if (st == HS_OK) {
+    for (int64_t i = 0; i < m; i++) ord[i] = (knn_ord){dist[i], i};
+    qsort(ord, (size_t)m, sizeof *ord, knn_ord_cmp);
+    for (int64_t i = 0; i < m; i++) sel[i] = ord[i].row;
+    hs_sql_chunk sorted = {0};
+    st = hs_sql_chunk_take(&sorted, out, sel, m, err);
+    if (st == HS_OK) {
+      hs_sql_vec *dv = &sorted.cols[p->scan.n_columns];
+      hs_sql_vec_release(dv);
+      st = hs_sql_vec_alloc(dv, hs_sql_type_of(HS_SQL_FLOAT64), m, false, err);
+      if (st == HS_OK) {
+        double *o = hs_sql_vec_mut_data(dv);
+        for (int64_t i = 0; i < m; i++) o[i] = ord[i].d;
+      }
+    }
+    hs_sql_chunk_release(out);
+    if (st == HS_OK)
+      hs_sql_chunk_move(out, &sorted);
+    else
+      hs_sql_chunk_release(&sorted);
+  } else {
+    hs_sql_chunk_release(out);
+  }
+  hs_free(ord);
+  hs_free(dist);
+  hs_free(sel);
+  return st;
+}
+
 static hs_status knn_start(hs_sql_op *op, hs_error *err) {
   knn_state *s = op->state;
   const hs_sql_plan *p = op->plan;
@@ -288,29 +405,11 @@ static hs_status knn_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
     hs_status st = knn_start(op, err);
     if (st != HS_OK) return st;
   }
-  while (!s->searched_done) {
-    struct ArrowArray batch;
-    memset(&batch, 0, sizeof batch);
-    int rc = s->stream.get_next(&s->stream, &batch);
-    if (rc != 0) {
-      const char *m = s->stream.get_last_error(&s->stream);
-      return hs_error_set(err, hs_status_of_errno(rc), "%s: %s", p->scan.rel->name,
-                          m != NULL ? m : "vector search failed");
-    }
-    if (batch.release == NULL) {
-      s->searched_done = true;
-      note_stats(op);
-      break;
-    }
-    if (batch.length == 0) {
-      batch.release(&batch);
-      continue;
-    }
-    hs_status st = hs_sql_chunk_from_arrow(&s->schema, &batch, s->cols, s->n_cols, out, err);
-    if (st != HS_OK) return st;
-    fix_distance_type(p, out);
-    s->returned += out->n;
-    return HS_OK;
+  if (!s->searched_done) {
+    s->searched_done = true;
+    hs_status st = knn_collect(op, out, err);
+    note_stats(op);
+    if (st != HS_OK || out->n > 0) return st;
   }
   if (!s->fallback_done) {
     s->fallback_done = true;
