@@ -374,6 +374,18 @@ static bool rt_num_int0(const hs_sql_type *a, int32_t n, hs_sql_type *ret, char 
   return true;
 }
 
+/* The scales a kernel was bound with must be the ones its vectors carry
+ * (the result's scale is at least each operand's for + - %, their sum for *). */
+#define NUM_SCALES_OK(cond)                                                                        \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      hs_sql_vec_release(out);                                                                     \
+      return hs_sql_errf(err, HS_ERR_INTERNAL, hs_sql_epos(e),                                     \
+                         "numeric scales %d and %d do not fit the result's scale %d",              \
+                         (int)args[0].type.b, (int)(n_args > 1 ? args[1].type.b : 0), (int)ret.b); \
+    }                                                                                              \
+  } while (0)
+
 #define NUM_OVERFLOW() \
   FAIL("numeric field overflow: the result needs more than numeric(%d,%d) holds", ret.a, ret.b)
 
@@ -382,6 +394,7 @@ static hs_status num_addsub(KARGS, bool sub) {
   const hs_sql_i128 *a = args[0].data, *b = args[1].data;
   hs_sql_i128 *o = hs_sql_vec_mut_data(out);
   int s = ret.b;
+  NUM_SCALES_OK(s >= args[0].type.b && s >= args[1].type.b && s <= 38);
   hs_sql_i128 fa = hs_sql_pow10[s - args[0].type.b], fb = hs_sql_pow10[s - args[1].type.b];
   hs_sql_i128 lim = hs_sql_pow10[hs_sql_num_prec(ret)];
   bool bad = false;
@@ -424,6 +437,7 @@ static hs_status num_mul(KARGS) {
   BEGIN();
   const hs_sql_i128 *a = args[0].data, *b = args[1].data;
   hs_sql_i128 *o = hs_sql_vec_mut_data(out);
+  NUM_SCALES_OK(ret.b == args[0].type.b + args[1].type.b);
   hs_sql_i128 lim = hs_sql_pow10[hs_sql_num_prec(ret)];
   for (int64_t i = 0; i < n; i++) {
     hs_sql_i128 r;
@@ -463,6 +477,7 @@ static hs_status num_mod(KARGS) {
   const hs_sql_i128 *a = args[0].data, *b = args[1].data;
   hs_sql_i128 *o = hs_sql_vec_mut_data(out);
   int s = ret.b;
+  NUM_SCALES_OK(s >= args[0].type.b && s >= args[1].type.b && s <= 38);
   hs_sql_i128 fa = hs_sql_pow10[s - args[0].type.b], fb = hs_sql_pow10[s - args[1].type.b];
   for (int64_t i = 0; i < n; i++) {
     hs_sql_i128 x, y;
@@ -536,6 +551,7 @@ static hs_sql_i128 num_div_round(hs_sql_i128 v, int k, int mode) {
     const hs_sql_i128 *a = args[0].data;                                 \
     hs_sql_i128 *o = hs_sql_vec_mut_data(out);                           \
     int k = args[0].type.b - ret.b;                                      \
+    NUM_SCALES_OK(k >= 0);                                               \
     for (int64_t i = 0; i < n; i++) o[i] = num_div_round(a[i], k, MODE); \
     return HS_OK;                                                        \
   }
@@ -553,6 +569,7 @@ static hs_status num_round_n_mode(KARGS, int mode) {
   const int32_t *d = args[1].data;
   hs_sql_i128 *o = hs_sql_vec_mut_data(out);
   int s = args[0].type.b;
+  NUM_SCALES_OK(ret.b == s);
   hs_sql_i128 lim = hs_sql_pow10[hs_sql_num_prec(ret)];
   for (int64_t i = 0; i < n; i++) {
     int64_t k = (int64_t)s - d[i]; /* digits to drop */

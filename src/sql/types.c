@@ -127,6 +127,11 @@ bool hs_sql_type_from_name(const char *name, const int32_t *mods, int n_mods, hs
       }
       t.a = p;
       t.b = s;
+    } else {
+      /* unconstrained numeric: a fixed numeric(38,10) (every value of a column has
+       * one scale here; PostgreSQL keeps each value's own; DuckDB takes (18,3)) */
+      t.a = 38;
+      t.b = 10;
     }
   } else if (name_is(name, texts)) {
     t.id = HS_SQL_TEXT; /* length limits of varchar(n)/char(n) are not kept */

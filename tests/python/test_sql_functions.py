@@ -121,13 +121,16 @@ def make_table(seed=15):
     ts2 = [nul(epoch + datetime.timedelta(microseconds=r.randint(0, 200 * 365 * 86400 * 10**6)))
            for _ in range(N)]
     b = [nul(r.random() < 0.5) for _ in range(N)]
+    specials = [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1e300, -1e300, 5e-324, 1.5]
+    g = [nul(specials[r.randrange(len(specials))]) if r.random() < 0.5 else r.uniform(-1, 1)
+         for _ in range(N)]
     return pa.table({
         "i": pa.array(i, pa.int32()), "j": pa.array(j, pa.int64()), "k": pa.array(k, pa.int32()),
         "f": pa.array(f, pa.float64()), "d": pa.array(d, pa.decimal128(10, 2)),
         "s": pa.array(s, pa.string()), "s2": pa.array(s2, pa.string()),
         "sn": pa.array(sn, pa.string()), "dt": pa.array(dt, pa.date32()),
         "ts": pa.array(ts, pa.timestamp("us")), "ts2": pa.array(ts2, pa.timestamp("us")),
-        "b": pa.array(b, pa.bool_()),
+        "b": pa.array(b, pa.bool_()), "g": pa.array(g, pa.float64()),
     })
 
 
@@ -229,19 +232,26 @@ CASTS = [
     P("CAST(CAST(i AS text) AS integer)"), P("CAST(ts AS date)"), P("CAST(dt AS timestamp)"),
     P("CAST(CAST(dt AS text) AS date)"), P("CAST(CAST(ts AS text) AS timestamp)"),
     P("CAST(CAST(d AS text) AS numeric(10,2))", "CAST(CAST(d AS text) AS decimal(10,2))"),
-    P("CAST(i AS double precision)", "CAST(i AS double)"), P("CAST(j AS double precision)", "CAST(j AS double)"),
+    P("CAST(i AS double precision)", "CAST(i AS double)"),
+    P("CAST(j AS double precision)", "CAST(j AS double)"),
     P("CAST(d AS double precision)", "CAST(d AS double)"), P("CAST(i AS bigint)"),
     P("CAST(k AS boolean)"), P("CAST(b AS integer)"), P("i::text || 'x'"),
+    P("CAST(d AS numeric) * 3", "CAST(d AS decimal(38,10)) * 3"),
+    P("CAST(f AS numeric)", "CAST(f AS decimal(38,10))"),
+    P("CAST(sn AS numeric) / 7", "CAST(sn AS decimal(38,10)) / 7"),
 ]
 
 STRINGS = [
-    P("lower(s)"), P("upper(s)"), P("length(s)"), P("char_length(s)"), P("octet_length(s)", "strlen(s)"),
+    P("lower(s)"), P("upper(s)"), P("length(s)"), P("char_length(s)"),
+    P("octet_length(s)", "strlen(s)"),
     P("substr(s, abs(k))"), P("substr(s, abs(k) + 1, 2)"), P("substring(s, 2)"),
     P("substring(s FROM 2 FOR 3)"), P("strpos(s, 'a')"), P("position('b' IN s)"),
-    P("replace(s, 'a', 'XY')"), P("replace(s, 'ab', '')"), P("trim(s)"), P("btrim(s, 'ab')", "trim(s, 'ab')"),
+    P("replace(s, 'a', 'XY')"), P("replace(s, 'ab', '')"), P("trim(s)"),
+    P("btrim(s, 'ab')", "trim(s, 'ab')"),
     P("ltrim(s, 'a ')"), P("rtrim(s, 'ab')"), P("trim(BOTH 'a' FROM s)"),
     P("trim(LEADING 'a' FROM s)"), P("trim(TRAILING ' ' FROM s)"), P("left(s, k)"),
-    P("right(s, k)"), P("lpad(s, 8, 'xy')"), P("rpad(s, 6)", "rpad(s, 6, ' ')"), P("lpad(s, abs(k))", "lpad(s, abs(k), ' ')"),
+    P("right(s, k)"), P("lpad(s, 8, 'xy')"), P("rpad(s, 6)", "rpad(s, 6, ' ')"),
+    P("lpad(s, abs(k))", "lpad(s, abs(k), ' ')"),
     P("reverse(s)"), P("split_part(s, ' ', 2)"), P("split_part(s, 'a', -1)"), P("repeat(s, 2)"),
     P("starts_with(s, 'a')"), P("s || s2"), P("s || i"), P("i || s"), P("s || dt"),
     P("concat(s, NULL, s2)"), P("concat(s, s2, s)"), P("concat_ws('-', s, s2)"),
@@ -264,14 +274,23 @@ TIMES = [
     P("dt + INTERVAL '1 month'"), P("ts + INTERVAL '1 year 2 months 3 days'"),
     P("dt - INTERVAL '1 day'"), P("extract(epoch FROM ts - ts2)"),
     P("ts - ts2 < INTERVAL '100 days'"), P("make_date(2000 + k, 1 + abs(k), 1 + abs(k))"),
-    P("CAST(ts AS date) - dt"),
+    P("CAST(ts AS date) - dt"), P("dt - INTERVAL '90' DAY"), P("ts + INTERVAL '1' YEAR"),
+    P("ts + INTERVAL '2' HOUR"), P("dt + INTERVAL '3' MONTH"), P("ts - INTERVAL '30' MINUTE"),
+]
+
+# doubles with NaN, infinities, signed zeros, the extremes and subnormals
+SPECIALS = [
+    P("g = g"), P("g < f"), P("g >= 0"), P("g = f"), P("g <> 0"), P("g > 1e300"), P("abs(g)"),
+    P("-g"), P("floor(g)"), P("ceil(g)"), P("g + 1"), P("g * 2"), P("g - f"), P("trunc(g)"),
+    P("CAST(CASE WHEN abs(g) < 1e9 THEN g END AS integer)"),
 ]
 
 
-@pytest.mark.parametrize("group", ["arith", "compare", "math", "casts", "strings", "times"])
+@pytest.mark.parametrize("group", ["arith", "compare", "math", "casts", "strings", "times",
+                                   "specials"])
 def test_against_duckdb(env, group):
     pairs = {"arith": ARITH, "compare": COMPARE, "math": MATH, "casts": CASTS, "strings": STRINGS,
-             "times": TIMES}[group]
+             "times": TIMES, "specials": SPECIALS}[group]
     check_exprs(env, pairs)
 
 
@@ -341,6 +360,10 @@ def test_errors_agree(env, expr):
     ("CAST('2023-02-30' AS date)", "out of range"), ("split_part(s, ',', 0)", "must not be zero"),
     ("CAST(2147483647 AS integer) + 1", "integer out of range"),
     ("CAST(99999.995 AS numeric(7,2))", "numeric field overflow"),
+    ("5e-324 * 0.5", "value out of range: underflow"), ("1e308 * 10", "value out of range: overflow"),
+    ("CAST('1e400' AS double precision)", "out of range for type double precision"),
+    ("CAST(CAST('NaN' AS double precision) AS numeric(10,2))", "cannot convert NaN to numeric"),
+    ("CAST(CAST('NaN' AS double precision) AS integer)", "integer out of range"),
 ])
 def test_postgres_errors(env, expr, msg):
     sess, _ = env
