@@ -156,6 +156,8 @@ def _check_unique(source: pa.Table, on: Sequence[str]) -> None:
         source = source.filter(valid)
     if source.num_rows == 0:
         return
+    if len(on) == 1 and len(pc.unique(source.column(on[0]))) == source.num_rows:
+        return  # a hash kernel: much cheaper than the grouping below, needed for the message
     counts = source.select(list(on)).group_by(list(on)).aggregate([([], "count_all")])
     dup = counts.filter(pc.greater(counts.column("count_all"), 1))
     if dup.num_rows:
@@ -169,20 +171,35 @@ def _check_unique(source: pa.Table, on: Sequence[str]) -> None:
 # ------------------------------------------------------------ the methods
 
 
+class _Latest:
+    """change_rows kwargs decided on whatever snapshot the commit begins on
+    (:meth:`ChangeMethods._change`)."""
+
+    def __init__(self, kw: Dict[str, Any]) -> None:
+        self.kw = kw
+
+
 class ChangeMethods:
     """Mixed into :class:`hyperstreamdb.Table`."""
 
-    def _change(self, what: str, mode: str, make: Callable[[Optional[int]], Dict[str, Any]]
-                ) -> Dict[str, Any]:
+    def _change(self, what: str, mode: str,
+                make: "Callable[[Optional[int]], Dict[str, Any]] | _Latest") -> Dict[str, Any]:
         """Run ``make(snapshot_id) -> change_rows kwargs`` and commit it,
-        again on a newer snapshot when another writer got in between."""
+        again on a newer snapshot when another writer got in between.
+
+        ``make`` may be a :class:`_Latest` instead: change_rows kwargs that
+        read nothing of the table (deletes by filter, upserts by key), so
+        the change is decided inside the commit on the snapshot it begins
+        on, without a refresh here first."""
         last: Optional[Exception] = None
         conflict = _core.CommitConflictError
-        for _ in range(_ATTEMPTS):
-            handle = self._require()  # type: ignore[attr-defined]
-            handle.refresh()
-            sid = handle.current_snapshot_id
-            kw = make(sid)
+        pinned = not isinstance(make, _Latest)
+        for attempt in range(_ATTEMPTS):
+            handle = self._handle  # type: ignore[attr-defined]
+            if pinned or attempt or handle is None:
+                handle = self._require()  # type: ignore[attr-defined]  # refreshes
+            sid = handle.current_snapshot_id if pinned else None
+            kw = make(sid) if pinned else make.kw  # type: ignore[union-attr,operator]
             try:
                 r = handle.change_rows(snapshot_id=sid, mode_property=mode, what=what, **kw)
             except conflict as e:
@@ -206,7 +223,7 @@ class ChangeMethods:
         filt = filter_arg(filter)
         if not self._load():  # type: ignore[attr-defined]
             return 0
-        r = self._change("delete", "write.delete.mode", lambda sid: {"deletes": [filt]})
+        r = self._change("delete", "write.delete.mode", _Latest({"deletes": [filt]}))
         return int(r["rows_deleted"])
 
     def update(self, values: Mapping[str, Any], filter: Optional[str] = None) -> int:
@@ -423,8 +440,8 @@ class MergeBuilder:
         _check_unique(src, on)
         schema = t.schema
         keys = src.select(on).cast(pa.schema([pa.field(c, schema.field(c).type) for c in on]))
-        r = t._change("merge", "write.merge.mode", lambda sid: {
-            "keys": keys, "key_columns": list(on), "appends": [src] if src.num_rows else []})
+        r = t._change("merge", "write.merge.mode", _Latest({
+            "keys": keys, "key_columns": list(on), "appends": [src] if src.num_rows else []}))
         hit = r.get("key_matched") or b""
         updated = sum(hit)
         return MergeResult(updated, src.num_rows - updated, int(r["rows_deleted"]) - updated)

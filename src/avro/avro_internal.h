@@ -14,6 +14,7 @@ struct hs_avro_schema {
   hs_arena arena;
   json_t *keep;
   hs_avro_node *root;
+  int refs; /* owners (containers share writer schemas: container.c); freed at 0 */
 };
 
 /* Smallest number of bytes any datum of `node` encodes to (a lower bound;

@@ -16,6 +16,7 @@
  * failure is sticky and names the byte offset of the block.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -287,6 +288,68 @@ static hs_status r_long(hs_avro_reader *r, int64_t *out, hs_error *err) {
   return hs_avro_read_long(r->data, r->len, &r->pos, out, err);
 }
 
+/* Writer schemas of recently read containers, shared by reference: the
+ * files of one table (manifests, manifest lists) carry the same schema
+ * JSON, whose parse was the largest part of opening one. A parsed schema
+ * is never changed, so one copy serves every reader; entries are matched
+ * by their exact bytes and the least recently used one is replaced. */
+#define SCHEMA_CACHE_MAX 8
+#define SCHEMA_CACHE_BYTES ((size_t)64 << 10) /* larger schemas are parsed each time */
+
+typedef struct cached_schema {
+  char *json; /* hs_malloc'd copy; NULL: empty entry */
+  size_t len;
+  hs_avro_schema *schema; /* one reference held by the cache */
+  uint64_t used_at;
+} cached_schema;
+
+static pthread_mutex_t schema_mu = PTHREAD_MUTEX_INITIALIZER;
+static cached_schema schema_cache[SCHEMA_CACHE_MAX];
+static uint64_t schema_tick;
+
+static hs_status writer_schema(const uint8_t *json, size_t len, hs_avro_schema **out,
+                               hs_error *err) {
+  *out = NULL;
+  if (len > SCHEMA_CACHE_BYTES) return hs_avro_schema_parse((const char *)json, len, out, err);
+  pthread_mutex_lock(&schema_mu);
+  for (int i = 0; i < SCHEMA_CACHE_MAX; i++) {
+    cached_schema *c = &schema_cache[i];
+    if (c->json != NULL && c->len == len && memcmp(c->json, json, len) == 0) {
+      __atomic_add_fetch(&c->schema->refs, 1, __ATOMIC_ACQ_REL);
+      c->used_at = ++schema_tick;
+      *out = c->schema;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&schema_mu);
+  if (*out != NULL) return HS_OK;
+  hs_status st = hs_avro_schema_parse((const char *)json, len, out, err);
+  if (st != HS_OK) return st;
+  char *copy = hs_malloc(len ? len : 1);
+  if (copy == NULL) return HS_OK; /* not cached: still parsed */
+  memcpy(copy, json, len);
+  hs_avro_schema *gone = NULL;
+  char *gone_json = NULL;
+  pthread_mutex_lock(&schema_mu);
+  int slot = 0;
+  for (int i = 0; i < SCHEMA_CACHE_MAX; i++) {
+    if (schema_cache[i].json == NULL) {
+      slot = i;
+      break;
+    }
+    if (schema_cache[i].used_at < schema_cache[slot].used_at) slot = i;
+  }
+  cached_schema *c = &schema_cache[slot];
+  gone = c->schema;
+  gone_json = c->json;
+  __atomic_add_fetch(&(*out)->refs, 1, __ATOMIC_ACQ_REL);
+  *c = (cached_schema){.json = copy, .len = len, .schema = *out, .used_at = ++schema_tick};
+  pthread_mutex_unlock(&schema_mu);
+  hs_avro_schema_free(gone);
+  hs_free(gone_json);
+  return HS_OK;
+}
+
 static hs_status read_header(hs_avro_reader *r, hs_error *err) {
   if (r->len < 4 || memcmp(r->data, avro_magic, 4) != 0)
     return hs_error_set(err, HS_ERR_CORRUPT, "avro: not an object container file (bad magic)");
@@ -353,7 +416,7 @@ static hs_status read_header(hs_avro_reader *r, hs_error *err) {
   }
   const uint8_t *schema = hs_avro_reader_meta_get(r, "avro.schema", &n);
   if (schema == NULL) return hs_error_set(err, HS_ERR_CORRUPT, "avro: header has no avro.schema");
-  if ((st = hs_avro_schema_parse((const char *)schema, n, &r->writer_schema, err)) != HS_OK)
+  if ((st = writer_schema(schema, n, &r->writer_schema, err)) != HS_OK)
     return ((void)hs_error_prefix(err, "avro.schema: "), st);
   return HS_OK;
 }

@@ -457,6 +457,7 @@ hs_status hs_avro_schema_parse(const char *json, size_t len, hs_avro_schema **ou
   }
   hs_arena_init(&s->arena);
   s->arena.block_bytes = 8192;
+  s->refs = 1;
   s->keep = json_array();
   parse_ctx c = {.schema = s, .err = err, .path = "$", .path_len = 1};
   hs_status st = s->keep == NULL ? nomem(&c) : parse_type(&c, root, NULL, 0, &s->root);
@@ -470,7 +471,7 @@ hs_status hs_avro_schema_parse(const char *json, size_t len, hs_avro_schema **ou
 }
 
 void hs_avro_schema_free(hs_avro_schema *schema) {
-  if (schema == NULL) return;
+  if (schema == NULL || __atomic_sub_fetch(&schema->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   json_decref(schema->keep);
   hs_arena_reset(&schema->arena);
   hs_free(schema);

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../common/parallel.h"
 #include "../table/deletes.h"
 #include "../table/deletes_eq.h"
 #include "../table/lineage.h"
@@ -113,9 +114,36 @@ static hs_status mark_where(delta *d, const char *filter, hs_error *err) {
   return hs_table_scan_rows(d->t, d->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
 }
 
+/* One data file's key matches (mark_keys, a worker each). */
+typedef struct key_match {
+  const delta *d;
+  hs_table_eqdel *set;
+  const hs_iceberg_schema *schema;
+  roaring_bitmap_t **found; /* per plan file (NULL: not matched) */
+  hs_status *st;            /* per plan file */
+  hs_error *errs;           /* per plan file */
+} key_match;
+
+static void match_files(void *ctx, size_t begin, size_t end, uint32_t worker) {
+  (void)worker;
+  key_match *k = ctx;
+  for (size_t i = begin; i < end; i++) {
+    const hs_table_plan_file *f = &k->d->plan.files[i];
+    k->st[i] = HS_OK;
+    if (hs_table_plan_file_live(f) <= 0) continue;
+    if ((k->found[i] = roaring_bitmap_create()) == NULL) {
+      k->st[i] = hs_error_set(&k->errs[i], HS_ERR_NOMEM, "row change: out of memory");
+      continue;
+    }
+    k->st[i] =
+        hs_table_eqdel_match(k->set, f->path, k->schema, f->deleted, k->found[i], &k->errs[i]);
+  }
+}
+
 /* The live rows whose key columns equal a key row (upserts, merges): each
  * data file's key columns are read and matched against a hash set of the
- * keys (deletes_eq.c), rows already deleted left out. */
+ * keys (deletes_eq.c), rows already deleted left out; the files are
+ * matched in parallel, their marks merged in plan order. */
 static hs_status mark_keys(delta *d, const hs_row_change *c, hs_error *err) {
   hs_table *t = d->t;
   size_t n = c->n_key_columns;
@@ -136,16 +164,23 @@ static hs_status mark_keys(delta *d, const hs_row_change *c, hs_error *err) {
   if (st == HS_OK)
     st = hs_table_eqdel_from_arrow(ids, n, schema, c->keys_schema, c->keys, c->n_keys_batches, &set,
                                    err);
-  for (size_t i = 0; st == HS_OK && hs_table_eqdel_count(set) > 0 && i < d->plan.n_files; i++) {
-    const hs_table_plan_file *f = &d->plan.files[i];
-    if (hs_table_plan_file_live(f) <= 0) continue;
-    roaring_bitmap_t *m = roaring_bitmap_create();
-    if (m == NULL) {
+  size_t nf = d->plan.n_files;
+  key_match k = {.d = d, .set = set, .schema = schema};
+  if (st == HS_OK && hs_table_eqdel_count(set) > 0 && nf > 0) {
+    k.found = hs_calloc(nf, sizeof *k.found);
+    k.st = hs_calloc(nf, sizeof *k.st);
+    k.errs = hs_calloc(nf, sizeof *k.errs);
+    if (k.found == NULL || k.st == NULL || k.errs == NULL)
       st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
-      break;
+    if (st == HS_OK) hs_parallel_for(nf, 1, 0, match_files, &k);
+  }
+  for (size_t i = 0; k.st != NULL && i < nf; i++) {
+    roaring_bitmap_t *m = k.found[i];
+    if (st == HS_OK && k.st[i] != HS_OK) {
+      if (err != NULL) *err = k.errs[i];
+      st = k.st[i];
     }
-    st = hs_table_eqdel_match(set, f->path, schema, f->deleted, m, err);
-    if (st == HS_OK && !roaring_bitmap_is_empty(m)) {
+    if (st == HS_OK && m != NULL && !roaring_bitmap_is_empty(m)) {
       if (d->marked[i] == NULL) {
         d->res.rows_deleted += (int64_t)roaring_bitmap_get_cardinality(m);
         d->marked[i] = m;
@@ -159,6 +194,9 @@ static hs_status mark_keys(delta *d, const hs_row_change *c, hs_error *err) {
   }
   if (st == HS_OK && c->key_matched != NULL) hs_table_eqdel_hits(set, c->key_matched);
   hs_table_eqdel_free(set);
+  hs_free(k.found);
+  hs_free(k.st);
+  hs_free(k.errs);
   hs_free(ids);
   return st;
 }

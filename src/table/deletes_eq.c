@@ -736,7 +736,7 @@ static hs_status apply_batch_int(apply_ctx *a, const hs_table_column *c, const s
     if (s == NULL) continue;
     uint32_t pos = (uint32_t)(first_row + r);
     if (a->skip != NULL && roaring_bitmap_contains(a->skip, pos)) continue;
-    s->hit = true; /* sets are matched by one thread at a time */
+    __atomic_store_n(&s->hit, true, __ATOMIC_RELAXED); /* data files matched concurrently */
     hits[n_hits++] = pos;
   }
   if (n_hits > 0) roaring_bitmap_add_many(a->deleted, n_hits, hits);
@@ -767,7 +767,7 @@ static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struc
       uint32_t h = key_hash(a->key.data, a->key.len);
       const eq_slot *hit = filter_may(d, h) ? set_find(d, a->key.data, a->key.len, h) : NULL;
       if (hit == NULL) continue;
-      ((eq_slot *)hit)->hit = true; /* sets are matched by one thread at a time */
+      __atomic_store_n(&((eq_slot *)hit)->hit, true, __ATOMIC_RELAXED); /* concurrent matches */
       if (pos > (int64_t)UINT32_MAX) {
         return hs_error_set(err, HS_ERR_UNSUPPORTED,
                             "row %lld: positions past 2^32 are not supported", (long long)pos);
@@ -957,7 +957,8 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
 
 void hs_table_eqdel_hits(const hs_table_eqdel *d, uint8_t *hits) {
   for (size_t r = 0; d != NULL && r < d->n_rows; r++)
-    hits[r] = d->row_slot[r] >= 0 && d->slots[d->row_slot[r]].hit;
+    hits[r] =
+        d->row_slot[r] >= 0 && __atomic_load_n(&d->slots[d->row_slot[r]].hit, __ATOMIC_RELAXED);
 }
 
 hs_status hs_table_eqdel_apply_buffer(const hs_table_eqdel *const *d, size_t n_d, const char *name,

@@ -57,7 +57,8 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
                                     const struct ArrowSchema *s, const struct ArrowArray *batches,
                                     size_t n_batches, hs_table_eqdel **out, hs_error *err);
 /* hs_table_eqdel_apply for one set, leaving out the rows in `skip` (may be
- * NULL: deleted rows), and remembering which keys matched a row. */
+ * NULL: deleted rows), and remembering which keys matched a row. Several
+ * threads may match data files against one set at once. */
 hs_status hs_table_eqdel_match(hs_table_eqdel *d, const char *data_path,
                                const hs_iceberg_schema *schema, const roaring_bitmap_t *skip,
                                roaring_bitmap_t *matched, hs_error *err);
