@@ -90,9 +90,10 @@ typedef struct join_probe {
   uint32_t *first; /* HASH: head of row i's bucket (0 for NULL keys) */
   uint8_t *null_key;
   uint8_t *matched;
-  int64_t i; /* next row to pair */
-  int64_t j; /* HASH: chain position of row i (-1: not started); NL: next build row */
-  int64_t e; /* post-pairs cursor */
+  int64_t i;   /* next row to pair */
+  int64_t j;   /* HASH: chain position of row i (-1: not started); NL: next build row */
+  int64_t e;   /* post-pairs cursor */
+  int64_t cap; /* rows the per-row arrays hold */
   int64_t reserved;
 } join_probe;
 
@@ -471,11 +472,15 @@ done:
 
 /* -------------------------------------------------------- probe side */
 
-static void probe_release(join_state *st) {
+/* Done with the current left chunk; its per-row arrays stay for the next
+ * one unless `all` (allocating them per chunk was page faults). */
+static void probe_release(join_state *st, bool all) {
   join_probe *pr = &st->pr;
   hs_sql_chunk_release(&pr->rows);
   if (pr->keys != NULL)
     for (int32_t k = 0; k < st->n_keys; k++) hs_sql_vec_release(&pr->keys[k]);
+  pr->active = false;
+  if (!all) return;
   hs_free(pr->keys);
   hs_free(pr->hash);
   hs_free(pr->first);
@@ -483,6 +488,38 @@ static void probe_release(join_state *st) {
   hs_free(pr->matched);
   if (pr->reserved != 0) hs_sql_exec_reserve(st->x, -pr->reserved, "join", NULL);
   memset(pr, 0, sizeof *pr);
+}
+
+/* Room for n rows in the per-row arrays of the left chunk. */
+static hs_status probe_reserve(join_state *st, int64_t n, hs_error *err) {
+  join_probe *pr = &st->pr;
+  if (n <= pr->cap && pr->matched != NULL) return HS_OK;
+  int64_t cap = n > 2 * pr->cap ? n : 2 * pr->cap;
+  int64_t bytes = cap * (st->n_keys > 0 ? 14 : 1);
+  hs_status s = hs_sql_exec_reserve(st->x, bytes - pr->reserved, "join", err);
+  if (s != HS_OK) return s;
+  pr->reserved = bytes;
+  hs_free(pr->matched);
+  hs_free(pr->hash);
+  hs_free(pr->first);
+  hs_free(pr->null_key);
+  pr->hash = NULL;
+  pr->first = NULL;
+  pr->null_key = NULL;
+  pr->matched = alloc_array(cap, 1);
+  if (st->n_keys > 0) {
+    pr->hash = alloc_array(cap, 8);
+    pr->first = alloc_array(cap, 4);
+    pr->null_key = alloc_array(cap, 1);
+    if (pr->keys == NULL) pr->keys = alloc_array(st->n_keys, sizeof(hs_sql_vec));
+  }
+  pr->cap = cap;
+  if (pr->matched == NULL || (st->n_keys > 0 && (pr->hash == NULL || pr->first == NULL ||
+                                                 pr->null_key == NULL || pr->keys == NULL))) {
+    pr->cap = 0;
+    return oom(err, "probe");
+  }
+  return HS_OK;
 }
 
 /* Make `in` (moved) the current left chunk. */
@@ -493,18 +530,11 @@ static hs_status probe_start(join_state *st, hs_sql_chunk *in, hs_error *err) {
   pr->i = pr->e = 0;
   pr->j = -1;
   int64_t n = pr->rows.n;
-  int64_t bytes = n * (st->n_keys > 0 ? 10 : 1);
-  hs_status s = hs_sql_exec_reserve(st->x, bytes, "join", err);
+  hs_status s = probe_reserve(st, n, err);
   if (s != HS_OK) return s;
-  pr->reserved = bytes;
-  pr->matched = alloc_array(n, 1);
-  if (pr->matched == NULL) return oom(err, "probe");
+  memset(pr->matched, 0, (size_t)n);
   if (st->n_keys == 0) return HS_OK;
   const hs_sql_evalctx *ctx = hs_sql_exec_evalctx(st->x);
-  pr->keys = alloc_array(st->n_keys, sizeof(hs_sql_vec));
-  pr->hash = alloc_array(n, 8);
-  pr->null_key = alloc_array(n, 1);
-  if (pr->keys == NULL || pr->hash == NULL || pr->null_key == NULL) return oom(err, "probe");
   for (int32_t k = 0; k < st->n_keys; k++) {
     s = hs_sql_eval(st->p->join.left_keys[k], &pr->rows, ctx, &pr->keys[k], err);
     if (s != HS_OK) return s;
@@ -569,8 +599,6 @@ static hs_status probe_heads(join_state *st, hs_error *err) {
   const join_build *b = &st->b;
   if (st->n_keys == 0 || b->head == NULL) return HS_OK;
   const int64_t n = pr->rows.n, ahead = 16;
-  pr->first = alloc_array(n, 4);
-  if (pr->first == NULL) return oom(err, "probe");
   const uint64_t *h = pr->hash;
   for (int64_t i = 0; i < n; i++) {
     if (i + ahead < n) __builtin_prefetch(&b->head[h[i + ahead] & b->mask]);
@@ -1146,7 +1174,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
         s = emit_left_rows(st, out, err);
         if (s != HS_OK || out->n > 0) return s;
       }
-      probe_release(st);
+      probe_release(st, false);
       continue;
     }
     case PH_FINAL:
@@ -1164,7 +1192,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
 static void join_free(hs_sql_op *op) {
   join_state *st = op->state;
   if (st == NULL) return;
-  probe_release(st);
+  probe_release(st, true);
   build_release(st);
   hs_table_free(st->table);
   for (size_t c = st->pend_pos; c < st->n_pend; c++) hs_sql_chunk_release(&st->pend[c]);
