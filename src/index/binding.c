@@ -237,7 +237,11 @@ void hs_index_rejection_note(const char *why) {
 uint64_t hs_index_rejections(char *last, size_t cap) {
   pthread_mutex_lock(&rj_mu);
   uint64_t n = rj_count;
-  if (last != NULL && cap > 0) snprintf(last, cap, "%s", rj_last);
+  if (last != NULL && cap > 0) { /* every read asks (Python's warning): no snprintf */
+    size_t k = strnlen(rj_last, cap - 1);
+    memcpy(last, rj_last, k);
+    last[k] = '\0';
+  }
   pthread_mutex_unlock(&rj_mu);
   return n;
 }
