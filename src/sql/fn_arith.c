@@ -123,6 +123,38 @@ INT_UN(i64_neg, int64_t, HS_SQL_INT64, o[i])
 INT_UN(i32_abs, int32_t, HS_SQL_INT32, x < 0 ? o[i] : x)
 INT_UN(i64_abs, int64_t, HS_SQL_INT64, x < 0 ? o[i] : x)
 
+/* gcd / lcm (PostgreSQL's: non-negative; gcd(INT_MIN, 0) and lcm past the
+ * range are out of range) */
+#define INT_GCD(NAME, T, TID, TMAX, LCM)                                                \
+  static hs_status NAME(KARGS) {                                                        \
+    BEGIN();                                                                            \
+    const T *a = args[0].data, *b = args[1].data;                                       \
+    T *o = hs_sql_vec_mut_data(out);                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                   \
+      uint64_t x = a[i] < 0 ? 0 - (uint64_t)a[i] : (uint64_t)a[i];                      \
+      uint64_t y = b[i] < 0 ? 0 - (uint64_t)b[i] : (uint64_t)b[i];                      \
+      uint64_t g = x, h = y;                                                            \
+      while (h != 0) {                                                                  \
+        uint64_t r = g % h;                                                             \
+        g = h;                                                                          \
+        h = r;                                                                          \
+      }                                                                                 \
+      uint64_t r = g;                                                                   \
+      if (LCM) {                                                                        \
+        r = 0;                                                                          \
+        if (x != 0 && y != 0 && __builtin_mul_overflow(x / g, y, &r)) r = UINT64_MAX;   \
+      }                                                                                 \
+      if (HS_UNLIKELY(r > (uint64_t)TMAX) && ROW_OK(i)) FAIL("%s", int_range_msg(TID)); \
+      o[i] = (T)r;                                                                      \
+    }                                                                                   \
+    return HS_OK;                                                                       \
+  }
+
+INT_GCD(i32_gcd, int32_t, HS_SQL_INT32, INT32_MAX, 0)
+INT_GCD(i64_gcd, int64_t, HS_SQL_INT64, INT64_MAX, 0)
+INT_GCD(i32_lcm, int32_t, HS_SQL_INT32, INT32_MAX, 1)
+INT_GCD(i64_lcm, int64_t, HS_SQL_INT64, INT64_MAX, 1)
+
 /* unary plus and other identities: the argument itself */
 static hs_status identity(KARGS) {
   hs_status st = hs_sql_vec_share(out, &args[0], err);
@@ -769,6 +801,10 @@ const hs_sql_fn hs_sql_fns_arith[] = {
     FN1("ceil", NU, NU, rt_num_int1, num_ceil),
     FN1("ceiling", F8, F8, NULL, f64_ceil),
     FN1("ceiling", NU, NU, rt_num_int1, num_ceil),
+    FN2("gcd", I4, I4, I4, NULL, i32_gcd),
+    FN2("gcd", I8, I8, I8, NULL, i64_gcd),
+    FN2("lcm", I4, I4, I4, NULL, i32_lcm),
+    FN2("lcm", I8, I8, I8, NULL, i64_lcm),
     FN1("sign", F8, F8, NULL, f64_sign),
     FN1("sign", NU, NU, rt_same, num_sign),
     FN1("sqrt", F8, F8, NULL, f64_sqrt),

@@ -727,6 +727,81 @@ static hs_status str_chr(KARGS) {
   return HS_OK;
 }
 
+/* initcap: the first letter of each run of letters and digits upper case,
+ * the others lower (by code point, as case_map). */
+static hs_status str_initcap(KARGS) {
+  BEGIN();
+  const hs_sql_str *s = S(&args[0]);
+  RESERVE(p, total_len(&args[0], valid, n));
+  hs_sql_str *o = hs_sql_vec_mut_data(out);
+  for (int64_t i = 0; i < n; i++) {
+    if (!ROW_OK(i)) continue;
+    const char *x = s[i].ptr;
+    size_t len = s[i].len;
+    o[i].ptr = p;
+    o[i].len = (uint32_t)len;
+    bool in_word = false;
+    for (size_t k = 0; k < len;) {
+      size_t l = u8len(x, k, len);
+      uint32_t c = u8dec(x, k, l);
+      bool alnum = (c >= '0' && c <= '9') || cp_lower(c) != cp_upper(c) || cp_lower(c) != c;
+      uint32_t m = alnum ? (in_word ? cp_lower(c) : cp_upper(c)) : c;
+      if (l <= 2 && (m < 0x80 ? l == 1 : (m < 0x800 && l == 2)))
+        u8enc(m, p);
+      else
+        memcpy(p, x + k, l);
+      in_word = alnum;
+      p += l;
+      k += l;
+    }
+  }
+  return HS_OK;
+}
+
+/* translate(s, from, to): each character of s found in `from` becomes the
+ * character at the same place in `to`, or is dropped when `to` is shorter. */
+static hs_status str_translate(KARGS) {
+  BEGIN();
+  const hs_sql_str *s = S(&args[0]), *f = S(&args[1]), *t = S(&args[2]);
+  size_t total = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (ROW_OK(i)) total += (size_t)s[i].len * 4;
+  RESERVE(p, total);
+  hs_sql_str *o = hs_sql_vec_mut_data(out);
+  for (int64_t i = 0; i < n; i++) {
+    if (!ROW_OK(i)) continue;
+    o[i].ptr = p;
+    const char *x = s[i].ptr;
+    for (size_t k = 0; k < s[i].len;) {
+      size_t l = u8len(x, k, s[i].len);
+      /* position of this character in `from` (first occurrence) */
+      int64_t at = -1, idx = 0;
+      for (size_t q = 0; q < f[i].len; idx++) {
+        size_t m = u8len(f[i].ptr, q, f[i].len);
+        if (m == l && memcmp(f[i].ptr + q, x + k, l) == 0) {
+          at = idx;
+          break;
+        }
+        q += m;
+      }
+      if (at < 0) {
+        memcpy(p, x + k, l);
+        p += l;
+      } else {
+        size_t q = u8off(t[i].ptr, t[i].len, at);
+        if (q < t[i].len) {
+          size_t m = u8len(t[i].ptr, q, t[i].len);
+          memcpy(p, t[i].ptr + q, m);
+          p += m;
+        }
+      }
+      k += l;
+    }
+    o[i].len = (uint32_t)(p - o[i].ptr);
+  }
+  return HS_OK;
+}
+
 /* ----------------------------------------------------------------- LIKE */
 
 /* Does the pattern token at p[pi..pi+*tl) match the character s[si..si+cl)? */
@@ -871,5 +946,7 @@ const hs_sql_fn hs_sql_fns_string[] = {
     FN2("repeat", TX, I4, TX, str_repeat),
     FN1("ascii", TX, I4, str_ascii),
     FN1("chr", I4, TX, str_chr),
+    FN1("initcap", TX, TX, str_initcap),
+    FN3("translate", TX, TX, TX, TX, str_translate),
 };
 const size_t hs_sql_fns_string_n = sizeof hs_sql_fns_string / sizeof hs_sql_fns_string[0];

@@ -630,6 +630,53 @@ static hs_status date_trunc_impl(KARGS) {
   return HS_OK;
 }
 
+/* ------------------------------------------------------------------ age */
+
+/* PostgreSQL's age(a, b): b subtracted from a field by field (years, months,
+ * days, then the time), borrows taken from the month before (the days of
+ * b's month, or of a's when a < b), so age('2024-03-31', '2024-02-29') is
+ * 1 mon 2 days. */
+static hs_sql_interval age_of(int64_t t1, int64_t t2) {
+  int64_t d1 = hs_sql_floor_div(t1, UPD), d2 = hs_sql_floor_div(t2, UPD);
+  int64_t u1 = t1 - d1 * UPD, u2 = t2 - d2 * UPD;
+  int64_t y1, y2;
+  int m1, m2, dd1, dd2;
+  hs_civil_from_days(d1, &y1, &m1, &dd1);
+  hs_civil_from_days(d2, &y2, &m2, &dd2);
+  int64_t year = y1 - y2, mon = m1 - m2, mday = dd1 - dd2, time = u1 - u2;
+  bool neg = t1 < t2;
+  if (neg) year = -year, mon = -mon, mday = -mday, time = -time;
+  if (time < 0) time += UPD, mday--;
+  while (mday < 0) {
+    mday += neg ? hs_civil_days_in_month(y1, m1) : hs_civil_days_in_month(y2, m2);
+    mon--;
+  }
+  while (mon < 0) mon += 12, year--;
+  if (neg) year = -year, mon = -mon, mday = -mday, time = -time;
+  hs_sql_interval r = {(int32_t)(year * 12 + mon), (int32_t)mday, time};
+  return r;
+}
+
+static hs_status age2(KARGS) {
+  BEGIN();
+  const int64_t *a = args[0].data, *b = args[1].data;
+  hs_sql_interval *o = hs_sql_vec_mut_data(out);
+  for (int64_t i = 0; i < n; i++) o[i] = age_of(a[i], b[i]);
+  return HS_OK;
+}
+
+static int64_t now_us(void);
+
+/* age(t): from t to today's midnight */
+static hs_status age1(KARGS) {
+  BEGIN();
+  const int64_t *a = args[0].data;
+  hs_sql_interval *o = hs_sql_vec_mut_data(out);
+  int64_t today = hs_sql_floor_div(now_us(), UPD) * UPD;
+  for (int64_t i = 0; i < n; i++) o[i] = age_of(today, a[i]);
+  return HS_OK;
+}
+
 /* ---------------------------------------------------------- constructors */
 
 static hs_status make_date_impl(KARGS) {
@@ -759,6 +806,9 @@ const hs_sql_fn hs_sql_fns_time[] = {
     FN2("date_trunc", TX, TS, TS, date_trunc_impl),
     FN2("date_trunc", TX, TZ, TZ, date_trunc_impl),
     FN2("date_trunc", TX, IV, IV, date_trunc_impl),
+    FN2("age", TS, TS, IV, age2),
+    FN2("age", TZ, TZ, IV, age2),
+    {"age", 1, {TS}, IV, NULL, age1, true},
     FN1("justify_hours", IV, IV, iv_justify_hours),
     FN1("justify_days", IV, IV, iv_justify_days),
     {"make_date", 3, {I4, I4, I4}, DT, NULL, make_date_impl, false},

@@ -176,6 +176,41 @@ static void test_int_arith(int bits) {
   }
 }
 
+static uint64_t gcd_ref(uint64_t a, uint64_t b) {
+  return b == 0 ? a : gcd_ref(b, a % b);
+}
+
+static void test_gcd(void) {
+  for (int trial = 0; trial < 2000; trial++) {
+    int64_t a[1] = {rnd_i64(64) / (trial % 2 ? 1 : 1000000)},
+            b[1] = {rnd_i64(64) / (trial % 3 ? 1 : 1000000)};
+    hs_sql_vec args[2] = {mk(T_I64, a, NULL, 1), mk(T_I64, b, NULL, 1)};
+    hs_sql_vec out;
+    hs_error err = {0};
+    uint64_t x = a[0] < 0 ? 0 - (uint64_t)a[0] : (uint64_t)a[0];
+    uint64_t y = b[0] < 0 ? 0 - (uint64_t)b[0] : (uint64_t)b[0];
+    uint64_t g = gcd_ref(x, y);
+    hs_status st = call("gcd", args, 2, 1, &out, &err);
+    if (g > (uint64_t)INT64_MAX) {
+      CHECK(st == HS_ERR_INVALID_ARG);
+    } else {
+      CHECK(st == HS_OK && ((int64_t *)out.data)[0] == (int64_t)g);
+      if (st == HS_OK) hs_sql_vec_release(&out);
+    }
+    unsigned __int128 l = (x == 0 || y == 0) ? 0 : (unsigned __int128)(x / g) * y;
+    memset(&err, 0, sizeof err);
+    st = call("lcm", args, 2, 1, &out, &err);
+    if (l > (unsigned __int128)INT64_MAX) {
+      CHECK(st == HS_ERR_INVALID_ARG);
+    } else {
+      CHECK(st == HS_OK && ((int64_t *)out.data)[0] == (int64_t)l);
+      if (st == HS_OK) hs_sql_vec_release(&out);
+    }
+    hs_sql_vec_release(&args[0]);
+    hs_sql_vec_release(&args[1]);
+  }
+}
+
 static void test_int_edges(void) {
   int32_t a[] = {INT32_MIN}, b[] = {-1};
   hs_sql_vec args[2] = {mk(T_I32, a, NULL, 1), mk(T_I32, b, NULL, 1)};
@@ -966,6 +1001,14 @@ static void test_strings(void) {
   hs_sql_vec sp[3] = {mk_text(v3, 1), mk_text(v4, 1), mk(T_I32, &zero, NULL, 1)};
   CHECK(strstr(text1("split_part", sp, 3), "field position must not be zero") != NULL);
   for (int i = 0; i < 3; i++) hs_sql_vec_release(&sp[i]);
+  const char *v5[] = {"hello wORLD-foo bar1x éCOLE"}, *v6[] = {"12345"}, *v7[] = {"143"},
+             *v8[] = {"ax"};
+  hs_sql_vec ic = mk_text(v5, 1);
+  check_text(text1("initcap", &ic, 1), "Hello World-Foo Bar1x École", "initcap");
+  hs_sql_vec_release(&ic);
+  hs_sql_vec tr[3] = {mk_text(v6, 1), mk_text(v7, 1), mk_text(v8, 1)};
+  check_text(text1("translate", tr, 3), "a2x5", "translate");
+  for (int i = 0; i < 3; i++) hs_sql_vec_release(&tr[i]);
   int32_t big = 1 << 30;
   hs_sql_vec rp[2] = {mk_text(v3, 1), mk(T_I32, &big, NULL, 1)};
   CHECK(strstr(text1("repeat", rp, 2), "requested length too large") != NULL);
@@ -1233,6 +1276,30 @@ static void test_times(void) {
   CHECK(strstr(err.message, "not recognized") != NULL);
   hs_sql_vec_release(&ex[0]);
   hs_sql_vec_release(&ex[1]);
+  /* age: PostgreSQL's documented example, and month-end borrows */
+  struct {
+    int64_t a, b;
+    const char *want;
+  } ages[] = {
+      {mk_ts(2001, 4, 10, 0, 0, 0, 0), mk_ts(1957, 6, 13, 0, 0, 0, 0), "43 years 9 mons 27 days"},
+      {mk_ts(2024, 3, 31, 0, 0, 0, 0), mk_ts(2024, 2, 29, 0, 0, 0, 0), "1 mon 2 days"},
+      {mk_ts(2024, 2, 29, 0, 0, 0, 0), mk_ts(2024, 3, 31, 0, 0, 0, 0), "-1 mons -2 days"},
+      {mk_ts(2024, 1, 1, 1, 0, 0, 0), mk_ts(2023, 12, 31, 23, 0, 0, 0), "02:00:00"},
+  };
+  for (size_t i = 0; i < sizeof ages / sizeof ages[0]; i++) {
+    hs_sql_vec ag[2] = {mk(T_TS, &ages[i].a, NULL, 1), mk(T_TS, &ages[i].b, NULL, 1)};
+    CHECK_OK(call("age", ag, 2, 1, &out, &err), &err);
+    char buf[HS_SQL_FMT_MAX];
+    hs_sql_fmt_interval(((hs_sql_interval *)out.data)[0], buf);
+    if (strcmp(buf, ages[i].want) != 0) {
+      hs_test_failures++;
+      fprintf(stderr, "age %zu: got '%s', want '%s'\n", i, buf, ages[i].want);
+    }
+    hs_test_checks++;
+    hs_sql_vec_release(&out);
+    hs_sql_vec_release(&ag[0]);
+    hs_sql_vec_release(&ag[1]);
+  }
   /* date_trunc('century') starts in year 2001 */
   int64_t t24 = mk_ts(2024, 5, 5, 0, 0, 0, 0);
   const char *cv[] = {"century"};
@@ -1248,6 +1315,7 @@ int main(void) {
   test_int_arith(32);
   test_int_arith(64);
   test_int_edges();
+  test_gcd();
   test_float();
   test_numeric_arith();
   test_cast_text();

@@ -203,7 +203,7 @@ ARITH = [
     P("f + i"), P("f - j"), P("f * 2.5"), P("f / NULLIF(i, 0)"), P("-f"), P("abs(f)"),
     P("d + d"), P("d - i"), P("d * k"), P("d * d"), P("d / NULLIF(d, 0)"), P("-d"), P("abs(d)"),
     P("d + 1.5"), P("2.5 * i"), P("d % NULLIF(k, 0)"), P("d + f"),
-    P("i + 1 + j * 2 - k"), P("(i + k) * (k - 2)"),
+    P("i + 1 + j * 2 - k"), P("(i + k) * (k - 2)"), P("gcd(i, k)"), P("gcd(j, i)"), P("lcm(i, k)"),
 ]
 
 COMPARE = [
@@ -257,7 +257,7 @@ STRINGS = [
     P("concat(s, NULL, s2)"), P("concat(s, s2, s)"), P("concat_ws('-', s, s2)"),
     P("s LIKE 'a%'"), P("s LIKE '%b_'"), P("s LIKE '%a%b%'"), P("s ILIKE '%ä%'"),
     P("s NOT LIKE '%é%'"), P("s LIKE '%\\%%' ESCAPE '\\'"), P("s2 ILIKE 'A_%'"), P("s LIKE s2"),
-    P("ascii(s)"), P("chr(65 + abs(k))"),
+    P("ascii(s)"), P("chr(65 + abs(k))"), P("translate(s, 'abé', 'xy')"),
 ]
 
 TIMES = [
@@ -276,6 +276,8 @@ TIMES = [
     P("ts - ts2 < INTERVAL '100 days'"), P("make_date(2000 + k, 1 + abs(k), 1 + abs(k))"),
     P("CAST(ts AS date) - dt"), P("dt - INTERVAL '90' DAY"), P("ts + INTERVAL '1' YEAR"),
     P("ts + INTERVAL '2' HOUR"), P("dt + INTERVAL '3' MONTH"), P("ts - INTERVAL '30' MINUTE"),
+    P("extract(year FROM age(ts, ts2))"), P("extract(month FROM age(ts, ts2))"),
+    P("extract(day FROM age(ts, ts2))"), P("extract(hour FROM age(ts, ts2))"),
 ]
 
 # doubles with NaN, infinities, signed zeros, the extremes and subnormals
