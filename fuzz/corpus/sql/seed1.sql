@@ -1,0 +1,1 @@
+SELECT id, k + 1, v * 2 FROM t WHERE k > 0 ORDER BY id LIMIT 3

@@ -1,0 +1,1 @@
+SELECT s, count(*), sum(k), avg(v) FROM t GROUP BY s HAVING count(*) > 1

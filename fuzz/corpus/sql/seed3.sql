@@ -1,0 +1,1 @@
+SELECT t.id, u.s FROM t JOIN u ON t.k = u.k

@@ -1,0 +1,1 @@
+WITH x AS (SELECT * FROM t) SELECT row_number() OVER (PARTITION BY k ORDER BY id) FROM x

@@ -1,0 +1,1 @@
+SELECT '[1,2,3]'::vector <-> '[3,2,1]', lower(s) || 'a', length(s) FROM t
