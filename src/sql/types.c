@@ -463,7 +463,8 @@ bool hs_sql_type_common(hs_sql_type x, hs_sql_type y, hs_sql_type *out) {
   if (nx > 0 && ny > 0) {
     hs_sql_type hi = nx > ny ? x : y;
     if (hi.id == HS_SQL_NUMERIC) hi = numeric_union(x, y);
-    if (hi.id == HS_SQL_FLOAT64) hi.a = 0;
+    /* A real with an integer or numeric stays real (PostgreSQL: int4, int8
+     * and numeric cast implicitly to float4). */
     *out = hi;
     return true;
   }

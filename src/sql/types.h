@@ -188,7 +188,8 @@ bool hs_sql_type_implicit(hs_sql_type from, hs_sql_type to);
  * comparison operands): false when none exists. NUMERICs (and integers
  * with them, as numeric(10,0)/(19,0)) widen to hold both: the larger
  * scale and the larger integer part, precision capped at 38; real with
- * double is double; vectors of two different dimensions have none (no
+ * double is double, real with an integer or numeric stays real (as in
+ * PostgreSQL); vectors of two different dimensions have none (no
  * fixed-width layout holds both). */
 bool hs_sql_type_common(hs_sql_type x, hs_sql_type y, hs_sql_type *out);
 

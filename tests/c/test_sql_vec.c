@@ -511,6 +511,9 @@ static void test_types(void) {
   hs_sql_type out;
   CHECK(hs_sql_type_common(i4, i8, &out) && out.id == HS_SQL_INT64);
   CHECK(hs_sql_type_common(i8, f8, &out) && out.id == HS_SQL_FLOAT64);
+  CHECK(hs_sql_type_common(i4, T(HS_SQL_FLOAT64, 4, 0), &out) &&
+        hs_sql_type_eq(out, T(HS_SQL_FLOAT64, 4, 0)));
+  CHECK(hs_sql_type_common(T(HS_SQL_FLOAT64, 4, 0), f8, &out) && hs_sql_type_eq(out, f8));
   CHECK(hs_sql_type_common(i4, num, &out) && hs_sql_type_eq(out, T(HS_SQL_NUMERIC, 12, 2)));
   CHECK(hs_sql_type_common(T(HS_SQL_NUMERIC, 5, 2), T(HS_SQL_NUMERIC, 7, 4), &out) &&
         hs_sql_type_eq(out, T(HS_SQL_NUMERIC, 7, 4)));
