@@ -125,8 +125,9 @@ typedef struct join_state {
   int64_t pend_reserved;
   int64_t ix_left_max; /* left rows above which hashing the right side wins */
   int64_t ix_scans, ix_keys, ix_rows, ix_files_read, ix_files_indexed;
-  bool ix_fallback; /* INDEX_NL planned but not possible: hashing instead */
-  bool ix_gave_up;  /* INDEX_NL planned, but the left side was too large for it */
+  bool ix_fallback;   /* INDEX_NL planned but not possible: hashing instead */
+  bool ix_gave_up;    /* INDEX_NL planned, but the left side was too large for it */
+  bool ix_unstatable; /* INDEX_NL given up: a key the filter language cannot state */
   int64_t build_rows_total;
   size_t build_key_width; /* bytes per row of the first build key (prefetch; 0: none) */
 } join_state;
@@ -755,7 +756,8 @@ static hs_status emit_unmatched_build(join_state *st, hs_sql_chunk *out, hs_erro
 /* The filter text of an index lookup; `ok` false once an append failed. */
 typedef struct fbuf {
   hs_buf b;
-  bool ok;
+  bool ok;  /* false: out of memory */
+  bool bad; /* a value the filter language cannot state (a NUL in text, year past 9999) */
 } fbuf;
 
 static void put(fbuf *f, const void *p, size_t n) {
@@ -818,6 +820,7 @@ static void put_time(fbuf *f, int64_t v, bool date_only) {
   int64_t y;
   int m, d;
   hs_civil_from_days(days, &y, &m, &d);
+  if (y < 1 || y > 9999) f->bad = true;
   putf(f, "'%04lld-%02d-%02d", (long long)y, m, d);
   if (!date_only) {
     int64_t secs = rem / 1000000;
@@ -850,13 +853,14 @@ static void put_value(fbuf *f, const hs_sql_vec *v, int64_t i) {
   case HS_SQL_NUMERIC: put_numeric(f, ((const hs_sql_i128 *)v->data)[i], v->type.b); break;
   case HS_SQL_TEXT: {
     hs_sql_str s = ((const hs_sql_str *)v->data)[i];
+    if (s.len > 0 && memchr(s.ptr, '\0', s.len) != NULL) f->bad = true;
     put_quoted(f, s.ptr, s.len, '\'');
     break;
   }
   case HS_SQL_DATE: put_time(f, ((const int32_t *)v->data)[i], true); break;
   case HS_SQL_TIMESTAMP:
   case HS_SQL_TIMESTAMPTZ: put_time(f, ((const int64_t *)v->data)[i], false); break;
-  default: f->ok = false; break;
+  default: f->bad = true; break;
   }
 }
 
@@ -869,7 +873,7 @@ static int cmp_rows(const void *a, const void *b) {
 /* Read the right table's rows whose index column is one of the current
  * left chunk's keys (the right SCAN's own columns, filter and snapshot
  * kept) and make them the build side. */
-static hs_status index_build(join_state *st, hs_error *err) {
+static hs_status index_build(join_state *st, bool *cannot, hs_error *err) {
   const hs_sql_plan *scan = st->p->kids[1];
   const hs_sql_vec *kv = &st->pr.keys[st->ix_key];
   const int64_t n = st->pr.rows.n;
@@ -894,6 +898,7 @@ static hs_status index_build(join_state *st, hs_error *err) {
     int64_t k1 = k0 + JOIN_INDEX_KEYS_PER_SCAN < u ? k0 + JOIN_INDEX_KEYS_PER_SCAN : u;
     f.b.len = 0;
     f.ok = true;
+    f.bad = false;
     if (scan->scan.filter != NULL && scan->scan.filter[0] != '\0') {
       put(&f, "(", 1);
       put(&f, scan->scan.filter, strlen(scan->scan.filter));
@@ -906,6 +911,10 @@ static hs_status index_build(join_state *st, hs_error *err) {
       put_value(&f, kv, rows[k]);
     }
     put(&f, ")", 2); /* with the NUL */
+    if (f.bad) {
+      *cannot = true;
+      break;
+    }
     if (!f.ok) {
       s = oom(err, "index lookup");
       break;
@@ -918,6 +927,13 @@ static hs_status index_build(join_state *st, hs_error *err) {
     opts.filter = (const char *)f.b.data;
     struct ArrowArrayStream stream = {0};
     s = hs_table_scan_query(st->table, &opts, &stream, err);
+    if (s == HS_ERR_INVALID_ARG || s == HS_ERR_UNSUPPORTED) {
+      /* the filter did not parse or bind: the keys go through a hash instead */
+      if (err != NULL) memset(err, 0, sizeof *err);
+      s = HS_OK;
+      *cannot = true;
+      break;
+    }
     if (s != HS_OK) break;
     st->ix_scans++;
     st->ix_keys += k1 - k0;
@@ -961,7 +977,7 @@ static hs_status index_build(join_state *st, hs_error *err) {
   }
   hs_free(rows);
   hs_buf_free(&f.b);
-  if (s != HS_OK) {
+  if (s != HS_OK || *cannot) {
     for (size_t c = 0; c < n_chunks; c++) hs_sql_chunk_release(&chunks[c]);
     hs_free(chunks);
     return s;
@@ -1099,6 +1115,9 @@ static void note_stats(hs_sql_op *op) {
              "answered by the index",
              st->ix_column, (long long)st->ix_scans, (long long)st->ix_keys, (long long)st->ix_rows,
              (long long)st->ix_files_indexed, (long long)st->ix_files_read);
+  else if (st->ix_unstatable)
+    snprintf(note, cap, "hash: %lld build rows (a key an index lookup cannot state)",
+             (long long)st->build_rows_total);
   else if (st->ix_gave_up)
     snprintf(note, cap, "hash: %lld build rows (left side over %lld rows: no index lookups)",
              (long long)st->build_rows_total, (long long)st->ix_left_max);
@@ -1151,8 +1170,18 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
         }
         s = probe_start(st, &in, err);
         if (s == HS_OK && st->method == HS_SJM_INDEX_NL) {
+          bool cannot = false;
           build_release(st);
-          s = index_build(st, err);
+          s = index_build(st, &cannot, err);
+          if (s == HS_OK && cannot) { /* hash the whole right side from now on */
+            st->method = HS_SJM_HASH;
+            st->ix_unstatable = true;
+            build_release(st);
+            hs_sql_chunk *chunks = NULL;
+            size_t n_chunks = 0;
+            s = hs_sql_op_drain(op->kids[1], &chunks, &n_chunks, err);
+            if (s == HS_OK) s = build_from_chunks(st, chunks, n_chunks, err);
+          }
           note_stats(op);
         }
         if (s == HS_OK) s = probe_heads(st, err);
