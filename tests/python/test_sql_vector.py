@@ -254,6 +254,31 @@ def test_aggregates(sess, ab):
         _close(_col(t, "s")[k], a[g == k].sum(0), rtol=1e-5, atol=1e-4)
 
 
+def test_null_rows(sess):
+    rng = np.random.default_rng(9)
+    a, b = _vecs(rng, 50, 4), _vecs(rng, 50, 4)
+    na, nb = rng.random(50) < 0.3, rng.random(50) < 0.3
+    sess.register("nn", pa.table({
+        "id": np.arange(50, dtype=np.int64),
+        "a": pa.FixedSizeListArray.from_arrays(pa.array(a.ravel()), 4, mask=pa.array(na)),
+        "b": pa.FixedSizeListArray.from_arrays(pa.array(b.ravel()), 4, mask=pa.array(nb))}))
+    t = sess.sql("SELECT a <-> b AS d, a::sparsevec(4) <=> b::sparsevec(4) AS s, "
+                 "binary_quantize(a) <~> binary_quantize(b) AS h, (a + b)::text AS p, "
+                 "l2_normalize(a)::text AS u, vector_norm(a) AS n, a::halfvec(4) <+> b::halfvec(4) AS hv "
+                 "FROM nn ORDER BY id")
+    both = ~(na | nb)
+    for name in ("d", "s", "h", "p", "hv"):
+        col = t.column(name).to_pylist()
+        assert [x is not None for x in col] == list(both), name
+    for name in ("u", "n"):
+        assert [x is not None for x in t.column(name).to_pylist()] == list(~na), name
+    d = np.array([x for x in t.column("d").to_pylist() if x is not None])
+    _close(d, np.sqrt(((a[both].astype(np.float64) - b[both]) ** 2).sum(1)))
+    t = sess.sql("SELECT avg(a) AS av, sum(b) AS sb FROM nn")
+    _close(_col(t, "av")[0], a[~na].astype(np.float64).mean(0), rtol=1e-6, atol=1e-6)
+    _close(_col(t, "sb")[0], b[~nb].astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+
+
 def test_text_forms_and_errors(sess):
     t = sess.sql("SELECT '[1,2.5,3]'::vector(3)::text AS v, '[1.1]'::halfvec(1)::text AS h, "
                  "'{3:2,1:1.5}/5'::sparsevec(5)::text AS s, B'0101'::text AS b")
