@@ -185,114 +185,164 @@ static inline uint64_t norm_f64(double f) {
   return (u & SIGN64) ? ~u : u | SIGN64;
 }
 
-static inline uint64_t norm_str(hs_sql_str s) {
+/* Bytes [off, off + 7) of s (zero padded) over the remaining length
+ * clipped to 8: order-preserving among strings that share their first
+ * `off` bytes; equal images with a clipped length under 8 are equal
+ * strings, and with 8 need the next 7 bytes. */
+static inline uint64_t norm_str(hs_sql_str s, uint32_t off) {
   uint64_t k = 0;
-  uint32_t m = s.len < 8 ? s.len : 8;
-  for (uint32_t i = 0; i < m; i++) k |= (uint64_t)(uint8_t)s.ptr[i] << (56 - 8 * i);
-  return k;
+  uint32_t rem = s.len > off ? s.len - off : 0;
+  uint32_t m = rem < 7 ? rem : 7;
+  const uint8_t *p = (const uint8_t *)s.ptr + off;
+  for (uint32_t i = 0; i < m; i++) k |= (uint64_t)p[i] << (56 - 8 * i);
+  return k | (rem < 8 ? rem : 8);
 }
 
-/* Normalized images of the non-null rows of v (rows[i] for i < n); false
- * when the type has none (every k 0). *exact as above. */
-static bool normalize(const hs_sql_vec *v, sort_ent *e, int64_t n, bool *exact) {
-  *exact = true;
+/* What equal images mean. */
+typedef enum norm_kind {
+  NORM_EXACT,  /* equal values */
+  NORM_DEEPER, /* equal so far: compare the next level of the same key */
+  NORM_NONE    /* no image: order by full comparison */
+} norm_kind;
+
+/* Normalized images (level `level` of the key) of rows e[i].row, i < n,
+ * of v (all non-null). */
+static norm_kind normalize(const hs_sql_vec *v, sort_ent *e, int64_t n, int32_t level) {
   switch (v->type.id) {
   case HS_SQL_BOOL: {
     const uint8_t *d = v->data;
     for (int64_t i = 0; i < n; i++) e[i].k = d[e[i].row];
-    return true;
+    return NORM_EXACT;
   }
   case HS_SQL_INT32:
   case HS_SQL_DATE: {
     const int32_t *d = v->data;
     for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)(int64_t)d[e[i].row] ^ SIGN64;
-    return true;
+    return NORM_EXACT;
   }
   case HS_SQL_INT64:
   case HS_SQL_TIMESTAMP:
   case HS_SQL_TIMESTAMPTZ: {
     const int64_t *d = v->data;
     for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)d[e[i].row] ^ SIGN64;
-    return true;
+    return NORM_EXACT;
   }
   case HS_SQL_FLOAT64: {
     const double *d = v->data;
     for (int64_t i = 0; i < n; i++) e[i].k = norm_f64(d[e[i].row]);
-    return true;
+    return NORM_EXACT;
   }
-  case HS_SQL_NUMERIC: {
+  case HS_SQL_NUMERIC: { /* signed high half, then unsigned low half */
     const hs_sql_i128 *d = v->data;
-    *exact = false;
-    for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)(d[e[i].row] >> 64) ^ SIGN64;
-    return true;
+    if (level == 0) {
+      for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)(d[e[i].row] >> 64) ^ SIGN64;
+      return NORM_DEEPER;
+    }
+    for (int64_t i = 0; i < n; i++) e[i].k = (uint64_t)d[e[i].row];
+    return NORM_EXACT;
   }
   case HS_SQL_TEXT:
   case HS_SQL_BYTEA: {
     const hs_sql_str *d = v->data;
-    *exact = false;
-    for (int64_t i = 0; i < n; i++) e[i].k = norm_str(d[e[i].row]);
-    return true;
+    uint32_t off = (uint32_t)level * 7;
+    for (int64_t i = 0; i < n; i++) e[i].k = norm_str(d[e[i].row], off);
+    return NORM_DEEPER;
   }
   default:
-    *exact = false;
     for (int64_t i = 0; i < n; i++) e[i].k = 0;
-    return false;
+    return NORM_NONE;
   }
 }
 
-/* Sort perm[lo, hi) by cols[0..nc): the first key's NULLs moved to their
- * end (stably), the rest by normalized first key; runs of equal values
- * then sorted by the next key, recursively. e, tmp and scratch are
- * buffers of n entries used at the same positions as perm. */
-static void sort_seg(const hs_sql_sortcol *cols, int32_t nc, int64_t *perm, sort_ent *e,
-                     sort_ent *tmp, int64_t *scratch, int64_t lo, int64_t hi) {
-  if (hi - lo < 2 || nc == 0) return;
-  const hs_sql_sortcol *c0 = &cols[0];
+/* Does a run of equal images at this level need the next level? */
+static inline bool run_deeper(hs_sql_tid id, int32_t level, uint64_t k) {
+  if (id == HS_SQL_NUMERIC) return level == 0;
+  return (k & 0xff) == 8; /* strings: 8+ bytes remain */
+}
+
+typedef struct sorter {
+  const hs_sql_sortcol *cols;
+  int32_t nc;
+  int64_t *perm;
+  sort_ent *e, *tmp; /* n entries each, used at the same positions as perm */
+  int64_t *scratch;
+  int32_t *diff; /* optional: per position, the first key differing from the row before */
+} sorter;
+
+/* Sort perm[lo, hi) by keys d.. (rows here are equal on keys before d,
+ * and on the levels of key d before `level`): key d's NULLs moved to
+ * their end (stably), the rest by image; runs of equal images then
+ * sorted by the key's next level or by the next key, recursively. The
+ * value block and the NULL block sit at their final positions in perm, e
+ * and tmp alike, so recursion into one never touches the other. */
+static void sort_seg(const sorter *S, int32_t d, int64_t lo, int64_t hi, int32_t level) {
+  if (hi - lo < 2 || d >= S->nc) return;
+  const hs_sql_sortcol *c0 = &S->cols[d];
   const hs_sql_vec *v = c0->v;
+  int64_t *perm = S->perm;
+  sort_ent *e = S->e;
   int64_t nn = 0;
-  bool has_nulls = v->valid != NULL || v->type.id == HS_SQL_NULLTYPE;
+  bool has_nulls = level == 0 && (v->valid != NULL || v->type.id == HS_SQL_NULLTYPE);
   if (has_nulls)
     for (int64_t i = lo; i < hi; i++) nn += !hs_sql_vec_valid(v, perm[i]);
   int64_t nv = hi - lo - nn;
-  /* the value block and the NULL block sit at their final positions in
-   * perm, e and tmp alike, so recursion into one never touches the other */
   int64_t vlo = c0->nulls_first ? lo + nn : lo, nlo = c0->nulls_first ? lo : lo + nv;
   int64_t iv = vlo, in = lo;
   for (int64_t i = lo; i < hi; i++) {
     int64_t r = perm[i];
     if (has_nulls && !hs_sql_vec_valid(v, r))
-      scratch[in++] = r;
+      S->scratch[in++] = r;
     else
       e[iv++].row = r;
   }
-  bool exact = false;
+  if (S->diff != NULL && nn > 0 && nv > 0) S->diff[vlo > nlo ? vlo : nlo] = d;
+  norm_kind kind = NORM_EXACT;
   if (nv > 1) {
-    normalize(v, e + vlo, nv, &exact);
+    kind = normalize(v, e + vlo, nv, level);
     if (c0->desc)
       for (int64_t i = vlo; i < vlo + nv; i++) e[i].k = ~e[i].k;
-    ent_ctx ctx = {cols, exact ? 0 : nc};
-    if (exact && nv >= 256)
-      radix_ent(e + vlo, tmp + vlo, nv);
+    ent_ctx ctx = {S->cols + d, kind == NORM_NONE ? S->nc - d : 0};
+    if (kind != NORM_NONE && nv >= 256)
+      radix_ent(e + vlo, S->tmp + vlo, nv);
     else
-      merge_ent(&ctx, e + vlo, tmp + vlo, nv);
+      merge_ent(&ctx, e + vlo, S->tmp + vlo, nv);
   }
-  memcpy(perm + nlo, scratch + lo, (size_t)nn * sizeof *perm);
+  memcpy(perm + nlo, S->scratch + lo, (size_t)nn * sizeof *perm);
   for (int64_t i = vlo; i < vlo + nv; i++) perm[i] = e[i].row;
-  if (nc == 1) return;
-  if (nn > 1) sort_seg(cols + 1, nc - 1, perm, e, tmp, scratch, nlo, nlo + nn);
-  if (!exact || nv < 2) return; /* a full comparison already ordered the ties */
+  if (nn > 1) sort_seg(S, d + 1, nlo, nlo + nn, 0);
+  if (nv < 2) return;
+  if (kind == NORM_NONE) { /* a full comparison ordered the ties; find where keys change */
+    for (int64_t i = vlo + 1; S->diff != NULL && i < vlo + nv; i++) {
+      int32_t k = d;
+      while (k < S->nc && hs_sql_sort_cmp(S->cols + k, 1, perm[i - 1], perm[i]) == 0) k++;
+      if (k < S->nc) S->diff[i] = k;
+    }
+    return;
+  }
+  if (kind == NORM_EXACT && d + 1 == S->nc && S->diff == NULL) return;
   for (int64_t i = vlo; i < vlo + nv;) {
     int64_t j = i + 1;
     while (j < vlo + nv && e[j].k == e[i].k) j++;
-    if (j - i > 1) sort_seg(cols + 1, nc - 1, perm, e, tmp, scratch, i, j);
+    if (S->diff != NULL && i > vlo) S->diff[i] = d;
+    if (j - i > 1) {
+      uint64_t k = c0->desc ? ~e[i].k : e[i].k;
+      if (kind == NORM_DEEPER && run_deeper(v->type.id, level, k))
+        sort_seg(S, d, i, j, level + 1);
+      else
+        sort_seg(S, d + 1, i, j, 0);
+    }
     i = j;
   }
 }
 
 hs_status hs_sql_sort_perm(const hs_sql_sortcol *cols, int32_t n_cols, int64_t n, int64_t *perm,
-                           hs_error *err) {
+                           int32_t *diff, hs_error *err) {
   if (n <= 0) return HS_OK;
   for (int64_t i = 0; i < n; i++) perm[i] = i;
+  if (diff != NULL) {
+    for (int64_t i = 0; i < n; i++) diff[i] = n_cols;
+    diff[0] = 0;
+  }
   if (n_cols == 0 || n < 2) return HS_OK;
   sort_ent *e = hs_malloc((size_t)n * 2 * sizeof *e);
   int64_t *scratch = hs_malloc((size_t)n * sizeof *scratch);
@@ -301,7 +351,8 @@ hs_status hs_sql_sort_perm(const hs_sql_sortcol *cols, int32_t n_cols, int64_t n
     hs_free(scratch);
     return hs_error_set(err, HS_ERR_NOMEM, "out of memory sorting %lld rows", (long long)n);
   }
-  sort_seg(cols, n_cols, perm, e, e + n, scratch, 0, n);
+  sorter S = {cols, n_cols, perm, e, e + n, scratch, diff};
+  sort_seg(&S, 0, 0, n, 0);
   hs_free(e);
   hs_free(scratch);
   return HS_OK;
@@ -399,7 +450,7 @@ static hs_status order_all(const hs_sql_plan *p, sort_state *s, hs_error *err) {
     c[k].desc = p->sort.keys[k].desc;
     c[k].nulls_first = p->sort.keys[k].nulls_first;
   }
-  hs_status st = hs_sql_sort_perm(c, s->n_keys, n, s->perm, err);
+  hs_status st = hs_sql_sort_perm(c, s->n_keys, n, s->perm, NULL, err);
   if (c != cols) hs_free(c);
   if (st != HS_OK) return st;
   s->n_perm = s->keep >= 0 && s->keep < n ? s->keep : n;

@@ -16,9 +16,12 @@ typedef struct hs_sql_sortcol {
 
 /* perm[0..n) = the rows [0, n) of cols[0..n_cols) (each of >= n rows) in
  * order: stable (ties keep their input order), NaN above every number,
- * strings by bytes. HS_ERR_NOMEM when the merge buffer cannot be had. */
+ * strings by bytes. With `diff` (n entries, may be NULL): diff[i] = the
+ * first key on which row perm[i] differs from perm[i - 1] (n_cols when
+ * equal on all; diff[0] = 0), i.e. where partitions and peer groups
+ * start. HS_ERR_NOMEM when the buffers cannot be had. */
 hs_status hs_sql_sort_perm(const hs_sql_sortcol *cols, int32_t n_cols, int64_t n, int64_t *perm,
-                           hs_error *err);
+                           int32_t *diff, hs_error *err);
 
 /* Compare rows a and b of the sort columns (<0, 0, >0), as hs_sql_sort_perm
  * orders them (without the input-order tie break). */

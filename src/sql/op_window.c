@@ -132,6 +132,7 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
   hs_sql_vec *keys = hs_calloc((size_t)(nk > 0 ? nk : 1), sizeof *keys);
   hs_sql_sortcol *cols = hs_calloc((size_t)(nk > 0 ? nk : 1), sizeof *cols);
   int64_t *perm = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+  int32_t *diff = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *diff);
   hs_sql_vec args[HS_SQL_FN_ARGS_MAX], sorted[HS_SQL_FN_ARGS_MAX];
   memset(args, 0, sizeof args);
   memset(sorted, 0, sizeof sorted);
@@ -143,7 +144,7 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
   hs_buf sbytes;
   hs_buf_init(&sbytes);
   bool strings = is_agg && hs_sql_type_is_string(ret.id);
-  if (keys == NULL || cols == NULL || perm == NULL) {
+  if (keys == NULL || cols == NULL || perm == NULL || diff == NULL) {
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in window");
     goto done;
   }
@@ -154,7 +155,7 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
     cols[k].desc = k < np ? false : w->order[k - np].desc;
     cols[k].nulls_first = k < np ? false : w->order[k - np].nulls_first;
   }
-  if (st == HS_OK) st = hs_sql_sort_perm(cols, nk, n, perm, err);
+  if (st == HS_OK) st = hs_sql_sort_perm(cols, nk, n, perm, diff, err);
   if (st != HS_OK) goto done;
 
   int64_t n_used = n; /* rows the aggregate sees, in sorted order */
@@ -201,7 +202,7 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
   int64_t *rd = is_agg ? NULL : hs_sql_vec_mut_data(res);
   for (int64_t ps = 0; ps < n && st == HS_OK;) {
     int64_t pe = ps + 1;
-    while (pe < n && hs_sql_sort_cmp(cols, np, perm[ps], perm[pe]) == 0) pe++;
+    while (pe < n && diff[pe] >= np) pe++;
     if (is_agg) {
       memset(state, 0, agg->state_size);
       agg->init(state, call->m.cast_to, ret);
@@ -214,7 +215,7 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
       if (is_agg && !running)
         ge = pe;
       else
-        while (ge < pe && hs_sql_sort_cmp(cols + np, no, perm[gs], perm[ge]) == 0) ge++;
+        while (ge < pe && diff[ge] >= nk) ge++;
       if (is_agg) {
         int64_t from = cpos[gs], len = cpos[ge] - cpos[gs];
         if (len > 0) {
@@ -248,6 +249,7 @@ done:
   hs_free(keys);
   hs_free(cols);
   hs_free(perm);
+  hs_free(diff);
   hs_free(state);
   hs_free(zeros);
   hs_free(cpos);

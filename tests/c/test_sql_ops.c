@@ -32,8 +32,26 @@ static const hs_sql_type *col_types(void) {
   return t;
 }
 
-static const char *STRS[] = {"", "a", "b", "ab", "ba", "abc", "zz", "\xff", "a\0b", "B"};
-static const uint32_t STR_LENS[] = {0, 1, 1, 2, 2, 3, 2, 1, 3, 1};
+static const char *STRS[] = {"",
+                             "a",
+                             "b",
+                             "ab",
+                             "ba",
+                             "abc",
+                             "zz",
+                             "\xff",
+                             "a\0b",
+                             "B",
+                             "abcdefg",
+                             "abcdefgh",
+                             "abcdefghi",
+                             "abcdefgh\0",
+                             "abcdefghijklmnopq",
+                             "abcdefghijklmnopz",
+                             "abcdefghijklmn",
+                             "abcdefghijklmno\xff"};
+static const uint32_t STR_LENS[] = {0, 1, 1, 2, 2, 3, 2, 1, 3, 1, 7, 8, 9, 9, 17, 17, 14, 16};
+#define N_STRS ((int)(sizeof STRS / sizeof STRS[0]))
 
 typedef struct dataset {
   int64_t n;
@@ -70,7 +88,7 @@ static void make_data(dataset *ds, int64_t n, int k1_domain, uint64_t *rng) {
   for (int64_t r = 0; r < n; r++) {
     for (int c = 0; c < N_COLS; c++) ds->valid[c][r] = c == C_ID || hs_test_rand(rng) % 10 != 0;
     ds->k1[r] = (int32_t)(hs_test_rand(rng) % (uint64_t)k1_domain) - 2;
-    int s = (int)(hs_test_rand(rng) % 10);
+    int s = (int)(hs_test_rand(rng) % N_STRS);
     ds->k2[r].ptr = STRS[s];
     ds->k2[r].len = STR_LENS[s];
     uint64_t fr = hs_test_rand(rng) % 16;

@@ -97,7 +97,8 @@ class Session:
 # ------------------------------------------------------------------- data
 
 N = 2000
-TEXTS = ["", "a", "b", "ab", "ba", "abc", "zz", "B", "é", "a b"]
+TEXTS = ["", "a", "b", "ab", "ba", "abc", "zz", "B", "é", "a b", "abcdefg", "abcdefgh",
+         "abcdefghi", "abcdefghijklmnopq", "abcdefghijklmnopz", "abcdefghijklmn"]
 FLOATS = [0.0, -0.0, 1.5, -2.25, float("nan"), float("inf"), float("-inf"), 3.0, 1e300, -7.5]
 
 
