@@ -220,3 +220,68 @@ def test_index_nested_loop_falls_back_to_hashing(indexed):
     assert "no index lookups" in analyzed or "HashJoin" in analyzed, analyzed
     for q in (sql, big_left):
         _same(s.sql(q).to_arrow(), d.execute(q), q)
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory):
+    """A table indexed on date, timestamp, numeric and text (with quotes) columns."""
+    import datetime as dt
+    import decimal
+
+    n = 8000
+
+    def make(ids, first="id"):
+        return pa.table({
+            first: pa.array(ids, pa.int64()),
+            "d": pa.array([dt.date(1999, 1, 1) + dt.timedelta(days=i % 400) for i in ids],
+                          pa.date32()),
+            "ts": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(seconds=i % 500,
+                                                                  microseconds=i % 7)
+                            for i in ids], pa.timestamp("us")),
+            "amt": pa.array([decimal.Decimal(i % 300 - 150) / 100 for i in ids],
+                            pa.decimal128(12, 2)),
+            "s": pa.array([f"it's {i % 250}" for i in ids], pa.string()),
+        })
+
+    rng = random.Random(3)
+    big = hdb.Table(tmp_path_factory.mktemp("sqljoin_typed") / "big")
+    parts = [make(list(range(f * n // 2, (f + 1) * n // 2))) for f in range(2)]
+    for p in parts:
+        big.write(p)
+    for c in ("d", "ts", "amt", "s"):
+        big.add_index(c, "inverted")
+    small = make([rng.randrange(0, 3 * n) for _ in range(300)], first="sid")
+    s = hdb.Session()
+    s.register("big", big)
+    s.register("small", small)
+    d = duckdb.connect()
+    d.register("big", pa.concat_tables(parts))
+    d.register("small", small)
+    return s, d
+
+
+@pytest.mark.parametrize("col", ["d", "ts", "amt", "s"])
+def test_index_nested_loop_key_types(typed, col):
+    """Keys go into the lookup's IN list as literals: dates, timestamps with
+    microseconds, numerics with their scale, text with quotes."""
+    s, d = typed
+    sql = f"SELECT small.sid, big.id FROM small JOIN big ON big.{col} = small.{col}"
+    analyzed = _plan(s, "EXPLAIN ANALYZE " + sql)
+    assert f"index on {col}: 1 lookups" in analyzed, analyzed
+    _same(s.sql(sql).to_arrow(), d.execute(sql), sql)
+
+
+@pytest.mark.parametrize("join", JOINS)
+def test_float_keys(join):
+    """PostgreSQL's float "=" (DuckDB agrees): -0 = 0, NaN = NaN, NULL matches nothing."""
+    nan, inf = float("nan"), float("inf")
+    left = pa.table({"id": list(range(7)), "f": [0.0, -0.0, nan, 1.5, None, inf, -inf]})
+    right = pa.table({"id": list(range(6)), "f": [-0.0, nan, nan, None, inf, 2.5]})
+    s = hdb.Session()
+    s.register("l", left)
+    s.register("r", right)
+    d = duckdb.connect()
+    d.register("l", left)
+    d.register("r", right)
+    sql = f"SELECT l.id, r.id FROM l {join} r ON l.f = r.f"
+    _same(s.sql(sql).to_arrow(), d.execute(sql), sql)
