@@ -829,6 +829,20 @@ static inline bool is_pct(const char *p, size_t pi, int escape) {
  * first '%' is a prefix, the part after the last a suffix, and the parts
  * between are found left to right with memmem (the leftmost match of each
  * leaves the most room for the rest, so greedy is exact). */
+/* memmem for the short haystacks of table text: memchr for the needle's
+ * first byte, then compare (glibc's memmem pays a setup per call). */
+static inline const char *find(const char *h, size_t hn, const char *nd, size_t nn) {
+  if (hn > 256) return memmem(h, hn, nd, nn);
+  const char *end = h + hn - nn + 1;
+  while (h < end) {
+    const char *c = memchr(h, nd[0], (size_t)(end - h));
+    if (c == NULL) return NULL;
+    if (memcmp(c + 1, nd + 1, nn - 1) == 0) return c;
+    h = c + 1;
+  }
+  return NULL;
+}
+
 static bool like_pct(const char *s, size_t n, const char *p, size_t pn) {
   size_t pre = 0;
   while (pre < pn && p[pre] != '%') pre++;
@@ -846,7 +860,7 @@ static bool like_pct(const char *s, size_t n, const char *p, size_t pn) {
     size_t q = pi;
     while (q < last && p[q] != '%') q++;
     if (q == pi) continue;
-    const char *h = end - si >= q - pi ? memmem(s + si, end - si, p + pi, q - pi) : NULL;
+    const char *h = end - si >= q - pi ? find(s + si, end - si, p + pi, q - pi) : NULL;
     if (h == NULL) return false;
     si = (size_t)(h - s) + (q - pi);
     pi = q;

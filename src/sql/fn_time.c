@@ -511,12 +511,91 @@ static bool iv_field(hs_sql_interval v, field f, double *out) {
   }
 }
 
+/* Year, month and day of a day number (the usual era arithmetic, inlined
+ * for the loops below; hs_civil_from_days computes the same). */
+static inline void civil_inline(int64_t z, int64_t *y, int *m, int *d) {
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+  *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+  *y = yoe + era * 400 + (*m <= 2);
+}
+
+/* The common case: one unit for every row, a date or timestamp argument,
+ * a field read from the calendar or the clock. false: take the general loop. */
+static bool extract_fast(field f, hs_sql_tid t, const void *data, int64_t n, double *o) {
+  const int32_t *dd = data;
+  const int64_t *us = data;
+  bool date = t == HS_SQL_DATE;
+#define DAYS(i) (date ? (int64_t)dd[i] : hs_sql_floor_div(us[i], UPD))
+#define TOD(i) (date ? 0 : us[i] - hs_sql_floor_div(us[i], UPD) * UPD)
+  int64_t y;
+  int m, d;
+  switch (f) {
+  case F_YEAR:
+    for (int64_t i = 0; i < n; i++) {
+      civil_inline(DAYS(i), &y, &m, &d);
+      o[i] = (double)(y > 0 ? y : y - 1);
+    }
+    return true;
+  case F_MONTH:
+    for (int64_t i = 0; i < n; i++) {
+      civil_inline(DAYS(i), &y, &m, &d);
+      o[i] = m;
+    }
+    return true;
+  case F_DAY:
+    for (int64_t i = 0; i < n; i++) {
+      civil_inline(DAYS(i), &y, &m, &d);
+      o[i] = d;
+    }
+    return true;
+  case F_QUARTER:
+    for (int64_t i = 0; i < n; i++) {
+      civil_inline(DAYS(i), &y, &m, &d);
+      o[i] = (m - 1) / 3 + 1;
+    }
+    return true;
+  case F_DOW:
+    for (int64_t i = 0; i < n; i++) o[i] = (double)mod7(DAYS(i) + 4);
+    return true;
+  case F_HOUR:
+    for (int64_t i = 0; i < n; i++) o[i] = (double)(TOD(i) / HS_SQL_USECS_PER_HOUR);
+    return true;
+  case F_EPOCH:
+    if (date)
+      for (int64_t i = 0; i < n; i++) o[i] = (double)dd[i] * 86400.0;
+    else
+      for (int64_t i = 0; i < n; i++) o[i] = (double)us[i] / 1e6;
+    return true;
+  default: return false;
+  }
+#undef DAYS
+#undef TOD
+}
+
 static hs_status extract_impl(KARGS) {
   BEGIN();
   const hs_sql_str *u = args[0].data;
   hs_sql_tid t = args[1].type.id;
   double *o = hs_sql_vec_mut_data(out);
   field_cache fc = {{NULL, 0}, F_NONE};
+  if (n > 0 && t != HS_SQL_INTERVAL) {
+    /* one unit for all rows? (a constant broadcast: the same bytes) */
+    int64_t i0 = 0;
+    while (i0 < n && !ROW_OK(i0)) i0++;
+    if (i0 == n) return HS_OK;
+    field f0 = cached_field(&fc, u[i0]);
+    bool one = f0 != F_NONE;
+    for (int64_t i = i0; i < n && one; i++)
+      one = !ROW_OK(i) || (u[i].len == u[i0].len &&
+                           (u[i].ptr == u[i0].ptr || memcmp(u[i].ptr, u[i0].ptr, u[i].len) == 0));
+    if (one && extract_fast(f0, t, args[1].data, n, o)) return HS_OK;
+  }
   for (int64_t i = 0; i < n; i++) {
     if (!ROW_OK(i)) continue;
     field f = cached_field(&fc, u[i]);
