@@ -21,10 +21,13 @@ first query of a file version reads and CRCs its index blobs and pages
 whole; that one-time cost is printed separately), so both modes return the
 same rows (checked). Each pair is one block of --block runs per mode (one
 run by default), the order alternating pair by pair, so both modes see the
-same machine; a block's p50 is its latency. Reported per query: the median
-block latency in each mode (microseconds), their ratio on / off with a 95 %
-bootstrap interval (pairs resampled), and the median of the per-pair
-ratios; then the median of every pair's ratio over all queries.
+same machine; a block's p50 is its latency. Both wall time and CPU time
+(time.process_time: every thread of the process, not the time spent
+waiting for a core, which dominates the noise on a shared machine) are
+reported per query: the median block latency in each mode (microseconds),
+their ratio on / off with a 95 % bootstrap interval (pairs resampled), and
+the median of the per-pair ratios; then the median of every pair's ratio
+over all queries.
 
     python3 bench/bench_index_binding.py                  # 1M rows, 4 files
     python3 bench/bench_index_binding.py --rows 2000000 --files 8
@@ -91,12 +94,15 @@ class Switch:
 
 
 def block(t, flt, reps):
-    times = []
+    """p50 wall and p50 CPU time (all threads of the process) of `reps`
+    runs, in microseconds."""
+    wall, cpu = [], []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time_ns(), time.perf_counter_ns()
         t.to_arrow(filter=flt)
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
+        wall.append((time.perf_counter_ns() - t0) / 1e3)
+        cpu.append((time.process_time_ns() - c0) / 1e3)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def bootstrap(on, off, n=2000):
@@ -155,35 +161,43 @@ def main():
                 assert got.equals(want), f"{name}: modes disagree"
         if sw.fn is None:
             print("this build has no hs_bench_skip_repeat_verify: timing mode 'on' only")
-        print(f"  {'query':22s} {'first':>8s} {'on p50':>8s} {'off p50':>8s} "
-              f"{'on/off':>7s} {'95% CI':>13s} {'pairs':>7s}")
-        all_ratios = []
+        print(f"  {'':22s} {'':>8s} {'wall time':^42s} {'CPU time':^42s}")
+        print(f"  {'query':22s} {'first':>8s}" +
+              f" {'on p50':>8s} {'off p50':>8s} {'on/off':>7s} {'95% CI':>13s} {'pairs':>6s}" * 2)
+        all_ratios = [[], []]
         for name, flt in queries:
-            on, off, ratios = [], [], []
+            on, off = [[], []], [[], []]
             for p in range(a.pairs):
                 if sw.fn is None:
-                    on.append(block(t, flt, a.block))
+                    for j, v in enumerate(block(t, flt, a.block)):
+                        on[j].append(v)
                     continue
                 res = {}
                 for mode in ((False, True) if p % 2 == 0 else (True, False)):
                     sw.set(mode)
                     res[mode] = block(t, flt, a.block)
                 sw.set(False)
-                on.append(res[False])
-                off.append(res[True])
-                ratios.append(res[False] / res[True])
-            if not ratios:
-                print(f"  {name:22s} {first[name]:8.0f} {statistics.median(on):8.1f}")
-                continue
-            all_ratios += ratios
-            lo, hi = bootstrap(on, off)
-            print(f"  {name:22s} {first[name]:8.0f} {statistics.median(on):8.1f} "
-                  f"{statistics.median(off):8.1f} {statistics.median(on) / statistics.median(off):7.4f} "
-                  f"{lo:6.4f}-{hi:6.4f} {statistics.median(ratios):7.4f}")
-        if all_ratios:
-            lo, hi = quartiles(all_ratios)
-            print(f"  all {len(all_ratios)} pairs: median on/off {statistics.median(all_ratios):.4f} "
-                  f"(IQR {lo:.4f}-{hi:.4f}, range {min(all_ratios):.4f}-{max(all_ratios):.4f})")
+                for j in range(2):
+                    on[j].append(res[False][j])
+                    off[j].append(res[True][j])
+            line = f"  {name:22s} {first[name]:8.0f}"
+            for j in range(2):
+                if not off[j]:
+                    line += f" {statistics.median(on[j]):8.1f}"
+                    continue
+                ratios = [x / y for x, y in zip(on[j], off[j]) if y > 0]
+                all_ratios[j] += ratios
+                lo, hi = bootstrap(on[j], off[j])
+                m_on, m_off = statistics.median(on[j]), statistics.median(off[j])
+                line += (f" {m_on:8.1f} {m_off:8.1f} {m_on / m_off:7.4f} {lo:6.4f}-{hi:6.4f}"
+                         f" {statistics.median(ratios):6.4f}")
+            print(line)
+        for j, what in enumerate(("wall", "CPU")):
+            if all_ratios[j]:
+                r = all_ratios[j]
+                lo, hi = quartiles(r)
+                print(f"  {what}: all {len(r)} pairs: median on/off {statistics.median(r):.4f} "
+                      f"(IQR {lo:.4f}-{hi:.4f})")
     finally:
         if root is not None:
             shutil.rmtree(root, ignore_errors=True)
