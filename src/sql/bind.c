@@ -206,8 +206,8 @@ static hs_status bind_range_var(hs_sql_binder *b, json_t *body, hs_sql_plan **ou
 }
 
 /* Join two inputs: output = left columns then right columns. */
-static hs_sql_plan *join_node(hs_sql_binder *b, hs_sql_plan *l, hs_sql_plan *r,
-                              hs_sql_join_type type) {
+hs_sql_plan *hs_sql_bind_join_node(hs_sql_binder *b, hs_sql_plan *l, hs_sql_plan *r,
+                                   hs_sql_join_type type) {
   bool semi = type == HS_SJ_SEMI || type == HS_SJ_ANTI || type == HS_SJ_ANTI_NULLAWARE;
   hs_sql_plan *j = hs_sql_bind_plan(b, HS_SP_JOIN, semi ? l->n_cols : l->n_cols + r->n_cols);
   if (j == NULL) return NULL;
@@ -257,7 +257,7 @@ static hs_status bind_join_expr(hs_sql_binder *b, json_t *body, hs_sql_plan **ou
   hs_status st = bind_from_item(b, json_object_get(body, "larg"), &l, &ls);
   if (st == HS_OK) st = bind_from_item(b, json_object_get(body, "rarg"), &r, &rs);
   if (st != HS_OK) return st;
-  hs_sql_plan *j = join_node(b, l, r, type);
+  hs_sql_plan *j = hs_sql_bind_join_node(b, l, r, type);
   if (j == NULL) return HS_ERR_NOMEM;
   j->pos = pos;
   if ((st = scope_concat(b, &ls, &rs, sc)) != HS_OK) return st;
@@ -333,7 +333,7 @@ static hs_status bind_from_item(hs_sql_binder *b, json_t *item, hs_sql_plan **ou
                           "%s in FROM is not supported", t);
 }
 
-static hs_status bind_from(hs_sql_binder *b, json_t *from, hs_sql_plan **out, hs_sql_scope *sc) {
+hs_status hs_sql_bind_from(hs_sql_binder *b, json_t *from, hs_sql_plan **out, hs_sql_scope *sc) {
   size_t n = json_array_size(from);
   if (n == 0) {
     /* SELECT without FROM: one row of no columns */
@@ -355,7 +355,7 @@ static hs_status bind_from(hs_sql_binder *b, json_t *from, hs_sql_plan **out, hs
       acc = p, acc_sc = s;
       continue;
     }
-    hs_sql_plan *j = join_node(b, acc, p, HS_SJ_INNER);
+    hs_sql_plan *j = hs_sql_bind_join_node(b, acc, p, HS_SJ_INNER);
     if (j == NULL) return HS_ERR_NOMEM;
     hs_sql_scope js;
     if ((st = scope_concat(b, &acc_sc, &s, &js)) != HS_OK) return st;
@@ -587,13 +587,11 @@ bool hs_sql_json_has_agg(json_t *n) {
   return false;
 }
 
-static hs_status bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out);
-
 static hs_status bind_setop(hs_sql_binder *b, json_t *sel, const char *op, hs_sql_plan **out) {
   bool all = json_is_true(json_object_get(sel, "all"));
   hs_sql_plan *l = NULL, *r = NULL;
-  hs_status st = bind_select(b, json_object_get(sel, "larg"), &l);
-  if (st == HS_OK) st = bind_select(b, json_object_get(sel, "rarg"), &r);
+  hs_status st = hs_sql_bind_select(b, json_object_get(sel, "larg"), &l);
+  if (st == HS_OK) st = hs_sql_bind_select(b, json_object_get(sel, "rarg"), &r);
   if (st != HS_OK) return st;
   if (l->n_cols != r->n_cols)
     return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, 0,
@@ -746,7 +744,7 @@ static hs_status push_ctes(hs_sql_binder *b, json_t *sel, int32_t *saved) {
   return HS_OK;
 }
 
-static hs_status bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out) {
+hs_status hs_sql_bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out) {
   if (sel == NULL) return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, 0, "malformed SELECT");
   if (++b->depth > 64)
     return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, 0, "query nested too deeply (limit 64)");
@@ -780,23 +778,38 @@ static hs_status bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out) {
   /* FROM */
   hs_sql_plan *p = NULL;
   hs_sql_scope from_sc;
-  if ((st = bind_from(b, json_object_get(sel, "fromClause"), &p, &from_sc)) != HS_OK) return st;
+  if ((st = hs_sql_bind_from(b, json_object_get(sel, "fromClause"), &p, &from_sc)) != HS_OK)
+    return st;
 
-  /* WHERE */
+  /* WHERE: [NOT] EXISTS / IN subqueries become semi/anti joins, the rest a
+   * FILTER (where correlated scalar subqueries may add left joins) */
   json_t *where = json_object_get(sel, "whereClause");
   if (where != NULL) {
     if (hs_sql_json_has_agg(where))
       return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, 0,
                               "aggregate functions are not allowed in WHERE");
-    hs_sql_ectx ec = {.sc = &from_sc};
+    json_t **conj = NULL;
+    int32_t n_conj = 0, cap_conj = 0;
+    if ((st = hs_sql_json_conjuncts(b, where, &conj, &n_conj, &cap_conj)) != HS_OK) return st;
+    hs_sql_decor decor = {&p, &from_sc};
     hs_sql_expr *pred = NULL;
-    if ((st = hs_sql_bind_bool(b, &ec, where, "WHERE", &pred)) != HS_OK) return st;
-    hs_sql_plan *f = hs_sql_bind_plan(b, HS_SP_FILTER, p->n_cols);
-    if (f == NULL) return HS_ERR_NOMEM;
-    f->kids[0] = p;
-    f->pred = pred;
-    for (int32_t i = 0; i < p->n_cols; i++) f->types[i] = p->types[i], f->names[i] = p->names[i];
-    p = f;
+    for (int32_t i = 0; i < n_conj; i++) {
+      bool done = false;
+      if ((st = hs_sql_bind_semi(b, conj[i], &p, &from_sc, &done)) != HS_OK) return st;
+      if (done) continue;
+      hs_sql_ectx wec = {.sc = &from_sc, .decor = &decor};
+      hs_sql_expr *e = NULL;
+      if ((st = hs_sql_bind_bool(b, &wec, conj[i], "WHERE", &e)) != HS_OK) return st;
+      if ((st = hs_sql_bind_and(b, pred, e, &pred)) != HS_OK) return st;
+    }
+    if (pred != NULL) {
+      hs_sql_plan *f = hs_sql_bind_plan(b, HS_SP_FILTER, p->n_cols);
+      if (f == NULL) return HS_ERR_NOMEM;
+      f->kids[0] = p;
+      f->pred = pred;
+      for (int32_t i = 0; i < p->n_cols; i++) f->types[i] = p->types[i], f->names[i] = p->names[i];
+      p = f;
+    }
   }
 
   json_t *targets = json_object_get(sel, "targetList");
@@ -1055,7 +1068,7 @@ hs_status hs_sql_bind_query(hs_sql_binder *b, json_t *node, hs_sql_plan **out) {
   const char *t = hs_sql_json_type(node, &body);
   if (t == NULL || strcmp(t, "SelectStmt") != 0)
     return hs_sql_bind_fail(b, HS_ERR_UNSUPPORTED, 0, "%s is not a query", t ? t : "statement");
-  return bind_select(b, body, out);
+  return hs_sql_bind_select(b, body, out);
 }
 
 /* ----------------------------------------------------------- statements */
@@ -1228,4 +1241,52 @@ hs_status hs_sql_bind_query_node(const char *sql, void *node, const hs_sql_bind_
   hs_status st = hs_sql_bind_query(&b, node, out);
   if (st == HS_OK) st = hs_sql_optimize(pctx, out, err);
   return st;
+}
+
+hs_status hs_sql_json_conjuncts(hs_sql_binder *b, json_t *n, json_t ***v, int32_t *count,
+                                int32_t *cap) {
+  json_t *body;
+  const char *t = hs_sql_json_type(n, &body);
+  if (t != NULL && strcmp(t, "BoolExpr") == 0) {
+    const char *op = json_string_value(json_object_get(body, "boolop"));
+    if (op != NULL && strcmp(op, "AND_EXPR") == 0) {
+      size_t i;
+      json_t *a;
+      json_array_foreach(json_object_get(body, "args"), i, a) {
+        hs_status st = hs_sql_json_conjuncts(b, a, v, count, cap);
+        if (st != HS_OK) return st;
+      }
+      return HS_OK;
+    }
+  }
+  if (*count == *cap) {
+    int32_t nc = *cap ? *cap * 2 : 8;
+    json_t **g = hs_arena_alloc(b->A, sizeof(*g) * (size_t)nc);
+    if (g == NULL) return hs_sql_bind_nomem(b);
+    if (*count) memcpy(g, *v, sizeof(*g) * (size_t)*count);
+    *v = g, *cap = nc;
+  }
+  (*v)[(*count)++] = n;
+  return HS_OK;
+}
+
+hs_status hs_sql_bind_keep(hs_sql_binder *b, json_t *node) {
+  if (b->pc->json == NULL && (b->pc->json = json_array()) == NULL) {
+    json_decref(node);
+    return hs_sql_bind_nomem(b);
+  }
+  json_t *keep = b->pc->json;
+  if (json_is_object(keep)) {
+    json_t *arr = json_object_get(keep, "hs_keep");
+    if (arr == NULL) {
+      arr = json_array();
+      if (arr == NULL || json_object_set_new(keep, "hs_keep", arr) != 0) {
+        json_decref(node);
+        return hs_sql_bind_nomem(b);
+      }
+    }
+    keep = arr;
+  }
+  if (json_array_append_new(keep, node) != 0) return hs_sql_bind_nomem(b);
+  return HS_OK;
 }

@@ -353,9 +353,35 @@ static hs_status bind_column_ref(hs_sql_binder *b, hs_sql_ectx *ec, json_t *body
   }
   if (name == NULL) return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "* is not allowed here");
   int32_t col = -1;
-  hs_status st = resolve_column(b, ec->sc, qual, name, pos, &col);
-  if (st != HS_OK) return st;
-  hs_sql_expr *e = hs_sql_expr_new(b->A, HS_SX_COL, ec->sc->cols[col].type, pos);
+  hs_sql_type type;
+  hs_status st;
+  if (ec->outer != NULL) {
+    /* inner names first; then the enclosing query's */
+    hs_error saved = *b->err;
+    int32_t saved_pos = b->err_pos != NULL ? *b->err_pos : 0;
+    st = resolve_column(b, ec->sc, qual, name, pos, &col);
+    if (st == HS_OK) {
+      type = ec->sc->cols[col].type;
+      col += ec->inner_base;
+    } else if (strstr(b->err->message, "ambiguous") != NULL) {
+      return st;
+    } else {
+      hs_error inner_err = *b->err;
+      *b->err = saved;
+      if (b->err_pos != NULL) *b->err_pos = saved_pos;
+      st = resolve_column(b, ec->outer, qual, name, pos, &col);
+      if (st != HS_OK) {
+        *b->err = inner_err;
+        return st;
+      }
+      type = ec->outer->cols[col].type;
+    }
+  } else {
+    st = resolve_column(b, ec->sc, qual, name, pos, &col);
+    if (st != HS_OK) return st;
+    type = ec->sc->cols[col].type;
+  }
+  hs_sql_expr *e = hs_sql_expr_new(b->A, HS_SX_COL, type, pos);
   if (e == NULL) return hs_sql_bind_nomem(b);
   e->col = col;
   *out = e;
@@ -1096,7 +1122,14 @@ static hs_status bind_sublink(hs_sql_binder *b, hs_sql_ectx *ec, json_t *body, h
   hs_status st;
   if (kind == NULL) return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "malformed subquery");
   if (strcmp(kind, "EXPR_SUBLINK") == 0) {
-    if ((st = bind_subquery_values(b, sub, pos, true, &vals, &n, &t)) != HS_OK) return st;
+    hs_error saved = *b->err;
+    int32_t saved_pos = b->err_pos != NULL ? *b->err_pos : 0;
+    if ((st = bind_subquery_values(b, sub, pos, true, &vals, &n, &t)) != HS_OK) {
+      if (ec->decor == NULL || !hs_sql_bind_err_is_unknown_name(b)) return st;
+      *b->err = saved; /* correlated: decorrelate into a left join */
+      if (b->err_pos != NULL) *b->err_pos = saved_pos;
+      return hs_sql_bind_scalar_correlated(b, ec, body, out);
+    }
     if (n > 1)
       return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos,
                               "more than one row returned by a subquery used as an expression");

@@ -41,10 +41,22 @@ typedef struct hs_sql_winmode {
   int32_t n_calls, cap_calls;
 } hs_sql_winmode;
 
+/* Where a correlated scalar subquery of a WHERE clause may join its
+ * grouped result: the query's FROM plan and scope (extended in place). */
+typedef struct hs_sql_decor {
+  hs_sql_plan **plan;
+  hs_sql_scope *sc;
+} hs_sql_decor;
+
 typedef struct hs_sql_ectx {
   hs_sql_scope *sc;   /* names resolve here (the FROM scope) */
   hs_sql_aggmode *am; /* non-NULL: a grouped query's post-aggregation expression */
   hs_sql_winmode *wm; /* non-NULL: window calls allowed */
+  /* Correlated binding: names not in `sc` resolve in `outer` (column i
+   * there is COL i), names in `sc` are COL inner_base + i. */
+  hs_sql_scope *outer;
+  int32_t inner_base;
+  hs_sql_decor *decor; /* non-NULL: correlated scalar subqueries may join here */
 } hs_sql_ectx;
 
 typedef struct hs_sql_cte {
@@ -79,6 +91,31 @@ int32_t hs_sql_json_pos(json_t *body);
 const char *hs_sql_json_str(json_t *n);
 const char *hs_sql_json_last_name(json_t *list);
 bool hs_sql_json_has_agg(json_t *n);
+
+/* A SELECT body to a plan; FROM items to a plan and scope; a join node
+ * (output: left then right columns; SEMI/ANTI: left only). */
+hs_status hs_sql_bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out);
+hs_status hs_sql_bind_from(hs_sql_binder *b, json_t *from, hs_sql_plan **out, hs_sql_scope *sc);
+hs_sql_plan *hs_sql_bind_join_node(hs_sql_binder *b, hs_sql_plan *l, hs_sql_plan *r,
+                                   hs_sql_join_type type);
+/* The top-level AND conjuncts of a parse-tree expression, appended. */
+hs_status hs_sql_json_conjuncts(hs_sql_binder *b, json_t *n, json_t ***v, int32_t *count,
+                                int32_t *cap);
+/* Keep a parse-tree node made while binding alive as long as the plan. */
+hs_status hs_sql_bind_keep(hs_sql_binder *b, json_t *node);
+
+/* Subqueries (bind_sub.c): a WHERE conjunct that is [NOT] EXISTS (...) or
+ * x [NOT] IN (SELECT ...) becomes a semi/anti join of *plan (whose scope
+ * is `sc`); *done false when the conjunct is not of that form. */
+hs_status hs_sql_bind_semi(hs_sql_binder *b, json_t *conj, hs_sql_plan **plan, hs_sql_scope *sc,
+                           bool *done);
+/* A correlated scalar subquery (SubLink body) in a WHERE clause: its
+ * grouped result is left-joined into ec->decor's plan and *out refers to
+ * it. */
+hs_status hs_sql_bind_scalar_correlated(hs_sql_binder *b, hs_sql_ectx *ec, json_t *sublink,
+                                        hs_sql_expr **out);
+/* Is the bind error in b->err one of a name that is not in scope? */
+bool hs_sql_bind_err_is_unknown_name(const hs_sql_binder *b);
 
 /* A query (SelectStmt node) to a plan. */
 hs_status hs_sql_bind_query(hs_sql_binder *b, json_t *node, hs_sql_plan **out);
