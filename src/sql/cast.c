@@ -648,6 +648,8 @@ static terr finish_date(int64_t y, int64_t m, int64_t d, bool bc, int64_t *days)
   return T_OK;
 }
 
+static terr parse_timestamp(const char *s, size_t n, bool tz, int64_t *out);
+
 static terr parse_date(const char *s, size_t n, int32_t *out) {
   trim(&s, &n);
   size_t i = 0;
@@ -657,7 +659,14 @@ static terr parse_date(const char *s, size_t n, int32_t *out) {
   terr t = parse_ymd(s, n, &i, &y, &m, &d);
   if (t != T_OK) return t;
   read_era(s, n, &i, &bc);
-  if (i != n) return T_SYNTAX;
+  if (i != n) {
+    /* a time (and zone) after the date is read and dropped, as PostgreSQL */
+    int64_t us;
+    t = parse_timestamp(s, n, false, &us);
+    if (t != T_OK) return t;
+    *out = (int32_t)hs_sql_floor_div(us, HS_SQL_USECS_PER_DAY);
+    return T_OK;
+  }
   if ((t = finish_date(y, m, d, bc, &days)) != T_OK) return t;
   if (days < TS_MIN_DAYS || days >= DATE_END_DAYS) return T_RANGE;
   *out = (int32_t)days;

@@ -450,6 +450,9 @@ static void test_cast_text(void) {
   /* dates and timestamps */
   CHECK_OK(cast1("2024-02-29", T_DATE, &v, &err, &arena), &err);
   CHECK_EQ_INT(v.v.i32, hs_days_from_civil(2024, 2, 29));
+  CHECK_OK(cast1("2024-02-29 23:59:59", T_DATE, &v, &err, &arena), &err);
+  CHECK_EQ_INT(v.v.i32, hs_days_from_civil(2024, 2, 29));
+  CHECK(cast1("2024-02-29 25:00", T_DATE, &v, &err, &arena) == HS_ERR_INVALID_ARG);
   CHECK(cast1("2023-02-29", T_DATE, &v, &err, &arena) == HS_ERR_INVALID_ARG);
   CHECK(strstr(err.message, "out of range") != NULL);
   CHECK(cast1("2023-13-01", T_DATE, &v, &err, &arena) == HS_ERR_INVALID_ARG);
