@@ -644,6 +644,7 @@ static hs_status cmp_kernel(const hs_sql_expr *e, const hs_sql_vec *args, int32_
   if (st != HS_OK) return st;
   uint8_t *o = hs_sql_vec_mut_data(out);
   bool dense = hs_sql_type_is_vector(args[0].type.id);
+  bool bits = args[0].type.id == HS_SQL_BIT;
   dense_arg a = {0}, b = {0};
   if (dense) {
     a = dense_of(e, args, 0);
@@ -654,6 +655,12 @@ static hs_status cmp_kernel(const hs_sql_expr *e, const hs_sql_vec *args, int32_
     int r;
     if (dense) {
       r = dense_cmp(a.x + (size_t)i * a.stride, a.dim, b.x + (size_t)i * b.stride, b.dim);
+    } else if (bits) {
+      /* PostgreSQL's bit order: the common bytes, then the bit length */
+      int64_t la = hs_sql_bit_len(sa[i]), lb = hs_sql_bit_len(sb[i]);
+      uint32_t m = sa[i].len < sb[i].len ? sa[i].len : sb[i].len;
+      r = m > 4 ? memcmp(sa[i].ptr + 4, sb[i].ptr + 4, m - 4) : 0;
+      if (r == 0) r = la < lb ? -1 : la > lb;
     } else {
       uint32_t m = sa[i].len < sb[i].len ? sa[i].len : sb[i].len;
       r = m ? memcmp(sa[i].ptr, sb[i].ptr, m) : 0;
@@ -809,6 +816,7 @@ const hs_sql_fn hs_sql_fns_vector[] = {
     {"subvector", 3, {H, I4, I4}, H, rt_sub, k_subvector, false},
     CMP_ROWS(V),
     CMP_ROWS(H),
+    CMP_ROWS(B),
     {"=", 2, {S, S}, HS_SQL_BOOL, rt_cmp, k_eq, false},
     {"<>", 2, {S, S}, HS_SQL_BOOL, rt_cmp, k_ne, false},
 };

@@ -508,6 +508,36 @@ static void test_bits(void) {
       hs_sql_vec_release(&bits[k]);
     }
   }
+  /* comparisons: PostgreSQL's bit order is the order of the '0'/'1' text */
+  for (int it = 0; it < 300; it++) {
+    char sa[24], sb[24];
+    int la = (int)(hs_test_rand(&g_rng) % 20), lb = (int)(hs_test_rand(&g_rng) % 20);
+    if (it % 3 == 0) lb = la;
+    for (int k = 0; k < la; k++) sa[k] = urand() < 0.5 ? '1' : '0';
+    for (int k = 0; k < lb; k++)
+      sb[k] = k < la && urand() < 0.7 ? sa[k] : urand() < 0.5 ? '1' : '0';
+    sa[la] = sb[lb] = '\0';
+    const char *ta[1] = {sa}, *tb[1] = {sb};
+    hs_sql_vec texts[2], bits[2];
+    text_vec(&texts[0], 1, ta);
+    text_vec(&texts[1], 1, tb);
+    for (int k = 0; k < 2; k++)
+      CHECK_OK(hs_sql_vector_cast_vec(&texts[k], hs_sql_type_of(HS_SQL_BIT), 0, &bits[k], E(&err)),
+               &err);
+    int want = strcmp(sa, sb);
+    const char *ops[] = {"=", "<>", "<", "<=", ">", ">="};
+    bool wants[] = {want == 0, want != 0, want<0, want <= 0, want> 0, want >= 0};
+    for (int o = 0; o < 6; o++) {
+      hs_sql_vec out;
+      CHECK_OK(call(find_fn(ops[o], HS_SQL_BIT, 2), NULL, bits, 2, 1, &out, E(&err)), &err);
+      CHECK(((const uint8_t *)out.data)[0] == wants[o]);
+      hs_sql_vec_release(&out);
+    }
+    for (int k = 0; k < 2; k++) {
+      hs_sql_vec_release(&texts[k]);
+      hs_sql_vec_release(&bits[k]);
+    }
+  }
   /* different lengths */
   hs_sql_value v1, v2;
   CHECK_OK(hs_sql_vector_parse("0101", 4, hs_sql_type_of(HS_SQL_BIT), 0, &arena, &v1, &err), &err);
