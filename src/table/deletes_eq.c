@@ -83,6 +83,10 @@ struct hs_table_eqdel {
    * per word the keys before it, and the keys' slots in value order. */
   uint64_t *ibits;
   uint32_t *irank, *iorder;
+  /* A set made by from_arrow_ints: no byte keys (slots NULL); the keys are
+   * numbered 0..count-1 (their rank in the bitmap, or the table's order)
+   * and ihit has a byte per key. */
+  uint8_t *ihit;
   uint32_t inull; /* slot index + 1 of the NULL key (a loaded file's), 0: none */
   /* Sets from rows in memory (hs_table_eqdel_from_arrow): per source row,
    * the slot of its key (-1: a NULL in the key, which matches nothing). */
@@ -364,21 +368,31 @@ static void int_build(hs_table_eqdel *d) {
   d->ibuilt = true;
 }
 
-/* The slot of integer key v (NULL: not in the set). */
-static inline eq_slot *int_find(const hs_table_eqdel *d, int64_t v) {
-  if (v < d->imin || v > d->imax) return NULL;
+/* The number of integer key v (-1: not in the set): its slot index, or
+ * for a set without byte keys its index in ihit. */
+static inline int64_t int_find(const hs_table_eqdel *d, int64_t v) {
+  if (v < d->imin || v > d->imax) return -1;
   if (d->ints == NULL) {
     uint64_t o = (uint64_t)v - (uint64_t)d->imin;
     uint64_t w = d->ibits[o >> 6];
-    if (((w >> (o & 63)) & 1) == 0) return NULL;
+    if (((w >> (o & 63)) & 1) == 0) return -1;
     uint64_t below = w & ((UINT64_C(1) << (o & 63)) - 1);
-    return &d->slots[d->iorder[d->irank[o >> 6] + (uint32_t)__builtin_popcountll(below)]];
+    uint32_t rank = d->irank[o >> 6] + (uint32_t)__builtin_popcountll(below);
+    return d->iorder != NULL ? (int64_t)d->iorder[rank] : (int64_t)rank;
   }
   for (size_t j = int_home(v, d->imask);; j = (j + 1) & d->imask) {
     const int_entry *e = &d->ints[j];
-    if (e->slot == 0) return NULL;
-    if (e->key == v) return &d->slots[e->slot - 1];
+    if (e->slot == 0) return -1;
+    if (e->key == v) return (int64_t)e->slot - 1;
   }
+}
+
+/* Remember that key number k matched (data files are matched concurrently). */
+static inline void int_hit(const hs_table_eqdel *d, int64_t k) {
+  if (d->ihit != NULL)
+    __atomic_store_n(&d->ihit[k], 1, __ATOMIC_RELAXED);
+  else
+    __atomic_store_n(&d->slots[k].hit, true, __ATOMIC_RELAXED);
 }
 
 static const eq_slot *set_find(const hs_table_eqdel *d, const uint8_t *p, size_t len, uint32_t h) {
@@ -673,6 +687,7 @@ void hs_table_eqdel_free(hs_table_eqdel *d) {
   hs_free(d->ibits);
   hs_free(d->irank);
   hs_free(d->iorder);
+  hs_free(d->ihit);
   hs_free(d->slots);
   hs_arena_reset(&d->arena);
   hs_free(d);
@@ -699,14 +714,13 @@ typedef struct apply_ctx {
 } apply_ctx;
 
 /* Whether a batch of column c is matched by value (apply_batch_int): one
- * key set with a by-value index, and a column read as int32, int64 or
- * date32 (whose values hs_table_column_value takes as they are). */
+ * key set with a by-value index and an integer-family column (a set
+ * without byte keys is always matched so: see from_arrow_ints). */
 static bool int_path(const apply_ctx *a, const hs_table_column *c, const struct ArrowArray *b,
                      int64_t first_row) {
   if (a->n_d != 1 || a->d[0] == NULL || !a->d[0]->ibuilt) return false;
-  hs_arrow_type_id at = c->at.id;
-  return (at == HS_AT_INT64 || at == HS_AT_INT32 || at == HS_AT_DATE32) && int_family(c->it->id) &&
-         first_row >= 0 && first_row + b->length <= (int64_t)UINT32_MAX + 1;
+  return int_family(c->it->id) && first_row >= 0 &&
+         first_row + b->length <= (int64_t)UINT32_MAX + 1;
 }
 
 /* apply_batch by value: the column's values read straight from the
@@ -723,20 +737,27 @@ static hs_status apply_batch_int(apply_ctx *a, const hs_table_column *c, const s
   size_t n_hits = 0;
   int64_t base = b->offset + arr->offset;
   const uint8_t *data = arr->buffers[1];
-  bool nullable = arr->null_count != 0 && arr->buffers[0] != NULL;
+  hs_arrow_type_id at = c->at.id;
+  bool direct = at == HS_AT_INT64 || at == HS_AT_INT32 || at == HS_AT_DATE32;
+  bool nullable = at == HS_AT_NA || (arr->null_count != 0 && arr->buffers[0] != NULL);
+  int64_t null_key = d->inull ? (int64_t)d->inull - 1 : -1;
   for (int64_t r = 0; r < b->length; r++) {
-    eq_slot *s;
-    if (nullable && !hs_arrow_is_valid(arr, r + b->offset)) {
-      s = d->inull ? &d->slots[d->inull - 1] : NULL;
-    } else {
+    int64_t k;
+    if (nullable && (at == HS_AT_NA || !hs_arrow_is_valid(arr, r + b->offset))) {
+      k = null_key;
+    } else if (direct) {
       int64_t v = wide ? ((const int64_t *)(const void *)data)[base + r]
                        : ((const int32_t *)(const void *)data)[base + r];
-      s = int_find(d, v);
+      k = int_find(d, v);
+    } else { /* other integer widths, date64, times, timestamps: as the byte path reads them */
+      hs_iceberg_value v;
+      hs_table_column_value(c, b, r, &v);
+      k = v.is_null ? null_key : int_find(d, v.i64);
     }
-    if (s == NULL) continue;
+    if (k < 0) continue;
     uint32_t pos = (uint32_t)(first_row + r);
     if (a->skip != NULL && roaring_bitmap_contains(a->skip, pos)) continue;
-    __atomic_store_n(&s->hit, true, __ATOMIC_RELAXED); /* data files matched concurrently */
+    int_hit(d, k);
     hits[n_hits++] = pos;
   }
   if (n_hits > 0) roaring_bitmap_add_many(a->deleted, n_hits, hits);
@@ -757,6 +778,8 @@ static hs_status apply_batch(void *ctx, const hs_table_column *cols, const struc
     for (size_t k = 0; k < a->n_d; k++) {
       const hs_table_eqdel *d = a->d[k];
       if (d == NULL || d->count == 0) continue;
+      if (d->slots == NULL)
+        return hs_error_set(err, HS_ERR_INTERNAL, "a key set without byte keys on the byte path");
       a->key.len = 0;
       for (size_t i = 0; i < d->n; i++) {
         hs_iceberg_value v;
@@ -861,6 +884,80 @@ hs_status hs_table_eqdel_match(hs_table_eqdel *d, const char *data_path,
   return eqdel_apply(one, 1, data_path, NULL, 0, schema, skip, matched, err);
 }
 
+/* hs_table_eqdel_from_arrow for one integer-family key column: the keys
+ * numbered by value, without byte keys (slots NULL; apply_batch_int then
+ * matches every data-file column of the field, whatever its width). */
+static hs_status from_arrow_ints(hs_table_eqdel *d, const hs_table_column *c,
+                                 const struct ArrowArray *batches, size_t n_batches, size_t rows,
+                                 hs_error *err) {
+  int64_t *vals = hs_malloc((rows ? rows : 1) * sizeof *vals);
+  if (vals == NULL) return hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory");
+  d->imin = INT64_MAX;
+  d->imax = INT64_MIN;
+  size_t at = 0, valid = 0;
+  for (size_t b = 0; b < n_batches; b++) {
+    for (int64_t r = 0; r < batches[b].length; r++, at++) {
+      hs_iceberg_value v;
+      hs_table_column_value(c, &batches[b], r, &v);
+      d->row_slot[at] = v.is_null ? -1 : 0; /* a NULL key matches nothing */
+      if (v.is_null) continue;
+      vals[at] = v.i64;
+      valid++;
+      if (v.i64 < d->imin) d->imin = v.i64;
+      if (v.i64 > d->imax) d->imax = v.i64;
+    }
+  }
+  size_t count = 0;
+  hs_status st = HS_OK;
+  uint64_t span = valid ? (uint64_t)d->imax - (uint64_t)d->imin : 0;
+  if (valid == 0) {
+    /* no keys: nothing matches */
+  } else if (span / 64 <= valid) {
+    size_t words = (size_t)(span / 64 + 1);
+    d->ibits = hs_calloc(words, sizeof *d->ibits);
+    d->irank = hs_malloc(words * sizeof *d->irank);
+    if (d->ibits == NULL || d->irank == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory");
+    } else {
+      for (size_t i = 0; i < rows; i++) {
+        if (d->row_slot[i] < 0) continue;
+        uint64_t o = (uint64_t)vals[i] - (uint64_t)d->imin;
+        d->ibits[o >> 6] |= UINT64_C(1) << (o & 63);
+      }
+      uint32_t before = 0;
+      for (size_t w = 0; w < words; w++) {
+        d->irank[w] = before;
+        before += (uint32_t)__builtin_popcountll(d->ibits[w]);
+      }
+      count = before;
+      for (size_t i = 0; i < rows; i++)
+        if (d->row_slot[i] >= 0) d->row_slot[i] = int_find(d, vals[i]);
+    }
+  } else {
+    size_t cap = 16;
+    while (cap < valid * 2) cap *= 2;
+    if ((d->ints = hs_calloc(cap, sizeof *d->ints)) == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory");
+    } else {
+      d->imask = cap - 1;
+      for (size_t i = 0; i < rows; i++) {
+        if (d->row_slot[i] < 0) continue;
+        size_t j = int_home(vals[i], d->imask);
+        while (d->ints[j].slot != 0 && d->ints[j].key != vals[i]) j = (j + 1) & d->imask;
+        if (d->ints[j].slot == 0)
+          d->ints[j] = (int_entry){.key = vals[i], .slot = (uint32_t)++count};
+        d->row_slot[i] = (int64_t)d->ints[j].slot - 1;
+      }
+    }
+  }
+  hs_free(vals);
+  if (st == HS_OK && (d->ihit = hs_calloc(count ? count : 1, 1)) == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "keys: out of memory");
+  d->count = count;
+  d->ibuilt = st == HS_OK;
+  return st;
+}
+
 hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_iceberg_schema *schema,
                                     const struct ArrowSchema *s, const struct ArrowArray *batches,
                                     size_t n_batches, hs_table_eqdel **out, hs_error *err) {
@@ -896,17 +993,19 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
     d->types[i].element = d->types[i].key = d->types[i].value = NULL;
     st = hs_table_column_bind(s, &ks, ids[i], &cols[i], err);
   }
+  bool ints = st == HS_OK && n == 1 && int_family(d->types[0].id) && rows < UINT32_MAX / 4;
+  if (ints) st = from_arrow_ints(d, &cols[0], batches, n_batches, rows, err);
   hs_buf key;
   hs_buf_init(&key);
   /* Room for every row's key up front (when it can be had), so that no
    * slot moves and each row's slot is known once it is added. */
   hs_error ignored;
   memset(&ignored, 0, sizeof ignored);
-  while (st == HS_OK && d->cap < 2 * rows && d->cap < ((size_t)1 << 31))
+  while (st == HS_OK && !ints && d->cap < 2 * rows && d->cap < ((size_t)1 << 31))
     if (set_grow(d, &ignored) != HS_OK) break;
   size_t cap0 = d->cap;
   size_t at = 0;
-  for (size_t b = 0; st == HS_OK && b < n_batches; b++) {
+  for (size_t b = 0; st == HS_OK && !ints && b < n_batches; b++) {
     for (int64_t r = 0; st == HS_OK && r < batches[b].length; r++, at++) {
       key.len = 0;
       bool null = false;
@@ -943,7 +1042,7 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
   hs_buf_free(&key);
   hs_free(cols);
   hs_arena_reset(&tmp);
-  if (st == HS_OK) {
+  if (st == HS_OK && !ints) {
     filter_build(d);
     int_build(d);
   }
@@ -957,8 +1056,9 @@ hs_status hs_table_eqdel_from_arrow(const int32_t *ids, size_t n, const hs_icebe
 
 void hs_table_eqdel_hits(const hs_table_eqdel *d, uint8_t *hits) {
   for (size_t r = 0; d != NULL && r < d->n_rows; r++)
-    hits[r] =
-        d->row_slot[r] >= 0 && __atomic_load_n(&d->slots[d->row_slot[r]].hit, __ATOMIC_RELAXED);
+    hits[r] = d->row_slot[r] >= 0 &&
+              (d->ihit != NULL ? __atomic_load_n(&d->ihit[d->row_slot[r]], __ATOMIC_RELAXED) != 0
+                               : __atomic_load_n(&d->slots[d->row_slot[r]].hit, __ATOMIC_RELAXED));
 }
 
 hs_status hs_table_eqdel_apply_buffer(const hs_table_eqdel *const *d, size_t n_d, const char *name,

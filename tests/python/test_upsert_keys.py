@@ -2,7 +2,7 @@
 ``Table.upsert`` (src/table/deletes_eq.c, one-column integer keys matched by
 value through a bitmap of a narrow key range or a hash table of a wide one;
 other keys by their encoded bytes) against a pyarrow model, on random
-tables: int64, int32 and date32 keys, narrow and wide (up to 2^62) ranges,
+tables: int64, int32, date32 and timestamp keys, narrow and wide (up to 2^62) ranges,
 NULL keys on both sides, keys of rows an earlier delete removed (they match
 nothing), data files written before an int -> long promotion, and a string
 and a two-column key for the byte path. After each upsert the table's rows
@@ -25,12 +25,15 @@ def _keys(rng, kind, n, wide):
         return [f"k{rng.randrange(3 * n)}" for _ in range(n)]
     if kind == "date":
         return [dt.date(2000, 1, 1) + dt.timedelta(days=rng.randrange(4 * n)) for _ in range(n)]
+    if kind == "ts":
+        return [dt.datetime(2020, 1, 1) + dt.timedelta(microseconds=rng.randrange(1 << 40))
+                for _ in range(n)]
     hi = (1 << 62) if wide and kind == "int64" else (1 << 30) if wide else 3 * n
     return [rng.randrange(-hi, hi) for _ in range(n)]
 
 
 def _type(kind):
-    return {"int64": pa.int64(), "int32": pa.int32(), "date": pa.date32(),
+    return {"int64": pa.int64(), "int32": pa.int32(), "date": pa.date32(), "ts": pa.timestamp("us"),
             "str": pa.string()}[kind]
 
 
@@ -66,7 +69,7 @@ def _sorted(t):
 
 @pytest.mark.parametrize("fv", [2, 3])
 @pytest.mark.parametrize("kind,wide", [("int64", False), ("int64", True), ("int32", False),
-                                       ("int32", True), ("date", False), ("str", False)])
+                                       ("int32", True), ("date", False), ("ts", True), ("str", False)])
 def test_upsert_by_key_matches_model(tmp_path, fv, kind, wide):
     rng = random.Random(f"{fv}-{kind}-{wide}")
     t = hdb.Table(tmp_path / "t", format_version=fv)
