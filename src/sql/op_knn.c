@@ -237,6 +237,12 @@ static hs_status fallback_collect(hs_sql_op *op, hs_error *err) {
   hs_free(dist);
   hs_arrow_schema_release(&sch);
   st_.release(&st_);
+  size_t len = strlen(op->stats.note);
+  int64_t kept = s->rows_extra[CLS_INF] + s->rows_extra[CLS_NAN] + s->rows_extra[CLS_NULL];
+  if (len < sizeof op->stats.note)
+    snprintf(op->stats.note + len, sizeof op->stats.note - len,
+             "; %lld rows found, a rescan added %lld without a finite distance",
+             (long long)s->returned, (long long)(kept < need ? kept : need));
   return st;
 }
 
