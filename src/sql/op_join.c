@@ -76,7 +76,9 @@ typedef struct join_build {
   join_link *link; /* n */
   uint64_t mask;
   uint8_t *matched;  /* RIGHT/FULL: n */
-  uint8_t *null_key; /* n: some key is NULL */
+  uint8_t *null_key; /* n: some key is NULL (or the right-only condition fails) */
+  int64_t *pass;     /* NL with a right-only condition: the rows passing it */
+  int64_t n_pass;
   bool has_null_key; /* some row has a NULL key */
   int64_t reserved;  /* bytes reserved with hs_sql_exec_reserve */
 } join_build;
@@ -108,6 +110,11 @@ typedef struct join_state {
   keydesc *kd;
   const hs_sql_expr *pred;
   bool *pred_cols; /* nl + nr: which joined columns pred reads */
+  /* The condition's conjuncts over one side only, evaluated once per row of
+   * that side instead of per pair (columns of their side; may be NULL);
+   * `pred` keeps the rest. */
+  const hs_sql_expr *lpred, *rpred;
+  hs_arena ar;     /* their copies */
   bool out_right;  /* output has right columns (not SEMI/ANTI) */
   bool first_only; /* SEMI/ANTI without residual: the first equal key decides */
   join_build b;
@@ -362,8 +369,25 @@ static void build_release(join_state *st) {
   hs_free(b->link);
   hs_free(b->matched);
   hs_free(b->null_key);
+  hs_free(b->pass);
   if (b->reserved != 0) hs_sql_exec_reserve(st->x, -b->reserved, "join", NULL);
   memset(b, 0, sizeof *b);
+}
+
+/* fail[i] |= 1 where `e` (over `rows`) is not TRUE. */
+static hs_status side_fail(join_state *st, const hs_sql_expr *e, const hs_sql_chunk *rows,
+                           uint8_t *fail, hs_error *err) {
+  hs_sql_vec v = {0};
+  hs_status s = hs_sql_eval(e, rows, hs_sql_exec_evalctx(st->x), &v, err);
+  if (s != HS_OK) return s;
+  const uint8_t *d = v.data, *valid = v.valid;
+  if (v.type.id != HS_SQL_BOOL || d == NULL)
+    memset(fail, 1, (size_t)rows->n);
+  else
+    for (int64_t i = 0; i < rows->n; i++)
+      fail[i] |= (uint8_t) !(d[i] && (valid == NULL || valid[i]));
+  hs_sql_vec_release(&v);
+  return HS_OK;
 }
 
 /* Make the build side from chunks[0..n_chunks) (released here, array
@@ -429,6 +453,20 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
       goto done;
     }
   }
+  if (st->n_keys == 0 && st->rpred != NULL && n > 0) { /* NL: the rows passing rpred */
+    uint8_t *fail = alloc_array(n, 1);
+    b->pass = alloc_array(n, 8);
+    if (fail == NULL || b->pass == NULL) {
+      hs_free(fail);
+      s = oom(err, "build");
+      goto done;
+    }
+    s = side_fail(st, st->rpred, &b->rows, fail, err);
+    for (int64_t j = 0; j < n && s == HS_OK; j++)
+      if (!fail[j]) b->pass[b->n_pass++] = j;
+    hs_free(fail);
+    if (s != HS_OK) goto done;
+  }
   if (st->n_keys == 0 || n == 0) goto done;
 
   const hs_sql_evalctx *ctx = hs_sql_exec_evalctx(st->x);
@@ -451,13 +489,16 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
     goto done;
   }
   hash_keys(st, b->keys, false, n, h, b->null_key);
+  for (int64_t j = 0; j < n && !b->has_null_key; j++) b->has_null_key = b->null_key[j] != 0;
+  /* Rows failing the right-only condition never match: not in the table. */
+  if (st->rpred != NULL && (s = side_fail(st, st->rpred, &b->rows, b->null_key, err)) != HS_OK) {
+    hs_free(h);
+    goto done;
+  }
   /* Insert last row first so that chains list rows in input order. */
   for (int64_t j = n - 1; j >= 0; j--) {
     b->link[j].tag = (uint32_t)(h[j] >> 32);
-    if (b->null_key[j]) {
-      b->has_null_key = true;
-      continue;
-    }
+    if (b->null_key[j]) continue;
     uint64_t bucket = h[j] & b->mask;
     b->link[j].next = b->head[bucket];
     b->head[bucket] = (uint32_t)(j + 1);
@@ -508,19 +549,28 @@ static hs_status probe_reserve(join_state *st, int64_t n, hs_error *err) {
   pr->first = NULL;
   pr->null_key = NULL;
   pr->matched = alloc_array(cap, 1);
+  if (st->n_keys > 0 || st->lpred != NULL) pr->null_key = alloc_array(cap, 1);
   if (st->n_keys > 0) {
     pr->hash = alloc_array(cap, 8);
     pr->first = alloc_array(cap, 4);
-    pr->null_key = alloc_array(cap, 1);
     if (pr->keys == NULL) pr->keys = alloc_array(st->n_keys, sizeof(hs_sql_vec));
   }
   pr->cap = cap;
-  if (pr->matched == NULL || (st->n_keys > 0 && (pr->hash == NULL || pr->first == NULL ||
-                                                 pr->null_key == NULL || pr->keys == NULL))) {
+  if (pr->matched == NULL || ((st->n_keys > 0 || st->lpred != NULL) && pr->null_key == NULL) ||
+      (st->n_keys > 0 && (pr->hash == NULL || pr->first == NULL || pr->keys == NULL))) {
     pr->cap = 0;
     return oom(err, "probe");
   }
   return HS_OK;
+}
+
+/* Left rows failing the left-only condition never match (flagged in
+ * null_key, so that no chain is walked for them). NOT IN never has one. */
+static hs_status probe_filter(join_state *st, hs_error *err) {
+  join_probe *pr = &st->pr;
+  if (st->lpred == NULL) return HS_OK;
+  if (st->n_keys == 0) memset(pr->null_key, 0, (size_t)pr->rows.n);
+  return side_fail(st, st->lpred, &pr->rows, pr->null_key, err);
 }
 
 /* Make `in` (moved) the current left chunk. */
@@ -534,14 +584,14 @@ static hs_status probe_start(join_state *st, hs_sql_chunk *in, hs_error *err) {
   hs_status s = probe_reserve(st, n, err);
   if (s != HS_OK) return s;
   memset(pr->matched, 0, (size_t)n);
-  if (st->n_keys == 0) return HS_OK;
+  if (st->n_keys == 0) return probe_filter(st, err);
   const hs_sql_evalctx *ctx = hs_sql_exec_evalctx(st->x);
   for (int32_t k = 0; k < st->n_keys; k++) {
     s = hs_sql_eval(st->p->join.left_keys[k], &pr->rows, ctx, &pr->keys[k], err);
     if (s != HS_OK) return s;
   }
   hash_keys(st, pr->keys, true, n, pr->hash, pr->null_key);
-  return HS_OK;
+  return probe_filter(st, err);
 }
 
 /* Collect candidate pairs of the current left chunk into cl/cr (up to
@@ -610,13 +660,20 @@ static hs_status probe_heads(join_state *st, hs_error *err) {
 
 static void fill_nl(join_state *st) {
   join_probe *pr = &st->pr;
-  const int64_t n = pr->rows.n, nb = st->b.n;
+  const int64_t n = pr->rows.n;
+  const int64_t *pass = st->b.pass;
+  const int64_t nb = st->rpred != NULL ? st->b.n_pass : st->b.n;
   if (nb == 0) {
     pr->i = n;
     return;
   }
   while (pr->i < n && st->nc < JOIN_CHUNK_ROWS) {
     const int64_t i = pr->i;
+    if (st->lpred != NULL && pr->null_key[i]) {
+      pr->i++;
+      pr->j = -1;
+      continue;
+    }
     if (st->first_only) {
       pr->matched[i] = 1;
       pr->i++;
@@ -627,7 +684,7 @@ static void fill_nl(join_state *st) {
     if (take > JOIN_CHUNK_ROWS - st->nc) take = JOIN_CHUNK_ROWS - st->nc;
     for (int64_t t = 0; t < take; t++) {
       st->cl[st->nc + t] = i;
-      st->cr[st->nc + t] = pr->j + t;
+      st->cr[st->nc + t] = pass != NULL ? pass[pr->j + t] : pr->j + t;
     }
     st->nc += take;
     pr->j += take;
@@ -1229,11 +1286,93 @@ static void join_free(hs_sql_op *op) {
   if (st->pend_reserved != 0) hs_sql_exec_reserve(st->x, -st->pend_reserved, "join", NULL);
   hs_free(st->kd);
   hs_free(st->pred_cols);
+  hs_arena_reset(&st->ar);
   hs_free(st->cl);
   hs_free(st->cr);
   hs_free(st->sel);
   hs_free(st);
   op->state = NULL;
+}
+
+/* Which sides' columns `e` reads (1 left, 2 right) and 4 if it calls a
+ * volatile function (then it stays per pair). */
+static int sides_of(const hs_sql_expr *e, int32_t nl) {
+  int m = 0;
+  if (e->kind == HS_SX_COL) m |= e->col < nl ? 1 : 2;
+  if (e->kind == HS_SX_FUNC && e->fn != NULL && e->fn->volatile_) m |= 4;
+  for (int32_t a = 0; a < e->n_args; a++) m |= sides_of(e->args[a], nl);
+  return m;
+}
+
+static int32_t count_conj(const hs_sql_expr *e) {
+  if (e->kind != HS_SX_AND) return 1;
+  int32_t n = 0;
+  for (int32_t a = 0; a < e->n_args; a++) n += count_conj(e->args[a]);
+  return n;
+}
+
+static void list_conj(const hs_sql_expr *e, const hs_sql_expr **v, int32_t *n) {
+  if (e->kind != HS_SX_AND) {
+    v[(*n)++] = e;
+    return;
+  }
+  for (int32_t a = 0; a < e->n_args; a++) list_conj(e->args[a], v, n);
+}
+
+/* A copy of `e` with column references moved by `delta`. */
+static hs_sql_expr *copy_shift(hs_arena *a, const hs_sql_expr *e, int32_t delta) {
+  hs_sql_expr *c = hs_arena_memdup(a, e, sizeof *e);
+  if (c == NULL) return NULL;
+  if (c->kind == HS_SX_COL) c->col += delta;
+  if (e->n_args > 0) {
+    c->args = hs_arena_alloc(a, sizeof(hs_sql_expr *) * (size_t)e->n_args);
+    if (c->args == NULL) return NULL;
+    for (int32_t i = 0; i < e->n_args; i++)
+      if ((c->args[i] = copy_shift(a, e->args[i], delta)) == NULL) return NULL;
+  }
+  return c;
+}
+
+/* AND of v[0..n) (n >= 1), each moved by delta; NULL on OOM. */
+static const hs_sql_expr *and_of(hs_arena *a, const hs_sql_expr **v, int32_t n, int32_t delta) {
+  if (n == 1) return delta == 0 ? v[0] : copy_shift(a, v[0], delta);
+  hs_sql_expr *e = hs_arena_alloc(a, sizeof *e);
+  if (e == NULL) return NULL;
+  e->kind = HS_SX_AND;
+  e->type = hs_sql_type_of(HS_SQL_BOOL);
+  e->pos = v[0]->pos;
+  e->args = hs_arena_alloc(a, sizeof(hs_sql_expr *) * (size_t)n);
+  if (e->args == NULL) return NULL;
+  e->n_args = n;
+  for (int32_t i = 0; i < n; i++)
+    if ((e->args[i] = delta == 0 ? (hs_sql_expr *)v[i] : copy_shift(a, v[i], delta)) == NULL)
+      return NULL;
+  return e;
+}
+
+/* Split the condition into its left-only and right-only conjuncts and the
+ * rest (what needs both sides, or calls a volatile function). */
+static hs_status split_pred(join_state *st, hs_error *err) {
+  if (st->pred == NULL || st->type == HS_SJ_ANTI_NULLAWARE) return HS_OK;
+  int32_t n = count_conj(st->pred), nl = 0, nr = 0, nm = 0, k = 0;
+  const hs_sql_expr **v = hs_arena_alloc(&st->ar, sizeof(hs_sql_expr *) * (size_t)n * 4);
+  if (v == NULL) return oom(err, "open");
+  const hs_sql_expr **lv = v + n, **rv = v + 2 * n, **mv = v + 3 * n;
+  list_conj(st->pred, v, &k);
+  for (int32_t i = 0; i < k; i++) {
+    int m = sides_of(v[i], st->nl);
+    if (m == 1)
+      lv[nl++] = v[i];
+    else if (m == 2)
+      rv[nr++] = v[i];
+    else
+      mv[nm++] = v[i];
+  }
+  if (nl > 0 && (st->lpred = and_of(&st->ar, lv, nl, 0)) == NULL) return oom(err, "open");
+  if (nr > 0 && (st->rpred = and_of(&st->ar, rv, nr, -st->nl)) == NULL) return oom(err, "open");
+  st->pred = nm > 0 ? and_of(&st->ar, mv, nm, 0) : NULL;
+  if (nm > 0 && st->pred == NULL) return oom(err, "open");
+  return HS_OK;
 }
 
 static bool mark_cols(const hs_sql_expr *e, bool *cols, int32_t n) {
@@ -1311,10 +1450,10 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
   st->nr = p->kids[1]->n_cols;
   st->n_keys = p->join.n_keys;
   st->pred = p->pred;
+  hs_arena_init(&st->ar);
   if (st->type == HS_SJ_ANTI_NULLAWARE && st->n_keys == 0) st->type = HS_SJ_ANTI;
   st->out_right = st->type == HS_SJ_INNER || st->type == HS_SJ_LEFT || st->type == HS_SJ_RIGHT ||
                   st->type == HS_SJ_FULL;
-  st->first_only = !st->out_right && st->pred == NULL;
   hs_status s = HS_OK;
   int32_t want = st->out_right ? st->nl + st->nr : st->nl;
   if (p->n_cols != want) {
@@ -1354,6 +1493,11 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
     s = hs_error_set(err, HS_ERR_INTERNAL, "join condition reads a column past its inputs");
     goto fail;
   }
+  s = split_pred(st, err);
+  if (s != HS_OK) goto fail;
+  memset(st->pred_cols, 0, (size_t)(st->nl + st->nr));
+  mark_cols(st->pred, st->pred_cols, st->nl + st->nr); /* the rest only: fewer gathers */
+  st->first_only = !st->out_right && st->pred == NULL;
   st->phase = PH_BUILD;
   note_stats(op);
   return HS_OK;

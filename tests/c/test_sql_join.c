@@ -5,7 +5,8 @@
  * Each side is a table (id, k1 bigint, k2 text, v bigint) with duplicate
  * and NULL keys, fed to the join in random chunk sizes by a tiny source
  * operator. Every join type runs with one and two keys, each residual
- * (none, l.v < r.v, l.v IS NULL OR l.v < r.v, r.v IS NULL), by hash and by
+ * (none, l.v < r.v, l.v IS NULL OR l.v < r.v, r.v IS NULL, l.v IS NOT NULL AND
+ * r.v IS NULL: conjuncts of one side are evaluated per row of it), by hash and by
  * nested loop (keys then become an "=" residual), with empty sides and
  * with enough duplicates that one left chunk makes several output chunks.
  * The (left id, right id) pairs that come out, and every column's value,
@@ -192,7 +193,7 @@ static hs_sql_plan *side_plan(void) {
   return p;
 }
 
-enum { P_NONE, P_LT, P_OR, P_RNULL, P_COUNT };
+enum { P_NONE, P_LT, P_OR, P_RNULL, P_LR, P_COUNT };
 
 /* pred over left (0..3) then right (4..7) columns; keys added as "="
  * (only k1: bigint) when `keys_as_pred` (nested loop). */
@@ -205,6 +206,12 @@ static hs_sql_expr *make_pred(int pk, int n_keys, bool keys_as_pred) {
              node(HS_SX_FUNC, &fn_lt, col(3, t_i64), col(7, t_i64)));
     break;
   case P_RNULL: p = node(HS_SX_ISNULL, NULL, col(7, t_i64), NULL); break;
+  case P_LR: { /* l.v IS NOT NULL AND r.v IS NULL: one conjunct per side */
+    hs_sql_expr *lnn = node(HS_SX_ISNULL, NULL, col(3, t_i64), NULL);
+    lnn->negated = true;
+    p = node(HS_SX_AND, NULL, lnn, node(HS_SX_ISNULL, NULL, col(7, t_i64), NULL));
+    break;
+  }
   default: break;
   }
   if (keys_as_pred && n_keys > 0) {
@@ -228,6 +235,7 @@ static bool ref_match(const side *l, int64_t i, const side *r, int64_t j, int n_
   case P_LT: return tv_lt(l, i, r, j) == 1;
   case P_OR: return l->vnull[i] || tv_lt(l, i, r, j) == 1;
   case P_RNULL: return r->vnull[j];
+  case P_LR: return !l->vnull[i] && r->vnull[j];
   default: return true;
   }
 }
