@@ -31,6 +31,13 @@
 
 /* ------------------------------------------------------------ key store */
 
+/* An index entry: group id | upper hash bits << 32 (EMPTY_SLOT: free)
+ * and, for one integer-like key column, the key's value. */
+typedef struct ks_slot {
+  uint64_t meta;
+  int64_t key;
+} ks_slot;
+
 /* Distinct tuples of n_cols values with an open-addressing index. */
 typedef struct keystore {
   int32_t n_cols;
@@ -38,10 +45,15 @@ typedef struct keystore {
   size_t *widths;
   uint64_t *hashes; /* per tuple */
   int64_t n, cap;
-  uint64_t *slots; /* group id | upper hash bits << 32; EMPTY_SLOT when free */
-  uint64_t mask;   /* slots: mask + 1 */
-  hs_arena arena;  /* string bytes */
-  int64_t bytes;   /* memory held */
+  struct ks_slot *slots;
+  uint64_t mask; /* slots: mask + 1 */
+  /* One integer-like key column: its value sits in the slot (compared
+   * there, without touching the key arrays) and its NULL group is kept
+   * aside as null_gid (-1: none yet) instead of in the index. */
+  bool int_key;
+  int64_t null_gid;
+  hs_arena arena; /* string bytes */
+  int64_t bytes;  /* memory held */
 } keystore;
 
 typedef struct agg_state {
@@ -74,6 +86,12 @@ static hs_status ks_init(keystore *ks, const hs_sql_type *types, int32_t n_cols,
     ks->widths = hs_calloc((size_t)n_cols, sizeof *ks->widths);
     if (ks->views == NULL || ks->widths == NULL)
       return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  }
+  ks->null_gid = -1;
+  if (n_cols == 1) {
+    hs_sql_tid id = types[0].id;
+    ks->int_key = id == HS_SQL_INT32 || id == HS_SQL_DATE || id == HS_SQL_INT64 ||
+                  id == HS_SQL_TIMESTAMP || id == HS_SQL_TIMESTAMPTZ;
   }
   for (int32_t c = 0; c < n_cols; c++) {
     ks->views[c].type = types[c];
@@ -134,21 +152,29 @@ static inline uint64_t slot_of(uint64_t g, uint64_t h) {
   return g | (h & 0xffffffff00000000ull);
 }
 
+/* Row i of an integer-like column as int64. */
+static inline int64_t int_at(const hs_sql_vec *v, int64_t i) {
+  return hs_sql_vec_width(v->type) == 4 ? ((const int32_t *)v->data)[i]
+                                        : ((const int64_t *)v->data)[i];
+}
+
 /* An index of at least twice as many slots as tuples. */
 static hs_status ks_rehash(agg_state *s, keystore *ks, hs_error *err) {
   uint64_t n_slots = ks->slots ? (ks->mask + 1) * 2 : 1024;
-  int64_t bytes = (int64_t)(n_slots - (ks->slots ? ks->mask + 1 : 0)) * (int64_t)sizeof(uint64_t);
+  int64_t bytes = (int64_t)(n_slots - (ks->slots ? ks->mask + 1 : 0)) * (int64_t)sizeof(ks_slot);
   hs_status st = reserve(s, bytes, err);
   if (st != HS_OK) return st;
   ks->bytes += bytes;
-  uint64_t *slots = hs_malloc((size_t)n_slots * sizeof *slots);
+  ks_slot *slots = hs_malloc((size_t)n_slots * sizeof *slots);
   if (slots == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
-  memset(slots, 0xff, (size_t)n_slots * sizeof *slots);
+  for (uint64_t i = 0; i < n_slots; i++) slots[i].meta = EMPTY_SLOT;
   uint64_t mask = n_slots - 1;
   for (int64_t g = 0; g < ks->n; g++) {
+    if (g == ks->null_gid) continue;
     uint64_t i = ks->hashes[g] & mask;
-    while (slots[i] != EMPTY_SLOT) i = (i + 1) & mask;
-    slots[i] = slot_of((uint64_t)g, ks->hashes[g]);
+    while (slots[i].meta != EMPTY_SLOT) i = (i + 1) & mask;
+    slots[i].meta = slot_of((uint64_t)g, ks->hashes[g]);
+    slots[i].key = ks->int_key ? int_at(&ks->views[0], g) : 0;
   }
   hs_free(ks->slots);
   ks->slots = slots;
@@ -277,19 +303,32 @@ static void hash_rows(const hs_sql_vec *cols, int32_t n_cols, int64_t n, uint64_
 }
 
 /* Find row `row` of cols; insert it when new (*is_new). */
-static hs_status ks_find(agg_state *s, keystore *ks, const hs_sql_vec *cols, int64_t row,
-                         uint64_t h, uint32_t *gid, bool *is_new, hs_error *err) {
+static inline hs_status ks_find(agg_state *s, keystore *ks, const hs_sql_vec *cols, int64_t row,
+                                uint64_t h, uint32_t *gid, bool *is_new, hs_error *err) {
   hs_status st;
+  if (ks->int_key && !hs_sql_vec_valid(&cols[0], row)) {
+    *is_new = ks->null_gid < 0;
+    if (*is_new) {
+      st = ks_grow(s, ks, ks->n + 1, err);
+      if (st == HS_OK) st = ks_append(s, ks, cols, row, h, err);
+      if (st != HS_OK) return st;
+      ks->null_gid = ks->n - 1;
+    }
+    *gid = (uint32_t)ks->null_gid;
+    return HS_OK;
+  }
   if (ks->slots == NULL || (uint64_t)(ks->n + 1) * 2 > ks->mask + 1) {
     st = ks_rehash(s, ks, err);
     if (st != HS_OK) return st;
   }
   uint64_t i = h & ks->mask, salt = h & 0xffffffff00000000ull;
+  int64_t key = ks->int_key ? int_at(&cols[0], row) : 0;
   for (;;) {
-    uint64_t e = ks->slots[i];
-    if (e == EMPTY_SLOT) break;
-    uint32_t g = (uint32_t)e;
-    if ((e & 0xffffffff00000000ull) == salt && ks_equal(ks, cols, row, g)) {
+    const ks_slot *e = &ks->slots[i];
+    if (e->meta == EMPTY_SLOT) break;
+    uint32_t g = (uint32_t)e->meta;
+    if ((e->meta & 0xffffffff00000000ull) == salt &&
+        (ks->int_key ? e->key == key : ks_equal(ks, cols, row, g))) {
       *gid = g;
       *is_new = false;
       return HS_OK;
@@ -299,7 +338,8 @@ static hs_status ks_find(agg_state *s, keystore *ks, const hs_sql_vec *cols, int
   st = ks_grow(s, ks, ks->n + 1, err);
   if (st == HS_OK) st = ks_append(s, ks, cols, row, h, err);
   if (st != HS_OK) return st;
-  ks->slots[i] = slot_of((uint64_t)(ks->n - 1), h);
+  ks->slots[i].meta = slot_of((uint64_t)(ks->n - 1), h);
+  ks->slots[i].key = key;
   *gid = (uint32_t)(ks->n - 1);
   *is_new = true;
   return HS_OK;

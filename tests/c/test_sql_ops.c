@@ -599,6 +599,7 @@ static void check_agg(const dataset *ds, const int *keys, int n_keys, bool empty
           break;
         case C_F: same = ref_cmp3(got.v.f64, ds->f[r]) == 0; break;
         case C_D: same = got.v.i32 == ds->d[r]; break;
+        case C_I64: same = got.v.i64 == ds->i64[r]; break;
         case C_B: same = got.v.b == (ds->b[r] != 0); break;
         default: same = false;
         }
@@ -992,6 +993,10 @@ int main(void) {
     check_agg(&ds, k12, 2, false, "group by k1, k2");
     check_agg(&ds, kf, 1, false, "group by f");
     check_agg(&ds, kd, 2, false, "group by d, b");
+    int kk1[] = {C_K1}, kdd[] = {C_D}, ki[] = {C_I64};
+    check_agg(&ds, kk1, 1, false, "group by k1");
+    check_agg(&ds, kdd, 1, false, "group by d");
+    if (n <= 1000) check_agg(&ds, ki, 1, false, "group by i64");
     check_agg(&ds, NULL, 0, false, "no group by");
     check_agg(&ds, NULL, 0, true, "no group by, empty input");
     check_agg(&ds, k12, 2, true, "group by, empty input");
