@@ -32,6 +32,7 @@
 #define BEGIN()                                                        \
   hs_status st_ = hs_sql_kernel_begin(args, n_args, n, ret, out, err); \
   if (st_ != HS_OK) return st_;                                        \
+  if (hs_sql_any_nulltype(args, n_args)) return HS_OK;                 \
   const uint8_t *valid = out->valid;                                   \
   (void)valid
 

@@ -30,6 +30,14 @@ static inline int32_t hs_sql_epos(const hs_sql_expr *e) {
 hs_status hs_sql_kernel_begin(const hs_sql_vec *args, int32_t n_args, int64_t n, hs_sql_type ret,
                               hs_sql_vec *out, hs_error *err);
 
+/* Does some argument have no data at all (a bare NULL)? Kernels then stop
+ * after hs_sql_kernel_begin, which made every row NULL. */
+static inline bool hs_sql_any_nulltype(const hs_sql_vec *args, int32_t n_args) {
+  for (int32_t k = 0; k < n_args; k++)
+    if (args[k].type.id == HS_SQL_NULLTYPE) return true;
+  return false;
+}
+
 /* 10^0 .. 10^38. */
 extern const hs_sql_i128 hs_sql_pow10[39];
 
