@@ -46,6 +46,41 @@ def _params_batch(params: Optional[Sequence[Any]]):
     return pa.StructArray.from_arrays(arrays, names=names) if arrays else None
 
 
+def _polars_arrow(df):
+    """A polars DataFrame as pyarrow with plain (not view) strings."""
+    try:
+        import polars as pl
+
+        if isinstance(df, pl.LazyFrame):
+            df = df.collect()
+        if isinstance(df, pl.DataFrame):
+            try:
+                return df.to_arrow(compat_level=pl.CompatLevel.oldest())
+            except (AttributeError, TypeError):  # older polars: no compat levels
+                return df.to_arrow()
+    except ImportError:  # pragma: no cover
+        pass
+    return df
+
+
+def _without_views(data):
+    """A pyarrow Table/RecordBatch whose string_view/binary_view columns are
+    cast to large_string/large_binary (the engine's Arrow import takes the
+    offset layouts); anything else as it is."""
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover
+        return data
+    if not isinstance(data, (pa.Table, pa.RecordBatch)):
+        return data
+    views = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()} \
+        if hasattr(pa, "string_view") else {}
+    if not views or not any(f.type in views for f in data.schema):
+        return data
+    schema = pa.schema([f.with_type(views.get(f.type, f.type)) for f in data.schema])
+    return data.cast(schema)
+
+
 class SqlResult:
     """The rows of one statement. Read it once: ``to_arrow()``, ``to_pandas()``,
     ``to_polars()``, ``fetchall()``, ``reader()`` or any Arrow consumer through
@@ -57,11 +92,31 @@ class SqlResult:
         self._session = session  # the stream reads through it: keep it alive
         self._table = None
 
+    def _schema(self):
+        import pyarrow as pa
+
+        if self._table is not None:
+            return self._table.schema
+        return pa.Schema._import_from_c_capsule(self._stream._result_schema())
+
+    def _batches(self):
+        """The batches as they are computed (errors as SqlError, Ctrl-C
+        cancels)."""
+        import pyarrow as pa
+
+        nxt = self._stream._next_batch
+        while True:
+            b = nxt()
+            if b is None:
+                return
+            yield pa.RecordBatch._import_from_c_capsule(*b)
+
     def _arrow(self):
         if self._table is None:
             import pyarrow as pa
 
-            self._table = pa.RecordBatchReader.from_stream(self._stream).read_all()
+            schema = self._schema()
+            self._table = pa.Table.from_batches(list(self._batches()), schema)
         return self._table
 
     def to_arrow(self):
@@ -90,7 +145,7 @@ class SqlResult:
 
         if self._table is not None:
             return pa.RecordBatchReader.from_batches(self._table.schema, self._table.to_batches())
-        return pa.RecordBatchReader.from_stream(self._stream)
+        return pa.RecordBatchReader.from_batches(self._schema(), self._batches())
 
     def __arrow_c_stream__(self, requested_schema=None):
         if self._table is not None:
@@ -146,8 +201,11 @@ class Session:
                     data = pa.Table.from_pandas(data, preserve_index=False)
             except ImportError:  # pragma: no cover
                 pass
+        if type(data).__module__.startswith("polars"):
+            data = _polars_arrow(data)
         if not hasattr(data, "__arrow_c_stream__") and hasattr(data, "to_arrow"):
             data = data.to_arrow()
+        data = _without_views(data)
         if not hasattr(data, "__arrow_c_stream__"):
             import pyarrow as pa
 

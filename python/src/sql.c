@@ -4,15 +4,193 @@
  * SqlStream objects (the one-shot Arrow stream of stream.c). Errors in SQL
  * raise SqlError (an InvalidArgumentError, so also a ValueError) carrying
  * `.position`, the 1-based character position the message's caret marks.
+ *
+ * Ctrl-C: while a statement runs on the main thread (hs_sql_execute, or a
+ * batch of its result read through SqlStream or by any Arrow consumer of
+ * its C stream), SIGINT is caught by a handler of ours that only stores
+ * the session's cancel flag (async-signal-safe); once the C call returns,
+ * Python's handler is put back and the signal raised again, so Python
+ * raises KeyboardInterrupt (or runs the program's own handler) as usual.
+ *
+ * Lifetime: a result stream may outlive SqlSession.close() and the object
+ * itself; the C session is freed when the last of them lets go (sql_ref).
  */
 #include "core.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <structmember.h>
+
+#include "common/common.h"
 
 int hs_py_sql_init(PyObject *module);
 
 PyObject *hs_py_sql_error; /* SqlError(InvalidArgumentError) */
+
+/* ------------------------------------------------ session ref, SIGINT */
+
+/* The C session, shared by the SqlSession object and every result stream
+ * it handed out; freed when the last reference goes (any thread). */
+typedef struct sql_ref {
+  hs_sql_session *s;
+  long refs;
+} sql_ref;
+
+static void ref_drop(sql_ref *r) {
+  if (r != NULL && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    hs_sql_session_free(r->s);
+    hs_free(r);
+  }
+}
+
+static pthread_t g_main_thread;            /* the interpreter's main thread */
+static hs_sql_session *volatile g_running; /* what our SIGINT handler cancels */
+static volatile sig_atomic_t g_tripped;    /* SIGINT seen while installed */
+static struct sigaction g_old_sigint;      /* the handler we replaced */
+static int g_guard_depth;                  /* nested guards on the main thread */
+
+static void on_sigint(int sig) {
+  (void)sig;
+  g_tripped = 1;
+  hs_sql_session *s = g_running;
+  if (s != NULL) hs_sql_cancel(s); /* an atomic store */
+}
+
+/* Around a C call that may run long (no GIL needed): on the main thread,
+ * SIGINT cancels `s` instead of only tripping Python's flag, which nobody
+ * would look at until the query ends. Returns whether the guard is on. */
+static bool guard_begin(hs_sql_session *s) {
+  if (!pthread_equal(pthread_self(), g_main_thread)) return false;
+  if (g_guard_depth++ > 0) return false;
+  g_tripped = 0;
+  g_running = s;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  if (sigaction(SIGINT, &sa, &g_old_sigint) != 0 || g_old_sigint.sa_handler == SIG_IGN) {
+    if (g_old_sigint.sa_handler == SIG_IGN) sigaction(SIGINT, &g_old_sigint, NULL);
+    g_running = NULL;
+    return false; /* guard_end still counts the depth down */
+  }
+  return true;
+}
+
+/* Put the old handler back; when SIGINT came meanwhile, raise it again for
+ * that handler (Python's trips its flag: PyErr_CheckSignals raises
+ * KeyboardInterrupt later). Returns whether SIGINT came. */
+static bool guard_end(bool on) {
+  if (!pthread_equal(pthread_self(), g_main_thread)) return false;
+  g_guard_depth--;
+  if (!on) return false;
+  sigaction(SIGINT, &g_old_sigint, NULL);
+  g_running = NULL;
+  if (!g_tripped) return false;
+  g_tripped = 0;
+  raise(SIGINT);
+  return true;
+}
+
+/* The result stream handed to Python: the session's, with the guard
+ * around get_next, a session reference, and the SQL text (for the caret
+ * under a runtime error's position). */
+typedef struct sql_wrap {
+  struct ArrowArrayStream inner;
+  sql_ref *ref;
+  char *sql;
+  int interrupted; /* the last get_next saw SIGINT */
+} sql_wrap;
+
+static int wrap_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
+  sql_wrap *w = st->private_data;
+  return w->inner.get_schema(&w->inner, out);
+}
+
+static int wrap_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+  sql_wrap *w = st->private_data;
+  bool on = guard_begin(w->ref->s);
+  int rc = w->inner.get_next(&w->inner, out);
+  w->interrupted = guard_end(on);
+  return rc;
+}
+
+static const char *wrap_get_last_error(struct ArrowArrayStream *st) {
+  sql_wrap *w = st->private_data;
+  return w->inner.get_last_error ? w->inner.get_last_error(&w->inner) : NULL;
+}
+
+static void wrap_release(struct ArrowArrayStream *st) {
+  sql_wrap *w = st->private_data;
+  if (w->inner.release != NULL) w->inner.release(&w->inner);
+  ref_drop(w->ref);
+  hs_free(w->sql);
+  hs_free(w);
+  st->release = NULL;
+}
+
+/* Move `inner` into a wrapper stream `out` (takes a reference on `ref`).
+ * On failure `inner` is released and -1 returned with MemoryError. */
+static int wrap_stream(struct ArrowArrayStream *inner, sql_ref *ref, const char *sql,
+                       struct ArrowArrayStream *out) {
+  sql_wrap *w = hs_calloc(1, sizeof *w);
+  size_t n = strlen(sql);
+  char *copy = hs_malloc(n + 1);
+  if (w == NULL || copy == NULL) {
+    hs_free(w);
+    hs_free(copy);
+    inner->release(inner);
+    PyErr_NoMemory();
+    return -1;
+  }
+  memcpy(copy, sql, n + 1);
+  w->inner = *inner;
+  inner->release = NULL;
+  w->sql = copy;
+  w->ref = ref;
+  __atomic_add_fetch(&ref->refs, 1, __ATOMIC_ACQ_REL);
+  memset(out, 0, sizeof *out);
+  out->get_schema = wrap_get_schema;
+  out->get_next = wrap_get_next;
+  out->get_last_error = wrap_get_last_error;
+  out->release = wrap_release;
+  out->private_data = w;
+  return 0;
+}
+
+/* The 1-based position in "at position N: ..." (0 when none). */
+static int32_t message_position(const char *msg) {
+  const char *p = msg != NULL ? strstr(msg, "at position ") : NULL;
+  if (p == NULL) return 0;
+  long v = strtol(p + 12, NULL, 10);
+  return v > 0 && v < INT32_MAX ? (int32_t)v : 0;
+}
+
+/* Append the statement's line holding `pos` and a caret under it to `err`
+ * (as session.c does for bind errors), unless the message has lines. */
+static void add_caret(hs_error *err, const char *sql, int32_t pos) {
+  if (pos <= 0 || sql == NULL || strchr(err->message, '\n') != NULL) return;
+  size_t len = strlen(sql), at = 0;
+  int32_t ch = 1;
+  while (at < len && ch < pos) { /* characters, not bytes */
+    at++;
+    while (at < len && ((unsigned char)sql[at] & 0xC0) == 0x80) at++;
+    ch++;
+  }
+  size_t start = at;
+  while (start > 0 && sql[start - 1] != '\n') start--;
+  size_t end = at;
+  while (end < len && sql[end] != '\n') end++;
+  int col = 0;
+  for (size_t k = start; k < at; k++) col += ((unsigned char)sql[k] & 0xC0) != 0x80;
+  size_t cur = strlen(err->message);
+  if (cur + 8 >= sizeof err->message || end - start > 200) return;
+  snprintf(err->message + cur, sizeof err->message - cur, "\n  %.*s\n  %*s^", (int)(end - start),
+           sql + start, col, "");
+}
 
 /* ----------------------------------------------------------- SqlStream */
 
@@ -20,6 +198,111 @@ static PyObject *hs_py_sqlstream_repr(hs_py_stream *self) {
   return PyUnicode_FromFormat("<SqlStream batches_read=%lld %s>", self->batches_read,
                               hs_py_stream_state_names[self->state]);
 }
+
+static PyObject *raise_sql(hs_status st, const hs_error *err, int32_t pos);
+
+/* Fail the stream (release it) and raise `st`/`msg` as raise_sql does,
+ * with the caret under the message's position. */
+static PyObject *sqlstream_fail(hs_py_stream *self, int rc) {
+  sql_wrap *w = self->stream.private_data;
+  const char *msg = self->stream.get_last_error ? self->stream.get_last_error(&self->stream) : NULL;
+  hs_error err = {0};
+  hs_status st = hs_status_of_errno(rc);
+  hs_error_set(&err, st, "%s", msg != NULL ? msg : "reading the result failed");
+  int32_t pos = message_position(err.message);
+  add_caret(&err, w->sql, pos);
+  self->stream.release(&self->stream);
+  self->state = HS_PY_FAILED;
+  return raise_sql(st, &err, pos);
+}
+
+static int sqlstream_check(hs_py_stream *self) {
+  if (self->busy) {
+    hs_py_raise_msg(hs_py_error, "this SqlStream is being read by another thread");
+    return -1;
+  }
+  if (self->state != HS_PY_OPEN) {
+    hs_py_raise_msg(hs_py_error,
+                    "this SqlStream is %s; results are one-shot, run the statement again to "
+                    "read it again",
+                    hs_py_stream_state_names[self->state]);
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject *sqlstream_schema(hs_py_stream *self, PyObject *unused) {
+  (void)unused;
+  if (self->schema.release == NULL) {
+    if (sqlstream_check(self) < 0) return NULL;
+    int rc = self->stream.get_schema(&self->stream, &self->schema);
+    if (rc != 0) {
+      self->schema.release = NULL;
+      return sqlstream_fail(self, rc);
+    }
+  }
+  return hs_py_schema_capsule(&self->schema);
+}
+
+/* One batch as (schema capsule, array capsule), or None at the end; SQL
+ * errors met while running raise SqlError with .position and the caret,
+ * Ctrl-C cancels the statement and raises KeyboardInterrupt. */
+static PyObject *sqlstream_next(hs_py_stream *self, PyObject *unused) {
+  (void)unused;
+  if (sqlstream_check(self) < 0) return NULL;
+  if (self->schema.release == NULL) {
+    PyObject *sc = sqlstream_schema(self, NULL);
+    if (sc == NULL) return NULL;
+    Py_DECREF(sc);
+  }
+  struct ArrowArray *arr = hs_calloc(1, sizeof *arr);
+  if (arr == NULL) return PyErr_NoMemory();
+  sql_wrap *w = self->stream.private_data;
+  self->busy = 1;
+  PyThreadState *ts = PyEval_SaveThread();
+  int rc = self->stream.get_next(&self->stream, arr);
+  PyEval_RestoreThread(ts);
+  self->busy = 0;
+  if (w->interrupted) {
+    w->interrupted = 0;
+    if (PyErr_CheckSignals() < 0) {
+      if (rc == 0 && arr->release != NULL) arr->release(arr);
+      hs_free(arr);
+      self->stream.release(&self->stream);
+      self->state = HS_PY_FAILED;
+      return NULL;
+    }
+  }
+  if (rc != 0) {
+    hs_free(arr);
+    return sqlstream_fail(self, rc);
+  }
+  if (arr->release == NULL) {
+    hs_free(arr);
+    self->stream.release(&self->stream);
+    self->state = HS_PY_EXHAUSTED;
+    Py_RETURN_NONE;
+  }
+  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
+  if (acap == NULL) {
+    arr->release(arr);
+    hs_free(arr);
+    return NULL;
+  }
+  PyObject *scap = hs_py_schema_capsule(&self->schema);
+  if (scap == NULL) {
+    Py_DECREF(acap);
+    return NULL;
+  }
+  self->batches_read++;
+  PyObject *out = PyTuple_Pack(2, scap, acap);
+  Py_DECREF(scap);
+  Py_DECREF(acap);
+  return out;
+}
+
+/* stream.c's methods plus the two above; filled in hs_py_sql_init. */
+static PyMethodDef hs_py_sqlstream_methods[16];
 
 static PyMemberDef hs_py_sqlstream_members[] = {
     {"batches_read", T_LONGLONG, offsetof(hs_py_stream, batches_read), READONLY,
@@ -33,7 +316,7 @@ static PyTypeObject hs_py_sqlstream_type = {
     .tp_repr = (reprfunc)hs_py_sqlstream_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A one-shot stream of the record batches of one SQL statement's result.",
-    .tp_methods = hs_py_stream_methods,
+    .tp_methods = hs_py_sqlstream_methods,
     .tp_members = hs_py_sqlstream_members,
     .tp_getset = hs_py_stream_getset,
 };
@@ -41,8 +324,8 @@ static PyTypeObject hs_py_sqlstream_type = {
 /* ---------------------------------------------------------- SqlSession */
 
 typedef struct hs_py_sql {
-  PyObject_HEAD hs_sql_session *s;
-  int busy; /* a statement is running (another thread must not start one) */
+  PyObject_HEAD sql_ref *ref; /* NULL once closed */
+  int busy;                   /* a statement is running (another thread must not start one) */
 } hs_py_sql;
 
 static int hs_py_sql_init_obj(hs_py_sql *self, PyObject *args, PyObject *kwargs) {
@@ -65,19 +348,30 @@ static int hs_py_sql_init_obj(hs_py_sql *self, PyObject *args, PyObject *kwargs)
     hs_py_raise(st, &err, NULL);
     return -1;
   }
-  hs_sql_session_free(self->s);
-  self->s = s;
+  sql_ref *ref = hs_malloc(sizeof *ref);
+  if (ref == NULL) {
+    hs_sql_session_free(s);
+    PyErr_NoMemory();
+    return -1;
+  }
+  ref->s = s;
+  ref->refs = 1;
+  ref_drop(self->ref);
+  self->ref = ref;
   return 0;
 }
 
 static void hs_py_sql_dealloc(hs_py_sql *self) {
-  hs_sql_session_free(self->s);
+  ref_drop(self->ref);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static hs_sql_session *session_of(hs_py_sql *self) {
-  if (self->s == NULL) hs_py_raise_msg(hs_py_invalid_error, "the SqlSession is closed");
-  return self->s;
+  if (self->ref == NULL) {
+    hs_py_raise_msg(hs_py_invalid_error, "the SqlSession is closed");
+    return NULL;
+  }
+  return self->ref->s;
 }
 
 static PyObject *hs_py_sql_register_table(hs_py_sql *self, PyObject *args) {
@@ -133,10 +427,12 @@ static PyObject *hs_py_sql_unregister(hs_py_sql *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* Raise SqlError (syntax and semantic errors) with .position, or the
- * status's usual class. */
+/* Raise SqlError (syntax and semantic errors, unknown relations) with
+ * .position, or the status's usual class (UnsupportedError, MemoryError, ...)
+ * with .position set too. */
 static PyObject *raise_sql(hs_status st, const hs_error *err, int32_t pos) {
-  if (st != HS_ERR_INVALID_ARG) {
+  /* an unknown relation named in the statement is an error in the SQL too */
+  if (st != HS_ERR_INVALID_ARG && !(st == HS_ERR_NOT_FOUND && pos > 0)) {
     hs_py_raise(st, err, NULL);
   } else {
     PyObject *msg = PyUnicode_DecodeUTF8(err->message, (Py_ssize_t)strlen(err->message), "replace");
@@ -197,10 +493,20 @@ static PyObject *hs_py_sql_execute(hs_py_sql *self, PyObject *args, PyObject *kw
   hs_error err = {0};
   int32_t pos = 0;
   hs_status st;
-  Py_BEGIN_ALLOW_THREADS st = hs_sql_execute(s, sql, ps, pa, &out, &pos, &err);
+  bool interrupted;
+  Py_BEGIN_ALLOW_THREADS bool on = guard_begin(s);
+  st = hs_sql_execute(s, sql, ps, pa, &out, &pos, &err);
+  interrupted = guard_end(on);
   Py_END_ALLOW_THREADS self->busy = 0;
   Py_XDECREF(caps);
+  if (interrupted && PyErr_CheckSignals() < 0) {
+    if (st == HS_OK) out.release(&out);
+    return NULL;
+  }
   if (st != HS_OK) return raise_sql(st, &err, pos);
+  struct ArrowArrayStream wrapped;
+  if (wrap_stream(&out, self->ref, sql, &wrapped) < 0) return NULL;
+  out = wrapped;
   hs_py_stream *obj = PyObject_New(hs_py_stream, &hs_py_sqlstream_type);
   if (obj == NULL) {
     out.release(&out);
@@ -213,7 +519,7 @@ static PyObject *hs_py_sql_execute(hs_py_sql *self, PyObject *args, PyObject *kw
 
 static PyObject *hs_py_sql_cancel(hs_py_sql *self, PyObject *unused) {
   (void)unused;
-  if (self->s != NULL) hs_sql_cancel(self->s);
+  if (self->ref != NULL) hs_sql_cancel(self->ref->s);
   Py_RETURN_NONE;
 }
 
@@ -231,8 +537,8 @@ static PyObject *hs_py_sql_set_memory_limit(hs_py_sql *self, PyObject *args) {
 static PyObject *hs_py_sql_close(hs_py_sql *self, PyObject *unused) {
   (void)unused;
   if (self->busy) return hs_py_raise_msg(hs_py_invalid_error, "a statement is running");
-  hs_sql_session_free(self->s);
-  self->s = NULL;
+  ref_drop(self->ref); /* streams still open keep the C session */
+  self->ref = NULL;
   Py_RETURN_NONE;
 }
 
@@ -267,6 +573,23 @@ static PyTypeObject hs_py_sql_type = {
 };
 
 int hs_py_sql_init(PyObject *module) {
+  g_main_thread = pthread_self(); /* modules are imported on the main thread */
+  size_t n = 0;
+  for (const PyMethodDef *m = hs_py_stream_methods; m->ml_name != NULL; m++) {
+    if (n + 3 >= sizeof hs_py_sqlstream_methods / sizeof hs_py_sqlstream_methods[0]) break;
+    hs_py_sqlstream_methods[n++] = *m;
+  }
+  hs_py_sqlstream_methods[n++] = (PyMethodDef){
+      "_next_batch", (PyCFunction)sqlstream_next, METH_NOARGS,
+      "_next_batch() -> (PyCapsule, PyCapsule) | None\n\nRun the statement to its next batch: "
+      "its 'arrow_schema' and 'arrow_array' capsules, or None at the end. Errors raise SqlError "
+      "(with .position and the caret) or the HyperStreamError of the failure; Ctrl-C cancels "
+      "the statement and raises KeyboardInterrupt."};
+  hs_py_sqlstream_methods[n++] = (PyMethodDef){
+      "_result_schema", (PyCFunction)sqlstream_schema, METH_NOARGS,
+      "_result_schema() -> PyCapsule\n\nThe result's struct schema ('arrow_schema'); SQL "
+      "errors raise SqlError."};
+  hs_py_sqlstream_methods[n] = (PyMethodDef){NULL, NULL, 0, NULL};
   if (PyType_Ready(&hs_py_sql_type) < 0 || PyType_Ready(&hs_py_sqlstream_type) < 0) return -1;
   PyObject *bases = PyTuple_Pack(1, hs_py_invalid_error);
   if (bases == NULL) return -1;

@@ -432,7 +432,7 @@ static hs_status param_values(const struct ArrowSchema *schema, const struct Arr
                           why);
     v[i].type = t;
     int64_t row = a->offset + array->offset;
-    if (!hs_arrow_is_valid(a, array->offset)) {
+    if (strcmp(f->format, "n") == 0 || !hs_arrow_is_valid(a, array->offset)) {
       v[i].is_null = true;
       continue;
     }

@@ -1,0 +1,253 @@
+"""The Python SQL front end (python/hyperstreamdb/_sql.py, python/src/sql.c).
+
+hdb.Session / hdb.connect / Table.sql: every kind of registered data
+(table objects and folders, pyarrow Table/RecordBatch/RecordBatchReader,
+pandas, polars, a folder under the session root), parameters (scalars,
+NULL, numpy vectors), every result conversion compared with DuckDB's answer
+to the same query over the same random data, SqlError positions, runtime
+errors through the result, cancellation from another thread and by SIGINT
+(KeyboardInterrupt), and a result outliving its session.
+"""
+import math
+import os
+import random
+import signal
+import threading
+import time
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+np = pytest.importorskip("numpy")
+duckdb = pytest.importorskip("duckdb")
+hdb = pytest.importorskip("hyperstreamdb")
+
+
+def _data(seed, n=500):
+    rng = random.Random(seed)
+
+    def maybe(v, pct=10):
+        return None if rng.randrange(100) < pct else v
+
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "g": pa.array([maybe(rng.choice(["a", "b", "c", "it's"])) for _ in range(n)], pa.string()),
+        "v": pa.array([maybe(rng.randrange(-1000, 1000)) for _ in range(n)], pa.int32()),
+        "f": pa.array([maybe(rng.uniform(-1e3, 1e3)) for _ in range(n)], pa.float64()),
+    })
+
+
+def _key(row):
+    return tuple((x is None, x) for x in row)
+
+
+def _close_rows(a, b):
+    assert len(a) == len(b), (len(a), len(b))
+    for ra, rb in zip(a, b):
+        assert len(ra) == len(rb)
+        for x, y in zip(ra, rb):
+            if isinstance(x, float) and isinstance(y, float):
+                assert math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9), (ra, rb)
+            else:
+                assert x == y, (ra, rb)
+
+
+QUERIES = [
+    "SELECT id, g, v, f FROM d WHERE v > 10 ORDER BY id",
+    "SELECT g, count(*) AS n, sum(v) AS s, min(f) AS lo, max(f) AS hi FROM d GROUP BY g ORDER BY g",
+    "SELECT id, v * 2 + 1 AS w, coalesce(g, 'none') AS g2 FROM d ORDER BY id LIMIT 37",
+    "SELECT count(*) AS n FROM d WHERE f IS NULL",
+]
+
+
+@pytest.fixture()
+def data():
+    return _data(7)
+
+
+def test_result_conversions_equal_duckdb(data):
+    s = hdb.Session()
+    s.register("d", data)
+    con = duckdb.connect()
+    con.register("d", data)
+    for q in QUERIES:
+        expect = con.execute(q).fetchall()
+        _close_rows(s.sql(q).fetchall(), expect)
+        tbl = s.sql(q).to_arrow()
+        assert isinstance(tbl, pa.Table)
+        _close_rows(list(zip(*[c.to_pylist() for c in tbl.columns])), expect)
+        assert tbl.column_names == [d[0] for d in con.execute(q).description]
+        df = s.sql(q).to_pandas()
+        ddf = con.execute(q).df()
+        assert list(df.columns) == list(ddf.columns)
+        assert len(df) == len(ddf)
+        pl = pytest.importorskip("polars")
+        pdf = s.sql(q).to_polars()
+        assert isinstance(pdf, pl.DataFrame)
+        _close_rows(pdf.rows(), expect)
+        rd = s.sql(q).reader()
+        assert isinstance(rd, pa.RecordBatchReader)
+        _close_rows(list(zip(*[c.to_pylist() for c in rd.read_all().columns])), expect)
+        via_capsule = pa.table(s.sql(q))  # __arrow_c_stream__
+        _close_rows(list(zip(*[c.to_pylist() for c in via_capsule.columns])), expect)
+        # DuckDB reads our result through the Arrow C stream
+        res = s.sql(q).to_arrow()
+        assert len(s.sql(q)) == len(expect)
+        assert list(iter(s.sql(q))) == s.sql(q).fetchall()
+        _close_rows(con.execute("SELECT * FROM res").fetchall(), expect)
+
+
+def test_every_register_kind(tmp_path, data):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    root = tmp_path / "lake"
+    root.mkdir()
+    t = hdb.Table.create(str(root / "tbl"), data.schema)
+    t.write(data)
+    s = hdb.connect(str(root))  # folders under the root are tables by name
+    expect = sorted(zip(*[c.to_pylist() for c in data.columns]), key=_key)
+    q = "SELECT id, g, v, f FROM {}"
+    assert sorted(s.sql(q.format("tbl")).fetchall(), key=_key) == expect
+    kinds = {
+        "arrow_table": data,
+        "record_batch": data.combine_chunks().to_batches()[0],
+        "reader": pa.RecordBatchReader.from_batches(data.schema, data.to_batches(max_chunksize=64)),
+        "pandas": data.to_pandas(),
+        "polars": pl.from_arrow(data),
+        "table_obj": t,
+        "folder": str(root / "tbl"),
+    }
+    for name, obj in kinds.items():
+        assert s.register(name, obj) is s
+        got = sorted(s.sql(q.format(name)).fetchall(), key=_key)
+        if name == "pandas":  # pandas makes nullable ints floats: compare as floats
+            got = [(a, b, None if c is None or c != c else int(c), e) for a, b, c, e in got]
+            got = [(a, b, c, None if e != e else e) for a, b, c, e in got]
+            got = sorted(got, key=_key)
+        assert got == expect, name
+    s.unregister("pandas")
+    with pytest.raises(hdb.SqlError):
+        s.sql("SELECT * FROM pandas")
+    with pytest.raises(TypeError):
+        s.register("bad", object())
+    assert "lake" in repr(s)
+
+
+def test_params_scalars_null_and_vectors():
+    s = hdb.Session()
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((50, 8)).astype(np.float32)
+    emb = pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), 8)
+    s.register("v", pa.table({"id": pa.array(range(50), pa.int64()), "e": emb}))
+    got = s.sql("SELECT $1::bigint + 1, $2::text || 'x', $3::double precision * 2, $4::int IS NULL",
+                [41, "a", 1.25, None]).fetchall()
+    assert got == [(42, "ax", 2.5, True)]
+    q = vecs[17] + np.float32(0.01)
+    rows = s.sql("SELECT id, e <-> $1 AS d FROM v ORDER BY e <-> $1 LIMIT 5", [q]).fetchall()
+    dist = np.sqrt(((vecs.astype(np.float64) - q.astype(np.float64)) ** 2).sum(axis=1))
+    order = np.argsort(dist, kind="stable")[:5]
+    assert [r[0] for r in rows] == order.tolist()
+    for (i, d), j in zip(rows, order):
+        assert math.isclose(d, dist[j], rel_tol=1e-5)
+    with pytest.raises(ValueError):
+        s.sql("SELECT $1", [np.zeros((2, 2), np.float32)])
+    with pytest.raises(TypeError):
+        s.sql("SELECT $1", "not a list")
+    with pytest.raises(hdb.SqlError):  # a vector of the wrong dimension
+        s.sql("SELECT id FROM v ORDER BY e <-> $1 LIMIT 1", [np.zeros(3, np.float32)]).fetchall()
+
+
+def test_sql_error_position_and_caret(data):
+    s = hdb.Session()
+    s.register("d", data)
+    sql = "SELECT id, vv FROM d"
+    with pytest.raises(hdb.SqlError) as ei:
+        s.sql(sql)
+    e = ei.value
+    assert isinstance(e, hdb.InvalidArgumentError) and isinstance(e, ValueError)
+    assert e.position == sql.index("vv") + 1
+    lines = str(e).split("\n")
+    assert "vv" in lines[0]
+    assert lines[-1].index("^") - lines[-2].index("SELECT") == sql.index("vv")
+    # a runtime error is a SqlError too, raised while reading the result
+    sql = "SELECT id, 100 / (v - v) FROM d"
+    with pytest.raises(hdb.SqlError) as ei:
+        s.sql(sql).fetchall()
+    assert "division by zero" in str(ei.value)
+    assert ei.value.position == sql.index("/") + 1
+    assert str(ei.value).rstrip().endswith("^")
+    with pytest.raises(hdb.SqlError) as ei:
+        s.sql("SELEC 1")
+    assert ei.value.position == 1
+    with pytest.raises(hdb.UnsupportedError):
+        s.sql("SELECT id FROM d FOR UPDATE")
+
+
+def _long_session():
+    s = hdb.Session()
+    n = 30000
+    s.register("a", pa.table({"x": pa.array(range(n), pa.int64())}))
+    # 9e8 pairs: many seconds, unless cancelled
+    return s, "SELECT count(*) FROM a a1, a a2 WHERE a1.x + a2.x > 5"
+
+
+def test_cancel_from_another_thread():
+    s, q = _long_session()
+    r = s.sql(q)
+    threading.Timer(0.3, s.cancel).start()
+    t0 = time.monotonic()
+    with pytest.raises(hdb.SqlError, match="cancelled"):
+        r.fetchall()
+    assert time.monotonic() - t0 < 5
+    assert s.sql("SELECT 1 AS one").fetchall() == [(1,)]  # the session still works
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread()
+                    or not hasattr(signal, "SIGINT") or os.name != "posix",
+                    reason="SIGINT on the main thread")
+@pytest.mark.parametrize("how", ["fetchall", "reader"])
+def test_ctrl_c_cancels_and_raises_keyboard_interrupt(how):
+    s, q = _long_session()
+    r = s.sql(q)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        if how == "fetchall":
+            r.fetchall()
+        else:
+            r.reader().read_all()
+    timer.join()
+    assert time.monotonic() - t0 < 5
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert s.sql("SELECT 2 AS two").fetchall() == [(2,)]
+
+
+def test_table_sql_names_and_result_outlives_session(tmp_path, data):
+    t = hdb.Table.create(str(tmp_path / "events"), data.schema)
+    t.write(data)
+    a = t.sql("SELECT count(*) AS n FROM t WHERE v > $1", [0]).fetchall()
+    b = t.sql("SELECT count(*) AS n FROM events WHERE v > $1", [0]).fetchall()
+    expect = duckdb.sql("SELECT count(*) FROM data WHERE v > 0").fetchall()
+    assert a == b == expect
+    with hdb.connect(str(tmp_path)) as s:
+        r = s.execute("SELECT id FROM events ORDER BY id LIMIT 3")  # execute = sql
+    assert r.fetchall() == [(0,), (1,), (2,)]  # read after the session closed
+    with pytest.raises(hdb.InvalidArgumentError):
+        s.sql("SELECT 1")
+    r = t.sql("SELECT id, g FROM t ORDER BY id LIMIT 12")
+    text = repr(r)
+    assert "id" in text and "12 rows" in text
+
+
+def test_result_is_one_shot_but_cached(data):
+    s = hdb.Session()
+    s.register("d", data)
+    r = s.sql("SELECT id FROM d ORDER BY id LIMIT 4")
+    assert r.fetchall() == r.fetchall() == [(0,), (1,), (2,), (3,)]
+    assert r.to_arrow().num_rows == 4
+    r2 = s.sql("SELECT id FROM d ORDER BY id LIMIT 4")
+    rd = r2.reader()
+    assert rd.read_all().num_rows == 4
+    with pytest.raises(hdb.HyperStreamError):
+        r2.to_arrow()  # the reader consumed it
