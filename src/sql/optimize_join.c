@@ -12,11 +12,11 @@
  * the choice costs nothing when the left side turns out large, and no
  * estimate has to be right.
  *
- * Inner joins whose LEFT input is the indexed table scan (and whose right
- * is not) have their inputs swapped first, with a projection restoring the
- * column order, so "FROM big JOIN small ON big.k = small.k" also gets the
- * lookups. Only inner, left, semi and anti joins qualify (right and full
- * joins need every right row); the key types must be ones a filter
+ * A projection of plain columns over the scan (a subquery's select list)
+ * is folded into the scan first. Inner joins whose LEFT input is the indexed table scan (and whose
+ * right is not) have their inputs swapped first, with a projection restoring the column order, so
+ * "FROM big JOIN small ON big.k = small.k" also gets the lookups. Only inner, left, semi and anti
+ * joins qualify (right and full joins need every right row); the key types must be ones a filter
  * literal states exactly (bool, integers, numeric, text, date,
  * timestamps).
  */
@@ -131,6 +131,32 @@ static hs_status swap_inner(jopt *o, hs_sql_plan **pp) {
   return HS_OK;
 }
 
+/* A projection of distinct plain columns over a table scan as one scan
+ * reading those columns in that order (what `x IN (SELECT k FROM t)`
+ * binds to); NULL when `p` is not one. */
+static hs_sql_plan *merged_scan(jopt *o, const hs_sql_plan *p) {
+  if (p == NULL || p->kind != HS_SP_PROJECT || !is_table_scan(p->kids[0]) || p->n_cols <= 0)
+    return NULL;
+  const hs_sql_plan *scan = p->kids[0];
+  for (int32_t i = 0; i < p->n_cols; i++) {
+    const hs_sql_expr *e = p->project.exprs[i];
+    if (e->kind != HS_SX_COL || e->col < 0 || e->col >= scan->scan.n_columns) return NULL;
+    for (int32_t j = 0; j < i; j++)
+      if (p->project.exprs[j]->col == e->col) return NULL;
+  }
+  hs_arena *a = &o->ctx->arena;
+  hs_sql_plan *m = hs_arena_memdup(a, scan, sizeof *scan);
+  const char **cols = hs_arena_alloc(a, sizeof(char *) * (size_t)p->n_cols);
+  if (m == NULL || cols == NULL) return NULL;
+  for (int32_t i = 0; i < p->n_cols; i++) cols[i] = scan->scan.columns[p->project.exprs[i]->col];
+  m->n_cols = p->n_cols;
+  m->types = p->types;
+  m->names = p->names;
+  m->scan.columns = cols;
+  m->scan.n_columns = p->n_cols;
+  return m;
+}
+
 static hs_status visit(jopt *o, hs_sql_plan **pp) {
   hs_sql_plan *p = *pp;
   hs_status st;
@@ -142,8 +168,14 @@ static hs_status visit(jopt *o, hs_sql_plan **pp) {
   hs_sql_join_type t = p->join.type;
   if (t != HS_SJ_INNER && t != HS_SJ_LEFT && t != HS_SJ_SEMI && t != HS_SJ_ANTI) return HS_OK;
   const char *col = NULL;
-  if (is_table_scan(p->kids[1]))
+  if (is_table_scan(p->kids[1])) {
     col = indexed_key(p->kids[1], p->join.right_keys, p->join.left_keys, p->join.n_keys);
+  } else {
+    hs_sql_plan *m = merged_scan(o, p->kids[1]);
+    if (m != NULL &&
+        (col = indexed_key(m, p->join.right_keys, p->join.left_keys, p->join.n_keys)) != NULL)
+      p->kids[1] = m;
+  }
   if (col == NULL && t == HS_SJ_INNER && is_table_scan(p->kids[0]) && !is_table_scan(p->kids[1])) {
     const char *lcol =
         indexed_key(p->kids[0], p->join.left_keys, p->join.right_keys, p->join.n_keys);

@@ -197,6 +197,12 @@ INDEX_QUERIES = [
     # the right side's own filter stays with the lookups
     "SELECT small.sid, big.id FROM small JOIN big ON big.k = small.k "
     "WHERE small.w = 2 AND big.x >= 250",
+    # semi and anti joins from subqueries
+    "SELECT small.sid FROM small WHERE small.w = 4 AND EXISTS "
+    "(SELECT 1 FROM big WHERE big.k = small.k AND big.x < 300)",
+    "SELECT small.sid FROM small WHERE small.w = 6 AND NOT EXISTS "
+    "(SELECT 1 FROM big WHERE big.name = small.name)",
+    "SELECT small.sid FROM small WHERE small.w = 8 AND small.k IN (SELECT k FROM big)",
 ]
 
 
