@@ -443,7 +443,7 @@ class MergeBuilder:
         r = t._change("merge", "write.merge.mode", _Latest({
             "keys": keys, "key_columns": list(on), "appends": [src] if src.num_rows else []}))
         hit = r.get("key_matched") or b""
-        updated = sum(hit)
+        updated = hit.count(1) if isinstance(hit, bytes) else sum(hit)
         return MergeResult(updated, src.num_rows - updated, int(r["rows_deleted"]) - updated)
 
     def _upsert(self) -> UpsertResult:
