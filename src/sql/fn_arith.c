@@ -158,6 +158,8 @@ INT_GCD(i64_lcm, int64_t, HS_SQL_INT64, INT64_MAX, 1)
 
 /* unary plus and other identities: the argument itself */
 static hs_status identity(KARGS) {
+  if (args[0].type.id == HS_SQL_NULLTYPE)
+    return hs_sql_kernel_begin(args, n_args, n, ret, out, err);
   hs_status st = hs_sql_vec_share(out, &args[0], err);
   if (st == HS_OK) out->type = ret;
   return st;

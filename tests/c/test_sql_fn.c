@@ -211,6 +211,40 @@ static void test_gcd(void) {
   }
 }
 
+/* A bare NULL argument (NULLTYPE: no data) gives all-NULL rows, never a read. */
+static void test_nulltype_args(void) {
+  const hs_sql_fn *tabs[] = {hs_sql_fns_arith, hs_sql_fns_string, hs_sql_fns_time};
+  const size_t ns[] = {hs_sql_fns_arith_n, hs_sql_fns_string_n, hs_sql_fns_time_n};
+  int tried = 0;
+  for (int t = 0; t < 3; t++)
+    for (size_t r = 0; r < ns[t]; r++) {
+      const hs_sql_fn *f = &tabs[t][r];
+      if (f->n_args < 1 || f->volatile_) continue;
+      hs_sql_vec args[HS_SQL_FN_ARGS_MAX];
+      memset(args, 0, sizeof args);
+      hs_sql_vec_alloc(&args[0], hs_sql_type_of(HS_SQL_NULLTYPE), 3, true, &(hs_error){0});
+      for (int32_t k = 1; k < f->n_args; k++) {
+        hs_sql_type at = hs_sql_type_of(f->args[k]);
+        if (at.id == HS_SQL_NUMERIC) at.a = 10;
+        hs_sql_vec_alloc(&args[k], at, 3, false, &(hs_error){0});
+      }
+      hs_sql_type ret = hs_sql_type_of(f->ret);
+      if (ret.id == HS_SQL_NUMERIC) ret.a = 10;
+      hs_sql_vec out;
+      memset(&out, 0, sizeof out);
+      hs_error err = {0};
+      hs_status st = f->kernel(NULL, args, f->n_args, 3, ret, &out, &err);
+      if (st == HS_OK) {
+        CHECK((!hs_sql_vec_valid(&out, 0) && !hs_sql_vec_valid(&out, 2)) ||
+              strcmp(f->name, "concat") == 0);
+        hs_sql_vec_release(&out);
+        tried++;
+      }
+      for (int32_t k = 0; k < f->n_args; k++) hs_sql_vec_release(&args[k]);
+    }
+  CHECK(tried > 100);
+}
+
 static void test_int_edges(void) {
   int32_t a[] = {INT32_MIN}, b[] = {-1};
   hs_sql_vec args[2] = {mk(T_I32, a, NULL, 1), mk(T_I32, b, NULL, 1)};
@@ -1374,6 +1408,7 @@ int main(void) {
   test_int_arith(32);
   test_int_arith(64);
   test_int_edges();
+  test_nulltype_args();
   test_gcd();
   test_float();
   test_numeric_arith();
