@@ -131,6 +131,7 @@ typedef struct join_state {
   size_t n_pend, pend_pos;
   int64_t pend_reserved;
   int64_t ix_left_max; /* left rows above which hashing the right side wins */
+  int64_t ix_snapshot; /* every lookup reads this snapshot (-1: the table has none) */
   int64_t ix_scans, ix_keys, ix_rows, ix_files_read, ix_files_indexed;
   bool ix_fallback;   /* INDEX_NL planned but not possible: hashing instead */
   bool ix_gave_up;    /* INDEX_NL planned, but the left side was too large for it */
@@ -978,7 +979,7 @@ static hs_status index_build(join_state *st, bool *cannot, hs_error *err) {
     }
     hs_scan_options opts;
     hs_scan_options_init(&opts);
-    opts.snapshot_id = scan->scan.snapshot_id;
+    opts.snapshot_id = st->ix_snapshot;
     opts.columns = scan->scan.n_columns > 0 ? (const char *const *)scan->scan.columns : NULL;
     opts.n_columns = (size_t)scan->scan.n_columns;
     opts.filter = (const char *)f.b.data;
@@ -1102,7 +1103,9 @@ static hs_status index_decide(join_state *st, hs_sql_op *op, hs_error *err) {
   const hs_sql_plan *scan = st->p->kids[1];
   hs_status s = hs_table_open(scan->scan.rel->uri, &st->table, err);
   if (s != HS_OK) return s;
-  int64_t right = table_rows(st->table, scan->scan.snapshot_id);
+  st->ix_snapshot = scan->scan.snapshot_id >= 0 ? scan->scan.snapshot_id
+                                                : hs_table_current_snapshot_id(st->table);
+  int64_t right = table_rows(st->table, st->ix_snapshot);
   st->ix_left_max = right < 0 ? JOIN_INDEX_LEFT_MAX / 10 : right / 4;
   if (st->ix_left_max > JOIN_INDEX_LEFT_MAX) st->ix_left_max = JOIN_INDEX_LEFT_MAX;
   int64_t rows = 0;
