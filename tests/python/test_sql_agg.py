@@ -225,6 +225,14 @@ def test_sum_of_floats_with_nan_and_infinities(env):
     check(env, "SELECT k, sum(f), avg(f), count(f) FROM t GROUP BY k")
 
 
+def test_integer_and_numeric_arguments(env):
+    # stddev/variance of integers and numerics run on doubles (PostgreSQL: numeric)
+    check(env, "SELECT k, stddev(i), var_pop(j), variance(d), stddev_pop(k2), avg(DISTINCT i) "
+               "FROM t GROUP BY k")
+    check(env, "SELECT sum(NULL), min(NULL), count(NULL), max(b::int), sum(k2 * 1000000000000) "
+               "FROM t")
+
+
 def test_distinct_and_filter(env):
     check(env, "SELECT k, count(DISTINCT i), count(DISTINCT s), sum(DISTINCT k2), "
                "count(*) FILTER (WHERE b), sum(i) FILTER (WHERE g > 0), "
