@@ -133,7 +133,7 @@ typedef struct scan_state {
   size_t n_fdel;
   roaring_bitmap_t *const *fdel_from; /* a sub scan's: the main scan's fdel (borrowed) */
   const roaring_bitmap_t *del;
-  /* Without a filter and with few rows deleted, the file streams whole and
+  /* Without a filter and with up to 7/8 of its rows deleted, a file streams whole and
    * each batch drops its deleted rows (drop_deleted): a row selection of
    * most rows costs the reader a gather per row. The stream's batches are
    * whole row groups (their decoded buffers handed over, not copied), and
@@ -457,13 +457,16 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
     if (s->del == NULL)
       return open_stream(s, s->omap.read, s->omap.n_read, NULL, 0, s->batch_rows, true, err);
-    /* Deleted rows are never returned: with few deleted, batches drop
-     * them; else the live rows are the row selection (and the batches'
-     * origin, s->rows). */
+    /* Deleted rows are never returned: with up to 7/8 of the rows
+     * deleted, whole row groups drop them; else the live rows are the row
+     * selection (and the batches' origin, s->rows). CPU of a full scan of
+     * 1M rows (5 columns) by the share deleted, row groups dropping /
+     * selection: 60 % 0.023 / 0.061 s, 80 % 0.024 / 0.035, 90 % 0.024 /
+     * 0.021, 95 % 0.025 / 0.015. */
     int64_t total = rec->rows;
     uint64_t dead = roaring_bitmap_range_cardinality(s->del, 0, (uint64_t)total);
     size_t live = (size_t)(total - (int64_t)dead);
-    s->del_filter = live > 0 && dead * 2 <= (uint64_t)total;
+    s->del_filter = live > 0 && dead * 8 <= (uint64_t)total * 7;
     s->del_pos = 0;
     if (s->del_filter) {
       /* Whole row groups (up to DEL_BATCH_MAX rows): the reader lends their

@@ -1,5 +1,5 @@
 """Full scans of files with deleted rows (issue 14's read path): when at
-most half of a file's rows are deleted, the scan reads whole row groups and
+most 7/8 of a file's rows are deleted, the scan reads whole row groups and
 cuts their live rows into batches of at most ``batch_rows``
 (src/query/scan.c, hold_deleted / drop_deleted, through
 hs_arrow_array_filter); with more deleted, the live rows are the reader's
