@@ -33,7 +33,9 @@
  * NOT IN (HS_SJ_ANTI_NULLAWARE): a left row is kept when no right row is
  * equal to it or possibly equal (equal in every key where both are
  * non-NULL): so with one key, a NULL on the right removes every row, and a
- * NULL left key is kept only when the right side is empty.
+ * NULL left key is kept only when the right side is empty. With a
+ * condition (a correlated NOT IN) only the right rows passing it count,
+ * which takes a nested loop over every pair.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -117,6 +119,7 @@ typedef struct join_state {
   hs_arena ar;     /* their copies */
   bool out_right;  /* output has right columns (not SEMI/ANTI) */
   bool first_only; /* SEMI/ANTI without residual: the first equal key decides */
+  bool na_nl;      /* NOT IN with a condition: nested loop, keys compared per pair */
   join_build b;
   join_probe pr;
   int64_t *cl, *cr, *sel; /* JOIN_CHUNK_ROWS each */
@@ -754,8 +757,12 @@ static hs_status process_pairs(join_state *st, hs_sql_chunk *out, hs_error *err)
     }
     n = ns;
   }
-  if (st->pr.matched != NULL)
+  if (st->na_nl) {
+    for (int64_t k = 0; k < n; k++)
+      if (keys_maybe_eq(st, st->cl[k], st->cr[k])) st->pr.matched[st->cl[k]] = 1;
+  } else if (st->pr.matched != NULL) {
     for (int64_t k = 0; k < n; k++) st->pr.matched[st->cl[k]] = 1;
+  }
   if (st->b.matched != NULL)
     for (int64_t k = 0; k < n; k++) st->b.matched[st->cr[k]] = 1;
   if (st->out_right && n > 0) s = emit(st, st->cl, false, st->cr, n, out, err);
@@ -789,7 +796,9 @@ static hs_status emit_left_rows(join_state *st, hs_sql_chunk *out, hs_error *err
     case HS_SJ_FULL:
     case HS_SJ_ANTI: keep = !pr->matched[i]; break;
     case HS_SJ_SEMI: keep = pr->matched[i]; break;
-    case HS_SJ_ANTI_NULLAWARE: keep = !pr->matched[i] && nullaware_keep(st, i); break;
+    case HS_SJ_ANTI_NULLAWARE:
+      keep = !pr->matched[i] && (st->na_nl || nullaware_keep(st, i));
+      break;
     default: keep = false; break;
     }
     if (keep) st->cl[m++] = i;
@@ -1211,7 +1220,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
       if (st->b.n == 0 &&
           (st->type == HS_SJ_INNER || st->type == HS_SJ_SEMI || st->type == HS_SJ_RIGHT))
         st->phase = PH_DONE;
-      if (st->type == HS_SJ_ANTI_NULLAWARE && st->n_keys == 1 && st->b.has_null_key)
+      if (st->type == HS_SJ_ANTI_NULLAWARE && !st->na_nl && st->n_keys == 1 && st->b.has_null_key)
         st->phase = PH_DONE;
       continue;
     }
@@ -1248,10 +1257,10 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
         if (s != HS_OK) return s;
       }
       if (pr->i < pr->rows.n) {
-        if (st->n_keys > 0)
-          fill_hash(st);
-        else
+        if (st->method == HS_SJM_NL)
           fill_nl(st);
+        else
+          fill_hash(st);
       }
       if (st->nc > 0) {
         s = process_pairs(st, out, err);
@@ -1469,17 +1478,17 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
     s = hs_error_set(err, HS_ERR_INTERNAL, "join keys missing");
     goto fail;
   }
-  if (st->type == HS_SJ_ANTI_NULLAWARE && st->pred != NULL) {
-    s = hs_error_set(err, HS_ERR_UNSUPPORTED,
-                     "NOT IN with a correlated condition is not supported; use NOT EXISTS");
-    goto fail;
-  }
+  /* A correlated NOT IN: a left row goes when some right row passing the
+   * condition could equal it, NULL keys included; only a nested loop over
+   * every pair sees them all. */
+  st->na_nl = st->type == HS_SJ_ANTI_NULLAWARE && st->pred != NULL;
   s = setup_keys(st, err);
   if (s != HS_OK) goto fail;
   /* Equality keys make every method a hash join underneath; without keys
    * only the nested loop remains. */
   if (st->n_keys == 0) st->method = HS_SJM_NL;
   if (st->method == HS_SJM_NL && st->n_keys > 0) st->method = HS_SJM_HASH;
+  if (st->na_nl) st->method = HS_SJM_NL;
   if (st->method == HS_SJM_INDEX_NL && !index_nl_ok(st)) {
     st->method = HS_SJM_HASH;
     st->ix_fallback = true;
