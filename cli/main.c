@@ -30,6 +30,8 @@ int hs_cli_expire_snapshots(int argc, char **argv);
 /* delete, compact (changes.c). */
 int hs_cli_delete(int argc, char **argv);
 int hs_cli_compact(int argc, char **argv);
+/* sql (sql.c). */
+int hs_cli_sql(int argc, char **argv);
 
 static const char hs_cli_help[] =
     "hyperstream " HS_VERSION_STRING
@@ -74,6 +76,10 @@ static const char hs_cli_help[] =
     "      ('hyperstream compact --help' for options).\n"
     "  hyperstream inspect TABLE\n"
     "      Schema, partition specs, sort orders, properties, refs, snapshots, rows.\n"
+    "  hyperstream sql [--root DIR] [--table NAME=PATH]... [--csv|--json] [QUERY]\n"
+    "      Run SQL over the tables under DIR (default: the current directory) and\n"
+    "      print the rows as a table, CSV or JSON lines; without QUERY, read\n"
+    "      statements from stdin (an interactive prompt on a terminal).\n"
     "  hyperstream --help | --version\n"
     "\n"
     "Exit status: 0 success, 1 failure (the message names the file and why),\n"
@@ -190,9 +196,10 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "expire-snapshots") == 0) return hs_cli_expire_snapshots(argc - 1, argv + 1);
   if (strcmp(cmd, "delete") == 0) return hs_cli_delete(argc - 1, argv + 1);
   if (strcmp(cmd, "compact") == 0) return hs_cli_compact(argc - 1, argv + 1);
+  if (strcmp(cmd, "sql") == 0) return hs_cli_sql(argc - 1, argv + 1);
   if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
   return hs_cli_usage_error(
       "unknown command '%s' (expected inspect, read, demo, create, write, scan, snapshots, index, "
-      "explain, remove-orphans, expire-snapshots, delete or compact)",
+      "explain, remove-orphans, expire-snapshots, delete, compact or sql)",
       cmd);
 }
