@@ -3,7 +3,8 @@
  * index nested loop, for every join type (inner, left, right, full, semi,
  * anti and NOT IN's null-aware anti).
  *
- * One engine runs all three methods. A "build" side (the right input, all
+ * One engine runs all three methods (the index lookups themselves are in
+ * op_join_index.c). A "build" side (the right input, all
  * of it for HASH and NL; for INDEX_NL the right table's rows whose indexed
  * key is one of the current left chunk's keys) is held as one chunk with
  * its key vectors and, for hashing, a chained hash table over its row ids
@@ -38,124 +39,25 @@
  * which takes a nested loop over every pair.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-
-/* Rows per output chunk (and candidate pairs per residual evaluation). */
-#define JOIN_CHUNK_ROWS 8192
-/* Row ids are 32-bit in the hash table (0 ends a chain). */
-#define JOIN_BUILD_ROWS_MAX ((int64_t)UINT32_MAX - 1)
-/* Values per index lookup (the filter language takes 100,000 per IN list). */
-#define JOIN_INDEX_KEYS_PER_SCAN 32768
-/* Left rows an index nested loop takes at most (else it hashes). */
-#define JOIN_INDEX_LEFT_MAX 100000
-
-typedef enum key_kind { KEY_INT, KEY_BOOL, KEY_F64, KEY_STR, KEY_NUM, KEY_GENERIC } key_kind;
-
-typedef struct keydesc {
-  key_kind kind;
-  int lwidth, rwidth;     /* KEY_INT: bytes per value on each side (4 or 8) */
-  hs_sql_i128 lmul, rmul; /* KEY_NUM: factors bringing both sides to one scale */
-  hs_sql_tid lid, rid;    /* type ids (messages) */
-} keydesc;
-
-/* A build row's chain link and a 32-bit tag of its hash (one load). */
-typedef struct join_link {
-  uint32_t next; /* next row + 1 of the chain, 0 = end */
-  uint32_t tag;
-} join_link;
-
-/* The build side: rows, keys, hash table. */
-typedef struct join_build {
-  hs_sql_chunk rows;
-  hs_sql_vec *keys; /* n_keys */
-  int64_t n;
-  uint32_t *head;  /* mask + 1 buckets: first row + 1 of the chain, 0 = empty */
-  join_link *link; /* n */
-  uint64_t mask;
-  uint8_t *matched;  /* RIGHT/FULL: n */
-  uint8_t *null_key; /* n: some key is NULL (or the right-only condition fails) */
-  int64_t *pass;     /* NL with a right-only condition: the rows passing it */
-  int64_t n_pass;
-  bool has_null_key; /* some row has a NULL key */
-  int64_t reserved;  /* bytes reserved with hs_sql_exec_reserve */
-} join_build;
-
-/* The current left chunk. */
-typedef struct join_probe {
-  bool active;
-  hs_sql_chunk rows;
-  hs_sql_vec *keys; /* n_keys */
-  uint64_t *hash;
-  uint32_t *first; /* HASH: head of row i's bucket (0 for NULL keys) */
-  uint8_t *null_key;
-  uint8_t *matched;
-  int64_t i;   /* next row to pair */
-  int64_t j;   /* HASH: chain position of row i (-1: not started); NL: next build row */
-  int64_t e;   /* post-pairs cursor */
-  int64_t cap; /* rows the per-row arrays hold */
-  int64_t reserved;
-} join_probe;
-
-enum { PH_BUILD, PH_PROBE, PH_FINAL, PH_DONE };
-
-typedef struct join_state {
-  hs_sql_exec *x;
-  const hs_sql_plan *p;
-  hs_sql_join_type type;
-  hs_sql_join_method method;
-  int32_t nl, nr, n_keys;
-  keydesc *kd;
-  const hs_sql_expr *pred;
-  bool *pred_cols; /* nl + nr: which joined columns pred reads */
-  /* The condition's conjuncts over one side only, evaluated once per row of
-   * that side instead of per pair (columns of their side; may be NULL);
-   * `pred` keeps the rest. */
-  const hs_sql_expr *lpred, *rpred;
-  hs_arena ar;     /* their copies */
-  bool out_right;  /* output has right columns (not SEMI/ANTI) */
-  bool first_only; /* SEMI/ANTI without residual: the first equal key decides */
-  bool na_nl;      /* NOT IN with a condition: nested loop, keys compared per pair */
-  join_build b;
-  join_probe pr;
-  int64_t *cl, *cr, *sel; /* JOIN_CHUNK_ROWS each */
-  int64_t nc;
-  int phase;
-  int64_t fe; /* PH_FINAL cursor */
-  /* INDEX_NL */
-  int32_t ix_key;        /* the key the right table's index answers */
-  const char *ix_column; /* its column name */
-  hs_table *table;
-  hs_sql_chunk *pend; /* left chunks read ahead while deciding, replayed first */
-  size_t n_pend, pend_pos;
-  int64_t pend_reserved;
-  int64_t ix_left_max; /* left rows above which hashing the right side wins */
-  int64_t ix_snapshot; /* every lookup reads this snapshot (-1: the table has none) */
-  int64_t ix_scans, ix_keys, ix_rows, ix_files_read, ix_files_indexed;
-  bool ix_fallback;   /* INDEX_NL planned but not possible: hashing instead */
-  bool ix_gave_up;    /* INDEX_NL planned, but the left side was too large for it */
-  bool ix_unstatable; /* INDEX_NL given up: a key the filter language cannot state */
-  int64_t build_rows_total;
-  size_t build_key_width; /* bytes per row of the first build key (prefetch; 0: none) */
-} join_state;
+#include "op_join_internal.h"
 
 /* ------------------------------------------------------------- helpers */
 
-static hs_status oom(hs_error *err, const char *what) {
+hs_status hs_sql_join_oom(hs_error *err, const char *what) {
   return hs_error_set(err, HS_ERR_NOMEM, "out of memory in join (%s)", what);
 }
 
-static hs_status check_cancel(join_state *st, hs_error *err) {
+hs_status hs_sql_join_check_cancel(join_state *st, hs_error *err) {
   if (!hs_sql_exec_cancelled(st->x, err)) return HS_OK;
   if (err != NULL && err->status != HS_OK) return err->status;
   return hs_error_set(err, HS_ERR_INVALID_ARG, "query cancelled");
 }
 
-static void *alloc_array(int64_t n, size_t width) {
+void *hs_sql_join_alloc(int64_t n, size_t width) {
   size_t bytes;
   if (n < 0 || !hs_mul_size((size_t)n, width, &bytes)) return NULL;
   return hs_calloc(bytes == 0 ? 1 : bytes, 1);
@@ -174,7 +76,7 @@ static void *alloc_table(int64_t n, size_t width) {
   return p;
 }
 
-static int64_t vec_bytes(const hs_sql_vec *v) {
+int64_t hs_sql_join_vec_bytes(const hs_sql_vec *v) {
   int64_t bytes = v->n * (int64_t)hs_sql_vec_width(v->type) + (v->valid != NULL ? v->n : 0);
   if (hs_sql_type_is_string(v->type.id) && v->data != NULL) {
     const hs_sql_str *s = (const hs_sql_str *)v->data;
@@ -396,8 +298,7 @@ static hs_status side_fail(join_state *st, const hs_sql_expr *e, const hs_sql_ch
 
 /* Make the build side from chunks[0..n_chunks) (released here, array
  * included, on every return). */
-static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t n_chunks,
-                                   hs_error *err) {
+hs_status hs_sql_join_build(join_state *st, hs_sql_chunk *chunks, size_t n_chunks, hs_error *err) {
   join_build *b = &st->b;
   hs_status s = HS_OK;
   int64_t n = 0;
@@ -417,9 +318,9 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
   s = hs_sql_chunk_init(&b->rows, st->nr, n, err);
   if (s != HS_OK) goto done;
   if (n > 0) {
-    parts = alloc_array((int64_t)n_live, sizeof(hs_sql_vec));
+    parts = hs_sql_join_alloc((int64_t)n_live, sizeof(hs_sql_vec));
     if (parts == NULL) {
-      s = oom(err, "build");
+      s = hs_sql_join_oom(err, "build");
       goto done;
     }
     for (int32_t c = 0; c < st->nr; c++) {
@@ -439,7 +340,7 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
     }
   }
   int64_t bytes = 0;
-  for (int32_t c = 0; c < st->nr && n > 0; c++) bytes += vec_bytes(&b->rows.cols[c]);
+  for (int32_t c = 0; c < st->nr && n > 0; c++) bytes += hs_sql_join_vec_bytes(&b->rows.cols[c]);
   if (st->n_keys > 0 && n > 0) {
     uint64_t buckets = 1;
     while (buckets < (uint64_t)n * 2) buckets <<= 1;
@@ -451,18 +352,18 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
   if (s != HS_OK) goto done;
   b->reserved = bytes;
   if (st->type == HS_SJ_RIGHT || st->type == HS_SJ_FULL) {
-    b->matched = alloc_array(n, 1);
+    b->matched = hs_sql_join_alloc(n, 1);
     if (b->matched == NULL) {
-      s = oom(err, "build");
+      s = hs_sql_join_oom(err, "build");
       goto done;
     }
   }
   if (st->n_keys == 0 && st->rpred != NULL && n > 0) { /* NL: the rows passing rpred */
-    uint8_t *fail = alloc_array(n, 1);
-    b->pass = alloc_array(n, 8);
+    uint8_t *fail = hs_sql_join_alloc(n, 1);
+    b->pass = hs_sql_join_alloc(n, 8);
     if (fail == NULL || b->pass == NULL) {
       hs_free(fail);
-      s = oom(err, "build");
+      s = hs_sql_join_oom(err, "build");
       goto done;
     }
     s = side_fail(st, st->rpred, &b->rows, fail, err);
@@ -474,22 +375,22 @@ static hs_status build_from_chunks(join_state *st, hs_sql_chunk *chunks, size_t 
   if (st->n_keys == 0 || n == 0) goto done;
 
   const hs_sql_evalctx *ctx = hs_sql_exec_evalctx(st->x);
-  b->keys = alloc_array(st->n_keys, sizeof(hs_sql_vec));
+  b->keys = hs_sql_join_alloc(st->n_keys, sizeof(hs_sql_vec));
   if (b->keys == NULL) {
-    s = oom(err, "build");
+    s = hs_sql_join_oom(err, "build");
     goto done;
   }
   for (int32_t k = 0; k < st->n_keys; k++) {
     s = hs_sql_eval(st->p->join.right_keys[k], &b->rows, ctx, &b->keys[k], err);
     if (s != HS_OK) goto done;
   }
-  uint64_t *h = alloc_array(n, 8);
+  uint64_t *h = hs_sql_join_alloc(n, 8);
   b->head = alloc_table((int64_t)b->mask + 1, 4);
   b->link = alloc_table(n, sizeof(join_link));
-  b->null_key = alloc_array(n, 1);
+  b->null_key = hs_sql_join_alloc(n, 1);
   if (h == NULL || b->head == NULL || b->link == NULL || b->null_key == NULL) {
     hs_free(h);
-    s = oom(err, "hash table");
+    s = hs_sql_join_oom(err, "hash table");
     goto done;
   }
   hash_keys(st, b->keys, false, n, h, b->null_key);
@@ -552,18 +453,18 @@ static hs_status probe_reserve(join_state *st, int64_t n, hs_error *err) {
   pr->hash = NULL;
   pr->first = NULL;
   pr->null_key = NULL;
-  pr->matched = alloc_array(cap, 1);
-  if (st->n_keys > 0 || st->lpred != NULL) pr->null_key = alloc_array(cap, 1);
+  pr->matched = hs_sql_join_alloc(cap, 1);
+  if (st->n_keys > 0 || st->lpred != NULL) pr->null_key = hs_sql_join_alloc(cap, 1);
   if (st->n_keys > 0) {
-    pr->hash = alloc_array(cap, 8);
-    pr->first = alloc_array(cap, 4);
-    if (pr->keys == NULL) pr->keys = alloc_array(st->n_keys, sizeof(hs_sql_vec));
+    pr->hash = hs_sql_join_alloc(cap, 8);
+    pr->first = hs_sql_join_alloc(cap, 4);
+    if (pr->keys == NULL) pr->keys = hs_sql_join_alloc(st->n_keys, sizeof(hs_sql_vec));
   }
   pr->cap = cap;
   if (pr->matched == NULL || ((st->n_keys > 0 || st->lpred != NULL) && pr->null_key == NULL) ||
       (st->n_keys > 0 && (pr->hash == NULL || pr->first == NULL || pr->keys == NULL))) {
     pr->cap = 0;
-    return oom(err, "probe");
+    return hs_sql_join_oom(err, "probe");
   }
   return HS_OK;
 }
@@ -818,266 +719,6 @@ static hs_status emit_unmatched_build(join_state *st, hs_sql_chunk *out, hs_erro
   return emit(st, NULL, false, st->cr, m, out, err);
 }
 
-/* ------------------------------------------------- index nested loop */
-
-/* The filter text of an index lookup; `ok` false once an append failed. */
-typedef struct fbuf {
-  hs_buf b;
-  bool ok;  /* false: out of memory */
-  bool bad; /* a value the filter language cannot state (a NUL in text, year past 9999) */
-} fbuf;
-
-static void put(fbuf *f, const void *p, size_t n) {
-  if (f->ok && !hs_buf_append(&f->b, p, n)) f->ok = false;
-}
-static void putc_(fbuf *f, char c) {
-  if (f->ok && !hs_buf_append_byte(&f->b, (uint8_t)c)) f->ok = false;
-}
-static void putf(fbuf *f, const char *fmt, ...) HS_PRINTF(2, 3);
-static void putf(fbuf *f, const char *fmt, ...) {
-  char tmp[96];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= sizeof tmp)
-    f->ok = false;
-  else
-    put(f, tmp, (size_t)n);
-}
-
-/* `s` quoted with `q`, doubling any `q` inside (SQL identifiers and strings). */
-static void put_quoted(fbuf *f, const char *s, size_t n, char q) {
-  putc_(f, q);
-  for (size_t k = 0; k < n; k++) {
-    if (s[k] == q) putc_(f, q);
-    putc_(f, s[k]);
-  }
-  putc_(f, q);
-}
-
-static void put_numeric(fbuf *f, hs_sql_i128 v, int scale) {
-  char digits[48];
-  int nd = 0;
-  bool neg = v < 0;
-  unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
-  do {
-    digits[nd++] = (char)('0' + (int)(u % 10));
-    u /= 10;
-  } while (u != 0);
-  while (nd <= scale && nd < (int)sizeof digits) digits[nd++] = '0';
-  if (neg) putc_(f, '-');
-  for (int k = nd - 1; k >= 0; k--) {
-    putc_(f, digits[k]);
-    if (k == scale && scale > 0) putc_(f, '.');
-  }
-}
-
-/* A date (days) or timestamp (microseconds, UTC) as a quoted ISO literal. */
-static void put_time(fbuf *f, int64_t v, bool date_only) {
-  int64_t days = v, rem = 0;
-  if (!date_only) {
-    days = v / 86400000000LL;
-    rem = v % 86400000000LL;
-    if (rem < 0) {
-      rem += 86400000000LL;
-      days--;
-    }
-  }
-  int64_t y;
-  int m, d;
-  hs_civil_from_days(days, &y, &m, &d);
-  if (y < 1 || y > 9999) f->bad = true;
-  putf(f, "'%04lld-%02d-%02d", (long long)y, m, d);
-  if (!date_only) {
-    int64_t secs = rem / 1000000;
-    putf(f, " %02d:%02d:%02d.%06dZ", (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60),
-         (int)(rem % 1000000));
-  }
-  putc_(f, '\'');
-}
-
-/* Key types an IN list of the filter language states exactly. */
-static bool index_key_type_ok(hs_sql_tid id) {
-  switch (id) {
-  case HS_SQL_BOOL:
-  case HS_SQL_INT32:
-  case HS_SQL_INT64:
-  case HS_SQL_NUMERIC:
-  case HS_SQL_TEXT:
-  case HS_SQL_DATE:
-  case HS_SQL_TIMESTAMP:
-  case HS_SQL_TIMESTAMPTZ: return true;
-  default: return false;
-  }
-}
-
-static void put_value(fbuf *f, const hs_sql_vec *v, int64_t i) {
-  switch (v->type.id) {
-  case HS_SQL_BOOL: putf(f, "%s", ((const uint8_t *)v->data)[i] ? "true" : "false"); break;
-  case HS_SQL_INT32: putf(f, "%d", ((const int32_t *)v->data)[i]); break;
-  case HS_SQL_INT64: putf(f, "%lld", (long long)((const int64_t *)v->data)[i]); break;
-  case HS_SQL_NUMERIC: put_numeric(f, ((const hs_sql_i128 *)v->data)[i], v->type.b); break;
-  case HS_SQL_TEXT: {
-    hs_sql_str s = ((const hs_sql_str *)v->data)[i];
-    if (s.len > 0 && memchr(s.ptr, '\0', s.len) != NULL) f->bad = true;
-    put_quoted(f, s.ptr, s.len, '\'');
-    break;
-  }
-  case HS_SQL_DATE: put_time(f, ((const int32_t *)v->data)[i], true); break;
-  case HS_SQL_TIMESTAMP:
-  case HS_SQL_TIMESTAMPTZ: put_time(f, ((const int64_t *)v->data)[i], false); break;
-  default: f->bad = true; break;
-  }
-}
-
-static _Thread_local const hs_sql_vec *sort_vec;
-
-static int cmp_rows(const void *a, const void *b) {
-  return hs_sql_vec_cmp(sort_vec, *(const int64_t *)a, sort_vec, *(const int64_t *)b);
-}
-
-/* Read the right table's rows whose index column is one of the current
- * left chunk's keys (the right SCAN's own columns, filter and snapshot
- * kept) and make them the build side. */
-static hs_status index_build(join_state *st, bool *cannot, hs_error *err) {
-  const hs_sql_plan *scan = st->p->kids[1];
-  const hs_sql_vec *kv = &st->pr.keys[st->ix_key];
-  const int64_t n = st->pr.rows.n;
-  hs_status s = HS_OK;
-  fbuf f;
-  hs_buf_init(&f.b);
-  size_t n_chunks = 0, cap_chunks = 0;
-  hs_sql_chunk *chunks = NULL;
-  int64_t *rows = alloc_array(n, 8);
-  if (rows == NULL) return oom(err, "index lookup");
-  int64_t m = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (hs_sql_vec_valid(kv, i)) rows[m++] = i;
-  sort_vec = kv;
-  qsort(rows, (size_t)m, sizeof *rows, cmp_rows);
-  int64_t u = 0; /* distinct */
-  for (int64_t k = 0; k < m; k++)
-    if (u == 0 || hs_sql_vec_cmp(kv, rows[u - 1], kv, rows[k]) != 0) rows[u++] = rows[k];
-  if (u > 0 && st->table == NULL) s = hs_table_open(scan->scan.rel->uri, &st->table, err);
-
-  for (int64_t k0 = 0; k0 < u && s == HS_OK; k0 += JOIN_INDEX_KEYS_PER_SCAN) {
-    int64_t k1 = k0 + JOIN_INDEX_KEYS_PER_SCAN < u ? k0 + JOIN_INDEX_KEYS_PER_SCAN : u;
-    f.b.len = 0;
-    f.ok = true;
-    f.bad = false;
-    if (scan->scan.filter != NULL && scan->scan.filter[0] != '\0') {
-      put(&f, "(", 1);
-      put(&f, scan->scan.filter, strlen(scan->scan.filter));
-      put(&f, ") AND ", 6);
-    }
-    put_quoted(&f, st->ix_column, strlen(st->ix_column), '"');
-    put(&f, " IN (", 5);
-    for (int64_t k = k0; k < k1; k++) {
-      if (k > k0) put(&f, ", ", 2);
-      put_value(&f, kv, rows[k]);
-    }
-    put(&f, ")", 2); /* with the NUL */
-    if (f.bad) {
-      *cannot = true;
-      break;
-    }
-    if (!f.ok) {
-      s = oom(err, "index lookup");
-      break;
-    }
-    hs_scan_options opts;
-    hs_scan_options_init(&opts);
-    opts.snapshot_id = st->ix_snapshot;
-    opts.columns = scan->scan.n_columns > 0 ? (const char *const *)scan->scan.columns : NULL;
-    opts.n_columns = (size_t)scan->scan.n_columns;
-    opts.filter = (const char *)f.b.data;
-    struct ArrowArrayStream stream = {0};
-    s = hs_table_scan_query(st->table, &opts, &stream, err);
-    if (s == HS_ERR_INVALID_ARG || s == HS_ERR_UNSUPPORTED) {
-      /* the filter did not parse or bind: the keys go through a hash instead */
-      if (err != NULL) memset(err, 0, sizeof *err);
-      s = HS_OK;
-      *cannot = true;
-      break;
-    }
-    if (s != HS_OK) break;
-    st->ix_scans++;
-    st->ix_keys += k1 - k0;
-    struct ArrowSchema schema = {0};
-    int rc = stream.get_schema(&stream, &schema);
-    while (rc == 0 && s == HS_OK) {
-      struct ArrowArray batch = {0};
-      rc = stream.get_next(&stream, &batch);
-      if (rc != 0 || batch.release == NULL) break;
-      if (n_chunks == cap_chunks) {
-        size_t nc = cap_chunks ? cap_chunks * 2 : 8;
-        hs_sql_chunk *g = hs_realloc(chunks, nc * sizeof *g);
-        if (g == NULL) {
-          batch.release(&batch);
-          s = oom(err, "index lookup");
-          break;
-        }
-        chunks = g;
-        cap_chunks = nc;
-      }
-      memset(&chunks[n_chunks], 0, sizeof chunks[n_chunks]);
-      s = hs_sql_chunk_from_arrow(&schema, &batch, NULL, 0, &chunks[n_chunks], err);
-      if (s != HS_OK) break;
-      st->ix_rows += chunks[n_chunks].n;
-      n_chunks++;
-    }
-    if (rc != 0 && s == HS_OK) {
-      const char *why = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-      s = hs_error_set(err, hs_status_of_errno(rc), "index nested loop join: scan of %s: %s",
-                       scan->scan.rel->name ? scan->scan.rel->name : "table",
-                       why ? why : "read failed");
-    }
-    hs_scan_stats ss;
-    hs_scan_index_stats is;
-    if (hs_scan_stats_get(&stream, &ss, NULL) == HS_OK) st->ix_files_read += ss.files_read;
-    if (hs_scan_index_stats_get(&stream, &is, NULL) == HS_OK)
-      st->ix_files_indexed += is.files_indexed;
-    if (schema.release) schema.release(&schema);
-    if (stream.release) stream.release(&stream);
-    if (s == HS_OK) s = check_cancel(st, err);
-  }
-  hs_free(rows);
-  hs_buf_free(&f.b);
-  if (s != HS_OK || *cannot) {
-    for (size_t c = 0; c < n_chunks; c++) hs_sql_chunk_release(&chunks[c]);
-    hs_free(chunks);
-    return s;
-  }
-  return build_from_chunks(st, chunks, n_chunks, err);
-}
-
-/* Can this join run as an index nested loop? Sets ix_key / ix_column. */
-static bool index_nl_ok(join_state *st) {
-  const hs_sql_plan *p = st->p, *r = p->kids[1];
-  if (p->join.index_column == NULL || r == NULL || r->kind != HS_SP_SCAN || r->scan.rel == NULL ||
-      r->scan.rel->uri == NULL || r->scan.limit >= 0)
-    return false;
-  if (st->type != HS_SJ_INNER && st->type != HS_SJ_LEFT && st->type != HS_SJ_SEMI &&
-      st->type != HS_SJ_ANTI)
-    return false;
-  for (int32_t k = 0; k < st->n_keys; k++) {
-    const hs_sql_expr *e = p->join.right_keys[k];
-    if (e->kind != HS_SX_COL || e->col < 0 || e->col >= r->n_cols) continue;
-    const char *name = r->scan.n_columns > e->col && r->scan.columns != NULL
-                           ? r->scan.columns[e->col]
-                           : r->names[e->col];
-    if (name == NULL || strcmp(name, p->join.index_column) != 0) continue;
-    if (!index_key_type_ok(p->join.left_keys[k]->type.id) ||
-        p->join.left_keys[k]->type.id != e->type.id)
-      continue;
-    st->ix_key = k;
-    st->ix_column = name;
-    return true;
-  }
-  return false;
-}
-
 /* ---------------------------------------------------------- operator */
 
 /* The next left chunk: those read ahead first, then the left input. */
@@ -1087,91 +728,6 @@ static hs_status next_left(join_state *st, hs_sql_op *op, hs_sql_chunk *out, hs_
     return HS_OK;
   }
   return hs_sql_op_next(op->kids[0], out, err);
-}
-
-/* Live rows of the right table's snapshot (-1: unknown). */
-static int64_t table_rows(hs_table *t, int64_t snapshot_id) {
-  hs_table_snapshot_info *v = NULL;
-  size_t n = 0;
-  int64_t rows = -1;
-  if (snapshot_id < 0) snapshot_id = hs_table_current_snapshot_id(t);
-  if (snapshot_id < 0) return 0;
-  if (hs_table_snapshots(t, &v, &n, NULL) != HS_OK) return -1;
-  for (size_t i = 0; i < n; i++)
-    if (v[i].snapshot_id == snapshot_id) rows = v[i].total_records;
-  hs_free(v);
-  return rows;
-}
-
-/* An index nested loop pays one filtered scan per JOIN_INDEX_KEYS_PER_SCAN
- * left keys; hashing pays a scan of the whole right table. Read the left
- * side ahead up to a bound (a quarter of the right table's rows, at most
- * JOIN_INDEX_LEFT_MAX): if it ends first, look its keys up through the
- * index as one chunk; else hash the right side and replay what was read. */
-static hs_status index_decide(join_state *st, hs_sql_op *op, hs_error *err) {
-  const hs_sql_plan *scan = st->p->kids[1];
-  hs_status s = hs_table_open(scan->scan.rel->uri, &st->table, err);
-  if (s != HS_OK) return s;
-  st->ix_snapshot = scan->scan.snapshot_id >= 0 ? scan->scan.snapshot_id
-                                                : hs_table_current_snapshot_id(st->table);
-  int64_t right = table_rows(st->table, st->ix_snapshot);
-  st->ix_left_max = right < 0 ? JOIN_INDEX_LEFT_MAX / 10 : right / 4;
-  if (st->ix_left_max > JOIN_INDEX_LEFT_MAX) st->ix_left_max = JOIN_INDEX_LEFT_MAX;
-  int64_t rows = 0;
-  size_t cap = 0;
-  bool ended = false;
-  while (rows <= st->ix_left_max) {
-    hs_sql_chunk in = {0};
-    s = hs_sql_op_next(op->kids[0], &in, err);
-    if (s != HS_OK) return s;
-    if (in.n == 0) {
-      hs_sql_chunk_release(&in);
-      ended = true;
-      break;
-    }
-    int64_t bytes = 0;
-    for (int32_t c = 0; c < in.n_cols; c++) bytes += vec_bytes(&in.cols[c]);
-    s = hs_sql_exec_reserve(st->x, bytes, "join", err);
-    if (s == HS_OK) st->pend_reserved += bytes;
-    if (s == HS_OK && st->n_pend == cap) {
-      size_t nc = cap ? cap * 2 : 8;
-      hs_sql_chunk *g = hs_realloc(st->pend, nc * sizeof *g);
-      if (g == NULL)
-        s = oom(err, "read ahead");
-      else
-        st->pend = g, cap = nc;
-    }
-    if (s != HS_OK) {
-      hs_sql_chunk_release(&in);
-      return s;
-    }
-    rows += in.n;
-    hs_sql_chunk_move(&st->pend[st->n_pend++], &in);
-  }
-  if (!ended) {
-    st->method = HS_SJM_HASH;
-    st->ix_gave_up = true;
-    return HS_OK;
-  }
-  if (st->n_pend > 1) { /* one chunk: its keys go to the index together */
-    hs_sql_chunk all = {0};
-    s = hs_sql_chunk_init(&all, st->nl, rows, err);
-    hs_sql_vec *parts = s == HS_OK ? alloc_array((int64_t)st->n_pend, sizeof(hs_sql_vec)) : NULL;
-    if (s == HS_OK && parts == NULL) s = oom(err, "read ahead");
-    for (int32_t c = 0; c < st->nl && s == HS_OK; c++) {
-      for (size_t k = 0; k < st->n_pend; k++) parts[k] = st->pend[k].cols[c];
-      s = hs_sql_vec_concat(&all.cols[c], parts, st->n_pend, err);
-    }
-    hs_free(parts);
-    if (s != HS_OK) {
-      hs_sql_chunk_release(&all);
-      return s;
-    }
-    for (size_t k = 0; k < st->n_pend; k++) hs_sql_chunk_release(&st->pend[k]);
-    hs_sql_chunk_move(&st->pend[0], &all);
-    st->n_pend = 1;
-  }
-  return HS_OK;
 }
 
 static void note_stats(hs_sql_op *op) {
@@ -1204,7 +760,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
     case PH_BUILD: {
       st->phase = PH_PROBE;
       if (st->method == HS_SJM_INDEX_NL) {
-        s = index_decide(st, op, err);
+        s = hs_sql_join_index_decide(st, op, err);
         if (s != HS_OK) return s;
         note_stats(op);
         if (st->method == HS_SJM_INDEX_NL) continue;
@@ -1213,7 +769,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
       size_t n_chunks = 0;
       s = hs_sql_op_drain(op->kids[1], &chunks, &n_chunks, err);
       if (s != HS_OK) return s;
-      s = build_from_chunks(st, chunks, n_chunks, err);
+      s = hs_sql_join_build(st, chunks, n_chunks, err);
       if (s != HS_OK) return s;
       note_stats(op);
       /* Nothing can come out of the left side. */
@@ -1227,7 +783,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
     case PH_PROBE: {
       join_probe *pr = &st->pr;
       if (!pr->active) {
-        s = check_cancel(st, err);
+        s = hs_sql_join_check_cancel(st, err);
         if (s != HS_OK) return s;
         hs_sql_chunk in = {0};
         s = next_left(st, op, &in, err);
@@ -1241,7 +797,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
         if (s == HS_OK && st->method == HS_SJM_INDEX_NL) {
           bool cannot = false;
           build_release(st);
-          s = index_build(st, &cannot, err);
+          s = hs_sql_join_index_build(st, &cannot, err);
           if (s == HS_OK && cannot) { /* hash the whole right side from now on */
             st->method = HS_SJM_HASH;
             st->ix_unstatable = true;
@@ -1249,7 +805,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
             hs_sql_chunk *chunks = NULL;
             size_t n_chunks = 0;
             s = hs_sql_op_drain(op->kids[1], &chunks, &n_chunks, err);
-            if (s == HS_OK) s = build_from_chunks(st, chunks, n_chunks, err);
+            if (s == HS_OK) s = hs_sql_join_build(st, chunks, n_chunks, err);
           }
           note_stats(op);
         }
@@ -1368,7 +924,7 @@ static hs_status split_pred(join_state *st, hs_error *err) {
   if (st->pred == NULL || st->type == HS_SJ_ANTI_NULLAWARE) return HS_OK;
   int32_t n = count_conj(st->pred), nl = 0, nr = 0, nm = 0, k = 0;
   const hs_sql_expr **v = hs_arena_alloc(&st->ar, sizeof(hs_sql_expr *) * (size_t)n * 4);
-  if (v == NULL) return oom(err, "open");
+  if (v == NULL) return hs_sql_join_oom(err, "open");
   const hs_sql_expr **lv = v + n, **rv = v + 2 * n, **mv = v + 3 * n;
   list_conj(st->pred, v, &k);
   for (int32_t i = 0; i < k; i++) {
@@ -1380,10 +936,12 @@ static hs_status split_pred(join_state *st, hs_error *err) {
     else
       mv[nm++] = v[i];
   }
-  if (nl > 0 && (st->lpred = and_of(&st->ar, lv, nl, 0)) == NULL) return oom(err, "open");
-  if (nr > 0 && (st->rpred = and_of(&st->ar, rv, nr, -st->nl)) == NULL) return oom(err, "open");
+  if (nl > 0 && (st->lpred = and_of(&st->ar, lv, nl, 0)) == NULL)
+    return hs_sql_join_oom(err, "open");
+  if (nr > 0 && (st->rpred = and_of(&st->ar, rv, nr, -st->nl)) == NULL)
+    return hs_sql_join_oom(err, "open");
   st->pred = nm > 0 ? and_of(&st->ar, mv, nm, 0) : NULL;
-  if (nm > 0 && st->pred == NULL) return oom(err, "open");
+  if (nm > 0 && st->pred == NULL) return hs_sql_join_oom(err, "open");
   return HS_OK;
 }
 
@@ -1401,8 +959,8 @@ static bool mark_cols(const hs_sql_expr *e, bool *cols, int32_t n) {
 static hs_status setup_keys(join_state *st, hs_error *err) {
   const hs_sql_plan *p = st->p;
   if (st->n_keys == 0) return HS_OK;
-  st->kd = alloc_array(st->n_keys, sizeof(keydesc));
-  if (st->kd == NULL) return oom(err, "open");
+  st->kd = hs_sql_join_alloc(st->n_keys, sizeof(keydesc));
+  if (st->kd == NULL) return hs_sql_join_oom(err, "open");
   for (int32_t k = 0; k < st->n_keys; k++) {
     hs_sql_type lt = p->join.left_keys[k]->type, rt = p->join.right_keys[k]->type;
     keydesc *kd = &st->kd[k];
@@ -1450,7 +1008,7 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
   if (p->kids[0] == NULL || p->kids[1] == NULL || op->kids[0] == NULL || op->kids[1] == NULL)
     return hs_error_set(err, HS_ERR_INTERNAL, "join without two inputs");
   join_state *st = hs_calloc(1, sizeof *st);
-  if (st == NULL) return oom(err, "open");
+  if (st == NULL) return hs_sql_join_oom(err, "open");
   op->state = st;
   op->next = join_next;
   op->free = join_free;
@@ -1489,16 +1047,16 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
   if (st->n_keys == 0) st->method = HS_SJM_NL;
   if (st->method == HS_SJM_NL && st->n_keys > 0) st->method = HS_SJM_HASH;
   if (st->na_nl) st->method = HS_SJM_NL;
-  if (st->method == HS_SJM_INDEX_NL && !index_nl_ok(st)) {
+  if (st->method == HS_SJM_INDEX_NL && !hs_sql_join_index_ok(st)) {
     st->method = HS_SJM_HASH;
     st->ix_fallback = true;
   }
   st->pred_cols = hs_calloc((size_t)(st->nl + st->nr) + 1, 1);
-  st->cl = alloc_array(JOIN_CHUNK_ROWS, 8);
-  st->cr = alloc_array(JOIN_CHUNK_ROWS, 8);
-  st->sel = alloc_array(JOIN_CHUNK_ROWS, 8);
+  st->cl = hs_sql_join_alloc(JOIN_CHUNK_ROWS, 8);
+  st->cr = hs_sql_join_alloc(JOIN_CHUNK_ROWS, 8);
+  st->sel = hs_sql_join_alloc(JOIN_CHUNK_ROWS, 8);
   if (st->pred_cols == NULL || st->cl == NULL || st->cr == NULL || st->sel == NULL) {
-    s = oom(err, "open");
+    s = hs_sql_join_oom(err, "open");
     goto fail;
   }
   if (!mark_cols(st->pred, st->pred_cols, st->nl + st->nr)) {
