@@ -391,8 +391,9 @@ typedef struct sort_state {
   hs_sql_chunk *buf; /* buffered chunks (output columns then keys) */
   size_t n_buf, cap_buf;
   int64_t buf_rows;
-  int64_t buf_bytes; /* reserved for the buffered chunks */
-  bool thr;          /* top-N: buf[0] holds the best `keep` rows so far, in order */
+  int64_t buf_bytes;  /* reserved for the buffered chunks */
+  int64_t perm_bytes; /* reserved for perm */
+  bool thr;           /* top-N: buf[0] holds the best `keep` rows so far, in order */
   int64_t reserved;
   /* emission */
   bool built;
@@ -417,7 +418,11 @@ static hs_status concat_buf(sort_state *s, hs_error *err) {
     s->n_buf = 0;
     return HS_OK;
   }
-  hs_status st = hs_sql_chunk_init(&s->all, nc, s->buf_rows, err);
+  /* the parts and their concatenation live side by side for a moment */
+  int64_t extra = s->buf_bytes;
+  hs_status st = reserve(s, extra, err);
+  if (st != HS_OK) return st;
+  st = hs_sql_chunk_init(&s->all, nc, s->buf_rows, err);
   if (st != HS_OK) return st;
   s->all.n = s->buf_rows;
   hs_sql_vec *parts = hs_malloc((s->n_buf ? s->n_buf : 1) * sizeof *parts);
@@ -430,6 +435,8 @@ static hs_status concat_buf(sort_state *s, hs_error *err) {
   hs_free(parts);
   for (size_t i = 0; i < s->n_buf; i++) hs_sql_chunk_release(&s->buf[i]);
   s->n_buf = 0;
+  hs_sql_exec_reserve(s->x, -extra, "sort", NULL);
+  s->reserved -= extra;
   return st;
 }
 
@@ -439,7 +446,15 @@ static hs_status order_all(const hs_sql_plan *p, sort_state *s, hs_error *err) {
   hs_free(s->perm);
   s->perm = NULL;
   s->n_perm = 0;
+  hs_sql_exec_reserve(s->x, -s->perm_bytes, "sort", NULL);
+  s->reserved -= s->perm_bytes;
+  s->perm_bytes = 0;
   if (n == 0) return HS_OK;
+  /* perm stays; the sort's own buffers (48 bytes a row) only while it runs */
+  int64_t scratch = n * (int64_t)(2 * sizeof(uint64_t) * 2 + sizeof(int64_t));
+  hs_status st = reserve(s, n * (int64_t)sizeof *s->perm + scratch, err);
+  if (st != HS_OK) return st;
+  s->perm_bytes = n * (int64_t)sizeof *s->perm;
   s->perm = hs_malloc((size_t)n * sizeof *s->perm);
   if (s->perm == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in sort");
   hs_sql_sortcol cols[64];
@@ -450,7 +465,9 @@ static hs_status order_all(const hs_sql_plan *p, sort_state *s, hs_error *err) {
     c[k].desc = p->sort.keys[k].desc;
     c[k].nulls_first = p->sort.keys[k].nulls_first;
   }
-  hs_status st = hs_sql_sort_perm(c, s->n_keys, n, s->perm, NULL, err);
+  st = hs_sql_sort_perm(c, s->n_keys, n, s->perm, NULL, err);
+  hs_sql_exec_reserve(s->x, -scratch, "sort", NULL);
+  s->reserved -= scratch;
   if (c != cols) hs_free(c);
   if (st != HS_OK) return st;
   s->n_perm = s->keep >= 0 && s->keep < n ? s->keep : n;

@@ -126,7 +126,11 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
 
   hs_status st = hs_sql_vec_alloc(res, ret, n, is_agg, err);
   if (st != HS_OK) return st;
-  st = reserve(s, (int64_t)(hs_sql_vec_width(ret) + 1 + 3 * sizeof(int64_t)) * n, err);
+  st = reserve(s, (int64_t)(hs_sql_vec_width(ret) + 1) * n, err);
+  if (st != HS_OK) return st;
+  /* while the call runs: keys, perm, diff, the sort's buffers, sorted arguments */
+  int64_t transient = 96 * n;
+  st = reserve(s, transient, err);
   if (st != HS_OK) return st;
 
   hs_sql_vec *keys = hs_calloc((size_t)(nk > 0 ? nk : 1), sizeof *keys);
@@ -241,6 +245,8 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
   if (st == HS_OK && strings) st = unstash_strings(res, &sbytes, soff, err);
 
 done:
+  hs_sql_exec_reserve(s->x, -transient, "window", NULL);
+  s->reserved -= transient;
   for (int32_t k = 0; k < nk && keys != NULL; k++) hs_sql_vec_release(&keys[k]);
   for (int32_t k = 0; k < na; k++) {
     hs_sql_vec_release(&args[k]);
