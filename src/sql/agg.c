@@ -822,6 +822,7 @@ static int agg_arg_cost(hs_sql_type have, hs_sql_tid want, hs_sql_type *to) {
 hs_status hs_sql_agg_resolve(const char *name, const hs_sql_type *args, int32_t n,
                              hs_sql_agg_match *m, hs_error *err) {
   bool named = false;
+  char why[160] = ""; /* why the last fitting overload refused its arguments */
   int best_cost = -1;
   hs_sql_agg_match best;
   memset(&best, 0, sizeof best);
@@ -838,7 +839,6 @@ hs_status hs_sql_agg_resolve(const char *name, const hs_sql_type *args, int32_t 
         if (cost < 0) continue;
       }
       if (best_cost >= 0 && cost >= best_cost) continue;
-      char why[160] = "";
       hs_sql_type ret;
       if (!a->rettype(&to, n, &ret, why, sizeof why)) continue;
       best.agg = a;
@@ -848,6 +848,8 @@ hs_status hs_sql_agg_resolve(const char *name, const hs_sql_type *args, int32_t 
     }
   }
   if (!named) return hs_error_set(err, HS_ERR_NOT_FOUND, "function %s does not exist", name);
+  if (best_cost < 0 && why[0] != '\0')
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: %s", name, why);
   if (best_cost < 0) {
     char list[256] = "";
     size_t len = 0;
