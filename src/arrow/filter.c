@@ -24,23 +24,27 @@
  * the portable loops this way). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #define FILTER_X86 1
-static int cpu_bmi2 = -1, cpu_avx512 = -1; /* benign race: every thread finds the same */
-static void cpu_check(void) {
+/* Bit 0: checked; bit 1: BMI2; bit 2: AVX-512F (every thread finds the same). */
+static atomic_int cpu_has;
+static int cpu_check(void) {
+  int h = atomic_load_explicit(&cpu_has, memory_order_relaxed);
+  if (h != 0) return h;
   const char *cap = getenv("HS_SIMD");
   bool scalar = cap != NULL && strcmp(cap, "scalar") == 0;
   bool avx2 = cap != NULL && strcmp(cap, "avx2") == 0;
-  cpu_avx512 = !scalar && !avx2 && __builtin_cpu_supports("avx512f") ? 1 : 0;
-  cpu_bmi2 = !scalar && __builtin_cpu_supports("bmi2") ? 1 : 0;
+  h = 1 | (!scalar && __builtin_cpu_supports("bmi2") ? 2 : 0) |
+      (!scalar && !avx2 && __builtin_cpu_supports("avx512f") ? 4 : 0);
+  atomic_store_explicit(&cpu_has, h, memory_order_relaxed);
+  return h;
 }
 static bool have_bmi2(void) {
-  if (cpu_bmi2 < 0) cpu_check();
-  return cpu_bmi2 == 1;
+  return (cpu_check() & 2) != 0;
 }
 static bool have_avx512(void) {
-  if (cpu_avx512 < 0) cpu_check();
-  return cpu_avx512 == 1;
+  return (cpu_check() & 4) != 0;
 }
 #endif
 
