@@ -453,13 +453,48 @@ static hs_status param_values(const struct ArrowSchema *schema, const struct Arr
     case 'l': v[i].v.i64 = ((const int64_t *)buf)[row]; break;
     case 'f': v[i].v.f64 = ((const float *)buf)[row]; break;
     case 'g': v[i].v.f64 = ((const double *)buf)[row]; break;
+    case 'd': /* decimal128 (type_from_arrow accepted its precision and scale) */
+      if (strchr(fmt, ',') != NULL &&
+          (strchr(strchr(fmt, ',') + 1, ',') == NULL || strstr(fmt, ",128") != NULL)) {
+        memcpy(&v[i].v.dec, (const uint8_t *)buf + 16 * row, 16);
+        break;
+      }
+      goto unsupported;
+    case 't':
+      if (strcmp(fmt, "tdD") == 0) { /* date32: days, as DATE */
+        v[i].v.i32 = ((const int32_t *)buf)[row];
+        break;
+      }
+      if (strncmp(fmt, "tsu:", 4) == 0) { /* timestamp[us]: TIMESTAMP / TIMESTAMPTZ */
+        v[i].v.i64 = ((const int64_t *)buf)[row];
+        break;
+      }
+      goto unsupported;
+    case 'U':
+    case 'Z': { /* large strings */
+      const int64_t *off = buf;
+      const char *data = a->n_buffers > 2 ? a->buffers[2] : "";
+      int64_t s0 = off[row], s1 = off[row + 1];
+      if (s1 - s0 > UINT32_MAX - 1)
+        return hs_error_set(err, HS_ERR_INVALID_ARG, "sql: parameter $%lld is too long",
+                            (long long)i + 1);
+      char *p = hs_arena_alloc(arena, (size_t)(s1 - s0) + 1); /* NUL-terminated copy */
+      if (p == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      memcpy(p, data + s0, (size_t)(s1 - s0));
+      p[s1 - s0] = '\0';
+      v[i].v.s.ptr = p;
+      v[i].v.s.len = (uint32_t)(s1 - s0);
+      break;
+    }
     case 'u':
     case 'z': {
       const int32_t *off = buf;
       const char *data = a->n_buffers > 2 ? a->buffers[2] : "";
       int32_t s0 = off[row], s1 = off[row + 1];
-      char *p = hs_arena_memdup(arena, data + s0, (size_t)(s1 - s0) + 1);
+      char *p = hs_arena_alloc(arena, (size_t)(s1 - s0) + 1); /* NUL-terminated copy */
       if (p == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      memcpy(p, data + s0, (size_t)(s1 - s0));
+      p[s1 - s0] = '\0';
       v[i].v.s.ptr = p;
       v[i].v.s.len = (uint32_t)(s1 - s0);
       break;
@@ -474,8 +509,9 @@ static hs_status param_values(const struct ArrowSchema *schema, const struct Arr
         v[i].v.vec = p;
         break;
       }
-      /* fallthrough */
+      goto unsupported;
     default:
+    unsupported:
       return hs_error_set(err, HS_ERR_UNSUPPORTED,
                           "sql: parameter $%lld has type '%s', not supported yet", (long long)i + 1,
                           fmt);

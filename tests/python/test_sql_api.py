@@ -142,6 +142,13 @@ def test_params_scalars_null_and_vectors():
     got = s.sql("SELECT $1::bigint + 1, $2::text || 'x', $3::double precision * 2, $4::int IS NULL",
                 [41, "a", 1.25, None]).fetchall()
     assert got == [(42, "ax", 2.5, True)]
+    import datetime
+    import decimal
+    d, ts = datetime.date(2024, 1, 31), datetime.datetime(2024, 1, 1, 12, 30, 1, 5)
+    got = s.sql("SELECT $1 + 1, $2 + interval '1 day', $3 * 2, $4, $5", [
+        d, ts, decimal.Decimal("1.25"), True, b"\x00b"]).fetchall()
+    assert got == duckdb.execute("SELECT $1 + 1, $2 + interval '1 day', $3 * 2, $4, $5", [
+        d, ts, decimal.Decimal("1.25"), True, b"\x00b"]).fetchall()
     q = vecs[17] + np.float32(0.01)
     rows = s.sql("SELECT id, e <-> $1 AS d FROM v ORDER BY e <-> $1 LIMIT 5", [q]).fetchall()
     dist = np.sqrt(((vecs.astype(np.float64) - q.astype(np.float64)) ** 2).sum(axis=1))
