@@ -102,8 +102,8 @@ static char *dup_n(const char *p, size_t n) {
   return s;
 }
 
-/* Add the rows of `batch` (consumed) to r as text. */
-static hs_status add_batch(result *r, struct ArrowSchema *schema, struct ArrowArray *batch,
+/* Add the rows of `batch` (consumed; `schema` is not) to r as text. */
+static hs_status add_batch(result *r, const struct ArrowSchema *schema, struct ArrowArray *batch,
                            hs_error *err) {
   hs_sql_chunk ch = {0};
   hs_status st = hs_sql_chunk_from_arrow(schema, batch, NULL, 0, &ch, err);
@@ -356,13 +356,7 @@ static int run_statement(hs_sql_session *s, const char *sql, int mode) {
       rc = stream.get_next(&stream, &batch);
       if (rc != 0) break;
       if (batch.release == NULL) break;
-      struct ArrowSchema copy;
-      st = hs_arrow_schema_copy(&schema, &copy, &err);
-      if (st != HS_OK) {
-        batch.release(&batch);
-        break;
-      }
-      st = add_batch(&r, &copy, &batch, &err);
+      st = add_batch(&r, &schema, &batch, &err); /* the batch is consumed, the schema not */
     }
   }
   g_running = 0;
