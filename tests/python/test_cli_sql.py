@@ -4,8 +4,9 @@ of random rows: the aligned table, --csv (read back by pyarrow's CSV
 reader) and --json (read back by json) must hold DuckDB's answer to the
 same query over the same rows; --root and --table naming; several
 statements, a script on stdin, errors with the caret and exit status 1,
-usage errors 2, and the interactive prompt on a pseudo-terminal (history,
-a statement over several lines, an error that does not end the session).
+usage errors 2, Ctrl-C cancelling a statement (a script's, and one typed at
+the prompt), and the interactive prompt on a pseudo-terminal (history, a
+statement over several lines, an error that does not end the session).
 """
 import csv
 import io
@@ -186,9 +187,17 @@ def test_interactive_prompt(lake):
         os.write(fd, b"SELECT nope FROM items;\n")
         out = _read_until(fd, b"hs> ")
         assert "does not exist" in out and "^" in out
+        # Ctrl-C cancels a long statement and the prompt comes back
+        os.write(fd, b"SELECT count(*) FROM items a, items b, items c, items d;\n")
+        time.sleep(0.5)
+        os.write(fd, b"\x03")
+        out = _read_until(fd, b"hs> ")
+        assert "cancelled" in out
         os.write(fd, b"\\s\n")
         out = _read_until(fd, b"hs> ")
         assert "1  SELECT count(*)" in out and "2  SELECT nope FROM items;" in out
+        os.write(fd, b"SELECT 1 AS one;\n")
+        assert "(1 row)" in _read_until(fd, b"hs> ")
         os.write(fd, b"\\q\n")
         _, status = os.waitpid(pid, 0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
@@ -198,3 +207,18 @@ def test_interactive_prompt(lake):
             os.kill(pid, 9)
             os.waitpid(pid, 0)
         os.close(fd)
+
+
+def test_sigint_cancels_a_script(lake):
+    import signal
+
+    root, _ = lake
+    p = subprocess.Popen([_exe(), "sql", "--root", str(root),
+                          "SELECT count(*) FROM items a, items b, items c, items d"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10
+    assert p.returncode == 1 and "cancelled" in err, (p.returncode, out, err)
