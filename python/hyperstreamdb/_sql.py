@@ -119,6 +119,11 @@ class SqlResult:
             self._table = pa.Table.from_batches(list(self._batches()), schema)
         return self._table
 
+    @property
+    def schema(self):
+        """The result's ``pyarrow.Schema`` (known before any row is computed)."""
+        return self._schema()
+
     def to_arrow(self):
         """The result as a ``pyarrow.Table``."""
         return self._arrow()
@@ -153,6 +158,8 @@ class SqlResult:
         return self._stream.__arrow_c_stream__(requested_schema)
 
     def __iter__(self) -> Iterator[Tuple[Any, ...]]:
+        """The rows as tuples (``for row in s.sql(...)``); ``reader()`` streams
+        batches instead."""
         return iter(self.fetchall())
 
     def __len__(self) -> int:
@@ -160,9 +167,16 @@ class SqlResult:
 
     def __repr__(self) -> str:
         t = self._arrow()
-        head = t.slice(0, 10).to_pylist()
-        more = f", ... ({t.num_rows} rows)" if t.num_rows > 10 else ""
-        return f"<SqlResult columns={t.column_names} rows={head}{more}>"
+        if t.num_columns == 0:
+            return "<SqlResult: no columns (the statement ran)>"
+        cols = ", ".join(f"{f.name}: {f.type}" for f in t.schema)
+        head = t.slice(0, 10)
+        rows = list(zip(*[c.to_pylist() for c in head.columns]))
+        lines = [f"  {r!r}" for r in rows]
+        if t.num_rows > 10:
+            lines.append(f"  ... ({t.num_rows - 10} more rows)")
+        n = f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}"
+        return "\n".join([f"<SqlResult {n} ({cols})"] + lines) + ">"
 
 
 class Session:

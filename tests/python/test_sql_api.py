@@ -244,13 +244,15 @@ def test_table_sql_names_and_result_outlives_session(tmp_path, data):
         s.sql("SELECT 1")
     r = t.sql("SELECT id, g FROM t ORDER BY id LIMIT 12")
     text = repr(r)
-    assert "id" in text and "12 rows" in text
+    assert "id: int64" in text and "12 rows" in text and "(0, " in text and "2 more rows" in text
+    assert "no columns" in repr(t.sql("SET memory_limit = '1GB'"))
 
 
 def test_result_is_one_shot_but_cached(data):
     s = hdb.Session()
     s.register("d", data)
     r = s.sql("SELECT id FROM d ORDER BY id LIMIT 4")
+    assert r.schema == pa.schema([("id", pa.int64())])
     assert r.fetchall() == r.fetchall() == [(0,), (1,), (2,), (3,)]
     assert r.to_arrow().num_rows == 4
     r2 = s.sql("SELECT id FROM d ORDER BY id LIMIT 4")
