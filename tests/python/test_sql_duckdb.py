@@ -1,6 +1,7 @@
 """Differential testing of the SQL engine against DuckDB.
 
-A small random query generator (projections; integer, float and text
+A small random query generator (projections; integer, float, text, date and
+numeric
 expressions with NULLs, NaN and the int64 extremes; comparisons, AND/OR/NOT,
 BETWEEN, IN, LIKE, IS [NOT] NULL; substr, CAST to text; CASE, COALESCE,
 NULLIF; IN / NOT IN / [NOT] EXISTS / scalar subqueries; WHERE; GROUP BY
@@ -24,6 +25,7 @@ whose message says "not supported" under another class counts so too), on any wr
 on an error DuckDB does not raise, and on a crash (the process dies).
 HS_SQL_DIFF_QUERIES / HS_SQL_DIFF_SEED run more or other queries.
 """
+import datetime
 import decimal
 import math
 import os
@@ -67,6 +69,10 @@ def _tables(rng):
         "e": pa.array([maybe(rng.choice([I64_MAX, I64_MIN, 0, 1, -1, 2**40]))
                        for _ in range(n1)], pa.int64()),
         "f": pa.array([maybe(rng.random() < 0.5) for _ in range(n1)], pa.bool_()),
+        "dt": pa.array([maybe(datetime.date(2024, 1, 1) + datetime.timedelta(rng.randrange(-400, 400)))
+                        for _ in range(n1)], pa.date32()),
+        "n": pa.array([maybe(decimal.Decimal(rng.randrange(-10**6, 10**6)) / 100)
+                       for _ in range(n1)], pa.decimal128(10, 2)),
     })
     t2 = pa.table({
         "id": pa.array(range(n2), pa.int64()),
@@ -84,7 +90,8 @@ class Gen:
     def __init__(self, rng, scopes):
         self.r = rng
         # scopes: list of (alias, {"int": [...], "float": [...], "text": [...], "bool": [...]})
-        self.cols = {"int": [], "float": [], "text": [], "bool": [], "big": []}
+        self.cols = {"int": [], "float": [], "text": [], "bool": [], "big": [], "date": [],
+                     "num": []}
         for alias, kinds in scopes:
             for kind, names in kinds.items():
                 self.cols[kind] += [f"{alias}.{n}" for n in names]
@@ -167,8 +174,35 @@ class Gen:
         w = self.r.choice(WORDS)
         return "'" + w.replace("'", "''") + "'"
 
+    def date_expr(self, d=0):
+        r = self.r.random()
+        if d > 2 or r < 0.6:
+            return self.pick("date")
+        if r < 0.8:
+            return f"({self.pick('date')} + {self.r.randrange(-40, 40)})"
+        if r < 0.9:
+            return f"coalesce({self.pick('date')}, DATE '2024-02-29')"
+        return f"CASE WHEN {self.pred(d + 1)} THEN {self.pick('date')} ELSE DATE '2000-01-01' END"
+
+    def num_expr(self, d=0):
+        r = self.r.random()
+        if d > 2 or r < 0.45:
+            return self.pick("num")
+        if r < 0.6:
+            return f"({self.num_expr(d + 1)} {self.r.choice(['+', '-'])} {self.int_expr(d + 1)})"
+        if r < 0.7:
+            return f"({self.num_expr(d + 1)} * {self.r.choice(['2', '0.5', '-1.25'])})"
+        if r < 0.8:
+            return f"abs({self.num_expr(d + 1)})"
+        if r < 0.9:
+            return f"round({self.num_expr(d + 1)}, {self.r.randrange(0, 3)})"
+        return f"coalesce({self.num_expr(d + 1)}, 0.01)"
+
     def expr(self, d=0):
-        kind = self.r.choice(["int", "int", "float", "text"])
+        kinds = ["int", "int", "float", "text"]
+        if self.cols["date"]:
+            kinds += ["date", "num"]
+        kind = self.r.choice(kinds)
         return getattr(self, f"{kind}_expr")(d), kind
 
     def key_expr(self, d=1):
@@ -207,6 +241,11 @@ class Gen:
         if r < 0.84 and self.cols["big"]:
             big = self.r.choice(["0", "1", str(I64_MAX), str(I64_MIN), str(2**40)])
             return f"{self.pick('big')} {cmp} {big}"
+        if r < 0.845 and self.cols["date"]:
+            lit = self.r.choice(["DATE '2024-01-15'", "DATE '1999-12-31'", "DATE '2024-02-29'"])
+            return f"{self.date_expr(d + 1)} {cmp} {lit}"
+        if r < 0.85 and self.cols["num"]:
+            return f"{self.num_expr(d + 1)} {cmp} {self.r.choice(['0', '1.5', '-12.75'])}"
         if r < 0.87 and self.subqueries:
             return self.subquery_pred()
         if r < 0.9 and self.cols["bool"]:
@@ -232,12 +271,15 @@ class Gen:
             return f"{self.r.choice(['min', 'max'])}({e})", k
         if r < 0.78 and self.cols["big"]:
             return f"{self.r.choice(['min', 'max'])}({self.pick('big')})", "int"
+        if r < 0.82 and self.cols["num"]:
+            return f"{self.r.choice(['sum', 'avg', 'min', 'max'])}({self.num_expr(1)})", "num"
         if r < 0.9:
             return f"avg({self.int_expr(1)})", "float"
         return f"avg({self.float_expr(1)})", "float"
 
 
-T1 = {"int": ["a", "b", "k"], "float": ["c"], "text": ["s"], "bool": ["f"], "big": ["e"]}
+T1 = {"int": ["a", "b", "k"], "float": ["c"], "text": ["s"], "bool": ["f"], "big": ["e"],
+      "date": ["dt"], "num": ["n"]}
 T2 = {"int": ["k", "x"], "float": ["y"], "text": ["t"]}
 
 
