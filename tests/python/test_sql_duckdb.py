@@ -1,8 +1,7 @@
 """Differential testing of the SQL engine against DuckDB.
 
 A small random query generator (projections; integer, float, text, date and
-numeric
-expressions with NULLs, NaN and the int64 extremes; comparisons, AND/OR/NOT,
+numeric expressions with NULLs, NaN and the int64 extremes; comparisons, AND/OR/NOT,
 BETWEEN, IN, LIKE, IS [NOT] NULL; substr, CAST to text; CASE, COALESCE,
 NULLIF; IN / NOT IN / [NOT] EXISTS / scalar subqueries; WHERE; GROUP BY
 with count/count(DISTINCT)/sum/min/max/avg and HAVING; aggregates without
