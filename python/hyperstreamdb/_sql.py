@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
 
 from . import _core
 from ._core import SqlError
+
+if TYPE_CHECKING:  # annotations only: pandas and polars are optional
+    import pandas
+    import polars
+    import pyarrow
 
 __all__ = ["Session", "SqlResult", "SqlError", "connect"]
 
@@ -120,19 +125,19 @@ class SqlResult:
         return self._table
 
     @property
-    def schema(self):
+    def schema(self) -> "pyarrow.Schema":
         """The result's ``pyarrow.Schema`` (known before any row is computed)."""
         return self._schema()
 
-    def to_arrow(self):
+    def to_arrow(self) -> "pyarrow.Table":
         """The result as a ``pyarrow.Table``."""
         return self._arrow()
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pandas.DataFrame":
         """The result as a ``pandas.DataFrame``."""
         return self._arrow().to_pandas()
 
-    def to_polars(self):
+    def to_polars(self) -> "polars.DataFrame":
         """The result as a ``polars.DataFrame``."""
         import polars as pl
 
@@ -144,7 +149,7 @@ class SqlResult:
         cols = [c.to_pylist() for c in t.columns]
         return list(zip(*cols)) if cols else []
 
-    def reader(self):
+    def reader(self) -> "pyarrow.RecordBatchReader":
         """A ``pyarrow.RecordBatchReader`` streaming the rows (one pass)."""
         import pyarrow as pa
 
