@@ -396,7 +396,13 @@ static PyObject *hs_py_sql_register_stream(hs_py_sql *self, PyObject *args) {
   hs_sql_session *s = session_of(self);
   const char *name = hs_py_text(name_o, "name");
   if (s == NULL || name == NULL) return NULL;
-  PyObject *capsule = PyObject_CallMethod(data, "__arrow_c_stream__", NULL);
+  PyObject *capsule; /* an 'arrow_array_stream' capsule, or what exports one */
+  if (PyCapsule_CheckExact(data)) {
+    Py_INCREF(data);
+    capsule = data;
+  } else {
+    capsule = PyObject_CallMethod(data, "__arrow_c_stream__", NULL);
+  }
   if (capsule == NULL) return NULL;
   struct ArrowArrayStream *cs = PyCapsule_GetPointer(capsule, "arrow_array_stream");
   if (cs == NULL || cs->release == NULL) {
@@ -546,7 +552,8 @@ static PyMethodDef hs_py_sql_methods[] = {
     {"register_table", (PyCFunction)hs_py_sql_register_table, METH_VARARGS,
      "register_table(name, uri)\n\nMake the table folder `uri` the relation `name`."},
     {"register_stream", (PyCFunction)hs_py_sql_register_stream, METH_VARARGS,
-     "register_stream(name, data)\n\nRead `data` (any object with __arrow_c_stream__) whole and "
+     "register_stream(name, data)\n\nRead `data` (an 'arrow_array_stream' PyCapsule or any object "
+     "with __arrow_c_stream__) whole and "
      "make it the relation `name`."},
     {"unregister", (PyCFunction)hs_py_sql_unregister, METH_VARARGS,
      "unregister(name)\n\nForget the relation `name`."},

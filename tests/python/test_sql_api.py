@@ -125,6 +125,10 @@ def test_every_register_kind(tmp_path, data):
             got = [(a, b, c, None if e != e else e) for a, b, c, e in got]
             got = sorted(got, key=_key)
         assert got == expect, name
+    core = hdb._core.SqlSession()  # the extension type also takes a bare stream capsule
+    core.register_stream("cap", data.__arrow_c_stream__())
+    got = pa.RecordBatchReader.from_stream(core.execute("SELECT count(*) AS n FROM cap")).read_all()
+    assert got.column("n").to_pylist() == [data.num_rows]
     s.unregister("pandas")
     with pytest.raises(hdb.SqlError):
         s.sql("SELECT * FROM pandas")
