@@ -1142,9 +1142,9 @@ hs_status hs_sql_unregister(hs_sql_session *s, const char *name, hs_error *err);
  * batches and no columns; INSERT, DELETE and UPDATE give one row with an
  * int64 column "count". The stream may be read after later calls on the
  * session, but not after hs_sql_session_free. */
-hs_status hs_sql_execute(hs_sql_session *s, const char *sql, const struct ArrowSchema *params_schema,
-                         const struct ArrowArray *params, struct ArrowArrayStream *out,
-                         int32_t *error_pos, hs_error *err);
+hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
+                         const struct ArrowSchema *params_schema, const struct ArrowArray *params,
+                         struct ArrowArrayStream *out, int32_t *error_pos, hs_error *err);
 
 /* Ask the query running on `s` (from another thread) to stop: it fails
  * soon with HS_ERR_INVALID_ARG "query cancelled". Safe at any time. */

@@ -31,7 +31,7 @@ fi
 
 # Python packages: import names of requirements-test.txt, checked before pip runs.
 if ! python3 -c "import pytest, hypothesis, numpy, pandas, pyarrow, duckdb, polars, scikit_build_core, fastavro, pyiceberg, sqlalchemy, pyspark" \
-    2>/dev/null; then
+    2>/dev/null || ! command -v tpchgen-cli >/dev/null; then
   echo "setup: installing Python packages from requirements-test.txt"
   python3 -m pip install -q --disable-pip-version-check -r requirements-test.txt
 fi

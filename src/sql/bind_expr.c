@@ -598,8 +598,17 @@ static hs_status bind_cast(hs_sql_binder *b, hs_sql_ectx *ec, json_t *body, hs_s
 
 /* --------------------------------------------------------- operators */
 
+/* A JSON array of nodes, or a List node ({"List": {"items": [...]}}, as
+ * libpg_query writes IN lists and BETWEEN bounds): its items. */
+static json_t *items_of(json_t *list) {
+  if (json_is_array(list) || list == NULL) return list;
+  json_t *l = json_object_get(list, "List");
+  return l != NULL ? json_object_get(l, "items") : list;
+}
+
 static hs_status bind_list(hs_sql_binder *b, hs_sql_ectx *ec, json_t *list, hs_sql_expr ***out,
                            int32_t *n_out) {
+  list = items_of(list);
   size_t n = json_array_size(list);
   hs_sql_expr **v = hs_arena_alloc(b->A, sizeof(*v) * (n + 1));
   if (v == NULL) return hs_sql_bind_nomem(b);
@@ -665,6 +674,7 @@ static hs_status bind_a_expr(hs_sql_binder *b, hs_sql_ectx *ec, json_t *body, hs
     if (strstr(kind, "SYM") != NULL)
       return hs_sql_bind_fail(b, HS_ERR_UNSUPPORTED, pos, "BETWEEN SYMMETRIC is not supported");
     bool neg = strstr(kind, "NOT") != NULL;
+    rj = items_of(rj);
     if (json_array_size(rj) != 2)
       return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "malformed BETWEEN");
     hs_sql_expr *lo = NULL, *hi = NULL, *x2 = NULL;

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bind.h"
+#include "bind_internal.h"
 #include "op_join.h"
 
 typedef struct opt {
@@ -303,8 +303,79 @@ static hs_status push_into(opt *o, hs_sql_plan **pp, hs_sql_expr **c, int32_t n)
   return HS_OK;
 }
 
+/* OR(A AND X, B AND X) -> X AND OR(A, B): conjuncts common to every
+ * branch of an OR come out of it (TPC-H Q19's join key), so they can
+ * become join keys and scan filters. A branch left with nothing makes the
+ * OR true (only X remains). */
+static hs_status factor_or(opt *o, hs_sql_expr **ep) {
+  hs_sql_expr *e = *ep;
+  if (e == NULL) return HS_OK;
+  if (e->kind == HS_SX_AND) {
+    for (int32_t i = 0; i < e->n_args; i++) {
+      hs_status st = factor_or(o, &e->args[i]);
+      if (st != HS_OK) return st;
+    }
+    return HS_OK;
+  }
+  if (e->kind != HS_SX_OR || e->n_args < 2) return HS_OK;
+  int32_t nb = e->n_args;
+  conj *br = hs_arena_alloc(&o->pc->arena, sizeof(conj) * (size_t)nb);
+  if (br == NULL) return nomem(o);
+  for (int32_t i = 0; i < nb; i++) {
+    hs_status st = split_and(o, e->args[i], &br[i]);
+    if (st != HS_OK) return st;
+  }
+  conj common = {0};
+  for (int32_t k = 0; k < br[0].n; k++) {
+    hs_sql_expr *x = br[0].v[k];
+    if (has_volatile(x)) continue;
+    bool everywhere = true;
+    for (int32_t i = 1; i < nb && everywhere; i++) {
+      bool found = false;
+      for (int32_t j = 0; j < br[i].n && !found; j++) found = hs_sql_expr_equal(br[i].v[j], x);
+      everywhere = found;
+    }
+    bool dup = false;
+    for (int32_t j = 0; j < common.n && !dup; j++) dup = hs_sql_expr_equal(common.v[j], x);
+    if (everywhere && !dup) {
+      hs_status st = conj_add(o, &common, x);
+      if (st != HS_OK) return st;
+    }
+  }
+  if (common.n == 0) return HS_OK;
+  /* the branches without the common conjuncts */
+  hs_sql_expr **rest = hs_arena_alloc(&o->pc->arena, sizeof(hs_sql_expr *) * (size_t)nb);
+  if (rest == NULL) return nomem(o);
+  bool always = false;
+  for (int32_t i = 0; i < nb; i++) {
+    conj left = {0};
+    for (int32_t j = 0; j < br[i].n; j++) {
+      bool is_common = false;
+      for (int32_t k = 0; k < common.n && !is_common; k++)
+        is_common = hs_sql_expr_equal(br[i].v[j], common.v[k]);
+      if (!is_common && conj_add(o, &left, br[i].v[j]) != HS_OK) return nomem(o);
+    }
+    if (left.n == 0) always = true;
+    rest[i] = left.n > 0 ? and_of(o, left.v, left.n) : NULL;
+    if (left.n > 0 && rest[i] == NULL) return nomem(o);
+  }
+  if (!always) {
+    hs_sql_expr *orr = hs_sql_expr_new(&o->pc->arena, HS_SX_OR, e->type, e->pos);
+    if (orr == NULL) return nomem(o);
+    orr->args = rest;
+    orr->n_args = nb;
+    if (conj_add(o, &common, orr) != HS_OK) return nomem(o);
+  }
+  *ep = and_of(o, common.v, common.n);
+  return *ep == NULL ? nomem(o) : HS_OK;
+}
+
 static hs_status push_filters(opt *o, hs_sql_plan **pp) {
   hs_sql_plan *p = *pp;
+  if ((p->kind == HS_SP_FILTER || p->kind == HS_SP_JOIN) && p->pred != NULL) {
+    hs_status st = factor_or(o, &p->pred);
+    if (st != HS_OK) return st;
+  }
   hs_status st;
   for (int i = 0; i < 2; i++)
     if (p->kids[i] != NULL && (st = push_filters(o, &p->kids[i])) != HS_OK) return st;
