@@ -66,16 +66,18 @@ static bool is_true(const hs_sql_vec *v, int64_t i) {
   return hs_sql_vec_valid(v, i) && ((const uint8_t *)v->data)[i] != 0;
 }
 
-/* Rows of `in` at sel[0..n) as a chunk (all columns). */
+/* Rows of `in` at sel[0..n) as a chunk. Columns that are placeholders
+ * (fewer rows than the chunk: an operator materializes only the columns
+ * an expression reads, e.g. a join's residual) stay empty. */
 static hs_status sub_chunk(const hs_sql_chunk *in, const int64_t *sel, int64_t n, hs_sql_chunk *out,
                            hs_error *err) {
-  if (in->n_cols == 0) {
-    out->n = n;
-    out->n_cols = 0;
-    out->cols = NULL;
-    return HS_OK;
+  hs_status st = hs_sql_chunk_init(out, in->n_cols, n, err);
+  for (int32_t c = 0; c < in->n_cols && st == HS_OK; c++) {
+    if (in->cols[c].n < in->n) continue;
+    st = hs_sql_vec_take(&out->cols[c], &in->cols[c], sel, n, err);
   }
-  return hs_sql_chunk_take(out, in, sel, n, err);
+  if (st != HS_OK) hs_sql_chunk_release(out);
+  return st;
 }
 
 /* out[rows[i]] = src[i] for i < n (out of the same type, nullable, built

@@ -411,11 +411,7 @@ def _compare(ours, theirs, ordered):
 # message contains the key is listed and counted, not failed, so that the
 # rest of the comparison keeps guarding everything else. Remove an entry
 # when its bug is fixed (the test then fails if it comes back).
-KNOWN_BUGS = {
-    "take: row": "a CASE in a join residual whose untaken branch reads the other side "
-                 "(SELECT l.id FROM t1 l JOIN t2 r ON l.k = r.k WHERE CASE WHEN r.x >= 0 "
-                 "THEN r.k ELSE l.a END < 10)",
-}
+KNOWN_BUGS = {}
 
 
 def test_random_queries_equal_duckdb():
