@@ -174,7 +174,9 @@ def _key(v):
     if isinstance(v, float):
         if math.isnan(v):
             return ("nan",)
-        return ("n", round(v, 6) if not math.isinf(v) else v)
+        # -0.0 and 0.0 are one group; which spelling its key shows depends on
+        # the first row seen (in PostgreSQL too), so compare them as equal
+        return ("n", round(v, 6) + 0.0 if not math.isinf(v) else v)
     if isinstance(v, (int, decimal.Decimal)):
         return ("n", round(float(v), 6) if abs(v) < 2**53 else decimal.Decimal(v))
     return ("v", v)

@@ -218,19 +218,25 @@ def test_cancel_from_another_thread():
                     reason="SIGINT on the main thread")
 @pytest.mark.parametrize("how", ["fetchall", "reader"])
 def test_ctrl_c_cancels_and_raises_keyboard_interrupt(how):
-    s, q = _long_session()
-    r = s.sql(q)
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        if how == "fetchall":
-            r.fetchall()
-        else:
-            r.reader().read_all()
-    timer.join()
-    assert time.monotonic() - t0 < 5
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own handler for the test (other libraries in this process,
+    # e.g. pyspark, install theirs); ours must put back whatever was there
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        s, q = _long_session()
+        r = s.sql(q)
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            if how == "fetchall":
+                r.fetchall()
+            else:
+                r.reader().read_all()
+        timer.join()
+        assert time.monotonic() - t0 < 5
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert s.sql("SELECT 2 AS two").fetchall() == [(2,)]
 
 
