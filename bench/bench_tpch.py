@@ -47,6 +47,14 @@ def prepare(sf, d):
     return src, lake
 
 
+def to_arrow(res):
+    """A DuckDB result as a pyarrow Table (the method's name changed across versions)."""
+    for m in ("to_arrow_table", "fetch_arrow_table", "arrow"):
+        if hasattr(res, m):
+            return getattr(res, m)()
+    raise RuntimeError("this DuckDB has no Arrow result method")
+
+
 def timed(fn, reps):
     fn()
     ts = []
@@ -96,7 +104,7 @@ def main():
     for q in qs:
         sql = open(os.path.join(QDIR, f"q{q}.sql")).read()
         ours = timed(lambda: s.sql(sql).to_arrow(), a.reps)
-        duck = timed(lambda: con.execute(sql).arrow(), a.reps)
+        duck = timed(lambda: to_arrow(con.execute(sql)), a.reps)
         r_duck.append(duck / ours)
         line = f"{q:>3} {ours:9.3f} {duck:9.3f} {duck / ours:9.2f}"
         if df is not None:
