@@ -88,6 +88,19 @@ static hs_status make_call(hs_sql_binder *b, const char *name, hs_sql_expr **arg
   if (n > HS_SQL_FN_ARGS_MAX)
     return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "function %s takes at most %d arguments",
                             name, HS_SQL_FN_ARGS_MAX);
+  /* concat / concat_ws take "any" arguments in PostgreSQL: ours take text,
+   * so other types are cast to their text form first */
+  if (strcmp(name, "concat") == 0 || strcmp(name, "concat_ws") == 0) {
+    for (int32_t i = 0; i < n; i++) {
+      if (is_unknown(args[i]) || args[i]->type.id == HS_SQL_TEXT ||
+          args[i]->type.id == HS_SQL_NULLTYPE ||
+          !hs_sql_cast_exists(args[i]->type, hs_sql_type_of(HS_SQL_TEXT)))
+        continue;
+      hs_status cst =
+          hs_sql_expr_cast(b->A, args[i], hs_sql_type_of(HS_SQL_TEXT), &args[i], b->err);
+      if (cst != HS_OK) return cst;
+    }
+  }
   for (int32_t i = 0; i < n; i++) types[i] = args[i]->type, unknown[i] = is_unknown(args[i]);
   hs_sql_fn_match m;
   hs_error ferr = {0};
