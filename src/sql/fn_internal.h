@@ -38,6 +38,30 @@ static inline bool hs_sql_any_nulltype(const hs_sql_vec *args, int32_t n_args) {
   return false;
 }
 
+/* The shape every kernel of fn_arith.c, fn_string.c and fn_time.c shares:
+ * KARGS is the hs_sql_kernel parameter list; BEGIN() runs the strict
+ * prologue (stops with all-NULL output on a bare NULL argument) and binds
+ * `valid`; ROW_OK(i) says row i is not NULL; FAIL(...) releases the output
+ * and returns a positioned HS_ERR_INVALID_ARG. */
+#define KARGS                                                                               \
+  const hs_sql_expr *e, const hs_sql_vec *args, int32_t n_args, int64_t n, hs_sql_type ret, \
+      hs_sql_vec *out, hs_error *err
+
+#define BEGIN()                                                        \
+  hs_status st_ = hs_sql_kernel_begin(args, n_args, n, ret, out, err); \
+  if (st_ != HS_OK) return st_;                                        \
+  if (hs_sql_any_nulltype(args, n_args)) return HS_OK;                 \
+  const uint8_t *valid = out->valid;                                   \
+  (void)valid
+
+#define ROW_OK(i) (valid == NULL || valid[i])
+
+#define FAIL(...)                                                             \
+  do {                                                                        \
+    hs_sql_vec_release(out);                                                  \
+    return hs_sql_errf(err, HS_ERR_INVALID_ARG, hs_sql_epos(e), __VA_ARGS__); \
+  } while (0)
+
 /* 10^0 .. 10^38. */
 extern const hs_sql_i128 hs_sql_pow10[39];
 

@@ -22,25 +22,6 @@
 
 #include "fn_internal.h"
 
-#define KARGS                                                                               \
-  const hs_sql_expr *e, const hs_sql_vec *args, int32_t n_args, int64_t n, hs_sql_type ret, \
-      hs_sql_vec *out, hs_error *err
-
-#define BEGIN()                                                        \
-  hs_status st_ = hs_sql_kernel_begin(args, n_args, n, ret, out, err); \
-  if (st_ != HS_OK) return st_;                                        \
-  if (hs_sql_any_nulltype(args, n_args)) return HS_OK;                 \
-  const uint8_t *valid = out->valid;                                   \
-  (void)valid
-
-#define ROW_OK(i) (valid == NULL || valid[i])
-
-#define FAIL(...)                                                             \
-  do {                                                                        \
-    hs_sql_vec_release(out);                                                  \
-    return hs_sql_errf(err, HS_ERR_INVALID_ARG, hs_sql_epos(e), __VA_ARGS__); \
-  } while (0)
-
 /* Results longer than this are "requested length too large". */
 #define STR_MAX ((size_t)1 << 30)
 
