@@ -1,0 +1,155 @@
+/*
+ * store.h — the object-store interface: every layer above io/ reads and
+ * writes table files through these calls, whatever holds them.
+ *
+ * A location is a URI string. A plain path ("/data/t/metadata/v3.metadata.json")
+ * or "file:///data/t/..." is the local backend (local.c: POSIX, reads
+ * memory-mapped, the durability contract of fs.h). "s3://bucket/key" is the
+ * S3 backend (s3.c: libcurl with SigV4, path-style or virtual-hosted
+ * addressing, retries with jittered backoff, bodies checked against
+ * Content-Length). Objects are blobs named by key; "folders" are key
+ * prefixes ending in '/'. Callers build child locations with
+ * hs_store_join and never parse URIs themselves.
+ *
+ * Configuration. S3 credentials, region and endpoint come the AWS way
+ * (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION /
+ * AWS_DEFAULT_REGION, AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE with
+ * ~/.aws/credentials and ~/.aws/config), overridden per location prefix by
+ * hs_store_configure (Python's storage_options={...}): the longest
+ * registered prefix of a URI wins, then the environment.
+ *
+ * Errors: a missing object is HS_ERR_NOT_FOUND; every other failure is
+ * HS_ERR_IO (or HS_ERR_CORRUPT for a truncated body or a range past the end)
+ * with a message naming the URI, the operation and the cause ("s3://b/k: GET
+ * failed: 403 SignatureDoesNotMatch: ..."). Every call is safe from any
+ * number of threads at once.
+ *
+ * Ownership: strings and buffers passed in are borrowed for the call;
+ * hs_buf contents are appended; arrays returned (*_out) are owned by the
+ * caller and freed with the matching *_free.
+ */
+#ifndef HS_IO_STORE_H
+#define HS_IO_STORE_H
+
+#include "../common/common.h"
+
+typedef enum hs_store_kind { HS_STORE_LOCAL = 0, HS_STORE_S3 = 1 } hs_store_kind;
+
+/* The backend a location belongs to (anything not "s3://" is local). */
+hs_store_kind hs_store_kind_of(const char *uri);
+/* True for locations that are not on the local file system. */
+bool hs_store_is_remote(const char *uri);
+
+/* What HEAD (and LIST) tell about an object. `etag` identifies the bytes:
+ * S3's ETag without quotes; local: "<dev>-<ino>-<size>-<mtime_ns>". Two
+ * infos with equal size and etag are the same bytes (the key of every
+ * cache of something derived from an object). */
+typedef struct hs_object_info {
+  uint64_t size;
+  int64_t mtime_ms; /* last modified, ms since the epoch; 0 when unknown */
+  char etag[96];
+} hs_object_info;
+
+/* ------------------------------------------------------------ options */
+
+typedef struct hs_store_option {
+  const char *key; /* see below; unknown keys are HS_ERR_INVALID naming them */
+  const char *value;
+} hs_store_option;
+
+/* Register options for every location starting with `uri_prefix` (e.g.
+ * "s3://bucket" or "s3://bucket/tables/t1"), replacing what that exact
+ * prefix had. Keys (pyiceberg's and LanceDB's spellings both accepted):
+ * aws_access_key_id | s3.access-key-id, aws_secret_access_key |
+ * s3.secret-access-key, aws_session_token | s3.session-token, region |
+ * aws_region | s3.region, endpoint | aws_endpoint | s3.endpoint,
+ * allow_http, virtual_hosted_style_request | s3.path-style-access (inverse),
+ * profile, request_timeout_ms, connect_timeout_ms, max_retries. */
+hs_status hs_store_configure(const char *uri_prefix, const hs_store_option *opts, size_t n,
+                             hs_error *err);
+
+/* ------------------------------------------------------------- paths */
+
+/* `base` + "/" + `rel` with exactly one separator, as an owned string
+ * (hs_free); NULL when out of memory. */
+char *hs_store_join(const char *base, const char *rel);
+
+/* ------------------------------------------------------------- reads */
+
+/* The whole object, appended to `out`. More than `max_bytes` is
+ * HS_ERR_CORRUPT naming the object. `info` may be NULL. */
+hs_status hs_store_get(const char *uri, size_t max_bytes, hs_buf *out, hs_object_info *info,
+                       hs_error *err);
+
+/* Exactly `len` bytes at `offset` into `dst`; an object shorter than
+ * offset + len is HS_ERR_CORRUPT. */
+hs_status hs_store_get_range(const char *uri, uint64_t offset, size_t len, void *dst,
+                             hs_error *err);
+
+/* Several ranges (of one or many objects) fetched concurrently (S3: the
+ * curl multi interface over reused connections; nearby ranges of one
+ * object may be coalesced). All or nothing: the first error is returned. */
+typedef struct hs_store_range {
+  const char *uri;
+  uint64_t offset;
+  size_t len;
+  void *dst;
+} hs_store_range;
+hs_status hs_store_get_ranges(const hs_store_range *ranges, size_t n, hs_error *err);
+
+/* HS_ERR_NOT_FOUND when missing. */
+hs_status hs_store_head(const char *uri, hs_object_info *info, hs_error *err);
+/* *exists false only when the object is certainly missing; other
+ * failures are errors (never "missing" by accident). */
+hs_status hs_store_exists(const char *uri, bool *exists, hs_error *err);
+
+/* ------------------------------------------------------------ writes */
+
+/* Create or replace the object, durable on return (local: fdatasync +
+ * directory fsync; S3: the PUT's 200). Parents are created as needed. */
+hs_status hs_store_put(const char *uri, const void *data, size_t len, hs_error *err);
+
+/* Create the object only if nothing is there: *won false (and HS_OK) when
+ * it already exists. The atomic publish of commits (local: link(2) of a
+ * synced temporary; S3: PUT with If-None-Match: *). */
+hs_status hs_store_put_if_absent(const char *uri, const void *data, size_t len, bool *won,
+                                 hs_error *err);
+
+/* Replace the object only if its etag is still `etag`: *won false when it
+ * changed or is gone (S3: If-Match; local: compared under a lock file). */
+hs_status hs_store_put_if_match(const char *uri, const void *data, size_t len, const char *etag,
+                                bool *won, hs_error *err);
+
+/* Several new objects made durable together (local: written unsynced,
+ * then synced in parallel with one fsync per directory; S3: concurrent
+ * PUTs). All or nothing from the caller's view: on error the ones written
+ * are deleted (best effort) and the first error is returned. */
+typedef struct hs_store_put_item {
+  const char *uri;
+  const void *data;
+  size_t len;
+} hs_store_put_item;
+hs_status hs_store_put_many(const hs_store_put_item *items, size_t n, hs_error *err);
+
+/* Remove the object; a missing object is HS_OK. */
+hs_status hs_store_delete(const char *uri, hs_error *err);
+
+/* Make `uri` usable as a folder (local: mkdir -p; S3: nothing). */
+hs_status hs_store_mkdirs(const char *uri, hs_error *err);
+
+/* ------------------------------------------------------------- lists */
+
+typedef struct hs_store_entry {
+  char *name; /* relative to the listed folder, no trailing '/' */
+  bool is_dir;
+  hs_object_info info; /* size, mtime and etag where the listing gives them */
+} hs_store_entry;
+
+/* The entries directly under folder `dir_uri` (recursive = false), or every
+ * object below it with names relative to it ("data/a.parquet",
+ * recursive = true), sorted by name. A missing folder is an empty list. */
+hs_status hs_store_list(const char *dir_uri, bool recursive, hs_store_entry **out, size_t *n_out,
+                        hs_error *err);
+void hs_store_entries_free(hs_store_entry *entries, size_t n);
+
+#endif /* HS_IO_STORE_H */
