@@ -226,7 +226,8 @@ class ChangeMethods:
         r = self._change("delete", "write.delete.mode", _Latest({"deletes": [filt]}))
         return int(r["rows_deleted"])
 
-    def update(self, values: Mapping[str, Any], filter: Optional[str] = None) -> int:
+    def update(self, values: Optional[Mapping[str, Any]] = None, filter: Optional[str] = None,
+               *, values_sql: Optional[Mapping[str, str]] = None) -> int:
         """Set columns of the rows matching ``filter`` (``None``: every row)
         in one commit; return how many rows were updated.
 
@@ -235,17 +236,36 @@ class ChangeMethods:
         matching rows as a :class:`pyarrow.Table` and returning the new
         column (an array of the same length), e.g.
         ``{"price": lambda rows: pc.multiply(rows["price"], 2)}``.
-        Written as ``write.update.mode`` says (merge-on-read by default:
-        the old rows deleted, the new ones appended).
+        ``values_sql`` (LanceDB's name) maps a column name to a SQL
+        expression over the row's columns, evaluated by the SQL engine on
+        the rows as they were before the update (as in SQL's ``UPDATE ...
+        SET``): ``{"price": "price * 1.1", "name": "upper(name)"}``; the
+        result is cast to the column's type. A column may appear in only
+        one of the two. Written as ``write.update.mode`` says
+        (merge-on-read by default: the old rows deleted, the new ones
+        appended).
         """
         filt = filter_arg(filter)
-        if not isinstance(values, Mapping) or not values:
-            raise InvalidArgumentError("update: values must be a non-empty dict of column -> value")
+        values = {} if values is None else values
+        values_sql = {} if values_sql is None else values_sql
+        if not isinstance(values, Mapping) or not isinstance(values_sql, Mapping) \
+                or not (values or values_sql):
+            raise InvalidArgumentError("update: values (column -> value) or values_sql "
+                                       "(column -> SQL expression) must be a non-empty dict")
+        both = sorted(set(values) & set(values_sql))
+        if both:
+            raise InvalidArgumentError(f"update: {both[0]!r} is in both values and values_sql")
+        for c, e in values_sql.items():
+            if not isinstance(e, str) or not e.strip():
+                raise InvalidArgumentError(f"update: values_sql[{c!r}] must be a SQL expression "
+                                           f"string, not {e!r}")
         schema = self.schema  # type: ignore[attr-defined]
-        for c in values:
+        for c in list(values) + list(values_sql):
             if c not in schema.names:
                 raise SchemaError(f"update: the table has no column {c!r} (columns: "
                                   f"{', '.join(schema.names)})")
+        if values_sql:  # bad SQL fails before anything is read or written
+            _sql_values(pa.schema(list(schema)).empty_table(), values_sql)
 
         def make(sid: Optional[int]) -> Dict[str, Any]:
             if sid is None:
@@ -260,6 +280,9 @@ class ChangeMethods:
             if lineage:
                 row_ids = rows.column(_ROW_ID).combine_chunks()
                 rows = rows.drop_columns([_ROW_ID])
+            computed = _sql_values(rows, values_sql) if values_sql else {}
+            for c, arr in computed.items():
+                rows = rows.set_column(rows.schema.get_field_index(c), rows.schema.field(c), arr)
             for c, v in values.items():
                 i = rows.schema.get_field_index(c)
                 t = rows.schema.field(c).type
@@ -313,6 +336,45 @@ class ChangeMethods:
                 .when_not_matched_by_source_delete("day < '2024-01-01'").execute()
         """
         return MergeBuilder(self, source, on)
+
+
+def _sql_values(rows: pa.Table, exprs: Mapping[str, str]) -> Dict[str, pa.Array]:
+    """``exprs`` (column -> SQL expression) evaluated over ``rows`` in one
+    statement, each result cast to its column's type, in row order."""
+    from ._sql import Session, SqlError
+
+    pos = "__hs_update_row"
+    while pos in rows.schema.names:
+        pos += "_"
+    data = rows.append_column(pos, pa.array(range(rows.num_rows), pa.int64()))
+    starts = []
+    q = "SELECT "
+    for i, (c, e) in enumerate(exprs.items()):
+        q += ", " if i else ""
+        q += "("
+        starts.append((len(q), c, e))
+        q += e + f") AS c{i}"
+    q += f' FROM "rows" ORDER BY "{pos}"'
+    try:
+        with Session() as s:
+            s.register("rows", data)
+            out = s.sql(q).to_arrow()
+    except SqlError as err:
+        p = getattr(err, "position", None)
+        for start, c, e in reversed(starts):
+            if p is not None and p - 1 >= start:
+                raise SqlError(f"update: values_sql[{c!r}] = {e!r}: {err}") from None
+        raise SqlError(f"update: values_sql: {err}") from None
+    res: Dict[str, pa.Array] = {}
+    for i, c in enumerate(exprs):
+        t = rows.schema.field(c).type
+        arr = out.column(i).combine_chunks()
+        try:
+            res[c] = arr.cast(t)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise SchemaError(f"update: values_sql[{c!r}] = {exprs[c]!r} gives {arr.type}, which "
+                              f"does not fit column {c!r} ({t}): {e}") from None
+    return res
 
 
 class MergeBuilder:
