@@ -9,6 +9,8 @@
  * Names resolve exactly first, then case-insensitively when unique; an
  * unknown name gets a "did you mean" from the scope.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -488,7 +490,21 @@ static hs_status bind_const(hs_sql_binder *b, json_t *body, hs_sql_expr **out) {
   if ((v = json_object_get(body, "fval")) != NULL) {
     const char *f = json_string_value(json_object_get(v, "fval"));
     if (f == NULL) return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "malformed number");
-    /* an integer too large for int64 arrives as fval too */
+    /* The parser gives an integer too large for int32 as fval: like
+     * PostgreSQL's make_const, one that fits int64 is a bigint (so
+     * q * 3000000000 is bigint arithmetic), a larger one numeric. */
+    if (f[0] != '\0' && strspn(f, "0123456789") == strlen(f) && strlen(f) <= 19) {
+      errno = 0;
+      char *end = NULL;
+      unsigned long long u = strtoull(f, &end, 10);
+      if (errno == 0 && end != NULL && *end == '\0' && u <= (unsigned long long)INT64_MAX) {
+        e = hs_sql_expr_new(b->A, HS_SX_CONST, hs_sql_type_of(HS_SQL_INT64), pos);
+        if (e == NULL) return hs_sql_bind_nomem(b);
+        e->value.v.i64 = (int64_t)u;
+        *out = e;
+        return HS_OK;
+      }
+    }
     return numeric_const(b, f, pos, out);
   }
   if ((v = json_object_get(body, "boolval")) != NULL) {
