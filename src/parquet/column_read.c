@@ -666,8 +666,20 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
   size_t csize = (size_t)ph->compressed_page_size, pos = 0;
   hs_pq_gather_page pg;
   memset(&pg, 0, sizeof pg);
+  /* A compressed page is decompressed (into the reused scratch buffer) and
+   * then gathered from: a few rows of a zstd delta page of 100K ids cost
+   * its decompression, not the decode of every value into the batch. A page
+   * that does not decompress is left to the decode path to report. */
+  hs_error ignored = {0};
   if (ph->type == HS_PQ_DATA_PAGE) {
-    if (r->codec != HS_PQ_CODEC_UNCOMPRESSED) return HS_OK;
+    if (r->codec != HS_PQ_CODEC_UNCOMPRESSED) {
+      if (!hs_pq_gather_supported(&r->ctx, ph->data_page.encoding)) return HS_OK;
+      size_t plen = 0;
+      if (cr_inflate(r, body, csize, (size_t)ph->uncompressed_page_size, &body, &plen, &ignored) !=
+          HS_OK)
+        return HS_OK;
+      csize = plen;
+    }
     pg.encoding = ph->data_page.encoding;
     if (d->max_def > 0) {
       if (ph->data_page.definition_level_encoding != HS_PQ_ENC_RLE || csize < 4) return HS_OK;
@@ -678,7 +690,6 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
       pos = 4 + (size_t)dl;
     }
   } else {
-    if (ph->data_page_v2.is_compressed && r->codec != HS_PQ_CODEC_UNCOMPRESSED) return HS_OK;
     int64_t rl = ph->data_page_v2.repetition_levels_byte_length;
     int64_t dl = ph->data_page_v2.definition_levels_byte_length;
     if (rl < 0 || dl < 0 || rl + dl > (int64_t)csize) return HS_OK;
@@ -688,9 +699,26 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
     pg.def = body + rl;
     pg.def_len = (size_t)dl;
     pos = (size_t)(rl + dl);
+    pg.vals = body + pos;
+    pg.vlen = csize - pos;
+    /* v2: the levels are stored raw, only the values are compressed. */
+    if (ph->data_page_v2.is_compressed && r->codec != HS_PQ_CODEC_UNCOMPRESSED) {
+      if (!hs_pq_gather_supported(&r->ctx, pg.encoding)) return HS_OK;
+      if (rl + dl > (int64_t)ph->uncompressed_page_size) return HS_OK;
+      const uint8_t *v = NULL;
+      size_t vlen = 0;
+      if (cr_inflate(r, body + pos, csize - pos,
+                     (size_t)ph->uncompressed_page_size - (size_t)(rl + dl), &v, &vlen,
+                     &ignored) != HS_OK)
+        return HS_OK;
+      pg.vals = v;
+      pg.vlen = vlen;
+    }
   }
-  pg.vals = body + pos;
-  pg.vlen = csize - pos;
+  if (ph->type == HS_PQ_DATA_PAGE) {
+    pg.vals = body + pos;
+    pg.vlen = csize - pos;
+  }
   if (!hs_pq_gather_supported(&r->ctx, pg.encoding)) return HS_OK;
   pg.n_levels = n;
   pg.stamp = r->has_stamp ? &r->stamp : NULL;
