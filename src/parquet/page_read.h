@@ -164,7 +164,11 @@ hs_status hs_pq_gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page 
  * it is evicted meanwhile. Cached objects are read-only. */
 #define HS_PQ_PAGE_CACHE_BYTES ((size_t)64 << 20)
 
-enum { HS_PQ_CACHED_DELTA_DIR = 1, HS_PQ_CACHED_DICT = 2 };
+enum {
+  HS_PQ_CACHED_DELTA_DIR = 1,
+  HS_PQ_CACHED_DICT = 2,
+  HS_PQ_CACHED_OFFSET_INDEX = 3 /* a chunk's parsed offset index (reader.c) */
+};
 
 typedef struct hs_pq_cached hs_pq_cached;
 

@@ -346,8 +346,32 @@ static void stream_unload(stream_state *s) {
   s->loaded = false;
 }
 
+/* A parsed offset index kept in the page cache: the struct and its page
+ * locations in one allocation. */
+static hs_pq_offset_index *oi_clone(const hs_pq_offset_index *src, void *(*alloc)(void *, size_t),
+                                    void *ctx) {
+  size_t n = src->n_pages, bytes = sizeof(hs_pq_offset_index) + n * sizeof(hs_pq_page_location);
+  hs_pq_offset_index *o = alloc(ctx, bytes);
+  if (o == NULL) return NULL;
+  o->n_pages = src->n_pages;
+  o->page_locations = (hs_pq_page_location *)(void *)(o + 1);
+  if (n > 0) memcpy(o->page_locations, src->page_locations, n * sizeof(hs_pq_page_location));
+  return o;
+}
+
+static void *oi_heap(void *ctx, size_t n) {
+  (void)ctx;
+  return hs_malloc(n);
+}
+
+static void *oi_arena(void *ctx, size_t n) {
+  return hs_arena_alloc(ctx, n);
+}
+
 /* Offset index of a chunk, or NULL when absent or unreadable (then pages
- * are skipped by their headers instead). */
+ * are skipped by their headers instead). A file with a stamp keeps the
+ * parsed index in the page cache: a search's fetch of ten rows re-parsed
+ * the 400 page locations of a vector column per query (~7 % of its time). */
 static const hs_pq_offset_index *load_offset_index(stream_state *s, const hs_pq_column_chunk *cc) {
   if (!cc->has_offset_index || cc->offset_index_length <= 0 || cc->offset_index_offset < 0) {
     return NULL;
@@ -358,12 +382,27 @@ static const hs_pq_offset_index *load_offset_index(stream_state *s, const hs_pq_
       len > hs_source_size(s->file->src) - (uint64_t)cc->offset_index_offset) {
     return NULL;
   }
+  hs_fs_stamp stamp;
+  bool stamped = hs_source_stamp(s->file->src, &stamp);
+  uint64_t at = (uint64_t)cc->offset_index_offset;
+  hs_pq_cached *c = stamped ? hs_pq_cache_find(&stamp, at, len, HS_PQ_CACHED_OFFSET_INDEX) : NULL;
+  if (c != NULL) {
+    hs_pq_offset_index *oi = oi_clone(hs_pq_cached_obj(c), oi_arena, &s->rg_arena);
+    hs_pq_cache_put(c);
+    return oi;
+  }
   uint8_t *buf = hs_arena_alloc(&s->rg_arena, len);
   hs_pq_offset_index *oi = hs_arena_alloc(&s->rg_arena, sizeof *oi);
   if (buf == NULL || oi == NULL) return NULL;
-  if (hs_source_read(s->file->src, (uint64_t)cc->offset_index_offset, len, buf, &local) != HS_OK ||
+  if (hs_source_read(s->file->src, at, len, buf, &local) != HS_OK ||
       hs_pq_offset_index_parse(buf, len, &s->rg_arena, oi, &local) != HS_OK) {
     return NULL;
+  }
+  hs_pq_offset_index *keep = stamped ? oi_clone(oi, oi_heap, NULL) : NULL;
+  if (keep != NULL) {
+    size_t bytes = sizeof *keep + keep->n_pages * sizeof(hs_pq_page_location);
+    hs_pq_cache_put(
+        hs_pq_cache_add(&stamp, at, len, HS_PQ_CACHED_OFFSET_INDEX, keep, bytes, hs_free));
   }
   return oi;
 }

@@ -609,8 +609,14 @@ hs_status hs_sql_eval_const(const hs_sql_expr *e, const hs_sql_evalctx *ctx, hs_
   val.type = e->type;
   if (!val.is_null) {
     if (hs_sql_type_is_string(val.type.id)) {
-      char *p = hs_arena_memdup(arena, val.v.s.len ? val.v.s.ptr : "", val.v.s.len + 1);
-      if (p == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      /* a string in a vector is not NUL-terminated: copy len bytes, add the NUL */
+      char *p = hs_arena_alloc(arena, (size_t)val.v.s.len + 1);
+      if (p == NULL) {
+        st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      } else {
+        if (val.v.s.len) memcpy(p, val.v.s.ptr, val.v.s.len);
+        p[val.v.s.len] = '\0';
+      }
       val.v.s.ptr = p;
     } else if (hs_sql_type_is_vector(val.type.id)) {
       float *p = hs_arena_memdup(arena, val.v.vec, sizeof(float) * (size_t)val.type.a);
