@@ -167,7 +167,8 @@ hs_status hs_pq_gather_value(const hs_pq_page_ctx *ctx, const hs_pq_gather_page 
 enum {
   HS_PQ_CACHED_DELTA_DIR = 1,
   HS_PQ_CACHED_DICT = 2,
-  HS_PQ_CACHED_OFFSET_INDEX = 3 /* a chunk's parsed offset index (reader.c) */
+  HS_PQ_CACHED_OFFSET_INDEX = 3, /* a chunk's parsed offset index (reader.c) */
+  HS_PQ_CACHED_ROW_MAP = 4       /* a list page's row starts (page_gather_rep.c) */
 };
 
 typedef struct hs_pq_cached hs_pq_cached;
