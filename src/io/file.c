@@ -1,4 +1,6 @@
-/* file.c — local-file and in-memory sources, buffered local-file sinks. */
+/* file.c — local-file, in-memory and custom (a backend's reader, e.g. S3's
+ * ranged GETs) sources; buffered local-file and custom sinks. A custom
+ * source has no mapping: its views copy into the caller's scratch. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "store_internal.h"
 
 struct hs_source {
   atomic_int refs;     /* sources are shared by scan workers (index caches) */
@@ -18,6 +21,8 @@ struct hs_source {
   hs_fs_stamp stamp;
   uint64_t size;
   char *name;
+  const hs_source_ops *ops; /* custom sources: reads go to ops->read(impl) */
+  void *impl;
 };
 
 hs_status hs_source_open_file(const char *path, hs_source **out, hs_error *err) {
@@ -69,6 +74,31 @@ hs_status hs_source_open_memory(const uint8_t *buf, size_t len, const char *name
   return HS_OK;
 }
 
+hs_status hs_source_open_custom(const char *name, const hs_object_info *info,
+                                const hs_source_ops *ops, void *impl, hs_source **out,
+                                hs_error *err) {
+  *out = NULL;
+  if (ops == NULL || ops->read == NULL || info == NULL) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: custom source without a reader",
+                        name ? name : "<custom>");
+  }
+  hs_source *s = hs_calloc(1, sizeof *s);
+  char *n = hs_strdup(name ? name : "<custom>");
+  if (s == NULL || n == NULL) {
+    hs_free(s);
+    hs_free(n);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", name ? name : "<custom>");
+  }
+  s->refs = 1;
+  s->fd = -1;
+  s->size = info->size;
+  s->name = n;
+  s->ops = ops;
+  s->impl = impl;
+  *out = s;
+  return HS_OK;
+}
+
 void hs_source_ref(hs_source *src) {
   atomic_fetch_add_explicit(&src->refs, 1, memory_order_relaxed);
 }
@@ -77,6 +107,7 @@ void hs_source_unref(hs_source *src) {
   if (src == NULL || atomic_fetch_sub_explicit(&src->refs, 1, memory_order_acq_rel) > 1) return;
   if (src->mapped) munmap((void *)src->base, (size_t)src->size);
   if (src->fd >= 0) close(src->fd);
+  if (src->ops != NULL && src->ops->close != NULL) src->ops->close(src->impl);
   hs_free(src->name);
   hs_free(src);
 }
@@ -102,6 +133,7 @@ static hs_status read_range(hs_source *src, uint64_t offset, size_t len, void *d
   hs_status st = check_range(src, offset, len, err);
   if (st != HS_OK) return st;
   if (len == 0) return HS_OK;
+  if (src->ops != NULL) return src->ops->read(src->impl, offset, len, dst, err);
   if (src->base != NULL && (mapped_ok || src->fd < 0)) {
     memcpy(dst, src->base + offset, len);
     return HS_OK;
@@ -180,10 +212,12 @@ hs_status hs_source_view(hs_source *src, uint64_t offset, size_t len, hs_buf *sc
 #define SINK_BUFFER_BYTES (1u << 20)
 
 struct hs_sink {
-  int fd;
+  int fd; /* -1 for custom sinks */
   char *path;
   uint64_t offset;
   hs_buf pending;
+  const hs_sink_ops *ops; /* custom sinks: chunks of >= SINK_BUFFER_BYTES to ops->write */
+  void *impl;
 };
 
 hs_status hs_sink_open_file(const char *path, hs_sink **out, hs_error *err) {
@@ -208,7 +242,31 @@ hs_status hs_sink_open_file(const char *path, hs_sink **out, hs_error *err) {
   return HS_OK;
 }
 
+hs_status hs_sink_open_custom(const char *name, const hs_sink_ops *ops, void *impl, hs_sink **out,
+                              hs_error *err) {
+  *out = NULL;
+  const char *shown = name ? name : "<custom>";
+  if (ops == NULL || ops->write == NULL || ops->close == NULL || ops->abort == NULL) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: custom sink without its operations", shown);
+  }
+  hs_sink *s = hs_calloc(1, sizeof *s);
+  char *p = hs_strdup(shown);
+  if (s == NULL || p == NULL) {
+    hs_free(s);
+    hs_free(p);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", shown);
+  }
+  s->fd = -1;
+  s->path = p;
+  s->ops = ops;
+  s->impl = impl;
+  hs_buf_init(&s->pending);
+  *out = s;
+  return HS_OK;
+}
+
 static hs_status write_all(hs_sink *s, const uint8_t *data, size_t len, hs_error *err) {
+  if (s->ops != NULL) return len == 0 ? HS_OK : s->ops->write(s->impl, data, len, err);
   while (len > 0) {
     ssize_t n = write(s->fd, data, len);
     if (n < 0 && errno == EINTR) continue;
@@ -220,8 +278,24 @@ static hs_status write_all(hs_sink *s, const uint8_t *data, size_t len, hs_error
   return HS_OK;
 }
 
+/* Custom sinks: every write but the last is at least SINK_BUFFER_BYTES
+ * (an S3 multipart part has a minimum size), so small writes gather in
+ * `pending` until it is that large; a large write with nothing pending
+ * goes straight through. */
+static hs_status custom_write(hs_sink *sink, const void *data, size_t len, hs_error *err) {
+  if (sink->pending.len == 0 && len >= SINK_BUFFER_BYTES) return write_all(sink, data, len, err);
+  if (!hs_buf_append(&sink->pending, data, len)) {
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", sink->path);
+  }
+  if (sink->pending.len < SINK_BUFFER_BYTES) return HS_OK;
+  hs_status st = write_all(sink, sink->pending.data, sink->pending.len, err);
+  sink->pending.len = 0;
+  return st;
+}
+
 hs_status hs_sink_write(hs_sink *sink, const void *data, size_t len, hs_error *err) {
   sink->offset += len;
+  if (sink->ops != NULL) return custom_write(sink, data, len, err);
   if (sink->pending.len + len < SINK_BUFFER_BYTES) {
     if (!hs_buf_append(&sink->pending, data, len)) {
       return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", sink->path);
@@ -238,7 +312,27 @@ uint64_t hs_sink_offset(const hs_sink *sink) {
   return sink->offset;
 }
 
+static void sink_free(hs_sink *sink) {
+  hs_buf_free(&sink->pending);
+  hs_free(sink->path);
+  hs_free(sink);
+}
+
+/* The last bytes, then ops->close; a failed last write aborts instead
+ * (exactly one of close and abort is called). */
+static hs_status custom_close(hs_sink *sink, hs_error *err) {
+  hs_status st = write_all(sink, sink->pending.data, sink->pending.len, err);
+  if (st == HS_OK) {
+    st = sink->ops->close(sink->impl, err);
+  } else {
+    sink->ops->abort(sink->impl);
+  }
+  sink_free(sink);
+  return st;
+}
+
 hs_status hs_sink_close(hs_sink *sink, hs_error *err) {
+  if (sink->ops != NULL) return custom_close(sink, err);
   hs_status st = write_all(sink, sink->pending.data, sink->pending.len, err);
   if (st == HS_OK && fsync(sink->fd) != 0) {
     st = hs_error_set(err, HS_ERR_IO, "%s: fsync failed: %s", sink->path, strerror(errno));
@@ -247,14 +341,19 @@ hs_status hs_sink_close(hs_sink *sink, hs_error *err) {
     st = hs_error_set(err, HS_ERR_IO, "%s: close failed: %s", sink->path, strerror(errno));
   }
   if (st != HS_OK) unlink(sink->path);
-  hs_buf_free(&sink->pending);
-  hs_free(sink->path);
-  hs_free(sink);
+  sink_free(sink);
   return st;
 }
 
 hs_status hs_sink_close_unsynced(hs_sink *sink, int *fd_out, hs_error *err) {
   *fd_out = -1;
+  if (sink->ops != NULL) { /* no descriptor to hand over: nothing becomes visible */
+    hs_status st = hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: an unsynced close needs a local file",
+                                sink->path);
+    sink->ops->abort(sink->impl);
+    sink_free(sink);
+    return st;
+  }
   hs_status st = write_all(sink, sink->pending.data, sink->pending.len, err);
   if (st == HS_OK) {
     *fd_out = sink->fd;
@@ -262,17 +361,17 @@ hs_status hs_sink_close_unsynced(hs_sink *sink, int *fd_out, hs_error *err) {
     close(sink->fd);
     unlink(sink->path);
   }
-  hs_buf_free(&sink->pending);
-  hs_free(sink->path);
-  hs_free(sink);
+  sink_free(sink);
   return st;
 }
 
 void hs_sink_abort(hs_sink *sink) {
   if (sink == NULL) return;
-  close(sink->fd);
-  unlink(sink->path);
-  hs_buf_free(&sink->pending);
-  hs_free(sink->path);
-  hs_free(sink);
+  if (sink->ops != NULL) {
+    sink->ops->abort(sink->impl);
+  } else {
+    close(sink->fd);
+    unlink(sink->path);
+  }
+  sink_free(sink);
 }

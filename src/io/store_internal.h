@@ -87,6 +87,18 @@ typedef struct hs_sink_ops {
 hs_status hs_sink_open_custom(const char *name, const hs_sink_ops *ops, void *impl, hs_sink **out,
                               hs_error *err);
 
+/* Resolve `uri` into `loc` (pointing into `uri`, which must outlive it)
+ * and, for S3, its options into `cfg` (loc->cfg = cfg); local locations
+ * leave `cfg` untouched. HS_ERR_INVALID_ARG naming the URI for a bad
+ * bucket, a key with a "." or ".." segment, a file:// URI with a host.
+ * What every call of store.c starts with; exposed for tests. */
+hs_status hs_store_resolve(const char *uri, hs_store_loc *loc, hs_store_config *cfg, hs_error *err);
+
+/* The options of S3 location `uri` (store_config.c): registered options
+ * over the environment over ~/.aws/credentials and ~/.aws/config, then the
+ * defaults. */
+hs_status hs_store_config_resolve(const char *uri, hs_store_config *cfg, hs_error *err);
+
 extern const hs_store_backend hs_store_local_backend; /* local.c */
 extern const hs_store_backend hs_store_s3_backend;    /* s3.c */
 

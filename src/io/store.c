@@ -1,0 +1,331 @@
+/*
+ * store.c — the object-store interface (store.h): a URI resolved to its
+ * backend (hs_store_resolve), then the call handed to that backend's table
+ * (local.c, s3.c). Options and their resolution: store_config.c.
+ *
+ * URIs. "s3://bucket/key" is S3: the bucket 3-63 characters of [a-z0-9.-],
+ * the key what follows the first '/' (empty for the bucket root); a key
+ * with an empty first segment ("s3://b//k") or a "." / ".." segment is
+ * refused, since S3 would store it literally while every path-minded
+ * caller would read it as a different place. "file:///p" and
+ * "file://localhost/p" are the local path "/p" (no percent-decoding:
+ * names are taken as written); anything else is a local path as is.
+ *
+ * Calls that take several locations (get_ranges, put_many) split them by
+ * backend and make one call per backend, so S3 requests still go out
+ * concurrently.
+ */
+#include <string.h>
+
+#include "store_internal.h"
+
+hs_store_kind hs_store_kind_of(const char *uri) {
+  return uri != NULL && strncmp(uri, "s3://", 5) == 0 ? HS_STORE_S3 : HS_STORE_LOCAL;
+}
+
+bool hs_store_is_remote(const char *uri) {
+  return hs_store_kind_of(uri) != HS_STORE_LOCAL;
+}
+
+static const hs_store_backend *backend_of(hs_store_kind kind) {
+  return kind == HS_STORE_S3 ? &hs_store_s3_backend : &hs_store_local_backend;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+static bool bucket_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
+
+static hs_status parse_s3(const char *uri, hs_store_loc *loc, hs_error *err) {
+  const char *b = uri + 5;
+  const char *slash = strchr(b, '/');
+  size_t blen = slash ? (size_t)(slash - b) : strlen(b);
+  if (blen == 0) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: no bucket name (s3://bucket/key)", uri);
+  }
+  if (blen < 3 || blen > 63) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "%s: bucket name of %zu characters (S3 allows 3 to 63)", uri, blen);
+  }
+  for (size_t i = 0; i < blen; i++) {
+    if (!bucket_char(b[i])) {
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "%s: bucket name with '%c' (S3 allows a-z, 0-9, '.' and '-')", uri, b[i]);
+    }
+  }
+  memcpy(loc->bucket, b, blen);
+  loc->bucket[blen] = '\0';
+  loc->key = slash ? slash + 1 : "";
+  for (const char *seg = loc->key; *loc->key != '\0';) {
+    const char *end = strchr(seg, '/');
+    size_t n = end ? (size_t)(end - seg) : strlen(seg);
+    if (n == 0 && seg == loc->key) {
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: the key starts with '/'", uri);
+    }
+    if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.')) {
+      return hs_error_set(
+          err, HS_ERR_INVALID_ARG,
+          "%s: the key has a '%.*s' segment (keys name objects, not relative paths)", uri, (int)n,
+          seg);
+    }
+    if (end == NULL) break;
+    seg = end + 1;
+  }
+  return HS_OK;
+}
+
+static hs_status parse_local(const char *uri, hs_store_loc *loc, hs_error *err) {
+  const char *p = uri;
+  if (strncmp(uri, "file://", 7) == 0) {
+    p = uri + 7;
+    if (strncmp(p, "localhost/", 10) == 0) p += 9;
+    if (p[0] != '/') {
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "%s: a file URI names a local path (file:///path); hosts are not "
+                          "supported",
+                          uri);
+    }
+  }
+  if (p[0] == '\0') return hs_error_set(err, HS_ERR_INVALID_ARG, "empty location");
+  loc->path = p;
+  return HS_OK;
+}
+
+hs_status hs_store_resolve(const char *uri, hs_store_loc *loc, hs_store_config *cfg,
+                           hs_error *err) {
+  memset(loc, 0, sizeof *loc);
+  if (uri == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "no location (NULL URI)");
+  loc->uri = uri;
+  loc->kind = hs_store_kind_of(uri);
+  if (loc->kind == HS_STORE_LOCAL) return parse_local(uri, loc, err);
+  hs_status st = parse_s3(uri, loc, err);
+  if (st == HS_OK) st = hs_store_config_resolve(uri, cfg, err);
+  if (st == HS_OK) loc->cfg = cfg;
+  return st;
+}
+
+char *hs_store_join(const char *base, const char *rel) {
+  if (base == NULL || rel == NULL) return NULL;
+  size_t keep = 0; /* never strip the slashes of "scheme://" */
+  const char *scheme = strstr(base, "://");
+  if (scheme != NULL) keep = (size_t)(scheme - base) + 3;
+  size_t bl = strlen(base);
+  while (bl > keep && base[bl - 1] == '/') bl--;
+  while (*rel == '/') rel++;
+  size_t rl = strlen(rel);
+  /* "s3://" + "b" is "s3://b", "file:///" + "x" "file:///x", "/" + "x"
+   * "/x", "" + "x" "x". */
+  bool sep = bl > keep || base[keep] == '/';
+  size_t total;
+  if (!hs_add_size(bl, rl, &total) || !hs_add_size(total, 2, &total)) return NULL;
+  char *out = hs_malloc(total);
+  if (out == NULL) return NULL;
+  memcpy(out, base, bl);
+  size_t n = bl;
+  if (sep) out[n++] = '/';
+  memcpy(out + n, rel, rl);
+  out[n + rl] = '\0';
+  return out;
+}
+
+/* ------------------------------------------------------- single calls */
+
+/* Resolve `uri` into `loc` (and `cfg`, which S3 locations point at). */
+#define RESOLVE(uri)                                        \
+  hs_store_loc loc;                                         \
+  hs_store_config cfg;                                      \
+  hs_status st_ = hs_store_resolve((uri), &loc, &cfg, err); \
+  if (st_ != HS_OK) return st_;                             \
+  const hs_store_backend *be = backend_of(loc.kind)
+
+hs_status hs_store_get(const char *uri, size_t max_bytes, hs_buf *out, hs_object_info *info,
+                       hs_error *err) {
+  hs_object_info scratch;
+  RESOLVE(uri);
+  return be->get(&loc, max_bytes, out, info ? info : &scratch, err);
+}
+
+hs_status hs_store_get_range(const char *uri, uint64_t offset, size_t len, void *dst,
+                             hs_error *err) {
+  RESOLVE(uri);
+  return be->get_range(&loc, offset, len, dst, err);
+}
+
+hs_status hs_store_head(const char *uri, hs_object_info *info, hs_error *err) {
+  RESOLVE(uri);
+  return be->head(&loc, info, err);
+}
+
+hs_status hs_store_exists(const char *uri, bool *exists, hs_error *err) {
+  *exists = false;
+  hs_object_info info;
+  hs_error e = {0};
+  hs_status st = hs_store_head(uri, &info, &e);
+  if (st == HS_ERR_NOT_FOUND) return HS_OK;
+  if (st != HS_OK) return hs_error_set(err, st, "%s", e.message);
+  *exists = true;
+  return HS_OK;
+}
+
+hs_status hs_store_put(const char *uri, const void *data, size_t len, hs_error *err) {
+  RESOLVE(uri);
+  return be->put(&loc, data, len, err);
+}
+
+hs_status hs_store_put_if_absent(const char *uri, const void *data, size_t len, bool *won,
+                                 hs_error *err) {
+  *won = false;
+  RESOLVE(uri);
+  return be->put_if_absent(&loc, data, len, won, err);
+}
+
+hs_status hs_store_put_if_match(const char *uri, const void *data, size_t len, const char *etag,
+                                bool *won, hs_error *err) {
+  *won = false;
+  if (etag == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: no etag to match", uri);
+  RESOLVE(uri);
+  return be->put_if_match(&loc, data, len, etag, won, err);
+}
+
+hs_status hs_store_delete(const char *uri, hs_error *err) {
+  RESOLVE(uri);
+  return be->del(&loc, err);
+}
+
+hs_status hs_store_mkdirs(const char *uri, hs_error *err) {
+  RESOLVE(uri);
+  return be->mkdirs(&loc, err);
+}
+
+hs_status hs_store_list(const char *dir_uri, bool recursive, hs_store_entry **out, size_t *n_out,
+                        hs_error *err) {
+  *out = NULL;
+  *n_out = 0;
+  RESOLVE(dir_uri);
+  return be->list(&loc, recursive, out, n_out, err);
+}
+
+void hs_store_entries_free(hs_store_entry *entries, size_t n) {
+  if (entries == NULL) return;
+  for (size_t i = 0; i < n; i++) hs_free(entries[i].name);
+  hs_free(entries);
+}
+
+/* ----------------------------------------------------- batched calls */
+
+/* Locations of a batch, resolved. S3 locations point at configs; one
+ * config serves a run of locations with the same URI (the ranges of one
+ * object). */
+typedef struct batch {
+  hs_store_loc *locs;
+  hs_store_config *cfgs; /* one per S3 location at most */
+  size_t *order;         /* indices, local ones first, then S3 ones */
+  size_t n_local;
+} batch;
+
+static void batch_free(batch *b) {
+  hs_free(b->locs);
+  hs_free(b->cfgs);
+  hs_free(b->order);
+}
+
+static hs_status batch_resolve(const char *const *uris, size_t n, batch *b, hs_error *err) {
+  memset(b, 0, sizeof *b);
+  size_t n_s3 = 0;
+  for (size_t i = 0; i < n; i++) n_s3 += hs_store_kind_of(uris[i]) == HS_STORE_S3;
+  b->locs = hs_calloc(n ? n : 1, sizeof *b->locs);
+  b->order = hs_calloc(n ? n : 1, sizeof *b->order);
+  b->cfgs = n_s3 ? hs_calloc(n_s3, sizeof *b->cfgs) : NULL;
+  if (b->locs == NULL || b->order == NULL || (n_s3 && b->cfgs == NULL)) {
+    batch_free(b);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", n ? uris[0] : "batch");
+  }
+  size_t used_cfg = 0, w = 0;
+  for (size_t i = 0; i < n; i++) {
+    hs_store_loc *l = &b->locs[i];
+    bool same =
+        i > 0 && uris[i] != NULL && uris[i - 1] != NULL && strcmp(uris[i], uris[i - 1]) == 0;
+    if (same) {
+      *l = b->locs[i - 1];
+      l->uri = uris[i];
+      size_t off = (size_t)(b->locs[i - 1].path ? b->locs[i - 1].path - uris[i - 1] : 0);
+      if (l->path) l->path = uris[i] + off;
+      if (l->kind == HS_STORE_S3) l->key = uris[i] + (size_t)(b->locs[i - 1].key - uris[i - 1]);
+    } else {
+      hs_store_config *cfg = hs_store_kind_of(uris[i]) == HS_STORE_S3 ? &b->cfgs[used_cfg++] : NULL;
+      hs_store_config unused;
+      hs_status st = hs_store_resolve(uris[i], l, cfg ? cfg : &unused, err);
+      if (st != HS_OK) {
+        batch_free(b);
+        return st;
+      }
+    }
+    if (l->kind == HS_STORE_LOCAL) b->order[w++] = i;
+  }
+  b->n_local = w;
+  for (size_t i = 0; i < n; i++)
+    if (b->locs[i].kind == HS_STORE_S3) b->order[w++] = i;
+  return HS_OK;
+}
+
+hs_status hs_store_get_ranges(const hs_store_range *ranges, size_t n, hs_error *err) {
+  if (n == 0) return HS_OK;
+  const char **uris = hs_malloc(n * sizeof *uris);
+  if (uris == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", ranges[0].uri);
+  for (size_t i = 0; i < n; i++) uris[i] = ranges[i].uri;
+  batch b;
+  hs_status st = batch_resolve(uris, n, &b, err);
+  hs_free(uris);
+  if (st != HS_OK) return st;
+  /* One backend: the ranges as given. Both: each backend its own. */
+  hs_store_loc *locs = hs_malloc(n * sizeof *locs);
+  hs_store_range *rs = hs_malloc(n * sizeof *rs);
+  if (locs == NULL || rs == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    locs[i] = b.locs[b.order[i]];
+    rs[i] = ranges[b.order[i]];
+  }
+  if (st == HS_OK && b.n_local > 0)
+    st = hs_store_local_backend.get_ranges(locs, rs, b.n_local, err);
+  if (st == HS_OK && b.n_local < n)
+    st = hs_store_s3_backend.get_ranges(locs + b.n_local, rs + b.n_local, n - b.n_local, err);
+  hs_free(locs);
+  hs_free(rs);
+  batch_free(&b);
+  return st;
+}
+
+hs_status hs_store_put_many(const hs_store_put_item *items, size_t n, hs_error *err) {
+  if (n == 0) return HS_OK;
+  const char **uris = hs_malloc(n * sizeof *uris);
+  if (uris == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", items[0].uri);
+  for (size_t i = 0; i < n; i++) uris[i] = items[i].uri;
+  batch b;
+  hs_status st = batch_resolve(uris, n, &b, err);
+  hs_free(uris);
+  if (st != HS_OK) return st;
+  hs_store_loc *locs = hs_malloc(n * sizeof *locs);
+  hs_store_put_item *its = hs_malloc(n * sizeof *its);
+  if (locs == NULL || its == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    locs[i] = b.locs[b.order[i]];
+    its[i] = items[b.order[i]];
+  }
+  bool local_done = false;
+  if (st == HS_OK && b.n_local > 0) {
+    st = hs_store_local_backend.put_many(locs, its, b.n_local, err);
+    local_done = st == HS_OK;
+  }
+  if (st == HS_OK && b.n_local < n) {
+    st = hs_store_s3_backend.put_many(locs + b.n_local, its + b.n_local, n - b.n_local, err);
+    /* all or nothing: the local half goes again (best effort) */
+    for (size_t i = 0; st != HS_OK && local_done && i < b.n_local; i++) {
+      hs_store_local_backend.del(&locs[i], NULL);
+    }
+  }
+  hs_free(locs);
+  hs_free(its);
+  batch_free(&b);
+  return st;
+}
