@@ -28,11 +28,9 @@
  * builds on (a writer that built on an older one loses the exclusive publish
  * and rebuilds), so no commit in flight needs them.
  */
-#include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "../io/store.h"
 #include "../parquet/parquet.h"
 #include "timetravel.h"
 
@@ -111,34 +109,45 @@ static hs_status expire_edit(const hs_iceberg_metadata *old, hs_iceberg_metadata
 
 /* Files in `before` that `after` lacks, with their sizes, into one
  * allocation as hs_table_remove_orphan_files returns them. Files already
- * gone from disk are left out. */
+ * gone (any failure of the HEAD: nothing there to remove) are left out. */
 static hs_status files_dropped(hs_table_file_set *before, hs_table_file_set *after,
                                hs_table_orphan_file **out, size_t *n_out, hs_error *err) {
+  *out = NULL;
+  *n_out = 0;
   size_t n = 0, bytes = 0;
-  struct stat sb;
+  hs_object_info *info = before->n ? hs_malloc(before->n * sizeof *info) : NULL;
+  bool *dropped = before->n ? hs_calloc(before->n, sizeof *dropped) : NULL;
+  if (before->n > 0 && (info == NULL || dropped == NULL)) {
+    hs_free(info);
+    hs_free(dropped);
+    return hs_error_set(err, HS_ERR_NOMEM, "expire snapshots: out of memory");
+  }
   for (size_t i = 0; i < before->n; i++)
-    if (!hs_table_file_set_has(after, before->paths[i]) && lstat(before->paths[i], &sb) == 0) {
+    if (!hs_table_file_set_has(after, before->paths[i]) &&
+        hs_store_head(before->paths[i], &info[i], NULL) == HS_OK) {
+      dropped[i] = true;
       n++;
       bytes += strlen(before->paths[i]) + 1;
     }
-  *out = NULL;
-  *n_out = 0;
-  if (n == 0) return HS_OK;
-  hs_table_orphan_file *f = hs_malloc(n * sizeof *f + bytes);
-  if (f == NULL) return hs_error_set(err, HS_ERR_NOMEM, "expire snapshots: out of memory");
+  hs_table_orphan_file *f = n ? hs_malloc(n * sizeof *f + bytes) : NULL;
+  if (n > 0 && f == NULL) {
+    hs_free(info);
+    hs_free(dropped);
+    return hs_error_set(err, HS_ERR_NOMEM, "expire snapshots: out of memory");
+  }
   char *strings = (char *)(f + n);
   size_t j = 0;
   for (size_t i = 0; i < before->n && j < n; i++) {
+    if (!dropped[i]) continue;
     const char *p = before->paths[i];
-    if (hs_table_file_set_has(after, p) || lstat(p, &sb) != 0) continue;
     size_t len = strlen(p) + 1;
     memcpy(strings, p, len);
     f[j++] = (hs_table_orphan_file){
-        .path = strings,
-        .size = (int64_t)sb.st_size,
-        .mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000};
+        .path = strings, .size = (int64_t)info[i].size, .mtime_ms = info[i].mtime_ms};
     strings += len;
   }
+  hs_free(info);
+  hs_free(dropped);
   *out = f;
   *n_out = j;
   return HS_OK;
@@ -182,12 +191,14 @@ hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int3
   if (st == HS_OK) st = files_dropped(&before, &after, files, n_files, err);
   hs_table_file_set_free(&before);
   hs_table_file_set_free(&after);
-  for (size_t i = 0; st == HS_OK && !dry_run && i < *n_files; i++)
-    if (unlink((*files)[i].path) != 0 && errno != ENOENT)
-      st = hs_error_set(err, HS_ERR_IO,
-                        "%s: cannot remove a file of an expired snapshot: %s (the snapshots are "
+  for (size_t i = 0; st == HS_OK && !dry_run && i < *n_files; i++) {
+    hs_error e = {0};
+    if (hs_store_delete((*files)[i].path, &e) != HS_OK)
+      st = hs_error_set(err, e.status,
+                        "cannot remove a file of an expired snapshot: %s (the snapshots are "
                         "expired; remove_orphan_files removes the rest later)",
-                        (*files)[i].path, strerror(errno));
+                        e.message);
+  }
   /* kept open data files (parquet.h) would hold the removed files' space */
   if (!dry_run && *n_files > 0) hs_parquet_file_cache_clear();
   if (st != HS_OK) {

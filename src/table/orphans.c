@@ -10,7 +10,8 @@
  *
  * Order matters for a table other processes write at the same time:
  *   1. list the candidates (regular files under data/, index/, metadata/,
- *      recursively; symbolic links and other folders are never touched),
+ *      recursively through hs_store_list; symbolic links and other folders
+ *      are never touched),
  *   2. then load the latest metadata and collect what it reaches,
  *   3. take the publish lock exclusively (below); if versions were published
  *      since 2, add what the latest reaches (only its new manifest lists and
@@ -50,7 +51,6 @@
  * or a manifest that cannot be read, stops the whole call before anything is
  * removed: an incomplete reachable set must never delete data.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -61,8 +61,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../parquet/parquet.h"
 #include "../io/fs.h"
+#include "../io/store.h"
+#include "../parquet/parquet.h"
 #include "table.h"
 
 #define ORPHAN_DEPTH_MAX 16 /* data/ partition folders nest one per field */
@@ -262,7 +263,8 @@ static hs_status reach_old_registry(const hs_table *t, const char *metadata_path
   hs_error e2 = {0};
   if (hs_table_metadata_bytes(metadata_path, &text, &e2) != HS_OK) {
     hs_buf_free(&text);
-    return access(metadata_path, F_OK) != 0 && errno == ENOENT
+    bool exists = true;
+    return hs_store_exists(metadata_path, &exists, NULL) == HS_OK && !exists
                ? HS_OK
                : hs_error_set(err, e2.status, "%s", e2.message);
   }
@@ -444,36 +446,22 @@ static void candidates_free(candidates *c) {
   hs_free(c->v);
 }
 
-static hs_status list_dir(const char *dir, int depth, candidates *c, hs_error *err) {
-  DIR *d = opendir(dir);
-  if (d == NULL) {
-    if (errno == ENOENT && depth == 0) return HS_OK; /* e.g. no index/ yet */
-    return hs_error_set(err, HS_ERR_IO, "%s: cannot list folder: %s", dir, strerror(errno));
-  }
-  hs_status st = HS_OK;
-  struct dirent *de;
-  while (st == HS_OK && (errno = 0, de = readdir(d)) != NULL) {
-    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-    size_t len = strlen(dir) + 1 + strlen(de->d_name);
-    char *p = hs_malloc(len + 1);
+/* The regular files below folder `dir`, recursively (hs_store_list: no
+ * symbolic link is followed or listed), into `c`. Files more than
+ * ORPHAN_DEPTH_MAX folders below `dir` are not ours. A missing `dir` (no
+ * index/ yet) lists nothing. */
+static hs_status list_dir(const char *dir, candidates *c, hs_error *err) {
+  hs_store_entry *e = NULL;
+  size_t n = 0;
+  hs_status st = hs_store_list(dir, true, &e, &n, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    int depth = 0;
+    for (const char *p = e[i].name; *p; p++) depth += *p == '/';
+    if (e[i].is_dir || depth > ORPHAN_DEPTH_MAX) continue;
+    char *p = hs_store_join(dir, e[i].name);
     if (p == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "remove orphan files: out of memory");
       break;
-    }
-    snprintf(p, len + 1, "%s/%s", dir, de->d_name);
-    struct stat sb;
-    if (lstat(p, &sb) != 0) { /* vanished meanwhile: nothing to do */
-      hs_free(p);
-      continue;
-    }
-    if (S_ISDIR(sb.st_mode) && depth < ORPHAN_DEPTH_MAX) {
-      st = list_dir(p, depth + 1, c, err);
-      hs_free(p);
-      continue;
-    }
-    if (!S_ISREG(sb.st_mode)) { /* links, sockets, too-deep folders: not ours */
-      hs_free(p);
-      continue;
     }
     if (c->n == c->cap) {
       size_t nc = c->cap ? c->cap * 2 : 64;
@@ -487,13 +475,9 @@ static hs_status list_dir(const char *dir, int depth, candidates *c, hs_error *e
       c->cap = nc;
     }
     c->v[c->n++] = (hs_table_orphan_file){
-        .path = p,
-        .size = (int64_t)sb.st_size,
-        .mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000};
+        .path = p, .size = (int64_t)e[i].info.size, .mtime_ms = e[i].info.mtime_ms};
   }
-  if (st == HS_OK && errno != 0)
-    st = hs_error_set(err, HS_ERR_IO, "%s: cannot list folder: %s", dir, strerror(errno));
-  closedir(d);
+  hs_store_entries_free(e, n);
   return st;
 }
 
@@ -528,7 +512,7 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
   for (size_t i = 0; st == HS_OK && i < sizeof k_dirs / sizeof *k_dirs; i++) {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/%s", table->root, k_dirs[i]);
-    st = list_dir(dir, 0, &c, err);
+    st = list_dir(dir, &c, err);
   }
   /* After listing (see above): the walk, unlocked, then under the lock
    * whatever versions were published meanwhile (usually none; only their
@@ -573,9 +557,10 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
   hs_free(orphan);
   candidates_free(&c);
   for (size_t i = 0; st == HS_OK && !dry_run && i < n; i++) {
-    if (unlink(out[i].path) != 0 && errno != ENOENT)
-      st = hs_error_set(err, HS_ERR_IO, "%s: cannot remove orphan file: %s (%zu of %zu removed)",
-                        out[i].path, strerror(errno), i, n);
+    hs_error e = {0};
+    if (hs_store_delete(out[i].path, &e) != HS_OK)
+      st = hs_error_set(err, e.status, "cannot remove orphan file: %s (%zu of %zu removed)",
+                        e.message, i, n);
   }
   hs_table_publish_unlock(lock_fd);
   /* kept open data files (parquet.h) would hold the removed files' space */
