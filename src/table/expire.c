@@ -130,10 +130,10 @@ static hs_status files_dropped(hs_table_file_set *before, hs_table_file_set *aft
       bytes += strlen(before->paths[i]) + 1;
     }
   hs_table_orphan_file *f = n ? hs_malloc(n * sizeof *f + bytes) : NULL;
-  if (n > 0 && f == NULL) {
+  if (f == NULL) {
     hs_free(info);
     hs_free(dropped);
-    return hs_error_set(err, HS_ERR_NOMEM, "expire snapshots: out of memory");
+    return n == 0 ? HS_OK : hs_error_set(err, HS_ERR_NOMEM, "expire snapshots: out of memory");
   }
   char *strings = (char *)(f + n);
   size_t j = 0;
