@@ -6,6 +6,8 @@
  *     remove: both of an inner join, the left of a left/semi/anti join,
  *     the right of a right join), through projections, and merge into
  *     the FILTER below.
+ *  1b. Inner joins are reordered from row estimates (optimize_order.c;
+ *     HS_SQL_JOIN_ORDER=0 in the environment keeps the written order).
  *  2. Joins get keys: conjuncts `l = r` of an inner join's condition (and
  *     of filters pushed onto it) between a left-only and a right-only
  *     expression become hash-join keys; the rest stays as the residual.
@@ -22,6 +24,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bind_internal.h"
@@ -894,6 +897,9 @@ hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *er
   opt o = {ctx, err};
   hs_status st = fold_plan(&o, *root);
   if (st == HS_OK) st = push_filters(&o, root);
+  const char *order = getenv("HS_SQL_JOIN_ORDER");
+  if (st == HS_OK && (order == NULL || strcmp(order, "0") != 0))
+    st = hs_sql_optimize_join_order(ctx, root, err);
   if (st == HS_OK) st = join_keys(&o, *root);
   if (st == HS_OK) st = filters_into_scans(&o, root);
   if (st == HS_OK) {
