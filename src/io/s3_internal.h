@@ -1,0 +1,115 @@
+/*
+ * s3_internal.h — what the S3 backend's files share: the bounded XML
+ * reading of S3 responses (s3_xml.c) that the request code (s3.c) uses.
+ * Only s3*.c include this header.
+ *
+ * S3 answers in small, flat XML documents whose text never holds a raw
+ * '<' (it is escaped), so an element is found by searching for its tags
+ * inside the span of its parent; nothing here reads past the `len` it is
+ * given, and every decoded string is bounded by its destination.
+ */
+#ifndef HS_IO_S3_INTERNAL_H
+#define HS_IO_S3_INTERNAL_H
+
+#include "store_internal.h"
+
+struct curl_slist;
+
+/* A span of bytes inside a response body (borrowed). */
+typedef struct hs_s3_span {
+  const char *p;
+  size_t len;
+} hs_s3_span;
+
+/* The first element <tag>...</tag> (attributes allowed on the open tag,
+ * "<tag/>" is an empty element) at or after *cursor inside `doc`: its
+ * content in *inner, *cursor moved past its close tag. False when there
+ * is none (or it is not closed). */
+bool hs_s3_xml_next(hs_s3_span doc, size_t *cursor, const char *tag, hs_s3_span *inner);
+
+/* The text of the first <tag> in `doc`, entity-decoded (&amp; &lt; &gt;
+ * &quot; &apos; and numeric references) into out[0..cap) with a NUL.
+ * False when the element is missing, malformed, or does not fit. */
+bool hs_s3_xml_text(hs_s3_span doc, const char *tag, char *out, size_t cap);
+
+/* Entity-decode src into an owned string (hs_free); NULL on a malformed
+ * reference or out of memory. */
+char *hs_s3_xml_decode_dup(hs_s3_span src);
+
+/* "2024-01-02T03:04:05.678Z" as ms since the epoch; 0 when malformed. */
+int64_t hs_s3_iso8601_ms(const char *s);
+
+/* One page of a ListObjectsV2 answer, appended to `entries`. Names are the
+ * keys with the first `prefix_len` bytes (the listed prefix) cut; a
+ * CommonPrefixes entry is a folder (its trailing '/' cut). */
+typedef struct hs_s3_list_acc {
+  hs_store_entry *entries;
+  size_t n, cap;
+} hs_s3_list_acc;
+hs_status hs_s3_parse_list_page(hs_s3_span doc, size_t prefix_len, hs_s3_list_acc *acc,
+                                bool *truncated, char *next_token, size_t token_cap, hs_error *err);
+
+/* -------------------------------------------------------- requests */
+/* s3_http.c: one S3 request, its retries and its answer. A request is set
+ * up by its caller (s3.c), performed alone (hs_s3_perform) or with others
+ * at once (hs_s3_perform_many), then freed. */
+
+#define HS_S3_ERRBODY_MAX ((size_t)64 << 10) /* error bodies kept for Code/Message */
+
+typedef struct hs_s3_req {
+  /* set by the caller (borrowed for the request's life) */
+  const hs_store_loc *loc;
+  const char *op;      /* names the operation in messages: "GET", "PUT", "LIST" */
+  const char *method;  /* GET HEAD PUT POST DELETE */
+  bool bucket_only;    /* address the bucket, not loc->key (ListObjectsV2) */
+  const char *query;   /* canonical query string (sorted, encoded) or NULL */
+  const char *hdr[4];  /* extra request headers ("Range: bytes=0-9"), NULL after the last */
+  const uint8_t *body; /* PUT/POST body */
+  size_t body_len;
+  uint8_t *dst; /* a 2xx body goes into dst[0..dst_len) (exactly that much expected) */
+  size_t dst_len;
+  hs_buf *out; /* or is appended to out (at most out_max bytes; restored on failure) */
+  size_t out_max;
+  long accept[3]; /* non-2xx statuses that are answers, not errors (412, 404); 0 ends */
+  /* the answer */
+  long status;
+  char etag[96];          /* without quotes */
+  int64_t content_length; /* -1 when not sent */
+  int64_t mtime_ms;
+  size_t got; /* 2xx body bytes received */
+  bool ok;    /* performed with an accepted status */
+  /* private to s3_http.c */
+  bool too_big, again;
+  size_t out_base, sent;
+  hs_buf errbody;
+  char *url;
+  void *easy;
+  struct curl_slist *headers;
+  int attempt;
+  char curl_err[256];
+} hs_s3_req;
+
+/* Zero the request and set its location, operation and method. */
+void hs_s3_req_init(hs_s3_req *r, const hs_store_loc *loc, const char *op, const char *method);
+/* Release what the request holds (accepts a request never performed). */
+void hs_s3_req_free(hs_s3_req *r);
+
+/* Perform with retries (jittered exponential backoff on 5xx, 429, resets,
+ * timeouts and truncated bodies; up to cfg->max_retries more tries). HS_OK
+ * when the final status is 2xx or in `accept` (r->status tells which);
+ * otherwise the error names loc->uri, the operation, the status and the
+ * S3 Code/Message. */
+hs_status hs_s3_perform(hs_s3_req *r, hs_error *err);
+/* Perform reqs[0..n) concurrently (at most 16 at a time), each with its
+ * retries; stops at the first failure and returns it. reqs[i]->ok tells
+ * which completed. */
+hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, hs_error *err);
+
+/* Append s percent-encoded the S3 way (unreserved kept, '/' kept when
+ * keep_slash, uppercase hex). False on out of memory. */
+bool hs_s3_encode(hs_buf *b, const char *s, bool keep_slash);
+
+/* Tests only: create the bucket loc->bucket (PUT /bucket). */
+hs_status hs_s3_create_bucket(const hs_store_loc *loc, hs_error *err);
+
+#endif /* HS_IO_S3_INTERNAL_H */
