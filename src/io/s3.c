@@ -431,7 +431,8 @@ static hs_status s3_put_many(const hs_store_loc *locs, const hs_store_put_item *
   }
   if (st != HS_OK) {
     for (size_t i = 0; i < n; i++) {
-      if (rs[i].ok || big_done[i]) s3_del(&locs[i], NULL);
+      /* Cut-off transfers may have landed too: only a refused one surely did not. */
+      if ((rs[i].started && !rs[i].failed) || big_done[i]) s3_del(&locs[i], NULL);
     }
   }
 done:

@@ -243,6 +243,8 @@ static hs_status prepare(hs_s3_req *r, hs_error *err) {
   r->sent = 0;
   r->too_big = false;
   r->ok = false;
+  r->failed = false;
+  r->started = true;
   r->errbody.len = 0;
   r->curl_err[0] = '\0';
   if (r->out != NULL) r->out->len = r->out_base;
@@ -343,7 +345,10 @@ static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
     }
   }
   if (r->status >= 500 || r->status == 429) return S3_RETRY;
-  if (!accepted(r)) return S3_FAIL;
+  if (!accepted(r)) {
+    r->failed = r->status >= 400;
+    return S3_FAIL;
+  }
   bool body_2xx = r->status >= 200 && r->status < 300 && strcmp(r->method, "HEAD") != 0;
   if (body_2xx && cl >= 0 && r->got != (uint64_t)cl) return S3_RETRY; /* truncated */
   r->ok = true;
@@ -472,8 +477,10 @@ hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, hs_error *err) {
   hs_status st = HS_OK;
   size_t next = 0, running = 0;
   /* First tries run together; a request that must be retried is retried
-   * alone afterwards, with its backoff (rare: the server was busy). */
-  while (st == HS_OK && (next < n || running > 0)) {
+   * alone afterwards, with its backoff (rare: the server was busy). After a
+   * failure no more start, but those in flight finish: their outcome is
+   * known (put_many deletes what landed). */
+  while ((st == HS_OK && next < n) || running > 0) {
     while (st == HS_OK && next < n && running < S3_INFLIGHT_MAX) {
       hs_s3_req *r = reqs[next++];
       if (r->out != NULL) r->out_base = r->out->len;
@@ -494,12 +501,14 @@ hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, hs_error *err) {
       }
       running++;
     }
-    if (st != HS_OK) break;
+    if (running == 0) break;
     int still = 0;
     CURLMcode mc = curl_multi_perform(m, &still);
     if (mc == CURLM_OK && still > 0) mc = curl_multi_poll(m, NULL, 0, 1000, NULL);
     if (mc != CURLM_OK) {
-      st = hs_error_set(err, HS_ERR_IO, "curl multi failed: %s", curl_multi_strerror(mc));
+      hs_status fst =
+          hs_error_set(err, HS_ERR_IO, "curl multi failed: %s", curl_multi_strerror(mc));
+      if (st == HS_OK) st = fst;
       break;
     }
     CURLMsg *msg;
@@ -521,7 +530,7 @@ hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, hs_error *err) {
       }
     }
   }
-  /* Take back whatever is still attached (after a failure). */
+  /* Take back whatever is still attached (after a multi failure). */
   for (size_t i = 0; i < next; i++) {
     curl_multi_remove_handle(m, reqs[i]->easy);
   }

@@ -76,8 +76,10 @@ typedef struct hs_s3_req {
   char etag[96];          /* without quotes */
   int64_t content_length; /* -1 when not sent */
   int64_t mtime_ms;
-  size_t got; /* 2xx body bytes received */
-  bool ok;    /* performed with an accepted status */
+  size_t got;   /* 2xx body bytes received */
+  bool ok;      /* performed with an accepted status */
+  bool started; /* sent (maybe partly) at least once */
+  bool failed;  /* ended with an error status (nothing was changed) */
   /* private to s3_http.c */
   bool too_big, again;
   size_t out_base, sent;

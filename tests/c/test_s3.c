@@ -1,0 +1,593 @@
+/*
+ * test_s3.c — the S3 backend (src/io/s3*.c) against a real S3 server:
+ * versitygw (scripts/setup.sh installs it into build/tools), started here on
+ * a free 127.0.0.1 port over a temporary directory. Locations and options
+ * are built by hand and the calls go through hs_store_s3_backend directly.
+ * Checks: put/get round trips of many sizes (0 bytes to 20 MiB, multipart
+ * past 8 MiB), ranged reads vs the bytes put, 50 concurrent ranges vs brute
+ * force, HEAD, conditional PUTs (one winner of eight threads), listing past
+ * 1000 keys (continuation) both ways, put_many (and its cleanup on
+ * failure), delete, missing keys and buckets, a wrong secret, keys with
+ * spaces, unicode and '+', and sources and sinks. Exit code 77 (a skip)
+ * only when no versitygw binary exists. Runs under ASan too.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hs_test.h"
+#include "io/io.h"
+#include "io/s3_internal.h"
+#include "io/store_internal.h"
+
+static const hs_store_backend *B = &hs_store_s3_backend;
+static hs_store_config cfg;
+static pid_t server = -1;
+static char server_dir[256];
+static const char *bucket = "hs-test";
+
+/* A location: bucket, key and URI held together. */
+typedef struct tloc {
+  hs_store_loc loc;
+  char key[512];
+  char uri[640];
+} tloc;
+
+static const hs_store_loc *at_cfg(tloc *t, const char *bkt, const char *key,
+                                  const hs_store_config *c) {
+  memset(t, 0, sizeof *t);
+  snprintf(t->key, sizeof t->key, "%s", key);
+  snprintf(t->uri, sizeof t->uri, "s3://%s/%s", bkt, key);
+  t->loc.kind = HS_STORE_S3;
+  t->loc.uri = t->uri;
+  snprintf(t->loc.bucket, sizeof t->loc.bucket, "%s", bkt);
+  t->loc.key = t->key;
+  t->loc.cfg = c;
+  return &t->loc;
+}
+
+static const hs_store_loc *at(tloc *t, const char *key) {
+  return at_cfg(t, bucket, key, &cfg);
+}
+
+static uint8_t *random_bytes(size_t n, uint64_t seed) {
+  uint8_t *p = malloc(n ? n : 1);
+  uint64_t s = seed;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = hs_test_rand(&s);
+    memcpy(p + i, &v, n - i < 8 ? n - i : 8);
+  }
+  return p;
+}
+
+/* ------------------------------------------------------------ server */
+
+static const char *find_server(void) {
+  static char path[512];
+  const char *env = getenv("HS_VERSITYGW");
+  if (env != NULL && access(env, X_OK) == 0) return env;
+  if (access("build/tools/versitygw", X_OK) == 0) return "build/tools/versitygw";
+  const char *p = getenv("PATH");
+  while (p != NULL && *p) {
+    const char *c = strchr(p, ':');
+    size_t n = c ? (size_t)(c - p) : strlen(p);
+    snprintf(path, sizeof path, "%.*s/versitygw", (int)n, p);
+    if (n > 0 && access(path, X_OK) == 0) return path;
+    p = c ? c + 1 : NULL;
+  }
+  return NULL;
+}
+
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+static bool port_open(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons((uint16_t)port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+static void stop_server(void) {
+  if (server > 0) {
+    kill(server, SIGTERM);
+    waitpid(server, NULL, 0);
+    server = -1;
+  }
+  if (server_dir[0] != '\0') {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", server_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", server_dir);
+    server_dir[0] = '\0';
+  }
+}
+
+static bool start_server(const char *bin) {
+  snprintf(server_dir, sizeof server_dir, "/tmp/hs_test_s3_XXXXXX");
+  if (mkdtemp(server_dir) == NULL) return false;
+  char data[300], log[300];
+  snprintf(data, sizeof data, "%s/data", server_dir);
+  snprintf(log, sizeof log, "%s/versitygw.log", server_dir);
+  mkdir(data, 0755);
+  for (int tries = 0; tries < 5; tries++) {
+    int port = free_port();
+    if (port <= 0) return false;
+    char listen[64];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    pid_t pid = fork();
+    if (pid == 0) {
+      FILE *f = freopen(log, "a", stdout);
+      (void)f;
+      dup2(STDOUT_FILENO, STDERR_FILENO);
+      execl(bin, bin, "--access", cfg.access_key, "--secret", cfg.secret_key, "--port", listen,
+            "--quiet", "--keep-alive", "posix", data, (char *)NULL);
+      _exit(127);
+    }
+    if (pid < 0) return false;
+    server = pid;
+    for (int i = 0; i < 200; i++) { /* up to 10 s */
+      if (port_open(port)) {
+        snprintf(cfg.endpoint, sizeof cfg.endpoint, "http://127.0.0.1:%d", port);
+        return true;
+      }
+      int status;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        server = -1;
+        break; /* died (the port was taken?): try another */
+      }
+      struct timespec ts = {0, 50 * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+    if (server > 0) {
+      kill(server, SIGTERM);
+      waitpid(server, NULL, 0);
+      server = -1;
+    }
+  }
+  fprintf(stderr, "versitygw did not start; see %s\n", log);
+  return false;
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void roundtrip(const char *key, size_t n, uint64_t seed) {
+  hs_error e = {0};
+  tloc t;
+  uint8_t *data = random_bytes(n, seed);
+  CHECK_OK(B->put(at(&t, key), data, n, &e), &e);
+  hs_buf out;
+  hs_buf_init(&out);
+  hs_object_info gi = {0}, hi = {0};
+  e = (hs_error){0};
+  CHECK_OK(B->get(at(&t, key), n + 10, &out, &gi, &e), &e);
+  CHECK(out.len == n && (n == 0 || memcmp(out.data, data, n) == 0));
+  CHECK(gi.size == n && gi.etag[0] != '\0');
+  e = (hs_error){0};
+  CHECK_OK(B->head(at(&t, key), &hi, &e), &e);
+  CHECK(hi.size == n && strcmp(hi.etag, gi.etag) == 0 && strchr(hi.etag, '"') == NULL);
+  CHECK(hi.mtime_ms > 1600000000000LL);
+  if (n > (8u << 20)) CHECK(strchr(hi.etag, '-') != NULL); /* multipart etag */
+  if (n > 0) { /* a limit below the size is HS_ERR_CORRUPT, and `out` is untouched */
+    e = (hs_error){0};
+    out.len = 0;
+    CHECK(B->get(at(&t, key), n - 1, &out, NULL, &e) == HS_ERR_CORRUPT);
+    CHECK(out.len == 0 && strstr(e.message, key) != NULL);
+  }
+  hs_buf_free(&out);
+  free(data);
+}
+
+static void test_roundtrips(void) {
+  size_t sizes[] = {0, 1, 17, 4096, 65543, 1 << 20, (8u << 20), (8u << 20) + 1, 20u << 20};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    char key[64];
+    snprintf(key, sizeof key, "rt/size-%zu.bin", sizes[i]);
+    roundtrip(key, sizes[i], 100 + i);
+  }
+  uint64_t s = 7;
+  for (int i = 0; i < 6; i++) {
+    char key[64];
+    size_t n = (size_t)(hs_test_rand(&s) % (3u << 20));
+    snprintf(key, sizeof key, "rt/random-%d.bin", i);
+    roundtrip(key, n, 200 + (uint64_t)i);
+  }
+}
+
+static void test_ranges(void) {
+  hs_error e = {0};
+  tloc t;
+  size_t n = 20u << 20;
+  uint8_t *data = random_bytes(n, 108); /* rt/size-20971520.bin, put by test_roundtrips */
+  const char *key = "rt/size-20971520.bin";
+  uint64_t s = 99;
+  uint8_t *buf = malloc(2u << 20);
+  for (int i = 0; i < 40; i++) {
+    size_t len = 1 + (size_t)(hs_test_rand(&s) % (i < 20 ? 4096 : (2u << 20)));
+    uint64_t off = hs_test_rand(&s) % (n - len + 1);
+    if (i == 0) off = 0;
+    if (i == 1) off = n - len;
+    e = (hs_error){0};
+    CHECK_OK(B->get_range(at(&t, key), off, len, buf, &e), &e);
+    CHECK(memcmp(buf, data + off, len) == 0);
+  }
+  /* Past the end: short (206 with fewer bytes) and entirely past (416). */
+  e = (hs_error){0};
+  CHECK(B->get_range(at(&t, key), n - 10, 20, buf, &e) == HS_ERR_CORRUPT);
+  CHECK(strstr(e.message, key) != NULL);
+  e = (hs_error){0};
+  CHECK(B->get_range(at(&t, key), n + 5, 20, buf, &e) == HS_ERR_CORRUPT);
+  e = (hs_error){0};
+  CHECK_OK(B->get_range(at(&t, key), n, 0, buf, &e), &e);
+  e = (hs_error){0};
+  CHECK(B->get_range(at(&t, key), n + 1, 0, buf, &e) == HS_ERR_CORRUPT);
+  e = (hs_error){0};
+  CHECK(B->get_range(at(&t, "rt/missing"), 0, 10, buf, &e) == HS_ERR_NOT_FOUND);
+
+  /* 50 ranges over two objects, many close together (coalesced). */
+  size_t m = 3u << 20;
+  uint8_t *data2 = random_bytes(m, 777);
+  e = (hs_error){0};
+  CHECK_OK(B->put(at(&t, "rg/second.bin"), data2, m, &e), &e);
+  enum { NR = 50 };
+  tloc locs_t[NR];
+  hs_store_loc locs[NR];
+  hs_store_range rs[NR];
+  uint8_t *dsts[NR];
+  for (int i = 0; i < NR; i++) {
+    bool first = i % 3 != 0;
+    size_t size = first ? n : m;
+    size_t len = (size_t)(hs_test_rand(&s) % (i % 5 == 0 ? 300000 : 5000));
+    uint64_t off;
+    if (i % 2 == 0 && i > 0) { /* near the previous one */
+      off = rs[i - 1].offset + (hs_test_rand(&s) % 70000);
+      if (off + len > size) off = size - len;
+    } else {
+      off = hs_test_rand(&s) % (size - len + 1);
+    }
+    locs[i] = *at(&locs_t[i], first ? key : "rg/second.bin");
+    dsts[i] = malloc(len ? len : 1);
+    rs[i] = (hs_store_range){locs[i].uri, off, len, dsts[i]};
+  }
+  e = (hs_error){0};
+  CHECK_OK(B->get_ranges(locs, rs, NR, &e), &e);
+  for (int i = 0; i < NR; i++) {
+    const uint8_t *src = (i % 3 != 0 ? data : data2) + rs[i].offset;
+    CHECK(rs[i].len == 0 || memcmp(dsts[i], src, rs[i].len) == 0);
+  }
+  /* One range past an end fails the whole call. */
+  rs[NR - 1].offset = m + 100;
+  rs[NR - 1].len = 10;
+  locs[NR - 1] = *at(&locs_t[NR - 1], "rg/second.bin");
+  e = (hs_error){0};
+  CHECK(B->get_ranges(locs, rs, NR, &e) == HS_ERR_CORRUPT);
+  for (int i = 0; i < NR; i++) free(dsts[i]);
+  free(data2);
+  free(buf);
+  free(data);
+}
+
+static const char *race_key = "cond/race";
+static int race_wins;
+static pthread_mutex_t race_mu = PTHREAD_MUTEX_INITIALIZER;
+static char race_winner[32];
+
+static void *race(void *arg) {
+  long id = (long)arg;
+  char body[32];
+  snprintf(body, sizeof body, "writer %ld", id);
+  tloc t;
+  hs_error e = {0};
+  bool won = false;
+  hs_status st = B->put_if_absent(at(&t, race_key), body, strlen(body), &won, &e);
+  pthread_mutex_lock(&race_mu);
+  CHECK_OK(st, &e);
+  if (won) {
+    race_wins++;
+    snprintf(race_winner, sizeof race_winner, "%s", body);
+  }
+  pthread_mutex_unlock(&race_mu);
+  return NULL;
+}
+
+static void test_conditional(void) {
+  hs_error e = {0};
+  tloc t;
+  bool won = false;
+  CHECK_OK(B->put_if_absent(at(&t, "cond/a"), "one", 3, &won, &e), &e);
+  CHECK(won);
+  e = (hs_error){0};
+  CHECK_OK(B->put_if_absent(at(&t, "cond/a"), "two", 3, &won, &e), &e);
+  CHECK(!won);
+  hs_buf out;
+  hs_buf_init(&out);
+  hs_object_info info;
+  e = (hs_error){0};
+  CHECK_OK(B->get(at(&t, "cond/a"), 100, &out, &info, &e), &e);
+  CHECK(out.len == 3 && memcmp(out.data, "one", 3) == 0);
+
+  pthread_t th[8];
+  for (long i = 0; i < 8; i++) pthread_create(&th[i], NULL, race, (void *)i);
+  for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+  CHECK_EQ_INT(race_wins, 1);
+  out.len = 0;
+  e = (hs_error){0};
+  CHECK_OK(B->get(at(&t, race_key), 100, &out, NULL, &e), &e);
+  CHECK(out.len == strlen(race_winner) && memcmp(out.data, race_winner, out.len) == 0);
+
+  /* If-Match: the current etag wins, the old one then loses. */
+  char old[96];
+  snprintf(old, sizeof old, "%s", info.etag);
+  e = (hs_error){0};
+  CHECK_OK(B->put_if_match(at(&t, "cond/a"), "three", 5, old, &won, &e), &e);
+  CHECK(won);
+  e = (hs_error){0};
+  CHECK_OK(B->put_if_match(at(&t, "cond/a"), "four", 4, old, &won, &e), &e);
+  CHECK(!won);
+  out.len = 0;
+  e = (hs_error){0};
+  CHECK_OK(B->get(at(&t, "cond/a"), 100, &out, NULL, &e), &e);
+  CHECK(out.len == 5 && memcmp(out.data, "three", 5) == 0);
+  e = (hs_error){0};
+  CHECK_OK(B->put_if_match(at(&t, "cond/none"), "x", 1, old, &won, &e), &e);
+  CHECK(!won);
+  hs_buf_free(&out);
+}
+
+/* hs_store_entries_free is store.c's; the backend's arrays are freed the same way. */
+static void entries_free(hs_store_entry *es, size_t n) {
+  for (size_t i = 0; i < n; i++) hs_free(es[i].name);
+  hs_free(es);
+}
+
+static bool has_name(const hs_store_entry *es, size_t n, const char *name, bool is_dir) {
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(es[i].name, name) == 0 && es[i].is_dir == is_dir) return true;
+  }
+  return false;
+}
+
+static void test_list_and_put_many(void) {
+  enum { NK = 1150 };
+  static tloc lt[NK];
+  static hs_store_loc locs[NK];
+  static hs_store_put_item items[NK];
+  static char names[NK][64];
+  for (int i = 0; i < NK; i++) {
+    snprintf(names[i], sizeof names[i], "%s/k%05d", i % 2 ? "a" : "b/deep", i);
+    char key[96];
+    snprintf(key, sizeof key, "many/%.60s", names[i]);
+    locs[i] = *at(&lt[i], key);
+    items[i] = (hs_store_put_item){lt[i].uri, names[i], strlen(names[i])};
+  }
+  hs_error e = {0};
+  CHECK_OK(B->put_many(locs, items, NK, &e), &e);
+  tloc t;
+  e = (hs_error){0};
+  CHECK_OK(B->put(at(&t, "many/top.txt"), "top", 3, &e), &e);
+
+  hs_store_entry *es = NULL;
+  size_t n = 0;
+  e = (hs_error){0};
+  CHECK_OK(B->list(at(&t, "many"), true, &es, &n, &e), &e);
+  CHECK_EQ_INT(n, NK + 1);
+  bool all = true, sorted = true;
+  for (int i = 0; i < NK; i++) all = all && has_name(es, n, names[i], false);
+  for (size_t i = 1; i < n; i++) sorted = sorted && strcmp(es[i - 1].name, es[i].name) < 0;
+  CHECK(all && sorted && has_name(es, n, "top.txt", false));
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(es[i].name, "top.txt") == 0) CHECK(es[i].info.size == 3 && es[i].info.etag[0]);
+  }
+  entries_free(es, n);
+
+  e = (hs_error){0};
+  CHECK_OK(B->list(at(&t, "many/"), false, &es, &n, &e), &e);
+  CHECK_EQ_INT(n, 3);
+  CHECK(has_name(es, n, "a", true) && has_name(es, n, "b", true) &&
+        has_name(es, n, "top.txt", false));
+  entries_free(es, n);
+
+  e = (hs_error){0};
+  CHECK_OK(B->list(at(&t, "many/a"), false, &es, &n, &e), &e);
+  CHECK_EQ_INT(n, NK / 2);
+  entries_free(es, n);
+
+  e = (hs_error){0};
+  CHECK_OK(B->list(at(&t, "nothing/here"), true, &es, &n, &e), &e);
+  CHECK_EQ_INT(n, 0);
+  entries_free(es, n);
+
+  /* put_many that fails (one object in a missing bucket): the others are gone. */
+  tloc ft[4];
+  hs_store_loc flocs[4];
+  hs_store_put_item fitems[4];
+  for (int i = 0; i < 4; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "pm/f%d", i);
+    flocs[i] = *at_cfg(&ft[i], i == 2 ? "no-such-bucket-hs" : bucket, key, &cfg);
+    fitems[i] = (hs_store_put_item){ft[i].uri, "x", 1};
+  }
+  e = (hs_error){0};
+  CHECK(B->put_many(flocs, fitems, 4, &e) == HS_ERR_NOT_FOUND);
+  e = (hs_error){0};
+  CHECK_OK(B->list(at(&t, "pm"), true, &es, &n, &e), &e);
+  CHECK_EQ_INT(n, 0);
+  entries_free(es, n);
+}
+
+static void test_delete_and_errors(void) {
+  hs_error e = {0};
+  tloc t;
+  hs_object_info info;
+  CHECK_OK(B->put(at(&t, "del/x"), "x", 1, &e), &e);
+  e = (hs_error){0};
+  CHECK_OK(B->del(at(&t, "del/x"), &e), &e);
+  e = (hs_error){0};
+  CHECK(B->head(at(&t, "del/x"), &info, &e) == HS_ERR_NOT_FOUND);
+  e = (hs_error){0};
+  CHECK_OK(B->del(at(&t, "del/x"), &e), &e); /* missing is fine */
+  CHECK_OK(B->mkdirs(at(&t, "del/dir"), &e), &e);
+
+  hs_buf out;
+  hs_buf_init(&out);
+  e = (hs_error){0};
+  CHECK(B->get(at(&t, "no/such/key"), 100, &out, NULL, &e) == HS_ERR_NOT_FOUND);
+  CHECK(strstr(e.message, "s3://hs-test/no/such/key") != NULL && strstr(e.message, "GET"));
+  printf("missing key: %s\n", e.message);
+  e = (hs_error){0};
+  CHECK(B->get(at_cfg(&t, "no-such-bucket-hs", "k", &cfg), 100, &out, NULL, &e) ==
+        HS_ERR_NOT_FOUND);
+  CHECK(strstr(e.message, "bucket no-such-bucket-hs does not exist") != NULL);
+  printf("missing bucket: %s\n", e.message);
+
+  hs_store_config bad = cfg;
+  snprintf(bad.secret_key, sizeof bad.secret_key, "wrong-secret");
+  e = (hs_error){0};
+  CHECK(B->get(at_cfg(&t, bucket, "rt/size-17.bin", &bad), 100, &out, NULL, &e) == HS_ERR_IO);
+  CHECK(strstr(e.message, "403 SignatureDoesNotMatch") != NULL);
+  printf("wrong secret: %s\n", e.message);
+
+  hs_store_config dead = cfg; /* nothing listens: connection refused, retried, then IO */
+  snprintf(dead.endpoint, sizeof dead.endpoint, "http://127.0.0.1:1");
+  dead.max_retries = 2;
+  e = (hs_error){0};
+  CHECK(B->get(at_cfg(&t, bucket, "k", &dead), 100, &out, NULL, &e) == HS_ERR_IO);
+  CHECK(strstr(e.message, "after 3 tries") != NULL);
+  printf("no server: %s\n", e.message);
+  hs_buf_free(&out);
+}
+
+static void test_odd_keys(void) {
+  const char *keys[] = {"odd/with space.txt", "odd/ünïcødé/日本語.bin", "odd/a+b=c&d.txt",
+                        "odd/percent%20and~tilde", "odd/quote'\"<xml>&amp;"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    hs_error e = {0};
+    tloc t;
+    CHECK_OK(B->put(at(&t, keys[i]), keys[i], strlen(keys[i]), &e), &e);
+    hs_buf out;
+    hs_buf_init(&out);
+    e = (hs_error){0};
+    CHECK_OK(B->get(at(&t, keys[i]), 1000, &out, NULL, &e), &e);
+    CHECK(out.len == strlen(keys[i]) && memcmp(out.data, keys[i], out.len) == 0);
+    hs_buf_free(&out);
+  }
+  hs_store_entry *es = NULL;
+  size_t n = 0;
+  hs_error e = {0};
+  tloc t;
+  CHECK_OK(B->list(at(&t, "odd"), true, &es, &n, &e), &e);
+  CHECK_EQ_INT(n, sizeof keys / sizeof keys[0]);
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    CHECK(has_name(es, n, keys[i] + 4, false));
+  }
+  entries_free(es, n);
+}
+
+static void test_source_sink(void) {
+  hs_error e = {0};
+  tloc t;
+  size_t n = (10u << 20) + 12345;
+  uint8_t *data = random_bytes(n, 4242);
+  hs_sink *sink = NULL;
+  CHECK_OK(B->sink_open(at(&t, "ss/big.bin"), &sink, &e), &e);
+  for (size_t at_ = 0; sink != NULL && at_ < n;) {
+    size_t k = 300000 < n - at_ ? 300000 : n - at_;
+    CHECK_OK(hs_sink_write(sink, data + at_, k, &e), &e);
+    at_ += k;
+  }
+  if (sink != NULL) {
+    CHECK(hs_sink_offset(sink) == n);
+    CHECK_OK(hs_sink_close(sink, &e), &e);
+  }
+  hs_source *src = NULL;
+  e = (hs_error){0};
+  CHECK_OK(B->source_open(at(&t, "ss/big.bin"), &src, &e), &e);
+  if (src != NULL) {
+    CHECK(hs_source_size(src) == n);
+    uint8_t buf[1000];
+    CHECK_OK(hs_source_read(src, n - 1000, 1000, buf, &e), &e);
+    CHECK(memcmp(buf, data + n - 1000, 1000) == 0);
+    hs_buf scratch;
+    hs_buf_init(&scratch);
+    const uint8_t *view = NULL;
+    CHECK_OK(hs_source_view(src, 9u << 20, 4096, &scratch, &view, &e), &e);
+    CHECK(view != NULL && memcmp(view, data + (9u << 20), 4096) == 0);
+    e = (hs_error){0};
+    CHECK(hs_source_read(src, n - 10, 20, buf, &e) == HS_ERR_CORRUPT);
+    hs_buf_free(&scratch);
+    hs_source_ref(src);
+    hs_source_unref(src);
+    hs_source_unref(src);
+  }
+  /* A small sink is one PUT; an aborted one leaves nothing. */
+  e = (hs_error){0};
+  CHECK_OK(B->sink_open(at(&t, "ss/small.txt"), &sink, &e), &e);
+  CHECK_OK(hs_sink_write(sink, "small", 5, &e), &e);
+  CHECK_OK(hs_sink_close(sink, &e), &e);
+  hs_object_info info;
+  CHECK_OK(B->head(at(&t, "ss/small.txt"), &info, &e), &e);
+  CHECK(info.size == 5);
+  CHECK_OK(B->sink_open(at(&t, "ss/aborted.bin"), &sink, &e), &e);
+  CHECK_OK(hs_sink_write(sink, data, 9u << 20, &e), &e); /* starts a multipart upload */
+  hs_sink_abort(sink);
+  e = (hs_error){0};
+  CHECK(B->head(at(&t, "ss/aborted.bin"), &info, &e) == HS_ERR_NOT_FOUND);
+  e = (hs_error){0};
+  CHECK(B->source_open(at(&t, "ss/missing"), &src, &e) == HS_ERR_NOT_FOUND);
+  free(data);
+}
+
+int main(void) {
+  const char *bin = find_server();
+  if (bin == NULL) {
+    printf(
+        "SKIP: versitygw not installed (scripts/setup.sh test installs it into "
+        "build/tools; or set HS_VERSITYGW)\n");
+    return 77;
+  }
+  snprintf(cfg.access_key, sizeof cfg.access_key, "hsaccess%d", (int)getpid());
+  snprintf(cfg.secret_key, sizeof cfg.secret_key, "hs/secret+%d", (int)getpid());
+  snprintf(cfg.region, sizeof cfg.region, "us-east-1");
+  cfg.allow_http = true;
+  cfg.request_timeout_ms = 60000;
+  cfg.connect_timeout_ms = 5000;
+  cfg.max_retries = 3;
+  if (!start_server(bin)) {
+    CHECK(!"versitygw started");
+    stop_server();
+    return hs_test_finish("test_s3");
+  }
+  hs_error e = {0};
+  tloc t;
+  CHECK_OK(hs_s3_create_bucket(at(&t, ""), &e), &e);
+  test_roundtrips();
+  test_ranges();
+  test_conditional();
+  test_list_and_put_many();
+  test_delete_and_errors();
+  test_odd_keys();
+  test_source_sink();
+  stop_server();
+  return hs_test_finish("test_s3");
+}
