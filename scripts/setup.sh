@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 apt_pkgs=(build-essential cmake ninja-build pkg-config libzstd-dev libsnappy-dev liblz4-dev
-          zlib1g-dev libjansson-dev libbrotli-dev libpg-query-dev libroaring-dev clang clang-format libclang-rt-14-dev llvm)
+          zlib1g-dev libjansson-dev libbrotli-dev libpg-query-dev libroaring-dev libcurl4-openssl-dev
+          clang clang-format libclang-rt-14-dev llvm)
 # `setup.sh test`: also what only the test suite needs (the AArch64 cross
 # compiler and qemu-user for scripts/test_neon.sh).
 if [ "${1:-}" = test ] && [ "$(uname -m)" != aarch64 ]; then
@@ -63,3 +64,21 @@ for jar in $DATASKETCHES_JARS; do
     test -s "$jar" || { echo "setup: Maven did not produce $jar" >&2; exit 1; }
   fi
 done
+
+# `setup.sh test`: versitygw, the S3 server tests/c/test_s3.c starts (over a
+# temporary directory), built from source with Go (>= 1.25, what v1.8.0's
+# go.mod asks; Debian 12's golang-go is too old) into build/tools. Skipped
+# when present; an error without Go, so that test_s3 never skips in CI.
+VERSITYGW_VERSION=v1.8.0
+if [ "${1:-}" = test ] && [ ! -x build/tools/versitygw ]; then
+  GO=$(command -v go || true)
+  [ -z "$GO" ] && [ -x /usr/local/go/bin/go ] && GO=/usr/local/go/bin/go
+  if [ -z "$GO" ]; then
+    echo "setup: no Go toolchain (>= 1.25) to build versitygw; install one into /usr/local/go" >&2
+    exit 1
+  fi
+  echo "setup: building versitygw $VERSITYGW_VERSION with go install"
+  mkdir -p build/tools
+  GOBIN="$PWD/build/tools" "$GO" install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  test -x build/tools/versitygw || { echo "setup: go install did not produce build/tools/versitygw" >&2; exit 1; }
+fi
