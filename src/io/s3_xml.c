@@ -240,7 +240,9 @@ hs_status hs_s3_parse_list_page(hs_s3_span doc, size_t prefix_len, hs_s3_list_ac
   while (hs_s3_xml_next(root, &cur, "Contents", &item)) {
     char *key = child_dup(item, "Key");
     if (key == NULL) return hs_error_set(err, HS_ERR_IO, "malformed ListObjectsV2 Contents");
-    if (relative_name(key, prefix_len) == NULL || key[0] == '\0') { /* the folder marker */
+    size_t klen = strlen(key); /* "dir/" objects are folder markers, not files */
+    if ((klen > 0 && key[klen - 1] == '/') || relative_name(key, prefix_len) == NULL ||
+        key[0] == '\0') {
       hs_free(key);
       continue;
     }

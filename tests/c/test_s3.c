@@ -558,7 +558,50 @@ static void test_source_sink(void) {
   free(data);
 }
 
+/* The XML reading alone (no server): entities, attributes, empty
+ * elements, folder markers, CommonPrefixes, truncation tokens, dates. */
+static void test_xml(void) {
+  const char *page =
+      "<?xml version=\"1.0\"?><ListBucketResult xmlns=\"http://s3\"><Name>b</Name>"
+      "<IsTruncated>true</IsTruncated><NextContinuationToken>a+b/c=&amp;</NextContinuationToken>"
+      "<Contents><Key>p/x &amp; y&lt;&#34;&#x65E5;&apos;</Key><Size>42</Size>"
+      "<ETag>&quot;abc-2&quot;</ETag><LastModified>2024-01-02T03:04:05.678Z</LastModified>"
+      "</Contents><Contents><Key>p/marker/</Key><Size>0</Size></Contents>"
+      "<CommonPrefixes><Prefix>p/sub/</Prefix></CommonPrefixes><Delimiter/></ListBucketResult>";
+  hs_s3_span doc = {page, strlen(page)};
+  hs_s3_list_acc acc = {0};
+  bool truncated = false;
+  char token[64];
+  hs_error e = {0};
+  CHECK_OK(hs_s3_parse_list_page(doc, 2, &acc, &truncated, token, sizeof token, &e), &e);
+  CHECK(truncated && strcmp(token, "a+b/c=&") == 0);
+  CHECK_EQ_INT(acc.n, 2);
+  if (acc.n == 2) {
+    CHECK(strcmp(acc.entries[0].name, "x & y<\"\xe6\x97\xa5'") == 0 && !acc.entries[0].is_dir);
+    CHECK(acc.entries[0].info.size == 42 && strcmp(acc.entries[0].info.etag, "abc-2") == 0);
+    CHECK(acc.entries[0].info.mtime_ms == 1704164645678LL);
+    CHECK(strcmp(acc.entries[1].name, "sub") == 0 && acc.entries[1].is_dir);
+  }
+  entries_free(acc.entries, acc.n);
+  char small[4];
+  CHECK(!hs_s3_xml_text(doc, "Name", small, 1)); /* does not fit */
+  CHECK(hs_s3_xml_text(doc, "Name", small, sizeof small) && strcmp(small, "b") == 0);
+  const char *bad[] = {
+      "<ListBucketResult><Contents><Key>a&bogus;</Key></Contents></ListBucketResult>",
+      "<ListBucketResult><Contents><Key>a</Key>", "<ListBucketResult",
+      "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    hs_s3_list_acc a2 = {0};
+    e = (hs_error){0};
+    hs_s3_span d = {bad[i], strlen(bad[i])};
+    CHECK(hs_s3_parse_list_page(d, 0, &a2, &truncated, token, sizeof token, &e) != HS_OK);
+    entries_free(a2.entries, a2.n);
+  }
+  CHECK(hs_s3_iso8601_ms("1970-01-01T00:00:01Z") == 1000 && hs_s3_iso8601_ms("junk") == 0);
+}
+
 int main(void) {
+  test_xml();
   const char *bin = find_server();
   if (bin == NULL) {
     printf(
