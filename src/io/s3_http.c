@@ -374,6 +374,11 @@ static hs_status fail(hs_s3_req *r, CURLcode cc, hs_error *err) {
                : hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: the object is larger than %zu bytes",
                               uri, r->op, r->out_max);
   }
+  if (cc == CURLE_PARTIAL_FILE) {
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: body truncated: %s (after %d tries)", uri,
+                        r->op, r->curl_err[0] ? r->curl_err : curl_easy_strerror(cc),
+                        r->attempt + 1);
+  }
   if (cc != CURLE_OK) {
     return hs_error_set(err, HS_ERR_IO, "%s: %s failed: %s%s%s (after %d tries)", uri, r->op,
                         curl_easy_strerror(cc), r->curl_err[0] ? ": " : "", r->curl_err,
