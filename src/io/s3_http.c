@@ -106,7 +106,8 @@ bool hs_s3_encode(hs_buf *b, const char *s, bool keep_slash) {
   return true;
 }
 
-/* The request URL into r->url (owned). */
+/* The request URL into r->url (owned). An http:// endpoint needs
+ * cfg->allow_http (HS_ERR_INVALID_ARG otherwise); no scheme means https. */
 static hs_status build_url(hs_s3_req *r, hs_error *err) {
   const hs_store_config *cfg = r->loc->cfg;
   hs_buf u;
@@ -114,6 +115,12 @@ static hs_status build_url(hs_s3_req *r, hs_error *err) {
   bool ok = true;
   if (cfg->endpoint[0] != '\0') {
     const char *ep = cfg->endpoint;
+    if (strncasecmp(ep, "http://", 7) == 0 && !cfg->allow_http) {
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "%s: %s: endpoint %s is plain http:// (unencrypted): set allow_http "
+                          "to use it, or use an https:// endpoint",
+                          r->loc->uri, r->op, ep);
+    }
     size_t n = strlen(ep);
     while (n > 0 && ep[n - 1] == '/') n--;
     const char *sep = strstr(ep, "://");

@@ -721,6 +721,36 @@ static void test_retries(void) {
   hs_buf_free(&out);
 }
 
+/* An http:// endpoint without allow_http is refused before anything is sent. */
+static void test_allow_http(void) {
+  hs_store_config hc = cfg;
+  hc.allow_http = false;
+  hc.max_retries = 0;
+  fake_server f;
+  pthread_t th;
+  const char *const a[] = {GOOD_BODY};
+  CHECK(fake_start(&f, &th, a, 1));
+  snprintf(hc.endpoint, sizeof hc.endpoint, "http://127.0.0.1:%d", f.port);
+  tloc t;
+  hs_buf out;
+  hs_buf_init(&out);
+  hs_error e = {0};
+  CHECK(B->get(at_cfg(&t, "b-fake", "k", &hc), 100, &out, NULL, &e) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(e.message, "s3://b-fake/k") != NULL && strstr(e.message, "allow_http") != NULL &&
+        strstr(e.message, "https://") != NULL);
+  printf("allow_http: %s\n", e.message);
+  bool won = true;
+  e = (hs_error){0};
+  CHECK(B->put_if_absent(at_cfg(&t, "b-fake", "k", &hc), "x", 1, &won, &e) == HS_ERR_INVALID_ARG);
+  CHECK(!won);
+  hc.allow_http = true; /* now the one canned answer is fetched */
+  e = (hs_error){0};
+  CHECK_OK(B->get(at_cfg(&t, "b-fake", "k", &hc), 100, &out, NULL, &e), &e);
+  fake_stop(&f, th);
+  CHECK_EQ_INT(f.served, 1);
+  hs_buf_free(&out);
+}
+
 int main(void) {
   snprintf(cfg.access_key, sizeof cfg.access_key, "hsaccess%d", (int)getpid());
   snprintf(cfg.secret_key, sizeof cfg.secret_key, "hs/secret+%d", (int)getpid());
@@ -731,6 +761,7 @@ int main(void) {
   cfg.max_retries = 3;
   test_xml();
   test_retries();
+  test_allow_http();
   const char *bin = find_server();
   if (bin == NULL) {
     printf(
