@@ -138,23 +138,51 @@ static bool sort_ranges(size_t *order, size_t n, const hs_store_loc *locs,
   return true;
 }
 
+/* One HEAD of get_ranges: an object with zero-length ranges zorder[a..b),
+ * whose offsets must not pass its end (the largest is max_offset). */
+typedef struct s3_head_job {
+  hs_s3_req req;
+  uint64_t max_offset;
+} s3_head_job;
+
+/* Ranges of length > 0 become (coalesced) ranged GETs; a zero-length range
+ * reads nothing but, as in get_range, its offset must be at most the
+ * object's size: each distinct object that has one is HEADed once, along
+ * with the GETs. */
 static hs_status s3_get_ranges(const hs_store_loc *locs, const hs_store_range *ranges, size_t n,
                                hs_error *err) {
   size_t *order = hs_calloc(n ? n : 1, sizeof *order);
+  size_t *zorder = hs_calloc(n ? n : 1, sizeof *zorder);
   s3_span_job *jobs = hs_calloc(n ? n : 1, sizeof *jobs);
-  hs_s3_req **reqs = hs_calloc(n ? n : 1, sizeof *reqs);
+  s3_head_job *heads = NULL;
+  hs_s3_req **reqs = hs_calloc(n ? n : 1, sizeof *reqs); /* spans + heads <= n */
   hs_status st = HS_OK;
-  size_t n_jobs = 0, n_order = 0;
-  if (order == NULL || jobs == NULL || reqs == NULL) {
+  size_t n_jobs = 0, n_order = 0, n_zero = 0, n_heads = 0;
+  if (order == NULL || zorder == NULL || jobs == NULL || reqs == NULL) {
     st = hs_error_set(err, HS_ERR_NOMEM, "GET ranges: out of memory for %zu ranges", n);
     goto done;
   }
   for (size_t i = 0; i < n; i++) {
-    if (ranges[i].len > 0) order[n_order++] = i;
+    if (ranges[i].len > 0) {
+      order[n_order++] = i;
+    } else {
+      zorder[n_zero++] = i;
+    }
   }
-  if (!sort_ranges(order, n_order, locs, ranges)) {
+  if (!sort_ranges(order, n_order, locs, ranges) || !sort_ranges(zorder, n_zero, locs, ranges) ||
+      (n_zero > 0 && (heads = hs_calloc(n_zero, sizeof *heads)) == NULL)) {
     st = hs_error_set(err, HS_ERR_NOMEM, "GET ranges: out of memory for %zu ranges", n);
     goto done;
+  }
+  for (size_t i = 0; i < n_zero; i++) { /* sorted: the largest offset of an object comes last */
+    size_t k = zorder[i];
+    if (n_heads > 0 && same_object(heads[n_heads - 1].req.loc, &locs[k])) {
+      heads[n_heads - 1].max_offset = ranges[k].offset;
+      continue;
+    }
+    s3_head_job *h = &heads[n_heads++];
+    hs_s3_req_init(&h->req, &locs[k], "HEAD", "HEAD");
+    h->max_offset = ranges[k].offset;
   }
   for (size_t i = 0; i < n_order;) {
     size_t k = order[i];
@@ -186,7 +214,18 @@ static hs_status s3_get_ranges(const hs_store_loc *locs, const hs_store_range *r
     reqs[n_jobs++] = &job->req;
     i = j;
   }
-  st = hs_s3_perform_many(reqs, n_jobs, err);
+  for (size_t i = 0; i < n_heads; i++) reqs[n_jobs + i] = &heads[i].req;
+  st = hs_s3_perform_many(reqs, n_jobs + n_heads, err);
+  for (size_t i = 0; st == HS_OK && i < n_heads; i++) {
+    const hs_s3_req *h = &heads[i].req;
+    uint64_t size = h->content_length > 0 ? (uint64_t)h->content_length : 0;
+    if (heads[i].max_offset > size) {
+      st = hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: GET ranges: a 0-byte range at offset %llu is past the end (%llu)",
+                        h->loc->uri, (unsigned long long)heads[i].max_offset,
+                        (unsigned long long)size);
+    }
+  }
   for (size_t i = 0; st == HS_OK && i < n_jobs; i++) {
     s3_span_job *job = &jobs[i];
     st = range_check(&job->req, job->offset, job->len, err);
@@ -200,6 +239,9 @@ done:
     hs_s3_req_free(&jobs[i].req);
     hs_free(jobs[i].tmp);
   }
+  for (size_t i = 0; i < n_heads; i++) hs_s3_req_free(&heads[i].req);
+  hs_free(heads);
+  hs_free(zorder);
   hs_free(order);
   hs_free(jobs);
   hs_free(reqs);

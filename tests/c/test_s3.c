@@ -278,6 +278,22 @@ static void test_ranges(void) {
     const uint8_t *src = (i % 3 != 0 ? data : data2) + rs[i].offset;
     CHECK(rs[i].len == 0 || memcmp(dsts[i], src, rs[i].len) == 0);
   }
+  /* Zero-length ranges: at the end is fine, past it is HS_ERR_CORRUPT naming the object. */
+  rs[0] = (hs_store_range){locs[0].uri, m, 0, dsts[0]}; /* rg/second.bin */
+  rs[1] = (hs_store_range){locs[1].uri, n, 0, dsts[1]};
+  e = (hs_error){0};
+  CHECK_OK(B->get_ranges(locs, rs, NR, &e), &e);
+  tloc zt[2];
+  hs_store_loc zl[2] = {*at(&zt[0], "rg/second.bin"), *at(&zt[1], key)};
+  hs_store_range zr[2] = {{zl[0].uri, m + 1, 0, dsts[0]}, {zl[1].uri, 0, 10, dsts[1]}};
+  e = (hs_error){0};
+  CHECK(B->get_ranges(zl, zr, 2, &e) == HS_ERR_CORRUPT);
+  CHECK(strstr(e.message, "s3://hs-test/rg/second.bin") != NULL);
+  printf("0-byte range past the end: %s\n", e.message);
+  zl[0] = *at(&zt[0], "rg/missing.bin");
+  zr[0].offset = 0;
+  e = (hs_error){0};
+  CHECK(B->get_ranges(zl, zr, 2, &e) == HS_ERR_NOT_FOUND);
   /* One range past an end fails the whole call. */
   rs[NR - 1].offset = m + 100;
   rs[NR - 1].len = 10;
@@ -716,6 +732,24 @@ static void test_retries(void) {
   hs_status st = B->get(at_cfg(&t, "b-fake", "k", &fc), 100, &out, NULL, &e);
   CHECK(st == HS_ERR_CORRUPT && strstr(e.message, "truncated") != NULL);
   printf("truncated twice: %s\n", e.message);
+  fake_stop(&f, th);
+  CHECK_EQ_INT(f.served, 2);
+
+  /* Zero-length ranges of one object: a single HEAD (Content-Length 10) checks them all. */
+  const char *const a5[] = {GOOD_BODY, GOOD_BODY};
+  CHECK(fake_start(&f, &th, a5, 2));
+  snprintf(fc.endpoint, sizeof fc.endpoint, "http://127.0.0.1:%d", f.port);
+  tloc zt[3];
+  hs_store_loc zl[3];
+  for (int i = 0; i < 3; i++) zl[i] = *at_cfg(&zt[i], "b-fake", "k", &fc);
+  char dst[1];
+  hs_store_range zr[3] = {{zl[0].uri, 3, 0, dst}, {zl[1].uri, 10, 0, dst}, {zl[2].uri, 0, 0, dst}};
+  e = (hs_error){0};
+  CHECK_OK(B->get_ranges(zl, zr, 3, &e), &e);
+  CHECK_EQ_INT(f.served, 1);
+  zr[2].offset = 11;
+  e = (hs_error){0};
+  CHECK(B->get_ranges(zl, zr, 3, &e) == HS_ERR_CORRUPT && strstr(e.message, "s3://b-fake/k"));
   fake_stop(&f, th);
   CHECK_EQ_INT(f.served, 2);
   hs_buf_free(&out);
