@@ -407,6 +407,76 @@ static hs_status s3_put(const hs_store_loc *loc, const void *data, size_t len, h
   return st;
 }
 
+/* Is the object at loc now exactly data[0..len)? Asked after a conditional
+ * PUT was refused on a retry whose earlier try may have landed. HEAD first
+ * (a different size settles it), then a GET of at most len bytes. *missing
+ * when there is no object. */
+static hs_status holds_our_bytes(const hs_store_loc *loc, const char *op, const void *data,
+                                 size_t len, bool *same, bool *missing, hs_error *err) {
+  *same = *missing = false;
+  hs_s3_req h;
+  hs_s3_req_init(&h, loc, "HEAD", "HEAD");
+  h.accept[0] = 404;
+  hs_status st = hs_s3_perform(&h, err);
+  bool sized = st == HS_OK && h.status != 404 && h.content_length == (int64_t)len;
+  if (st == HS_OK) *missing = h.status == 404;
+  hs_s3_req_free(&h);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: checking whether a retried %s landed: ", loc->uri, op);
+    return st;
+  }
+  if (!sized) return HS_OK;
+  hs_buf body;
+  hs_buf_init(&body);
+  hs_error ge = {0};
+  hs_s3_req g;
+  hs_s3_req_init(&g, loc, "GET", "GET");
+  g.out = &body;
+  g.out_max = len;
+  g.accept[0] = 404;
+  st = hs_s3_perform(&g, &ge);
+  if (st == HS_OK) {
+    *missing = g.status == 404;
+    *same = g.status != 404 && body.len == len && (len == 0 || memcmp(body.data, data, len) == 0);
+  } else if (st == HS_ERR_CORRUPT) { /* replaced by something larger since the HEAD */
+    st = HS_OK;
+  } else {
+    st = hs_error_set(err, st, "%s: checking whether a retried %s landed: %s", loc->uri, op,
+                      ge.message);
+  }
+  hs_s3_req_free(&g);
+  hs_buf_free(&body);
+  return st;
+}
+
+/* A conditional PUT answered 412 or 409 after a try whose outcome is unknown
+ * (r->unsure): the refusal may be of our own write, applied by that try
+ * whose answer was lost. Settled by the object's bytes: ours → won. */
+static hs_status settle_refused_retry(const hs_store_loc *loc, const hs_s3_req *r, const void *data,
+                                      size_t len, bool *won, hs_error *err) {
+  if (!r->unsure || (r->status != 412 && r->status != 409)) return HS_OK;
+  bool same = false, missing = false;
+  hs_status st = holds_our_bytes(loc, r->op, data, len, &same, &missing, err);
+  if (st != HS_OK) return st;
+  if (same) {
+    *won = true;
+  } else if (missing && r->status == 409) {
+    /* "a conditional PUT is in flight" and nothing there yet: maybe ours. */
+    return hs_error_set(err, HS_ERR_IO,
+                        "%s: %s: outcome unknown: a try's answer was lost, the retry got 409 "
+                        "ConditionalRequestConflict and the object is not there (yet)",
+                        loc->uri, r->op);
+  }
+  return HS_OK;
+}
+
+/* If-None-Match: *. *won false when the object exists (412) or another
+ * conditional PUT of it is in flight (409). A retry after a try whose
+ * answer was lost (reset, timeout, 5xx) that then gets 412/409 may be
+ * refused by our own earlier write: the object is read back, and when it
+ * holds exactly `data` (same size, same bytes) *won is true. (So a rival
+ * that wrote the very same bytes also counts as us: the published content
+ * is what we meant either way.) */
 static hs_status s3_put_if_absent(const hs_store_loc *loc, const void *data, size_t len, bool *won,
                                   hs_error *err) {
   *won = false;
@@ -417,10 +487,15 @@ static hs_status s3_put_if_absent(const hs_store_loc *loc, const void *data, siz
   r.accept[1] = 409; /* ConditionalRequestConflict: another such PUT is in flight */
   hs_status st = hs_s3_perform(&r, err);
   if (st == HS_OK) *won = r.status >= 200 && r.status < 300;
+  if (st == HS_OK && !*won) st = settle_refused_retry(loc, &r, data, len, won, err);
   hs_s3_req_free(&r);
   return st;
 }
 
+/* If-Match: "etag". *won false when the object changed (412), is gone
+ * (404) or a concurrent conditional PUT conflicts (409). As in
+ * put_if_absent, a 412/409 on a retry after a try whose answer was lost is
+ * checked against the object's bytes: exactly `data` → *won true. */
 static hs_status s3_put_if_match(const hs_store_loc *loc, const void *data, size_t len,
                                  const char *etag, bool *won, hs_error *err) {
   *won = false;
@@ -437,6 +512,7 @@ static hs_status s3_put_if_match(const hs_store_loc *loc, const void *data, size
   r.accept[2] = 409; /* a concurrent conditional PUT */
   hs_status st = hs_s3_perform(&r, err);
   if (st == HS_OK) *won = r.status >= 200 && r.status < 300;
+  if (st == HS_OK && !*won) st = settle_refused_retry(loc, &r, data, len, won, err);
   hs_s3_req_free(&r);
   return st;
 }

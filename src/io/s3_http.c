@@ -339,7 +339,6 @@ static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
   if (cc != CURLE_OK) {
     if (r->too_big) return S3_FAIL;
     switch (cc) {
-    case CURLE_COULDNT_CONNECT:
     case CURLE_OPERATION_TIMEDOUT:
     case CURLE_SEND_ERROR:
     case CURLE_RECV_ERROR:
@@ -347,17 +346,27 @@ static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-    case CURLE_SSL_CONNECT_ERROR: return S3_RETRY;
+      r->unsure = true; /* sent, maybe applied, the answer lost */
+      return S3_RETRY;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR: return S3_RETRY; /* nothing was sent */
     default: return S3_FAIL;
     }
   }
-  if (r->status >= 500 || r->status == 429) return S3_RETRY;
+  if (r->status == 429) return S3_RETRY; /* throttled: not applied */
+  if (r->status >= 500) {                /* a proxy's 5xx may hide the server's 2xx */
+    r->unsure = true;
+    return S3_RETRY;
+  }
   if (!accepted(r)) {
     r->failed = r->status >= 400;
     return S3_FAIL;
   }
   bool body_2xx = r->status >= 200 && r->status < 300 && strcmp(r->method, "HEAD") != 0;
-  if (body_2xx && cl >= 0 && r->got != (uint64_t)cl) return S3_RETRY; /* truncated */
+  if (body_2xx && cl >= 0 && r->got != (uint64_t)cl) { /* truncated (after a 2xx) */
+    r->unsure = true;
+    return S3_RETRY;
+  }
   r->ok = true;
   return S3_DONE;
 }

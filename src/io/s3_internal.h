@@ -80,6 +80,8 @@ typedef struct hs_s3_req {
   bool ok;      /* performed with an accepted status */
   bool started; /* sent (maybe partly) at least once */
   bool failed;  /* ended with an error status (nothing was changed) */
+  bool unsure;  /* a try was retried after it may have taken effect (a reset or
+                 * timeout once sent, a 5xx): a later 412 may be our own write */
   /* private to s3_http.c */
   bool too_big, again;
   size_t out_base, sent;
