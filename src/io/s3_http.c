@@ -22,7 +22,7 @@
 
 #define S3_POOL_MAX 32
 #define S3_MULTI_POOL_MAX 4
-#define S3_INFLIGHT_MAX 16
+#define S3_INFLIGHT_MAX HS_S3_BATCH_MAX
 #define S3_BACKOFF_BASE_MS 50
 #define S3_BACKOFF_CAP_MS 2000
 
@@ -489,49 +489,73 @@ hs_status hs_s3_perform(hs_s3_req *r, hs_error *err) {
   return perform_from(r, err);
 }
 
-hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, hs_error *err) {
-  if (n == 0) return HS_OK;
-  if (!ready(err, reqs[0]->loc->uri)) return HS_ERR_INTERNAL;
-  if (n == 1) return hs_s3_perform(reqs[0], err);
-  CURLM *m = multi_get();
-  if (m == NULL) return hs_error_set(err, HS_ERR_NOMEM, "cannot create a curl multi handle");
-  hs_status st = HS_OK;
-  size_t next = 0, running = 0;
-  /* First tries run together; a request that must be retried is retried
-   * alone afterwards, with its backoff (rare: the server was busy). After a
-   * failure no more start, but those in flight finish: their outcome is
-   * known (put_many deletes what landed). */
-  while ((st == HS_OK && next < n) || running > 0) {
-    while (st == HS_OK && next < n && running < S3_INFLIGHT_MAX) {
-      hs_s3_req *r = reqs[next++];
-      if (r->out != NULL) r->out_base = r->out->len;
-      r->attempt = 0;
-      r->again = false;
-      if (r->easy == NULL && (r->easy = easy_get()) == NULL) {
-        st = hs_error_set(err, HS_ERR_NOMEM, "%s: %s: cannot create a curl handle", r->loc->uri,
-                          r->op);
-        break;
-      }
-      st = prepare(r, err);
-      if (st != HS_OK) break;
-      curl_easy_setopt((CURL *)r->easy, CURLOPT_PRIVATE, (void *)r);
-      if (curl_multi_add_handle(m, r->easy) != CURLM_OK) {
-        st = hs_error_set(err, HS_ERR_INTERNAL, "%s: %s: curl_multi_add_handle failed", r->loc->uri,
-                          r->op);
-        break;
-      }
-      running++;
-    }
-    if (running == 0) break;
-    int still = 0;
-    CURLMcode mc = curl_multi_perform(m, &still);
-    if (mc == CURLM_OK && still > 0) mc = curl_multi_poll(m, NULL, 0, 1000, NULL);
-    if (mc != CURLM_OK) {
-      hs_status fst =
-          hs_error_set(err, HS_ERR_IO, "curl multi failed: %s", curl_multi_strerror(mc));
-      if (st == HS_OK) st = fst;
+/* ------------------------------------------------------------- batches */
+
+hs_status hs_s3_batch_init(hs_s3_batch *b, size_t max_in_flight, const char *uri, hs_error *err) {
+  memset(b, 0, sizeof *b);
+  if (!ready(err, uri)) return HS_ERR_INTERNAL;
+  b->limit =
+      max_in_flight == 0 || max_in_flight > HS_S3_BATCH_MAX ? HS_S3_BATCH_MAX : max_in_flight;
+  if ((b->multi = multi_get()) == NULL) {
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: cannot create a curl multi handle", uri);
+  }
+  return HS_OK;
+}
+
+static void batch_detach(hs_s3_batch *b, hs_s3_req *r) {
+  curl_multi_remove_handle((CURLM *)b->multi, (CURL *)r->easy);
+  for (size_t i = 0; i < b->running; i++) {
+    if (b->att[i] == r) {
+      b->att[i] = b->att[--b->running];
       break;
     }
+  }
+}
+
+hs_status hs_s3_batch_start(hs_s3_batch *b, hs_s3_req *r, hs_error *err) {
+  if (b->running >= b->limit) {
+    return hs_error_set(err, HS_ERR_INTERNAL, "%s: %s: batch full", r->loc->uri, r->op);
+  }
+  if (r->out != NULL) r->out_base = r->out->len;
+  r->attempt = 0;
+  if (r->easy == NULL && (r->easy = easy_get()) == NULL) {
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: %s: cannot create a curl handle", r->loc->uri,
+                        r->op);
+  }
+  hs_status st = prepare(r, err);
+  if (st != HS_OK) return st;
+  curl_easy_setopt((CURL *)r->easy, CURLOPT_PRIVATE, (void *)r);
+  if (curl_multi_add_handle((CURLM *)b->multi, r->easy) != CURLM_OK) {
+    return hs_error_set(err, HS_ERR_INTERNAL, "%s: %s: curl_multi_add_handle failed", r->loc->uri,
+                        r->op);
+  }
+  b->att[b->running++] = r;
+  return HS_OK;
+}
+
+/* A transfer of the batch ended: judge it, retry it alone when it must be
+ * (with its backoff; rare: the server was busy), and hand its easy handle
+ * back, so a long batch holds no more handles than it runs at once. */
+static hs_status batch_finish(hs_s3_req *r, CURLcode cc, hs_error *err) {
+  s3_outcome o = judge(r, cc);
+  hs_status st = HS_OK;
+  if (o == S3_RETRY && max_retries(r) > 0) {
+    r->attempt = 1;
+    backoff(0);
+    st = perform_from(r, err);
+  } else if (o != S3_DONE) {
+    if (r->out != NULL) r->out->len = r->out_base;
+    st = fail(r, cc, err);
+  }
+  easy_put(r->easy);
+  r->easy = NULL;
+  return st;
+}
+
+hs_status hs_s3_batch_step(hs_s3_batch *b, bool block, hs_s3_req **done, hs_error *err) {
+  CURLM *m = b->multi;
+  *done = NULL;
+  for (bool moved = false;; moved = true) {
     CURLMsg *msg;
     int left;
     while ((msg = curl_multi_info_read(m, &left)) != NULL) {
@@ -539,29 +563,47 @@ hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, hs_error *err) {
       hs_s3_req *r = NULL;
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
       CURLcode cc = msg->data.result;
-      curl_multi_remove_handle(m, msg->easy_handle);
-      running--;
-      s3_outcome o = judge(r, cc);
-      if (o == S3_RETRY && max_retries(r) > 0) {
-        r->attempt = 1;
-        r->again = true;
-      } else if (o != S3_DONE && st == HS_OK) {
-        if (r->out != NULL) r->out->len = r->out_base;
-        st = fail(r, cc, err);
-      }
+      batch_detach(b, r);
+      *done = r;
+      return batch_finish(r, cc, err);
+    }
+    if (b->running == 0 || (moved && !block)) return HS_OK;
+    int still = 0;
+    CURLMcode mc = moved ? curl_multi_poll(m, NULL, 0, 1000, NULL) : CURLM_OK;
+    if (mc == CURLM_OK) mc = curl_multi_perform(m, &still);
+    if (mc != CURLM_OK) { /* what ran is cut off: the caller sees it unfinished */
+      const char *uri = b->att[0]->loc->uri;
+      while (b->running > 0) batch_detach(b, b->att[b->running - 1]);
+      return hs_error_set(err, HS_ERR_IO, "%s: curl multi failed: %s", uri,
+                          curl_multi_strerror(mc));
     }
   }
-  /* Take back whatever is still attached (after a multi failure). */
-  for (size_t i = 0; i < next; i++) {
-    curl_multi_remove_handle(m, reqs[i]->easy);
+}
+
+void hs_s3_batch_end(hs_s3_batch *b) {
+  if (b->multi == NULL) return;
+  while (b->running > 0) batch_detach(b, b->att[b->running - 1]);
+  multi_put((CURLM *)b->multi);
+  b->multi = NULL;
+}
+
+hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, size_t max_in_flight, hs_error *err) {
+  if (n == 0) return HS_OK;
+  if (n == 1) return hs_s3_perform(reqs[0], err);
+  hs_s3_batch b;
+  hs_status st = hs_s3_batch_init(&b, max_in_flight, reqs[0]->loc->uri, err);
+  if (st != HS_OK) return st;
+  /* After a failure no more start, but those in flight finish: their
+   * outcome is known (put_many deletes what landed). */
+  size_t next = 0;
+  while ((st == HS_OK && next < n) || b.running > 0) {
+    while (st == HS_OK && next < n && b.running < b.limit)
+      st = hs_s3_batch_start(&b, reqs[next++], err);
+    if (b.running == 0) break;
+    hs_s3_req *done = NULL;
+    hs_status s = hs_s3_batch_step(&b, true, &done, err);
+    if (s != HS_OK && st == HS_OK) st = s;
   }
-  multi_put(m);
-  for (size_t i = 0; st == HS_OK && i < n; i++) {
-    hs_s3_req *r = reqs[i];
-    if (!r->again) continue;
-    r->again = false;
-    backoff(0);
-    st = perform_from(r, err);
-  }
+  hs_s3_batch_end(&b);
   return st;
 }

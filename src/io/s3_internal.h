@@ -104,10 +104,32 @@ void hs_s3_req_free(hs_s3_req *r);
  * otherwise the error names loc->uri, the operation, the status and the
  * S3 Code/Message. */
 hs_status hs_s3_perform(hs_s3_req *r, hs_error *err);
-/* Perform reqs[0..n) concurrently (at most 16 at a time), each with its
- * retries; stops at the first failure and returns it. reqs[i]->ok tells
- * which completed. */
-hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, hs_error *err);
+/* Perform reqs[0..n) concurrently (at most max_in_flight at a time; 0:
+ * HS_S3_BATCH_MAX), each with its retries; after the first failure none
+ * starts, those in flight finish, and that failure is returned.
+ * reqs[i]->ok tells which completed. */
+hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, size_t max_in_flight, hs_error *err);
+
+/* Requests run together over one curl multi handle, driven by the caller
+ * (perform_many; a sink's parts, which upload while it fills the next).
+ * First tries share the multi handle; a try that must be retried is
+ * retried alone, blocking, with its backoff. A finished request gives its
+ * easy handle back at once. */
+#define HS_S3_BATCH_MAX 16
+typedef struct hs_s3_batch {
+  void *multi;
+  size_t limit, running;
+  hs_s3_req *att[HS_S3_BATCH_MAX]; /* the requests in flight */
+} hs_s3_batch;
+hs_status hs_s3_batch_init(hs_s3_batch *b, size_t max_in_flight, const char *uri, hs_error *err);
+/* Start r's first try; b->running must be below b->limit. */
+hs_status hs_s3_batch_start(hs_s3_batch *b, hs_s3_req *r, hs_error *err);
+/* Move the transfers on (waiting for one to finish when `block`): *done is
+ * a request that finished, with its outcome returned (HS_OK, or its error
+ * in err), or NULL when none has (yet, or nothing runs). */
+hs_status hs_s3_batch_step(hs_s3_batch *b, bool block, hs_s3_req **done, hs_error *err);
+/* Cut off whatever still runs and release the multi handle. */
+void hs_s3_batch_end(hs_s3_batch *b);
 
 /* Append s percent-encoded the S3 way (unreserved kept, '/' kept when
  * keep_slash, uppercase hex). False on out of memory. */
