@@ -630,6 +630,10 @@ static void test_gather(void) {
   static const int64_t every[] = {1, 2, 7, 100, 100000};
   uint64_t rng = 2026;
   int gathered_chunks = 0;
+  /* Gather every page however many of its rows are selected (by default a
+   * page with more than 1/8 of its rows selected is decoded whole: the
+   * third pass below checks that choice). */
+  setenv("HS_PQ_GATHER_DENSE_DIV", "0", 1);
   for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
     for (int e = 0; e < 3; e++) {
       /* (The chunk builder writes no boolean dictionaries; nor does anyone.) */
@@ -680,6 +684,18 @@ static void test_gather(void) {
                 }
                 hs_pq_leaf_data_free(&d);
               }
+              /* The default: every row selected decodes each page whole. */
+              unsetenv("HS_PQ_GATHER_DENSE_DIV");
+              hs_error err = {0};
+              hs_pq_leaf_data d = {0};
+              hs_status st = read_gather(b, &c, use_oi, true, sel, n_sel, &d, &err);
+              CHECK_EQ_INT(st, HS_OK);
+              if (st == HS_OK) {
+                CHECK_EQ_INT(check_against(&c, &d, sel, n_sel, label), 0);
+                if (every[k] == 1) CHECK_EQ_INT(d.pages_gathered, 0);
+              }
+              hs_pq_leaf_data_free(&d);
+              setenv("HS_PQ_GATHER_DENSE_DIV", "0", 1);
             }
           }
           /* Damaged copies: a few bytes changed anywhere in the pages. */
@@ -714,6 +730,7 @@ static void test_gather(void) {
     }
   }
   CHECK(gathered_chunks > 100);
+  unsetenv("HS_PQ_GATHER_DENSE_DIV");
 }
 
 /* ----------------------------------------------------------- corruption */

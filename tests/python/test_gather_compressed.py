@@ -21,6 +21,13 @@ import pytest
 import hyperstreamdb as hdb
 from hyperstreamdb import parquet as hpq
 
+@pytest.fixture(autouse=True)
+def _gather_every_page(monkeypatch):
+    """Gather however many rows a page has selected (by default a page with
+    more than 1/8 of its rows selected is decoded whole instead)."""
+    monkeypatch.setenv("HS_PQ_GATHER_DENSE_DIV", "0")
+
+
 np = pytest.importorskip("numpy")
 
 

@@ -23,6 +23,13 @@ import pytest
 import hyperstreamdb as hdb
 from hyperstreamdb import parquet as hpq
 
+@pytest.fixture(autouse=True)
+def _gather_every_page(monkeypatch):
+    """Gather however many rows a page has selected (by default a page with
+    more than 1/8 of its rows selected is decoded whole instead)."""
+    monkeypatch.setenv("HS_PQ_GATHER_DENSE_DIV", "0")
+
+
 np = pytest.importorskip("numpy")
 
 
@@ -284,3 +291,27 @@ def test_dictionary_cache_sees_rewritten_file(tmp_path, kind):
         for _ in range(2):  # the second read takes the cached dictionary
             assert _read(path, rows, True).equals(want), k
         assert _read(path, rows, False).equals(want), k
+
+
+@pytest.mark.parametrize("every", [1, 2, 5, 100])
+def test_dense_selections_decode_pages_whole(tmp_path, monkeypatch, every):
+    """By default a flat page with more than 1/8 of its rows selected is
+    decoded whole and filtered (a gather costs several decodes a value);
+    sparser pages are still gathered. Both give pyarrow's take."""
+    monkeypatch.delenv("HS_PQ_GATHER_DENSE_DIV")
+    rng = random.Random(every)
+    n = 50000
+    tbl = pa.table({"i": pa.array([rng.randrange(1 << 40) for _ in range(n)], pa.int64()),
+                    "s": pa.array([rng.choice(["a", "bb", None]) for _ in range(n)]),
+                    "d": pa.array([rng.random() for _ in range(n)])})
+    path = str(tmp_path / "dense.parquet")
+    pq.write_table(tbl, path, compression="none", data_page_size=8192)
+    rows = [i for i in range(n) if rng.randrange(every) == 0]
+    before = _gathered()
+    got = _read(path, rows, True)
+    used = _gathered() - before
+    assert got.equals(tbl.take(pa.array(rows, pa.int64())))
+    if every <= 5:
+        assert used == 0, used  # at 20 % and more every page is decoded whole
+    else:
+        assert used > 0, used  # 1 %: read in place
