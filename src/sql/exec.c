@@ -436,8 +436,20 @@ static void explain_node(hs_buf *b, const hs_sql_plan *p, const hs_sql_op *op, i
       }
     }
     if (p->pred != NULL) {
+      /* over the left columns then the right ones (a semi or anti join
+       * outputs only the left: its own names do not cover the right) */
+      int32_t nl = p->kids[0]->n_cols, nr = p->kids[1]->n_cols;
+      const char **both = hs_malloc(sizeof(char *) * (size_t)(nl + nr + 1));
       put(b, " residual ");
-      put_expr(b, p->pred, p);
+      if (both == NULL) {
+        put(b, "?");
+      } else {
+        for (int32_t i = 0; i < nl; i++) both[i] = p->kids[0]->names[i];
+        for (int32_t i = 0; i < nr; i++) both[nl + i] = p->kids[1]->names[i];
+        hs_error ignore = {0};
+        if (hs_sql_expr_to_string(p->pred, both, b, &ignore) != HS_OK) put(b, "?");
+        hs_free(both);
+      }
     }
     if (p->join.method == HS_SJM_INDEX_NL && p->join.index_column != NULL) {
       put(b, " index on ");

@@ -211,3 +211,13 @@ def test_or_across_tables_implies_filters(setup):
     plan = _plan(s, sql)
     assert not [ln for ln in plan.splitlines() if "TableScan sup" in ln and "filter" in ln], plan
     assert _rows(s.sql(sql).to_arrow()) == sorted(d.execute(sql).fetchall(), key=_key), sql
+
+
+def test_explain_names_semi_join_residual_columns(setup):
+    s, d, _ = setup
+    sql = ("SELECT f_id FROM fact WHERE EXISTS (SELECT 1 FROM sup WHERE s_id = f_s "
+           "AND s_region <> f_qty)")
+    plan = _plan(s, sql)
+    line = [ln for ln in plan.splitlines() if "residual" in ln]
+    assert line and "s_region" in line[0] and "f_qty" in line[0], plan
+    assert _rows(s.sql(sql).to_arrow()) == sorted(d.execute(sql).fetchall(), key=_key), sql
