@@ -403,6 +403,19 @@ static hs_status build_leaf(const hs_pq_node *n, hs_pq_leaf_window *w, const lea
     memcpy(vals, d->values.data + (size_t)first * (size_t)sw, bytes);
   } else if (same && s->nulls == 0) {
     memcpy(vals, d->values.data + (size_t)w->vlo * (size_t)sw, bytes);
+  } else if (n->atype.id == HS_AT_DECIMAL128 && w->desc->type == HS_PQ_FIXED_LEN_BYTE_ARRAY &&
+             sw >= 1 && sw <= 8) {
+    /* Decimals of precision <= 18 in fixed bytes (our writer's and
+     * pyarrow's): big-endian, sign-extended to 128 bits, one loop. */
+    int sh = 64 - 8 * sw;
+    for (int64_t j = 0; j < s->n; j++) {
+      int64_t v = slot_value(s, j);
+      if (v < 0) continue;
+      const uint8_t *b = d->values.data + (size_t)v * (size_t)sw;
+      uint64_t x = 0;
+      for (int k = 0; k < sw; k++) x = x << 8 | b[k];
+      write_decimal_i64((int64_t)(x << sh) >> sh, vals + (size_t)j * 16);
+    }
   } else {
     for (int64_t j = 0; j < s->n; j++) {
       int64_t v = slot_value(s, j);
