@@ -60,6 +60,8 @@ void hs_sql_stmt_free(hs_sql_stmt *s);
 hs_status hs_sql_optimize_knn(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
 /* Inner joins reordered from row estimates (optimize_order.c). */
 hs_status hs_sql_optimize_join_order(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
+/* Hash semi/anti joins built on a much smaller outer side (optimize_order.c). */
+hs_status hs_sql_optimize_semi_sides(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
 
 /* Optimize a bound query plan in place (optimize.c). */
 hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);

@@ -303,7 +303,15 @@ static const char *kind_name(const hs_sql_plan *p) {
 }
 
 static const char *join_name(hs_sql_join_type t) {
-  static const char *names[] = {"inner", "left", "right", "full", "semi", "anti", "anti (NOT IN)"};
+  static const char *names[] = {"inner",
+                                "left",
+                                "right",
+                                "full",
+                                "semi",
+                                "anti",
+                                "anti (NOT IN)",
+                                "semi (hash on the outer side)",
+                                "anti (hash on the outer side)"};
   return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 

@@ -347,11 +347,13 @@ hs_status hs_sql_join_build(join_state *st, hs_sql_chunk *chunks, size_t n_chunk
     b->mask = buckets - 1;
     bytes += (int64_t)(buckets * 4 + (uint64_t)n * 9);
   }
-  if (st->type == HS_SJ_RIGHT || st->type == HS_SJ_FULL) bytes += n;
+  bool track = st->type == HS_SJ_RIGHT || st->type == HS_SJ_FULL || st->type == HS_SJ_RSEMI ||
+               st->type == HS_SJ_RANTI;
+  if (track) bytes += n;
   s = hs_sql_exec_reserve(st->x, bytes, "hash join", err);
   if (s != HS_OK) goto done;
   b->reserved = bytes;
-  if (st->type == HS_SJ_RIGHT || st->type == HS_SJ_FULL) {
+  if (track) {
     b->matched = hs_sql_join_alloc(n, 1);
     if (b->matched == NULL) {
       s = hs_sql_join_oom(err, "build");
@@ -612,7 +614,8 @@ static hs_status emit(join_state *st, const int64_t *lsel, bool left_increasing,
                       const int64_t *rsel, int64_t n, hs_sql_chunk *out, hs_error *err) {
   const hs_sql_plan *p = st->p;
   hs_status s = hs_sql_chunk_init(out, p->n_cols, n, err);
-  for (int32_t c = 0; c < st->nl && s == HS_OK; c++) {
+  int32_t roff = st->build_only ? 0 : st->nl; /* where the right columns go */
+  for (int32_t c = 0; !st->build_only && c < st->nl && s == HS_OK; c++) {
     if (lsel == NULL)
       s = hs_sql_vec_alloc(&out->cols[c], p->types[c], n, true, err);
     else if (left_increasing && is_identity(lsel, n, st->pr.rows.n))
@@ -620,11 +623,11 @@ static hs_status emit(join_state *st, const int64_t *lsel, bool left_increasing,
     else
       s = hs_sql_vec_take(&out->cols[c], &st->pr.rows.cols[c], lsel, n, err);
   }
-  for (int32_t c = 0; st->out_right && c < st->nr && s == HS_OK; c++) {
+  for (int32_t c = 0; (st->out_right || st->build_only) && c < st->nr && s == HS_OK; c++) {
     if (rsel == NULL)
-      s = hs_sql_vec_alloc(&out->cols[st->nl + c], p->types[st->nl + c], n, true, err);
+      s = hs_sql_vec_alloc(&out->cols[roff + c], p->types[roff + c], n, true, err);
     else
-      s = hs_sql_vec_take(&out->cols[st->nl + c], &st->b.rows.cols[c], rsel, n, err);
+      s = hs_sql_vec_take(&out->cols[roff + c], &st->b.rows.cols[c], rsel, n, err);
   }
   if (s != HS_OK) hs_sql_chunk_release(out);
   return s;
@@ -708,12 +711,15 @@ static hs_status emit_left_rows(join_state *st, hs_sql_chunk *out, hs_error *err
   return emit(st, st->cl, true, NULL, m, out, err);
 }
 
+/* After the left input: the build rows no pair matched (RIGHT, FULL,
+ * RANTI), or those some pair matched (RSEMI). */
 static hs_status emit_unmatched_build(join_state *st, hs_sql_chunk *out, hs_error *err) {
   const join_build *b = &st->b;
   int64_t m = 0;
+  bool want = st->type == HS_SJ_RSEMI;
   while (st->fe < b->n && m < JOIN_CHUNK_ROWS) {
     int64_t j = st->fe++;
-    if (!b->matched[j]) st->cr[m++] = j;
+    if ((b->matched[j] != 0) == want) st->cr[m++] = j;
   }
   if (m == 0) return HS_OK;
   return emit(st, NULL, false, st->cr, m, out, err);
@@ -773,8 +779,8 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
       if (s != HS_OK) return s;
       note_stats(op);
       /* Nothing can come out of the left side. */
-      if (st->b.n == 0 &&
-          (st->type == HS_SJ_INNER || st->type == HS_SJ_SEMI || st->type == HS_SJ_RIGHT))
+      if (st->b.n == 0 && (st->type == HS_SJ_INNER || st->type == HS_SJ_SEMI ||
+                           st->type == HS_SJ_RIGHT || st->build_only))
         st->phase = PH_DONE;
       if (st->type == HS_SJ_ANTI_NULLAWARE && !st->na_nl && st->n_keys == 1 && st->b.has_null_key)
         st->phase = PH_DONE;
@@ -824,7 +830,7 @@ static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
         continue;
       }
       if (pr->i < pr->rows.n) continue;
-      if (st->type != HS_SJ_INNER && st->type != HS_SJ_RIGHT) {
+      if (st->type != HS_SJ_INNER && st->type != HS_SJ_RIGHT && !st->build_only) {
         s = emit_left_rows(st, out, err);
         if (s != HS_OK || out->n > 0) return s;
       }
@@ -1025,7 +1031,12 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
   st->out_right = st->type == HS_SJ_INNER || st->type == HS_SJ_LEFT || st->type == HS_SJ_RIGHT ||
                   st->type == HS_SJ_FULL;
   hs_status s = HS_OK;
-  int32_t want = st->out_right ? st->nl + st->nr : st->nl;
+  st->build_only = st->type == HS_SJ_RSEMI || st->type == HS_SJ_RANTI;
+  if (st->build_only && st->n_keys == 0) {
+    s = hs_error_set(err, HS_ERR_INTERNAL, "a swapped semi/anti join needs keys");
+    goto fail;
+  }
+  int32_t want = st->out_right ? st->nl + st->nr : st->build_only ? st->nr : st->nl;
   if (p->n_cols != want) {
     s = hs_error_set(err, HS_ERR_INTERNAL, "join outputs %d columns, its inputs give %d",
                      (int)p->n_cols, (int)want);
@@ -1067,7 +1078,8 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
   if (s != HS_OK) goto fail;
   memset(st->pred_cols, 0, (size_t)(st->nl + st->nr));
   mark_cols(st->pred, st->pred_cols, st->nl + st->nr); /* the rest only: fewer gathers */
-  st->first_only = !st->out_right && st->pred == NULL;
+  /* (a probe row of a swapped semi join marks every build row it matches) */
+  st->first_only = !st->out_right && !st->build_only && st->pred == NULL;
   st->phase = PH_BUILD;
   note_stats(op);
   return HS_OK;

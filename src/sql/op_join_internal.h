@@ -81,6 +81,7 @@ typedef struct join_state {
   const hs_sql_expr *lpred, *rpred;
   hs_arena ar;     /* their copies */
   bool out_right;  /* output has right columns (not SEMI/ANTI) */
+  bool build_only; /* RSEMI/RANTI: output is the build rows (right columns) only */
   bool first_only; /* SEMI/ANTI without residual: the first equal key decides */
   bool na_nl;      /* NOT IN with a condition: nested loop, keys compared per pair */
   join_build b;

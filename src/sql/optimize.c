@@ -962,6 +962,8 @@ hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *er
   }
   if (st == HS_OK) st = hs_sql_optimize_knn(ctx, root, err);
   if (st == HS_OK) st = hs_sql_optimize_join_index(ctx, root, err);
+  if (st == HS_OK && (order == NULL || strcmp(order, "0") != 0))
+    st = hs_sql_optimize_semi_sides(ctx, root, err);
   if (st == HS_OK) push_limits(*root);
   return st;
 }

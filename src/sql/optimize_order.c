@@ -26,6 +26,13 @@
  * changes. Regions with a volatile conjunct keep their order (the
  * number of evaluations would change), as do regions of more than 64
  * leaves. EXPLAIN shows the estimates.
+ *
+ * Last of all (hs_sql_optimize_semi_sides, after columns are pruned), a
+ * hash semi or anti join whose outer side is estimated at under a quarter
+ * of the inner (a correlated EXISTS over a large table, TPC-H Q21) has
+ * its inputs swapped: the hash table is built on the outer rows, the inner
+ * ones probe it and mark what they match (HS_SJ_RSEMI / HS_SJ_RANTI,
+ * op_join.c), and the marked (or unmarked) outer rows come out at the end.
  */
 #include <string.h>
 
@@ -159,6 +166,10 @@ static double table_rows(const char *uri, int64_t snapshot_id) {
 /* Estimated rows of p; *base gets the rows before p's own filters. */
 static double estimate(const hs_sql_plan *p, double *base) {
   double b = 0, r;
+  if (p->est_rows >= 0 && p->kind != HS_SP_SCAN && p->kind != HS_SP_FILTER) {
+    *base = p->est_rows >= 1 ? p->est_rows : 1; /* an earlier pass's (a reordered region) */
+    return *base;
+  }
   switch (p->kind) {
   case HS_SP_SCAN:
     if (p->scan.rel->uri != NULL) {
@@ -168,8 +179,9 @@ static double estimate(const hs_sql_plan *p, double *base) {
       r = 0;
       for (size_t i = 0; i < p->scan.rel->n_chunks; i++) r += (double)p->scan.rel->chunks[i].n;
     }
-    if (p->scan.limit >= 0 && (double)p->scan.limit < r) r = (double)p->scan.limit;
     b = r;
+    if (p->scan.filter != NULL) r *= 0.25; /* pushed down already (a later pass): unknown */
+    if (p->scan.limit >= 0 && (double)p->scan.limit < r) r = (double)p->scan.limit;
     break;
   case HS_SP_FILTER:
     r = estimate(p->kids[0], &b);
@@ -197,6 +209,8 @@ static double estimate(const hs_sql_plan *p, double *base) {
     hs_sql_join_type t = p->join.type;
     if (t == HS_SJ_SEMI || t == HS_SJ_ANTI || t == HS_SJ_ANTI_NULLAWARE)
       r = l * 0.5;
+    else if (t == HS_SJ_RSEMI || t == HS_SJ_RANTI)
+      r = rr * 0.5;
     else if (t == HS_SJ_LEFT)
       r = l;
     else if (t == HS_SJ_RIGHT)
@@ -466,4 +480,48 @@ static hs_status visit(ord *o, hs_sql_plan **pp) {
 hs_status hs_sql_optimize_join_order(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err) {
   ord o = {ctx, err};
   return visit(&o, root);
+}
+
+/* ------------------------------------------------- semi join sides */
+
+/* A copy of e over (left, right) columns as over (right, left). */
+static hs_sql_expr *swapped_cols(ord *o, const hs_sql_expr *e, int32_t nl, int32_t nr) {
+  hs_sql_expr *c = hs_arena_memdup(&o->pc->arena, e, sizeof *e);
+  if (c == NULL) return NULL;
+  if (c->kind == HS_SX_COL) c->col = c->col < nl ? c->col + nr : c->col - nl;
+  if (c->n_args > 0) {
+    c->args = hs_arena_alloc(&o->pc->arena, sizeof(hs_sql_expr *) * (size_t)c->n_args);
+    if (c->args == NULL) return NULL;
+    for (int32_t i = 0; i < c->n_args; i++)
+      if ((c->args[i] = swapped_cols(o, e->args[i], nl, nr)) == NULL) return NULL;
+  }
+  return c;
+}
+
+static hs_status semi_sides(ord *o, hs_sql_plan *p) {
+  hs_status st = HS_OK;
+  for (int i = 0; st == HS_OK && i < 2; i++)
+    if (p->kids[i] != NULL) st = semi_sides(o, p->kids[i]);
+  for (int32_t i = 0; st == HS_OK && i < p->n_many; i++) st = semi_sides(o, p->many[i]);
+  if (st != HS_OK || p->kind != HS_SP_JOIN || p->join.method == HS_SJM_INDEX_NL ||
+      p->join.n_keys <= 0 || (p->join.type != HS_SJ_SEMI && p->join.type != HS_SJ_ANTI))
+    return st;
+  double b, l = estimate(p->kids[0], &b), r = estimate(p->kids[1], &b);
+  if (l * 4 > r) return HS_OK; /* the right side is the smaller one, or close */
+  int32_t nl = p->kids[0]->n_cols, nr = p->kids[1]->n_cols;
+  if (p->pred != NULL && (p->pred = swapped_cols(o, p->pred, nl, nr)) == NULL) return nomem(o);
+  hs_sql_plan *k = p->kids[0];
+  p->kids[0] = p->kids[1];
+  p->kids[1] = k;
+  hs_sql_expr **lk = p->join.left_keys;
+  p->join.left_keys = p->join.right_keys;
+  p->join.right_keys = lk;
+  p->join.type = p->join.type == HS_SJ_SEMI ? HS_SJ_RSEMI : HS_SJ_RANTI;
+  p->est_rows = l * 0.5;
+  return HS_OK; /* output columns (the old left's, now the right's) unchanged */
+}
+
+hs_status hs_sql_optimize_semi_sides(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err) {
+  ord o = {ctx, err};
+  return semi_sides(&o, *root);
 }

@@ -40,9 +40,14 @@ typedef enum hs_sql_join_type {
   HS_SJ_LEFT,
   HS_SJ_RIGHT,
   HS_SJ_FULL,
-  HS_SJ_SEMI,          /* left rows with a match (EXISTS, IN); output: left columns */
-  HS_SJ_ANTI,          /* left rows without a match (NOT EXISTS); output: left columns */
-  HS_SJ_ANTI_NULLAWARE /* NOT IN: no row if the right side has a NULL key */
+  HS_SJ_SEMI,           /* left rows with a match (EXISTS, IN); output: left columns */
+  HS_SJ_ANTI,           /* left rows without a match (NOT EXISTS); output: left columns */
+  HS_SJ_ANTI_NULLAWARE, /* NOT IN: no row if the right side has a NULL key */
+  /* A semi / anti join with its inputs swapped so that the hash table is
+   * built on the smaller side (optimize_order.c): RIGHT rows with / without
+   * a match; output: right columns only. */
+  HS_SJ_RSEMI,
+  HS_SJ_RANTI
 } hs_sql_join_type;
 
 typedef enum hs_sql_join_method {

@@ -221,3 +221,30 @@ def test_explain_names_semi_join_residual_columns(setup):
     line = [ln for ln in plan.splitlines() if "residual" in ln]
     assert line and "s_region" in line[0] and "f_qty" in line[0], plan
     assert _rows(s.sql(sql).to_arrow()) == sorted(d.execute(sql).fetchall(), key=_key), sql
+
+
+SEMI = [
+    "SELECT d_id, d_name FROM dim WHERE EXISTS (SELECT 1 FROM fact WHERE f_d = d_id)",
+    "SELECT d_id, d_name FROM dim WHERE EXISTS (SELECT 1 FROM fact WHERE f_d = d_id "
+    "AND f_qty > d_id)",
+    "SELECT d_id FROM dim WHERE NOT EXISTS (SELECT 1 FROM fact WHERE f_d = d_id AND f_qty < 3)",
+    "SELECT d_id FROM dim WHERE NOT EXISTS (SELECT 1 FROM fact WHERE f_d = d_id "
+    "AND f_s <> d_s)",
+    "SELECT d_id, d_s FROM dim WHERE d_id IN (SELECT f_d FROM fact WHERE f_qty >= 40)",
+    "SELECT s_id FROM sup WHERE EXISTS (SELECT 1 FROM fact, dim WHERE f_s = s_id "
+    "AND f_d = d_id AND d_name = 'red')",
+    "SELECT d_id FROM dim WHERE d_id NOT IN (SELECT f_d FROM fact WHERE f_qty = 7)",
+]
+
+
+def test_semi_joins_built_on_the_small_outer_side(setup):
+    """EXISTS / NOT EXISTS / IN over a large inner table from a small outer
+    one: the hash table is built on the outer rows (EXPLAIN says so) and
+    the rows equal DuckDB's, NULL keys and residuals included."""
+    s, d, _ = setup
+    swapped = 0
+    for sql in SEMI:
+        plan = _plan(s, sql)
+        swapped += "hash on the outer side" in plan
+        assert _rows(s.sql(sql).to_arrow()) == sorted(d.execute(sql).fetchall(), key=_key), sql
+    assert swapped >= 5, swapped
