@@ -93,6 +93,7 @@ hs_status hs_source_open_custom(const char *name, const hs_object_info *info,
   s->fd = -1;
   s->size = info->size;
   s->name = n;
+  s->stamped = hs_store_is_remote(s->name) && hs_store_stamp_from_info(s->name, info, &s->stamp);
   s->ops = ops;
   s->impl = impl;
   *out = s;

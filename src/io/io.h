@@ -52,8 +52,9 @@ hs_status hs_source_read_unmapped(hs_source *src, uint64_t offset, size_t len, v
 /* True when the source is a file (reads can bypass any mapping). */
 bool hs_source_is_file(const hs_source *src);
 /* The stamp (fs.h) of a file source's file as it was opened, when the
- * file is a regular file: what a cache of things derived from its bytes
- * keys on. False for memory sources, which have none. */
+ * file is a regular file, or of a store object (hs_store_source_open:
+ * derived from its URI, size and ETag): what a cache of things derived
+ * from its bytes keys on. False for memory sources, which have none. */
 bool hs_source_stamp(const hs_source *src, hs_fs_stamp *out);
 
 /* ---------------------------------------------------------------- sink */

@@ -413,6 +413,8 @@ static hs_status fail(hs_s3_req *r, CURLcode cc, hs_error *err) {
   }
   hs_status st = r->status == 404 ? HS_ERR_NOT_FOUND : HS_ERR_IO;
   if (code[0] == '\0' && r->status == 404) snprintf(code, sizeof code, "NoSuchKey");
+  if (code[0] == '\0' && r->status == 403 && msg[0] == '\0') /* a HEAD's answer has no body */
+    snprintf(msg, sizeof msg, "access denied (wrong credentials, or no permission?)");
   return hs_error_set(err, st, "%s: %s failed: %ld%s%s%s%s", uri, r->op, r->status,
                       code[0] ? " " : "", code, msg[0] ? ": " : "", msg);
 }

@@ -129,6 +129,12 @@ char *hs_store_join(const char *base, const char *rel) {
   return out;
 }
 
+hs_status hs_store_validate(const char *uri, hs_error *err) {
+  hs_store_loc loc;
+  hs_store_config cfg;
+  return hs_store_resolve(uri, &loc, &cfg, err);
+}
+
 /* ------------------------------------------------------- single calls */
 
 /* Resolve `uri` into `loc` (and `cfg`, which S3 locations point at). */
@@ -328,4 +334,45 @@ hs_status hs_store_put_many(const hs_store_put_item *items, size_t n, hs_error *
   hs_free(its);
   batch_free(&b);
   return st;
+}
+
+/* ---------------------------------------------------- sources, sinks */
+
+hs_status hs_store_source_open(const char *uri, hs_source **out, hs_error *err) {
+  *out = NULL;
+  RESOLVE(uri);
+  return be->source_open(&loc, out, err);
+}
+
+hs_status hs_store_sink_open(const char *uri, hs_sink **out, hs_error *err) {
+  *out = NULL;
+  RESOLVE(uri);
+  return be->sink_open(&loc, out, err);
+}
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 14695981039346656037ull;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+bool hs_store_stamp_from_info(const char *uri, const hs_object_info *info, hs_fs_stamp *out) {
+  if (!hs_store_is_remote(uri)) {
+    hs_store_loc loc;
+    hs_store_config unused;
+    return hs_store_resolve(uri, &loc, &unused, NULL) == HS_OK && hs_fs_stamp_of(loc.path, out);
+  }
+  if (info == NULL || info->etag[0] == '\0') return false;
+  /* The top bit of dev set: never equal to a local file's stamp. */
+  out->dev = fnv1a(uri) | (1ull << 63);
+  out->ino = fnv1a(info->etag);
+  out->size = (int64_t)info->size;
+  out->mtime_ns = info->mtime_ms * 1000000;
+  return true;
+}
+
+bool hs_store_stamp_of(const char *uri, hs_fs_stamp *out) {
+  hs_object_info info;
+  if (!hs_store_is_remote(uri)) return hs_store_stamp_from_info(uri, NULL, out);
+  return hs_store_head(uri, &info, NULL) == HS_OK && hs_store_stamp_from_info(uri, &info, out);
 }

@@ -32,6 +32,7 @@
 #define HS_IO_STORE_H
 
 #include "../common/common.h"
+#include "io.h"
 
 typedef enum hs_store_kind { HS_STORE_LOCAL = 0, HS_STORE_S3 = 1 } hs_store_kind;
 
@@ -73,6 +74,11 @@ hs_status hs_store_configure(const char *uri_prefix, const hs_store_option *opts
 /* `base` + "/" + `rel` with exactly one separator, as an owned string
  * (hs_free); NULL when out of memory. */
 char *hs_store_join(const char *base, const char *rel);
+
+/* HS_OK when `uri` is a well-formed location whose options resolve (S3:
+ * the bucket name, the key's segments; file:// URIs name no host); else
+ * the error every call on it would give. */
+hs_status hs_store_validate(const char *uri, hs_error *err);
 
 /* ------------------------------------------------------------- reads */
 
@@ -136,6 +142,30 @@ hs_status hs_store_delete(const char *uri, hs_error *err);
 
 /* Make `uri` usable as a folder (local: mkdir -p; S3: nothing). */
 hs_status hs_store_mkdirs(const char *uri, hs_error *err);
+
+/* --------------------------------------------------- sources, sinks */
+
+/* A source (io.h) over the object: local files are memory-mapped
+ * (hs_source_open_file); S3 objects are HEADed once and read by ranged
+ * GETs. Either carries a stamp (hs_source_stamp) for the caches of things
+ * derived from its bytes. *out is owned (hs_source_unref). */
+hs_status hs_store_source_open(const char *uri, hs_source **out, hs_error *err);
+
+/* A sink (io.h) creating or replacing the object, visible and durable once
+ * hs_sink_close returns (local: fsync; S3: a single PUT, or a multipart
+ * upload completed at close); hs_sink_abort leaves nothing behind. Local
+ * parents are created as needed. *out is owned (close or abort it). */
+hs_status hs_store_sink_open(const char *uri, hs_sink **out, hs_error *err);
+
+/* The cache stamp (fs.h) of the object `uri` described by `info`: for a
+ * local file its hs_fs_stamp_of (the info is not used); for a remote
+ * object fields derived from a hash of the URI, the size, the mtime and
+ * a hash of the ETag, so a replaced object gets another stamp. False
+ * when there is none (a local path that cannot be stat'ed, a remote
+ * object without an ETag). */
+bool hs_store_stamp_from_info(const char *uri, const hs_object_info *info, hs_fs_stamp *out);
+/* The same from a HEAD of the object (local: stat); false on any error. */
+bool hs_store_stamp_of(const char *uri, hs_fs_stamp *out);
 
 /* ------------------------------------------------------------- lists */
 
