@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../io/store.h"
 #include "manifest.h"
 
 #define LEAF_DEPTH_MAX 64
@@ -424,7 +425,8 @@ hs_status hs_iceberg_data_file_from_parquet_path(const char *path,
                                                  hs_arena *arena, hs_iceberg_data_file *out,
                                                  hs_error *err) {
   hs_source *src = NULL;
-  hs_status st = hs_source_open_file(path, &src, err);
+  hs_status st = hs_store_is_remote(path) ? hs_store_source_open(path, &src, err)
+                                          : hs_source_open_file(path, &src, err);
   if (st != HS_OK) return st;
   hs_arena footer_arena;
   hs_arena_init(&footer_arena);

@@ -36,7 +36,9 @@ long long hs_parquet_pages_gathered(void);
 /* hs_parquet_writer_close without the fsync: the complete file is written
  * but not yet durable; *fd_out is its open descriptor, which the caller
  * must fdatasync (or hand to hs_fs_sync_group) and close. Lets a commit
- * sync the data file together with its other files. */
+ * sync the data file together with its other files. A remote file
+ * (hs_store_is_remote) has no descriptor: it is closed durable, *fd_out
+ * -1. */
 hs_status hs_parquet_writer_close_unsynced(hs_parquet_writer *writer, int *fd_out, hs_error *err);
 
 /* --- Page indexes (pageprune) --- */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../io/fs.h"
+#include "../io/store.h"
 #include "page_read.h"
 #include "reader_internal.h"
 #include "../common/parallel.h"
@@ -94,7 +95,9 @@ hs_status hs_parquet_reader_open(const char *path, hs_parquet_reader **out, hs_e
     return hs_error_set(err, HS_ERR_INVALID_ARG, "hs_parquet_reader_open: NULL argument");
   }
   *out = NULL;
-  hs_status st = hs_source_open_file(path, &src, err);
+  /* Local files memory-mapped as always; others through the store. */
+  hs_status st = hs_store_is_remote(path) ? hs_store_source_open(path, &src, err)
+                                          : hs_source_open_file(path, &src, err);
   if (st != HS_OK) return st;
   return file_open(src, out, err);
 }
@@ -137,7 +140,7 @@ static void fc_drop(fc_entry *e, hs_pq_file **gone, char **gone_path) {
 
 hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **out, hs_error *err) {
   hs_fs_stamp st;
-  if (path == NULL || out == NULL || !hs_fs_stamp_of(path, &st))
+  if (path == NULL || out == NULL || !hs_store_stamp_of(path, &st))
     return hs_parquet_reader_open(path, out, err); /* its error */
   *out = NULL;
   hs_parquet_reader *r = hs_calloc(1, sizeof *r);

@@ -24,12 +24,14 @@
 
 #include "../arrow/ipc.h"
 #include "../common/parallel.h"
+#include "../io/store.h"
 #include "parquet.h"
 #include "writer_internal.h"
 
 struct hs_parquet_writer {
   char *path;
   hs_sink *sink;
+  bool remote; /* the sink is a store object (hs_store_sink_open) */
   struct ArrowSchema schema;
   hs_wschema ws;
   hs_wopts wo;
@@ -242,7 +244,9 @@ hs_status hs_parquet_writer_open(const char *path, const struct ArrowSchema *sch
   }
   for (uint32_t i = 0; i < w->ws.n_leaves; i++)
     if ((st = hs_wcol_init(&w->cols[i], &w->ws.leaves[i], &w->wo, err)) != HS_OK) goto fail;
-  if ((st = hs_sink_open_file(path, &w->sink, err)) != HS_OK) goto fail;
+  w->remote = hs_store_is_remote(path);
+  st = w->remote ? hs_store_sink_open(path, &w->sink, err) : hs_sink_open_file(path, &w->sink, err);
+  if (st != HS_OK) goto fail;
   if ((st = sink_write(w, "PAR1", 4, err)) != HS_OK) goto fail;
   *out = w;
   return HS_OK;
@@ -700,7 +704,8 @@ static hs_status close_impl(hs_parquet_writer *w, int *fd_out, hs_error *err) {
     return fail(w, st, err);
   hs_sink *s = w->sink;
   w->sink = NULL;
-  st = fd_out ? hs_sink_close_unsynced(s, fd_out, err) : hs_sink_close(s, err);
+  /* A remote object has no descriptor: it is durable once closed. */
+  st = fd_out && !w->remote ? hs_sink_close_unsynced(s, fd_out, err) : hs_sink_close(s, err);
   if (st != HS_OK) {
     w->failed = true;
     if (err && err->status != HS_OK) hs_error_prefix(err, "%s: ", w->path);

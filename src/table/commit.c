@@ -661,7 +661,7 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
     st = hs_iceberg_data_file_from_parquet_path(c.data_path, &dfo, &c.arena, &df, err);
     if (st != HS_OK) {
       const char *mine[] = {c.data_path};
-      if (access(c.data_path, F_OK) != 0 && errno == ENOENT)
+      if (!t->remote && access(c.data_path, F_OK) != 0 && errno == ENOENT)
         st = hs_table_publish_check("append", mine, 1, err);
       goto done;
     }
@@ -692,8 +692,9 @@ done:
      * (reading a footer back, syncing, re-reading on a retry): whatever
      * step noticed, say what happened, before the files are cleaned up. */
     const char *mine[1] = {c.files == NULL ? c.data_path : NULL};
-    bool gone = mine[0] != NULL && mine[0][0] && access(mine[0], F_OK) != 0;
-    for (size_t i = 0; i < c.n_files; i++) gone = gone || access(c.files[i].file_path, F_OK) != 0;
+    bool gone = !t->remote && mine[0] != NULL && mine[0][0] && access(mine[0], F_OK) != 0;
+    for (size_t i = 0; !t->remote && i < c.n_files; i++)
+      gone = gone || access(c.files[i].file_path, F_OK) != 0;
     if (gone) {
       hs_status pst = hs_table_publish_check("append", mine, 1, err);
       for (size_t i = 0; pst == HS_OK && i < c.n_files; i++) {
@@ -704,8 +705,8 @@ done:
     }
   }
   if (!committed) {
-    if (c.data_path[0]) (void)hs_fs_remove(c.data_path, NULL);
-    for (size_t i = 0; i < c.n_files; i++) (void)hs_fs_remove(c.files[i].file_path, NULL);
+    if (c.data_path[0]) (void)hs_table_file_remove(c.data_path, NULL);
+    for (size_t i = 0; i < c.n_files; i++) (void)hs_table_file_remove(c.files[i].file_path, NULL);
   }
   hs_arrow_schema_release(&stamped);
   hs_arrow_schema_release(&in);

@@ -28,6 +28,7 @@
 #include <zlib.h>
 
 #include "../io/io.h"
+#include "../io/store.h"
 #include "deletes.h"
 
 #define DV_MAGIC "\xD1\xD3\x39\x64"
@@ -253,7 +254,8 @@ hs_status hs_table_dv_read(const char *path, int64_t offset, int64_t length, int
                         "deletion vector in %s at offset %lld: bad offset or length %lld", path,
                         (long long)offset, (long long)length);
   hs_source *src = NULL;
-  hs_status st = hs_source_open_file(path, &src, err);
+  hs_status st = hs_store_is_remote(path) ? hs_store_source_open(path, &src, err)
+                                          : hs_source_open_file(path, &src, err);
   if (st != HS_OK) return st;
   uint64_t size = hs_source_size(src);
   if ((uint64_t)offset > size || (uint64_t)length > size - (uint64_t)offset) {

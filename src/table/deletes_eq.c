@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../arrow/arrow.h"
+#include "../io/store.h"
 #include "../parquet/parquet.h"
 #include "schema_map.h"
 
@@ -644,7 +645,10 @@ static hs_status eqdel_load(const char *path, const uint8_t *buf, size_t buf_len
   }
   if (st == HS_OK) {
     struct stat sb;
-    size_t size = buf != NULL                              ? buf_len
+    hs_object_info info;
+    size_t size = buf != NULL ? buf_len
+                  : hs_store_is_remote(path)
+                      ? (hs_store_head(path, &info, NULL) == HS_OK ? (size_t)info.size : 0)
                   : stat(path, &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size
                                                            : 0;
     d->key_bytes_max = key_bytes_base() + (size > SIZE_MAX / 64 ? SIZE_MAX / 2 : size * (size_t)32);

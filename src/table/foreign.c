@@ -63,7 +63,7 @@ hs_status hs_table_load_foreign(hs_table *t, hs_error *err) {
   }
   char **names = NULL;
   size_t n = 0;
-  hs_status st = hs_fs_list(dir, &names, &n, err);
+  hs_status st = hs_table_file_list(dir, &names, &n, err);
   if (st != HS_OK) {
     if (st == HS_ERR_NOT_FOUND || st == HS_ERR_IO) {
       hs_error_prefix(err, "%s: not a table: ", t->root);

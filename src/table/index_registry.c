@@ -42,6 +42,7 @@
 #include "../common/parallel.h"
 #include "../index/index.h"
 #include "../io/fs.h"
+#include "../io/store.h"
 #include "table.h"
 
 #define REGISTRY_BYTES_MAX ((size_t)256 << 20)
@@ -231,20 +232,20 @@ hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metad
   hs_status st = hs_table_resolve_path(t, rec, "index registry", &path, err);
   if (st != HS_OK) return st;
   hs_fs_stamp stamp;
-  bool keyed = hs_fs_stamp_of(path, &stamp);
+  bool keyed = hs_store_stamp_of(path, &stamp);
   if (keyed && rc_take(path, &stamp, out)) {
     hs_free(path);
     return HS_OK;
   }
   hs_buf buf;
   hs_buf_init(&buf);
-  st = hs_fs_read_file(path, REGISTRY_BYTES_MAX, &buf, err);
+  st = hs_table_file_read(path, REGISTRY_BYTES_MAX, &buf, err);
   if (st == HS_OK) st = registry_parse(path, &buf, out, err);
   if (st == HS_OK) st = registry_index(out, err);
   hs_buf_free(&buf);
   /* Cached only if the file read is the one stamped (not replaced since). */
   hs_fs_stamp after;
-  if (st == HS_OK && keyed && hs_fs_stamp_of(path, &after) && hs_fs_stamp_equal(&stamp, &after))
+  if (st == HS_OK && keyed && hs_store_stamp_of(path, &after) && hs_fs_stamp_equal(&stamp, &after))
     rc_put(path, &stamp, out);
   hs_free(path);
   if (st != HS_OK) hs_table_index_registry_free(out);
@@ -466,7 +467,9 @@ hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_me
     else
       snprintf(path, cap, "%s/metadata/index-registry-%s.json", t->root, uuid);
   }
-  if (st == HS_OK) st = hs_fs_write_file(path, text, strlen(text), err);
+  if (st == HS_OK)
+    st = t->remote ? hs_store_put(path, text, strlen(text), err)
+                   : hs_fs_write_file(path, text, strlen(text), err);
   free(text); /* jansson's allocator */
   if (st == HS_OK) st = hs_table_set_property(m, a, REGISTRY_PROPERTY, path, err);
   if (st == HS_OK) *changed = true;

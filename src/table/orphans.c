@@ -391,6 +391,7 @@ static hs_status reach_into(hs_table *t, hs_table_file_set *live, hs_error *err)
 
 hs_status hs_table_publish_lock(const hs_table *t, bool exclusive, int *fd_out, hs_error *err) {
   *fd_out = -1;
+  if (t->remote) return HS_OK; /* no locks on object storage: unlocked, as without flock */
   char dir[4200];
   if ((size_t)snprintf(dir, sizeof dir, "%s/metadata", t->root) >= sizeof dir)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
@@ -420,6 +421,10 @@ hs_status hs_table_publish_check(const char *what, const char *const *paths, siz
                                  hs_error *err) {
   for (size_t i = 0; i < n; i++) {
     if (paths[i] == NULL || paths[i][0] == '\0') continue;
+    /* Objects: no sweep of a table on object storage runs yet (orphans
+     * are local only), so nothing takes them; a HEAD each would be the
+     * commit's cost. */
+    if (hs_store_is_remote(paths[i])) continue;
     struct stat sb;
     if (stat(paths[i], &sb) == 0 && S_ISREG(sb.st_mode)) continue;
     if (errno == ENOENT || errno == 0)

@@ -510,13 +510,13 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
   }
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/data", t->root);
-  if ((st = hs_fs_fsync_dir(dir, err)) != HS_OK) goto done;
+  if (!t->remote && (st = hs_fs_fsync_dir(dir, err)) != HS_OK) goto done; /* objects: durable */
   *files_out = files;
   *n_files_out = g.n_groups;
 
 done:
   if (st != HS_OK)
-    for (size_t i = 0; i < n_written; i++) (void)hs_fs_remove(paths[i], NULL);
+    for (size_t i = 0; i < n_written; i++) (void)hs_table_file_remove(paths[i], NULL);
   for (size_t i = 0; paths && i < g.n_groups; i++) hs_free(paths[i]);
   hs_free(paths);
   hs_arrow_batches_free(batches, n_batches);

@@ -25,12 +25,59 @@
 
 #include "../io/fs.h"
 #include "../io/gzip.h"
+#include "../io/store.h"
 #include "table.h"
 #include "timetravel.h"
 
 void hs_table_options_init(hs_table_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->format_version = 2;
+}
+
+/* ------------------------------------------------- files of any store */
+
+hs_status hs_table_file_read(const char *path, size_t max_bytes, hs_buf *out, hs_error *err) {
+  if (hs_store_is_remote(path)) return hs_store_get(path, max_bytes, out, NULL, err);
+  return hs_fs_read_file(path, max_bytes, out, err);
+}
+
+hs_status hs_table_file_exists(const char *path, bool *exists, hs_error *err) {
+  if (hs_store_is_remote(path)) return hs_store_exists(path, exists, err);
+  return hs_fs_probe(path, exists, err);
+}
+
+hs_status hs_table_file_remove(const char *path, hs_error *err) {
+  if (hs_store_is_remote(path)) return hs_store_delete(path, err);
+  return hs_fs_remove(path, err);
+}
+
+hs_status hs_table_file_list(const char *dir, char ***names_out, size_t *n_out, hs_error *err) {
+  if (!hs_store_is_remote(dir)) return hs_fs_list(dir, names_out, n_out, err);
+  *names_out = NULL;
+  *n_out = 0;
+  hs_store_entry *es = NULL;
+  size_t n = 0, k = 0;
+  hs_status st = hs_store_list(dir, false, &es, &n, err);
+  /* A missing folder lists empty: "not found" here is the bucket, which a
+   * "no table yet" must not hide. */
+  if (st == HS_ERR_NOT_FOUND && err != NULL) err->status = HS_ERR_IO;
+  if (st == HS_ERR_NOT_FOUND) st = HS_ERR_IO;
+  if (st != HS_OK) return st;
+  char **names = hs_calloc(n ? n : 1, sizeof *names);
+  if (names == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", dir);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    if (es[i].is_dir) continue;
+    if ((names[k++] = hs_strdup(es[i].name)) == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", dir);
+  }
+  hs_store_entries_free(es, n);
+  if (st != HS_OK) {
+    hs_fs_names_free(names, k);
+    return st;
+  }
+  *names_out = names;
+  *n_out = k;
+  return HS_OK;
 }
 
 /* The names a version's metadata file may have: ours and Iceberg Java's
@@ -71,7 +118,7 @@ hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, s
       return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
     }
     bool here = false;
-    hs_status st = hs_fs_probe(path, &here, err);
+    hs_status st = hs_table_file_exists(path, &here, err);
     if (st != HS_OK) return st;
     if (!here) continue;
     if (*exists) {
@@ -159,7 +206,7 @@ const char *hs_table_strip_file_scheme(const char *uri) {
 hs_status hs_table_metadata_bytes(const char *path, hs_buf *out, hs_error *err) {
   hs_buf raw;
   hs_buf_init(&raw);
-  hs_status st = hs_fs_read_file(path, HS_TABLE_METADATA_BYTES_MAX, &raw, err);
+  hs_status st = hs_table_file_read(path, HS_TABLE_METADATA_BYTES_MAX, &raw, err);
   /* Gzip by its magic, whatever the name (JSON never starts with 0x1f). */
   if (st == HS_OK && hs_gzip_is_gzip(raw.data, raw.len)) {
     st = hs_gzip_inflate(raw.data, raw.len, HS_TABLE_METADATA_BYTES_MAX, path, out, err);
@@ -193,6 +240,7 @@ hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_m
 /* t->location_alias for the metadata just adopted (table.h). Costs a
  * realpath only when the recorded location differs from the root as text. */
 static hs_status location_alias(hs_table *t, hs_error *err) {
+  if (t->remote) return HS_OK; /* URIs compare as text */
   const char *loc = t->meta.location ? hs_table_strip_file_scheme(t->meta.location) : "";
   size_t n = strlen(loc);
   while (n > 1 && loc[n - 1] == '/') n--;
@@ -278,18 +326,18 @@ hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_
     return st;
   }
   st = hs_table_metadata_adopt(t, path, version, &arena, &meta, err);
-  t->meta_stamped = st == HS_OK && hs_fs_stamp_of(path, &t->meta_stamp);
+  t->meta_stamped = st == HS_OK && hs_store_stamp_of(path, &t->meta_stamp);
   return st;
 }
 
 static hs_status highest_listed(const hs_table *t, int64_t *out, hs_error *err) {
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/metadata", t->root);
+  int64_t best = 0;
   char **names = NULL;
   size_t n = 0;
-  hs_status st = hs_fs_list(dir, &names, &n, err);
+  hs_status st = hs_table_file_list(dir, &names, &n, err);
   if (st != HS_OK) return st;
-  int64_t best = 0;
   for (size_t i = 0; i < n; i++) {
     int64_t v = hs_table_version_of_name(names[i]);
     if (v > best) best = v;
@@ -305,7 +353,7 @@ static int64_t read_hint(const hs_table *t) {
   hs_buf b;
   hs_buf_init(&b);
   int64_t v = -1;
-  if (hs_fs_read_file(path, 64, &b, NULL) == HS_OK && b.len > 0) {
+  if (hs_table_file_read(path, 64, &b, NULL) == HS_OK && b.len > 0) {
     char s[65];
     memcpy(s, b.data, b.len);
     s[b.len] = '\0';
@@ -378,7 +426,7 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_e
 static bool loaded_unchanged(const hs_table *t, int64_t v) {
   if (v != t->version || t->metadata_path == NULL || !t->meta_stamped) return false;
   hs_fs_stamp now;
-  return hs_fs_stamp_of(t->metadata_path, &now) && hs_fs_stamp_equal(&now, &t->meta_stamp);
+  return hs_store_stamp_of(t->metadata_path, &now) && hs_fs_stamp_equal(&now, &t->meta_stamp);
 }
 
 hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
@@ -397,6 +445,7 @@ hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
  * exist yet (a table created on first write) keeps its lexical form until
  * hs_table_create has made it. Anything but a folder is an error. */
 static hs_status root_resolve(hs_table *t, hs_error *err) {
+  if (t->remote) return HS_OK; /* no links in an object store */
   char *real = realpath(t->root, NULL);
   if (real == NULL) {
     int e = errno;
@@ -434,13 +483,23 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "table: empty uri");
   }
   if (strncmp(uri, "file://", 7) == 0) uri += 7; /* "file:x" stays a relative name here */
-  if (strstr(uri, "://") != NULL) {
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: only local tables are supported", uri);
+  bool remote = hs_store_is_remote(uri);
+  if (!remote && strstr(uri, "://") != NULL) {
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "%s: unsupported scheme (tables are local paths, file:// or s3:// URIs)",
+                        uri);
   }
   hs_buf root;
   hs_buf_init(&root);
   bool ok = true;
-  if (uri[0] != '/') {
+  const char *full = uri;
+  if (remote) {
+    /* "s3://bucket" then the key's components, normalised as a path's. */
+    const char *b = uri + 5, *slash = strchr(b, '/');
+    size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+    ok = hs_buf_append(&root, uri, 5 + bl);
+    uri = b + bl;
+  } else if (uri[0] != '/') {
     char cwd[4096];
     if (getcwd(cwd, sizeof cwd) == NULL) {
       return hs_error_set(err, HS_ERR_IO, "%s: cannot get the working directory: %s", uri,
@@ -458,13 +517,13 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
     size_t n = (size_t)(q - p);
     if (n == 2 && p[0] == '.' && p[1] == '.') {
       hs_buf_free(&root);
-      return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: '..' is not allowed in a table path", uri);
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: '..' is not allowed in a table path", full);
     }
     if (n > NAME_MAX) {
       hs_buf_free(&root);
       return hs_error_set(err, HS_ERR_INVALID_ARG,
                           "%.600s%s: the name '%.300s%s' is too long (%zu bytes, the limit is %d)",
-                          uri, strlen(uri) > 600 ? "..." : "", p, n > 300 ? "..." : "", n,
+                          full, strlen(full) > 600 ? "..." : "", p, n > 300 ? "..." : "", n,
                           (int)NAME_MAX);
     }
     if (n > 0 && !(n == 1 && p[0] == '.')) {
@@ -474,22 +533,29 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
     p = q;
   }
   if (ok && root.len == 0) ok = hs_buf_append_byte(&root, '/');
-  while (ok && root.len > 1 && root.data[root.len - 1] == '/') root.len--;
+  while (ok && !remote && root.len > 1 && root.data[root.len - 1] == '/') root.len--;
   if (ok && root.len >= HS_TABLE_ROOT_MAX) {
     size_t len = root.len;
     hs_buf_free(&root);
     return hs_error_set(err, HS_ERR_INVALID_ARG,
                         "table path too long (%zu bytes, the limit is %d): %.200s...", len,
-                        HS_TABLE_ROOT_MAX - 1, uri);
+                        HS_TABLE_ROOT_MAX - 1, full);
   }
   ok = ok && hs_buf_append_byte(&root, 0);
   hs_table *t = ok ? hs_calloc(1, sizeof *t) : NULL;
   if (t == NULL) {
     hs_buf_free(&root);
-    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", full);
   }
   t->root = (char *)hs_buf_detach(&root);
+  t->remote = remote;
   hs_arena_init(&t->arena);
+  /* The bucket name (and the options) checked as every store call will. */
+  hs_status vst = remote ? hs_store_validate(t->root, err) : HS_OK;
+  if (vst != HS_OK) {
+    hs_table_free(t);
+    return vst;
+  }
   hs_status st = root_resolve(t, err);
   if (st != HS_OK) {
     hs_table_free(t);
@@ -673,9 +739,9 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   /* The folders (only now: a refused spec or order leaves none behind), so
    * that the location recorded is the resolved root. */
   snprintf(dir, sizeof dir, "%s/data", t->root);
-  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  if (!t->remote && (st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
   snprintf(dir, sizeof dir, "%s/metadata", t->root);
-  if ((st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
+  if (!t->remote && (st = hs_fs_mkdirs(dir, err)) != HS_OK) goto done;
   if ((st = root_resolve(t, err)) != HS_OK) goto done;
   m.location = t->root;
   /* v1 in the codec the properties ask for (write.metadata.compression-codec). */
@@ -683,7 +749,10 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   bool won = false, there = false;
   char other[4200];
   if ((st = hs_table_version_find(t, 1, other, sizeof other, &there, err)) != HS_OK) goto done;
-  if (!there && (st = hs_fs_publish_exclusive(path, json.data, json.len, &won, err)) != HS_OK)
+  /* Exclusive: link(2) of a synced temporary, or S3's If-None-Match PUT. */
+  if (!there &&
+      (st = t->remote ? hs_store_put_if_absent(path, json.data, json.len, &won, err)
+                      : hs_fs_publish_exclusive(path, json.data, json.len, &won, err)) != HS_OK)
     goto done;
   if (!won) {
     st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: a table already exists here (%s)", t->root,
@@ -691,7 +760,8 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
     goto done;
   }
   snprintf(path, sizeof path, "%s/metadata/version-hint.text", t->root);
-  (void)hs_fs_replace_file(path, "1", 1, NULL); /* a hint: best effort */
+  /* a hint: best effort */
+  (void)(t->remote ? hs_store_put(path, "1", 1, NULL) : hs_fs_replace_file(path, "1", 1, NULL));
   st = hs_table_load_version(t, 1, err);
 
 done:
@@ -707,9 +777,12 @@ done:
 
 /* -------------------------------------------------------------- paths */
 
-/* Whether `p` is `base` (length n) or below it. */
+/* Whether `p` is `base` (length n) or below it: a local path, or a
+ * store URI below a store URI. */
 static bool under(const char *p, const char *base, size_t n) {
-  return p[0] == '/' && strncmp(p, base, n) == 0 && (n == 1 || p[n] == '/');
+  bool uri = hs_store_is_remote(base);
+  if (uri ? !hs_store_is_remote(p) : p[0] != '/') return false;
+  return strncmp(p, base, n) == 0 && (n == 1 || p[n] == '/');
 }
 
 hs_status hs_table_resolve_path(const hs_table *t, const char *recorded, const char *what,
@@ -788,6 +861,7 @@ static hs_status check_link_target(const hs_table *t, const char *path, const ch
 
 hs_status hs_table_check_links(const hs_table *t, const char *path, const char *what,
                                hs_error *err) {
+  if (t->remote) return HS_OK; /* objects, no links */
   size_t rl = strlen(t->root), n = strlen(path);
   char buf[4200];
   /* Only what hs_table_resolve_path returned: a path below the root. */
@@ -815,7 +889,7 @@ hs_status hs_table_read_avro(const hs_table *t, const char *recorded, const char
   if (st != HS_OK) return st;
   st = hs_table_check_links(t, path, what, err); /* its errors name `what` */
   if (st == HS_OK) {
-    st = hs_fs_read_file(path, HS_TABLE_MANIFEST_BYTES_MAX, out, err);
+    st = hs_table_file_read(path, HS_TABLE_MANIFEST_BYTES_MAX, out, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: ", what);
   }
   hs_free(path);

@@ -32,8 +32,12 @@
 
 struct hs_table {
   /* Absolute real path (symlinks resolved at open and create), no
-   * trailing '/'; lexical only while the folder does not exist yet. */
+   * trailing '/'; lexical only while the folder does not exist yet. For a
+   * table on object storage (`remote`) the normalised URI
+   * ("s3://bucket/prefix/t"), every file below it read and written
+   * through store.h. */
   char *root;
+  bool remote;
   /* The metadata's "location" when it differs from `root` as text but
    * resolves to it (a table made through a linked parent folder): paths
    * recorded under it are read under `root`. NULL otherwise. */
@@ -54,6 +58,18 @@ struct hs_table {
   hs_fs_stamp meta_stamp;
   bool meta_stamped;
 };
+
+/* Files of a table on either store (table.c): local paths through fs.h as
+ * always (their messages and durability), store URIs through store.h. */
+hs_status hs_table_file_read(const char *path, size_t max_bytes, hs_buf *out, hs_error *err);
+/* A probe: an error is never "missing" (hs_fs_probe, hs_store_exists). */
+hs_status hs_table_file_exists(const char *path, bool *exists, hs_error *err);
+/* A missing file is HS_OK. */
+hs_status hs_table_file_remove(const char *path, hs_error *err);
+/* The file names directly in folder `dir` (hs_fs_list's contract: an
+ * array freed with hs_fs_names_free; a store folder's sub-folders left
+ * out, a missing one empty). */
+hs_status hs_table_file_list(const char *dir, char ***names_out, size_t *n_out, hs_error *err);
 
 /* "<root>/metadata/v<N>.metadata.json" into `out` (cap >= 4200). */
 bool hs_table_version_path(const char *root, int64_t version, char *out, size_t cap);

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "../io/fs.h"
+#include "../io/store.h"
 #include "timetravel.h"
 #include "txn.h"
 
@@ -297,6 +298,7 @@ hs_status hs_txn_add_written(hs_txn *x, const char *path, int fd, hs_error *err)
 }
 
 hs_status hs_txn_add_written_path(hs_txn *x, const char *path, hs_error *err) {
+  if (hs_store_is_remote(path)) return hs_txn_add_written(x, path, -1, err); /* durable */
   int fd = -1;
   struct stat sb;
   hs_status st = hs_fs_open_read(path, &fd, &sb, err);
@@ -372,7 +374,7 @@ static void remove_manifests(txn_manifest *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (v[i].fd >= 0) close(v[i].fd);
     v[i].fd = -1;
-    if (v[i].path[0]) (void)hs_fs_remove(v[i].path, NULL);
+    if (v[i].path[0]) (void)hs_table_file_remove(v[i].path, NULL);
     v[i].path[0] = '\0';
   }
 }
@@ -544,7 +546,10 @@ static hs_status write_manifest(hs_txn *x, const hs_iceberg_metadata *m,
   if (st == HS_OK) st = hs_fs_uuid4(uuid, err);
   if (st == HS_OK) {
     snprintf(out->path, sizeof out->path, "%s/metadata/%s-m%d.avro", x->t->root, uuid, k);
-    st = hs_fs_create_unsynced(out->path, buf.data, buf.len, &out->fd, err);
+    /* Local: synced with the others before the publish; an object is
+     * durable once put. */
+    st = x->t->remote ? hs_store_put(out->path, buf.data, buf.len, err)
+                      : hs_fs_create_unsynced(out->path, buf.data, buf.len, &out->fd, err);
     if (st != HS_OK) out->path[0] = '\0';
   }
   hs_buf_free(&buf);
@@ -1291,7 +1296,9 @@ static hs_status publish_metadata_only(hs_txn *x, const hs_iceberg_metadata *old
   hs_status st = registry_files(x->t, old, m, &reg, &n_reg, err);
   if (st == HS_OK) st = hs_table_publish_lock(x->t, false, &lock_fd, err);
   if (st == HS_OK) st = hs_table_publish_check(x->what, (const char *const *)reg, n_reg, err);
-  if (st == HS_OK) st = hs_fs_publish_exclusive(path, json->data, json->len, won, err);
+  if (st == HS_OK)
+    st = x->t->remote ? hs_store_put_if_absent(path, json->data, json->len, won, err)
+                      : hs_fs_publish_exclusive(path, json->data, json->len, won, err);
   hs_table_publish_unlock(lock_fd);
   for (size_t i = 0; i < n_reg; i++) hs_free(reg[i]);
   hs_free(reg);
@@ -1419,7 +1426,9 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
     if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
     snprintf(x->list_path, sizeof x->list_path, "%s/metadata/snap-%lld-%d-%s.avro", t->root,
              (long long)x->snapshot_id, attempt_no, uuid);
-    if ((st = hs_fs_create_unsynced(x->list_path, buf.data, buf.len, &list_fd, err)) != HS_OK) {
+    st = t->remote ? hs_store_put(x->list_path, buf.data, buf.len, err)
+                   : hs_fs_create_unsynced(x->list_path, buf.data, buf.len, &list_fd, err);
+    if (st != HS_OK) {
       x->list_path[0] = '\0';
       goto done;
     }
@@ -1506,8 +1515,10 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
   buf.len = 0;
   char path[4200]; /* v{N+1}, plain or gzip as the table asks (table.c) */
   if ((st = hs_table_next_version(t, &m, &buf, path, sizeof path, err)) != HS_OK) goto done;
-  if (!snap_change) {
-    /* Nothing written but the version itself: its temporary is made, synced
+  if (!snap_change || t->remote) {
+    /* Nothing written but the version itself (or, on object storage,
+     * everything else already durable: there is no lock, the conditional
+     * PUT of v{N+1} is the arbiter): its temporary is made, synced
      * and linked inside the shared publish lock (hs_fs_publish_exclusive),
      * so a forced orphan sweep cannot take it from under the commit. */
     hs_table_crash_point();
@@ -1529,7 +1540,9 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
     char hint[4200], num[24];
     snprintf(hint, sizeof hint, "%s/metadata/version-hint.text", t->root);
     int n = snprintf(num, sizeof num, "%lld", (long long)(t->version + 1));
-    (void)hs_fs_replace_hint(hint, num, (size_t)n, NULL); /* a hint: best effort */
+    /* a hint: best effort */
+    (void)(t->remote ? hs_store_put(hint, num, (size_t)n, NULL)
+                     : hs_fs_replace_hint(hint, num, (size_t)n, NULL));
     hs_table_crash_point();
     /* Adopt the version we wrote (a failure only leaves the handle stale).
      * An edit may have replaced arrays adopt does not copy: read it. */
@@ -1544,7 +1557,7 @@ done:
   if (tmp_fd >= 0) close(tmp_fd);
   if (tmp[0] != '\0') (void)hs_fs_remove(tmp, NULL);
   if (!*won) {
-    if (x->list_path[0] != '\0') (void)hs_fs_remove(x->list_path, NULL);
+    if (x->list_path[0] != '\0') (void)hs_table_file_remove(x->list_path, NULL);
     x->list_path[0] = '\0';
     remove_manifests(x->rewrites, x->n_rewrites);
     x->n_rewrites = 0;
