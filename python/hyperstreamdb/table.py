@@ -329,10 +329,12 @@ def _size_arg(name: str, v: Any, none: int) -> int:
 
 
 class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
-    """An Iceberg table in a local folder, created on the first write.
+    """An Iceberg table in a local folder or under an S3 prefix, created on
+    the first write.
 
     Args:
-        uri: the table folder (created with its parents on the first write).
+        uri: the table folder (created with its parents on the first write),
+            or an ``s3://bucket/prefix`` URI.
         format_version: Iceberg format of a table this object creates, 2
             (default) or 3; an existing table keeps its own.
         properties: extra Iceberg table properties for a table this object
@@ -343,6 +345,13 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
             do not wait for it (see :meth:`add_index`,
             :meth:`wait_for_indexes`). Until a file's index is registered,
             queries scan that file; results are the same either way.
+        storage_options: object-store options for a table on S3
+            (``"s3://bucket/prefix/t"``): credentials, region, endpoint, as
+            LanceDB (``aws_access_key_id``, ``aws_secret_access_key``,
+            ``region``, ``endpoint``, ``allow_http``) or pyiceberg
+            (``s3.access-key-id``, ``s3.secret-access-key``, ``s3.region``,
+            ``s3.endpoint``) spell them. Unset ones come from the AWS
+            environment (``AWS_ACCESS_KEY_ID``, ``AWS_PROFILE``, ...).
 
     Every read sees the latest committed version (other processes may have
     committed since the last call). Reads of a table that does not exist yet
@@ -350,12 +359,17 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
     """
 
     def __init__(self, uri: PathLike, format_version: int = 2,
-                 properties: Optional[dict] = None, index_all: bool = False) -> None:
+                 properties: Optional[dict] = None, index_all: bool = False,
+                 storage_options: Optional[dict] = None) -> None:
         if format_version not in (2, 3):
             raise InvalidArgumentError(f"format_version must be 2 or 3, got {format_version!r}")
         self._uri = os.fspath(uri)
         if isinstance(self._uri, bytes):
             self._uri = os.fsdecode(self._uri)
+        if storage_options is not None:
+            # For every location below the table's URI (the longest registered
+            # prefix wins, then the AWS environment and ~/.aws files).
+            _core.store_configure(self._uri, dict(storage_options))
         self._format_version = format_version
         self._properties = dict(properties or {})
         self._handle: Any = None

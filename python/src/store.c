@@ -1,0 +1,91 @@
+/*
+ * store.c — object-store options for the Python package:
+ * `_core.store_configure(prefix, options)` over hs_store_configure
+ * (src/io/store.h). hdb.Table(uri, storage_options={...}) registers its
+ * options for the table's URI; every later call on a location below that
+ * prefix uses them (the longest registered prefix wins, then the AWS
+ * environment).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "io/store.h"
+#include "core.h"
+
+int hs_py_store_init(PyObject *module);
+
+/* The text of an option value: str as is, bool as "true"/"false", int as
+ * its digits; anything else is InvalidArgumentError naming the key. New
+ * reference to a str, or NULL with an exception. */
+static PyObject *option_text(const char *key, PyObject *v) {
+  if (PyUnicode_Check(v)) {
+    Py_INCREF(v);
+    return v;
+  }
+  if (PyBool_Check(v)) return PyUnicode_FromString(v == Py_True ? "true" : "false");
+  if (PyLong_Check(v)) return PyObject_Str(v);
+  return hs_py_raise_msg(hs_py_invalid_error,
+                         "storage option '%s': a str, bool or int value is needed, not %s", key,
+                         Py_TYPE(v)->tp_name);
+}
+
+static PyObject *hs_py_store_configure(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"prefix", "options", NULL};
+  PyObject *prefix_obj = NULL, *opts = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!", kwlist, &prefix_obj, &PyDict_Type, &opts))
+    return NULL;
+  const char *prefix = hs_py_text(prefix_obj, "prefix");
+  if (prefix == NULL) return NULL;
+  Py_ssize_t n = PyDict_Size(opts);
+  hs_store_option *v = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *v);
+  PyObject *texts = PyList_New(0); /* keeps the value strings alive */
+  if (v == NULL || texts == NULL) {
+    PyMem_Free(v);
+    Py_XDECREF(texts);
+    return PyErr_NoMemory();
+  }
+  PyObject *key, *value;
+  Py_ssize_t pos = 0, i = 0;
+  PyObject *result = NULL;
+  while (PyDict_Next(opts, &pos, &key, &value)) {
+    const char *k = hs_py_text(key, "storage option name");
+    if (k == NULL) goto done;
+    PyObject *t = option_text(k, value);
+    if (t == NULL || PyList_Append(texts, t) != 0) {
+      Py_XDECREF(t);
+      goto done;
+    }
+    Py_DECREF(t);
+    const char *val = hs_py_text(t, k);
+    if (val == NULL) goto done;
+    v[i].key = k;
+    v[i++].value = val;
+  }
+  hs_error err = {0};
+  hs_status st = hs_store_configure(prefix, v, (size_t)i, &err);
+  if (st != HS_OK) {
+    hs_py_raise(st, &err, prefix);
+    goto done;
+  }
+  result = Py_None;
+  Py_INCREF(result);
+done:
+  PyMem_Free(v);
+  Py_DECREF(texts);
+  return result;
+}
+
+static PyMethodDef hs_py_store_methods[] = {
+    {"store_configure", (PyCFunction)(void (*)(void))hs_py_store_configure,
+     METH_VARARGS | METH_KEYWORDS,
+     "store_configure(prefix, options) -> None\n\n"
+     "Register object-store options (a dict: aws_access_key_id / s3.access-key-id,\n"
+     "aws_secret_access_key / s3.secret-access-key, region / s3.region, endpoint /\n"
+     "s3.endpoint, allow_http, ... as src/io/store.h lists) for every location\n"
+     "starting with `prefix` (e.g. 's3://bucket/t'), replacing what that prefix had."},
+    {NULL, NULL, 0, NULL}};
+
+int hs_py_store_init(PyObject *module) {
+  return PyModule_AddFunctions(module, hs_py_store_methods);
+}
