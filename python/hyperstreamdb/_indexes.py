@@ -51,8 +51,11 @@ def metadata_json(path: str) -> dict:
     (``*.gz.metadata.json``, told by the gzip magic bytes)."""
     import gzip
 
-    with open(path, "rb") as f:
-        data = f.read()
+    if "://" in path and not path.startswith("file://"):  # s3://: through the C store
+        data = _core.store_get(path)
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     return json.loads(data)

@@ -1,6 +1,7 @@
 /*
  * store.c — object-store options for the Python package:
- * `_core.store_configure(prefix, options)` over hs_store_configure
+ * `_core.store_configure(prefix, options)` over hs_store_configure and
+ * `_core.store_get(uri)` over hs_store_get
  * (src/io/store.h). hdb.Table(uri, storage_options={...}) registers its
  * options for the table's URI; every later call on a location below that
  * prefix uses them (the longest registered prefix wins, then the AWS
@@ -76,7 +77,34 @@ done:
   return result;
 }
 
+/* The bytes of one object, at most 256 MiB (metadata files, for the
+ * Python side's readers of table metadata). */
+static PyObject *hs_py_store_get(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"uri", NULL};
+  PyObject *uri_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", kwlist, &uri_obj)) return NULL;
+  const char *uri = hs_py_text(uri_obj, "uri");
+  if (uri == NULL) return NULL;
+  hs_buf buf;
+  hs_buf_init(&buf);
+  hs_error err = {0};
+  hs_status st;
+  PyThreadState *ts = PyEval_SaveThread();
+  st = hs_store_get(uri, (size_t)256 << 20, &buf, NULL, &err);
+  PyEval_RestoreThread(ts);
+  if (st != HS_OK) {
+    hs_buf_free(&buf);
+    return hs_py_raise(st, &err, uri);
+  }
+  PyObject *out = PyBytes_FromStringAndSize((const char *)buf.data, (Py_ssize_t)buf.len);
+  hs_buf_free(&buf);
+  return out;
+}
+
 static PyMethodDef hs_py_store_methods[] = {
+    {"store_get", (PyCFunction)(void (*)(void))hs_py_store_get, METH_VARARGS | METH_KEYWORDS,
+     "store_get(uri) -> bytes\n\nThe whole object at `uri` (a local path or s3:// URI)."},
     {"store_configure", (PyCFunction)(void (*)(void))hs_py_store_configure,
      METH_VARARGS | METH_KEYWORDS,
      "store_configure(prefix, options) -> None\n\n"

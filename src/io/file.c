@@ -223,6 +223,8 @@ struct hs_sink {
 
 hs_status hs_sink_open_file(const char *path, hs_sink **out, hs_error *err) {
   *out = NULL;
+  if (strncmp(path, "s3://", 5) == 0) /* store.h's hs_store_sink_open is for those */
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: not a local path (a store location)", path);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     return hs_error_set(err, HS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));

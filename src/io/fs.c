@@ -38,6 +38,16 @@ static bool dir_of(const char *path, char *out, size_t cap) {
   return true;
 }
 
+/* A store URI handed to a local call would make a local "s3:" folder:
+ * refused, naming the caller's mistake (store.h is for such locations). */
+static hs_status not_local(const char *path, hs_error *err) {
+  if (path == NULL || strncmp(path, "s3://", 5) != 0) return HS_OK;
+  return hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "%s: an object-store location where a local path is needed (an operation "
+                      "not yet on store.h)",
+                      path);
+}
+
 hs_status hs_fs_fsync_dir(const char *path, hs_error *err) {
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
@@ -60,6 +70,7 @@ static hs_status fsync_parent(const char *path, hs_error *err) {
 }
 
 hs_status hs_fs_mkdirs(const char *path, hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   size_t n = strlen(path);
   if (n == 0 || n >= 4096) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "mkdirs: bad path length %zu", n);
@@ -303,6 +314,7 @@ static hs_status write_new(const char *path, const void *data, size_t len, hs_er
 }
 
 hs_status hs_fs_write_file(const char *path, const void *data, size_t len, hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   hs_status st = write_new(path, data, len, err);
   if (st != HS_OK) return st;
   st = fsync_parent(path, err);
@@ -311,6 +323,7 @@ hs_status hs_fs_write_file(const char *path, const void *data, size_t len, hs_er
 }
 
 hs_status hs_fs_create_file(const char *path, const void *data, size_t len, hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   return write_new(path, data, len, err);
 }
 
@@ -332,6 +345,7 @@ static hs_status temp_name(const char *path, char *out, size_t cap, hs_error *er
 }
 
 hs_status hs_fs_replace_file(const char *path, const void *data, size_t len, hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   char tmp[4200];
   hs_status st = temp_name(path, tmp, sizeof tmp, err);
   if (st != HS_OK) return st;
@@ -345,6 +359,7 @@ hs_status hs_fs_replace_file(const char *path, const void *data, size_t len, hs_
 }
 
 hs_status hs_fs_replace_hint(const char *path, const void *data, size_t len, hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   char tmp[4200];
   hs_status st = temp_name(path, tmp, sizeof tmp, err);
   if (st != HS_OK) return st;
@@ -382,6 +397,7 @@ hs_status hs_fs_replace_hint(const char *path, const void *data, size_t len, hs_
 
 hs_status hs_fs_create_unsynced(const char *path, const void *data, size_t len, int *fd_out,
                                 hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   *fd_out = -1;
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -406,6 +422,7 @@ hs_status hs_fs_create_unsynced(const char *path, const void *data, size_t len, 
 
 hs_status hs_fs_publish_prepare(const char *path, const void *data, size_t len, char *tmp,
                                 size_t tmp_cap, int *fd_out, hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   *fd_out = -1;
   hs_status st = temp_name(path, tmp, tmp_cap, err);
   if (st != HS_OK) return st;
@@ -428,6 +445,7 @@ hs_status hs_fs_publish_link(const char *tmp, const char *path, bool *won, hs_er
 
 hs_status hs_fs_publish_exclusive(const char *path, const void *data, size_t len, bool *won,
                                   hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   *won = false;
   char tmp[4200];
   hs_status st = temp_name(path, tmp, sizeof tmp, err);
@@ -447,6 +465,7 @@ hs_status hs_fs_publish_exclusive(const char *path, const void *data, size_t len
 }
 
 hs_status hs_fs_remove(const char *path, hs_error *err) {
+  if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
   if (unlink(path) != 0 && errno != ENOENT) {
     return hs_error_set(err, HS_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
   }

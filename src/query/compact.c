@@ -525,6 +525,7 @@ hs_status hs_table_compact(hs_table *t, const hs_compact_options *o, hs_compact_
                         "%s: compact: target file size %lld bytes: must be positive", t->root,
                         (long long)o->target_file_size_bytes);
   hs_status st = hs_table_check_writable(t, "compact", err);
+  if (st == HS_OK) st = hs_table_check_local(t, "compact", err);
   for (int a = 1; st == HS_OK && a <= HS_COMPACT_ATTEMPTS; a++) {
     compactor c;
     memset(&c, 0, sizeof c);

@@ -227,6 +227,7 @@ hs_status hs_table_compute_statistics(hs_table *t, const char *const *columns, s
   memset(out, 0, sizeof *out);
   out->snapshot_id = -1;
   hs_status st = hs_table_check_writable(t, "compute statistics", err);
+  if (st == HS_OK) st = hs_table_check_local(t, "compute statistics", err);
   if (st != HS_OK) return st;
   const hs_iceberg_snapshot *snap = hs_table_current(t);
   if (snap == NULL)

@@ -600,7 +600,8 @@ static hs_status build_write(const hs_table *t, const char *data_path, const col
   hs_buf out;
   hs_buf_init(&out);
   hs_index_binding bind;
-  hs_status st = hs_table_data_file_binding(t, data_path, &bind, err);
+  hs_status st = hs_table_check_local(t, "building indexes", err);
+  if (st == HS_OK) st = hs_table_data_file_binding(t, data_path, &bind, err);
   if (st == HS_OK) st = hs_sidx_builder_create(&b, err);
   if (st == HS_OK) st = hs_sidx_builder_bind(b, &bind, err);
   hs_sidx_column_options *o = NULL;

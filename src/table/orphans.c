@@ -500,6 +500,7 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
                                        hs_error *err) {
   *files = NULL;
   *n_files = 0;
+  if (table->remote) return hs_table_check_local(table, "remove_orphan_files", err);
   if (table->is_static || table->foreign_names)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "%s: remove_orphan_files needs a table this library commits to (this "

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../io/fs.h"
+#include "../io/store.h"
 #include "plan_deletes.h"
 #include "table.h"
 
@@ -183,7 +184,7 @@ static hs_status plan_delete_manifest(const hs_table *t, const hs_iceberg_manife
  * A snapshot's plan depends only on its manifest list and the manifests it
  * names, all written once under fresh names. Planning reads and parses
  * them (each manifest's Avro schema is JSON): ~1 ms of a 2.5 ms indexed
- * point query at 8 files. Plans of local manifest lists are kept, keyed by
+ * point query at 8 files. Plans of manifest lists are kept, keyed by
  * (resolved path and hs_fs_stamp; each manifest's stamp is checked
  * again on every hit), and lent: a lent plan copies the file array
  * and points into the cached arena, which lives until the last borrower
@@ -215,9 +216,10 @@ static void deps_free(pc_dep *d, size_t n) {
   hs_free(d);
 }
 
-/* The stamp of a local file (plans of anything else are not cached). */
+/* The stamp of a local file or a store object (a HEAD; plans of anything
+ * else are not cached). */
 static bool file_stamp(const char *path, hs_fs_stamp *st) {
-  return path[0] == '/' && hs_fs_stamp_of(path, st);
+  return (path[0] == '/' || hs_store_is_remote(path)) && hs_store_stamp_of(path, st);
 }
 
 /* Record manifest `recorded` in *deps (grown); false: not a local file. */

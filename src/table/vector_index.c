@@ -375,6 +375,7 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
   if (files_built != NULL) *files_built = 0;
   if (column == NULL || column[0] == 0)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "build vector indexes: no column given");
+  if (table->remote) return hs_table_check_local(table, "building vector indexes", err);
   hs_vidx_params p;
   hs_status st = parse_options(opts, &p, err);
   if (st != HS_OK) return st;
