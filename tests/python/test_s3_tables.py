@@ -228,3 +228,11 @@ def test_operations_not_on_the_store_yet_refuse_clearly(s3, tmp_path, monkeypatc
     t.add_column("b", pa.string())
     assert t.schema.names == ["a", "b"]
     assert len(t) == 3
+
+
+def test_sql_over_a_registered_s3_table(s3):
+    uri = f"s3://{BUCKET}/tables/sqlt"
+    t = hdb.Table(uri, storage_options=s3["options"])
+    t.write(pa.table({"a": pa.array([1, 2, 3, 4], pa.int64()), "b": ["x", "y", "x", "z"]}))
+    got = t.sql("SELECT b, count(*) AS n FROM t WHERE a > 1 GROUP BY b ORDER BY b").to_arrow()
+    assert got.to_pylist() == [{"b": "x", "n": 1}, {"b": "y", "n": 1}, {"b": "z", "n": 1}]
