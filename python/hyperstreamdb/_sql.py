@@ -188,14 +188,20 @@ class Session:
     """Relations by name and SQL over them.
 
     ``Session(root)``: every table folder under ``root`` is a table by its
-    folder name. ``register(name, obj)`` adds a :class:`~hyperstreamdb.Table`
+    folder name (``root`` may be ``s3://bucket/prefix``, with
+    ``storage_options`` for it). ``register(name, obj)`` adds a :class:`~hyperstreamdb.Table`
     (read at its current snapshot by each statement) or in-memory data
     (pyarrow Table/RecordBatch/RecordBatchReader, pandas or polars
     DataFrame, anything with ``__arrow_c_stream__``).
     """
 
-    def __init__(self, root: Optional[os.PathLike | str] = None):
+    def __init__(self, root: Optional[os.PathLike | str] = None,
+                 storage_options: Optional[dict] = None):
         self._root = None if root is None else os.fspath(root)
+        if storage_options is not None:
+            if self._root is None:
+                raise TypeError("storage_options needs a root (an s3://bucket/prefix)")
+            _core.store_configure(self._root, dict(storage_options))
         self._s = _core.SqlSession(self._root)
         self._lock = threading.Lock()
 
@@ -273,6 +279,8 @@ class Session:
         return f"<hyperstreamdb.Session root={self._root!r}>"
 
 
-def connect(root: os.PathLike | str = ".") -> Session:
-    """A :class:`Session` over the table folders under ``root``."""
-    return Session(root)
+def connect(root: os.PathLike | str = ".", storage_options: Optional[dict] = None) -> Session:
+    """A :class:`Session` over the table folders under ``root`` (a local
+    folder, or ``s3://bucket/prefix`` with ``storage_options`` as
+    :class:`~hyperstreamdb.Table` takes them)."""
+    return Session(root, storage_options=storage_options)

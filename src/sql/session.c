@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../io/store.h"
 #include "bind.h"
 
 typedef struct rel_entry {
@@ -56,7 +57,9 @@ hs_status hs_sql_session_new(const char *root, hs_sql_session **out, hs_error *e
   pthread_mutex_init(&s->mu, NULL);
   if (root != NULL) {
     struct stat sb;
-    if (stat(root, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    /* an object-store root (s3://bucket/prefix) has no folders to check:
+     * its tables are found by listing their metadata/ below */
+    if (!hs_store_is_remote(root) && (stat(root, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
       hs_sql_session_free(s);
       return hs_error_set(err, HS_ERR_NOT_FOUND, "sql: session root %s is not a folder", root);
     }
@@ -282,8 +285,23 @@ static hs_status lookup(void *ud, const char *name, hs_arena *A, hs_sql_rel **ou
     struct stat sb;
     char meta[4096];
     snprintf(meta, sizeof meta, "%s/metadata", path);
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && stat(meta, &sb) == 0 &&
-        S_ISDIR(sb.st_mode)) {
+    bool is_table;
+    if (hs_store_is_remote(path)) {
+      hs_store_entry *ents = NULL;
+      size_t n_ents = 0;
+      hs_error lerr = {0};
+      st = hs_store_list(meta, false, &ents, &n_ents, &lerr);
+      is_table = st == HS_OK && n_ents > 0;
+      hs_store_entries_free(ents, n_ents);
+      if (st != HS_OK && st != HS_ERR_NOT_FOUND) { /* a store failure is not "no such table" */
+        hs_free(path);
+        return hs_error_set(err, st, "sql: looking for table '%s': %s", name, lerr.message);
+      }
+    } else {
+      is_table = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && stat(meta, &sb) == 0 &&
+                 S_ISDIR(sb.st_mode);
+    }
+    if (is_table) {
       rel_entry *r = rel_new(name);
       if (r == NULL) {
         hs_free(path);

@@ -236,3 +236,26 @@ def test_sql_over_a_registered_s3_table(s3):
     t.write(pa.table({"a": pa.array([1, 2, 3, 4], pa.int64()), "b": ["x", "y", "x", "z"]}))
     got = t.sql("SELECT b, count(*) AS n FROM t WHERE a > 1 GROUP BY b ORDER BY b").to_arrow()
     assert got.to_pylist() == [{"b": "x", "n": 1}, {"b": "y", "n": 1}, {"b": "z", "n": 1}]
+
+
+def test_connect_to_an_s3_prefix_finds_its_tables(s3):
+    """hdb.connect("s3://bucket/prefix", storage_options=...): tables under
+    the prefix by name, as folders under a local root; a name with no table
+    is the usual unknown-table error, and SQL joins two S3 tables like DuckDB."""
+    root = f"s3://{BUCKET}/lake"
+    opts = s3["options"]
+    a = pa.table({"k": pa.array([1, 2, 3, 4, None], pa.int64()), "v": ["p", "q", "r", "s", "t"]})
+    b = pa.table({"k": pa.array([2, 3, 3, 9], pa.int64()), "w": [1.5, 2.5, 3.5, 4.5]})
+    hdb.Table(f"{root}/ta", storage_options=opts).write(a)
+    hdb.Table(f"{root}/tb", storage_options=opts).write(b)
+    s = hdb.connect(root, storage_options=opts)
+    sql = "SELECT v, w FROM ta JOIN tb ON ta.k = tb.k ORDER BY v, w"
+    got = s.sql(sql).to_arrow().to_pylist()
+    import duckdb
+    con = duckdb.connect()
+    con.register("ta", a)
+    con.register("tb", b)
+    want = [dict(zip(["v", "w"], r)) for r in con.execute(sql).fetchall()]
+    assert got == want
+    with pytest.raises(Exception, match="nosuch"):
+        s.sql("SELECT * FROM nosuch").to_arrow()
