@@ -31,6 +31,7 @@
 
 #include "../common/verify_switch.h"
 #include "../io/fs.h"
+#include "../io/store.h"
 #include "expr_internal.h"
 #include "index_plan.h"
 
@@ -221,7 +222,7 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
   c->tried[i] = true;
   const char *name = c->names != NULL && c->names[i] != NULL ? c->names[i] : c->e->cols[i].name;
   hs_fs_stamp stamp;
-  bool keyed = hs_fs_stamp_of(c->paths[i], &stamp);
+  bool keyed = hs_store_stamp_of(c->paths[i], &stamp);
   if (keyed && (c->cols[i] = ic_take(c->paths[i], name, &stamp)) != NULL) {
     c->lent[i] = true;
     return bound_or_drop(c, (size_t)i, out);
@@ -231,7 +232,8 @@ static hs_status column_of(plan_ctx *c, int64_t i, hs_sidx_column **out, hs_erro
     return HS_OK;
   }
   hs_source *src = NULL;
-  hs_status st = hs_source_open_file(c->paths[i], &src, err);
+  hs_status st = hs_store_is_remote(c->paths[i]) ? hs_store_source_open(c->paths[i], &src, err)
+                                                 : hs_source_open_file(c->paths[i], &src, err);
   if (st == HS_OK) {
     st = hs_sidx_file_open(src, &c->files[i], err);
     hs_source_unref(src);

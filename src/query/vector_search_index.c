@@ -19,6 +19,7 @@
 
 #include "../common/parallel.h"
 #include "../io/fs.h"
+#include "../io/store.h"
 #include "../table/vector_index.h"
 #include "scan.h"
 #include "vector_search.h"
@@ -62,7 +63,7 @@ static hs_status vx_acquire(const char *path, const char *column, hs_vidx **out,
   *out = NULL;
   *cached = false;
   hs_fs_stamp stamp;
-  bool keyed = hs_fs_stamp_of(path, &stamp);
+  bool keyed = hs_store_stamp_of(path, &stamp);
   if (keyed) {
     pthread_mutex_lock(&vx_mu);
     vx_entry *e = vx_find(path, column, &stamp);

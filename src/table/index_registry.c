@@ -467,9 +467,7 @@ hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_me
     else
       snprintf(path, cap, "%s/metadata/index-registry-%s.json", t->root, uuid);
   }
-  if (st == HS_OK)
-    st = t->remote ? hs_store_put(path, text, strlen(text), err)
-                   : hs_fs_write_file(path, text, strlen(text), err);
+  if (st == HS_OK) st = hs_table_file_write(NULL, path, text, strlen(text), err);
   free(text); /* jansson's allocator */
   if (st == HS_OK) st = hs_table_set_property(m, a, REGISTRY_PROPERTY, path, err);
   if (st == HS_OK) *changed = true;
@@ -600,8 +598,7 @@ static hs_status build_write(const hs_table *t, const char *data_path, const col
   hs_buf out;
   hs_buf_init(&out);
   hs_index_binding bind;
-  hs_status st = hs_table_check_local(t, "building indexes", err);
-  if (st == HS_OK) st = hs_table_data_file_binding(t, data_path, &bind, err);
+  hs_status st = hs_table_data_file_binding(t, data_path, &bind, err);
   if (st == HS_OK) st = hs_sidx_builder_create(&b, err);
   if (st == HS_OK) st = hs_sidx_builder_bind(b, &bind, err);
   hs_sidx_column_options *o = NULL;
@@ -625,8 +622,7 @@ static hs_status build_write(const hs_table *t, const char *data_path, const col
     } else {
       snprintf(dir, cap, "%s/index", t->root);
       snprintf(p, cap, "%s/index/%s.puffin", t->root, uuid);
-      st = hs_fs_mkdirs(dir, err);
-      if (st == HS_OK) st = hs_fs_write_file(p, out.data, out.len, err);
+      st = hs_table_file_write(dir, p, out.data, out.len, err);
       *index_path = p;
     }
   }

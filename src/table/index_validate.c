@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../index/index.h"
+#include "../io/store.h"
 #include "table.h"
 #include "vector_index.h"
 
@@ -106,7 +107,8 @@ static hs_status check_entry(const hs_table *t, const hs_table_index_entry *e, p
   hs_source *src = NULL;
   hs_sidx_file *f = NULL;
   hs_status st = HS_OK;
-  if (hs_source_open_file(ipath, &src, &local) != HS_OK) {
+  if ((hs_store_is_remote(ipath) ? hs_store_source_open(ipath, &src, &local)
+                                 : hs_source_open_file(ipath, &src, &local)) != HS_OK) {
     st = add(p, e->data_file, ipath, NULL, err, "%s", local.message);
     goto done;
   }

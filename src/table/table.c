@@ -41,6 +41,13 @@ hs_status hs_table_file_read(const char *path, size_t max_bytes, hs_buf *out, hs
   return hs_fs_read_file(path, max_bytes, out, err);
 }
 
+hs_status hs_table_file_write(const char *dir, const char *path, const void *data, size_t len,
+                              hs_error *err) {
+  if (hs_store_is_remote(path)) return hs_store_put(path, data, len, err);
+  hs_status st = dir != NULL ? hs_fs_mkdirs(dir, err) : HS_OK;
+  return st == HS_OK ? hs_fs_write_file(path, data, len, err) : st;
+}
+
 hs_status hs_table_file_exists(const char *path, bool *exists, hs_error *err) {
   if (hs_store_is_remote(path)) return hs_store_exists(path, exists, err);
   return hs_fs_probe(path, exists, err);
@@ -50,7 +57,8 @@ hs_status hs_table_check_local(const hs_table *t, const char *what, hs_error *er
   if (!t->remote) return HS_OK;
   return hs_error_set(err, HS_ERR_UNSUPPORTED,
                       "%s: %s is not supported yet for tables on object storage (creating, "
-                      "appending, reading, time travel and metadata-only changes are)",
+                      "appending, reading, time travel, metadata-only changes and index "
+                      "builds are)",
                       t->root, what);
 }
 

@@ -62,13 +62,17 @@ struct hs_table {
 /* Files of a table on either store (table.c): local paths through fs.h as
  * always (their messages and durability), store URIs through store.h. */
 hs_status hs_table_file_read(const char *path, size_t max_bytes, hs_buf *out, hs_error *err);
+/* A new file, durable on return: a local path by hs_fs_write_file after
+ * hs_fs_mkdirs(dir) (dir may be NULL), a store URI by hs_store_put. */
+hs_status hs_table_file_write(const char *dir, const char *path, const void *data, size_t len,
+                              hs_error *err);
 /* A probe: an error is never "missing" (hs_fs_probe, hs_store_exists). */
 hs_status hs_table_file_exists(const char *path, bool *exists, hs_error *err);
 /* A missing file is HS_OK. */
 hs_status hs_table_file_remove(const char *path, hs_error *err);
 /* HS_ERR_UNSUPPORTED naming `what` for a table on object storage: the
- * operations that still write through fs.h (indexes, row changes,
- * compaction, statistics, expiry, orphan removal) refuse such tables. */
+ * operations that still write through fs.h (row changes, compaction,
+ * statistics, expiry, orphan removal) refuse such tables. */
 hs_status hs_table_check_local(const hs_table *t, const char *what, hs_error *err);
 /* The file names directly in folder `dir` (hs_fs_list's contract: an
  * array freed with hs_fs_names_free; a store folder's sub-folders left

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../io/fs.h"
+#include "../io/store.h"
 
 #define PUFFIN_MAGIC "PFA1"
 #define PUFFIN_TAIL 12                         /* footer length, flags, magic */
@@ -232,8 +233,7 @@ static hs_status puffin_write(const hs_table *t, const char *data_path, const ch
   if (st == HS_OK) {
     snprintf(dir, cap, "%s/index", t->root);
     snprintf(p, cap, "%s/index/%s.puffin", t->root, uuid);
-    st = hs_fs_mkdirs(dir, err);
-    if (st == HS_OK) st = hs_fs_write_file(p, file->data, file->len, err); /* fsyncs file and dir */
+    st = hs_table_file_write(dir, p, file->data, file->len, err); /* durable on return */
   }
   hs_free(dir);
   if (st != HS_OK) {
@@ -331,7 +331,8 @@ hs_status hs_table_vector_index_open(const char *index_path, const char *column,
                                      hs_error *err) {
   *out = NULL;
   hs_source *src = NULL;
-  hs_status st = hs_source_open_file(index_path, &src, err);
+  hs_status st = hs_store_is_remote(index_path) ? hs_store_source_open(index_path, &src, err)
+                                                : hs_source_open_file(index_path, &src, err);
   if (st == HS_OK) st = hs_table_vector_index_open_source(src, index_path, column, out, err);
   hs_source_unref(src);
   return st;
@@ -375,7 +376,6 @@ hs_status hs_table_build_vector_indexes(hs_table *table, const char *column,
   if (files_built != NULL) *files_built = 0;
   if (column == NULL || column[0] == 0)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "build vector indexes: no column given");
-  if (table->remote) return hs_table_check_local(table, "building vector indexes", err);
   hs_vidx_params p;
   hs_status st = parse_options(opts, &p, err);
   if (st != HS_OK) return st;

@@ -217,7 +217,7 @@ def test_operations_not_on_the_store_yet_refuse_clearly(s3, tmp_path, monkeypatc
     t = hdb.Table(uri, storage_options=s3["options"])
     t.write(pa.table({"a": pa.array([1, 2, 3], pa.int64())}))
     for op in (lambda: t.delete("a = 1"), lambda: t.compact(),
-               lambda: t.add_index("a"), lambda: t.expire_snapshots(retain_last=1),
+               lambda: t.expire_snapshots(retain_last=1),
                lambda: t.remove_orphan_files()):
         with pytest.raises(hdb.HyperStreamError) as e:
             op()
@@ -259,3 +259,72 @@ def test_connect_to_an_s3_prefix_finds_its_tables(s3):
     assert got == want
     with pytest.raises(Exception, match="nosuch"):
         s.sql("SELECT * FROM nosuch").to_arrow()
+
+
+def _top_k(ids, vecs, q, k):
+    d = np.sqrt(((vecs.astype(np.float64) - q.astype(np.float64)) ** 2).sum(axis=1))
+    order = np.lexsort((ids, d))[:k]
+    return ids[order], d[order]
+
+
+def test_scalar_and_vector_indexes_on_s3(s3, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a local "s3:" folder would appear here
+    uri = f"s3://{BUCKET}/tables/indexed"
+    t = hdb.Table(uri, storage_options=s3["options"])
+    rng = np.random.default_rng(11)
+    dim, parts, start = 16, [], 0
+    for n in (700, 900, 400):
+        parts.append(pa.table({
+            "id": pa.array(np.arange(start, start + n), pa.int64()),
+            "g": pa.array(rng.integers(0, 50, n), pa.int32()),
+            "emb": pa.FixedSizeListArray.from_arrays(
+                pa.array(rng.normal(size=n * dim).astype(np.float32)), dim)}))
+        start += n
+        t.write(parts[-1])
+    want = pa.concat_tables(parts)
+    t.add_index("g", "bitmap")
+    t.add_index("emb", "hnsw")
+    got = {i.column: (i.kind, i.files_indexed, i.files_total) for i in t.indexes()}
+    assert got == {"g": ("bitmap", 3, 3), "emb": ("hnsw", 3, 3)}, got
+    assert t.validate() == []
+    # index files and the registry are objects below the table, nothing local
+    assert not os.path.exists(tmp_path / "s3:")
+    # filters through the bitmap index equal pyarrow.compute's rows
+    g = want["g"]
+    for lo, hi in ((0, 1), (10, 13), (49, 50), (7, 40)):
+        flt = f"g >= {lo} AND g < {hi}"
+        mine = t.to_arrow(filter=flt, columns=["id"])["id"].to_pylist()
+        theirs = want.filter(pc.and_(pc.greater_equal(g, lo), pc.less(g, hi)))["id"]
+        assert sorted(mine) == sorted(theirs.to_pylist()), flt
+        assert t.explain(flt).stats["files_indexed"] == 3, flt
+    v = rng.integers(0, 50)
+    mine = t.to_arrow(filter=f"g = {v}", columns=["id"])["id"].to_pylist()
+    assert sorted(mine) == sorted(want.filter(pc.equal(g, v))["id"].to_pylist())
+    # a fresh handle opens the same index objects
+    t2 = hdb.Table(uri, storage_options=s3["options"])
+    assert t2.explain("g = 3").stats["files_indexed"] == 3
+    # vector search through the HNSW index equals the brute-force top 10
+    ids = want["id"].to_numpy()
+    vecs = want["emb"].combine_chunks().values.to_numpy().reshape(-1, dim)
+    gnp = g.to_numpy()
+    for _ in range(5):
+        q = rng.normal(size=dim).astype(np.float32)
+        for flt, mask in ((None, None), ("g < 25", gnp < 25)):
+            sel = np.ones(len(ids), bool) if mask is None else mask
+            e_ids, e_d = _top_k(ids[sel], vecs[sel], q, 10)
+            res = t.search("emb", q, k=10, filter=flt, ef_search=2000, columns=["id"])
+            assert res.column("id").to_pylist() == e_ids.tolist(), flt
+            np.testing.assert_allclose(res.column("distance").to_numpy(), e_d, rtol=1e-4,
+                                       atol=1e-4)
+            exact = t.search("emb", q, k=10, filter=flt, exact=True, columns=["id"])
+            assert exact.column("id").to_pylist() == e_ids.tolist(), flt
+    text = t.query().vector_search(q, column="emb", k=10).explain()
+    assert "3 searched (3 through a vector index" in text, text
+    # pyiceberg still reads the table the indexes sit beside
+    pyiceberg = pytest.importorskip("pyiceberg.table")
+    st = pyiceberg.StaticTable.from_metadata(t.metadata_location, properties={
+        "s3.endpoint": s3["endpoint"], "s3.access-key-id": ACCESS,
+        "s3.secret-access-key": SECRET, "s3.region": "us-east-1"})
+    theirs = st.scan().to_arrow()
+    assert sorted(theirs["id"].to_pylist()) == ids.tolist()
+    assert sorted(theirs["g"].to_pylist()) == sorted(g.to_pylist())
