@@ -362,6 +362,15 @@ static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
     r->failed = r->status >= 400;
     return S3_FAIL;
   }
+  /* S3 sizes every HEAD and GET answer: one without Content-Length was cut
+   * short in its headers (curl takes a connection closed mid-headers as the
+   * end of them), and would read as an empty object. */
+  bool reads = strcmp(r->op, "HEAD") == 0 || strcmp(r->op, "GET") == 0 ||
+               strcmp(r->op, "GET range") == 0; /* objects (a LIST may be chunked) */
+  if (r->status >= 200 && r->status < 300 && reads && cl < 0) {
+    r->unsure = true;
+    return S3_RETRY;
+  }
   bool body_2xx = r->status >= 200 && r->status < 300 && strcmp(r->method, "HEAD") != 0;
   if (body_2xx && cl >= 0 && r->got != (uint64_t)cl) { /* truncated (after a 2xx) */
     r->unsure = true;
