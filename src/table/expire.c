@@ -161,7 +161,6 @@ hs_status hs_table_expire_snapshots(hs_table *table, int64_t older_than_ms, int3
   *files = NULL;
   *n_files = 0;
   hs_status st = hs_table_check_writable(table, "expire snapshots", err);
-  if (st == HS_OK) st = hs_table_check_local(table, "expire snapshots", err);
   expire_ctx c = {.older_than_ms = older_than_ms, .retain_last = retain_last < 1 ? 1 : retain_last};
   hs_table_file_set before = {0}, after = {.live_entries_only = true};
   /* Walks of the latest version tolerate files another process's expiry

@@ -57,8 +57,8 @@ hs_status hs_table_check_local(const hs_table *t, const char *what, hs_error *er
   if (!t->remote) return HS_OK;
   return hs_error_set(err, HS_ERR_UNSUPPORTED,
                       "%s: %s is not supported yet for tables on object storage (creating, "
-                      "appending, reading, time travel, metadata-only changes and index "
-                      "builds are)",
+                      "appending, reading, time travel, metadata-only changes, index "
+                      "builds and snapshot expiry are)",
                       t->root, what);
 }
 
