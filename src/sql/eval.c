@@ -26,6 +26,41 @@ hs_sql_expr *hs_sql_expr_new(hs_arena *arena, hs_sql_expr_kind kind, hs_sql_type
   return e;
 }
 
+bool hs_sql_expr_has_volatile(const hs_sql_expr *e) {
+  if (e->kind == HS_SX_FUNC && e->fn != NULL && e->fn->volatile_) return true;
+  for (int32_t i = 0; i < e->n_args; i++)
+    if (hs_sql_expr_has_volatile(e->args[i])) return true;
+  return false;
+}
+
+/* Column c of the copy: map[c], c + shift, or (swap) the other side's. */
+static hs_sql_expr *copy_cols(hs_arena *arena, const hs_sql_expr *e, const int32_t *map,
+                              int32_t shift, bool swap, int32_t nl, int32_t nr) {
+  hs_sql_expr *c = hs_arena_memdup(arena, e, sizeof(*e));
+  if (c == NULL) return NULL;
+  if (e->kind == HS_SX_COL)
+    c->col = swap          ? (e->col < nl ? e->col + nr : e->col - nl)
+             : map != NULL ? map[e->col]
+                           : e->col + shift;
+  if (e->n_args > 0) {
+    c->args = hs_arena_alloc(arena, sizeof(hs_sql_expr *) * (size_t)e->n_args);
+    if (c->args == NULL) return NULL;
+    for (int32_t i = 0; i < e->n_args; i++)
+      if ((c->args[i] = copy_cols(arena, e->args[i], map, shift, swap, nl, nr)) == NULL)
+        return NULL;
+  }
+  return c;
+}
+
+hs_sql_expr *hs_sql_expr_remap(hs_arena *arena, const hs_sql_expr *e, const int32_t *map,
+                               int32_t shift) {
+  return copy_cols(arena, e, map, shift, false, 0, 0);
+}
+
+hs_sql_expr *hs_sql_expr_swap_sides(hs_arena *arena, const hs_sql_expr *e, int32_t nl, int32_t nr) {
+  return copy_cols(arena, e, NULL, 0, true, nl, nr);
+}
+
 bool hs_sql_expr_is_const(const hs_sql_expr *e) {
   if (e->kind == HS_SX_COL) return false;
   if (e->kind == HS_SX_FUNC && e->fn != NULL && e->fn->volatile_) return false;

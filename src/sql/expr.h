@@ -90,6 +90,18 @@ hs_status hs_sql_eval_const(const hs_sql_expr *e, const hs_sql_evalctx *ctx, hs_
 /* Does `e` reference no column (and no volatile function)? */
 bool hs_sql_expr_is_const(const hs_sql_expr *e);
 
+/* Does `e` call a volatile function anywhere (random(), ...)? */
+bool hs_sql_expr_has_volatile(const hs_sql_expr *e);
+
+/* A copy of `e` in `arena` with every column reference c replaced by
+ * map[c] (or c + shift when map is NULL); NULL when out of memory. */
+hs_sql_expr *hs_sql_expr_remap(hs_arena *arena, const hs_sql_expr *e, const int32_t *map,
+                               int32_t shift);
+
+/* A copy of `e` over a join's (left nl, right nr) columns made to read
+ * them as (right, left): the predicate of the join with its inputs swapped. */
+hs_sql_expr *hs_sql_expr_swap_sides(hs_arena *arena, const hs_sql_expr *e, int32_t nl, int32_t nr);
+
 /* A node constructor in `arena` (kind, type, pos set; the rest zeroed). */
 hs_sql_expr *hs_sql_expr_new(hs_arena *arena, hs_sql_expr_kind kind, hs_sql_type type, int32_t pos);
 

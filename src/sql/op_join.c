@@ -894,22 +894,9 @@ static void list_conj(const hs_sql_expr *e, const hs_sql_expr **v, int32_t *n) {
 }
 
 /* A copy of `e` with column references moved by `delta`. */
-static hs_sql_expr *copy_shift(hs_arena *a, const hs_sql_expr *e, int32_t delta) {
-  hs_sql_expr *c = hs_arena_memdup(a, e, sizeof *e);
-  if (c == NULL) return NULL;
-  if (c->kind == HS_SX_COL) c->col += delta;
-  if (e->n_args > 0) {
-    c->args = hs_arena_alloc(a, sizeof(hs_sql_expr *) * (size_t)e->n_args);
-    if (c->args == NULL) return NULL;
-    for (int32_t i = 0; i < e->n_args; i++)
-      if ((c->args[i] = copy_shift(a, e->args[i], delta)) == NULL) return NULL;
-  }
-  return c;
-}
-
 /* AND of v[0..n) (n >= 1), each moved by delta; NULL on OOM. */
 static const hs_sql_expr *and_of(hs_arena *a, const hs_sql_expr **v, int32_t n, int32_t delta) {
-  if (n == 1) return delta == 0 ? v[0] : copy_shift(a, v[0], delta);
+  if (n == 1) return delta == 0 ? v[0] : hs_sql_expr_remap(a, v[0], NULL, delta);
   hs_sql_expr *e = hs_arena_alloc(a, sizeof *e);
   if (e == NULL) return NULL;
   e->kind = HS_SX_AND;
@@ -919,7 +906,8 @@ static const hs_sql_expr *and_of(hs_arena *a, const hs_sql_expr **v, int32_t n, 
   if (e->args == NULL) return NULL;
   e->n_args = n;
   for (int32_t i = 0; i < n; i++)
-    if ((e->args[i] = delta == 0 ? (hs_sql_expr *)v[i] : copy_shift(a, v[i], delta)) == NULL)
+    if ((e->args[i] = delta == 0 ? (hs_sql_expr *)v[i] : hs_sql_expr_remap(a, v[i], NULL, delta)) ==
+        NULL)
       return NULL;
   return e;
 }

@@ -58,26 +58,8 @@ static bool cols_within(const hs_sql_expr *e, int32_t lo, int32_t hi) {
   return true;
 }
 
-static bool has_volatile(const hs_sql_expr *e) {
-  if (e->kind == HS_SX_FUNC && e->fn != NULL && e->fn->volatile_) return true;
-  for (int32_t i = 0; i < e->n_args; i++)
-    if (has_volatile(e->args[i])) return true;
-  return false;
-}
-
-/* A copy of e with COL c replaced by map[c] (or shifted by `shift` when
- * map is NULL). */
 static hs_sql_expr *remap(opt *o, const hs_sql_expr *e, const int32_t *map, int32_t shift) {
-  hs_sql_expr *c = hs_arena_memdup(&o->pc->arena, e, sizeof(*e));
-  if (c == NULL) return NULL;
-  if (e->kind == HS_SX_COL) c->col = map != NULL ? map[e->col] : e->col + shift;
-  if (e->n_args > 0) {
-    c->args = hs_arena_alloc(&o->pc->arena, sizeof(hs_sql_expr *) * (size_t)e->n_args);
-    if (c->args == NULL) return NULL;
-    for (int32_t i = 0; i < e->n_args; i++)
-      if ((c->args[i] = remap(o, e->args[i], map, shift)) == NULL) return NULL;
-  }
-  return c;
+  return hs_sql_expr_remap(&o->pc->arena, e, map, shift);
 }
 
 /* Replace column refs of e by the expressions that compute them (a
@@ -241,7 +223,8 @@ static bool is_point(const hs_sql_expr *e) {
  * point conjuncts (is_point) are taken. */
 static hs_status implied(opt *o, const hs_sql_expr *e, int32_t lo, int32_t hi, hs_sql_expr **out) {
   *out = NULL;
-  if (e->kind != HS_SX_OR || e->n_args < 2 || e->n_args > 64 || has_volatile(e)) return HS_OK;
+  if (e->kind != HS_SX_OR || e->n_args < 2 || e->n_args > 64 || hs_sql_expr_has_volatile(e))
+    return HS_OK;
   hs_sql_expr **br = hs_arena_alloc(&o->pc->arena, sizeof(hs_sql_expr *) * (size_t)e->n_args);
   if (br == NULL) return nomem(o);
   for (int32_t i = 0; i < e->n_args; i++) {
@@ -288,7 +271,7 @@ static hs_status push_into(opt *o, hs_sql_plan **pp, hs_sql_expr **c, int32_t n)
     conj lc = {0}, rc = {0}, jc = {0};
     for (int32_t i = 0; i < n && st == HS_OK; i++) {
       hs_sql_expr *e = c[i];
-      if (has_volatile(e)) {
+      if (hs_sql_expr_has_volatile(e)) {
         st = conj_add(o, &keep, e);
       } else if (left_ok && cols_within(e, 0, nl)) {
         st = conj_add(o, &lc, e);
@@ -325,14 +308,14 @@ static hs_status push_into(opt *o, hs_sql_plan **pp, hs_sql_expr **c, int32_t n)
     /* through a projection: substitute the definitions */
     conj down = {0};
     for (int32_t i = 0; i < n && st == HS_OK; i++) {
-      bool vol = has_volatile(c[i]);
+      bool vol = hs_sql_expr_has_volatile(c[i]);
       bool uses_volatile = false;
       bool u[4096];
       int32_t nn = p->n_cols < 4096 ? p->n_cols : 4096;
       memset(u, 0, sizeof(bool) * (size_t)nn);
       cols_used(c[i], u, nn);
       for (int32_t k = 0; k < nn; k++)
-        if (u[k] && has_volatile(p->project.exprs[k])) uses_volatile = true;
+        if (u[k] && hs_sql_expr_has_volatile(p->project.exprs[k])) uses_volatile = true;
       if (vol || uses_volatile || p->n_cols > 4096) {
         st = conj_add(o, &keep, c[i]);
       } else {
@@ -381,7 +364,7 @@ static hs_status factor_or(opt *o, hs_sql_expr **ep) {
   conj common = {0};
   for (int32_t k = 0; k < br[0].n; k++) {
     hs_sql_expr *x = br[0].v[k];
-    if (has_volatile(x)) continue;
+    if (hs_sql_expr_has_volatile(x)) continue;
     bool everywhere = true;
     for (int32_t i = 1; i < nb && everywhere; i++) {
       bool found = false;
@@ -462,7 +445,7 @@ static hs_status join_keys(opt *o, hs_sql_plan *p) {
   if ((st = split_and(o, p->pred, &c)) != HS_OK) return st;
   for (int32_t i = 0; i < c.n; i++) {
     hs_sql_expr *e = c.v[i];
-    if (is_eq(e) && !has_volatile(e)) {
+    if (is_eq(e) && !hs_sql_expr_has_volatile(e)) {
       hs_sql_expr *a = e->args[0], *b = e->args[1];
       if (cols_within(a, 0, nl) && cols_within(b, nl, nl + nr) && !hs_sql_expr_is_const(a) &&
           !hs_sql_expr_is_const(b)) {

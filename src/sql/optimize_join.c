@@ -79,19 +79,6 @@ static const char *indexed_key(const hs_sql_plan *scan, hs_sql_expr **keys, hs_s
   return NULL;
 }
 
-static hs_sql_expr *shifted(hs_arena *a, const hs_sql_expr *e, int32_t nl, int32_t nr) {
-  hs_sql_expr *c = hs_arena_memdup(a, e, sizeof *e);
-  if (c == NULL) return NULL;
-  if (c->kind == HS_SX_COL) c->col = c->col < nl ? c->col + nr : c->col - nl;
-  if (c->n_args > 0) {
-    c->args = hs_arena_alloc(a, sizeof(hs_sql_expr *) * (size_t)c->n_args);
-    if (c->args == NULL) return NULL;
-    for (int32_t i = 0; i < c->n_args; i++)
-      if ((c->args[i] = shifted(a, e->args[i], nl, nr)) == NULL) return NULL;
-  }
-  return c;
-}
-
 /* Swap the inputs of inner join *pp and put a projection above it that
  * gives the columns in their old order. */
 static hs_status swap_inner(jopt *o, hs_sql_plan **pp) {
@@ -113,7 +100,7 @@ static hs_status swap_inner(jopt *o, hs_sql_plan **pp) {
   s->names = names;
   for (int32_t i = 0; i < nr; i++) types[i] = j->types[nl + i], names[i] = j->names[nl + i];
   for (int32_t i = 0; i < nl; i++) types[nr + i] = j->types[i], names[nr + i] = j->names[i];
-  if (j->pred != NULL && (s->pred = shifted(a, j->pred, nl, nr)) == NULL)
+  if (j->pred != NULL && (s->pred = hs_sql_expr_swap_sides(a, j->pred, nl, nr)) == NULL)
     return hs_error_set(o->err, HS_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < j->n_cols; i++) {
     hs_sql_expr *c = hs_sql_expr_new(a, HS_SX_COL, j->types[i], j->pos);

@@ -77,25 +77,8 @@ static bool is_region_join(const hs_sql_plan *p) {
          p->join.method == HS_SJM_NL && p->join.n_keys == 0;
 }
 
-static bool has_volatile(const hs_sql_expr *e) {
-  if (e->kind == HS_SX_FUNC && e->fn != NULL && e->fn->volatile_) return true;
-  for (int32_t i = 0; i < e->n_args; i++)
-    if (has_volatile(e->args[i])) return true;
-  return false;
-}
-
-/* A copy of e with column c replaced by map[c] (or c + shift). */
 static hs_sql_expr *remap(ord *o, const hs_sql_expr *e, const int32_t *map, int32_t shift) {
-  hs_sql_expr *c = hs_arena_memdup(&o->pc->arena, e, sizeof(*e));
-  if (c == NULL) return NULL;
-  if (e->kind == HS_SX_COL) c->col = map != NULL ? map[e->col] : e->col + shift;
-  if (e->n_args > 0) {
-    c->args = hs_arena_alloc(&o->pc->arena, sizeof(hs_sql_expr *) * (size_t)e->n_args);
-    if (c->args == NULL) return NULL;
-    for (int32_t i = 0; i < e->n_args; i++)
-      if ((c->args[i] = remap(o, e->args[i], map, shift)) == NULL) return NULL;
-  }
-  return c;
+  return hs_sql_expr_remap(&o->pc->arena, e, map, shift);
 }
 
 /* ---------------------------------------------------------- estimates */
@@ -256,7 +239,7 @@ static hs_status conjuncts(ord *o, region *g, hs_sql_expr *e) {
     }
     return HS_OK;
   }
-  if (has_volatile(e)) g->skip = true;
+  if (hs_sql_expr_has_volatile(e)) g->skip = true;
   return cond_add(o, g, e);
 }
 
@@ -484,20 +467,6 @@ hs_status hs_sql_optimize_join_order(hs_sql_plan_ctx *ctx, hs_sql_plan **root, h
 
 /* ------------------------------------------------- semi join sides */
 
-/* A copy of e over (left, right) columns as over (right, left). */
-static hs_sql_expr *swapped_cols(ord *o, const hs_sql_expr *e, int32_t nl, int32_t nr) {
-  hs_sql_expr *c = hs_arena_memdup(&o->pc->arena, e, sizeof *e);
-  if (c == NULL) return NULL;
-  if (c->kind == HS_SX_COL) c->col = c->col < nl ? c->col + nr : c->col - nl;
-  if (c->n_args > 0) {
-    c->args = hs_arena_alloc(&o->pc->arena, sizeof(hs_sql_expr *) * (size_t)c->n_args);
-    if (c->args == NULL) return NULL;
-    for (int32_t i = 0; i < c->n_args; i++)
-      if ((c->args[i] = swapped_cols(o, e->args[i], nl, nr)) == NULL) return NULL;
-  }
-  return c;
-}
-
 static hs_status semi_sides(ord *o, hs_sql_plan *p) {
   hs_status st = HS_OK;
   for (int i = 0; st == HS_OK && i < 2; i++)
@@ -509,7 +478,8 @@ static hs_status semi_sides(ord *o, hs_sql_plan *p) {
   double b, l = estimate(p->kids[0], &b), r = estimate(p->kids[1], &b);
   if (l * 4 > r) return HS_OK; /* the right side is the smaller one, or close */
   int32_t nl = p->kids[0]->n_cols, nr = p->kids[1]->n_cols;
-  if (p->pred != NULL && (p->pred = swapped_cols(o, p->pred, nl, nr)) == NULL) return nomem(o);
+  if (p->pred != NULL && (p->pred = hs_sql_expr_swap_sides(&o->pc->arena, p->pred, nl, nr)) == NULL)
+    return nomem(o);
   hs_sql_plan *k = p->kids[0];
   p->kids[0] = p->kids[1];
   p->kids[1] = k;
