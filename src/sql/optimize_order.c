@@ -324,40 +324,31 @@ static hs_sql_plan *join_of(ord *o, hs_sql_plan *l, hs_sql_plan *r, int32_t pos)
 /* The conditions whose leaves are all in `in`, not placed yet, remapped
  * through pos[] and ANDed (NULL when none); *fail on out of memory. */
 static hs_sql_expr *take_conds(ord *o, region *g, uint64_t in, const int32_t *pos, bool *fail) {
-  hs_sql_expr *v[256];
+  hs_sql_expr **v = hs_arena_alloc(&o->pc->arena, sizeof(*v) * (size_t)(g->nc + 1));
   int32_t n = 0;
-  hs_sql_expr **many = NULL;
+  if (v == NULL) {
+    *fail = true;
+    return NULL;
+  }
   for (int32_t k = 0; k < g->nc; k++) {
     cond *c = &g->c[k];
     if (c->placed || (c->mask & ~in) != 0) continue;
-    hs_sql_expr *e = remap(o, c->e, pos, 0);
-    if (e == NULL) {
+    if ((v[n] = remap(o, c->e, pos, 0)) == NULL) {
       *fail = true;
       return NULL;
     }
     c->placed = true;
-    if (n == 256 && many == NULL) {
-      many = hs_arena_alloc(&o->pc->arena, sizeof(*many) * (size_t)g->nc);
-      if (many == NULL) {
-        *fail = true;
-        return NULL;
-      }
-      memcpy(many, v, sizeof v);
-    }
-    (many != NULL ? many : v)[n++] = e;
+    n++;
   }
-  if (n == 0) return NULL;
-  if (n == 1) return (many != NULL ? many : v)[0];
-  hs_sql_expr *a = hs_sql_expr_new(&o->pc->arena, HS_SX_AND, hs_sql_type_of(HS_SQL_BOOL), 0);
-  hs_sql_expr **args = hs_arena_alloc(&o->pc->arena, sizeof(*args) * (size_t)n);
-  if (a == NULL || args == NULL) {
+  if (n <= 1) return n == 1 ? v[0] : NULL;
+  hs_sql_expr *a =
+      hs_sql_expr_new(&o->pc->arena, HS_SX_AND, hs_sql_type_of(HS_SQL_BOOL), v[0]->pos);
+  if (a == NULL) {
     *fail = true;
     return NULL;
   }
-  memcpy(args, many != NULL ? many : v, sizeof(*args) * (size_t)n);
-  a->args = args;
+  a->args = v;
   a->n_args = n;
-  a->pos = args[0]->pos;
   return a;
 }
 
