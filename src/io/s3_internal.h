@@ -138,4 +138,30 @@ bool hs_s3_encode(hs_buf *b, const char *s, bool keep_slash);
 /* Tests only: create the bucket loc->bucket (PUT /bucket). */
 hs_status hs_s3_create_bucket(const hs_store_loc *loc, hs_error *err);
 
+/* ------------------------------------------ objects, puts (s3.c, s3_upload.c) */
+
+#define HS_S3_PART_BYTES ((size_t)8 << 20)     /* multipart past this; the part size */
+#define HS_S3_SMALL_BODY_MAX ((size_t)1 << 20) /* CreateMultipartUpload & co answers */
+
+/* A location that outlives the call that resolved it (copies of the URI,
+ * key and configuration; owned by whoever made it). */
+typedef struct hs_s3_obj {
+  hs_store_loc loc;
+  hs_store_config cfg;
+  char *uri, *key;
+} hs_s3_obj;
+/* NULL on out of memory. */
+hs_s3_obj *hs_s3_obj_new(const hs_store_loc *loc);
+void hs_s3_obj_free(hs_s3_obj *o); /* NULL is fine */
+
+/* PUT data[0..len) (multipart past HS_S3_PART_BYTES). */
+hs_status hs_s3_put(const hs_store_loc *loc, const void *data, size_t len, hs_error *err);
+/* s3_upload.c: data[0..len) as a multipart upload, parts uploaded in
+ * parallel from the caller's buffer (nothing copied); aborted on failure. */
+hs_status hs_s3_put_multipart(const hs_store_loc *loc, const uint8_t *data, size_t len,
+                              hs_error *err);
+/* s3_upload.c: a sink writing loc (one PUT when it stays under a part,
+ * a background multipart upload past it). */
+hs_status hs_s3_sink_open(const hs_store_loc *loc, hs_sink **out, hs_error *err);
+
 #endif /* HS_IO_S3_INTERNAL_H */
