@@ -1155,6 +1155,26 @@ void hs_sql_cancel(hs_sql_session *s);
  * operator and the limit (and how to raise it). */
 void hs_sql_set_memory_limit(hs_sql_session *s, int64_t bytes);
 
+/* ------------------------------------------------- object-store I/O */
+
+/* Requests this process made to object stores (S3), all tables and threads
+ * together, since it started or since the last hs_io_stats_reset. A
+ * dependent round trip is one wait for the network: a request performed
+ * alone, or a wave of requests sent together (a batch of parallel ranged
+ * GETs or upload parts counts one per wave of at most its in-flight limit);
+ * every retry is one more. Local tables make no requests. */
+typedef struct hs_io_stats {
+  uint64_t requests;                                 /* HTTP requests sent, retries included */
+  uint64_t round_trips;                              /* dependent round trips, as above */
+  uint64_t gets, heads, puts, posts, deletes, lists; /* requests by kind (LIST: a GET) */
+  uint64_t retries;       /* requests that were retries of an earlier one */
+  uint64_t bytes_read;    /* response bodies received */
+  uint64_t bytes_written; /* request bodies sent */
+} hs_io_stats;
+
+void hs_io_stats_get(hs_io_stats *out);
+void hs_io_stats_reset(void);
+
 #ifdef __cplusplus
 }
 #endif

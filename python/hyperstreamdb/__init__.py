@@ -44,9 +44,25 @@ __version__ = "0.1.0"
 #: Version of the C library the extension was built from.
 core_version: str = _core.__version__
 
+
+def io_stats(reset: bool = False) -> dict:
+    """Object-store requests this process made so far, all tables and threads
+    together: ``requests`` (retries included), ``round_trips`` (dependent
+    waits on the network: a request alone, or one wave of parallel requests),
+    ``gets``/``heads``/``puts``/``posts``/``deletes``/``lists``, ``retries``,
+    ``bytes_read`` and ``bytes_written``. Local tables make no requests.
+    ``reset=True`` zeroes the counters after reading them, so that::
+
+        hdb.io_stats(reset=True)
+        t.search("emb", q, k=10)
+        print(hdb.io_stats())   # what that query cost
+    """
+    return _core.io_stats(reset)
+
 __all__ = [
     "__version__",
     "core_version",
+    "io_stats",
     "parquet",
     "table",
     "Table",

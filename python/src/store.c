@@ -1,7 +1,8 @@
 /*
  * store.c — object-store options for the Python package:
  * `_core.store_configure(prefix, options)` over hs_store_configure and
- * `_core.store_get(uri)` over hs_store_get
+ * `_core.store_get(uri)` over hs_store_get, `_core.io_stats(reset)` over
+ * hs_io_stats_get/reset
  * (src/io/store.h). hdb.Table(uri, storage_options={...}) registers its
  * options for the table's URI; every later call on a location below that
  * prefix uses them (the longest registered prefix wins, then the AWS
@@ -102,7 +103,29 @@ static PyObject *hs_py_store_get(PyObject *self, PyObject *args, PyObject *kwarg
   return out;
 }
 
+static PyObject *hs_py_io_stats(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kwlist[] = {"reset", NULL};
+  int reset = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p", kwlist, &reset)) return NULL;
+  hs_io_stats s;
+  hs_io_stats_get(&s);
+  if (reset) hs_io_stats_reset();
+  return Py_BuildValue(
+      "{sKsKsKsKsKsKsKsKsKsKsK}", "requests", (unsigned long long)s.requests, "round_trips",
+      (unsigned long long)s.round_trips, "gets", (unsigned long long)s.gets, "heads",
+      (unsigned long long)s.heads, "puts", (unsigned long long)s.puts, "posts",
+      (unsigned long long)s.posts, "deletes", (unsigned long long)s.deletes, "lists",
+      (unsigned long long)s.lists, "retries", (unsigned long long)s.retries, "bytes_read",
+      (unsigned long long)s.bytes_read, "bytes_written", (unsigned long long)s.bytes_written);
+}
+
 static PyMethodDef hs_py_store_methods[] = {
+    {"io_stats", (PyCFunction)(void (*)(void))hs_py_io_stats, METH_VARARGS | METH_KEYWORDS,
+     "io_stats(reset=False) -> dict\n\n"
+     "Object-store requests of this process so far (hs_io_stats): requests,\n"
+     "round_trips, gets, heads, puts, posts, deletes, lists, retries, bytes_read,\n"
+     "bytes_written; reset=True zeroes them after reading."},
     {"store_get", (PyCFunction)(void (*)(void))hs_py_store_get, METH_VARARGS | METH_KEYWORDS,
      "store_get(uri) -> bytes\n\nThe whole object at `uri` (a local path or s3:// URI)."},
     {"store_configure", (PyCFunction)(void (*)(void))hs_py_store_configure,

@@ -27,9 +27,16 @@ static hs_status s3_head(const hs_store_loc *loc, hs_object_info *info, hs_error
     info->size = r.content_length > 0 ? (uint64_t)r.content_length : 0;
     info->mtime_ms = r.mtime_ms;
     snprintf(info->etag, sizeof info->etag, "%s", r.etag);
+    hs_s3_cache_head_put(loc, info);
+  } else if (st == HS_ERR_NOT_FOUND) {
+    hs_s3_cache_forget(loc);
   }
   hs_s3_req_free(&r);
   return st;
+}
+
+static hs_status s3_head_cached(const hs_store_loc *loc, hs_object_info *info, hs_error *err) {
+  return hs_s3_cache_head_get(loc, info) ? HS_OK : s3_head(loc, info, err);
 }
 
 static hs_status s3_get(const hs_store_loc *loc, size_t max_bytes, hs_buf *out,
@@ -88,6 +95,29 @@ static hs_status s3_get_range(const hs_store_loc *loc, uint64_t offset, size_t l
   range_req(&r, loc, offset, len, dst, hdr, sizeof hdr);
   hs_status st = hs_s3_perform(&r, err);
   if (st == HS_OK) st = range_check(&r, offset, len, err);
+  hs_s3_req_free(&r);
+  return st;
+}
+
+hs_status hs_s3_get_range_if(const hs_store_loc *loc, const char *etag, uint64_t offset, size_t len,
+                             void *dst, hs_error *err) {
+  if (etag == NULL || etag[0] == '\0') return s3_get_range(loc, offset, len, dst, err);
+  hs_s3_req r;
+  char hdr[96], cond[128];
+  range_req(&r, loc, offset, len, dst, hdr, sizeof hdr);
+  snprintf(cond, sizeof cond, "If-Match: \"%s\"", etag);
+  r.hdr[1] = cond;
+  r.accept[1] = 412;
+  hs_status st = hs_s3_perform(&r, err);
+  if (st == HS_OK && r.status == 412) {
+    hs_s3_cache_forget(loc);
+    st = hs_error_set(err, HS_ERR_CONFLICT,
+                      "%s: the object changed while it was being read (its ETag is no longer "
+                      "\"%s\"); open the table again",
+                      loc->uri, etag);
+  } else if (st == HS_OK) {
+    st = range_check(&r, offset, len, err);
+  }
   hs_s3_req_free(&r);
   return st;
 }
@@ -256,6 +286,7 @@ static void put_req(hs_s3_req *r, const hs_store_loc *loc, const char *op, const
 }
 
 hs_status hs_s3_put(const hs_store_loc *loc, const void *data, size_t len, hs_error *err) {
+  hs_s3_cache_forget(loc);
   if (len > HS_S3_PART_BYTES) return hs_s3_put_multipart(loc, data, len, err);
   hs_s3_req r;
   put_req(&r, loc, "PUT", data, len);
@@ -336,6 +367,7 @@ static hs_status settle_refused_retry(const hs_store_loc *loc, const hs_s3_req *
  * is what we meant either way.) */
 static hs_status s3_put_if_absent(const hs_store_loc *loc, const void *data, size_t len, bool *won,
                                   hs_error *err) {
+  hs_s3_cache_forget(loc);
   *won = false;
   hs_s3_req r;
   put_req(&r, loc, "PUT if absent", data, len);
@@ -355,6 +387,7 @@ static hs_status s3_put_if_absent(const hs_store_loc *loc, const void *data, siz
  * checked against the object's bytes: exactly `data` → *won true. */
 static hs_status s3_put_if_match(const hs_store_loc *loc, const void *data, size_t len,
                                  const char *etag, bool *won, hs_error *err) {
+  hs_s3_cache_forget(loc);
   *won = false;
   char hdr[128];
   if (strlen(etag) > 96 || strchr(etag, '"') != NULL || strchr(etag, '\n') != NULL) {
@@ -375,6 +408,7 @@ static hs_status s3_put_if_match(const hs_store_loc *loc, const void *data, size
 }
 
 static hs_status s3_del(const hs_store_loc *loc, hs_error *err) {
+  hs_s3_cache_forget(loc);
   hs_s3_req r;
   hs_s3_req_init(&r, loc, "DELETE", "DELETE");
   r.accept[0] = 404;
@@ -385,6 +419,7 @@ static hs_status s3_del(const hs_store_loc *loc, hs_error *err) {
 
 static hs_status s3_put_many(const hs_store_loc *locs, const hs_store_put_item *items, size_t n,
                              hs_error *err) {
+  for (size_t i = 0; i < n; i++) hs_s3_cache_forget(&locs[i]);
   hs_s3_req *rs = hs_calloc(n ? n : 1, sizeof *rs);
   hs_s3_req **ptrs = hs_calloc(n ? n : 1, sizeof *ptrs);
   bool *big_done = hs_calloc(n ? n : 1, sizeof *big_done);
@@ -543,7 +578,7 @@ void hs_s3_obj_free(hs_s3_obj *o) {
 
 static hs_status source_read(void *impl, uint64_t offset, size_t len, void *dst, hs_error *err) {
   hs_s3_obj *o = impl;
-  return s3_get_range(&o->loc, offset, len, dst, err);
+  return hs_s3_cache_read(&o->loc, &o->info, offset, len, dst, err);
 }
 
 static void source_close(void *impl) {
@@ -555,10 +590,11 @@ static const hs_source_ops s3_source_ops = {source_read, source_close};
 static hs_status s3_source_open(const hs_store_loc *loc, hs_source **out, hs_error *err) {
   *out = NULL;
   hs_object_info info;
-  hs_status st = s3_head(loc, &info, err);
+  hs_status st = s3_head_cached(loc, &info, err); /* objects read by sources are written once */
   if (st != HS_OK) return st;
   hs_s3_obj *o = hs_s3_obj_new(loc);
   if (o == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", loc->uri);
+  o->info = info;
   st = hs_source_open_custom(loc->uri, &info, &s3_source_ops, o, out, err);
   if (st != HS_OK) hs_s3_obj_free(o);
   return st;
@@ -569,6 +605,7 @@ const hs_store_backend hs_store_s3_backend = {
     .get_range = s3_get_range,
     .get_ranges = s3_get_ranges,
     .head = s3_head,
+    .head_cached = s3_head_cached,
     .put = hs_s3_put,
     .put_if_absent = s3_put_if_absent,
     .put_if_match = s3_put_if_match,

@@ -229,6 +229,66 @@ static int on_seek(void *ud, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
+/* ------------------------------------------------------------ counting */
+
+/* hs_io_stats, as relaxed atomic counters (a snapshot need not be one
+ * instant: each counter is exact on its own). */
+enum {
+  IO_REQ,
+  IO_RT,
+  IO_GET,
+  IO_HEAD,
+  IO_PUT,
+  IO_POST,
+  IO_DEL,
+  IO_LIST,
+  IO_RETRY,
+  IO_IN,
+  IO_OUT,
+  IO_N
+};
+static uint64_t g_io[IO_N];
+
+static void io_add(int which, uint64_t v) {
+  __atomic_fetch_add(&g_io[which], v, __ATOMIC_RELAXED);
+}
+
+/* One finished try of r. */
+static void io_count(const hs_s3_req *r) {
+  const char *m = r->method;
+  int kind = r->bucket_only && strcmp(m, "GET") == 0 ? IO_LIST
+             : strcmp(m, "GET") == 0                 ? IO_GET
+             : strcmp(m, "HEAD") == 0                ? IO_HEAD
+             : strcmp(m, "PUT") == 0                 ? IO_PUT
+             : strcmp(m, "DELETE") == 0              ? IO_DEL
+                                                     : IO_POST;
+  io_add(IO_REQ, 1);
+  io_add(kind, 1);
+  if (r->attempt > 0) io_add(IO_RETRY, 1);
+  io_add(IO_IN, r->got + r->errbody.len); /* error documents too */
+  io_add(IO_OUT, r->sent);
+}
+
+void hs_io_stats_get(hs_io_stats *out) {
+  uint64_t v[IO_N];
+  for (int i = 0; i < IO_N; i++) v[i] = __atomic_load_n(&g_io[i], __ATOMIC_RELAXED);
+  out->requests = v[IO_REQ];
+  out->round_trips = v[IO_RT];
+  out->gets = v[IO_GET];
+  out->heads = v[IO_HEAD];
+  out->puts = v[IO_PUT];
+  out->posts = v[IO_POST];
+  out->deletes = v[IO_DEL];
+  out->lists = v[IO_LIST];
+  out->retries = v[IO_RETRY];
+  out->bytes_read = v[IO_IN];
+  out->bytes_written = v[IO_OUT];
+}
+
+void hs_io_stats_reset(void) {
+  for (int i = 0; i < IO_N; i++) __atomic_store_n(&g_io[i], 0, __ATOMIC_RELAXED);
+}
+
 /* ------------------------------------------------------------- attempts */
 
 /* Set up r->easy for one attempt. */
@@ -328,6 +388,7 @@ static bool accepted(const hs_s3_req *r) {
 /* Judge a finished attempt; *cc is what curl returned for it. */
 static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
   CURL *e = r->easy;
+  io_count(r);
   r->status = response_code(r);
   curl_off_t cl = -1;
   curl_easy_getinfo(e, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
@@ -482,6 +543,7 @@ static hs_status perform_from(hs_s3_req *r, hs_error *err) {
   for (;; r->attempt++) {
     hs_status st = prepare(r, err);
     if (st != HS_OK) return st;
+    io_add(IO_RT, 1);
     CURLcode cc = curl_easy_perform(r->easy);
     s3_outcome o = judge(r, cc);
     if (o == S3_DONE) return HS_OK;
@@ -540,6 +602,13 @@ hs_status hs_s3_batch_start(hs_s3_batch *b, hs_s3_req *r, hs_error *err) {
     return hs_error_set(err, HS_ERR_INTERNAL, "%s: %s: curl_multi_add_handle failed", r->loc->uri,
                         r->op);
   }
+  /* A new round trip when nothing else is in flight, or when as many
+   * first tries as the batch runs at once have started since the last. */
+  if (b->running == 0 || b->wave >= b->limit) {
+    io_add(IO_RT, 1);
+    b->wave = 0;
+  }
+  b->wave++;
   b->att[b->running++] = r;
   return HS_OK;
 }

@@ -119,6 +119,7 @@ hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, size_t max_in_flight, h
 typedef struct hs_s3_batch {
   void *multi;
   size_t limit, running;
+  size_t wave;                     /* first tries started in the current round trip */
   hs_s3_req *att[HS_S3_BATCH_MAX]; /* the requests in flight */
 } hs_s3_batch;
 hs_status hs_s3_batch_init(hs_s3_batch *b, size_t max_in_flight, const char *uri, hs_error *err);
@@ -149,6 +150,7 @@ typedef struct hs_s3_obj {
   hs_store_loc loc;
   hs_store_config cfg;
   char *uri, *key;
+  hs_object_info info; /* sources: the HEAD answer it was opened with */
 } hs_s3_obj;
 /* NULL on out of memory. */
 hs_s3_obj *hs_s3_obj_new(const hs_store_loc *loc);
@@ -163,5 +165,24 @@ hs_status hs_s3_put_multipart(const hs_store_loc *loc, const uint8_t *data, size
 /* s3_upload.c: a sink writing loc (one PUT when it stays under a part,
  * a background multipart upload past it). */
 hs_status hs_s3_sink_open(const hs_store_loc *loc, hs_sink **out, hs_error *err);
+
+/* s3.c: a ranged GET of [offset, offset + len) into dst, exactly that
+ * much, sent with If-Match: etag unless etag is empty; an object changed
+ * since (412) is HS_ERR_CONFLICT naming it. */
+hs_status hs_s3_get_range_if(const hs_store_loc *loc, const char *etag, uint64_t offset, size_t len,
+                             void *dst, hs_error *err);
+
+/* -------------------------------------------------- the cache (s3_cache.c) */
+
+/* A HEAD answer kept for loc (true), or none. */
+bool hs_s3_cache_head_get(const hs_store_loc *loc, hs_object_info *info);
+/* Keep a HEAD answer (one without an ETag is not kept). */
+void hs_s3_cache_head_put(const hs_store_loc *loc, const hs_object_info *info);
+/* Forget loc (we are about to write or delete it). */
+void hs_s3_cache_forget(const hs_store_loc *loc);
+/* Read [offset, offset + len) of the object described by info (its HEAD)
+ * through the block cache; misses are ranged GETs with If-Match. */
+hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                           size_t len, void *dst, hs_error *err);
 
 #endif /* HS_IO_S3_INTERNAL_H */

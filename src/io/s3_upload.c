@@ -371,6 +371,7 @@ static const hs_sink_ops s3_sink_ops = {sink_write, sink_close, sink_abort};
 
 hs_status hs_s3_sink_open(const hs_store_loc *loc, hs_sink **out, hs_error *err) {
   *out = NULL;
+  hs_s3_cache_forget(loc);
   s3_writer *w = hs_calloc(1, sizeof *w);
   if (w == NULL || (w->obj = hs_s3_obj_new(loc)) == NULL) {
     hs_free(w);

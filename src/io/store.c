@@ -371,8 +371,13 @@ bool hs_store_stamp_from_info(const char *uri, const hs_object_info *info, hs_fs
   return true;
 }
 
+static hs_status head_cached(const char *uri, hs_object_info *info, hs_error *err) {
+  RESOLVE(uri);
+  return be->head_cached != NULL ? be->head_cached(&loc, info, err) : be->head(&loc, info, err);
+}
+
 bool hs_store_stamp_of(const char *uri, hs_fs_stamp *out) {
   hs_object_info info;
   if (!hs_store_is_remote(uri)) return hs_store_stamp_from_info(uri, NULL, out);
-  return hs_store_head(uri, &info, NULL) == HS_OK && hs_store_stamp_from_info(uri, &info, out);
+  return head_cached(uri, &info, NULL) == HS_OK && hs_store_stamp_from_info(uri, &info, out);
 }

@@ -44,6 +44,9 @@ typedef struct hs_store_backend {
   hs_status (*get_ranges)(const hs_store_loc *locs, const hs_store_range *ranges, size_t n,
                           hs_error *err);
   hs_status (*head)(const hs_store_loc *loc, hs_object_info *info, hs_error *err);
+  /* Optional: a HEAD answer that may come from a cache of objects written
+   * once (S3: s3_cache.c), for the stamps of immutable files. */
+  hs_status (*head_cached)(const hs_store_loc *loc, hs_object_info *info, hs_error *err);
   hs_status (*put)(const hs_store_loc *loc, const void *data, size_t len, hs_error *err);
   hs_status (*put_if_absent)(const hs_store_loc *loc, const void *data, size_t len, bool *won,
                              hs_error *err);

@@ -1,0 +1,281 @@
+/*
+ * s3_cache.c — the process-wide cache of S3 objects read through sources:
+ * their HEAD answers (size, ETag) and their bytes in aligned blocks of
+ * S3_BLOCK bytes, least recently used first out, bounded in bytes.
+ *
+ * Why: a Parquet or Puffin reader asks for many small ranges (a footer's
+ * length, the footer, page headers, index sections); on S3 each would be
+ * a round trip. A miss fetches the whole run of missing blocks around the
+ * range in one ranged GET, so nearby reads that follow are free, and a
+ * warm query reads nothing again.
+ *
+ * Why it is safe: every object we read through a source is written once
+ * (data, delete and index files, manifests, vN.metadata.json are new
+ * names; the version hint, which changes, is read whole and never here).
+ * Each block fetch carries `If-Match: <ETag>` from the HEAD the object was
+ * opened with, so an object replaced under the same name is a clear error
+ * (HS_ERR_CONFLICT) rather than bytes of two objects; our own PUTs and
+ * DELETEs forget the name (hs_s3_cache_forget). A HEAD answer is kept for
+ * as long as its object entry lives; missing objects are never cached.
+ *
+ * Bound: HS_S3_CACHE_MB in the environment (default 256; 0 turns block
+ * caching off, HEAD answers are still kept); reads larger than
+ * S3_DIRECT_MIN bypass the blocks (a scan's column chunks would only
+ * evict what queries reuse). Objects: at most S3_OBJECTS HEAD entries, the
+ * oldest dropped first (its blocks age out of the LRU list).
+ *
+ * Thread safety: one mutex; fetches run outside it (two threads missing
+ * the same block may both fetch it; the second copy is dropped).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "s3_internal.h"
+
+#define S3_BLOCK ((uint64_t)64 << 10)
+#define S3_DIRECT_MIN ((size_t)1 << 20)
+#define S3_OBJECTS 4096
+#define S3_OBJ_BUCKETS 8192
+#define S3_BLOCK_BUCKETS 16384
+
+typedef struct cobj {
+  char *key; /* endpoint \n bucket \n object key */
+  uint64_t id;
+  hs_object_info info;
+  struct cobj *next; /* hash chain */
+} cobj;
+
+typedef struct cblock {
+  uint64_t id, index;
+  size_t len;
+  struct cblock *hnext;      /* hash chain */
+  struct cblock *prev, *nxt; /* LRU list, most recent at head */
+  uint8_t data[];
+} cblock;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static cobj *g_obj[S3_OBJ_BUCKETS];
+static cobj *g_ring[S3_OBJECTS]; /* insertion order, for eviction */
+static size_t g_ring_at;
+static uint64_t g_next_id = 1;
+static cblock *g_blk[S3_BLOCK_BUCKETS];
+static cblock *g_head, *g_tail;
+static size_t g_bytes;
+static size_t g_cap = (size_t)-1; /* set from the environment on first use */
+
+static size_t cap_bytes(void) {
+  if (g_cap == (size_t)-1) {
+    const char *v = getenv("HS_S3_CACHE_MB");
+    long long mb = v != NULL && *v != '\0' ? atoll(v) : 256;
+    g_cap = mb <= 0 ? 0 : (size_t)mb << 20;
+  }
+  return g_cap;
+}
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+static uint64_t hash_block(uint64_t id, uint64_t index) {
+  uint64_t h = id * 0x9E3779B97F4A7C15ull ^ (index + 0x632BE59BD9B4E019ull);
+  h ^= h >> 31;
+  return h * 0xBF58476D1CE4E5B9ull;
+}
+
+/* The object's key into buf (false when it does not fit: not cached). */
+static bool obj_key(const hs_store_loc *loc, char *buf, size_t cap) {
+  int n = snprintf(buf, cap, "%s\n%s\n%s", loc->cfg->endpoint, loc->bucket, loc->key);
+  return n > 0 && (size_t)n < cap;
+}
+
+/* Under g_mu. */
+static cobj *obj_find(const char *key) {
+  for (cobj *o = g_obj[hash_str(key) % S3_OBJ_BUCKETS]; o != NULL; o = o->next) {
+    if (strcmp(o->key, key) == 0) return o;
+  }
+  return NULL;
+}
+
+/* Under g_mu: unlink and free (its blocks become unreachable and age out). */
+static void obj_drop(cobj *o) {
+  cobj **p = &g_obj[hash_str(o->key) % S3_OBJ_BUCKETS];
+  while (*p != NULL && *p != o) p = &(*p)->next;
+  if (*p == o) *p = o->next;
+  for (size_t i = 0; i < S3_OBJECTS; i++) {
+    if (g_ring[i] == o) g_ring[i] = NULL;
+  }
+  hs_free(o->key);
+  hs_free(o);
+}
+
+static void lru_unlink(cblock *b) {
+  if (b->prev != NULL)
+    b->prev->nxt = b->nxt;
+  else
+    g_head = b->nxt;
+  if (b->nxt != NULL)
+    b->nxt->prev = b->prev;
+  else
+    g_tail = b->prev;
+  b->prev = b->nxt = NULL;
+}
+
+static void lru_front(cblock *b) {
+  b->nxt = g_head;
+  b->prev = NULL;
+  if (g_head != NULL) g_head->prev = b;
+  g_head = b;
+  if (g_tail == NULL) g_tail = b;
+}
+
+static cblock *block_find(uint64_t id, uint64_t index) {
+  for (cblock *b = g_blk[hash_block(id, index) % S3_BLOCK_BUCKETS]; b != NULL; b = b->hnext) {
+    if (b->id == id && b->index == index) return b;
+  }
+  return NULL;
+}
+
+static void block_evict_tail(void) {
+  cblock *b = g_tail;
+  lru_unlink(b);
+  cblock **p = &g_blk[hash_block(b->id, b->index) % S3_BLOCK_BUCKETS];
+  while (*p != b) p = &(*p)->hnext;
+  *p = b->hnext;
+  g_bytes -= b->len;
+  hs_free(b);
+}
+
+/* Under g_mu: keep a copy of data[0..len) as block `index` of object id. */
+static void block_put(uint64_t id, uint64_t index, const uint8_t *data, size_t len) {
+  if (len > cap_bytes() || block_find(id, index) != NULL) return;
+  while (g_tail != NULL && g_bytes + len > cap_bytes()) block_evict_tail();
+  cblock *b = hs_malloc(sizeof *b + len);
+  if (b == NULL) return;
+  b->id = id;
+  b->index = index;
+  b->len = len;
+  memcpy(b->data, data, len);
+  size_t h = hash_block(id, index) % S3_BLOCK_BUCKETS;
+  b->hnext = g_blk[h];
+  g_blk[h] = b;
+  lru_front(b);
+  g_bytes += len;
+}
+
+bool hs_s3_cache_head_get(const hs_store_loc *loc, hs_object_info *info) {
+  char key[1400];
+  if (!obj_key(loc, key, sizeof key)) return false;
+  pthread_mutex_lock(&g_mu);
+  cobj *o = obj_find(key);
+  if (o != NULL) *info = o->info;
+  pthread_mutex_unlock(&g_mu);
+  return o != NULL;
+}
+
+/* Under g_mu: the entry for key with this info (a new id when the ETag or
+ * size changed). NULL on out of memory. */
+static cobj *obj_set(const char *key, const hs_object_info *info) {
+  cobj *o = obj_find(key);
+  if (o != NULL) {
+    if (o->info.size != info->size || strcmp(o->info.etag, info->etag) != 0) o->id = g_next_id++;
+    o->info = *info;
+    return o;
+  }
+  if (g_ring[g_ring_at] != NULL) obj_drop(g_ring[g_ring_at]);
+  o = hs_calloc(1, sizeof *o);
+  if (o == NULL || (o->key = hs_strdup(key)) == NULL) {
+    hs_free(o);
+    return NULL;
+  }
+  o->id = g_next_id++;
+  o->info = *info;
+  size_t h = hash_str(key) % S3_OBJ_BUCKETS;
+  o->next = g_obj[h];
+  g_obj[h] = o;
+  g_ring[g_ring_at] = o;
+  g_ring_at = (g_ring_at + 1) % S3_OBJECTS;
+  return o;
+}
+
+void hs_s3_cache_head_put(const hs_store_loc *loc, const hs_object_info *info) {
+  char key[1400];
+  if (info->etag[0] == '\0' || !obj_key(loc, key, sizeof key)) return; /* no ETag: no If-Match */
+  pthread_mutex_lock(&g_mu);
+  obj_set(key, info);
+  pthread_mutex_unlock(&g_mu);
+}
+
+void hs_s3_cache_forget(const hs_store_loc *loc) {
+  char key[1400];
+  if (!obj_key(loc, key, sizeof key)) return;
+  pthread_mutex_lock(&g_mu);
+  cobj *o = obj_find(key);
+  if (o != NULL) obj_drop(o);
+  pthread_mutex_unlock(&g_mu);
+}
+
+/* The id blocks of (loc, info) are cached under: that of the object's
+ * entry when it holds this very HEAD answer (entries come from HEADs
+ * only, so a source opened before the object changed cannot bring its old
+ * ETag back); 0 when none, and the read goes to S3 uncached. */
+static uint64_t block_id(const hs_store_loc *loc, const hs_object_info *info) {
+  char key[1400];
+  if (info->etag[0] == '\0' || cap_bytes() == 0 || !obj_key(loc, key, sizeof key)) return 0;
+  pthread_mutex_lock(&g_mu);
+  cobj *o = obj_find(key);
+  uint64_t id =
+      o != NULL && o->info.size == info->size && strcmp(o->info.etag, info->etag) == 0 ? o->id : 0;
+  pthread_mutex_unlock(&g_mu);
+  return id;
+}
+
+hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                           size_t len, void *dst, hs_error *err) {
+  if (len == 0) return HS_OK;
+  uint64_t end = offset + len;
+  /* Large reads, and reads past the end (the plain read names the error). */
+  uint64_t id = len > S3_DIRECT_MIN || end > info->size ? 0 : block_id(loc, info);
+  if (id == 0) return hs_s3_get_range_if(loc, info->etag, offset, len, dst, err);
+  uint64_t last = (end - 1) / S3_BLOCK;
+  uint8_t *out = dst;
+  for (uint64_t b = offset / S3_BLOCK; b <= last;) {
+    /* Copy the cached blocks from b on, up to the first missing one. */
+    pthread_mutex_lock(&g_mu);
+    for (cblock *c; b <= last && (c = block_find(id, b)) != NULL; b++) {
+      uint64_t lo = b * S3_BLOCK > offset ? b * S3_BLOCK : offset;
+      uint64_t hi = (b + 1) * S3_BLOCK < end ? (b + 1) * S3_BLOCK : end;
+      if (b * S3_BLOCK + c->len < hi) break; /* cannot be (the size is part of the id) */
+      memcpy(out + (lo - offset), c->data + (lo - b * S3_BLOCK), (size_t)(hi - lo));
+      lru_unlink(c);
+      lru_front(c);
+    }
+    uint64_t m1 = b; /* the run of missing blocks from b */
+    while (m1 < last && block_find(id, m1 + 1) == NULL) m1++;
+    pthread_mutex_unlock(&g_mu);
+    if (b > last) break;
+    uint64_t lo = b * S3_BLOCK;
+    uint64_t hi = (m1 + 1) * S3_BLOCK < info->size ? (m1 + 1) * S3_BLOCK : info->size;
+    uint8_t *tmp = hs_malloc((size_t)(hi - lo));
+    if (tmp == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", loc->uri);
+    hs_status st = hs_s3_get_range_if(loc, info->etag, lo, (size_t)(hi - lo), tmp, err);
+    if (st != HS_OK) {
+      hs_free(tmp);
+      return st;
+    }
+    uint64_t clo = lo > offset ? lo : offset, chi = hi < end ? hi : end;
+    memcpy(out + (clo - offset), tmp + (clo - lo), (size_t)(chi - clo));
+    pthread_mutex_lock(&g_mu);
+    for (uint64_t k = b; k <= m1; k++) {
+      uint64_t blo = k * S3_BLOCK, bhi = blo + S3_BLOCK < hi ? blo + S3_BLOCK : hi;
+      block_put(id, k, tmp + (blo - lo), (size_t)(bhi - blo));
+    }
+    pthread_mutex_unlock(&g_mu);
+    hs_free(tmp);
+    b = m1 + 1;
+  }
+  return HS_OK;
+}

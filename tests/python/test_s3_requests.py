@@ -1,0 +1,259 @@
+"""Object-store requests are counted, not assumed (issue 16 "Round trips are
+counted"): `hdb.io_stats()` is checked against a logging proxy between our
+client and versitygw that records every HTTP request it forwards. Each
+operation's count by kind (GET, HEAD, PUT, POST, DELETE, LIST) must equal
+the proxy's log exactly, the bytes must cover the bodies, and the dependent
+round trips must lie between one per wave and one per request. The cold
+and warm costs of a hybrid query are reported (`-s` shows them) and held
+to the budgets measured when this test was written, so that a change that
+adds requests to the search path fails here.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import hyperstreamdb as hdb
+from test_s3_faults import _length, _read_body, _read_head
+from test_s3_tables import BUCKET, s3  # noqa: F401 (the fixture)
+
+
+class LogProxy:
+    """127.0.0.1 proxy to versitygw logging (method, path, query) per request."""
+
+    def __init__(self, upstream_port):
+        self.up = upstream_port
+        self.lock = threading.Lock()
+        self.log = []
+        self.srv = socket.socket()
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(64)
+        self.port = self.srv.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        u = None
+        try:
+            u = socket.create_connection(("127.0.0.1", self.up))
+            cbuf = ubuf = b""
+            while True:
+                head, cbuf = _read_head(c, cbuf)
+                if head is None:
+                    return
+                body, cbuf = _read_body(c, cbuf, _length(head))
+                method, target = head.split(b" ", 2)[:2]
+                path, _, query = target.decode().partition("?")
+                u.sendall(head + body)
+                rhead, ubuf = _read_head(u, ubuf)
+                if rhead is None:
+                    return
+                status = rhead.split(b"\r\n")[0]
+                n = 0 if method == b"HEAD" or b" 204 " in status else _length(rhead)
+                rbody, ubuf = _read_body(u, ubuf, n)
+                with self.lock:  # logged before the answer goes back: counted in order
+                    self.log.append((method.decode(), path, query, len(body), len(rbody)))
+                c.sendall(rhead + rbody)
+        except (OSError, RuntimeError):
+            return
+        finally:
+            c.close()
+            if u is not None:
+                u.close()
+
+    def take(self):
+        with self.lock:
+            out, self.log = self.log, []
+        return out
+
+    def close(self):
+        self.srv.close()
+
+
+@pytest.fixture
+def proxy(s3):  # noqa: F811
+    p = LogProxy(int(s3["endpoint"].rsplit(":", 1)[1]))
+    yield p
+    p.close()
+
+
+def _kind(method, path, query):
+    if method == "GET" and path.strip("/").count("/") == 0 and "list-type" in query:
+        return "lists"
+    return {"GET": "gets", "HEAD": "heads", "PUT": "puts", "POST": "posts",
+            "DELETE": "deletes"}[method]
+
+
+def _check(proxy, what):
+    """hdb.io_stats() since the last reset equals the proxy's log."""
+    mine = hdb.io_stats(reset=True)
+    log = proxy.take()
+    theirs = {k: 0 for k in ("gets", "heads", "puts", "posts", "deletes", "lists")}
+    for method, path, query, _, _ in log:
+        theirs[_kind(method, path, query)] += 1
+    got = {k: mine[k] for k in theirs}
+    assert got == theirs, (what, got, theirs)
+    assert mine["requests"] == len(log), (what, mine, len(log))
+    assert mine["retries"] == 0, what  # nothing fails between us and the server
+    assert mine["bytes_written"] == sum(r[3] for r in log), what
+    assert mine["bytes_read"] == sum(r[4] for r in log if r[0] != "HEAD"), what
+    if log:
+        waves = -(-len(log) // 16)  # at most 16 requests share one round trip
+        assert waves <= mine["round_trips"] <= len(log), (what, mine)
+    else:
+        assert mine["round_trips"] == 0, what
+    if os.environ.get("HS_TEST_LOG"):  # the log of every request, to study a path
+        print("\n==", what)
+        for r in log:
+            print("  ", r)
+    return mine
+
+
+def test_requests_counted_exactly_and_query_costs(s3, proxy, capsys):  # noqa: F811
+    opts = dict(s3["options"], endpoint=f"http://127.0.0.1:{proxy.port}")
+    uri = f"s3://{BUCKET}/requests/t"
+    rng = np.random.default_rng(5)
+    dim, n = 32, 3000
+    hdb.io_stats(reset=True)
+    proxy.take()
+    t = hdb.Table(uri, storage_options=opts)
+    parts = []
+    for i in range(3):  # three files
+        parts.append(pa.table({
+            "id": pa.array(np.arange(i * n, (i + 1) * n), pa.int64()),
+            "g": pa.array(rng.integers(0, 100, n), pa.int32()),
+            "emb": pa.FixedSizeListArray.from_arrays(
+                pa.array(rng.normal(size=n * dim).astype(np.float32)), dim)}))
+        t.write(parts[-1])
+    _check(proxy, "appends")
+    t.add_index("g", "bitmap")
+    t.add_index("emb", "hnsw")
+    _check(proxy, "index builds")
+    want = pa.concat_tables(parts)
+    got = t.to_arrow()
+    assert got.sort_by("id").equals(want.cast(got.schema))
+    scan = _check(proxy, "scan")
+    assert scan["bytes_read"] > 0
+
+    q = rng.normal(size=dim).astype(np.float32)
+    costs = {}
+    for name, kw in (("unfiltered", {}), ("1% filter", {"filter": "g = 7"})):
+        # A cold process: nothing cached anywhere.
+        proxy.take()
+        out = subprocess.run([sys.executable, "-c", _COLD, uri, json.dumps(opts),
+                              json.dumps(q.tolist()), json.dumps(kw)],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        ids, cold = json.loads(out.stdout)
+        log = proxy.take()
+        assert cold["requests"] == len(log), (name, cold, len(log))
+        if os.environ.get("HS_TEST_LOG"):
+            print(f"\n== cold process {name}")
+            for r in log:
+                print("  ", r)
+        # This process, a new handle (the process-wide object cache is warm),
+        # then the same handle again.
+        fresh = hdb.Table(uri, storage_options=opts)
+        hdb.io_stats(reset=True)
+        proxy.take()
+        r1 = fresh.search("emb", q, k=10, **kw)
+        c = _check(proxy, f"new handle {name}")
+        r2 = fresh.search("emb", q, k=10, **kw)
+        w = _check(proxy, f"warm {name}")
+        assert r1.column("id").to_pylist() == r2.column("id").to_pylist() == ids
+        costs[name] = (cold, c, w)
+    with capsys.disabled():
+        for name, (cold, c, w) in costs.items():
+            print(f"\n  search {name}: cold process {cold['requests']} requests / "
+                  f"{cold['round_trips']} RTs / {cold['bytes_read']} B; new handle "
+                  f"{c['requests']} / {c['round_trips']} RTs; warm {w['requests']} requests / "
+                  f"{w['round_trips']} RTs")
+    for name, (cold, c, w) in costs.items():
+        # Budgets as measured when written, so that more requests fail here
+        # (cold: the version hint, metadata probes, metadata, manifest list,
+        # manifests, registry, index files, pages, each its own round trip;
+        # warm: the freshness check's hint GET and version probes). Issue 16
+        # item 4 wants cold <= 4 and warm <= 1 round trips: not met yet.
+        assert w["round_trips"] <= 8 and w["bytes_read"] < 1000, (name, w)
+        assert c["round_trips"] <= 30, (name, c)
+        assert cold["round_trips"] <= 80, (name, cold)
+        assert w["requests"] < c["requests"] < cold["requests"], (name, cold, c, w)
+
+
+# One cold query in its own process: argv = uri, options, query, search kwargs;
+# prints [ids, io_stats].
+_COLD = """
+import json, sys
+import numpy as np
+import hyperstreamdb as hdb
+uri, opts, q, kw = sys.argv[1], *map(json.loads, sys.argv[2:])
+r = hdb.Table(uri, storage_options=opts).search("emb", np.array(q, np.float32), k=10, **kw)
+print(json.dumps([r.column("id").to_pylist(), hdb.io_stats()]))
+"""
+
+
+def test_replaced_object_is_a_clear_error_then_read_anew(s3):  # noqa: F811
+    # Another writer replaces a data file under the same name (no engine
+    # does; a hostile or broken one might): a read that needs bytes not yet
+    # read fails naming the object, and the next read sees the new object.
+    from pyarrow import fs as pafs
+    uri = f"s3://{BUCKET}/requests/replaced"
+    t = hdb.Table(uri, storage_options=s3["options"])
+    rng = np.random.default_rng(9)
+    n = 300_000  # > 1 MiB of column chunk: read past the block cache
+    t.write(pa.table({"id": pa.array(np.arange(n), pa.int64()),
+                      "x": pa.array(rng.normal(size=n))}))
+    assert t.to_arrow(columns=["id"]).num_rows == n  # "x" not read yet
+    fs = pafs.S3FileSystem(endpoint_override=s3["endpoint"], scheme="http",
+                           access_key=s3["options"]["aws_access_key_id"],
+                           secret_key=s3["options"]["aws_secret_access_key"], region="us-east-1")
+    sel = pafs.FileSelector(f"{BUCKET}/requests/replaced/data", recursive=True)
+    (path,) = [i.path for i in fs.get_file_info(sel) if i.path.endswith(".parquet")]
+    with fs.open_input_stream(path) as f:
+        old = f.read()
+    mid = len(old) // 2  # one byte of a data page changed: another ETag, the same size
+    with fs.open_output_stream(path) as f:
+        f.write(old[:mid] + bytes([old[mid] ^ 0xFF]) + old[mid + 1:])
+    with pytest.raises(hdb.HyperStreamError) as ei:
+        t.to_arrow(columns=["x"])  # bytes never read before: fetched with If-Match
+    assert "changed while it was being read" in str(ei.value), ei.value
+    assert path.split("/")[-1] in str(ei.value)
+    # Bytes already read (and what was decoded from them) are the old
+    # object's, whole: never a mix of two objects.
+    assert t.to_arrow(columns=["id"])["id"].to_pylist() == list(range(n))
+    # The next read HEADs the object again and reads the new bytes: whatever
+    # it makes of them (a corrupt page is an error), it does not crash or hang.
+    try:
+        t.to_arrow(columns=["x"])
+    except hdb.HyperStreamError as e:
+        assert "changed while it was being read" not in str(e)
+
+
+def test_failed_requests_are_counted_as_retries(s3):  # noqa: F811
+    # A port where nothing listens: every try fails fast, each one counted.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    opts = dict(s3["options"], endpoint=f"http://127.0.0.1:{dead}", max_retries="2",
+                connect_timeout_ms="500")
+    hdb.io_stats(reset=True)
+    with pytest.raises(hdb.HyperStreamError):
+        hdb.Table(f"s3://{BUCKET}/requests/none", storage_options=opts).to_arrow()
+    st = hdb.io_stats()
+    assert st["requests"] >= 3 and st["requests"] % 3 == 0, st  # 1 try + 2 retries per request
+    assert st["retries"] == st["requests"] // 3 * 2, st
+    assert st["round_trips"] == st["requests"], st
