@@ -718,7 +718,10 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
         (nothing committed) instead of publishing a table that names a
         missing file. Safe to run beside writers, readers and another
         maintainer (``expire_snapshots`` deleting files under the walk is no
-        error).
+        error). On S3 the candidates come from a LIST of the table's prefix
+        and their ages from the objects' LastModified; no lock is taken there,
+        so only the one-hour floor protects commits in flight (don't
+        ``force`` a young cut-off while others write).
         """
         self._require()
         if older_than is None:

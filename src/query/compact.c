@@ -444,7 +444,7 @@ static void compactor_free(compactor *c, bool committed) {
   hs_free(c->bin);
   if (c->planned) hs_table_plan_free(&c->plan);
   for (size_t i = 0; i < c->n_written; i++) {
-    if (!committed) (void)hs_fs_remove(c->written[i], NULL);
+    if (!committed) (void)hs_table_file_remove(c->written[i], NULL); /* local or object */
     hs_free(c->written[i]);
   }
   hs_free(c->written);
@@ -525,7 +525,6 @@ hs_status hs_table_compact(hs_table *t, const hs_compact_options *o, hs_compact_
                         "%s: compact: target file size %lld bytes: must be positive", t->root,
                         (long long)o->target_file_size_bytes);
   hs_status st = hs_table_check_writable(t, "compact", err);
-  if (st == HS_OK) st = hs_table_check_local(t, "compact", err);
   for (int a = 1; st == HS_OK && a <= HS_COMPACT_ATTEMPTS; a++) {
     compactor c;
     memset(&c, 0, sizeof c);

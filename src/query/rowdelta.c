@@ -504,7 +504,7 @@ static void delta_free(delta *d, bool committed) {
   hs_free(d->marked);
   if (d->planned) hs_table_plan_free(&d->plan);
   for (size_t i = 0; i < d->n_written; i++) {
-    if (!committed) (void)hs_fs_remove(d->written[i], NULL);
+    if (!committed) (void)hs_table_file_remove(d->written[i], NULL); /* local or object */
     hs_free(d->written[i]);
   }
   hs_free(d->written);
@@ -523,7 +523,6 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
   hs_arena_init(&d.arena);
   bool committed = false;
   hs_status st = hs_table_check_writable(t, c->what != NULL ? c->what : "change", err);
-  if (st == HS_OK) st = hs_table_check_local(t, c->what != NULL ? c->what : "change", err);
   if (st == HS_OK) st = hs_txn_begin(t, c->what != NULL ? c->what : "change", &d.txn, err);
   int64_t sid = c->snapshot_id;
   /* A change decided on an older snapshot than the one it commits on is

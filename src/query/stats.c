@@ -208,7 +208,7 @@ static hs_status write_puffin(const char *path, hs_buf *body, const hs_table_sta
   free(text);
   if (!ok) return hs_error_set(err, HS_ERR_NOMEM, "statistics: out of memory");
   *footer_size = (int64_t)fl + 16;
-  return hs_fs_write_file(path, body->data, body->len, err);
+  return hs_table_file_write(NULL, path, body->data, body->len, err); /* local or one PUT */
 }
 
 void hs_table_statistics_free(hs_table_statistics *s) {
@@ -227,7 +227,6 @@ hs_status hs_table_compute_statistics(hs_table *t, const char *const *columns, s
   memset(out, 0, sizeof *out);
   out->snapshot_id = -1;
   hs_status st = hs_table_check_writable(t, "compute statistics", err);
-  if (st == HS_OK) st = hs_table_check_local(t, "compute statistics", err);
   if (st != HS_OK) return st;
   const hs_iceberg_snapshot *snap = hs_table_current(t);
   if (snap == NULL)
@@ -362,7 +361,7 @@ hs_status hs_table_compute_statistics(hs_table *t, const char *const *columns, s
     stats_edit e = {snap->snapshot_id, text};
     if (st == HS_OK) st = hs_table_commit_metadata(t, "compute statistics", stats_apply, &e, err);
     free(text);
-    if (st != HS_OK) (void)hs_fs_remove(path, NULL);
+    if (st != HS_OK) (void)hs_table_file_remove(path, NULL);
     if (st == HS_OK && (out->path = hs_strdup(path)) == NULL)
       st = hs_error_set(err, HS_ERR_NOMEM, "statistics: out of memory");
   }

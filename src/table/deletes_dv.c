@@ -388,7 +388,15 @@ hs_status hs_table_dv_write(const char *path, const char *recorded,
       st = hs_error_set(err, HS_ERR_NOMEM, "deletion vectors: footer of %zu bytes", flen);
   }
   int fd = -1;
-  if (st == HS_OK) st = hs_fs_create_unsynced(path, file.data, file.len, &fd, err);
+  bool remote = hs_store_is_remote(path);
+  if (st == HS_OK && remote) { /* one PUT, refused where an object is: durable on return */
+    bool won = false;
+    st = hs_store_put_if_absent(path, file.data, file.len, &won, err);
+    if (st == HS_OK && !won)
+      st = hs_error_set(err, HS_ERR_INVALID_ARG, "deletion vectors %s: already exists", path);
+  } else if (st == HS_OK) {
+    st = hs_fs_create_unsynced(path, file.data, file.len, &fd, err);
+  }
   if (fd >= 0 && close(fd) != 0) {
     st = hs_fs_path_error(err, HS_ERR_IO, path, "cannot close", errno);
     unlink(path);
@@ -408,7 +416,7 @@ hs_status hs_table_dv_write(const char *path, const char *recorded,
     d->content_size_in_bytes = lens[i];
     if (d->file_path == NULL || d->referenced_data_file == NULL) {
       st = hs_error_set(err, HS_ERR_NOMEM, "deletion vectors: out of memory");
-      unlink(path);
+      (void)(remote ? hs_store_delete(path, NULL) : hs_fs_remove(path, NULL));
     }
   }
   hs_buf_free(&file);

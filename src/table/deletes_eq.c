@@ -1146,7 +1146,7 @@ hs_status hs_table_eqdel_write(const char *path, const char *recorded, const int
                       path);
   if (st == HS_OK && (st = key_schema(schema, ids, n, &tmp, &ks, err)) != HS_OK)
     hs_error_prefix(err, "equality delete file %s: ", path);
-  if (st == HS_OK) st = hs_fs_probe(path, &exists, err);
+  if (st == HS_OK) st = hs_table_file_exists(path, &exists, err);
   if (st == HS_OK && exists)
     st = hs_error_set(err, HS_ERR_INVALID_ARG, "equality delete file %s: already exists", path);
   if (st == HS_OK && rows->get_schema(rows, &in) != 0) {
@@ -1183,7 +1183,7 @@ hs_status hs_table_eqdel_write(const char *path, const char *recorded, const int
   if (w != NULL) hs_parquet_writer_free(w); /* removes the file unless closed */
   if (fd >= 0 && close(fd) != 0 && st == HS_OK) {
     st = hs_error_set(err, HS_ERR_IO, "equality delete file %s: close failed", path);
-    unlink(path);
+    (void)hs_table_file_remove(path, NULL);
   }
   if (st == HS_OK) {
     hs_iceberg_data_file_options dfo = {.schema = &ks, .file_path = recorded};
@@ -1198,7 +1198,7 @@ hs_status hs_table_eqdel_write(const char *path, const char *recorded, const int
       if ((df->equality_ids = hs_arena_memdup(a, ids, n * sizeof *ids)) == NULL)
         st = hs_error_set(err, HS_ERR_NOMEM, "equality delete file %s: out of memory", path);
     }
-    if (st != HS_OK) unlink(path);
+    if (st != HS_OK) (void)hs_table_file_remove(path, NULL);
   }
   hs_arrow_schema_release(&in);
   hs_arrow_schema_release(&ws);

@@ -26,6 +26,7 @@
 
 #include "../arrow/arrow.h"
 #include "deletes.h"
+#include "table.h"
 
 /* ------------------------------------------------------------- reader */
 
@@ -343,7 +344,7 @@ hs_status hs_table_posdel_write(const char *path, const char *recorded,
   if (n == 0 || recorded == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "position delete file %s: no groups", path);
   bool exists = false;
-  hs_status st = hs_fs_probe(path, &exists, err);
+  hs_status st = hs_table_file_exists(path, &exists, err);
   if (st != HS_OK) return st;
   if (exists)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "position delete file %s: already exists", path);
@@ -401,7 +402,7 @@ hs_status hs_table_posdel_write(const char *path, const char *recorded,
   hs_parquet_writer_free(w); /* removes the file unless closed */
   if (fd >= 0 && close(fd) != 0 && st == HS_OK) {
     st = hs_error_set(err, HS_ERR_IO, "position delete file %s: close failed", path);
-    unlink(path);
+    (void)hs_table_file_remove(path, NULL);
   }
   if (st == HS_OK) {
     hs_iceberg_field fields[2];
@@ -433,7 +434,7 @@ hs_status hs_table_posdel_write(const char *path, const char *recorded,
           st = hs_error_set(err, HS_ERR_NOMEM, "position delete file: out of memory");
       }
     }
-    if (st != HS_OK) unlink(path);
+    if (st != HS_OK) (void)hs_table_file_remove(path, NULL);
   }
   hs_free(g);
   return st;

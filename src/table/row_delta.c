@@ -52,8 +52,7 @@ hs_status hs_table_commit_row_delta(hs_table *t, const hs_table_row_delta *d,
     return hs_error_set(err, HS_ERR_INVALID_ARG, "row delta: a count without its array");
   const char *what = "row delta";
   hs_txn *x = NULL;
-  hs_status st = hs_table_check_local(t, what, err);
-  if (st == HS_OK) st = hs_txn_begin(t, what, &x, err);
+  hs_status st = hs_txn_begin(t, what, &x, err);
   if (st != HS_OK) return st;
   hs_arena a;
   hs_arena_init(&a);

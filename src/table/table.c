@@ -53,15 +53,6 @@ hs_status hs_table_file_exists(const char *path, bool *exists, hs_error *err) {
   return hs_fs_probe(path, exists, err);
 }
 
-hs_status hs_table_check_local(const hs_table *t, const char *what, hs_error *err) {
-  if (!t->remote) return HS_OK;
-  return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                      "%s: %s is not supported yet for tables on object storage (creating, "
-                      "appending, reading, time travel, metadata-only changes, index "
-                      "builds and snapshot expiry are)",
-                      t->root, what);
-}
-
 hs_status hs_table_file_remove(const char *path, hs_error *err) {
   if (hs_store_is_remote(path)) return hs_store_delete(path, err);
   return hs_fs_remove(path, err);

@@ -70,10 +70,6 @@ hs_status hs_table_file_write(const char *dir, const char *path, const void *dat
 hs_status hs_table_file_exists(const char *path, bool *exists, hs_error *err);
 /* A missing file is HS_OK. */
 hs_status hs_table_file_remove(const char *path, hs_error *err);
-/* HS_ERR_UNSUPPORTED naming `what` for a table on object storage: the
- * operations that still write through fs.h (row changes, compaction,
- * statistics, expiry, orphan removal) refuse such tables. */
-hs_status hs_table_check_local(const hs_table *t, const char *what, hs_error *err);
 /* The file names directly in folder `dir` (hs_fs_list's contract: an
  * array freed with hs_fs_names_free; a store folder's sub-folders left
  * out, a missing one empty). */
