@@ -411,6 +411,24 @@ static hs_status index_rows_out(scan_state *s, hs_error *err) {
   return HS_OK;
 }
 
+/* Whether the filter reads a v3 row-lineage column (src/table/lineage.h). */
+static bool filter_lineage(const scan_state *s) {
+  for (size_t k = 0; k < s->fmap.n; k++)
+    if (s->fmap.conv[k] == HS_COLMAP_ROW_ID || s->fmap.conv[k] == HS_COLMAP_LAST_SEQ) return true;
+  return false;
+}
+
+/* The filter's lineage columns' statistics for file rows [first, end):
+ * stored values widened by what their NULLs inherit, or all inherited. */
+static void lineage_stats(const scan_state *s, int64_t first, int64_t end, hs_expr_stats *stats) {
+  for (size_t k = 0; k < s->fmap.n; k++) {
+    hs_colmap_conv c = s->fmap.conv[k];
+    if (c != HS_COLMAP_ROW_ID && c != HS_COLMAP_LAST_SEQ) continue;
+    hs_scan_lineage_stats(c == HS_COLMAP_ROW_ID, s->fmap.lin->first_row_id, s->fmap.lin->data_seq,
+                          first, end, s->fmap.src[k] >= 0, &stats[k]);
+  }
+}
+
 /* Open data file `i`: footer, and with a filter, its binding and row-group
  * pruning. Without a filter the output stream starts right away. */
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
@@ -448,8 +466,13 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     s->omap.lin->first_row_id = s->flin[2 * i];
     s->omap.lin->data_seq = s->flin[2 * i + 1];
   }
-  if (st == HS_OK && s->filter != NULL)
+  if (st == HS_OK && s->filter != NULL) {
     st = hs_colmap_build(s->ctx, s->want_f, &full, false, s->path, &s->fmap, err);
+    if (st == HS_OK && s->flin != NULL) {
+      s->fmap.lin->first_row_id = s->flin[2 * i];
+      s->fmap.lin->data_seq = s->flin[2 * i + 1];
+    }
+  }
   full.release(&full);
   if (st == HS_OK && s->filter != NULL) st = hs_arrow_schema_copy(&s->fmap.out, &s->fschema, err);
   if (st != HS_OK) return st;
@@ -518,6 +541,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     pos += md->row_groups[g].num_rows;
     hs_scan_row_group_stats_names(md, g, &s->fschema, (const char *const *)s->fmap.file_names,
                                   stats);
+    lineage_stats(s, pos - md->row_groups[g].num_rows, pos, stats);
     bool may = true;
     st = hs_expr_may_match(s->expr, stats, (int64_t)s->n_fcols, &may, err);
     s->rg_keep[g] = may;
@@ -529,7 +553,9 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->rg_first[s->n_rg] = pos;
   hs_free(stats);
   s->next_rg = 0;
-  if (st == HS_OK) st = prune_pages(s, md, err);
+  /* Page statistics of a stored lineage column do not cover what its NULLs
+   * inherit: row groups only. */
+  if (st == HS_OK && !filter_lineage(s)) st = prune_pages(s, md, err);
   if (st == HS_OK && s->ixp != NULL && s->n_fcols > 0) {
     /* Narrow with the file's scalar indexes: candidate rows only. The
      * registry entry was found by the filter column's field id (or, for an
@@ -672,6 +698,10 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
  * (renamed, promoted, NULL-filled); on failure b is released. */
 static hs_status adapt_pass1(scan_state *s, struct ArrowArray *b, hs_error *err) {
   if (s->fmap.identity) return HS_OK;
+  /* Lineage columns inherit by file position: the batch's rows. */
+  s->fmap.lin->set = true;
+  s->fmap.lin->rows = s->p1_n > 0 ? s->p1rows + s->p1_next : NULL;
+  s->fmap.lin->first = s->pass1_pos;
   struct ArrowArray a;
   hs_status st = hs_colmap_apply(&s->fmap, b, &a, err);
   if (st != HS_OK) hs_error_prefix(err, "%s: ", s->path);
@@ -1493,13 +1523,17 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   if (st == HS_OK)
     st = hs_lineage_schema_add(table, opts->columns, opts->columns ? opts->n_columns : 0, NULL,
                                &tschema, err);
+  /* A filter on them reads them too (pass one only: a NULL projection is
+   * the columns before these). */
+  int64_t n_all = st == HS_OK ? tschema.n_children : 0;
+  if (st == HS_OK && opts->filter != NULL)
+    st = hs_lineage_schema_add(table, NULL, 0, opts->filter, &tschema, err);
   if (st == HS_OK) st = hs_colmap_ctx_init(table, rschema, &s->ctx_own, err);
   s->ctx = &s->ctx_own;
   s->want_out = &s->schema;
   s->want_f = &s->fwant_own;
   /* Projection: named columns must exist in the table. */
-  for (size_t i = 0;
-       st == HS_OK && i < (opts->columns ? opts->n_columns : (size_t)tschema.n_children); i++) {
+  for (size_t i = 0; st == HS_OK && i < (opts->columns ? opts->n_columns : (size_t)n_all); i++) {
     const char *name = opts->columns ? opts->columns[i] : tschema.children[i]->name;
     if (name == NULL) {
       st = hs_error_set(err, HS_ERR_INVALID_ARG, "scan: column %zu is NULL", i);
@@ -1515,13 +1549,6 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
     st = hs_expr_parse(opts->filter, &tschema, &e, NULL, err);
     if (st == HS_OK && (s->filter = hs_strdup(opts->filter)) == NULL)
       st = hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
-    for (int64_t i = 0; st == HS_OK && i < tschema.n_children; i++)
-      if (hs_expr_uses_field(e, i) && hs_lineage_of_name(tschema.children[i]->name) != 0)
-        /* Their file statistics and indexes do not cover inherited values. */
-        st = hs_error_set(err, HS_ERR_UNSUPPORTED,
-                          "%s: filter: row-lineage column '%s' cannot be filtered on yet; read it "
-                          "and filter the result",
-                          table->metadata_path, tschema.children[i]->name);
     for (int64_t i = 0; st == HS_OK && i < tschema.n_children; i++)
       if (hs_expr_uses_field(e, i))
         st = names_push(&s->fcols, &s->n_fcols, tschema.children[i]->name, err);

@@ -48,6 +48,16 @@ void hs_scan_row_group_stats_names(const hs_pq_file_metadata *md, uint32_t rg,
                                    const struct ArrowSchema *fields, const char *const *names,
                                    hs_expr_stats *stats);
 
+/* v3 row lineage (src/table/lineage.h): the statistics of rows [first, end)
+ * of a data file for `_row_id` (row_id) or `_last_updated_sequence_number`,
+ * whose values are the stored column's where non-null, else inherited
+ * (first_row_id + position, -1: NULL; the entry's data_seq). `stored`: the
+ * file holds the column and *s already describes its stored values (as
+ * hs_scan_row_group_stats_names gives them); they are widened by what its
+ * NULLs inherit. Otherwise *s is replaced by the inherited values' range. */
+void hs_scan_lineage_stats(bool row_id, int64_t first_row_id, int64_t data_seq, int64_t first,
+                           int64_t end, bool stored, hs_expr_stats *s);
+
 /* One Parquet statistic (min/max bytes of element `e`) as a scalar of
  * Arrow type `at`; false when it cannot be taken exactly. `typed`: the
  * bytes are ordered by the column's own sort order (min_value/max_value,

@@ -480,3 +480,42 @@ void hs_scan_row_group_stats_names(const hs_pq_file_metadata *md, uint32_t rg,
     }
   }
 }
+
+/* ------------------------------------------------------ v3 row lineage */
+
+void hs_scan_lineage_stats(bool row_id, int64_t first_row_id, int64_t data_seq, int64_t first,
+                           int64_t end, bool stored, hs_expr_stats *s) {
+  int64_t rows = end - first;
+  /* What a row whose stored value is NULL (or a file without the column)
+   * inherits: first_row_id + position, or the entry's data sequence number;
+   * NULL without a first_row_id. */
+  bool inherits = row_id ? first_row_id >= 0 : data_seq >= 0;
+  hs_expr_scalar lo, hi;
+  memset(&lo, 0, sizeof lo);
+  memset(&hi, 0, sizeof hi);
+  lo.i64 = row_id ? first_row_id + first : data_seq;
+  hi.i64 = row_id ? first_row_id + (rows > 0 ? end - 1 : first) : data_seq;
+  if (!stored) {
+    hs_expr_stats_init(s);
+    s->row_count = rows;
+    s->null_count = inherits ? 0 : rows;
+    if (inherits && rows > 0) {
+      s->has_bounds = true;
+      s->min = lo;
+      s->max = hi;
+    }
+    return;
+  }
+  /* Stored values stand where non-null; a NULL inherits. */
+  if (s->null_count == 0 || !inherits) return;
+  bool all_null = s->null_count >= 0 && s->null_count == rows;
+  s->null_count = 0;
+  if (all_null) {
+    s->has_bounds = rows > 0;
+    s->min = lo;
+    s->max = hi;
+  } else if (s->has_bounds) {
+    if (lo.i64 < s->min.i64) s->min = lo;
+    if (hi.i64 > s->max.i64) s->max = hi;
+  }
+}
