@@ -311,8 +311,19 @@ hs_status hs_table_open(const char *uri, hs_table **out, hs_error *err);
 
 void hs_table_free(hs_table *table); /* accepts NULL */
 
-/* Reload the latest committed version (other writers may have committed). */
+/* Reload the latest committed version (other writers may have committed).
+ * Cheap when nothing changed: on a local table, a stat of the metadata
+ * folder and one of the loaded metadata file (src/table/README.md,
+ * "Finding the latest version"); a commit by any process is seen by the
+ * next refresh. */
 hs_status hs_table_refresh(hs_table *table, hs_error *err);
+
+/* Let refreshes trust the loaded version for `ms` milliseconds after the
+ * handle was last found current (0, the default: every refresh checks):
+ * within that bound hs_table_refresh does no I/O at all, so another
+ * process's commit may be seen up to `ms` late. Commits through this
+ * handle are seen at once. Negative is 0. */
+void hs_table_set_staleness_ms(hs_table *table, int64_t ms);
 
 /* Append every batch of `stream` (consumed and released on every return)
  * as new data file(s), then commit one new snapshot. The stream's schema

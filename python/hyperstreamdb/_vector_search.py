@@ -147,7 +147,8 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     # refreshes it per call: a new version is seen as by a fresh open).
     cache = table._vs_cache
     if cache is None:
-        cache = table._vs_cache = _core.search_cache()
+        cache = table._vs_cache = _core.search_cache(
+            staleness_ms=getattr(table, "_staleness_ms", 0))
     capsule, stats = _core.vector_search(
         handle.uri, vs.column, q, k=k, metric=vs.metric, filter=filter or None, columns=cols,
         snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),

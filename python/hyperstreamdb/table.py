@@ -352,17 +352,32 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
             (``s3.access-key-id``, ``s3.secret-access-key``, ``s3.region``,
             ``s3.endpoint``) spell them. Unset ones come from the AWS
             environment (``AWS_ACCESS_KEY_ID``, ``AWS_PROFILE``, ...).
+        staleness_s: how old (seconds) this object's view of the table may
+            be before a read checks for newer versions (default ``None``: 0,
+            every read checks). Within the bound a read does no I/O to find
+            the latest version, so another process's commit may be seen up to
+            ``staleness_s`` late; this object's own commits are seen at once.
 
     Every read sees the latest committed version (other processes may have
-    committed since the last call). Reads of a table that does not exist yet
-    raise :class:`~hyperstreamdb.NotFoundError`; ``len()`` is then 0.
+    committed since the last call; on a local table the check is two
+    ``stat`` calls when nothing changed), unless ``staleness_s`` allows
+    otherwise. Reads of a table that does not exist yet raise
+    :class:`~hyperstreamdb.NotFoundError`; ``len()`` is then 0.
     """
 
     def __init__(self, uri: PathLike, format_version: int = 2,
                  properties: Optional[dict] = None, index_all: bool = False,
-                 storage_options: Optional[dict] = None) -> None:
+                 storage_options: Optional[dict] = None,
+                 staleness_s: Optional[float] = None) -> None:
         if format_version not in (2, 3):
             raise InvalidArgumentError(f"format_version must be 2 or 3, got {format_version!r}")
+        self._staleness_ms = 0
+        if staleness_s is not None:
+            if isinstance(staleness_s, bool) or not isinstance(staleness_s, (int, float)) \
+                    or not staleness_s >= 0:
+                raise InvalidArgumentError(
+                    f"staleness_s must be a number of seconds >= 0, got {staleness_s!r}")
+            self._staleness_ms = int(min(float(staleness_s), 9.2e15) * 1000)
         self._uri = os.fspath(uri)
         if isinstance(self._uri, bytes):
             self._uri = os.fsdecode(self._uri)
@@ -387,6 +402,8 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
             return True
         try:
             self._handle = _core.table_open(self._uri)
+            if self._staleness_ms:
+                self._handle.set_staleness_ms(self._staleness_ms)
         except NotFoundError:
             if os.path.isdir(os.path.join(self._uri, "metadata")):
                 raise

@@ -735,6 +735,15 @@ static PyObject *hs_py_table_refresh(hs_py_table *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+static PyObject *hs_py_table_set_staleness(hs_py_table *self, PyObject *arg) {
+  long long ms = PyLong_AsLongLong(arg);
+  if (ms == -1 && PyErr_Occurred()) return NULL;
+  PyThreadState *ts = hs_py_table_enter(self);
+  hs_table_set_staleness_ms(self->table, (int64_t)ms);
+  hs_py_table_leave(self, ts);
+  Py_RETURN_NONE;
+}
+
 static PyObject *hs_py_table_current_get(hs_py_table *self, void *unused) {
   (void)unused;
   PyThreadState *ts = hs_py_table_enter(self);
@@ -815,6 +824,9 @@ static PyMethodDef hs_py_table_methods[] = {
      "snapshots() -> list[dict]\n\nEvery snapshot of the loaded version, in commit order."},
     {"refresh", (PyCFunction)hs_py_table_refresh, METH_NOARGS,
      "refresh() -> None\n\nLoad the latest committed version."},
+    {"set_staleness_ms", (PyCFunction)hs_py_table_set_staleness, METH_O,
+     "set_staleness_ms(ms) -> None\n\nRefreshes within ms of the last check trust the loaded\n"
+     "version (hs_table_set_staleness_ms; 0: every refresh checks)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef hs_py_table_getset[] = {

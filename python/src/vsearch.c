@@ -30,8 +30,9 @@
  * `table` and `path` (held for a whole search). */
 typedef struct hs_py_search_cache {
   PyThread_type_lock lock;
-  hs_table *table; /* NULL until the first search */
-  char *path;      /* the folder it was opened from */
+  hs_table *table;      /* NULL until the first search */
+  char *path;           /* the folder it was opened from */
+  int64_t staleness_ms; /* hs_table_set_staleness_ms of the table */
 } hs_py_search_cache;
 
 static void search_cache_free(PyObject *capsule) {
@@ -46,11 +47,15 @@ static void search_cache_free(PyObject *capsule) {
   hs_free(c);
 }
 
-static PyObject *vs_search_cache(PyObject *self, PyObject *unused) {
+static PyObject *vs_search_cache(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
-  (void)unused;
+  static char *kwlist[] = {"staleness_ms", NULL};
+  long long staleness_ms = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|L:search_cache", kwlist, &staleness_ms))
+    return NULL;
   hs_py_search_cache *c = hs_calloc(1, sizeof *c);
   if (c == NULL) return PyErr_NoMemory();
+  c->staleness_ms = (int64_t)staleness_ms;
   if ((c->lock = PyThread_allocate_lock()) == NULL) {
     hs_free(c);
     return PyErr_NoMemory();
@@ -86,6 +91,7 @@ static hs_status search_table(hs_py_search_cache *c, const char *path, hs_table 
     c->table = NULL;
     c->path = hs_strdup(path);
     if (c->path != NULL && (st = hs_table_open(path, &c->table, err)) == HS_OK) {
+      hs_table_set_staleness_ms(c->table, c->staleness_ms);
       *out = c->table;
       *held = true;
       return HS_OK;
@@ -317,9 +323,10 @@ static PyMethodDef hs_py_vsearch_methods[] = {
      "Top-k rows of the table at `uri` nearest to `queries` (float32, 1-d for one query;\n"
      "2-d with batch=True: a leading int32 'query_index' column); cache: a search_cache()\n"
      "whose open table is refreshed and reused. Use Table.search."},
-    {"search_cache", vs_search_cache, METH_NOARGS,
-     "search_cache() -> capsule\n\n"
-     "The open table that vector_search(cache=...) keeps between calls (one per Table)."},
+    {"search_cache", (PyCFunction)(void (*)(void))vs_search_cache, METH_VARARGS | METH_KEYWORDS,
+     "search_cache(staleness_ms=0) -> capsule\n\n"
+     "The open table that vector_search(cache=...) keeps between calls (one per Table);\n"
+     "staleness_ms: hs_table_set_staleness_ms of that table."},
     {"build_vector_indexes", (PyCFunction)(void (*)(void))vs_build, METH_VARARGS | METH_KEYWORDS,
      "build_vector_indexes(uri, column, metric=None, m=0, ef_construction=0, partitions=0,\n"
      "                     quantizer=None, pq_m=0, threads=0) -> files built\n\n"

@@ -574,11 +574,51 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
 
 void hs_table_free(hs_table *table) {
   if (table == NULL) return;
+  if (table->aux_free != NULL) table->aux_free(table->aux);
   hs_arena_reset(&table->arena);
   hs_free(table->metadata_path);
   hs_free(table->location_alias);
   hs_free(table->root);
   hs_free(table);
+}
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* How long before a full check the metadata folder's last change must lie
+ * for its stamp to be trusted (meta_dir_settled): a folder's times come
+ * from the kernel's coarse clock (a tick, ~1-10 ms), so a change in the
+ * same tick as the check could leave the stamp as the check saw it; one
+ * well before the check cannot be followed by a change that does. */
+#define DIR_SETTLE_NS ((int64_t)1000000000)
+
+/* The stamp of t's metadata folder, and whether it is settled (its last
+ * change at least DIR_SETTLE_NS before now by the wall clock). */
+static bool meta_dir_stamp(const hs_table *t, hs_table_dir_stamp *out, bool *settled) {
+  char dir[4200];
+  int n = snprintf(dir, sizeof dir, "%s/metadata", t->root);
+  struct stat sb;
+  if (n <= 0 || (size_t)n >= sizeof dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return false;
+  out->dev = (uint64_t)sb.st_dev;
+  out->ino = (uint64_t)sb.st_ino;
+  out->size = (int64_t)sb.st_size;
+  out->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+  out->ctime_ns = (int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+  int64_t last = out->mtime_ns > out->ctime_ns ? out->mtime_ns : out->ctime_ns;
+  *settled = now_ns - last >= DIR_SETTLE_NS;
+  return true;
+}
+
+static bool dir_stamp_equal(const hs_table_dir_stamp *a, const hs_table_dir_stamp *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+         a->ctime_ns == b->ctime_ns;
 }
 
 hs_status hs_table_open(const char *uri, hs_table **out, hs_error *err) {
@@ -589,6 +629,7 @@ hs_status hs_table_open(const char *uri, hs_table **out, hs_error *err) {
     hs_table_free(t);
     return st;
   }
+  t->fresh_at_ns = mono_ns();
   *out = t;
   return HS_OK;
 }
@@ -597,17 +638,48 @@ hs_status hs_table_alloc(const char *uri, hs_table **out, hs_error *err) {
   return table_new(uri, out, err);
 }
 
+void hs_table_set_staleness_ms(hs_table *table, int64_t ms) {
+  if (table == NULL) return;
+  table->staleness_ns = ms > 0 ? (ms > INT64_MAX / 1000000 ? INT64_MAX : ms * 1000000) : 0;
+}
+
+/* A refresh, cheapest first (README "Finding the latest version"):
+ *  1. within the handle's staleness bound: nothing;
+ *  2. a local table whose metadata folder has the stamp the last full check
+ *     saw (settled) and whose loaded metadata file is unchanged: nothing
+ *     was added, removed or renamed in metadata/ since, so no v(N+1) and
+ *     no new hint — two stats;
+ *  3. the full check: hint, v(N+1) probes, the loaded file's stamp; a
+ *     newer or changed version is loaded as an open would. */
 hs_status hs_table_refresh(hs_table *table, hs_error *err) {
   if (table->is_static) return HS_OK; /* one fixed metadata file */
+  int64_t now = mono_ns();
+  bool plain = !table->foreign_names && table->version > 0;
+  if (plain && table->staleness_ns > 0 && now - table->fresh_at_ns < table->staleness_ns)
+    return HS_OK;
+  hs_table_dir_stamp dir;
+  bool settled = false, have_dir = plain && !table->remote && meta_dir_stamp(table, &dir, &settled);
+  if (have_dir && table->meta_dir_settled && dir_stamp_equal(&dir, &table->meta_dir) &&
+      loaded_unchanged(table, table->version)) {
+    table->fresh_at_ns = now;
+    return HS_OK;
+  }
   /* vN files are written once: the loaded one, still the latest and
    * unchanged, need not be read and parsed again (a query refreshes). */
   int64_t v = 0;
   bool foreign = false;
-  if (!table->foreign_names && table->version > 0 &&
-      latest_version(table, &v, &foreign, err) == HS_OK && !foreign && loaded_unchanged(table, v))
-    return HS_OK;
-  if (err != NULL) memset(err, 0, sizeof *err);
-  return hs_table_load_latest(table, err);
+  hs_status st = HS_OK;
+  if (!(plain && latest_version(table, &v, &foreign, err) == HS_OK && !foreign &&
+        loaded_unchanged(table, v))) {
+    if (err != NULL) memset(err, 0, sizeof *err);
+    st = hs_table_load_latest(table, err);
+  }
+  /* The folder as it was before the check: a change after that stat shows
+   * as another stamp next time (when settled). */
+  table->meta_dir_settled = st == HS_OK && have_dir && settled && table->meta_stamped;
+  if (table->meta_dir_settled) table->meta_dir = dir;
+  if (st == HS_OK) table->fresh_at_ns = now;
+  return st;
 }
 
 /* ----------------------------------------------------------- creating */

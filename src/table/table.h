@@ -30,6 +30,12 @@
  * under it fits the 4200-byte buffers of the table layer. */
 #define HS_TABLE_ROOT_MAX 4000
 
+/* What a folder's stat says of its entries (hs_table_refresh). */
+typedef struct hs_table_dir_stamp {
+  uint64_t dev, ino;
+  int64_t size, mtime_ns, ctime_ns;
+} hs_table_dir_stamp;
+
 struct hs_table {
   /* Absolute real path (symlinks resolved at open and create), no
    * trailing '/'; lexical only while the folder does not exist yet. For a
@@ -57,6 +63,22 @@ struct hs_table {
    * not parsed again). */
   hs_fs_stamp meta_stamp;
   bool meta_stamped;
+  /* Freshness (table.c, README "Finding the latest version"): the
+   * metadata folder as the last full check found it (meta_dir_settled:
+   * its last change was long enough before that check for any later
+   * change to show as another stamp), so that a refresh of an unchanged
+   * table is two stats; fresh_at_ns (CLOCK_MONOTONIC) when the handle was
+   * last found current, and staleness_ns (hs_table_set_staleness_ms) the
+   * age within which hs_table_refresh checks nothing. */
+  hs_table_dir_stamp meta_dir;
+  bool meta_dir_settled;
+  int64_t fresh_at_ns, staleness_ns;
+  /* One cache of an upper layer hung on the handle (the vector search's
+   * prepared plan, src/query/vector_search_prep.c): owned, freed with
+   * aux_free by hs_table_free. It keys itself on the metadata it was made
+   * from. */
+  void *aux;
+  void (*aux_free)(void *aux);
 };
 
 /* Files of a table on either store (table.c): local paths through fs.h as

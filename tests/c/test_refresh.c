@@ -3,7 +3,9 @@
  * file only while it is still the latest version and unchanged on disk
  * (src/table/table.c): a second handle sees every commit of the first,
  * a metadata file changed in place is read again (and a damaged one is
- * reported), and a handle that committed itself refreshes correctly.
+ * reported), and a handle that committed itself refreshes correctly;
+ * once metadata/ has settled a refresh is two stats and still sees the
+ * next commit; a staleness bound defers other handles' commits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,40 @@ int main(void) {
   }
   free(orig);
   hs_free(path);
+
+  /* Settled: metadata/ unchanged for a second, a refresh is two stats (the
+   * folder, the loaded file) and still sees the next commit. */
+  struct timespec settle = {1, 100 * 1000 * 1000};
+  nanosleep(&settle, NULL);
+  CHECK_OK(hs_table_refresh(b, &e), &e); /* the full check records the folder */
+  CHECK(b->meta_dir_settled);
+  CHECK_OK(hs_table_refresh(b, &e), &e);
+  CHECK_EQ_INT(snapshots(b), 6);
+  int64_t s7 = append_rows(a, 300, 10);
+  CHECK_OK(hs_table_refresh(b, &e), &e);
+  CHECK_EQ_INT(hs_table_current_snapshot_id(b), s7);
+  CHECK(!b->meta_dir_settled); /* just changed: the next refreshes check fully */
+  nanosleep(&settle, NULL);
+  CHECK_OK(hs_table_refresh(b, &e), &e);
+  CHECK(b->meta_dir_settled);
+
+  /* A staleness bound: within it nothing is checked, so a's commit shows
+   * only once the bound is lifted; b's own commits show at once. */
+  hs_table_set_staleness_ms(b, 3600 * 1000);
+  CHECK_OK(hs_table_refresh(b, &e), &e);
+  int64_t s8 = append_rows(a, 400, 10);
+  CHECK_OK(hs_table_refresh(b, &e), &e);
+  CHECK_EQ_INT(hs_table_current_snapshot_id(b), s7);
+  int64_t s9 = append_rows(b, 500, 10);
+  CHECK(s9 != s8);
+  CHECK_OK(hs_table_refresh(b, &e), &e);
+  CHECK_EQ_INT(hs_table_current_snapshot_id(b), s9);
+  CHECK_EQ_INT(snapshots(b), 9);
+  hs_table_set_staleness_ms(b, 0);
+  append_rows(a, 600, 10);
+  CHECK_OK(hs_table_refresh(b, &e), &e);
+  CHECK_EQ_INT(hs_table_current_snapshot_id(b), hs_table_current_snapshot_id(a));
+  CHECK_EQ_INT(snapshots(b), 10);
   hs_table_free(a);
   hs_table_free(b);
   return hs_test_finish("test_refresh");
