@@ -474,8 +474,10 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const hs_store_entry *)a)->name, ((const hs_store_entry *)b)->name);
 }
 
-static hs_status s3_list(const hs_store_loc *dir, bool recursive, hs_store_entry **out,
-                         size_t *n_out, hs_error *err) {
+/* LIST the keys under dir/ (or, when `raw`, the keys starting with dir's
+ * key itself, named relative to its folder) as entries. */
+static hs_status list_keys(const hs_store_loc *dir, bool recursive, bool raw, hs_store_entry **out,
+                           size_t *n_out, hs_error *err) {
   *out = NULL;
   *n_out = 0;
   size_t klen = strlen(dir->key);
@@ -491,9 +493,14 @@ static hs_status s3_list(const hs_store_loc *dir, bool recursive, hs_store_entry
     goto done;
   }
   memcpy(prefix, dir->key, klen + 1);
-  if (klen > 0 && prefix[klen - 1] != '/') {
+  size_t strip = klen; /* names are relative to this much of the key */
+  if (raw) {
+    const char *slash = strrchr(prefix, '/');
+    strip = slash != NULL ? (size_t)(slash - prefix) + 1 : 0;
+  } else if (klen > 0 && prefix[klen - 1] != '/') {
     prefix[klen++] = '/';
     prefix[klen] = '\0';
+    strip = klen;
   }
   token[0] = '\0';
   for (;;) {
@@ -523,7 +530,7 @@ static hs_status s3_list(const hs_store_loc *dir, bool recursive, hs_store_entry
     if (st != HS_OK) break;
     bool truncated = false;
     hs_s3_span doc = {(const char *)body.data, body.len};
-    st = hs_s3_parse_list_page(doc, klen, &acc, &truncated, token, 2048, err);
+    st = hs_s3_parse_list_page(doc, strip, &acc, &truncated, token, 2048, err);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s: LIST: ", dir->uri);
       break;
@@ -545,6 +552,16 @@ done:
   hs_buf_free(&query);
   hs_buf_free(&body);
   return st;
+}
+
+static hs_status s3_list(const hs_store_loc *dir, bool recursive, hs_store_entry **out,
+                         size_t *n_out, hs_error *err) {
+  return list_keys(dir, recursive, false, out, n_out, err);
+}
+
+static hs_status s3_list_prefix(const hs_store_loc *loc, hs_store_entry **out, size_t *n_out,
+                                hs_error *err) {
+  return list_keys(loc, false, true, out, n_out, err);
 }
 
 /* ---------------------------------------------------- sources, sinks */
@@ -613,6 +630,7 @@ const hs_store_backend hs_store_s3_backend = {
     .del = s3_del,
     .mkdirs = s3_mkdirs,
     .list = s3_list,
+    .list_prefix = s3_list_prefix,
     .source_open = s3_source_open,
     .sink_open = hs_s3_sink_open,
 };

@@ -212,6 +212,43 @@ hs_status hs_store_list(const char *dir_uri, bool recursive, hs_store_entry **ou
   return be->list(&loc, recursive, out, n_out, err);
 }
 
+hs_status hs_store_list_prefix(const char *uri_prefix, hs_store_entry **out, size_t *n_out,
+                               hs_error *err) {
+  *out = NULL;
+  *n_out = 0;
+  {
+    RESOLVE(uri_prefix);
+    if (be->list_prefix != NULL) return be->list_prefix(&loc, out, n_out, err);
+  }
+  /* The folder, filtered. */
+  const char *slash = strrchr(uri_prefix, '/');
+  if (slash == NULL) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: no folder to list", uri_prefix);
+  }
+  size_t dlen = (size_t)(slash - uri_prefix);
+  char *dir = hs_malloc(dlen + 1);
+  if (dir == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri_prefix);
+  memcpy(dir, uri_prefix, dlen);
+  dir[dlen] = '\0';
+  hs_store_entry *all = NULL;
+  size_t n = 0;
+  hs_status st = hs_store_list(dlen > 0 ? dir : "/", false, &all, &n, err);
+  hs_free(dir);
+  if (st != HS_OK) return st;
+  const char *base = slash + 1;
+  size_t blen = strlen(base), k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strncmp(all[i].name, base, blen) == 0) {
+      all[k++] = all[i];
+    } else {
+      hs_free(all[i].name);
+    }
+  }
+  *out = all;
+  *n_out = k;
+  return HS_OK;
+}
+
 void hs_store_entries_free(hs_store_entry *entries, size_t n) {
   if (entries == NULL) return;
   for (size_t i = 0; i < n; i++) hs_free(entries[i].name);

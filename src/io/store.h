@@ -180,6 +180,12 @@ typedef struct hs_store_entry {
  * recursive = true), sorted by name. A missing folder is an empty list. */
 hs_status hs_store_list(const char *dir_uri, bool recursive, hs_store_entry **out, size_t *n_out,
                         hs_error *err);
+/* The objects directly in the folder of `uri_prefix` whose names start
+ * with its last component ("s3://b/t/metadata/v12" lists v12.metadata.json,
+ * v120.metadata.json, ...), named relative to that folder, sorted: one
+ * LIST request on S3 where probing each name would be a HEAD each. */
+hs_status hs_store_list_prefix(const char *uri_prefix, hs_store_entry **out, size_t *n_out,
+                               hs_error *err);
 void hs_store_entries_free(hs_store_entry *entries, size_t n);
 
 #endif /* HS_IO_STORE_H */

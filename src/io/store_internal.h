@@ -58,6 +58,10 @@ typedef struct hs_store_backend {
   hs_status (*mkdirs)(const hs_store_loc *loc, hs_error *err);
   hs_status (*list)(const hs_store_loc *dir, bool recursive, hs_store_entry **out, size_t *n_out,
                     hs_error *err);
+  /* Optional (else store.c lists the folder and filters): the objects
+   * directly in loc's folder whose names start with its last component. */
+  hs_status (*list_prefix)(const hs_store_loc *loc, hs_store_entry **out, size_t *n_out,
+                           hs_error *err);
   /* Sources and sinks (io.h) on this backend. S3: a source HEADs once
    * (size, etag), reads by ranged GET, and copies views into the caller's
    * scratch; a sink buffers, switches to multipart upload past one part

@@ -116,17 +116,51 @@ int64_t hs_table_version_of_name(const char *name) {
   return -1;
 }
 
+/* Which of version v's names exist (here[i] for VERSION_SUFFIX[i]), on an
+ * object store: one LIST of the prefix "v<N>" instead of a HEAD per name. */
+static hs_status version_listed(const hs_table *t, int64_t version, bool *here, hs_error *err) {
+  char prefix[4200];
+  int n = snprintf(prefix, sizeof prefix, "%s/metadata/v%lld", t->root, (long long)version);
+  if (n <= 0 || (size_t)n >= sizeof prefix) {
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+  }
+  hs_store_entry *es = NULL;
+  size_t ne = 0;
+  hs_status st = hs_store_list_prefix(prefix, &es, &ne, err);
+  /* No such keys list empty: "not found" is the bucket (as in
+   * hs_table_file_list), which a "no table yet" must not hide. */
+  if (st == HS_ERR_NOT_FOUND && err != NULL) err->status = HS_ERR_IO;
+  if (st == HS_ERR_NOT_FOUND) st = HS_ERR_IO;
+  if (st != HS_OK) return st;
+  char name[64];
+  for (int i = 0; i < N_VERSION_SUFFIX; i++) {
+    snprintf(name, sizeof name, "v%lld%s", (long long)version, VERSION_SUFFIX[i]);
+    here[i] = false;
+    for (size_t k = 0; k < ne && !here[i]; k++)
+      here[i] = !es[k].is_dir && strcmp(es[k].name, name) == 0;
+  }
+  hs_store_entries_free(es, ne);
+  return HS_OK;
+}
+
 hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, size_t cap,
                                 bool *exists, hs_error *err) {
   *exists = false;
   char path[4200];
+  bool listed[N_VERSION_SUFFIX] = {false};
+  if (t->remote) {
+    hs_status st = version_listed(t, version, listed, err);
+    if (st != HS_OK) return st;
+  }
   for (int i = 0; i < N_VERSION_SUFFIX; i++) {
     if (!version_path_named(t->root, version, i, path, sizeof path) || strlen(path) >= cap) {
       return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
     }
-    bool here = false;
-    hs_status st = hs_table_file_exists(path, &here, err);
-    if (st != HS_OK) return st;
+    bool here = listed[i];
+    if (!t->remote) {
+      hs_status st = hs_table_file_exists(path, &here, err);
+      if (st != HS_OK) return st;
+    }
     if (!here) continue;
     if (*exists) {
       /* Two files claim the same version: which one is the table? */
@@ -657,6 +691,18 @@ hs_status hs_table_refresh(hs_table *table, hs_error *err) {
   bool plain = !table->foreign_names && table->version > 0;
   if (plain && table->staleness_ns > 0 && now - table->fresh_at_ns < table->staleness_ns)
     return HS_OK;
+  /* An object store: versions are published in order by conditional
+   * create, so no v(N+1) means the loaded vN (written once) is the latest:
+   * one LIST, no hint. */
+  if (plain && table->remote && table->metadata_path != NULL) {
+    bool next = true;
+    char path[4200];
+    if (hs_table_version_find(table, table->version + 1, path, sizeof path, &next, NULL) == HS_OK &&
+        !next) {
+      table->fresh_at_ns = now;
+      return HS_OK;
+    }
+  }
   hs_table_dir_stamp dir;
   bool settled = false, have_dir = plain && !table->remote && meta_dir_stamp(table, &dir, &settled);
   if (have_dir && table->meta_dir_settled && dir_stamp_equal(&dir, &table->meta_dir) &&
