@@ -1107,6 +1107,54 @@ hs_status hs_table_vector_search_batch(hs_table *table, const hs_vector_search_o
                                        struct ArrowArrayStream *out, hs_vector_search_stats *stats,
                                        hs_error *err);
 
+/* ------------------------------------------ Tables: splits (engines) */
+/* Distributed engines (the JVM connectors under java/) plan a scan on one
+ * machine and read its data files on others. hs_table_plan_splits lists
+ * the data files a filtered scan of a snapshot would open, in plan order
+ * (manifest order, after partition / column-bound pruning; files whose
+ * every row is deleted are left out); hs_table_scan_split and
+ * hs_table_vector_search_split run the scan, or the top-k, over some of
+ * them, with the snapshot's deletes and the files' scalar and vector
+ * indexes applied exactly as hs_table_scan_query and
+ * hs_table_vector_search apply them. Pin opts->snapshot_id to the planned
+ * snapshot on every machine. The union of the splits' scans is the scan;
+ * the splits' top-k (one file each) ordered by (distance, plan_index, order
+ * within the split) and cut to k is hs_table_vector_search's result. See
+ * src/query/split.c. */
+typedef struct hs_scan_split {
+  char *path;                 /* the data file, as planned (resolved local path) */
+  int64_t plan_index;         /* its place in the snapshot's plan */
+  int64_t file_size_in_bytes; /* as its manifest entry records */
+  int64_t record_count;       /* rows in the file */
+  int64_t rows_deleted;       /* of those, rows the snapshot's delete files remove */
+} hs_scan_split;
+
+/* The splits of a scan with `opts` (its snapshot, filter; projection and
+ * limit are ignored). *out is hs_malloc'd (free with hs_scan_splits_free;
+ * NULL when *n_out is 0); *snapshot_id (may be NULL) receives the planned
+ * snapshot (-1: the table has none). A filter that does not parse or bind
+ * is an error, as for hs_table_scan_query. */
+hs_status hs_table_plan_splits(hs_table *table, const hs_scan_options *opts, hs_scan_split **out,
+                               size_t *n_out, int64_t *snapshot_id, hs_error *err);
+void hs_scan_splits_free(hs_scan_split *splits, size_t n); /* accepts NULL */
+
+/* hs_table_scan_query restricted to the data files `paths[0..n_paths)`
+ * (hs_scan_split.path of the same snapshot and filter). A path that is not
+ * a data file of the snapshot is HS_ERR_NOT_FOUND naming it and the
+ * snapshot. The stream's counters (hs_scan_stats_get, ...) cover these
+ * files only. */
+hs_status hs_table_scan_split(hs_table *table, const hs_scan_options *opts,
+                              const char *const *paths, size_t n_paths,
+                              struct ArrowArrayStream *out, hs_error *err);
+
+/* hs_table_vector_search restricted to the data files `paths[0..n_paths)`
+ * (as for hs_table_scan_split): the top min(k, matches) of those files, in
+ * order by (distance, plan order, row position). */
+hs_status hs_table_vector_search_split(hs_table *table, const hs_vector_search_options *opts,
+                                       const char *const *paths, size_t n_paths, const float *query,
+                                       size_t dim, struct ArrowArrayStream *out,
+                                       hs_vector_search_stats *stats, hs_error *err);
+
 /* ------------------------------------------------------------------ SQL */
 /* PostgreSQL/pgvector SQL over tables and registered Arrow data, parsed by
  * libpg_query and executed by our own vectorized engine (src/sql/). A

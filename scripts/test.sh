@@ -15,6 +15,8 @@ bash scripts/check_format.sh
 
 echo "== build (release)"
 bash scripts/build.sh release
+echo "== build (java: JNI layer, Spark connector)"
+bash scripts/build_java.sh build/release
 echo "== C tests (release)"
 ctest --test-dir build/release --output-on-failure -j "$(nproc)"
 

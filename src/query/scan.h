@@ -156,4 +156,10 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
                                      const hs_scan_hooks *hooks, struct ArrowArrayStream *out,
                                      hs_error *err);
 
+/* Keep only the files of `plan` whose path is one of paths[0..n) (plan
+ * order kept; split.c). A path not in the plan is HS_ERR_NOT_FOUND naming
+ * it and the planned snapshot. */
+hs_status hs_scan_plan_restrict(hs_table_plan *plan, const char *const *paths, size_t n,
+                                hs_error *err);
+
 #endif /* HS_QUERY_SCAN_H */

@@ -269,8 +269,10 @@ static hs_status build_result(const struct ArrowSchema *proj, struct ArrowArray 
 
 /* --------------------------------------------------------------- entry */
 
-static hs_status search(hs_table *table, const hs_vector_search_options *o, const float *queries,
-                        size_t nq, size_t dim, bool with_qi, struct ArrowArrayStream *out,
+/* paths (may be NULL: every file): the data files searched (split.c). */
+static hs_status search(hs_table *table, const hs_vector_search_options *o,
+                        const char *const *paths, size_t n_paths, const float *queries, size_t nq,
+                        size_t dim, bool with_qi, struct ArrowArrayStream *out,
                         hs_vector_search_stats *stats_out, hs_error *err) {
   memset(out, 0, sizeof *out);
   hs_vector_search_stats stats;
@@ -358,6 +360,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
   hs_table_plan plan; /* planned once for every pass */
   memset(&plan, 0, sizeof plan);
   if (st == HS_OK) st = hs_table_plan_files(table, o->snapshot_id, &plan, err);
+  if (st == HS_OK && paths != NULL) st = hs_scan_plan_restrict(&plan, paths, n_paths, err);
   if (st == HS_OK && !o->exact)
     st = hs_vs_indexed_open(table, &plan, o->column, vs_field_id(&tschema, o->column), metric, dim,
                             &ix, err);
@@ -446,12 +449,23 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o, cons
 hs_status hs_table_vector_search(hs_table *table, const hs_vector_search_options *opts,
                                  const float *query, size_t dim, struct ArrowArrayStream *out,
                                  hs_vector_search_stats *stats, hs_error *err) {
-  return search(table, opts, query, 1, dim, false, out, stats, err);
+  return search(table, opts, NULL, 0, query, 1, dim, false, out, stats, err);
+}
+
+hs_status hs_table_vector_search_split(hs_table *table, const hs_vector_search_options *opts,
+                                       const char *const *paths, size_t n_paths, const float *query,
+                                       size_t dim, struct ArrowArrayStream *out,
+                                       hs_vector_search_stats *stats, hs_error *err) {
+  if (paths == NULL && n_paths > 0)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vector search: NULL split paths with a count");
+  static const char *const none[1] = {NULL};
+  return search(table, opts, paths != NULL ? paths : none, n_paths, query, 1, dim, false, out,
+                stats, err);
 }
 
 hs_status hs_table_vector_search_batch(hs_table *table, const hs_vector_search_options *opts,
                                        const float *queries, size_t n_queries, size_t dim,
                                        struct ArrowArrayStream *out, hs_vector_search_stats *stats,
                                        hs_error *err) {
-  return search(table, opts, queries, n_queries, dim, true, out, stats, err);
+  return search(table, opts, NULL, 0, queries, n_queries, dim, true, out, stats, err);
 }

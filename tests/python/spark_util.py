@@ -37,6 +37,10 @@ REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 ICEBERG_SPARK_JAR = os.path.join(REPO_ROOT, "build", "jars",
                                  "iceberg-spark-runtime-3.5_2.12-1.12.0.jar")
+# Our connector (java/spark-hyperstream, built by scripts/build_java.sh):
+# format("hyperstream") in the same session as Spark's own Iceberg reader.
+HS_SPARK_JAR = os.path.join(REPO_ROOT, "java", "spark-hyperstream", "target",
+                            "spark-hyperstream-0.1.0.jar")
 CATALOG = "hs_spark"
 
 # Seconds the last start_spark() took (reported by the fixture).
@@ -76,6 +80,9 @@ def start_spark(warehouse, scratch):
     if not os.path.isfile(ICEBERG_SPARK_JAR):
         raise RuntimeError(f"{ICEBERG_SPARK_JAR} is missing (run `bash scripts/setup.sh test`, "
                            "which fetches it with Maven)")
+    if not os.path.isfile(HS_SPARK_JAR):
+        raise RuntimeError(f"{HS_SPARK_JAR} is missing (run `bash scripts/build_java.sh` "
+                           "after `bash scripts/build.sh release`)")
     os.makedirs(scratch, exist_ok=True)
     log_conf = os.path.join(scratch, "log4j2.properties")
     with open(log_conf, "w") as f:
@@ -90,7 +97,7 @@ def start_spark(warehouse, scratch):
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("hyperstreamdb-tests")
-        .config("spark.jars", ICEBERG_SPARK_JAR)
+        .config("spark.jars", f"{ICEBERG_SPARK_JAR},{HS_SPARK_JAR}")
         .config("spark.sql.extensions",
                 "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
         .config(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")

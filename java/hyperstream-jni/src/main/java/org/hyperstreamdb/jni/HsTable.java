@@ -1,0 +1,161 @@
+package org.hyperstreamdb.jni;
+
+import java.util.List;
+import org.apache.arrow.c.ArrowArrayStream;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.CDataDictionaryProvider;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * An open table (hs_table): a folder of Parquet files under Iceberg metadata.
+ * Engine-neutral: Spark's and Trino's connectors plan with {@link #planSplits}
+ * on their coordinator and read each {@link Split} with {@link #scan} or
+ * {@link #vectorSearch} on a worker that opened the same table.
+ *
+ * <p>Methods are synchronized (a handle serves one call at a time); readers it
+ * returns keep no reference to it and may outlive it. Close it to free the
+ * native handle. Snapshot ids: -1 means the current snapshot.
+ */
+public final class HsTable implements AutoCloseable {
+  private long handle;
+  private final String uri;
+
+  private HsTable(long handle, String uri) {
+    this.handle = handle;
+    this.uri = uri;
+  }
+
+  /** Open the table folder at {@code uri} at its latest committed version. */
+  public static HsTable open(String uri) {
+    return new HsTable(NativeApi.tableOpen(uri), uri);
+  }
+
+  public String uri() {
+    return uri;
+  }
+
+  private long h() {
+    if (handle == 0) throw new HyperStreamException(HyperStreamException.INVALID_ARG,
+        uri + ": the table is closed");
+    return handle;
+  }
+
+  public synchronized long currentSnapshotId() {
+    return NativeApi.currentSnapshotId(h());
+  }
+
+  /** The snapshot current at {@code timestampMs} (ms since the epoch, UTC). */
+  public synchronized long snapshotAt(long timestampMs) {
+    return NativeApi.snapshotAt(h(), timestampMs);
+  }
+
+  /** The snapshot a tag or branch points at. */
+  public synchronized long refSnapshot(String name) {
+    return NativeApi.refSnapshot(h(), name);
+  }
+
+  /**
+   * The snapshot chosen by at most one of an id, a time and a ref (all unset:
+   * the current one); -1 when the table has no snapshot.
+   */
+  public synchronized long resolveSnapshot(Long snapshotId, Long asOfTimestampMs, String ref) {
+    int given = (snapshotId != null ? 1 : 0) + (asOfTimestampMs != null ? 1 : 0)
+        + (ref != null ? 1 : 0);
+    if (given > 1) {
+      throw new HyperStreamException(HyperStreamException.INVALID_ARG,
+          "give at most one of snapshot-id, as-of-timestamp and tag/branch");
+    }
+    if (snapshotId != null) return snapshotId;
+    if (asOfTimestampMs != null) return snapshotAt(asOfTimestampMs);
+    if (ref != null) return refSnapshot(ref);
+    return currentSnapshotId();
+  }
+
+  /** The read schema of a snapshot projected to {@code columns} (null: all). */
+  public synchronized Schema schema(BufferAllocator allocator, long snapshotId, String[] columns) {
+    try (ArrowSchema s = ArrowSchema.allocateNew(allocator);
+        CDataDictionaryProvider dict = new CDataDictionaryProvider()) {
+      NativeApi.schema(h(), snapshotId, columns, s.memoryAddress());
+      return Data.importSchema(allocator, s, dict);
+    }
+  }
+
+  /** The data files a scan of the snapshot with {@code filter} (SQL text, may be null) opens. */
+  public synchronized List<Split> planSplits(long snapshotId, String filter) {
+    return List.of(NativeApi.planSplits(h(), snapshotId, filter));
+  }
+
+  /** A scan request: projection, filter (SQL WHERE text), limit, and the files. */
+  public static final class ScanRequest {
+    public long snapshotId = -1;
+    public String[] columns; // null: every column
+    public String filter; // null: every row
+    public long limit = -1; // -1: none
+    public long batchRows = 0; // 0: the default (65536)
+    public String[] paths; // null: every data file (the whole scan)
+  }
+
+  /**
+   * Start a scan. The result's reader streams Arrow batches; its statistics
+   * are complete once the reader is exhausted. Close the result.
+   */
+  public synchronized ScanResult scan(BufferAllocator allocator, ScanRequest r) {
+    ArrowArrayStream s = ArrowArrayStream.allocateNew(allocator);
+    long stats;
+    try {
+      stats = NativeApi.scan(h(), r.snapshotId, r.columns, r.filter, r.limit, r.batchRows, r.paths,
+          s.memoryAddress());
+    } catch (RuntimeException e) {
+      s.close();
+      throw e;
+    }
+    ArrowReader reader;
+    try {
+      reader = Data.importArrayStream(allocator, s);
+    } catch (RuntimeException e) {
+      NativeApi.statsFree(stats);
+      s.close();
+      throw e;
+    }
+    s.close();
+    return new ScanResult(reader, stats);
+  }
+
+  /** A top-k request (hs_vector_search_options). */
+  public static final class VectorRequest {
+    public long snapshotId = -1;
+    public String column;
+    public float[] query;
+    public long k = 10;
+    public String metric; // null: l2
+    public String filter; // null: every row
+    public String[] columns; // null: every column (plus "distance")
+    public int efSearch, nprobe; // 0: the index's defaults
+    public boolean exact;
+    public String[] paths; // null: every data file (the whole search)
+  }
+
+  /** The top-k rows (projected columns plus float32 "distance", in order). */
+  public synchronized VectorResult vectorSearch(BufferAllocator allocator, VectorRequest r) {
+    ArrowArrayStream s = ArrowArrayStream.allocateNew(allocator);
+    long[] stats;
+    try {
+      stats = NativeApi.vectorSearch(h(), r.snapshotId, r.column, r.query, r.k, r.metric, r.filter,
+          r.columns, r.efSearch, r.nprobe, r.exact, r.paths, s.memoryAddress());
+      return new VectorResult(Data.importArrayStream(allocator, s), stats);
+    } finally {
+      s.close();
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (handle != 0) {
+      NativeApi.tableClose(handle);
+      handle = 0;
+    }
+  }
+}

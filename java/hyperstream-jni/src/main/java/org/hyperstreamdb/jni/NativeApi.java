@@ -1,0 +1,41 @@
+package org.hyperstreamdb.jni;
+
+/**
+ * The native methods (java/hyperstream-jni/src/main/c/hs_jni.c), one per C API
+ * call. Package-private: {@link HsTable} is the API. Every method throws
+ * {@link HyperStreamException} on failure; addresses are of Arrow C Data
+ * Interface structs allocated by the caller.
+ */
+final class NativeApi {
+  static {
+    NativeLoader.load();
+  }
+
+  private NativeApi() {}
+
+  static native long tableOpen(String uri);
+
+  static native void tableClose(long table);
+
+  static native long currentSnapshotId(long table);
+
+  static native long snapshotAt(long table, long timestampMs);
+
+  static native long refSnapshot(long table, String name);
+
+  static native Split[] planSplits(long table, long snapshotId, String filter);
+
+  static native void schema(long table, long snapshotId, String[] columns, long schemaAddr);
+
+  /** Returns the counters' handle (statsGet, statsFree). paths null: every file. */
+  static native long scan(long table, long snapshotId, String[] columns, String filter, long limit,
+      long batchRows, String[] paths, long streamAddr);
+
+  static native long[] statsGet(long handle);
+
+  static native void statsFree(long handle);
+
+  static native long[] vectorSearch(long table, long snapshotId, String column, float[] query,
+      long k, String metric, String filter, String[] columns, int efSearch, int nprobe,
+      boolean exact, String[] paths, long streamAddr);
+}

@@ -1,0 +1,97 @@
+package org.hyperstreamdb.spark;
+
+import java.io.IOException;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.ScanResult;
+import org.hyperstreamdb.jni.Split;
+
+/**
+ * Reads one partition's data files through hs_table_scan_split: each Arrow
+ * batch the C scan emits becomes one ColumnarBatch (no copy). An empty
+ * projection (count(*)) reads the first column and hands Spark row counts.
+ */
+final class HsColumnarReader implements PartitionReader<ColumnarBatch> {
+  private final BufferAllocator allocator;
+  private final ScanResult scan;
+  private final ArrowReader reader;
+  private final StructType schema;
+  private final boolean countOnly;
+  private ColumnarBatch batch;
+  private long[] metrics = new long[HsMetrics.NAMES.length];
+  private boolean closed;
+
+  HsColumnarReader(HsPartition p, StructType schema) {
+    this.schema = schema;
+    this.countOnly = p.columns.length == 0;
+    allocator = HsMemory.child("scan");
+    ScanResult s = null;
+    try (HsTable t = HsTable.open(p.path)) {
+      HsTable.ScanRequest r = new HsTable.ScanRequest();
+      r.snapshotId = p.snapshotId;
+      r.filter = p.filter;
+      r.limit = p.limit;
+      r.columns = countOnly ? null : p.columns;
+      if (countOnly) {
+        String first = t.schema(allocator, p.snapshotId, null).getFields().get(0).getName();
+        r.columns = new String[] {first};
+      }
+      r.paths = new String[p.splits.length];
+      for (int i = 0; i < p.splits.length; i++) r.paths[i] = p.splits[i].path();
+      s = t.scan(allocator, r);
+    } catch (RuntimeException e) {
+      allocator.close();
+      throw e;
+    }
+    scan = s;
+    reader = s.reader();
+  }
+
+  @Override
+  public boolean next() throws IOException {
+    if (!reader.loadNextBatch()) return false;
+    VectorSchemaRoot root = reader.getVectorSchemaRoot();
+    int rows = root.getRowCount();
+    ColumnVector[] cols = new ColumnVector[countOnly ? 0 : root.getFieldVectors().size()];
+    for (int i = 0; i < cols.length; i++) {
+      cols[i] = HsTypes.wrap(root.getVector(i), schema.fields()[i].dataType());
+    }
+    batch = new ColumnarBatch(cols, rows);
+    return true;
+  }
+
+  @Override
+  public ColumnarBatch get() {
+    return batch;
+  }
+
+  @Override
+  public CustomTaskMetric[] currentMetricsValues() {
+    if (!closed) {
+      metrics = HsMetrics.of(scan.stats());
+      metrics[8] = 1;
+    }
+    return HsMetrics.task(metrics);
+  }
+
+  @Override
+  public void close() throws IOException {
+    if (closed) return;
+    metrics = HsMetrics.of(scan.stats());
+    metrics[8] = 1;
+    closed = true;
+    HsMetrics.add(metrics);
+    try {
+      scan.close();
+    } finally {
+      allocator.close();
+    }
+  }
+}

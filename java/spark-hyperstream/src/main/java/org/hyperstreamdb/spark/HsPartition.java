@@ -1,0 +1,26 @@
+package org.hyperstreamdb.spark;
+
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.hyperstreamdb.jni.Split;
+
+/** What one task reads: data files of one snapshot, projection, filter, limit. */
+final class HsPartition implements InputPartition {
+  private static final long serialVersionUID = 1L;
+
+  final String path;
+  final Split[] splits;
+  final long snapshotId;
+  final String[] columns; // the table columns Spark asked for (may be empty)
+  final String filter;
+  final long limit;
+
+  HsPartition(String path, Split[] splits, long snapshotId, String[] columns, String filter,
+      long limit) {
+    this.path = path;
+    this.splits = splits;
+    this.snapshotId = snapshotId;
+    this.columns = columns;
+    this.filter = filter;
+    this.limit = limit;
+  }
+}

@@ -1,0 +1,111 @@
+package org.hyperstreamdb.spark;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.Split;
+
+/**
+ * A planned scan: the splits of the table's snapshot under the pushed
+ * filter (planned once, on the driver), each task reading
+ * {@code files-per-task} of them. Vector search: see HsVectorPlan.
+ */
+final class HsScan implements Scan, Batch {
+  private final HsSparkTable table;
+  private final StructType required;
+  private final String filterSql;
+  private final long limit;
+  private List<Split> splits;
+  private InputPartition[] parts; // planned once: Spark may ask again (plan copies, AQE)
+
+  HsScan(HsSparkTable table, StructType required, String filterSql, long limit) {
+    this.table = table;
+    this.required = required;
+    this.filterSql = filterSql;
+    this.limit = limit;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return required;
+  }
+
+  @Override
+  public String description() {
+    HsOptions o = table.opts;
+    StringBuilder sb = new StringBuilder("HyperStreamScan[path=").append(o.path)
+        .append(", snapshot=").append(table.snapshotId);
+    if (o.isVector()) {
+      sb.append(", vector_column=").append(o.vectorColumn).append(", k=").append(o.k)
+          .append(", metric=").append(o.metric != null ? o.metric : "l2")
+          .append(", filter=").append(o.filter);
+    } else {
+      sb.append(", filter=").append(filterSql).append(", limit=").append(limit);
+    }
+    sb.append(", columns=").append(String.join(",", required.fieldNames()));
+    if (splits != null) sb.append(", splits=").append(splits.size());
+    return sb.append("]").toString();
+  }
+
+  @Override
+  public Batch toBatch() {
+    return this;
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return HsMetrics.supported();
+  }
+
+  private synchronized List<Split> splits() {
+    if (splits == null) {
+      try (HsTable t = HsTable.open(table.opts.path)) {
+        splits = table.snapshotId < 0 ? List.of()
+            : t.planSplits(table.snapshotId, table.opts.isVector() ? table.opts.filter : filterSql);
+      }
+    }
+    return splits;
+  }
+
+  /** The table columns to read: the projection (without our "distance"). */
+  private String[] columns() {
+    List<String> c = new ArrayList<>();
+    for (StructField f : required.fields()) {
+      if (!(table.opts.isVector() && f.name().equals("distance"))) c.add(f.name());
+    }
+    return c.toArray(new String[0]);
+  }
+
+  @Override
+  public synchronized InputPartition[] planInputPartitions() {
+    if (parts == null) parts = plan();
+    return parts;
+  }
+
+  private InputPartition[] plan() {
+    List<Split> all = splits();
+    if (table.opts.isVector()) {
+      return HsVectorPlan.plan(table, all, columns(), required);
+    }
+    int per = table.opts.filesPerTask;
+    List<InputPartition> out = new ArrayList<>();
+    for (int i = 0; i < all.size(); i += per) {
+      List<Split> group = all.subList(i, Math.min(all.size(), i + per));
+      out.add(new HsPartition(table.opts.path, group.toArray(new Split[0]), table.snapshotId,
+          columns(), filterSql, limit));
+    }
+    return out.toArray(new InputPartition[0]);
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return new HsReaderFactory(required);
+  }
+}

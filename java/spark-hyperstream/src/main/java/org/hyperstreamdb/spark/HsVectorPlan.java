@@ -1,0 +1,211 @@
+package org.hyperstreamdb.spark;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.Serializable;
+import java.nio.channels.Channels;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.Function;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.types.StructType;
+import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.Split;
+import org.hyperstreamdb.jni.VectorResult;
+
+/**
+ * Vector top-k over a table, distributed: one Spark job (run while the
+ * query is planned) whose tasks each search one data file
+ * (hs_table_vector_search_split: its vector index or exact scoring, the
+ * pre-filter as allowed rows) and send back their top k as Arrow IPC; the
+ * driver merges them in the global order (distance, plan index, order in the
+ * split), keeps min(k, matches) rows and hands them to one partition. The
+ * order is hs_table_vector_search's, so the rows equal the Python API's.
+ */
+final class HsVectorPlan {
+  private HsVectorPlan() {}
+
+  /** One split's search, run on an executor. */
+  static final class SplitSearch implements Function<Split, byte[]>, Serializable {
+    private static final long serialVersionUID = 1L;
+    final HsOptions o;
+    final String[] columns;
+
+    SplitSearch(HsOptions o, String[] columns) {
+      this.o = o;
+      this.columns = columns;
+    }
+
+    @Override
+    public byte[] call(Split s) throws IOException {
+      try (BufferAllocator a = HsMemory.child("vector");
+          HsTable t = HsTable.open(o.path)) {
+        HsTable.VectorRequest r = request(o, s.snapshotId(), columns);
+        r.paths = new String[] {s.path()};
+        try (VectorResult res = t.vectorSearch(a, r)) {
+          long[] m = new long[HsMetrics.NAMES.length];
+          m[8] = 1;
+          m[9] = res.filesSearched;
+          m[10] = res.filesIndexed;
+          m[11] = res.rowsScored;
+          HsMetrics.add(m);
+          return ipc(res.reader());
+        }
+      }
+    }
+  }
+
+  static HsTable.VectorRequest request(HsOptions o, long snapshotId, String[] columns) {
+    HsTable.VectorRequest r = new HsTable.VectorRequest();
+    r.snapshotId = snapshotId;
+    r.column = o.vectorColumn;
+    r.query = o.queryVector;
+    r.k = o.k;
+    r.metric = o.metric;
+    r.filter = o.filter;
+    r.columns = columns;
+    r.efSearch = o.efSearch;
+    r.nprobe = o.nprobe;
+    r.exact = o.exact;
+    return r;
+  }
+
+  static byte[] ipc(ArrowReader reader) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    VectorSchemaRoot root = reader.getVectorSchemaRoot();
+    try (ArrowStreamWriter w = new ArrowStreamWriter(root, null, Channels.newChannel(out))) {
+      w.start();
+      while (reader.loadNextBatch()) w.writeBatch();
+      w.end();
+    }
+    return out.toByteArray();
+  }
+
+  private static final class Hit {
+    final float distance;
+    final long planIndex;
+    final int split, batch, row;
+
+    Hit(float distance, long planIndex, int split, int batch, int row) {
+      this.distance = distance;
+      this.planIndex = planIndex;
+      this.split = split;
+      this.batch = batch;
+      this.row = row;
+    }
+  }
+
+  static InputPartition[] plan(HsSparkTable table, List<Split> splits, String[] columns,
+      StructType required) {
+    HsOptions o = table.opts;
+    byte[] merged;
+    if (splits.isEmpty()) {
+      merged = emptyResult(table, columns);
+    } else {
+      JavaSparkContext sc = JavaSparkContext.fromSparkContext(SparkSession.active().sparkContext());
+      List<byte[]> parts = sc.parallelize(splits, splits.size())
+          .map(new SplitSearch(o, columns)).collect();
+      merged = merge(splits, parts, o.k);
+    }
+    return new InputPartition[] {new HsVectorPartition(merged)};
+  }
+
+  private static byte[] emptyResult(HsSparkTable table, String[] columns) {
+    // The search itself gives the result's schema (and its errors: dimension, column).
+    try (BufferAllocator a = HsMemory.child("vector"); HsTable t = HsTable.open(table.opts.path)) {
+      HsTable.VectorRequest r = request(table.opts, table.snapshotId, columns);
+      try (VectorResult res = t.vectorSearch(a, r)) {
+        return ipc(res.reader());
+      }
+    } catch (IOException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  /** The k best rows of the splits' results, in the global order, as one IPC stream. */
+  static byte[] merge(List<Split> splits, List<byte[]> parts, long k) {
+    try (BufferAllocator a = HsMemory.child("merge")) {
+      List<List<VectorSchemaRoot>> roots = new ArrayList<>();
+      List<ArrowStreamReader> readers = new ArrayList<>();
+      List<Hit> hits = new ArrayList<>();
+      try {
+        for (int s = 0; s < parts.size(); s++) {
+          ArrowStreamReader rd = new ArrowStreamReader(new ByteArrayInputStream(parts.get(s)), a);
+          readers.add(rd);
+          List<VectorSchemaRoot> bs = new ArrayList<>();
+          while (rd.loadNextBatch()) {
+            VectorSchemaRoot cur = rd.getVectorSchemaRoot();
+            VectorSchemaRoot copy = VectorSchemaRoot.create(cur.getSchema(), a);
+            copy.allocateNew();
+            for (int c = 0; c < cur.getFieldVectors().size(); c++) {
+              FieldVector from = cur.getVector(c), to = copy.getVector(c);
+              for (int i = 0; i < cur.getRowCount(); i++) to.copyFromSafe(i, i, from);
+              to.setValueCount(cur.getRowCount());
+            }
+            copy.setRowCount(cur.getRowCount());
+            Float4Vector d = (Float4Vector) copy.getVector("distance");
+            for (int i = 0; i < copy.getRowCount(); i++) {
+              hits.add(new Hit(d.get(i), splits.get(s).planIndex(), s, bs.size(), i));
+            }
+            bs.add(copy);
+          }
+          roots.add(bs);
+        }
+        // Stable: within a split, its own order (distance, row position) is kept.
+        hits.sort(Comparator.<Hit>comparingDouble(h -> h.distance)
+            .thenComparingLong(h -> h.planIndex));
+        int n = (int) Math.min(k, hits.size());
+        VectorSchemaRoot out = VectorSchemaRoot.create(readers.get(0).getVectorSchemaRoot()
+            .getSchema(), a);
+        try {
+          out.allocateNew();
+          for (int j = 0; j < n; j++) {
+            Hit h = hits.get(j);
+            VectorSchemaRoot src = roots.get(h.split).get(h.batch);
+            for (int c = 0; c < out.getFieldVectors().size(); c++) {
+              out.getVector(c).copyFromSafe(h.row, j, src.getVector(c));
+            }
+          }
+          for (FieldVector v : out.getFieldVectors()) v.setValueCount(n);
+          out.setRowCount(n);
+          ByteArrayOutputStream bo = new ByteArrayOutputStream();
+          try (ArrowStreamWriter w = new ArrowStreamWriter(out, null, Channels.newChannel(bo))) {
+            w.start();
+            w.writeBatch();
+            w.end();
+          }
+          return bo.toByteArray();
+        } finally {
+          out.close();
+        }
+      } catch (IOException e) {
+        throw new RuntimeException("hyperstream: merging the splits' top-k: " + e, e);
+      } finally {
+        for (List<VectorSchemaRoot> bs : roots) bs.forEach(VectorSchemaRoot::close);
+        for (ArrowStreamReader rd : readers) {
+          try {
+            rd.close();
+          } catch (IOException ignored) {
+            // the bytes are in memory
+          }
+        }
+      }
+    }
+  }
+
+  static String describe(float[] q) {
+    return Arrays.toString(q);
+  }
+}

@@ -1,0 +1,325 @@
+"""Our Spark connector (java/spark-hyperstream, issue 17) inside real Spark.
+
+``spark.read.format("hyperstream")`` runs in the suite's one pyspark 3.5.7
+session at local[2] (spark_util.py puts the connector's jar beside Iceberg's
+runtime). Tables are written by our Python API (several appends, an identity
+partition spec, deletes, tags, scalar and HNSW indexes) in Spark's Hadoop
+warehouse, so the same folder is also ``hs_spark.db.<t>`` for Spark's own
+Iceberg reader. Three readers must agree as multisets of rows on seeded
+random filters: our connector, Spark's Iceberg reader and our Python API.
+
+Pushdown is checked from the connector's own counters (HsMetrics: summed
+over this JVM's tasks; local[2] runs every task here) and ``EXPLAIN``'s scan
+description: the filter reached the C scan, an index answered, few rows were
+scanned. A table of many files is read by one task per file. Vector top-k
+through the connector equals ``Table.search`` row for row, ties included.
+Bad input (a missing table, a wrong vector dimension, a type Spark cannot
+hold, a filter that does not parse) is an error naming the problem, and the
+session keeps working.
+"""
+
+import datetime as dt
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from spark_util import CATALOG, diff_tables, spark_arrow
+
+DIM = 8
+T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def gen(rng, ids, tag=""):
+    n = len(ids)
+    return pa.table({
+        "id": pa.array(list(ids), pa.int64()),
+        "name": pa.array([None if rng.random() < 0.1 else f"n{int(rng.integers(0, 40))}{tag}"
+                          for _ in range(n)], pa.string()),
+        "score": pa.array([None if rng.random() < 0.1 else float(rng.integers(-800, 800)) / 8
+                           for _ in range(n)], pa.float64()),
+        "cat": pa.array([str(rng.choice(["a", "b", "c"])) for _ in range(n)], pa.string()),
+        "qty": pa.array([int(rng.integers(0, 100)) for _ in range(n)], pa.int32()),
+        "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=int(rng.integers(0, 20)))
+                       for _ in range(n)], pa.date32()),
+        "ts": pa.array([T0 + dt.timedelta(seconds=int(rng.integers(0, 20 * 86400)))
+                        for _ in range(n)], pa.timestamp("us", tz="UTC")),
+        "emb": pa.array([None if rng.random() < 0.05
+                         else rng.standard_normal(DIM).astype(np.float32).tolist()
+                         for _ in range(n)], pa.list_(pa.float32(), DIM)),
+    })
+
+
+def random_filter(rng):
+    """A filter valid in Spark SQL and in our filter language."""
+    def atom():
+        k = int(rng.integers(0, 9))
+        if k == 0:
+            return f"id {rng.choice(['=', '<', '>=', '<>'])} {int(rng.integers(0, 1200))}"
+        if k == 1:
+            lo = int(rng.integers(0, 1000))
+            return f"id BETWEEN {lo} AND {lo + int(rng.integers(0, 200))}"
+        if k == 2:
+            return f"cat {rng.choice(['=', '<>'])} '{rng.choice(['a', 'b', 'c'])}'"
+        if k == 3:
+            return f"qty IN ({', '.join(str(int(x)) for x in rng.integers(0, 100, 4))})"
+        if k == 4:
+            return f"name LIKE 'n{int(rng.integers(1, 4))}%'"
+        if k == 5:
+            return f"score {rng.choice(['<', '>'])} {float(rng.integers(-800, 800)) / 8}"
+        if k == 6:
+            return f"d >= DATE '2024-01-{int(rng.integers(1, 20)):02d}'"
+        if k == 7:
+            return f"ts < TIMESTAMP '2024-01-{int(rng.integers(2, 20)):02d} 06:00:00'"
+        return f"name IS {rng.choice(['', 'NOT '])}NULL"
+    f = atom()
+    for _ in range(int(rng.integers(0, 3))):
+        f = f"({f}) {rng.choice(['AND', 'OR'])} {'NOT ' if rng.random() < 0.2 else ''}({atom()})"
+    return f
+
+
+def make_table(hdb, path, rng):
+    """Five appends (the last three under an identity partition spec on
+    cat), two deletes, a tag; returns the table and the snapshot ids."""
+    t = hdb.Table(path)
+    sids = [t.write(gen(rng, range(0, 300), "a")), t.write(gen(rng, range(300, 500), "b"))]
+    t.create_tag("two")
+    t.set_partition_spec(["cat"])
+    sids.append(t.write(gen(rng, range(500, 800), "c")))
+    t.delete("qty < 5")
+    sids.append(t.current_snapshot_id)
+    sids.append(t.write(gen(rng, range(800, 1000), "d")))
+    t.delete("cat = 'b' AND id < 200")
+    sids.append(t.current_snapshot_id)
+    return t, sids
+
+
+def jvm(spark):
+    return spark.sparkContext._jvm
+
+
+def metrics(spark):
+    return {k: int(v) for k, v in dict(jvm(spark).org.hyperstreamdb.spark.HsMetrics.totals()).items()}
+
+
+def reset_metrics(spark):
+    jvm(spark).org.hyperstreamdb.spark.HsMetrics.reset()
+
+
+def ours(spark, path, where=None, columns="*", tail="", **options):
+    """Rows through our connector (as a temp view, so the SQL text is Spark's)."""
+    r = spark.read.format("hyperstream")
+    for k, v in options.items():
+        r = r.option(k, str(v))
+    r.load(path).createOrReplaceTempView("hs_conn")
+    return spark_arrow(spark, f"SELECT {columns} FROM hs_conn"
+                       + (f" WHERE {where}" if where else "") + tail)
+
+
+@pytest.fixture(scope="module")
+def shared_table(spark, spark_warehouse, hdb):
+    """The module's table (written once; scalar indexes on every column)."""
+    ident = "db.t_spark_connector"
+    path = os.path.join(spark_warehouse, "db", "t_spark_connector")
+    spark.sql(f"DROP TABLE IF EXISTS {CATALOG}.{ident}")
+    t, sids = make_table(hdb, path, np.random.default_rng(17))
+    t.index_all()
+    return ident, path, sids
+
+
+def test_rows_equal_python_and_iceberg_on_random_filters(spark, hdb, shared_table):
+    ident, path, _ = shared_table
+    t = hdb.Table(path)
+    rng = np.random.default_rng(5)
+    problems = []
+    filters = [None] + [random_filter(rng) for _ in range(10)]
+    for where in filters:
+        mine = ours(spark, path, where)
+        theirs = spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident}"
+                             + (f" WHERE {where}" if where else ""))
+        py = t.to_arrow(filter=where)
+        for what, p in [("vs Iceberg", diff_tables(mine, theirs)),
+                        ("vs Python", diff_tables(mine, py.select(mine.column_names)))]:
+            if p is not None:
+                problems.append(f"WHERE {where} {what}: {p}")
+    # Projection, count(*) and a limit.
+    mine = ours(spark, path, "qty > 50", columns="name, id")
+    theirs = spark_arrow(spark, f"SELECT name, id FROM {CATALOG}.{ident} WHERE qty > 50")
+    problems.append(diff_tables(mine, theirs))
+    n = ours(spark, path, "cat = 'a'", columns="count(*) AS n").column("n")[0].as_py()
+    problems.append(None if n == len(t.to_arrow(filter="cat = 'a'", columns=["id"]))
+                    else f"count(*) {n}")
+    lim = ours(spark, path, "cat = 'c'", columns="id", tail=" LIMIT 7")
+    live = set(t.to_arrow(filter="cat = 'c'", columns=["id"]).column("id").to_pylist())
+    ids = lim.column("id").to_pylist()
+    problems.append(None if len(ids) == 7 and set(ids) <= live else f"LIMIT 7 gave {ids}")
+    problems = [p for p in problems if p]
+    assert not problems, "\n".join(problems)
+
+
+def test_time_travel_options(spark, hdb, shared_table):
+    ident, path, sids = shared_table
+    t = hdb.Table(path)
+    problems = []
+    for sid in sids:
+        p = diff_tables(ours(spark, path, **{"snapshot-id": sid}), t.to_arrow(snapshot_id=sid))
+        if p:
+            problems.append(f"snapshot-id {sid}: {p}")
+        p = diff_tables(ours(spark, path, "id < 600", **{"snapshot-id": sid}),
+                        spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident} VERSION AS OF {sid}"
+                                    " WHERE id < 600"))
+        if p:
+            problems.append(f"snapshot-id {sid} vs Iceberg: {p}")
+    for h in t.history():
+        ms = h.made_current_at_ms
+        p = diff_tables(ours(spark, path, **{"as-of-timestamp": ms}),
+                        t.to_arrow(snapshot_id=h.snapshot_id))
+        if p:
+            problems.append(f"as-of-timestamp {ms}: {p}")
+    p = diff_tables(ours(spark, path, tag="two"), t.to_arrow(ref="two"))
+    if p:
+        problems.append(f"tag two: {p}")
+    assert not problems, "\n".join(problems)
+
+
+def test_pushdown_is_real(spark, hdb, shared_table):
+    ident, path, _ = shared_table
+    t = hdb.Table(path)
+    df = spark.read.format("hyperstream").load(path).where("id = 417")
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert '("id" = 417)' in plan, plan
+    reset_metrics(spark)
+    rows = df.select("id", "cat").collect()
+    m = metrics(spark)
+    want = t.to_arrow(filter="id = 417", columns=["id"]).num_rows
+    assert len(rows) == want == 1, rows
+    # The index answered: files were narrowed to their candidate rows, and
+    # only those were scanned (the filter columns of the rest never decoded).
+    assert m["filesIndexed"] >= 1, m
+    assert m["rowsScanned"] <= 10, m
+    # Manifest bounds and partition values kept few files; within them the
+    # index ruled out nearly every row.
+    nfiles = spark.read.format("hyperstream").load(path).rdd.getNumPartitions()
+    assert nfiles >= 5 and m["filesRead"] < nfiles, (m, nfiles)
+    assert m["rowsEliminated"] > 0, m
+    assert m["rowsReturned"] == 1, m
+    # Files the manifest bounds rule out are not even opened: ids >= 800
+    # live in the last append's files only.
+    reset_metrics(spark)
+    got = spark.read.format("hyperstream").load(path).where("id >= 990").count()
+    m = metrics(spark)
+    assert got == t.to_arrow(filter="id >= 990", columns=["id"]).num_rows
+    assert m["filesRead"] < nfiles and m["tasks"] < nfiles, (m, nfiles)
+    # A filter Spark cannot hand over (a function) stays with Spark; results agree.
+    where = "abs(qty - 50) < 3 AND id < 900"
+    plan = spark.read.format("hyperstream").load(path).where(where)._jdf.queryExecution() \
+        .executedPlan().toString()
+    assert '("id" < 900)' in plan and "abs" not in plan.split("HyperStreamScan")[1], plan
+    p = diff_tables(ours(spark, path, where),
+                    spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident} WHERE {where}"))
+    assert p is None, p
+
+
+def test_many_files_split_over_tasks(spark, spark_table, hdb):
+    ident, path = spark_table
+    rng = np.random.default_rng(3)
+    t = hdb.Table(path)
+    for i in range(9):
+        t.write(gen(rng, range(i * 40, i * 40 + 40), str(i)))
+    df = spark.read.format("hyperstream").load(path)
+    assert df.rdd.getNumPartitions() == 9
+    assert spark.read.format("hyperstream").option("files-per-task", "4").load(path) \
+        .rdd.getNumPartitions() == 3
+    reset_metrics(spark)
+    mine = ours(spark, path)
+    m = metrics(spark)
+    assert m["tasks"] == 9 and m["filesRead"] == 9, m
+    p = diff_tables(mine, spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident}"))
+    assert p is None, p
+
+
+def _search_ours(spark, path, q, k, where=None, columns="id, distance", tail="", **extra):
+    opts = {"vector_column": "emb", "query_vector": ",".join(repr(float(x)) for x in q), "k": k}
+    if where:
+        opts["filter"] = where
+    opts.update(extra)
+    return ours(spark, path, columns=columns, tail=tail, **opts)
+
+
+def test_vector_topk_equals_python(spark, spark_table, hdb):
+    ident, path = spark_table
+    rng = np.random.default_rng(11)
+    t = hdb.Table(path)
+    for i in range(5):
+        data = gen(rng, range(i * 120, i * 120 + 120), str(i))
+        if i >= 2:  # exact duplicates of earlier vectors: ties across files
+            emb = data.column("emb").to_pylist()
+            first = gen(np.random.default_rng(11), range(0, 120), "0").column("emb").to_pylist()
+            emb[:30] = first[:30]
+            data = data.set_column(data.schema.get_field_index("emb"), "emb",
+                                   pa.array(emb, pa.list_(pa.float32(), DIM)))
+        t.write(data)
+    t.delete("qty < 10")
+    problems = []
+
+    def compare(tag, q, k, where, **extra):
+        mine = _search_ours(spark, path, q, k, where, **extra)
+        py = t.search("emb", np.asarray(q, np.float32), k=k, filter=where, columns=["id"],
+                      exact=bool(extra.get("exact")))
+        a = list(zip(mine.column("id").to_pylist(), mine.column("distance").to_pylist()))
+        b = list(zip(py.column("id").to_pylist(), py.column("distance").to_pylist()))
+        if a != b:
+            problems.append(f"{tag} k={k} filter={where}: connector {a[:6]}... ({len(a)}) != "
+                            f"Python {b[:6]}... ({len(b)})")
+
+    qs = [rng.standard_normal(DIM).astype(np.float32) for _ in range(3)]
+    dup = gen(np.random.default_rng(11), range(0, 120), "0").column("emb").to_pylist()[3]
+    qs.append(np.asarray(dup if dup is not None else qs[0], np.float32))
+    for j, q in enumerate(qs):
+        for k, where in [(10, None), (25, "cat = 'a' AND qty > 40"), (1000, None), (5, "id < 0")]:
+            compare(f"exact q{j}", q, k, where)
+    t.add_index("emb", "hnsw")
+    for j, q in enumerate(qs):
+        compare(f"hnsw q{j}", q, 10, None)
+        compare(f"hnsw q{j}", q, 15, "cat <> 'b'")
+        compare(f"forced exact q{j}", q, 10, None, exact="true")
+    reset_metrics(spark)
+    got = _search_ours(spark, path, qs[0], 10)
+    m = metrics(spark)
+    assert got.num_rows == 10 and m["tasks"] == 5 and m["vectorFilesIndexed"] == 5, m
+    # The top-k relation is a table: Spark's WHERE and ORDER BY apply to the k rows.
+    rel = _search_ours(spark, path, qs[0], 20, columns="id, cat, distance",
+                       tail=" ORDER BY distance DESC")
+    assert rel.num_rows == 20 and rel.column("distance").to_pylist() == sorted(
+        rel.column("distance").to_pylist(), reverse=True)
+    assert not problems, "\n".join(problems)
+
+
+def test_bad_input_is_a_clear_error(spark, spark_table, hdb, tmp_path):
+    ident, path = spark_table
+    rng = np.random.default_rng(1)
+    hdb.Table(path).write(gen(rng, range(0, 50)))
+    missing = str(tmp_path / "no_such_table")
+    with pytest.raises(Exception, match="no_such_table"):
+        spark.read.format("hyperstream").load(missing).collect()
+    with pytest.raises(Exception, match="option 'path'"):
+        spark.read.format("hyperstream").load().collect()
+    with pytest.raises(Exception, match="dimension 8, the query has dimension 3"):
+        _search_ours(spark, path, [0.1, 0.2, 0.3], 5)
+    with pytest.raises(Exception, match="no column 'nope'"):
+        ours(spark, path, columns="id", vector_column="nope", query_vector="1,2")
+    with pytest.raises(Exception, match="position"):
+        _search_ours(spark, path, np.zeros(DIM), 5, "id >>> 3")
+    with pytest.raises(Exception, match="snapshot"):
+        ours(spark, path, **{"snapshot-id": 12345})
+    with pytest.raises(Exception, match="no tag or branch named 'nope'"):
+        ours(spark, path, tag="nope")
+    # A type Spark 3.5 cannot hold: time of day.
+    tpath = str(tmp_path / "times")
+    hdb.Table(tpath).write(pa.table({"id": pa.array([1], pa.int64()),
+                                     "t": pa.array([dt.time(1, 2, 3)], pa.time64("us"))}))
+    with pytest.raises(Exception, match="column 't' has Arrow type"):
+        spark.read.format("hyperstream").load(tpath).collect()
+    # The JVM is fine.
+    assert ours(spark, path, columns="count(*) AS n").column("n")[0].as_py() == 50
