@@ -473,3 +473,113 @@ JNIEXPORT jlongArray JNICALL Java_org_hyperstreamdb_jni_NativeApi_vectorSearch(
   str_list_free(&ps);
   return ret;
 }
+
+/* ------------------------------------------------------------ writes */
+
+/* The table's current schema (field ids on every node, vectors as
+ * fixed_size_list) into the ArrowSchema at `schema_addr`. */
+JNIEXPORT void JNICALL Java_org_hyperstreamdb_jni_NativeApi_tableSchema(JNIEnv *env, jclass cls,
+                                                                        jlong h,
+                                                                        jlong schema_addr) {
+  hs_table *t = table_of(env, h);
+  if (t == NULL) return;
+  hs_error err = {0};
+  hs_status st = hs_table_schema(t, (struct ArrowSchema *)(intptr_t)schema_addr, &err);
+  if (st != HS_OK) throw_err(env, st, &err);
+}
+
+/* Create an empty table at `uri` with the struct schema at `schema_addr`
+ * (released here); returns its handle. */
+JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_tableCreate(JNIEnv *env, jclass cls,
+                                                                         jstring uri,
+                                                                         jlong schema_addr) {
+  struct ArrowSchema *s = (struct ArrowSchema *)(intptr_t)schema_addr;
+  int ok;
+  char *u = cstr(env, uri, &ok);
+  hs_table *t = NULL;
+  if (ok && u == NULL) throw_status(env, HS_ERR_INVALID_ARG, "table path is null");
+  if (u != NULL) {
+    hs_error err = {0};
+    hs_status st = hs_table_create(u, s, NULL, &t, &err);
+    if (st != HS_OK) throw_err(env, st, &err);
+  }
+  if (s->release != NULL) s->release(s);
+  free(u);
+  return (jlong)(intptr_t)t;
+}
+
+/* A Parquet writer for `path` with the struct schema at `schema_addr`
+ * (carrying the table's field ids; released here). */
+JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_writerOpen(JNIEnv *env, jclass cls,
+                                                                        jstring path,
+                                                                        jlong schema_addr) {
+  struct ArrowSchema *s = (struct ArrowSchema *)(intptr_t)schema_addr;
+  int ok;
+  char *p = cstr(env, path, &ok);
+  hs_parquet_writer *w = NULL;
+  if (ok && p == NULL) throw_status(env, HS_ERR_INVALID_ARG, "data file path is null");
+  if (p != NULL) {
+    hs_parquet_write_options o;
+    hs_parquet_write_options_init(&o);
+    hs_error err = {0};
+    hs_status st = hs_parquet_writer_open(p, s, &o, &w, &err);
+    if (st != HS_OK) throw_err(env, st, &err);
+  }
+  if (s->release != NULL) s->release(s);
+  free(p);
+  return (jlong)(intptr_t)w;
+}
+
+/* Write the struct array at `array_addr` (released here, on every return). */
+JNIEXPORT void JNICALL Java_org_hyperstreamdb_jni_NativeApi_writerWrite(JNIEnv *env, jclass cls,
+                                                                        jlong w, jlong array_addr) {
+  struct ArrowArray *a = (struct ArrowArray *)(intptr_t)array_addr;
+  hs_error err = {0};
+  hs_status st = w == 0 ? HS_ERR_INVALID_ARG
+                        : hs_parquet_writer_write((hs_parquet_writer *)(intptr_t)w, a, &err);
+  if (a->release != NULL) a->release(a);
+  if (st != HS_OK) throw_err(env, st, &err);
+}
+
+/* Close (footer written) and free; on failure the file is removed. */
+JNIEXPORT void JNICALL Java_org_hyperstreamdb_jni_NativeApi_writerClose(JNIEnv *env, jclass cls,
+                                                                        jlong w) {
+  hs_parquet_writer *pw = (hs_parquet_writer *)(intptr_t)w;
+  hs_error err = {0};
+  hs_status st = pw == NULL ? HS_ERR_INVALID_ARG : hs_parquet_writer_close(pw, &err);
+  hs_parquet_writer_free(pw);
+  if (st != HS_OK) throw_err(env, st, &err);
+}
+
+/* Free without closing: the partial file is removed. */
+JNIEXPORT void JNICALL Java_org_hyperstreamdb_jni_NativeApi_writerAbort(JNIEnv *env, jclass cls,
+                                                                        jlong w) {
+  hs_parquet_writer_free((hs_parquet_writer *)(intptr_t)w);
+}
+
+/* One append commit of the written data files (hs_table_commit_row_delta),
+ * validated against commits since `base_snapshot_id`; returns the new
+ * snapshot's id. */
+JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_commitAppend(JNIEnv *env, jclass cls,
+                                                                          jlong h,
+                                                                          jobjectArray files,
+                                                                          jlong base_snapshot_id) {
+  hs_table *t = table_of(env, h);
+  if (t == NULL) return -1;
+  str_list fs;
+  if (!str_list_of(env, files, "files", &fs)) return -1;
+  hs_table_row_delta d;
+  memset(&d, 0, sizeof d);
+  d.operation = HS_TABLE_OP_APPEND;
+  d.add_data_files = (const char *const *)fs.v;
+  d.n_add_data_files = fs.n;
+  d.validate_no_new_deletes = -1;
+  d.has_base_snapshot_id = 1;
+  d.base_snapshot_id = (int64_t)base_snapshot_id;
+  int64_t sid = -1;
+  hs_error err = {0};
+  hs_status st = hs_table_commit_row_delta(t, &d, &sid, &err);
+  str_list_free(&fs);
+  if (st != HS_OK) throw_err(env, st, &err);
+  return (jlong)sid;
+}
