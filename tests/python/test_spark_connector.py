@@ -323,3 +323,72 @@ def test_bad_input_is_a_clear_error(spark, spark_table, hdb, tmp_path):
         spark.read.format("hyperstream").load(tpath).collect()
     # The JVM is fine.
     assert ours(spark, path, columns="count(*) AS n").column("n")[0].as_py() == 50
+
+
+def test_writes_commit_once_and_read_everywhere(spark, spark_table, spark_warehouse, hdb):
+    """Spark appends through our connector: tasks write the data files, the
+    driver commits one snapshot; we, Spark's Iceberg reader, pyiceberg and
+    our connector then read the same rows."""
+    from pyiceberg.table import StaticTable
+    from pyspark.sql import functions as F
+
+    ident, path = spark_table
+    rng = np.random.default_rng(23)
+    t = hdb.Table(path)
+    t.write(gen(rng, range(0, 300)))
+    before = [s.snapshot_id for s in t.snapshots()]
+    src = spark.read.format("hyperstream").load(path).withColumn("id", F.col("id") + 1000)
+    src.repartition(3).write.format("hyperstream").mode("append").save(path)
+    t = hdb.Table(path)
+    after = t.snapshots()
+    assert [s.snapshot_id for s in after[:-1]] == before and len(after) == len(before) + 1
+    files = {os.path.basename(p) for p in os.listdir(os.path.join(path, "data"))}
+    assert len(files) == 1 + 3, files
+    ours_rows = t.to_arrow()
+    want = pa.concat_tables([t.to_arrow(snapshot_id=before[-1]),
+                             t.to_arrow(snapshot_id=before[-1]).set_column(
+                                 0, "id", pa.compute.add(t.to_arrow(snapshot_id=before[-1])
+                                                         .column("id"), 1000))])
+    problems = [diff_tables(ours_rows, want),
+                diff_tables(ours_rows, spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident}")),
+                diff_tables(StaticTable.from_metadata(t.metadata_location).scan().to_arrow(),
+                            spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident}")),
+                diff_tables(ours(spark, path), want)]
+    # Exact vector search sees the written vectors.
+    q = rng.standard_normal(DIM).astype(np.float32)
+    a = _search_ours(spark, path, q, 12)
+    b = t.search("emb", q, k=12, columns=["id"])
+    if a.column("id").to_pylist() != b.column("id").to_pylist():
+        problems.append(f"search after write: {a.column('id')} != {b.column('id')}")
+    assert not [p for p in problems if p], "\n".join(p for p in problems if p)
+
+    # A new folder: the table is created with the DataFrame's schema.
+    new = os.path.join(spark_warehouse, "db", ident.split(".")[1] + "_new")
+    df = spark.createDataFrame(
+        [(i, f"s{i % 5}", None if i % 4 == 0 else i / 3.0, dt.date(2024, 2, 1 + i % 20),
+          T0 + dt.timedelta(hours=i), [f"x{i}", None]) for i in range(200)],
+        "id long, name string, score double, d date, ts timestamp, tags array<string>")
+    df.repartition(2).write.format("hyperstream").mode("append").save(new)
+    nt = hdb.Table(new)
+    assert len(nt.snapshots()) == 1 and len(nt) == 200
+    p = diff_tables(nt.to_arrow(), spark_arrow(
+        spark, f"SELECT * FROM {CATALOG}.db.{ident.split('.')[1]}_new"))
+    assert p is None, p
+    p = diff_tables(ours(spark, new), spark_util_arrow(df))
+    assert p is None, p
+
+    # A vector of the wrong dimension fails the job; nothing is committed or left behind.
+    bad = spark.createDataFrame([(5000, [1.0, 2.0])], "id long, emb array<float>")
+    bad = src.limit(1).drop("emb").join(bad.drop("id"), how="cross")
+    with pytest.raises(Exception, match="dimension 8; a row has 2 values"):
+        bad.write.format("hyperstream").mode("append").save(path)
+    assert len(hdb.Table(path).snapshots()) == len(after)
+    assert len(os.listdir(os.path.join(path, "data"))) == 4
+    with pytest.raises(Exception, match="Append"):
+        df.write.format("hyperstream").save(new)
+
+
+def spark_util_arrow(df):
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return pa.Table.from_batches(df._collect_as_arrow()).cast(to_arrow_schema(df.schema))

@@ -33,6 +33,39 @@ public final class HsTable implements AutoCloseable {
     return new HsTable(NativeApi.tableOpen(uri), uri);
   }
 
+  /**
+   * Create an empty table at {@code uri} (a folder that holds no table) with
+   * {@code schema} (field ids are assigned by the Iceberg mapping).
+   */
+  public static HsTable create(String uri, Schema schema, BufferAllocator allocator) {
+    try (ArrowSchema s = ArrowSchema.allocateNew(allocator)) {
+      Data.exportSchema(allocator, schema, null, s);
+      return new HsTable(NativeApi.tableCreate(uri, s.memoryAddress()), uri);
+    }
+  }
+
+  /**
+   * The current schema as the table stores it: field ids on every field
+   * ("PARQUET:field_id"), vectors as fixed-size lists. Data files for
+   * {@link #commitAppend} are written with it ({@link ParquetWriter}).
+   */
+  public synchronized Schema tableSchema(BufferAllocator allocator) {
+    try (ArrowSchema s = ArrowSchema.allocateNew(allocator);
+        CDataDictionaryProvider dict = new CDataDictionaryProvider()) {
+      NativeApi.tableSchema(h(), s.memoryAddress());
+      return Data.importSchema(allocator, s, dict);
+    }
+  }
+
+  /**
+   * Commit Parquet files already written under the table's data/ folder as
+   * one append snapshot, validated against the commits since
+   * {@code baseSnapshotId} (-1: the table had none); returns the new id.
+   */
+  public synchronized long commitAppend(String[] files, long baseSnapshotId) {
+    return NativeApi.commitAppend(h(), files, baseSnapshotId);
+  }
+
   public String uri() {
     return uri;
   }

@@ -38,4 +38,18 @@ final class NativeApi {
   static native long[] vectorSearch(long table, long snapshotId, String column, float[] query,
       long k, String metric, String filter, String[] columns, int efSearch, int nprobe,
       boolean exact, String[] paths, long streamAddr);
+
+  static native void tableSchema(long table, long schemaAddr);
+
+  static native long tableCreate(String uri, long schemaAddr);
+
+  static native long writerOpen(String path, long schemaAddr);
+
+  static native void writerWrite(long writer, long arrayAddr);
+
+  static native void writerClose(long writer);
+
+  static native void writerAbort(long writer);
+
+  static native long commitAppend(long table, String[] files, long baseSnapshotId);
 }

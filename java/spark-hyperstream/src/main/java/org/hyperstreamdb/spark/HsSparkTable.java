@@ -1,12 +1,16 @@
 package org.hyperstreamdb.spark;
 
+import java.io.File;
 import java.util.EnumSet;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
@@ -20,13 +24,23 @@ import org.hyperstreamdb.jni.HsTable;
  * With vector options it is the top-k relation: the projected columns plus
  * a float "distance".
  */
-final class HsSparkTable implements SupportsRead {
+final class HsSparkTable implements SupportsRead, SupportsWrite {
   final HsOptions opts;
   final long snapshotId;
+  /** No table in the folder yet: a write creates it with {@code schema}. */
+  final boolean pending;
   private final StructType schema;
 
-  HsSparkTable(HsOptions opts) {
+  /** {@code external}: the schema Spark offers (a DataFrame's, on writes), or null. */
+  HsSparkTable(HsOptions opts, StructType external) {
     this.opts = opts;
+    if (external != null && !new File(opts.path, "metadata").isDirectory()) {
+      pending = true;
+      snapshotId = -1;
+      schema = external;
+      return;
+    }
+    pending = false;
     try (HsTable t = HsTable.open(opts.path);
         BufferAllocator a = HsMemory.child("schema")) {
       snapshotId = t.resolveSnapshot(opts.snapshotId, opts.asOfTimestampMs, opts.ref);
@@ -51,11 +65,24 @@ final class HsSparkTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE);
   }
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    if (pending) {
+      throw new IllegalArgumentException("hyperstream: no table at " + opts.path);
+    }
     return new HsScanBuilder(this);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    if (opts.isVector() || opts.snapshotId != null || opts.asOfTimestampMs != null
+        || opts.ref != null) {
+      throw new IllegalArgumentException("hyperstream: writes append to the current snapshot; "
+          + "vector and time-travel options are for reads");
+    }
+    return new HsWrite(this, info);
   }
 }

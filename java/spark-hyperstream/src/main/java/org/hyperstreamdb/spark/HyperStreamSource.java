@@ -20,11 +20,17 @@ public final class HyperStreamSource implements TableProvider, DataSourceRegiste
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    return new HsSparkTable(new HsOptions(options)).schema();
+    return new HsSparkTable(new HsOptions(options), null).schema();
   }
 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> props) {
-    return new HsSparkTable(new HsOptions(props));
+    return new HsSparkTable(new HsOptions(props), schema);
+  }
+
+  /** Writes hand us the DataFrame's schema (a new table is created with it). */
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true;
   }
 }
