@@ -42,6 +42,7 @@ ICEBERG_SPARK_JAR = os.path.join(REPO_ROOT, "build", "jars",
 HS_SPARK_JAR = os.path.join(REPO_ROOT, "java", "spark-hyperstream", "target",
                             "spark-hyperstream-0.1.0.jar")
 CATALOG = "hs_spark"
+HS_CATALOG = "hs"
 
 # Seconds the last start_spark() took (reported by the fixture).
 STARTUP_SECONDS = None
@@ -106,6 +107,9 @@ def start_spark(warehouse, scratch):
         # We commit to the same tables between Spark's statements (index
         # registries, our appends): Spark must reload a table every time.
         .config(f"spark.sql.catalog.{CATALOG}.cache-enabled", "false")
+        # Our catalog over the same warehouse: hs.db.t is the folder <warehouse>/db/t too.
+        .config(f"spark.sql.catalog.{HS_CATALOG}", "org.hyperstreamdb.spark.HsCatalog")
+        .config(f"spark.sql.catalog.{HS_CATALOG}.root", warehouse)
         .config("spark.driver.memory", "2g")
         .config("spark.driver.extraJavaOptions", java_opts)
         .config("spark.ui.enabled", "false")

@@ -392,3 +392,45 @@ def spark_util_arrow(df):
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return pa.Table.from_batches(df._collect_as_arrow()).cast(to_arrow_schema(df.schema))
+
+
+def test_catalog_sql(spark, spark_table, spark_warehouse, hdb):
+    """spark.sql.catalog.hs = HsCatalog over the warehouse: SQL names table
+    folders, with pushdown, time travel, CREATE TABLE and INSERT INTO."""
+    ident, path = spark_table
+    name = ident.split(".")[1]
+    rng = np.random.default_rng(31)
+    t = hdb.Table(path)
+    s1 = t.write(gen(rng, range(0, 300)))
+    t.create_tag("first")
+    t.write(gen(rng, range(300, 600)))
+    t.index_all()
+    tables = {r.tableName for r in spark.sql("SHOW TABLES IN hs.db").collect()}
+    assert name in tables, tables
+    where = "id > 100 AND cat = 'a'"
+    df = spark.sql(f"SELECT * FROM hs.db.{name} WHERE {where}")
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "HyperStreamScan" in plan and '("id" > 100)' in plan, plan
+    problems = [diff_tables(spark_arrow(spark, f"SELECT * FROM hs.db.{name} WHERE {where}"),
+                            spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident} WHERE {where}")),
+                diff_tables(spark_arrow(spark, f"SELECT * FROM hs.db.{name} VERSION AS OF {s1}"),
+                            t.to_arrow(snapshot_id=s1)),
+                diff_tables(spark_arrow(spark, f"SELECT * FROM hs.db.{name} VERSION AS OF 'first'"),
+                            t.to_arrow(snapshot_id=s1))]
+    when = [h for h in t.history() if h.snapshot_id == s1][0].made_current_at_ms
+    lit = dt.datetime.fromtimestamp(when / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+    problems.append(diff_tables(
+        spark_arrow(spark, f"SELECT * FROM hs.db.{name} TIMESTAMP AS OF '{lit}'"),
+        t.to_arrow(snapshot_id=s1)))
+    assert not [p for p in problems if p], "\n".join(p for p in problems if p)
+    # CREATE TABLE + INSERT INTO (one commit per statement), read by Python and Iceberg.
+    spark.sql(f"CREATE TABLE hs.db.{name}_c (id BIGINT, s STRING, x DOUBLE)")
+    spark.sql(f"INSERT INTO hs.db.{name}_c VALUES (1, 'a', 0.5), (2, NULL, -1.0), (3, 'c', NULL)")
+    spark.sql(f"INSERT INTO hs.db.{name}_c SELECT id + 10, s, x FROM hs.db.{name}_c")
+    c = hdb.Table(os.path.join(spark_warehouse, "db", f"{name}_c"))
+    assert len(c.snapshots()) == 2 and sorted(c.to_arrow().column("id").to_pylist()) == \
+        [1, 2, 3, 11, 12, 13]
+    p = diff_tables(c.to_arrow(), spark_arrow(spark, f"SELECT * FROM {CATALOG}.db.{name}_c"))
+    assert p is None, p
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("SELECT * FROM hs.db.no_such_table").collect()
