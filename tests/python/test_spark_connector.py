@@ -434,3 +434,44 @@ def test_catalog_sql(spark, spark_table, spark_warehouse, hdb):
     assert p is None, p
     with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql("SELECT * FROM hs.db.no_such_table").collect()
+
+
+def test_sql_order_by_distance_limit_is_our_top_k(spark, spark_table, hdb):
+    """ORDER BY hs.l2_distance(emb, array(...)) LIMIT k over hs.db.t becomes our
+    distributed top-k (the WHERE its pre-filter); the rows equal Table.search."""
+    ident, path = spark_table
+    name = ident.split(".")[1]
+    rng = np.random.default_rng(41)
+    t = hdb.Table(path)
+    for i in range(3):
+        t.write(gen(rng, range(i * 200, i * 200 + 200), str(i)))
+    q = rng.standard_normal(DIM).astype(np.float32)
+    arr = "array(" + ", ".join(repr(float(x)) for x in q) + ")"
+    problems = []
+    for fn, order, metric in [("l2_distance", "ASC", "l2"), ("cosine_distance", "ASC", "cosine"),
+                              ("inner_product", "DESC", "ip")]:
+        for where, k in [(None, 10), ("cat = 'a' AND qty > 20", 7)]:
+            sql = (f"SELECT id, hs.{fn}(emb, {arr}) AS dist FROM hs.db.{name}"
+                   + (f" WHERE {where}" if where else "")
+                   + f" ORDER BY hs.{fn}(emb, {arr}) {order} LIMIT {k}")
+            df = spark.sql(sql)
+            plan = df._jdf.queryExecution().executedPlan().toString()
+            if "vector_column=emb" not in plan or f"k={k}" not in plan:
+                problems.append(f"{fn} {where}: top-k not pushed: {plan[:600]}")
+                continue
+            reset_metrics(spark)
+            got = spark_arrow(spark, sql)
+            m = metrics(spark)
+            want = t.search("emb", q, k=k, filter=where, metric=metric, columns=["id"])
+            if got.column("id").to_pylist() != want.column("id").to_pylist():
+                problems.append(f"{fn} {where}: {got.column('id').to_pylist()} != "
+                                f"{want.column('id').to_pylist()}")
+            if m["vectorFilesSearched"] < 1 or m["rowsScanned"] != 0:
+                problems.append(f"{fn} {where}: metrics {m}")
+    # Not pushable (no LIMIT): Spark evaluates the function itself, same order.
+    full = spark_arrow(spark, f"SELECT id FROM hs.db.{name} WHERE emb IS NOT NULL "
+                              f"ORDER BY hs.l2_distance(emb, {arr}), id")
+    want = t.search("emb", q, k=10_000, columns=["id"])
+    if full.column("id").to_pylist() != want.column("id").to_pylist():
+        problems.append("unpushed ORDER BY l2_distance differs from search order")
+    assert not problems, "\n".join(problems)

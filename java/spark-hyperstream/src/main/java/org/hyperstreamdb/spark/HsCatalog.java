@@ -10,7 +10,10 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
+import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -33,7 +36,7 @@ import org.hyperstreamdb.jni.HsTable;
  * {@code TIMESTAMP AS OF} a time. CREATE TABLE makes an empty table;
  * ALTER, RENAME and DROP are refused (the folders are the user's).
  */
-public final class HsCatalog implements TableCatalog, SupportsNamespaces {
+public final class HsCatalog implements TableCatalog, SupportsNamespaces, FunctionCatalog {
   private String name;
   private File root;
 
@@ -144,6 +147,23 @@ public final class HsCatalog implements TableCatalog, SupportsNamespaces {
   @Override
   public void renameTable(Identifier from, Identifier to) {
     throw new UnsupportedOperationException("hyperstream catalog: RENAME is not supported");
+  }
+
+  // ---------------------------------------------------------------- functions
+
+  /** The distance functions (HsFunctions), in every namespace: hs.l2_distance, hs.db.l2_distance. */
+  @Override
+  public Identifier[] listFunctions(String[] namespace) {
+    Identifier[] out = new Identifier[HsFunctions.NAMES.length];
+    for (int i = 0; i < out.length; i++) out[i] = Identifier.of(namespace, HsFunctions.NAMES[i]);
+    return out;
+  }
+
+  @Override
+  public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
+    UnboundFunction f = HsFunctions.load(ident.name());
+    if (f == null) throw new NoSuchFunctionException(ident);
+    return f;
   }
 
   // ---------------------------------------------------------------- namespaces

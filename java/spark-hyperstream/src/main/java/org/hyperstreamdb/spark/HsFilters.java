@@ -56,11 +56,11 @@ final class HsFilters {
       return c != null ? "(NOT " + c + ")" : null;
     }
     if (f instanceof IsNull) {
-      String c = col(((IsNull) f).attribute(), schema, true);
+      String c = col(((IsNull) f).attribute(), schema);
       return c != null ? "(" + c + " IS NULL)" : null;
     }
     if (f instanceof IsNotNull) {
-      String c = col(((IsNotNull) f).attribute(), schema, true);
+      String c = col(((IsNotNull) f).attribute(), schema);
       return c != null ? "(" + c + " IS NOT NULL)" : null;
     }
     if (f instanceof EqualTo) return cmp(((EqualTo) f).attribute(), "=", ((EqualTo) f).value(), schema);
@@ -77,7 +77,7 @@ final class HsFilters {
     }
     if (f instanceof In) {
       In in = (In) f;
-      String c = col(in.attribute(), schema, false);
+      String c = col(in.attribute(), schema);
       if (c == null || in.values().length == 0) return null;
       DataType t = schema.apply(in.attribute()).dataType();
       StringBuilder sb = new StringBuilder("(").append(c).append(" IN (");
@@ -114,7 +114,7 @@ final class HsFilters {
   }
 
   private static String cmp(String attr, String op, Object value, StructType schema) {
-    String c = col(attr, schema, false);
+    String c = col(attr, schema);
     if (c == null) return null;
     String v = literal(value, schema.apply(attr).dataType());
     return v != null ? "(" + c + " " + op + " " + v + ")" : null;
@@ -122,7 +122,7 @@ final class HsFilters {
 
   private static String like(String attr, String pre, String value, String post,
       StructType schema) {
-    String c = col(attr, schema, false);
+    String c = col(attr, schema);
     if (c == null || schema.apply(attr).dataType() != DataTypes.StringType) return null;
     StringBuilder sb = new StringBuilder();
     for (char ch : value.toCharArray()) {
@@ -133,11 +133,11 @@ final class HsFilters {
   }
 
   /** A quoted top-level column of a pushable type, or null. */
-  private static String col(String attr, StructType schema, boolean anyType) {
+  private static String col(String attr, StructType schema) {
     if (attr.contains(".") || attr.contains("`") || attr.contains("\"")) return null;
     if (!schema.getFieldIndex(attr).isDefined()) return null;
     StructField fld = schema.apply(attr);
-    if (!anyType && !pushable(fld.dataType())) return null;
+    if (!pushable(fld.dataType())) return null;
     return "\"" + attr + "\"";
   }
 

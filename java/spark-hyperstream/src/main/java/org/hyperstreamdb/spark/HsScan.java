@@ -22,11 +22,14 @@ final class HsScan implements Scan, Batch {
   private final StructType required;
   private final String filterSql;
   private final long limit;
+  private final VectorSpec vector; // null: a plain scan
   private List<Split> splits;
   private InputPartition[] parts; // planned once: Spark may ask again (plan copies, AQE)
 
-  HsScan(HsSparkTable table, StructType required, String filterSql, long limit) {
+  HsScan(HsSparkTable table, StructType required, String filterSql, long limit,
+      VectorSpec vector) {
     this.table = table;
+    this.vector = vector;
     this.required = required;
     this.filterSql = filterSql;
     this.limit = limit;
@@ -42,10 +45,8 @@ final class HsScan implements Scan, Batch {
     HsOptions o = table.opts;
     StringBuilder sb = new StringBuilder("HyperStreamScan[path=").append(o.path)
         .append(", snapshot=").append(table.snapshotId);
-    if (o.isVector()) {
-      sb.append(", vector_column=").append(o.vectorColumn).append(", k=").append(o.k)
-          .append(", metric=").append(o.metric != null ? o.metric : "l2")
-          .append(", filter=").append(o.filter);
+    if (vector != null) {
+      sb.append(", ").append(vector);
     } else {
       sb.append(", filter=").append(filterSql).append(", limit=").append(limit);
     }
@@ -68,7 +69,7 @@ final class HsScan implements Scan, Batch {
     if (splits == null) {
       try (HsTable t = HsTable.open(table.opts.path)) {
         splits = table.snapshotId < 0 ? List.of()
-            : t.planSplits(table.snapshotId, table.opts.isVector() ? table.opts.filter : filterSql);
+            : t.planSplits(table.snapshotId, vector != null ? vector.filter : filterSql);
       }
     }
     return splits;
@@ -91,8 +92,8 @@ final class HsScan implements Scan, Batch {
 
   private InputPartition[] plan() {
     List<Split> all = splits();
-    if (table.opts.isVector()) {
-      return HsVectorPlan.plan(table, all, columns(), required);
+    if (vector != null) {
+      return HsVectorPlan.plan(table, vector, all, columns());
     }
     int per = table.opts.filesPerTask;
     List<InputPartition> out = new ArrayList<>();

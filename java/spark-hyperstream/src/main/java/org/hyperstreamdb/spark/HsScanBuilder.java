@@ -7,6 +7,15 @@ import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.SortDirection;
+import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.expressions.UserDefinedScalarFunc;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 
@@ -18,12 +27,13 @@ import org.apache.spark.sql.types.StructType;
  */
 final class HsScanBuilder
     implements ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns,
-        SupportsPushDownLimit {
+        SupportsPushDownLimit, SupportsPushDownTopN {
   private final HsSparkTable table;
   private StructType required;
   private Filter[] pushed = new Filter[0];
   private String filterSql;
   private long limit = -1;
+  private VectorSpec topN; // ORDER BY a distance function LIMIT k, pushed
 
   HsScanBuilder(HsSparkTable table) {
     this.table = table;
@@ -68,6 +78,44 @@ final class HsScanBuilder
     return true;
   }
 
+  /**
+   * ORDER BY l2_distance(col, literal) [ASC] / cosine_distance ASC /
+   * inner_product DESC, LIMIT k: our vector top-k with the pushed filter as
+   * pre-filter. Spark still sorts the k rows (isPartiallyPushed).
+   */
+  @Override
+  public boolean pushTopN(SortOrder[] orders, int k) {
+    if (table.opts.isVector() || orders.length != 1 || k < 1) return false;
+    Expression e = orders[0].expression();
+    if (!(e instanceof UserDefinedScalarFunc)) return false;
+    UserDefinedScalarFunc f = (UserDefinedScalarFunc) e;
+    if (!f.canonicalName().startsWith("hyperstream.") || f.children().length != 2) return false;
+    String metric = HsFunctions.metric(f.name(), orders[0].direction() == SortDirection.ASCENDING);
+    Expression col = f.children()[0], lit = f.children()[1];
+    if (metric == null || !(col instanceof NamedReference)
+        || ((NamedReference) col).fieldNames().length != 1
+        || !(lit instanceof org.apache.spark.sql.connector.expressions.Literal)) {
+      return false;
+    }
+    Object v = ((org.apache.spark.sql.connector.expressions.Literal<?>) lit).value();
+    if (!(v instanceof ArrayData)) return false;
+    ArrayData a = (ArrayData) v;
+    float[] q = new float[a.numElements()];
+    for (int i = 0; i < q.length; i++) {
+      if (a.isNullAt(i)) return false;
+      q[i] = a.getFloat(i);
+    }
+    String name = ((NamedReference) col).fieldNames()[0];
+    if (!table.schema().getFieldIndex(name).isDefined()
+        || !(table.schema().apply(name).dataType() instanceof ArrayType)
+        || ((ArrayType) table.schema().apply(name).dataType()).elementType()
+            != DataTypes.FloatType) {
+      return false;
+    }
+    topN = new VectorSpec(name, q, k, metric, filterSql, 0, 0, false);
+    return true;
+  }
+
   @Override
   public boolean isPartiallyPushed() {
     return true;
@@ -75,6 +123,7 @@ final class HsScanBuilder
 
   @Override
   public Scan build() {
-    return new HsScan(table, required, filterSql, limit);
+    VectorSpec v = topN != null ? topN : VectorSpec.of(table.opts);
+    return new HsScan(table, required, filterSql, limit, v);
   }
 }

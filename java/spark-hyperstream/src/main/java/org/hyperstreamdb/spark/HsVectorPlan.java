@@ -20,7 +20,6 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.Function;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
-import org.apache.spark.sql.types.StructType;
 import org.hyperstreamdb.jni.HsTable;
 import org.hyperstreamdb.jni.Split;
 import org.hyperstreamdb.jni.VectorResult;
@@ -40,10 +39,12 @@ final class HsVectorPlan {
   /** One split's search, run on an executor. */
   static final class SplitSearch implements Function<Split, byte[]>, Serializable {
     private static final long serialVersionUID = 1L;
-    final HsOptions o;
+    final String path;
+    final VectorSpec o;
     final String[] columns;
 
-    SplitSearch(HsOptions o, String[] columns) {
+    SplitSearch(String path, VectorSpec o, String[] columns) {
+      this.path = path;
       this.o = o;
       this.columns = columns;
     }
@@ -51,7 +52,7 @@ final class HsVectorPlan {
     @Override
     public byte[] call(Split s) throws IOException {
       try (BufferAllocator a = HsMemory.child("vector");
-          HsTable t = HsTable.open(o.path)) {
+          HsTable t = HsTable.open(path)) {
         HsTable.VectorRequest r = request(o, s.snapshotId(), columns);
         r.paths = new String[] {s.path()};
         try (VectorResult res = t.vectorSearch(a, r)) {
@@ -67,11 +68,11 @@ final class HsVectorPlan {
     }
   }
 
-  static HsTable.VectorRequest request(HsOptions o, long snapshotId, String[] columns) {
+  static HsTable.VectorRequest request(VectorSpec o, long snapshotId, String[] columns) {
     HsTable.VectorRequest r = new HsTable.VectorRequest();
     r.snapshotId = snapshotId;
-    r.column = o.vectorColumn;
-    r.query = o.queryVector;
+    r.column = o.column;
+    r.query = o.query;
     r.k = o.k;
     r.metric = o.metric;
     r.filter = o.filter;
@@ -107,25 +108,24 @@ final class HsVectorPlan {
     }
   }
 
-  static InputPartition[] plan(HsSparkTable table, List<Split> splits, String[] columns,
-      StructType required) {
-    HsOptions o = table.opts;
+  static InputPartition[] plan(HsSparkTable table, VectorSpec o, List<Split> splits,
+      String[] columns) {
     byte[] merged;
     if (splits.isEmpty()) {
-      merged = emptyResult(table, columns);
+      merged = emptyResult(table, o, columns);
     } else {
       JavaSparkContext sc = JavaSparkContext.fromSparkContext(SparkSession.active().sparkContext());
       List<byte[]> parts = sc.parallelize(splits, splits.size())
-          .map(new SplitSearch(o, columns)).collect();
+          .map(new SplitSearch(table.opts.path, o, columns)).collect();
       merged = merge(splits, parts, o.k);
     }
     return new InputPartition[] {new HsVectorPartition(merged)};
   }
 
-  private static byte[] emptyResult(HsSparkTable table, String[] columns) {
+  private static byte[] emptyResult(HsSparkTable table, VectorSpec o, String[] columns) {
     // The search itself gives the result's schema (and its errors: dimension, column).
     try (BufferAllocator a = HsMemory.child("vector"); HsTable t = HsTable.open(table.opts.path)) {
-      HsTable.VectorRequest r = request(table.opts, table.snapshotId, columns);
+      HsTable.VectorRequest r = request(o, table.snapshotId, columns);
       try (VectorResult res = t.vectorSearch(a, r)) {
         return ipc(res.reader());
       }
