@@ -1,0 +1,188 @@
+package org.hyperstreamdb.jni;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.junit.Test;
+
+/**
+ * The JNI layer end to end, without an engine: a table created, three data
+ * files written by ParquetWriter and committed by one commitAppend, then
+ * planned, scanned per split and whole (ids compared), searched (per split
+ * and merged vs whole), and the error paths: each a HyperStreamException
+ * carrying the C message, the JVM unharmed.
+ */
+public class HsTableTest {
+  private static final int DIM = 3, FILES = 3, ROWS = 100;
+
+  private static Schema schema() {
+    Field item = new Field("item", FieldType.nullable(
+        new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
+    return new Schema(List.of(
+        new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
+        new Field("v", FieldType.nullable(new ArrowType.FixedSizeList(DIM)), List.of(item))));
+  }
+
+  private static List<Long> ids(ArrowReader r) throws Exception {
+    List<Long> out = new ArrayList<>();
+    while (r.loadNextBatch()) {
+      BigIntVector id = (BigIntVector) r.getVectorSchemaRoot().getVector("id");
+      for (int i = 0; i < id.getValueCount(); i++) out.add(id.get(i));
+    }
+    return out;
+  }
+
+  @Test
+  public void createWriteCommitPlanScanSearch() throws Exception {
+    File dir = Files.createTempDirectory("hs_jni_test").toFile();
+    String path = new File(dir, "t").getPath();
+    try (BufferAllocator a = new RootAllocator()) {
+      try (HsTable t = HsTable.create(path, schema(), a)) {
+        assertEquals(-1, t.currentSnapshotId());
+        Schema ts = t.tableSchema(a);
+        Map<String, String> md = ts.getFields().get(0).getMetadata();
+        assertTrue(md.toString(), md.containsKey("PARQUET:field_id"));
+        String[] files = new String[FILES];
+        for (int f = 0; f < FILES; f++) {
+          files[f] = new File(new File(path, "data"), "j" + f + ".parquet").getPath();
+          try (VectorSchemaRoot root = VectorSchemaRoot.create(ts, a);
+              ParquetWriter w = new ParquetWriter(files[f], ts, a)) {
+            BigIntVector id = (BigIntVector) root.getVector("id");
+            FixedSizeListVector v = (FixedSizeListVector) root.getVector("v");
+            Float4Vector x = (Float4Vector) v.getDataVector();
+            id.allocateNew(ROWS);
+            v.allocateNew();
+            for (int i = 0; i < ROWS; i++) {
+              long k = (long) f * ROWS + i;
+              id.set(i, k);
+              int at = v.startNewValue(i);
+              for (int j = 0; j < DIM; j++) x.setSafe(at + j, (float) (k % 10) + j);
+            }
+            x.setValueCount(ROWS * DIM);
+            v.setValueCount(ROWS);
+            id.setValueCount(ROWS);
+            root.setRowCount(ROWS);
+            w.write(root);
+          }
+        }
+        long sid = t.commitAppend(files, -1);
+        assertEquals(sid, t.currentSnapshotId());
+      }
+      try (HsTable t = HsTable.open(path)) {
+        long sid = t.currentSnapshotId();
+        List<Split> splits = t.planSplits(sid, null);
+        assertEquals(FILES, splits.size());
+        assertEquals(1, t.planSplits(sid, "id >= 250").size());
+        // Union of the splits' scans = the whole scan.
+        List<Long> whole, parts = new ArrayList<>();
+        HsTable.ScanRequest r = new HsTable.ScanRequest();
+        r.snapshotId = sid;
+        r.filter = "id IN (3, 10, 17, 150, 201) OR id > 280";
+        try (ScanResult s = t.scan(a, r)) {
+          whole = ids(s.reader());
+          assertEquals(whole.size(), s.stats().rowsReturned);
+        }
+        for (Split sp : splits) {
+          r.paths = new String[] {sp.path()};
+          try (ScanResult s = t.scan(a, r)) {
+            parts.addAll(ids(s.reader()));
+            assertEquals(1, s.stats().filesRead);
+          }
+        }
+        whole.sort(null);
+        parts.sort(null);
+        assertEquals(whole, parts);
+        assertEquals(5 + 19, whole.size());
+        // Vector top-k: per split, merged by (distance, plan index) = the whole search.
+        HsTable.VectorRequest q = new HsTable.VectorRequest();
+        q.snapshotId = sid;
+        q.column = "v";
+        q.query = new float[] {4, 5, 6};
+        q.k = 12;
+        q.columns = new String[] {"id"};
+        List<Long> top;
+        try (VectorResult vr = t.vectorSearch(a, q)) {
+          top = ids(vr.reader());
+          assertEquals(12, vr.rowsReturned);
+        }
+        List<long[]> hits = new ArrayList<>(); // distance bits, plan index, rank, id
+        for (Split sp : splits) {
+          q.paths = new String[] {sp.path()};
+          try (VectorResult vr = t.vectorSearch(a, q)) {
+            int rank = 0;
+            while (vr.reader().loadNextBatch()) {
+              VectorSchemaRoot root = vr.reader().getVectorSchemaRoot();
+              BigIntVector id = (BigIntVector) root.getVector("id");
+              Float4Vector d = (Float4Vector) root.getVector("distance");
+              for (int i = 0; i < root.getRowCount(); i++) {
+                hits.add(new long[] {Float.floatToIntBits(d.get(i)), sp.planIndex(), rank++,
+                    id.get(i)});
+              }
+            }
+          }
+        }
+        hits.sort((x, y) -> {
+          int c = Float.compare(Float.intBitsToFloat((int) x[0]), Float.intBitsToFloat((int) y[0]));
+          if (c != 0) return c;
+          return x[1] != y[1] ? Long.compare(x[1], y[1]) : Long.compare(x[2], y[2]);
+        });
+        List<Long> merged = new ArrayList<>();
+        for (int i = 0; i < 12; i++) merged.add(hits.get(i)[3]);
+        assertEquals(top, merged); // ties (every k % 10 == 4 row) resolved alike
+
+        // Errors carry the C message; the handle stays usable.
+        q.paths = null;
+        q.query = new float[] {1, 2};
+        try {
+          t.vectorSearch(a, q);
+          fail("wrong dimension accepted");
+        } catch (HyperStreamException e) {
+          assertTrue(e.getMessage(), e.getMessage().contains("dimension 3, the query has "
+              + "dimension 2"));
+          assertEquals(HyperStreamException.INVALID_ARG, e.status());
+        }
+        r.paths = new String[] {"/nonexistent/x.parquet"};
+        try {
+          t.scan(a, r);
+          fail("bogus split accepted");
+        } catch (HyperStreamException e) {
+          assertEquals(HyperStreamException.NOT_FOUND, e.status());
+          assertTrue(e.getMessage(), e.getMessage().contains("/nonexistent/x.parquet"));
+        }
+        r.paths = null;
+        r.filter = "id >>> 1";
+        try {
+          t.scan(a, r);
+          fail("bad filter accepted");
+        } catch (HyperStreamException e) {
+          assertTrue(e.getMessage(), e.getMessage().contains("position"));
+        }
+        assertEquals(FILES, t.planSplits(sid, null).size());
+      }
+      try {
+        HsTable.open(new File(dir, "missing").getPath());
+        fail("missing table opened");
+      } catch (HyperStreamException e) {
+        assertTrue(e.getMessage(), e.getMessage().contains("missing"));
+      }
+    }
+  }
+}
