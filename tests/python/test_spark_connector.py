@@ -211,6 +211,9 @@ def test_pushdown_is_real(spark, hdb, shared_table):
     m = metrics(spark)
     assert got == t.to_arrow(filter="id >= 990", columns=["id"]).num_rows
     assert m["filesRead"] < nfiles and m["tasks"] < nfiles, (m, nfiles)
+    # Statistics for Spark's planner come from the plan: live rows (deletes applied).
+    st = spark.read.format("hyperstream").load(path)._jdf.queryExecution().optimizedPlan().stats()
+    assert int(str(st.rowCount().get())) == len(t), st.toString()
     # A filter Spark cannot hand over (a function) stays with Spark; results agree.
     where = "abs(qty - 50) < 3 AND id < 900"
     plan = spark.read.format("hyperstream").load(path).where(where)._jdf.queryExecution() \

@@ -7,6 +7,8 @@ import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.hyperstreamdb.jni.HsTable;
@@ -17,7 +19,7 @@ import org.hyperstreamdb.jni.Split;
  * filter (planned once, on the driver), each task reading
  * {@code files-per-task} of them. Vector search: see HsVectorPlan.
  */
-final class HsScan implements Scan, Batch {
+final class HsScan implements Scan, Batch, SupportsReportStatistics {
   private final HsSparkTable table;
   private final StructType required;
   private final String filterSql;
@@ -58,6 +60,26 @@ final class HsScan implements Scan, Batch {
   @Override
   public Batch toBatch() {
     return this;
+  }
+
+  /**
+   * From the plan (no data read): live rows and bytes of the files the filter
+   * keeps (an upper bound under a filter); a top-k: k rows.
+   */
+  @Override
+  public Statistics estimateStatistics() {
+    long rows = 0, bytes = 0;
+    for (Split s : splits()) {
+      rows += s.recordCount() - s.rowsDeleted();
+      bytes += s.fileSizeInBytes();
+    }
+    if (vector != null) rows = Math.min(rows, vector.k);
+    if (limit >= 0) rows = Math.min(rows, limit);
+    final long r = rows, b = vector != null ? Math.min(bytes, rows * 1024L) : bytes;
+    return new Statistics() {
+      @Override public java.util.OptionalLong sizeInBytes() { return java.util.OptionalLong.of(b); }
+      @Override public java.util.OptionalLong numRows() { return java.util.OptionalLong.of(r); }
+    };
   }
 
   @Override
