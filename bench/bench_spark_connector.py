@@ -25,6 +25,7 @@ one-row table through the connector) beside it.
     python3 bench/bench_spark_connector.py                   # 2M rows, 8 files
     python3 bench/bench_spark_connector.py --rows 10000000   # the issue's size
     python3 bench/bench_spark_connector.py --rows 0 --vectors 1000000 --dim 768
+    python3 bench/bench_spark_connector.py --rows 0 --vectors 0 --writes 2000000
 """
 
 import argparse
@@ -51,6 +52,7 @@ def main():
     ap.add_argument("--vectors", type=int, default=200_000)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--queries", type=int, default=10)
+    ap.add_argument("--writes", type=int, default=0, help="rows per distributed write (0: none)")
     a = ap.parse_args()
 
     import hyperstreamdb as hdb
@@ -68,8 +70,11 @@ def main():
         t.index_all()
         index_s = time.perf_counter() - t0
         spark = spark_util.start_spark(wh, os.path.join(root, "scratch"))
+        if a.writes:
+            writes(spark, hdb, wh, a)
         if not a.rows:
-            vectors(spark, hdb, wh, a)
+            if a.vectors:
+                vectors(spark, hdb, wh, a)
             spark.stop()
             return
         spark.read.format("hyperstream").load(path).createOrReplaceTempView("hs")
@@ -125,6 +130,31 @@ def med(fn, reps):
         out = fn()
         ts.append(time.perf_counter() - t0)
     return statistics.median(ts), out
+
+
+def writes(spark, hdb, wh, a):
+    """Distributed appends of the same DataFrame (2 partitions: local[2]) through our
+    connector (a new table each run) and Iceberg's writer (appends to one table)."""
+    df = spark.range(a.writes, numPartitions=2).selectExpr(
+        "concat('cat', cast(id % 1000 AS string)) AS category", "id",
+        "rand(1) * 1000 AS price", "timestamp_micros(1700000000000000 + id) AS ts",
+        "id % 10 = 0 AS flag").cache()
+    df.count()
+    spark.sql(f"CREATE TABLE {spark_util.CATALOG}.db.w_ice (category string, id bigint, "
+              "price double, ts timestamp, flag boolean) USING iceberg")
+    ours, theirs = [], []
+    for i in range(a.reps + 1):
+        t0 = time.perf_counter()
+        df.write.format("hyperstream").mode("append").save(os.path.join(wh, "db", f"w_hs{i}"))
+        ours.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        df.writeTo(f"{spark_util.CATALOG}.db.w_ice").append()
+        theirs.append(time.perf_counter() - t0)
+    assert len(hdb.Table(os.path.join(wh, "db", "w_hs0"))) == a.writes
+    o, t = statistics.median(ours[1:]), statistics.median(theirs[1:])
+    print(f"\ndistributed append of {a.writes:,} rows (2 tasks), median of {a.reps} after a "
+          f"warm-up: hyperstream {o:.3f} s ({a.writes / o / 1e6:.2f}M rows/s), iceberg "
+          f"{t:.3f} s ({a.writes / t / 1e6:.2f}M rows/s): {t / o:.2f}x\n")
 
 
 def vectors(spark, hdb, wh, a):
