@@ -35,12 +35,13 @@ static hs_status s3_head(const hs_store_loc *loc, hs_object_info *info, hs_error
   return st;
 }
 
-static hs_status s3_head_cached(const hs_store_loc *loc, hs_object_info *info, hs_error *err) {
-  return hs_s3_cache_head_get(loc, info) ? HS_OK : s3_head(loc, info, err);
-}
-
 static hs_status s3_get(const hs_store_loc *loc, size_t max_bytes, hs_buf *out,
                         hs_object_info *info, hs_error *err) {
+  hs_object_info seen;
+  if (hs_s3_cache_get_whole(loc, max_bytes, out, &seen)) {
+    if (info != NULL) *info = seen;
+    return HS_OK;
+  }
   hs_s3_req r;
   hs_s3_req_init(&r, loc, "GET", "GET");
   r.out = out;
@@ -604,10 +605,57 @@ static void source_close(void *impl) {
 
 static const hs_source_ops s3_source_ops = {source_read, source_close};
 
+/* Open an object not seen yet with a GET of its last S3_TAIL_BYTES
+ * (a small object whole) instead of a HEAD: Parquet and Puffin footers sit
+ * there, manifests fit whole, so the first read needs no request of its
+ * own. The answer's Content-Range gives the size, its ETag the identity;
+ * the bytes go into the object cache. Falls back to a HEAD when the
+ * server answers otherwise (416 on an empty object, no Content-Range). */
+#define S3_TAIL_BYTES ((size_t)128 << 10)
+static hs_status open_by_tail(const hs_store_loc *loc, hs_object_info *info, hs_error *err) {
+  hs_buf tail;
+  hs_buf_init(&tail);
+  hs_s3_req r;
+  char range[64];
+  hs_s3_req_init(&r, loc, "GET tail", "GET");
+  snprintf(range, sizeof range, "Range: bytes=-%zu", S3_TAIL_BYTES);
+  r.hdr[0] = range;
+  r.out = &tail;
+  r.out_max = S3_TAIL_BYTES;
+  r.accept[0] = 416;
+  hs_error e = {0};
+  hs_status st = hs_s3_perform(&r, &e);
+  bool whole = st == HS_OK && r.status == 200;
+  bool part =
+      st == HS_OK && r.status == 206 && r.total_size >= 0 && (uint64_t)r.total_size >= tail.len;
+  if ((whole || part) && r.etag[0] != '\0') {
+    memset(info, 0, sizeof *info);
+    info->size = whole ? tail.len : (uint64_t)r.total_size;
+    info->mtime_ms = r.mtime_ms;
+    snprintf(info->etag, sizeof info->etag, "%s", r.etag);
+    hs_s3_cache_head_put(loc, info);
+    hs_s3_cache_put_range(loc, info, info->size - tail.len, tail.data, tail.len);
+  } else if (st == HS_ERR_NOT_FOUND) {
+    hs_error_set(err, st, "%s", e.message);
+  } else {
+    st = s3_head(loc, info, err);
+  }
+  hs_s3_req_free(&r);
+  hs_buf_free(&tail);
+  return st;
+}
+
+/* A HEAD answer for a stamp (objects stamped are written once and read
+ * next): the cached one, or the tail GET's. */
+static hs_status s3_head_cached(const hs_store_loc *loc, hs_object_info *info, hs_error *err) {
+  return hs_s3_cache_head_get(loc, info) ? HS_OK : open_by_tail(loc, info, err);
+}
+
 static hs_status s3_source_open(const hs_store_loc *loc, hs_source **out, hs_error *err) {
   *out = NULL;
   hs_object_info info;
-  hs_status st = s3_head_cached(loc, &info, err); /* objects read by sources are written once */
+  /* Objects read by sources are written once: a HEAD seen is still true. */
+  hs_status st = s3_head_cached(loc, &info, err);
   if (st != HS_OK) return st;
   hs_s3_obj *o = hs_s3_obj_new(loc);
   if (o == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", loc->uri);

@@ -233,6 +233,43 @@ static uint64_t block_id(const hs_store_loc *loc, const hs_object_info *info) {
   return id;
 }
 
+bool hs_s3_cache_get_whole(const hs_store_loc *loc, size_t max_bytes, hs_buf *out,
+                           hs_object_info *info) {
+  hs_object_info seen;
+  if (!hs_s3_cache_head_get(loc, &seen) || seen.size > max_bytes || seen.size > S3_DIRECT_MIN)
+    return false;
+  uint64_t id = block_id(loc, &seen);
+  if (id == 0) return false;
+  size_t base = out->len;
+  bool ok = hs_buf_reserve(out, (size_t)seen.size);
+  pthread_mutex_lock(&g_mu);
+  for (uint64_t k = 0; ok && k * S3_BLOCK < seen.size; k++) {
+    cblock *c = block_find(id, k);
+    uint64_t want = seen.size - k * S3_BLOCK < S3_BLOCK ? seen.size - k * S3_BLOCK : S3_BLOCK;
+    ok = c != NULL && c->len == want && hs_buf_append(out, c->data, c->len);
+  }
+  pthread_mutex_unlock(&g_mu);
+  if (!ok) {
+    out->len = base;
+    return false;
+  }
+  *info = seen;
+  return true;
+}
+
+void hs_s3_cache_put_range(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                           const uint8_t *data, size_t len) {
+  uint64_t id = block_id(loc, info), end = offset + len;
+  if (id == 0 || end > info->size) return;
+  pthread_mutex_lock(&g_mu);
+  for (uint64_t k = (offset + S3_BLOCK - 1) / S3_BLOCK; k * S3_BLOCK < end; k++) {
+    uint64_t bend = (k + 1) * S3_BLOCK < info->size ? (k + 1) * S3_BLOCK : info->size;
+    if (bend > end) break; /* only part of this block is here */
+    block_put(id, k, data + (k * S3_BLOCK - offset), (size_t)(bend - k * S3_BLOCK));
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
 hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
                            size_t len, void *dst, hs_error *err) {
   if (len == 0) return HS_OK;

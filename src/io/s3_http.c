@@ -196,6 +196,19 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
   size_t n = size * nmemb;
   if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) { /* a new response (after 100 Continue) */
     r->etag[0] = '\0';
+    r->total_size = -1;
+    return n;
+  }
+  if (n > 14 && strncasecmp(p, "content-range:", 14) == 0) { /* bytes a-b/total */
+    const char *slash = memchr(p, '/', n);
+    if (slash != NULL && slash + 1 < p + n && slash[1] >= '0' && slash[1] <= '9') {
+      char num[24];
+      size_t k = 0;
+      for (const char *c = slash + 1; c < p + n && *c >= '0' && *c <= '9' && k < 19; c++)
+        num[k++] = *c;
+      num[k] = '\0';
+      r->total_size = k < 19 ? strtoll(num, NULL, 10) : -1;
+    }
     return n;
   }
   if (n > 5 && strncasecmp(p, "etag:", 5) == 0) {
@@ -305,6 +318,7 @@ static hs_status prepare(hs_s3_req *r, hs_error *err) {
   r->status = 0;
   r->etag[0] = '\0';
   r->content_length = -1;
+  r->total_size = -1;
   r->mtime_ms = 0;
   r->got = 0;
   r->sent = 0;

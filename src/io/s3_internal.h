@@ -75,6 +75,7 @@ typedef struct hs_s3_req {
   long status;
   char etag[96];          /* without quotes */
   int64_t content_length; /* -1 when not sent */
+  int64_t total_size;     /* a 206's Content-Range ".../SIZE"; -1 when not sent */
   int64_t mtime_ms;
   size_t got;   /* 2xx body bytes received */
   bool ok;      /* performed with an accepted status */
@@ -178,6 +179,15 @@ hs_status hs_s3_get_range_if(const hs_store_loc *loc, const char *etag, uint64_t
 bool hs_s3_cache_head_get(const hs_store_loc *loc, hs_object_info *info);
 /* Keep a HEAD answer (one without an ETag is not kept). */
 void hs_s3_cache_head_put(const hs_store_loc *loc, const hs_object_info *info);
+/* The whole object appended to out from the cache, when its HEAD and every
+ * block are there (objects read whole that a source or stamp has seen:
+ * manifests, registries); false (out unchanged) otherwise. */
+bool hs_s3_cache_get_whole(const hs_store_loc *loc, size_t max_bytes, hs_buf *out,
+                           hs_object_info *info);
+/* Keep the aligned blocks that data[0..len), the bytes at `offset` of the
+ * object described by info (a HEAD just kept), covers whole. */
+void hs_s3_cache_put_range(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                           const uint8_t *data, size_t len);
 /* Forget loc (we are about to write or delete it). */
 void hs_s3_cache_forget(const hs_store_loc *loc);
 /* Read [offset, offset + len) of the object described by info (its HEAD)
