@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../io/store.h"
 #include "deletes.h"
 #include "deletes_eq.h"
 #include "plan_deletes.h"
@@ -174,14 +175,23 @@ static bool format_is(const hs_iceberg_data_file *d, const char *want) {
  * position delete file naming other paths deletes nothing). */
 static hs_status delete_size_check(const hs_table_plan_delete *d, hs_error *err) {
   const hs_iceberg_data_file *df = &d->e->data_file;
-  struct stat sb;
-  if (df->file_size_in_bytes <= 0 || stat(d->path, &sb) != 0 || !S_ISREG(sb.st_mode))
-    return HS_OK; /* the reader names a missing or odd file */
-  if ((int64_t)sb.st_size == df->file_size_in_bytes) return HS_OK;
+  int64_t size = -1;
+  if (df->file_size_in_bytes <= 0) return HS_OK;
+  if (hs_store_is_remote(d->path)) { /* an object: its HEAD */
+    hs_object_info info;
+    if (hs_store_head(d->path, &info, NULL) != HS_OK) return HS_OK; /* the reader names it */
+    size = (int64_t)info.size;
+  } else {
+    struct stat sb;
+    if (stat(d->path, &sb) != 0 || !S_ISREG(sb.st_mode))
+      return HS_OK; /* the reader names a missing or odd file */
+    size = (int64_t)sb.st_size;
+  }
+  if (size == df->file_size_in_bytes) return HS_OK;
   return hs_error_set(err, HS_ERR_CORRUPT,
                       "%s: delete file %s: %lld bytes, but its manifest entry records %lld (the "
                       "file was replaced or damaged)",
-                      d->manifest, df->file_path, (long long)sb.st_size,
+                      d->manifest, df->file_path, (long long)size,
                       (long long)df->file_size_in_bytes);
 }
 
