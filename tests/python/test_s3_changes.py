@@ -13,11 +13,13 @@ upserts and compactions leave the table readable with every acknowledged
 change in it.
 """
 import datetime as dt
+import json
 import multiprocessing
 import os
 import random
 import struct
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -204,8 +206,6 @@ def test_a_replaced_delete_object_is_a_clear_error(s3, fv):
     """A position-delete file or deletion-vector Puffin replaced under the
     table by other bytes (another size than its manifest entry records) is
     CorruptFileError naming it, as on disk, never other rows."""
-    import json
-    import sys
     uri = f"s3://{BUCKET}/changes/replaced-v{fv}"
     t = hdb.Table(uri, storage_options=s3["options"], format_version=fv)
     t.write(pa.table({"id": pa.array(range(100), pa.int64())}))
@@ -269,18 +269,25 @@ def test_cli_changes_and_maintenance_on_an_s3_table(s3, tmp_path):
     cli = ROOT / "build" / "release" / "hyperstream"
     if not os.access(cli, os.X_OK):
         pytest.skip("no hyperstream CLI built in this tree")
+    import pyarrow.parquet as pq
     uri = f"s3://{BUCKET}/compact/cli"
-    t = hdb.Table(uri, storage_options=s3["options"])
+    files = []
     for i in range(3):
-        t.write(pa.table({"a": pa.array(range(10 * i, 10 * i + 10), pa.int64())}))
+        files.append(str(tmp_path / f"in{i}.parquet"))
+        pq.write_table(pa.table({"a": pa.array(range(10 * i, 10 * i + 10), pa.int64())}),
+                       files[-1])
     env = dict(os.environ, AWS_ACCESS_KEY_ID=ACCESS, AWS_SECRET_ACCESS_KEY=SECRET,
                AWS_REGION="us-east-1", AWS_ENDPOINT_URL_S3=s3["endpoint"])
     env.pop("AWS_PROFILE", None)
     gone = ", ".join(str(a) for a in range(0, 30, 3))
     outs = []
-    for args in (["delete", uri, "--filter", f"a IN ({gone})"], ["compact", uri, "--json"],
+    for args in ([["create", uri, "--schema", "a:int64"]] +
+                 [["write", uri, f, "--quiet"] for f in files] +
+                 [["index", "add", uri, "a:bitmap"], ["snapshots", uri],
+                  ["explain", uri, "--filter", "a = 4", "--json"]] +
+                 [["delete", uri, "--filter", f"a IN ({gone})"], ["compact", uri, "--json"],
                  ["expire-snapshots", uri, "--older-than", "0s", "--retain-last", "1"],
-                 ["remove-orphans", uri, "--older-than", "2h", "--dry-run"]):
+                 ["remove-orphans", uri, "--older-than", "2h", "--dry-run"]]):
         out = subprocess.run([str(cli)] + args, env=env, capture_output=True, text=True,
                              timeout=60, cwd=tmp_path)
         assert out.returncode == 0, (args, out.stderr)
@@ -289,6 +296,12 @@ def test_cli_changes_and_maintenance_on_an_s3_table(s3, tmp_path):
     assert sorted(t.to_arrow()["a"].to_pylist()) == [a for a in range(30) if a % 3 != 0]
     [snap] = t.snapshots()
     assert snap.operation == "replace"
+    assert "3 index files built" in outs[4], outs[4]
+    assert len(outs[5].strip().splitlines()) >= 3, outs[5]  # a line per snapshot at least
+    ex = json.loads(outs[6])
+    assert (ex["files_indexed"], ex["rows_returned"]) == (1, 1), ex
+    ix = {i.column: (i.files_indexed, i.files_total) for i in t.indexes()}
+    assert ix == {"a": (1, 1)}, ix  # the compacted file indexed by the CLI's compact
     assert _canon_ints(_static(s3, t).scan().to_arrow()) == [a for a in range(30) if a % 3]
     assert not os.path.exists(tmp_path / "s3:")
 
@@ -297,7 +310,6 @@ def test_cli_changes_and_maintenance_on_an_s3_table(s3, tmp_path):
 
 
 def _puffin_blobs(body):
-    import json
     assert body[:4] == b"PFA1" and body[-4:] == b"PFA1"
     flen = struct.unpack("<I", body[-12:-8])[0]
     footer = json.loads(body[-12 - flen:-12])
