@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../io/store.h"
+#include "../parquet/parquet.h"
 #include "manifest.h"
 
 #define LEAF_DEPTH_MAX 64
@@ -440,5 +441,24 @@ hs_status hs_iceberg_data_file_from_parquet_path(const char *path,
   }
   hs_arena_reset(&footer_arena);
   hs_source_unref(src);
+  return st;
+}
+
+hs_status hs_iceberg_data_file_from_parquet_writer(const hs_parquet_writer *writer,
+                                                   const hs_iceberg_data_file_options *opts,
+                                                   hs_arena *arena, hs_iceberg_data_file *out,
+                                                   hs_error *err) {
+  if (opts->file_path == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "data file from a writer: no file_path");
+  hs_arena footer_arena;
+  hs_arena_init(&footer_arena);
+  hs_pq_file_metadata md;
+  hs_status st = hs_parquet_writer_footer(writer, &footer_arena, &md, err);
+  if (st == HS_OK) {
+    hs_iceberg_data_file_options o = *opts;
+    if (o.file_size_in_bytes == 0) o.file_size_in_bytes = (int64_t)md.file_size;
+    st = hs_iceberg_data_file_from_parquet(&md, &o, arena, out, err);
+  }
+  hs_arena_reset(&footer_arena);
   return st;
 }

@@ -216,6 +216,15 @@ hs_status hs_iceberg_data_file_from_parquet_path(const char *path,
                                                  hs_arena *arena, hs_iceberg_data_file *out,
                                                  hs_error *err);
 
+/* The same from the footer a closed writer wrote (hs_parquet_writer_footer:
+ * no read of the file; size from the writer when opts->file_size_in_bytes
+ * is 0); opts->file_path is required. */
+typedef struct hs_parquet_writer hs_parquet_writer; /* parquet/parquet.h */
+hs_status hs_iceberg_data_file_from_parquet_writer(const hs_parquet_writer *writer,
+                                                   const hs_iceberg_data_file_options *opts,
+                                                   hs_arena *arena, hs_iceberg_data_file *out,
+                                                   hs_error *err);
+
 /* ----------------------------------------------------------- manifests */
 
 typedef struct hs_iceberg_manifest_writer_options {

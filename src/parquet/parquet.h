@@ -41,6 +41,14 @@ long long hs_parquet_pages_gathered(void);
  * -1. */
 hs_status hs_parquet_writer_close_unsynced(hs_parquet_writer *writer, int *fd_out, hs_error *err);
 
+/* After a successful close (either form), before hs_parquet_writer_free:
+ * the footer the writer wrote, parsed back from its bytes into `arena`
+ * (file_size, footer_len and footer_crc32c set as hs_pq_footer_read sets
+ * them), so that a caller records the file's metrics without reading it
+ * again (on object storage that read is a HEAD and ranged GETs). */
+hs_status hs_parquet_writer_footer(const hs_parquet_writer *writer, hs_arena *arena,
+                                   hs_pq_file_metadata *out, hs_error *err);
+
 /* --- Page indexes (pageprune) --- */
 #include "../io/io.h"
 

@@ -45,6 +45,7 @@ struct hs_parquet_writer {
   uint32_t n_kv;
   const char *created_by;
   bool failed, closed;
+  uint64_t closed_size; /* bytes of the closed file (footer in `scratch`) */
 };
 
 #define FIXED_LIST_KEY "hyperstream:fixed_size_list"
@@ -704,6 +705,7 @@ static hs_status close_impl(hs_parquet_writer *w, int *fd_out, hs_error *err) {
     return fail(w, st, err);
   hs_sink *s = w->sink;
   w->sink = NULL;
+  w->closed_size = hs_sink_offset(s);
   /* A remote object has no descriptor: it is durable once closed. */
   st = fd_out && !w->remote ? hs_sink_close_unsynced(s, fd_out, err) : hs_sink_close(s, err);
   if (st != HS_OK) {
@@ -722,6 +724,23 @@ hs_status hs_parquet_writer_close(hs_parquet_writer *w, hs_error *err) {
 hs_status hs_parquet_writer_close_unsynced(hs_parquet_writer *w, int *fd_out, hs_error *err) {
   *fd_out = -1;
   return close_impl(w, fd_out, err);
+}
+
+hs_status hs_parquet_writer_footer(const hs_parquet_writer *w, hs_arena *arena,
+                                   hs_pq_file_metadata *out, hs_error *err) {
+  if (w == NULL || !w->closed)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: the footer of a writer not closed",
+                        w != NULL ? w->path : "parquet writer");
+  /* the bytes the file ends with (the scratch is not reused after close) */
+  hs_status st = hs_pq_file_metadata_parse(w->scratch.data, w->scratch.len, arena, out, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "%s: the footer written: ", w->path);
+    return st;
+  }
+  out->file_size = w->closed_size;
+  out->footer_len = (uint32_t)w->scratch.len;
+  out->footer_crc32c = hs_crc32c_extend(0, w->scratch.data, w->scratch.len);
+  return HS_OK;
 }
 
 hs_status hs_parquet_write_stream(const char *path, struct ArrowArrayStream *stream,

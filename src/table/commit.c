@@ -456,11 +456,12 @@ void hs_table_appended_free(hs_table_appended *a) {
   hs_free(a);
 }
 
-/* Write the stream's batches to c->data_path. Sets records and file size.
+/* Write the stream's batches to c->data_path. Sets records and, when any
+ * were written, *df (the manifest entry, metrics from the footer written).
  * With `keep`, each batch written is moved into it instead of released. */
 static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
                             const struct ArrowSchema *stamped, hs_table_appended *keep,
-                            hs_error *err) {
+                            hs_iceberg_data_file *df, hs_error *err) {
   hs_parquet_write_options po;
   hs_parquet_write_options_init(&po);
   hs_table_parquet_options(c->t, &po);
@@ -508,6 +509,15 @@ static hs_status write_data(append_ctx *c, struct ArrowArrayStream *stream,
   }
   /* Not synced here: the file and data/ join the commit's sync group. */
   st = hs_parquet_writer_close_unsynced(w, &c->data_fd, err);
+  /* no read back of the file (on S3 a HEAD and GETs); a sweep taking it
+   * before the publish is the publish check's case */
+  hs_iceberg_data_file_options dfo = {.schema = c->schema, .file_path = c->data_path};
+  if (st == HS_OK &&
+      (st = hs_iceberg_data_file_from_parquet_writer(w, &dfo, &c->arena, df, err)) != HS_OK) {
+    if (c->data_fd >= 0) close(c->data_fd);
+    c->data_fd = -1;
+    (void)hs_table_file_remove(c->data_path, NULL); /* as the writer does on failure */
+  }
   hs_parquet_writer_free(w); /* after a successful close: frees only */
   return st;
 }
@@ -645,7 +655,8 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
       st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
       goto done;
     }
-    if ((st = write_data(&c, stream, &stamped, keep, err)) != HS_OK) {
+    hs_iceberg_data_file df;
+    if ((st = write_data(&c, stream, &stamped, keep, &df, err)) != HS_OK) {
       c.data_path[0] = '\0'; /* the writer removed it */
       goto done;
     }
@@ -654,17 +665,6 @@ static hs_status append(hs_table *t, struct ArrowArrayStream *stream, int64_t *s
       goto done; /* nothing to commit */
     }
     hs_table_crash_point();
-    /* The manifest entry, metrics read back from the footer: gone means an
-     * orphan sweep took the file (the publish check's case, met earlier). */
-    hs_iceberg_data_file df;
-    hs_iceberg_data_file_options dfo = {.schema = c.schema, .file_path = c.data_path};
-    st = hs_iceberg_data_file_from_parquet_path(c.data_path, &dfo, &c.arena, &df, err);
-    if (st != HS_OK) {
-      const char *mine[] = {c.data_path};
-      if (!t->remote && access(c.data_path, F_OK) != 0 && errno == ENOENT)
-        st = hs_table_publish_check("append", mine, 1, err);
-      goto done;
-    }
     c.file_size = df.file_size_in_bytes;
     st = hs_txn_add_files(c.txn, &df, 1, spec->spec_id, err);
     if (st == HS_OK && (st = hs_txn_add_written(c.txn, c.data_path, c.data_fd, err)) == HS_OK)

@@ -1180,14 +1180,14 @@ hs_status hs_table_eqdel_write(const char *path, const char *recorded, const int
   }
   int fd = -1;
   if (st == HS_OK) st = hs_parquet_writer_close_unsynced(w, &fd, err);
-  if (w != NULL) hs_parquet_writer_free(w); /* removes the file unless closed */
   if (fd >= 0 && close(fd) != 0 && st == HS_OK) {
     st = hs_error_set(err, HS_ERR_IO, "equality delete file %s: close failed", path);
     (void)hs_table_file_remove(path, NULL);
   }
   if (st == HS_OK) {
     hs_iceberg_data_file_options dfo = {.schema = &ks, .file_path = recorded};
-    st = hs_iceberg_data_file_from_parquet_path(path, &dfo, a, df, err);
+    /* metrics from the footer written (no read back: on S3 a HEAD and GETs) */
+    st = hs_iceberg_data_file_from_parquet_writer(w, &dfo, a, df, err);
     if (st == HS_OK && df->record_count != written)
       st = hs_error_set(err, HS_ERR_INTERNAL, "equality delete file %s: %lld rows of %lld", path,
                         (long long)df->record_count, (long long)written);
@@ -1200,6 +1200,7 @@ hs_status hs_table_eqdel_write(const char *path, const char *recorded, const int
     }
     if (st != HS_OK) (void)hs_table_file_remove(path, NULL);
   }
+  if (w != NULL) hs_parquet_writer_free(w); /* removes the file unless closed */
   hs_arrow_schema_release(&in);
   hs_arrow_schema_release(&ws);
   hs_arena_reset(&tmp);

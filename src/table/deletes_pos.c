@@ -399,7 +399,6 @@ hs_status hs_table_posdel_write(const char *path, const char *recorded,
     st = write_batch(w, g, n, &gi, &it, HS_POSDEL_BATCH_ROWS, bytes_max, err);
   int fd = -1;
   if (st == HS_OK) st = hs_parquet_writer_close_unsynced(w, &fd, err);
-  hs_parquet_writer_free(w); /* removes the file unless closed */
   if (fd >= 0 && close(fd) != 0 && st == HS_OK) {
     st = hs_error_set(err, HS_ERR_IO, "position delete file %s: close failed", path);
     (void)hs_table_file_remove(path, NULL);
@@ -422,7 +421,8 @@ hs_status hs_table_posdel_write(const char *path, const char *recorded,
     schema_ice.root.n_fields = 2;
     hs_iceberg_data_file_options dfo = {
         .schema = &schema_ice, .file_path = recorded, .truncate_length = -1};
-    st = hs_iceberg_data_file_from_parquet_path(path, &dfo, a, df, err);
+    /* metrics from the footer written (no read back: on S3 a HEAD and GETs) */
+    st = hs_iceberg_data_file_from_parquet_writer(w, &dfo, a, df, err);
     if (st == HS_OK && (uint64_t)df->record_count != total)
       st = hs_error_set(err, HS_ERR_INTERNAL, "position delete file %s: %lld rows written of %llu",
                         path, (long long)df->record_count, (unsigned long long)total);
@@ -436,6 +436,7 @@ hs_status hs_table_posdel_write(const char *path, const char *recorded,
     }
     if (st != HS_OK) (void)hs_table_file_remove(path, NULL);
   }
+  hs_parquet_writer_free(w); /* removes the file unless closed */
   hs_free(g);
   return st;
 }

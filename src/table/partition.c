@@ -334,10 +334,13 @@ static hs_status key_decode(const part_col *pc, size_t n, const uint8_t *p, size
   return HS_OK;
 }
 
-/* Write rows[0..n) of `batches` as one Parquet file at `path`. */
+/* Write rows[0..n) of `batches` as one Parquet file at `path`, its
+ * manifest entry into *df (metrics from the footer written: no read back,
+ * which on S3 is a HEAD and GETs). On failure nothing is left at `path`. */
 static hs_status write_group(const hs_table *t, const char *path, const struct ArrowSchema *stamped,
                              const struct ArrowArray *batches, const hs_table_row *rows, size_t n,
-                             hs_error *err) {
+                             const hs_iceberg_data_file_options *dfo, hs_arena *arena,
+                             hs_iceberg_data_file *df, hs_error *err) {
   hs_parquet_write_options po;
   hs_parquet_write_options_init(&po);
   hs_table_parquet_options(t, &po); /* write.parquet.* table properties */
@@ -354,6 +357,9 @@ static hs_status write_group(const hs_table *t, const char *path, const struct A
     }
   }
   if (st == HS_OK) st = hs_parquet_writer_close(w, err);
+  if (st == HS_OK &&
+      (st = hs_iceberg_data_file_from_parquet_writer(w, dfo, arena, df, err)) != HS_OK)
+    (void)hs_table_file_remove(path, NULL);
   hs_parquet_writer_free(w); /* removes the file unless closed */
   return st;
 }
@@ -492,9 +498,6 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
       st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
       goto done;
     }
-    st = write_group(t, path, stamped, batches, rows + start[i], start[i + 1] - start[i], err);
-    if (st != HS_OK) goto done;
-    n_written = i + 1;
     st = key_decode(pc, np, g.keys.data ? g.keys.data + g.key_off[i] : NULL, g.key_len[i], tuple,
                     err);
     if (st != HS_OK) goto done;
@@ -504,8 +507,10 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
                                         .n_partition = np,
                                         .has_sort_order_id = order != NULL,
                                         .sort_order_id = order ? order->order_id : 0};
-    st = hs_iceberg_data_file_from_parquet_path(path, &dfo, arena, &files[i], err);
+    st = write_group(t, path, stamped, batches, rows + start[i], start[i + 1] - start[i], &dfo,
+                     arena, &files[i], err);
     if (st != HS_OK) goto done;
+    n_written = i + 1;
     hs_table_crash_point();
   }
   char dir[4200];

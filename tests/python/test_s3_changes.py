@@ -73,16 +73,24 @@ def _static(s3_, t):
     return pyiceberg_table.StaticTable.from_metadata(t.metadata_location, properties=_props(s3_))
 
 
+def _sizes(s3_, uri):
+    from pyarrow import fs as pafs
+    sel = pafs.FileSelector(uri.split("://", 1)[1], recursive=True)
+    return {f"s3://{f.path}": f.size for f in _fs(s3_).get_file_info(sel)
+            if f.type == pafs.FileType.File}
+
+
 def _pyiceberg_reads_every_snapshot(s3_, t, uri):
     st = _static(s3_, t)
+    sizes = _sizes(s3_, uri)
     for s in t.snapshots():
         ours = _canon(t.to_arrow(snapshot_id=s.snapshot_id))
         scan = st.scan(snapshot_id=s.snapshot_id)
         assert _canon(scan.to_arrow()) == ours, f"snapshot {s.snapshot_id} ({s.operation})"
         for task in scan.plan_files():  # every recorded file is an object below the table
-            assert task.file.file_path.startswith(uri + "/"), task.file.file_path
-            for d in task.delete_files:
-                assert d.file_path.startswith(uri + "/"), d.file_path
+            for f in [task.file] + list(task.delete_files):  # of the size recorded
+                assert f.file_path.startswith(uri + "/"), f.file_path
+                assert sizes.get(f.file_path) == f.file_size_in_bytes, f.file_path
 
 
 # ------------------------------------------------------------- row changes
