@@ -100,6 +100,8 @@ typedef struct hs_table_delete_group {
  * Leaves the file written but NOT fsynced: the writer's descriptor
  * (hs_parquet_writer_close_unsynced) is closed here, so the commit must
  * open and fdatasync `path` (and fsync its folder) before publishing.
+ * A store URI (s3://) is written by the Parquet writer's store sink and
+ * is durable on return.
  * On failure nothing is left at `path`.
  * Fills *df: content HS_ICE_CONTENT_POSITION_DELETES, file_path =
  * `recorded` (copied into a), file_format "PARQUET", record_count,
@@ -117,7 +119,9 @@ hs_status hs_table_posdel_write(const char *path, const char *recorded,
  * type "deletion-vector-v1", fields [2147483645], snapshot-id and
  * sequence-number -1, properties "referenced-data-file" and "cardinality",
  * uncompressed), then the Puffin footer (magic PFA1, footer JSON, length,
- * flags 0, magic). Not fsynced (written and closed; the commit syncs it).
+ * flags 0, magic). Not fsynced (written and closed; the commit syncs it);
+ * a store URI is one PUT If-None-Match (durable on return; an existing
+ * object is HS_ERR_INVALID_ARG, as an existing file is).
  * On failure nothing is left at `path`. Fills dfs[i] (n entries): content
  * HS_ICE_CONTENT_POSITION_DELETES, file_format "PUFFIN", file_path =
  * `recorded`, referenced_data_file = groups[i].data_file,
