@@ -166,6 +166,78 @@ static bool rep_materialize(hs_wcol *c) {
   return true;
 }
 
+/* build_levels for a leaf inside structs (l->n_struct levels): the
+ * definition level of a row counts the nullable levels defined above the
+ * first null one; only rows defined down to the leaf have a value, at the
+ * row's position plus every struct's offset. */
+static hs_status struct_levels(hs_wcol *c, const struct ArrowArray *arr, int64_t s, int64_t m,
+                               const struct ArrowArray **va, bool *contig, int64_t *vstart,
+                               int64_t *nv, hs_error *err) {
+  const hs_wleaf *l = c->leaf;
+  const struct ArrowArray *node[HS_WSTRUCT_DEPTH_MAX + 1];
+  int64_t shift[HS_WSTRUCT_DEPTH_MAX + 1];
+  uint32_t ns = l->n_struct;
+  bool nulls = false;
+  node[0] = arr;
+  shift[0] = 0;
+  for (uint32_t k = 0; k < ns; k++) {
+    const struct ArrowArray *p = node[k];
+    if (p->n_children <= l->struct_child[k] || p->children == NULL ||
+        p->children[l->struct_child[k]] == NULL)
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': struct array without its member",
+                          l->dotted);
+    nulls |= has_nulls(p);
+    node[k + 1] = p->children[l->struct_child[k]];
+    shift[k + 1] = shift[k] + p->offset;
+    if (node[k + 1]->length < s + m + shift[k + 1])
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "column '%s': struct member shorter than its struct", l->dotted);
+  }
+  const struct ArrowArray *leaf = node[ns];
+  nulls |= has_nulls(leaf);
+  *va = leaf;
+  int16_t maxd = l->max_def;
+  int16_t *d = NULL;
+  if (maxd > 0 && (nulls || !c->def_implicit)) {
+    if (c->def_implicit && !def_materialize(c)) return oom(c, err);
+    if (!hs_buf_reserve(&c->def, (size_t)m * 2)) return oom(c, err);
+    d = (int16_t *)(void *)(c->def.data + c->def.len);
+    c->def.len += (size_t)m * 2;
+  }
+  if (!nulls) {
+    for (int64_t i = 0; d && i < m; i++) d[i] = maxd;
+    *contig = true;
+    *vstart = s + shift[ns];
+    *nv = m;
+  } else {
+    c->vidx.len = 0;
+    if (!hs_buf_reserve(&c->vidx, (size_t)m * 8)) return oom(c, err);
+    int64_t *p = (int64_t *)(void *)c->vidx.data, k = 0;
+    for (int64_t i = 0; i < m; i++) {
+      int16_t lv = 0;
+      bool defined = true;
+      for (uint32_t j = 0; j <= ns && defined; j++) {
+        bool nullable = j < ns ? l->struct_nullable[j] : l->elem_nullable;
+        bool v = hs_arrow_is_valid(node[j], s + i + shift[j]);
+        if (!v && !nullable)
+          return hs_error_set(err, HS_ERR_SCHEMA, "column '%s': null in non-nullable field",
+                              l->dotted);
+        if (!v)
+          defined = false;
+        else
+          lv = (int16_t)(lv + nullable);
+      }
+      if (d) d[i] = lv;
+      if (defined) p[k++] = s + i + shift[ns];
+    }
+    *contig = false;
+    *nv = k;
+  }
+  c->page_levels += m;
+  c->page_rows += m;
+  return HS_OK;
+}
+
 /* Append levels for rows [s, s+m) of `arr` and find their non-null values:
  * either the contiguous positions [*vstart, *vstart + *nv) of *va, or the
  * *nv positions written to c->vidx (*contig false). Positions are logical
@@ -175,6 +247,7 @@ static hs_status build_levels(hs_wcol *c, const struct ArrowArray *arr, int64_t 
                               int64_t *nv, hs_error *err) {
   const hs_wleaf *l = c->leaf;
   int16_t maxd = l->max_def;
+  if (l->n_struct > 0) return struct_levels(c, arr, s, m, va, contig, vstart, nv, err);
   if (l->list_kind == HS_WLIST_NONE) {
     *va = arr;
     bool nulls = has_nulls(arr);

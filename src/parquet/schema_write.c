@@ -276,6 +276,127 @@ static bool json_append_string(hs_buf *b, const char *s) {
   return hs_buf_append_byte(b, '"');
 }
 
+/* Struct columns (top-level field `f`, a struct): elements and leaves it
+ * needs, counted into *ne / *nl. Struct members may be primitives or
+ * structs; lists and maps inside structs are HS_ERR_UNSUPPORTED naming
+ * the member. */
+static hs_status struct_count(const struct ArrowSchema *f, const char *path, uint32_t depth,
+                              size_t *ne, size_t *nl, hs_error *err) {
+  if (depth >= HS_WSTRUCT_DEPTH_MAX)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "column '%s': structs nested over %d levels", path,
+                        HS_WSTRUCT_DEPTH_MAX);
+  if (f->n_children < 0 || f->n_children > 100000 || (f->n_children > 0 && f->children == NULL))
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': bad struct child count %lld", path,
+                        (long long)f->n_children);
+  if (f->n_children == 0)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "column '%s': a struct without fields cannot be written to Parquet", path);
+  *ne += 1;
+  for (int64_t k = 0; k < f->n_children; k++) {
+    const struct ArrowSchema *c = f->children[k];
+    if (c == NULL || c->format == NULL)
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "column '%s': member %lld has no format", path,
+                          (long long)k);
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s.%s", path, c->name ? c->name : "");
+    hs_status st = refuse_dictionary(c, sub, err);
+    hs_arrow_type ct;
+    if (st == HS_OK) st = hs_arrow_type_parse(c->format, &ct, err);
+    if (st != HS_OK) return st;
+    if (ct.id == HS_AT_STRUCT) {
+      if ((st = struct_count(c, sub, depth + 1, ne, nl, err)) != HS_OK) return st;
+    } else if (c->n_children > 0) {
+      return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                          "column '%s': a nested type ('%s') inside a struct cannot be written to "
+                          "Parquet yet (struct members must be primitives or structs)",
+                          sub, c->format);
+    } else {
+      *ne += 1;
+      *nl += 1;
+    }
+  }
+  return HS_OK;
+}
+
+/* Where struct_add is in the schema: the levels above the current node. */
+typedef struct struct_walk {
+  hs_wschema *out;
+  int32_t field;
+  const char *top;                             /* top-level name (arena) */
+  const char *names[HS_WSTRUCT_DEPTH_MAX + 1]; /* path (arena) */
+  int32_t child[HS_WSTRUCT_DEPTH_MAX];
+  bool nullable[HS_WSTRUCT_DEPTH_MAX];
+  uint32_t depth; /* struct levels above the node */
+  int16_t def;    /* nullable levels among them */
+  int32_t *next_id;
+} struct_walk;
+
+/* Struct `f` (checked by struct_count) as a group element and its members,
+ * depth first, with the members' leaves. */
+static hs_status struct_add(struct_walk *w, const struct ArrowSchema *f, hs_pq_schema_element *e,
+                            hs_error *err) {
+  hs_arena *a = &w->out->arena;
+  e->num_children = (int32_t)f->n_children;
+  uint32_t d = w->depth;
+  w->nullable[d] = (f->flags & ARROW_FLAG_NULLABLE) != 0;
+  w->depth = d + 1;
+  w->def = (int16_t)(w->def + w->nullable[d]);
+  hs_status st = HS_OK;
+  for (int64_t k = 0; st == HS_OK && k < f->n_children; k++) {
+    const struct ArrowSchema *c = f->children[k];
+    w->child[d] = (int32_t)k;
+    w->names[d + 1] = dup_str(a, c->name ? c->name : "");
+    if (w->names[d + 1] == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "writer schema: out of memory");
+    bool nullable = (c->flags & ARROW_FLAG_NULLABLE) != 0;
+    hs_pq_schema_element *ce = &w->out->elems[w->out->n_elems++];
+    ce->name = w->names[d + 1];
+    ce->has_repetition = true;
+    ce->repetition = nullable ? HS_PQ_OPTIONAL : HS_PQ_REQUIRED;
+    ce->has_field_id = true;
+    ce->field_id = field_id_of(c, (*w->next_id)++);
+    hs_arrow_type ct;
+    if ((st = hs_arrow_type_parse(c->format, &ct, err)) != HS_OK) break;
+    if (ct.id == HS_AT_STRUCT) {
+      st = struct_add(w, c, ce, err);
+      continue;
+    }
+    hs_wleaf *l = &w->out->leaves[w->out->n_leaves++];
+    memset(l, 0, sizeof *l);
+    l->field = w->field;
+    l->name = w->top;
+    l->field_nullable = w->nullable[0];
+    l->elem_nullable = nullable;
+    l->n_struct = d + 1;
+    int32_t *sc = hs_arena_alloc(a, (d + 1) * sizeof *sc);
+    bool *sn = hs_arena_alloc(a, (d + 1) * sizeof *sn);
+    const char **path = hs_arena_alloc(a, (d + 2) * sizeof *path);
+    size_t dl = 1;
+    for (uint32_t j = 0; j <= d + 1; j++) dl += strlen(w->names[j]) + 1;
+    char *dotted = hs_arena_alloc(a, dl);
+    if (sc == NULL || sn == NULL || path == NULL || dotted == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "writer schema: out of memory");
+    memcpy(sc, w->child, (d + 1) * sizeof *sc);
+    memcpy(sn, w->nullable, (d + 1) * sizeof *sn);
+    dotted[0] = 0;
+    for (uint32_t j = 0; j <= d + 1; j++) {
+      path[j] = w->names[j];
+      if (j) strcat(dotted, ".");
+      strcat(dotted, w->names[j]);
+    }
+    l->struct_child = sc;
+    l->struct_nullable = sn;
+    l->path = path;
+    l->n_path = d + 2;
+    l->dotted = dotted;
+    l->max_def = (int16_t)(w->def + nullable);
+    if ((st = map_primitive(&ct, c->format, dotted, ce, l, err)) != HS_OK) break;
+  }
+  w->depth = d;
+  w->def = (int16_t)(w->def - w->nullable[d]);
+  return st;
+}
+
 hs_status hs_wschema_build(const struct ArrowSchema *schema, const hs_parquet_write_options *opts,
                            hs_wschema *out, hs_error *err) {
   memset(out, 0, sizeof(*out));
@@ -292,9 +413,20 @@ hs_status hs_wschema_build(const struct ArrowSchema *schema, const hs_parquet_wr
     return hs_error_set(err, HS_ERR_INVALID_ARG, "writer schema: bad child count %lld",
                         (long long)schema->n_children);
   size_t nf = (size_t)schema->n_children;
-  /* At most 3 elements and 1 leaf per field, plus the root. */
-  out->elems = hs_arena_alloc(a, (3 * nf + 1) * sizeof(hs_pq_schema_element));
-  out->leaves = hs_arena_alloc(a, (nf + 1) * sizeof(hs_wleaf));
+  /* At most 3 elements and 1 leaf per field, plus the root; structs count
+   * their members. */
+  size_t ne = 1, nlv = 1;
+  for (size_t i = 0; i < nf; i++) {
+    const struct ArrowSchema *f = schema->children[i];
+    if (f != NULL && f->format != NULL && strcmp(f->format, "+s") == 0) {
+      if ((st = struct_count(f, f->name ? f->name : "", 0, &ne, &nlv, err)) != HS_OK) return st;
+    } else {
+      ne += 3;
+      nlv += 1;
+    }
+  }
+  out->elems = hs_arena_alloc(a, ne * sizeof(hs_pq_schema_element));
+  out->leaves = hs_arena_alloc(a, nlv * sizeof(hs_wleaf));
   if (!out->elems || !out->leaves) {
     st = hs_error_set(err, HS_ERR_NOMEM, "writer schema: out of memory");
     goto fail;
@@ -333,6 +465,33 @@ hs_status hs_wschema_build(const struct ArrowSchema *schema, const hs_parquet_wr
     e->repetition = l->field_nullable ? HS_PQ_OPTIONAL : HS_PQ_REQUIRED;
     e->has_field_id = true;
     e->field_id = field_id_of(f, next_id++);
+    if (t.id == HS_AT_STRUCT) { /* a group; its members' leaves follow */
+      if (l->name == NULL) goto oom;
+      uint32_t first_leaf = out->n_leaves;
+      struct_walk sw;
+      memset(&sw, 0, sizeof sw);
+      sw.out = out;
+      sw.field = (int32_t)i;
+      sw.top = l->name;
+      sw.names[0] = l->name;
+      sw.next_id = &next_id;
+      if ((st = struct_add(&sw, f, e, err)) != HS_OK) goto fail;
+      for (uint32_t j = first_leaf; j < out->n_leaves; j++) {
+        hs_wleaf *sl = &out->leaves[j];
+        int enc = (opts->use_dictionary && sl->type != HS_PQ_BOOLEAN) ? HS_ENCODING_DEFAULT
+                                                                      : HS_ENCODING_PLAIN;
+        for (size_t k = 0; k < opts->n_encodings; k++)
+          if (opts->encoding_columns && opts->encoding_columns[k] &&
+              strcmp(opts->encoding_columns[k], name) == 0) {
+            enc = opts->encodings[k];
+            if ((st = check_encoding(sl, enc, err)) != HS_OK) goto fail;
+            if (enc == HS_ENCODING_RLE_DICTIONARY)
+              enc = sl->type == HS_PQ_BOOLEAN ? HS_ENCODING_PLAIN : HS_ENCODING_DEFAULT;
+          }
+        sl->encoding = enc;
+      }
+      continue;
+    }
 
     if (t.id == HS_AT_LIST || t.id == HS_AT_LARGE_LIST || t.id == HS_AT_FIXED_LIST) {
       if (f->n_children != 1 || f->children == NULL || f->children[0] == NULL ||

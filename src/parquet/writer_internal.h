@@ -66,8 +66,14 @@ typedef struct hs_wleaf {
   int list_kind;       /* HS_WLIST_* */
   int32_t list_size;   /* HS_WLIST_FIXED */
   bool field_nullable; /* the top-level field (the list itself for lists) */
-  bool elem_nullable;  /* list element */
-  int encoding;        /* HS_ENCODING_*; DEFAULT = dictionary with PLAIN fallback */
+  bool elem_nullable;  /* list element; a struct's leaf itself */
+  /* Leaves inside structs: the struct levels above the leaf (the top-level
+   * field is level 0), the child taken below each and whether each is
+   * nullable. 0: not in a struct. */
+  uint32_t n_struct;
+  const int32_t *struct_child;
+  const bool *struct_nullable;
+  int encoding; /* HS_ENCODING_*; DEFAULT = dictionary with PLAIN fallback */
 } hs_wleaf;
 
 typedef struct hs_wschema {
@@ -79,6 +85,9 @@ typedef struct hs_wschema {
   int32_t n_fields;
   char *fixed_list_json; /* value of "hyperstream:fixed_size_list" or NULL (arena) */
 } hs_wschema;
+
+/* Struct nesting the writer takes (levels of structs in one column). */
+#define HS_WSTRUCT_DEPTH_MAX 32
 
 /* Build the Parquet schema and the leaf plan for a struct schema. Encoding
  * overrides and use_dictionary come from `opts`. Unsupported types give
