@@ -843,6 +843,152 @@ static void test_empty(const char *dir) {
   verify_file(path, C_COUNT, 0, 0);
 }
 
+/* Struct columns: s = struct<a: int32 (nullable), in: struct<b: string>
+ * (nullable), c: int64 (required)> (nullable), NULLs at every level, the
+ * struct array sliced (its offset applies to every member), written in
+ * batches and row groups of odd sizes; read back value by value. */
+#define SN 700
+static void test_structs(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/structs.parquet", dir);
+  static uint8_t s_valid[SN / 8 + 2], a_valid[SN / 8 + 2], in_valid[SN / 8 + 2];
+  static int32_t a_vals[SN], b_off[SN + 1];
+  static int64_t c_vals[SN];
+  static char b_data[SN * 4];
+  memset(s_valid, 0, sizeof s_valid);
+  memset(a_valid, 0, sizeof a_valid);
+  memset(in_valid, 0, sizeof in_valid);
+  int32_t bo = 0;
+  for (int i = 0; i < SN; i++) {
+    if (i % 7 != 3) s_valid[i / 8] |= (uint8_t)(1u << (i % 8));
+    if (i % 5 != 1) a_valid[i / 8] |= (uint8_t)(1u << (i % 8));
+    if (i % 3 != 2) in_valid[i / 8] |= (uint8_t)(1u << (i % 8));
+    a_vals[i] = i * 3 - 100;
+    c_vals[i] = (int64_t)i * 1000003;
+    b_off[i] = bo;
+    int len = i % 4;
+    for (int k = 0; k < len; k++) b_data[bo++] = (char)('a' + (i + k) % 26);
+  }
+  b_off[SN] = bo;
+  hs_error err = {0};
+  struct ArrowSchema sch;
+  CHECK_OK(hs_arrow_schema_init(&sch, "+s", "", 0, 1, &err), &err);
+  struct ArrowSchema *st = sch.children[0];
+  hs_arrow_schema_release(st);
+  CHECK_OK(hs_arrow_schema_init(st, "+s", "s", ARROW_FLAG_NULLABLE, 3, &err), &err);
+  hs_arrow_schema_release(st->children[0]);
+  CHECK_OK(hs_arrow_schema_init(st->children[0], "i", "a", ARROW_FLAG_NULLABLE, 0, &err), &err);
+  hs_arrow_schema_release(st->children[1]);
+  CHECK_OK(hs_arrow_schema_init(st->children[1], "+s", "in", ARROW_FLAG_NULLABLE, 1, &err), &err);
+  hs_arrow_schema_release(st->children[1]->children[0]);
+  CHECK_OK(
+      hs_arrow_schema_init(st->children[1]->children[0], "u", "b", ARROW_FLAG_NULLABLE, 0, &err),
+      &err);
+  hs_arrow_schema_release(st->children[2]);
+  CHECK_OK(hs_arrow_schema_init(st->children[2], "l", "c", 0, 0, &err), &err);
+
+  /* Members start at row 0; the struct arrays are sliced by `off`. */
+  const int64_t off = 11, n = SN - 40;
+  tarr a, b, in, c, sa;
+  tarr_make(&a, SN, 2, a_valid, a_vals, NULL);
+  tarr_make(&b, SN, 3, NULL, b_off, b_data);
+  tarr_make(&in, SN, 1, in_valid, NULL, NULL);
+  in.a.n_children = 1;
+  in.kids[0] = &b.a;
+  in.a.children = in.kids;
+  tarr_make(&c, SN, 2, NULL, c_vals, NULL);
+  struct ArrowArray *skids[3] = {&a.a, &in.a, &c.a};
+  tarr_make(&sa, n, 1, s_valid, NULL, NULL);
+  sa.a.offset = off;
+  sa.a.n_children = 3;
+  sa.a.children = skids;
+
+  hs_parquet_write_options o;
+  hs_parquet_write_options_init(&o);
+  o.row_group_rows_max = 97;
+  o.page_bytes_max = 300;
+  hs_parquet_writer *w = NULL;
+  CHECK_OK(hs_parquet_writer_open(path, &sch, &o, &w, &err), &err);
+  for (int64_t at = 0; w != NULL && at < n; at += 61) {
+    int64_t len = n - at < 61 ? n - at : 61;
+    struct ArrowArray *top[1] = {&sa.a};
+    struct ArrowArray batch;
+    memset(&batch, 0, sizeof batch);
+    const void *bb[1] = {NULL};
+    batch.offset = at;
+    batch.length = len;
+    batch.n_buffers = 1;
+    batch.buffers = bb;
+    batch.n_children = 1;
+    batch.children = top;
+    batch.release = noop_release;
+    CHECK_OK(hs_parquet_writer_write(w, &batch, &err), &err);
+  }
+  CHECK_OK(hs_parquet_writer_close(w, &err), &err);
+  hs_parquet_writer_free(w);
+  sch.release(&sch);
+
+  hs_parquet_reader *r = NULL;
+  CHECK_OK(hs_parquet_reader_open(path, &r, &err), &err);
+  if (r == NULL) return;
+  CHECK_EQ_INT(hs_parquet_reader_num_rows(r), n);
+  struct ArrowArrayStream rs;
+  CHECK_OK(hs_parquet_reader_stream(r, NULL, &rs, &err), &err);
+  int64_t row = 0, bad = 0;
+  for (;;) {
+    struct ArrowArray bt;
+    memset(&bt, 0, sizeof bt);
+    if (rs.get_next(&rs, &bt) != 0 || bt.release == NULL) break;
+    const struct ArrowArray *S = bt.children[0];
+    CHECK_EQ_INT(S->n_children, 3);
+    for (int64_t i = 0; i < bt.length; i++, row++) {
+      int64_t src = off + row; /* member row */
+      bool sv = (s_valid[src / 8] >> (src % 8)) & 1;
+      if (hs_arrow_is_valid(S, i) != sv) bad++;
+      if (!sv) continue;
+      const struct ArrowArray *A = S->children[0], *IN = S->children[1], *C = S->children[2];
+      int64_t j = S->offset + i;
+      bool av = (a_valid[src / 8] >> (src % 8)) & 1;
+      if (hs_arrow_is_valid(A, j) != av) bad++;
+      if (av && ((const int32_t *)A->buffers[1])[A->offset + j] != a_vals[src]) bad++;
+      if (((const int64_t *)C->buffers[1])[C->offset + j] != c_vals[src]) bad++;
+      bool iv = (in_valid[src / 8] >> (src % 8)) & 1;
+      if (hs_arrow_is_valid(IN, j) != iv) bad++;
+      if (!iv) continue;
+      const struct ArrowArray *B = IN->children[0];
+      int64_t k = IN->offset + j + B->offset;
+      const int32_t *bo2 = (const int32_t *)B->buffers[1];
+      int32_t len = bo2[k + 1] - bo2[k];
+      if (len != b_off[src + 1] - b_off[src] ||
+          memcmp((const char *)B->buffers[2] + bo2[k], b_data + b_off[src], (size_t)len) != 0)
+        bad++;
+    }
+    bt.release(&bt);
+  }
+  CHECK_EQ_INT(row, n);
+  CHECK_EQ_INT(bad, 0);
+  rs.release(&rs);
+  hs_parquet_reader_free(r);
+
+  /* A list inside a struct is refused, naming the member. */
+  CHECK_OK(hs_arrow_schema_init(&sch, "+s", "", 0, 1, &err), &err);
+  hs_arrow_schema_release(sch.children[0]);
+  CHECK_OK(hs_arrow_schema_init(sch.children[0], "+s", "s", ARROW_FLAG_NULLABLE, 1, &err), &err);
+  hs_arrow_schema_release(sch.children[0]->children[0]);
+  CHECK_OK(
+      hs_arrow_schema_init(sch.children[0]->children[0], "+l", "xs", ARROW_FLAG_NULLABLE, 1, &err),
+      &err);
+  hs_arrow_schema_release(sch.children[0]->children[0]->children[0]);
+  CHECK_OK(hs_arrow_schema_init(sch.children[0]->children[0]->children[0], "i", "item",
+                                ARROW_FLAG_NULLABLE, 0, &err),
+           &err);
+  w = NULL;
+  CHECK_EQ_INT(hs_parquet_writer_open(path, &sch, NULL, &w, &err), HS_ERR_UNSUPPORTED);
+  CHECK(strstr(err.message, "'s.xs'") != NULL);
+  CHECK(w == NULL);
+  sch.release(&sch);
+}
+
 int main(void) {
   char dir[] = "/tmp/hs_test_writer_XXXXXX";
   if (mkdtemp(dir) == NULL) return 1;
@@ -855,6 +1001,7 @@ int main(void) {
   test_dictionary_refused(dir);
   test_layout(dir);
   test_empty(dir);
+  test_structs(dir);
   test_crc32();
   test_page_crc(dir);
   if (getenv("HS_KEEP_FILES") == NULL) {
