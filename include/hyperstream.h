@@ -721,8 +721,10 @@ typedef struct hs_table_delete_file {
 typedef struct hs_table_row_delta {
   hs_table_operation operation;
   /* Parquet files written under data/ with the current schema's field ids
-   * (metrics are read from their footers); the current spec must be
-   * unpartitioned. */
+   * (metrics are read from their footers). In a partitioned table each
+   * file's rows must share one partition of the current spec: its tuple is
+   * computed from their source columns (a file of rows of two partitions,
+   * or of no rows, is HS_ERR_INVALID_ARG and nothing is committed). */
   const char *const *add_data_files;
   size_t n_add_data_files;
   const hs_table_delete_file *add_delete_files;

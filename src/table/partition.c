@@ -540,3 +540,120 @@ hs_status hs_table_spec_edit_apply(const hs_iceberg_metadata *old, hs_iceberg_me
   bool changed = false;
   return spec_edit(old, m, a, &rq, &changed, err);
 }
+
+/* ------------------------------------------- a data file's partition */
+
+hs_status hs_table_partition_of_file(const hs_iceberg_schema *schema,
+                                     const hs_iceberg_partition_spec *spec, const char *path,
+                                     hs_arena *arena, hs_iceberg_value **tuple_out, hs_error *err) {
+  *tuple_out = NULL;
+  size_t np = spec->n_fields;
+  if (np == 0) return HS_OK;
+  hs_iceberg_type *ptypes = NULL;
+  part_col *pc = hs_arena_alloc(arena, np * sizeof *pc);
+  hs_iceberg_value *tuple = hs_arena_alloc(arena, np * sizeof *tuple);
+  const char **names = hs_arena_alloc(arena, np * sizeof *names);
+  if (pc == NULL || tuple == NULL || names == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "row delta: out of memory");
+  hs_status st = hs_iceberg_partition_types(schema, spec, arena, &ptypes, err);
+  if (st != HS_OK) return st;
+  hs_parquet_reader *r = NULL;
+  struct ArrowSchema fs;
+  memset(&fs, 0, sizeof fs);
+  struct ArrowArrayStream s;
+  memset(&s, 0, sizeof s);
+  hs_buf key, first;
+  hs_buf_init(&key);
+  hs_buf_init(&first);
+  if ((st = hs_parquet_reader_open(path, &r, err)) != HS_OK) return st;
+  if ((st = hs_parquet_reader_schema(r, &fs, err)) != HS_OK) goto done;
+  /* Each source column by field id among the file's top-level columns
+   * (absent: every row NULL, as a reader sees a column added later). */
+  size_t n_read = 0;
+  for (size_t i = 0; i < np; i++) {
+    const hs_iceberg_partition_field *pf = &spec->fields[i];
+    const hs_iceberg_type *it = NULL;
+    for (size_t k = 0; k < schema->root.n_fields; k++)
+      if (schema->root.fields[k].id == pf->source_id) {
+        it = &schema->root.fields[k].type;
+        pc[i].col.name = schema->root.fields[k].name;
+      }
+    if (it == NULL || pf->n_source_ids > 0) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "partition field '%s': only top-level single-source fields can be "
+                        "derived from a data file",
+                        pf->name);
+      goto done;
+    }
+    pc[i].col.it = it;
+    pc[i].tr = &pf->transform;
+    pc[i].rt = &ptypes[i];
+    pc[i].col.at.id = HS_AT_NA; /* absent */
+    for (int64_t j = 0; j < fs.n_children; j++) {
+      if (hs_arrow_field_id(fs.children[j]) != pf->source_id) continue;
+      const char *nm = fs.children[j]->name ? fs.children[j]->name : "";
+      size_t at = n_read;
+      for (size_t q = 0; q < n_read; q++)
+        if (strcmp(names[q], nm) == 0) at = q;
+      if (at == n_read) names[n_read++] = nm;
+      pc[i].col.index = at;
+      if ((st = hs_arrow_type_parse(fs.children[j]->format, &pc[i].col.at, err)) != HS_OK)
+        goto done;
+    }
+  }
+  int64_t row = 0;
+  if (n_read > 0) {
+    hs_parquet_read_options ro;
+    hs_parquet_read_options_init(&ro);
+    ro.columns = names;
+    ro.n_columns = n_read;
+    if ((st = hs_parquet_reader_stream(r, &ro, &s, err)) != HS_OK) goto done;
+  }
+  for (int64_t total = hs_parquet_reader_num_rows(r); st == HS_OK && row < total;) {
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    if (n_read > 0) {
+      if (s.get_next(&s, &b) != 0) {
+        const char *m = s.get_last_error(&s);
+        st = hs_error_set(err, HS_ERR_CORRUPT, "%s", m ? m : "read failed");
+        break;
+      }
+      if (b.release == NULL) break;
+    } else {
+      b.length = 1; /* every source absent: one row stands for all */
+    }
+    for (int64_t i = 0; st == HS_OK && i < b.length; i++, row++) {
+      key.len = 0;
+      st = row_key(pc, np, &b, i, &key, err);
+      if (st != HS_OK) break;
+      if (row == 0) {
+        if (!hs_buf_append(&first, key.data, key.len))
+          st = hs_error_set(err, HS_ERR_NOMEM, "row delta: out of memory");
+      } else if (key.len != first.len || memcmp(key.data, first.data, key.len) != 0) {
+        st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "rows of more than one partition of spec %d (row %lld differs from "
+                          "row 0): a data file holds one partition",
+                          (int)spec->spec_id, (long long)row);
+      }
+    }
+    if (b.release != NULL) b.release(&b);
+    if (n_read == 0) break;
+  }
+  if (st == HS_OK && row == 0)
+    st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "a data file without rows has no partition (spec %d)", (int)spec->spec_id);
+  if (st == HS_OK) {
+    uint8_t *k = hs_arena_memdup(arena, first.data, first.len); /* the tuple borrows its bytes */
+    if (k == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "row delta: out of memory");
+    if (st == HS_OK) st = key_decode(pc, np, k, first.len, tuple, err);
+    if (st == HS_OK) *tuple_out = tuple;
+  }
+done:
+  if (s.release != NULL) s.release(&s);
+  if (fs.release != NULL) fs.release(&fs);
+  hs_parquet_reader_free(r);
+  hs_buf_free(&key);
+  hs_buf_free(&first);
+  if (st != HS_OK) hs_error_prefix(err, "%s: ", path);
+  return st;
+}

@@ -10,7 +10,9 @@
  * referenced_data_file), found among the live files of the current
  * snapshot: a named data file that is not live there was removed by a
  * commit since the caller read the table (HS_ERR_CONFLICT). Without one,
- * the current spec must be unpartitioned (a global delete).
+ * the current spec must be unpartitioned (a global delete). A data file
+ * added to a partitioned table gets the tuple its rows give under the
+ * current spec (hs_table_partition_of_file: one tuple per file).
  */
 #include <string.h>
 
@@ -81,15 +83,15 @@ hs_status hs_table_commit_row_delta(hs_table *t, const hs_table_row_delta *d,
       break;
     }
     if ((st = check_inside(t, p, "row delta data file", err)) != HS_OK) break;
-    if (spec->n_fields > 0) {
-      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "%s: %s: adding data files to a partitioned table (spec %d) is not "
-                        "supported here",
-                        t->root, what, (int)spec->spec_id);
+    /* A partitioned table's file: the tuple its rows give. */
+    hs_iceberg_value *tuple = NULL;
+    if ((st = hs_table_partition_of_file(schema, spec, p, &a, &tuple, err)) != HS_OK) {
+      hs_error_prefix(err, "%s: %s: ", t->root, what);
       break;
     }
     hs_iceberg_data_file df;
-    hs_iceberg_data_file_options dfo = {.schema = schema, .file_path = p};
+    hs_iceberg_data_file_options dfo = {
+        .schema = schema, .file_path = p, .partition = tuple, .n_partition = spec->n_fields};
     st = hs_iceberg_data_file_from_parquet_path(p, &dfo, &a, &df, err);
     if (st == HS_OK) st = hs_txn_add_files(x, &df, 1, spec->spec_id, err);
     if (st == HS_OK) st = hs_txn_add_written_path(x, p, err);

@@ -112,9 +112,13 @@ static int64_t floor_div(int64_t a, int64_t d) {
 void hs_table_column_value(const hs_table_column *c, const struct ArrowArray *batch, int64_t row,
                            hs_iceberg_value *v) {
   memset(v, 0, sizeof *v);
+  if (c->at.id == HS_AT_NA) { /* also a column the batch lacks */
+    v->is_null = true;
+    return;
+  }
   const struct ArrowArray *a = batch->children[c->index];
   int64_t i = row + batch->offset; /* struct child slot */
-  if (c->at.id == HS_AT_NA || !hs_arrow_is_valid(a, i)) {
+  if (!hs_arrow_is_valid(a, i)) {
     v->is_null = true;
     return;
   }

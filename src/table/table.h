@@ -257,6 +257,16 @@ hs_status hs_table_append_schema(const hs_table *t, const hs_iceberg_schema *ts,
                                  const struct ArrowSchema *in, struct ArrowSchema *stamped,
                                  hs_error *err);
 
+/* The partition tuple (arena array of spec->n_fields; NULL for an
+ * unpartitioned spec) of the data file at `path` written elsewhere: its
+ * rows' source columns (top-level, matched by field id; absent: NULL) are
+ * read and transformed, and every row must give the same tuple, else
+ * HS_ERR_INVALID_ARG naming the first row that differs. A file without
+ * rows is HS_ERR_INVALID_ARG. */
+hs_status hs_table_partition_of_file(const hs_iceberg_schema *schema,
+                                     const hs_iceberg_partition_spec *spec, const char *path,
+                                     hs_arena *arena, hs_iceberg_value **tuple_out, hs_error *err);
+
 /* Write every batch of `stream` (consumed, not released) as data files
  * under <root>/data: one file per partition of `spec` (may have no
  * fields), rows stably sorted by `order` (NULL or no fields: input order)

@@ -839,6 +839,85 @@ static void test_crash(int format) {
  * an overwrite that removes a file, one in the same partition does. v2
  * manifests do not record a position delete's referenced data file, so
  * only the partition tells them apart. */
+/* Data files added to a partitioned table by a row delta get the tuple
+ * their rows give under the current spec; a file of two partitions is
+ * refused and nothing is committed. */
+static void test_partitioned_data_files(int format) {
+  hs_error e = {0};
+  char *dir = temp_dir();
+  char root[4200];
+  snprintf(root, sizeof root, "%s/t", dir);
+  hs_table *t = create_table(root, format);
+  hs_table_partition_field pf = {.source = "id", .transform = "truncate[100]", .name = NULL};
+  CHECK_OK(hs_table_set_partition_spec(t, &pf, 1, &e), &e);
+  int64_t s0 = -1;
+  CHECK_OK(append_range(t, 0, 20, &s0, &e), &e);
+  int64_t ids[20];
+  for (int i = 0; i < 20; i++) ids[i] = 300 + i * 3;
+  char good[4200], mixed[4200];
+  make_data_file(t, dir, ids, 20, good, sizeof good);
+  ids[19] = 400; /* the last row in partition 400 */
+  make_data_file(t, dir, ids, 20, mixed, sizeof mixed);
+
+  const char *adds[1] = {mixed};
+  hs_table_row_delta d = {0};
+  d.operation = HS_TABLE_OP_APPEND;
+  d.validate_no_new_deletes = -1;
+  d.add_data_files = adds;
+  d.n_add_data_files = 1;
+  hs_error bad = {0};
+  CHECK_EQ_INT(hs_table_commit_row_delta(t, &d, NULL, &bad), HS_ERR_INVALID_ARG);
+  CHECK(has(&bad, "more than one partition") && has(&bad, "row 19") && has(&bad, mixed));
+  CHECK(hs_table_current_snapshot_id(t) == s0);
+
+  adds[0] = good;
+  int64_t s1 = -1;
+  CHECK_OK(hs_table_commit_row_delta(t, &d, &s1, &e), &e);
+  CHECK(s1 > 0 && s1 != s0);
+  hs_table_plan plan;
+  CHECK_OK(hs_table_plan_files(t, -1, &plan, &e), &e);
+  CHECK_EQ_INT(plan.n_files, 2);
+  bool found = false;
+  for (size_t i = 0; i < plan.n_files; i++) {
+    const hs_iceberg_data_file *df = plan.files[i].data_file;
+    if (strcmp(df->file_path, good) != 0) continue;
+    found = true;
+    CHECK_EQ_INT(plan.files[i].spec_id, t->meta.default_spec_id);
+    CHECK_EQ_INT(df->n_partition, 1);
+    if (df->n_partition == 1) {
+      CHECK(!df->partition[0].is_null);
+      CHECK_EQ_INT(df->partition[0].i64, 300);
+    }
+  }
+  CHECK(found);
+  hs_table_plan_free(&plan);
+  /* Reads prune it by its partition like an appended file. */
+  hs_scan_options so;
+  hs_scan_options_init(&so);
+  so.filter = "id < 100";
+  struct ArrowArrayStream st;
+  CHECK_OK(hs_table_scan_query(t, &so, &st, &e), &e);
+  int64_t rows = 0;
+  for (;;) {
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    if (st.get_next(&st, &b) != 0 || b.release == NULL) break;
+    rows += b.length;
+    b.release(&b);
+  }
+  hs_scan_stats ss;
+  CHECK_OK(hs_scan_stats_get(&st, &ss, &e), &e);
+  CHECK_EQ_INT(rows, 20);
+  CHECK_EQ_INT(ss.files_pruned, 1);
+  st.release(&st);
+  int64_t live = 0;
+  CHECK_OK(hs_table_count_rows(t, -1, &live, NULL, NULL, &e), &e);
+  CHECK_EQ_INT(live, 40);
+  hs_table_free(t);
+  rm_rf(dir);
+  hs_free(dir);
+}
+
 static void test_partition_deletes(void) {
   hs_error e = {0};
   char *dir = temp_dir();
@@ -1298,5 +1377,7 @@ int main(void) {
   }
   test_dv_puffin();
   test_partition_deletes();
+  test_partitioned_data_files(2);
+  test_partitioned_data_files(3);
   return hs_test_finish("test_txn");
 }
