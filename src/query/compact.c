@@ -8,7 +8,8 @@
  *     read plan: each data file's live-row set).
  *  2. Select: the files a filter may match (the scan's pruning by
  *     partition values and column bounds; every file without a filter),
- *     of those the candidates: smaller than 3/4 of the target, or with
+ *     of those the candidates: smaller than 3/4 of the target, larger
+ *     than 1.8 x the target (Iceberg's default max-file-size-bytes), or with
  *     delete files applied, or of a partition spec other than the default.
  *     Files whose rows are all deleted are always candidates (removed,
  *     nothing written).
@@ -21,8 +22,10 @@
  *     position deletes, deletion vectors and equality deletes applied)
  *     streamed into the append's clustered writer with the table's
  *     current spec and sort order, so old-spec files are re-partitioned
- *     and rows sorted. For unpartitioned, unsorted tables a bin is one
- *     file whose batches can be kept (hs_table_appended) for index builds.
+ *     and rows sorted; each partition's rows are cut into files of about
+ *     the target (rows per file from the bin's live bytes per row), so an
+ *     oversized file is split. For unpartitioned, unsorted tables a bin of
+ *     one output file keeps its batches (hs_table_appended) for index builds.
  *  5. Delete files that apply to no data file left (position deletes and
  *     equality deletes by the spec's sequence-number and partition-scope
  *     rules; deletion vectors of removed data files) are removed too.
@@ -121,6 +124,7 @@ static hs_status pack(compactor *c, hs_error *err) {
   size_t n = c->plan.n_files;
   int32_t def = c->t->meta.default_spec_id;
   int64_t small = c->target / 4 * 3;
+  int64_t big = c->target > INT64_MAX / 2 ? INT64_MAX : c->target / 5 * 9; /* 1.8 x */
   int64_t min_in = c->o != NULL && c->o->min_input_files > 0 ? c->o->min_input_files : 2;
   bool *cand = hs_calloc(n + 1, 1), *done = hs_calloc(n + 1, 1);
   size_t *members = hs_malloc((n + 1) * sizeof *members);
@@ -132,7 +136,8 @@ static hs_status pack(compactor *c, hs_error *err) {
       continue;
     }
     cand[i] = c->matched[i] &&
-              (has_deletes(f) || f->spec_id != def || f->data_file->file_size_in_bytes < small);
+              (has_deletes(f) || f->spec_id != def || f->data_file->file_size_in_bytes < small ||
+               f->data_file->file_size_in_bytes > big);
   }
   for (size_t i = 0; st == HS_OK && i < n; i++) {
     if (!cand[i] || done[i]) continue;
@@ -144,7 +149,8 @@ static hs_status pack(compactor *c, hs_error *err) {
       done[j] = true;
       members[m++] = j;
       const hs_table_plan_file *f = &c->plan.files[j];
-      dirty = dirty || has_deletes(f) || f->spec_id != def || hs_table_plan_file_live(f) <= 0;
+      dirty = dirty || has_deletes(f) || f->spec_id != def || hs_table_plan_file_live(f) <= 0 ||
+              f->data_file->file_size_in_bytes > big;
     }
     if ((int64_t)m < min_in && !dirty) continue;
     /* Bins of about the target size, in manifest order. */
@@ -156,8 +162,8 @@ static hs_status pack(compactor *c, hs_error *err) {
       do {
         const hs_table_plan_file *f = &c->plan.files[members[k]];
         acc += live_bytes(f);
-        bin_dirty =
-            bin_dirty || has_deletes(f) || f->spec_id != def || hs_table_plan_file_live(f) <= 0;
+        bin_dirty = bin_dirty || has_deletes(f) || f->spec_id != def ||
+                    hs_table_plan_file_live(f) <= 0 || f->data_file->file_size_in_bytes > big;
         k++;
       } while (k < m && acc + live_bytes(&c->plan.files[members[k]]) <= c->target);
       if (k - first == 1 && !bin_dirty) continue; /* one clean file: nothing gained */
@@ -271,10 +277,11 @@ static hs_status write_bin(compactor *c, const hs_iceberg_schema *schema,
                            const hs_iceberg_partition_spec *spec,
                            const hs_iceberg_sort_order *order, hs_error *err) {
   hs_status st = HS_OK;
-  int64_t live = 0;
+  int64_t live = 0, bytes = 0;
   for (size_t i = 0; st == HS_OK && i < c->plan.n_files; i++) {
     if (c->bin[i] != c->cur_bin) continue;
     const hs_table_plan_file *f = &c->plan.files[i];
+    bytes += live_bytes(f);
     st = hs_txn_remove_file(c->txn, f->data_file->file_path, err);
     c->removed[i] = true;
     c->res.files_rewritten++;
@@ -283,6 +290,11 @@ static hs_status write_bin(compactor *c, const hs_iceberg_schema *schema,
     live += hs_table_plan_file_live(f);
   }
   if (st != HS_OK || live <= 0) return st;
+  /* Rows per output file: the target at the bin's bytes per live row. */
+  int64_t per_file = 0;
+  if (bytes > c->target && bytes > 0)
+    per_file = (int64_t)((double)c->target * (double)live / (double)bytes);
+  if (bytes > c->target && per_file < 1) per_file = 1;
   /* v3: rows keep their _row_id and _last_updated_sequence_number (read
    * with the columns, written back under their reserved ids; lineage.h). */
   const char **cols = NULL;
@@ -318,8 +330,8 @@ static hs_status write_bin(compactor *c, const hs_iceberg_schema *schema,
   hs_iceberg_data_file *files = NULL;
   size_t n = 0;
   if (st == HS_OK)
-    st = hs_table_write_clustered(c->t, schema, spec, order, &stamped, &ts, &c->arena, &files, &n,
-                                  err);
+    st = hs_table_write_clustered_split(c->t, schema, spec, order, &stamped, &ts, per_file,
+                                        &c->arena, &files, &n, err);
   for (size_t i = 0; st == HS_OK && i < n; i++) {
     st = remember(c, files[i].file_path, err);
     c->res.rows += files[i].record_count;

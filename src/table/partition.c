@@ -371,6 +371,17 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
                                    struct ArrowArrayStream *stream, hs_arena *arena,
                                    hs_iceberg_data_file **files_out, size_t *n_files_out,
                                    hs_error *err) {
+  return hs_table_write_clustered_split(t, schema, spec, order, stamped, stream, 0, arena,
+                                        files_out, n_files_out, err);
+}
+
+hs_status hs_table_write_clustered_split(const hs_table *t, const hs_iceberg_schema *schema,
+                                         const hs_iceberg_partition_spec *spec,
+                                         const hs_iceberg_sort_order *order,
+                                         const struct ArrowSchema *stamped,
+                                         struct ArrowArrayStream *stream, int64_t rows_per_file,
+                                         hs_arena *arena, hs_iceberg_data_file **files_out,
+                                         size_t *n_files_out, hs_error *err) {
   *files_out = NULL;
   *n_files_out = 0;
   struct ArrowArray *batches = NULL;
@@ -385,7 +396,7 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
   hs_table_row *rows = NULL;
   size_t *start = NULL;
   hs_iceberg_data_file *files = NULL;
-  size_t n_written = 0;
+  size_t n_written = 0, n_out = 0; /* files written, to write */
   char **paths = NULL;
 
   /* 1. Buffer the write. */
@@ -481,48 +492,58 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
     if (st != HS_OK) goto done;
   }
 
-  /* 4. One data file per group. */
+  /* 4. One data file per group, or per rows_per_file consecutive rows of
+   * it (sorted runs stay sorted in each). */
   char uuid[37];
-  files = hs_arena_alloc(arena, g.n_groups * sizeof *files);
-  paths = hs_calloc(g.n_groups, sizeof *paths);
+  for (size_t i = 0; i < g.n_groups; i++) {
+    size_t len = start[i + 1] - start[i];
+    n_out += rows_per_file > 0 ? (len + (size_t)rows_per_file - 1) / (size_t)rows_per_file : 1;
+  }
+  files = hs_arena_alloc(arena, n_out * sizeof *files);
+  paths = hs_calloc(n_out, sizeof *paths);
   hs_iceberg_value *tuple = np ? hs_arena_alloc(arena, np * sizeof *tuple) : NULL;
   if (files == NULL || paths == NULL || (np && tuple == NULL)) {
     st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
     goto done;
   }
   if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
+  size_t f = 0;
   for (size_t i = 0; i < g.n_groups; i++) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/data/%05zu-0-%s.parquet", t->root, i, uuid);
-    if ((paths[i] = hs_strdup(path)) == NULL) {
-      st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
-      goto done;
-    }
     st = key_decode(pc, np, g.keys.data ? g.keys.data + g.key_off[i] : NULL, g.key_len[i], tuple,
                     err);
     if (st != HS_OK) goto done;
-    hs_iceberg_data_file_options dfo = {.schema = schema,
-                                        .file_path = path,
-                                        .partition = tuple,
-                                        .n_partition = np,
-                                        .has_sort_order_id = order != NULL,
-                                        .sort_order_id = order ? order->order_id : 0};
-    st = write_group(t, path, stamped, batches, rows + start[i], start[i + 1] - start[i], &dfo,
-                     arena, &files[i], err);
-    if (st != HS_OK) goto done;
-    n_written = i + 1;
-    hs_table_crash_point();
+    for (size_t at = start[i]; at < start[i + 1]; f++) {
+      size_t len = start[i + 1] - at;
+      if (rows_per_file > 0 && len > (size_t)rows_per_file) len = (size_t)rows_per_file;
+      char path[4200];
+      snprintf(path, sizeof path, "%s/data/%05zu-0-%s.parquet", t->root, f, uuid);
+      if ((paths[f] = hs_strdup(path)) == NULL) {
+        st = hs_error_set(err, HS_ERR_NOMEM, "append: out of memory");
+        goto done;
+      }
+      hs_iceberg_data_file_options dfo = {.schema = schema,
+                                          .file_path = path,
+                                          .partition = tuple,
+                                          .n_partition = np,
+                                          .has_sort_order_id = order != NULL,
+                                          .sort_order_id = order ? order->order_id : 0};
+      st = write_group(t, path, stamped, batches, rows + at, len, &dfo, arena, &files[f], err);
+      if (st != HS_OK) goto done;
+      n_written = f + 1;
+      at += len;
+      hs_table_crash_point();
+    }
   }
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/data", t->root);
   if (!t->remote && (st = hs_fs_fsync_dir(dir, err)) != HS_OK) goto done; /* objects: durable */
   *files_out = files;
-  *n_files_out = g.n_groups;
+  *n_files_out = n_out;
 
 done:
   if (st != HS_OK)
     for (size_t i = 0; i < n_written; i++) (void)hs_table_file_remove(paths[i], NULL);
-  for (size_t i = 0; paths && i < g.n_groups; i++) hs_free(paths[i]);
+  for (size_t i = 0; paths && i < n_out; i++) hs_free(paths[i]);
   hs_free(paths);
   hs_arrow_batches_free(batches, n_batches);
   hs_free(group_of);

@@ -279,6 +279,16 @@ hs_status hs_table_write_clustered(const hs_table *t, const hs_iceberg_schema *s
                                    const struct ArrowSchema *stamped,
                                    struct ArrowArrayStream *stream, hs_arena *arena,
                                    hs_iceberg_data_file **files, size_t *n_files, hs_error *err);
+/* The same, each partition's rows cut into files of at most
+ * `rows_per_file` consecutive rows (0: no limit), as compaction splits
+ * files larger than its target. */
+hs_status hs_table_write_clustered_split(const hs_table *t, const hs_iceberg_schema *schema,
+                                         const hs_iceberg_partition_spec *spec,
+                                         const hs_iceberg_sort_order *order,
+                                         const struct ArrowSchema *stamped,
+                                         struct ArrowArrayStream *stream, int64_t rows_per_file,
+                                         hs_arena *arena, hs_iceberg_data_file **files_out,
+                                         size_t *n_files_out, hs_error *err);
 
 /* ------------------------------------------------------------------
  * Scan planning (plan.c): the live data files of a snapshot with their
