@@ -619,6 +619,60 @@ static void test_replaced_data_file(void) {
   free(root);
 }
 
+/* v3 row lineage statistics (hs_scan_lineage_stats): inherited ranges,
+ * stored statistics widened by what NULLs inherit, and NULL inheritance
+ * without a first_row_id; each checked against the values' own range. */
+static void test_lineage_stats(void) {
+  hs_expr_stats s;
+  /* No stored column: rows [16, 32) of a file whose first_row_id is 100. */
+  hs_expr_stats_init(&s);
+  hs_scan_lineage_stats(true, 100, 7, 16, 32, false, &s);
+  CHECK(s.has_bounds && s.min.i64 == 116 && s.max.i64 == 131);
+  CHECK_EQ_INT(s.null_count, 0);
+  CHECK_EQ_INT(s.row_count, 16);
+  /* ... and the sequence number: a constant. */
+  hs_expr_stats_init(&s);
+  hs_scan_lineage_stats(false, 100, 7, 16, 32, false, &s);
+  CHECK(s.has_bounds && s.min.i64 == 7 && s.max.i64 == 7 && s.null_count == 0);
+  /* No first_row_id (written before an upgrade to v3): every _row_id NULL. */
+  hs_expr_stats_init(&s);
+  hs_scan_lineage_stats(true, -1, 7, 0, 10, false, &s);
+  CHECK(!s.has_bounds && s.null_count == 10);
+  /* Stored without NULLs: the stored statistics stand. */
+  hs_expr_stats_init(&s);
+  s.has_bounds = true;
+  s.min.i64 = 5;
+  s.max.i64 = 9;
+  s.null_count = 0;
+  s.row_count = 10;
+  hs_scan_lineage_stats(true, 1000, 7, 0, 10, true, &s);
+  CHECK(s.has_bounds && s.min.i64 == 5 && s.max.i64 == 9 && s.null_count == 0);
+  /* Stored with NULLs: widened by the inherited range of the rows. */
+  s.null_count = 3;
+  hs_scan_lineage_stats(true, 1000, 7, 0, 10, true, &s);
+  CHECK(s.has_bounds && s.min.i64 == 5 && s.max.i64 == 1009 && s.null_count == 0);
+  /* Stored, all NULL: exactly the inherited range. */
+  hs_expr_stats_init(&s);
+  s.null_count = 10;
+  s.row_count = 10;
+  hs_scan_lineage_stats(false, 1000, 42, 0, 10, true, &s);
+  CHECK(s.has_bounds && s.min.i64 == 42 && s.max.i64 == 42 && s.null_count == 0);
+  /* Stored with an unknown NULL count and no bounds: nothing known. */
+  hs_expr_stats_init(&s);
+  s.row_count = 10;
+  hs_scan_lineage_stats(true, 1000, 7, 0, 10, true, &s);
+  CHECK(!s.has_bounds);
+  /* Stored with NULLs but no first_row_id: NULLs stay NULL, stats stand. */
+  hs_expr_stats_init(&s);
+  s.has_bounds = true;
+  s.min.i64 = 5;
+  s.max.i64 = 9;
+  s.null_count = 2;
+  s.row_count = 10;
+  hs_scan_lineage_stats(true, -1, 7, 0, 10, true, &s);
+  CHECK(s.has_bounds && s.min.i64 == 5 && s.max.i64 == 9 && s.null_count == 2);
+}
+
 int main(int argc, char **argv) {
   const char *create = getenv("HS_SCAN_CREATE");
   if (create != NULL) return driver_create(create, argc, argv);
@@ -629,5 +683,6 @@ int main(int argc, char **argv) {
   test_page_pruning();
   test_page_ranges();
   test_replaced_data_file();
+  test_lineage_stats();
   return hs_test_finish("test_scan");
 }
