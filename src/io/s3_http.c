@@ -110,6 +110,12 @@ bool hs_s3_encode(hs_buf *b, const char *s, bool keep_slash) {
  * cfg->allow_http (HS_ERR_INVALID_ARG otherwise); no scheme means https. */
 static hs_status build_url(hs_s3_req *r, hs_error *err) {
   const hs_store_config *cfg = r->loc->cfg;
+  if (r->plain_url != NULL) {
+    hs_free(r->url);
+    if ((r->url = hs_strdup(r->plain_url)) == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "%s: %s: out of memory", r->loc->uri, r->op);
+    return HS_OK;
+  }
   hs_buf u;
   hs_buf_init(&u);
   bool ok = true;
@@ -164,7 +170,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud) {
   hs_s3_req *r = ud;
   size_t n = size * nmemb;
   long code = response_code(r);
-  if (code < 200 || code >= 300) { /* error document: keep its head */
+  if ((code < 200 || code >= 300) && r->plain_url == NULL) { /* error document: keep its head */
     size_t room = HS_S3_ERRBODY_MAX - r->errbody.len;
     hs_buf_append(&r->errbody, p, n < room ? n : room);
     return n;
@@ -336,9 +342,10 @@ static hs_status prepare(hs_s3_req *r, hs_error *err) {
   struct curl_slist *h = NULL, *t;
 #define ADD_HEADER(s) \
   ((t = curl_slist_append(h, (s))) != NULL ? (h = t, true) : (ok = false, false))
-  ADD_HEADER("x-amz-content-sha256: UNSIGNED-PAYLOAD");
+  bool plain = r->plain_url != NULL;
+  if (!plain) ADD_HEADER("x-amz-content-sha256: UNSIGNED-PAYLOAD");
   ADD_HEADER("Expect:"); /* no 100-continue round trip */
-  if (cfg->session_token[0] != '\0') {
+  if (!plain && cfg->session_token[0] != '\0') {
     char tok[2100];
     snprintf(tok, sizeof tok, "x-amz-security-token: %s", cfg->session_token);
     ADD_HEADER(tok);
@@ -347,7 +354,7 @@ static hs_status prepare(hs_s3_req *r, hs_error *err) {
     ADD_HEADER(r->hdr[i]);
   }
   bool sends = strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0;
-  if (sends) ADD_HEADER("Content-Type: application/octet-stream");
+  if (sends && !plain) ADD_HEADER("Content-Type: application/octet-stream");
 #undef ADD_HEADER
   r->headers = h;
   if (!ok) return hs_error_set(err, HS_ERR_NOMEM, "%s: %s: out of memory", r->loc->uri, r->op);
@@ -356,9 +363,11 @@ static hs_status prepare(hs_s3_req *r, hs_error *err) {
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L); /* keys with "." and ".." segments */
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4);
-  curl_easy_setopt(e, CURLOPT_USERNAME, cfg->access_key);
-  curl_easy_setopt(e, CURLOPT_PASSWORD, cfg->secret_key);
+  if (!plain) {
+    curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4);
+    curl_easy_setopt(e, CURLOPT_USERNAME, cfg->access_key);
+    curl_easy_setopt(e, CURLOPT_PASSWORD, cfg->secret_key);
+  }
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curl_err);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -393,6 +402,7 @@ typedef enum { S3_DONE, S3_RETRY, S3_FAIL } s3_outcome;
 
 static bool accepted(const hs_s3_req *r) {
   if (r->status >= 200 && r->status < 300) return true;
+  if (r->plain_url != NULL && r->status >= 100) return true; /* every status is an answer */
   for (size_t i = 0; i < sizeof r->accept / sizeof r->accept[0] && r->accept[i] != 0; i++) {
     if (r->accept[i] == r->status) return true;
   }
@@ -422,7 +432,7 @@ static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
       r->unsure = true; /* sent, maybe applied, the answer lost */
-      return S3_RETRY;
+      return r->unsafe ? S3_FAIL : S3_RETRY;
     case CURLE_COULDNT_CONNECT:
     case CURLE_SSL_CONNECT_ERROR: return S3_RETRY; /* nothing was sent */
     default: return S3_FAIL;
@@ -431,6 +441,10 @@ static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
   if (r->status == 429) return S3_RETRY; /* throttled: not applied */
   if (r->status >= 500) {                /* a proxy's 5xx may hide the server's 2xx */
     r->unsure = true;
+    if (r->unsafe) { /* plain: the answer, not retried */
+      r->ok = true;
+      return S3_DONE;
+    }
     return S3_RETRY;
   }
   if (!accepted(r)) {
@@ -442,7 +456,7 @@ static s3_outcome judge(hs_s3_req *r, CURLcode cc) {
    * end of them), and would read as an empty object. */
   bool reads = strcmp(r->op, "HEAD") == 0 || strcmp(r->op, "GET") == 0 ||
                strcmp(r->op, "GET range") == 0; /* objects (a LIST may be chunked) */
-  if (r->status >= 200 && r->status < 300 && reads && cl < 0) {
+  if (r->status >= 200 && r->status < 300 && reads && cl < 0 && r->plain_url == NULL) {
     r->unsure = true;
     return S3_RETRY;
   }
@@ -561,6 +575,10 @@ static hs_status perform_from(hs_s3_req *r, hs_error *err) {
     CURLcode cc = curl_easy_perform(r->easy);
     s3_outcome o = judge(r, cc);
     if (o == S3_DONE) return HS_OK;
+    if (o == S3_RETRY && r->plain_url != NULL && cc == CURLE_OK && r->attempt >= max_retries(r)) {
+      r->ok = true; /* plain: the last 5xx or 429 is the answer */
+      return HS_OK;
+    }
     if (o == S3_FAIL || r->attempt >= max_retries(r)) {
       if (r->out != NULL) r->out->len = r->out_base;
       return fail(r, cc, err);

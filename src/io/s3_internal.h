@@ -63,7 +63,7 @@ typedef struct hs_s3_req {
   const char *method;  /* GET HEAD PUT POST DELETE */
   bool bucket_only;    /* address the bucket, not loc->key (ListObjectsV2) */
   const char *query;   /* canonical query string (sorted, encoded) or NULL */
-  const char *hdr[4];  /* extra request headers ("Range: bytes=0-9"), NULL after the last */
+  const char *hdr[6];  /* extra request headers ("Range: bytes=0-9"), NULL after the last */
   const uint8_t *body; /* PUT/POST body */
   size_t body_len;
   uint8_t *dst; /* a 2xx body goes into dst[0..dst_len) (exactly that much expected) */
@@ -71,6 +71,11 @@ typedef struct hs_s3_req {
   hs_buf *out; /* or is appended to out (at most out_max bytes; restored on failure) */
   size_t out_max;
   long accept[3]; /* non-2xx statuses that are answers, not errors (412, 404); 0 ends */
+  /* Plain HTTP (http.c): the whole URL, sent unsigned with only hdr[] and
+   * the body; every status is an answer (its body into dst/out), 5xx and
+   * 429 retried; `unsafe`: not retried once it may have taken effect. */
+  const char *plain_url;
+  bool unsafe;
   /* the answer */
   long status;
   char etag[96];          /* without quotes */
