@@ -471,6 +471,7 @@ static bool loaded_unchanged(const hs_table *t, int64_t v) {
 }
 
 hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
+  if (t->catalog != NULL) return t->catalog->load(t, err); /* the catalog's pointer */
   int64_t v = 0;
   bool foreign = false;
   hs_status st = latest_version(t, &v, &foreign, err);
@@ -606,9 +607,42 @@ static hs_status table_new(const char *uri, hs_table **out, hs_error *err) {
   return HS_OK;
 }
 
+/* ------------------------------------------------- catalog tables */
+
+/* Set once by the catalog layer (src/catalog/), read by every open. */
+static const hs_table_catalog_hooks *_Atomic g_catalog_hooks;
+
+void hs_table_set_catalog_hooks(const hs_table_catalog_hooks *hooks) {
+  g_catalog_hooks = hooks;
+}
+
+bool hs_table_is_catalog_uri(const char *uri) {
+  return uri != NULL && (strncmp(uri, "rest://", 7) == 0 || strncmp(uri, "rests://", 8) == 0);
+}
+
+static hs_status no_catalog(const char *uri, hs_error *err) {
+  return hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "%s: no catalog connected for this URI (hs_catalog_connect, or Python's "
+                      "hdb.connect(\"rest://host:port\", ...))",
+                      uri);
+}
+
+static hs_status catalog_open(const char *uri, hs_table **out, hs_error *err) {
+  const hs_table_catalog_hooks *h = g_catalog_hooks;
+  return h != NULL ? h->open(uri, out, err) : no_catalog(uri, err);
+}
+
+static hs_status catalog_create(const char *uri, const struct ArrowSchema *schema,
+                                const hs_table_options *opts, hs_table **out, hs_error *err) {
+  const hs_table_catalog_hooks *h = g_catalog_hooks;
+  return h != NULL ? h->create(uri, schema, opts, out, err) : no_catalog(uri, err);
+}
+
 void hs_table_free(hs_table *table) {
   if (table == NULL) return;
   if (table->aux_free != NULL) table->aux_free(table->aux);
+  if (table->catalog != NULL && table->catalog->release != NULL)
+    table->catalog->release(table->catalog_ctx);
   hs_arena_reset(&table->arena);
   hs_free(table->metadata_path);
   hs_free(table->location_alias);
@@ -656,6 +690,7 @@ static bool dir_stamp_equal(const hs_table_dir_stamp *a, const hs_table_dir_stam
 }
 
 hs_status hs_table_open(const char *uri, hs_table **out, hs_error *err) {
+  if (hs_table_is_catalog_uri(uri)) return catalog_open(uri, out, err);
   hs_table *t = NULL;
   hs_status st = table_new(uri, &t, err);
   if (st != HS_OK) return st;
@@ -687,6 +722,7 @@ void hs_table_set_staleness_ms(hs_table *table, int64_t ms) {
  *     newer or changed version is loaded as an open would. */
 hs_status hs_table_refresh(hs_table *table, hs_error *err) {
   if (table->is_static) return HS_OK; /* one fixed metadata file */
+  if (table->catalog != NULL) return table->catalog->load(table, err);
   int64_t now = mono_ns();
   bool plain = !table->foreign_names && table->version > 0;
   if (plain && table->staleness_ns > 0 && now - table->fresh_at_ns < table->staleness_ns)
@@ -747,9 +783,10 @@ void hs_table_backoff(int attempt) {
   nanosleep(&ts, NULL);
 }
 
-hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
-                          const hs_table_options *opts, hs_table **out, hs_error *err) {
-  *out = NULL;
+hs_status hs_table_initial_metadata(const char *uri, const struct ArrowSchema *schema,
+                                    const hs_table_options *opts, hs_arena *arena,
+                                    hs_iceberg_metadata *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
   hs_table_options defaults;
   if (opts == NULL) {
     hs_table_options_init(&defaults);
@@ -762,43 +799,32 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   if (schema == NULL || schema->release == NULL) {
     return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: no schema", uri);
   }
-  hs_table *t = NULL;
-  hs_status st = table_new(uri, &t, err);
-  if (st != HS_OK) return st;
-
-  hs_arena arena;
-  hs_arena_init(&arena);
-  hs_buf json;
-  hs_buf_init(&json);
-  char dir[4200], path[4200];
+  hs_status st = HS_OK;
   hs_iceberg_metadata m;
   memset(&m, 0, sizeof m);
-  hs_iceberg_schema *s = hs_arena_alloc(&arena, sizeof *s);
-  hs_iceberg_partition_spec *spec = hs_arena_alloc(&arena, sizeof *spec);
-  hs_iceberg_sort_order *order = hs_arena_alloc(&arena, sizeof *order);
-  char uuid[37];
-  if (s == NULL || spec == NULL || order == NULL) {
-    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
-    goto done;
-  }
+  hs_iceberg_schema *s = hs_arena_alloc(arena, sizeof *s);
+  hs_iceberg_partition_spec *spec = hs_arena_alloc(arena, sizeof *spec);
+  hs_iceberg_sort_order *order = hs_arena_alloc(arena, sizeof *order);
+  char *uuid = hs_arena_alloc(arena, 37);
+  if (s == NULL || spec == NULL || order == NULL || uuid == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+  memset(spec, 0, sizeof *spec);
+  memset(order, 0, sizeof *order);
   hs_iceberg_from_arrow_options fo = {.format_version = opts->format_version, .next_id = 1};
   int32_t last_id = 0;
   hs_iceberg_vector_dim *vecs = NULL;
   size_t n_vecs = 0;
-  st = hs_iceberg_schema_from_arrow(schema, &fo, &arena, s, &last_id, &vecs, &n_vecs, err);
+  st = hs_iceberg_schema_from_arrow(schema, &fo, arena, s, &last_id, &vecs, &n_vecs, err);
   if (st != HS_OK) {
     hs_error_prefix(err, "%s: schema: ", uri);
-    goto done;
+    return st;
   }
   s->schema_id = 0;
-  if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) goto done;
+  if ((st = hs_fs_uuid4(uuid, err)) != HS_OK) return st;
 
   size_t n_props = opts->n_properties + n_vecs;
-  hs_iceberg_kv *props = n_props ? hs_arena_alloc(&arena, n_props * sizeof *props) : NULL;
-  if (n_props && props == NULL) {
-    st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
-    goto done;
-  }
+  hs_iceberg_kv *props = n_props ? hs_arena_alloc(arena, n_props * sizeof *props) : NULL;
+  if (n_props && props == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
   for (size_t i = 0; i < opts->n_properties; i++) {
     props[i].key = opts->property_keys[i];
     props[i].value = opts->property_values[i];
@@ -807,8 +833,8 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
     char key[64], val[24];
     hs_iceberg_vector_dim_property(vecs[i].field_id, key);
     snprintf(val, sizeof val, "%d", (int)vecs[i].dimension);
-    props[opts->n_properties + i].key = hs_arena_strndup(&arena, key, strlen(key));
-    props[opts->n_properties + i].value = hs_arena_strndup(&arena, val, strlen(val));
+    props[opts->n_properties + i].key = hs_arena_strndup(arena, key, strlen(key));
+    props[opts->n_properties + i].value = hs_arena_strndup(arena, val, strlen(val));
   }
 
   m.format_version = opts->format_version;
@@ -839,11 +865,11 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
    * the spec becomes spec 0 (no unpartitioned spec before it). */
   if (opts->n_partition_fields > 0) {
     hs_iceberg_metadata base = m;
-    st = hs_table_spec_edit_apply(&base, &m, &arena, opts->partition_fields,
+    st = hs_table_spec_edit_apply(&base, &m, arena, opts->partition_fields,
                                   opts->n_partition_fields, err);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s: partition spec: ", uri);
-      goto done;
+      return st;
     }
     if (m.n_specs == 2 && m.specs[0].n_fields == 0) {
       m.specs = &m.specs[1];
@@ -854,13 +880,32 @@ hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
   }
   if (opts->n_sort_columns > 0) {
     hs_iceberg_metadata base = m;
-    st = hs_table_order_edit_apply(&base, &m, &arena, opts->sort_columns, opts->sort_ascending,
+    st = hs_table_order_edit_apply(&base, &m, arena, opts->sort_columns, opts->sort_ascending,
                                    opts->sort_nulls_first, opts->n_sort_columns, err);
     if (st != HS_OK) {
       hs_error_prefix(err, "%s: sort order: ", uri);
-      goto done;
+      return st;
     }
   }
+  *out = m;
+  return HS_OK;
+}
+
+hs_status hs_table_create(const char *uri, const struct ArrowSchema *schema,
+                          const hs_table_options *opts, hs_table **out, hs_error *err) {
+  *out = NULL;
+  if (hs_table_is_catalog_uri(uri)) return catalog_create(uri, schema, opts, out, err);
+  hs_table *t = NULL;
+  hs_status st = table_new(uri, &t, err);
+  if (st != HS_OK) return st;
+
+  hs_arena arena;
+  hs_arena_init(&arena);
+  hs_buf json;
+  hs_buf_init(&json);
+  char dir[4200], path[4200];
+  hs_iceberg_metadata m;
+  if ((st = hs_table_initial_metadata(uri, schema, opts, &arena, &m, err)) != HS_OK) goto done;
   /* The folders (only now: a refused spec or order leaves none behind), so
    * that the location recorded is the resolved root. */
   snprintf(dir, sizeof dir, "%s/data", t->root);

@@ -79,7 +79,53 @@ struct hs_table {
    * from. */
   void *aux;
   void (*aux_free)(void *aux);
+  /* A table whose current-metadata pointer a catalog holds (src/catalog/):
+   * loads (open, refresh, a commit's reload) and the publish step of every
+   * commit (txn.c) go through `catalog`, not the folder's vN files. NULL:
+   * the folder's own protocol. `catalog_ctx` is released with the table. */
+  const struct hs_table_catalog_ops *catalog;
+  void *catalog_ctx;
 };
+
+/* ------------------------------------------------------------------
+ * Catalog tables: the pluggable publish step. A commit builds the next
+ * metadata `m` from the loaded `old` exactly as for a folder (manifests,
+ * manifest list, snapshot, edits); a folder table then publishes
+ * v{N+1}.metadata.json exclusively, a catalog table hands (old, m) to its
+ * catalog, which sends the difference as the catalog's updates and
+ * requirements (Iceberg REST: POST .../tables/{t}).
+ */
+typedef struct hs_table_catalog_ops {
+  /* Load the catalog's current metadata into t (hs_table_metadata_adopt). */
+  hs_status (*load)(hs_table *t, hs_error *err);
+  /* Commit `m`, built on `old` (t's loaded metadata). *won false (HS_OK):
+   * the catalog refused because the table changed meanwhile (REST: 409):
+   * the transaction reloads and retries as after a lost link on disk. On a
+   * win t holds the committed metadata. */
+  hs_status (*commit)(hs_table *t, const hs_iceberg_metadata *old, const hs_iceberg_metadata *m,
+                      bool *won, hs_error *err);
+  void (*release)(void *ctx); /* may be NULL */
+} hs_table_catalog_ops;
+
+/* How hs_table_open / hs_table_create reach a catalog for URIs naming a
+ * catalog table ("rest://host:port#ns.table"): set by the catalog layer
+ * when a catalog is connected (the table layer cannot call up into it). */
+typedef struct hs_table_catalog_hooks {
+  hs_status (*open)(const char *uri, hs_table **out, hs_error *err);
+  hs_status (*create)(const char *uri, const struct ArrowSchema *schema,
+                      const hs_table_options *opts, hs_table **out, hs_error *err);
+} hs_table_catalog_hooks;
+void hs_table_set_catalog_hooks(const hs_table_catalog_hooks *hooks);
+/* "rest://..." or "rests://...". */
+bool hs_table_is_catalog_uri(const char *uri);
+
+/* Version 1's metadata of a new table (hs_table_create, and a catalog's
+ * create): schema from `schema` with field ids, vector dimension
+ * properties, the options' properties, spec and sort order, a fresh uuid;
+ * no location. Everything in `arena`; `uri` names errors. */
+hs_status hs_table_initial_metadata(const char *uri, const struct ArrowSchema *schema,
+                                    const hs_table_options *opts, hs_arena *arena,
+                                    hs_iceberg_metadata *out, hs_error *err);
 
 /* Files of a table on either store (table.c): local paths through fs.h as
  * always (their messages and durability), store URIs through store.h. */

@@ -197,7 +197,7 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size) {
 static hs_status refresh(hs_table *t, hs_error *err) {
   char path[4200];
   bool exists = true;
-  if (t->version >= 1 && !t->foreign_names && t->metadata_path != NULL &&
+  if (t->catalog == NULL && t->version >= 1 && !t->foreign_names && t->metadata_path != NULL &&
       hs_table_version_find(t, t->version + 1, path, sizeof path, &exists, NULL) == HS_OK &&
       !exists) {
     return HS_OK;
@@ -1212,7 +1212,7 @@ static hs_status sync_before_publish(hs_txn *x, int list_fd, int tmp_fd, const c
   snprintf(mdir, sizeof mdir, "%s/metadata", x->t->root);
   if (list_fd >= 0) items[n++] = (hs_fs_sync_item){.fd = list_fd, .path = x->list_path};
   items[n++] = (hs_fs_sync_item){.fd = -1, .path = mdir};
-  items[n++] = (hs_fs_sync_item){.fd = tmp_fd, .path = tmp};
+  if (tmp != NULL) items[n++] = (hs_fs_sync_item){.fd = tmp_fd, .path = tmp};
   /* A group syncs at most 8 items (a thread each): more go in rounds. The
    * metadata temporary and metadata/ are last, in the final round. */
   hs_status st = HS_OK;
@@ -1512,6 +1512,18 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
     memcpy(m.metadata_log, old->metadata_log + skip, m.n_metadata_log * sizeof *m.metadata_log);
   m.metadata_log[m.n_metadata_log++] = (hs_iceberg_metadata_log_entry){
       .timestamp_ms = old->last_updated_ms, .metadata_file = t->metadata_path};
+  if (t->catalog != NULL) {
+    /* A catalog table's publish: what the version names made durable
+     * (local files: one sync group; objects already are), then the
+     * catalog's commit, which adopts the committed metadata into t on a
+     * win (`old` and `m` are not used after it). A refusal because the
+     * table changed (*won false) retries like a lost link. */
+    hs_table_crash_point();
+    if (snap_change && !t->remote && (st = sync_before_publish(x, list_fd, -1, NULL, err)) != HS_OK)
+      goto done;
+    st = t->catalog->commit(t, old, &m, won, err);
+    goto done;
+  }
   buf.len = 0;
   char path[4200]; /* v{N+1}, plain or gzip as the table asks (table.c) */
   if ((st = hs_table_next_version(t, &m, &buf, path, sizeof path, err)) != HS_OK) goto done;
