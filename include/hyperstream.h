@@ -1156,6 +1156,56 @@ hs_status hs_table_vector_search_split(hs_table *table, const hs_vector_search_o
                                        const char *const *paths, size_t n_paths, const float *query,
                                        size_t dim, struct ArrowArrayStream *out,
                                        hs_vector_search_stats *stats, hs_error *err);
+/* ---------------------------------------- Catalogs (Iceberg REST) */
+
+/* An Iceberg REST catalog (src/catalog/). `uri` is "rest://host:port[/path]"
+ * (plain http) or "rests://host:port[/path]" (https). Options, each
+ * {key, value}: "warehouse" (sent to GET /v1/config), "token" (a bearer
+ * token), "credential" ("client_id:client_secret": a token by OAuth2 client
+ * credentials from POST /v1/oauth/tokens, or from "oauth2-server-uri"),
+ * "scope" (default "catalog"), "prefix" (used until the config says
+ * otherwise), "timeout_ms". Connecting fetches a token when a credential is
+ * given and the catalog's config (its `defaults` then `overrides`: "prefix",
+ * "uri"), so wrong credentials or a server that is down fail here, naming
+ * the call and the server's message. Connecting again under the same URI
+ * replaces the options (tables already open keep theirs).
+ *
+ * Tables of the catalog are "<uri>#<namespace>.<table>" ("rest://h:8181#db.t",
+ * namespace levels joined by '.'), opened and created by hs_table_open and
+ * hs_table_create like any table: every commit of such a table goes to the
+ * catalog (POST .../tables/{t} with requirements and updates; a 409 is a
+ * lost race, retried on the reloaded metadata), and every refresh loads it
+ * from the catalog. Data and metadata files are written under the table's
+ * location as the catalog gives it.
+ *
+ * Errors from the catalog's ErrorModel say which call, the HTTP status and
+ * the server's type and message: 404 is HS_ERR_NOT_FOUND, 409
+ * HS_ERR_CONFLICT, 400/401/403 HS_ERR_INVALID_ARG, anything else HS_ERR_IO. */
+typedef struct hs_catalog_option {
+  const char *key;
+  const char *value;
+} hs_catalog_option;
+
+hs_status hs_catalog_connect(const char *uri, const hs_catalog_option *opts, size_t n,
+                             hs_error *err);
+
+/* Namespaces under `parent` (NULL or "": the top level) and tables of a
+ * namespace ("ns.table" names), every page. *names_out is owned: free with
+ * hs_catalog_names_free. */
+hs_status hs_catalog_list_namespaces(const char *uri, const char *parent, char ***names_out,
+                                     size_t *n_out, hs_error *err);
+hs_status hs_catalog_list_tables(const char *uri, const char *ns, char ***names_out, size_t *n_out,
+                                 hs_error *err);
+void hs_catalog_names_free(char **names, size_t n);
+
+/* Create (HS_ERR_CONFLICT when it exists) or drop (it must be empty) a
+ * namespace ("a" or "a.b"). */
+hs_status hs_catalog_create_namespace(const char *uri, const char *ns, hs_error *err);
+hs_status hs_catalog_drop_namespace(const char *uri, const char *ns, hs_error *err);
+
+/* Drop table "ns.table" from the catalog (`purge`: ask the catalog to
+ * delete its files too). */
+hs_status hs_catalog_drop_table(const char *uri, const char *ident, int purge, hs_error *err);
 
 /* ------------------------------------------------------------------ SQL */
 /* PostgreSQL/pgvector SQL over tables and registered Arrow data, parsed by

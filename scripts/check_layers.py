@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fail when a layer includes a layer above it (DESIGN.md, "Layers").
 
-Layers, bottom to top: common io arrow avro parquet iceberg index table query
-sql. A file under src/<layer>/ may include headers of its own layer and of
+Layers, bottom to top: common io arrow avro parquet iceberg index table catalog
+query sql. A file under src/<layer>/ may include headers of its own layer and of
 layers below it, plus the public include/hyperstream.h. Front ends (cli/,
 python/) may include anything.
 """
@@ -10,7 +10,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["common", "io", "arrow", "avro", "parquet", "iceberg", "index", "table", "query", "sql"]
+LAYERS = ["common", "io", "arrow", "avro", "parquet", "iceberg", "index", "table", "catalog", "query", "sql"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

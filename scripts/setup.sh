@@ -65,6 +65,20 @@ for jar in $DATASKETCHES_JARS; do
   fi
 done
 
+# `setup.sh test`: Apache Iceberg's REST catalog server (RESTCatalogServer, in
+# iceberg-open-api 1.10.0's test fixtures) and its run-time dependencies, which
+# the fixtures jar does not declare: tests/rest/pom.xml lists them, Maven copies
+# them into build/jars/rest (tests/python/conftest_rest.py starts the server).
+# Skipped when present.
+REST_JAR=build/jars/rest/iceberg-open-api-1.10.0-test-fixtures.jar
+if [ "${1:-}" = test ] && [ ! -s "$REST_JAR" ]; then
+  echo "setup: fetching the Iceberg REST catalog server's jars with Maven"
+  mkdir -p build/jars/rest
+  mvn -q -B -f tests/rest/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$PWD/build/jars/rest"
+  test -s "$REST_JAR" || { echo "setup: Maven did not produce $REST_JAR" >&2; exit 1; }
+fi
+
 # `setup.sh test`: versitygw, the S3 server tests/c/test_s3.c starts (over a
 # temporary directory), built from source with Go (>= 1.25, what v1.8.0's
 # go.mod asks; Debian 12's golang-go is too old) into build/tools. Skipped

@@ -36,6 +36,7 @@ from .table import ExpiredSnapshots, HistoryEntry, Query, Ref, Snapshot, Table
 from ._indexes import ExplainPlan, IndexInfo
 from ._binding import IndexIgnoredWarning, IndexProblem
 from ._sql import Session, SqlError, SqlResult, connect
+from ._catalog import Catalog
 from . import vector
 from .vector import *  # noqa: F401,F403 (distances, SparseVector, GPUContext)
 
@@ -89,5 +90,6 @@ __all__ = [
     "SqlResult",
     "SqlError",
     "connect",
+    "Catalog",
 ]
 __all__ += ["vector"] + vector.__all__

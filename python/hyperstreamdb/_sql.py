@@ -279,8 +279,19 @@ class Session:
         return f"<hyperstreamdb.Session root={self._root!r}>"
 
 
-def connect(root: os.PathLike | str = ".", storage_options: Optional[dict] = None) -> Session:
+def connect(root: os.PathLike | str = ".", storage_options: Optional[dict] = None,
+            **catalog_options):
     """A :class:`Session` over the table folders under ``root`` (a local
     folder, or ``s3://bucket/prefix`` with ``storage_options`` as
-    :class:`~hyperstreamdb.Table` takes them)."""
+    :class:`~hyperstreamdb.Table` takes them); or, for ``root``
+    ``"rest://host:port"``, a :class:`~hyperstreamdb.Catalog` (an Iceberg
+    REST catalog) with ``warehouse=``, ``token=`` or ``credential=`` and
+    the other options it takes."""
+    if isinstance(root, str) and (root.startswith("rest://") or root.startswith("rests://")):
+        from ._catalog import Catalog
+
+        return Catalog(root, storage_options=storage_options, **catalog_options)
+    if catalog_options:
+        raise TypeError(f"connect() got unexpected options {sorted(catalog_options)} "
+                        f"(they are for rest:// catalogs)")
     return Session(root, storage_options=storage_options)

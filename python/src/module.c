@@ -172,6 +172,8 @@ int hs_py_stats_init(PyObject *module);
 int hs_py_sql_init(PyObject *module);
 /* store.c (object-store options): registers store_configure. */
 int hs_py_store_init(PyObject *module);
+/* catalog.c: Iceberg REST catalogs */
+int hs_py_catalog_init(PyObject *module);
 
 /* vindex.c (the raw per-data-file vector index): registers _VectorIndex. */
 int hs_py_vindex_init(PyObject *module);
@@ -285,6 +287,7 @@ PyMODINIT_FUNC PyInit__core(void) {
   if (hs_py_stats_init(m) < 0) goto fail;
   if (hs_py_sql_init(m) < 0) goto fail;
   if (hs_py_store_init(m) < 0) goto fail;
+  if (hs_py_catalog_init(m) < 0) goto fail;
   return m;
 fail:
   Py_DECREF(m);

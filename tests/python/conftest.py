@@ -591,3 +591,5 @@ def assert_duckdb_equal(duck, expected, what=""):
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 from conftest_spark import spark, spark_table, spark_warehouse  # noqa: E402,F401
+# Apache Iceberg's REST catalog server (started only by tests that ask for it).
+from conftest_rest import rest_catalog  # noqa: E402,F401
