@@ -507,12 +507,15 @@ hs_status hs_table_remove_orphan_files(hs_table *table, int64_t older_than_ms, i
                                        hs_error *err) {
   *files = NULL;
   *n_files = 0;
-  if (table->is_static || table->foreign_names)
+  if (table->is_static || table->foreign_names || table->catalog != NULL)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "%s: remove_orphan_files needs a table this library commits to (this "
                         "metadata is %s); ask the catalog that owns it",
                         table->metadata_path,
-                        table->is_static ? "opened as one static file" : "named by a catalog");
+                        table->is_static ? "opened as one static file"
+                        : table->catalog ? "in a REST catalog: other engines commit to it "
+                                           "without our publish lock"
+                                         : "named by a catalog");
   bool dry_run = (flags & HS_ORPHAN_DRY_RUN) != 0;
   if ((flags & HS_ORPHAN_FORCE) == 0) { /* the floor: see HS_ORPHAN_MIN_AGE_MS */
     int64_t floor = hs_table_wall_ms() - HS_ORPHAN_MIN_AGE_MS;

@@ -221,6 +221,8 @@ def test_bad_input(rest_catalog, cat, py):
         cat.drop_namespace("nope")
     with pytest.raises(hdb.CommitConflictError, match="AlreadyExists"):
         cat.create_namespace("db")
+    with pytest.raises(hdb.UnsupportedError, match="REST catalog"):
+        cat.create_table("db.orphans", SCHEMA).remove_orphan_files()
     with pytest.raises(hdb.InvalidArgumentError, match="namespace.table"):
         cat.load_table("justaname")
     with pytest.raises(hdb.InvalidArgumentError, match="no catalog connected"):
@@ -253,3 +255,48 @@ def test_bad_input(rest_catalog, cat, py):
         assert py.load_table("db.authd").scan().to_arrow().num_rows == 20
     finally:
         proxy.close()
+
+
+def test_metadata_changes_through_the_catalog(cat, py):
+    """Schema evolution, a partitioned create, a sort order, rollback, a tag,
+    compaction and expiry each commit through the catalog's updates, and
+    pyiceberg reads every result."""
+    rng = np.random.default_rng(8)
+    t = cat.create_table("db.evolve", SCHEMA, partition_spec=["k"], format_version=3)
+    a = _batch(rng, 300, 0)
+    t.write(a)
+    pt = py.load_table("db.evolve")
+    assert pt.format_version == 3
+    assert [f.name for f in pt.spec().fields] == ["k"]
+    t.add_column("extra", pa.string())  # add-schema + set-current-schema
+    b = _batch(rng, 200, 1000).append_column("extra", pa.array([f"e{i}" for i in range(200)]))
+    t.write(b)
+    pt.refresh()
+    assert "extra" in [f.name for f in pt.schema().fields]
+    expected = pa.concat_tables([a.append_column("extra", pa.nulls(300, pa.string())), b])
+    _eq(pt.scan().to_arrow(), expected)
+    _eq(t.to_arrow(), expected)
+    t.set_sort_order(["id"])  # add-sort-order + set-default-sort-order
+    pt.refresh()
+    assert [f.source_id for f in pt.sort_order().fields] == [pt.schema().find_field("id").field_id]
+    first = t.snapshots()[0].snapshot_id
+    t.create_tag("v1", first)  # set-snapshot-ref (a tag)
+    pt.refresh()
+    assert pt.metadata.refs["v1"].snapshot_id == first
+    t.rollback_to_snapshot(first)  # set-snapshot-ref main
+    pt.refresh()
+    assert pt.metadata.current_snapshot_id == first
+    _eq(pt.scan().to_arrow().select(a.column_names), a)
+    c = _batch(rng, 100, 5000).append_column("extra", pa.array(["c"] * 100))
+    t.write(c)
+    expected = pa.concat_tables([a.append_column("extra", pa.nulls(300, pa.string())), c])
+    t.compact(min_input_files=2)  # a replace snapshot
+    pt.refresh()
+    assert pt.current_snapshot().summary.operation.value == "replace"
+    _eq(pt.scan().to_arrow(), expected)
+    n_before = len(t.snapshots())
+    res = t.expire_snapshots(retain_last=1)  # remove-snapshots
+    pt.refresh()
+    assert len(pt.metadata.snapshots) == len(t.snapshots()) < n_before, res
+    _eq(pt.scan().to_arrow(), expected)
+    _eq(t.to_arrow(), expected)
