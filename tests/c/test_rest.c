@@ -1,0 +1,272 @@
+/*
+ * test_rest.c — the REST catalog client's C parts that need no server
+ * (src/catalog/): the answer parsers on good, bad and every truncated
+ * input, path encoding, and the commit body's requirements and updates for
+ * each kind of change (checked by parsing the body back with jansson).
+ * The client against Apache Iceberg's server, with pyiceberg as the
+ * oracle, is tests/python/test_rest_catalog.py.
+ */
+#include <jansson.h>
+
+#include "catalog/catalog.h"
+#include "hs_test.h"
+
+static const char META[] =
+    "{\"format-version\":2,\"table-uuid\":\"9c12d441-03fe-4693-9a96-a0705ddf69c1\","
+    "\"location\":\"/w/db/t\",\"last-sequence-number\":1,\"last-updated-ms\":1000,"
+    "\"last-column-id\":2,\"current-schema-id\":0,\"schemas\":[{\"type\":\"struct\","
+    "\"schema-id\":0,\"fields\":[{\"id\":1,\"name\":\"id\",\"required\":false,\"type\":"
+    "\"long\"},{\"id\":2,\"name\":\"s\",\"required\":false,\"type\":\"string\"}]}],"
+    "\"default-spec-id\":0,\"partition-specs\":[{\"spec-id\":0,\"fields\":[]}],"
+    "\"last-partition-id\":999,\"default-sort-order-id\":0,\"sort-orders\":[{\"order-id\":0,"
+    "\"fields\":[]}],\"properties\":{\"a\":\"1\",\"b\":\"2\"},\"current-snapshot-id\":11,"
+    "\"refs\":{\"main\":{\"snapshot-id\":11,\"type\":\"branch\"}},\"snapshots\":[{"
+    "\"snapshot-id\":11,\"sequence-number\":1,\"timestamp-ms\":1000,\"manifest-list\":"
+    "\"/w/db/t/metadata/snap-11.avro\",\"summary\":{\"operation\":\"append\"},\"schema-id\":0}],"
+    "\"snapshot-log\":[{\"timestamp-ms\":1000,\"snapshot-id\":11}],\"metadata-log\":[]}";
+
+static json_t *body_of(const hs_iceberg_metadata *old, const hs_iceberg_metadata *m, size_t *n,
+                       hs_status *st) {
+  hs_buf b;
+  hs_buf_init(&b);
+  hs_error err = {0};
+  *st = hs_rest_commit_body(old, m, &b, n, &err);
+  json_t *j = *st == HS_OK ? json_loadb((const char *)b.data, b.len, 0, NULL) : NULL;
+  if (*st != HS_OK) CHECK(err.message[0] != '\0');
+  hs_buf_free(&b);
+  return j;
+}
+
+/* The update (or requirement, by "type") of kind `name` in `arr`. */
+static json_t *find(json_t *j, const char *arr, const char *key, const char *name) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(json_object_get(j, arr), i, e) {
+    json_t *v = json_object_get(e, key);
+    if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) return e;
+  }
+  return NULL;
+}
+
+static void test_commit_body(void) {
+  hs_arena a;
+  hs_arena_init(&a);
+  hs_iceberg_metadata old;
+  hs_error err = {0};
+  CHECK_OK(hs_iceberg_metadata_parse(META, strlen(META), &a, &old, &err), &err);
+  size_t n = 0;
+  hs_status st;
+
+  /* Nothing changed (but the time): no updates. */
+  hs_iceberg_metadata m = old;
+  m.last_updated_ms = 5000;
+  json_t *j = body_of(&old, &m, &n, &st);
+  CHECK(st == HS_OK && n == 0);
+  json_decref(j);
+
+  /* Properties: one changed, one added, one removed. */
+  m = old;
+  hs_iceberg_kv props[] = {{"a", "9"}, {"c", "3"}};
+  m.properties = props;
+  m.n_properties = 2;
+  j = body_of(&old, &m, &n, &st);
+  CHECK(st == HS_OK && n == 2);
+  json_t *u = find(j, "updates", "action", "set-properties");
+  CHECK(u != NULL && json_object_size(json_object_get(u, "updates")) == 2);
+  CHECK(u != NULL &&
+        strcmp(json_string_value(json_object_get(json_object_get(u, "updates"), "a")), "9") == 0);
+  u = find(j, "updates", "action", "remove-properties");
+  CHECK(u != NULL && json_array_size(json_object_get(u, "removals")) == 1);
+  CHECK(json_array_size(json_object_get(j, "requirements")) == 1);
+  CHECK(find(j, "requirements", "type", "assert-table-uuid") != NULL);
+  json_decref(j);
+
+  /* An append: a snapshot added, main moved (asserting the old one). */
+  m = old;
+  hs_iceberg_snapshot snaps[2];
+  snaps[0] = old.snapshots[0];
+  snaps[1] = old.snapshots[0];
+  snaps[1].snapshot_id = 22;
+  snaps[1].has_parent_snapshot_id = true;
+  snaps[1].parent_snapshot_id = 11;
+  snaps[1].sequence_number = 2;
+  m.snapshots = snaps;
+  m.n_snapshots = 2;
+  hs_iceberg_ref refs[1];
+  refs[0] = old.refs[0];
+  refs[0].snapshot_id = 22;
+  m.refs = refs;
+  m.current_snapshot_id = 22;
+  m.last_sequence_number = 2;
+  j = body_of(&old, &m, &n, &st);
+  CHECK(st == HS_OK && n == 2);
+  u = find(j, "updates", "action", "add-snapshot");
+  CHECK(u != NULL &&
+        json_integer_value(json_object_get(json_object_get(u, "snapshot"), "snapshot-id")) == 22);
+  u = find(j, "updates", "action", "set-snapshot-ref");
+  CHECK(u != NULL && strcmp(json_string_value(json_object_get(u, "ref-name")), "main") == 0 &&
+        json_integer_value(json_object_get(u, "snapshot-id")) == 22);
+  json_t *r = find(j, "requirements", "type", "assert-ref-snapshot-id");
+  CHECK(r != NULL && json_integer_value(json_object_get(r, "snapshot-id")) == 11);
+  json_decref(j);
+
+  /* Expiry: the old snapshot removed (as a later version's edit). */
+  hs_iceberg_metadata m2 = m;
+  m2.snapshots = &snaps[1];
+  m2.n_snapshots = 1;
+  j = body_of(&m, &m2, &n, &st);
+  CHECK(st == HS_OK && n == 1);
+  u = find(j, "updates", "action", "remove-snapshots");
+  CHECK(u != NULL && json_array_size(json_object_get(u, "snapshot-ids")) == 1 &&
+        json_integer_value(json_array_get(json_object_get(u, "snapshot-ids"), 0)) == 11);
+  json_decref(j);
+
+  /* A first snapshot: main did not exist (assert null). */
+  hs_iceberg_metadata empty = old;
+  empty.n_refs = 0;
+  empty.n_snapshots = 0;
+  empty.has_current_snapshot_id = false;
+  m2 = old;
+  j = body_of(&empty, &m2, &n, &st);
+  CHECK(st == HS_OK);
+  r = find(j, "requirements", "type", "assert-ref-snapshot-id");
+  CHECK(r != NULL && json_is_null(json_object_get(r, "snapshot-id")));
+  json_decref(j);
+
+  /* A schema change: add-schema, set-current-schema and its requirements. */
+  m = old;
+  hs_iceberg_schema schemas[2];
+  schemas[0] = old.schemas[0];
+  schemas[1] = old.schemas[0];
+  schemas[1].schema_id = 1;
+  m.schemas = schemas;
+  m.n_schemas = 2;
+  m.current_schema_id = 1;
+  m.last_column_id = 3;
+  j = body_of(&old, &m, &n, &st);
+  CHECK(st == HS_OK && n == 2);
+  u = find(j, "updates", "action", "add-schema");
+  CHECK(u != NULL && json_integer_value(json_object_get(u, "last-column-id")) == 3);
+  u = find(j, "updates", "action", "set-current-schema");
+  CHECK(u != NULL && json_integer_value(json_object_get(u, "schema-id")) == 1);
+  r = find(j, "requirements", "type", "assert-current-schema-id");
+  CHECK(r != NULL && json_integer_value(json_object_get(r, "current-schema-id")) == 0);
+  r = find(j, "requirements", "type", "assert-last-assigned-field-id");
+  CHECK(r != NULL && json_integer_value(json_object_get(r, "last-assigned-field-id")) == 2);
+  json_decref(j);
+
+  /* What no update expresses is refused by name. */
+  m = old;
+  m.location = "/elsewhere";
+  j = body_of(&old, &m, &n, &st);
+  CHECK(st == HS_ERR_UNSUPPORTED && j == NULL);
+  hs_arena_reset(&a);
+}
+
+static void test_parsers(void) {
+  hs_arena a;
+  hs_arena_init(&a);
+  hs_error err = {0};
+  hs_rest_error e;
+  const char *doc =
+      "{\"error\":{\"message\":\"Table does not exist: db.t\","
+      "\"type\":\"NoSuchTableException\",\"code\":404}}";
+  CHECK(hs_rest_parse_error(doc, strlen(doc), &e));
+  CHECK(e.code == 404 && strcmp(e.type, "NoSuchTableException") == 0);
+  CHECK(!hs_rest_parse_error("{\"error\":1}", 11, &e));
+  CHECK(!hs_rest_parse_error("<html>", 6, &e));
+
+  hs_rest_config c;
+  const char *cfg = "{\"defaults\":{\"x\":\"1\"},\"overrides\":{\"prefix\":\"p\"}}";
+  CHECK_OK(hs_rest_parse_config(cfg, strlen(cfg), &a, &c, &err), &err);
+  CHECK(c.n_defaults == 1 && c.n_overrides == 1 && strcmp(c.overrides[0].value, "p") == 0);
+  const char *bad = "{\"defaults\":{\"x\":1}}";
+  CHECK(hs_rest_parse_config(bad, strlen(bad), &a, &c, &err) == HS_ERR_CORRUPT);
+  CHECK(strstr(err.message, "defaults.x") != NULL);
+
+  const char *tok = NULL;
+  memset(&err, 0, sizeof err);
+  const char *t1 = "{\"access_token\":\"abc\",\"token_type\":\"bearer\"}";
+  CHECK_OK(hs_rest_parse_token(t1, strlen(t1), &a, &tok, &err), &err);
+  CHECK(tok != NULL && strcmp(tok, "abc") == 0);
+  const char *t2 = "{\"access_token\":\"abc\",\"token_type\":\"mac\"}";
+  CHECK(hs_rest_parse_token(t2, strlen(t2), &a, &tok, &err) == HS_ERR_UNSUPPORTED);
+  memset(&err, 0, sizeof err);
+  const char *t3 = "{\"access_token\":\"a\\nb\"}";
+  CHECK(hs_rest_parse_token(t3, strlen(t3), &a, &tok, &err) == HS_ERR_CORRUPT);
+
+  char **names = NULL;
+  size_t n = 0;
+  const char *next = NULL;
+  memset(&err, 0, sizeof err);
+  const char *ns = "{\"namespaces\":[[\"a\"],[\"a\",\"b\"]],\"next-page-token\":\"tok\"}";
+  CHECK_OK(hs_rest_parse_namespaces(ns, strlen(ns), &a, &names, &n, &next, &err), &err);
+  CHECK(n == 2 && strcmp(names[1], "a.b") == 0 && next != NULL && strcmp(next, "tok") == 0);
+  const char *dotted = "{\"namespaces\":[[\"a.b\"]]}";
+  CHECK(hs_rest_parse_namespaces(dotted, strlen(dotted), &a, &names, &n, &next, &err) ==
+        HS_ERR_UNSUPPORTED);
+  memset(&err, 0, sizeof err);
+  const char *tl = "{\"identifiers\":[{\"namespace\":[\"a\",\"b\"],\"name\":\"t\"}]}";
+  CHECK_OK(hs_rest_parse_tables(tl, strlen(tl), &a, &names, &n, &next, &err), &err);
+  CHECK(n == 1 && strcmp(names[0], "a.b.t") == 0 && next == NULL);
+
+  hs_buf load;
+  hs_buf_init(&load);
+  hs_buf_printf(&load,
+                "{\"metadata-location\":\"/w/db/t/metadata/00001-x.metadata.json\","
+                "\"metadata\":%s}",
+                META);
+  const char *loc = NULL;
+  hs_iceberg_metadata m;
+  CHECK_OK(hs_rest_parse_load((const char *)load.data, load.len, &a, &loc, &m, &err), &err);
+  CHECK(loc != NULL && m.n_snapshots == 1 && m.current_snapshot_id == 11);
+
+  /* Every prefix of every good answer: an error that says what, never a crash. */
+  const char *goods[] = {doc, cfg, t1, ns, tl, (const char *)load.data};
+  size_t lens[] = {strlen(doc), strlen(cfg), strlen(t1), strlen(ns), strlen(tl), load.len};
+  for (size_t g = 0; g < 6; g++)
+    for (size_t cut = 0; cut < lens[g]; cut++) {
+      hs_error e2 = {0};
+      hs_status s2 = HS_OK;
+      switch (g) {
+      case 0: (void)hs_rest_parse_error(goods[g], cut, &e); break;
+      case 1: s2 = hs_rest_parse_config(goods[g], cut, &a, &c, &e2); break;
+      case 2: s2 = hs_rest_parse_token(goods[g], cut, &a, &tok, &e2); break;
+      case 3: s2 = hs_rest_parse_namespaces(goods[g], cut, &a, &names, &n, &next, &e2); break;
+      case 4: s2 = hs_rest_parse_tables(goods[g], cut, &a, &names, &n, &next, &e2); break;
+      default: s2 = hs_rest_parse_load(goods[g], cut, &a, &loc, &m, &e2); break;
+      }
+      if (g > 0) CHECK(s2 != HS_OK && e2.message[0] != '\0');
+    }
+  hs_buf_free(&load);
+  hs_arena_reset(&a);
+}
+
+static void test_encoding(void) {
+  hs_buf b;
+  hs_buf_init(&b);
+  CHECK(hs_rest_encode_namespace(&b, "a.b c.d/e"));
+  CHECK(b.len == strlen("a%1Fb%20c%1Fd%2Fe") && memcmp(b.data, "a%1Fb%20c%1Fd%2Fe", b.len) == 0);
+  hs_buf_free(&b);
+}
+
+static void test_not_connected(void) {
+  hs_table *t = NULL;
+  hs_error err = {0};
+  CHECK(hs_table_open("rest://127.0.0.1:1#db.t", &t, &err) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(err.message, "no catalog connected") != NULL);
+  memset(&err, 0, sizeof err);
+  hs_catalog_option o = {"color", "blue"};
+  CHECK(hs_catalog_connect("rest://127.0.0.1:1", &o, 1, &err) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(err.message, "unknown catalog option 'color'") != NULL);
+  memset(&err, 0, sizeof err);
+  CHECK(hs_catalog_connect("http://127.0.0.1:1", NULL, 0, &err) == HS_ERR_INVALID_ARG);
+}
+
+int main(void) {
+  test_commit_body();
+  test_parsers();
+  test_encoding();
+  test_not_connected();
+  return hs_test_finish("test_rest");
+}
