@@ -810,6 +810,17 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
     # ------------------------------------------ defining and evolving tables
 
     @classmethod
+    def from_catalog(cls, catalog_uri: str, identifier: str, **options: Any) -> "Table":
+        """The table ``"namespace.table"`` of the Iceberg REST catalog at
+        ``catalog_uri`` (``"rest://host:port"``), connecting it with
+        ``options`` (``warehouse=``, ``token=`` or ``credential=``, ... as
+        :class:`~hyperstreamdb.Catalog` takes them). Every commit of the table
+        goes through the catalog."""
+        from ._catalog import Catalog
+
+        return Catalog(catalog_uri, **options).load_table(identifier)
+
+    @classmethod
     def create(cls, uri: PathLike, schema: pa.Schema,
                partition_spec: Optional[Sequence[Any]] = None,
                sort_order: Optional[Sequence[Any]] = None, format_version: int = 2,

@@ -102,6 +102,7 @@ def test_pyiceberg_commits_are_seen(cat, py):
     pt.append(a)
     t = cat.load_table("db.theirs")
     _eq(t.to_arrow(), a)
+    _eq(hdb.Table.from_catalog(cat.uri, "db.theirs", warehouse=WAREHOUSE).to_arrow(), a)
     b = pa.table({"id": pa.array(np.arange(1000, 1100, dtype=np.int64)),
                   "s": pa.array([None] * 100, pa.string())})
     t.write(b)  # ours on top of theirs
