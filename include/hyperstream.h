@@ -1164,7 +1164,10 @@ hs_status hs_table_vector_search_split(hs_table *table, const hs_vector_search_o
  * token), "credential" ("client_id:client_secret": a token by OAuth2 client
  * credentials from POST /v1/oauth/tokens, or from "oauth2-server-uri"),
  * "scope" (default "catalog"), "prefix" (used until the config says
- * otherwise), "timeout_ms". Connecting fetches a token when a credential is
+ * otherwise), "timeout_ms", "max_staleness_ms" (a table refresh within that
+ * many ms of the handle's last load or commit keeps what it holds; default
+ * 0: every refresh asks the catalog; a commit always starts from the
+ * catalog's latest). Connecting fetches a token when a credential is
  * given and the catalog's config (its `defaults` then `overrides`: "prefix",
  * "uri"), so wrong credentials or a server that is down fail here, naming
  * the call and the server's message. Connecting again under the same URI

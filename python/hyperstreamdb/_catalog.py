@@ -36,7 +36,10 @@ class Catalog:
             takes them) for table locations on S3, registered for every
             ``s3://`` location (use ``Table``'s own for finer prefixes).
         properties: more catalog options: ``scope``, ``prefix``,
-            ``oauth2-server-uri``, ``timeout_ms``.
+            ``oauth2_server_uri``, ``timeout_ms``, ``max_staleness_ms`` (reads
+            within that many ms of the table object's last load or commit use
+            what it holds instead of asking the catalog; default 0: every read
+            asks; commits always start from the catalog's latest).
 
     Connecting fetches the token (with a credential) and the catalog's
     config, so a wrong credential or a server that is down fails here with

@@ -80,6 +80,9 @@ typedef struct hs_rest_catalog {
   char *scope;        /* OAuth scope ("catalog") */
   char *oauth_url;    /* token endpoint */
   long timeout_ms;
+  /* A table refresh (not a commit's load) within this many ms of the
+   * handle's last load or commit keeps what it holds; 0: always loads. */
+  long max_staleness_ms;
 } hs_rest_catalog;
 
 /* The connected catalog whose URI is `uri` up to its '#' (a ref, release

@@ -144,18 +144,21 @@ hs_status hs_catalog_connect(const char *uri, const hs_catalog_option *opts, siz
       client_prefix = v;
     else if (strcmp(k, "oauth2-server-uri") == 0)
       oauth = v;
-    else if (strcmp(k, "timeout_ms") == 0) {
+    else if (strcmp(k, "timeout_ms") == 0 || strcmp(k, "max_staleness_ms") == 0) {
+      bool timeout = k[0] == 't';
       char *end = NULL;
       long t = strtol(v, &end, 10);
-      if (end == v || *end != '\0' || t <= 0)
-        st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: timeout_ms '%s': not a positive number",
-                          uri, v);
-      else
+      if (end == v || *end != '\0' || t < (timeout ? 1 : 0))
+        st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: %s '%s': not a %s number", uri, k, v,
+                          timeout ? "positive" : "non-negative");
+      else if (timeout)
         c->timeout_ms = t;
+      else
+        c->max_staleness_ms = t;
     } else {
       st = hs_error_set(err, HS_ERR_INVALID_ARG,
                         "%s: unknown catalog option '%s' (known: warehouse, token, credential, "
-                        "scope, prefix, oauth2-server-uri, timeout_ms)",
+                        "scope, prefix, oauth2-server-uri, timeout_ms, max_staleness_ms)",
                         uri, k);
     }
     if (slot != NULL) {

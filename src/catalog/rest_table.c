@@ -23,6 +23,7 @@ typedef struct rest_table {
   hs_rest_catalog *cat; /* a reference */
   char *ns, *name;      /* "a.b", "t" */
   char *what_load, *what_commit;
+  int64_t fresh_ns; /* monotonic time of the last load or commit; 0: none */
 } rest_table;
 
 static void rest_table_free(void *p) {
@@ -140,11 +141,22 @@ static hs_status rest_load(hs_table *t, hs_error *err) {
     st = hs_rest_parse_load((const char *)body.data, body.len, &a, &loc, &meta, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: %s: ", r->cat->uri, r->what_load);
     if (st == HS_OK) st = adopt_answer(t, loc, &a, &meta, err);
+    if (st == HS_OK) r->fresh_ns = hs_now_ns();
     hs_arena_reset(&a);
   }
   hs_buf_free(&path);
   hs_buf_free(&body);
   return st;
+}
+
+/* hs_table_refresh: the catalog's max_staleness_ms after our last load or
+ * commit keeps what we hold. */
+static hs_status rest_refresh(hs_table *t, hs_error *err) {
+  rest_table *r = t->catalog_ctx;
+  long bound = r->cat->max_staleness_ms;
+  if (bound > 0 && r->fresh_ns > 0 && hs_now_ns() - r->fresh_ns < (int64_t)bound * 1000000)
+    return HS_OK;
+  return rest_load(t, err);
 }
 
 /* The snapshots `m` adds to `old` (hs_malloc'd ids; *n 0: none). */
@@ -191,8 +203,9 @@ static hs_status rest_commit(hs_table *t, const hs_iceberg_metadata *old,
     if (st != HS_OK) hs_error_prefix(err, "%s: %s: ", r->cat->uri, r->what_commit);
     /* Committed even if the answer does not parse: reload it instead. */
     *won = true;
+    if (st == HS_OK) st = adopt_answer(t, loc, &a, &meta, err);
     if (st == HS_OK)
-      st = adopt_answer(t, loc, &a, &meta, err);
+      r->fresh_ns = hs_now_ns();
     else if (rest_load(t, NULL) == HS_OK) {
       st = HS_OK;
       if (err != NULL) memset(err, 0, sizeof *err);
@@ -236,7 +249,7 @@ done:
 }
 
 static const hs_table_catalog_ops rest_ops = {
-    .load = rest_load, .commit = rest_commit, .release = rest_table_free};
+    .load = rest_load, .refresh = rest_refresh, .commit = rest_commit, .release = rest_table_free};
 
 static hs_status table_from_answer(const char *uri, const hs_buf *body, rest_table *ctx,
                                    hs_table **out, hs_error *err) {
@@ -267,6 +280,7 @@ static hs_status table_from_answer(const char *uri, const hs_buf *body, rest_tab
   }
   t->catalog = &rest_ops;
   t->catalog_ctx = ctx;
+  ctx->fresh_ns = hs_now_ns();
   *out = t;
   return HS_OK;
 }

@@ -722,7 +722,9 @@ void hs_table_set_staleness_ms(hs_table *table, int64_t ms) {
  *     newer or changed version is loaded as an open would. */
 hs_status hs_table_refresh(hs_table *table, hs_error *err) {
   if (table->is_static) return HS_OK; /* one fixed metadata file */
-  if (table->catalog != NULL) return table->catalog->load(table, err);
+  if (table->catalog != NULL)
+    return table->catalog->refresh != NULL ? table->catalog->refresh(table, err)
+                                           : table->catalog->load(table, err);
   int64_t now = mono_ns();
   bool plain = !table->foreign_names && table->version > 0;
   if (plain && table->staleness_ns > 0 && now - table->fresh_at_ns < table->staleness_ns)

@@ -96,8 +96,13 @@ struct hs_table {
  * requirements (Iceberg REST: POST .../tables/{t}).
  */
 typedef struct hs_table_catalog_ops {
-  /* Load the catalog's current metadata into t (hs_table_metadata_adopt). */
+  /* Load the catalog's current metadata into t (hs_table_metadata_adopt):
+   * hs_table_load_latest (a transaction's begin and reloads). */
   hs_status (*load)(hs_table *t, hs_error *err);
+  /* hs_table_refresh: may keep what t holds when the catalog allows some
+   * staleness (NULL: load). Commits never depend on it: a stale base is a
+   * refused commit, reloaded and retried. */
+  hs_status (*refresh)(hs_table *t, hs_error *err);
   /* Commit `m`, built on `old` (t's loaded metadata). *won false (HS_OK):
    * the catalog refused because the table changed meanwhile (REST: 409):
    * the transaction reloads and retries as after a lost link on disk. On a

@@ -301,3 +301,22 @@ def test_metadata_changes_through_the_catalog(cat, py):
     assert len(pt.metadata.snapshots) == len(t.snapshots()) < n_before, res
     _eq(pt.scan().to_arrow(), expected)
     _eq(t.to_arrow(), expected)
+
+
+def test_max_staleness(rest_catalog, py):
+    """max_staleness_ms lets reads keep what the handle holds; commits still
+    start from the catalog's latest and lose nothing."""
+    port = rest_catalog["port"]
+    c = hdb.connect(f"rest://localhost:{port}", warehouse=WAREHOUSE, max_staleness_ms="60000")
+    t = c.create_table("db.stale", SCHEMA)
+    rng = np.random.default_rng(9)
+    a, theirs, ours = _batch(rng, 40, 0), _batch(rng, 30, 1000), _batch(rng, 20, 2000)
+    t.write(a)
+    py.load_table("db.stale").append(theirs)
+    _eq(t.to_arrow(), a)  # within the bound: no GET
+    t.write(ours)  # the commit loads the latest first
+    expected = pa.concat_tables([a, theirs, ours])
+    _eq(t.to_arrow(), expected)
+    _eq(py.load_table("db.stale").scan().to_arrow(), expected)
+    with pytest.raises(hdb.InvalidArgumentError, match="max_staleness_ms"):
+        hdb.connect(f"rest://localhost:{port}", warehouse=WAREHOUSE, max_staleness_ms="-1")
