@@ -237,6 +237,7 @@ static hs_status rest_commit(hs_table *t, const hs_iceberg_metadata *old,
         st = hs_rest_fail(r->cat, r->what_commit, status, &body, err);
       }
       hs_error_prefix(err, "commit state unknown: ");
+      *won = true; /* maybe applied: the transaction keeps every file it names */
     }
   } else {
     st = hs_rest_fail(r->cat, r->what_commit, status, &body, err);

@@ -106,7 +106,10 @@ typedef struct hs_table_catalog_ops {
   /* Commit `m`, built on `old` (t's loaded metadata). *won false (HS_OK):
    * the catalog refused because the table changed meanwhile (REST: 409):
    * the transaction reloads and retries as after a lost link on disk. On a
-   * win t holds the committed metadata. */
+   * win t holds the committed metadata. An error with *won true: the
+   * outcome is unknown (the catalog may have applied it): the commit fails
+   * but reports itself committed to its caller, so that nothing the
+   * version names is removed. */
   hs_status (*commit)(hs_table *t, const hs_iceberg_metadata *old, const hs_iceberg_metadata *m,
                       bool *won, hs_error *err);
   void (*release)(void *ctx); /* may be NULL */

@@ -106,6 +106,7 @@ struct hs_txn {
   hs_txn_op op;
   int64_t snapshot_id;
   bool committed;
+  bool outcome_unknown; /* a catalog commit that may have applied (see table.h) */
 
   txn_added *added;
   size_t n_added, cap_added;
@@ -1522,6 +1523,7 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
     if (snap_change && !t->remote && (st = sync_before_publish(x, list_fd, -1, NULL, err)) != HS_OK)
       goto done;
     st = t->catalog->commit(t, old, &m, won, err);
+    if (st != HS_OK && *won) x->outcome_unknown = true; /* maybe applied: keep every file */
     goto done;
   }
   buf.len = 0;
@@ -1601,6 +1603,11 @@ hs_status hs_txn_commit(hs_txn *x, int64_t *snapshot_id_out, bool *committed, hs
     }
     bool won = false, noop = false;
     st = attempt(x, n, &won, &noop, err);
+    if (st != HS_OK && x->outcome_unknown) { /* an error, but maybe committed */
+      x->committed = true;
+      if (committed) *committed = true;
+      if (snapshot_id_out && has_snapshot_change(x)) *snapshot_id_out = x->snapshot_id;
+    }
     if (st != HS_OK || noop) break;
     if (won) {
       x->committed = true;

@@ -14,7 +14,9 @@ RestProxy forwards every request to the server and can (a) require a bearer
 token and a client secret, answering 401 with the spec's ErrorModel
 otherwise, as a deployed catalog would (the test server checks neither), and
 (b) run a callback before forwarding a table commit, so that another
-engine's commit lands first and ours gets the server's 409.
+engine's commit lands first and ours gets the server's 409, and (c) answer
+one commit with a 503, after forwarding it (applied, answer lost) or instead
+of it (not applied): the commit's outcome is unknown to the client.
 """
 import http.client
 import http.server
@@ -102,7 +104,11 @@ class RestProxy:
         self.tokens = tokens          # None: no check; else the accepted bearer tokens
         self.secrets = secrets        # None: no check; else client_id -> secret
         self.before_commit = None     # callable run once before forwarding a table commit
+        # Once, for the next table commit: "lost" forwards it and answers 503 (the
+        # server applied it, the answer was lost); "refused" answers 503 unforwarded.
+        self.commit_fault = None
         self.log = []                 # (method, path, status)
+        self.down = False             # close() sets it: kept-alive connections stop too
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -121,6 +127,9 @@ class RestProxy:
                 proxy.log.append((self.command, self.path, status))
 
             def _any(self):
+                if proxy.down:  # gone: the connection closes without an answer
+                    self.close_connection = True
+                    return
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else b""
                 path = urllib.parse.urlsplit(self.path).path
@@ -137,10 +146,17 @@ class RestProxy:
                         return self._answer(401, {"error": {
                             "message": "Not authorized: bad or missing bearer token",
                             "type": "NotAuthorizedException", "code": 401}})
-                if self.command == "POST" and "/tables/" in path and \
-                        proxy.before_commit is not None:
+                commit = self.command == "POST" and "/tables/" in path
+                if commit and proxy.before_commit is not None:
                     hook, proxy.before_commit = proxy.before_commit, None
                     hook()
+                fault = proxy.commit_fault if commit else None
+                if fault is not None:
+                    proxy.commit_fault = None
+                if fault == "refused":
+                    return self._answer(503, {"error": {"message": "try later",
+                                                        "type": "ServiceUnavailable",
+                                                        "code": 503}})
                 c = http.client.HTTPConnection("127.0.0.1", proxy.target, timeout=60)
                 headers = {k: v for k, v in self.headers.items()
                            if k.lower() not in ("host", "content-length", "connection")}
@@ -148,6 +164,10 @@ class RestProxy:
                 r = c.getresponse()
                 data = r.read()
                 c.close()
+                if fault == "lost":
+                    return self._answer(503, {"error": {"message": "gateway lost the answer",
+                                                        "type": "ServiceUnavailable",
+                                                        "code": 503}})
                 self._answer(r.status, data, r.getheader("Content-Type") or "application/json")
 
             do_GET = do_POST = do_DELETE = do_HEAD = _any
@@ -158,5 +178,6 @@ class RestProxy:
         self.thread.start()
 
     def close(self):
+        self.down = True
         self.server.shutdown()
         self.server.server_close()

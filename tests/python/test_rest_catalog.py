@@ -320,3 +320,36 @@ def test_max_staleness(rest_catalog, py):
     _eq(py.load_table("db.stale").scan().to_arrow(), expected)
     with pytest.raises(hdb.InvalidArgumentError, match="max_staleness_ms"):
         hdb.connect(f"rest://localhost:{port}", warehouse=WAREHOUSE, max_staleness_ms="-1")
+
+
+def test_commit_outcome_unknown(rest_catalog, py):
+    """A 503 for a commit the server applied (the answer lost) or refused:
+    the client reloads and looks for its snapshot, so the rows land exactly
+    once either way; a metadata-only change it cannot look for is a clear
+    error."""
+    proxy = RestProxy(rest_catalog["port"])
+    try:
+        c = hdb.connect(f"rest://127.0.0.1:{proxy.port}", warehouse=WAREHOUSE)
+        t = c.create_table("db.unknown", SCHEMA)
+        rng = np.random.default_rng(13)
+        a, b = _batch(rng, 25, 0), _batch(rng, 35, 100)
+        proxy.commit_fault = "lost"
+        t.write(a)
+        proxy.commit_fault = "refused"
+        t.write(b)
+        posts = [s for (m, p, s) in proxy.log if m == "POST" and p.endswith("/tables/unknown")]
+        assert posts == [503, 503, 200], posts  # lost: found after a reload; refused: retried
+        expected = pa.concat_tables([a, b])
+        _eq(t.to_arrow(), expected)
+        pt = py.load_table("db.unknown")
+        _eq(pt.scan().to_arrow(), expected)
+        assert len(pt.metadata.snapshots) == 2
+        proxy.commit_fault = "refused"
+        with pytest.raises(hdb.HSIOError, match="commit state unknown.*503"):
+            t.add_column("z", pa.int32())
+    finally:
+        proxy.close()
+    # The catalog gone mid-session: a clear error, nothing committed.
+    with pytest.raises(hdb.HSIOError, match=r"load table db\.unknown.*(refused|connect|nothing)"):
+        t.write(_batch(rng, 5, 900))
+    _eq(py.load_table("db.unknown").scan().to_arrow(), expected)
