@@ -109,6 +109,10 @@ class RestProxy:
         self.commit_fault = None
         self.log = []                 # (method, path, status)
         self.down = False             # close() sets it: kept-alive connections stop too
+        # Set: GET /v1/config answers these overrides, and a "prefix" among them
+        # is required in (then stripped from) every other path, as a catalog
+        # serving several warehouses under /v1/{prefix}/ would.
+        self.overrides = None
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -133,6 +137,19 @@ class RestProxy:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else b""
                 path = urllib.parse.urlsplit(self.path).path
+                forward = self.path
+                if proxy.overrides is not None:
+                    if path == "/v1/config":
+                        return self._answer(200, {"defaults": {"prefix": "not-this"},
+                                                  "overrides": proxy.overrides})
+                    prefix = proxy.overrides.get("prefix")
+                    if prefix and not path.endswith("/oauth/tokens"):
+                        if not path.startswith(f"/v1/{prefix}/"):
+                            return self._answer(404, {"error": {
+                                "message": f"no prefix in {path}", "type": "NotFound",
+                                "code": 404}})
+                        forward = "/v1/" + self.path[len(f"/v1/{prefix}/"):]
+                        path = "/v1/" + path[len(f"/v1/{prefix}/"):]
                 if path.endswith("/oauth/tokens"):
                     form = urllib.parse.parse_qs(body.decode())
                     cid = form.get("client_id", [""])[0]
@@ -160,7 +177,7 @@ class RestProxy:
                 c = http.client.HTTPConnection("127.0.0.1", proxy.target, timeout=60)
                 headers = {k: v for k, v in self.headers.items()
                            if k.lower() not in ("host", "content-length", "connection")}
-                c.request(self.command, self.path, body=body or None, headers=headers)
+                c.request(self.command, forward, body=body or None, headers=headers)
                 r = c.getresponse()
                 data = r.read()
                 c.close()

@@ -353,3 +353,28 @@ def test_commit_outcome_unknown(rest_catalog, py):
     with pytest.raises(hdb.HSIOError, match=r"load table db\.unknown.*(refused|connect|nothing)"):
         t.write(_batch(rng, 5, 900))
     _eq(py.load_table("db.unknown").scan().to_arrow(), expected)
+
+
+def test_config_prefix_and_uri(rest_catalog, py):
+    """GET /v1/config's overrides win over its defaults: every later call goes
+    to /v1/{prefix}/..., and an override "uri" moves the client to another
+    base."""
+    proxy = RestProxy(rest_catalog["port"])
+    other = RestProxy(rest_catalog["port"])
+    try:
+        proxy.overrides = {"prefix": "wh1"}
+        c = hdb.connect(f"rest://127.0.0.1:{proxy.port}", warehouse=WAREHOUSE)
+        t = c.create_table("db.prefixed", SCHEMA)
+        a = _batch(np.random.default_rng(2), 30, 0)
+        t.write(a)
+        _eq(py.load_table("db.prefixed").scan().to_arrow(), a)
+        paths = [p for (m, p, s) in proxy.log if p != "/v1/config?warehouse=wh"]
+        assert paths and all(p.startswith("/v1/wh1/") for p in paths), paths
+        other.overrides = {"uri": f"http://127.0.0.1:{proxy.port}/", "prefix": "wh1"}
+        proxy.log.clear()
+        c2 = hdb.connect(f"rest://127.0.0.1:{other.port}", warehouse=WAREHOUSE)
+        assert "db.prefixed" in c2.list_tables("db")  # through `proxy`
+        assert [p for (m, p, s) in other.log] == ["/v1/config?warehouse=wh"]
+    finally:
+        proxy.close()
+        other.close()
