@@ -22,6 +22,12 @@ const hs_pq_file_metadata *hs_parquet_reader_metadata(const hs_parquet_reader *r
  * as from hs_parquet_reader_open. */
 #define HS_PQ_FILE_CACHE_MAX 32
 hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **out, hs_error *err);
+/* Another reader of the same opened file as `reader` (no stat, no open:
+ * the file's mapping and parsed footer are shared by reference count), for
+ * callers that keep one reader per file and read it from several threads.
+ * The new reader is the caller's. */
+hs_status hs_parquet_reader_dup(const hs_parquet_reader *reader, hs_parquet_reader **out,
+                                hs_error *err);
 /* The reader's byte source, with a reference taken for the caller
  * (hs_source_unref): for reading the file's page indexes, say, without
  * mapping it a second time. */

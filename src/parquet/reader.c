@@ -190,6 +190,17 @@ hs_status hs_parquet_reader_open_shared(const char *path, hs_parquet_reader **ou
   return HS_OK;
 }
 
+hs_status hs_parquet_reader_dup(const hs_parquet_reader *reader, hs_parquet_reader **out,
+                                hs_error *err) {
+  *out = NULL;
+  hs_parquet_reader *r = hs_calloc(1, sizeof *r);
+  if (r == NULL) return hs_error_set(err, HS_ERR_NOMEM, "parquet reader: out of memory");
+  __atomic_add_fetch(&reader->file->refs, 1, __ATOMIC_RELAXED);
+  r->file = reader->file;
+  *out = r;
+  return HS_OK;
+}
+
 hs_source *hs_parquet_reader_source(hs_parquet_reader *reader) {
   hs_source_ref(reader->file->src);
   return reader->file->src;

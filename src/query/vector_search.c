@@ -104,9 +104,10 @@ static hs_status project(const struct ArrowSchema *full, const char *const *name
 /* Read the projected columns of the rows keys[0..n) (sorted, unique) into
  * batches; where[i] is key i's place. *schema is the projected schema
  * (already set from the table when there are no keys). */
-static hs_status fetch_rows(const hs_vs_files *files, const hs_colmap_ctx *ctx, const vs_key *keys,
-                            size_t n, struct ArrowSchema *schema, struct ArrowArray **batches,
-                            size_t *n_batches, hs_table_row *where, hs_error *err) {
+static hs_status fetch_rows(const hs_vs_files *files, hs_vs_prep *prep, const hs_colmap_ctx *ctx,
+                            const vs_key *keys, size_t n, struct ArrowSchema *schema,
+                            struct ArrowArray **batches, size_t *n_batches, hs_table_row *where,
+                            hs_error *err) {
   hs_status st = HS_OK;
   bool have_schema = false;
   int64_t *rows = hs_malloc((n ? n : 1) * sizeof *rows);
@@ -127,7 +128,7 @@ static hs_status fetch_rows(const hs_vs_files *files, const hs_colmap_ctx *ctx, 
     memset(&map, 0, sizeof map);
     struct ArrowSchema full;
     memset(&full, 0, sizeof full);
-    st = hs_parquet_reader_open_shared(path, &r, err);
+    st = hs_vs_prep_reader(prep, keys[i].file, path, &r, err);
     if (st == HS_OK) st = hs_parquet_reader_schema(r, &full, err);
     if (st == HS_OK) st = hs_colmap_build(ctx, schema, &full, have_schema, path, &map, err);
     hs_arrow_schema_release(&full);
@@ -357,30 +358,42 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o,
   hs_vs_indexed ix;
   memset(&ix, 0, sizeof ix);
   bool filtered = o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")] != 0;
-  hs_table_plan plan; /* planned once for every pass */
-  memset(&plan, 0, sizeof plan);
-  if (st == HS_OK) st = hs_table_plan_files(table, o->snapshot_id, &plan, err);
-  if (st == HS_OK && paths != NULL) st = hs_scan_plan_restrict(&plan, paths, n_paths, err);
-  if (st == HS_OK && !o->exact)
-    st = hs_vs_indexed_open(table, &plan, o->column, vs_field_id(&tschema, o->column), metric, dim,
-                            &ix, err);
+  /* The plan and indexes of this version: prepared once, reused while the
+   * version is unchanged (vector_search_prep.c; a split's, restricted to
+   * its files, is its own). `ix` is this search's
+   * copy of the prepared view: only its `allowed` sets are its own. */
+  hs_vs_prep *prep = NULL;
+  if (st == HS_OK)
+    st = hs_vs_prep_acquire(table, o->snapshot_id, o->column, vs_field_id(&tschema, o->column),
+                            metric, dim, o->exact, paths, n_paths, &prep, err);
+  const hs_table_plan *planp = prep != NULL ? hs_vs_prep_plan(prep) : NULL;
+  if (st == HS_OK) ix = *hs_vs_prep_indexed(prep);
+  bool own_allowed = false;
+  if (st == HS_OK && ix.n_indexed > 0 && filtered) {
+    if ((ix.allowed = hs_calloc(ix.n + 1, sizeof *ix.allowed)) == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+    own_allowed = st == HS_OK;
+  }
   if (ix.n_rejected > 0) {
     stats.files_index_rejected = ix.n_rejected;
     memcpy(stats.index_rejected, ix.why, sizeof stats.index_rejected);
   }
   if (st == HS_OK && ix.n_indexed > 0 && filtered)
-    st = hs_vs_indexed_allow(table, &plan, o->filter, &ix, &stats.rows_matched, err);
+    st = hs_vs_indexed_allow(table, planp, o->filter, &ix, &stats.rows_matched, err);
   if (st == HS_OK)
-    st = hs_vs_score_exact(table, o, &col, metric, queries, nq, dim, &ix, &plan, topk, &files,
+    st = hs_vs_score_exact(table, o, &col, metric, queries, nq, dim, &ix, planp, topk, &files,
                            &stats, err);
-  hs_table_plan_free(&plan);
   if (st == HS_OK)
     st = hs_vs_indexed_search(&ix, queries, nq, dim, (size_t)o->k, o->ef_search, o->nprobe,
                               hs_parallel_cores(), topk, &stats.files_indexed, err);
   stats.files_searched += stats.files_indexed;
   for (size_t f = 0; st == HS_OK && f < ix.n; f++)
     if (ix.vx[f] != NULL) st = hs_vs_files_set(&files, f, ix.paths[f], NULL, err);
-  hs_vs_indexed_free(&ix);
+  if (own_allowed) {
+    for (size_t f = 0; f < ix.n; f++)
+      if (ix.allowed[f] != NULL) roaring_bitmap_free(ix.allowed[f]);
+    hs_free(ix.allowed);
+  }
 
   /* Fetch the winners' projected columns. */
   size_t total = 0;
@@ -411,7 +424,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o,
       if (u == 0 || key_cmp(&keys[u - 1], &keys[i]) != 0) keys[u++] = keys[i];
     n_keys = u;
     if (n_names > 0)
-      st = fetch_rows(&files, &ctx, keys, n_keys, &proj, &batches, &n_batches, where, err);
+      st = fetch_rows(&files, prep, &ctx, keys, n_keys, &proj, &batches, &n_batches, where, err);
   }
   if (st == HS_OK && total > 0 && n_names > 0) {
     size_t at = 0;
@@ -436,6 +449,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o,
   hs_free(where);
   hs_free(rows);
   hs_vs_files_free(&files);
+  hs_vs_prep_release(prep);
   for (size_t q = 0; topk != NULL && q < nq; q++) hs_vs_topk_free(&topk[q]);
   hs_free(topk);
   hs_free(names);

@@ -128,4 +128,28 @@ hs_status hs_vs_score_exact(hs_table *table, const hs_vector_search_options *o,
                             const hs_table_plan *plan, hs_vs_topk *topk, hs_vs_files *files,
                             hs_vector_search_stats *stats, hs_error *err);
 
+/* ------------------------------------------------------------------
+ * The prepared search of one metadata version (vector_search_prep.c): the
+ * plan of snapshot `snapshot_id` (-1: current), the opened vector indexes
+ * of `column` (none when `exact`), one reader per fetched data file, kept
+ * on the table (hs_table.aux) while its metadata names the same manifest
+ * list, index registry and schemas, so a search of an unchanged version
+ * stats no file. Borrowed: hs_vs_prep_release. The indexed view is shared:
+ * a search copies it (hs_vs_indexed by value) and replaces only `allowed`.
+ * With `paths` (a split's data files, hs_table_vector_search_split) the
+ * plan is restricted to them and the preparation is this call's own. */
+typedef struct hs_vs_prep hs_vs_prep;
+hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *column, int32_t field_id,
+                             hs_metric metric, size_t dim, bool exact, const char *const *paths,
+                             size_t n_paths, hs_vs_prep **out, hs_error *err);
+const hs_table_plan *hs_vs_prep_plan(const hs_vs_prep *p);
+const hs_vs_indexed *hs_vs_prep_indexed(const hs_vs_prep *p);
+/* A reader of plan file `file` at `path` (the caller's): the data file is
+ * opened once per prepared search, later readers share it. A `p` of NULL,
+ * or a path the plan does not give that file, opens it as
+ * hs_parquet_reader_open_shared does. */
+hs_status hs_vs_prep_reader(hs_vs_prep *p, size_t file, const char *path, hs_parquet_reader **out,
+                            hs_error *err);
+void hs_vs_prep_release(hs_vs_prep *p);
+
 #endif /* HS_QUERY_VECTOR_SEARCH_H */

@@ -145,6 +145,10 @@ def test_replaced_data_file_never_gives_its_rows(base, tmp_path):
     q = v[17].copy()
     want = t.search("emb", q, k=5)
     assert want.column("id").to_pylist()[0] == 17
+    # A second reader that has searched (plan and index prepared) but never
+    # fetched a row, so its first fetch opens the data file after the swap.
+    late = hdb.Table(path)
+    assert late.search("emb", q, k=5, columns=[]).num_rows == 5
     # Substitute: same rows count and schema, other vectors and ids (a file
     # replaced under the same name, which Iceberg never does).
     rng = np.random.default_rng(99)
@@ -173,6 +177,9 @@ def test_replaced_data_file_never_gives_its_rows(base, tmp_path):
     # version, or refuses the file; never the substitute's rows.
     got = search_or_refused(t)
     assert got is None or got.column("id").to_pylist() == want.column("id").to_pylist()
+    # The late reader opens the substitute for this version: refused (its
+    # size is not the manifest's), never its rows under the index's ids.
+    assert search_or_refused(late) is None
     # After another commit, this reader and a new one: refused, or (where
     # the substitute passes every check) only rows of the files the version
     # names at their true distances.

@@ -1,0 +1,190 @@
+/*
+ * vector_search_prep.c — what a vector search prepares from one metadata
+ * version, kept on the table handle and reused by the next searches of that
+ * version (vector_search.h, hs_vs_prep_*).
+ *
+ * A search plans the snapshot's files, loads the index registry, opens each
+ * file's vector index (checking its binding to the data file) and opens the
+ * data files it fetches rows from. Each step goes through a process-wide
+ * cache keyed by the file's stamp, so each costs a stat per file and query
+ * even when nothing changed. All those files are written once under fresh
+ * names (Iceberg's rule), so while the handle's metadata names the same
+ * snapshot manifest list, registry and schemas, their results are the same:
+ * the prepared search holds them (plan, registry, opened indexes with their
+ * cache references, one reader per fetched data file) and a search of the
+ * same version does no stat at all. A new version (any commit) or another
+ * column, metric, dimension or field prepares afresh, and the caches check
+ * every stamp again. Ownership: the table owns one prepared search
+ * (hs_table.aux); searches borrow it by reference count, so the one a newer
+ * version replaced lives until its last borrower releases it.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../index/binding.h"
+#include "../parquet/parquet.h"
+#include "scan.h"
+#include "vector_search.h"
+
+#define REGISTRY_PROPERTY "hyperstream.index-registry"
+
+struct hs_vs_prep {
+  int refs; /* borrowers, + 1 while the table holds it (prep_mu) */
+  /* The key: what the plan and indexes were made from. */
+  char *manifest_list, *registry, *column;
+  int64_t snapshot_id;
+  int32_t schema_id, field_id;
+  size_t n_schemas, dim;
+  hs_metric metric;
+  bool exact;
+  hs_table_plan plan;
+  hs_vs_indexed ix;
+  pthread_mutex_t mu;          /* guards readers */
+  hs_parquet_reader **readers; /* plan.n_files, opened on first fetch */
+};
+
+static pthread_mutex_t prep_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void prep_free(hs_vs_prep *p) {
+  if (p == NULL) return;
+  for (size_t i = 0; p->readers != NULL && i < p->plan.n_files; i++)
+    hs_parquet_reader_free(p->readers[i]);
+  hs_free(p->readers);
+  hs_vs_indexed_free(&p->ix);
+  hs_table_plan_free(&p->plan);
+  hs_free(p->manifest_list);
+  hs_free(p->registry);
+  hs_free(p->column);
+  pthread_mutex_destroy(&p->mu);
+  hs_free(p);
+}
+
+void hs_vs_prep_release(hs_vs_prep *p) {
+  if (p == NULL) return;
+  pthread_mutex_lock(&prep_mu);
+  bool last = --p->refs == 0;
+  pthread_mutex_unlock(&prep_mu);
+  if (last) prep_free(p);
+}
+
+static void table_aux_free(void *aux) {
+  hs_vs_prep_release(aux);
+}
+
+static bool same_str(const char *a, const char *b) {
+  return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
+static char *dup_or_null(const char *s, bool *ok) {
+  if (s == NULL) return NULL;
+  char *d = hs_strdup(s);
+  if (d == NULL) *ok = false;
+  return d;
+}
+
+hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *column, int32_t field_id,
+                             hs_metric metric, size_t dim, bool exact, const char *const *paths,
+                             size_t n_paths, hs_vs_prep **out, hs_error *err) {
+  *out = NULL;
+  const hs_iceberg_snapshot *snap =
+      snapshot_id == -1 ? hs_table_current(t) : hs_iceberg_metadata_snapshot(&t->meta, snapshot_id);
+  const char *list = snap != NULL ? snap->manifest_list : NULL;
+  const char *reg = hs_iceberg_metadata_property(&t->meta, REGISTRY_PROPERTY);
+  int64_t sid = snap != NULL ? snap->snapshot_id : -1;
+  pthread_mutex_lock(&prep_mu);
+  hs_vs_prep *p = t->aux_free == table_aux_free && paths == NULL ? t->aux : NULL;
+  if (p != NULL && list != NULL && p->snapshot_id == sid && same_str(p->manifest_list, list) &&
+      same_str(p->registry, reg) && p->schema_id == t->meta.current_schema_id &&
+      p->n_schemas == t->meta.n_schemas && p->field_id == field_id && p->metric == metric &&
+      p->dim == dim && p->exact == exact && strcmp(p->column, column) == 0) {
+    p->refs++;
+    pthread_mutex_unlock(&prep_mu);
+    *out = p;
+    return HS_OK;
+  }
+  pthread_mutex_unlock(&prep_mu);
+  if ((p = hs_calloc(1, sizeof *p)) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  pthread_mutex_init(&p->mu, NULL);
+  p->refs = 1;
+  bool ok = true;
+  p->manifest_list = dup_or_null(list, &ok);
+  p->registry = dup_or_null(reg, &ok);
+  p->column = dup_or_null(column, &ok);
+  p->snapshot_id = sid;
+  p->schema_id = t->meta.current_schema_id;
+  p->n_schemas = t->meta.n_schemas;
+  p->field_id = field_id;
+  p->metric = metric;
+  p->dim = dim;
+  p->exact = exact;
+  hs_status st = ok ? HS_OK : hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  if (st == HS_OK) st = hs_table_plan_files(t, snapshot_id, &p->plan, err);
+  if (st == HS_OK && paths != NULL) st = hs_scan_plan_restrict(&p->plan, paths, n_paths, err);
+  if (st == HS_OK && !exact)
+    st = hs_vs_indexed_open(t, &p->plan, column, field_id, metric, dim, &p->ix, err);
+  if (st == HS_OK && p->plan.n_files > 0 &&
+      (p->readers = hs_calloc(p->plan.n_files, sizeof *p->readers)) == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  if (st != HS_OK) {
+    prep_free(p);
+    return st;
+  }
+  /* Kept only for a version with a snapshot (an empty table plans nothing). */
+  if (list != NULL && paths == NULL && (t->aux == NULL || t->aux_free == table_aux_free)) {
+    hs_vs_prep *old = NULL;
+    pthread_mutex_lock(&prep_mu);
+    old = t->aux;
+    t->aux = p;
+    t->aux_free = table_aux_free;
+    p->refs++;
+    pthread_mutex_unlock(&prep_mu);
+    hs_vs_prep_release(old);
+  }
+  *out = p;
+  return HS_OK;
+}
+
+const hs_table_plan *hs_vs_prep_plan(const hs_vs_prep *p) {
+  return &p->plan;
+}
+
+const hs_vs_indexed *hs_vs_prep_indexed(const hs_vs_prep *p) {
+  return &p->ix;
+}
+
+hs_status hs_vs_prep_reader(hs_vs_prep *p, size_t file, const char *path, hs_parquet_reader **out,
+                            hs_error *err) {
+  if (p == NULL || file >= p->plan.n_files || strcmp(p->plan.files[file].path, path) != 0)
+    return hs_parquet_reader_open_shared(path, out, err);
+  pthread_mutex_lock(&p->mu);
+  hs_status st = HS_OK;
+  if (p->readers[file] == NULL) {
+    /* Opened once for the version, so checked once: it must be the file
+     * the manifest records and, when searched through its index, the one
+     * the index was built from (a file replaced under its name is refused,
+     * never read as the winners' rows). */
+    hs_parquet_reader *r = NULL;
+    const hs_iceberg_data_file *df = p->plan.files[file].data_file;
+    st = hs_parquet_reader_open_shared(path, &r, err);
+    const hs_pq_file_metadata *md = st == HS_OK ? hs_parquet_reader_metadata(r) : NULL;
+    if (st == HS_OK)
+      st = hs_table_data_file_check(path, md, df->file_size_in_bytes, df->record_count, err);
+    char why[256];
+    if (st == HS_OK && file < p->ix.n && p->ix.vx[file] != NULL &&
+        !hs_index_binding_matches(hs_vidx_binding(p->ix.vx[file]), path, md->file_size, true,
+                                  md->footer_crc32c, why, sizeof why))
+      st = hs_error_set(err, HS_ERR_CORRUPT,
+                        "%s: not the data file its vector index was built from (replaced under "
+                        "its name?): %s",
+                        path, why);
+    if (st == HS_OK)
+      p->readers[file] = r;
+    else
+      hs_parquet_reader_free(r);
+  }
+  if (st == HS_OK) st = hs_parquet_reader_dup(p->readers[file], out, err);
+  pthread_mutex_unlock(&p->mu);
+  return st;
+}
