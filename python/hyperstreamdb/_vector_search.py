@@ -117,6 +117,19 @@ def _k(v: Any) -> int:
     return k if k <= _I64_MAX else _I64_MAX
 
 
+def _result(out: Any) -> pa.Table:
+    """The search's pyarrow Table from what ``_core.vector_search(...,
+    as_batch=True)`` returned: its one batch, imported with the pyarrow
+    Schema the search cache keeps for its schema (no schema import per
+    query), or, for an empty result, the stream."""
+    if not isinstance(out, tuple):
+        return pa.RecordBatchReader._import_from_c_capsule(out).read_all()
+    keep, address, schema = out
+    batch = pa.RecordBatch._import_from_c(address, schema)
+    del keep  # the emptied ArrowArray struct (pyarrow moved its contents)
+    return pa.Table.from_batches([batch])
+
+
 def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
         columns: Optional[Sequence[str]] = None, snapshot_id: Optional[int] = None,
         as_of: Any = None, ref: Optional[str] = None
@@ -149,11 +162,12 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     if cache is None:
         cache = table._vs_cache = _core.search_cache(
             staleness_ms=getattr(table, "_staleness_ms", 0))
-    capsule, stats = _core.vector_search(
+    out, stats = _core.vector_search(
         handle.uri, vs.column, q, k=k, metric=vs.metric, filter=filter or None, columns=cols,
         snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
-        nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact), cache=cache)
-    result = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+        nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact), cache=cache,
+        as_batch=True)
+    result = _result(out)
     if score:
         result = result.append_column("score", result.column("distance"))
         order = [c for c in columns if c != "distance"]

@@ -33,6 +33,12 @@ typedef struct hs_py_search_cache {
   hs_table *table;      /* NULL until the first search */
   char *path;           /* the folder it was opened from */
   int64_t staleness_ms; /* hs_table_set_staleness_ms of the table */
+  /* The result schema of the last as_batch search and the pyarrow Schema
+   * imported from it (a new reference): a search whose result has the same
+   * schema hands that Schema out again instead of importing one per query.
+   * Guarded by `lock`, and the GIL for pa_schema. */
+  struct ArrowSchema schema;
+  PyObject *pa_schema;
 } hs_py_search_cache;
 
 static void search_cache_free(PyObject *capsule) {
@@ -43,6 +49,8 @@ static void search_cache_free(PyObject *capsule) {
   }
   hs_table_free(c->table);
   hs_free(c->path);
+  if (c->schema.release != NULL) c->schema.release(&c->schema);
+  Py_XDECREF(c->pa_schema);
   if (c->lock != NULL) PyThread_free_lock(c->lock);
   hs_free(c);
 }
@@ -101,6 +109,127 @@ static hs_status search_table(hs_py_search_cache *c, const char *path, hs_table 
   }
   *own = true;
   return hs_table_open(path, out, err);
+}
+
+/* The byte length of Arrow C metadata (NULL: 0). */
+static size_t metadata_len(const char *m) {
+  if (m == NULL) return 0;
+  int32_t n, len;
+  size_t at = sizeof n;
+  memcpy(&n, m, sizeof n);
+  for (int32_t i = 0; i < 2 * n; i++) {
+    memcpy(&len, m + at, sizeof len);
+    at += sizeof len + (size_t)len;
+  }
+  return at;
+}
+
+static bool same_text(const char *a, const char *b) {
+  return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
+/* Whether two exported schemas are the same (formats, names, flags,
+ * metadata, children): the result schema of one search and the next. */
+static bool schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b) {
+  if (!same_text(a->format, b->format) || !same_text(a->name, b->name) || a->flags != b->flags ||
+      a->n_children != b->n_children || (a->dictionary == NULL) != (b->dictionary == NULL))
+    return false;
+  size_t la = metadata_len(a->metadata), lb = metadata_len(b->metadata);
+  if (la != lb || (la > 0 && memcmp(a->metadata, b->metadata, la) != 0)) return false;
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!schema_same(a->children[i], b->children[i])) return false;
+  return a->dictionary == NULL || schema_same(a->dictionary, b->dictionary);
+}
+
+static void array_capsule_free(PyObject *capsule) {
+  struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
+  if (a == NULL) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (a->release != NULL) a->release(a);
+  hs_free(a);
+}
+
+/* pyarrow.Schema._import_from_c_capsule(capsule of `sch`, moved). */
+static PyObject *import_schema(struct ArrowSchema *sch) {
+  struct ArrowSchema *heap = hs_malloc(sizeof *heap);
+  if (heap == NULL) {
+    sch->release(sch);
+    return PyErr_NoMemory();
+  }
+  *heap = *sch;
+  sch->release = NULL;
+  PyObject *cap = PyCapsule_New(heap, "arrow_schema", hs_py_schema_capsule_free);
+  if (cap == NULL) {
+    heap->release(heap);
+    hs_free(heap);
+    return NULL;
+  }
+  PyObject *pa = PyImport_ImportModule("pyarrow"), *cls = NULL, *out = NULL;
+  if (pa != NULL) cls = PyObject_GetAttrString(pa, "Schema");
+  if (cls != NULL) out = PyObject_CallMethod(cls, "_import_from_c_capsule", "O", cap);
+  Py_XDECREF(cls);
+  Py_XDECREF(pa);
+  Py_DECREF(cap);
+  return out;
+}
+
+/* The result of an as_batch search: (array capsule, its address, pyarrow
+ * Schema) from the one-batch stream `s` (not released here); Python
+ * imports it with pyarrow.RecordBatch._import_from_c(address, schema).
+ * The Schema is the cache's when the result schema is the last one's. NULL
+ * with an exception set on failure; NULL and *empty when the stream has
+ * no batch (the caller then returns the stream). Called with the GIL and
+ * c->lock held. */
+static PyObject *as_batch(hs_py_search_cache *c, struct ArrowArrayStream *s, bool *empty) {
+  *empty = false;
+  struct ArrowSchema sch;
+  memset(&sch, 0, sizeof sch);
+  struct ArrowArray *arr = hs_calloc(1, sizeof *arr);
+  if (arr == NULL) return PyErr_NoMemory();
+  if (s->get_schema(s, &sch) != 0 || s->get_next(s, arr) != 0) {
+    const char *m = s->get_last_error(s);
+    if (sch.release != NULL) sch.release(&sch);
+    hs_free(arr);
+    return hs_py_raise_msg(hs_py_invalid_error, "vector search result: %s", m ? m : "?");
+  }
+  if (arr->release == NULL) { /* no rows: the caller returns the stream */
+    sch.release(&sch);
+    hs_free(arr);
+    *empty = true;
+    return NULL;
+  }
+  if (c->pa_schema != NULL && c->schema.release != NULL && schema_same(&sch, &c->schema)) {
+    sch.release(&sch);
+  } else {
+    struct ArrowSchema copy;
+    hs_error err = {0};
+    PyObject *ps = NULL;
+    if (hs_arrow_schema_copy(&sch, &copy, &err) != HS_OK) {
+      sch.release(&sch);
+      PyErr_NoMemory();
+    } else if ((ps = import_schema(&sch)) == NULL) {
+      copy.release(&copy);
+    }
+    if (ps == NULL) {
+      arr->release(arr);
+      hs_free(arr);
+      return NULL;
+    }
+    if (c->schema.release != NULL) c->schema.release(&c->schema);
+    c->schema = copy;
+    PyObject *old = c->pa_schema;
+    c->pa_schema = ps;
+    Py_XDECREF(old);
+  }
+  PyObject *arr_cap = PyCapsule_New(arr, "arrow_array", array_capsule_free);
+  if (arr_cap == NULL) {
+    arr->release(arr);
+    hs_free(arr);
+    return NULL;
+  }
+  return Py_BuildValue("(NKO)", arr_cap, (unsigned long long)(uintptr_t)arr, c->pa_schema);
 }
 
 /* Optional str argument: None -> NULL; else a borrowed UTF-8 pointer. */
@@ -164,15 +293,16 @@ static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kwlist[] = {"uri",    "column",  "queries",     "k",         "metric",
                            "filter", "columns", "snapshot_id", "ef_search", "nprobe",
-                           "batch",  "exact",   "cache",       NULL};
+                           "batch",  "exact",   "cache",       "as_batch",  NULL};
   PyObject *uri_obj, *column_obj, *queries, *metric_obj = Py_None, *filter_obj = Py_None;
   PyObject *cols_obj = Py_None, *cache_obj = Py_None;
   long long k = 10, snapshot_id = -1;
   unsigned int ef_search = 0, nprobe = 0;
-  int batch = 0, exact = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|LOOOLIIppO:vector_search", kwlist, &uri_obj,
+  int batch = 0, exact = 0, want_batch = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|LOOOLIIppOp:vector_search", kwlist, &uri_obj,
                                    &column_obj, &queries, &k, &metric_obj, &filter_obj, &cols_obj,
-                                   &snapshot_id, &ef_search, &nprobe, &batch, &exact, &cache_obj)) {
+                                   &snapshot_id, &ef_search, &nprobe, &batch, &exact, &cache_obj,
+                                   &want_batch)) {
     return NULL;
   }
   hs_py_search_cache *cache = NULL;
@@ -248,6 +378,32 @@ static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     hs_py_raise(st, &err, p);
     goto done;
   }
+  if (want_batch && cache != NULL) {
+    /* The schema cache is the search cache's: taken like its table. */
+    PyObject *r = NULL;
+    bool empty = false;
+    Py_BEGIN_ALLOW_THREADS;
+    PyThread_acquire_lock(cache->lock, WAIT_LOCK);
+    Py_END_ALLOW_THREADS;
+    r = as_batch(cache, heap, &empty);
+    PyThread_release_lock(cache->lock);
+    if (r == NULL && !empty) {
+      heap->release(heap);
+      hs_free(heap);
+      goto done;
+    }
+    if (r != NULL) {
+      heap->release(heap);
+      hs_free(heap);
+      PyObject *sd = vs_stats_dict(&stats);
+      if (sd == NULL) {
+        Py_DECREF(r);
+        goto done;
+      }
+      result = Py_BuildValue("(NN)", r, sd);
+      goto done;
+    }
+  }
   PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_stream_capsule_free);
   if (capsule == NULL) {
     heap->release(heap);
@@ -318,11 +474,13 @@ static PyMethodDef hs_py_vsearch_methods[] = {
     {"vector_search", (PyCFunction)(void (*)(void))vs_search, METH_VARARGS | METH_KEYWORDS,
      "vector_search(uri, column, queries, k=10, metric=None, filter=None, columns=None,\n"
      "              snapshot_id=-1, ef_search=0, nprobe=0, batch=False, exact=False,\n"
-     "              cache=None)\n"
+     "              cache=None, as_batch=False)\n"
      "    -> (arrow_array_stream capsule, stats dict)\n\n"
      "Top-k rows of the table at `uri` nearest to `queries` (float32, 1-d for one query;\n"
      "2-d with batch=True: a leading int32 'query_index' column); cache: a search_cache()\n"
-     "whose open table is refreshed and reused. Use Table.search."},
+     "whose open table is refreshed and reused. as_batch=True (with a cache): the result's\n"
+     "one batch as ((array capsule, address, pyarrow Schema), stats) for\n"
+     "pyarrow.RecordBatch._import_from_c (an empty result: the stream capsule). Use Table.search."},
     {"search_cache", (PyCFunction)(void (*)(void))vs_search_cache, METH_VARARGS | METH_KEYWORDS,
      "search_cache(staleness_ms=0) -> capsule\n\n"
      "The open table that vector_search(cache=...) keeps between calls (one per Table);\n"
