@@ -378,8 +378,17 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o,
     stats.files_index_rejected = ix.n_rejected;
     memcpy(stats.index_rejected, ix.why, sizeof stats.index_rejected);
   }
-  if (st == HS_OK && ix.n_indexed > 0 && filtered)
-    st = hs_vs_indexed_allow(table, planp, o->filter, &ix, &stats.rows_matched, err);
+  if (st == HS_OK && ix.n_indexed > 0 && filtered) {
+    /* The same filter on the same version allows the same rows. */
+    if (hs_vs_prep_allowed_get(prep, o->filter, ix.allowed, ix.n, &stats.rows_matched)) {
+      ix.filtered = true;
+    } else {
+      int64_t matched = 0;
+      st = hs_vs_indexed_allow(table, planp, o->filter, &ix, &matched, err);
+      if (st == HS_OK) hs_vs_prep_allowed_put(prep, o->filter, ix.allowed, ix.n, matched);
+      stats.rows_matched += matched;
+    }
+  }
   if (st == HS_OK)
     st = hs_vs_score_exact(table, o, &col, metric, queries, nq, dim, &ix, planp, topk, &files,
                            &stats, err);

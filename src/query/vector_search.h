@@ -151,5 +151,13 @@ const hs_vs_indexed *hs_vs_prep_indexed(const hs_vs_prep *p);
 hs_status hs_vs_prep_reader(hs_vs_prep *p, size_t file, const char *path, hs_parquet_reader **out,
                             hs_error *err);
 void hs_vs_prep_release(hs_vs_prep *p);
+/* The allowed rows of the prepared indexed files under filter text
+ * `filter`, when kept: copies into allowed[0..n) (NULL slots stay NULL),
+ * their matching-row count added to *rows_matched; false when not kept. */
+bool hs_vs_prep_allowed_get(hs_vs_prep *p, const char *filter, roaring_bitmap_t **allowed, size_t n,
+                            int64_t *rows_matched);
+/* Keep copies of allowed[0..n) for `filter` (bounded: a few filters, 64 MiB). */
+void hs_vs_prep_allowed_put(hs_vs_prep *p, const char *filter, roaring_bitmap_t *const *allowed,
+                            size_t n, int64_t rows_matched);
 
 #endif /* HS_QUERY_VECTOR_SEARCH_H */

@@ -14,7 +14,10 @@
  * cache references, one reader per fetched data file) and a search of the
  * same version does no stat at all. A new version (any commit) or another
  * column, metric, dimension or field prepares afresh, and the caches check
- * every stamp again. Ownership: the table owns one prepared search
+ * every stamp again. The allowed rows a filter gives the indexed files are a
+ * function of the version and the filter's text too: the last few are kept
+ * (copied in and out, so a search owns its sets), so a search repeating a
+ * filter does not scan for it again. Ownership: the table owns one prepared search
  * (hs_table.aux); searches borrow it by reference count, so the one a newer
  * version replaced lives until its last borrower releases it.
  */
@@ -28,6 +31,9 @@
 #include "vector_search.h"
 
 #define REGISTRY_PROPERTY "hyperstream.index-registry"
+/* Filters whose allowed rows a prepared search keeps, and their bytes. */
+#define PREP_ALLOWS 8
+#define PREP_ALLOW_BYTES ((size_t)64 << 20)
 
 struct hs_vs_prep {
   int refs; /* borrowers, + 1 while the table holds it (prep_mu) */
@@ -40,14 +46,33 @@ struct hs_vs_prep {
   bool exact;
   hs_table_plan plan;
   hs_vs_indexed ix;
-  pthread_mutex_t mu;          /* guards readers */
+  pthread_mutex_t mu;          /* guards readers and allows */
   hs_parquet_reader **readers; /* plan.n_files, opened on first fetch */
+  /* The allowed rows of the indexed files under recent filters (by text),
+   * least recently used replaced; at most PREP_ALLOW_BYTES in all. */
+  struct prep_allow {
+    char *filter;
+    roaring_bitmap_t **allowed; /* ix.n, NULL where not indexed */
+    int64_t rows_matched;
+    size_t bytes;
+    uint64_t used_at;
+  } allows[PREP_ALLOWS];
+  uint64_t tick;
 };
 
 static pthread_mutex_t prep_mu = PTHREAD_MUTEX_INITIALIZER;
 
+static void allow_clear(struct prep_allow *a, size_t n) {
+  for (size_t i = 0; a->allowed != NULL && i < n; i++)
+    if (a->allowed[i] != NULL) roaring_bitmap_free(a->allowed[i]);
+  hs_free(a->allowed);
+  hs_free(a->filter);
+  memset(a, 0, sizeof *a);
+}
+
 static void prep_free(hs_vs_prep *p) {
   if (p == NULL) return;
+  for (int i = 0; i < PREP_ALLOWS; i++) allow_clear(&p->allows[i], p->ix.n);
   for (size_t i = 0; p->readers != NULL && i < p->plan.n_files; i++)
     hs_parquet_reader_free(p->readers[i]);
   hs_free(p->readers);
@@ -187,4 +212,80 @@ hs_status hs_vs_prep_reader(hs_vs_prep *p, size_t file, const char *path, hs_par
   if (st == HS_OK) st = hs_parquet_reader_dup(p->readers[file], out, err);
   pthread_mutex_unlock(&p->mu);
   return st;
+}
+
+bool hs_vs_prep_allowed_get(hs_vs_prep *p, const char *filter, roaring_bitmap_t **allowed, size_t n,
+                            int64_t *rows_matched) {
+  if (p == NULL || n != p->ix.n) return false;
+  bool hit = false;
+  pthread_mutex_lock(&p->mu);
+  for (int i = 0; i < PREP_ALLOWS && !hit; i++) {
+    struct prep_allow *a = &p->allows[i];
+    if (a->filter == NULL || strcmp(a->filter, filter) != 0) continue;
+    hit = true;
+    for (size_t f = 0; hit && f < n; f++) {
+      if (a->allowed[f] != NULL && (allowed[f] = roaring_bitmap_copy(a->allowed[f])) == NULL)
+        hit = false;
+    }
+    if (!hit) { /* out of memory: the caller computes them */
+      for (size_t f = 0; f < n; f++) {
+        if (allowed[f] != NULL) roaring_bitmap_free(allowed[f]);
+        allowed[f] = NULL;
+      }
+      break;
+    }
+    a->used_at = ++p->tick;
+    *rows_matched += a->rows_matched;
+  }
+  pthread_mutex_unlock(&p->mu);
+  return hit;
+}
+
+void hs_vs_prep_allowed_put(hs_vs_prep *p, const char *filter, roaring_bitmap_t *const *allowed,
+                            size_t n, int64_t rows_matched) {
+  if (p == NULL || n != p->ix.n) return;
+  size_t bytes = strlen(filter) + n * sizeof *allowed;
+  for (size_t f = 0; f < n; f++)
+    if (allowed[f] != NULL) bytes += roaring_bitmap_size_in_bytes(allowed[f]);
+  if (bytes > PREP_ALLOW_BYTES / 2) return; /* too big to be worth keeping */
+  struct prep_allow a = {.filter = hs_strdup(filter), .rows_matched = rows_matched, .bytes = bytes};
+  a.allowed = hs_calloc(n + 1, sizeof *a.allowed);
+  bool ok = a.filter != NULL && a.allowed != NULL;
+  for (size_t f = 0; ok && f < n; f++)
+    if (allowed[f] != NULL && (a.allowed[f] = roaring_bitmap_copy(allowed[f])) == NULL) ok = false;
+  if (ok) {
+    for (size_t f = 0; f < n; f++)
+      if (a.allowed[f] != NULL) roaring_bitmap_shrink_to_fit(a.allowed[f]);
+  }
+  pthread_mutex_lock(&p->mu);
+  size_t total = 0;
+  for (int i = 0; i < PREP_ALLOWS; i++) {
+    if (p->allows[i].filter != NULL && strcmp(p->allows[i].filter, filter) == 0) ok = false;
+    total += p->allows[i].bytes;
+  }
+  while (ok && total + bytes > PREP_ALLOW_BYTES) { /* make room: least recently used first */
+    int old = -1;
+    for (int i = 0; i < PREP_ALLOWS; i++)
+      if (p->allows[i].filter != NULL && (old < 0 || p->allows[i].used_at < p->allows[old].used_at))
+        old = i;
+    if (old < 0) break;
+    total -= p->allows[old].bytes;
+    allow_clear(&p->allows[old], n);
+  }
+  int slot = -1;
+  for (int i = 0; ok && i < PREP_ALLOWS; i++) {
+    if (p->allows[i].filter == NULL) {
+      slot = i;
+      break;
+    }
+    if (slot < 0 || p->allows[i].used_at < p->allows[slot].used_at) slot = i;
+  }
+  if (ok && slot >= 0) {
+    allow_clear(&p->allows[slot], n);
+    a.used_at = ++p->tick;
+    p->allows[slot] = a;
+    memset(&a, 0, sizeof a);
+  }
+  pthread_mutex_unlock(&p->mu);
+  allow_clear(&a, n);
 }

@@ -193,3 +193,25 @@ def test_replaced_data_file_never_gives_its_rows(base, tmp_path):
         vec = np.stack(got.column("emb").to_numpy(zero_copy_only=False))
         np.testing.assert_allclose(got.column("distance").to_numpy(),
                                    np.linalg.norm(vec - q, axis=1), rtol=1e-4)
+
+
+def test_repeated_filter_follows_deletes_and_appends(base):
+    """A filter's allowed rows are kept per version: the same filter text
+    after a delete or an append (new versions) answers from the new rows."""
+    path, v = base
+    t = hdb.Table(path)
+    other = hdb.Table(path)
+    q = v[40].copy()
+    flt = "id < 200"
+    ids = np.arange(len(v))
+    alive = np.ones(len(v), bool)
+    for step in range(3):
+        for _ in range(2):  # the second run answers from the kept allowed rows
+            got = t.search("emb", q, k=5, filter=flt).column("id").to_numpy()
+            m = alive & (ids < 200)
+            want, _ = _brute(v[m], ids[m], q, 5)
+            # indexed: true rows only, all allowed and alive, the nearest found
+            assert set(got) <= set(ids[m]) and len(got) == 5
+            assert got[0] == want[0]
+        other.delete(f"id = {int(got[0])}")
+        alive[got[0]] = False
