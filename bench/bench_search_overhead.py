@@ -4,7 +4,7 @@ by a scalar (bitmap) index on an int column, against ``hdb.VectorIndex``
 searched directly with the same allowed ids, one thread.
 
     HS_THREADS=1 python3 bench/bench_search_overhead.py [--n 100000] [--dim 64]
-        [--queries 200] [--dir /tmp/hs_bench_overhead] [--tiny]
+        [--queries 200] [--dir /tmp/hs_bench_overhead] [--tiny] [--fresh-filters]
 
 The table is one data file of n x dim clustered float32 vectors with an
 HNSW index (m=16, ef_construction=100) and an int32 column ``sel`` in
@@ -77,6 +77,10 @@ def main():
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--dir", default="/tmp/hs_bench_overhead")
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--fresh-filters", action="store_true",
+                    help="also time each filter with a text that differs per query (the same "
+                         "filter with i %% 64 trailing spaces), so no search reuses the allowed "
+                         "rows a previous one kept (8 are kept)")
     a = ap.parse_args()
     if a.tiny:
         a.n, a.dim, a.dir = 2000, 8, a.dir + "_tiny"
@@ -89,14 +93,22 @@ def main():
     print(f"{a.n} x {a.dim}, k={a.k}, {len(qs)} queries x {a.reps}; p50 in us")
     base = p50_us(lambda q: t.search("emb", q, k=a.k, columns=["id"]), qs, a.reps)
     vbase = p50_us(lambda q: ix.search(q, k=a.k), qs, a.reps)
-    print(f"{'filter':>10} {'t.search':>10} {'VectorIndex':>12} {'table/VI':>9} {'vs unfilt':>10}")
+    fresh_h = f" {'fresh text':>11} {'fresh/unf':>10}" if a.fresh_filters else ""
+    print(f"{'filter':>10} {'t.search':>10} {'VectorIndex':>12} {'table/VI':>9} {'vs unfilt':>10}"
+          + fresh_h)
     print(f"{'none':>10} {base:10.1f} {vbase:12.1f} {base / vbase:9.2f} {1.0:10.2f}")
     for thr, name in SELECTIVITIES:
         flt = f"sel < {thr}"
         allowed = np.nonzero(sel < thr)[0].astype(np.int64)
         got = p50_us(lambda q: t.search("emb", q, k=a.k, filter=flt, columns=["id"]), qs, a.reps)
         vi = p50_us(lambda q: ix.search(q, k=a.k, filter=allowed), qs, a.reps)
-        print(f"{name:>10} {got:10.1f} {vi:12.1f} {got / vi:9.2f} {got / base:10.2f}")
+        line = f"{name:>10} {got:10.1f} {vi:12.1f} {got / vi:9.2f} {got / base:10.2f}"
+        if a.fresh_filters:
+            n = iter(range(1, 1 << 40))
+            fresh = p50_us(lambda q: t.search("emb", q, k=a.k, filter=flt + " " * (next(n) % 64),
+                                              columns=["id"]), qs, a.reps)
+            line += f" {fresh:11.1f} {fresh / base:10.2f}"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,8 @@ typedef struct scan_state {
   char **ixn;
   size_t ixp_n;
   roaring_bitmap_t *cand;
-  bool cand_exact; /* cand is exactly the filter's TRUE rows (index_plan.h) */
+  bool cand_exact;             /* cand is exactly the filter's TRUE rows (index_plan.h) */
+  hs_scan_bitmap_fn on_bitmap; /* hs_table_scan_rows_bitmap: index rows as bitmaps */
   hs_scan_index_stats istats;
   /* Per-file records (hs_scan_file_info_get), one per opened file: the
    * totals at the file's opening (f_base*) are subtracted when it closes;
@@ -385,7 +386,35 @@ static bool dense_everywhere(scan_state *s) {
 static int64_t cand_rows(const roaring_bitmap_t *cand, int64_t first, int64_t end,
                          const hs_scan_page_ranges *pr, int64_t *out, int64_t cap);
 
+/* index_rows_out with hooks.on_bitmap: the candidates of the kept row
+ * groups as one bitmap (the index's own when every group is kept). */
+static hs_status index_bitmap_out(scan_state *s, hs_error *err) {
+  roaring_bitmap_t *part = NULL;
+  uint32_t kept = 0;
+  for (uint32_t g = 0; g < s->n_rg; g++) kept += s->rg_keep[g] ? 1 : 0;
+  const roaring_bitmap_t *rows = s->cand;
+  if (kept < s->n_rg) {
+    if ((part = roaring_bitmap_copy(s->cand)) == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    for (uint32_t g = 0; g < s->n_rg; g++)
+      if (!s->rg_keep[g] && s->rg_first[g + 1] > s->rg_first[g])
+        roaring_bitmap_remove_range(part, (uint64_t)s->rg_first[g], (uint64_t)s->rg_first[g + 1]);
+    rows = part;
+  }
+  uint64_t c = roaring_bitmap_get_cardinality(rows);
+  s->stats.row_groups_read += kept;
+  s->stats.rows_matched += (int64_t)c;
+  s->stats.rows_returned += (int64_t)c;
+  hs_status st =
+      c == 0 ? HS_OK : s->on_bitmap(s->hooks.ctx, s->plan_idx[s->cur_file], s->path, rows, err);
+  if (part != NULL) roaring_bitmap_free(part);
+  s->next_rg = s->n_rg;
+  s->whole = false;
+  return st;
+}
+
 static hs_status index_rows_out(scan_state *s, hs_error *err) {
+  if (s->on_bitmap != NULL) return index_bitmap_out(s, err);
   for (uint32_t g = 0; g < s->n_rg; g++) {
     if (!s->rg_keep[g]) continue;
     int64_t first = s->rg_first[g], end = s->rg_first[g + 1];
@@ -1487,9 +1516,19 @@ hs_status hs_table_scan_query(hs_table *table, const hs_scan_options *opts,
   return hs_table_scan_query_hooked(table, opts, NULL, out, err);
 }
 
+static hs_status scan_query(hs_table *table, const hs_scan_options *opts,
+                            const hs_scan_hooks *hooks, hs_scan_bitmap_fn on_bitmap,
+                            struct ArrowArrayStream *out, hs_error *err);
+
 hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opts,
                                      const hs_scan_hooks *hooks, struct ArrowArrayStream *out,
                                      hs_error *err) {
+  return scan_query(table, opts, hooks, NULL, out, err);
+}
+
+static hs_status scan_query(hs_table *table, const hs_scan_options *opts,
+                            const hs_scan_hooks *hooks, hs_scan_bitmap_fn on_bitmap,
+                            struct ArrowArrayStream *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   hs_scan_options defaults;
   if (opts == NULL) {
@@ -1509,6 +1548,7 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   hs_arena_init(&s->page_arena);
   if (hooks != NULL) s->hooks = *hooks;
+  s->on_bitmap = on_bitmap;
   s->limit = opts->limit;
   s->batch_rows = opts->batch_rows_max ? opts->batch_rows_max : SCAN_BATCH_ROWS_DEFAULT;
   struct ArrowSchema tschema;
@@ -1602,9 +1642,25 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
   return HS_OK;
 }
 
+static hs_status scan_rows(hs_table *table, int64_t snapshot_id, const char *filter,
+                           const hs_scan_hooks *hooks, hs_scan_bitmap_fn on_bitmap,
+                           const char *what, hs_scan_stats *stats, hs_error *err);
+
 hs_status hs_table_scan_rows(hs_table *table, int64_t snapshot_id, const char *filter,
                              const hs_scan_hooks *hooks, const char *what, hs_scan_stats *stats,
                              hs_error *err) {
+  return scan_rows(table, snapshot_id, filter, hooks, NULL, what, stats, err);
+}
+
+hs_status hs_table_scan_rows_bitmap(hs_table *table, int64_t snapshot_id, const char *filter,
+                                    const hs_scan_hooks *hooks, hs_scan_bitmap_fn on_bitmap,
+                                    const char *what, hs_scan_stats *stats, hs_error *err) {
+  return scan_rows(table, snapshot_id, filter, hooks, on_bitmap, what, stats, err);
+}
+
+static hs_status scan_rows(hs_table *table, int64_t snapshot_id, const char *filter,
+                           const hs_scan_hooks *hooks, hs_scan_bitmap_fn on_bitmap,
+                           const char *what, hs_scan_stats *stats, hs_error *err) {
   if (hooks == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "scan rows: no hooks");
   struct ArrowSchema rs;
   hs_status st = hs_table_read_schema_arrow(table, snapshot_id, &rs, err);
@@ -1619,7 +1675,7 @@ hs_status hs_table_scan_rows(hs_table *table, int64_t snapshot_id, const char *f
   struct ArrowArrayStream s;
   st = col == NULL
            ? hs_error_set(err, HS_ERR_SCHEMA, "%s: the table has no columns", table->metadata_path)
-           : hs_table_scan_query_hooked(table, &so, hooks, &s, err);
+           : scan_query(table, &so, hooks, on_bitmap, &s, err);
   rs.release(&rs);
   if (st != HS_OK) return st;
   struct ArrowArray b;

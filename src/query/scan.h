@@ -143,6 +143,11 @@ typedef struct hs_scan_hooks {
   bool rows_from_index;
 } hs_scan_hooks;
 
+/* A data file's rows as one bitmap of row positions (borrowed for the
+ * call): hs_table_scan_rows_bitmap. */
+typedef hs_status (*hs_scan_bitmap_fn)(void *ctx, size_t plan_index, const char *path,
+                                       const roaring_bitmap_t *rows, hs_error *err);
+
 /* A filtered scan of snapshot `snapshot_id` that emits nothing (its rows go
  * to hooks->on_rows, or keep_file takes every file): opened, run to its
  * end and released. `what` (may be NULL) prefixes errors met while it runs.
@@ -150,6 +155,14 @@ typedef struct hs_scan_hooks {
 hs_status hs_table_scan_rows(hs_table *table, int64_t snapshot_id, const char *filter,
                              const hs_scan_hooks *hooks, const char *what, hs_scan_stats *stats,
                              hs_error *err);
+
+/* hs_table_scan_rows where a file that hooks->rows_from_index lets the
+ * scalar indexes answer hands its rows to on_bitmap (with hooks->ctx) as one
+ * bitmap, instead of to on_rows in blocks of positions; other files still
+ * go to on_rows. */
+hs_status hs_table_scan_rows_bitmap(hs_table *table, int64_t snapshot_id, const char *filter,
+                                    const hs_scan_hooks *hooks, hs_scan_bitmap_fn on_bitmap,
+                                    const char *what, hs_scan_stats *stats, hs_error *err);
 
 /* hs_table_scan_query with `hooks` (NULL: none; copied). */
 hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opts,

@@ -289,6 +289,15 @@ static hs_status add_rows(void *ctx, size_t plan_index, const char *path, const 
   return HS_OK;
 }
 
+static hs_status add_bitmap(void *ctx, size_t plan_index, const char *path,
+                            const roaring_bitmap_t *rows, hs_error *err) {
+  hs_vs_indexed *ix = ctx;
+  if (plan_index >= ix->n || ix->allowed[plan_index] == NULL)
+    return hs_error_set(err, HS_ERR_INTERNAL, "vector search: rows of an unplanned file %s", path);
+  roaring_bitmap_or_inplace(ix->allowed[plan_index], rows);
+  return HS_OK;
+}
+
 hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char *filter,
                               hs_vs_indexed *ix, int64_t *rows_matched, hs_error *err) {
   for (size_t i = 0; i < ix->n; i++) {
@@ -301,8 +310,8 @@ hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char
   ix->filtered = true;
   hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan, ix->have_reg ? &ix->reg : NULL, true};
   hs_scan_stats ss;
-  hs_status rc =
-      hs_table_scan_rows(t, plan->snapshot_id, filter, &hooks, "vector search", &ss, err);
+  hs_status rc = hs_table_scan_rows_bitmap(t, plan->snapshot_id, filter, &hooks, add_bitmap,
+                                           "vector search", &ss, err);
   if (rc == HS_OK) *rows_matched += ss.rows_matched;
   return rc;
 }

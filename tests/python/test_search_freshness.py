@@ -79,6 +79,17 @@ def base(tmp_path):
     return path, v
 
 
+@pytest.fixture
+def scalar_indexed(base):
+    """base with an inverted index on id: `id < N` is answered by the index
+    exactly, so the allowed rows reach the vector index as one bitmap."""
+    path, v = base
+    t = hdb.Table(path)
+    t.add_index("id", "inverted", progress=False)
+    t.wait_for_indexes()
+    return path, v
+
+
 @pytest.mark.parametrize("settle", [False, True])
 def test_other_process_commit_seen_by_next_search(base, settle):
     path, v = base
@@ -195,10 +206,12 @@ def test_replaced_data_file_never_gives_its_rows(base, tmp_path):
                                    np.linalg.norm(vec - q, axis=1), rtol=1e-4)
 
 
-def test_repeated_filter_follows_deletes_and_appends(base):
+@pytest.mark.parametrize("fixture", ["base", "scalar_indexed"])
+def test_repeated_filter_follows_deletes_and_appends(fixture, request):
     """A filter's allowed rows are kept per version: the same filter text
-    after a delete or an append (new versions) answers from the new rows."""
-    path, v = base
+    after a delete (a new version) answers from the new rows, with the
+    filter read from the data or answered by a scalar index."""
+    path, v = request.getfixturevalue(fixture)
     t = hdb.Table(path)
     other = hdb.Table(path)
     q = v[40].copy()
