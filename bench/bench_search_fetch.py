@@ -1,7 +1,7 @@
 """Search results returned at the cost of their bytes (issue 13 item 1).
 
     HS_THREADS=1 python3 bench/bench_search_fetch.py [--n 100000] [--dim 64]
-        [--queries 200] [--dir /tmp/hs_bench_fetch] [--no-lancedb]
+        [--queries 200] [--reps 1] [--dir /tmp/hs_bench_fetch] [--no-lancedb]
 
 One data file of n x dim synthetic vectors (bench/vector_data.py synthetic,
 cached in bench/data) plus an int64 ``id``, HNSW index (m=16,
@@ -39,14 +39,18 @@ sys.path.insert(0, HERE)
 import vector_data  # noqa: E402
 
 
+REPS = 1  # --reps: passes over the queries per measurement
+
+
 def p50_us(fn, queries):
     for q in queries[:5]:
         fn(q)
     ts = []
-    for q in queries:
-        a = time.perf_counter()
-        fn(q)
-        ts.append(time.perf_counter() - a)
+    for _ in range(REPS):
+        for q in queries:
+            a = time.perf_counter()
+            fn(q)
+            ts.append(time.perf_counter() - a)
     return statistics.median(ts) * 1e6
 
 
@@ -81,9 +85,12 @@ def main():
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dir", default="/tmp/hs_bench_fetch")
     ap.add_argument("--no-lancedb", action="store_true")
+    ap.add_argument("--reps", type=int, default=1, help="passes over the queries per p50")
     ap.add_argument("--lancedb-part", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--name", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global REPS
+    REPS = max(1, args.reps)
     if args.lancedb_part:
         return lancedb_part(args)
     import pyarrow as pa

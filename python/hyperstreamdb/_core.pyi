@@ -270,6 +270,7 @@ def vector_search(
     batch: bool = False,
     exact: bool = False,
     cache: Any = None,
+    as_batch: bool = False,
 ) -> Tuple[Any, Dict[str, int]]: ...
 def search_cache(staleness_ms: int = 0) -> Any: ...
 def build_vector_indexes(
