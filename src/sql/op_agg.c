@@ -17,13 +17,24 @@
  * aggregate keeps a hash set of (group, argument) pairs and passes only
  * rows new to it.
  *
+ * In parallel (morsel-driven, pipe.h): when every aggregate merges
+ * exactly (no DISTINCT, no float sum/avg/variance), the input pipeline —
+ * its source pulled a chunk at a time under a lock, the FILTER / PROJECT
+ * stages above it — runs on hs_parallel_cores() workers, each folding its
+ * chunks into a partial state that notes where each group first appeared
+ * (chunk sequence number, row). The partials are merged in that order, so
+ * groups come out as in a serial run and HS_THREADS=1 and N agree exactly.
+ *
  * Memory (keys, hashes, states, string bytes) is accounted with
  * hs_sql_exec_reserve; past the limit the query fails with its message
  * (no spilling yet).
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "func_tables.h"
 #include "op_sort.h"
+#include "pipe.h"
 
 #define HS_AGG_CHUNK 4096
 #define EMPTY_SLOT UINT64_MAX
@@ -67,6 +78,11 @@ typedef struct agg_state {
   int64_t reserved;
   uint32_t *gid; /* per input row of the current chunk */
   int64_t gid_cap;
+  /* A worker's partial state (op_agg_par.c): per group, the position
+   * (chunk sequence number << 32 | row) where it first appeared. */
+  int64_t *first;
+  int64_t first_cap;
+  bool track_first;
   bool built;
   int64_t pos; /* next group to emit */
 } agg_state;
@@ -492,7 +508,25 @@ static hs_status update_agg(const hs_sql_plan *p, agg_state *s, int32_t a, const
   return st;
 }
 
-static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk *in,
+/* Record where group g first appeared (partial states only). */
+static hs_status note_first(agg_state *s, uint32_t g, int64_t pos, hs_error *err) {
+  if ((int64_t)g >= s->first_cap) {
+    int64_t cap = s->first_cap ? s->first_cap * 2 : 256;
+    while (cap <= (int64_t)g) cap *= 2;
+    hs_status st = reserve(s, (cap - s->first_cap) * (int64_t)sizeof(int64_t), err);
+    if (st != HS_OK) return st;
+    int64_t *f = hs_realloc(s->first, (size_t)cap * sizeof *f);
+    if (f == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+    s->first = f;
+    s->first_cap = cap;
+  }
+  s->first[g] = pos;
+  return HS_OK;
+}
+
+/* Fold chunk `in` in; `base` is its position (sequence number << 32) for
+ * partial states that track where groups first appeared. */
+static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk *in, int64_t base,
                          hs_error *err) {
   int64_t n = in->n;
   hs_status st = gid_room(s, n, err);
@@ -519,6 +553,7 @@ static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk 
         __builtin_prefetch(&s->groups.slots[h[i + 8] & s->groups.mask]);
       st = ks_find(s, &s->groups, kv, i, h[i], &s->gid[i], &is_new, err);
       if (st == HS_OK && is_new) st = states_sync(p, s, old_cap, s->groups.n - 1, s->groups.n, err);
+      if (st == HS_OK && is_new && s->track_first) st = note_first(s, s->gid[i], base + i, err);
     }
     for (int32_t k = 0; k < s->n_keys; k++) hs_sql_vec_release(&kv[k]);
     if (kv != keys) hs_free(kv);
@@ -529,7 +564,131 @@ static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk 
   return st;
 }
 
+/* ------------------------------------------------------------- parallel */
+
+static hs_status state_new(hs_sql_exec *x, const hs_sql_plan *p, agg_state **out, hs_error *err);
+static void state_free(agg_state *s);
+
+/* Can partial states of this aggregate be merged into exactly the serial
+ * result? Not for DISTINCT (the partial sets overlap), nor float sums,
+ * averages and variances (their rounding depends on the order of
+ * additions), nor the vector aggregates. */
+static bool par_exact(const hs_sql_plan *p) {
+  for (int32_t a = 0; a < p->agg.n_aggs; a++) {
+    const hs_sql_aggcall *call = &p->agg.aggs[a];
+    const hs_sql_agg *g = call->m.agg;
+    if (call->distinct || g->merge == NULL) return false;
+    if (g < hs_sql_aggs_basic || g >= hs_sql_aggs_basic + hs_sql_aggs_basic_n) return false;
+    if (g->arg == HS_SQL_FLOAT64 && strcmp(g->name, "min") != 0 && strcmp(g->name, "max") != 0)
+      return false;
+    for (int32_t k = 0; k < call->n_args; k++)
+      if (hs_sql_expr_has_volatile(call->args[k])) return false;
+    if (call->filter != NULL && hs_sql_expr_has_volatile(call->filter)) return false;
+  }
+  for (int32_t k = 0; k < p->agg.n_keys; k++)
+    if (hs_sql_expr_has_volatile(p->agg.keys[k])) return false;
+  return true;
+}
+
+/* Groups a partial state may reach before the rest of the input is
+ * aggregated serially: with many groups every partial holds most of them,
+ * and merging costs more than the workers saved. */
+#define PAR_GROUPS_MAX 65536
+
+typedef struct par_ctx {
+  const hs_sql_plan *p;
+  agg_state **parts; /* per worker */
+  int stop;          /* some partial passed PAR_GROUPS_MAX */
+} par_ctx;
+
+static hs_status par_sink(void *vctx, uint32_t w, int64_t seq, const hs_sql_chunk *c,
+                          hs_error *err) {
+  par_ctx *pc = vctx;
+  hs_status st = consume(pc->p, pc->parts[w], c, seq << 32, err);
+  if (pc->parts[w]->groups.n > PAR_GROUPS_MAX) __atomic_store_n(&pc->stop, 1, __ATOMIC_RELAXED);
+  return st;
+}
+
+/* Merge the partial states into s: groups in the order they first
+ * appeared in the input (the serial run's order), states merged. Each
+ * partial's groups are in that order already (a worker takes its chunks
+ * in sequence order), so this is an n-way merge by first position. */
+static hs_status par_merge(const hs_sql_plan *p, agg_state *s, agg_state **parts, uint32_t n,
+                           hs_error *err) {
+  hs_status st = HS_OK;
+  if (s->n_keys == 0) {
+    for (uint32_t w = 0; w < n && st == HS_OK; w++)
+      for (int32_t a = 0; a < s->n_aggs && st == HS_OK; a++)
+        st = p->agg.aggs[a].m.agg->merge(p->agg.aggs[a].m.agg, s->states[a], parts[w]->states[a],
+                                         &s->agg_arena, err);
+    return st;
+  }
+  int64_t head[HS_SQL_PIPE_WORKERS_MAX] = {0};
+  for (;;) {
+    uint32_t best = n;
+    for (uint32_t w = 0; w < n; w++)
+      if (head[w] < parts[w]->groups.n &&
+          (best == n || parts[w]->first[head[w]] < parts[best]->first[head[best]]))
+        best = w;
+    if (best == n || st != HS_OK) break;
+    agg_state *src = parts[best];
+    uint32_t g = (uint32_t)head[best]++, gid = 0;
+    bool is_new = false;
+    int64_t old_cap = s->groups.cap;
+    st = ks_find(s, &s->groups, src->groups.views, g, src->groups.hashes[g], &gid, &is_new, err);
+    if (st == HS_OK && is_new) st = states_sync(p, s, old_cap, s->groups.n - 1, s->groups.n, err);
+    for (int32_t a = 0; a < s->n_aggs && st == HS_OK; a++) {
+      const hs_sql_agg *agg = p->agg.aggs[a].m.agg;
+      st = agg->merge(agg, s->states[a] + (size_t)gid * agg->state_size,
+                      src->states[a] + (size_t)g * agg->state_size, &s->agg_arena, err);
+    }
+  }
+  return st;
+}
+
+/* The input pulled by several workers, each folding its chunks into a
+ * partial state, merged at the end. *ran false when not applicable;
+ * *ended false when the partials grew too many groups and the rest of
+ * the input is to be aggregated serially (after the merged groups). */
+static hs_status build_parallel(hs_sql_op *op, agg_state *s, bool *ran, bool *ended,
+                                hs_error *err) {
+  *ran = false;
+  *ended = false;
+  const hs_sql_plan *p = op->plan;
+  uint32_t workers = hs_sql_pipe_workers();
+  hs_sql_pipe pipe;
+  if (workers < 2 || !par_exact(p) || !hs_sql_pipe_find(op->kids[0], &pipe)) return HS_OK;
+  agg_state **parts = hs_calloc(workers, sizeof *parts);
+  if (parts == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in hash aggregate");
+  hs_status st = HS_OK;
+  for (uint32_t w = 0; w < workers && st == HS_OK; w++) {
+    st = state_new(s->x, p, &parts[w], err);
+    if (st == HS_OK) parts[w]->track_first = true;
+  }
+  par_ctx pc = {p, parts, 0};
+  if (st == HS_OK) st = hs_sql_pipe_run(&pipe, workers, par_sink, &pc, &pc.stop, ended, err);
+  if (st == HS_OK) st = par_merge(p, s, parts, workers, err);
+  for (uint32_t w = 0; w < workers; w++) state_free(parts[w]);
+  hs_free(parts);
+  if (st == HS_OK) {
+    if (*ended)
+      snprintf(op->stats.note, sizeof op->stats.note, "%u workers", (unsigned)workers);
+    else
+      snprintf(op->stats.note, sizeof op->stats.note, "%u workers, serial past %d groups",
+               (unsigned)workers, PAR_GROUPS_MAX);
+    *ran = true;
+  }
+  return st;
+}
+
 static hs_status build(hs_sql_op *op, agg_state *s, hs_error *err) {
+  bool ran = false, ended = false;
+  hs_status st0 = build_parallel(op, s, &ran, &ended, err);
+  if (st0 != HS_OK) return st0;
+  if (ran && ended) {
+    s->built = true;
+    return HS_OK;
+  }
   for (;;) {
     hs_status st = hs_sql_op_check_cancel(s->x, err);
     if (st != HS_OK) return st;
@@ -540,7 +699,7 @@ static hs_status build(hs_sql_op *op, agg_state *s, hs_error *err) {
       hs_sql_chunk_release(&in);
       break;
     }
-    st = consume(op->plan, s, &in, err);
+    st = consume(op->plan, s, &in, 0, err);
     hs_sql_chunk_release(&in);
     if (st != HS_OK) return st;
   }
@@ -622,8 +781,7 @@ static hs_status agg_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
   return HS_OK;
 }
 
-static void agg_free(hs_sql_op *op) {
-  agg_state *s = op->state;
+static void state_free(agg_state *s) {
   if (s == NULL) return;
   ks_free(&s->groups);
   for (int32_t a = 0; a < s->n_aggs; a++) {
@@ -634,17 +792,20 @@ static void agg_free(hs_sql_op *op) {
   hs_free(s->distinct);
   hs_arena_reset(&s->agg_arena);
   hs_free(s->gid);
+  hs_free(s->first);
   if (s->reserved) hs_sql_exec_reserve(s->x, -s->reserved, "hash aggregate", NULL);
   hs_free(s);
+}
+
+static void agg_free(hs_sql_op *op) {
+  state_free(op->state);
   op->state = NULL;
 }
 
-hs_status hs_sql_op_agg_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op, hs_error *err) {
-  agg_state *s = hs_calloc(1, sizeof *s);
+/* A new state for plan p in *out (state_free it, also on failure). */
+static hs_status state_new(hs_sql_exec *x, const hs_sql_plan *p, agg_state **out, hs_error *err) {
+  agg_state *s = *out = hs_calloc(1, sizeof *s);
   if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory opening hash aggregate");
-  op->state = s;
-  op->next = agg_next;
-  op->free = agg_free;
   s->x = x;
   s->ctx = hs_sql_exec_evalctx(x);
   s->n_keys = p->agg.n_keys;
@@ -688,4 +849,13 @@ hs_status hs_sql_op_agg_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op
     if (st != HS_OK) return st;
   }
   return HS_OK;
+}
+
+hs_status hs_sql_op_agg_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op, hs_error *err) {
+  agg_state *s = NULL;
+  hs_status st = state_new(x, p, &s, err);
+  op->state = s;
+  op->next = agg_next;
+  op->free = agg_free;
+  return st;
 }

@@ -1,0 +1,175 @@
+/*
+ * pipe.c — morsel-driven pipelines (see pipe.h).
+ *
+ * Each worker loops: take the lock, pull the source's next chunk and its
+ * sequence number, drop the lock, run the FILTER / PROJECT stages on it,
+ * hand it to the sink. The source (and everything below it: scans decode
+ * their pages on the pool themselves, a join builds its hash table on the
+ * first pull) runs on one worker at a time; the stages and the sink run on
+ * all of them. Workers are hs_parallel_for's (src/common/parallel.c).
+ */
+#include "pipe.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/parallel.h"
+
+typedef struct pipe_run {
+  const hs_sql_pipe *p;
+  hs_sql_pipe_sink sink;
+  void *ctx;
+  const int *stop;
+  pthread_mutex_t mu;
+  int64_t next_seq; /* under mu */
+  bool done;        /* the source ended or failed (under mu) */
+  bool failed;      /* some chunk failed: hand out no more (under mu) */
+  int64_t err_seq;  /* sequence number of the error kept (under mu) */
+  hs_error err;     /* the error of the lowest failing sequence number */
+  /* per worker, per stage: rows out, calls, ns (added to the stage's stats) */
+  int64_t (*stats)[HS_SQL_PIPE_STAGES_MAX][3];
+} pipe_run;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+bool hs_sql_pipe_find(hs_sql_op *input, hs_sql_pipe *out) {
+  memset(out, 0, sizeof *out);
+  hs_sql_op *chain[HS_SQL_PIPE_STAGES_MAX];
+  int32_t n = 0;
+  hs_sql_op *op = input;
+  while (op->plan->kind == HS_SP_FILTER || op->plan->kind == HS_SP_PROJECT) {
+    if (n == HS_SQL_PIPE_STAGES_MAX) return false;
+    const hs_sql_plan *p = op->plan;
+    if (p->kind == HS_SP_FILTER && hs_sql_expr_has_volatile(p->pred)) return false;
+    for (int32_t i = 0; p->kind == HS_SP_PROJECT && i < p->n_cols; i++)
+      if (hs_sql_expr_has_volatile(p->project.exprs[i])) return false;
+    chain[n++] = op;
+    op = op->kids[0];
+  }
+  out->source = op;
+  for (int32_t i = 0; i < n; i++) out->stages[i] = chain[n - 1 - i];
+  out->n_stages = n;
+  return true;
+}
+
+uint32_t hs_sql_pipe_workers(void) {
+  uint32_t n = hs_parallel_cores();
+  return n > HS_SQL_PIPE_WORKERS_MAX ? HS_SQL_PIPE_WORKERS_MAX : n;
+}
+
+/* One stage on *c in place (c->n == 0 after it: no rows left). */
+static hs_status run_stage(const hs_sql_op *op, hs_sql_chunk *c, hs_error *err) {
+  const hs_sql_plan *p = op->plan;
+  const hs_sql_evalctx *ctx = hs_sql_exec_evalctx(op->x);
+  hs_sql_chunk out = {0};
+  hs_status st = HS_OK;
+  if (p->kind == HS_SP_FILTER) {
+    int64_t *sel = hs_malloc(sizeof(int64_t) * (size_t)c->n);
+    if (sel == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+    int64_t n_sel = 0;
+    st = hs_sql_eval_select(p->pred, c, ctx, sel, &n_sel, err);
+    if (st == HS_OK && n_sel == c->n) {
+      hs_free(sel);
+      return HS_OK;
+    }
+    if (st == HS_OK && n_sel > 0) st = hs_sql_chunk_take(&out, c, sel, n_sel, err);
+    hs_free(sel);
+  } else {
+    st = hs_sql_chunk_init(&out, p->n_cols, c->n, err);
+    for (int32_t i = 0; i < p->n_cols && st == HS_OK; i++)
+      st = hs_sql_eval(p->project.exprs[i], c, ctx, &out.cols[i], err);
+  }
+  hs_sql_chunk_release(c);
+  if (st != HS_OK) {
+    hs_sql_chunk_release(&out);
+    return st;
+  }
+  hs_sql_chunk_move(c, &out);
+  return HS_OK;
+}
+
+/* Keep the error of chunk `seq` if it is the earliest so far; stop the
+ * hand-out. */
+static void fail(pipe_run *r, int64_t seq, const hs_error *e) {
+  pthread_mutex_lock(&r->mu);
+  if (!r->failed || seq < r->err_seq) {
+    r->err = *e;
+    r->err_seq = seq;
+  }
+  r->failed = true;
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void worker(void *vctx, size_t begin, size_t end, uint32_t w) {
+  (void)begin, (void)end;
+  pipe_run *r = vctx;
+  const hs_sql_pipe *p = r->p;
+  for (;;) {
+    hs_sql_chunk c;
+    hs_error e = {0};
+    pthread_mutex_lock(&r->mu);
+    if (r->done || r->failed || (r->stop != NULL && __atomic_load_n(r->stop, __ATOMIC_RELAXED))) {
+      pthread_mutex_unlock(&r->mu);
+      return;
+    }
+    int64_t seq = r->next_seq++;
+    hs_status st = hs_sql_op_next(p->source, &c, &e);
+    if (st != HS_OK || c.n == 0) r->done = true;
+    pthread_mutex_unlock(&r->mu);
+    if (st != HS_OK) {
+      fail(r, seq, &e);
+      return;
+    }
+    if (c.n == 0) {
+      hs_sql_chunk_release(&c);
+      return;
+    }
+    for (int32_t i = 0; i < p->n_stages && st == HS_OK && c.n > 0; i++) {
+      int64_t t0 = now_ns();
+      st = run_stage(p->stages[i], &c, &e);
+      int64_t *s = r->stats[w][i];
+      s[0] += st == HS_OK ? c.n : 0;
+      s[1]++;
+      s[2] += now_ns() - t0;
+    }
+    if (st == HS_OK && c.n > 0) st = r->sink(r->ctx, w, seq, &c, &e);
+    hs_sql_chunk_release(&c);
+    if (st != HS_OK) {
+      fail(r, seq, &e);
+      return;
+    }
+  }
+}
+
+hs_status hs_sql_pipe_run(const hs_sql_pipe *p, uint32_t workers, hs_sql_pipe_sink sink, void *ctx,
+                          const int *stop, bool *ended, hs_error *err) {
+  *ended = false;
+  if (workers < 1) workers = 1;
+  if (workers > HS_SQL_PIPE_WORKERS_MAX) workers = HS_SQL_PIPE_WORKERS_MAX;
+  pipe_run r = {.p = p, .sink = sink, .ctx = ctx, .stop = stop};
+  r.stats = hs_calloc(workers, sizeof *r.stats);
+  if (r.stats == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  pthread_mutex_init(&r.mu, NULL);
+  hs_parallel_for(workers, 1, workers, worker, &r);
+  pthread_mutex_destroy(&r.mu);
+  for (uint32_t w = 0; w < workers; w++) {
+    for (int32_t i = 0; i < p->n_stages; i++) {
+      hs_sql_opstats *s = &p->stages[i]->stats;
+      s->rows += r.stats[w][i][0];
+      s->calls += r.stats[w][i][1];
+      s->ns += r.stats[w][i][2];
+    }
+  }
+  hs_free(r.stats);
+  if (r.failed) {
+    if (err != NULL) *err = r.err;
+    return r.err.status != HS_OK ? r.err.status : HS_ERR_INTERNAL;
+  }
+  *ended = r.done;
+  return HS_OK;
+}

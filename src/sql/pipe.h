@@ -1,0 +1,59 @@
+/*
+ * pipe.h — morsel-driven pipelines (pipe.c): a blocking operator's input
+ * pulled by several workers at once. Private to src/sql/.
+ *
+ * A pipeline is a *source* operator (any operator: a scan, a join) whose
+ * chunks are handed out one at a time under a lock, each with its sequence
+ * number (0, 1, 2, ... in the source's order), followed by the stateless
+ * FILTER / PROJECT nodes between the source and the blocking operator.
+ * Those stages run on the worker that took the chunk (expressions are
+ * evaluated there, not in the stage operators); the result goes to the
+ * caller's sink with the worker index and the sequence number, so that a
+ * sink keeping per-worker state can restore the serial order afterwards.
+ *
+ * Errors are the serial run's: a failing chunk stops the hand-out, the
+ * chunks already handed out finish, and the error of the lowest sequence
+ * number is returned (a serial run would have met it first).
+ *
+ * Ownership: the pipe borrows the operators (they belong to the exec); the
+ * sink borrows each chunk for the call only.
+ */
+#ifndef HS_SQL_PIPE_H
+#define HS_SQL_PIPE_H
+
+#include "plan.h"
+
+#define HS_SQL_PIPE_STAGES_MAX 16
+
+typedef hs_status (*hs_sql_pipe_sink)(void *ctx, uint32_t worker, int64_t seq,
+                                      const hs_sql_chunk *chunk, hs_error *err);
+
+typedef struct hs_sql_pipe {
+  hs_sql_op *source;
+  /* FILTER / PROJECT operators above the source, bottom first (their plans
+   * give the expressions; their stats get the rows and calls). */
+  hs_sql_op *stages[HS_SQL_PIPE_STAGES_MAX];
+  int32_t n_stages;
+} hs_sql_pipe;
+
+/* The pipeline feeding `input` (a blocking operator's kid): the FILTER /
+ * PROJECT chain from it down to the first other operator. False when a
+ * stage calls a volatile function (random(): its sequence would depend on
+ * the workers) or the chain is longer than HS_SQL_PIPE_STAGES_MAX. */
+bool hs_sql_pipe_find(hs_sql_op *input, hs_sql_pipe *out);
+
+/* Workers a pipeline of this statement may use: hs_parallel_cores()
+ * (HS_THREADS caps it), at most HS_SQL_PIPE_WORKERS_MAX. */
+#define HS_SQL_PIPE_WORKERS_MAX 64
+uint32_t hs_sql_pipe_workers(void);
+
+/* Run the pipeline on `workers` workers (the caller is one), calling sink
+ * for every non-empty chunk, to the source's end (*ended true) or until
+ * *stop (read atomically before each hand-out; may be NULL) becomes
+ * non-zero: then the chunks handed out are finished and *ended is false,
+ * and the source and stage operators can be pulled on serially from where
+ * the pipeline left them. */
+hs_status hs_sql_pipe_run(const hs_sql_pipe *p, uint32_t workers, hs_sql_pipe_sink sink, void *ctx,
+                          const int *stop, bool *ended, hs_error *err);
+
+#endif /* HS_SQL_PIPE_H */
