@@ -524,8 +524,9 @@ static hs_status note_first(agg_state *s, uint32_t g, int64_t pos, hs_error *err
   return HS_OK;
 }
 
-/* Fold chunk `in` in; `base` is its position (sequence number << 32) for
- * partial states that track where groups first appeared. */
+/* Fold chunk `in` in; `base` is the position of its first row in the
+ * input (pipe.h), for partial states that track where groups first
+ * appeared. */
 static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk *in, int64_t base,
                          hs_error *err) {
   int64_t n = in->n;
@@ -601,10 +602,10 @@ typedef struct par_ctx {
   int stop;          /* some partial passed PAR_GROUPS_MAX */
 } par_ctx;
 
-static hs_status par_sink(void *vctx, uint32_t w, int64_t seq, const hs_sql_chunk *c,
+static hs_status par_sink(void *vctx, uint32_t w, int64_t pos, const hs_sql_chunk *c,
                           hs_error *err) {
   par_ctx *pc = vctx;
-  hs_status st = consume(pc->p, pc->parts[w], c, seq << 32, err);
+  hs_status st = consume(pc->p, pc->parts[w], c, pos, err);
   if (pc->parts[w]->groups.n > PAR_GROUPS_MAX) __atomic_store_n(&pc->stop, 1, __ATOMIC_RELAXED);
   return st;
 }

@@ -758,32 +758,89 @@ static void note_stats(hs_sql_op *op) {
              st->ix_fallback ? " (no usable index for an index nested loop)" : "");
 }
 
+/* PH_BUILD: decide the index nested loop, or drain and hash the right
+ * side; then PH_PROBE, or PH_DONE when no row can come out. */
+static hs_status build_phase(hs_sql_op *op, join_state *st, hs_error *err) {
+  hs_status s;
+  st->phase = PH_PROBE;
+  if (st->method == HS_SJM_INDEX_NL) {
+    s = hs_sql_join_index_decide(st, op, err);
+    if (s != HS_OK) return s;
+    note_stats(op);
+    if (st->method == HS_SJM_INDEX_NL) return HS_OK;
+  }
+  hs_sql_chunk *chunks = NULL;
+  size_t n_chunks = 0;
+  s = hs_sql_op_drain(op->kids[1], &chunks, &n_chunks, err);
+  if (s != HS_OK) return s;
+  s = hs_sql_join_build(st, chunks, n_chunks, err);
+  if (s != HS_OK) return s;
+  note_stats(op);
+  /* Nothing can come out of the left side. */
+  if (st->b.n == 0 && (st->type == HS_SJ_INNER || st->type == HS_SJ_SEMI ||
+                       st->type == HS_SJ_RIGHT || st->build_only))
+    st->phase = PH_DONE;
+  if (st->type == HS_SJ_ANTI_NULLAWARE && !st->na_nl && st->n_keys == 1 && st->b.has_null_key)
+    st->phase = PH_DONE;
+  return HS_OK;
+}
+
+hs_status hs_sql_join_build_phase(hs_sql_op *op, hs_error *err) {
+  join_state *st = op->state;
+  return st->phase == PH_BUILD ? build_phase(op, st, err) : HS_OK;
+}
+
+bool hs_sql_join_done(const hs_sql_op *op) {
+  const join_state *st = op->state;
+  return st->phase == PH_DONE;
+}
+
+hs_status hs_sql_join_probe_one(join_state *st, hs_sql_chunk *in, hs_sql_join_emit to, void *ctx,
+                                hs_error *err) {
+  join_probe *pr = &st->pr;
+  hs_status s = probe_start(st, in, err);
+  if (s == HS_OK) s = probe_heads(st, err);
+  while (s == HS_OK) {
+    if (pr->i < pr->rows.n) {
+      if (st->method == HS_SJM_NL)
+        fill_nl(st);
+      else
+        fill_hash(st);
+    }
+    if (st->nc > 0) {
+      hs_sql_chunk out = {0};
+      s = process_pairs(st, &out, err);
+      if (s == HS_OK && out.n > 0) s = to(ctx, &out, err);
+      hs_sql_chunk_release(&out);
+      continue;
+    }
+    if (pr->i < pr->rows.n) continue;
+    while (s == HS_OK && st->type != HS_SJ_INNER && st->type != HS_SJ_RIGHT && !st->build_only) {
+      hs_sql_chunk out = {0};
+      s = emit_left_rows(st, &out, err);
+      bool more = out.n > 0;
+      if (s == HS_OK && more) s = to(ctx, &out, err);
+      hs_sql_chunk_release(&out);
+      if (!more) break;
+    }
+    break;
+  }
+  probe_release(st, false);
+  return s;
+}
+
+void hs_sql_join_probe_release(join_state *st) {
+  probe_release(st, true);
+}
+
 static hs_status join_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
   join_state *st = op->state;
   hs_status s = HS_OK;
   for (;;) {
     switch (st->phase) {
     case PH_BUILD: {
-      st->phase = PH_PROBE;
-      if (st->method == HS_SJM_INDEX_NL) {
-        s = hs_sql_join_index_decide(st, op, err);
-        if (s != HS_OK) return s;
-        note_stats(op);
-        if (st->method == HS_SJM_INDEX_NL) continue;
-      }
-      hs_sql_chunk *chunks = NULL;
-      size_t n_chunks = 0;
-      s = hs_sql_op_drain(op->kids[1], &chunks, &n_chunks, err);
+      s = build_phase(op, st, err);
       if (s != HS_OK) return s;
-      s = hs_sql_join_build(st, chunks, n_chunks, err);
-      if (s != HS_OK) return s;
-      note_stats(op);
-      /* Nothing can come out of the left side. */
-      if (st->b.n == 0 && (st->type == HS_SJ_INNER || st->type == HS_SJ_SEMI ||
-                           st->type == HS_SJ_RIGHT || st->build_only))
-        st->phase = PH_DONE;
-      if (st->type == HS_SJ_ANTI_NULLAWARE && !st->na_nl && st->n_keys == 1 && st->b.has_null_key)
-        st->phase = PH_DONE;
       continue;
     }
     case PH_PROBE: {

@@ -1,7 +1,7 @@
 /*
  * op_join_internal.h — the join operator's state, shared by op_join.c (hash
- * join, nested loop, output) and op_join_index.c (index nested loop).
- * Private to those two files.
+ * join, nested loop, output), op_join_index.c (index nested loop) and
+ * op_join_par.c (probes on pipeline workers). Private to those files.
  */
 #ifndef HS_SQL_OP_JOIN_INTERNAL_H
 #define HS_SQL_OP_JOIN_INTERNAL_H
@@ -117,6 +117,21 @@ int64_t hs_sql_join_vec_bytes(const hs_sql_vec *v);
 /* Make the build side from chunks[0..n_chunks) (released here, array
  * included, on every return). */
 hs_status hs_sql_join_build(join_state *st, hs_sql_chunk *chunks, size_t n_chunks, hs_error *err);
+
+/* Parallel probes (op_join_par.c, for pipe.c). */
+typedef hs_status (*hs_sql_join_emit)(void *ctx, hs_sql_chunk *out, hs_error *err);
+/* Run the build phase now if it has not run (the serial order: a join
+ * builds before it pulls its left side). */
+hs_status hs_sql_join_build_phase(hs_sql_op *op, hs_error *err);
+/* After the build: can no row come out (empty build side of an inner or
+ * semi join, a NULL under NOT IN)? Then the left side is never pulled. */
+bool hs_sql_join_done(const hs_sql_op *op);
+/* Probe with one left chunk (moved in) on st's probe state and pair
+ * buffers, emitting every output chunk it gives in the serial order. */
+hs_status hs_sql_join_probe_one(join_state *st, hs_sql_chunk *in, hs_sql_join_emit to, void *ctx,
+                                hs_error *err);
+/* Free st's probe state (its arrays and reservation). */
+void hs_sql_join_probe_release(join_state *st);
 
 /* op_join_index.c */
 /* Can this join run as an index nested loop? Sets ix_key / ix_column. */

@@ -2,11 +2,12 @@
  * pipe.c — morsel-driven pipelines (see pipe.h).
  *
  * Each worker loops: take the lock, pull the source's next chunk and its
- * sequence number, drop the lock, run the FILTER / PROJECT stages on it,
- * hand it to the sink. The source (and everything below it: scans decode
- * their pages on the pool themselves, a join builds its hash table on the
- * first pull) runs on one worker at a time; the stages and the sink run on
- * all of them. Workers are hs_parallel_for's (src/common/parallel.c).
+ * sequence number, drop the lock, push the chunk through the stages — a
+ * FILTER or PROJECT in place, a join probe whose every output chunk goes
+ * on up the stages — into the sink. The source (and everything below it:
+ * scans decode their pages on the pool themselves) runs on one worker at a
+ * time; the stages and the sink run on all of them. Workers are
+ * hs_parallel_for's (src/common/parallel.c).
  */
 #include "pipe.h"
 
@@ -22,14 +23,24 @@ typedef struct pipe_run {
   void *ctx;
   const int *stop;
   pthread_mutex_t mu;
-  int64_t next_seq; /* under mu */
-  bool done;        /* the source ended or failed (under mu) */
-  bool failed;      /* some chunk failed: hand out no more (under mu) */
-  int64_t err_seq;  /* sequence number of the error kept (under mu) */
-  hs_error err;     /* the error of the lowest failing sequence number */
-  /* per worker, per stage: rows out, calls, ns (added to the stage's stats) */
-  int64_t (*stats)[HS_SQL_PIPE_STAGES_MAX][3];
+  int64_t next_seq;  /* under mu */
+  bool done;         /* the source ended or failed (under mu) */
+  bool failed;       /* some chunk failed: hand out no more (under mu) */
+  int64_t err_seq;   /* sequence number of the error kept (under mu) */
+  hs_error err;      /* the error of the lowest failing sequence number */
+  struct wstate *ws; /* per worker */
 } pipe_run;
+
+/* A worker's state: its join probes, its counters per stage (rows out,
+ * calls, ns; added to the stage operators' stats at the end), the chunk
+ * it is on. */
+typedef struct wstate {
+  pipe_run *r;
+  uint32_t w;
+  int64_t seq, emitted; /* the source chunk, rows its outputs had so far */
+  void *probes[HS_SQL_PIPE_STAGES_MAX];
+  int64_t stats[HS_SQL_PIPE_STAGES_MAX][3];
+} wstate;
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -42,12 +53,17 @@ bool hs_sql_pipe_find(hs_sql_op *input, hs_sql_pipe *out) {
   hs_sql_op *chain[HS_SQL_PIPE_STAGES_MAX];
   int32_t n = 0;
   hs_sql_op *op = input;
-  while (op->plan->kind == HS_SP_FILTER || op->plan->kind == HS_SP_PROJECT) {
-    if (n == HS_SQL_PIPE_STAGES_MAX) return false;
+  for (;;) {
     const hs_sql_plan *p = op->plan;
-    if (p->kind == HS_SP_FILTER && hs_sql_expr_has_volatile(p->pred)) return false;
-    for (int32_t i = 0; p->kind == HS_SP_PROJECT && i < p->n_cols; i++)
-      if (hs_sql_expr_has_volatile(p->project.exprs[i])) return false;
+    if (p->kind == HS_SP_FILTER) {
+      if (hs_sql_expr_has_volatile(p->pred)) return false;
+    } else if (p->kind == HS_SP_PROJECT) {
+      for (int32_t i = 0; i < p->n_cols; i++)
+        if (hs_sql_expr_has_volatile(p->project.exprs[i])) return false;
+    } else if (p->kind != HS_SP_JOIN || !hs_sql_join_par_ok(op)) {
+      break;
+    }
+    if (n == HS_SQL_PIPE_STAGES_MAX) return false;
     chain[n++] = op;
     op = op->kids[0];
   }
@@ -62,7 +78,7 @@ uint32_t hs_sql_pipe_workers(void) {
   return n > HS_SQL_PIPE_WORKERS_MAX ? HS_SQL_PIPE_WORKERS_MAX : n;
 }
 
-/* One stage on *c in place (c->n == 0 after it: no rows left). */
+/* A FILTER or PROJECT on *c in place (c->n == 0 after it: no rows left). */
 static hs_status run_stage(const hs_sql_op *op, hs_sql_chunk *c, hs_error *err) {
   const hs_sql_plan *p = op->plan;
   const hs_sql_evalctx *ctx = hs_sql_exec_evalctx(op->x);
@@ -93,6 +109,56 @@ static hs_status run_stage(const hs_sql_op *op, hs_sql_chunk *c, hs_error *err) 
   return HS_OK;
 }
 
+static hs_status push(wstate *ws, int32_t i, hs_sql_chunk *c, hs_error *err);
+
+typedef struct join_emit_ctx {
+  wstate *ws;
+  int32_t level;   /* the join's stage */
+  int64_t down_ns; /* time spent in the stages above it */
+} join_emit_ctx;
+
+static hs_status join_emit(void *vctx, hs_sql_chunk *out, hs_error *err) {
+  join_emit_ctx *jc = vctx;
+  jc->ws->stats[jc->level][0] += out->n;
+  jc->ws->stats[jc->level][1]++;
+  hs_sql_chunk c;
+  hs_sql_chunk_move(&c, out);
+  int64_t t0 = now_ns();
+  hs_status st = push(jc->ws, jc->level + 1, &c, err);
+  jc->down_ns += now_ns() - t0;
+  return st;
+}
+
+/* Chunk *c (owned: released here) through stages i.. and into the sink. */
+static hs_status push(wstate *ws, int32_t i, hs_sql_chunk *c, hs_error *err) {
+  const hs_sql_pipe *p = ws->r->p;
+  hs_status st = HS_OK;
+  for (; i < p->n_stages; i++) {
+    const hs_sql_op *op = p->stages[i];
+    int64_t t0 = now_ns();
+    if (op->plan->kind == HS_SP_JOIN) {
+      join_emit_ctx jc = {ws, i, 0};
+      st = hs_sql_join_par_probe(ws->probes[i], c, join_emit, &jc, err);
+      hs_sql_chunk_release(c);
+      ws->stats[i][2] += now_ns() - t0 - jc.down_ns;
+      return st;
+    }
+    st = run_stage(op, c, err);
+    ws->stats[i][0] += st == HS_OK ? c->n : 0;
+    ws->stats[i][1]++;
+    ws->stats[i][2] += now_ns() - t0;
+    if (st != HS_OK || c->n == 0) {
+      hs_sql_chunk_release(c);
+      return st;
+    }
+  }
+  int64_t pos = (ws->seq << 32) + ws->emitted;
+  ws->emitted += c->n;
+  st = ws->r->sink(ws->r->ctx, ws->w, pos, c, err);
+  hs_sql_chunk_release(c);
+  return st;
+}
+
 /* Keep the error of chunk `seq` if it is the earliest so far; stop the
  * hand-out. */
 static void fail(pipe_run *r, int64_t seq, const hs_error *e) {
@@ -108,7 +174,7 @@ static void fail(pipe_run *r, int64_t seq, const hs_error *e) {
 static void worker(void *vctx, size_t begin, size_t end, uint32_t w) {
   (void)begin, (void)end;
   pipe_run *r = vctx;
-  const hs_sql_pipe *p = r->p;
+  wstate *ws = &r->ws[w];
   for (;;) {
     hs_sql_chunk c;
     hs_error e = {0};
@@ -118,7 +184,7 @@ static void worker(void *vctx, size_t begin, size_t end, uint32_t w) {
       return;
     }
     int64_t seq = r->next_seq++;
-    hs_status st = hs_sql_op_next(p->source, &c, &e);
+    hs_status st = hs_sql_op_next(r->p->source, &c, &e);
     if (st != HS_OK || c.n == 0) r->done = true;
     pthread_mutex_unlock(&r->mu);
     if (st != HS_OK) {
@@ -129,16 +195,9 @@ static void worker(void *vctx, size_t begin, size_t end, uint32_t w) {
       hs_sql_chunk_release(&c);
       return;
     }
-    for (int32_t i = 0; i < p->n_stages && st == HS_OK && c.n > 0; i++) {
-      int64_t t0 = now_ns();
-      st = run_stage(p->stages[i], &c, &e);
-      int64_t *s = r->stats[w][i];
-      s[0] += st == HS_OK ? c.n : 0;
-      s[1]++;
-      s[2] += now_ns() - t0;
-    }
-    if (st == HS_OK && c.n > 0) st = r->sink(r->ctx, w, seq, &c, &e);
-    hs_sql_chunk_release(&c);
+    ws->seq = seq;
+    ws->emitted = 0;
+    st = push(ws, 0, &c, &e);
     if (st != HS_OK) {
       fail(r, seq, &e);
       return;
@@ -151,21 +210,45 @@ hs_status hs_sql_pipe_run(const hs_sql_pipe *p, uint32_t workers, hs_sql_pipe_si
   *ended = false;
   if (workers < 1) workers = 1;
   if (workers > HS_SQL_PIPE_WORKERS_MAX) workers = HS_SQL_PIPE_WORKERS_MAX;
+  /* Joins build first, top first (as the serial pulls would); one that
+   * can give no row ends the pipeline before anything below it runs. */
+  for (int32_t i = p->n_stages; i-- > 0;) {
+    if (p->stages[i]->plan->kind != HS_SP_JOIN) continue;
+    bool done = false;
+    hs_status st = hs_sql_join_par_prepare(p->stages[i], &done, err);
+    if (st != HS_OK) return st;
+    if (done) {
+      *ended = true;
+      return HS_OK;
+    }
+  }
   pipe_run r = {.p = p, .sink = sink, .ctx = ctx, .stop = stop};
-  r.stats = hs_calloc(workers, sizeof *r.stats);
-  if (r.stats == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
-  pthread_mutex_init(&r.mu, NULL);
-  hs_parallel_for(workers, 1, workers, worker, &r);
-  pthread_mutex_destroy(&r.mu);
+  r.ws = hs_calloc(workers, sizeof *r.ws);
+  if (r.ws == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  hs_status st = HS_OK;
+  for (uint32_t w = 0; w < workers; w++) {
+    r.ws[w].r = &r;
+    r.ws[w].w = w;
+    for (int32_t i = 0; i < p->n_stages && st == HS_OK; i++)
+      if (p->stages[i]->plan->kind == HS_SP_JOIN)
+        st = hs_sql_join_par_new(p->stages[i], &r.ws[w].probes[i], err);
+  }
+  if (st == HS_OK) {
+    pthread_mutex_init(&r.mu, NULL);
+    hs_parallel_for(workers, 1, workers, worker, &r);
+    pthread_mutex_destroy(&r.mu);
+  }
   for (uint32_t w = 0; w < workers; w++) {
     for (int32_t i = 0; i < p->n_stages; i++) {
       hs_sql_opstats *s = &p->stages[i]->stats;
-      s->rows += r.stats[w][i][0];
-      s->calls += r.stats[w][i][1];
-      s->ns += r.stats[w][i][2];
+      s->rows += r.ws[w].stats[i][0];
+      s->calls += r.ws[w].stats[i][1];
+      s->ns += r.ws[w].stats[i][2];
+      if (r.ws[w].probes[i] != NULL) hs_sql_join_par_free(r.ws[w].probes[i]);
     }
   }
-  hs_free(r.stats);
+  hs_free(r.ws);
+  if (st != HS_OK) return st;
   if (r.failed) {
     if (err != NULL) *err = r.err;
     return r.err.status != HS_OK ? r.err.status : HS_ERR_INTERNAL;

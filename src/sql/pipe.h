@@ -2,14 +2,18 @@
  * pipe.h — morsel-driven pipelines (pipe.c): a blocking operator's input
  * pulled by several workers at once. Private to src/sql/.
  *
- * A pipeline is a *source* operator (any operator: a scan, a join) whose
- * chunks are handed out one at a time under a lock, each with its sequence
- * number (0, 1, 2, ... in the source's order), followed by the stateless
- * FILTER / PROJECT nodes between the source and the blocking operator.
- * Those stages run on the worker that took the chunk (expressions are
- * evaluated there, not in the stage operators); the result goes to the
- * caller's sink with the worker index and the sequence number, so that a
- * sink keeping per-worker state can restore the serial order afterwards.
+ * A pipeline is a *source* operator (any operator: a scan, a union, a
+ * join that cannot be a stage) whose chunks are handed out one at a time
+ * under a lock, each with its sequence number (0, 1, 2, ... in the
+ * source's order), followed by the stages between the source and the
+ * blocking operator: FILTER and PROJECT nodes (stateless: their
+ * expressions are evaluated on the worker) and joins probed on the worker
+ * (op_join_par.c: the build side made once before the workers start, in
+ * the serial order, top join first). The result goes to the caller's sink
+ * with the worker index and the *position* of its first row — the chunk's
+ * sequence number << 32 plus the rows the chunk's earlier outputs had —
+ * so that a sink keeping per-worker state can restore the serial order of
+ * rows afterwards (a join emits a left chunk's output in several chunks).
  *
  * Errors are the serial run's: a failing chunk stops the hand-out, the
  * chunks already handed out finish, and the error of the lowest sequence
@@ -25,21 +29,22 @@
 
 #define HS_SQL_PIPE_STAGES_MAX 16
 
-typedef hs_status (*hs_sql_pipe_sink)(void *ctx, uint32_t worker, int64_t seq,
+typedef hs_status (*hs_sql_pipe_sink)(void *ctx, uint32_t worker, int64_t pos,
                                       const hs_sql_chunk *chunk, hs_error *err);
 
 typedef struct hs_sql_pipe {
   hs_sql_op *source;
-  /* FILTER / PROJECT operators above the source, bottom first (their plans
-   * give the expressions; their stats get the rows and calls). */
+  /* FILTER / PROJECT / JOIN operators above the source, bottom first (their
+   * plans give the expressions; their stats get the rows and calls). */
   hs_sql_op *stages[HS_SQL_PIPE_STAGES_MAX];
   int32_t n_stages;
 } hs_sql_pipe;
 
 /* The pipeline feeding `input` (a blocking operator's kid): the FILTER /
- * PROJECT chain from it down to the first other operator. False when a
- * stage calls a volatile function (random(): its sequence would depend on
- * the workers) or the chain is longer than HS_SQL_PIPE_STAGES_MAX. */
+ * PROJECT / qualifying JOIN chain (through a join's left side) from it
+ * down to the first other operator. False when a FILTER or PROJECT calls a
+ * volatile function (random(): its sequence would depend on the workers)
+ * or the chain is longer than HS_SQL_PIPE_STAGES_MAX. */
 bool hs_sql_pipe_find(hs_sql_op *input, hs_sql_pipe *out);
 
 /* Workers a pipeline of this statement may use: hs_parallel_cores()
@@ -55,5 +60,18 @@ uint32_t hs_sql_pipe_workers(void);
  * the pipeline left them. */
 hs_status hs_sql_pipe_run(const hs_sql_pipe *p, uint32_t workers, hs_sql_pipe_sink sink, void *ctx,
                           const int *stop, bool *ended, hs_error *err);
+
+/* Joins as stages (op_join_par.c). */
+bool hs_sql_join_par_ok(const hs_sql_op *op);
+/* The join's build phase (if it has not run); *done when no row can come
+ * out of it (then its left side must not be pulled). */
+hs_status hs_sql_join_par_prepare(hs_sql_op *op, bool *done, hs_error *err);
+/* A worker's probe state (hs_sql_join_par_free it, also on failure). */
+hs_status hs_sql_join_par_new(hs_sql_op *op, void **probe, hs_error *err);
+/* Probe with left chunk *in (moved in), emitting the output chunks in order. */
+hs_status hs_sql_join_par_probe(void *probe, hs_sql_chunk *in,
+                                hs_status (*emit)(void *ctx, hs_sql_chunk *out, hs_error *err),
+                                void *ctx, hs_error *err);
+void hs_sql_join_par_free(void *probe);
 
 #endif /* HS_SQL_PIPE_H */

@@ -6,7 +6,8 @@ in-memory relation of many small batches) with NULLs in keys and values,
 random GROUP BY queries (int / text / composite / expression keys, none)
 with count, sum, avg, min, max over integers, decimals, text, dates and
 doubles, FILTER clauses, WHERE conditions and projections between the scan
-and the aggregate. Every result must be DuckDB's (as a multiset; floats to
+and the aggregate, and inner / left / semi / anti / NOT IN joins probed on
+the workers below it. Every result must be DuckDB's (as a multiset; floats to
 a tolerance), and HS_THREADS=1 and HS_THREADS=3 must give exactly the same
 rows in the same order (groups come out in order of first appearance
 either way). Errors must be the serial run's: the first failing chunk's.
@@ -70,12 +71,27 @@ def setup(tmp_path_factory):
         t.write(p)
     whole = pa.concat_tables(parts)
     mem = pa.Table.from_batches(whole.slice(0, 25000).to_batches(max_chunksize=1500))
+    dim = pa.table({
+        "dk": pa.array([None if i % 17 == 0 else i % 12 for i in range(40)], pa.int32()),
+        "dname": pa.array([rng.choice(["x", "y", "z"]) for _ in range(40)]),
+        "dv": pa.array([rng.randrange(-50, 50) for _ in range(40)], pa.int32()),
+    })
+    big = pa.table({  # a build side of many rows, keyed like t.g
+        "bg": pa.array(list(range(0, 2000, 3)), pa.int64()),
+        "bw": pa.array([rng.randrange(100) for _ in range(0, 2000, 3)], pa.int32()),
+    })
+    tb = hdb.Table(str(root / "big"))
+    tb.write(big)
     s = hdb.Session()
     s.register("t", t)
     s.register("mt", mem)
+    s.register("dim", dim)
+    s.register("big", tb)
     d = duckdb.connect()
     d.register("t", whole)
     d.register("mt", whole.slice(0, 25000))
+    d.register("dim", dim)
+    d.register("big", big)
     return s, d
 
 
@@ -99,6 +115,52 @@ def _query(rng):
     sel = ", ".join(([keys] if keys else []) + aggs)
     group = f" GROUP BY {keys}" if keys else ""
     return f"SELECT {sel} FROM {rel} {where}{group}"
+
+
+JOINS = [
+    "FROM t JOIN dim ON k = dk",
+    "FROM t LEFT JOIN dim ON k = dk AND dv > 0",
+    "FROM t JOIN big ON g = bg",
+    "FROM t JOIN big ON g = bg JOIN dim ON k = dk",
+    "FROM t LEFT JOIN big ON g = bg AND bw < 50",
+    "FROM t WHERE EXISTS (SELECT 1 FROM big WHERE bg = g)",
+    "FROM t WHERE NOT EXISTS (SELECT 1 FROM big WHERE bg = g AND bw > 20)",
+    "FROM t WHERE k IN (SELECT dk FROM dim WHERE dname = 'x')",
+    "FROM t WHERE k NOT IN (SELECT dk FROM dim WHERE dv > 0)",
+    "FROM mt JOIN dim ON k = dk AND v > dv",
+    "FROM t, dim WHERE k = dk AND s <> dname",
+]
+JKEYS = ["k", "s", "", "k, s", "g % 7"]
+JAGGS = ["count(*)", "sum(v)", "sum(m)", "min(s)", "max(w)", "avg(v)", "count(v)"]
+
+
+def _join_query(rng):
+    keys = rng.choice(JKEYS)
+    frm = rng.choice(JOINS)
+    if "dim" in frm.split("WHERE")[0] and rng.randrange(2) == 0:
+        keys = rng.choice(["dname", "dname, k", "dv"])
+    if "JOIN big" in frm and "LEFT" not in frm and rng.randrange(2) == 0:
+        keys = rng.choice(["bw", "bw % 3, k"])
+    aggs = rng.sample(JAGGS, rng.randrange(1, 4))
+    sel = ", ".join(([keys] if keys else []) + aggs)
+    extra = rng.choice(["", " AND v > 0", " AND m < 5000"])
+    where = (" WHERE TRUE" if "WHERE" not in frm else "") + extra
+    group = f" GROUP BY {keys}" if keys else ""
+    return f"SELECT {sel} {frm}{where}{group}"
+
+
+def test_random_joins_under_aggregates_vs_duckdb_and_one_thread(setup):
+    s, d = setup
+    rng = random.Random(1516)
+    for _ in range(80):
+        q = _join_query(rng)
+        one = _run(s, q, 1)
+        many = _run(s, q, 3)
+        assert one.to_pylist() == many.to_pylist(), q
+        ours, theirs = _rows(many), _rows(d.sql(q).to_arrow_table())
+        assert len(ours) == len(theirs), q
+        for a, b in zip(ours, theirs):
+            assert all(_same(x, y) for x, y in zip(a, b)), (q, a, b)
 
 
 def _run(s, q, threads):
@@ -136,6 +198,13 @@ def test_parallel_aggregate_shown_in_explain(setup):
         plan = "\n".join(s.sql("EXPLAIN ANALYZE SELECT k, sum(v) FROM t WHERE v > 0 GROUP BY k")
                          .to_arrow().column(0).to_pylist())
         assert "3 workers" in plan, plan
+        # a join probed on the workers: its rows still counted
+        plan = "\n".join(s.sql("EXPLAIN ANALYZE SELECT dname, count(*) FROM t JOIN dim ON k = dk "
+                               "GROUP BY dname").to_arrow().column(0).to_pylist())
+        assert "3 workers" in plan, plan
+        n = s.sql("SELECT count(*) FROM t JOIN dim ON k = dk").to_arrow().column(0)[0].as_py()
+        join_line = [ln for ln in plan.splitlines() if "HashJoin" in ln][0]
+        assert f"rows={n} " in join_line, plan
         # a float sum keeps the serial path (its rounding depends on the order)
         plan = "\n".join(s.sql("EXPLAIN ANALYZE SELECT k, sum(f) FROM t GROUP BY k")
                          .to_arrow().column(0).to_pylist())
