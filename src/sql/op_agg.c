@@ -548,6 +548,12 @@ static hs_status consume(const hs_sql_plan *p, agg_state *s, const hs_sql_chunk 
       st = hs_sql_eval(p->agg.keys[k], in, s->ctx, &kv[k], err);
     if (st == HS_OK) hash_rows(kv, s->n_keys, n, h);
     for (int64_t i = 0; i < n && st == HS_OK; i++) {
+      /* A row equal to the one before (clustered or sorted input: lineitem
+       * by order key) is in its group without a probe. */
+      if (i > 0 && h[i] == h[i - 1] && ks_equal(&s->groups, kv, i, s->gid[i - 1])) {
+        s->gid[i] = s->gid[i - 1];
+        continue;
+      }
       bool is_new;
       int64_t old_cap = s->groups.cap;
       if (i + 8 < n && s->groups.slots != NULL)
