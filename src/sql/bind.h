@@ -62,6 +62,11 @@ hs_status hs_sql_optimize_knn(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error
 hs_status hs_sql_optimize_join_order(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
 /* Hash semi/anti joins built on a much smaller outer side (optimize_order.c). */
 hs_status hs_sql_optimize_semi_sides(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
+/* The row estimate the join order uses (optimize_order.c). */
+double hs_sql_estimate_rows(const hs_sql_plan *p);
+/* Semi joins moved below inner joins to the input their keys come from
+ * (optimize_semi.c). */
+hs_status hs_sql_optimize_semi_down(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
 
 /* Optimize a bound query plan in place (optimize.c). */
 hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);

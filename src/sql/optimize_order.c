@@ -216,6 +216,11 @@ static double estimate(const hs_sql_plan *p, double *base) {
   return r;
 }
 
+double hs_sql_estimate_rows(const hs_sql_plan *p) {
+  double b;
+  return estimate(p, &b);
+}
+
 /* ------------------------------------------------------------ regions */
 
 static hs_status cond_add(ord *o, region *g, hs_sql_expr *e) {
