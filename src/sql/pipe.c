@@ -12,6 +12,7 @@
 #include "pipe.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -74,6 +75,8 @@ bool hs_sql_pipe_find(hs_sql_op *input, hs_sql_pipe *out) {
 }
 
 uint32_t hs_sql_pipe_workers(void) {
+  const char *off = getenv("HS_SQL_PIPE"); /* "0": serial operators (benchmarks, diagnosis) */
+  if (off != NULL && strcmp(off, "0") == 0) return 1;
   uint32_t n = hs_parallel_cores();
   return n > HS_SQL_PIPE_WORKERS_MAX ? HS_SQL_PIPE_WORKERS_MAX : n;
 }

@@ -48,7 +48,8 @@ typedef struct hs_sql_pipe {
 bool hs_sql_pipe_find(hs_sql_op *input, hs_sql_pipe *out);
 
 /* Workers a pipeline of this statement may use: hs_parallel_cores()
- * (HS_THREADS caps it), at most HS_SQL_PIPE_WORKERS_MAX. */
+ * (HS_THREADS caps it), at most HS_SQL_PIPE_WORKERS_MAX; 1 (no pipeline)
+ * when the environment has HS_SQL_PIPE=0 (read per call). */
 #define HS_SQL_PIPE_WORKERS_MAX 64
 uint32_t hs_sql_pipe_workers(void);
 
