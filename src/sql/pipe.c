@@ -135,6 +135,11 @@ static hs_status join_emit(void *vctx, hs_sql_chunk *out, hs_error *err) {
 /* Chunk *c (owned: released here) through stages i.. and into the sink. */
 static hs_status push(wstate *ws, int32_t i, hs_sql_chunk *c, hs_error *err) {
   const hs_sql_pipe *p = ws->r->p;
+  /* as hs_sql_op_next does per chunk: a join may turn one chunk into many */
+  if (hs_sql_exec_cancelled(p->source->x, err)) {
+    hs_sql_chunk_release(c);
+    return HS_ERR_INVALID_ARG;
+  }
   hs_status st = HS_OK;
   for (; i < p->n_stages; i++) {
     const hs_sql_op *op = p->stages[i];
