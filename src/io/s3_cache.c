@@ -10,8 +10,9 @@
  * warm query reads nothing again.
  *
  * Why it is safe: every object we read through a source is written once
- * (data, delete and index files, manifests, vN.metadata.json are new
- * names; the version hint, which changes, is read whole and never here).
+ * (data, delete and index files, manifests are new names); the names a
+ * table writes again (the version hint; vN.metadata.json when a table is
+ * dropped and made anew at its URI) are never cached (reused_name).
  * Each block fetch carries `If-Match: <ETag>` from the HEAD the object was
  * opened with, so an object replaced under the same name is a clear error
  * (HS_ERR_CONFLICT) rather than bytes of two objects; our own PUTs and
@@ -86,8 +87,25 @@ static uint64_t hash_block(uint64_t id, uint64_t index) {
   return h * 0xBF58476D1CE4E5B9ull;
 }
 
-/* The object's key into buf (false when it does not fit: not cached). */
+/* Names a table writes again under the same key: its version hint, and
+ * vN.metadata.json (and the gzip spellings) when a table is dropped and
+ * made anew at the same URI by another process. Never cached: a new
+ * table's v1 must not be read as the old one's. */
+static bool reused_name(const char *key) {
+  const char *base = strrchr(key, '/');
+  base = base != NULL ? base + 1 : key;
+  if (strcmp(base, "version-hint.text") == 0) return true;
+  if (base[0] != 'v' || base[1] < '0' || base[1] > '9') return false;
+  const char *p = base + 1;
+  while (*p >= '0' && *p <= '9') p++;
+  return strcmp(p, ".metadata.json") == 0 || strcmp(p, ".gz.metadata.json") == 0 ||
+         strcmp(p, ".metadata.json.gz") == 0;
+}
+
+/* The object's key into buf (false when it does not fit or is a reused
+ * name: not cached). */
 static bool obj_key(const hs_store_loc *loc, char *buf, size_t cap) {
+  if (reused_name(loc->key)) return false;
   int n = snprintf(buf, cap, "%s\n%s\n%s", loc->cfg->endpoint, loc->bucket, loc->key);
   return n > 0 && (size_t)n < cap;
 }
