@@ -80,6 +80,9 @@ static const char hs_cli_help[] =
     "      Run SQL over the tables under DIR (default: the current directory) and\n"
     "      print the rows as a table, CSV or JSON lines; without QUERY, read\n"
     "      statements from stdin (an interactive prompt on a terminal).\n"
+    "  hyperstream --io-stats COMMAND ...\n"
+    "      Run COMMAND, then print the object-store requests it made (by kind,\n"
+    "      retries, dependent round trips, bytes) on stderr.\n"
     "  hyperstream --help | --version\n"
     "\n"
     "Exit status: 0 success, 1 failure (the message names the file and why),\n"
@@ -169,7 +172,30 @@ int hs_cli_inspect(int argc, char **argv) {
   return fflush(stdout) == 0 ? HS_CLI_OK : hs_cli_fail("writing to stdout failed");
 }
 
+static int run(int argc, char **argv);
+
+/* `--io-stats` before the command: the object-store requests it made
+ * (hs_io_stats), one line on stderr when it ends. */
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "--io-stats") == 0) {
+    argv[1] = argv[0];
+    int rc = run(argc - 1, argv + 1);
+    hs_io_stats s;
+    hs_io_stats_get(&s);
+    fprintf(stderr,
+            "io: %llu requests (%llu GET, %llu HEAD, %llu LIST, %llu PUT, %llu POST, %llu DELETE; "
+            "%llu retries), %llu round trips, %llu bytes read, %llu bytes written\n",
+            (unsigned long long)s.requests, (unsigned long long)s.gets, (unsigned long long)s.heads,
+            (unsigned long long)s.lists, (unsigned long long)s.puts, (unsigned long long)s.posts,
+            (unsigned long long)s.deletes, (unsigned long long)s.retries,
+            (unsigned long long)s.round_trips, (unsigned long long)s.bytes_read,
+            (unsigned long long)s.bytes_written);
+    return rc;
+  }
+  return run(argc, argv);
+}
+
+static int run(int argc, char **argv) {
   if (argc < 2) {
     fputs(hs_cli_help, stderr);
     return HS_CLI_USAGE;

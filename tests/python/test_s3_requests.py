@@ -283,3 +283,38 @@ def test_table_made_anew_at_its_uri_by_another_process_is_read_anew(s3):  # noqa
     assert out.returncode == 0, out.stderr
     again = hdb.Table(uri, storage_options=s3["options"])
     assert sorted(again.to_arrow()["id"].to_pylist()) == [7, 8]
+
+
+def test_cli_io_stats_equal_the_proxy_log(s3, proxy):  # noqa: F811
+    import re
+    from pathlib import Path
+    cli = Path(__file__).resolve().parents[2] / "build" / "release" / "hyperstream"
+    if not os.access(cli, os.X_OK):
+        pytest.skip("no hyperstream CLI built in this tree")
+    uri = f"s3://{BUCKET}/requests/cli"
+    t = hdb.Table(uri, storage_options=s3["options"])
+    rng = np.random.default_rng(4)
+    for _ in range(2):
+        t.write(pa.table({"a": pa.array(rng.integers(0, 100, 500), pa.int64())}))
+    env = dict(os.environ, AWS_ACCESS_KEY_ID=s3["options"]["aws_access_key_id"],
+               AWS_SECRET_ACCESS_KEY=s3["options"]["aws_secret_access_key"],
+               AWS_REGION="us-east-1", AWS_ENDPOINT_URL_S3=f"http://127.0.0.1:{proxy.port}")
+    env.pop("AWS_PROFILE", None)
+    proxy.take()
+    out = subprocess.run([str(cli), "--io-stats", "scan", uri, "--filter", "a < 10",
+                          "--limit", "100000"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    log = proxy.take()
+    m = re.search(r"io: (\d+) requests \((\d+) GET, (\d+) HEAD, (\d+) LIST, .*?\), (\d+) round "
+                  r"trips, (\d+) bytes read", out.stderr)
+    assert m, out.stderr
+    n, gets, heads, lists, rts, read = map(int, m.groups())
+    assert n == len(log) > 0, (out.stderr, log)
+    assert heads == sum(1 for r in log if r[0] == "HEAD")
+    assert lists == sum(1 for r in log if _kind(*r[:3]) == "lists")
+    assert gets == sum(1 for r in log if _kind(*r[:3]) == "gets")
+    assert read == sum(r[4] for r in log if r[0] != "HEAD")
+    assert 0 < rts <= n
+    want = sum(1 for v in t.to_arrow()["a"].to_pylist() if v < 10)
+    assert len([line for line in out.stdout.splitlines() if line.strip()]) - 1 == want
