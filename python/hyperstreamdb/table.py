@@ -509,7 +509,9 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
         raises :class:`~hyperstreamdb.SchemaError` and writes nothing.
         """
         exists = self._load()
-        target = self.schema if exists else None
+        # The handle was just refreshed: its schema, without another check
+        # (on S3 each is a request; the commit checks again anyway).
+        target = pa.Schema._import_from_c_capsule(self._handle.schema()) if exists else None
         table = _inferred(data, target)
         reader = _as_reader(table if table is not None else data)
         if not exists:

@@ -12,9 +12,10 @@
 
 #include "s3_internal.h"
 
-#define S3_COALESCE_GAP ((uint64_t)64 << 10) /* ranges closer than this share a GET */
-#define S3_COALESCED_MAX ((size_t)16 << 20)  /* a shared GET fetches at most this */
-#define S3_LIST_PAGE_MAX ((size_t)32 << 20)  /* one ListObjectsV2 answer */
+#define S3_COALESCE_GAP ((uint64_t)64 << 10)   /* ranges closer than this share a GET */
+#define S3_COALESCED_MAX ((size_t)16 << 20)    /* a shared GET fetches at most this */
+#define S3_LIST_PAGE_MAX ((size_t)32 << 20)    /* one ListObjectsV2 answer */
+#define S3_WRITE_THROUGH_MAX ((size_t)1 << 20) /* PUTs this small are kept in the cache */
 
 /* -------------------------------------------------------------- reads */
 
@@ -292,6 +293,15 @@ hs_status hs_s3_put(const hs_store_loc *loc, const void *data, size_t len, hs_er
   hs_s3_req r;
   put_req(&r, loc, "PUT", data, len);
   hs_status st = hs_s3_perform(&r, err);
+  /* Written once and often read next (a manifest list by the next commit,
+   * a data file's footer by its index build): kept, under the ETag the
+   * PUT answered (the cache takes small objects of names not reused). */
+  if (st == HS_OK && r.etag[0] != '\0' && len <= S3_WRITE_THROUGH_MAX) {
+    hs_object_info info = {.size = len};
+    snprintf(info.etag, sizeof info.etag, "%s", r.etag);
+    hs_s3_cache_head_put(loc, &info);
+    hs_s3_cache_put_range(loc, &info, 0, data, len);
+  }
   hs_s3_req_free(&r);
   return st;
 }

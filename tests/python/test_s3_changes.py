@@ -498,7 +498,7 @@ def test_changes_and_compaction_through_faults_keep_acknowledged_state(s3, fv):
     table is the model before or after it (an unknown outcome is allowed,
     a third state never)."""
     up = int(s3["endpoint"].rsplit(":", 1)[1])
-    proxy = FaultProxy(up, rate=0.2, seed=11 + fv)  # few requests reach it: the object cache
+    proxy = FaultProxy(up, rate=0.3, seed=11 + fv)  # few requests reach it: the object cache
     try:
         uri = f"s3://{BUCKET}/faults-changes/v{fv}"
         direct = hdb.Table(uri, storage_options=s3["options"], format_version=fv)
