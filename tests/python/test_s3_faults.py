@@ -67,6 +67,7 @@ class FaultProxy:
         self.lock = threading.Lock()
         self.log = {k: 0 for k in self.KINDS}
         self.requests = 0
+        self.entries = []  # (method, path, query, request body, response body bytes) forwarded
         self.srv = socket.socket()
         self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.srv.bind(("127.0.0.1", 0))
@@ -102,7 +103,7 @@ class FaultProxy:
                 if head is None:
                     return
                 body, cbuf = _read_body(c, cbuf, _length(head))
-                method = head.split(b" ", 1)[0]
+                method, target = head.split(b" ", 2)[:2]
                 fault = self._draw()
                 if fault == "reset":
                     c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
@@ -127,6 +128,9 @@ class FaultProxy:
                 if fault == "cut_body" and n > 1:
                     c.sendall(rhead + rbody[: n // 2])
                     return
+                path, _, query = target.decode().partition("?")
+                with self.lock:  # logged before the answer goes back: in order
+                    self.entries.append((method.decode(), path, query, len(body), len(rbody)))
                 c.sendall(rhead + rbody)
         except (OSError, RuntimeError):
             return

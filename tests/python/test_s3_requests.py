@@ -13,75 +13,26 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
 import hyperstreamdb as hdb
-from test_s3_faults import _length, _read_body, _read_head
+from test_s3_faults import FaultProxy
 from test_s3_tables import BUCKET, s3  # noqa: F401 (the fixture)
 
 
-class LogProxy:
-    """127.0.0.1 proxy to versitygw logging (method, path, query) per request."""
+class LogProxy(FaultProxy):
+    """The fault proxy without faults: every forwarded request logged."""
 
     def __init__(self, upstream_port):
-        self.up = upstream_port
-        self.lock = threading.Lock()
-        self.log = []
-        self.srv = socket.socket()
-        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(64)
-        self.port = self.srv.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
-
-    def _serve(self, c):
-        u = None
-        try:
-            u = socket.create_connection(("127.0.0.1", self.up))
-            cbuf = ubuf = b""
-            while True:
-                head, cbuf = _read_head(c, cbuf)
-                if head is None:
-                    return
-                body, cbuf = _read_body(c, cbuf, _length(head))
-                method, target = head.split(b" ", 2)[:2]
-                path, _, query = target.decode().partition("?")
-                u.sendall(head + body)
-                rhead, ubuf = _read_head(u, ubuf)
-                if rhead is None:
-                    return
-                status = rhead.split(b"\r\n")[0]
-                n = 0 if method == b"HEAD" or b" 204 " in status else _length(rhead)
-                rbody, ubuf = _read_body(u, ubuf, n)
-                with self.lock:  # logged before the answer goes back: counted in order
-                    self.log.append((method.decode(), path, query, len(body), len(rbody)))
-                c.sendall(rhead + rbody)
-        except (OSError, RuntimeError):
-            return
-        finally:
-            c.close()
-            if u is not None:
-                u.close()
+        super().__init__(upstream_port, rate=0.0)
 
     def take(self):
         with self.lock:
-            out, self.log = self.log, []
+            out, self.entries = self.entries, []
         return out
-
-    def close(self):
-        self.srv.close()
 
 
 @pytest.fixture
