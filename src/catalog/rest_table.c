@@ -66,13 +66,24 @@ static bool table_path(hs_buf *b, const char *ns, const char *name) {
          hs_buf_append_byte(b, 0);
 }
 
-static hs_status new_ctx(hs_rest_catalog *cat, const char *uri, const char *ident, rest_table **out,
-                         hs_error *err) {
+/* The context of the table a rest:// URI names: its catalog (found or
+ * connected by hs_rest_catalog_find; the context holds that reference),
+ * namespace, name and the words its errors use. *ident points into uri. */
+static hs_status open_ctx(const char *uri, const char **ident_out, rest_table **out,
+                          hs_error *err) {
   *out = NULL;
+  hs_rest_catalog *cat = NULL;
+  const char *ident = NULL;
+  hs_status st = hs_rest_catalog_find(uri, &cat, &ident, err);
+  if (st != HS_OK) return st;
+  *ident_out = ident;
   rest_table *r = hs_calloc(1, sizeof *r);
-  if (r == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+  if (r == NULL) {
+    hs_rest_catalog_unref(cat);
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+  }
   r->cat = cat;
-  hs_status st = split_ident(uri, ident, &r->ns, &r->name, err);
+  st = split_ident(uri, ident, &r->ns, &r->name, err);
   if (st == HS_OK) {
     size_t n = strlen(ident) + 32;
     r->what_load = hs_malloc(n);
@@ -85,7 +96,6 @@ static hs_status new_ctx(hs_rest_catalog *cat, const char *uri, const char *iden
     }
   }
   if (st != HS_OK) {
-    r->cat = NULL; /* the caller's reference */
     rest_table_free(r);
     return st;
   }
@@ -288,15 +298,11 @@ static hs_status table_from_answer(const char *uri, const hs_buf *body, rest_tab
 
 static hs_status rest_open(const char *uri, hs_table **out, hs_error *err) {
   *out = NULL;
-  hs_rest_catalog *cat = NULL;
   const char *ident = NULL;
-  hs_status st = hs_rest_catalog_find(uri, &cat, &ident, err);
-  if (st != HS_OK) return st;
   rest_table *ctx = NULL;
-  if ((st = new_ctx(cat, uri, ident, &ctx, err)) != HS_OK) {
-    hs_rest_catalog_unref(cat);
-    return st;
-  }
+  hs_status st = open_ctx(uri, &ident, &ctx, err);
+  if (st != HS_OK) return st;
+  hs_rest_catalog *cat = ctx->cat;
   hs_buf path, body;
   hs_buf_init(&path);
   hs_buf_init(&body);
@@ -380,15 +386,11 @@ static bool same_fields(const hs_table *t, json_t *sent) {
 static hs_status rest_create(const char *uri, const struct ArrowSchema *schema,
                              const hs_table_options *opts, hs_table **out, hs_error *err) {
   *out = NULL;
-  hs_rest_catalog *cat = NULL;
   const char *ident = NULL;
-  hs_status st = hs_rest_catalog_find(uri, &cat, &ident, err);
-  if (st != HS_OK) return st;
   rest_table *ctx = NULL;
-  if ((st = new_ctx(cat, uri, ident, &ctx, err)) != HS_OK) {
-    hs_rest_catalog_unref(cat);
-    return st;
-  }
+  hs_status st = open_ctx(uri, &ident, &ctx, err);
+  if (st != HS_OK) return st;
+  hs_rest_catalog *cat = ctx->cat;
   hs_arena a;
   hs_arena_init(&a);
   hs_iceberg_metadata m;
