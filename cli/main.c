@@ -27,6 +27,10 @@ int hs_cli_explain(int argc, char **argv);
 /* remove-orphans, expire-snapshots (maintenance.c). */
 int hs_cli_remove_orphans(int argc, char **argv);
 int hs_cli_expire_snapshots(int argc, char **argv);
+/* REST catalogs (catalog.c): the `catalog` listing, and connecting the
+ * catalogs that rest:// arguments name before any command runs. */
+int hs_cli_catalog(int argc, char **argv);
+int hs_cli_connect_catalogs(int argc, char **argv);
 /* delete, compact (changes.c). */
 int hs_cli_delete(int argc, char **argv);
 int hs_cli_compact(int argc, char **argv);
@@ -80,6 +84,11 @@ static const char hs_cli_help[] =
     "      Run SQL over the tables under DIR (default: the current directory) and\n"
     "      print the rows as a table, CSV or JSON lines; without QUERY, read\n"
     "      statements from stdin (an interactive prompt on a terminal).\n"
+    "  hyperstream catalog URI [NAMESPACE] [--json]\n"
+    "      List the namespaces and tables of an Iceberg REST catalog\n"
+    "      (rest://host:port[/path]); its tables are URI#namespace.table in\n"
+    "      every command, with options from HS_CATALOG_WAREHOUSE, _TOKEN,\n"
+    "      _CREDENTIAL, _SCOPE, _PREFIX, _TIMEOUT_MS.\n"
     "  hyperstream --io-stats COMMAND ...\n"
     "      Run COMMAND, then print the object-store requests it made (by kind,\n"
     "      retries, dependent round trips, bytes) on stderr.\n"
@@ -209,6 +218,9 @@ static int run(int argc, char **argv) {
     printf("hyperstream %s\n", HS_VERSION_STRING);
     return HS_CLI_OK;
   }
+  int rc = hs_cli_connect_catalogs(argc, argv);
+  if (rc != HS_CLI_OK) return rc;
+  if (strcmp(cmd, "catalog") == 0) return hs_cli_catalog(argc - 1, argv + 1);
   if (strcmp(cmd, "inspect") == 0) return hs_cli_inspect(argc - 1, argv + 1);
   if (strcmp(cmd, "read") == 0) return hs_cli_read(argc - 1, argv + 1);
   if (strcmp(cmd, "demo") == 0) return hs_cli_demo(argc - 1, argv + 1);
@@ -226,6 +238,6 @@ static int run(int argc, char **argv) {
   if (cmd[0] == '-') return hs_cli_usage_error("unknown option '%s'", cmd);
   return hs_cli_usage_error(
       "unknown command '%s' (expected inspect, read, demo, create, write, scan, snapshots, index, "
-      "explain, remove-orphans, expire-snapshots, delete, compact or sql)",
+      "explain, remove-orphans, expire-snapshots, delete, compact, sql or catalog)",
       cmd);
 }

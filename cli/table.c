@@ -23,6 +23,7 @@
 #include "arrow/arrow.h"
 #include "cli.h"
 #include "iceberg/iceberg.h"
+#include "io/store.h"
 
 int hs_cli_create(int argc, char **argv);
 int hs_cli_write(int argc, char **argv);
@@ -39,7 +40,12 @@ static int fail_err(const char *what, const hs_error *err) {
   return hs_cli_fail("%s: %s", what, err->message);
 }
 
+bool hs_cli_is_catalog_uri(const char *s);
+
+/* A table folder, or a table URI (s3://, a REST catalog's rest://...#ns.t). */
 bool hs_cli_is_table(const char *path) {
+  if (strncmp(path, "s3://", 5) == 0 || (hs_cli_is_catalog_uri(path) && strchr(path, '#')))
+    return true;
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -571,6 +577,14 @@ static void print_type(const hs_iceberg_type *t, hs_buf *b, int depth) {
 /* Read and parse the loaded metadata file into `arena`/`m`. */
 static hs_status load_metadata(const char *path, hs_arena *arena, hs_iceberg_metadata *m,
                                hs_error *err) {
+  if (strstr(path, "://") != NULL) { /* on object storage (an S3 or catalog table) */
+    hs_buf b;
+    hs_buf_init(&b);
+    hs_status st = hs_store_get(path, (size_t)256 << 20, &b, NULL, err);
+    if (st == HS_OK) st = hs_iceberg_metadata_parse((const char *)b.data, b.len, arena, m, err);
+    hs_buf_free(&b);
+    return st;
+  }
   /* Non-blocking open, then the type: a FIFO put in its place must not
    * wait for a writer. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
