@@ -71,12 +71,15 @@ done
 # them into build/jars/rest (tests/python/conftest_rest.py starts the server).
 # Skipped when present.
 REST_JAR=build/jars/rest/iceberg-open-api-1.10.0-test-fixtures.jar
-if [ "${1:-}" = test ] && [ ! -s "$REST_JAR" ]; then
+REST_S3_JAR=build/jars/rest/iceberg-aws-bundle-1.10.0.jar
+if [ "${1:-}" = test ] && { [ ! -s "$REST_JAR" ] || [ ! -s "$REST_S3_JAR" ]; }; then
   echo "setup: fetching the Iceberg REST catalog server's jars with Maven"
   mkdir -p build/jars/rest
   mvn -q -B -f tests/rest/pom.xml dependency:copy-dependencies \
     -DoutputDirectory="$PWD/build/jars/rest"
-  test -s "$REST_JAR" || { echo "setup: Maven did not produce $REST_JAR" >&2; exit 1; }
+  for j in "$REST_JAR" "$REST_S3_JAR"; do
+    test -s "$j" || { echo "setup: Maven did not produce $j" >&2; exit 1; }
+  done
 fi
 
 # `setup.sh test`: versitygw, the S3 server tests/c/test_s3.c starts (over a

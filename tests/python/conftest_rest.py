@@ -54,9 +54,11 @@ def _ready(port):
         return False
 
 
-@pytest.fixture(scope="session")
-def rest_catalog():
-    """{"uri": "http://127.0.0.1:PORT", "port", "warehouse" (folder), "log"}"""
+def start_server(warehouse, extra_env=None):
+    """Start RESTCatalogServer over a JDBC (SQLite) catalog whose warehouse is
+    `warehouse` (a folder, or s3://... with S3FileIO's settings in
+    `extra_env` as CATALOG_* variables). Returns {"uri", "port", "proc",
+    "tmp", "log"}; stop it with stop_server. SKIPs when the jars are missing."""
     fixtures = JARS / "iceberg-open-api-1.10.0-test-fixtures.jar"
     if not fixtures.exists():
         pytest.skip(f"{fixtures} missing (scripts/setup.sh test fetches it)")
@@ -64,14 +66,13 @@ def rest_catalog():
     if java is None:
         pytest.skip("no java")
     tmp = tempfile.mkdtemp(prefix="hs_rest_")
-    wh = os.path.join(tmp, "warehouse")
-    os.mkdir(wh)
     proc = None
     for _ in range(3):
         port = _free_port()
-        env = dict(os.environ, CATALOG_WAREHOUSE=wh,
+        env = dict(os.environ, CATALOG_WAREHOUSE=warehouse,
                    CATALOG_URI=f"jdbc:sqlite:{os.path.join(tmp, 'catalog.db')}",
                    CATALOG_REST_PORT=str(port))
+        env.update(extra_env or {})
         log = open(os.path.join(tmp, "server.log"), "ab")
         proc = subprocess.Popen([java, "-Xmx512m", "-cp", f"{JARS}/*",
                                  "org.apache.iceberg.rest.RESTCatalogServer"],
@@ -85,15 +86,29 @@ def rest_catalog():
         proc.wait()
         proc = None
     assert proc is not None, f"RESTCatalogServer did not start; see {tmp}/server.log"
-    yield {"uri": f"http://127.0.0.1:{port}", "port": port, "warehouse": wh,
-           "log": os.path.join(tmp, "server.log")}
+    return {"uri": f"http://127.0.0.1:{port}", "port": port, "proc": proc, "tmp": tmp,
+            "log": os.path.join(tmp, "server.log")}
+
+
+def stop_server(server):
+    proc = server["proc"]
     proc.terminate()
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(server["tmp"], ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def rest_catalog():
+    """{"uri": "http://127.0.0.1:PORT", "port", "warehouse" (folder), "log"}"""
+    wh = tempfile.mkdtemp(prefix="hs_rest_wh_")
+    server = start_server(wh)
+    yield {"uri": server["uri"], "port": server["port"], "warehouse": wh, "log": server["log"]}
+    stop_server(server)
+    shutil.rmtree(wh, ignore_errors=True)
 
 
 class RestProxy:
