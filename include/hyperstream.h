@@ -1167,7 +1167,11 @@ hs_status hs_table_vector_search_split(hs_table *table, const hs_vector_search_o
  * otherwise), "timeout_ms", "max_staleness_ms" (a table refresh within that
  * many ms of the handle's last load or commit keeps what it holds; default
  * 0: every refresh asks the catalog; a commit always starts from the
- * catalog's latest). Connecting fetches a token when a credential is
+ * catalog's latest), "storage.<key>" (an object-store option, the keys of
+ * hs_store_configure such as "storage.s3.endpoint": registered for each
+ * table's location as the catalog gives it; checked at connect by
+ * registering them for the warehouse when it is a location, else for
+ * every s3:// location). Connecting fetches a token when a credential is
  * given and the catalog's config (its `defaults` then `overrides`: "prefix",
  * "uri"), so wrong credentials or a server that is down fail here, naming
  * the call and the server's message. Connecting again under the same URI

@@ -33,8 +33,10 @@ class Catalog:
             OAuth2 client credentials (``POST /v1/oauth/tokens``, or
             ``properties["oauth2-server-uri"]``) and renewed on a 401.
         storage_options: object-store options (as :class:`~hyperstreamdb.Table`
-            takes them) for table locations on S3, registered for every
-            ``s3://`` location (use ``Table``'s own for finer prefixes).
+            takes them) for the catalog's table locations on S3: registered
+            for each table's location as the catalog gives it, and checked at
+            connect (on ``warehouse`` when it is an ``s3://`` location, else
+            for every ``s3://`` location).
         properties: more catalog options: ``scope``, ``prefix``,
             ``oauth2_server_uri``, ``timeout_ms``, ``max_staleness_ms`` (reads
             within that many ms of the table object's last load or commit use
@@ -62,8 +64,8 @@ class Catalog:
             opts["token"] = str(token)
         if credential is not None:
             opts["credential"] = str(credential)
-        if storage_options is not None:
-            _core.store_configure("s3://", dict(storage_options))
+        for k, v in (storage_options or {}).items():
+            opts["storage." + str(k)] = str(v)
         _core.catalog_connect(self._uri, opts)
 
     @property

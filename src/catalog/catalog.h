@@ -22,6 +22,7 @@
 #include <pthread.h>
 
 #include "../io/http.h"
+#include "../io/store.h"
 #include "../table/table.h"
 
 /* Answers longer than this are refused as corrupt. */
@@ -83,7 +84,17 @@ typedef struct hs_rest_catalog {
   /* A table refresh (not a commit's load) within this many ms of the
    * handle's last load or commit keeps what it holds; 0: always loads. */
   long max_staleness_ms;
+  /* Object-store options for the tables' locations (connect options
+   * "storage.<key>", the prefix dropped; owned strings): each table the
+   * catalog loads or creates has them registered for its location
+   * (hs_store_configure) before any of its files is read or written. */
+  hs_store_option *storage;
+  size_t n_storage;
 } hs_rest_catalog;
+
+/* Register c's storage options for `location` (nothing when it has none). */
+hs_status hs_rest_catalog_configure_storage(const hs_rest_catalog *c, const char *location,
+                                            hs_error *err);
 
 /* The connected catalog whose URI is `uri` up to its '#' (a ref, release
  * with hs_rest_catalog_unref); *ident (may be NULL) what follows '#' (""

@@ -155,10 +155,22 @@ hs_status hs_catalog_connect(const char *uri, const hs_catalog_option *opts, siz
         c->timeout_ms = t;
       else
         c->max_staleness_ms = t;
+    } else if (strncmp(k, "storage.", 8) == 0 && k[8] != '\0') {
+      hs_store_option *v2 = hs_realloc(c->storage, (c->n_storage + 1) * sizeof *v2);
+      if (v2 == NULL) {
+        st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+      } else {
+        c->storage = v2;
+        char *kk = hs_strdup(k + 8), *vv = hs_strdup(v);
+        c->storage[c->n_storage++] = (hs_store_option){kk, vv};
+        if (kk == NULL || vv == NULL)
+          st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", uri);
+      }
     } else {
       st = hs_error_set(err, HS_ERR_INVALID_ARG,
                         "%s: unknown catalog option '%s' (known: warehouse, token, credential, "
-                        "scope, prefix, oauth2-server-uri, timeout_ms, max_staleness_ms)",
+                        "scope, prefix, oauth2-server-uri, timeout_ms, max_staleness_ms, "
+                        "storage.<object-store option>)",
                         uri, k);
     }
     if (slot != NULL) {
@@ -188,6 +200,12 @@ hs_status hs_catalog_connect(const char *uri, const hs_catalog_option *opts, siz
         snprintf(c->oauth_url, on, "%s/v1/oauth/tokens", c->base);
     }
   }
+  /* Storage options are checked now (unknown keys, bad values) by
+   * registering them for the warehouse when it is a location, else for
+   * every s3:// location (each table's own location gets them too). */
+  if (st == HS_OK && c->n_storage > 0)
+    st = hs_rest_catalog_configure_storage(
+        c, c->warehouse && strstr(c->warehouse, "://") ? c->warehouse : "s3://", err);
   if (st == HS_OK) st = hs_rest_catalog_auth(c, err);
   if (st == HS_OK) st = apply_config(c, client_prefix, err);
   if (st == HS_OK) st = hs_rest_catalog_register(c, err);

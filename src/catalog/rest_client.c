@@ -26,7 +26,20 @@ static void catalog_free(hs_rest_catalog *c) {
   hs_free(c->credential);
   hs_free(c->scope);
   hs_free(c->oauth_url);
+  for (size_t i = 0; i < c->n_storage; i++) {
+    hs_free((char *)c->storage[i].key);
+    hs_free((char *)c->storage[i].value);
+  }
+  hs_free(c->storage);
   hs_free(c);
+}
+
+hs_status hs_rest_catalog_configure_storage(const hs_rest_catalog *c, const char *location,
+                                            hs_error *err) {
+  if (c->n_storage == 0) return HS_OK;
+  hs_status st = hs_store_configure(location, c->storage, c->n_storage, err);
+  if (st != HS_OK) hs_error_prefix(err, "%s: storage options: ", c->uri);
+  return st;
 }
 
 void hs_rest_catalog_unref(hs_rest_catalog *c) {

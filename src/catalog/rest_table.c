@@ -275,6 +275,7 @@ static hs_status table_from_answer(const char *uri, const hs_buf *body, rest_tab
   if (st == HS_OK && (meta.location == NULL || meta.location[0] == '\0'))
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: the metadata has no location", uri,
                       ctx->what_load);
+  if (st == HS_OK) st = hs_rest_catalog_configure_storage(ctx->cat, meta.location, err);
   if (st == HS_OK) st = hs_table_alloc(hs_table_strip_file_scheme(meta.location), &t, err);
   if (st == HS_OK) st = adopt_answer(t, loc, &a, &meta, err);
   if (st == HS_OK) {

@@ -139,3 +139,9 @@ def test_table_made_by_pyiceberg_is_read_and_changed_by_us(cat, py):
     keep = both.filter(pc.invert(pc.fill_null(pc.equal(both["k"], 3), False)))
     got = py.load_table("lake.theirs").scan().to_arrow()
     assert _ids(got) == _ids(keep)
+
+
+def test_bad_storage_option_fails_at_connect(server, s3):  # noqa: F811
+    uri = "rest://" + server["uri"].split("://", 1)[1]
+    with pytest.raises(hdb.InvalidArgumentError, match="endpointt"):
+        hdb.connect(uri, warehouse=WAREHOUSE, storage_options={"endpointt": s3["endpoint"]})
