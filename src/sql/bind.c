@@ -587,6 +587,145 @@ bool hs_sql_json_has_agg(json_t *n) {
   return false;
 }
 
+static hs_sql_expr *col_ref(hs_sql_binder *b, int32_t col, hs_sql_type t) {
+  hs_sql_expr *c = hs_sql_expr_new(b->A, HS_SX_COL, t, 0);
+  if (c != NULL) c->col = col;
+  return c;
+}
+
+/* A PROJECT of `kid`'s columns [0, n) (then [n, n + extra) when `extra`)
+ * and the constant boolean `tag`. */
+static hs_sql_plan *tagged(hs_sql_binder *b, hs_sql_plan *kid, int32_t n, int32_t extra, bool tag) {
+  int32_t m = n + extra + 1;
+  hs_sql_plan *p = hs_sql_bind_plan(b, HS_SP_PROJECT, m);
+  if (p == NULL) return NULL;
+  p->kids[0] = kid;
+  p->project.exprs = hs_arena_alloc(b->A, sizeof(hs_sql_expr *) * (size_t)m);
+  if (p->project.exprs == NULL) return NULL;
+  for (int32_t i = 0; i < n + extra; i++) {
+    if ((p->project.exprs[i] = col_ref(b, i, kid->types[i])) == NULL) return NULL;
+    p->types[i] = kid->types[i];
+    p->names[i] = kid->names[i];
+  }
+  hs_sql_type bt = hs_sql_type_of(HS_SQL_BOOL);
+  hs_sql_expr *c = hs_sql_expr_new(b->A, HS_SX_CONST, bt, 0);
+  if (c == NULL) return NULL;
+  c->value.type = bt;
+  c->value.v.b = tag;
+  p->project.exprs[m - 1] = c;
+  p->types[m - 1] = bt;
+  p->names[m - 1] = "?setop_side?";
+  return p;
+}
+
+/* INTERSECT / EXCEPT [ALL] from the operators UNION already has. Each side
+ * is tagged (left TRUE, right FALSE); for ALL each row's copies are first
+ * numbered (row_number() OVER (PARTITION BY every column)), so that the
+ * i-th copy on one side meets the i-th on the other and a group of equal
+ * rows keeps min(l, r) (INTERSECT ALL) or max(l - r, 0) (EXCEPT ALL)
+ * copies. Then UNION ALL, an AGG grouping by the columns (and the copy
+ * number) with bool_or(tag) and bool_and(tag) — grouping compares NULLs as
+ * equal, as set operations do — and a FILTER keeping the groups seen on
+ * both sides (bool_or AND NOT bool_and) or on the left only (bool_and);
+ * a PROJECT drops the copy number and the aggregates. */
+static hs_status bind_intersect_except(hs_sql_binder *b, hs_sql_plan *sides[2],
+                                       const hs_sql_type *common, const char **names, int32_t n,
+                                       bool intersect, bool all, hs_sql_plan **out) {
+  int32_t extra = all ? 1 : 0, m = n + extra + 1;
+  hs_sql_type i64 = hs_sql_type_of(HS_SQL_INT64), bt = hs_sql_type_of(HS_SQL_BOOL);
+  hs_sql_plan *u = hs_sql_bind_plan(b, HS_SP_UNION, m);
+  if (u == NULL) return HS_ERR_NOMEM;
+  u->many = hs_arena_alloc(b->A, sizeof(hs_sql_plan *) * 2);
+  if (u->many == NULL) return hs_sql_bind_nomem(b);
+  u->n_many = 2;
+  for (int s = 0; s < 2; s++) {
+    hs_sql_plan *kid = sides[s];
+    if (all) {
+      hs_sql_plan *w = hs_sql_bind_plan(b, HS_SP_WINDOW, n + 1);
+      hs_sql_wincall *call = hs_arena_alloc(b->A, sizeof *call);
+      if (w == NULL || call == NULL) return hs_sql_bind_nomem(b);
+      memset(call, 0, sizeof *call);
+      call->fn = HS_SW_ROW_NUMBER;
+      call->n_partition = n;
+      call->partition = hs_arena_alloc(b->A, sizeof(hs_sql_expr *) * (size_t)(n + 1));
+      if (call->partition == NULL) return hs_sql_bind_nomem(b);
+      for (int32_t i = 0; i < n; i++)
+        if ((call->partition[i] = col_ref(b, i, kid->types[i])) == NULL)
+          return hs_sql_bind_nomem(b);
+      w->kids[0] = kid;
+      w->window.calls = call;
+      w->window.n_calls = 1;
+      for (int32_t i = 0; i < n; i++) w->types[i] = kid->types[i], w->names[i] = kid->names[i];
+      w->types[n] = i64;
+      w->names[n] = "?setop_copy?";
+      kid = w;
+    }
+    if ((u->many[s] = tagged(b, kid, n, extra, s == 0)) == NULL) return hs_sql_bind_nomem(b);
+  }
+  for (int32_t i = 0; i < m; i++)
+    u->types[i] = u->many[0]->types[i], u->names[i] = u->many[0]->names[i];
+  hs_sql_plan *a = hs_sql_bind_plan(b, HS_SP_AGG, m + 1);
+  if (a == NULL) return HS_ERR_NOMEM;
+  a->kids[0] = u;
+  a->agg.n_keys = n + extra;
+  a->agg.keys = hs_arena_alloc(b->A, sizeof(hs_sql_expr *) * (size_t)(n + extra));
+  a->agg.aggs = hs_arena_alloc(b->A, sizeof(hs_sql_aggcall) * 2);
+  if (a->agg.keys == NULL || a->agg.aggs == NULL) return hs_sql_bind_nomem(b);
+  for (int32_t i = 0; i < n + extra; i++) {
+    if ((a->agg.keys[i] = col_ref(b, i, u->types[i])) == NULL) return hs_sql_bind_nomem(b);
+    a->types[i] = u->types[i];
+    a->names[i] = u->names[i];
+  }
+  a->agg.n_aggs = 2;
+  static const char *const fns[2] = {"bool_or", "bool_and"};
+  for (int k = 0; k < 2; k++) {
+    hs_sql_aggcall *c = &a->agg.aggs[k];
+    memset(c, 0, sizeof *c);
+    c->args = hs_arena_alloc(b->A, sizeof(hs_sql_expr *));
+    if (c->args == NULL || (c->args[0] = col_ref(b, m - 1, bt)) == NULL)
+      return hs_sql_bind_nomem(b);
+    c->n_args = 1;
+    hs_status st = hs_sql_agg_resolve(fns[k], &bt, 1, &c->m, b->err);
+    if (st != HS_OK) return st;
+    a->types[n + extra + k] = c->m.ret;
+    a->names[n + extra + k] = fns[k];
+  }
+  hs_sql_plan *f = hs_sql_bind_plan(b, HS_SP_FILTER, m + 1);
+  if (f == NULL) return HS_ERR_NOMEM;
+  f->kids[0] = a;
+  for (int32_t i = 0; i < m + 1; i++) f->types[i] = a->types[i], f->names[i] = a->names[i];
+  hs_sql_expr *any_left = col_ref(b, n + extra, bt), *only_left = col_ref(b, n + extra + 1, bt);
+  if (any_left == NULL || only_left == NULL) return hs_sql_bind_nomem(b);
+  if (intersect) {
+    hs_sql_expr *no = hs_sql_expr_new(b->A, HS_SX_NOT, bt, 0);
+    hs_sql_expr *and = hs_sql_expr_new(b->A, HS_SX_AND, bt, 0);
+    hs_sql_expr **args = hs_arena_alloc(b->A, sizeof(hs_sql_expr *) * 2);
+    no->args = hs_arena_alloc(b->A, sizeof(hs_sql_expr *));
+    if (no == NULL || and == NULL || args == NULL || no->args == NULL) return hs_sql_bind_nomem(b);
+    no->args[0] = only_left;
+    no->n_args = 1;
+    args[0] = any_left;
+    args[1] = no;
+    and->args = args;
+    and->n_args = 2;
+    f->pred = and;
+  } else {
+    f->pred = only_left;
+  }
+  hs_sql_plan *p = hs_sql_bind_plan(b, HS_SP_PROJECT, n);
+  if (p == NULL) return HS_ERR_NOMEM;
+  p->kids[0] = f;
+  p->project.exprs = hs_arena_alloc(b->A, sizeof(hs_sql_expr *) * (size_t)(n + 1));
+  if (p->project.exprs == NULL) return hs_sql_bind_nomem(b);
+  for (int32_t i = 0; i < n; i++) {
+    if ((p->project.exprs[i] = col_ref(b, i, common[i])) == NULL) return hs_sql_bind_nomem(b);
+    p->types[i] = common[i];
+    p->names[i] = names[i];
+  }
+  *out = p;
+  return HS_OK;
+}
+
 static hs_status bind_setop(hs_sql_binder *b, json_t *sel, const char *op, hs_sql_plan **out) {
   bool all = json_is_true(json_object_get(sel, "all"));
   hs_sql_plan *l = NULL, *r = NULL;
@@ -632,7 +771,7 @@ static hs_status bind_setop(hs_sql_binder *b, json_t *sel, const char *op, hs_sq
     sides[s] = p;
   }
   if (strcmp(op, "UNION") != 0)
-    return hs_sql_bind_fail(b, HS_ERR_UNSUPPORTED, 0, "%s is not supported yet", op);
+    return bind_intersect_except(b, sides, common, l->names, l->n_cols, op[0] == 'I', all, out);
   hs_sql_plan *u = hs_sql_bind_plan(b, HS_SP_UNION, l->n_cols);
   if (u == NULL) return HS_ERR_NOMEM;
   u->many = hs_arena_alloc(b->A, sizeof(hs_sql_plan *) * 2);

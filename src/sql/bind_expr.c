@@ -926,6 +926,60 @@ static hs_status bind_window_call(hs_sql_binder *b, hs_sql_ectx *ec, json_t *bod
     if (json_array_size(json_object_get(body, "args")) != 0)
       return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "%s takes no arguments", name);
     ret = hs_sql_type_of(HS_SQL_INT64);
+  } else if (strcmp(name, "ntile") == 0 || strcmp(name, "percent_rank") == 0 ||
+             strcmp(name, "cume_dist") == 0) {
+    bool nt = name[0] == 'n';
+    call.fn = nt ? HS_SW_NTILE : name[0] == 'p' ? HS_SW_PERCENT_RANK : HS_SW_CUME_DIST;
+    json_t *args = json_object_get(body, "args");
+    if (json_array_size(args) != (nt ? 1u : 0u))
+      return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "%s takes %s", name,
+                              nt ? "one argument (the number of buckets)" : "no arguments");
+    if ((st = bind_list(b, &kec, args, &call.agg.args, &call.agg.n_args)) != HS_OK) return st;
+    if (nt && !hs_sql_type_is_int(call.agg.args[0]->type.id) &&
+        call.agg.args[0]->type.id != HS_SQL_NULLTYPE)
+      return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "argument of ntile must be an integer");
+    if (nt && (st = hs_sql_expr_cast(b->A, call.agg.args[0], hs_sql_type_of(HS_SQL_INT64),
+                                     &call.agg.args[0], b->err)) != HS_OK)
+      return st;
+    ret = hs_sql_type_of(nt ? HS_SQL_INT64 : HS_SQL_FLOAT64);
+    call.agg.m.ret = ret;
+  } else if (strcmp(name, "lag") == 0 || strcmp(name, "lead") == 0 ||
+             strcmp(name, "first_value") == 0 || strcmp(name, "last_value") == 0 ||
+             strcmp(name, "nth_value") == 0) {
+    bool shift = strcmp(name, "lag") == 0 || strcmp(name, "lead") == 0;
+    call.fn = strcmp(name, "lag") == 0           ? HS_SW_LAG
+              : strcmp(name, "lead") == 0        ? HS_SW_LEAD
+              : strcmp(name, "first_value") == 0 ? HS_SW_FIRST_VALUE
+              : strcmp(name, "last_value") == 0  ? HS_SW_LAST_VALUE
+                                                 : HS_SW_NTH_VALUE;
+    json_t *args = json_object_get(body, "args");
+    size_t na = json_array_size(args);
+    size_t lo = call.fn == HS_SW_NTH_VALUE ? 2 : 1, hi = shift ? 3 : lo;
+    if (na < lo || na > hi)
+      return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "%s takes %s", name,
+                              shift                        ? "1 to 3 arguments"
+                              : call.fn == HS_SW_NTH_VALUE ? "2 arguments"
+                                                           : "one argument");
+    if ((st = bind_list(b, &kec, args, &call.agg.args, &call.agg.n_args)) != HS_OK) return st;
+    hs_sql_expr **a = call.agg.args;
+    ret = a[0]->type;
+    if (na == 3 && !hs_sql_type_common(a[0]->type, a[2]->type, &ret)) {
+      char x[64], y[64];
+      return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, a[2]->pos,
+                              "%s: the default's type %s does not match the value's %s", name,
+                              hs_sql_type_name(a[2]->type, y, sizeof y),
+                              hs_sql_type_name(a[0]->type, x, sizeof x));
+    }
+    for (size_t i = 0; i < na; i++) {
+      hs_sql_type want = i == 1 ? hs_sql_type_of(HS_SQL_INT64) : ret;
+      if (i == 1 && !hs_sql_type_is_int(a[1]->type.id) && a[1]->type.id != HS_SQL_NULLTYPE)
+        return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, a[1]->pos,
+                                "%s: the offset must be an integer", name);
+      if (!hs_sql_type_eq(a[i]->type, want) &&
+          (st = hs_sql_expr_cast(b->A, a[i], want, &a[i], b->err)) != HS_OK)
+        return st;
+    }
+    call.agg.m.ret = ret;
   } else if (hs_sql_agg_exists(name)) {
     call.fn = HS_SW_AGG;
     /* the aggregate's arguments bind in the window's input scope */

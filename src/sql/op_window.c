@@ -13,6 +13,13 @@
  * time over slices of the argument vectors taken in sorted order, and
  * finalized for each row of the peer group. FILTER (WHERE ...) drops rows
  * before that; DISTINCT is refused, as in PostgreSQL.
+ *
+ * ntile, percent_rank and cume_dist read the partition's size and the peer
+ * groups as rank does. The value functions (lag, lead, first_value,
+ * last_value, nth_value) pick, per row, the row of the partition whose
+ * argument they return (an input row, the row's own default, or none:
+ * NULL) and gather the argument once through those indices (the default
+ * frame ends at the peer group's end, as for aggregates).
  */
 #include <string.h>
 
@@ -106,6 +113,73 @@ static hs_status unstash_strings(hs_sql_vec *out, const hs_buf *bytes, const int
   return HS_OK;
 }
 
+/* Row r of an int8 vector; *null when it is NULL (a NULLTYPE vector is
+ * NULL everywhere; v NULL: no argument, never NULL). */
+static int64_t int_at(const hs_sql_vec *v, int64_t r, bool *null) {
+  *null = v != NULL && !hs_sql_vec_valid(v, r);
+  return v == NULL || *null ? 0 : ((const int64_t *)v->data)[r];
+}
+
+/* The row a value function returns for sorted position j of partition
+ * [ps, pe) whose frame ends at fe: an index into the argument (< n), into
+ * its defaults (n + row), or -1 (NULL). `off` is lag/lead's offset or
+ * nth_value's n (NULL: none given). */
+static hs_status value_source(hs_sql_winfn fn, const int64_t *perm, int64_t n, int64_t j,
+                              int64_t ps, int64_t pe, int64_t fe, const hs_sql_vec *off,
+                              bool has_default, int64_t *src, hs_error *err) {
+  int64_t r = perm[j];
+  bool null = false;
+  __int128 t;
+  switch (fn) {
+  case HS_SW_LAG:
+  case HS_SW_LEAD: {
+    int64_t o = off != NULL ? int_at(off, r, &null) : 1;
+    if (null) {
+      *src = -1; /* a NULL offset: NULL */
+      return HS_OK;
+    }
+    t = fn == HS_SW_LAG ? (__int128)j - o : (__int128)j + o;
+    *src = t >= ps && t < pe ? perm[(int64_t)t] : has_default ? n + r : -1;
+    return HS_OK;
+  }
+  case HS_SW_FIRST_VALUE: *src = perm[ps]; return HS_OK;
+  case HS_SW_LAST_VALUE: *src = perm[fe - 1]; return HS_OK;
+  default: { /* HS_SW_NTH_VALUE */
+    int64_t k = int_at(off, r, &null);
+    if (null) {
+      *src = -1;
+      return HS_OK;
+    }
+    if (k <= 0)
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "argument of nth_value must be greater than zero");
+    t = (__int128)ps + k - 1;
+    *src = t < fe ? perm[(int64_t)t] : -1;
+    return HS_OK;
+  }
+  }
+}
+
+/* A value function's results: its argument gathered at src[] (rows
+ * [n, 2n) being the defaults when lag/lead has one). */
+static hs_status value_gather(const hs_sql_wincall *w, const hs_sql_chunk *in,
+                              const hs_sql_evalctx *ctx, const int64_t *src, hs_sql_vec *res,
+                              hs_error *err) {
+  if (in->n == 0) return hs_sql_vec_alloc(res, w->agg.m.ret, 0, true, err); /* no input */
+  hs_sql_vec parts[2];
+  memset(parts, 0, sizeof parts);
+  bool def = w->fn <= HS_SW_LEAD && w->agg.n_args == 3;
+  hs_status st = hs_sql_eval(w->agg.args[0], in, ctx, &parts[0], err);
+  if (st == HS_OK && def) st = hs_sql_eval(w->agg.args[2], in, ctx, &parts[1], err);
+  hs_sql_vec both = {0};
+  if (st == HS_OK && def) st = hs_sql_vec_concat(&both, parts, 2, err);
+  if (st == HS_OK) st = hs_sql_vec_take(res, def ? &both : &parts[0], src, in->n, err);
+  hs_sql_vec_release(&both);
+  hs_sql_vec_release(&parts[0]);
+  hs_sql_vec_release(&parts[1]);
+  return st;
+}
+
 /* Compute call `c` into s->results[c]. */
 static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_error *err) {
   const hs_sql_wincall *w = &p->window.calls[c];
@@ -113,18 +187,21 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
   const hs_sql_chunk *in = &s->all;
   int64_t n = in->n;
   int32_t np = w->n_partition, no = w->n_order, nk = np + no;
-  bool is_agg = w->fn == HS_SW_AGG;
+  bool is_agg = w->fn == HS_SW_AGG, is_value = w->fn >= HS_SW_LAG;
+  bool is_float = w->fn == HS_SW_PERCENT_RANK || w->fn == HS_SW_CUME_DIST;
   const hs_sql_aggcall *call = &w->agg;
   const hs_sql_agg *agg = is_agg ? call->m.agg : NULL;
-  hs_sql_type ret = is_agg ? call->m.ret : hs_sql_type_of(HS_SQL_INT64);
+  hs_sql_type ret =
+      is_agg || is_value ? call->m.ret : hs_sql_type_of(is_float ? HS_SQL_FLOAT64 : HS_SQL_INT64);
   hs_sql_vec *res = &s->results[c];
   if (is_agg && call->distinct)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "DISTINCT is not implemented for window functions");
   if (is_agg && call->n_args > HS_SQL_FN_ARGS_MAX)
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "aggregate with %d arguments", (int)call->n_args);
-
-  hs_status st = hs_sql_vec_alloc(res, ret, n, is_agg, err);
+  /* value functions gather into res at the end; ntile's may be NULL */
+  hs_status st =
+      is_value ? HS_OK : hs_sql_vec_alloc(res, ret, n, is_agg || w->fn == HS_SW_NTILE, err);
   if (st != HS_OK) return st;
   st = reserve(s, (int64_t)(hs_sql_vec_width(ret) + 1) * n, err);
   if (st != HS_OK) return st;
@@ -147,6 +224,10 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
   int64_t *soff = NULL;
   hs_buf sbytes;
   hs_buf_init(&sbytes);
+  hs_sql_vec iarg = {0}; /* ntile's buckets, lag/lead/nth_value's offset */
+  const hs_sql_vec *ia = NULL;
+  int64_t *vsrc = NULL; /* value functions: the row each row returns */
+  bool has_default = is_value && w->fn <= HS_SW_LEAD && call->n_args == 3;
   bool strings = is_agg && hs_sql_type_is_string(ret.id);
   if (keys == NULL || cols == NULL || perm == NULL || diff == NULL) {
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in window");
@@ -161,6 +242,15 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
   }
   if (st == HS_OK) st = hs_sql_sort_perm(cols, nk, n, perm, diff, err);
   if (st != HS_OK) goto done;
+  int32_t ia_at = w->fn == HS_SW_NTILE ? 0 : is_value && call->n_args >= 2 ? 1 : -1;
+  if (ia_at >= 0) {
+    if ((st = hs_sql_eval(call->args[ia_at], in, ctx, &iarg, err)) != HS_OK) goto done;
+    ia = &iarg; /* a NULLTYPE vector reads as NULL at every row */
+  }
+  if (is_value && (vsrc = hs_malloc((size_t)(n > 0 ? n : 1) * sizeof *vsrc)) == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in window");
+    goto done;
+  }
 
   int64_t n_used = n; /* rows the aggregate sees, in sorted order */
   if (is_agg) {
@@ -203,7 +293,7 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
     if (st != HS_OK) goto done;
   }
 
-  int64_t *rd = is_agg ? NULL : hs_sql_vec_mut_data(res);
+  int64_t *rd = is_agg || is_value ? NULL : hs_sql_vec_mut_data(res);
   for (int64_t ps = 0; ps < n && st == HS_OK;) {
     int64_t pe = ps + 1;
     while (pe < n && diff[pe] >= np) pe++;
@@ -230,12 +320,36 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
         for (int64_t j = gs; j < ge && st == HS_OK; j++)
           st = agg->final(agg, state, ret, res, perm[j], err);
         if (st == HS_OK && strings) st = stash_strings(res, perm, gs, ge, &sbytes, soff, err);
+      } else if (is_value) {
+        int64_t fe = no > 0 && !w->whole ? ge : pe; /* the frame's end */
+        for (int64_t j = gs; j < ge && st == HS_OK; j++)
+          st = value_source(w->fn, perm, n, j, ps, pe, fe, ia, has_default, &vsrc[perm[j]], err);
       } else {
         dense++;
         rank = gs - ps + 1;
-        for (int64_t j = gs; j < ge; j++) {
-          int64_t v = w->fn == HS_SW_ROW_NUMBER ? j - ps + 1 : w->fn == HS_SW_RANK ? rank : dense;
-          rd[perm[j]] = v;
+        int64_t rows = pe - ps;
+        for (int64_t j = gs; j < ge && st == HS_OK; j++) {
+          int64_t r = perm[j];
+          if (is_float) {
+            double *fd = (double *)rd;
+            fd[r] = w->fn == HS_SW_CUME_DIST ? (double)(ge - ps) / (double)rows
+                    : rows > 1               ? (double)(rank - 1) / (double)(rows - 1)
+                                             : 0.0;
+          } else if (w->fn == HS_SW_NTILE) {
+            bool null = false;
+            int64_t nb = int_at(ia, r, &null), k = j - ps;
+            if (null) continue; /* validity stays 0: NULL */
+            if (nb <= 0) {
+              st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                                "argument of ntile must be greater than zero");
+              break;
+            }
+            int64_t q = rows / nb, rem = rows % nb, big = rem * (q + 1);
+            rd[r] = 1 + (k < big ? k / (q + 1) : rem + (k - big) / q);
+            hs_sql_vec_mut_valid(res)[r] = 1;
+          } else {
+            rd[r] = w->fn == HS_SW_ROW_NUMBER ? j - ps + 1 : w->fn == HS_SW_RANK ? rank : dense;
+          }
         }
       }
       gs = ge;
@@ -243,8 +357,10 @@ static hs_status compute_call(const hs_sql_plan *p, win_state *s, int32_t c, hs_
     ps = pe;
   }
   if (st == HS_OK && strings) st = unstash_strings(res, &sbytes, soff, err);
-
+  if (st == HS_OK && is_value) st = value_gather(w, in, ctx, vsrc, res, err);
 done:
+  hs_sql_vec_release(&iarg);
+  hs_free(vsrc);
   hs_sql_exec_reserve(s->x, -transient, "window", NULL);
   s->reserved -= transient;
   for (int32_t k = 0; k < nk && keys != NULL; k++) hs_sql_vec_release(&keys[k]);

@@ -87,7 +87,18 @@ typedef enum hs_sql_winfn {
   HS_SW_ROW_NUMBER,
   HS_SW_RANK,
   HS_SW_DENSE_RANK,
-  HS_SW_AGG /* an aggregate over the frame */
+  HS_SW_AGG, /* an aggregate over the frame */
+  /* Ranking-like: the partition's size and peer groups (int8 / float8). */
+  HS_SW_NTILE,        /* ntile(agg.args[0] buckets) */
+  HS_SW_PERCENT_RANK, /* (rank - 1) / (partition rows - 1), 0 for one row */
+  HS_SW_CUME_DIST,    /* rows up to the current peer group's end / partition rows */
+  /* Value functions: agg.args[0] at another row of the partition; the
+   * result type is agg.m.ret. */
+  HS_SW_LAG,         /* args[1] (default 1) rows before; else args[2] (default NULL) */
+  HS_SW_LEAD,        /* args[1] rows after; else args[2] */
+  HS_SW_FIRST_VALUE, /* the frame's first row */
+  HS_SW_LAST_VALUE,  /* the frame's last row (the peer group's end with ORDER BY) */
+  HS_SW_NTH_VALUE    /* the frame's args[1]-th row, NULL past the frame */
 } hs_sql_winfn;
 
 typedef struct hs_sql_wincall {

@@ -7,7 +7,8 @@ NULLIF; IN / NOT IN / [NOT] EXISTS / scalar subqueries; WHERE; GROUP BY
 with count/count(DISTINCT)/sum/min/max/avg and HAVING; aggregates without
 GROUP BY; DISTINCT; ORDER BY ... NULLS FIRST/LAST LIMIT/OFFSET; inner,
 left, right and full joins of two random tables with residual conditions,
-joins under GROUP BY; window functions with PARTITION BY / ORDER BY; UNION
+joins under GROUP BY; window functions (ranking, aggregates, lag/lead,
+first/last/nth_value, ntile, percent_rank, cume_dist) with PARTITION BY / ORDER BY; UNION
 [ALL], INTERSECT, EXCEPT [ALL]; a CTE) over random in-memory tables registered in both
 engines. Results are compared as sorted rows (floats and numerics to 1e-9
 relative), in order where ORDER BY fixes it (every query with ORDER BY
@@ -38,8 +39,8 @@ hdb = pytest.importorskip("hyperstreamdb")
 
 N_QUERIES = int(os.environ.get("HS_SQL_DIFF_QUERIES", "400"))
 SEED = int(os.environ.get("HS_SQL_DIFF_SEED", "20261202"))
-# Of the queries, at most this many may be unsupported (today ~4 %: EXCEPT,
-# INTERSECT, lag/lead, correlated subqueries inside expressions).
+# Of the queries, at most this many may be unsupported (correlated subqueries
+# inside expressions).
 MAX_UNSUPPORTED = 0.08
 WORDS = ["a", "b", "ab", "it's", "", "Zeta", "ünï", "a%b"]
 I64_MAX, I64_MIN = 2**63 - 1, -2**63
@@ -291,26 +292,38 @@ def _query(rng):
         part = f"PARTITION BY {g.key_expr(1)[0]} " if rng.random() < 0.7 else ""
         fn = rng.choice(["row_number()", "rank()", "dense_rank()", "count(*)",
                          f"sum({g.int_expr(1)})", f"min({g.expr(1)[0]})", f"max({g.int_expr(1)})",
-                         "lag(l.a)", "lead(l.s)", f"avg({g.float_expr(1)})"])
-        if fn in ("rank()", "dense_rank()"):
+                         "lag(l.a)", "lead(l.s)", f"avg({g.float_expr(1)})",
+                         f"lag({g.int_expr(1)}, {rng.randrange(0, 4)}, {rng.randrange(-5, 5)})",
+                         f"lead(l.s, {rng.randrange(1, 5)})", f"first_value({g.expr(1)[0]})",
+                         f"last_value({g.int_expr(1)})", f"nth_value(l.s, {rng.randrange(1, 4)})",
+                         f"ntile({rng.randrange(1, 6)})", "percent_rank()", "cume_dist()"])
+        if fn in ("rank()", "dense_rank()", "percent_rank()", "cume_dist()"):
             order = f"ORDER BY {g.key_expr(1)[0]} NULLS FIRST"
         else:
             order = rng.choice(["ORDER BY l.id", "ORDER BY l.id DESC", ""])
-            if fn in ("row_number()", "lag(l.a)", "lead(l.s)") and not order:
+            if fn.startswith(("row_number", "lag", "lead", "first_value", "last_value",
+                              "nth_value", "ntile")) and not order:
                 order = "ORDER BY l.id"
         where = f" WHERE {g.pred()}" if rng.random() < 0.4 else ""
         return f"SELECT l.id, {fn} OVER ({part}{order}) AS w FROM t1 l{where}", False
     if shape == "setop":
         a, b = Gen(rng, [("l", T1)]), Gen(rng, [("r", T2)])
         a.subqueries = b.subqueries = False
-        kind = rng.choice(["int", "text"])
-        la = getattr(a, f"{kind}_expr")(1)
-        lb = getattr(b, f"{kind}_expr")(1)
-        op = rng.choice(["UNION", "UNION", "UNION ALL", "UNION ALL", "INTERSECT", "EXCEPT",
-                         "EXCEPT ALL"])
+        kinds = rng.choice([["int"], ["text"], ["int", "text"]])
+        la = ", ".join(f"{getattr(a, f'{k}_expr')(1)} AS v{i}" for i, k in enumerate(kinds))
+        lb = ", ".join(getattr(b, f"{k}_expr")(1) for k in kinds)
+        ops = ["UNION", "UNION", "UNION ALL", "UNION ALL", "INTERSECT", "INTERSECT ALL",
+               "EXCEPT", "EXCEPT ALL"]
+        op = rng.choice(ops)
         wa = f" WHERE {a.pred(1)}" if rng.random() < 0.5 else ""
         wb = f" WHERE {b.pred(1)}" if rng.random() < 0.5 else ""
-        return f"SELECT {la} AS v FROM t1 l{wa} {op} SELECT {lb} FROM t2 r{wb}", False
+        q = f"SELECT {la} FROM t1 l{wa} {op} SELECT {lb} FROM t2 r{wb}"
+        if rng.random() < 0.3:  # a third side: precedence (INTERSECT binds tighter)
+            c = Gen(rng, [("l", T1)])
+            c.subqueries = False
+            lc = ", ".join(getattr(c, f"{k}_expr")(1) for k in kinds)
+            q += f" {rng.choice(ops)} SELECT {lc} FROM t1 l"
+        return q, False
     if shape == "cte":
         g = Gen(rng, [("l", T1)])
         key = g.key_expr(1)[0]
