@@ -15,3 +15,14 @@ args=(-q -B -f java/pom.xml "-Dpyspark.jars=$jars" "-Dhs.native.dir=$native" -Ds
 # Offline first (no network round trips); online when something is missing.
 mvn -o "${args[@]}" package >/dev/null 2>&1 || mvn "${args[@]}" package
 ls -l java/spark-hyperstream/target/spark-hyperstream-*.jar
+# The Trino connector: Trino 476's SPI needs Java 24+, so its module is a
+# separate Maven build run with the Temurin 25 JDK (HS_TRINO_JAVA_HOME
+# overrides), against the JNI jar just built. Its JUnit test is driven by
+# tests/python/test_trino_connector.py (skipped here, without its cases).
+trino_jdk="${HS_TRINO_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+test -x "$trino_jdk/bin/javac" ||
+  { echo "build_java: the Trino connector needs a JDK 24+ at $trino_jdk (set HS_TRINO_JAVA_HOME)" >&2; exit 1; }
+targs=(-q -B -f java/trino-hyperstream/pom.xml)
+JAVA_HOME="$trino_jdk" mvn -o "${targs[@]}" package >/dev/null 2>&1 ||
+  JAVA_HOME="$trino_jdk" mvn "${targs[@]}" package
+ls -l java/trino-hyperstream/target/trino-hyperstream-*.jar

@@ -1,0 +1,320 @@
+package org.hyperstreamdb.trino;
+
+import io.airlift.slice.Slice;
+import io.trino.spi.StandardErrorCode;
+import io.trino.spi.TrinoException;
+import io.trino.spi.block.Block;
+import io.trino.spi.connector.Assignment;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTableMetadata;
+import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.LimitApplicationResult;
+import io.trino.spi.connector.PointerType;
+import io.trino.spi.connector.ProjectionApplicationResult;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.connector.SortItem;
+import io.trino.spi.connector.SortOrder;
+import io.trino.spi.connector.TopNApplicationResult;
+import io.trino.spi.expression.Call;
+import io.trino.spi.expression.ConnectorExpression;
+import io.trino.spi.expression.Constant;
+import io.trino.spi.expression.Variable;
+import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.type.ArrayType;
+import io.trino.spi.type.DateTimeEncoding;
+import io.trino.spi.type.DateType;
+import io.trino.spi.type.DoubleType;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+import io.trino.spi.type.RealType;
+import io.trino.spi.type.TimestampType;
+import io.trino.spi.type.TimestampWithTimeZoneType;
+import io.trino.spi.type.Type;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.HyperStreamException;
+
+/**
+ * Schemas are the folders under the catalog's root, tables the folders in
+ * them that hold a table (a metadata/ folder). A table handle pins one
+ * snapshot: the current one, or {@code FOR VERSION AS OF <snapshot id |
+ * 'tag or branch'>} / {@code FOR TIMESTAMP AS OF}. Pushdown: applyFilter
+ * (TupleDomain as our filter text; floating columns re-checked by Trino),
+ * applyLimit (each split stops early; Trino keeps its limit),
+ * applyProjection (a distance function of a vector column and a constant
+ * becomes a column we compute) and applyTopN (ORDER BY that distance
+ * LIMIT k: our vector top-k with the pushed filter as pre-filter, in the
+ * order of Table.search; guaranteed, so Trino drops its TopN).
+ */
+final class HsMetadata implements ConnectorMetadata {
+  private final Path root;
+
+  HsMetadata(Path root) {
+    this.root = root;
+  }
+
+  @Override
+  public List<String> listSchemaNames(ConnectorSession session) {
+    List<String> out = new ArrayList<>();
+    for (Path p : dirs(root)) {
+      String n = p.getFileName().toString();
+      if (n.equals(n.toLowerCase(Locale.ROOT)) && !isTable(p)) out.add(n);
+    }
+    return out;
+  }
+
+  @Override
+  public List<SchemaTableName> listTables(ConnectorSession session, Optional<String> schema) {
+    List<SchemaTableName> out = new ArrayList<>();
+    List<String> schemas = schema.map(List::of).orElseGet(() -> listSchemaNames(session));
+    for (String s : schemas) {
+      for (Path p : dirs(root.resolve(s))) {
+        String n = p.getFileName().toString();
+        if (n.equals(n.toLowerCase(Locale.ROOT)) && isTable(p)) {
+          out.add(new SchemaTableName(s, n));
+        }
+      }
+    }
+    return out;
+  }
+
+  private static boolean isTable(Path p) {
+    return Files.isDirectory(p.resolve("metadata"));
+  }
+
+  private static List<Path> dirs(Path p) {
+    List<Path> out = new ArrayList<>();
+    if (!Files.isDirectory(p)) return out;
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(p, Files::isDirectory)) {
+      for (Path c : ds) out.add(c);
+    } catch (IOException e) {
+      throw new TrinoException(StandardErrorCode.GENERIC_INTERNAL_ERROR,
+          "hyperstream: cannot list " + p + ": " + e.getMessage(), e);
+    }
+    out.sort(null);
+    return out;
+  }
+
+  @Override
+  public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName name,
+      Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion) {
+    if (startVersion.isPresent()) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+          "hyperstream: " + name + ": reading changes between versions is not supported");
+    }
+    Path p = root.resolve(name.getSchemaName()).resolve(name.getTableName());
+    if (!p.normalize().startsWith(root.normalize()) || !isTable(p)) return null;
+    try (HsTable t = HsTable.open(p.toString())) {
+      long snap = endVersion.isEmpty() ? t.currentSnapshotId() : version(t, endVersion.get(), name);
+      if (endVersion.isPresent()) {
+        try (BufferAllocator a = HsMemory.child("schema")) {
+          t.schema(a, snap, null); // an unknown snapshot is an error here
+        }
+      }
+      return HsTableHandle.of(name, p.toString(), snap);
+    } catch (HyperStreamException e) {
+      throw HsErrors.of(e, name.toString());
+    }
+  }
+
+  private static long version(HsTable t, ConnectorTableVersion v, SchemaTableName name) {
+    Type type = v.getVersionType();
+    Object val = v.getVersion();
+    if (v.getPointerType() == PointerType.TARGET_ID) {
+      if (val instanceof Long id) return id;
+      if (val instanceof Slice s) return t.refSnapshot(s.toStringUtf8());
+    } else {
+      long ms;
+      if (type instanceof TimestampWithTimeZoneType tz && tz.isShort()) {
+        ms = DateTimeEncoding.unpackMillisUtc((Long) val);
+      } else if (val instanceof LongTimestampWithTimeZone l) {
+        ms = l.getEpochMillis();
+      } else if (type instanceof TimestampType ts && ts.isShort()) {
+        ms = Math.floorDiv((Long) val, 1000L);
+      } else if (type instanceof DateType) {
+        ms = (Long) val * 86_400_000L;
+      } else {
+        throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+            "hyperstream: " + name + ": FOR TIMESTAMP AS OF takes a timestamp, not " + type);
+      }
+      long snap = t.snapshotAt(ms);
+      if (snap < 0) {
+        throw new TrinoException(StandardErrorCode.INVALID_ARGUMENTS,
+            "hyperstream: " + name + ": no snapshot at or before " + ms + " ms");
+      }
+      return snap;
+    }
+    throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "hyperstream: " + name
+        + ": FOR VERSION AS OF takes a snapshot id (bigint) or a tag or branch name, not "
+        + type);
+  }
+
+  /** The table's columns at the handle's snapshot, in schema order. */
+  static List<HsColumnHandle> columns(HsTableHandle h) {
+    try (HsTable t = HsTable.open(h.path()); BufferAllocator a = HsMemory.child("schema")) {
+      Schema s = t.schema(a, h.snapshotId(), null);
+      List<HsColumnHandle> out = new ArrayList<>();
+      for (Field f : s.getFields()) {
+        out.add(new HsColumnHandle(f.getName(),
+            HsTypes.toTrino(f, f.getName(), h.name().toString()), null));
+      }
+      return out;
+    } catch (HyperStreamException e) {
+      throw HsErrors.of(e, h.name().toString());
+    }
+  }
+
+  @Override
+  public ConnectorTableMetadata getTableMetadata(ConnectorSession session,
+      ConnectorTableHandle table) {
+    HsTableHandle h = (HsTableHandle) table;
+    List<ColumnMetadata> cols = new ArrayList<>();
+    for (HsColumnHandle c : columns(h)) cols.add(c.metadata());
+    return new ConnectorTableMetadata(h.name(), cols);
+  }
+
+  @Override
+  public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session,
+      ConnectorTableHandle table) {
+    Map<String, ColumnHandle> out = new LinkedHashMap<>();
+    for (HsColumnHandle c : columns((HsTableHandle) table)) out.put(c.name(), c);
+    return out;
+  }
+
+  @Override
+  public ColumnMetadata getColumnMetadata(ConnectorSession session, ConnectorTableHandle table,
+      ColumnHandle column) {
+    return ((HsColumnHandle) column).metadata();
+  }
+
+  @Override
+  public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(
+      ConnectorSession session, ConnectorTableHandle table, Constraint constraint) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (h.topKColumn() != null || h.limit() >= 0) return Optional.empty(); // filter after them
+    TupleDomain<ColumnHandle> summary = constraint.getSummary();
+    if (summary.isNone()) {
+      if (h.constraint().isNone()) return Optional.empty();
+      return Optional.of(new ConstraintApplicationResult<>(
+          h.withFilter(TupleDomain.none(), "FALSE"), TupleDomain.all(), constraint.getExpression(),
+          false));
+    }
+    Map<HsColumnHandle, Domain> pushed = new LinkedHashMap<>();
+    Map<ColumnHandle, Domain> remaining = new LinkedHashMap<>();
+    for (Map.Entry<ColumnHandle, Domain> e : summary.getDomains().orElseThrow().entrySet()) {
+      HsColumnHandle c = (HsColumnHandle) e.getKey();
+      if (c.distance() != null || !HsFilters.pushable(c.type())) {
+        remaining.put(c, e.getValue());
+        continue;
+      }
+      pushed.put(c, e.getValue());
+      if (HsFilters.needsRecheck(c.type())) remaining.put(c, e.getValue());
+    }
+    TupleDomain<HsColumnHandle> next = h.constraint().intersect(TupleDomain.withColumnDomains(pushed));
+    if (next.equals(h.constraint())) return Optional.empty();
+    return Optional.of(new ConstraintApplicationResult<>(h.withFilter(next, HsFilters.toSql(next)),
+        TupleDomain.withColumnDomains(remaining), constraint.getExpression(), false));
+  }
+
+  @Override
+  public Optional<LimitApplicationResult<ConnectorTableHandle>> applyLimit(
+      ConnectorSession session, ConnectorTableHandle table, long limit) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (h.topKColumn() != null || (h.limit() >= 0 && h.limit() <= limit)) return Optional.empty();
+    return Optional.of(new LimitApplicationResult<>(h.withLimit(limit), false, false));
+  }
+
+  @Override
+  public Optional<ProjectionApplicationResult<ConnectorTableHandle>> applyProjection(
+      ConnectorSession session, ConnectorTableHandle table, List<ConnectorExpression> projections,
+      Map<String, ColumnHandle> assignments) {
+    List<ConnectorExpression> out = new ArrayList<>();
+    Map<String, Assignment> assigned = new LinkedHashMap<>();
+    boolean changed = false;
+    for (ConnectorExpression e : projections) {
+      HsColumnHandle d = distance(e, assignments);
+      if (d == null) {
+        out.add(e);
+        continue;
+      }
+      changed = true;
+      out.add(new Variable(d.name(), DoubleType.DOUBLE));
+      assigned.put(d.name(), new Assignment(d.name(), d, DoubleType.DOUBLE));
+    }
+    if (!changed) return Optional.empty();
+    for (Map.Entry<String, ColumnHandle> a : assignments.entrySet()) {
+      HsColumnHandle c = (HsColumnHandle) a.getValue();
+      assigned.putIfAbsent(a.getKey(), new Assignment(a.getKey(), c, c.type()));
+    }
+    return Optional.of(new ProjectionApplicationResult<>(table, out,
+        new ArrayList<>(assigned.values()), false));
+  }
+
+  /** {@code f(vector, ARRAY[...])} (either order) as a distance column, or null. */
+  private static HsColumnHandle distance(ConnectorExpression e, Map<String, ColumnHandle> cols) {
+    if (!(e instanceof Call call) || call.getFunctionName().getCatalogSchema().isPresent()) {
+      return null;
+    }
+    String fn = call.getFunctionName().getName();
+    if (HsDistanceFunctions.metric(fn) == null || call.getArguments().size() != 2) return null;
+    ConnectorExpression a = call.getArguments().get(0), b = call.getArguments().get(1);
+    if (!(a instanceof Variable)) {
+      ConnectorExpression t = a;
+      a = b;
+      b = t;
+    }
+    if (!(a instanceof Variable v) || !(b instanceof Constant k) || k.getValue() == null) {
+      return null;
+    }
+    if (!(cols.get(v.getName()) instanceof HsColumnHandle col) || col.distance() != null
+        || !(col.type() instanceof ArrayType at) || !(at.getElementType() instanceof RealType)
+        || !(k.getType() instanceof ArrayType kt) || !(kt.getElementType() instanceof RealType)) {
+      return null;
+    }
+    Block q = (Block) k.getValue();
+    float[] query = new float[q.getPositionCount()];
+    for (int i = 0; i < query.length; i++) {
+      if (q.isNull(i)) return null;
+      query[i] = RealType.REAL.getFloat(q, i);
+    }
+    HsColumnHandle.HsDistance d = new HsColumnHandle.HsDistance(fn, col.name(), query);
+    String name = "$" + fn + "_" + col.name() + "_" + Integer.toHexString(d.hashCode());
+    return new HsColumnHandle(name, DoubleType.DOUBLE, d);
+  }
+
+  @Override
+  public Optional<TopNApplicationResult<ConnectorTableHandle>> applyTopN(
+      ConnectorSession session, ConnectorTableHandle table, long topNCount,
+      List<SortItem> sortItems, Map<String, ColumnHandle> assignments) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (h.topKColumn() != null || h.limit() >= 0 || sortItems.size() != 1 || topNCount < 1) {
+      return Optional.empty();
+    }
+    SortItem s = sortItems.get(0);
+    if (!(assignments.get(s.getName()) instanceof HsColumnHandle c) || c.distance() == null) {
+      return Optional.empty();
+    }
+    SortOrder want = HsDistanceFunctions.metric(c.distance().function()).equals("ip")
+        ? SortOrder.DESC_NULLS_LAST : SortOrder.ASC_NULLS_LAST;
+    if (s.getSortOrder() != want) return Optional.empty();
+    return Optional.of(new TopNApplicationResult<>(h.withTopK(c, topNCount), true, false));
+  }
+}

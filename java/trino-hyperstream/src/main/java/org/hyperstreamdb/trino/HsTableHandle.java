@@ -1,0 +1,128 @@
+package org.hyperstreamdb.trino;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.predicate.TupleDomain;
+
+/**
+ * A table read at one snapshot, with what HsMetadata pushed into it:
+ * {@code constraint} (what Trino handed applyFilter and we enforce),
+ * {@code filter} (its text in our filter language, handed to the C scan,
+ * which prunes with it and asks the indexes), {@code limit} (-1: none)
+ * and {@code topK} (a vector top-k: the k nearest rows by a distance
+ * column, {@code filter} as pre-filter). {@code toString} is what
+ * {@code EXPLAIN} prints.
+ */
+public final class HsTableHandle implements ConnectorTableHandle {
+  private final SchemaTableName name;
+  private final String path;
+  private final long snapshotId;
+  private final TupleDomain<HsColumnHandle> constraint;
+  private final String filter;
+  private final long limit;
+  private final HsColumnHandle topKColumn;
+  private final long topK;
+
+  @JsonCreator
+  public HsTableHandle(@JsonProperty("name") SchemaTableName name,
+      @JsonProperty("path") String path, @JsonProperty("snapshotId") long snapshotId,
+      @JsonProperty("constraint") TupleDomain<HsColumnHandle> constraint,
+      @JsonProperty("filter") String filter, @JsonProperty("limit") long limit,
+      @JsonProperty("topKColumn") HsColumnHandle topKColumn, @JsonProperty("topK") long topK) {
+    this.name = name;
+    this.path = path;
+    this.snapshotId = snapshotId;
+    this.constraint = constraint;
+    this.filter = filter;
+    this.limit = limit;
+    this.topKColumn = topKColumn;
+    this.topK = topK;
+  }
+
+  static HsTableHandle of(SchemaTableName name, String path, long snapshotId) {
+    return new HsTableHandle(name, path, snapshotId, TupleDomain.all(), null, -1, null, -1);
+  }
+
+  @JsonProperty
+  public SchemaTableName name() {
+    return name;
+  }
+
+  /** The table folder. */
+  @JsonProperty
+  public String path() {
+    return path;
+  }
+
+  /** The snapshot every split reads (-1: the table has none, it is empty). */
+  @JsonProperty
+  public long snapshotId() {
+    return snapshotId;
+  }
+
+  @JsonProperty
+  public TupleDomain<HsColumnHandle> constraint() {
+    return constraint;
+  }
+
+  /** The pushed filter in our filter language, or null. */
+  @JsonProperty
+  public String filter() {
+    return filter;
+  }
+
+  @JsonProperty
+  public long limit() {
+    return limit;
+  }
+
+  /** The distance column of a pushed top-k, or null. */
+  @JsonProperty
+  public HsColumnHandle topKColumn() {
+    return topKColumn;
+  }
+
+  @JsonProperty
+  public long topK() {
+    return topK;
+  }
+
+  HsTableHandle withFilter(TupleDomain<HsColumnHandle> c, String f) {
+    return new HsTableHandle(name, path, snapshotId, c, f, limit, topKColumn, topK);
+  }
+
+  HsTableHandle withLimit(long l) {
+    return new HsTableHandle(name, path, snapshotId, constraint, filter, l, topKColumn, topK);
+  }
+
+  HsTableHandle withTopK(HsColumnHandle column, long k) {
+    return new HsTableHandle(name, path, snapshotId, constraint, filter, limit, column, k);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof HsTableHandle h && h.name.equals(name) && h.path.equals(path)
+        && h.snapshotId == snapshotId && h.constraint.equals(constraint)
+        && java.util.Objects.equals(h.filter, filter) && h.limit == limit
+        && java.util.Objects.equals(h.topKColumn, topKColumn) && h.topK == topK;
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(name, path, snapshotId, constraint, filter, limit, topKColumn,
+        topK);
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder(name.toString()).append(" snapshot=").append(snapshotId);
+    if (filter != null) sb.append(" filter=").append(filter);
+    if (limit >= 0) sb.append(" limit=").append(limit);
+    if (topKColumn != null) {
+      sb.append(" topK=").append(topK).append(" by ").append(topKColumn.distance());
+    }
+    return sb.toString();
+  }
+}

@@ -1,0 +1,147 @@
+package org.hyperstreamdb.trino;
+
+import static io.trino.testing.TestingSession.testSessionBuilder;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.trino.Session;
+import io.trino.execution.QueryInfo;
+import io.trino.operator.OperatorStats;
+import io.trino.spi.metrics.Count;
+import io.trino.spi.metrics.Metric;
+import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.MaterializedResult;
+import io.trino.testing.MaterializedRow;
+import io.trino.testing.QueryRunner;
+import java.io.File;
+import java.math.BigDecimal;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs SQL through Trino's own query runner (trino-testing's
+ * DistributedQueryRunner: a coordinator that is also the worker, HTTP task
+ * protocol, JSON-serialized handles and splits) with our plugin installed as
+ * catalog {@code hyperstream} over {@code -Dhs.trino.root}. The queries come
+ * from {@code -Dhs.trino.cases} (a JSON list of {id, sql, metrics}) and the
+ * results go to {@code -Dhs.trino.out}: rows as canonical JSON values
+ * (timestamps as epoch microseconds, dates and decimals as text), or the
+ * error's message, and, when asked, the connector metrics summed over the
+ * query's operators. tests/python/test_trino_connector.py writes the tables
+ * with the Python API, makes the cases and checks every answer against
+ * pyarrow, the Python API and brute force. Without the properties (a plain
+ * {@code mvn test}) the test is skipped.
+ */
+class HsQueryRunnerTest {
+  @Test
+  void runCases() throws Exception {
+    String root = System.getProperty("hs.trino.root");
+    String cases = System.getProperty("hs.trino.cases");
+    String out = System.getProperty("hs.trino.out");
+    Assumptions.assumeTrue(root != null && cases != null && out != null,
+        "driven by tests/python/test_trino_connector.py");
+    ObjectMapper json = new ObjectMapper();
+    JsonNode in = json.readTree(new File(cases));
+    Session session = testSessionBuilder().setCatalog("hyperstream").setSchema("default").build();
+    ArrayNode results = JsonNodeFactory.instance.arrayNode();
+    long t0 = System.nanoTime();
+    try (DistributedQueryRunner runner = DistributedQueryRunner.builder(session)
+        .setWorkerCount(0).build()) {
+      runner.installPlugin(new HsPlugin());
+      runner.createCatalog("hyperstream", "hyperstream", Map.of("hyperstream.root", root));
+      double startup = (System.nanoTime() - t0) / 1e9;
+      for (JsonNode c : in) {
+        ObjectNode r = results.addObject();
+        r.put("id", c.get("id").asText());
+        long q0 = System.nanoTime();
+        try {
+          QueryRunner.MaterializedResultWithPlan res = runner.executeWithPlan(session,
+              c.get("sql").asText());
+          r.set("rows", rows(res.result()));
+          if (c.path("metrics").asBoolean(false)) {
+            QueryInfo info = runner.getCoordinator().getQueryManager()
+                .getFullQueryInfo(res.queryId());
+            r.set("metrics", metrics(info));
+          }
+        } catch (RuntimeException e) {
+          r.put("error", String.valueOf(e.getMessage()));
+        }
+        r.put("seconds", (System.nanoTime() - q0) / 1e9);
+      }
+      ObjectNode meta = results.addObject();
+      meta.put("id", "$startup");
+      meta.put("seconds", startup);
+    }
+    json.writeValue(new File(out), results);
+  }
+
+  private static ObjectNode metrics(QueryInfo info) {
+    Map<String, Long> sum = new TreeMap<>();
+    for (OperatorStats op : info.getQueryStats().getOperatorSummaries()) {
+      for (Map.Entry<String, Metric<?>> m : op.getConnectorMetrics().getMetrics().entrySet()) {
+        if (m.getValue() instanceof Count<?> c) sum.merge(m.getKey(), c.getTotal(), Long::sum);
+      }
+    }
+    ObjectNode o = JsonNodeFactory.instance.objectNode();
+    sum.forEach(o::put);
+    return o;
+  }
+
+  private static ArrayNode rows(MaterializedResult r) {
+    ArrayNode out = JsonNodeFactory.instance.arrayNode();
+    for (MaterializedRow row : r.getMaterializedRows()) {
+      ArrayNode a = out.addArray();
+      for (Object v : row.getFields()) add(a, v);
+    }
+    return out;
+  }
+
+  private static void add(ArrayNode a, Object v) {
+    if (v == null) {
+      a.addNull();
+    } else if (v instanceof Boolean b) {
+      a.add(b);
+    } else if (v instanceof Long || v instanceof Integer || v instanceof Short
+        || v instanceof Byte) {
+      a.add(((Number) v).longValue());
+    } else if (v instanceof Float f) {
+      addDouble(a, f.doubleValue());
+    } else if (v instanceof Double d) {
+      addDouble(a, d);
+    } else if (v instanceof BigDecimal d) {
+      a.add(d.toPlainString());
+    } else if (v instanceof LocalDate d) {
+      a.add(d.toString());
+    } else if (v instanceof LocalDateTime t) {
+      a.add(t.toEpochSecond(ZoneOffset.UTC) * 1_000_000L + t.getNano() / 1000);
+    } else if (v instanceof ZonedDateTime t) {
+      a.add(t.toEpochSecond() * 1_000_000L + t.getNano() / 1000);
+    } else if (v instanceof byte[] b) {
+      a.add(HexFormat.of().formatHex(b));
+    } else if (v instanceof List<?> l) {
+      ArrayNode c = a.addArray();
+      for (Object e : l) add(c, e);
+    } else {
+      a.add(v.toString());
+    }
+  }
+
+  private static void addDouble(ArrayNode a, double d) {
+    if (Double.isNaN(d) || Double.isInfinite(d)) {
+      a.add(Double.toString(d));
+    } else {
+      a.add(d);
+    }
+  }
+}
