@@ -12,6 +12,10 @@ import io.trino.spi.block.RowBlock;
 import io.trino.spi.block.ShortArrayBlock;
 import io.trino.spi.block.VariableWidthBlock;
 import io.trino.spi.type.ArrayType;
+import io.trino.spi.type.BigintType;
+import io.trino.spi.type.IntegerType;
+import io.trino.spi.type.SmallintType;
+import io.trino.spi.type.TinyintType;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.RowType;
@@ -27,6 +31,9 @@ import org.apache.arrow.vector.BaseLargeVariableWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.complex.LargeListVector;
@@ -78,6 +85,11 @@ final class HsBlocks {
         out[2 * i + 1] = buf.getLong(16 * i);
       }
       return new Int128ArrayBlock(n, nulls, out);
+    }
+    if ((v instanceof TinyIntVector || v instanceof SmallIntVector || v instanceof IntVector)
+        && widthOf(type) > ((BaseFixedWidthVector) v).getTypeWidth()) {
+      BaseFixedWidthVector fw = (BaseFixedWidthVector) v;
+      return widen(fw, n, nulls, type);
     }
     if (v instanceof BaseFixedWidthVector fw) {
       int width = fw.getTypeWidth();
@@ -131,21 +143,21 @@ final class HsBlocks {
       int[] offsets = new int[n + 1];
       for (int i = 0; i <= n; i++) offsets[i] = i * size;
       Block values = child(fl.getDataVector(), at.getElementType(), (long) n * size);
-      return ArrayBlock.fromElementBlock(n, nulls, offsets, values);
+      return array(n, nulls, offsets, values);
     }
     if (v instanceof ListVector lv && type instanceof ArrayType at) {
       int[] offsets = new int[n + 1];
       ByteBuffer ob = bytes(lv.getOffsetBuffer(), 4L * (n + 1));
       if (n > 0) ob.asIntBuffer().get(offsets);
-      return ArrayBlock.fromElementBlock(n, nulls, rebase(offsets),
-          slice(lv.getDataVector(), at.getElementType(), offsets));
+      Block values = slice(lv.getDataVector(), at.getElementType(), offsets);
+      return array(n, nulls, rebase(offsets), values);
     }
     if (v instanceof LargeListVector lv && type instanceof ArrayType at) {
       int[] offsets = new int[n + 1];
       ByteBuffer ob = bytes(lv.getOffsetBuffer(), 8L * (n + 1));
       for (int i = 0; i <= n; i++) offsets[i] = Math.toIntExact(ob.getLong(8 * i));
-      return ArrayBlock.fromElementBlock(n, nulls, rebase(offsets.clone()),
-          slice(lv.getDataVector(), at.getElementType(), offsets));
+      Block values = slice(lv.getDataVector(), at.getElementType(), offsets);
+      return array(n, nulls, rebase(offsets), values);
     }
     if (v instanceof StructVector sv && type instanceof RowType rt) {
       Block[] fields = new Block[rt.getFields().size()];
@@ -156,6 +168,64 @@ final class HsBlocks {
     }
     throw new IllegalStateException("hyperstream: no block for Arrow vector "
         + v.getField() + " as " + type);
+  }
+
+  /** Bytes per value of an integer type, 0 for others. */
+  private static int widthOf(Type t) {
+    if (t instanceof TinyintType) return 1;
+    if (t instanceof SmallintType) return 2;
+    if (t instanceof IntegerType) return 4;
+    if (t instanceof BigintType) return 8;
+    return 0;
+  }
+
+  /**
+   * Narrow signed integers as a wider Trino integer type: a file may hold
+   * int8 / int16 where the table's (Iceberg) type is int.
+   */
+  private static Block widen(BaseFixedWidthVector fw, int n, Optional<boolean[]> nulls, Type t) {
+    int w = fw.getTypeWidth();
+    ByteBuffer buf = bytes(fw.getDataBuffer(), (long) w * n);
+    long[] vals = new long[n];
+    for (int i = 0; i < n; i++) {
+      vals[i] = w == 1 ? buf.get(i) : w == 2 ? buf.getShort(2 * i) : buf.getInt(4 * i);
+    }
+    switch (widthOf(t)) {
+      case 2: {
+        short[] out = new short[n];
+        for (int i = 0; i < n; i++) out[i] = (short) vals[i];
+        return new ShortArrayBlock(n, nulls, out);
+      }
+      case 4: {
+        int[] out = new int[n];
+        for (int i = 0; i < n; i++) out[i] = (int) vals[i];
+        return new IntArrayBlock(n, nulls, out);
+      }
+      default:
+        return new LongArrayBlock(n, nulls, vals);
+    }
+  }
+
+  /**
+   * An array block; Trino wants null entries empty, Arrow lets them hold
+   * elements (a fixed-size list always does): those are dropped.
+   */
+  private static Block array(int n, Optional<boolean[]> nulls, int[] offsets, Block values) {
+    if (nulls.isEmpty()) return ArrayBlock.fromElementBlock(n, nulls, offsets, values);
+    boolean[] isNull = nulls.get();
+    boolean clean = true;
+    for (int i = 0; i < n && clean; i++) clean = !isNull[i] || offsets[i] == offsets[i + 1];
+    if (clean) return ArrayBlock.fromElementBlock(n, nulls, offsets, values);
+    int[] keep = new int[offsets[n]];
+    int[] out = new int[n + 1];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+      if (!isNull[i]) {
+        for (int j = offsets[i]; j < offsets[i + 1]; j++) keep[m++] = j;
+      }
+      out[i + 1] = m;
+    }
+    return ArrayBlock.fromElementBlock(n, nulls, out, values.copyPositions(keep, 0, m));
   }
 
   /** A child vector's first {@code count} values (children may hold more). */

@@ -7,13 +7,16 @@ import io.trino.spi.function.Description;
 import io.trino.spi.function.ScalarFunction;
 import io.trino.spi.function.SqlNullable;
 import io.trino.spi.function.SqlType;
+import io.trino.spi.type.DoubleType;
 import io.trino.spi.type.RealType;
 import io.trino.spi.type.StandardTypes;
 
 /**
  * {@code l2_distance(a, b)} (Euclidean), {@code cosine_distance(a, b)}
- * (1 - cos) and {@code inner_product(a, b)} (a.b) of two array(real)
- * vectors, as global Trino functions. Evaluated here row by row where not
+ * (1 - cos) and {@code inner_product(a, b)} (a.b) of two vectors, as
+ * global Trino functions: array(real) with array(real) or array(double)
+ * (a query vector of double literals; Trino does not coerce it to real).
+ * Trino's own cosine_distance(array(double), array(double)) stays as it is. Evaluated here row by row where not
  * pushed; over a hyperstream table {@code ORDER BY l2_distance(v, ARRAY[...])
  * LIMIT k} (cosine_distance ascending, inner_product descending) becomes our
  * vector top-k (HsMetadata.applyTopN). A null vector or element, or a zero
@@ -37,8 +40,27 @@ public final class HsDistanceFunctions {
   @Description("Euclidean distance of two vectors (hyperstream)")
   @SqlNullable
   @SqlType(StandardTypes.DOUBLE)
-  public static Double l2Distance(@SqlType("array(real)") Block a, @SqlType("array(real)") Block b) {
-    return compute("l2_distance", a, b);
+  public static Double l2Distance(@SqlType("array(real)") Block a,
+      @SqlType("array(real)") Block b) {
+    return compute("l2_distance", a, false, b, false);
+  }
+
+  @ScalarFunction("l2_distance")
+  @Description("Euclidean distance of two vectors (hyperstream)")
+  @SqlNullable
+  @SqlType(StandardTypes.DOUBLE)
+  public static Double l2DistanceRealDouble(@SqlType("array(real)") Block a,
+      @SqlType("array(double)") Block b) {
+    return compute("l2_distance", a, false, b, true);
+  }
+
+  @ScalarFunction("l2_distance")
+  @Description("Euclidean distance of two vectors (hyperstream)")
+  @SqlNullable
+  @SqlType(StandardTypes.DOUBLE)
+  public static Double l2DistanceDoubleReal(@SqlType("array(double)") Block a,
+      @SqlType("array(real)") Block b) {
+    return compute("l2_distance", a, true, b, false);
   }
 
   @ScalarFunction("cosine_distance")
@@ -47,7 +69,25 @@ public final class HsDistanceFunctions {
   @SqlType(StandardTypes.DOUBLE)
   public static Double cosineDistance(@SqlType("array(real)") Block a,
       @SqlType("array(real)") Block b) {
-    return compute("cosine_distance", a, b);
+    return compute("cosine_distance", a, false, b, false);
+  }
+
+  @ScalarFunction("cosine_distance")
+  @Description("1 - cosine similarity of two vectors (hyperstream)")
+  @SqlNullable
+  @SqlType(StandardTypes.DOUBLE)
+  public static Double cosineDistanceRealDouble(@SqlType("array(real)") Block a,
+      @SqlType("array(double)") Block b) {
+    return compute("cosine_distance", a, false, b, true);
+  }
+
+  @ScalarFunction("cosine_distance")
+  @Description("1 - cosine similarity of two vectors (hyperstream)")
+  @SqlNullable
+  @SqlType(StandardTypes.DOUBLE)
+  public static Double cosineDistanceDoubleReal(@SqlType("array(double)") Block a,
+      @SqlType("array(real)") Block b) {
+    return compute("cosine_distance", a, true, b, false);
   }
 
   @ScalarFunction("inner_product")
@@ -56,11 +96,34 @@ public final class HsDistanceFunctions {
   @SqlType(StandardTypes.DOUBLE)
   public static Double innerProduct(@SqlType("array(real)") Block a,
       @SqlType("array(real)") Block b) {
-    return compute("inner_product", a, b);
+    return compute("inner_product", a, false, b, false);
+  }
+
+  @ScalarFunction("inner_product")
+  @Description("Inner product of two vectors (hyperstream)")
+  @SqlNullable
+  @SqlType(StandardTypes.DOUBLE)
+  public static Double innerProductRealDouble(@SqlType("array(real)") Block a,
+      @SqlType("array(double)") Block b) {
+    return compute("inner_product", a, false, b, true);
+  }
+
+  @ScalarFunction("inner_product")
+  @Description("Inner product of two vectors (hyperstream)")
+  @SqlNullable
+  @SqlType(StandardTypes.DOUBLE)
+  public static Double innerProductDoubleReal(@SqlType("array(double)") Block a,
+      @SqlType("array(real)") Block b) {
+    return compute("inner_product", a, true, b, false);
   }
 
   /** {@code function(a, b)} over two blocks of real elements. */
   static Double compute(String function, Block a, Block b) {
+    return compute(function, a, false, b, false);
+  }
+
+  /** {@code function(a, b)}; each block holds real elements, or double ones. */
+  static Double compute(String function, Block a, boolean aDouble, Block b, boolean bDouble) {
     int n = a.getPositionCount();
     if (n != b.getPositionCount()) {
       throw new TrinoException(StandardErrorCode.INVALID_FUNCTION_ARGUMENT, function
@@ -69,7 +132,8 @@ public final class HsDistanceFunctions {
     double dot = 0, aa = 0, bb = 0, l2 = 0;
     for (int i = 0; i < n; i++) {
       if (a.isNull(i) || b.isNull(i)) return null;
-      double x = RealType.REAL.getFloat(a, i), y = RealType.REAL.getFloat(b, i);
+      double x = aDouble ? DoubleType.DOUBLE.getDouble(a, i) : RealType.REAL.getFloat(a, i);
+      double y = bDouble ? DoubleType.DOUBLE.getDouble(b, i) : RealType.REAL.getFloat(b, i);
       dot += x * y;
       aa += x * x;
       bb += y * y;

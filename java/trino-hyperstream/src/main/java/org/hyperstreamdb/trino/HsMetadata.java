@@ -27,7 +27,14 @@ import io.trino.spi.expression.Constant;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.expression.StandardFunctions;
 import io.trino.spi.type.ArrayType;
+import io.trino.spi.type.BigintType;
+import io.trino.spi.type.DecimalType;
+import io.trino.spi.type.Int128;
+import io.trino.spi.type.IntegerType;
+import io.trino.spi.type.SmallintType;
+import io.trino.spi.type.TinyintType;
 import io.trino.spi.type.DateTimeEncoding;
 import io.trino.spi.type.DateType;
 import io.trino.spi.type.DoubleType;
@@ -281,23 +288,53 @@ final class HsMetadata implements ConnectorMetadata {
       a = b;
       b = t;
     }
-    if (!(a instanceof Variable v) || !(b instanceof Constant k) || k.getValue() == null) {
-      return null;
-    }
+    if (!(a instanceof Variable v)) return null;
     if (!(cols.get(v.getName()) instanceof HsColumnHandle col) || col.distance() != null
-        || !(col.type() instanceof ArrayType at) || !(at.getElementType() instanceof RealType)
-        || !(k.getType() instanceof ArrayType kt) || !(kt.getElementType() instanceof RealType)) {
+        || !(col.type() instanceof ArrayType at) || !(at.getElementType() instanceof RealType)) {
       return null;
     }
-    Block q = (Block) k.getValue();
-    float[] query = new float[q.getPositionCount()];
-    for (int i = 0; i < query.length; i++) {
-      if (q.isNull(i)) return null;
-      query[i] = RealType.REAL.getFloat(q, i);
-    }
+    float[] query = constantVector(b);
+    if (query == null) return null;
     HsColumnHandle.HsDistance d = new HsColumnHandle.HsDistance(fn, col.name(), query);
     String name = "$" + fn + "_" + col.name() + "_" + Integer.toHexString(d.hashCode());
     return new HsColumnHandle(name, DoubleType.DOUBLE, d);
+  }
+
+  /**
+   * A constant array of numbers as floats, or null: {@code ARRAY[...]}
+   * folded to array(real), or a cast of a constant numeric array to it
+   * (decimal literals with many digits stay a cast).
+   */
+  private static float[] constantVector(ConnectorExpression e) {
+    if (e instanceof Call c && c.getFunctionName().equals(StandardFunctions.CAST_FUNCTION_NAME)
+        && c.getArguments().size() == 1) {
+      e = c.getArguments().get(0);
+    }
+    if (!(e instanceof Constant k) || k.getValue() == null
+        || !(k.getType() instanceof ArrayType kt)) {
+      return null;
+    }
+    Type et = kt.getElementType();
+    Block q = (Block) k.getValue();
+    float[] out = new float[q.getPositionCount()];
+    for (int i = 0; i < out.length; i++) {
+      if (q.isNull(i)) return null;
+      if (et instanceof RealType) {
+        out[i] = RealType.REAL.getFloat(q, i);
+      } else if (et instanceof DoubleType) {
+        out[i] = (float) DoubleType.DOUBLE.getDouble(q, i);
+      } else if (et instanceof DecimalType dt) {
+        java.math.BigInteger u = dt.isShort() ? java.math.BigInteger.valueOf(dt.getLong(q, i))
+            : ((Int128) dt.getObject(q, i)).toBigInteger();
+        out[i] = (float) new java.math.BigDecimal(u, dt.getScale()).doubleValue();
+      } else if (et instanceof BigintType || et instanceof IntegerType
+          || et instanceof SmallintType || et instanceof TinyintType) {
+        out[i] = (float) et.getLong(q, i);
+      } else {
+        return null;
+      }
+    }
+    return out;
   }
 
   @Override

@@ -12,6 +12,7 @@ import io.trino.execution.QueryInfo;
 import io.trino.operator.OperatorStats;
 import io.trino.spi.metrics.Count;
 import io.trino.spi.metrics.Metric;
+import io.trino.spi.type.TimeZoneKey;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedResult;
 import io.trino.testing.MaterializedRow;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.Test;
  * DistributedQueryRunner: a coordinator that is also the worker, HTTP task
  * protocol, JSON-serialized handles and splits) with our plugin installed as
  * catalog {@code hyperstream} over {@code -Dhs.trino.root}. The queries come
- * from {@code -Dhs.trino.cases} (a JSON list of {id, sql, metrics}) and the
+ * from {@code -Dhs.trino.cases} (a JSON list of {id, sql, metrics, session}:
+ * session holds system session properties) and the
  * results go to {@code -Dhs.trino.out}: rows as canonical JSON values
  * (timestamps as epoch microseconds, dates and decimals as text), or the
  * error's message, and, when asked, the connector metrics summed over the
@@ -53,7 +55,8 @@ class HsQueryRunnerTest {
         "driven by tests/python/test_trino_connector.py");
     ObjectMapper json = new ObjectMapper();
     JsonNode in = json.readTree(new File(cases));
-    Session session = testSessionBuilder().setCatalog("hyperstream").setSchema("default").build();
+    Session session = testSessionBuilder().setCatalog("hyperstream").setSchema("default")
+        .setTimeZoneKey(TimeZoneKey.UTC_KEY).build();
     ArrayNode results = JsonNodeFactory.instance.arrayNode();
     long t0 = System.nanoTime();
     try (DistributedQueryRunner runner = DistributedQueryRunner.builder(session)
@@ -66,7 +69,14 @@ class HsQueryRunnerTest {
         r.put("id", c.get("id").asText());
         long q0 = System.nanoTime();
         try {
-          QueryRunner.MaterializedResultWithPlan res = runner.executeWithPlan(session,
+          Session s = session;
+          if (c.has("session")) {
+            Session.SessionBuilder b = Session.builder(session);
+            c.get("session").fields().forEachRemaining(
+                p -> b.setSystemProperty(p.getKey(), p.getValue().asText()));
+            s = b.build();
+          }
+          QueryRunner.MaterializedResultWithPlan res = runner.executeWithPlan(s,
               c.get("sql").asText());
           r.set("rows", rows(res.result()));
           if (c.path("metrics").asBoolean(false)) {
@@ -127,8 +137,16 @@ class HsQueryRunnerTest {
       a.add(t.toEpochSecond(ZoneOffset.UTC) * 1_000_000L + t.getNano() / 1000);
     } else if (v instanceof ZonedDateTime t) {
       a.add(t.toEpochSecond() * 1_000_000L + t.getNano() / 1000);
+    } else if (v instanceof io.trino.spi.type.SqlVarbinary b) {
+      a.add(HexFormat.of().formatHex(b.getBytes()));
     } else if (v instanceof byte[] b) {
       a.add(HexFormat.of().formatHex(b));
+    } else if (v instanceof io.trino.client.Row row) {
+      ArrayNode c = a.addArray();
+      for (io.trino.client.RowField f : row.getFields()) add(c, f.getValue());
+    } else if (v instanceof MaterializedRow row) {
+      ArrayNode c = a.addArray();
+      for (Object f : row.getFields()) add(c, f);
     } else if (v instanceof List<?> l) {
       ArrayNode c = a.addArray();
       for (Object e : l) add(c, e);

@@ -1,0 +1,441 @@
+"""Our Trino connector (java/trino-hyperstream, issue 17) inside real Trino 476.
+
+Tables are written by our Python API (appends, an identity partition spec,
+deletes, a tag, scalar and HNSW indexes; a table of many files; a table of
+every type we map) under one root folder, schema ``default``. All queries
+run in one Trino query runner (trino-testing's DistributedQueryRunner,
+started once by the JUnit test HsQueryRunnerTest; trino_util.py), and the
+answers are checked here:
+
+* rows equal the Python API's (``Table.to_arrow``) on seeded random
+  filters, and equal Trino's own evaluation of the same SQL with pushdown
+  into connectors switched off (``allow_pushdown_into_connectors``);
+* pushdown is real: ``EXPLAIN`` shows the filter text in the table scan,
+  the connector's metrics show an index answered and few rows were scanned,
+  and a table of many files is read as that many splits;
+* ``ORDER BY l2_distance(emb, ARRAY[...]) LIMIT k`` (and cosine_distance,
+  inner_product DESC) is our vector top-k: exactly min(k, matches) rows,
+  equal to ``Table.search`` row for row (ties included) and to brute force;
+* time travel (``FOR VERSION AS OF`` id or tag, ``FOR TIMESTAMP AS OF``);
+* bad input (a missing table, a wrong vector dimension, a type we cannot
+  map, an unknown snapshot) is a Trino error naming the problem, and the
+  runner keeps answering afterwards.
+"""
+
+import collections
+import datetime as dt
+import decimal
+import math
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from trino_util import run_trino
+
+DIM = 8
+T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+MANY_FILES = 12
+
+
+def gen(rng, ids, tag="", vectors=None):
+    n = len(ids)
+    if vectors is None:
+        emb = [None if rng.random() < 0.05 else rng.standard_normal(DIM).astype(np.float32).tolist()
+               for _ in range(n)]
+    else:  # drawn from a few distinct vectors: many exact ties
+        emb = [vectors[int(rng.integers(0, len(vectors)))].tolist() for _ in range(n)]
+    return pa.table({
+        "id": pa.array(list(ids), pa.int64()),
+        "name": pa.array([None if rng.random() < 0.1 else f"n{int(rng.integers(0, 40))}{tag}"
+                          for _ in range(n)], pa.string()),
+        "score": pa.array([None if rng.random() < 0.1 else float(rng.integers(-800, 800)) / 8
+                           for _ in range(n)], pa.float64()),
+        "cat": pa.array([str(rng.choice(["a", "b", "c"])) for _ in range(n)], pa.string()),
+        "qty": pa.array([int(rng.integers(0, 100)) for _ in range(n)], pa.int32()),
+        "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=int(rng.integers(0, 20)))
+                       for _ in range(n)], pa.date32()),
+        "ts": pa.array([T0 + dt.timedelta(seconds=int(rng.integers(0, 20 * 86400)))
+                        for _ in range(n)], pa.timestamp("us", tz="UTC")),
+        "emb": pa.array(emb, pa.list_(pa.float32(), DIM)),
+    })
+
+
+def random_filter(rng):
+    """A filter valid in Trino SQL (session time zone UTC) and in our filter language."""
+    def atom():
+        k = int(rng.integers(0, 9))
+        if k == 0:
+            return f"id {rng.choice(['=', '<', '>=', '<>'])} {int(rng.integers(0, 1200))}"
+        if k == 1:
+            lo = int(rng.integers(0, 1000))
+            return f"id BETWEEN {lo} AND {lo + int(rng.integers(0, 200))}"
+        if k == 2:
+            return f"cat {rng.choice(['=', '<>'])} '{rng.choice(['a', 'b', 'c'])}'"
+        if k == 3:
+            return f"qty IN ({', '.join(str(int(x)) for x in rng.integers(0, 100, 4))})"
+        if k == 4:
+            return f"name LIKE 'n{int(rng.integers(1, 4))}%'"
+        if k == 5:
+            return f"score {rng.choice(['<', '>'])} {float(rng.integers(-800, 800)) / 8}"
+        if k == 6:
+            return f"d >= DATE '2024-01-{int(rng.integers(1, 20)):02d}'"
+        if k == 7:
+            return f"ts < TIMESTAMP '2024-01-{int(rng.integers(2, 20)):02d} 06:00:00'"
+        return f"name IS {rng.choice(['', 'NOT '])}NULL"
+    f = atom()
+    for _ in range(int(rng.integers(0, 3))):
+        f = f"({f}) {rng.choice(['AND', 'OR'])} {'NOT ' if rng.random() < 0.2 else ''}({atom()})"
+    return f
+
+
+# ------------------------------------------------------------ canonical rows
+
+
+def canon(v):
+    """A Python value as HsQueryRunnerTest writes Trino's (hashable)."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return v
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=dt.timezone.utc)
+        return (v - EPOCH) // dt.timedelta(microseconds=1)
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, decimal.Decimal):
+        return format(v, "f")
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, dict):
+        return tuple(canon(x) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return tuple(canon(x) for x in v)
+    return v
+
+
+def arrow_rows(table, columns):
+    cols = [table.column(c).to_pylist() for c in columns]
+    return [tuple(canon(c[i]) for c in cols) for i in range(table.num_rows)]
+
+
+def trino_rows(result):
+    return [tuple(canon(x) for x in r) for r in result["rows"]]
+
+
+def diff(mine, want):
+    """None when the two row lists are the same multiset, else a description."""
+    a, b = collections.Counter(mine), collections.Counter(want)
+    if a == b:
+        return None
+    extra, lost = a - b, b - a
+    return (f"{len(mine)} rows, want {len(want)}; only Trino: {list(extra.elements())[:3]}; "
+            f"missing: {list(lost.elements())[:3]}")
+
+
+def sql_vector(q):
+    """An ARRAY of DOUBLE literals (1.5e0), each exactly a float32 value.
+    (Decimal literals such as 0.123 go through Trino's decimal-to-real cast,
+    which may round a float32 value to a neighbour; Trino's rows then differ
+    from Table.search's by that query vector, pushed or not.)"""
+    return "ARRAY[" + ", ".join(repr(float(x)) + ("" if "e" in repr(float(x)) else "e0")
+                                for x in q) + "]"
+
+
+# ------------------------------------------------------------ the tables and the run
+
+COLS = ["id", "name", "score", "cat", "qty", "d", "ts", "emb"]
+NOPUSH = {"allow_pushdown_into_connectors": "false"}
+
+
+@pytest.fixture(scope="module")
+def trino(tmp_path_factory, hdb):
+    """Write the tables, build every case, run them all in one Trino runner."""
+    root = str(tmp_path_factory.mktemp("trino-root"))
+    os.makedirs(os.path.join(root, "default"))
+    rng = np.random.default_rng(17)
+
+    t = hdb.Table(os.path.join(root, "default", "t"))
+    sids = [t.write(gen(rng, range(0, 300), "a")), t.write(gen(rng, range(300, 500), "b"))]
+    t.create_tag("two")
+    t.set_partition_spec(["cat"])
+    sids.append(t.write(gen(rng, range(500, 800), "c")))
+    t.delete("qty < 5")
+    sids.append(t.current_snapshot_id)
+    sids.append(t.write(gen(rng, range(800, 1000), "d")))
+    t.delete("cat = 'b' AND id < 200")
+    sids.append(t.current_snapshot_id)
+    t.index_all()
+    t.add_index("emb", "hnsw")
+
+    many = hdb.Table(os.path.join(root, "default", "many"))
+    tie_vectors = rng.standard_normal((5, DIM)).astype(np.float32)
+    for i in range(MANY_FILES):
+        many.write(gen(rng, range(i * 40, (i + 1) * 40), vectors=tie_vectors))
+
+    types = hdb.Table(os.path.join(root, "default", "types"))
+    types.write(pa.table({
+        "i8": pa.array([1, None, -3, 127], pa.int8()),
+        "i16": pa.array([1, 2, None, -32768], pa.int16()),
+        "f": pa.array([1.5, float("nan"), None, -0.0], pa.float32()),
+        "b": pa.array([True, None, False, True]),
+        "dec": pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3.50"),
+                         decimal.Decimal("99999999.99")], pa.decimal128(10, 2)),
+        "big": pa.array([decimal.Decimal("12345678901234567890.1234"), decimal.Decimal("-1.0001"),
+                         None, decimal.Decimal("0.0000")], pa.decimal128(30, 4)),
+        "tsn": pa.array([dt.datetime(2024, 1, 2, 3, 4, 5, 678901), None,
+                         dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+                         dt.datetime(2000, 2, 29)], pa.timestamp("us")),
+        "bin": pa.array([b"ab", None, b"", b"\x00\xff"], pa.binary()),
+        "li": pa.array([[1, 2], None, [], [None, 4]], pa.list_(pa.int32())),
+        "s": pa.array([{"x": 1, "y": "a"}, None, {"x": None, "y": "c"}, {"x": 4, "y": None}],
+                      pa.struct([("x", pa.int32()), ("y", pa.string())])),
+    }))
+
+    bad = hdb.Table(os.path.join(root, "default", "bad"))
+    bad.write(pa.table({"id": pa.array([1], pa.int64()),
+                        "tm": pa.array([dt.time(1, 2, 3)], pa.time64("us"))}))
+
+    cases, checks = [], []
+
+    def case(cid, sql, check, metrics=False, session=None):
+        c = {"id": cid, "sql": sql, "metrics": metrics}
+        if session:
+            c["session"] = session
+        cases.append(c)
+        checks.append((cid, sql, check))
+
+    def rows_equal(want):
+        def check(r):
+            if "error" in r:
+                return f"error {r['error']}"
+            return diff(trino_rows(r), want)
+        return check
+
+    # Random filters: pushed, and Trino's own evaluation, both = Python's.
+    frng = np.random.default_rng(5)
+    select = ", ".join(COLS)
+    for i, where in enumerate([None] + [random_filter(frng) for _ in range(12)]):
+        want = arrow_rows(t.to_arrow(filter=where), COLS)
+        sql = f"SELECT {select} FROM t" + (f" WHERE {where}" if where else "")
+        case(f"filter{i}", sql, rows_equal(want))
+        case(f"filter{i}-nopush", sql, rows_equal(want), session=NOPUSH)
+    # Projection, count(*), limit.
+    case("project", "SELECT name, id FROM t WHERE qty > 50",
+         rows_equal(arrow_rows(t.to_arrow(filter="qty > 50"), ["name", "id"])))
+    n_a = t.to_arrow(filter="cat = 'a'", columns=["id"]).num_rows
+    case("count", "SELECT count(*) FROM t WHERE cat = 'a'", rows_equal([(n_a,)]))
+    live_c = set(t.to_arrow(filter="cat = 'c'", columns=["id"]).column("id").to_pylist())
+
+    def limit_check(r):
+        if "error" in r:
+            return r["error"]
+        ids = [x[0] for x in r["rows"]]
+        return None if len(ids) == 7 and set(ids) <= live_c else f"LIMIT 7 gave {ids}"
+    case("limit", "SELECT id FROM t WHERE cat = 'c' LIMIT 7", limit_check)
+
+    # Every mapped type, as pyarrow reads the table back.
+    tcols = types.to_arrow().column_names
+    case("types", f"SELECT {', '.join(tcols)} FROM types",
+         rows_equal(arrow_rows(types.to_arrow(), tcols)))
+    case("types-filter", "SELECT i8, dec, big, tsn FROM types WHERE dec < 2 AND big IS NOT NULL",
+         rows_equal(arrow_rows(types.to_arrow(filter="dec < 2 AND big IS NOT NULL"),
+                               ["i8", "dec", "big", "tsn"])))
+    case("types-ts", "SELECT i8 FROM types WHERE tsn >= TIMESTAMP '2000-01-01 00:00:00'",
+         rows_equal([(1,), (127,)]))
+
+    # Pushdown: EXPLAIN shows the filter; metrics show the index answered.
+    def explain_has(*needles):
+        def check(r):
+            if "error" in r:
+                return r["error"]
+            text = r["rows"][0][0]
+            missing = [s for s in needles if s not in text]
+            return f"EXPLAIN lacks {missing}:\n{text}" if missing else None
+        return check
+    case("explain", "EXPLAIN SELECT id, cat FROM t WHERE id = 417",
+         explain_has('filter=("id" = 417)', "TableScan"))
+
+    def indexed(r):
+        if "error" in r:
+            return r["error"]
+        m = r["metrics"]
+        if [x[0] for x in r["rows"]] != [417]:
+            return f"rows {r['rows']}"
+        if m.get("hyperstream.files_indexed", 0) < 1 or m.get("hyperstream.rows_scanned", 99) > 10:
+            return f"the index did not answer: {m}"
+        return None
+    case("indexed", "SELECT id, cat FROM t WHERE id = 417", indexed, metrics=True)
+
+    # Many files: one split per file; a filter on id prunes files by bounds.
+    def splits(n_want, rows_want):
+        def check(r):
+            if "error" in r:
+                return r["error"]
+            got = r["metrics"].get("hyperstream.splits")
+            if got != n_want:
+                return f"{got} splits, want {n_want} ({r['metrics']})"
+            return None if r["rows"] == [[rows_want]] else f"rows {r['rows']}"
+        return check
+    case("many-splits", "SELECT count(*) FROM many", splits(MANY_FILES, MANY_FILES * 40),
+         metrics=True)
+    case("many-pruned", "SELECT count(*) FROM many WHERE id >= 400", splits(2, 80), metrics=True)
+    case("many-explain", "EXPLAIN SELECT count(*) FROM many WHERE id >= 400",
+         explain_has('filter=("id" >= 400)'))
+
+    # Vector top-k = Table.search, row for row, ties included; = brute force.
+    vrng = np.random.default_rng(23)
+    for j in range(3):
+        q = vrng.standard_normal(DIM).astype(np.float32)
+        for metric, fn, order in [("l2", "l2_distance", ""), ("cosine", "cosine_distance", ""),
+                                  ("ip", "inner_product", " DESC")]:
+            for tbl, where, k in [("t", None, 10), ("t", "cat <> 'b'", 15), ("many", None, 12),
+                                  ("many", "qty < 50", 9)]:
+                tab = t if tbl == "t" else many
+                want = tab.search("emb", q, k=k, filter=where, metric=metric, columns=["id"])
+                dist = want.column("distance").to_pylist()
+                if metric == "ip":
+                    dist = [-x for x in dist]  # our ip is -a.b; inner_product is a.b
+                want_rows = list(zip(want.column("id").to_pylist(), dist))
+                expr = f"{fn}(emb, {sql_vector(q)})"
+                sql = (f"SELECT id, {expr} FROM {tbl}" + (f" WHERE {where}" if where else "")
+                       + f" ORDER BY {expr}{order} LIMIT {k}")
+
+                def ordered(r, want_rows=want_rows):
+                    if "error" in r:
+                        return r["error"]
+                    got = [tuple(x) for x in r["rows"]]
+                    return None if got == want_rows else f"got {got[:4]}..., want {want_rows[:4]}..."
+                case(f"topk-{tbl}-{metric}-{j}-{where}", sql, ordered, metrics=(j == 0))
+                if tbl == "many" and metric == "l2":
+                    # Brute force over the filtered rows: the k smallest distances.
+                    rows = many.to_arrow(filter=where)
+                    vecs = np.array(rows.column("emb").to_pylist(), np.float64)
+                    bf = np.sort(np.sqrt(((vecs - q.astype(np.float64)) ** 2).sum(1)))[:k]
+
+                    def brute(r, bf=bf):
+                        if "error" in r:
+                            return r["error"]
+                        got = np.array([x[1] for x in r["rows"]])
+                        ok = len(got) == len(bf) and np.allclose(got, bf, rtol=1e-5, atol=1e-5)
+                        return None if ok else f"distances {got} != brute force {bf}"
+                    case(f"brute-{j}-{where}", sql, brute)
+                    case(f"nopush-{j}-{where}", sql, brute, session=NOPUSH)
+    q = vrng.standard_normal(DIM).astype(np.float32)
+    expr = f"l2_distance(emb, {sql_vector(q)})"
+    case("topk-explain", f"EXPLAIN SELECT id FROM t WHERE cat = 'a' ORDER BY {expr} LIMIT 5",
+         explain_has("topK=5", "filter=(\"cat\" = 'a')"))
+    # k above the matches: exactly the rows with a vector.
+    few = t.to_arrow(filter="id < 12", columns=["id", "emb"])
+    n_vec = sum(v is not None for v in few.column("emb").to_pylist())
+
+    def exactly(r):
+        if "error" in r:
+            return r["error"]
+        return None if len(r["rows"]) == n_vec else f"{len(r['rows'])} rows, want {n_vec}"
+    case("topk-few", f"SELECT id FROM t WHERE id < 12 ORDER BY {expr} LIMIT 50", exactly)
+    # Distances as a projection only (no top-k): computed per row in double.
+    few_many = many.to_arrow(filter="id < 3")
+    want_d = {int(i): float(np.sqrt(((np.array(v, np.float64) - q.astype(np.float64)) ** 2).sum()))
+              for i, v in zip(few_many.column("id").to_pylist(), few_many.column("emb").to_pylist())}
+
+    def projected(r):
+        if "error" in r:
+            return r["error"]
+        got = {x[0]: x[1] for x in r["rows"]}
+        ok = got.keys() == want_d.keys() and all(math.isclose(got[i], want_d[i], rel_tol=1e-12)
+                                                 for i in got)
+        return None if ok else f"got {got}, want {want_d}"
+    case("distance-projection", f"SELECT id, {expr} FROM many WHERE id < 3", projected)
+
+    # Time travel.
+    for sid in sids:
+        case(f"version-{sid}", f"SELECT id, qty, cat FROM t FOR VERSION AS OF {sid}",
+             rows_equal(arrow_rows(t.to_arrow(snapshot_id=sid), ["id", "qty", "cat"])))
+    case("version-tag", "SELECT id FROM t FOR VERSION AS OF 'two' WHERE id > 250",
+         rows_equal(arrow_rows(t.to_arrow(ref="two", filter="id > 250"), ["id"])))
+    for h in t.history()[:3]:
+        when = dt.datetime.fromtimestamp(h.made_current_at_ms / 1000, dt.timezone.utc)
+        lit = when.strftime("%Y-%m-%d %H:%M:%S.") + f"{when.microsecond // 1000:03d} UTC"
+        case(f"timestamp-{h.snapshot_id}", f"SELECT id FROM t FOR TIMESTAMP AS OF TIMESTAMP '{lit}'",
+             rows_equal(arrow_rows(t.to_arrow(snapshot_id=h.snapshot_id), ["id"])))
+
+    # Bad input: clear errors, and the runner keeps working.
+    def error_has(*needles):
+        def check(r):
+            if "error" not in r:
+                return f"no error: {r.get('rows')}"
+            missing = [s for s in needles if s not in r["error"]]
+            return f"error {r['error']!r} lacks {missing}" if missing else None
+        return check
+    case("missing-table", "SELECT * FROM nope", error_has("nope", "does not exist"))
+    case("wrong-dim", "SELECT id FROM t ORDER BY l2_distance(emb, ARRAY[1.0, 2.0]) LIMIT 3",
+         error_has("emb", "dimension"))
+    case("wrong-dim-nopush", "SELECT id FROM t ORDER BY l2_distance(emb, ARRAY[1.0, 2.0]) LIMIT 3",
+         error_has("dimension"), session=NOPUSH)
+    case("unsupported-type", "SELECT * FROM bad", error_has("tm", "Time", "cannot read"))
+    case("bad-version", "SELECT * FROM t FOR VERSION AS OF 12345", error_has("12345"))
+    case("bad-tag", "SELECT * FROM t FOR VERSION AS OF 'nosuchtag'", error_has("nosuchtag"))
+    case("still-alive", "SELECT count(*) FROM t",
+         rows_equal([(t.to_arrow(columns=["id"]).num_rows,)]))
+
+    scratch = str(tmp_path_factory.mktemp("trino-run"))
+    results = run_trino(root, cases, scratch)
+    return results, checks
+
+
+def run_checks(trino, prefix):
+    results, checks = trino
+    problems, n = [], 0
+    for cid, sql, check in checks:
+        if not cid.startswith(prefix):
+            continue
+        n += 1
+        p = check(results[cid])
+        if p:
+            problems.append(f"{cid}: {sql[:300]}\n    {p}")
+    assert n > 0
+    assert not problems, "\n".join(problems)
+
+
+def test_rows_equal_python_on_random_filters(trino):
+    run_checks(trino, "filter")
+
+
+def test_projection_count_limit_and_types(trino):
+    for p in ("project", "count", "limit", "types"):
+        run_checks(trino, p)
+
+
+def test_pushdown_is_real(trino):
+    for p in ("explain", "indexed", "many-"):
+        run_checks(trino, p)
+
+
+def test_vector_top_k(trino):
+    for p in ("topk", "brute", "nopush", "distance-projection"):
+        run_checks(trino, p)
+
+
+def test_time_travel(trino):
+    for p in ("version", "timestamp"):
+        run_checks(trino, p)
+
+
+def test_bad_input(trino):
+    for p in ("missing-table", "wrong-dim", "unsupported-type", "bad-", "still-alive"):
+        run_checks(trino, p)
+
+
+def test_runner_is_bounded(trino):
+    results, _ = trino
+    assert results["$startup"]["seconds"] < 90, results["$startup"]
