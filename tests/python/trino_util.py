@@ -23,8 +23,10 @@ JAR = os.path.join(MODULE, "target", "trino-hyperstream-0.1.0.jar")
 JAVA_HOME = os.environ.get("HS_TRINO_JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")
 
 
-def run_trino(root, cases, scratch, timeout=240):
-    """{case id: result dict} (plus "$startup": the runner's start, seconds)."""
+def run_trino(root, cases, scratch, timeout=240, iceberg_dir=None):
+    """{case id: result dict} (plus "$startup": the runner's start, seconds).
+    `iceberg_dir`: also a catalog ``iceberg`` (Trino's Iceberg connector over a
+    file metastore there; Maven profile ``bench``), for the benchmark."""
     if not os.path.exists(os.path.join(JAVA_HOME, "bin", "java")):
         raise RuntimeError(f"Trino 476 needs Java 24+: no JDK at {JAVA_HOME} "
                            "(set HS_TRINO_JAVA_HOME)")
@@ -39,6 +41,8 @@ def run_trino(root, cases, scratch, timeout=240):
            "-Dtest=HsQueryRunnerTest", "-Dsurefire.failIfNoSpecifiedTests=false",
            f"-Dhs.trino.root={root}", f"-Dhs.trino.cases={cases_file}",
            f"-Dhs.trino.out={out_file}"]
+    if iceberg_dir:
+        cmd += ["-Pbench", f"-Dhs.trino.iceberg={iceberg_dir}"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0 or not os.path.exists(out_file):
         raise RuntimeError(f"Trino run failed ({p.returncode}):\n{p.stdout[-4000:]}\n"

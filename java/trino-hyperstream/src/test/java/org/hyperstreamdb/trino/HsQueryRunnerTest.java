@@ -63,6 +63,20 @@ class HsQueryRunnerTest {
         .setWorkerCount(0).build()) {
       runner.installPlugin(new HsPlugin());
       runner.createCatalog("hyperstream", "hyperstream", Map.of("hyperstream.root", root));
+      String iceberg = System.getProperty("hs.trino.iceberg");
+      if (iceberg != null) {
+        // The peer for bench/bench_trino_connector.py (Maven profile "bench" puts
+        // io.trino:trino-iceberg on the class path): Trino's own Iceberg connector
+        // over a file metastore in `iceberg`; tables join it by register_table.
+        runner.installPlugin((io.trino.spi.Plugin) Class.forName(
+            "io.trino.plugin.iceberg.IcebergPlugin").getDeclaredConstructor().newInstance());
+        runner.createCatalog("iceberg", "iceberg", Map.of(
+            "iceberg.catalog.type", "TESTING_FILE_METASTORE",
+            "hive.metastore.catalog.dir", iceberg,
+            "iceberg.register-table-procedure.enabled", "true",
+            "fs.native-local.enabled", "true",
+            "local.location", "/"));
+      }
       double startup = (System.nanoTime() - t0) / 1e9;
       for (JsonNode c : in) {
         ObjectNode r = results.addObject();

@@ -1,0 +1,128 @@
+"""Our Trino connector against Trino's own Iceberg connector, same data, same
+Trino, same run (issue 17's performance section).
+
+Rows of issue 4's shape (bench_scalar_query.make_data: category with 1,000
+values, id unique and shuffled across every file, price, ts, flag) are
+written by our Python API in FILES appends with our scalar indexes on every
+column. One Trino 476 query runner (trino-testing's DistributedQueryRunner,
+through tests/python/trino_util.run_trino and the JUnit test
+HsQueryRunnerTest with Maven profile ``bench``) holds two catalogs:
+
+  hyperstream   our connector over the table folder
+  iceberg       Trino's Iceberg connector (file metastore, native local file
+                system), holding a copy made by ``CREATE TABLE AS SELECT``
+                from ours: Trino's register_table refuses our metadata (its
+                locations are plain paths, which Trino's file systems do
+                not take), so the peer reads the same rows in files its own
+                writer laid out.
+
+Each query aggregates every column of the rows a filter keeps (so both read
+the same columns and the client ships one row): count, sum(id),
+max(category), sum(price), max(ts), count_if(flag). The engines' answers must
+agree (sum(price) up to its addition order), otherwise the row says
+MISMATCH. One warm-up, then REPS timed runs
+(wall time of the query in the runner, results included); the median is
+reported, and theirs / ours. Trino's fixed per-query cost (``SELECT 1``) is
+reported beside them.
+
+    python3 bench/bench_trino_connector.py                  # 2M rows, 8 files
+    python3 bench/bench_trino_connector.py --rows 10000000  # the issue's size
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
+
+import bench_scalar_query  # noqa: E402
+import trino_util  # noqa: E402
+
+AGG = ("count(*), sum(id), max(category), sum(price), max(ts), count_if(flag)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--files", type=int, default=8)
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+
+    import hyperstreamdb as hdb
+
+    tmp = tempfile.mkdtemp(prefix="hs_bench_trino_")
+    try:
+        root = os.path.join(tmp, "root")
+        os.makedirs(os.path.join(root, "default"))
+        t = hdb.Table(os.path.join(root, "default", "t"))
+        t0 = time.perf_counter()
+        for part in bench_scalar_query.make_data(a.rows, a.files):
+            t.write(part)
+        write_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        t.index_all()
+        index_s = time.perf_counter() - t0
+
+        k = max(1, a.rows // 100_000)
+        queries = [
+            ("id range (0.001%)", f"WHERE id BETWEEN 1000 AND {1000 + k - 1}"),
+            ("category = (0.1%)", "WHERE category = 'cat0007'"),
+            ("cat AND price (0.01%)", "WHERE category = 'cat0003' AND price < 100.0"),
+            ("price < (10%)", "WHERE price < 100.0"),
+            ("full scan, every column", ""),
+        ]
+        engines = [("hyperstream", "hyperstream.default.t"), ("iceberg", "iceberg.default.t")]
+        cases = [{"id": "schema", "sql": "CREATE SCHEMA iceberg.default"},
+                 {"id": "ctas", "sql": "CREATE TABLE iceberg.default.t AS "
+                                       "SELECT * FROM hyperstream.default.t"}]
+        for rep in range(a.reps + 1):
+            cases.append({"id": f"select1/{rep}", "sql": "SELECT 1"})
+        for qi, (_, where) in enumerate(queries):
+            for name, table in engines:
+                for rep in range(a.reps + 1):  # rep 0: the warm-up
+                    cases.append({"id": f"{qi}/{name}/{rep}",
+                                  "sql": f"SELECT {AGG} FROM {table} {where}"})
+        r = trino_util.run_trino(root, cases, tmp, timeout=3600,
+                                 iceberg_dir="file://" + os.path.join(tmp, "iceberg"))
+        for c in ("schema", "ctas"):
+            if "error" in r[c]:
+                raise SystemExit(f"{c}: {r[c]['error']}")
+
+        def med(prefix):
+            runs = [r[f"{prefix}/{rep}"] for rep in range(1, a.reps + 1)]
+            bad = [x["error"] for x in runs if "error" in x]
+            if bad:
+                raise SystemExit(f"{prefix}: {bad[0]}")
+            return statistics.median(x["seconds"] for x in runs), runs[-1]["rows"]
+
+        fixed, _ = med("select1")
+        print(f"{a.rows:,} rows in {a.files} files; write {write_s:.1f} s, index_all "
+              f"{index_s:.1f} s; Trino query runner started in {r['$startup']['seconds']:.1f} s; "
+              f"CREATE TABLE AS (the Iceberg copy) {r['ctas']['seconds']:.1f} s; median of "
+              f"{a.reps} runs after one warm-up; Trino's fixed cost (SELECT 1) {fixed:.3f} s\n")
+        print("| query | hyperstream (s) | iceberg (s) | iceberg / hyperstream | rows |")
+        print("|---|---:|---:|---:|---:|")
+        for qi, (label, _) in enumerate(queries):
+            ours, ours_rows = med(f"{qi}/hyperstream")
+            theirs, theirs_rows = med(f"{qi}/iceberg")
+            same = agree(ours_rows[0], theirs_rows[0])
+            print(f"| {label} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x | "
+                  f"{ours_rows[0][0]:,}{'' if same else f' MISMATCH ({theirs_rows})'} |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def agree(a, b):
+    """Every aggregate equal, sum(price) up to the order of the additions."""
+    return (len(a) == len(b) and all(x == y for i, (x, y) in enumerate(zip(a, b)) if i != 3)
+            and abs(a[3] - b[3]) <= 1e-9 * max(1.0, abs(b[3])))
+
+
+if __name__ == "__main__":
+    main()
