@@ -253,6 +253,17 @@ def trino(tmp_path_factory, hdb):
     case("types-ts", "SELECT i8 FROM types WHERE tsn >= TIMESTAMP '2000-01-01 00:00:00'",
          rows_equal([(1,), (127,)]))
 
+    # Metadata: schemas are folders, tables the table folders in them.
+    case("show-tables", "SHOW TABLES FROM default",
+         rows_equal([("bad",), ("many",), ("t",), ("types",)]))
+    case("show-schemas", "SHOW SCHEMAS",
+         rows_equal([("default",), ("information_schema",)]))
+    case("show-columns", "SELECT column_name, data_type FROM information_schema.columns "
+         "WHERE table_schema = 'default' AND table_name = 't'",
+         rows_equal([("id", "bigint"), ("name", "varchar"), ("score", "double"),
+                     ("cat", "varchar"), ("qty", "integer"), ("d", "date"),
+                     ("ts", "timestamp(6) with time zone"), ("emb", "array(real)")]))
+
     # Pushdown: EXPLAIN shows the filter; metrics show the index answered.
     def explain_has(*needles):
         def check(r):
@@ -334,6 +345,18 @@ def trino(tmp_path_factory, hdb):
     expr = f"l2_distance(emb, {sql_vector(q)})"
     case("topk-explain", f"EXPLAIN SELECT id FROM t WHERE cat = 'a' ORDER BY {expr} LIMIT 5",
          explain_has("topK=5", "filter=(\"cat\" = 'a')"))
+    # Every column beside the distance, in top-k order.
+    want = t.search("emb", q, k=7, filter="qty > 20", columns=["id", "cat", "qty", "emb"])
+    want_rows = [(i, c, n, tuple(e), d) for i, c, n, e, d in
+                 zip(*[want.column(x).to_pylist() for x in ("id", "cat", "qty", "emb", "distance")])]
+
+    def wide(r):
+        if "error" in r:
+            return r["error"]
+        got = trino_rows(r)
+        return None if got == want_rows else f"got {got[:2]}, want {want_rows[:2]}"
+    case("topk-columns", f"SELECT id, cat, qty, emb, {expr} AS dist FROM t WHERE qty > 20 "
+         f"ORDER BY dist LIMIT 7", wide)
     # k above the matches: exactly the rows with a vector.
     few = t.to_arrow(filter="id < 12", columns=["id", "emb"])
     n_vec = sum(v is not None for v in few.column("emb").to_pylist())
@@ -412,7 +435,7 @@ def test_rows_equal_python_on_random_filters(trino):
 
 
 def test_projection_count_limit_and_types(trino):
-    for p in ("project", "count", "limit", "types"):
+    for p in ("project", "count", "limit", "types", "show-"):
         run_checks(trino, p)
 
 
