@@ -302,6 +302,10 @@ def trino(tmp_path_factory, hdb):
     case("many-pruned", "SELECT count(*) FROM many WHERE id >= 400", splits(2, 80), metrics=True)
     case("many-explain", "EXPLAIN SELECT count(*) FROM many WHERE id >= 400",
          explain_has('filter=("id" >= 400)'))
+    case("many-explain-analyze", "EXPLAIN ANALYZE VERBOSE SELECT count(*) FROM many WHERE qty > 3",
+         explain_has('filter=("qty" > 3)', f"Splits: {MANY_FILES},",
+                     f"'hyperstream.splits' = LongCount{{total={MANY_FILES}}}",
+                     f"'hyperstream.files_read' = LongCount{{total={MANY_FILES}}}"))
 
     # Vector top-k = Table.search, row for row, ties included; = brute force.
     vrng = np.random.default_rng(23)
