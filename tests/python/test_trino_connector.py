@@ -17,6 +17,9 @@ answers are checked here:
   inner_product DESC) is our vector top-k: exactly min(k, matches) rows,
   equal to ``Table.search`` row for row (ties included) and to brute force;
 * time travel (``FOR VERSION AS OF`` id or tag, ``FOR TIMESTAMP AS OF``);
+* ``INSERT INTO ... SELECT`` / ``VALUES`` commit one snapshot that our Python
+  API and pyiceberg read back identically (every mapped type, vectors; a
+  wrong vector dimension is an error naming the column);
 * bad input (a missing table, a wrong vector dimension, a type we cannot
   map, an unknown snapshot) is a Trino error naming the problem, and the
   runner keeps answering afterwards.
@@ -255,7 +258,7 @@ def trino(tmp_path_factory, hdb):
 
     # Metadata: schemas are folders, tables the table folders in them.
     case("show-tables", "SHOW TABLES FROM default",
-         rows_equal([("bad",), ("many",), ("t",), ("types",)]))
+         rows_equal([("bad",), ("ins",), ("many",), ("t",), ("types",)]))
     case("show-schemas", "SHOW SCHEMAS",
          rows_equal([("default",), ("information_schema",)]))
     case("show-columns", "SELECT column_name, data_type FROM information_schema.columns "
@@ -415,13 +418,36 @@ def trino(tmp_path_factory, hdb):
     case("still-alive", "SELECT count(*) FROM t",
          rows_equal([(t.to_arrow(columns=["id"]).num_rows,)]))
 
+    # INSERT: Trino's rows become one committed data file per writer task.
+    ins = hdb.Table(os.path.join(root, "default", "ins"))
+    ins.write(gen(rng, range(5000, 5010), "i"))
+    ins_before = arrow_rows(ins.to_arrow(), COLS)
+    src = t.to_arrow(filter="id < 300")
+    shifted = [(r[0] + 10000,) + r[1:] for r in arrow_rows(src, COLS)]
+    case("insert-select", f"INSERT INTO ins SELECT id + 10000, {', '.join(COLS[1:])} "
+         "FROM t WHERE id < 300", rows_equal([(src.num_rows,)]))
+    case("insert-read", f"SELECT {select} FROM ins", rows_equal(ins_before + shifted))
+    case("insert-values", "INSERT INTO ins VALUES (7, 'x', 1.5e0, 'a', 3, DATE '2024-02-03', "
+         "TIMESTAMP '2024-02-03 04:05:06.123456 UTC', ARRAY[" + ", ".join(["1e0"] * DIM) + "])",
+         rows_equal([(1,)]))
+    case("insert-wrong-dim", "INSERT INTO ins VALUES (8, 'x', 1.5e0, 'a', 3, DATE '2024-02-03', "
+         "TIMESTAMP '2024-02-03 04:05:06 UTC', ARRAY[1e0, 2e0])", error_has("emb", "dimension"))
+    tcols_all = ", ".join(tcols)
+    case("insert-types", f"INSERT INTO types SELECT {tcols_all} FROM types", rows_equal([(4,)]))
+    case("insert-types-read", f"SELECT {tcols_all} FROM types",
+         rows_equal(2 * arrow_rows(types.to_arrow(), tcols)))
+
     scratch = str(tmp_path_factory.mktemp("trino-run"))
     results = run_trino(root, cases, scratch)
-    return results, checks
+    inserted = ins_before + shifted + [(7, "x", 1.5, "a", 3, "2024-02-03",
+                                        (dt.datetime(2024, 2, 3, 4, 5, 6, 123456,
+                                                     tzinfo=dt.timezone.utc) - EPOCH)
+                                        // dt.timedelta(microseconds=1), (1.0,) * DIM)]
+    return results, checks, {"ins": (ins.uri, inserted)}
 
 
 def run_checks(trino, prefix):
-    results, checks = trino
+    results, checks, _ = trino
     problems, n = [], 0
     for cid, sql, check in checks:
         if not cid.startswith(prefix):
@@ -463,6 +489,19 @@ def test_bad_input(trino):
         run_checks(trino, p)
 
 
+def test_insert(trino, hdb):
+    run_checks(trino, "insert")
+    # What Trino committed, read back by our Python API and by pyiceberg.
+    uri, want = trino[2]["ins"]
+    t = hdb.Table(uri)
+    problems = [diff(arrow_rows(t.to_arrow(), COLS), want)]
+    from pyiceberg.table import StaticTable
+    theirs = StaticTable.from_metadata(t.metadata_location).scan().to_arrow()
+    problems.append(diff(arrow_rows(theirs, COLS), want))
+    problems = [p for p in problems if p]
+    assert not problems, "\n".join(problems)
+
+
 def test_runner_is_bounded(trino):
-    results, _ = trino
+    results, _, _ = trino
     assert results["$startup"]["seconds"] < 90, results["$startup"]

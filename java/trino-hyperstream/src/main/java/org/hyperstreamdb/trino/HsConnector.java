@@ -2,6 +2,7 @@ package org.hyperstreamdb.trino;
 
 import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorPageSinkProvider;
 import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
@@ -9,11 +10,12 @@ import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.transaction.IsolationLevel;
 import java.nio.file.Path;
 
-/** One hyperstream catalog: read-only, every table folder under the root. */
+/** One hyperstream catalog: every table folder under the root; reads and INSERT. */
 final class HsConnector implements Connector {
   private final HsMetadata metadata;
   private final HsSplitManager splits = new HsSplitManager();
   private final HsPageSourceProvider pages = new HsPageSourceProvider();
+  private final HsPageSinkProvider sinks = new HsPageSinkProvider();
 
   HsConnector(Path root) {
     this.metadata = new HsMetadata(root);
@@ -38,5 +40,10 @@ final class HsConnector implements Connector {
   @Override
   public ConnectorPageSourceProvider getPageSourceProvider() {
     return pages;
+  }
+
+  @Override
+  public ConnectorPageSinkProvider getPageSinkProvider() {
+    return sinks;
   }
 }

@@ -7,7 +7,12 @@ import io.trino.spi.block.Block;
 import io.trino.spi.connector.Assignment;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorOutputMetadata;
+import io.trino.spi.connector.RetryMode;
+import io.trino.spi.statistics.ComputedStatistics;
+import java.util.Collection;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTableMetadata;
@@ -210,6 +215,41 @@ final class HsMetadata implements ConnectorMetadata {
   public ColumnMetadata getColumnMetadata(ConnectorSession session, ConnectorTableHandle table,
       ColumnHandle column) {
     return ((HsColumnHandle) column).metadata();
+  }
+
+  @Override
+  public ConnectorInsertTableHandle beginInsert(ConnectorSession session,
+      ConnectorTableHandle table, List<ColumnHandle> columns, RetryMode retryMode) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (retryMode != RetryMode.NO_RETRIES) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+          "hyperstream: INSERT with fault-tolerant execution (retry-policy) is not supported");
+    }
+    List<HsColumnHandle> all = columns(h);
+    List<HsColumnHandle> given = new ArrayList<>();
+    for (ColumnHandle c : columns) given.add((HsColumnHandle) c);
+    if (!all.equals(given)) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+          "hyperstream: " + h.name() + ": INSERT must write every column, in table order");
+    }
+    return new HsInsertHandle(h.name(), h.path(), h.snapshotId(), all);
+  }
+
+  @Override
+  public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session,
+      ConnectorInsertTableHandle insert, List<ConnectorTableHandle> sourceTables,
+      Collection<Slice> fragments, Collection<ComputedStatistics> statistics) {
+    HsInsertHandle h = (HsInsertHandle) insert;
+    List<String> files = new ArrayList<>();
+    for (Slice s : fragments) files.add(s.toStringUtf8());
+    if (files.isEmpty()) return Optional.empty();
+    try (HsTable t = HsTable.open(h.path())) {
+      t.commitAppend(files.toArray(new String[0]), h.baseSnapshotId());
+    } catch (HyperStreamException e) {
+      for (String f : files) new java.io.File(f).delete();
+      throw HsErrors.of(e, h.name() + ": committing the insert");
+    }
+    return Optional.empty();
   }
 
   @Override
