@@ -35,6 +35,12 @@ and a one-row table through the connector).
     python3 bench/bench_trino_connector.py                  # 2M rows, 8 files
     python3 bench/bench_trino_connector.py --rows 10000000  # the issue's size
     python3 bench/bench_trino_connector.py --rows 0 --vectors 1000000 --dim 768
+    python3 bench/bench_trino_connector.py --writes          # + INSERT rows/s
+
+--writes: ``INSERT INTO <catalog>.default.w SELECT * FROM hyperstream.default.t``
+into an empty table of each connector (ours made by the Python API, Iceberg's
+by ``CREATE TABLE AS ... WITH NO DATA``), REPS+1 times each; rows/s of the
+median, and both tables' counts must agree.
 """
 
 import argparse
@@ -63,6 +69,8 @@ def main():
     ap.add_argument("--vectors", type=int, default=0)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--queries", type=int, default=10)
+    ap.add_argument("--writes", action="store_true",
+                    help="also INSERT the table into each connector (rows/s)")
     a = ap.parse_args()
 
     import hyperstreamdb as hdb
@@ -103,6 +111,18 @@ def main():
                 for rep in range(a.reps + 1):  # rep 0: the warm-up
                     cases.append({"id": f"{qi}/{name}/{rep}",
                                   "sql": f"SELECT {AGG} FROM {table} {where}"})
+        if a.writes:
+            parts = bench_scalar_query.make_data(1000, 1)
+            hdb.Table.create(os.path.join(root, "default", "w"), parts[0].schema)
+            cases.append({"id": "w/create", "sql": "CREATE TABLE iceberg.default.w AS "
+                                                   "SELECT * FROM hyperstream.default.t WITH NO DATA"})
+            for rep in range(a.reps + 1):
+                for name in ("hyperstream", "iceberg"):
+                    cases.append({"id": f"w/{name}/{rep}", "sql": f"INSERT INTO {name}.default.w "
+                                  "SELECT * FROM hyperstream.default.t"})
+            for name in ("hyperstream", "iceberg"):
+                cases.append({"id": f"w/{name}/count",
+                              "sql": f"SELECT count(*), sum(id) FROM {name}.default.w"})
         r = trino_util.run_trino(root, cases, tmp, timeout=3600,
                                  iceberg_dir="file://" + os.path.join(tmp, "iceberg"))
         for c in ("schema", "ctas"):
@@ -129,6 +149,15 @@ def main():
             same = agree(ours_rows[0], theirs_rows[0])
             print(f"| {label} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x | "
                   f"{ours_rows[0][0]:,}{'' if same else f' MISMATCH ({theirs_rows})'} |")
+        if a.writes:
+            ours, _ = med("w/hyperstream")
+            theirs, _ = med("w/iceberg")
+            counts = [r[f"w/{n}/count"].get("rows") for n in ("hyperstream", "iceberg")]
+            same = counts[0] == counts[1] and counts[0][0][0] == (a.reps + 1) * a.rows
+            print(f"\nINSERT INTO ... SELECT * of the {a.rows:,} rows (median of {a.reps} after a "
+                  f"warm-up): hyperstream {ours:.3f} s ({a.rows / ours:,.0f} rows/s), iceberg "
+                  f"{theirs:.3f} s ({a.rows / theirs:,.0f} rows/s), ours / theirs rows/s "
+                  f"{theirs / ours:.2f}x{'' if same else f'  MISMATCH {counts}'}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
