@@ -17,6 +17,9 @@ final class HsErrors {
       case HyperStreamException.NOT_FOUND:
         code = StandardErrorCode.NOT_FOUND;
         break;
+      case HyperStreamException.CONFLICT:
+        code = StandardErrorCode.TRANSACTION_CONFLICT;
+        break;
       case HyperStreamException.SCHEMA:
       case HyperStreamException.UNSUPPORTED:
         code = StandardErrorCode.NOT_SUPPORTED;
