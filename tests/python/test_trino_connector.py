@@ -227,7 +227,7 @@ def trino(tmp_path_factory, hdb):
     # Random filters: pushed, and Trino's own evaluation, both = Python's.
     frng = np.random.default_rng(5)
     select = ", ".join(COLS)
-    for i, where in enumerate([None] + [random_filter(frng) for _ in range(12)]):
+    for i, where in enumerate([None] + [random_filter(frng) for _ in range(8)]):
         want = arrow_rows(t.to_arrow(filter=where), COLS)
         sql = f"SELECT {select} FROM t" + (f" WHERE {where}" if where else "")
         case(f"filter{i}", sql, rows_equal(want))
