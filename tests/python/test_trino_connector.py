@@ -209,6 +209,7 @@ def trino(tmp_path_factory, hdb):
                         "tm": pa.array([dt.time(1, 2, 3)], pa.time64("us"))}))
 
     cases, checks = [], []
+    results_ref = []  # filled after the run: checks that compare two results read it
 
     def case(cid, sql, check, metrics=False, session=None):
         c = {"id": cid, "sql": sql, "metrics": metrics}
@@ -258,7 +259,7 @@ def trino(tmp_path_factory, hdb):
 
     # Metadata: schemas are folders, tables the table folders in them.
     case("show-tables", "SHOW TABLES FROM default",
-         rows_equal([("bad",), ("ins",), ("many",), ("t",), ("types",)]))
+         rows_equal([("bad",), ("ins",), ("many",), ("t",), ("typed",), ("types",)]))
     case("show-schemas", "SHOW SCHEMAS",
          rows_equal([("default",), ("information_schema",)]))
     case("show-columns", "SELECT column_name, data_type FROM information_schema.columns "
@@ -266,6 +267,64 @@ def trino(tmp_path_factory, hdb):
          rows_equal([("id", "bigint"), ("name", "varchar"), ("score", "double"),
                      ("cat", "varchar"), ("qty", "integer"), ("d", "date"),
                      ("ts", "timestamp(6) with time zone"), ("emb", "array(real)")]))
+
+    # Random filters over every pushable type: pushed = Trino's own evaluation.
+    trng = np.random.default_rng(31)
+    n = 400
+    typed = hdb.Table(os.path.join(root, "default", "typed"))
+    typed.write(pa.table({
+        "i16": pa.array([None if trng.random() < 0.1 else int(x)
+                         for x in trng.integers(-300, 300, n)], pa.int16()),
+        "f": pa.array([None if trng.random() < 0.1 else float(x) / 4
+                       for x in trng.integers(-40, 40, n)], pa.float32()),
+        "b": pa.array([None if trng.random() < 0.1 else bool(x) for x in trng.integers(0, 2, n)]),
+        "dec": pa.array([None if trng.random() < 0.1 else decimal.Decimal(int(x)) / 100
+                         for x in trng.integers(-5000, 5000, n)], pa.decimal128(10, 2)),
+        "big": pa.array([None if trng.random() < 0.1 else decimal.Decimal(int(x)) / 10000
+                         for x in trng.integers(-10**9, 10**9, n)], pa.decimal128(30, 4)),
+        "tsn": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(microseconds=int(x))
+                         for x in trng.integers(0, 10 * 86400 * 10**6, n)], pa.timestamp("us")),
+        "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=int(x))
+                       for x in trng.integers(0, 30, n)], pa.date32()),
+        "s": pa.array([None if trng.random() < 0.1 else f"s{int(x)}"
+                       for x in trng.integers(0, 30, n)], pa.string()),
+    }))
+
+    def typed_atom():
+        k = int(trng.integers(0, 8))
+        op = str(trng.choice(["=", "<", ">=", "<>"]))
+        if k == 0:
+            return f"i16 {op} {int(trng.integers(-300, 300))}"
+        if k == 1:
+            return f"f {op} REAL '{float(trng.integers(-40, 40)) / 4}'"
+        if k == 2:
+            return f"b = {str(trng.choice(['TRUE', 'FALSE']))}"
+        if k == 3:
+            return f"dec {op} DECIMAL '{int(trng.integers(-5000, 5000)) / 100:.2f}'"
+        if k == 4:
+            return f"big BETWEEN {int(trng.integers(-10**5, 0))} AND {int(trng.integers(0, 10**5))}"
+        if k == 5:
+            return (f"tsn {op} TIMESTAMP '2024-01-0{int(trng.integers(1, 10))} "
+                    f"{int(trng.integers(0, 24)):02d}:00:00.{int(trng.integers(0, 10**6)):06d}'")
+        if k == 6:
+            return f"d IN (DATE '2024-01-{int(trng.integers(1, 29)):02d}', DATE '2024-01-05')"
+        return f"s {str(trng.choice(['IS NULL', 'IS NOT NULL', '>= ' + repr('s1')]))}"
+    tsel = "SELECT i16, f, b, dec, big, tsn, d, s FROM typed"
+    for i in range(8):
+        f = typed_atom()
+        for _ in range(int(trng.integers(0, 3))):
+            f = f"({f}) {trng.choice(['AND', 'OR'])} {'NOT ' if trng.random() < 0.2 else ''}({typed_atom()})"
+        cid = f"typed{i}"
+        case(cid + "-nopush", f"{tsel} WHERE {f}", None, session=NOPUSH)
+
+        def same(r, other=cid + "-nopush"):
+            if "error" in r:
+                return r["error"]
+            ref = results_ref[0][other]
+            if "error" in ref:
+                return "unpushed: " + ref["error"]
+            return diff(trino_rows(r), trino_rows(ref))
+        case(cid, f"{tsel} WHERE {f}", same)
 
     # Pushdown: EXPLAIN shows the filter; metrics show the index answered.
     def explain_has(*needles):
@@ -439,6 +498,7 @@ def trino(tmp_path_factory, hdb):
 
     scratch = str(tmp_path_factory.mktemp("trino-run"))
     results = run_trino(root, cases, scratch)
+    results_ref.append(results)
     inserted = ins_before + shifted + [(7, "x", 1.5, "a", 3, "2024-02-03",
                                         (dt.datetime(2024, 2, 3, 4, 5, 6, 123456,
                                                      tzinfo=dt.timezone.utc) - EPOCH)
@@ -462,6 +522,20 @@ def run_checks(trino, prefix):
 
 def test_rows_equal_python_on_random_filters(trino):
     run_checks(trino, "filter")
+
+
+def test_random_filters_on_every_pushable_type(trino):
+    results, checks, _ = trino
+    problems = []
+    for cid, sql, check in checks:
+        if cid.startswith("typed") and check is not None:
+            p = check(results[cid])
+            if p:
+                problems.append(f"{cid}: {sql}\n    {p}")
+    n_rows = sum(len(results[c]["rows"]) for c, _, chk in checks
+                 if c.startswith("typed") and chk is not None and "rows" in results[c])
+    assert n_rows > 0, "the random filters kept no row at all"
+    assert not problems, "\n".join(problems)
 
 
 def test_projection_count_limit_and_types(trino):
