@@ -504,6 +504,61 @@ static hs_status const_int(hs_sql_binder *b, json_t *node, const char *what, int
   return HS_OK;
 }
 
+/* DISTINCT ON (on[0..n_on)) over p: row_number() OVER (PARTITION BY the
+ * ON columns ORDER BY the sort keys) = 1, the numbering dropped (peers
+ * keep their input order: the first row of a group is deterministic). */
+static hs_status bind_distinct_on(hs_sql_binder *b, const hs_sql_sortkey *on, int32_t n_on,
+                                  const hs_sql_sortkey *keys, int32_t nk, hs_sql_plan **io) {
+  hs_sql_plan *p = *io;
+  int32_t n = p->n_cols;
+  hs_sql_type i64 = hs_sql_type_of(HS_SQL_INT64);
+  hs_sql_plan *w = hs_sql_bind_plan(b, HS_SP_WINDOW, n + 1);
+  hs_sql_wincall *call = hs_arena_alloc(b->A, sizeof *call);
+  if (w == NULL || call == NULL) return hs_sql_bind_nomem(b);
+  memset(call, 0, sizeof *call);
+  call->fn = HS_SW_ROW_NUMBER;
+  call->partition = hs_arena_alloc(b->A, sizeof(hs_sql_expr *) * (size_t)n_on);
+  call->order = hs_arena_alloc(b->A, sizeof(hs_sql_sortkey) * (size_t)(nk + 1));
+  if (call->partition == NULL || call->order == NULL) return hs_sql_bind_nomem(b);
+  for (int32_t i = 0; i < n_on; i++) call->partition[i] = on[i].expr;
+  call->n_partition = n_on;
+  for (int32_t i = 0; i < nk; i++) call->order[i] = keys[i];
+  call->n_order = nk;
+  w->kids[0] = p;
+  w->window.calls = call;
+  w->window.n_calls = 1;
+  for (int32_t i = 0; i < n; i++) w->types[i] = p->types[i], w->names[i] = p->names[i];
+  w->types[n] = i64;
+  w->names[n] = "?distinct_on?";
+  hs_sql_expr *rn = hs_sql_expr_new(b->A, HS_SX_COL, i64, 0);
+  hs_sql_expr *one = hs_sql_expr_new(b->A, HS_SX_CONST, i64, 0);
+  if (rn == NULL || one == NULL) return hs_sql_bind_nomem(b);
+  rn->col = n;
+  one->value.type = i64;
+  one->value.v.i64 = 1;
+  hs_sql_plan *f = hs_sql_bind_plan(b, HS_SP_FILTER, n + 1);
+  if (f == NULL) return HS_ERR_NOMEM;
+  hs_status st = hs_sql_bind_binop(b, "=", rn, false, one, false, 0, &f->pred);
+  if (st != HS_OK) return st;
+  f->kids[0] = w;
+  for (int32_t i = 0; i <= n; i++) f->types[i] = w->types[i], f->names[i] = w->names[i];
+  hs_sql_plan *pr = hs_sql_bind_plan(b, HS_SP_PROJECT, n);
+  if (pr == NULL) return HS_ERR_NOMEM;
+  pr->kids[0] = f;
+  pr->project.exprs = hs_arena_alloc(b->A, sizeof(hs_sql_expr *) * (size_t)n);
+  if (pr->project.exprs == NULL) return hs_sql_bind_nomem(b);
+  for (int32_t i = 0; i < n; i++) {
+    hs_sql_expr *c = hs_sql_expr_new(b->A, HS_SX_COL, p->types[i], 0);
+    if (c == NULL) return hs_sql_bind_nomem(b);
+    c->col = i;
+    pr->project.exprs[i] = c;
+    pr->types[i] = p->types[i];
+    pr->names[i] = p->names[i];
+  }
+  *io = pr;
+  return HS_OK;
+}
+
 /* Bind a sort key: an output column by name or position, else an
  * expression over the pre-projection scope (added as a hidden column). */
 static hs_status bind_sort_key(hs_sql_binder *b, hs_sql_ectx *ec, json_t *sb, exprs *out_cols,
@@ -1070,10 +1125,35 @@ hs_status hs_sql_bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out) {
   size_t nk = json_array_size(sort);
   hs_sql_sortkey *keys = nk ? hs_arena_alloc(b->A, sizeof(*keys) * nk) : NULL;
   if (nk && keys == NULL) return hs_sql_bind_nomem(b);
+  bool distinct_on =
+      json_array_size(distinct) > 0 && hs_sql_json_type(json_array_get(distinct, 0), NULL) != NULL;
   for (size_t i = 0; i < nk; i++) {
     json_t *sb = json_object_get(json_array_get(sort, i), "SortBy");
-    if ((st = bind_sort_key(b, &ec, sb, &cols, n_visible, distinct != NULL, &keys[i])) != HS_OK)
+    if ((st = bind_sort_key(b, &ec, sb, &cols, n_visible, distinct != NULL && !distinct_on,
+                            &keys[i])) != HS_OK)
       return st;
+  }
+  /* DISTINCT ON (...): its expressions bind as sort keys do (output columns
+   * by name or position, else hidden columns) */
+  size_t n_on = distinct_on ? json_array_size(distinct) : 0;
+  hs_sql_sortkey *on = n_on ? hs_arena_alloc(b->A, sizeof(*on) * n_on) : NULL;
+  if (n_on && on == NULL) return hs_sql_bind_nomem(b);
+  for (size_t i = 0; i < n_on; i++) {
+    json_t *sb = json_pack("{s:O}", "node", json_array_get(distinct, i));
+    if (sb == NULL) return hs_sql_bind_nomem(b);
+    st = bind_sort_key(b, &ec, sb, &cols, n_visible, false, &on[i]);
+    json_decref(sb);
+    if (st != HS_OK) return st;
+  }
+  /* PostgreSQL: they must match the leftmost ORDER BY expressions */
+  for (size_t i = 0; i < n_on && nk > 0; i++) {
+    bool found = false;
+    for (size_t j = 0; j < n_on && j < nk && !found; j++)
+      found = keys[j].expr->col == on[i].expr->col;
+    if (!found || nk < n_on)
+      return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, on[i].expr->pos,
+                              "SELECT DISTINCT ON expressions must match initial ORDER BY "
+                              "expressions");
   }
 
   /* AGG */
@@ -1132,11 +1212,10 @@ hs_status hs_sql_bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out) {
   }
   p = pr;
 
-  /* DISTINCT */
-  if (distinct != NULL) {
-    if (json_array_size(distinct) > 0 &&
-        hs_sql_json_type(json_array_get(distinct, 0), NULL) != NULL)
-      return hs_sql_bind_fail(b, HS_ERR_UNSUPPORTED, 0, "DISTINCT ON is not supported");
+  /* DISTINCT ON: the first row of each group in ORDER BY's order */
+  if (distinct_on) {
+    if ((st = bind_distinct_on(b, on, (int32_t)n_on, keys, (int32_t)nk, &p)) != HS_OK) return st;
+  } else if (distinct != NULL) {
     hs_sql_plan *d = hs_sql_bind_plan(b, HS_SP_AGG, p->n_cols);
     if (d == NULL) return HS_ERR_NOMEM;
     d->kids[0] = p;

@@ -1,4 +1,4 @@
-"""INTERSECT / EXCEPT [ALL] and the value and distribution window functions
+"""INTERSECT / EXCEPT [ALL], DISTINCT ON and the value and distribution window functions
 (lag, lead, first_value, last_value, nth_value, ntile, percent_rank,
 cume_dist) against DuckDB on random tables with duplicates and NULLs, plus
 their edge cases (empty input, NULL / huge / negative offsets, defaults,
@@ -111,3 +111,23 @@ def test_empty_input_and_errors():
         s.sql("SELECT a, s FROM t1 INTERSECT SELECT a FROM t2").to_arrow()
     with pytest.raises(hdb.SqlError, match="takes"):
         s.sql("SELECT lag() OVER (ORDER BY id) FROM t1").to_arrow()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distinct_on_equals_duckdb(seed):
+    rng = random.Random(200 + seed)
+    t1, t2 = _tables(rng, rng.randrange(0, 80), 1)
+    s, con = _both(t1, t2)
+    for on in [["g"], ["a", "g"], ["s"], ["a % 2"], ["coalesce(s, 'z')", "g"]]:
+        direction = rng.choice(["", " DESC"])
+        nulls = rng.choice([" NULLS FIRST", " NULLS LAST"])
+        # ORDER BY the ON expressions, then a unique key: the row kept is fixed
+        order = ", ".join(f"{e}{nulls}" for e in on)
+        q = (f"SELECT DISTINCT ON ({', '.join(on)}) id, a, s, g FROM t1 "
+             f"ORDER BY {order}, id{direction}")
+        _same(s, con, q, ordered=True)
+        _same(s, con, q + " LIMIT 2 OFFSET 1", ordered=True)
+    # without ORDER BY: one row per distinct value (which one is unspecified)
+    _same(s, con, "SELECT count(*) FROM (SELECT DISTINCT ON (g, a) id FROM t1) x")
+    with pytest.raises(hdb.SqlError, match="must match initial ORDER BY"):
+        s.sql("SELECT DISTINCT ON (a) a FROM t1 ORDER BY g").to_arrow()
