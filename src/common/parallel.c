@@ -33,7 +33,14 @@
 
 #define THREADS_MAX 256
 
+static _Thread_local bool serial_here;
+
+void hs_parallel_set_serial(bool on) {
+  serial_here = on;
+}
+
 uint32_t hs_parallel_cores(void) {
+  if (serial_here) return 1;
   const char *env = getenv("HS_THREADS");
   if (env != NULL && *env != '\0') {
     char *end = NULL;

@@ -18,6 +18,7 @@
 #ifndef HS_COMMON_PARALLEL_H
 #define HS_COMMON_PARALLEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,13 @@ typedef void (*hs_parallel_fn)(void *ctx, size_t begin, size_t end, uint32_t wor
 /* Cores available to this process (sched_getaffinity), at least 1. The
  * environment variable HS_THREADS (a positive integer) overrides it. */
 uint32_t hs_parallel_cores(void);
+
+/* While set on a thread (thread-local; unset by default), hs_parallel_cores()
+ * answers 1 there: a thread that already is one of several workers sharing
+ * the cores (src/sql/pipe.c's morsel readers) runs the parallel loops it
+ * calls (a reader's columns) itself, instead of waking more threads than
+ * there are cores and waiting on them. */
+void hs_parallel_set_serial(bool on);
 
 /* threads == 0 means hs_parallel_cores(); it is also capped by the number
  * of chunks. grain == 0 means 1. */

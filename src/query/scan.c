@@ -166,8 +166,25 @@ typedef struct scan_state {
   size_t pf_windows; /* windows run so far */
   bool pf_serial;    /* the last window's files were cheap: run the next on one thread */
   uint32_t threads;
+  /* The files read are files[next_file .. end_file) (n_files, or one for a
+   * morsel). A morsel (hs_scan_morsel_open) reads file rows [r_lo, r_hi)
+   * only, and counts a row group (read, pruned, its pages) and the file
+   * only in the morsel holding their first row, so that the morsels'
+   * counters add up to the whole scan's. */
+  size_t end_file;
+  bool ranged;
+  int64_t r_lo, r_hi;
   hs_error error;
 } scan_state;
+
+/* Rows [first, end) of the current file meet the morsel's range (always
+ * without one); row `first` is counted by this scan. */
+static bool in_range(const scan_state *s, int64_t first, int64_t end) {
+  return !s->ranged || (first < s->r_hi && end > s->r_lo);
+}
+static bool counts_row(const scan_state *s, int64_t first) {
+  return !s->ranged || (first >= s->r_lo && first < s->r_hi);
+}
 
 static void names_free(char **v, size_t n) {
   for (size_t i = 0; v != NULL && i < n; i++) hs_free(v[i]);
@@ -311,14 +328,17 @@ static hs_status prune_pages(scan_state *s, const hs_pq_file_metadata *md, hs_er
                                            &s->page_arena, pr, err);
     if (st != HS_OK || !pr->indexed) continue;
     int64_t rg_rows = s->rg_first[g + 1] - s->rg_first[g];
-    s->pstats.row_groups_indexed++;
-    s->pstats.pages += pr->pages;
-    s->pstats.pages_pruned += pr->pages_pruned;
-    s->pstats.rows_pruned += rg_rows - pr->rows;
+    bool counted = counts_row(s, s->rg_first[g]);
+    if (counted) {
+      s->pstats.row_groups_indexed++;
+      s->pstats.pages += pr->pages;
+      s->pstats.pages_pruned += pr->pages_pruned;
+      s->pstats.rows_pruned += rg_rows - pr->rows;
+    }
     if (pr->rows < rg_rows) s->whole = false;
     if (pr->n == 0) {
       s->rg_keep[g] = false;
-      s->stats.row_groups_pruned++;
+      if (counted) s->stats.row_groups_pruned++;
     }
   }
   hs_source_unref(src);
@@ -458,6 +478,43 @@ static void lineage_stats(const scan_state *s, int64_t first, int64_t end, hs_ex
   }
 }
 
+/* A morsel without a filter: its live rows of the current file are the
+ * output stream's row selection (and the batches' origin, s->rows). */
+static hs_status range_open(scan_state *s, hs_error *err) {
+  const hs_pq_file_metadata *md = hs_parquet_reader_metadata(s->reader);
+  int64_t pos = 0;
+  for (uint32_t g = 0; g < md->n_row_groups; g++) {
+    if (counts_row(s, pos)) s->stats.row_groups_read++;
+    pos += md->row_groups[g].num_rows;
+  }
+  int64_t lo = s->r_lo, hi = s->r_hi < pos ? s->r_hi : pos;
+  if (lo >= hi) return HS_OK; /* nothing: no stream, the file ends at once */
+  size_t cap = (size_t)(hi - lo);
+  if (cap > s->rows_cap) {
+    int64_t *nr = hs_realloc(s->rows, sizeof(int64_t) * cap);
+    if (nr == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+    s->rows = nr;
+    s->rows_cap = cap;
+  }
+  size_t k = 0;
+  if (s->del == NULL || lo > (int64_t)UINT32_MAX) {
+    for (int64_t r = lo; r < hi; r++) s->rows[k++] = r;
+  } else {
+    roaring_uint32_iterator_t it;
+    roaring_init_iterator(s->del, &it);
+    bool more = roaring_move_uint32_iterator_equalorlarger(&it, (uint32_t)lo);
+    for (int64_t r = lo; r < hi; r++) {
+      if (more && (int64_t)it.current_value == r) {
+        more = roaring_advance_uint32_iterator(&it);
+        continue;
+      }
+      s->rows[k++] = r;
+    }
+  }
+  if (k == 0) return HS_OK;
+  return open_stream(s, s->omap.read, s->omap.n_read, s->rows, k, s->batch_rows, true, err);
+}
+
 /* Open data file `i`: footer, and with a filter, its binding and row-group
  * pruning. Without a filter the output stream starts right away. */
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
@@ -485,8 +542,12 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
                                   s->frows[i], err);
   if (st != HS_OK) return st;
   rec->rows = hs_parquet_reader_metadata(s->reader)->num_rows;
-  s->stats.files_read++;
-  if (s->del != NULL) s->stats.rows_deleted += (int64_t)roaring_bitmap_get_cardinality(s->del);
+  if (counts_row(s, 0)) s->stats.files_read++;
+  if (s->del != NULL && !s->ranged)
+    s->stats.rows_deleted += (int64_t)roaring_bitmap_get_cardinality(s->del);
+  else if (s->del != NULL && s->r_lo < s->r_hi)
+    s->stats.rows_deleted +=
+        (int64_t)roaring_bitmap_range_cardinality(s->del, (uint64_t)s->r_lo, (uint64_t)s->r_hi);
   /* The file's columns by field id: the output's, and the filter's. */
   struct ArrowSchema full;
   if ((st = hs_parquet_reader_schema(s->reader, &full, err)) != HS_OK) return st;
@@ -505,6 +566,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   full.release(&full);
   if (st == HS_OK && s->filter != NULL) st = hs_arrow_schema_copy(&s->fmap.out, &s->fschema, err);
   if (st != HS_OK) return st;
+  if (s->filter == NULL && s->ranged) return range_open(s, err);
   if (s->filter == NULL) {
     s->stats.row_groups_read += hs_parquet_reader_num_row_groups(s->reader);
     if (s->del == NULL)
@@ -563,11 +625,15 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     hs_free(stats);
     return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   }
-  s->whole = true;
+  s->whole = !s->ranged;
   int64_t pos = 0;
   for (uint32_t g = 0; st == HS_OK && g < s->n_rg; g++) {
     s->rg_first[g] = pos;
     pos += md->row_groups[g].num_rows;
+    if (!in_range(s, pos - md->row_groups[g].num_rows, pos)) { /* another morsel's */
+      s->rg_keep[g] = false;
+      continue;
+    }
     hs_scan_row_group_stats_names(md, g, &s->fschema, (const char *const *)s->fmap.file_names,
                                   stats);
     lineage_stats(s, pos - md->row_groups[g].num_rows, pos, stats);
@@ -576,7 +642,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     s->rg_keep[g] = may;
     if (!may) {
       s->whole = false;
-      s->stats.row_groups_pruned++;
+      if (counts_row(s, s->rg_first[g])) s->stats.row_groups_pruned++;
     }
   }
   s->rg_first[s->n_rg] = pos;
@@ -713,11 +779,22 @@ static hs_status pass1_next(scan_state *s, bool *started, hs_error *err) {
       for (int64_t x = pr->ranges[2 * r]; x < pr->ranges[2 * r + 1] && k < n; x++)
         s->p1rows[k++] = first + x;
   } else {
-    for (; k < n; k++) s->p1rows[k] = first + k;
+    int64_t lo = first, hi = first + n; /* a morsel: its rows of the row group */
+    if (s->ranged && lo < s->r_lo) lo = s->r_lo;
+    if (s->ranged && hi > s->r_hi) hi = s->r_hi;
+    for (; lo + k < hi; k++) s->p1rows[k] = lo + k;
   }
+  if (s->ranged && k > 0) { /* candidates, page ranges: the morsel's rows of them */
+    int64_t a = 0, b = k;
+    while (a < b && s->p1rows[a] < s->r_lo) a++;
+    while (b > a && s->p1rows[b - 1] >= s->r_hi) b--;
+    if (a > 0) memmove(s->p1rows, s->p1rows + a, sizeof(int64_t) * (size_t)(b - a));
+    k = b - a;
+  }
+  if (k == 0) return pass1_next(s, started, err);
   s->p1_n = (size_t)k;
   s->p1_next = 0;
-  s->stats.row_groups_read++;
+  if (counts_row(s, first)) s->stats.row_groups_read++;
   s->pass1_pos = first;
   *started = true;
   return open_stream(s, s->fmap.read, s->fmap.n_read, s->p1rows, (size_t)k, 0, false, err);
@@ -1186,7 +1263,7 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
         s->omap.lin->rows = NULL;
         if (s->del_filter)
           s->omap.lin->first = s->del_pos;
-        else if (s->filter != NULL || s->del != NULL)
+        else if (s->filter != NULL || s->del != NULL || s->ranged)
           s->omap.lin->rows = s->rows + s->out_pos;
         else
           s->omap.lin->first = s->out_pos;
@@ -1220,7 +1297,7 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
         }
         s->stats.rows_returned += out->length;
         s->last_file = s->cur_file;
-        bool listed = s->filter != NULL || s->del != NULL; /* rows came from s->rows */
+        bool listed = s->filter != NULL || s->del != NULL || s->ranged; /* rows from s->rows */
         s->last_rows = listed && !s->del_filter ? s->rows + s->out_pos : NULL;
         s->last_first = listed ? -1 : s->out_pos;
         s->last_lazy = s->del_filter; /* listed when asked (list_lazy_rows) */
@@ -1251,7 +1328,7 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
       if (started) continue;
     }
     file_close(s);
-    if (s->next_file == s->n_files) return 0; /* end: out->release == NULL */
+    if (s->next_file == s->end_file) return 0; /* end: out->release == NULL */
     if (s->threads > 1) {
       if (s->pf_next == s->pf_n && prefetch_window(s, &s->error) != HS_OK)
         return hs_status_errno(s->error.status);
@@ -1341,6 +1418,99 @@ hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_or
   out->rows = s->last_rows;
   out->first = s->last_first;
   out->n = s->last_n;
+  return HS_OK;
+}
+
+/* ------------------------------------------------------------- morsels */
+
+hs_status hs_scan_morsels(const struct ArrowArrayStream *stream, int64_t rows, hs_scan_morsel **out,
+                          size_t *n, hs_error *err) {
+  *out = NULL;
+  *n = 0;
+  if (stream == NULL || stream->release != scan_release)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan morsels: not a table scan stream");
+  const scan_state *s = stream->private_data;
+  /* A limit ends early; hooks replace the output; a started stream has
+   * moved on; an index's candidates are per file (a morsel would look
+   * them up again). */
+  if (s->limit >= 0 || s->hooks.on_rows != NULL || s->hooks.keep_file != NULL ||
+      s->on_bitmap != NULL || s->next_file > 0 || s->frows == NULL)
+    return HS_OK;
+  for (size_t k = 0; k < s->ixp_n; k++)
+    if (s->ixp[k] != NULL) return HS_OK;
+  if (rows < 1) rows = 1;
+  size_t total = 0;
+  for (size_t i = 0; i < s->n_files; i++)
+    if (s->frows[i] > 0) total += (size_t)((s->frows[i] + rows - 1) / rows);
+  if (total == 0) return HS_OK;
+  hs_scan_morsel *m = hs_malloc(total * sizeof *m);
+  if (m == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  size_t k = 0;
+  for (size_t i = 0; i < s->n_files; i++)
+    for (int64_t r = 0; r < s->frows[i]; r += rows)
+      m[k++] = (hs_scan_morsel){i, r, r + rows < s->frows[i] ? r + rows : s->frows[i]};
+  *out = m;
+  *n = k;
+  return HS_OK;
+}
+
+static int morsel_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out) {
+  scan_state *s = stream->private_data;
+  return hs_arrow_schema_copy(s->want_out, out, &s->error) == HS_OK ? 0 : 12;
+}
+
+static void morsel_release(struct ArrowArrayStream *stream) {
+  if (stream == NULL || stream->release == NULL) return;
+  sub_free(stream->private_data);
+  stream->release = NULL;
+  stream->private_data = NULL;
+}
+
+hs_status hs_scan_morsel_open(const struct ArrowArrayStream *stream, const hs_scan_morsel *m,
+                              struct ArrowArrayStream *out, hs_error *err) {
+  memset(out, 0, sizeof *out);
+  if (stream == NULL || stream->release != scan_release)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan morsel: not a table scan stream");
+  const scan_state *s = stream->private_data;
+  if (m->file >= s->n_files || m->first < 0 || m->end < m->first)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan morsel: no file %zu rows [%lld, %lld)",
+                        m->file, (long long)m->first, (long long)m->end);
+  scan_state *sub = sub_new(s, NULL);
+  if (sub == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+  memset(&sub->hooks, 0, sizeof sub->hooks);
+  sub->next_file = m->file;
+  sub->end_file = m->file + 1;
+  sub->ranged = true;
+  sub->r_lo = m->first;
+  sub->r_hi = m->end;
+  out->get_schema = morsel_get_schema;
+  out->get_next = scan_get_next;
+  out->get_last_error = scan_last_error;
+  out->release = morsel_release;
+  out->private_data = sub;
+  return HS_OK;
+}
+
+hs_status hs_scan_morsel_done(struct ArrowArrayStream *stream,
+                              const struct ArrowArrayStream *morsel, hs_error *err) {
+  if (stream == NULL || stream->release != scan_release || morsel == NULL ||
+      morsel->release != morsel_release)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan morsel: not a table scan stream");
+  scan_state *s = stream->private_data;
+  const scan_state *sub = morsel->private_data;
+  hs_scan_stats *a = &s->stats;
+  const hs_scan_stats *b = &sub->stats;
+  a->files_read += b->files_read;
+  a->row_groups_read += b->row_groups_read;
+  a->row_groups_pruned += b->row_groups_pruned;
+  a->rows_scanned += b->rows_scanned;
+  a->rows_matched += b->rows_matched;
+  a->rows_returned += b->rows_returned;
+  a->rows_deleted += b->rows_deleted;
+  s->pstats.row_groups_indexed += sub->pstats.row_groups_indexed;
+  s->pstats.pages += sub->pstats.pages;
+  s->pstats.pages_pruned += sub->pstats.pages_pruned;
+  s->pstats.rows_pruned += sub->pstats.rows_pruned;
   return HS_OK;
 }
 
@@ -1634,6 +1804,7 @@ static hs_status scan_query(hs_table *table, const hs_scan_options *opts,
     s->threads = hs_parallel_cores();
     if (s->threads > s->n_files) s->threads = (uint32_t)s->n_files;
   }
+  s->end_file = s->n_files;
   out->get_schema = scan_get_schema;
   out->get_next = scan_get_next;
   out->get_last_error = scan_last_error;

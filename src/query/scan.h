@@ -175,4 +175,32 @@ hs_status hs_table_scan_query_hooked(hs_table *table, const hs_scan_options *opt
 hs_status hs_scan_plan_restrict(hs_table_plan *plan, const char *const *paths, size_t n,
                                 hs_error *err);
 
+/* Morsels: a scan cut into row ranges of its files, for several workers
+ * reading it at once (src/sql/op_scan.c). hs_scan_morsels lists the
+ * ranges of `stream` (made by hs_table_scan_query, not yet read): each
+ * file's rows [0, record count) in pieces of `rows`, in the stream's order
+ * (*out owned, hs_free it). *n is 0 (nothing listed) when the scan cannot
+ * be cut: a limit, hooks, a scalar index on a filter column of a file (its
+ * candidates are the file's), a stream already read.
+ *
+ * hs_scan_morsel_open opens one range as a stream of its own: the rows
+ * the whole scan would give from those file rows, in order (pruning,
+ * pages, deletes, projection, schema evolution as in the scan). It only
+ * reads `stream`, so several morsels may be opened and read at once on
+ * different threads; `stream` must outlive them and not be read itself.
+ * hs_scan_morsel_done adds a morsel's counters to the stream's (callers
+ * serialize these calls; each row group and file is counted by the morsel
+ * holding its first row, so the sums are the whole scan's). */
+typedef struct hs_scan_morsel {
+  size_t file;        /* ordinal among the scan's files (after pruning) */
+  int64_t first, end; /* file rows [first, end) */
+} hs_scan_morsel;
+
+hs_status hs_scan_morsels(const struct ArrowArrayStream *stream, int64_t rows, hs_scan_morsel **out,
+                          size_t *n, hs_error *err);
+hs_status hs_scan_morsel_open(const struct ArrowArrayStream *stream, const hs_scan_morsel *m,
+                              struct ArrowArrayStream *out, hs_error *err);
+hs_status hs_scan_morsel_done(struct ArrowArrayStream *stream,
+                              const struct ArrowArrayStream *morsel, hs_error *err);
+
 #endif /* HS_QUERY_SCAN_H */

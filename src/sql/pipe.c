@@ -4,10 +4,14 @@
  * Each worker loops: take the lock, pull the source's next chunk and its
  * sequence number, drop the lock, push the chunk through the stages — a
  * FILTER or PROJECT in place, a join probe whose every output chunk goes
- * on up the stages — into the sink. The source (and everything below it:
- * scans decode their pages on the pool themselves) runs on one worker at a
- * time; the stages and the sink run on all of them. Workers are
- * hs_parallel_for's (src/common/parallel.c).
+ * on up the stages — into the sink. Such a source (and everything below
+ * it) runs on one worker at a time; the stages and the sink run on all of
+ * them. A table scan that can be cut into morsels runs on all of them
+ * too: a worker takes a morsel number (atomically), reads the morsel's
+ * chunks with a reader of its own and pushes each on; chunk j of morsel k
+ * is sequence number k << 16 | j, so a worker's chunks still come in
+ * increasing order and the serial order is restored as before. Workers
+ * are hs_parallel_for's (src/common/parallel.c).
  */
 #include "pipe.h"
 
@@ -29,6 +33,7 @@ typedef struct pipe_run {
   bool failed;       /* some chunk failed: hand out no more (under mu) */
   int64_t err_seq;   /* sequence number of the error kept (under mu) */
   hs_error err;      /* the error of the lowest failing sequence number */
+  bool morsels;      /* the source is a table scan cut into morsels */
   struct wstate *ws; /* per worker */
 } pipe_run;
 
@@ -41,6 +46,7 @@ typedef struct wstate {
   int64_t seq, emitted; /* the source chunk, rows its outputs had so far */
   void *probes[HS_SQL_PIPE_STAGES_MAX];
   int64_t stats[HS_SQL_PIPE_STAGES_MAX][3];
+  int64_t src_stats[3]; /* morsels: the source's rows, chunks, ns on this worker */
 } wstate;
 
 static int64_t now_ns(void) {
@@ -179,10 +185,66 @@ static void fail(pipe_run *r, int64_t seq, const hs_error *e) {
   pthread_mutex_unlock(&r->mu);
 }
 
+/* A worker of a source cut into morsels: morsel after morsel, each read
+ * to its end (a stop is seen between morsels). */
+static void morsel_worker(pipe_run *r, wstate *ws) {
+  hs_sql_op *src = r->p->source;
+  for (;;) {
+    pthread_mutex_lock(&r->mu);
+    bool quit =
+        r->done || r->failed || (r->stop != NULL && __atomic_load_n(r->stop, __ATOMIC_RELAXED));
+    pthread_mutex_unlock(&r->mu);
+    if (quit) return;
+    int64_t k = hs_sql_scan_par_take(src);
+    if (k < 0) {
+      pthread_mutex_lock(&r->mu);
+      r->done = true;
+      pthread_mutex_unlock(&r->mu);
+      return;
+    }
+    hs_error e = {0};
+    void *cur = NULL;
+    hs_status st = hs_sql_scan_par_open(src, k, &cur, &e);
+    for (int64_t j = 0; st == HS_OK; j++) {
+      int64_t seq = k << 16 | j;
+      hs_sql_chunk c;
+      int64_t t0 = now_ns();
+      if (j > 0xffff)
+        st = hs_error_set(&e, HS_ERR_INTERNAL, "sql: a morsel of over 65535 chunks");
+      else
+        st = hs_sql_scan_par_next(src, cur, &c, &e);
+      ws->src_stats[2] += now_ns() - t0;
+      ws->src_stats[1]++;
+      if (st != HS_OK) {
+        fail(r, seq, &e);
+        break;
+      }
+      if (c.n == 0) {
+        hs_sql_chunk_release(&c);
+        break;
+      }
+      ws->src_stats[0] += c.n;
+      ws->seq = seq;
+      ws->emitted = 0;
+      st = push(ws, 0, &c, &e);
+      if (st != HS_OK) fail(r, seq, &e);
+    }
+    if (st != HS_OK && cur == NULL) fail(r, k << 16, &e);
+    hs_sql_scan_par_close(src, cur);
+    if (st != HS_OK) return;
+  }
+}
+
 static void worker(void *vctx, size_t begin, size_t end, uint32_t w) {
   (void)begin, (void)end;
   pipe_run *r = vctx;
   wstate *ws = &r->ws[w];
+  if (r->morsels) {
+    hs_parallel_set_serial(true); /* its morsels' columns decode here */
+    morsel_worker(r, ws);
+    hs_parallel_set_serial(false);
+    return;
+  }
   for (;;) {
     hs_sql_chunk c;
     hs_error e = {0};
@@ -231,6 +293,7 @@ hs_status hs_sql_pipe_run(const hs_sql_pipe *p, uint32_t workers, hs_sql_pipe_si
     }
   }
   pipe_run r = {.p = p, .sink = sink, .ctx = ctx, .stop = stop};
+  r.morsels = hs_sql_scan_par_ok(p->source, workers);
   r.ws = hs_calloc(workers, sizeof *r.ws);
   if (r.ws == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   hs_status st = HS_OK;
@@ -247,6 +310,10 @@ hs_status hs_sql_pipe_run(const hs_sql_pipe *p, uint32_t workers, hs_sql_pipe_si
     pthread_mutex_destroy(&r.mu);
   }
   for (uint32_t w = 0; w < workers; w++) {
+    hs_sql_opstats *ss = &p->source->stats;
+    ss->rows += r.ws[w].src_stats[0];
+    ss->calls += r.ws[w].src_stats[1];
+    ss->ns += r.ws[w].src_stats[2];
     for (int32_t i = 0; i < p->n_stages; i++) {
       hs_sql_opstats *s = &p->stages[i]->stats;
       s->rows += r.ws[w].stats[i][0];
@@ -262,5 +329,6 @@ hs_status hs_sql_pipe_run(const hs_sql_pipe *p, uint32_t workers, hs_sql_pipe_si
     return r.err.status != HS_OK ? r.err.status : HS_ERR_INTERNAL;
   }
   *ended = r.done;
+  if (r.morsels && r.done) hs_sql_scan_par_end(p->source);
   return HS_OK;
 }

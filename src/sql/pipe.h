@@ -5,15 +5,15 @@
  * A pipeline is a *source* operator (any operator: a scan, a union, a
  * join that cannot be a stage) whose chunks are handed out one at a time
  * under a lock, each with its sequence number (0, 1, 2, ... in the
- * source's order), followed by the stages between the source and the
- * blocking operator: FILTER and PROJECT nodes (stateless: their
- * expressions are evaluated on the worker) and joins probed on the worker
- * (op_join_par.c: the build side made once before the workers start, in
- * the serial order, top join first). The result goes to the caller's sink
- * with the worker index and the *position* of its first row — the chunk's
- * sequence number << 32 plus the rows the chunk's earlier outputs had —
- * so that a sink keeping per-worker state can restore the serial order of
- * rows afterwards (a join emits a left chunk's output in several chunks).
+ * source's order) — or, for a table scan that can be cut, morsels handed
+ * out (each worker decodes its own; a chunk's sequence number is its
+ * morsel's number << 16 plus its rank in the morsel) — followed by the stages between the source
+ * and the blocking operator: FILTER and PROJECT nodes (stateless: their expressions are evaluated
+ * on the worker) and joins probed on the worker (op_join_par.c: the build side made once before the
+ * workers start, in the serial order, top join first). The result goes to the caller's sink with
+ * the worker index and the *position* of its first row — the chunk's sequence number << 32 plus the
+ * rows the chunk's earlier outputs had — so that a sink keeping per-worker state can restore the
+ * serial order of rows afterwards (a join emits a left chunk's output in several chunks).
  *
  * Errors are the serial run's: a failing chunk stops the hand-out, the
  * chunks already handed out finish, and the error of the lowest sequence
@@ -74,5 +74,24 @@ hs_status hs_sql_join_par_probe(void *probe, hs_sql_chunk *in,
                                 hs_status (*emit)(void *ctx, hs_sql_chunk *out, hs_error *err),
                                 void *ctx, hs_error *err);
 void hs_sql_join_par_free(void *probe);
+
+/* Table scans as sources (op_scan.c): read by every worker at once, each
+ * taking the next morsel (a row range of a file, hs_scan_morsels) and
+ * decoding it into chunks of its own. hs_sql_scan_par_ok cuts the scan
+ * (once; then the scan's serial next reads the morsels not taken) and is
+ * true while morsels are left; false for other operators, a scan with a
+ * limit or already read, one that cannot be cut or would be one morsel,
+ * and with fewer than 4 `workers` unless HS_SQL_MORSEL=1 (op_scan.c).
+ * take: the next morsel's number (atomic; -1 when none is left). open /
+ * next / close: a worker's reader of morsel k (next: n == 0 at its end;
+ * close adds its counters to the scan's, under the scan's lock). end: the
+ * EXPLAIN ANALYZE note once every morsel has been read. */
+#define HS_SQL_SCAN_MORSELS_MAX 32767
+bool hs_sql_scan_par_ok(hs_sql_op *op, uint32_t workers);
+int64_t hs_sql_scan_par_take(hs_sql_op *op);
+hs_status hs_sql_scan_par_open(hs_sql_op *op, int64_t k, void **cur, hs_error *err);
+hs_status hs_sql_scan_par_next(hs_sql_op *op, void *cur, hs_sql_chunk *out, hs_error *err);
+void hs_sql_scan_par_close(hs_sql_op *op, void *cur);
+void hs_sql_scan_par_end(hs_sql_op *op);
 
 #endif /* HS_SQL_PIPE_H */
