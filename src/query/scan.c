@@ -952,7 +952,7 @@ static hs_status drop_deleted(scan_state *s, struct ArrowArray *out, hs_error *e
   view.length = m;
   view.release = NULL;
   hs_status st = HS_OK;
-  if (k > 0) st = hs_arrow_array_filter(&s->schema, &view, s->sel, k, out, err);
+  if (k > 0) st = hs_arrow_array_filter(s->want_out, &view, s->sel, k, out, err);
   s->last_lazy = true;
   s->lazy_lo = base + pos;
   s->lazy_hi = base + end;
@@ -1441,14 +1441,14 @@ hs_status hs_scan_morsels(const struct ArrowArrayStream *stream, int64_t rows, h
   if (rows < 1) rows = 1;
   size_t total = 0;
   for (size_t i = 0; i < s->n_files; i++)
-    if (s->frows[i] > 0) total += (size_t)((s->frows[i] + rows - 1) / rows);
+    if (s->frows[i] > 0) total += (size_t)(s->frows[i] / rows + (s->frows[i] % rows != 0));
   if (total == 0) return HS_OK;
   hs_scan_morsel *m = hs_malloc(total * sizeof *m);
   if (m == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
   size_t k = 0;
   for (size_t i = 0; i < s->n_files; i++)
-    for (int64_t r = 0; r < s->frows[i]; r += rows)
-      m[k++] = (hs_scan_morsel){i, r, r + rows < s->frows[i] ? r + rows : s->frows[i]};
+    for (int64_t r = 0; r<s->frows[i]; r = s->frows[i] - r> rows ? r + rows : s->frows[i])
+      m[k++] = (hs_scan_morsel){i, r, s->frows[i] - r > rows ? r + rows : s->frows[i]};
   *out = m;
   *n = k;
   return HS_OK;
@@ -1480,7 +1480,8 @@ hs_status hs_scan_morsel_open(const struct ArrowArrayStream *stream, const hs_sc
   memset(&sub->hooks, 0, sizeof sub->hooks);
   sub->next_file = m->file;
   sub->end_file = m->file + 1;
-  sub->ranged = true;
+  /* A whole file reads as in the serial scan (no row selection). */
+  sub->ranged = m->first > 0 || m->end < s->frows[m->file];
   sub->r_lo = m->first;
   sub->r_hi = m->end;
   out->get_schema = morsel_get_schema;

@@ -185,7 +185,10 @@ hs_status hs_scan_plan_restrict(hs_table_plan *plan, const char *const *paths, s
  *
  * hs_scan_morsel_open opens one range as a stream of its own: the rows
  * the whole scan would give from those file rows, in order (pruning,
- * pages, deletes, projection, schema evolution as in the scan). It only
+ * pages, deletes, projection, schema evolution as in the scan). A range
+ * that is a whole file reads exactly as the serial scan reads that file;
+ * a part of a file is read through a row selection (the Parquet reader
+ * has no row-group subset), which costs the reader more CPU. It only
  * reads `stream`, so several morsels may be opened and read at once on
  * different threads; `stream` must outlive them and not be read itself.
  * hs_scan_morsel_done adds a morsel's counters to the stream's (callers

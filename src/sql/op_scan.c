@@ -140,36 +140,38 @@ static hs_status table_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
 
 /* ------------------------------------------------ as a parallel source */
 
-/* Morsels or the lock: a morsel is read through a row selection (the
- * Parquet reader has no whole-row-group subset), which costs more CPU than
- * the whole-file read the serial scan makes (TPC-H SF1 on two busy cores:
- * Q6 and Q15 +40-70 % CPU, Q7 -25 %, BENCHMARKS.md), so with fewer than
- * SCAN_MORSEL_MIN_WORKERS workers the scan stays one stream under the
- * pipeline's lock. HS_SQL_MORSEL=1 / 0 (read per statement) forces either. */
+/* Morsel size. A whole file reads as in the serial scan, but a part of
+ * one through a row selection (the Parquet reader has no row-group
+ * subset), which costs more CPU than the whole-file read (TPC-H SF1, one
+ * file per table, on two busy cores: Q6 and Q15 +40-70 % CPU, Q7 -25 %;
+ * BENCHMARKS.md). So files are cut only from SCAN_MORSEL_MIN_WORKERS
+ * workers on; below, a morsel is a whole file (a one-file table stays
+ * under the pipeline's lock). HS_SQL_MORSEL=1 cuts files at any count,
+ * HS_SQL_MORSEL=0 turns morsels off, HS_SQL_MORSEL_ROWS sets the size (read
+ * per statement). */
 #define SCAN_MORSEL_MIN_WORKERS 4
 
-static bool morsels_wanted(uint32_t workers) {
-  const char *v = getenv("HS_SQL_MORSEL");
-  if (v != NULL && strcmp(v, "0") == 0) return false;
-  if (v != NULL && strcmp(v, "1") == 0) return true;
-  return workers >= SCAN_MORSEL_MIN_WORKERS;
-}
-
-static int64_t morsel_rows(void) {
+static int64_t morsel_rows(uint32_t workers) {
   const char *v = getenv("HS_SQL_MORSEL_ROWS");
   long long n = v != NULL ? atoll(v) : 0;
-  return n > 0 ? (int64_t)n : SCAN_MORSEL_ROWS;
+  if (n > 0) return (int64_t)n;
+  const char *f = getenv("HS_SQL_MORSEL");
+  if ((f != NULL && strcmp(f, "1") == 0) || workers >= SCAN_MORSEL_MIN_WORKERS)
+    return SCAN_MORSEL_ROWS;
+  return INT64_MAX;
 }
 
 bool hs_sql_scan_par_ok(hs_sql_op *op, uint32_t workers) {
   if (op->plan->kind != HS_SP_SCAN || op->next != table_next) return false;
   scan_state *s = op->state;
   if (s->cut) return s->next_morsel < (int64_t)s->n_morsels; /* morsels left */
-  if (s->started || op->plan->scan.limit >= 0 || !morsels_wanted(workers)) return false;
+  const char *off = getenv("HS_SQL_MORSEL");
+  if (s->started || op->plan->scan.limit >= 0 || (off != NULL && strcmp(off, "0") == 0))
+    return false;
   hs_error ignore = {0};
   hs_scan_morsel *m = NULL;
   size_t n = 0;
-  if (hs_scan_morsels(&s->stream, morsel_rows(), &m, &n, &ignore) != HS_OK) return false;
+  if (hs_scan_morsels(&s->stream, morsel_rows(workers), &m, &n, &ignore) != HS_OK) return false;
   /* One morsel gains nothing; past HS_SQL_SCAN_MORSELS_MAX the chunks'
    * sequence numbers (pipe.c) would not fit. */
   if (n < 2 || n > HS_SQL_SCAN_MORSELS_MAX) {
