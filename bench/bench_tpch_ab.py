@@ -28,6 +28,7 @@ kind, root, qdir = sys.argv[1], sys.argv[2], sys.argv[3]
 if kind == "duck":
     import duckdb
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")  # it prints to stdout past 2 s
     for t in %r:
         con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{root}/{t}.parquet')")
     run = lambda sql: con.sql(sql).to_arrow_table()
