@@ -140,38 +140,41 @@ static hs_status table_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
 
 /* ------------------------------------------------ as a parallel source */
 
-/* Morsel size. A whole file reads as in the serial scan, but a part of
- * one through a row selection (the Parquet reader has no row-group
- * subset), which costs more CPU than the whole-file read (TPC-H SF1, one
- * file per table, on two busy cores: Q6 and Q15 +40-70 % CPU, Q7 -25 %;
- * BENCHMARKS.md). So files are cut only from SCAN_MORSEL_MIN_WORKERS
- * workers on; below, a morsel is a whole file (a one-file table stays
- * under the pipeline's lock). HS_SQL_MORSEL=1 cuts files at any count,
- * HS_SQL_MORSEL=0 turns morsels off, HS_SQL_MORSEL_ROWS sets the size (read
+/* Morsels or the lock, and their size (0: no morsels). A whole file reads
+ * as in the serial scan, a part of one through a row selection (the
+ * Parquet reader has no row-group subset), which costs more CPU than the
+ * whole-file read. On two busy cores neither beat the locked stream, whose
+ * scan decodes a file's columns on the pool and runs pass one of several
+ * files ahead (TPC-H SF1 on this project's box, BENCHMARKS.md: files cut,
+ * Q6 and Q15 +40-70 % CPU; eight whole files per lineitem, Q12 and Q19
+ * faster but Q15 and Q17 slower: a worker reads its morsel to the end
+ * after the aggregate's stop, so past 65,536 groups the partials grow by a
+ * file's groups). So morsels are used from SCAN_MORSEL_MIN_WORKERS workers
+ * on, files cut in pieces of SCAN_MORSEL_ROWS. HS_SQL_MORSEL=1 uses them at
+ * any count, HS_SQL_MORSEL=0 never, HS_SQL_MORSEL_ROWS sets the size (read
  * per statement). */
 #define SCAN_MORSEL_MIN_WORKERS 4
 
 static int64_t morsel_rows(uint32_t workers) {
+  const char *f = getenv("HS_SQL_MORSEL");
+  bool on = f != NULL && strcmp(f, "1") == 0;
+  if (f != NULL && strcmp(f, "0") == 0) return 0;
+  if (!on && workers < SCAN_MORSEL_MIN_WORKERS) return 0;
   const char *v = getenv("HS_SQL_MORSEL_ROWS");
   long long n = v != NULL ? atoll(v) : 0;
-  if (n > 0) return (int64_t)n;
-  const char *f = getenv("HS_SQL_MORSEL");
-  if ((f != NULL && strcmp(f, "1") == 0) || workers >= SCAN_MORSEL_MIN_WORKERS)
-    return SCAN_MORSEL_ROWS;
-  return INT64_MAX;
+  return n > 0 ? (int64_t)n : SCAN_MORSEL_ROWS;
 }
 
 bool hs_sql_scan_par_ok(hs_sql_op *op, uint32_t workers) {
   if (op->plan->kind != HS_SP_SCAN || op->next != table_next) return false;
   scan_state *s = op->state;
   if (s->cut) return s->next_morsel < (int64_t)s->n_morsels; /* morsels left */
-  const char *off = getenv("HS_SQL_MORSEL");
-  if (s->started || op->plan->scan.limit >= 0 || (off != NULL && strcmp(off, "0") == 0))
-    return false;
+  int64_t rows = morsel_rows(workers);
+  if (s->started || op->plan->scan.limit >= 0 || rows == 0) return false;
   hs_error ignore = {0};
   hs_scan_morsel *m = NULL;
   size_t n = 0;
-  if (hs_scan_morsels(&s->stream, morsel_rows(workers), &m, &n, &ignore) != HS_OK) return false;
+  if (hs_scan_morsels(&s->stream, rows, &m, &n, &ignore) != HS_OK) return false;
   /* One morsel gains nothing; past HS_SQL_SCAN_MORSELS_MAX the chunks'
    * sequence numbers (pipe.c) would not fit. */
   if (n < 2 || n > HS_SQL_SCAN_MORSELS_MAX) {

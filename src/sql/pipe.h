@@ -81,8 +81,7 @@ void hs_sql_join_par_free(void *probe);
  * (once; then the scan's serial next reads the morsels not taken) and is
  * true while morsels are left; false for other operators, a scan with a
  * limit or already read, one that cannot be cut or would be one morsel,
- * or HS_SQL_MORSEL=0; below 4 `workers` only whole files are morsels
- * (unless HS_SQL_MORSEL=1; op_scan.c).
+ * and below 4 `workers` unless HS_SQL_MORSEL=1 (op_scan.c).
  * take: the next morsel's number (atomic; -1 when none is left). open /
  * next / close: a worker's reader of morsel k (next: n == 0 at its end;
  * close adds its counters to the scan's, under the scan's lock). end: the

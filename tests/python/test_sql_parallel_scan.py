@@ -178,21 +178,25 @@ def test_explain_analyze_counters_are_the_serial_scans(setup):
         assert par == ser, (par, ser)
 
 
-def test_whole_files_are_morsels_on_two_threads(setup):
-    # below 4 workers files are not cut: each file (3 written, 1 by the
-    # update) is a morsel, read as the serial scan reads it
+def test_whole_files_as_morsels(setup):
+    # morsels larger than the files: each file (3 written, 1 by the update)
+    # is a morsel, read as the serial scan reads it
     s, d = setup
     q = "SELECT k, count(*), sum(m), min(s) FROM t WHERE id > 3000 GROUP BY k"
-    one = _run(s, q, 1, morsel=None, force=None)
-    two = _run(s, q, 2, morsel=None, force=None)
+    one = _run(s, q, 1, morsel="1000000")
+    two = _run(s, q, 2, morsel="1000000")
     assert one.to_pylist() == two.to_pylist()
     ours, theirs = _rows(two), _rows(d.sql(q).to_arrow_table())
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs):
         assert all(_same(x, y) for x, y in zip(a, b)), (a, b)
     text = "\n".join(str(list(x.values())[0]) for x in
-                     _run(s, "EXPLAIN ANALYZE " + q, 2, morsel=None, force=None).to_pylist())
+                     _run(s, "EXPLAIN ANALYZE " + q, 2, morsel="1000000").to_pylist())
     assert "files 4/4 read" in text and ", 4 morsels" in text, text
+    # by default, below 4 workers the scan stays one stream
+    text = "\n".join(str(list(x.values())[0]) for x in
+                     _run(s, "EXPLAIN ANALYZE " + q, 2, morsel=None, force=None).to_pylist())
+    assert "morsels" not in text, text
 
 
 def test_errors_are_the_serial_runs(setup):
