@@ -414,7 +414,28 @@ typedef struct hs_row_change {
   const struct ArrowArray *keys;
   size_t n_keys_batches;
   uint8_t *key_matched;
+  /* Merges (LanceDB's builder) on the key path, each optional:
+   *  - `keep_matched`: the key-matched rows are not deleted (a merge
+   *    without when_matched_update_all);
+   *  - `key_where` (SQL; NULL: none): only the key-matched rows satisfying
+   *    it are deleted (when_matched_update_all(where=)); `key_matched_where`
+   *    (may be NULL) gets a byte per key row: it matched such a row;
+   *  - `delete_unmatched`: the live rows whose key matches no key row (a
+   *    NULL in the key matches nothing) are deleted, only those satisfying
+   *    `unmatched_filter` when it is given (when_not_matched_by_source_delete);
+   *  - `append_select` (HS_APPEND_*; 0: every row): appends[0] (the only
+   *    stream) holds the source row of each key row, in key order, and only
+   *    rows that matched (matched-where when key_where is given) and/or
+   *    that matched nothing are appended. */
+  int keep_matched; /* nonzero: true */
+  const char *key_where;
+  uint8_t *key_matched_where;
+  int delete_unmatched;
+  const char *unmatched_filter;
+  uint32_t append_select;
 } hs_row_change;
+
+enum { HS_APPEND_MATCHED = 1, HS_APPEND_UNMATCHED = 2 };
 
 typedef struct hs_row_change_result {
   int64_t snapshot_id;          /* the new snapshot; -1 when nothing changed */
@@ -423,7 +444,8 @@ typedef struct hs_row_change_result {
   int64_t files_added;          /* data files written */
   int64_t files_removed;        /* data files removed (copy-on-write) */
   int64_t delete_files_added;   /* position delete files / deletion vectors written */
-  int64_t delete_files_removed; /* deletion-vector files replaced */
+  int64_t delete_files_removed; /* deletion vectors and position delete files replaced */
+  int64_t rows_matched_deleted; /* of rows_deleted: key-matched rows (updated by a merge) */
 } hs_row_change_result;
 
 /* Apply `c` in one commit. A concurrent commit that removed a data file

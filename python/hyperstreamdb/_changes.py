@@ -13,6 +13,9 @@ the filter is always evaluated on the rows). An update or upsert reads the
 rows it replaces from the snapshot it commits on; if another writer commits
 in between, the change is run again on the new snapshot (up to
 ``_ATTEMPTS`` times), then :class:`~hyperstreamdb.CommitConflictError`.
+Upserts and merges match keys in C in one pass (:meth:`MergeBuilder._by_key`);
+only a v3 merge that updates with ``where`` or deletes by source reads the
+matched rows here, to keep their ``_row_id``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from ._filters import filter_arg
 __all__ = ["ChangeMethods", "MergeBuilder", "MergeResult", "UpsertResult"]
 
 _ATTEMPTS = 5
+#: change_rows(append_select=): which key rows' source rows are appended
+#: (HS_APPEND_MATCHED / HS_APPEND_UNMATCHED in include/hyperstream.h).
+_APPEND_MATCHED, _APPEND_UNMATCHED = 1, 2
 #: Keys per generated ``IN`` filter (a change takes several filters).
 _KEYS_PER_FILTER = 1 << 20
 
@@ -487,26 +493,48 @@ class MergeBuilder:
                 t.write(self._source)
                 return MergeResult(0, self._source.num_rows, 0)
             return MergeResult(0, 0, 0)
-        if self._update and self._insert and not self._update_where and not self._delete:
-            return self._replace_by_key()
-        r = t._change("merge", "write.merge.mode", self._plan)
-        c = self._counts
-        return MergeResult(c["updated"], c["inserted"], int(r["rows_deleted"]) - c["replaced"])
+        if self._update and t.format_version >= 3 and (self._update_where or self._delete):
+            # Reads the matched rows to carry their _row_id (v3 row lineage)
+            # into the updated rows; the key path replaces them under new ids.
+            r = t._change("merge", "write.merge.mode", self._plan)
+            c = self._counts
+            return MergeResult(c["updated"], c["inserted"], int(r["rows_deleted"]) - c["replaced"])
+        return self._by_key()
 
-    def _replace_by_key(self) -> MergeResult:
-        """Update-all plus insert-all (an upsert): one pass in C. Each data
-        file's key columns are matched against a hash set of the source keys
-        (rows with a matching key deleted), and every source row appended;
-        which source keys matched comes back from the same pass."""
+    def _by_key(self) -> MergeResult:
+        """The merge in one pass in C (src/query/rowdelta.c): each data
+        file's key columns are matched against a hash set of the source
+        keys; matched rows are deleted (with ``where``: those satisfying it,
+        found by a filter scan of the matched files), unmatched rows too
+        when deleting by source (with its filter); the source rows to append
+        (matched ones for the update, unmatched ones for the insert) are
+        picked by the same pass's per-key answers."""
         t, src, on = self._table, self._source, self._on
-        _check_unique(src, on)
+        if self._update:
+            _check_unique(src, on)
         schema = t.schema
         keys = src.select(on).cast(pa.schema([pa.field(c, schema.field(c).type) for c in on]))
-        r = t._change("merge", "write.merge.mode", _Latest({
-            "keys": keys, "key_columns": list(on), "appends": [src] if src.num_rows else []}))
+        sel = (_APPEND_MATCHED if self._update else 0) | (_APPEND_UNMATCHED if self._insert else 0)
+        kw: Dict[str, Any] = {"keys": keys, "key_columns": list(on),
+                              "appends": [src] if src.num_rows and sel else []}
+        if not self._update:
+            kw["keep_matched"] = True
+        if self._update_where:
+            kw["key_where"] = self._update_where
+        if self._delete:
+            kw["delete_unmatched"] = True
+            if self._delete_filter:
+                kw["unmatched_filter"] = self._delete_filter
+        if kw["appends"] and (sel != _APPEND_MATCHED | _APPEND_UNMATCHED or self._update_where):
+            kw["append_select"] = sel
+        r = t._change("merge", "write.merge.mode", _Latest(kw))
         hit = r.get("key_matched") or b""
-        updated = hit.count(1) if isinstance(hit, bytes) else sum(hit)
-        return MergeResult(updated, src.num_rows - updated, int(r["rows_deleted"]) - updated)
+        hit_w = (r.get("key_matched_where") or b"") if self._update_where else hit
+        matched = hit.count(1)
+        updated = hit_w.count(1) if self._update else 0
+        inserted = src.num_rows - matched if self._insert else 0
+        return MergeResult(updated, inserted,
+                           int(r["rows_deleted"]) - int(r.get("rows_matched_deleted", 0)))
 
     def _upsert(self) -> UpsertResult:
         m = self.execute()

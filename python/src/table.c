@@ -346,18 +346,40 @@ static PyObject *hs_py_table_count_rows(hs_py_table *self, PyObject *args, PyObj
 }
 
 /* change_rows(snapshot_id=None, deletes=(), appends=(), mode_property=None,
- * what="change") -> dict: hs_table_change_rows. `deletes` are filter
+ * what="change", keys=None, key_columns=None, keep_matched=False,
+ * key_where=None, delete_unmatched=False, unmatched_filter=None,
+ * append_select=0) -> dict: hs_table_change_rows. `deletes` are filter
  * strings (None: every row); `appends` objects with __arrow_c_stream__. */
 static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"snapshot_id", "deletes", "appends",     "mode_property",
-                           "what",        "keys",    "key_columns", NULL};
+  static char *kwlist[] = {"snapshot_id",
+                           "deletes",
+                           "appends",
+                           "mode_property",
+                           "what",
+                           "keys",
+                           "key_columns",
+                           "keep_matched",
+                           "key_where",
+                           "delete_unmatched",
+                           "unmatched_filter",
+                           "append_select",
+                           NULL};
   PyObject *sid_obj = Py_None, *dels = NULL, *apps = NULL, *keys_obj = Py_None, *kcols = Py_None;
-  const char *mode = NULL, *what = "change";
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOzsOO:change_rows", kwlist, &sid_obj, &dels, &apps,
-                                   &mode, &what, &keys_obj, &kcols))
+  const char *mode = NULL, *what = "change", *key_where = NULL, *unmatched_filter = NULL;
+  int keep_matched = 0, delete_unmatched = 0;
+  unsigned int append_select = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOzsOOpzpzI:change_rows", kwlist, &sid_obj, &dels,
+                                   &apps, &mode, &what, &keys_obj, &kcols, &keep_matched,
+                                   &key_where, &delete_unmatched, &unmatched_filter,
+                                   &append_select))
     return NULL;
   hs_row_change c;
   memset(&c, 0, sizeof c);
+  c.keep_matched = keep_matched != 0;
+  c.key_where = key_where;
+  c.delete_unmatched = delete_unmatched != 0;
+  c.unmatched_filter = unmatched_filter;
+  c.append_select = append_select;
   if (hs_py_table_snapshot_arg(sid_obj, &c.snapshot_id) < 0) return NULL;
   PyObject *dl = dels != NULL ? PySequence_Fast(dels, "deletes must be a sequence") : NULL;
   PyObject *al = apps != NULL ? PySequence_Fast(apps, "appends must be a sequence") : NULL;
@@ -399,7 +421,7 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
   memset(&kschema, 0, sizeof kschema);
   struct ArrowArray *kb = NULL;
   size_t n_kb = 0, n_keys = 0;
-  uint8_t *matched = NULL;
+  uint8_t *matched = NULL, *matched_where = NULL;
   if (!bad && keys_obj != Py_None) {
     struct ArrowArrayStream ks;
     hs_error kerr = {0};
@@ -415,7 +437,8 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
         bad = 1;
       }
       for (size_t i = 0; !bad && i < n_kb; i++) n_keys += (size_t)kb[i].length;
-      if (!bad && (matched = hs_calloc(n_keys + 1, 1)) == NULL) {
+      if (!bad && ((matched = hs_calloc(n_keys + 1, 1)) == NULL ||
+                   (matched_where = hs_calloc(n_keys + 1, 1)) == NULL)) {
         PyErr_NoMemory();
         bad = 1;
       }
@@ -429,6 +452,7 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
     c.keys = kb;
     c.n_keys_batches = n_kb;
     c.key_matched = matched;
+    c.key_matched_where = matched_where;
     c.what = what;
     c.deletes = (const char *const *)filters;
     c.n_deletes = nd;
@@ -448,12 +472,16 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
       PyObject *km = matched != NULL
                          ? PyBytes_FromStringAndSize((const char *)matched, (Py_ssize_t)n_keys)
                          : (Py_INCREF(Py_None), Py_None);
-      r = Py_BuildValue("{s:N,s:L,s:L,s:L,s:L,s:L,s:L,s:N}", "snapshot_id", sid, "rows_deleted",
-                        (long long)res.rows_deleted, "rows_added", (long long)res.rows_added,
-                        "files_added", (long long)res.files_added, "files_removed",
-                        (long long)res.files_removed, "delete_files_added",
-                        (long long)res.delete_files_added, "delete_files_removed",
-                        (long long)res.delete_files_removed, "key_matched", km);
+      PyObject *kmw = matched_where != NULL ? PyBytes_FromStringAndSize((const char *)matched_where,
+                                                                        (Py_ssize_t)n_keys)
+                                            : (Py_INCREF(Py_None), Py_None);
+      r = Py_BuildValue(
+          "{s:N,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:N,s:N}", "snapshot_id", sid, "rows_deleted",
+          (long long)res.rows_deleted, "rows_added", (long long)res.rows_added, "files_added",
+          (long long)res.files_added, "files_removed", (long long)res.files_removed,
+          "delete_files_added", (long long)res.delete_files_added, "delete_files_removed",
+          (long long)res.delete_files_removed, "rows_matched_deleted",
+          (long long)res.rows_matched_deleted, "key_matched", km, "key_matched_where", kmw);
     }
   } else {
     for (size_t i = 0; i < taken; i++)
@@ -466,6 +494,7 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
   hs_arrow_batches_free(kb, n_kb);
   hs_arrow_schema_release(&kschema);
   hs_free(matched);
+  hs_free(matched_where);
   return r;
 }
 
@@ -796,9 +825,13 @@ static PyMethodDef hs_py_table_methods[] = {
     {"change_rows", (PyCFunction)(void (*)(void))hs_py_table_change_rows,
      METH_VARARGS | METH_KEYWORDS,
      "change_rows(snapshot_id=None, deletes=(), appends=(), mode_property=None, what='change', "
-     "keys=None, key_columns=None) -> dict\n\nDelete the live rows matching each filter (and "
-     "whose key_columns equal a row of `keys`) and append each stream, in one commit "
-     "(hs_table_change_rows); 'key_matched' has a byte per key row."},
+     "keys=None, key_columns=None, keep_matched=False, key_where=None, delete_unmatched=False, "
+     "unmatched_filter=None, append_select=0) -> dict\n\nDelete the live rows matching each "
+     "filter (and whose key_columns equal a row of `keys`, unless keep_matched; only those "
+     "satisfying key_where when given; with delete_unmatched also the rows matching no key "
+     "that satisfy unmatched_filter) and append each stream (append_select: 1 matched, 2 "
+     "unmatched key rows' source rows only), in one commit (hs_table_change_rows); "
+     "'key_matched' / 'key_matched_where' have a byte per key row."},
     {"ref_snapshot", (PyCFunction)hs_py_table_ref_snapshot, METH_O,
      "ref_snapshot(name) -> int\n\nThe snapshot a tag or branch points at."},
     {"refs", (PyCFunction)hs_py_table_refs, METH_NOARGS,

@@ -29,6 +29,7 @@
  *     rewrites, removed meanwhile is HS_ERR_CONFLICT) and retries lost
  *     races. Nothing written is left behind on failure.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,8 @@ typedef struct delta {
   char **written; /* files this change wrote (removed unless committed) */
   size_t n_written;
   int32_t schema_id;
+  uint8_t *select; /* merges: per key row, whether its source row is appended (NULL: all) */
+  size_t n_select;
   hs_row_change_result res;
 } delta;
 
@@ -114,14 +117,97 @@ static hs_status mark_where(delta *d, const char *filter, hs_error *err) {
   return hs_table_scan_rows(d->t, d->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
 }
 
-/* One data file's key matches (mark_keys, a worker each). */
+/* Add `bm` to file i's marks; returns how many rows were not marked yet. */
+static int64_t add_marks(delta *d, size_t i, roaring_bitmap_t **bm) {
+  if (*bm == NULL || roaring_bitmap_is_empty(*bm)) return 0;
+  int64_t added;
+  if (d->marked[i] == NULL) {
+    added = (int64_t)roaring_bitmap_get_cardinality(*bm);
+    d->marked[i] = *bm;
+    *bm = NULL;
+  } else {
+    added = (int64_t)roaring_bitmap_andnot_cardinality(*bm, d->marked[i]);
+    roaring_bitmap_or_inplace(d->marked[i], *bm);
+  }
+  d->res.rows_deleted += added;
+  return added;
+}
+
+static void free_bitmaps(roaring_bitmap_t **bms, size_t n) {
+  for (size_t i = 0; bms != NULL && i < n; i++)
+    if (bms[i] != NULL) roaring_bitmap_free(bms[i]);
+  hs_free(bms);
+}
+
+static bool nonempty(const roaring_bitmap_t *bm) {
+  return bm != NULL && !roaring_bitmap_is_empty(bm);
+}
+
+/* A filter scan's rows collected per plan file (collect_where). */
+typedef struct collect_ctx {
+  const delta *d;
+  roaring_bitmap_t **bms;
+  roaring_bitmap_t *const *only; /* NULL: every file; else files with rows here */
+} collect_ctx;
+
+static bool collect_keep(void *ctx, size_t plan_index, const char *path, int64_t size) {
+  (void)path;
+  (void)size;
+  const collect_ctx *c = ctx;
+  return c->only == NULL || (plan_index < c->d->plan.n_files && nonempty(c->only[plan_index]));
+}
+
+static hs_status collect_rows(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
+                              size_t n, hs_error *err) {
+  collect_ctx *c = ctx;
+  if (plan_index >= c->d->plan.n_files)
+    return hs_error_set(err, HS_ERR_INTERNAL, "row change: rows of an unplanned file %s", path);
+  roaring_bitmap_t **bm = &c->bms[plan_index];
+  if (*bm == NULL && (*bm = roaring_bitmap_create()) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i] < 0 || rows[i] > (int64_t)UINT32_MAX)
+      return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s: row %lld beyond 2^32", path,
+                          (long long)rows[i]);
+    roaring_bitmap_add(*bm, (uint32_t)rows[i]);
+  }
+  return HS_OK;
+}
+
+/* The live rows of each planned file (only those files with rows in
+ * `only`, when given) that satisfy `filter` (NULL or blank: every live
+ * row), into the hs_calloc'd *out (one bitmap or NULL per file). */
+static hs_status collect_where(delta *d, const char *filter, roaring_bitmap_t *const *only,
+                               roaring_bitmap_t ***out, hs_error *err) {
+  size_t n = d->plan.n_files;
+  roaring_bitmap_t **bms = hs_calloc(n ? n : 1, sizeof *bms);
+  if ((*out = bms) == NULL) return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  if (filter != NULL && filter[strspn(filter, " \t\r\n")] != '\0') {
+    collect_ctx c = {.d = d, .bms = bms, .only = only};
+    /* rows_from_index false: the filter is evaluated on every candidate. */
+    hs_scan_hooks hooks = {collect_keep, collect_rows, &c, &d->plan, NULL, false};
+    return hs_table_scan_rows(d->t, d->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const hs_table_plan_file *f = &d->plan.files[i];
+    if (f->data_file->record_count <= 0 || (only != NULL && !nonempty(only[i]))) continue;
+    if ((bms[i] = roaring_bitmap_create()) == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+    roaring_bitmap_add_range(bms[i], 0, (uint64_t)f->data_file->record_count);
+    if (f->deleted != NULL) roaring_bitmap_andnot_inplace(bms[i], f->deleted);
+  }
+  return HS_OK;
+}
+
+/* One data file's key matches (match_keys, a worker each). */
 typedef struct key_match {
   const delta *d;
   hs_table_eqdel *set;
   const hs_iceberg_schema *schema;
-  roaring_bitmap_t **found; /* per plan file (NULL: not matched) */
-  hs_status *st;            /* per plan file */
-  hs_error *errs;           /* per plan file */
+  roaring_bitmap_t *const *only; /* NULL: every file with live rows; else these rows only */
+  roaring_bitmap_t **found;      /* per plan file (NULL: not matched) */
+  hs_status *st;                 /* per plan file */
+  hs_error *errs;                /* per plan file */
 } key_match;
 
 static void match_files(void *ctx, size_t begin, size_t end, uint32_t worker) {
@@ -131,22 +217,60 @@ static void match_files(void *ctx, size_t begin, size_t end, uint32_t worker) {
     const hs_table_plan_file *f = &k->d->plan.files[i];
     k->st[i] = HS_OK;
     if (hs_table_plan_file_live(f) <= 0) continue;
-    if ((k->found[i] = roaring_bitmap_create()) == NULL) {
+    if (k->only != NULL && !nonempty(k->only[i])) continue;
+    roaring_bitmap_t *skip = NULL; /* the rows outside `only` */
+    if (k->only != NULL &&
+        (skip = roaring_bitmap_flip(k->only[i], 0, (uint64_t)f->data_file->record_count)) == NULL) {
       k->st[i] = hs_error_set(&k->errs[i], HS_ERR_NOMEM, "row change: out of memory");
       continue;
     }
-    k->st[i] =
-        hs_table_eqdel_match(k->set, f->path, k->schema, f->deleted, k->found[i], &k->errs[i]);
+    if ((k->found[i] = roaring_bitmap_create()) == NULL) {
+      k->st[i] = hs_error_set(&k->errs[i], HS_ERR_NOMEM, "row change: out of memory");
+    } else {
+      k->st[i] = hs_table_eqdel_match(k->set, f->path, k->schema, skip ? skip : f->deleted,
+                                      k->found[i], &k->errs[i]);
+    }
+    if (skip != NULL) roaring_bitmap_free(skip);
   }
 }
 
-/* The live rows whose key columns equal a key row (upserts, merges): each
- * data file's key columns are read and matched against a hash set of the
- * keys (deletes_eq.c), rows already deleted left out; the files are
- * matched in parallel, their marks merged in plan order. */
+/* The live rows (within `only` when given) whose key equals a key of
+ * `set`, per plan file, matched in parallel: *found (hs_calloc'd). */
+static hs_status match_keys(const delta *d, hs_table_eqdel *set, const hs_iceberg_schema *schema,
+                            roaring_bitmap_t *const *only, roaring_bitmap_t ***found,
+                            hs_error *err) {
+  size_t nf = d->plan.n_files;
+  key_match k = {.d = d, .set = set, .schema = schema, .only = only};
+  k.found = hs_calloc(nf ? nf : 1, sizeof *k.found);
+  k.st = hs_calloc(nf ? nf : 1, sizeof *k.st);
+  k.errs = hs_calloc(nf ? nf : 1, sizeof *k.errs);
+  *found = k.found;
+  hs_status st = HS_OK;
+  if (k.found == NULL || k.st == NULL || k.errs == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+  if (st == HS_OK && hs_table_eqdel_count(set) > 0 && nf > 0)
+    hs_parallel_for(nf, 1, 0, match_files, &k);
+  for (size_t i = 0; st == HS_OK && i < nf; i++) {
+    if (k.st[i] == HS_OK) continue;
+    if (err != NULL) *err = k.errs[i];
+    st = k.st[i];
+  }
+  hs_free(k.st);
+  hs_free(k.errs);
+  return st;
+}
+
+/* Key matching (upserts, merges): the live rows whose key columns equal a
+ * key row (hs_row_change.keys) are found in each data file's key columns
+ * with a hash set of the keys (deletes_eq.c), rows already deleted left
+ * out, and marked unless keep_matched (only those satisfying key_where
+ * when given: a second match over those rows tells which key rows hit
+ * one); with delete_unmatched the live rows matching no key (and
+ * satisfying unmatched_filter) are marked too. Which key rows are to be
+ * appended (append_select) is decided here, into d->select. */
 static hs_status mark_keys(delta *d, const hs_row_change *c, hs_error *err) {
   hs_table *t = d->t;
-  size_t n = c->n_key_columns;
+  size_t n = c->n_key_columns, nf = d->plan.n_files;
   int32_t *ids = hs_malloc((n ? n : 1) * sizeof *ids);
   if (ids == NULL) return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
   hs_status st = HS_OK;
@@ -160,45 +284,200 @@ static hs_status mark_keys(delta *d, const hs_row_change *c, hs_error *err) {
   const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(&t->meta, d->schema_id);
   if (st == HS_OK && schema == NULL)
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", t->metadata_path);
-  hs_table_eqdel *set = NULL;
+  size_t n_rows = 0;
+  for (size_t b = 0; b < c->n_keys_batches; b++) n_rows += (size_t)c->keys[b].length;
+  bool where = c->key_where != NULL && c->key_where[strspn(c->key_where, " \t\r\n")] != '\0';
+  uint8_t *hit = NULL, *hit_w = NULL; /* per key row */
+  hs_table_eqdel *set = NULL, *set_w = NULL;
+  roaring_bitmap_t **found = NULL, **w = NULL, **found_w = NULL, **unmatched = NULL, **f_ok = NULL;
+  if (st == HS_OK &&
+      ((hit = hs_calloc(n_rows + 1, 1)) == NULL || (hit_w = hs_calloc(n_rows + 1, 1)) == NULL))
+    st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
   if (st == HS_OK)
     st = hs_table_eqdel_from_arrow(ids, n, schema, c->keys_schema, c->keys, c->n_keys_batches, &set,
                                    err);
-  size_t nf = d->plan.n_files;
-  key_match k = {.d = d, .set = set, .schema = schema};
-  if (st == HS_OK && hs_table_eqdel_count(set) > 0 && nf > 0) {
-    k.found = hs_calloc(nf, sizeof *k.found);
-    k.st = hs_calloc(nf, sizeof *k.st);
-    k.errs = hs_calloc(nf, sizeof *k.errs);
-    if (k.found == NULL || k.st == NULL || k.errs == NULL)
-      st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
-    if (st == HS_OK) hs_parallel_for(nf, 1, 0, match_files, &k);
+  if (st == HS_OK) st = match_keys(d, set, schema, NULL, &found, err);
+  if (st == HS_OK) hs_table_eqdel_hits(set, hit);
+  if (st == HS_OK && !where) memcpy(hit_w, hit, n_rows);
+  if (st == HS_OK && where &&
+      (!c->keep_matched || c->key_matched_where != NULL ||
+       (c->append_select & HS_APPEND_MATCHED))) {
+    st = collect_where(d, c->key_where, found, &w, err);
+    for (size_t i = 0; st == HS_OK && i < nf; i++)
+      if (w[i] != NULL && found[i] != NULL) roaring_bitmap_and_inplace(w[i], found[i]);
+    /* which key rows hit a row satisfying key_where: a second match */
+    if (st == HS_OK)
+      st = hs_table_eqdel_from_arrow(ids, n, schema, c->keys_schema, c->keys, c->n_keys_batches,
+                                     &set_w, err);
+    if (st == HS_OK) st = match_keys(d, set_w, schema, w, &found_w, err);
+    if (st == HS_OK) hs_table_eqdel_hits(set_w, hit_w);
   }
-  for (size_t i = 0; k.st != NULL && i < nf; i++) {
-    roaring_bitmap_t *m = k.found[i];
-    if (st == HS_OK && k.st[i] != HS_OK) {
-      if (err != NULL) *err = k.errs[i];
-      st = k.st[i];
+  if (st == HS_OK && c->delete_unmatched) {
+    bool filt = c->unmatched_filter != NULL &&
+                c->unmatched_filter[strspn(c->unmatched_filter, " \t\r\n")] != '\0';
+    st = collect_where(d, NULL, NULL, &unmatched, err);
+    for (size_t i = 0; st == HS_OK && i < nf; i++)
+      if (unmatched[i] != NULL && found[i] != NULL)
+        roaring_bitmap_andnot_inplace(unmatched[i], found[i]);
+    if (st == HS_OK && filt) st = collect_where(d, c->unmatched_filter, unmatched, &f_ok, err);
+    for (size_t i = 0; st == HS_OK && filt && i < nf; i++) {
+      if (unmatched[i] == NULL) continue;
+      if (f_ok[i] != NULL)
+        roaring_bitmap_and_inplace(unmatched[i], f_ok[i]);
+      else
+        roaring_bitmap_clear(unmatched[i]);
     }
-    if (st == HS_OK && m != NULL && !roaring_bitmap_is_empty(m)) {
-      if (d->marked[i] == NULL) {
-        d->res.rows_deleted += (int64_t)roaring_bitmap_get_cardinality(m);
-        d->marked[i] = m;
-        m = NULL;
-      } else {
-        d->res.rows_deleted += (int64_t)roaring_bitmap_andnot_cardinality(m, d->marked[i]);
-        roaring_bitmap_or_inplace(d->marked[i], m);
-      }
-    }
-    if (m != NULL) roaring_bitmap_free(m);
   }
-  if (st == HS_OK && c->key_matched != NULL) hs_table_eqdel_hits(set, c->key_matched);
+  for (size_t i = 0; st == HS_OK && i < nf; i++) {
+    if (!c->keep_matched) d->res.rows_matched_deleted += add_marks(d, i, where ? &w[i] : &found[i]);
+    if (unmatched != NULL) (void)add_marks(d, i, &unmatched[i]);
+  }
+  if (st == HS_OK && c->key_matched != NULL) memcpy(c->key_matched, hit, n_rows);
+  if (st == HS_OK && c->key_matched_where != NULL) memcpy(c->key_matched_where, hit_w, n_rows);
+  if (st == HS_OK && c->append_select != 0) {
+    for (size_t r = 0; r < n_rows; r++)
+      hit[r] = ((c->append_select & HS_APPEND_MATCHED) && hit_w[r]) ||
+               ((c->append_select & HS_APPEND_UNMATCHED) && !hit[r]);
+    d->select = hit;
+    d->n_select = n_rows;
+    hit = NULL;
+  }
+  free_bitmaps(found, nf);
+  free_bitmaps(w, nf);
+  free_bitmaps(found_w, nf);
+  free_bitmaps(unmatched, nf);
+  free_bitmaps(f_ok, nf);
   hs_table_eqdel_free(set);
-  hs_free(k.found);
-  hs_free(k.st);
-  hs_free(k.errs);
+  hs_table_eqdel_free(set_w);
+  hs_free(hit);
+  hs_free(hit_w);
   hs_free(ids);
   return st;
+}
+
+/* ------------------------------------------------------ append selection */
+
+/* The rows of a source stream whose byte in `keep` is set (one byte per
+ * source row, in stream order): appends[0] of a merge. */
+typedef struct select_stream {
+  struct ArrowArrayStream in;
+  struct ArrowSchema schema; /* the input's (for the filter) */
+  const uint8_t *keep;
+  size_t n_keep, row;
+  uint64_t *bits;
+  size_t cap_bits;
+  char msg[HS_ERROR_MESSAGE_MAX + 16];
+} select_stream;
+
+static int select_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  select_stream *x = s->private_data;
+  return x->in.get_schema(&x->in, out);
+}
+
+static int select_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  select_stream *x = s->private_data;
+  for (;;) {
+    struct ArrowArray a;
+    memset(&a, 0, sizeof a);
+    int rc = x->in.get_next(&x->in, &a);
+    if (rc != 0) {
+      const char *m = x->in.get_last_error ? x->in.get_last_error(&x->in) : NULL;
+      snprintf(x->msg, sizeof x->msg, "%s", m ? m : "the source stream failed");
+      return rc;
+    }
+    if (a.release == NULL) {
+      if (x->row != x->n_keep) {
+        snprintf(x->msg, sizeof x->msg, "merge: the source has %zu rows, its keys %zu", x->row,
+                 x->n_keep);
+        return EINVAL;
+      }
+      *out = a;
+      return 0;
+    }
+    size_t len = (size_t)a.length;
+    if (len > x->n_keep - x->row) {
+      a.release(&a);
+      snprintf(x->msg, sizeof x->msg, "merge: the source has more rows than its %zu keys",
+               x->n_keep);
+      return EINVAL;
+    }
+    size_t words = (len + 63) / 64;
+    if (words > x->cap_bits) {
+      uint64_t *nb = hs_realloc(x->bits, words * sizeof *nb);
+      if (nb == NULL) {
+        a.release(&a);
+        snprintf(x->msg, sizeof x->msg, "merge: out of memory");
+        return ENOMEM;
+      }
+      x->bits = nb;
+      x->cap_bits = words;
+    }
+    memset(x->bits, 0, words * sizeof *x->bits);
+    int64_t kept = 0;
+    for (size_t r = 0; r < len; r++)
+      if (x->keep[x->row + r]) {
+        x->bits[r / 64] |= (uint64_t)1 << (r % 64);
+        kept++;
+      }
+    x->row += len;
+    if ((size_t)kept == len) {
+      *out = a;
+      return 0;
+    }
+    if (kept == 0) {
+      a.release(&a);
+      continue;
+    }
+    hs_error e;
+    memset(&e, 0, sizeof e);
+    hs_status st = hs_arrow_array_filter(&x->schema, &a, x->bits, kept, out, &e);
+    a.release(&a);
+    if (st != HS_OK) {
+      snprintf(x->msg, sizeof x->msg, "merge: %s", e.message);
+      return EINVAL;
+    }
+    return 0;
+  }
+}
+
+static const char *select_last_error(struct ArrowArrayStream *s) {
+  select_stream *x = s->private_data;
+  return x->msg[0] ? x->msg : NULL;
+}
+
+static void select_release(struct ArrowArrayStream *s) {
+  select_stream *x = s->private_data;
+  if (x != NULL) {
+    if (x->in.release != NULL) x->in.release(&x->in);
+    hs_arrow_schema_release(&x->schema);
+    hs_free(x->bits);
+    hs_free(x);
+  }
+  s->release = NULL;
+}
+
+/* Wrap *s (moved in) to keep only the rows d->select names. */
+static hs_status select_wrap(const delta *d, struct ArrowArrayStream *s, hs_error *err) {
+  select_stream *x = hs_calloc(1, sizeof *x);
+  if (x == NULL) return hs_error_set(err, HS_ERR_NOMEM, "merge: out of memory");
+  x->in = *s;
+  s->release = NULL;
+  x->keep = d->select;
+  x->n_keep = d->n_select;
+  if (x->in.get_schema(&x->in, &x->schema) != 0) {
+    const char *m = x->in.get_last_error ? x->in.get_last_error(&x->in) : NULL;
+    hs_status st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                                "merge: the source stream has no schema: %s", m ? m : "no message");
+    x->in.release(&x->in);
+    hs_free(x);
+    return st;
+  }
+  s->get_schema = select_get_schema;
+  s->get_next = select_get_next;
+  s->get_last_error = select_last_error;
+  s->release = select_release;
+  s->private_data = x;
+  return HS_OK;
 }
 
 /* --------------------------------------------------------------- appends */
@@ -264,26 +543,128 @@ static hs_status new_path(const hs_table *t, const char *suffix, char *out, size
   return st;
 }
 
-/* Merge-on-read, v2: a position-delete file per (spec, partition). */
+/* How many position delete files may apply to one data file before a
+ * change that deletes from it merges them: table property
+ * hyperstream.delete.max-position-files (>= 1; 1: always merged). */
+#define POSDEL_MAX_FILES_PROPERTY "hyperstream.delete.max-position-files"
+enum { POSDEL_MAX_FILES_DEFAULT = 4 };
+
+static hs_status posdel_max_files(const hs_table *t, uint32_t *out, hs_error *err) {
+  *out = POSDEL_MAX_FILES_DEFAULT;
+  const char *v = hs_iceberg_metadata_property(&t->meta, POSDEL_MAX_FILES_PROPERTY);
+  if (v == NULL) return HS_OK;
+  char *end = NULL;
+  long long n = strtoll(v, &end, 10);
+  if (end == v || *end != '\0' || n < 1 || n > 1000000)
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "%s: table property %s = '%s': not an integer from 1 to 1000000",
+                        t->metadata_path, POSDEL_MAX_FILES_PROPERTY, v);
+  *out = (uint32_t)n;
+  return HS_OK;
+}
+
+static bool has_str(const char *const *v, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(v[i], s) == 0) return true;
+  return false;
+}
+
+/* The position delete files to merge into the new file of the group
+ * whose members are in_group[] (partition of plan file `first`): every
+ * file applied to a member, then, until nothing changes, every data file
+ * of the partition such a file applies to joins (in_group) and its files
+ * too, so that each removed file's positions are all restated. *rm holds
+ * the recorded paths (hs_malloc'd array, borrowed strings). */
+static hs_status merge_closure(const delta *d, size_t first, bool *in_group, const char ***rm,
+                               size_t *n_rm, hs_error *err) {
+  size_t cap = 0;
+  *rm = NULL;
+  *n_rm = 0;
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (size_t k = 0; k < d->plan.n_files; k++) {
+      const hs_table_plan_file *f = &d->plan.files[k];
+      if (f->n_pos_files == 0) continue;
+      if (!in_group[k]) {
+        bool touches = false;
+        for (uint32_t q = 0; !touches && q < f->n_pos_files; q++)
+          touches = has_str(*rm, *n_rm, f->pos_files[q]);
+        if (!touches || !hs_table_plan_same_partition(&d->plan.files[first], f)) continue;
+        in_group[k] = true;
+        grew = true;
+      }
+      for (uint32_t q = 0; q < f->n_pos_files; q++) {
+        if (has_str(*rm, *n_rm, f->pos_files[q])) continue;
+        if (*n_rm == cap) {
+          cap = cap ? 2 * cap : 8;
+          const char **nv = hs_realloc(*rm, cap * sizeof *nv);
+          if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+          *rm = nv;
+        }
+        (*rm)[(*n_rm)++] = f->pos_files[q];
+        grew = true;
+      }
+    }
+  }
+  return HS_OK;
+}
+
+/* Merge-on-read, v2: a position-delete file per (spec, partition) of the
+ * touched data files, holding their new positions. When a touched file
+ * already has `max` position delete files applied, the new file instead
+ * restates every position of the partition's files those delete files
+ * cover (old and new) and they are removed in the same commit, so that a
+ * reader never combines more than `max` files for one data file. */
 static hs_status write_position_deletes(delta *d, hs_error *err) {
   size_t n = d->plan.n_files;
+  uint32_t max = POSDEL_MAX_FILES_DEFAULT;
+  hs_status st = posdel_max_files(d->t, &max, err);
   bool *done = hs_calloc(n ? n : 1, 1);
+  bool *in_group = hs_calloc(n ? n : 1, 1);
   hs_table_delete_group *g = hs_malloc((n ? n : 1) * sizeof *g);
-  hs_status st = done == NULL || g == NULL
-                     ? hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory")
-                     : HS_OK;
+  roaring_bitmap_t **full = hs_calloc(n ? n : 1, sizeof *full);
+  if (st == HS_OK && (done == NULL || in_group == NULL || g == NULL || full == NULL))
+    st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
   for (size_t i = 0; st == HS_OK && i < n; i++) {
     if (done[i] || d->marked[i] == NULL || roaring_bitmap_is_empty(d->marked[i])) continue;
     const hs_table_plan_file *fi = &d->plan.files[i];
-    size_t ng = 0;
+    bool merge = false;
+    memset(in_group, 0, n);
     for (size_t j = i; j < n; j++) {
       if (done[j] || d->marked[j] == NULL || roaring_bitmap_is_empty(d->marked[j])) continue;
       if (j != i && !hs_table_plan_same_partition(fi, &d->plan.files[j])) continue;
-      done[j] = true;
-      g[ng++] = (hs_table_delete_group){d->plan.files[j].data_file->file_path, d->marked[j]};
+      done[j] = in_group[j] = true;
+      merge |= d->plan.files[j].n_pos_files >= max;
       st = hs_txn_require_data_file(d->txn, d->plan.files[j].data_file->file_path, err);
       if (st != HS_OK) break;
     }
+    const char **rm = NULL;
+    size_t n_rm = 0;
+    if (st == HS_OK && merge) st = merge_closure(d, i, in_group, &rm, &n_rm, err);
+    size_t ng = 0;
+    for (size_t j = 0; st == HS_OK && j < n; j++) {
+      if (!in_group[j]) continue;
+      const hs_table_plan_file *fj = &d->plan.files[j];
+      const roaring_bitmap_t *rows = d->marked[j];
+      if (merge && fj->deleted != NULL) {
+        /* restated: its old positions (the plan's set, which may also hold
+         * rows equality deletes remove: harmless) and the new ones */
+        if ((full[j] = roaring_bitmap_copy(fj->deleted)) == NULL) {
+          st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
+          break;
+        }
+        if (rows != NULL) roaring_bitmap_or_inplace(full[j], rows);
+        rows = full[j];
+      }
+      if (rows == NULL || roaring_bitmap_is_empty(rows)) continue;
+      g[ng++] = (hs_table_delete_group){fj->data_file->file_path, rows};
+    }
+    for (size_t r = 0; st == HS_OK && r < n_rm; r++) {
+      st = hs_txn_remove_file(d->txn, rm[r], err);
+      d->res.delete_files_removed++;
+    }
+    hs_free(rm);
     char path[4200];
     if (st == HS_OK) st = new_path(d->t, "deletes.parquet", path, sizeof path, err);
     hs_iceberg_data_file df;
@@ -297,7 +678,11 @@ static hs_status write_position_deletes(delta *d, hs_error *err) {
     if (st == HS_OK) st = hs_txn_add_written_path(d->txn, path, err);
     d->res.delete_files_added++;
   }
+  for (size_t j = 0; full != NULL && j < n; j++)
+    if (full[j] != NULL) roaring_bitmap_free(full[j]);
+  hs_free(full);
   hs_free(done);
+  hs_free(in_group);
   hs_free(g);
   return st;
 }
@@ -508,6 +893,7 @@ static void delta_free(delta *d, bool committed) {
     hs_free(d->written[i]);
   }
   hs_free(d->written);
+  hs_free(d->select);
   hs_txn_free(d->txn);
   hs_arena_reset(&d->arena);
 }
@@ -553,7 +939,13 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
     else
       st = write_position_deletes(&d, err);
   }
+  if (st == HS_OK && c->append_select != 0 && c->n_appends > 1)
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: append_select takes one stream, not %zu",
+                      t->root, c->n_appends);
+  if (st == HS_OK && c->append_select != 0 && (c->n_key_columns == 0 || c->keys == NULL))
+    st = hs_error_set(err, HS_ERR_INVALID_ARG, "%s: append_select needs key matching", t->root);
   for (size_t i = 0; i < c->n_appends; i++) { /* consumed, also after a failure */
+    if (st == HS_OK && d.select != NULL) st = select_wrap(&d, &c->appends[i], err);
     if (st == HS_OK)
       st = append_stream(&d, &c->appends[i], &d.res.rows_added, err);
     else if (c->appends[i].release != NULL)

@@ -99,7 +99,22 @@ static ssize_t find_recorded(const hs_table *t, const plan_index *ix, const char
 typedef struct file_dels {
   roaring_bitmap_t *bm;
   bool has_dv;
+  const char **pos; /* recorded paths of the position delete files applied (hs_malloc'd) */
+  uint32_t n_pos, cap_pos;
 } file_dels;
+
+/* Note position delete file `recorded` as applied to `fd`. */
+static hs_status note_pos_file(file_dels *fd, const char *recorded, hs_error *err) {
+  if (fd->n_pos == fd->cap_pos) {
+    uint32_t cap = fd->cap_pos ? 2 * fd->cap_pos : 4;
+    const char **nv = hs_realloc(fd->pos, cap * sizeof *nv);
+    if (nv == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    fd->pos = nv;
+    fd->cap_pos = cap;
+  }
+  fd->pos[fd->n_pos++] = recorded;
+  return HS_OK;
+}
 
 static hs_status bm_of(file_dels *fd, hs_error *err) {
   if (fd->bm == NULL && (fd->bm = roaring_bitmap_create()) == NULL)
@@ -155,8 +170,9 @@ static hs_status posdel_run(void *vctx, const char *data_file, const int64_t *po
   if (!c->counted[ti]) {
     c->counted[ti] = true;
     c->ix->p->files[ti].n_delete_files++;
+    st = note_pos_file(fd, c->d->e->data_file.file_path, err);
   }
-  return HS_OK;
+  return st;
 }
 
 static bool format_is(const hs_iceberg_data_file *d, const char *want) {
@@ -224,6 +240,7 @@ static hs_status apply_dvs(const hs_table *t, const plan_index *ix, file_dels *f
     if (st != HS_OK) return st;
     if (fds[ti].bm != NULL) roaring_bitmap_free(fds[ti].bm); /* position deletes read before */
     fds[ti].bm = bm;
+    fds[ti].n_pos = 0;
     fds[ti].has_dv = true;
     f->n_delete_files++;
     f->dv_file = df->file_path; /* in the plan's arena, as the entry */
@@ -367,7 +384,19 @@ hs_status hs_table_plan_deletes(const hs_table *t, const hs_iceberg_snapshot *sn
   for (size_t i = 0; i < p->n_files; i++) n_bm += fds[i].bm != NULL;
   if (st == HS_OK && n_bm > 0 && (p->bitmaps = hs_calloc(n_bm, sizeof *p->bitmaps)) == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  for (size_t i = 0; st == HS_OK && i < p->n_files; i++) {
+    if (fds[i].n_pos == 0) continue;
+    const char **v = hs_arena_alloc(&p->arena, fds[i].n_pos * sizeof *v);
+    if (v == NULL) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+      break;
+    }
+    memcpy(v, fds[i].pos, fds[i].n_pos * sizeof *v);
+    p->files[i].pos_files = v;
+    p->files[i].n_pos_files = fds[i].n_pos;
+  }
   for (size_t i = 0; i < p->n_files; i++) {
+    hs_free(fds[i].pos);
     roaring_bitmap_t *bm = fds[i].bm;
     if (bm == NULL) continue;
     if (st != HS_OK) {

@@ -365,6 +365,11 @@ typedef struct hs_table_plan_file {
   /* The deletion vector applied to it (v3): its Puffin file as recorded,
    * or NULL. A writer replacing the vector removes that file's entries. */
   const char *dv_file;
+  /* The position delete files (not vectors) applied to it, as recorded in
+   * their manifest entries (plan arena), in manifest order: a writer that
+   * merges them into one removes these (src/query/rowdelta.c). */
+  const char *const *pos_files;
+  uint32_t n_pos_files;
 } hs_table_plan_file;
 
 typedef struct hs_table_plan {

@@ -644,6 +644,12 @@ static hs_status carry_manifests(hs_txn *x, const hs_iceberg_manifest_list *prev
   for (size_t i = 0; st == HS_OK && i < prev->n_files; i++) {
     const hs_iceberg_manifest_file *mf = &prev->files[i];
     bool live = mf->added_files_count + mf->existing_files_count > 0;
+    /* Iceberg's MergingSnapshotProducer: a manifest left with DELETED
+     * entries only is listed by the snapshot that deleted them, and no
+     * later one (else each merge of delete files leaves one behind). */
+    if (!live && mf->deleted_files_count > 0 && mf->added_files_count == 0 &&
+        mf->existing_files_count == 0 && t->meta.format_version >= 2)
+      continue;
     bool dvs = x->n_dv_targets > 0 && mf->content == HS_ICE_MANIFEST_DELETES;
     bool may_hold = (x->n_removed > 0 || dvs) && live;
     if (!may_hold) {
