@@ -34,6 +34,10 @@ vector    (ours) two tables of ``--vectors`` x ``--dim`` float32 (clustered)
           deleted; top-10 inside ``grp < 100`` (10 %), p50 per query, with
           vs without deletes; recall@10 against numpy brute force over the
           live matching rows and no deleted id returned
+churn     (ours and LanceDB, ``--engines``) ``--churn`` successive deletes of
+          0.1 % each (``id BETWEEN``, disjoint ranges, every file touched) on
+          the five-index table: seconds of the first and the last 10, then
+          ``category = 'cat0007'`` p50 after them; final count checked
 compact   (ours) ``--compact-files`` appends (``index_all=True``), 10 %
           deleted, ``t.compact()`` (returns after the new files' indexes are
           built) against writing the same live rows fresh into an
@@ -59,7 +63,7 @@ REPO = os.path.dirname(HERE)
 LANCE_PY = os.path.join(HERE, ".venv-vector", "bin", "python")
 COLUMNS = ["category", "id", "price", "ts", "flag"]
 ENGINES = ("ours", "pyiceberg", "lancedb", "spark")
-PARTS = ("changes", "reads", "vector", "compact")
+PARTS = ("changes", "reads", "vector", "compact", "churn")
 CATEGORY = "category = 'cat0007'"
 
 
@@ -172,21 +176,24 @@ def p50_ms(fn, reps):
 
 def run_changes(spec, delete, upsert, wait=None):
     """Warm-up then timed deletes and upserts: seconds per call."""
-    out = {"delete_s": [], "upsert_s": [], "upsert_indexed_s": []}
+    out = {"delete_s": [], "upsert_s": [], "upsert_indexed_s": [], "delete_cpu_s": [],
+           "upsert_cpu_s": []}
     ups = [load(p) for p in spec["upserts"]]
     for i, (lo, hi) in enumerate(spec["deletes"]):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         delete(lo, hi)
         if i:
             out["delete_s"].append(time.perf_counter() - t0)
+            out["delete_cpu_s"].append(time.process_time() - c0)
     for i, u in enumerate(ups):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         upsert(u)
-        s = time.perf_counter() - t0
+        s, cs = time.perf_counter() - t0, time.process_time() - c0
         if wait is not None:
             wait()
         if i:
             out["upsert_s"].append(s)
+            out["upsert_cpu_s"].append(cs)
             if wait is not None:
                 out["upsert_indexed_s"].append(time.perf_counter() - t0)
     return out
@@ -472,9 +479,58 @@ def worker_compact(spec):
     return res
 
 
+def churn_run(spec, delete, query):
+    rows, n = spec["rows"], spec["churn"]
+    k = max(1, rows // 1000)
+    ts, cs = [], []
+    for i in range(n):
+        c0, t0 = time.process_time(), time.perf_counter()
+        delete(i * k, (i + 1) * k - 1)
+        ts.append(time.perf_counter() - t0)
+        cs.append(time.process_time() - c0)
+    t0 = time.perf_counter()
+    query()  # the first read after the last change (its plan is new)
+    first_ms = (time.perf_counter() - t0) * 1e3
+    return {"delete_s": ts, "delete_cpu_s": cs, "first_filter_ms": first_ms,
+            "filter_ms": p50_ms(query, spec["read_reps"])}
+
+
+def worker_churn_ours(spec):
+    import hyperstreamdb as hdb
+
+    t = hdb.Table(os.path.join(spec["root"], "churn-ours"))
+    for p in spec["parts"]:
+        t.write(load(p))
+    for col in COLUMNS:
+        t.add_index(col, progress=False)
+    out = churn_run(spec, lambda lo, hi: t.delete(f"id BETWEEN {lo} AND {hi}"),
+                    lambda: t.to_arrow(filter=CATEGORY))
+    out["rows"] = len(t)
+    out["delete_files"] = t._require().count_rows()["delete_files"]
+    return out
+
+
+def worker_churn_lancedb(spec):
+    import lancedb
+
+    db = lancedb.connect(os.path.join(spec["root"], "churn-lance"))
+    parts = [load(p) for p in spec["parts"]]
+    tbl = db.create_table("t", parts[0])
+    for p in parts[1:]:
+        tbl.add(p)
+    for col, kind in (("category", "BITMAP"), ("flag", "BITMAP"), ("id", "BTREE"),
+                      ("price", "BTREE"), ("ts", "BTREE")):
+        tbl.create_scalar_index(col, index_type=kind)
+    out = churn_run(spec, lambda lo, hi: tbl.delete(f"id >= {lo} AND id <= {hi}"),
+                    lambda: tbl.to_lance().to_table(filter=CATEGORY))
+    out["rows"] = tbl.count_rows()
+    return out
+
+
 WORKERS = {"ours": worker_ours, "pyiceberg": worker_pyiceberg, "lancedb": worker_lancedb,
            "spark": worker_spark, "reads": worker_reads, "vector": worker_vector,
-           "compact": worker_compact}
+           "compact": worker_compact, "churn-ours": worker_churn_ours,
+           "churn-lancedb": worker_churn_lancedb}
 
 
 def worker(spec_json):
@@ -483,11 +539,11 @@ def worker(spec_json):
 
 
 def run_worker(engine, spec, timeout):
-    python = LANCE_PY if engine == "lancedb" else sys.executable
+    python = LANCE_PY if engine in ("lancedb", "churn-lancedb") else sys.executable
     if not os.path.exists(python):
         return {"error": f"not available ({python} missing: bash bench/vector_env.sh)"}
     env = dict(os.environ)
-    if engine == "lancedb":
+    if engine in ("lancedb", "churn-lancedb"):
         env.pop("PYTHONPATH", None)
     cmd = [python, os.path.abspath(__file__), "--worker", json.dumps({**spec, "engine": engine})]
     t0 = time.perf_counter()
@@ -525,6 +581,7 @@ def main():
     ap.add_argument("--dim", type=int)
     ap.add_argument("--vfiles", type=int, default=4)
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--churn", type=int, default=100, help="churn: successive deletes")
     ap.add_argument("--compact-rows", type=int, help="default: --rows")
     ap.add_argument("--compact-files", type=int, default=100)
     ap.add_argument("--compact-reps", type=int, default=2)
@@ -567,7 +624,7 @@ def main():
                 "upserts": [save(u, os.path.join(data, f"upsert{i}.arrow"))
                             for i, u in enumerate(upserts)],
                 "vectors": vectors, "dim": dim, "vfiles": a.vfiles, "queries": a.queries,
-                "crows": crows, "creps": a.compact_reps}
+                "crows": crows, "creps": a.compact_reps, "churn": a.churn}
         print(f"# bench_row_changes: {rows:,} rows in {files} files; delete 0.1 % "
               f"({deletes[0][1] - deletes[0][0] + 1:,} rows) and upsert {upsert_rows:,} rows "
               f"(90 % matched), 1 warm-up + {a.reps} timed each; "
@@ -604,6 +661,13 @@ def main():
             r = run_worker("compact", spec, a.timeout)
             results["compact"] = r
             wrong |= report_compact(r)
+        if "churn" in parts:
+            res = {}
+            for e in engines:
+                if e in ("ours", "lancedb"):
+                    res[e] = run_worker("churn-" + e, spec, a.timeout)
+            results["churn"] = res
+            wrong |= report_churn(res, rows, a.churn)
         out = os.path.join(HERE, "results")
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "row-changes.json"), "w") as f:
@@ -634,6 +698,10 @@ def report_changes(res, engines):
         print(f"| {e}{flag} | {med(r['delete_s']):.4f} ({each(r['delete_s'], 4)})"
               f" | {med(r['upsert_s']):.3f} ({each(r['upsert_s'], 3)})"
               f" | {ui} | {r['write_s']:.2f} | {r['version']} |")
+    print("\nCPU seconds of the process (all threads), medians: " + "; ".join(
+        f"{e} delete {med(res[e]['delete_cpu_s']) * 1e3:.2f} ms, upsert "
+        f"{med(res[e]['upsert_cpu_s']) * 1e3:.1f} ms" for e in engines
+        if "error" not in res[e] and res[e].get("delete_cpu_s")))
     o = res.get("ours")
     if o and "error" not in o:
         print("\nours vs peers (peer time / ours; targets: >= 10x pyiceberg, >= 2x LanceDB):")
@@ -645,6 +713,27 @@ def report_changes(res, engines):
                   f"upsert {ratio(med(r['upsert_s']), med(o['upsert_s'])):.2f}x "
                   f"(ours with its index upkeep: "
                   f"{ratio(med(r['upsert_s']), med(o['upsert_indexed_s'])):.2f}x)")
+
+
+def report_churn(res, rows, n):
+    want = rows - n * max(1, rows // 1000)
+    print(f"\nchurn: {n} successive deletes of 0.1 % ({max(1, rows // 1000):,} rows each)")
+    print("| engine | first 10 deletes, median s (CPU) | last 10, median s (CPU) | "
+          f"{CATEGORY} after: first ms, p50 ms | rows | delete files |")
+    print("|---|---|---|---|---|---|")
+    bad = False
+    for e, r in res.items():
+        if "error" in r:
+            print(f"| {e} | {r['error']} | | | | |")
+            continue
+        ok = r["rows"] == want
+        bad |= not ok
+        print(f"| {e} | {med(r['delete_s'][:10]):.4f} ({med(r['delete_cpu_s'][:10]):.4f}) | "
+              f"{med(r['delete_s'][-10:]):.4f} ({med(r['delete_cpu_s'][-10:]):.4f}) | "
+              f"{r['first_filter_ms']:.1f}, {r['filter_ms']:.1f} | "
+              f"{r['rows']:,}{'' if ok else ' WRONG'} | "
+              f"{r.get('delete_files', '-')} |")
+    return bad
 
 
 def report_reads(r, src, rows):

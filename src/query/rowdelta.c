@@ -37,6 +37,7 @@
 
 #include "../common/parallel.h"
 #include "../table/deletes.h"
+#include "../table/deletes_cache.h"
 #include "../table/deletes_eq.h"
 #include "../table/lineage.h"
 #include "../table/schema_map.h"
@@ -670,6 +671,8 @@ static hs_status write_position_deletes(delta *d, hs_error *err) {
     hs_iceberg_data_file df;
     memset(&df, 0, sizeof df);
     if (st == HS_OK) st = hs_table_posdel_write(path, path, g, ng, &d->arena, &df, err);
+    /* the next plan takes its positions from memory, not from the file */
+    if (st == HS_OK) hs_posdel_cache_put(path, df.file_size_in_bytes, g, ng);
     if (st == HS_OK) st = remember(d, path, err);
     if (st != HS_OK) break;
     df.partition = fi->data_file->partition;

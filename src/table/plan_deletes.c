@@ -29,6 +29,7 @@
 
 #include "../io/store.h"
 #include "deletes.h"
+#include "deletes_cache.h"
 #include "deletes_eq.h"
 #include "plan_deletes.h"
 
@@ -128,50 +129,105 @@ typedef struct posdel_ctx {
   const plan_index *ix;
   file_dels *fds;
   const hs_table_plan_delete *d;
-  const char *last; /* the previous run's recorded path and its target */
-  ssize_t last_target;
   bool *counted; /* per data file: this delete file already counted */
 } posdel_ctx;
 
-static hs_status posdel_run(void *vctx, const char *data_file, const int64_t *pos, size_t n,
-                            hs_error *err) {
+/* One data file's positions in the delete file (from the cache, or just
+ * read): added to its set when the delete applies to it (scope: sequence
+ * number, partition, no vector). Positions past its rows are cut later. */
+static hs_status apply_target(void *vctx, const char *data_file, const roaring_bitmap_t *rows,
+                              hs_error *err) {
   posdel_ctx *c = vctx;
-  ssize_t ti;
-  if (c->last != NULL && strcmp(c->last, data_file) == 0) {
-    ti = c->last_target;
-  } else {
-    ti = find_recorded(c->t, c->ix, data_file);
-    const hs_iceberg_data_file *ddf = &c->d->e->data_file;
-    if (ti >= 0) {
-      const hs_table_plan_file *f = &c->ix->p->files[ti];
-      /* Scope: sequence number, partition, referenced file, no vector. */
-      if (f->data_seq > c->d->e->sequence_number || !same_partition(f, c->d->spec_id, ddf) ||
-          c->fds[ti].has_dv)
-        ti = -1;
-    }
-    hs_free((char *)c->last);
-    c->last = hs_strdup(data_file);
-    if (c->last == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
-    c->last_target = ti;
-  }
+  ssize_t ti = find_recorded(c->t, c->ix, data_file);
   if (ti < 0) return HS_OK;
-  file_dels *fd = &c->fds[ti];
-  int64_t rows = c->ix->p->files[ti].data_file->record_count;
-  if (rows > (int64_t)UINT32_MAX + 1)
+  const hs_table_plan_file *f = &c->ix->p->files[ti];
+  if (f->data_seq > c->d->e->sequence_number ||
+      !same_partition(f, c->d->spec_id, &c->d->e->data_file) || c->fds[ti].has_dv)
+    return HS_OK;
+  if (f->data_file->record_count > (int64_t)UINT32_MAX + 1)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "%s: deletes of data file %s, which has %lld rows (more than 2^32 rows "
                         "per file are not supported)",
-                        c->d->path, data_file, (long long)rows);
+                        c->d->path, data_file, (long long)f->data_file->record_count);
+  file_dels *fd = &c->fds[ti];
   hs_status st = bm_of(fd, err);
   if (st != HS_OK) return st;
-  for (size_t i = 0; i < n; i++)
-    if (pos[i] >= 0 && pos[i] < rows && pos[i] <= (int64_t)UINT32_MAX)
-      roaring_bitmap_add(fd->bm, (uint32_t)pos[i]);
+  roaring_bitmap_or_inplace(fd->bm, rows);
   if (!c->counted[ti]) {
     c->counted[ti] = true;
     c->ix->p->files[ti].n_delete_files++;
     st = note_pos_file(fd, c->d->e->data_file.file_path, err);
   }
+  return st;
+}
+
+/* A delete file's positions per data file, as read (a cache miss). */
+typedef struct posdel_collect {
+  hs_table_delete_group *g; /* rows: owned bitmaps; data_file: owned copies */
+  size_t n, cap;
+  uint32_t *buf;
+  size_t cap_buf;
+} posdel_collect;
+
+static hs_status collect_run(void *vctx, const char *data_file, const int64_t *pos, size_t n,
+                             hs_error *err) {
+  posdel_collect *c = vctx;
+  size_t gi = c->n;
+  if (c->n > 0 && strcmp(c->g[c->n - 1].data_file, data_file) == 0) gi = c->n - 1;
+  for (size_t i = 0; gi == c->n && i + 1 < c->n; i++)
+    if (strcmp(c->g[i].data_file, data_file) == 0) gi = i;
+  if (gi == c->n) {
+    if (c->n == c->cap) {
+      size_t cap = c->cap ? 2 * c->cap : 4;
+      hs_table_delete_group *ng = hs_realloc(c->g, cap * sizeof *ng);
+      if (ng == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+      c->g = ng;
+      c->cap = cap;
+    }
+    char *p = hs_strdup(data_file);
+    roaring_bitmap_t *bm = p != NULL ? roaring_bitmap_create() : NULL;
+    if (bm == NULL) {
+      hs_free(p);
+      return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    }
+    c->g[c->n++] = (hs_table_delete_group){p, bm};
+  }
+  if (n > c->cap_buf) {
+    uint32_t *nb = hs_realloc(c->buf, n * sizeof *nb);
+    if (nb == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+    c->buf = nb;
+    c->cap_buf = n;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (pos[i] >= 0 && pos[i] <= (int64_t)UINT32_MAX) c->buf[k++] = (uint32_t)pos[i];
+  roaring_bitmap_add_many((roaring_bitmap_t *)c->g[gi].rows, k, c->buf);
+  return HS_OK;
+}
+
+static void collect_free(posdel_collect *c) {
+  for (size_t i = 0; i < c->n; i++) {
+    hs_free((char *)c->g[i].data_file);
+    roaring_bitmap_free((roaring_bitmap_t *)c->g[i].rows);
+  }
+  hs_free(c->g);
+  hs_free(c->buf);
+}
+
+/* Apply position delete file d (its contents from the process's cache, or
+ * read, then cached). */
+static hs_status apply_position_file(posdel_ctx *c, hs_error *err) {
+  const hs_table_plan_delete *d = c->d;
+  int64_t size = d->e->data_file.file_size_in_bytes;
+  hs_status st = HS_OK;
+  if (size > 0 && hs_posdel_cache_apply(d->path, size, apply_target, c, &st, err)) return st;
+  posdel_collect col;
+  memset(&col, 0, sizeof col);
+  st = hs_table_posdel_read(d->path, collect_run, &col, err);
+  if (st == HS_OK && size > 0) hs_posdel_cache_put(d->path, size, col.g, col.n);
+  for (size_t i = 0; st == HS_OK && i < col.n; i++)
+    st = apply_target(c, col.g[i].data_file, col.g[i].rows, err);
+  collect_free(&col);
   return st;
 }
 
@@ -269,11 +325,9 @@ static hs_status apply_position_files(const hs_table *t, const plan_index *ix, f
       st = hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
     else if (ix->p->n_files > 0)
       memset(counted, 0, ix->p->n_files);
-    posdel_ctx c = {
-        .t = t, .ix = ix, .fds = fds, .d = &d[k], .last_target = -1, .counted = counted};
+    posdel_ctx c = {.t = t, .ix = ix, .fds = fds, .d = &d[k], .counted = counted};
     if (st == HS_OK) st = delete_size_check(&d[k], err);
-    if (st == HS_OK) st = hs_table_posdel_read(d[k].path, posdel_run, &c, err);
-    hs_free((char *)c.last);
+    if (st == HS_OK) st = apply_position_file(&c, err);
   }
   hs_free(counted);
   return st;
