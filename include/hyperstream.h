@@ -433,6 +433,11 @@ typedef struct hs_row_change {
   int delete_unmatched;
   const char *unmatched_filter;
   uint32_t append_select;
+  /* Nonzero (format v2): every data file with two or more position delete
+   * files applied gets them merged into one (Iceberg's
+   * rewrite_position_delete_files; also done by any change past the table's
+   * hyperstream.delete.max-position-files). No row changes. */
+  int merge_position_deletes;
 } hs_row_change;
 
 enum { HS_APPEND_MATCHED = 1, HS_APPEND_UNMATCHED = 2 };

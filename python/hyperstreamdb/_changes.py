@@ -232,6 +232,21 @@ class ChangeMethods:
         r = self._change("delete", "write.delete.mode", _Latest({"deletes": [filt]}))
         return int(r["rows_deleted"])
 
+    def rewrite_position_deletes(self) -> int:
+        """Merge, in one ``replace`` commit, the position delete files of
+        every data file that has two or more applied into one file per
+        partition (Iceberg's ``rewrite_position_delete_files``; a change
+        past the table property ``hyperstream.delete.max-position-files``,
+        default 4, does this for the files it deletes from). No row
+        changes. Returns how many delete files were removed (0: nothing to
+        merge, no commit). Format v2 tables only (a v3 table keeps one
+        deletion vector per data file)."""
+        if not self._load():  # type: ignore[attr-defined]
+            return 0
+        r = self._change("rewrite position deletes", "write.delete.mode",
+                         _Latest({"merge_position_deletes": True}))
+        return int(r["delete_files_removed"])
+
     def update(self, values: Optional[Mapping[str, Any]] = None, filter: Optional[str] = None,
                *, values_sql: Optional[Mapping[str, str]] = None) -> int:
         """Set columns of the rows matching ``filter`` (``None``: every row)

@@ -363,15 +363,16 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
                            "delete_unmatched",
                            "unmatched_filter",
                            "append_select",
+                           "merge_position_deletes",
                            NULL};
   PyObject *sid_obj = Py_None, *dels = NULL, *apps = NULL, *keys_obj = Py_None, *kcols = Py_None;
   const char *mode = NULL, *what = "change", *key_where = NULL, *unmatched_filter = NULL;
-  int keep_matched = 0, delete_unmatched = 0;
+  int keep_matched = 0, delete_unmatched = 0, merge_posdel = 0;
   unsigned int append_select = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOzsOOpzpzI:change_rows", kwlist, &sid_obj, &dels,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOzsOOpzpzIp:change_rows", kwlist, &sid_obj, &dels,
                                    &apps, &mode, &what, &keys_obj, &kcols, &keep_matched,
-                                   &key_where, &delete_unmatched, &unmatched_filter,
-                                   &append_select))
+                                   &key_where, &delete_unmatched, &unmatched_filter, &append_select,
+                                   &merge_posdel))
     return NULL;
   hs_row_change c;
   memset(&c, 0, sizeof c);
@@ -380,6 +381,7 @@ static PyObject *hs_py_table_change_rows(hs_py_table *self, PyObject *args, PyOb
   c.delete_unmatched = delete_unmatched != 0;
   c.unmatched_filter = unmatched_filter;
   c.append_select = append_select;
+  c.merge_position_deletes = merge_posdel;
   if (hs_py_table_snapshot_arg(sid_obj, &c.snapshot_id) < 0) return NULL;
   PyObject *dl = dels != NULL ? PySequence_Fast(dels, "deletes must be a sequence") : NULL;
   PyObject *al = apps != NULL ? PySequence_Fast(apps, "appends must be a sequence") : NULL;
@@ -826,7 +828,8 @@ static PyMethodDef hs_py_table_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "change_rows(snapshot_id=None, deletes=(), appends=(), mode_property=None, what='change', "
      "keys=None, key_columns=None, keep_matched=False, key_where=None, delete_unmatched=False, "
-     "unmatched_filter=None, append_select=0) -> dict\n\nDelete the live rows matching each "
+     "unmatched_filter=None, append_select=0, merge_position_deletes=False) -> dict\n\nDelete the "
+     "live rows matching each "
      "filter (and whose key_columns equal a row of `keys`, unless keep_matched; only those "
      "satisfying key_where when given; with delete_unmatched also the rows matching no key "
      "that satisfy unmatched_filter) and append each stream (append_select: 1 matched, 2 "

@@ -55,6 +55,7 @@ typedef struct delta {
   char **written; /* files this change wrote (removed unless committed) */
   size_t n_written;
   int32_t schema_id;
+  bool merge_all;  /* merge_position_deletes: every file with >= 2 position delete files */
   uint8_t *select; /* merges: per key row, whether its source row is appended (NULL: all) */
   size_t n_select;
   hs_row_change_result res;
@@ -611,6 +612,13 @@ static hs_status merge_closure(const delta *d, size_t first, bool *in_group, con
   return HS_OK;
 }
 
+/* Whether plan file i gets a position delete file in this change: it has
+ * new marks, or (merge_position_deletes) several position delete files. */
+static bool posdel_touched(const delta *d, size_t i) {
+  if (d->marked[i] != NULL && !roaring_bitmap_is_empty(d->marked[i])) return true;
+  return d->merge_all && d->plan.files[i].n_pos_files >= 2;
+}
+
 /* Merge-on-read, v2: a position-delete file per (spec, partition) of the
  * touched data files, holding their new positions. When a touched file
  * already has `max` position delete files applied, the new file instead
@@ -628,12 +636,12 @@ static hs_status write_position_deletes(delta *d, hs_error *err) {
   if (st == HS_OK && (done == NULL || in_group == NULL || g == NULL || full == NULL))
     st = hs_error_set(err, HS_ERR_NOMEM, "row change: out of memory");
   for (size_t i = 0; st == HS_OK && i < n; i++) {
-    if (done[i] || d->marked[i] == NULL || roaring_bitmap_is_empty(d->marked[i])) continue;
+    if (done[i] || !posdel_touched(d, i)) continue;
     const hs_table_plan_file *fi = &d->plan.files[i];
-    bool merge = false;
+    bool merge = d->merge_all;
     memset(in_group, 0, n);
     for (size_t j = i; j < n; j++) {
-      if (done[j] || d->marked[j] == NULL || roaring_bitmap_is_empty(d->marked[j])) continue;
+      if (done[j] || !posdel_touched(d, j)) continue;
       if (j != i && !hs_table_plan_same_partition(fi, &d->plan.files[j])) continue;
       done[j] = in_group[j] = true;
       merge |= d->plan.files[j].n_pos_files >= max;
@@ -934,7 +942,21 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
   if (st == HS_OK && c->n_key_columns > 0 && c->keys != NULL) st = mark_keys(&d, c, err);
   bool cow = false;
   if (st == HS_OK) st = mode_of(t, c->mode_property, &cow, err);
-  if (st == HS_OK && d.res.rows_deleted > 0) {
+  d.merge_all = c->merge_position_deletes && t->meta.format_version == 2;
+  if (st == HS_OK && !d.merge_all && c->merge_position_deletes && t->meta.format_version != 2)
+    st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                      "%s: merging position delete files is for format v2 tables (v3 keeps one "
+                      "deletion vector per data file)",
+                      t->root);
+  if (st == HS_OK && c->merge_position_deletes &&
+      (c->n_deletes > 0 || c->n_key_columns > 0 || c->n_appends > 0))
+    st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                      "%s: merging position delete files is a change of its own (no deletes, "
+                      "keys or appends with it)",
+                      t->root);
+  if (st == HS_OK && d.merge_all) {
+    st = write_position_deletes(&d, err);
+  } else if (st == HS_OK && d.res.rows_deleted > 0) {
     if (cow)
       st = rewrite_files(&d, err);
     else if (t->meta.format_version >= 3)
@@ -959,7 +981,8 @@ hs_status hs_table_change_rows(hs_table *t, const hs_row_change *c, hs_row_chang
   conflict_filter cf;
   memset(&cf, 0, sizeof cf);
   if (st == HS_OK && any) {
-    hs_txn_set_operation(d.txn, HS_TXN_OP_AUTO);
+    /* merged delete files change no row: Iceberg's RewriteFiles */
+    hs_txn_set_operation(d.txn, d.merge_all ? HS_TXN_OP_REPLACE : HS_TXN_OP_AUTO);
     hs_txn_set_schema_id(d.txn, d.schema_id);
     hs_txn_set_recheck(d.txn, schema_recheck, &d);
     if (c->n_deletes > 0 || c->n_key_columns > 0) {

@@ -170,3 +170,55 @@ def test_bad_limit_property(tmp_path):
     with pytest.raises(hdb.InvalidArgumentError, match=MAX_PROP):
         t.delete("id = 1")
     assert len(t) == 10
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_rewrite_position_deletes(tmp_path, partitioned):
+    """t.rewrite_position_deletes(): one replace commit merging every data
+    file's position delete files (here never merged by the deletes
+    themselves: the limit is high); the rows stay, in ours and pyiceberg."""
+    rng = random.Random(7 + partitioned)
+    props = {MAX_PROP: "1000"}
+    first = _batch(rng, range(200))
+    if partitioned:
+        t = hdb.Table.create(tmp_path / "t", schema=first.schema, partition_spec=["cat"],
+                             properties=props)
+    else:
+        t = hdb.Table(tmp_path / "t", properties=props)
+    t.write(first)
+    t.write(_batch(rng, range(200, 300)))
+    model = {}
+    _model_add(model, first)
+    _model_add(model, t.to_arrow(filter="id >= 200"))
+    for k in range(6):
+        lo = rng.randint(0, 290)
+        gone = [i for i in model if lo <= i <= lo + 9]
+        assert t.delete(f"id BETWEEN {lo} AND {lo + 9}") == len(gone)
+        for i in gone:
+            del model[i]
+    before = int(_summary(t)["total-delete-files"])
+    assert before >= 4
+    n_snap = len(t.snapshots())
+    removed = t.rewrite_position_deletes()
+    s = _summary(t)
+    assert removed > 0 and removed == int(s["removed-position-delete-files"])
+    assert int(s["total-delete-files"]) == before - removed + int(s["added-position-delete-files"])
+    if not partitioned:
+        assert int(s["total-delete-files"]) == 1
+    with open(t.metadata_location) as f:
+        meta = json.load(f)
+    cur = next(x for x in meta["snapshots"] if x["snapshot-id"] == meta["current-snapshot-id"])
+    assert cur["summary"]["operation"] == "replace"
+    _check(t, model, 1, "after rewrite")
+    assert len(t.snapshots()) == n_snap + 1
+    assert t.rewrite_position_deletes() == 0  # nothing left to merge: no commit
+    assert len(t.snapshots()) == n_snap + 1
+
+
+def test_rewrite_position_deletes_v3_refused(tmp_path):
+    rng = random.Random(8)
+    t = hdb.Table(tmp_path / "t", format_version=3)
+    t.write(_batch(rng, range(10)))
+    t.delete("id = 1")
+    with pytest.raises(hdb.UnsupportedError, match="deletion vector"):
+        t.rewrite_position_deletes()
