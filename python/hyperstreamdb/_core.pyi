@@ -275,6 +275,7 @@ def vector_search(
     exact: bool = False,
     cache: Any = None,
     as_batch: bool = False,
+    handle: Any = None,  # a TableHandle whose open table is searched when free
 ) -> Tuple[Any, Dict[str, int]]: ...
 def search_cache(staleness_ms: int = 0) -> Any: ...
 def build_vector_indexes(

@@ -156,8 +156,10 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
         # was selected, unless the table has a column of that name.
         score = "score" in columns and "score" not in table.schema.names
         cols = [c for c in columns if c != "distance" and not (score and c == "score")]
-    # The C side keeps the table open between searches of this Table (and
-    # refreshes it per call: a new version is seen as by a fresh open).
+    # The C side searches the handle's open table when it is free (a first
+    # search opens nothing again), else the table it keeps open between
+    # searches of this Table (refreshed per call: a new version is seen as
+    # by a fresh open).
     cache = table._vs_cache
     if cache is None:
         cache = table._vs_cache = _core.search_cache(
@@ -166,7 +168,7 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
         handle.uri, vs.column, q, k=k, metric=vs.metric, filter=filter or None, columns=cols,
         snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
         nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact), cache=cache,
-        as_batch=True)
+        as_batch=True, handle=handle)
     result = _result(out)
     if score:
         result = result.append_column("score", result.column("distance"))

@@ -110,4 +110,17 @@ PyObject *hs_py_parquet_pages_gathered(PyObject *self, PyObject *unused);
 /* write.c */
 PyObject *hs_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs);
 
+/* table.c: lending a TableHandle's open table to another call (a vector
+ * search), so that a first search does not open the table a second time.
+ * hs_py_table_lender (with the GIL): the handle behind `obj`, or NULL when
+ * it is not a TableHandle. hs_py_table_try_borrow (without the GIL): its
+ * hs_table with the handle's lock taken, or NULL when another thread holds
+ * the lock or the handle has no table (the caller opens its own); the
+ * caller keeps `obj` alive and hands the table back with
+ * hs_py_table_return (which releases the lock) before it takes the GIL. */
+struct hs_table;
+void *hs_py_table_lender(PyObject *obj);
+struct hs_table *hs_py_table_try_borrow(void *lender);
+void hs_py_table_return(void *lender);
+
 #endif /* HS_PY_CORE_H */

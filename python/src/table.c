@@ -141,6 +141,26 @@ static void hs_py_table_leave(hs_py_table *self, PyThreadState *ts) {
   PyEval_RestoreThread(ts);
 }
 
+static PyTypeObject hs_py_table_type;
+
+void *hs_py_table_lender(PyObject *obj) {
+  return obj != NULL && Py_TYPE(obj) == &hs_py_table_type ? obj : NULL;
+}
+
+hs_table *hs_py_table_try_borrow(void *lender) {
+  hs_py_table *self = lender;
+  if (self == NULL || !PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) return NULL;
+  if (self->table == NULL) {
+    PyThread_release_lock(self->lock);
+    return NULL;
+  }
+  return self->table;
+}
+
+void hs_py_table_return(void *lender) {
+  PyThread_release_lock(((hs_py_table *)lender)->lock);
+}
+
 static const char *hs_py_table_uri(hs_py_table *self) {
   const char *p = PyUnicode_AsUTF8(self->uri);
   if (p == NULL) {

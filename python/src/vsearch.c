@@ -3,13 +3,18 @@
  * (hs_table_vector_search / hs_table_vector_search_batch), and
  * _core.build_vector_indexes (hs_table_build_vector_indexes).
  *
- * The table is opened from its folder once per search cache (a capsule from
- * _core.search_cache(), one per hyperstreamdb.Table) and refreshed per call:
- * a refresh of an unchanged table is a version probe and one stat, where an
- * open reads and parses the metadata JSON (most of a small search's fixed
- * cost). A newer version, by this process or another writer, is loaded by
- * the refresh as a fresh open would. A search never holds a TableHandle's
- * lock; concurrent searches on one cache each get a table (the one that
+ * A search borrows the open table of the TableHandle it is given (`handle`)
+ * when that handle's lock is free (taken without waiting, with the GIL
+ * released, held for the search; hs_py_table_try_borrow), so a first
+ * search does not open the table again (on S3 a second open is the hint,
+ * the version probes and the metadata once more). Else the table is opened
+ * from its folder once per search cache (a capsule from
+ * _core.search_cache(), one per hyperstreamdb.Table). Either is refreshed
+ * per call: a refresh of an unchanged table is a version probe and one
+ * stat, where an open reads and parses the metadata JSON (most of a small
+ * search's fixed cost). A newer version, by this process or another
+ * writer, is loaded by the refresh as a fresh open would. A search never
+ * waits for a TableHandle's lock; concurrent searches on one cache each get a table (the one that
  * finds the cache busy opens its own). The query vectors come through
  * the buffer protocol (a C-contiguous float32 array of one or two
  * dimensions, no copy); the GIL is released while C opens, scores and
@@ -76,13 +81,26 @@ static PyObject *vs_search_cache(PyObject *self, PyObject *args, PyObject *kwarg
   return cap;
 }
 
-/* The table at `path` for one search, without the GIL: the cache's
- * (refreshed; *held: release the cache's lock when done) when `c` is free
- * and was opened from `path`, else a table of the caller's own (*own). */
-static hs_status search_table(hs_py_search_cache *c, const char *path, hs_table **out, bool *held,
-                              bool *own, hs_error *err) {
+/* The table at `path` for one search, without the GIL: the TableHandle's
+ * (`lender`, refreshed; *lent: hand it back when done) when it is free, so
+ * a first search reads nothing the handle's open already read; else the
+ * cache's (refreshed; *held: release the cache's lock when done) when `c`
+ * is free and was opened from `path`, else a table of the caller's own
+ * (*own). */
+static hs_status search_table(void *lender, hs_py_search_cache *c, const char *path, hs_table **out,
+                              bool *lent, bool *held, bool *own, hs_error *err) {
   *out = NULL;
-  *held = *own = false;
+  *lent = *held = *own = false;
+  hs_table *ht = hs_py_table_try_borrow(lender);
+  if (ht != NULL) {
+    if (hs_table_refresh(ht, err) == HS_OK) {
+      *out = ht;
+      *lent = true;
+      return HS_OK;
+    }
+    hs_py_table_return(lender);
+    if (err != NULL) memset(err, 0, sizeof *err); /* the table of our own words the error */
+  }
   if (c != NULL && PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
     hs_status st = HS_ERR_INTERNAL;
     if (c->table != NULL && c->path != NULL && strcmp(c->path, path) == 0) {
@@ -291,20 +309,22 @@ static PyObject *vs_stats_dict(const hs_vector_search_stats *s) {
 
 static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
-  static char *kwlist[] = {"uri",    "column",  "queries",     "k",         "metric",
-                           "filter", "columns", "snapshot_id", "ef_search", "nprobe",
-                           "batch",  "exact",   "cache",       "as_batch",  NULL};
+  static char *kwlist[] = {"uri",     "column",      "queries",   "k",      "metric", "filter",
+                           "columns", "snapshot_id", "ef_search", "nprobe", "batch",  "exact",
+                           "cache",   "as_batch",    "handle",    NULL};
   PyObject *uri_obj, *column_obj, *queries, *metric_obj = Py_None, *filter_obj = Py_None;
-  PyObject *cols_obj = Py_None, *cache_obj = Py_None;
+  PyObject *cols_obj = Py_None, *cache_obj = Py_None, *handle_obj = Py_None;
   long long k = 10, snapshot_id = -1;
   unsigned int ef_search = 0, nprobe = 0;
   int batch = 0, exact = 0, want_batch = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|LOOOLIIppOp:vector_search", kwlist, &uri_obj,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|LOOOLIIppOpO:vector_search", kwlist, &uri_obj,
                                    &column_obj, &queries, &k, &metric_obj, &filter_obj, &cols_obj,
                                    &snapshot_id, &ef_search, &nprobe, &batch, &exact, &cache_obj,
-                                   &want_batch)) {
+                                   &want_batch, &handle_obj)) {
     return NULL;
   }
+  /* Kept alive by the caller's argument for the whole call. */
+  void *lender = hs_py_table_lender(handle_obj);
   hs_py_search_cache *cache = NULL;
   if (cache_obj != Py_None && (cache = PyCapsule_GetPointer(cache_obj, HS_PY_SEARCH_CACHE)) == NULL)
     return NULL;
@@ -362,8 +382,8 @@ static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
   hs_status st;
   Py_BEGIN_ALLOW_THREADS;
   hs_table *t = NULL;
-  bool held = false, own = false;
-  st = search_table(cache, p, &t, &held, &own, &err);
+  bool lent = false, held = false, own = false;
+  st = search_table(lender, cache, p, &t, &lent, &held, &own, &err);
   if (st == HS_OK && batch)
     st = hs_table_vector_search_batch(t, &o, (const float *)view.buf, nq, dim, heap, &stats, &err);
   else if (st == HS_OK && nq != 1)
@@ -371,6 +391,7 @@ static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
   else if (st == HS_OK)
     st = hs_table_vector_search(t, &o, (const float *)view.buf, dim, heap, &stats, &err);
   if (own) hs_table_free(t);
+  if (lent) hs_py_table_return(lender);
   if (held) PyThread_release_lock(cache->lock);
   Py_END_ALLOW_THREADS;
   if (st != HS_OK) {

@@ -244,10 +244,16 @@ const char *hs_table_strip_file_scheme(const char *uri) {
   return uri;
 }
 
-hs_status hs_table_metadata_bytes(const char *path, hs_buf *out, hs_error *err) {
+/* hs_table_metadata_bytes, and for an object its size and ETag as the GET
+ * answered them into *info (info->etag[0] stays '\0' for a local file). */
+static hs_status metadata_bytes(const char *path, hs_buf *out, hs_object_info *info,
+                                hs_error *err) {
   hs_buf raw;
   hs_buf_init(&raw);
-  hs_status st = hs_table_file_read(path, HS_TABLE_METADATA_BYTES_MAX, &raw, err);
+  memset(info, 0, sizeof *info);
+  hs_status st = hs_store_is_remote(path)
+                     ? hs_store_get(path, HS_TABLE_METADATA_BYTES_MAX, &raw, info, err)
+                     : hs_table_file_read(path, HS_TABLE_METADATA_BYTES_MAX, &raw, err);
   /* Gzip by its magic, whatever the name (JSON never starts with 0x1f). */
   if (st == HS_OK && hs_gzip_is_gzip(raw.data, raw.len)) {
     st = hs_gzip_inflate(raw.data, raw.len, HS_TABLE_METADATA_BYTES_MAX, path, out, err);
@@ -265,17 +271,28 @@ hs_status hs_table_metadata_bytes(const char *path, hs_buf *out, hs_error *err) 
   return st;
 }
 
-hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
-                                 hs_error *err) {
+hs_status hs_table_metadata_bytes(const char *path, hs_buf *out, hs_error *err) {
+  hs_object_info info;
+  return metadata_bytes(path, out, &info, err);
+}
+
+static hs_status metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
+                               hs_object_info *info, hs_error *err) {
   hs_buf text;
   hs_buf_init(&text);
-  hs_status st = hs_table_metadata_bytes(path, &text, err);
+  hs_status st = metadata_bytes(path, &text, info, err);
   if (st == HS_OK) {
     st = hs_iceberg_metadata_parse((const char *)text.data, text.len, arena, meta, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: ", path);
   }
   hs_buf_free(&text);
   return st;
+}
+
+hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
+                                 hs_error *err) {
+  hs_object_info info;
+  return metadata_read(path, arena, meta, &info, err);
 }
 
 /* t->location_alias for the metadata just adopted (table.h). Costs a
@@ -360,14 +377,19 @@ hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_
   hs_arena arena;
   hs_arena_init(&arena);
   hs_iceberg_metadata meta;
-  hs_status st = hs_table_metadata_read(path, &arena, &meta, err);
+  hs_object_info info;
+  hs_status st = metadata_read(path, &arena, &meta, &info, err);
   if (st == HS_OK) st = check_version_log(path, version, &meta, err);
   if (st != HS_OK) {
     hs_arena_reset(&arena);
     return st;
   }
   st = hs_table_metadata_adopt(t, path, version, &arena, &meta, err);
-  t->meta_stamped = st == HS_OK && hs_store_stamp_of(path, &t->meta_stamp);
+  /* An object's stamp from the GET that read it (a HEAD would be another
+   * request: vN names are never cached); a local file's by stat. */
+  t->meta_stamped =
+      st == HS_OK && (info.etag[0] != '\0' ? hs_store_stamp_from_info(path, &info, &t->meta_stamp)
+                                           : hs_store_stamp_of(path, &t->meta_stamp));
   return st;
 }
 
@@ -408,11 +430,12 @@ static int64_t read_hint(const hs_table *t) {
   return v;
 }
 
-/* Whether version v's metadata file exists; an error (a name too long, a
- * symlink loop, a file where a folder should be) is never "exists". */
-static hs_status version_exists(const hs_table *t, int64_t v, bool *exists, hs_error *err) {
-  char path[4200];
-  return hs_table_version_find(t, v, path, sizeof path, exists, err);
+/* Whether version v's metadata file exists (its name into path[cap]); an
+ * error (a name too long, a symlink loop, a file where a folder should be)
+ * is never "exists". */
+static hs_status version_exists(const hs_table *t, int64_t v, bool *exists, char *path, size_t cap,
+                                hs_error *err) {
+  return hs_table_version_find(t, v, path, cap, exists, err);
 }
 
 /* Steps the probe takes from the hint before it lists the folder instead
@@ -421,16 +444,19 @@ static hs_status version_exists(const hs_table *t, int64_t v, bool *exists, hs_e
  * than the probe could keep it going). */
 #define PROBE_STEPS_MAX 10000
 
-/* The latest version (the probe below), into *v; *foreign when the table
- * has no vN files (catalog-named metadata). */
-static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_error *err) {
+/* The latest version (the probe below), into *v, and the name its file was
+ * found under into path[cap] (so that loading it needs no second probe);
+ * *foreign when the table has no vN files (catalog-named metadata). */
+static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, char *path, size_t cap,
+                                hs_error *err) {
   *foreign = false;
   int64_t v = read_hint(t);
   if (v < 1) v = 1;
   /* Never go back behind what this handle already saw. */
   if (t->version > v) v = t->version;
   bool exists = false, listed_once = false;
-  hs_status st = version_exists(t, v, &exists, err);
+  char next[4200];
+  hs_status st = version_exists(t, v, &exists, path, cap, err);
   if (st != HS_OK) return st;
   if (!exists) {
     int64_t listed = 0;
@@ -441,6 +467,7 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_e
     }
     v = listed;
     listed_once = true;
+    if ((st = version_exists(t, v, &exists, path, cap, err)) != HS_OK) return st;
   }
   for (int steps = 0;; steps++) {
     if (steps == PROBE_STEPS_MAX) {
@@ -454,9 +481,13 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, hs_e
       v = listed;
       listed_once = true;
       steps = 0;
+      if ((st = version_exists(t, v, &exists, path, cap, err)) != HS_OK) return st;
     }
-    if ((st = version_exists(t, v + 1, &exists, err)) != HS_OK) return st;
+    if ((st = version_exists(t, v + 1, &exists, next, sizeof next, err)) != HS_OK) return st;
     if (!exists) break;
+    if (strlen(next) >= cap)
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", next);
+    memcpy(path, next, strlen(next) + 1);
     v++;
   }
   *v_out = v;
@@ -474,11 +505,12 @@ hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
   if (t->catalog != NULL) return t->catalog->load(t, err); /* the catalog's pointer */
   int64_t v = 0;
   bool foreign = false;
-  hs_status st = latest_version(t, &v, &foreign, err);
+  char path[4200];
+  hs_status st = latest_version(t, &v, &foreign, path, sizeof path, err);
   if (st != HS_OK) return st;
   /* No vN: metadata named as catalogs write it (foreign.c), else not a table. */
   if (foreign) return hs_table_load_foreign(t, err);
-  return hs_table_load_version(t, v, err);
+  return hs_table_load_file(t, path, v, err);
 }
 
 /* Replace t->root by its real path (every symlink resolved), so that a
@@ -751,12 +783,15 @@ hs_status hs_table_refresh(hs_table *table, hs_error *err) {
   /* vN files are written once: the loaded one, still the latest and
    * unchanged, need not be read and parsed again (a query refreshes). */
   int64_t v = 0;
-  bool foreign = false;
+  bool foreign = false, probed = false;
+  char path[4200];
   hs_status st = HS_OK;
-  if (!(plain && latest_version(table, &v, &foreign, err) == HS_OK && !foreign &&
-        loaded_unchanged(table, v))) {
+  if (!(plain && (probed = latest_version(table, &v, &foreign, path, sizeof path, err) == HS_OK) &&
+        !foreign && loaded_unchanged(table, v))) {
     if (err != NULL) memset(err, 0, sizeof *err);
-    st = hs_table_load_latest(table, err);
+    /* The probe found the latest file: load it without probing again. */
+    st = probed && !foreign ? hs_table_load_file(table, path, v, err)
+                            : hs_table_load_latest(table, err);
   }
   /* The folder as it was before the check: a change after that stat shows
    * as another stamp next time (when settled). */
