@@ -575,6 +575,79 @@ static hs_status s3_list_prefix(const hs_store_loc *loc, hs_store_entry **out, s
   return list_keys(loc, false, true, out, n_out, err);
 }
 
+/* One prefix of s3_list_prefixes: its first page's request and answer. */
+typedef struct s3_list_job {
+  hs_s3_req req;
+  hs_buf query, body;
+} s3_list_job;
+
+static hs_status s3_list_prefixes(const hs_store_loc *locs, size_t n, hs_store_entry **outs,
+                                  size_t *n_outs, hs_error *err) {
+  s3_list_job *jobs = hs_calloc(n ? n : 1, sizeof *jobs);
+  hs_s3_req **reqs = hs_calloc(n ? n : 1, sizeof *reqs);
+  hs_status st = HS_OK;
+  if (jobs == NULL || reqs == NULL) {
+    st = hs_error_set(err, HS_ERR_NOMEM, "%s: LIST: out of memory", n ? locs[0].uri : "");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    s3_list_job *j = &jobs[i];
+    hs_buf_init(&j->query);
+    hs_buf_init(&j->body);
+    /* As list_keys's first page asks (parameters sorted by name). */
+    if (!hs_buf_printf(&j->query, "delimiter=%%2F&list-type=2&prefix=") ||
+        !hs_s3_encode(&j->query, locs[i].key, false) || !hs_buf_append_byte(&j->query, '\0')) {
+      st = hs_error_set(err, HS_ERR_NOMEM, "%s: LIST: out of memory", locs[i].uri);
+      goto done;
+    }
+    hs_s3_req_init(&j->req, &locs[i], "LIST", "GET");
+    j->req.bucket_only = true;
+    j->req.query = (const char *)j->query.data;
+    j->req.out = &j->body;
+    j->req.out_max = S3_LIST_PAGE_MAX;
+    reqs[i] = &j->req;
+  }
+  st = hs_s3_perform_many(reqs, n, 0, err);
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    const char *slash = strrchr(locs[i].key, '/');
+    size_t strip = slash != NULL ? (size_t)(slash - locs[i].key) + 1 : 0;
+    hs_s3_list_acc acc = {0};
+    bool truncated = false;
+    char token[2048];
+    hs_s3_span doc = {(const char *)jobs[i].body.data, jobs[i].body.len};
+    st = hs_s3_parse_list_page(doc, strip, &acc, &truncated, token, sizeof token, err);
+    if (st != HS_OK) hs_error_prefix(err, "%s: LIST: ", locs[i].uri);
+    if (st == HS_OK && truncated) { /* more than a page: this prefix again, every page */
+      for (size_t k = 0; k < acc.n; k++) hs_free(acc.entries[k].name);
+      hs_free(acc.entries);
+      st = list_keys(&locs[i], false, true, &outs[i], &n_outs[i], err);
+      continue;
+    }
+    if (st == HS_OK && acc.n > 1) qsort(acc.entries, acc.n, sizeof *acc.entries, by_name);
+    if (st == HS_OK) {
+      outs[i] = acc.entries;
+      n_outs[i] = acc.n;
+    } else {
+      for (size_t k = 0; k < acc.n; k++) hs_free(acc.entries[k].name);
+      hs_free(acc.entries);
+    }
+  }
+  for (size_t i = 0; st != HS_OK && i < n; i++) {
+    hs_store_entries_free(outs[i], n_outs[i]);
+    outs[i] = NULL;
+    n_outs[i] = 0;
+  }
+done:
+  for (size_t i = 0; jobs != NULL && i < n; i++) {
+    hs_s3_req_free(&jobs[i].req);
+    hs_buf_free(&jobs[i].query);
+    hs_buf_free(&jobs[i].body);
+  }
+  hs_free(jobs);
+  hs_free(reqs);
+  return st;
+}
+
 /* ---------------------------------------------------- sources, sinks */
 
 hs_s3_obj *hs_s3_obj_new(const hs_store_loc *loc) {
@@ -689,6 +762,8 @@ const hs_store_backend hs_store_s3_backend = {
     .mkdirs = s3_mkdirs,
     .list = s3_list,
     .list_prefix = s3_list_prefix,
+    .list_prefixes = s3_list_prefixes,
+    .prefetch = hs_s3_prefetch,
     .source_open = s3_source_open,
     .sink_open = hs_s3_sink_open,
 };

@@ -35,7 +35,7 @@
 
 #include "s3_internal.h"
 
-#define S3_BLOCK ((uint64_t)64 << 10)
+#define S3_BLOCK HS_S3_CACHE_BLOCK
 #define S3_DIRECT_MIN ((size_t)1 << 20)
 #define S3_OBJECTS 4096
 #define S3_OBJ_BUCKETS 8192
@@ -249,6 +249,24 @@ static uint64_t block_id(const hs_store_loc *loc, const hs_object_info *info) {
       o != NULL && o->info.size == info->size && strcmp(o->info.etag, info->etag) == 0 ? o->id : 0;
   pthread_mutex_unlock(&g_mu);
   return id;
+}
+
+bool hs_s3_cache_keeps(const hs_store_loc *loc) {
+  char key[1400];
+  return cap_bytes() > 0 && obj_key(loc, key, sizeof key);
+}
+
+bool hs_s3_cache_holds(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                       uint64_t len) {
+  uint64_t id = block_id(loc, info), end = offset + len;
+  if (id == 0 || end > info->size) return false;
+  if (len == 0) return true;
+  bool all = true;
+  pthread_mutex_lock(&g_mu);
+  for (uint64_t k = offset / S3_BLOCK; all && k <= (end - 1) / S3_BLOCK; k++)
+    all = block_find(id, k) != NULL;
+  pthread_mutex_unlock(&g_mu);
+  return all;
 }
 
 bool hs_s3_cache_get_whole(const hs_store_loc *loc, size_t max_bytes, hs_buf *out,

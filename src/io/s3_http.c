@@ -288,6 +288,26 @@ static void io_count(const hs_s3_req *r) {
   io_add(IO_OUT, r->sent);
 }
 
+/* HS_S3_TRACE=1: every try to stderr as it starts, with the round trip it
+ * opens ("alone", "wave") or shares ("in the wave"), to study a path's
+ * dependent round trips (tests/python/test_s3_requests.py with HS_TEST_LOG
+ * prints a cold query's trace). */
+static void trace(const hs_s3_req *r, const char *how) {
+  static int g_on = -1;
+  int on = __atomic_load_n(&g_on, __ATOMIC_RELAXED);
+  if (on < 0) {
+    const char *v = getenv("HS_S3_TRACE");
+    on = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+    __atomic_store_n(&g_on, on, __ATOMIC_RELAXED);
+  }
+  if (!on) return;
+  if (r == NULL)
+    fprintf(stderr, "hs-s3: %s\n", how);
+  else
+    fprintf(stderr, "hs-s3: %s: %s %s%s%s\n", how, r->op, r->loc->key, r->hdr[0] ? " " : "",
+            r->hdr[0] ? r->hdr[0] : "");
+}
+
 void hs_io_stats_get(hs_io_stats *out) {
   uint64_t v[IO_N];
   for (int i = 0; i < IO_N; i++) v[i] = __atomic_load_n(&g_io[i], __ATOMIC_RELAXED);
@@ -572,6 +592,7 @@ static hs_status perform_from(hs_s3_req *r, hs_error *err) {
     hs_status st = prepare(r, err);
     if (st != HS_OK) return st;
     io_add(IO_RT, 1);
+    trace(r, "alone");
     CURLcode cc = curl_easy_perform(r->easy);
     s3_outcome o = judge(r, cc);
     if (o == S3_DONE) return HS_OK;
@@ -639,7 +660,9 @@ hs_status hs_s3_batch_start(hs_s3_batch *b, hs_s3_req *r, hs_error *err) {
   if (b->running == 0 || b->wave >= b->limit) {
     io_add(IO_RT, 1);
     b->wave = 0;
+    trace(NULL, "wave");
   }
+  trace(r, "  in the wave");
   b->wave++;
   b->att[b->running++] = r;
   return HS_OK;

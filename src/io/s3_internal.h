@@ -193,11 +193,23 @@ bool hs_s3_cache_get_whole(const hs_store_loc *loc, size_t max_bytes, hs_buf *ou
  * object described by info (a HEAD just kept), covers whole. */
 void hs_s3_cache_put_range(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
                            const uint8_t *data, size_t len);
+/* The cache's block size: prefetched ranges are widened to it. */
+#define HS_S3_CACHE_BLOCK ((uint64_t)64 << 10)
+/* Whether loc's bytes may be kept at all (blocks are on, and the name is
+ * not one a table writes again). */
+bool hs_s3_cache_keeps(const hs_store_loc *loc);
+/* Whether every block of [offset, offset + len) of the object described by
+ * info (its cached HEAD) is held. */
+bool hs_s3_cache_holds(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                       uint64_t len);
 /* Forget loc (we are about to write or delete it). */
 void hs_s3_cache_forget(const hs_store_loc *loc);
 /* Read [offset, offset + len) of the object described by info (its HEAD)
  * through the block cache; misses are ranged GETs with If-Match. */
 hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
                            size_t len, void *dst, hs_error *err);
+
+/* s3_prefetch.c: the backend's prefetch (store.h hs_store_prefetch). */
+size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n);
 
 #endif /* HS_IO_S3_INTERNAL_H */

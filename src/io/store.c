@@ -339,6 +339,55 @@ hs_status hs_store_get_ranges(const hs_store_range *ranges, size_t n, hs_error *
   return st;
 }
 
+hs_status hs_store_list_prefixes(const char *const *uri_prefixes, size_t n, hs_store_entry **outs,
+                                 size_t *n_outs, hs_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    outs[i] = NULL;
+    n_outs[i] = 0;
+  }
+  if (n == 0) return HS_OK;
+  batch b;
+  hs_status st = batch_resolve(uri_prefixes, n, &b, err);
+  if (st != HS_OK) return st;
+  if (b.n_local == 0 && hs_store_s3_backend.list_prefixes != NULL) {
+    st = hs_store_s3_backend.list_prefixes(b.locs, n, outs, n_outs, err);
+    batch_free(&b);
+    return st;
+  }
+  batch_free(&b);
+  for (size_t i = 0; st == HS_OK && i < n; i++)
+    st = hs_store_list_prefix(uri_prefixes[i], &outs[i], &n_outs[i], err);
+  for (size_t i = 0; st != HS_OK && i < n; i++) {
+    hs_store_entries_free(outs[i], n_outs[i]);
+    outs[i] = NULL;
+    n_outs[i] = 0;
+  }
+  return st;
+}
+
+size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n) {
+  if (n == 0 || hs_store_s3_backend.prefetch == NULL) return 0;
+  size_t n_s3 = 0;
+  for (size_t i = 0; i < n; i++) n_s3 += hs_store_kind_of(items[i].uri) == HS_STORE_S3;
+  if (n_s3 == 0) return 0;
+  const char **uris = hs_malloc(n_s3 * sizeof *uris);
+  hs_store_prefetch_item *its = hs_malloc(n_s3 * sizeof *its);
+  size_t w = 0, done = 0;
+  for (size_t i = 0; uris != NULL && its != NULL && i < n; i++) {
+    if (hs_store_kind_of(items[i].uri) != HS_STORE_S3) continue;
+    uris[w] = items[i].uri;
+    its[w++] = items[i];
+  }
+  batch b;
+  if (uris != NULL && its != NULL && batch_resolve(uris, w, &b, NULL) == HS_OK) {
+    done = hs_store_s3_backend.prefetch(b.locs, its, w);
+    batch_free(&b);
+  }
+  hs_free(uris);
+  hs_free(its);
+  return done;
+}
+
 hs_status hs_store_put_many(const hs_store_put_item *items, size_t n, hs_error *err) {
   if (n == 0) return HS_OK;
   const char **uris = hs_malloc(n * sizeof *uris);

@@ -187,5 +187,33 @@ hs_status hs_store_list(const char *dir_uri, bool recursive, hs_store_entry **ou
 hs_status hs_store_list_prefix(const char *uri_prefix, hs_store_entry **out, size_t *n_out,
                                hs_error *err);
 void hs_store_entries_free(hs_store_entry *entries, size_t n);
+/* hs_store_list_prefix for n prefixes at once: outs[i], n_outs[i] for
+ * uri_prefixes[i]; on S3 one parallel wave of LISTs (a prefix whose
+ * listing runs past one page is continued alone). On failure nothing is
+ * returned (every outs[i] NULL). */
+hs_status hs_store_list_prefixes(const char *const *uri_prefixes, size_t n, hs_store_entry **outs,
+                                 size_t *n_outs, hs_error *err);
+
+/* ----------------------------------------------------------- prefetch */
+
+/* Bytes a caller will read soon: [offset, offset + len) of `uri`, or with
+ * `tail` its last len bytes (where Parquet and Puffin footers are: what a
+ * source open reads first). */
+typedef struct hs_store_prefetch_item {
+  const char *uri;
+  uint64_t offset;
+  size_t len;
+  bool tail;
+} hs_store_prefetch_item;
+/* Bring what the items name and the process's S3 object cache does not
+ * hold yet into it, with one parallel wave of ranged GETs (16 at a time;
+ * ranges widened to the cache's 64 KiB blocks), so that the reads that
+ * follow, made one by one by readers that know nothing of each other,
+ * cost no round trip. An object not seen before is fetched without a HEAD
+ * (the answer's Content-Range and ETag describe it). Local files (memory
+ * mapped) and names the cache never keeps are skipped. Best effort: a
+ * failure is not an error (the read that needs the bytes then fails by
+ * name). Returns the number of GETs made. */
+size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n);
 
 #endif /* HS_IO_STORE_H */

@@ -62,6 +62,12 @@ typedef struct hs_store_backend {
    * directly in loc's folder whose names start with its last component. */
   hs_status (*list_prefix)(const hs_store_loc *loc, hs_store_entry **out, size_t *n_out,
                            hs_error *err);
+  /* Optional (else one list_prefix after another): list_prefix of locs[i]
+   * into outs[i], n_outs[i], together. */
+  hs_status (*list_prefixes)(const hs_store_loc *locs, size_t n, hs_store_entry **outs,
+                             size_t *n_outs, hs_error *err);
+  /* Optional (else nothing): hs_store_prefetch of items[i] at locs[i]. */
+  size_t (*prefetch)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n);
   /* Sources and sinks (io.h) on this backend. S3: a source HEADs once
    * (size, etag), reads by ranged GET, and copies views into the caller's
    * scratch; a sink buffers, switches to multipart upload past one part

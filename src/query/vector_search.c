@@ -69,10 +69,7 @@ static hs_status column_check(const struct ArrowSchema *schema, const char *name
 
 /* -------------------------------------------------------------- fetch */
 
-typedef struct vs_key {
-  uint32_t file;
-  int64_t row;
-} vs_key;
+typedef hs_vs_key vs_key;
 
 /* The field id of top-level column `name` of `schema`, or -1. */
 static int32_t vs_field_id(const struct ArrowSchema *schema, const char *name) {
@@ -432,6 +429,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o,
     for (size_t i = 0; i < n_keys; i++)
       if (u == 0 || key_cmp(&keys[u - 1], &keys[i]) != 0) keys[u++] = keys[i];
     n_keys = u;
+    if (n_names > 0) hs_vs_prefetch_rows(&files, prep, &ctx, &proj, keys, n_keys);
     if (n_names > 0)
       st = fetch_rows(&files, prep, &ctx, keys, n_keys, &proj, &batches, &n_batches, where, err);
   }

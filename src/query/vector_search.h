@@ -75,6 +75,22 @@ hs_status hs_vs_files_set(hs_vs_files *f, size_t file, const char *path, int64_t
                           hs_error *err);
 void hs_vs_files_free(hs_vs_files *f);
 
+/* A winner of a search: row `row` of plan file `file`. */
+typedef struct hs_vs_key {
+  uint32_t file;
+  int64_t row;
+} hs_vs_key;
+
+/* Before the winners' rows keys[0..n) (sorted by file, then row) are
+ * fetched with projection `proj` (vector_search_prefetch.c): on an object
+ * store, the pages they lie in, in two parallel waves (offset indexes,
+ * then pages and dictionaries) into the object cache. Best effort. */
+struct hs_colmap_ctx;
+struct hs_vs_prep;
+void hs_vs_prefetch_rows(const hs_vs_files *files, struct hs_vs_prep *prep,
+                         const struct hs_colmap_ctx *ctx, const struct ArrowSchema *proj,
+                         const hs_vs_key *keys, size_t n);
+
 /* ------------------------------------------------------------------
  * The data files searched through their vector index
  * (vector_search_index.c). Arrays are indexed by the file's place in the

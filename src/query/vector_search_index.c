@@ -159,6 +159,41 @@ static void reject(hs_vs_indexed *ix, const char *index, const char *data, const
   hs_index_rejection_note(ix->why);
 }
 
+/* The head of an index file a prefetch brings (an HNSW graph or IVF lists
+ * this small are read whole by the open; larger ones by their reads). */
+#define VX_PREFETCH_HEAD ((size_t)4 << 20)
+#define VX_PREFETCH_TAIL ((size_t)128 << 10)
+
+/* On an object store, the index files the registry names for the plan's
+ * files (their footers and heads) and the data files' footers (the
+ * binding check reads them) in one parallel wave (hs_store_prefetch),
+ * instead of a few round trips per file one after another. */
+static void prefetch_indexes(hs_table *t, const hs_table_plan *plan,
+                             const hs_table_index_registry *reg, const char *column,
+                             int32_t field_id) {
+  if (!t->remote || plan->n_files == 0) return;
+  hs_store_prefetch_item *items = hs_calloc(4 * plan->n_files, sizeof *items);
+  char **paths = hs_calloc(plan->n_files, sizeof *paths);
+  size_t n = 0, np = 0;
+  for (size_t i = 0; items != NULL && paths != NULL && i < plan->n_files; i++) {
+    const hs_table_plan_file *pf = &plan->files[i];
+    const char *stored = NULL;
+    const char *rec = hs_table_index_lookup_field(reg, pf->path, pf->data_file->file_size_in_bytes,
+                                                  column, field_id, &stored);
+    if (rec == NULL || hs_table_resolve_path(t, rec, "index registry", &paths[np], NULL) != HS_OK)
+      continue;
+    items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_TAIL, true};
+    items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_HEAD, false};
+    items[n++] = (hs_store_prefetch_item){pf->path, 0, VX_PREFETCH_TAIL, true};
+    items[n++] = (hs_store_prefetch_item){pf->path, 0, 4, false}; /* its magic */
+    np++;
+  }
+  if (items != NULL && paths != NULL) (void)hs_store_prefetch(items, n);
+  for (size_t i = 0; paths != NULL && i < np; i++) hs_free(paths[i]);
+  hs_free(paths);
+  hs_free(items);
+}
+
 hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
                              int32_t field_id, hs_metric metric, size_t dim, hs_vs_indexed *out,
                              hs_error *err) {
@@ -173,6 +208,7 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
   }
   out->have_reg = true; /* kept for the query's scans */
   if (regp->n_entries == 0) return HS_OK;
+  prefetch_indexes(t, plan, regp, column, field_id);
   out->n = plan->n_files;
   out->vx = hs_calloc(plan->n_files + 1, sizeof *out->vx);
   out->paths = hs_calloc(plan->n_files + 1, sizeof *out->paths);
@@ -298,8 +334,35 @@ static hs_status add_bitmap(void *ctx, size_t plan_index, const char *path,
   return HS_OK;
 }
 
+/* Before a filter's index plan opens the scalar indexes of the indexed
+ * files one by one: on an object store, the footers of every index file
+ * the registry names for them in one wave (those already read, the vector
+ * indexes, are not fetched again). */
+static void prefetch_scalar_indexes(hs_table *t, const hs_vs_indexed *ix) {
+  if (!t->remote || !ix->have_reg || ix->reg.n_entries == 0) return;
+  const hs_table_index_registry *reg = &ix->reg;
+  hs_store_prefetch_item *items = hs_calloc(reg->n_entries, sizeof *items);
+  char **paths = hs_calloc(reg->n_entries, sizeof *paths);
+  size_t n = 0;
+  for (size_t e = 0; items != NULL && paths != NULL && e < reg->n_entries; e++) {
+    bool wanted = false;
+    for (size_t i = 0; i < ix->n && !wanted; i++)
+      wanted = ix->vx[i] != NULL && strcmp(ix->paths[i], reg->entries[e].data_file) == 0;
+    if (!wanted || hs_table_resolve_path(t, reg->entries[e].index_file, "index registry", &paths[n],
+                                         NULL) != HS_OK)
+      continue;
+    items[n] = (hs_store_prefetch_item){paths[n], 0, VX_PREFETCH_TAIL, true};
+    n++;
+  }
+  if (items != NULL && paths != NULL) (void)hs_store_prefetch(items, n);
+  for (size_t i = 0; paths != NULL && i < n; i++) hs_free(paths[i]);
+  hs_free(paths);
+  hs_free(items);
+}
+
 hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char *filter,
                               hs_vs_indexed *ix, int64_t *rows_matched, hs_error *err) {
+  prefetch_scalar_indexes(t, ix);
   for (size_t i = 0; i < ix->n; i++) {
     if (ix->vx[i] == NULL) continue;
     /* The filtered scan leaves deleted rows out itself. */

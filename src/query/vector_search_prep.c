@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../index/binding.h"
+#include "../io/store.h"
 #include "../parquet/parquet.h"
 #include "scan.h"
 #include "vector_search.h"
@@ -108,6 +109,23 @@ static char *dup_or_null(const char *s, bool *ok) {
   return d;
 }
 
+/* On an object store, the snapshot's manifest list and the index registry
+ * (both named by the metadata) in one parallel wave before they are read
+ * one after the other. */
+static void prefetch_list_and_registry(const hs_table *t, const char *list, const char *reg) {
+  if (!t->remote) return;
+  char *p[2] = {NULL, NULL};
+  hs_store_prefetch_item items[2];
+  size_t n = 0;
+  if (list != NULL && hs_table_resolve_path(t, list, "manifest list", &p[0], NULL) == HS_OK)
+    items[n++] = (hs_store_prefetch_item){p[0], 0, (size_t)128 << 10, true};
+  if (reg != NULL && hs_table_resolve_path(t, reg, "index registry", &p[1], NULL) == HS_OK)
+    items[n++] = (hs_store_prefetch_item){p[1], 0, (size_t)128 << 10, true};
+  if (n == 2) (void)hs_store_prefetch(items, n);
+  hs_free(p[0]);
+  hs_free(p[1]);
+}
+
 hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *column, int32_t field_id,
                              hs_metric metric, size_t dim, bool exact, const char *const *paths,
                              size_t n_paths, hs_vs_prep **out, hs_error *err) {
@@ -145,6 +163,7 @@ hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *colum
   p->dim = dim;
   p->exact = exact;
   hs_status st = ok ? HS_OK : hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  if (st == HS_OK && !exact) prefetch_list_and_registry(t, list, reg);
   if (st == HS_OK) st = hs_table_plan_files(t, snapshot_id, &p->plan, err);
   if (st == HS_OK && paths != NULL) st = hs_scan_plan_restrict(&p->plan, paths, n_paths, err);
   if (st == HS_OK && !exact)

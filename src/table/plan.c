@@ -374,6 +374,35 @@ static void pc_put(char *key, const hs_fs_stamp *stamp, pc_dep *deps, size_t n_d
   p->shared = e;
 }
 
+/* Manifests a prefetch fetches whole (the object cache serves whole reads
+ * up to this size; larger ones are read directly). */
+#define PLAN_PREFETCH_MANIFEST_MAX ((int64_t)1 << 20)
+
+/* On an object store, every manifest of the list in one parallel wave
+ * (hs_store_prefetch) before they are read one by one: a cold plan costs
+ * the manifest list and one round trip, not one per manifest. */
+static void prefetch_manifests(const hs_table *t, const hs_iceberg_manifest_list *list) {
+  if (!t->remote || list->n_files < 2) return;
+  hs_store_prefetch_item *items = hs_calloc(list->n_files, sizeof *items);
+  char **paths = hs_calloc(list->n_files, sizeof *paths);
+  size_t n = 0;
+  for (size_t i = 0; items != NULL && paths != NULL && i < list->n_files; i++) {
+    const hs_iceberg_manifest_file *mf = &list->files[i];
+    int64_t len = mf->manifest_length;
+    if (len > PLAN_PREFETCH_MANIFEST_MAX ||
+        hs_table_resolve_path(t, mf->manifest_path, "manifest", &paths[n], NULL) != HS_OK)
+      continue;
+    /* The recorded length, else the tail a source open would read. */
+    items[n] =
+        (hs_store_prefetch_item){paths[n], 0, len > 0 ? (size_t)len : (size_t)128 << 10, len <= 0};
+    n++;
+  }
+  if (items != NULL && paths != NULL) (void)hs_store_prefetch(items, n);
+  for (size_t i = 0; paths != NULL && i < n; i++) hs_free(paths[i]);
+  hs_free(paths);
+  hs_free(items);
+}
+
 hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_plan *out,
                               hs_error *err) {
   memset(out, 0, sizeof *out);
@@ -414,6 +443,7 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
     st = hs_iceberg_manifest_list_read(buf.data, buf.len, &out->arena, &list, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: ", snap->manifest_list);
   }
+  if (st == HS_OK) prefetch_manifests(t, &list);
   hs_table_plan_delete *dels = NULL;
   size_t n_dels = 0, dels_cap = 0;
   for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {

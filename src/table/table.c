@@ -116,42 +116,51 @@ int64_t hs_table_version_of_name(const char *name) {
   return -1;
 }
 
-/* Which of version v's names exist (here[i] for VERSION_SUFFIX[i]), on an
- * object store: one LIST of the prefix "v<N>" instead of a HEAD per name. */
-static hs_status version_listed(const hs_table *t, int64_t version, bool *here, hs_error *err) {
-  char prefix[4200];
-  int n = snprintf(prefix, sizeof prefix, "%s/metadata/v%lld", t->root, (long long)version);
-  if (n <= 0 || (size_t)n >= sizeof prefix) {
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+/* Which of the versions' names exist (here[k * N_VERSION_SUFFIX + i] for
+ * versions[k] and VERSION_SUFFIX[i]), on an object store: one LIST of the
+ * prefix "v<N>" per version instead of a HEAD per name, all of them in one
+ * parallel wave. */
+static hs_status versions_listed(const hs_table *t, const int64_t *versions, size_t n, bool *here,
+                                 hs_error *err) {
+  char prefix[2][4200];
+  const char *prefixes[2];
+  hs_store_entry *es[2] = {NULL, NULL};
+  size_t ne[2] = {0, 0};
+  if (n > 2) return hs_error_set(err, HS_ERR_INTERNAL, "%s: too many versions listed", t->root);
+  for (size_t k = 0; k < n; k++) {
+    int w =
+        snprintf(prefix[k], sizeof prefix[k], "%s/metadata/v%lld", t->root, (long long)versions[k]);
+    if (w <= 0 || (size_t)w >= sizeof prefix[k]) {
+      return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
+    }
+    prefixes[k] = prefix[k];
   }
-  hs_store_entry *es = NULL;
-  size_t ne = 0;
-  hs_status st = hs_store_list_prefix(prefix, &es, &ne, err);
+  hs_status st = hs_store_list_prefixes(prefixes, n, es, ne, err);
   /* No such keys list empty: "not found" is the bucket (as in
    * hs_table_file_list), which a "no table yet" must not hide. */
   if (st == HS_ERR_NOT_FOUND && err != NULL) err->status = HS_ERR_IO;
   if (st == HS_ERR_NOT_FOUND) st = HS_ERR_IO;
   if (st != HS_OK) return st;
   char name[64];
-  for (int i = 0; i < N_VERSION_SUFFIX; i++) {
-    snprintf(name, sizeof name, "v%lld%s", (long long)version, VERSION_SUFFIX[i]);
-    here[i] = false;
-    for (size_t k = 0; k < ne && !here[i]; k++)
-      here[i] = !es[k].is_dir && strcmp(es[k].name, name) == 0;
+  for (size_t k = 0; k < n; k++) {
+    for (int i = 0; i < N_VERSION_SUFFIX; i++) {
+      snprintf(name, sizeof name, "v%lld%s", (long long)versions[k], VERSION_SUFFIX[i]);
+      bool *h = &here[k * N_VERSION_SUFFIX + (size_t)i];
+      *h = false;
+      for (size_t x = 0; x < ne[k] && !*h; x++)
+        *h = !es[k][x].is_dir && strcmp(es[k][x].name, name) == 0;
+    }
+    hs_store_entries_free(es[k], ne[k]);
   }
-  hs_store_entries_free(es, ne);
   return HS_OK;
 }
 
-hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, size_t cap,
-                                bool *exists, hs_error *err) {
+/* hs_table_version_find's choice among the names: listed[i] for an object
+ * store (versions_listed), a probe per name for a local folder. */
+static hs_status version_pick(const hs_table *t, int64_t version, const bool *listed, char *out,
+                              size_t cap, bool *exists, hs_error *err) {
   *exists = false;
   char path[4200];
-  bool listed[N_VERSION_SUFFIX] = {false};
-  if (t->remote) {
-    hs_status st = version_listed(t, version, listed, err);
-    if (st != HS_OK) return st;
-  }
   for (int i = 0; i < N_VERSION_SUFFIX; i++) {
     if (!version_path_named(t->root, version, i, path, sizeof path) || strlen(path) >= cap) {
       return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", t->root);
@@ -176,6 +185,17 @@ hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, s
     version_path_named(t->root, version, 0, out, cap); /* for messages */
   }
   return HS_OK;
+}
+
+hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, size_t cap,
+                                bool *exists, hs_error *err) {
+  *exists = false;
+  bool listed[N_VERSION_SUFFIX] = {false};
+  if (t->remote) {
+    hs_status st = versions_listed(t, &version, 1, listed, err);
+    if (st != HS_OK) return st;
+  }
+  return version_pick(t, version, listed, out, cap, exists, err);
 }
 
 bool hs_table_metadata_gzip(const hs_iceberg_metadata *m) {
@@ -456,7 +476,25 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, char
   if (t->version > v) v = t->version;
   bool exists = false, listed_once = false;
   char next[4200];
-  hs_status st = version_exists(t, v, &exists, path, cap, err);
+  hs_status st = HS_OK;
+  if (t->remote) {
+    /* vN and v(N+1) in one wave: the usual answer (the hint is right) in
+     * one round trip instead of two. */
+    int64_t pair[2] = {v, v + 1};
+    bool listed[2 * N_VERSION_SUFFIX];
+    bool more = false;
+    if ((st = versions_listed(t, pair, 2, listed, err)) != HS_OK ||
+        (st = version_pick(t, v, listed, path, cap, &exists, err)) != HS_OK ||
+        (st = version_pick(t, v + 1, listed + N_VERSION_SUFFIX, next, sizeof next, &more, err)) !=
+            HS_OK)
+      return st;
+    if (exists && !more) {
+      *v_out = v;
+      return HS_OK;
+    }
+  } else {
+    st = version_exists(t, v, &exists, path, cap, err);
+  }
   if (st != HS_OK) return st;
   if (!exists) {
     int64_t listed = 0;

@@ -686,6 +686,92 @@ static void test_cache(void) {
   free(data);
 }
 
+/* hs_store_prefetch on S3 (s3_prefetch.c): one wave of GETs brings the
+ * ranges and tails asked for into the block cache (nearby ranges of an
+ * object share a GET; a missing object is no error), so the reads that
+ * follow make no request and return the objects' bytes; a second prefetch
+ * of the same fetches nothing; an object replaced since is forgotten by
+ * the If-Match refusal and read anew. And list_prefixes equals
+ * list_prefix one by one, in one round trip. */
+static void test_prefetch(void) {
+  hs_error e = {0};
+  tloc ta, tb, tc;
+  size_t na = 300000, nb = 50000;
+  uint8_t *a = random_bytes(na, 91), *b = random_bytes(nb, 92);
+  CHECK_OK(B->put(at(&ta, "pf/a.bin"), a, na, &e), &e);
+  CHECK_OK(B->put(at(&tb, "pf/b.bin"), b, nb, &e), &e);
+  at(&tc, "pf/missing.bin");
+  hs_s3_cache_forget(&ta.loc); /* small PUTs are kept: start cold */
+  hs_s3_cache_forget(&tb.loc);
+  hs_store_loc locs[5] = {ta.loc, ta.loc, tb.loc, ta.loc, tc.loc};
+  hs_store_prefetch_item items[5] = {{ta.uri, 0, 100000, true},
+                                     {ta.uri, 200000, 5000, false},
+                                     {tb.uri, 0, nb, false},
+                                     {ta.uri, 210000, 100, false},
+                                     {tc.uri, 0, 10, false}};
+  hs_io_stats before, after;
+  hs_io_stats_get(&before);
+  size_t gets = B->prefetch(locs, items, 5);
+  hs_io_stats_get(&after);
+  CHECK(gets == 4); /* a's tail, a's two near ranges as one, b, the missing one */
+  CHECK(after.gets - before.gets == 4 && after.round_trips - before.round_trips == 1);
+  uint8_t buf[6000];
+  hs_io_stats_get(&before);
+  hs_source *src = NULL;
+  CHECK_OK(B->source_open(&ta.loc, &src, &e), &e);
+  if (src != NULL) {
+    CHECK_OK(hs_source_read(src, na - 5000, 5000, buf, &e), &e);
+    CHECK(memcmp(buf, a + na - 5000, 5000) == 0);
+    CHECK_OK(hs_source_read(src, 200000, 5000, buf, &e), &e);
+    CHECK(memcmp(buf, a + 200000, 5000) == 0);
+    CHECK_OK(hs_source_read(src, 210000, 100, buf, &e), &e);
+    CHECK(memcmp(buf, a + 210000, 100) == 0);
+    hs_source_unref(src);
+  }
+  hs_buf whole;
+  hs_buf_init(&whole);
+  hs_object_info info;
+  CHECK_OK(B->get(&tb.loc, nb, &whole, &info, &e), &e);
+  CHECK(whole.len == nb && memcmp(whole.data, b, nb) == 0);
+  hs_io_stats_get(&after);
+  CHECK(after.requests == before.requests);
+  CHECK(B->prefetch(locs, items, 4) == 0); /* all held */
+  /* Replaced: the prefetch's If-Match fails, the name is forgotten, and
+   * the next read sees the new bytes. */
+  uint8_t *b2 = random_bytes(nb, 93);
+  CHECK_OK(hs_s3_put(&tb.loc, b2, nb, &e), &e);
+  hs_s3_cache_head_put(&tb.loc, &info); /* as if another writer replaced it */
+  CHECK(B->prefetch(&locs[2], &items[2], 1) == 1);
+  whole.len = 0;
+  CHECK_OK(B->get(&tb.loc, nb, &whole, NULL, &e), &e);
+  CHECK(whole.len == nb && memcmp(whole.data, b2, nb) == 0);
+  hs_buf_free(&whole);
+  /* list_prefixes: the same entries as list_prefix, one wave. */
+  tloc tp[3];
+  hs_store_loc pl[3] = {*at(&tp[0], "many/a/k0"), *at(&tp[1], "many/b/deep/k01"),
+                        *at(&tp[2], "many/none")};
+  hs_store_entry *outs[3];
+  size_t nouts[3];
+  hs_io_stats_get(&before);
+  CHECK_OK(B->list_prefixes(pl, 3, outs, nouts, &e), &e);
+  hs_io_stats_get(&after);
+  CHECK(after.round_trips - before.round_trips == 1 && after.lists - before.lists == 3);
+  for (int i = 0; i < 3; i++) {
+    hs_store_entry *one = NULL;
+    size_t n1 = 0;
+    CHECK_OK(B->list_prefix(&pl[i], &one, &n1, &e), &e);
+    CHECK(n1 == nouts[i]);
+    for (size_t k = 0; k < n1 && k < nouts[i]; k++)
+      CHECK(strcmp(one[k].name, outs[i][k].name) == 0 && one[k].info.size == outs[i][k].info.size);
+    hs_store_entries_free(one, n1);
+    hs_store_entries_free(outs[i], nouts[i]);
+  }
+  CHECK(nouts[0] > 0 && nouts[2] == 0);
+  free(a);
+  free(b);
+  free(b2);
+}
+
 /* The XML reading alone (no server): entities, attributes, empty
  * elements, folder markers, CommonPrefixes, truncation tokens, dates. */
 static void test_xml(void) {
@@ -1250,6 +1336,7 @@ int main(void) {
   test_odd_keys();
   test_source_sink();
   test_cache();
+  test_prefetch();
   test_table();
   test_table_deletes(2);
   test_table_deletes(3);

@@ -105,15 +105,16 @@ def test_requests_counted_exactly_and_query_costs(s3, proxy, capsys):  # noqa: F
     for name, kw in (("unfiltered", {}), ("1% filter", {"filter": "g = 7"})):
         # A cold process: nothing cached anywhere.
         proxy.take()
+        env = dict(os.environ, HS_S3_TRACE="1") if os.environ.get("HS_TEST_LOG") else None
         out = subprocess.run([sys.executable, "-c", _COLD, uri, json.dumps(opts),
                               json.dumps(q.tolist()), json.dumps(kw)],
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True, timeout=120, env=env)
         assert out.returncode == 0, out.stderr
         ids, cold = json.loads(out.stdout)
         log = proxy.take()
         assert cold["requests"] == len(log), (name, cold, len(log))
         if os.environ.get("HS_TEST_LOG"):
-            print(f"\n== cold process {name}")
+            print(f"\n== cold process {name}\n{out.stderr}")
             for r in log:
                 print("  ", r)
         # This process, a new handle (opened and searched; the process-wide
@@ -139,13 +140,16 @@ def test_requests_counted_exactly_and_query_costs(s3, proxy, capsys):  # noqa: F
         # (the version hint, LISTs for vN and v(N+1), the metadata: one GET,
         # its stamp from that answer) and the search's freshness LIST; the
         # search uses the handle's table, every other object is cached.
-        # Cold, budgets as measured when written, so that more requests fail
-        # here: then the manifest list, each manifest, the registry, per
-        # file its index and pages, each its own round trip (item 4 wants <= 4).
+        # A cold process, budgets as measured when written, so that more
+        # round trips fail here: the hint; LISTs of vN and v(N+1) together;
+        # the metadata; the search's freshness LIST; then waves of parallel
+        # GETs (hs_store_prefetch): manifest list + registry, the manifests,
+        # index files + data footers, (filtered: the scalar indexes,) the
+        # winners' pages. Item 4 wants <= 4.
         assert w["round_trips"] == w["requests"] == 1 and w["lists"] == 1, (name, w)
         assert w["bytes_read"] < 1000, (name, w)
-        assert c["round_trips"] <= 5 and c["lists"] == 3, (name, c)
-        assert cold["round_trips"] <= 41, (name, cold)
+        assert c["round_trips"] <= 4 and c["lists"] == 3, (name, c)
+        assert cold["round_trips"] <= (8 if name == "unfiltered" else 9), (name, cold)
         assert w["requests"] < c["requests"] < cold["requests"], (name, cold, c, w)
 
 
@@ -211,7 +215,9 @@ def test_failed_requests_are_counted_as_retries(s3):  # noqa: F811
     st = hdb.io_stats()
     assert st["requests"] >= 3 and st["requests"] % 3 == 0, st  # 1 try + 2 retries per request
     assert st["retries"] == st["requests"] // 3 * 2, st
-    assert st["round_trips"] == st["requests"], st
+    # Retries run alone; first tries of a parallel wave (the LISTs of vN and
+    # v(N+1)) share one round trip.
+    assert st["requests"] - st["requests"] // 3 <= st["round_trips"] <= st["requests"], st
 
 
 def test_table_made_anew_at_its_uri_by_another_process_is_read_anew(s3):  # noqa: F811

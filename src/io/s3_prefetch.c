@@ -1,0 +1,193 @@
+/*
+ * s3_prefetch.c — hs_store_prefetch on S3: bring ranges of many objects
+ * into the object cache (s3_cache.c) with one parallel wave of ranged
+ * GETs, so that the readers that follow (a manifest reader per manifest, a
+ * Puffin reader per index file, a Parquet reader per data file, each
+ * asking for its bytes one read at a time) find them there and a cold
+ * query pays one round trip per wave instead of one per read.
+ *
+ * An object whose HEAD the cache holds is fetched with If-Match (a changed
+ * object answers 412 and is forgotten); one not seen yet is fetched
+ * without, and the answer (Content-Range's total, ETag, Last-Modified)
+ * becomes its cached HEAD, as a source open's tail GET does. Ranges are
+ * widened to whole cache blocks (S3 clips a range past the end); ranges
+ * already held are not fetched. Every answer that is not 200/206 (404,
+ * 412, 416) and every failed request is dropped: prefetching is never an
+ * error, the read that needs the bytes fetches them itself and words the
+ * error. Owns nothing after it returns.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "s3_internal.h"
+
+/* At most this many bytes in one call (a caller that asks for more gets
+ * the first items; the rest are read as before). */
+#define PREFETCH_MAX_BYTES ((uint64_t)64 << 20)
+
+typedef struct pf_job {
+  hs_s3_req req;
+  hs_buf body;
+  size_t item;
+  bool known, tail;    /* a cached HEAD (info) was used; a suffix range */
+  hs_object_info info; /* when known */
+  uint64_t lo;         /* the range asked for starts here (not for tail) */
+  char range[80], cond[128];
+} pf_job;
+
+/* The objects' order: by endpoint, bucket, key. */
+static int loc_cmp(const hs_store_loc *x, const hs_store_loc *y) {
+  int c = strcmp(x->cfg->endpoint, y->cfg->endpoint);
+  if (c == 0) c = strcmp(x->bucket, y->bucket);
+  return c != 0 ? c : strcmp(x->key, y->key);
+}
+
+/* One GET to plan: [lo, hi) of locs[item] (tail: its last hi bytes). */
+typedef struct pf_span {
+  const hs_store_loc *loc;
+  size_t item;
+  bool tail;
+  uint64_t lo, hi;
+} pf_span;
+
+static int span_cmp(const void *a, const void *b) {
+  const pf_span *x = a, *y = b;
+  int c = loc_cmp(x->loc, y->loc);
+  if (c != 0) return c;
+  if (x->tail != y->tail) return x->tail ? 1 : -1;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Ranges of one object closer than this share a GET, up to SPAN_MAX. */
+#define SPAN_GAP ((uint64_t)64 << 10)
+#define SPAN_MAX ((uint64_t)16 << 20)
+
+/* Set up jobs[*nj] for span sp (of object loc), or nothing when its bytes
+ * are held. */
+static void plan_span(const hs_store_loc *loc, const pf_span *sp, pf_job *jobs, size_t *nj,
+                      uint64_t *budget) {
+  uint64_t want = sp->tail ? sp->hi : sp->hi - sp->lo;
+  if (want == 0 || !hs_s3_cache_keeps(loc) || *budget < want) return;
+  const uint64_t B = HS_S3_CACHE_BLOCK;
+  pf_job *j = &jobs[*nj];
+  memset(j, 0, sizeof *j);
+  j->item = sp->item;
+  j->known = hs_s3_cache_head_get(loc, &j->info);
+  if (j->known) {
+    uint64_t size = j->info.size, lo, hi;
+    if (sp->tail) {
+      lo = size > sp->hi ? size - sp->hi : 0;
+      hi = size;
+    } else {
+      if (sp->lo >= size) return;
+      lo = sp->lo;
+      hi = sp->hi < size ? sp->hi : size;
+    }
+    lo = lo / B * B;
+    hi = (hi + B - 1) / B * B;
+    if (hi > size) hi = size;
+    if (hi <= lo || hs_s3_cache_holds(loc, &j->info, lo, hi - lo)) return;
+    j->lo = lo;
+    snprintf(j->range, sizeof j->range, "Range: bytes=%llu-%llu", (unsigned long long)lo,
+             (unsigned long long)(hi - 1));
+    snprintf(j->cond, sizeof j->cond, "If-Match: \"%s\"", j->info.etag);
+    want = hi - lo;
+  } else if (sp->tail) {
+    j->tail = true;
+    want = (sp->hi + B - 1) / B * B;
+    snprintf(j->range, sizeof j->range, "Range: bytes=-%llu", (unsigned long long)want);
+  } else {
+    uint64_t lo = sp->lo / B * B, hi = (sp->hi + B - 1) / B * B;
+    j->lo = lo;
+    want = hi - lo;
+    snprintf(j->range, sizeof j->range, "Range: bytes=%llu-%llu", (unsigned long long)lo,
+             (unsigned long long)(hi - 1));
+  }
+  hs_s3_req_init(&j->req, loc, "GET prefetch", "GET");
+  j->req.out_max = (size_t)want;
+  j->req.hdr[0] = j->range;
+  if (j->known) j->req.hdr[1] = j->cond;
+  hs_buf_init(&j->body);
+  j->req.out = &j->body;
+  j->req.accept[0] = 404;
+  j->req.accept[1] = 412;
+  j->req.accept[2] = 416;
+  *budget -= want;
+  (*nj)++;
+}
+
+/* Keep what job j's answer brought. */
+static void keep_answer(pf_job *j) {
+  const hs_s3_req *r = &j->req;
+  if (r->status == 412) {
+    hs_s3_cache_forget(r->loc);
+    return;
+  }
+  if ((r->status != 200 && r->status != 206) || r->etag[0] == '\0') return;
+  uint64_t size = r->status == 200 ? j->body.len : (uint64_t)r->total_size;
+  if (r->status == 206 && r->total_size < 0) return;
+  hs_object_info info = j->info;
+  if (!j->known) {
+    memset(&info, 0, sizeof info);
+    info.size = size;
+    info.mtime_ms = r->mtime_ms;
+    snprintf(info.etag, sizeof info.etag, "%s", r->etag);
+    hs_s3_cache_head_put(r->loc, &info);
+  } else if (strcmp(info.etag, r->etag) != 0 || info.size != size) {
+    hs_s3_cache_forget(r->loc);
+    return;
+  }
+  uint64_t start = r->status == 200 ? 0 : j->tail ? size - j->body.len : j->lo;
+  if (start + j->body.len > size) return;
+  hs_s3_cache_put_range(r->loc, &info, start, j->body.data, j->body.len);
+}
+
+size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n) {
+  pf_span *spans = hs_calloc(n ? n : 1, sizeof *spans);
+  pf_job *jobs = hs_calloc(n ? n : 1, sizeof *jobs);
+  hs_s3_req **reqs = hs_calloc(n ? n : 1, sizeof *reqs);
+  size_t nj = 0, ns = 0;
+  uint64_t budget = PREFETCH_MAX_BYTES;
+  if (spans == NULL || jobs == NULL || reqs == NULL) goto done;
+  for (size_t i = 0; i < n; i++) {
+    if (items[i].len == 0 || locs[i].cfg == NULL) continue;
+    spans[ns++] = (pf_span){&locs[i], i, items[i].tail, items[i].tail ? 0 : items[i].offset,
+                            items[i].tail ? items[i].len : items[i].offset + items[i].len};
+  }
+  /* Sorted by object, then offset: nearby ranges of one object merge into
+   * one GET; an object's tails merge into the longest. */
+  qsort(spans, ns, sizeof *spans, span_cmp);
+  size_t w = 0;
+  for (size_t i = 0; i < ns; i++) {
+    pf_span *prev = w > 0 ? &spans[w - 1] : NULL;
+    bool same = prev != NULL && prev->tail == spans[i].tail &&
+                loc_cmp(&locs[prev->item], &locs[spans[i].item]) == 0;
+    if (same && spans[i].tail) {
+      if (spans[i].hi > prev->hi) prev->hi = spans[i].hi;
+      continue;
+    }
+    if (same && spans[i].lo <= prev->hi + SPAN_GAP &&
+        (spans[i].hi > prev->hi ? spans[i].hi : prev->hi) - prev->lo <= SPAN_MAX) {
+      if (spans[i].hi > prev->hi) prev->hi = spans[i].hi;
+      continue;
+    }
+    spans[w++] = spans[i];
+  }
+  for (size_t i = 0; i < w; i++) plan_span(&locs[spans[i].item], &spans[i], jobs, &nj, &budget);
+  for (size_t k = 0; k < nj; k++) reqs[k] = &jobs[k].req;
+  if (nj > 0) {
+    hs_error e = {0};
+    (void)hs_s3_perform_many(reqs, nj, 0, &e); /* best effort: see the header */
+  }
+  for (size_t k = 0; k < nj; k++) {
+    if (jobs[k].req.ok) keep_answer(&jobs[k]);
+    hs_s3_req_free(&jobs[k].req);
+    hs_buf_free(&jobs[k].body);
+  }
+done:
+  hs_free(spans);
+  hs_free(jobs);
+  hs_free(reqs);
+  return nj;
+}
