@@ -277,10 +277,17 @@ int hs_cli_index(int argc, char **argv) {
 
 /* ------------------------------------------------------------ explain */
 
+/* What an explain cost the object store (Python's io_requests,
+ * io_bytes_read, io_round_trips). */
+typedef struct explain_io {
+  uint64_t requests, bytes_read, round_trips;
+} explain_io;
+
 /* The same keys as Python's Table.explain(...).stats (python/src/indexes.c),
  * so the two can be compared key by key. */
 static int print_explain_json(const char *filter, const hs_table_explain_info *ex,
-                              const hs_scan_file_info *files, size_t n_files) {
+                              const hs_scan_file_info *files, size_t n_files,
+                              const explain_io *io) {
   const hs_scan_stats *s = &ex->scan;
   json_t *per_file = json_array();
   for (size_t i = 0; per_file != NULL && i < n_files; i++) {
@@ -299,7 +306,7 @@ static int print_explain_json(const char *filter, const hs_table_explain_info *e
   }
   json_t *o = json_pack(
       "{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-      "s:I, s:I, s:I, s:s, s:o}",
+      "s:I, s:I, s:I, s:s, s:o, s:I, s:I, s:I}",
       "filter", filter ? json_string(filter) : json_null(), "manifests_read",
       (json_int_t)s->manifests_read, "files_planned", (json_int_t)s->files_planned, "files_pruned",
       (json_int_t)s->files_pruned, "files_read", (json_int_t)s->files_read, "row_groups_read",
@@ -313,7 +320,8 @@ static int print_explain_json(const char *filter, const hs_table_explain_info *e
       "index_rows_candidate", (json_int_t)ex->index.rows_candidate, "index_rows_eliminated",
       (json_int_t)ex->index.rows_eliminated, "files_index_rejected",
       (json_int_t)ex->index.files_index_rejected, "index_rejected", ex->index.index_rejected,
-      "files", per_file);
+      "files", per_file, "io_requests", (json_int_t)io->requests, "io_bytes_read",
+      (json_int_t)io->bytes_read, "io_round_trips", (json_int_t)io->round_trips);
   char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
   json_decref(o);
   if (text == NULL) return hs_cli_fail("explain: out of memory formatting JSON");
@@ -325,7 +333,8 @@ static int print_explain_json(const char *filter, const hs_table_explain_info *e
 enum { EXPLAIN_FILES_SHOWN = 20 }; /* per-file lines in the text; --json lists all */
 
 static int print_explain_text(const char *path, const char *filter, const hs_table_explain_info *ex,
-                              const hs_scan_file_info *files, size_t n_files) {
+                              const hs_scan_file_info *files, size_t n_files,
+                              const explain_io *io) {
   const hs_scan_stats *s = &ex->scan;
   char a[32], b[32], c[32], d[32], e[32], g[32];
   printf("Scan %s\n  filter:     %s\n", path, filter ? filter : "(none)");
@@ -383,6 +392,10 @@ static int print_explain_text(const char *path, const char *filter, const hs_tab
   if (n_files > EXPLAIN_FILES_SHOWN)
     printf("    ... %s more files (--json lists all)\n",
            hs_cli_group((int64_t)(n_files - EXPLAIN_FILES_SHOWN), a, sizeof a));
+  printf("  object store: %s requests, %s bytes read, %s dependent round trips\n",
+         hs_cli_group((int64_t)io->requests, a, sizeof a),
+         hs_cli_group((int64_t)io->bytes_read, b, sizeof b),
+         hs_cli_group((int64_t)io->round_trips, c, sizeof c));
   return fflush(stdout) == 0 ? HS_CLI_OK : hs_cli_fail("writing to stdout failed");
 }
 
@@ -403,7 +416,8 @@ int hs_cli_explain(int argc, char **argv) {
       fputs(
           "Usage: hyperstream explain TABLE [--filter SQL] [--snapshot ID] [--json]\n"
           "  Run the filtered scan and show what it did: files planned and pruned,\n"
-          "  row groups and pages pruned, files answered by a scalar index.\n",
+          "  row groups and pages pruned, files answered by a scalar index, and the\n"
+          "  object-store requests, bytes read and dependent round trips it took.\n",
           stdout);
       return HS_CLI_OK;
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -419,6 +433,10 @@ int hs_cli_explain(int argc, char **argv) {
   if (filter != NULL && filter[strspn(filter, " \t\r\n")] == '\0') filter = NULL;
   hs_table *t = NULL;
   hs_error err = {0};
+  /* The object-store cost of the open and the scan (the process's
+   * counters: this command makes no other requests meanwhile). */
+  hs_io_stats io0, io1;
+  hs_io_stats_get(&io0);
   if (hs_table_open(path, &t, &err) != HS_OK) return index_fail(path, &err);
   hs_scan_options o;
   hs_scan_options_init(&o);
@@ -430,8 +448,11 @@ int hs_cli_explain(int argc, char **argv) {
   hs_status st = hs_table_explain_files(t, &o, &ex, &files, &n_files, &err);
   hs_table_free(t);
   if (st != HS_OK) return index_fail(path, &err);
-  int rc = json ? print_explain_json(filter, &ex, files, n_files)
-                : print_explain_text(path, filter, &ex, files, n_files);
+  hs_io_stats_get(&io1);
+  explain_io io = {io1.requests - io0.requests, io1.bytes_read - io0.bytes_read,
+                   io1.round_trips - io0.round_trips};
+  int rc = json ? print_explain_json(filter, &ex, files, n_files, &io)
+                : print_explain_text(path, filter, &ex, files, n_files, &io);
   hs_free(files);
   return rc;
 }

@@ -39,6 +39,7 @@ from . import _core
 from ._core import InvalidArgumentError
 from ._binding import IndexProblem
 from ._filters import filter_arg
+from ._io_cost import io_delta, io_line
 
 __all__ = ["IndexInfo", "ExplainPlan", "IndexMethods", "SCALAR_KINDS", "VECTOR_KINDS"]
 
@@ -513,7 +514,9 @@ class IndexMethods:
         files planned / pruned by partition values and column bounds / read,
         row groups read / pruned by statistics, pages pruned by page indexes,
         files answered by a scalar index and the rows it ruled out, rows
-        scanned / matched; ``stats["files"]`` lists every data file read
+        scanned / matched, and the object-store cost of the run
+        (``io_requests``, ``io_bytes_read``, ``io_round_trips``: dependent
+        round trips, counted for the whole process); ``stats["files"]`` lists every data file read
         (path, ``indexed``, ``index_columns``, rows, index candidates /
         eliminated, row groups, pages read of ``pages``, rows scanned /
         matched), the first 20 of them also in the text. ``filter`` as in
@@ -521,8 +524,10 @@ class IndexMethods:
         """
         filter = filter_arg(filter)
         self._require()  # type: ignore[attr-defined]
+        io0 = _core.io_stats()
         stats = _core.explain(self._uri, filter, snapshot_id)
-        stats = {"filter": filter, "snapshot_id": snapshot_id, **stats}
+        stats = {"filter": filter, "snapshot_id": snapshot_id, **stats,
+                 **io_delta(io0, _core.io_stats())}
         try:
             stats["indexes"] = {i.column: {"kind": i.kind, "files_indexed": i.files_indexed,
                                            "files_total": i.files_total}
@@ -588,6 +593,7 @@ def _explain_text(uri: str, s: Dict[str, Any]) -> str:
                    + (f"; {_n(f['rows_deleted'])} deleted" if f.get("rows_deleted") else ""))
     if len(files) > _FILES_SHOWN:
         out.append(f"    ... {_n(len(files) - _FILES_SHOWN)} more files (stats['files'])")
+    out.append(io_line(s))
     idx = s.get("indexes") or {}
     if idx:
         out.append("  indexes:    " + ", ".join(

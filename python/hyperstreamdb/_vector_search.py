@@ -20,6 +20,7 @@ import pyarrow as pa
 from . import _core
 from ._binding import IndexIgnoredWarning
 from ._filters import columns_arg
+from ._io_cost import io_delta, io_line
 from ._core import InvalidArgumentError
 
 _KNOWN = ("column", "query", "k", "metric", "ef_search", "nprobe", "exact")
@@ -164,11 +165,13 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     if cache is None:
         cache = table._vs_cache = _core.search_cache(
             staleness_ms=getattr(table, "_staleness_ms", 0))
+    io0 = _core.io_stats()
     out, stats = _core.vector_search(
         handle.uri, vs.column, q, k=k, metric=vs.metric, filter=filter or None, columns=cols,
         snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
         nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact), cache=cache,
         as_batch=True, handle=handle)
+    stats.update(io_delta(io0, _core.io_stats()))
     result = _result(out)
     if score:
         result = result.append_column("score", result.column("distance"))
@@ -198,6 +201,7 @@ def explain(vs: VectorSearch, filter: Optional[str], stats: Dict[str, int]) -> s
                  f"searched ({stats['files_indexed']} through a vector index, the rest exactly)")
     lines.append(f"  rows: {stats['rows_matched']} matched the filter, {stats['rows_scored']} "
                  f"distances computed, {stats['rows_returned']} returned")
+    lines.append(io_line(stats))
     return "\n".join(lines)
 
 

@@ -1048,8 +1048,9 @@ class Query:
 
     def explain(self) -> str:
         """What the query does; a vector search is run and its counters
-        (files searched, through an index or exactly; distances computed)
-        are shown, as EXPLAIN ANALYZE."""
+        (files searched, through an index or exactly; distances computed;
+        the object-store requests, bytes read and dependent round trips it
+        took, its freshness check included) are shown, as EXPLAIN ANALYZE."""
         if self._vector is None:  # a filtered scan: Table.explain (an ExplainPlan)
             self._table._require()
             sid = self._table._snapshot(self._snapshot_id, self._as_of, self._ref)

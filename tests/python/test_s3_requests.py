@@ -278,3 +278,85 @@ def test_cli_io_stats_equal_the_proxy_log(s3, proxy):  # noqa: F811
     assert 0 < rts <= n
     want = sum(1 for v in t.to_arrow()["a"].to_pylist() if v < 10)
     assert len([line for line in out.stdout.splitlines() if line.strip()]) - 1 == want
+    # `hyperstream explain` reports the requests, bytes and round trips of
+    # its open and scan: all this process made, as the proxy logged them.
+    out = subprocess.run([str(cli), "explain", uri, "--filter", "a < 10", "--json"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    log = proxy.take()
+    ex = json.loads(out.stdout)
+    assert ex["io_requests"] == len(log) > 0, (ex, log)
+    assert ex["io_bytes_read"] == sum(r[4] for r in log if r[0] != "HEAD")
+    assert 0 < ex["io_round_trips"] <= ex["io_requests"]
+    out = subprocess.run([str(cli), "explain", uri, "--filter", "a < 10"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert _explain_io(out.stdout)[0] == len(proxy.take())
+
+
+def _explain_io(text):
+    import re
+    m = re.search(r"object store: ([\d,]+) requests, ([\d,]+) bytes read, ([\d,]+) dependent "
+                  r"round trips", text)
+    assert m, text
+    return tuple(int(g.replace(",", "")) for g in m.groups())
+
+
+# A cold process explains a hybrid search: prints [explain text, io_stats
+# of the explained run, ids of the same search run again warm].
+_COLD_EXPLAIN = """
+import json, sys
+import numpy as np
+import hyperstreamdb as hdb
+uri, opts, q = sys.argv[1], json.loads(sys.argv[2]), np.array(json.loads(sys.argv[3]), np.float32)
+t = hdb.Table(uri, storage_options=opts)
+hdb.io_stats(reset=True)
+text = t.query().filter("g < 50").vector_search(q, "emb", k=10).explain()
+st = hdb.io_stats()
+print(json.dumps([text, st]))
+"""
+
+
+def test_explain_reports_requests_bytes_and_round_trips(s3, proxy, tmp_path):  # noqa: F811
+    # Issue 16 item 4: explain() reports the requests, bytes and dependent
+    # round trips of the query it explains (the search's freshness check
+    # included), equal to the process's counters and to the proxy's log.
+    opts = dict(s3["options"], endpoint=f"http://127.0.0.1:{proxy.port}")
+    uri = f"s3://{BUCKET}/requests/explain"
+    rng = np.random.default_rng(11)
+    t = hdb.Table(uri, storage_options=opts)
+    for i in range(2):
+        t.write(pa.table({"id": pa.array(np.arange(i * 500, (i + 1) * 500), pa.int64()),
+                          "g": pa.array(rng.integers(0, 100, 500), pa.int32()),
+                          "emb": pa.FixedSizeListArray.from_arrays(
+                              pa.array(rng.normal(size=500 * 8).astype(np.float32)), 8)}))
+    t.add_index("g", "bitmap")
+    t.add_index("emb", "hnsw")
+    q = rng.normal(size=8).astype(np.float32)
+    proxy.take()
+    out = subprocess.run([sys.executable, "-c", _COLD_EXPLAIN, uri, json.dumps(opts),
+                          json.dumps(q.tolist())], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    text, st = json.loads(out.stdout)
+    n, read, rts = _explain_io(text)
+    assert (n, read, rts) == (st["requests"], st["bytes_read"], st["round_trips"]), (text, st)
+    assert 0 < rts < n < len(proxy.take())  # the open's requests came before
+    # Warm, in this process: one freshness LIST, as the budgets above say.
+    t.search("emb", q, k=10, filter="g < 50")
+    hdb.io_stats(reset=True)
+    n, read, rts = _explain_io(t.query().filter("g < 50").vector_search(q, "emb", k=10).explain())
+    assert (n, rts) == (1, 1) and read < 1000
+    # A scan's explain (Table.explain) reports the same keys: its scan's
+    # cost (the handle's refresh before it and the index listing after it
+    # are not the scan's).
+    hdb.io_stats(reset=True)
+    plan = t.explain("g = 3")
+    st = hdb.io_stats()
+    assert 0 < plan.stats["io_requests"] < st["requests"], (plan.stats, st)
+    assert 0 < plan.stats["io_round_trips"] <= plan.stats["io_requests"]
+    assert _explain_io(str(plan)) == (plan.stats["io_requests"], plan.stats["io_bytes_read"],
+                                      plan.stats["io_round_trips"])
+    # And a local table's costs nothing.
+    local = hdb.Table(str(tmp_path / "local"))
+    local.write(pa.table({"a": pa.array([1, 2, 3], pa.int64())}))
+    assert _explain_io(str(local.explain("a = 2"))) == (0, 0, 0)
