@@ -52,7 +52,7 @@ static bool is_read(const hs_colmap *map, const hs_pq_column_chunk *cc) {
 static void file_items(hs_parquet_reader *r, const char *path, const hs_colmap *map,
                        const hs_vs_key *keys, size_t a, size_t b, int wave, pf_list *l) {
   const hs_pq_file_metadata *md = hs_parquet_reader_metadata(r);
-  hs_source *src = hs_parquet_reader_source(r);
+  hs_source *src = wave == 2 ? hs_parquet_reader_source(r) : NULL; /* a reference of ours */
   int64_t base = 0;
   size_t k = a;
   for (uint32_t g = 0; md != NULL && g < md->n_row_groups && k < b; g++) {
@@ -97,6 +97,7 @@ static void file_items(hs_parquet_reader *r, const char *path, const hs_colmap *
     k = kb;
     base = end;
   }
+  if (src != NULL) hs_source_unref(src);
 }
 
 void hs_vs_prefetch_rows(const hs_vs_files *files, hs_vs_prep *prep, const hs_colmap_ctx *ctx,
