@@ -11,7 +11,8 @@
 
 void *hs_malloc(size_t size) {
   if (size > HS_ALLOC_BYTES_MAX) return NULL;
-  return malloc(size ? size : 1);
+  void *p = hs_block_cache_get(size);
+  return p != NULL ? p : malloc(size ? size : 1);
 }
 
 void *hs_calloc(size_t count, size_t size) {
@@ -22,11 +23,17 @@ void *hs_calloc(size_t count, size_t size) {
 
 void *hs_realloc(void *ptr, size_t size) {
   if (size > HS_ALLOC_BYTES_MAX) return NULL;
+  if (ptr == NULL) return hs_malloc(size);
+  /* Growing into a kept block: a copy into warm memory costs less than the
+   * page faults of growing in place (a buffer doubling as pages arrive). */
+  void *kept = size <= SIZE_MAX / 2 ? hs_block_cache_grow(ptr, SIZE_MAX, size, 2 * size) : NULL;
+  if (kept != NULL) return kept;
   return realloc(ptr, size ? size : 1);
 }
 
 void hs_free(void *ptr) {
-  free(ptr); /* accepts NULL */
+  if (ptr == NULL || hs_block_cache_put(ptr)) return;
+  free(ptr);
 }
 
 char *hs_strndup(const char *s, size_t n) {
@@ -128,10 +135,15 @@ bool hs_buf_reserve(hs_buf *b, size_t extra) {
   while (cap < need) {
     if (!hs_mul_size(cap, 2, &cap)) return false;
   }
-  uint8_t *p = hs_realloc(b->data, cap);
+  /* A kept block of up to the doubled capacity (or twice the need) will
+   * do: blocks come back to the cache at their fitted sizes (detach_fit),
+   * between the powers of two the doubling asks for. */
+  size_t hi = need > SIZE_MAX / 2 || cap > 2 * need ? cap : 2 * need;
+  uint8_t *p = hs_block_cache_grow(b->data, b->len, need, hi);
+  if (p == NULL) p = hs_realloc(b->data, cap);
   if (p == NULL) return false;
   b->data = p;
-  b->cap = cap;
+  b->cap = hs_alloc_usable(p, cap); /* a kept block may be larger: use it */
   return true;
 }
 

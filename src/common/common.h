@@ -54,6 +54,33 @@ void *hs_malloc(size_t size);
 void *hs_calloc(size_t count, size_t size);
 void *hs_realloc(void *ptr, size_t size);
 /* hs_free is declared in hyperstream.h; accepts NULL. */
+
+/* Large-block cache (block_cache.c): hs_free keeps freed blocks of at least
+ * 256 KiB, and hs_malloc / hs_realloc(NULL, n) hand them out again, so a
+ * repeated read does not map and zero-fill its result buffers afresh.
+ * Bounded by HS_BLOCK_CACHE_MB (0: off; default physical memory / 32 within
+ * [64 MiB, 1 GiB]); a block kept over a second is freed at the next large
+ * allocation or free. Blocks are not zeroed (hs_calloc bypasses the cache).
+ * get/put are the hooks alloc.c calls; clear frees every kept block. */
+typedef struct hs_block_cache_info {
+  long long blocks, hits, misses;
+  size_t bytes, limit;
+} hs_block_cache_info;
+void *hs_block_cache_get(size_t size); /* NULL: none kept fits */
+/* Growth of `p` (NULL: none yet) to at least `need` (>= 256 KiB) bytes into
+ * a kept block of [need, hi] bytes: p's first `keep` bytes (SIZE_MAX: all)
+ * are copied and p freed; NULL
+ * (p untouched) when p already holds need bytes or no kept block fits.
+ * hs_realloc and hs_buf_reserve try it before realloc. */
+void *hs_block_cache_grow(void *p, size_t keep, size_t need, size_t hi);
+/* Usable bytes of hs_malloc'd `p` (a kept block may hold fewer than an
+ * hs_buf's doubled capacity, or more than asked); `requested` where the
+ * allocator cannot tell. */
+size_t hs_alloc_usable(void *p, size_t requested);
+bool hs_block_cache_put(void *p); /* false: not kept (caller frees) */
+void hs_block_cache_clear(void);
+size_t hs_block_cache_limit(void);
+void hs_block_cache_stats(hs_block_cache_info *out);
 char *hs_strdup(const char *s);
 char *hs_strndup(const char *s, size_t n);
 
