@@ -115,6 +115,9 @@ typedef struct hs_cr {
   bool def_lazy, rep_lazy;
   int64_t rep_period;
   int64_t page_rows;
+  /* Direct pages (cr_direct_ok): bytes of levels in front of the values of
+   * the last v1 page decompressed into place, the guess for the next. */
+  size_t direct_pre;
   bool pooled;    /* a selection read: scratch from and back to the pool */
   bool has_stamp; /* a file source: its stamp as opened (caches, verified pages) */
   hs_fs_stamp stamp;
@@ -413,6 +416,35 @@ static hs_status cr_rep_page(hs_cr *r, int64_t n, hs_error *err) {
   return HS_OK;
 }
 
+/* Direct pages: a compressed page of PLAIN fixed-width values (not
+ * BOOLEAN, which is bit-packed) of a flat column, read whole, is
+ * decompressed straight into the values it appends to instead of into
+ * scratch and copied from there. A v2 page's values are compressed alone.
+ * A v1 page starts with its definition levels, of a length known only
+ * once decompressed: the page goes `direct_pre` bytes (the last page's
+ * level bytes: every page of a column without nulls encodes its levels
+ * alike) in front of the values' end, over the previous page's last values,
+ * which are saved and put back after the levels are decoded; a wrong guess
+ * costs a memmove of the values into place. */
+#define CR_DIRECT_PRE_MAX 64
+
+static bool cr_direct_ok(const hs_cr *r, int32_t enc) {
+  hs_pq_type t = r->desc->type;
+  return enc == HS_PQ_ENC_PLAIN && r->sel == NULL && !r->pooled &&
+         r->codec != HS_PQ_CODEC_UNCOMPRESSED && r->desc->max_rep == 0 && r->ctx.width > 0 &&
+         t != HS_PQ_BOOLEAN && t != HS_PQ_BYTE_ARRAY;
+}
+
+/* Room for `bytes` at acc.values' end minus `pre`, within the capacity
+ * reserved already (growing a chunk-sized buffer for a guess's few bytes
+ * would double it): false means take the scratch path. */
+static bool cr_direct_room(hs_cr *r, size_t pre, size_t bytes) {
+  hs_buf *v = &r->acc.values;
+  if (pre > CR_DIRECT_PRE_MAX || v->len < pre || bytes < pre) return false;
+  if (v->len - pre + bytes <= v->cap) return true;
+  return v->len == 0 && hs_buf_reserve(v, bytes); /* nothing reserved yet */
+}
+
 /* Decode one data page body into the accumulator (levels, then values). */
 static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, const uint8_t *body,
                                      int64_t n, hs_error *err) {
@@ -423,12 +455,29 @@ static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, cons
   size_t vlen = 0;
   int32_t enc;
   hs_status st;
+  bool direct = false; /* the values are in place at acc.values' end */
   if (ph->type == HS_PQ_DATA_PAGE) {
     enc = ph->data_page.encoding;
     const uint8_t *p = NULL;
     size_t plen = 0, pos = 0, used = 0;
-    st = cr_inflate(r, body, csize, (size_t)ph->uncompressed_page_size, &p, &plen, err);
-    if (st != HS_OK) return st;
+    size_t usize = (size_t)ph->uncompressed_page_size, pre = 0;
+    uint8_t saved[CR_DIRECT_PRE_MAX];
+    uint8_t *dst = NULL;
+    if (n > 0 && usize > 0 && cr_direct_ok(r, enc) && cr_direct_room(r, r->direct_pre, usize)) {
+      pre = r->direct_pre;
+      dst = a->values.data + a->values.len - pre;
+      memcpy(saved, dst, pre);
+      st = hs_pq_decompress(r->codec, body, csize, dst, usize, err);
+      if (st != HS_OK) {
+        memcpy(dst, saved, pre);
+        return st;
+      }
+      p = dst;
+      plen = usize;
+    } else {
+      st = cr_inflate(r, body, csize, usize, &p, &plen, err);
+      if (st != HS_OK) return st;
+    }
     if (max_rep > 0 && n > 0) {
       st = hs_pq_levels_decode_v1(ph->data_page.repetition_level_encoding, max_rep, p, plen,
                                   (size_t)n, &a->rep, &used, err);
@@ -449,6 +498,14 @@ static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, cons
     }
     vals = p + pos;
     vlen = plen - pos;
+    if (dst != NULL) { /* levels decoded: values into place, saved bytes back */
+      uint8_t *want = a->values.data + a->values.len;
+      if (vals != want) memmove(want, vals, vlen);
+      memcpy(dst, saved, pre);
+      r->direct_pre = pos;
+      vals = want;
+      direct = true;
+    }
   } else {
     enc = ph->data_page_v2.encoding;
     int64_t rl = ph->data_page_v2.repetition_levels_byte_length;
@@ -476,7 +533,15 @@ static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, cons
     const uint8_t *comp = body + rl + dl;
     size_t clen = csize - (size_t)(rl + dl);
     size_t ulen = (size_t)ph->uncompressed_page_size - (size_t)(rl + dl);
-    if (ph->data_page_v2.is_compressed) {
+    if (ph->data_page_v2.is_compressed && n > 0 && ulen > 0 && cr_direct_ok(r, enc) &&
+        cr_direct_room(r, 0, ulen)) {
+      uint8_t *dst = a->values.data + a->values.len;
+      st = hs_pq_decompress(r->codec, comp, clen, dst, ulen, err);
+      if (st != HS_OK) return st;
+      vals = dst;
+      vlen = ulen;
+      direct = true;
+    } else if (ph->data_page_v2.is_compressed) {
       st = cr_inflate(r, comp, clen, ulen, &vals, &vlen, err);
       if (st != HS_OK) return st;
     } else {
@@ -499,8 +564,17 @@ static hs_status cr_data_page_decode(hs_cr *r, const hs_pq_page_header *ph, cons
     st = cr_rep_page(r, n, err);
     if (st != HS_OK) return st;
   }
-  st = hs_pq_values_decode(&r->ctx, enc, vals, vlen, nn, a, err);
-  if (st != HS_OK) return st;
+  if (direct) { /* what hs_pq_values_decode checks of PLAIN fixed width */
+    size_t w = (size_t)r->ctx.width;
+    if (nn > vlen / w) {
+      return hs_error_set(err, HS_ERR_CORRUPT, "%zu PLAIN values do not fit in %zu bytes", nn,
+                          vlen);
+    }
+    a->values.len += nn * w;
+  } else {
+    st = hs_pq_values_decode(&r->ctx, enc, vals, vlen, nn, a, err);
+    if (st != HS_OK) return st;
+  }
   a->n_levels += n;
   a->n_values += (int64_t)nn;
   return HS_OK;

@@ -300,7 +300,9 @@ hs_status hs_pq_values_decode(const hs_pq_page_ctx *ctx, int32_t encoding, const
   case HS_PQ_ENC_PLAIN:
     if (type == HS_PQ_BYTE_ARRAY) {
       if (n > len / 4) goto short_page;
-      if (!hs_buf_reserve(&acc->data, len)) return nomem(err, ctx, "values"); /* see above */
+      /* At most len - 4n value bytes: reserving exactly that (not len) lets
+       * the buffer come back from the block cache next read at its size. */
+      if (!hs_buf_reserve(&acc->data, len - 4 * n)) return nomem(err, ctx, "values");
       return byte_array_decode(ctx, hs_plain_decode_byte_array, buf, len, n, acc, err);
     }
     if (type == HS_PQ_BOOLEAN) {
