@@ -12,7 +12,12 @@
 void *hs_malloc(size_t size) {
   if (size > HS_ALLOC_BYTES_MAX) return NULL;
   void *p = hs_block_cache_get(size);
-  return p != NULL ? p : malloc(size ? size : 1);
+  if (p != NULL) return p;
+  p = malloc(size ? size : 1);
+  /* A fresh large block (a first read's results) faults in 2 MB at a time
+   * instead of 4 KB: ~500x fewer faults for the same zero-filling. */
+  if (p != NULL && size >= ((size_t)4 << 20)) hs_mem_advise_huge(p, size);
+  return p;
 }
 
 void *hs_calloc(size_t count, size_t size) {
