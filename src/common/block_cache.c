@@ -40,6 +40,19 @@
 #else
 #define BC_ENABLED 0
 #endif
+/* Under AddressSanitizer the cache is off unless HS_BLOCK_CACHE_MB asks
+ * for it: a kept block is live memory to ASan, so a use after hs_free of
+ * a large block would go unseen by the sanitized test runs. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BC_SANITIZED 1
+#endif
+#endif
+#ifndef BC_SANITIZED
+#define BC_SANITIZED 0
+#endif
 
 #include "common.h"
 
@@ -65,7 +78,8 @@ static void bc_atfork_child(void) {
   pthread_mutex_init(&bc_mu, NULL);
 }
 
-/* HS_BLOCK_CACHE_MB, else physical memory / 32 within [64 MiB, 1 GiB]. */
+/* HS_BLOCK_CACHE_MB, else physical memory / 32 within [64 MiB, 1 GiB]
+ * (0 in sanitized builds). */
 static void bc_init(void) {
   const char *env = getenv("HS_BLOCK_CACHE_MB");
   if (env != NULL && *env != '\0') {
@@ -76,6 +90,10 @@ static void bc_init(void) {
       pthread_atfork(NULL, NULL, bc_atfork_child);
       return;
     }
+  }
+  if (BC_SANITIZED) {
+    bc_limit = 0;
+    return;
   }
   size_t lim = (size_t)64 << 20;
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
