@@ -53,6 +53,9 @@ def main():
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--queries", type=int, default=10)
     ap.add_argument("--writes", type=int, default=0, help="rows per distributed write (0: none)")
+    ap.add_argument("--data", default=None,
+                    help="keep the scalar table in DIR between runs (made once per --rows and "
+                         "--files; default: a temporary folder, removed)")
     a = ap.parse_args()
 
     import hyperstreamdb as hdb
@@ -60,15 +63,25 @@ def main():
     root = tempfile.mkdtemp(prefix="hs_bench_spark_")
     try:
         wh = os.path.join(root, "wh")
+        if a.data:  # a kept warehouse <data>/<rows>x<files>: its db/t is reused, the rest cleared
+            wh = os.path.join(os.path.abspath(a.data), f"{max(a.rows, 1000)}x{a.files}")
+            os.makedirs(os.path.join(wh, "db"), exist_ok=True)
+            for name in os.listdir(os.path.join(wh, "db")):
+                if name != "t":
+                    shutil.rmtree(os.path.join(wh, "db", name))
         path = os.path.join(wh, "db", "t")
-        t = hdb.Table(path)
-        t0 = time.perf_counter()
-        for part in bench_scalar_query.make_data(max(a.rows, 1000), a.files):
-            t.write(part)
-        write_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        t.index_all()
-        index_s = time.perf_counter() - t0
+        write_s = index_s = 0.0
+        if not (a.data and os.path.isfile(os.path.join(wh, "t.done"))):
+            shutil.rmtree(path, ignore_errors=True)
+            t = hdb.Table(path)
+            t0 = time.perf_counter()
+            for part in bench_scalar_query.make_data(max(a.rows, 1000), a.files):
+                t.write(part)
+            write_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            t.index_all()
+            index_s = time.perf_counter() - t0
+            open(os.path.join(wh, "t.done"), "w").close()
         spark = spark_util.start_spark(wh, os.path.join(root, "scratch"))
         if a.writes:
             writes(spark, hdb, wh, a)

@@ -1156,13 +1156,26 @@ typedef struct hs_scan_split {
   int64_t file_size_in_bytes; /* as its manifest entry records */
   int64_t record_count;       /* rows in the file */
   int64_t rows_deleted;       /* of those, rows the snapshot's delete files remove */
+  /* With a filter: how many rows may match (the scalar indexes'
+   * candidates, else the live rows of the row groups the statistics keep);
+   * -1: not planned with a filter (every live row). */
+  int64_t rows_candidate;
+  /* The candidate row positions (CRoaring portable serialization; NULL: no
+   * index narrowed the file), and whether they are exactly the filter's
+   * matches (else a superset, re-checked by the scan). */
+  uint8_t *candidates;
+  size_t candidates_size;
+  int candidates_exact;
 } hs_scan_split;
 
 /* The splits of a scan with `opts` (its snapshot, filter; projection and
  * limit are ignored). *out is hs_malloc'd (free with hs_scan_splits_free;
  * NULL when *n_out is 0); *snapshot_id (may be NULL) receives the planned
  * snapshot (-1: the table has none). A filter that does not parse or bind
- * is an error, as for hs_table_scan_query. */
+ * is an error, as for hs_table_scan_query. With a filter, each file the
+ * manifests keep is opened (footer, row-group statistics, scalar indexes,
+ * deletes; no data page is read): a file left without a candidate row is
+ * no split, and the others carry their candidates. */
 hs_status hs_table_plan_splits(hs_table *table, const hs_scan_options *opts, hs_scan_split **out,
                                size_t *n_out, int64_t *snapshot_id, hs_error *err);
 void hs_scan_splits_free(hs_scan_split *splits, size_t n); /* accepts NULL */
@@ -1175,6 +1188,17 @@ void hs_scan_splits_free(hs_scan_split *splits, size_t n); /* accepts NULL */
 hs_status hs_table_scan_split(hs_table *table, const hs_scan_options *opts,
                               const char *const *paths, size_t n_paths,
                               struct ArrowArrayStream *out, hs_error *err);
+
+/* hs_table_scan_split over splits[0..n) as hs_table_plan_splits made them
+ * (perhaps on another machine: only path, record_count and the candidates
+ * are read): a split with candidates is read at those rows only, its
+ * scalar indexes not consulted again. Candidates are checked as untrusted
+ * bytes against the file's row count (a mismatch is HS_ERR_INVALID_ARG or
+ * HS_ERR_CORRUPT naming the file); the scan must have the filter they were
+ * planned with. */
+hs_status hs_table_scan_split_rows(hs_table *table, const hs_scan_options *opts,
+                                   const hs_scan_split *splits, size_t n,
+                                   struct ArrowArrayStream *out, hs_error *err);
 
 /* hs_table_vector_search restricted to the data files `paths[0..n_paths)`
  * (as for hs_table_scan_split): the top min(k, matches) of those files, in

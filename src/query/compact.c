@@ -103,7 +103,7 @@ static hs_status select_matching(compactor *c, hs_error *err) {
     for (size_t i = 0; i < c->plan.n_files; i++) c->matched[i] = true;
     return HS_OK;
   }
-  hs_scan_hooks hooks = {match_file, NULL, c, &c->plan, NULL, false};
+  hs_scan_hooks hooks = {.keep_file = match_file, .ctx = c, .plan = &c->plan};
   hs_status st = hs_table_scan_rows(c->t, c->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
   if (st != HS_OK) hs_error_prefix(err, "compact: filter: ");
   return st;
@@ -306,7 +306,7 @@ static hs_status write_bin(compactor *c, const hs_iceberg_schema *schema,
   so.snapshot_id = c->plan.snapshot_id;
   so.columns = cols;
   so.n_columns = n_cols;
-  hs_scan_hooks hooks = {in_bin, NULL, c, &c->plan, NULL, false};
+  hs_scan_hooks hooks = {.keep_file = in_bin, .ctx = c, .plan = &c->plan};
   struct ArrowArrayStream s;
   memset(&s, 0, sizeof s);
   st = hs_table_scan_query_hooked(c->t, &so, &hooks, &s, err);

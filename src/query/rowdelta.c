@@ -115,7 +115,7 @@ static hs_status mark_all(delta *d, hs_error *err) {
 static hs_status mark_where(delta *d, const char *filter, hs_error *err) {
   if (filter == NULL || filter[strspn(filter, " \t\r\n")] == '\0') return mark_all(d, err);
   /* rows_from_index false: the filter is evaluated on every candidate. */
-  hs_scan_hooks hooks = {NULL, mark_rows, d, &d->plan, NULL, false};
+  hs_scan_hooks hooks = {.on_rows = mark_rows, .ctx = d, .plan = &d->plan};
   return hs_table_scan_rows(d->t, d->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
 }
 
@@ -801,7 +801,7 @@ static hs_status rewrite_files(delta *d, hs_error *err) {
     so.snapshot_id = d->plan.snapshot_id;
     so.columns = cols;
     so.n_columns = n_cols;
-    hs_scan_hooks hooks = {cow_keep, NULL, d, &view, NULL, false};
+    hs_scan_hooks hooks = {.keep_file = cow_keep, .ctx = d, .plan = &view};
     struct ArrowArrayStream s;
     st = hs_table_scan_query_hooked(d->t, &so, &hooks, &s, err);
     int64_t kept = 0;

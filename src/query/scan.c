@@ -251,6 +251,7 @@ static void prefetch_free(scan_state *s);
 
 static void state_free(scan_state *s) {
   if (s == NULL) return;
+  if (s->hooks.cand_free != NULL) s->hooks.cand_free(s->hooks.cand_ctx);
   prefetch_free(s);
   file_close(s);
   hs_arrow_schema_release(&s->schema);
@@ -460,6 +461,38 @@ static hs_status index_rows_out(scan_state *s, hs_error *err) {
   return HS_OK;
 }
 
+/* Planning (hooks.on_cand): the file's candidates within its kept row
+ * groups (or, without an index, how many live rows those hold) go to
+ * on_cand, and nothing of the file is read. */
+static hs_status cand_out(scan_state *s, hs_error *err) {
+  roaring_bitmap_t *part = NULL;
+  const roaring_bitmap_t *rows = s->cand;
+  int64_t n = 0;
+  for (uint32_t g = 0; g < s->n_rg; g++) {
+    int64_t first = s->rg_first[g], end = s->rg_first[g + 1];
+    if (end <= first) continue;
+    if (!s->rg_keep[g]) {
+      if (s->cand != NULL && part == NULL && (part = roaring_bitmap_copy(s->cand)) == NULL)
+        return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      if (part != NULL) roaring_bitmap_remove_range(part, (uint64_t)first, (uint64_t)end);
+      continue;
+    }
+    if (s->cand == NULL)
+      n += end - first -
+           (s->del != NULL
+                ? (int64_t)roaring_bitmap_range_cardinality(s->del, (uint64_t)first, (uint64_t)end)
+                : 0);
+  }
+  if (part != NULL) rows = part;
+  if (rows != NULL) n = (int64_t)roaring_bitmap_get_cardinality(rows);
+  hs_status st = s->hooks.on_cand(s->hooks.ctx, s->plan_idx[s->cur_file], s->path, rows,
+                                  rows != NULL && s->cand_exact, n, err);
+  if (part != NULL) roaring_bitmap_free(part);
+  s->next_rg = s->n_rg;
+  s->whole = false;
+  return st;
+}
+
 /* Whether the filter reads a v3 row-lineage column (src/table/lineage.h). */
 static bool filter_lineage(const scan_state *s) {
   for (size_t k = 0; k < s->fmap.n; k++)
@@ -651,7 +684,27 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   /* Page statistics of a stored lineage column do not cover what its NULLs
    * inherit: row groups only. */
   if (st == HS_OK && !filter_lineage(s)) st = prune_pages(s, md, err);
-  if (st == HS_OK && s->ixp != NULL && s->n_fcols > 0) {
+  /* Candidates the plan gave this file (a split's scan, split.c): used
+   * instead of its index files. */
+  bool given = false;
+  if (st == HS_OK && s->hooks.given_cand != NULL && s->n_fcols > 0) {
+    bool ex = false;
+    const roaring_bitmap_t *g = s->hooks.given_cand(s->hooks.cand_ctx, s->plan_idx[i], &ex);
+    if (g != NULL) {
+      given = true;
+      if ((s->cand = roaring_bitmap_copy(g)) == NULL)
+        return hs_error_set(err, HS_ERR_NOMEM, "scan: out of memory");
+      s->cand_exact = ex;
+      if (s->del != NULL) roaring_bitmap_andnot_inplace(s->cand, s->del);
+      uint64_t k = roaring_bitmap_get_cardinality(s->cand);
+      s->istats.files_indexed++;
+      s->istats.rows_candidate += (int64_t)k;
+      s->istats.rows_eliminated += s->rg_first[s->n_rg] - (int64_t)k;
+      rec->index_columns = "(planned candidates)";
+      if (!dense_everywhere(s)) s->whole = false;
+    }
+  }
+  if (st == HS_OK && !given && s->ixp != NULL && s->n_fcols > 0) {
     /* Narrow with the file's scalar indexes: candidate rows only. The
      * registry entry was found by the filter column's field id (or, for an
      * entry without field ids, by its name); it is used only where the
@@ -697,14 +750,17 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
       s->istats.rows_candidate += (int64_t)k;
       s->istats.rows_eliminated += s->rg_first[s->n_rg] - (int64_t)k;
       st = fst_index_columns(s, rec, paths, err);
-      if (st == HS_OK && s->cand_exact && s->hooks.rows_from_index && s->hooks.on_rows != NULL &&
-          s->limit < 0)
+      if (st == HS_OK && s->hooks.on_cand != NULL)
+        ; /* planning: cand_out below */
+      else if (st == HS_OK && s->cand_exact && s->hooks.rows_from_index &&
+               s->hooks.on_rows != NULL && s->limit < 0)
         st = index_rows_out(s, err);
       else if (!dense_everywhere(s))
         s->whole = false;
     }
     hs_free(paths);
   }
+  if (st == HS_OK && s->hooks.on_cand != NULL) st = cand_out(s, err);
   return st;
 }
 
@@ -1085,6 +1141,8 @@ static scan_state *sub_new(const scan_state *s, scan_prefetch *p) {
   sub->batch_rows = s->batch_rows;
   sub->hooks.on_rows = collect_rows;
   sub->hooks.ctx = p;
+  sub->hooks.given_cand = s->hooks.given_cand;
+  sub->hooks.cand_ctx = s->hooks.cand_ctx;
   return sub;
 }
 
@@ -1796,12 +1854,14 @@ static hs_status scan_query(hs_table *table, const hs_scan_options *opts,
   hs_expr_free(e);
   hs_arrow_schema_release(&tschema);
   if (st != HS_OK) {
+    s->hooks.cand_free = NULL; /* not opened: the caller keeps cand_ctx */
     state_free(s);
     return st;
   }
   /* Pass one runs ahead on several files at once (prefetch_window) when
    * nothing can end the scan early. */
-  if (s->filter != NULL && s->hooks.on_rows == NULL && s->limit < 0 && s->n_files >= 2) {
+  if (s->filter != NULL && s->hooks.on_rows == NULL && s->hooks.on_cand == NULL && s->limit < 0 &&
+      s->n_files >= 2) {
     s->threads = hs_parallel_cores();
     if (s->threads > s->n_files) s->threads = (uint32_t)s->n_files;
   }

@@ -141,6 +141,23 @@ typedef struct hs_scan_hooks {
    * exactly (index_plan.h) hands their rows to on_rows without reading the
    * file (its filter columns are not re-checked). */
   bool rows_from_index;
+  /* Planning (split.c), with a filter: each file that survives the
+   * manifest is opened (footer, row-group statistics, scalar indexes) and,
+   * instead of being read, handed to on_cand (with ctx): `cand` its
+   * candidate rows within the kept row groups, deleted rows removed (NULL:
+   * no index narrowed the file), `exact` as hs_index_plan_rows says, `rows`
+   * how many rows may match (cand's cardinality, else the live rows of the
+   * kept row groups; 0 when nothing can). */
+  hs_status (*on_cand)(void *ctx, size_t plan_index, const char *path, const roaring_bitmap_t *cand,
+                       bool exact, int64_t rows, hs_error *err);
+  /* A split's scan (split.c): the candidates the plan gave data file
+   * `plan_index` (NULL: none; the file's indexes are asked as usual), used
+   * instead of the index files (with cand_ctx; borrowed for the scan). */
+  const roaring_bitmap_t *(*given_cand)(void *cand_ctx, size_t plan_index, bool *exact);
+  void *cand_ctx;
+  /* NULL, or called with cand_ctx when the stream is released (a stream
+   * that failed to open does not call it: the caller frees then). */
+  void (*cand_free)(void *cand_ctx);
 } hs_scan_hooks;
 
 /* A data file's rows as one bitmap of row positions (borrowed for the

@@ -371,7 +371,12 @@ hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char
       return hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   }
   ix->filtered = true;
-  hs_scan_hooks hooks = {keep_indexed, add_rows, ix, plan, ix->have_reg ? &ix->reg : NULL, true};
+  hs_scan_hooks hooks = {.keep_file = keep_indexed,
+                         .on_rows = add_rows,
+                         .ctx = ix,
+                         .plan = plan,
+                         .reg = ix->have_reg ? &ix->reg : NULL,
+                         .rows_from_index = true};
   hs_scan_stats ss;
   hs_status rc = hs_table_scan_rows_bitmap(t, plan->snapshot_id, filter, &hooks, add_bitmap,
                                            "vector search", &ss, err);

@@ -264,8 +264,10 @@ static hs_status score_slice(vs_slice *sl, hs_error *err) {
   int64_t rows = VS_BATCH_FLOATS / (int64_t)(s->dim ? s->dim : 1);
   so.batch_rows_max = rows < 256 ? 256 : rows;
   struct ArrowArrayStream st;
-  hs_scan_hooks hooks = {keep_slice, NULL, sl, sl->plan, sl->ix->have_reg ? &sl->ix->reg : NULL,
-                         false};
+  hs_scan_hooks hooks = {.keep_file = keep_slice,
+                         .ctx = sl,
+                         .plan = sl->plan,
+                         .reg = sl->ix->have_reg ? &sl->ix->reg : NULL};
   hs_status rc = hs_table_scan_query_hooked(sl->table, &so, &hooks, &st, err);
   if (rc != HS_OK) return rc;
   for (;;) {

@@ -70,10 +70,73 @@ static size_t split_ids(hs_table *t, const char *filter, int64_t *ids, size_t ca
     CHECK_OK(hs_table_scan_split(t, &o, &p, 1, &s, &e), &e);
     drain_ids(&s, ids, &n, cap);
   }
+  qsort(ids, n, sizeof *ids, cmp_i64);
+  /* The candidates the plan carries: with a filter every split has some
+   * (files without are left out), an upper bound of its matches, exact
+   * when the plan says so; scanning the splits with them (one call) gives
+   * the same rows, and no index file is read again. */
+  size_t n2 = 0;
+  int64_t *ids2 = hs_malloc((cap ? cap : 1) * sizeof *ids2);
+  for (size_t i = 0; i < nv; i++) {
+    if (filter == NULL) {
+      CHECK(v[i].rows_candidate == -1 && v[i].candidates == NULL);
+      continue;
+    }
+    CHECK(v[i].rows_candidate > 0 && v[i].rows_candidate <= v[i].record_count);
+    const char *p = v[i].path;
+    struct ArrowArrayStream s;
+    CHECK_OK(hs_table_scan_split(t, &o, &p, 1, &s, &e), &e);
+    size_t k = 0;
+    drain_ids(&s, ids2, &k, cap);
+    CHECK((int64_t)k <= v[i].rows_candidate);
+    if (v[i].candidates != NULL && v[i].candidates_exact) CHECK((int64_t)k == v[i].rows_candidate);
+  }
+  struct ArrowArrayStream s;
+  CHECK_OK(hs_table_scan_split_rows(t, &o, v, nv, &s, &e), &e);
+  hs_scan_index_stats is;
+  CHECK_OK(hs_scan_index_stats_get(&s, &is, &e), &e);
+  drain_ids(&s, ids2, &n2, cap);
+  qsort(ids2, n2, sizeof *ids2, cmp_i64);
+  CHECK(n2 == n && memcmp(ids, ids2, n * sizeof *ids) == 0);
+  hs_free(ids2);
   *n_splits = nv;
   hs_scan_splits_free(v, nv);
-  qsort(ids, n, sizeof *ids, cmp_i64);
   return n;
+}
+
+/* Candidates are untrusted bytes on the worker: garbage, rows past the
+ * file and a file of another row count are errors naming the file. */
+static void test_bad_candidates(hs_table *t) {
+  hs_error e = {0};
+  hs_scan_options o;
+  hs_scan_options_init(&o);
+  o.filter = "id = 417";
+  hs_scan_split *v = NULL;
+  size_t nv = 0;
+  CHECK_OK(hs_table_plan_splits(t, &o, &v, &nv, NULL, &e), &e);
+  CHECK(nv == 1 && v[0].candidates != NULL && v[0].candidates_size > 4);
+  struct ArrowArrayStream s;
+  hs_scan_split bad = v[0];
+  uint8_t junk[16];
+  memset(junk, 0xab, sizeof junk);
+  bad.candidates = junk;
+  bad.candidates_size = sizeof junk;
+  hs_error e2 = {0};
+  CHECK(hs_table_scan_split_rows(t, &o, &bad, 1, &s, &e2) == HS_ERR_CORRUPT);
+  CHECK(strstr(e2.message, v[0].path) != NULL);
+  bad = v[0];
+  bad.record_count = 7;
+  memset(&e2, 0, sizeof e2);
+  CHECK(hs_table_scan_split_rows(t, &o, &bad, 1, &s, &e2) == HS_ERR_INVALID_ARG);
+  CHECK(strstr(e2.message, "planned for 7 rows") != NULL);
+  /* Candidates without the filter they were planned with. */
+  hs_scan_options nof;
+  hs_scan_options_init(&nof);
+  memset(&e2, 0, sizeof e2);
+  CHECK(hs_table_scan_split_rows(t, &nof, v, 1, &s, &e2) == HS_ERR_INVALID_ARG);
+  memset(&e2, 0, sizeof e2);
+  CHECK(hs_table_scan_split_rows(t, &o, NULL, 1, &s, &e2) == HS_ERR_INVALID_ARG);
+  hs_scan_splits_free(v, nv);
 }
 
 static void test_splits(void) {
@@ -92,13 +155,16 @@ static void test_splits(void) {
   CHECK_OK(hs_table_plan_splits(t, NULL, &v, &nv, &sid, &e), &e);
   CHECK(nv == 0 && v == NULL && sid == -1);
   for (int f = 0; f < FILES; f++) append_rows(t, (int64_t)f * ROWS, ROWS);
-  const char *col = "id";
-  CHECK_OK(hs_table_build_indexes(t, &col, 1, &e), &e);
+  const char *cols[] = {"id", "name"};
+  CHECK_OK(hs_table_build_indexes(t, cols, 2, &e), &e);
 
   int64_t *a = hs_malloc(FILES * ROWS * sizeof *a), *b = hs_malloc(FILES * ROWS * sizeof *b);
-  const char *filters[] = {NULL,       "k = 3 OR id < 50", "id >= 800",
-                           "id = 417", "name LIKE 'n1%'",  "id < 0"};
-  const size_t want_splits[] = {FILES, FILES, 1, 1, FILES, 0};
+  /* 'n36x' lies inside every file's name bounds but in no file: only the
+   * indexes leave file 2 (id 417) to plan. */
+  const char *filters[] = {
+      NULL,     "k = 3 OR id < 50",          "id >= 800",    "id = 417", "name LIKE 'n1%'",
+      "id < 0", "name = 'n36x' OR id = 417", "name = 'n36x'"};
+  const size_t want_splits[] = {FILES, FILES, 1, 1, FILES, 0, 1, 0};
   for (size_t i = 0; i < sizeof filters / sizeof *filters; i++) {
     size_t ns = 0;
     size_t na = full_ids(t, filters[i], a, FILES * ROWS);
@@ -141,6 +207,7 @@ static void test_splits(void) {
   CHECK(hs_table_plan_splits(t, NULL, NULL, &nv, NULL, &e2) == HS_ERR_INVALID_ARG);
   hs_scan_splits_free(NULL, 0);
 
+  test_bad_candidates(t);
   hs_free(a);
   hs_free(b);
   hs_table_free(t);

@@ -204,6 +204,10 @@ def test_pushdown_is_real(spark, hdb, shared_table):
     assert nfiles >= 5 and m["filesRead"] < nfiles, (m, nfiles)
     assert m["rowsEliminated"] > 0, m
     assert m["rowsReturned"] == 1, m
+    # The plan carries each file's candidate rows: only the file holding 417
+    # is a split (one task), and its task reads the planned rows.
+    assert df.rdd.getNumPartitions() == 1, df.rdd.getNumPartitions()
+    assert "splits=1" in df._jdf.queryExecution().executedPlan().toString()
     # Files the manifest bounds rule out are not even opened: ids >= 800
     # live in the last append's files only.
     reset_metrics(spark)
@@ -240,6 +244,69 @@ def test_many_files_split_over_tasks(spark, spark_table, hdb):
     assert m["tasks"] == 9 and m["filesRead"] == 9, m
     p = diff_tables(mine, spark_arrow(spark, f"SELECT * FROM {CATALOG}.{ident}"))
     assert p is None, p
+
+
+def test_pushed_equals_unpushed_and_reads_less(spark, spark_table, hdb):
+    """Seeded random filters over a table of 8 files with scalar indexes: the
+    pushed read (the plan's candidate rows per file, files without any left
+    out, tasks packed by work) returns the rows of the unpushed plan (the
+    same connector's full read, cached, filtered by Spark), while its
+    counters show fewer files, tasks and rows read."""
+    ident, path = spark_table
+    rng = np.random.default_rng(23)
+    t = hdb.Table(path)
+    for i in range(8):
+        t.write(gen(rng, range(i * 150, i * 150 + 150), str(i % 3)))
+    t.delete("qty < 3")
+    t.index_all()
+    full = spark.read.format("hyperstream").load(path).persist()
+    full.createOrReplaceTempView("hs_unpushed")
+    reset_metrics(spark)
+    assert full.count() == len(t)
+    whole = metrics(spark)
+    assert whole["tasks"] == 8 and whole["filesRead"] == 8, whole
+    stored = 8 * 150  # rows in the data files, deleted ones included
+    problems = []
+    filters = [random_filter(rng) for _ in range(12)]
+    filters += ["id = 417", "id IN (3, 601, 1150)", "name = 'n7' AND id < 300",
+                "cat = 'z'", "qty = 50 AND cat = 'a'"]
+    narrowed = 0
+    for where in filters:
+        reset_metrics(spark)
+        mine = ours(spark, path, where)
+        m = metrics(spark)
+        theirs = spark_arrow(spark, f"SELECT * FROM hs_unpushed WHERE {where}")
+        p = diff_tables(mine, theirs)
+        if p is not None:
+            problems.append(f"WHERE {where}: pushed vs unpushed: {p}")
+        if m["filesRead"] > 8 or m["tasks"] > 8 or m["rowsScanned"] > stored:
+            problems.append(f"WHERE {where}: read more than the full scan: {m}")
+        if m["rowsReturned"] != mine.num_rows:
+            problems.append(f"WHERE {where}: rowsReturned {m['rowsReturned']} != {mine.num_rows}")
+        if m["tasks"] < 8 and m["rowsScanned"] < stored:
+            narrowed += 1
+    # The point lookups: one file planned, one task, its candidates only.
+    for where in ["id = 417", "id IN (3, 601, 1150)", "cat = 'z'"]:
+        live = t.to_arrow(filter=where, columns=["id"]).column("id").to_pylist()
+        files = len({i // 150 for i in live})  # file i holds ids [150 i, 150 i + 150)
+        reset_metrics(spark)
+        ours(spark, path, where)
+        m = metrics(spark)
+        parts = spark.read.format("hyperstream").load(path).where(where).rdd.getNumPartitions()
+        if m["filesRead"] != files or m["tasks"] != min(files, 1) or parts != min(files, 1) \
+                or m["rowsScanned"] > len(live):
+            problems.append(f"WHERE {where}: want {files} files in {min(files, 1)} task(s), "
+                            f"{parts} partitions: {m}")
+    if narrowed < 5:
+        problems.append(f"only {narrowed} of {len(filters)} filters read less than a full scan")
+    # files-per-task still forces the old grouping (one file per task here).
+    reset_metrics(spark)
+    ours(spark, path, "id < 1000", **{"files-per-task": 1})
+    m = metrics(spark)
+    if m["tasks"] != 7:
+        problems.append(f"files-per-task 1 over 7 planned files: {m}")
+    full.unpersist()
+    assert not problems, "\n".join(problems)
 
 
 def _search_ours(spark, path, q, k, where=None, columns="id, distance", tail="", **extra):
@@ -287,10 +354,20 @@ def test_vector_topk_equals_python(spark, spark_table, hdb):
         compare(f"hnsw q{j}", q, 10, None)
         compare(f"hnsw q{j}", q, 15, "cat <> 'b'")
         compare(f"forced exact q{j}", q, 10, None, exact="true")
+    # Distributed (one task per file, merged on the driver) gives the same
+    # rows as the driver's own search, which a small table gets by default.
+    for j, q in enumerate(qs):
+        compare(f"distributed hnsw q{j}", q, 15, "cat <> 'b'", **{"vector-driver-rows": 0})
+        compare(f"distributed exact q{j}", q, 25, "cat = 'a' AND qty > 40",
+                **{"vector-driver-rows": 0, "exact": "true"})
+    reset_metrics(spark)
+    got = _search_ours(spark, path, qs[0], 10, **{"vector-driver-rows": 0})
+    m = metrics(spark)
+    assert got.num_rows == 10 and m["tasks"] == 5 and m["vectorFilesIndexed"] == 5, m
     reset_metrics(spark)
     got = _search_ours(spark, path, qs[0], 10)
     m = metrics(spark)
-    assert got.num_rows == 10 and m["tasks"] == 5 and m["vectorFilesIndexed"] == 5, m
+    assert got.num_rows == 10 and m["tasks"] == 0 and m["vectorFilesIndexed"] == 5, m
     # The top-k relation is a table: Spark's WHERE and ORDER BY apply to the k rows.
     rel = _search_ours(spark, path, qs[0], 20, columns="id, cat, distance",
                        tail=" ORDER BY distance DESC")

@@ -13,6 +13,9 @@
  * Java HsTable (tableClose frees). A handle must not be used by two threads
  * at once (the Java side synchronizes).
  *
+ * Planned splits carry their candidate rows (byte[] per Split); scans of
+ * splits hand them back (hs_table_scan_split_rows).
+ *
  * Scan streams are wrapped (scan_wrap): each get_next copies the scan's
  * counters into a refcounted holder the Java side reads (statsGet) after
  * the stream ends, since the stream itself moves into Java's ownership.
@@ -150,6 +153,15 @@ JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_currentSnapshotId(J
   return t != NULL ? (jlong)hs_table_current_snapshot_id(t) : -1;
 }
 
+JNIEXPORT jstring JNICALL Java_org_hyperstreamdb_jni_NativeApi_metadataLocation(JNIEnv *env,
+                                                                                jclass cls,
+                                                                                jlong h) {
+  hs_table *t = table_of(env, h);
+  if (t == NULL) return NULL;
+  const char *m = hs_table_metadata_location(t);
+  return (*env)->NewStringUTF(env, m != NULL ? m : "");
+}
+
 JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_snapshotAt(JNIEnv *env, jclass cls,
                                                                         jlong h, jlong ts_ms) {
   hs_table *t = table_of(env, h);
@@ -191,7 +203,7 @@ JNIEXPORT jobjectArray JNICALL Java_org_hyperstreamdb_jni_NativeApi_planSplits(J
   if (t == NULL) return NULL;
   jclass sc = (*env)->FindClass(env, "org/hyperstreamdb/jni/Split");
   if (sc == NULL) return NULL;
-  jmethodID ctor = (*env)->GetMethodID(env, sc, "<init>", "(Ljava/lang/String;JJJJJ)V");
+  jmethodID ctor = (*env)->GetMethodID(env, sc, "<init>", "(Ljava/lang/String;JJJJJJ[BZ)V");
   if (ctor == NULL) return NULL;
   int ok;
   char *f = cstr(env, filter, &ok);
@@ -213,16 +225,31 @@ JNIEXPORT jobjectArray JNICALL Java_org_hyperstreamdb_jni_NativeApi_planSplits(J
   jobjectArray out = (*env)->NewObjectArray(env, (jsize)n, sc, NULL);
   for (size_t i = 0; out != NULL && i < n; i++) {
     jstring p = (*env)->NewStringUTF(env, v[i].path);
-    jobject o2 = p != NULL ? (*env)->NewObject(env, sc, ctor, p, (jlong)sid, (jlong)v[i].plan_index,
-                                               (jlong)v[i].file_size_in_bytes,
-                                               (jlong)v[i].record_count, (jlong)v[i].rows_deleted)
-                           : NULL;
+    jbyteArray cb = NULL;
+    if (p != NULL && v[i].candidates != NULL) {
+      if (v[i].candidates_size > (size_t)INT32_MAX) {
+        throw_status(env, HS_ERR_UNSUPPORTED, "plan splits: candidates over 2 GB");
+        out = NULL;
+        break;
+      }
+      cb = (*env)->NewByteArray(env, (jsize)v[i].candidates_size);
+      if (cb != NULL)
+        (*env)->SetByteArrayRegion(env, cb, 0, (jsize)v[i].candidates_size,
+                                   (const jbyte *)v[i].candidates);
+    }
+    jobject o2 = p != NULL && (cb != NULL || v[i].candidates == NULL)
+                     ? (*env)->NewObject(env, sc, ctor, p, (jlong)sid, (jlong)v[i].plan_index,
+                                         (jlong)v[i].file_size_in_bytes, (jlong)v[i].record_count,
+                                         (jlong)v[i].rows_deleted, (jlong)v[i].rows_candidate, cb,
+                                         (jboolean)(v[i].candidates_exact != 0))
+                     : NULL;
     if (o2 == NULL) {
       out = NULL;
       break;
     }
     (*env)->SetObjectArrayElement(env, out, (jsize)i, o2);
     (*env)->DeleteLocalRef(env, o2);
+    if (cb != NULL) (*env)->DeleteLocalRef(env, cb);
     (*env)->DeleteLocalRef(env, p);
   }
   hs_scan_splits_free(v, n);
@@ -289,12 +316,75 @@ static void wrap_release(struct ArrowArrayStream *s) {
   s->release = NULL;
 }
 
+/* The planned splits of `paths` with their candidates (byte[][] `cand`,
+ * entries may be null) and planned record counts: hs_scan_split entries
+ * whose paths are borrowed from `ps` and candidate bytes copied (freed by
+ * splits_free). 0 with an exception pending on failure. */
+static int splits_of(JNIEnv *env, const str_list *ps, jobjectArray cand, jlongArray counts,
+                     jbooleanArray exact, hs_scan_split **out) {
+  *out = NULL;
+  jsize n = (jsize)ps->n;
+  if ((*env)->GetArrayLength(env, cand) != n || counts == NULL || exact == NULL ||
+      (*env)->GetArrayLength(env, counts) != n || (*env)->GetArrayLength(env, exact) != n) {
+    throw_status(env, HS_ERR_INVALID_ARG, "scan: candidates, counts and paths differ in length");
+    return 0;
+  }
+  hs_scan_split *v = calloc((size_t)n + 1, sizeof *v);
+  jlong *c = malloc(((size_t)n + 1) * sizeof *c);
+  jboolean *x = malloc(((size_t)n + 1) * sizeof *x);
+  if (v == NULL || c == NULL || x == NULL) {
+    free(v);
+    free(c);
+    free(x);
+    throw_status(env, HS_ERR_NOMEM, "out of memory");
+    return 0;
+  }
+  (*env)->GetLongArrayRegion(env, counts, 0, n, c);
+  (*env)->GetBooleanArrayRegion(env, exact, 0, n, x);
+  int ok = 1;
+  for (jsize i = 0; ok && i < n; i++) {
+    v[i].path = ps->v[i];
+    v[i].record_count = (int64_t)c[i];
+    v[i].rows_candidate = -1;
+    jbyteArray b = (jbyteArray)(*env)->GetObjectArrayElement(env, cand, i);
+    if (b == NULL) continue;
+    jsize len = (*env)->GetArrayLength(env, b);
+    v[i].candidates = malloc(len > 0 ? (size_t)len : 1);
+    if (v[i].candidates == NULL) {
+      throw_status(env, HS_ERR_NOMEM, "out of memory");
+      ok = 0;
+    } else {
+      (*env)->GetByteArrayRegion(env, b, 0, len, (jbyte *)v[i].candidates);
+      v[i].candidates_size = (size_t)len;
+      v[i].candidates_exact = x[i] ? 1 : 0;
+    }
+    (*env)->DeleteLocalRef(env, b);
+  }
+  free(c);
+  free(x);
+  if (!ok) {
+    for (jsize i = 0; i < n; i++) free(v[i].candidates);
+    free(v);
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+static void splits_free(hs_scan_split *v, size_t n) {
+  if (v == NULL) return;
+  for (size_t i = 0; i < n; i++) free(v[i].candidates);
+  free(v);
+}
+
 /* Scan `paths` (null: every file, hs_table_scan_query) of a snapshot into
- * the ArrowArrayStream at `stream_addr`. Returns the counters' handle
- * (statsGet / statsFree). */
+ * the ArrowArrayStream at `stream_addr`; with `cand` (one entry per path),
+ * the planned splits at their candidate rows (hs_table_scan_split_rows).
+ * Returns the counters' handle (statsGet / statsFree). */
 JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_scan(
     JNIEnv *env, jclass cls, jlong h, jlong snapshot_id, jobjectArray columns, jstring filter,
-    jlong limit, jlong batch_rows, jobjectArray paths, jlong stream_addr) {
+    jlong limit, jlong batch_rows, jobjectArray paths, jobjectArray cand, jlongArray counts,
+    jbooleanArray exact, jlong stream_addr) {
   hs_table *t = table_of(env, h);
   if (t == NULL) return 0;
   if (stream_addr == 0) {
@@ -306,6 +396,13 @@ JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_scan(
   if (!str_list_of(env, columns, "columns", &cols)) return 0;
   if (!str_list_of(env, paths, "paths", &ps)) {
     str_list_free(&cols);
+    return 0;
+  }
+  hs_scan_split *sp = NULL;
+  if (cand != NULL && (!ps.present || !splits_of(env, &ps, cand, counts, exact, &sp))) {
+    if (!ps.present) throw_status(env, HS_ERR_INVALID_ARG, "scan: candidates without paths");
+    str_list_free(&cols);
+    str_list_free(&ps);
     return 0;
   }
   char *f = cstr(env, filter, &ok);
@@ -324,8 +421,9 @@ JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_scan(
     o.batch_rows_max = (int64_t)batch_rows;
     hs_error err = {0};
     hs_status st =
-        ps.present ? hs_table_scan_split(t, &o, (const char *const *)ps.v, ps.n, &w->inner, &err)
-                   : hs_table_scan_query(t, &o, &w->inner, &err);
+        sp != NULL   ? hs_table_scan_split_rows(t, &o, sp, ps.n, &w->inner, &err)
+        : ps.present ? hs_table_scan_split(t, &o, (const char *const *)ps.v, ps.n, &w->inner, &err)
+                     : hs_table_scan_query(t, &o, &w->inner, &err);
     if (st != HS_OK) {
       throw_err(env, st, &err);
     } else {
@@ -346,6 +444,7 @@ JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_scan(
   free(w);
   free(box);
   free(f);
+  splits_free(sp, ps.n);
   str_list_free(&cols);
   str_list_free(&ps);
   return ret;

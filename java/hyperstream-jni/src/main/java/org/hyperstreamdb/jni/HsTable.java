@@ -76,6 +76,14 @@ public final class HsTable implements AutoCloseable {
     return handle;
   }
 
+  /**
+   * The metadata file this handle read (hs_table_metadata_location): names the
+   * table version, index registry included (HsTableCache's key).
+   */
+  public synchronized String metadataLocation() {
+    return NativeApi.metadataLocation(h());
+  }
+
   public synchronized long currentSnapshotId() {
     return NativeApi.currentSnapshotId(h());
   }
@@ -116,7 +124,12 @@ public final class HsTable implements AutoCloseable {
     }
   }
 
-  /** The data files a scan of the snapshot with {@code filter} (SQL text, may be null) opens. */
+  /**
+   * The data files a scan of the snapshot with {@code filter} (SQL text, may be
+   * null) opens. With a filter each file's footer, statistics and scalar indexes
+   * are consulted (no data page is read): files without a candidate row are left
+   * out, and each split carries its candidates ({@link Split#candidates()}).
+   */
   public synchronized List<Split> planSplits(long snapshotId, String filter) {
     return List.of(NativeApi.planSplits(h(), snapshotId, filter));
   }
@@ -129,6 +142,11 @@ public final class HsTable implements AutoCloseable {
     public long limit = -1; // -1: none
     public long batchRows = 0; // 0: the default (65536)
     public String[] paths; // null: every data file (the whole scan)
+    /**
+     * Instead of paths: planned splits (same snapshot and filter), read at their
+     * candidate rows where the plan has them (hs_table_scan_split_rows).
+     */
+    public Split[] splits;
   }
 
   /**
@@ -138,9 +156,26 @@ public final class HsTable implements AutoCloseable {
   public synchronized ScanResult scan(BufferAllocator allocator, ScanRequest r) {
     ArrowArrayStream s = ArrowArrayStream.allocateNew(allocator);
     long stats;
+    String[] paths = r.paths;
+    byte[][] cand = null;
+    long[] counts = null;
+    boolean[] exact = null;
+    if (r.splits != null) {
+      int n = r.splits.length;
+      paths = new String[n];
+      cand = new byte[n][];
+      counts = new long[n];
+      exact = new boolean[n];
+      for (int i = 0; i < n; i++) {
+        paths[i] = r.splits[i].path();
+        cand[i] = r.splits[i].candidates();
+        counts[i] = r.splits[i].recordCount();
+        exact[i] = r.splits[i].candidatesExact();
+      }
+    }
     try {
-      stats = NativeApi.scan(h(), r.snapshotId, r.columns, r.filter, r.limit, r.batchRows, r.paths,
-          s.memoryAddress());
+      stats = NativeApi.scan(h(), r.snapshotId, r.columns, r.filter, r.limit, r.batchRows, paths,
+          cand, counts, exact, s.memoryAddress());
     } catch (RuntimeException e) {
       s.close();
       throw e;

@@ -19,6 +19,8 @@ final class NativeApi {
 
   static native long currentSnapshotId(long table);
 
+  static native String metadataLocation(long table);
+
   static native long snapshotAt(long table, long timestampMs);
 
   static native long refSnapshot(long table, String name);
@@ -27,9 +29,14 @@ final class NativeApi {
 
   static native void schema(long table, long snapshotId, String[] columns, long schemaAddr);
 
-  /** Returns the counters' handle (statsGet, statsFree). paths null: every file. */
+  /**
+   * Returns the counters' handle (statsGet, statsFree). paths null: every file.
+   * candidates (null, or one entry per path: a split's candidate bytes or null)
+   * with each path's planned recordCounts and exactness: hs_table_scan_split_rows.
+   */
   static native long scan(long table, long snapshotId, String[] columns, String filter, long limit,
-      long batchRows, String[] paths, long streamAddr);
+      long batchRows, String[] paths, byte[][] candidates, long[] recordCounts,
+      boolean[] exact, long streamAddr);
 
   static native long[] statsGet(long handle);
 

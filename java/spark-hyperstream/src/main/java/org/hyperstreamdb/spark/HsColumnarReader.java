@@ -10,11 +10,13 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.HsTableCache;
 import org.hyperstreamdb.jni.ScanResult;
-import org.hyperstreamdb.jni.Split;
 
 /**
- * Reads one partition's data files through hs_table_scan_split: each Arrow
+ * Reads one partition's data files through hs_table_scan_split_rows (at the
+ * candidate rows the plan found; the table handle shared per JVM,
+ * HsTableCache): each Arrow
  * batch the C scan emits becomes one ColumnarBatch (no copy). An empty
  * projection (count(*)) reads the first column and hands Spark row counts.
  */
@@ -33,19 +35,14 @@ final class HsColumnarReader implements PartitionReader<ColumnarBatch> {
     this.countOnly = p.columns.length == 0;
     allocator = HsMemory.child("scan");
     ScanResult s = null;
-    try (HsTable t = HsTable.open(p.path)) {
+    try (HsTableCache.Lease l = HsTableCache.borrow(p.path, p.version)) {
       HsTable.ScanRequest r = new HsTable.ScanRequest();
       r.snapshotId = p.snapshotId;
       r.filter = p.filter;
       r.limit = p.limit;
-      r.columns = countOnly ? null : p.columns;
-      if (countOnly) {
-        String first = t.schema(allocator, p.snapshotId, null).getFields().get(0).getName();
-        r.columns = new String[] {first};
-      }
-      r.paths = new String[p.splits.length];
-      for (int i = 0; i < p.splits.length; i++) r.paths[i] = p.splits[i].path();
-      s = t.scan(allocator, r);
+      r.columns = countOnly ? new String[] {p.firstColumn} : p.columns;
+      r.splits = p.splits; // paths, and the candidate rows the plan found
+      s = l.table().scan(allocator, r);
     } catch (RuntimeException e) {
       allocator.close();
       throw e;

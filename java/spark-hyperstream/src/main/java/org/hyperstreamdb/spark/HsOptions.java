@@ -14,7 +14,11 @@ import java.util.Map;
  * {@code branch}; vector search: {@code vector_column}, {@code query_vector}
  * ("[0.1, 0.2]" or "0.1,0.2"), {@code k} (default 10), {@code metric},
  * {@code filter} (SQL WHERE text: the search's pre-filter), {@code ef_search},
- * {@code nprobe}, {@code exact}; {@code files-per-task} (default 1).
+ * {@code nprobe}, {@code exact}; tasks: {@code files-per-task} (files per task;
+ * unset: by work, see HsScan), {@code rows-per-task} (candidate rows packed into
+ * one task, default 1,000,000); {@code vector-driver-rows} (a top-k over at most
+ * this many planned rows runs on the driver, no Spark job for the search;
+ * default 2,000,000; 0: always distributed).
  */
 public final class HsOptions implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -30,7 +34,9 @@ public final class HsOptions implements Serializable {
   final String filter;
   final int efSearch, nprobe;
   final boolean exact;
-  final int filesPerTask;
+  final int filesPerTask; // 0: by work (HsScan)
+  final long rowsPerTask;
+  final long vectorDriverRows;
 
   HsOptions(Map<String, String> raw) {
     Map<String, String> o = new java.util.HashMap<>();
@@ -63,7 +69,10 @@ public final class HsOptions implements Serializable {
     efSearch = ef != null ? ef.intValue() : 0;
     nprobe = np != null ? np.intValue() : 0;
     exact = Boolean.parseBoolean(o.getOrDefault("exact", "false"));
-    filesPerTask = fpt != null ? Math.max(1, fpt.intValue()) : 1;
+    filesPerTask = fpt != null ? Math.max(1, fpt.intValue()) : 0;
+    Long rpt = longOpt(o, "rows-per-task"), vdr = longOpt(o, "vector-driver-rows");
+    rowsPerTask = rpt != null ? Math.max(1, rpt) : 1_000_000L;
+    vectorDriverRows = vdr != null ? Math.max(0, vdr) : 2_000_000L;
     if (!isVector() && (filter != null || o.containsKey("k") || metric != null)) {
       throw new IllegalArgumentException("hyperstream: options 'filter', 'k' and 'metric' belong "
           + "to a vector search (set 'vector_column' and 'query_vector'); filter a scan with "

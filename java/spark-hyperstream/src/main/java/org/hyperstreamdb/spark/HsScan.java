@@ -11,7 +11,7 @@ import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.HsTableCache;
 import org.hyperstreamdb.jni.Split;
 
 /**
@@ -70,7 +70,7 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
   public Statistics estimateStatistics() {
     long rows = 0, bytes = 0;
     for (Split s : splits()) {
-      rows += s.recordCount() - s.rowsDeleted();
+      rows += s.rowsCandidate() >= 0 ? s.rowsCandidate() : s.recordCount() - s.rowsDeleted();
       bytes += s.fileSizeInBytes();
     }
     if (vector != null) rows = Math.min(rows, vector.k);
@@ -87,14 +87,29 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
     return HsMetrics.supported();
   }
 
+  /**
+   * Planned once on the driver: with a filter each file's footer, statistics and
+   * scalar indexes are consulted, files without a candidate row left out (no
+   * task for them) and the others carry their candidate rows to the task.
+   */
   private synchronized List<Split> splits() {
     if (splits == null) {
-      try (HsTable t = HsTable.open(table.opts.path)) {
-        splits = table.snapshotId < 0 ? List.of()
-            : t.planSplits(table.snapshotId, vector != null ? vector.filter : filterSql);
+      if (table.snapshotId < 0) {
+        splits = List.of();
+      } else {
+        try (HsTableCache.Lease l = HsTableCache.borrow(table.opts.path, table.version)) {
+          splits = l.table().planSplits(table.snapshotId, vector != null ? vector.filter
+              : filterSql);
+        }
       }
     }
     return splits;
+  }
+
+  /** The first column's name (a count(*) reads it), from the read schema. */
+  private String firstColumn() {
+    StructField[] f = table.schema().fields();
+    return f.length > 0 ? f[0].name() : null;
   }
 
   /** The table columns to read: the projection (without our "distance"). */
@@ -117,14 +132,46 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
     if (vector != null) {
       return HsVectorPlan.plan(table, vector, all, columns());
     }
-    int per = table.opts.filesPerTask;
     List<InputPartition> out = new ArrayList<>();
-    for (int i = 0; i < all.size(); i += per) {
-      List<Split> group = all.subList(i, Math.min(all.size(), i + per));
+    for (List<Split> group : group(all, table.opts.filesPerTask, table.opts.rowsPerTask)) {
       out.add(new HsPartition(table.opts.path, group.toArray(new Split[0]), table.snapshotId,
-          columns(), filterSql, limit));
+          columns(), filterSql, limit, firstColumn(), table.version));
     }
     return out.toArray(new InputPartition[0]);
+  }
+
+  /**
+   * Splits into tasks. {@code filesPerTask} > 0: that many files per task, in plan
+   * order. Otherwise by work: a file no index narrowed is a task of its own (its
+   * rows are the work); files the indexes narrowed to candidate rows are packed,
+   * in plan order, into tasks of up to {@code rowsPerTask} candidates, so a
+   * selective filter over many files launches one task, not one per file.
+   */
+  static List<List<Split>> group(List<Split> all, int filesPerTask, long rowsPerTask) {
+    List<List<Split>> out = new ArrayList<>();
+    if (filesPerTask > 0) {
+      for (int i = 0; i < all.size(); i += filesPerTask) {
+        out.add(all.subList(i, Math.min(all.size(), i + filesPerTask)));
+      }
+      return out;
+    }
+    List<Split> packed = new ArrayList<>();
+    long rows = 0;
+    for (Split s : all) {
+      if (s.candidates() == null) {
+        out.add(List.of(s));
+        continue;
+      }
+      if (!packed.isEmpty() && rows + s.rowsCandidate() > rowsPerTask) {
+        out.add(packed);
+        packed = new ArrayList<>();
+        rows = 0;
+      }
+      packed.add(s);
+      rows += s.rowsCandidate();
+    }
+    if (!packed.isEmpty()) out.add(packed);
+    return out;
   }
 
   @Override

@@ -27,6 +27,8 @@ import org.hyperstreamdb.jni.HsTable;
 final class HsSparkTable implements SupportsRead, SupportsWrite {
   final HsOptions opts;
   final long snapshotId;
+  /** The metadata file read when the DataFrame was made (HsTableCache's key); null: pending. */
+  final String version;
   /** No table in the folder yet: a write creates it with {@code schema}. */
   final boolean pending;
   private final StructType schema;
@@ -37,6 +39,7 @@ final class HsSparkTable implements SupportsRead, SupportsWrite {
     if (external != null && !new File(opts.path, "metadata").isDirectory()) {
       pending = true;
       snapshotId = -1;
+      version = null;
       schema = external;
       return;
     }
@@ -44,6 +47,7 @@ final class HsSparkTable implements SupportsRead, SupportsWrite {
     try (HsTable t = HsTable.open(opts.path);
         BufferAllocator a = HsMemory.child("schema")) {
       snapshotId = t.resolveSnapshot(opts.snapshotId, opts.asOfTimestampMs, opts.ref);
+      version = t.metadataLocation();
       Schema s = t.schema(a, snapshotId, null);
       StructType st = HsTypes.toSpark(s, opts.path);
       if (opts.isVector()) {

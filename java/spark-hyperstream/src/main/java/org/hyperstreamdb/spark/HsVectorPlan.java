@@ -21,11 +21,14 @@ import org.apache.spark.api.java.function.Function;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.HsTableCache;
 import org.hyperstreamdb.jni.Split;
 import org.hyperstreamdb.jni.VectorResult;
 
 /**
- * Vector top-k over a table, distributed: one Spark job (run while the
+ * Vector top-k over a table. Up to {@code vector-driver-rows} planned rows
+ * the driver runs the whole search itself (no job: Spark's fixed cost is
+ * most of a small search). Beyond, distributed: one Spark job (run while the
  * query is planned) whose tasks each search one data file
  * (hs_table_vector_search_split: its vector index or exact scoring, the
  * pre-filter as allowed rows) and send back their top k as Arrow IPC; the
@@ -40,11 +43,13 @@ final class HsVectorPlan {
   static final class SplitSearch implements Function<Split, byte[]>, Serializable {
     private static final long serialVersionUID = 1L;
     final String path;
+    final String version;
     final VectorSpec o;
     final String[] columns;
 
-    SplitSearch(String path, VectorSpec o, String[] columns) {
+    SplitSearch(String path, String version, VectorSpec o, String[] columns) {
       this.path = path;
+      this.version = version;
       this.o = o;
       this.columns = columns;
     }
@@ -52,10 +57,10 @@ final class HsVectorPlan {
     @Override
     public byte[] call(Split s) throws IOException {
       try (BufferAllocator a = HsMemory.child("vector");
-          HsTable t = HsTable.open(path)) {
+          HsTableCache.Lease l = HsTableCache.borrow(path, version)) {
         HsTable.VectorRequest r = request(o, s.snapshotId(), columns);
         r.paths = new String[] {s.path()};
-        try (VectorResult res = t.vectorSearch(a, r)) {
+        try (VectorResult res = l.table().vectorSearch(a, r)) {
           long[] m = new long[HsMetrics.NAMES.length];
           m[8] = 1;
           m[9] = res.filesSearched;
@@ -110,23 +115,36 @@ final class HsVectorPlan {
 
   static InputPartition[] plan(HsSparkTable table, VectorSpec o, List<Split> splits,
       String[] columns) {
+    long rows = 0;
+    for (Split s : splits) rows += s.recordCount() - s.rowsDeleted();
     byte[] merged;
-    if (splits.isEmpty()) {
-      merged = emptyResult(table, o, columns);
+    if (splits.isEmpty() || rows <= table.opts.vectorDriverRows) {
+      merged = onDriver(table, o, columns);
     } else {
       JavaSparkContext sc = JavaSparkContext.fromSparkContext(SparkSession.active().sparkContext());
       List<byte[]> parts = sc.parallelize(splits, splits.size())
-          .map(new SplitSearch(table.opts.path, o, columns)).collect();
+          .map(new SplitSearch(table.opts.path, table.version, o, columns)).collect();
       merged = merge(splits, parts, o.k);
     }
     return new InputPartition[] {new HsVectorPartition(merged)};
   }
 
-  private static byte[] emptyResult(HsSparkTable table, VectorSpec o, String[] columns) {
-    // The search itself gives the result's schema (and its errors: dimension, column).
-    try (BufferAllocator a = HsMemory.child("vector"); HsTable t = HsTable.open(table.opts.path)) {
+  /**
+   * The whole top-k on the driver (hs_table_vector_search over every file, as
+   * Table.search runs it): a small table, or none at all (the search still
+   * gives the result's schema and its errors: dimension, column). No Spark job
+   * runs for the search; the k rows reach Spark as one partition.
+   */
+  private static byte[] onDriver(HsSparkTable table, VectorSpec o, String[] columns) {
+    try (BufferAllocator a = HsMemory.child("vector");
+        HsTableCache.Lease l = HsTableCache.borrow(table.opts.path, table.version)) {
       HsTable.VectorRequest r = request(o, table.snapshotId, columns);
-      try (VectorResult res = t.vectorSearch(a, r)) {
+      try (VectorResult res = l.table().vectorSearch(a, r)) {
+        long[] m = new long[HsMetrics.NAMES.length];
+        m[9] = res.filesSearched;
+        m[10] = res.filesIndexed;
+        m[11] = res.rowsScored;
+        HsMetrics.add(m);
         return ipc(res.reader());
       }
     } catch (IOException e) {
