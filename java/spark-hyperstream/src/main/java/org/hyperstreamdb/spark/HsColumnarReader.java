@@ -29,13 +29,18 @@ final class HsColumnarReader implements PartitionReader<ColumnarBatch> {
   private ColumnarBatch batch;
   private long[] metrics = new long[HsMetrics.NAMES.length];
   private boolean closed;
+  private long nanos; // in this reader: open, next, close
+  private final HsTableCache.Lease lease;
 
   HsColumnarReader(HsPartition p, StructType schema) {
+    long t0 = System.nanoTime();
     this.schema = schema;
     this.countOnly = p.columns.length == 0;
     allocator = HsMemory.child("scan");
     ScanResult s = null;
-    try (HsTableCache.Lease l = HsTableCache.borrow(p.path, p.version)) {
+    // Held until close: the handle stays open while its stream is read.
+    HsTableCache.Lease l = HsTableCache.borrow(p.path, p.version);
+    try {
       HsTable.ScanRequest r = new HsTable.ScanRequest();
       r.snapshotId = p.snapshotId;
       r.filter = p.filter;
@@ -44,15 +49,27 @@ final class HsColumnarReader implements PartitionReader<ColumnarBatch> {
       r.splits = p.splits; // paths, and the candidate rows the plan found
       s = l.table().scan(allocator, r);
     } catch (RuntimeException e) {
+      l.close();
       allocator.close();
       throw e;
     }
+    lease = l;
     scan = s;
     reader = s.reader();
+    nanos = System.nanoTime() - t0;
   }
 
   @Override
   public boolean next() throws IOException {
+    long t0 = System.nanoTime();
+    try {
+      return load();
+    } finally {
+      nanos += System.nanoTime() - t0;
+    }
+  }
+
+  private boolean load() throws IOException {
     if (!reader.loadNextBatch()) return false;
     VectorSchemaRoot root = reader.getVectorSchemaRoot();
     int rows = root.getRowCount();
@@ -74,6 +91,7 @@ final class HsColumnarReader implements PartitionReader<ColumnarBatch> {
     if (!closed) {
       metrics = HsMetrics.of(scan.stats());
       metrics[8] = 1;
+      metrics[HsMetrics.READ_NS] = nanos;
     }
     return HsMetrics.task(metrics);
   }
@@ -81,14 +99,17 @@ final class HsColumnarReader implements PartitionReader<ColumnarBatch> {
   @Override
   public void close() throws IOException {
     if (closed) return;
+    long t0 = System.nanoTime();
     metrics = HsMetrics.of(scan.stats());
     metrics[8] = 1;
     closed = true;
-    HsMetrics.add(metrics);
     try {
       scan.close();
     } finally {
+      lease.close();
       allocator.close();
+      metrics[HsMetrics.READ_NS] = nanos + System.nanoTime() - t0;
+      HsMetrics.add(metrics);
     }
   }
 }

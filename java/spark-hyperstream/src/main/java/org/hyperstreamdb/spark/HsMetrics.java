@@ -14,7 +14,9 @@ import org.hyperstreamdb.jni.ScanStats;
 public final class HsMetrics {
   static final String[] NAMES = {"filesRead", "filesIndexed", "rowsScanned", "rowsMatched",
       "rowsEliminated", "rowGroupsPruned", "pagesPruned", "rowsReturned", "tasks",
-      "vectorFilesSearched", "vectorFilesIndexed", "vectorRowsScored"};
+      "vectorFilesSearched", "vectorFilesIndexed", "vectorRowsScored", "readNanos", "planNanos"};
+  /** Where the ms go: time in our readers (open, batches, close) and in planning on the driver. */
+  static final int READ_NS = 12, PLAN_NS = 13;
   private static final AtomicLongArray TOTAL = new AtomicLongArray(NAMES.length);
 
   private HsMetrics() {}
@@ -33,7 +35,12 @@ public final class HsMetrics {
 
   static long[] of(ScanStats s) {
     return new long[] {s.filesRead, s.filesIndexed, s.rowsScanned, s.rowsMatched,
-        s.rowsEliminated, s.rowGroupsPruned, s.pagesPruned, s.rowsReturned, 0, 0, 0, 0};
+        s.rowsEliminated, s.rowGroupsPruned, s.pagesPruned, s.rowsReturned, 0, 0, 0, 0, 0, 0};
+  }
+
+  /** Add {@code nanos} to one JVM-wide total (the driver's planning). */
+  static void addOne(int i, long nanos) {
+    TOTAL.addAndGet(i, nanos);
   }
 
   static void add(long[] v) {

@@ -97,10 +97,12 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
       if (table.snapshotId < 0) {
         splits = List.of();
       } else {
+        long t0 = System.nanoTime();
         try (HsTableCache.Lease l = HsTableCache.borrow(table.opts.path, table.version)) {
           splits = l.table().planSplits(table.snapshotId, vector != null ? vector.filter
               : filterSql);
         }
+        HsMetrics.addOne(HsMetrics.PLAN_NS, System.nanoTime() - t0);
       }
     }
     return splits;
