@@ -99,8 +99,9 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
       } else {
         long t0 = System.nanoTime();
         try (HsTableCache.Lease l = HsTableCache.borrow(table.opts.path, table.version)) {
-          splits = l.table().planSplits(table.snapshotId, vector != null ? vector.filter
-              : filterSql);
+          // A top-k plans its files without the pre-filter (manifests only): the
+          // search applies it, and a small table is searched on the driver anyway.
+          splits = l.table().planSplits(table.snapshotId, vector != null ? null : filterSql);
         }
         HsMetrics.addOne(HsMetrics.PLAN_NS, System.nanoTime() - t0);
       }
