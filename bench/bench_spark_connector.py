@@ -24,6 +24,8 @@ one-row table through the connector) beside it.
 
     python3 bench/bench_spark_connector.py                   # 2M rows, 8 files
     python3 bench/bench_spark_connector.py --rows 10000000   # the issue's size
+    python3 bench/bench_spark_connector.py --rows 10000000 --vectors 0 --data /tmp/hs-bench-spark
+                                         # the table written once, kept for later runs
     python3 bench/bench_spark_connector.py --rows 0 --vectors 1000000 --dim 768
     python3 bench/bench_spark_connector.py --rows 0 --vectors 0 --writes 2000000
 """

@@ -1,6 +1,9 @@
 package org.hyperstreamdb.jni;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -111,6 +114,38 @@ public class HsTableTest {
         parts.sort(null);
         assertEquals(whole, parts);
         assertEquals(5 + 19, whole.size());
+        // The same filter planned: its splits (no index here: candidates are the
+        // kept row groups' rows, no bytes) scanned together as planned.
+        List<Split> planned = t.planSplits(sid, r.filter);
+        for (Split sp : planned) {
+          assertTrue(sp.toString(),
+              sp.rowsCandidate() > 0 && sp.rowsCandidate() <= sp.recordCount());
+          assertNull(sp.candidates());
+        }
+        for (Split sp : splits) assertEquals(-1, sp.rowsCandidate());
+        r.paths = null;
+        r.splits = planned.toArray(new Split[0]);
+        try (ScanResult s = t.scan(a, r)) {
+          List<Long> got = ids(s.reader());
+          got.sort(null);
+          assertEquals(whole, got);
+        }
+        r.splits = null;
+        // Candidate bytes that are not a bitmap of the file: an exception naming it.
+        Split bad = planned.get(0);
+        r.splits = new Split[] {new Split(bad.path(), bad.snapshotId(), bad.planIndex(),
+            bad.fileSizeInBytes(), bad.recordCount(), bad.rowsDeleted(), 1, new byte[] {1, 2, 3},
+            true)};
+        HyperStreamException ex = assertThrows(HyperStreamException.class, () -> t.scan(a, r));
+        assertTrue(ex.getMessage(), ex.getMessage().contains(bad.path()));
+        r.splits = null;
+        // One handle per table version and JVM, shared by leases.
+        try (HsTableCache.Lease l1 = HsTableCache.borrow(path, t.metadataLocation());
+            HsTableCache.Lease l2 = HsTableCache.borrow(path, t.metadataLocation())) {
+          assertSame(l1.table(), l2.table());
+          assertEquals(sid, l1.table().currentSnapshotId());
+        }
+        HsTableCache.clear();
         // Vector top-k: per split, merged by (distance, plan index) = the whole search.
         HsTable.VectorRequest q = new HsTable.VectorRequest();
         q.snapshotId = sid;
