@@ -2,6 +2,7 @@ package org.hyperstreamdb.jni;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertNotSame;
 import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
@@ -142,9 +143,13 @@ public class HsTableTest {
         // One handle per table version and JVM, shared by leases.
         try (HsTableCache.Lease l1 = HsTableCache.borrow(path, t.metadataLocation());
             HsTableCache.Lease l2 = HsTableCache.borrow(path, t.metadataLocation())) {
-          assertSame(l1.table(), l2.table());
+          assertNotSame(l1.table(), l2.table()); // one lease, one handle
           assertEquals(sid, l1.table().currentSnapshotId());
         }
+        try (HsTableCache.Lease l3 = HsTableCache.borrow(path, t.metadataLocation())) {
+          assertEquals(sid, l3.table().currentSnapshotId()); // a returned handle, reused
+        }
+        assertTrue(HsTableCache.counts()[1] >= 1);
         HsTableCache.clear();
         // Vector top-k: per split, merged by (distance, plan index) = the whole search.
         HsTable.VectorRequest q = new HsTable.VectorRequest();
