@@ -187,7 +187,8 @@ static hs_status collect_where(delta *d, const char *filter, roaring_bitmap_t *c
   if (filter != NULL && filter[strspn(filter, " \t\r\n")] != '\0') {
     collect_ctx c = {.d = d, .bms = bms, .only = only};
     /* rows_from_index false: the filter is evaluated on every candidate. */
-    hs_scan_hooks hooks = {collect_keep, collect_rows, &c, &d->plan, NULL, false};
+    hs_scan_hooks hooks = {
+        .keep_file = collect_keep, .on_rows = collect_rows, .ctx = &c, .plan = &d->plan};
     return hs_table_scan_rows(d->t, d->plan.snapshot_id, filter, &hooks, NULL, NULL, err);
   }
   for (size_t i = 0; i < n; i++) {
