@@ -159,16 +159,6 @@ static bool schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b
   return a->dictionary == NULL || schema_same(a->dictionary, b->dictionary);
 }
 
-static void array_capsule_free(PyObject *capsule) {
-  struct ArrowArray *a = PyCapsule_GetPointer(capsule, "arrow_array");
-  if (a == NULL) {
-    PyErr_WriteUnraisable(capsule);
-    return;
-  }
-  if (a->release != NULL) a->release(a);
-  hs_free(a);
-}
-
 /* pyarrow.Schema._import_from_c_capsule(capsule of `sch`, moved). */
 static PyObject *import_schema(struct ArrowSchema *sch) {
   struct ArrowSchema *heap = hs_malloc(sizeof *heap);
@@ -241,7 +231,7 @@ static PyObject *as_batch(hs_py_search_cache *c, struct ArrowArrayStream *s, boo
     c->pa_schema = ps;
     Py_XDECREF(old);
   }
-  PyObject *arr_cap = PyCapsule_New(arr, "arrow_array", array_capsule_free);
+  PyObject *arr_cap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
   if (arr_cap == NULL) {
     arr->release(arr);
     hs_free(arr);
