@@ -10,7 +10,9 @@
  * server sends is untrusted; fuzz/fuzz_rest.c), rest_client.c (connected
  * catalogs, auth, requests, ErrorModel -> hs_error), rest_updates.c (a
  * commit's (old, new) metadata as REST `requirements` + `updates`),
- * rest_table.c (open, create, load, commit; namespaces and tables).
+ * rest_table.c (open, create, load, commit; namespaces and tables),
+ * rest_merge.c (a concurrent writer's index properties kept when our
+ * commit replaced them: the protocol cannot guard a property).
  *
  * Ownership: parse results live in the caller's arena; a connected
  * catalog is reference counted (hs_rest_catalog_ref / _unref), each open
@@ -151,5 +153,25 @@ hs_status hs_rest_commit_body(const hs_iceberg_metadata *old, const hs_iceberg_m
 /* open / create of "rest://...#ns.table" URIs (installed into the table
  * layer by hs_catalog_connect). */
 extern const hs_table_catalog_hooks hs_rest_table_hooks;
+
+/* ------------------------------------------------------- rest_merge.c */
+
+/* What a commit that changes our index properties began from: the base
+ * metadata's path and its registry and configuration values (copies). */
+typedef struct hs_rest_base {
+  char *path, *reg, *conf;
+} hs_rest_base;
+/* Fill *b when `m` changes either property of `old` (t's loaded metadata);
+ * false (b empty): it changes neither. Free with hs_rest_base_free. */
+bool hs_rest_base_take(hs_rest_base *b, const hs_table *t, const hs_iceberg_metadata *old,
+                       const hs_iceberg_metadata *m);
+void hs_rest_base_free(hs_rest_base *b);
+/* After our commit (t holds the catalog's answer): when another writer
+ * committed between `base` and ours and changed a property ours then
+ * replaced, *m2 becomes t's metadata with theirs merged back (new files
+ * and strings in `a`) and the answer is true: commit *m2 on t's metadata.
+ * False: nothing was lost (or the version before ours cannot be read). */
+bool hs_rest_merge_theirs(hs_table *t, const hs_rest_base *base, hs_iceberg_metadata *m2,
+                          hs_arena *a);
 
 #endif /* HS_CATALOG_H */

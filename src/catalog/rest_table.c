@@ -24,6 +24,7 @@ typedef struct rest_table {
   char *ns, *name;      /* "a.b", "t" */
   char *what_load, *what_commit;
   int64_t fresh_ns; /* monotonic time of the last load or commit; 0: none */
+  int repairs;      /* nested repair commits in progress (keep_theirs) */
 } rest_table;
 
 static void rest_table_free(void *p) {
@@ -180,10 +181,39 @@ static int64_t *added_ids(const hs_iceberg_metadata *old, const hs_iceberg_metad
   return ids;
 }
 
+#define REPAIRS_MAX 8
+
+static hs_status rest_commit(hs_table *t, const hs_iceberg_metadata *old,
+                             const hs_iceberg_metadata *m, bool *won, hs_error *err);
+
+/* After a commit of ours that changed an index property: another
+ * writer's registration or configuration our commit replaced is merged
+ * back and committed (rest_merge.c). Best effort: our commit already
+ * happened, so a failure here leaves at worst an index unregistered
+ * (reads stay exact, unindexed), never a failed commit. */
+static void keep_theirs(hs_table *t, const hs_rest_base *base) {
+  rest_table *r = t->catalog_ctx;
+  if (r->repairs >= REPAIRS_MAX) return;
+  hs_arena a;
+  hs_arena_init(&a);
+  hs_iceberg_metadata m2;
+  bool won = false;
+  if (hs_rest_merge_theirs(t, base, &m2, &a)) {
+    r->repairs++;
+    (void)rest_commit(t, &t->meta, &m2, &won, NULL);
+    r->repairs--;
+  }
+  hs_arena_reset(&a);
+}
+
 static hs_status rest_commit(hs_table *t, const hs_iceberg_metadata *old,
                              const hs_iceberg_metadata *m, bool *won, hs_error *err) {
   rest_table *r = t->catalog_ctx;
   *won = false;
+  /* An index property change: what it began from, for keep_theirs (`old`
+   * does not outlive the adoption of the answer). */
+  hs_rest_base base;
+  bool props = hs_rest_base_take(&base, t, old, m);
   hs_buf json, path, body;
   hs_buf_init(&json);
   hs_buf_init(&path);
@@ -221,6 +251,7 @@ static hs_status rest_commit(hs_table *t, const hs_iceberg_metadata *old,
       if (err != NULL) memset(err, 0, sizeof *err);
     }
     hs_arena_reset(&a);
+    if (st == HS_OK && props) keep_theirs(t, &base);
   } else if (cst == HS_OK && status == 409) {
     *won = false; /* CommitFailedException: a requirement failed; reload and retry */
   } else if (cst != HS_OK || status >= 500) {
@@ -253,6 +284,7 @@ static hs_status rest_commit(hs_table *t, const hs_iceberg_metadata *old,
     st = hs_rest_fail(r->cat, r->what_commit, status, &body, err);
   }
 done:
+  if (props) hs_rest_base_free(&base);
   hs_buf_free(&json);
   hs_buf_free(&path);
   hs_buf_free(&body);

@@ -222,11 +222,20 @@ done:
   return st;
 }
 
+static hs_status registry_load_named(const hs_table *t, const char *rec,
+                                     hs_table_index_registry *out, hs_error *err);
+
 hs_status hs_table_index_registry_load(const hs_table *t, const hs_iceberg_metadata *meta,
                                        hs_table_index_registry *out, hs_error *err) {
+  return registry_load_named(
+      t, hs_iceberg_metadata_property(meta ? meta : &t->meta, REGISTRY_PROPERTY), out, err);
+}
+
+/* The registry file `rec` (the property's value as recorded; NULL: none). */
+static hs_status registry_load_named(const hs_table *t, const char *rec,
+                                     hs_table_index_registry *out, hs_error *err) {
   memset(out, 0, sizeof *out);
   hs_arena_init(&out->arena);
-  const char *rec = hs_iceberg_metadata_property(meta ? meta : &t->meta, REGISTRY_PROPERTY);
   if (rec == NULL) return HS_OK; /* no indexes */
   char *path = NULL;
   hs_status st = hs_table_resolve_path(t, rec, "index registry", &path, err);
@@ -418,6 +427,9 @@ hs_status hs_table_set_property(hs_iceberg_metadata *m, hs_arena *a, const char 
   return HS_OK;
 }
 
+static hs_status registry_publish(const hs_table *t, json_t *root, hs_iceberg_metadata *m,
+                                  hs_arena *a, bool *changed, hs_error *err);
+
 hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_metadata *old,
                                           hs_iceberg_metadata *m, hs_arena *a,
                                           const char *drop_column, int32_t drop_field_id,
@@ -453,9 +465,17 @@ hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_me
     json_decref(root);
     return HS_OK;
   }
+  return registry_publish(t, root, m, a, changed, err);
+}
+
+/* Write registry document `root` (taken) as a new file under t's metadata
+ * folder and point m's property at it (*changed then true). */
+static hs_status registry_publish(const hs_table *t, json_t *root, hs_iceberg_metadata *m,
+                                  hs_arena *a, bool *changed, hs_error *err) {
   char *text = json_dumps(root, JSON_COMPACT);
   json_decref(root);
   if (text == NULL) return hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
+  hs_status st;
   char uuid[37];
   char *path = NULL;
   st = hs_fs_uuid4(uuid, err);
@@ -471,6 +491,114 @@ hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_me
   free(text); /* jansson's allocator */
   if (st == HS_OK) st = hs_table_set_property(m, a, REGISTRY_PROPERTY, path, err);
   if (st == HS_OK) *changed = true;
+  return st;
+}
+
+/* ------------------------------------------------- three-way merge */
+
+/* Entry identity: the index file and the data file (path, size) it covers. */
+static int ident_cmp(const hs_table_index_entry *a, const hs_table_index_entry *b) {
+  int c = strcmp(a->index_file, b->index_file);
+  if (c == 0) c = strcmp(a->data_file, b->data_file);
+  if (c == 0) c = (a->file_size > b->file_size) - (a->file_size < b->file_size);
+  return c;
+}
+
+static int ident_qsort(const void *x, const void *y) {
+  return ident_cmp(*(const hs_table_index_entry *const *)x,
+                   *(const hs_table_index_entry *const *)y);
+}
+
+/* r's entries sorted by identity (hs_malloc'd; NULL with n 0). */
+static const hs_table_index_entry **ident_sorted(const hs_table_index_registry *r, bool *ok) {
+  *ok = true;
+  if (r->n_entries == 0) return NULL;
+  const hs_table_index_entry **v = hs_malloc(r->n_entries * sizeof *v);
+  if (v == NULL) {
+    *ok = false;
+    return NULL;
+  }
+  for (size_t i = 0; i < r->n_entries; i++) v[i] = &r->entries[i];
+  qsort(v, r->n_entries, sizeof *v, ident_qsort);
+  return v;
+}
+
+static const hs_table_index_entry *ident_find(const hs_table_index_entry **v, size_t n,
+                                              const hs_table_index_entry *e) {
+  const hs_table_index_entry *const *hit = n ? bsearch(&e, v, n, sizeof *v, ident_qsort) : NULL;
+  return hit ? *hit : NULL;
+}
+
+static bool same_columns(const hs_table_index_entry *a, const hs_table_index_entry *b) {
+  if (a->n_columns != b->n_columns) return false;
+  for (size_t k = 0; k < a->n_columns; k++) {
+    int32_t fa = a->field_ids ? a->field_ids[k] : -1, fb = b->field_ids ? b->field_ids[k] : -1;
+    if (fa != fb || strcmp(a->columns[k], b->columns[k]) != 0) return false;
+  }
+  return true;
+}
+
+hs_status hs_table_index_registry_merge3(const hs_table *t, const char *base, const char *theirs,
+                                         hs_iceberg_metadata *m, hs_arena *a, bool *changed,
+                                         hs_error *err) {
+  *changed = false;
+  hs_table_index_registry rb, rt, ro;
+  memset(&rt, 0, sizeof rt);
+  memset(&ro, 0, sizeof ro);
+  hs_status st = registry_load_named(t, base, &rb, err);
+  if (st == HS_OK) st = registry_load_named(t, theirs, &rt, err);
+  if (st == HS_OK) st = hs_table_index_registry_load(t, m, &ro, err);
+  bool ok_b = true, ok_t = true, ok_o = true;
+  const hs_table_index_entry **vb = NULL, **vt = NULL, **vo = NULL;
+  json_t *root = NULL, *ents = NULL;
+  if (st == HS_OK) {
+    vb = ident_sorted(&rb, &ok_b);
+    vt = ident_sorted(&rt, &ok_t);
+    vo = ident_sorted(&ro, &ok_o);
+    root = json_object();
+    ents = json_array();
+    if (!ok_b || !ok_t || !ok_o || root == NULL || ents == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
+  }
+  bool any = false;
+  for (size_t i = 0; st == HS_OK && i < ro.n_entries; i++) {
+    const hs_table_index_entry *e = &ro.entries[i];
+    const hs_table_index_entry *b = ident_find(vb, rb.n_entries, e);
+    const hs_table_index_entry *th = ident_find(vt, rt.n_entries, e);
+    if (b != NULL && th == NULL) { /* theirs removed it */
+      any = true;
+      continue;
+    }
+    if (b != NULL && !same_columns(b, th) && same_columns(b, e)) { /* theirs changed it */
+      e = th;
+      any = true;
+    }
+    json_t *j = entry_json(e, NULL, -1);
+    if (j == NULL || json_array_append_new(ents, j) != 0)
+      st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
+  }
+  for (size_t i = 0; st == HS_OK && i < rt.n_entries; i++) {
+    const hs_table_index_entry *e = &rt.entries[i];
+    if (ident_find(vb, rb.n_entries, e) != NULL || ident_find(vo, ro.n_entries, e) != NULL)
+      continue;
+    any = true; /* theirs added it, ours lost it */
+    json_t *j = entry_json(e, NULL, -1);
+    if (j == NULL || json_array_append_new(ents, j) != 0)
+      st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
+  }
+  hs_free(vb);
+  hs_free(vt);
+  hs_free(vo);
+  hs_table_index_registry_free(&rb);
+  hs_table_index_registry_free(&rt);
+  hs_table_index_registry_free(&ro);
+  if (st == HS_OK && any) {
+    json_object_set_new(root, "format-version", json_integer(1));
+    json_object_set_new(root, "entries", ents);
+    return registry_publish(t, root, m, a, changed, err);
+  }
+  json_decref(ents);
+  json_decref(root);
   return st;
 }
 

@@ -626,6 +626,19 @@ hs_status hs_table_index_registry_rewrite(const hs_table *t, const hs_iceberg_me
                                           const hs_table_index_entry *add, size_t n_add,
                                           bool *changed, hs_error *err);
 
+/* A three-way merge of index registries, for a commit that replaced the
+ * registry a concurrent writer had just committed (catalogs whose
+ * property updates are last-writer-wins): `base` the registry file our
+ * change began from, `theirs` the one our commit replaced (the recorded
+ * property values; NULL: none), ours the one `m` names. Ours keeps its
+ * entries less those theirs removed from base (or with theirs' columns
+ * where theirs changed them), plus those theirs added that ours lacks; the
+ * result is a new registry file named in m (*changed false: ours already
+ * is the merge, nothing written). */
+hs_status hs_table_index_registry_merge3(const hs_table *t, const char *base, const char *theirs,
+                                         hs_iceberg_metadata *m, hs_arena *a, bool *changed,
+                                         hs_error *err);
+
 /* Set (value != NULL) or remove property `key` of `m` (a copy of its
  * properties in `a`). */
 hs_status hs_table_set_property(hs_iceberg_metadata *m, hs_arena *a, const char *key,

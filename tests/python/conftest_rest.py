@@ -119,6 +119,7 @@ class RestProxy:
         self.tokens = tokens          # None: no check; else the accepted bearer tokens
         self.secrets = secrets        # None: no check; else client_id -> secret
         self.before_commit = None     # callable run once before forwarding a table commit
+        self.before_commit_match = None  # set: only before a commit whose body holds this text
         # Once, for the next table commit: "lost" forwards it and answers 503 (the
         # server applied it, the answer was lost); "refused" answers 503 unforwarded.
         self.commit_fault = None
@@ -179,7 +180,9 @@ class RestProxy:
                             "message": "Not authorized: bad or missing bearer token",
                             "type": "NotAuthorizedException", "code": 401}})
                 commit = self.command == "POST" and "/tables/" in path
-                if commit and proxy.before_commit is not None:
+                if commit and proxy.before_commit is not None and (
+                        proxy.before_commit_match is None
+                        or proxy.before_commit_match.encode() in body):
                     hook, proxy.before_commit = proxy.before_commit, None
                     hook()
                 fault = proxy.commit_fault if commit else None

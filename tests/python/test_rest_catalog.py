@@ -136,6 +136,45 @@ def test_concurrent_commit_is_retried(rest_catalog, py):
         proxy.close()
 
 
+def test_concurrent_index_registrations_both_kept(rest_catalog, cat):
+    """Another writer configures (then registers) an index between our load
+    and our commit of another: the REST protocol has no requirement that
+    guards a property, so our commit replaced the value that writer had
+    just committed. The catalog's answer shows it (the version before ours
+    is not our base) and the commit merges theirs back: both indexes stay
+    configured and registered."""
+    proxy = RestProxy(rest_catalog["port"])
+    try:
+        theirs = cat.create_table("db.regrace", SCHEMA)
+        rng = np.random.default_rng(17)
+        data = pa.concat_tables([_batch(rng, 300, 0), _batch(rng, 300, 1000)])
+        theirs.write(data.slice(0, 300))
+        theirs.write(data.slice(300))
+        c = hdb.connect(f"rest://127.0.0.1:{proxy.port}", warehouse=WAREHOUSE)
+        ours = c.load_table("db.regrace")
+        # Their configuration commit lands inside our configuration commit ...
+        proxy.before_commit_match = "hyperstream.indexes"
+        proxy.before_commit = lambda: theirs.add_index("s", "bitmap", build=False)
+        ours.add_index("k", "btree", build=False)
+        assert proxy.before_commit is None
+        kinds = {i.column: i.kind for i in cat.load_table("db.regrace").indexes()}
+        assert kinds == {"k": "btree", "s": "bitmap"}, kinds
+        # ... and their registration inside ours.
+        proxy.before_commit_match = "hyperstream.index-registry"
+        proxy.before_commit = lambda: theirs.build_indexes(["s"])
+        ours.build_indexes(["k"])
+        assert proxy.before_commit is None  # their registration ran inside our commit
+        fresh = hdb.connect(_rest(rest_catalog), warehouse=WAREHOUSE).load_table("db.regrace")
+        got = {i.column: (i.files_indexed, i.files_total) for i in fresh.indexes()}
+        assert got == {"k": (2, 2), "s": (2, 2)}, got
+        for f in ("k = 7", "s = 's12'"):
+            assert fresh.explain(filter=f, as_dict=True)["files_indexed"] == 2, f
+        _eq(fresh.to_arrow(filter="k = 7"), data.filter(pc.field("k") == 7))
+        _eq(fresh.to_arrow(filter="s = 's12'"), data.filter(pc.field("s") == "s12"))
+    finally:
+        proxy.close()
+
+
 def test_concurrent_writers_race(cat, py):
     t = cat.create_table("db.many", SCHEMA)
     rng = np.random.default_rng(5)
