@@ -74,7 +74,8 @@ def start_server(warehouse, extra_env=None):
                    CATALOG_REST_PORT=str(port))
         env.update(extra_env or {})
         log = open(os.path.join(tmp, "server.log"), "ab")
-        proc = subprocess.Popen([java, "-Xmx512m", "-cp", f"{JARS}/*",
+        quick = ["-XX:TieredStopAtLevel=1"] if "PYTEST_CURRENT_TEST" in os.environ else []
+        proc = subprocess.Popen([java, "-Xmx512m", *quick, "-cp", f"{JARS}/*",
                                  "org.apache.iceberg.rest.RESTCatalogServer"],
                                 env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + 60

@@ -82,7 +82,8 @@ def oracle(tmp_path_factory):
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"javac failed:\n{r.stdout}\n{r.stderr}"
     out = str(tmp_path_factory.mktemp("eqdel-java"))
-    r = subprocess.run(["java", "-Xmx512m", "-cp", os.pathsep.join([CLASSES, cp]),
+    r = subprocess.run(["java", "-Xmx512m", "-XX:TieredStopAtLevel=1",
+                        "-cp", os.pathsep.join([CLASSES, cp]),
                         "EqDeleteTables", out, str(SEED)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"EqDeleteTables failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"

@@ -188,6 +188,7 @@ def _check_files(table, md):
     specs = md.specs()
     orders = {o.order_id: o for o in md.sort_orders}
     n_files = 0
+    con = duckdb.connect()
     for manifest in snap.manifests(io):
         spec = specs[manifest.partition_spec_id]
         for entry in manifest.fetch_manifest_entry(io):
@@ -195,7 +196,7 @@ def _check_files(table, md):
             n_files += 1
             data = pq.read_table(df.file_path)
             assert data.num_rows == df.record_count
-            n_duck = duckdb.connect().sql(f"select count(*) from read_parquet('{df.file_path}')").fetchall()
+            n_duck = con.sql(f"select count(*) from read_parquet('{df.file_path}')").fetchall()
             assert n_duck[0][0] == df.record_count
             rows = data.to_pylist()
             for i, pf in enumerate(spec.fields):
