@@ -6,6 +6,7 @@
  * Errors are expected and must say what; any crash, leak, hang or
  * sanitizer report is a bug.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog/catalog.h"
@@ -55,7 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   default: {
     const char *loc = NULL;
     hs_iceberg_metadata m;
-    st = hs_rest_parse_load(body, len, &a, &loc, &m, &err);
+    hs_store_option *cfg = NULL;
+    size_t n_cfg = 0;
+    st = hs_rest_parse_load(body, len, &a, &loc, &m, &cfg, &n_cfg, &err);
+    for (size_t i = 0; st == HS_OK && i < n_cfg; i++)
+      if (cfg[i].key == NULL || cfg[i].value == NULL) abort();
     if (st == HS_OK && (loc == NULL || m.format_version < 1)) __builtin_trap();
     break;
   }

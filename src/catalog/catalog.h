@@ -66,8 +66,14 @@ hs_status hs_rest_parse_tables(const char *body, size_t len, hs_arena *a, char *
 
 /* A LoadTableResult (load, create, commit answers): metadata-location and
  * the metadata, parsed. */
+/* A LoadTableResult: its metadata-location, metadata and, when `config`
+ * is not NULL, its "config" (the table's storage configuration the
+ * catalog vends, e.g. "s3.access-key-id"; string values, at most
+ * HS_REST_CONFIG_MAX; *n_config 0 when absent), all in `a`. */
+#define HS_REST_CONFIG_MAX 256
 hs_status hs_rest_parse_load(const char *body, size_t len, hs_arena *a, const char **location,
-                             hs_iceberg_metadata *meta, hs_error *err);
+                             hs_iceberg_metadata *meta, hs_store_option **config, size_t *n_config,
+                             hs_error *err);
 
 /* ------------------------------------------------------ rest_client.c */
 
@@ -94,8 +100,14 @@ typedef struct hs_rest_catalog {
   size_t n_storage;
 } hs_rest_catalog;
 
-/* Register c's storage options for `location` (nothing when it has none). */
+/* Register c's storage options for `location`, then (overriding them, as
+ * Iceberg's clients let a table's config override the catalog's) the
+ * `n_vended` storage keys the catalog vended for the table
+ * (LoadTableResult.config: the keys hs_store_configure knows, and
+ * "client.region" as the region; others are for other clients, ignored).
+ * Nothing when there are none. */
 hs_status hs_rest_catalog_configure_storage(const hs_rest_catalog *c, const char *location,
+                                            const hs_store_option *vended, size_t n_vended,
                                             hs_error *err);
 
 /* The connected catalog whose URI is `uri` up to its '#' (a ref, release

@@ -205,7 +205,7 @@ hs_status hs_catalog_connect(const char *uri, const hs_catalog_option *opts, siz
    * every s3:// location (each table's own location gets them too). */
   if (st == HS_OK && c->n_storage > 0)
     st = hs_rest_catalog_configure_storage(
-        c, c->warehouse && strstr(c->warehouse, "://") ? c->warehouse : "s3://", err);
+        c, c->warehouse && strstr(c->warehouse, "://") ? c->warehouse : "s3://", NULL, 0, err);
   if (st == HS_OK) st = hs_rest_catalog_auth(c, err);
   if (st == HS_OK) st = apply_config(c, client_prefix, err);
   if (st == HS_OK) st = hs_rest_catalog_register(c, err);

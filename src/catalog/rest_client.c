@@ -35,10 +35,31 @@ static void catalog_free(hs_rest_catalog *c) {
 }
 
 hs_status hs_rest_catalog_configure_storage(const hs_rest_catalog *c, const char *location,
+                                            const hs_store_option *vended, size_t n_vended,
                                             hs_error *err) {
-  if (c->n_storage == 0) return HS_OK;
-  hs_status st = hs_store_configure(location, c->storage, c->n_storage, err);
-  if (st != HS_OK) hs_error_prefix(err, "%s: storage options: ", c->uri);
+  size_t n = c->n_storage;
+  for (size_t i = 0; i < n_vended; i++)
+    n += hs_store_option_known(vended[i].key) || strcmp(vended[i].key, "client.region") == 0;
+  if (n == 0) return HS_OK;
+  hs_store_option *all = hs_malloc(n * sizeof *all);
+  if (all == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "%s: storage options: out of memory", c->uri);
+  size_t k = c->n_storage;
+  if (k > 0) memcpy(all, c->storage, k * sizeof *all);
+  for (size_t i = 0; i < n_vended; i++) {
+    if (hs_store_option_known(vended[i].key))
+      all[k++] = vended[i];
+    else if (strcmp(vended[i].key, "client.region") == 0)
+      all[k++] = (hs_store_option){"s3.region", vended[i].value};
+  }
+  hs_status st = hs_store_configure(location, all, k, err);
+  hs_free(all);
+  if (st != HS_OK)
+    hs_error_prefix(err,
+                    n_vended > 0 ? "%s: storage options (with the table's config the catalog "
+                                   "sent): "
+                                 : "%s: storage options: ",
+                    c->uri);
   return st;
 }
 

@@ -230,18 +230,57 @@ hs_status hs_rest_parse_tables(const char *body, size_t len, hs_arena *a, char *
   return list_of("list tables answer", "identifiers", true, body, len, a, names, n, next, err);
 }
 
+/* LoadTableResult.config: string to string, bounded. */
+static hs_status load_config(json_t *cfg, hs_arena *a, hs_store_option **out, size_t *n,
+                             hs_error *err) {
+  static const char what[] = "load table answer: config";
+  if (cfg == NULL || json_is_null(cfg)) return HS_OK;
+  if (!json_is_object(cfg)) return hs_error_set(err, HS_ERR_CORRUPT, "%s: not an object", what);
+  size_t m = json_object_size(cfg);
+  if (m > HS_REST_CONFIG_MAX)
+    return hs_error_set(err, HS_ERR_CORRUPT, "%s: %zu entries (at most %d)", what, m,
+                        HS_REST_CONFIG_MAX);
+  if (m == 0) return HS_OK;
+  hs_store_option *v = hs_arena_alloc(a, m * sizeof *v);
+  if (v == NULL) return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", what);
+  const char *k;
+  json_t *val;
+  size_t i = 0;
+  json_object_foreach(cfg, k, val) {
+    if (!json_is_string(val) || strlen(json_string_value(val)) != json_string_length(val))
+      return hs_error_set(err, HS_ERR_CORRUPT, "%s: the value of '%.100s' is not a string", what,
+                          k);
+    v[i].key = hs_arena_strndup(a, k, strlen(k));
+    v[i].value = hs_arena_strndup(a, json_string_value(val), json_string_length(val));
+    if (v[i].key == NULL || v[i].value == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", what);
+    i++;
+  }
+  *out = v;
+  *n = i;
+  return HS_OK;
+}
+
 hs_status hs_rest_parse_load(const char *body, size_t len, hs_arena *a, const char **location,
-                             hs_iceberg_metadata *meta, hs_error *err) {
+                             hs_iceberg_metadata *meta, hs_store_option **config, size_t *n_config,
+                             hs_error *err) {
   static const char what[] = "load table answer";
   *location = NULL;
   memset(meta, 0, sizeof *meta);
+  if (config != NULL) {
+    *config = NULL;
+    *n_config = 0;
+  }
   json_t *root = load(what, body, len, err);
   if (root == NULL) return HS_ERR_CORRUPT;
   hs_status st = HS_OK;
+  if (config != NULL) st = load_config(json_object_get(root, "config"), a, config, n_config, err);
   json_t *loc = json_object_get(root, "metadata-location"), *md = json_object_get(root, "metadata");
   char *text = NULL;
-  if (!json_is_string(loc) || json_string_length(loc) == 0 ||
-      strlen(json_string_value(loc)) != json_string_length(loc)) {
+  if (st != HS_OK) {
+    /* the config error is set */
+  } else if (!json_is_string(loc) || json_string_length(loc) == 0 ||
+             strlen(json_string_value(loc)) != json_string_length(loc)) {
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: metadata-location: missing or not a string", what);
   } else if (!json_is_object(md)) {
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: metadata: missing or not an object", what);

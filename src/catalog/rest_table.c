@@ -149,8 +149,13 @@ static hs_status rest_load(hs_table *t, hs_error *err) {
     hs_arena_init(&a);
     const char *loc = NULL;
     hs_iceberg_metadata meta;
-    st = hs_rest_parse_load((const char *)body.data, body.len, &a, &loc, &meta, err);
+    hs_store_option *cfg = NULL;
+    size_t n_cfg = 0;
+    st = hs_rest_parse_load((const char *)body.data, body.len, &a, &loc, &meta, &cfg, &n_cfg, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: %s: ", r->cat->uri, r->what_load);
+    /* Vended storage configuration (short-lived credentials) anew. */
+    if (st == HS_OK && n_cfg > 0 && meta.location != NULL)
+      st = hs_rest_catalog_configure_storage(r->cat, meta.location, cfg, n_cfg, err);
     if (st == HS_OK) st = adopt_answer(t, loc, &a, &meta, err);
     if (st == HS_OK) r->fresh_ns = hs_now_ns();
     hs_arena_reset(&a);
@@ -239,7 +244,7 @@ static hs_status rest_commit(hs_table *t, const hs_iceberg_metadata *old,
     hs_arena_init(&a);
     const char *loc = NULL;
     hs_iceberg_metadata meta;
-    st = hs_rest_parse_load((const char *)body.data, body.len, &a, &loc, &meta, err);
+    st = hs_rest_parse_load((const char *)body.data, body.len, &a, &loc, &meta, NULL, NULL, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: %s: ", r->cat->uri, r->what_commit);
     /* Committed even if the answer does not parse: reload it instead. */
     *won = true;
@@ -301,13 +306,16 @@ static hs_status table_from_answer(const char *uri, const hs_buf *body, rest_tab
   hs_arena_init(&a);
   const char *loc = NULL;
   hs_iceberg_metadata meta;
-  hs_status st = hs_rest_parse_load((const char *)body->data, body->len, &a, &loc, &meta, err);
+  hs_store_option *cfg = NULL;
+  size_t n_cfg = 0;
+  hs_status st =
+      hs_rest_parse_load((const char *)body->data, body->len, &a, &loc, &meta, &cfg, &n_cfg, err);
   if (st != HS_OK) hs_error_prefix(err, "%s: %s: ", uri, ctx->what_load);
   hs_table *t = NULL;
   if (st == HS_OK && (meta.location == NULL || meta.location[0] == '\0'))
     st = hs_error_set(err, HS_ERR_CORRUPT, "%s: %s: the metadata has no location", uri,
                       ctx->what_load);
-  if (st == HS_OK) st = hs_rest_catalog_configure_storage(ctx->cat, meta.location, err);
+  if (st == HS_OK) st = hs_rest_catalog_configure_storage(ctx->cat, meta.location, cfg, n_cfg, err);
   if (st == HS_OK) st = hs_table_alloc(hs_table_strip_file_scheme(meta.location), &t, err);
   if (st == HS_OK) st = adopt_answer(t, loc, &a, &meta, err);
   if (st == HS_OK) {

@@ -68,6 +68,8 @@ typedef struct hs_store_option {
  * profile, request_timeout_ms, connect_timeout_ms, max_retries. */
 hs_status hs_store_configure(const char *uri_prefix, const hs_store_option *opts, size_t n,
                              hs_error *err);
+/* Whether `key` is one of the keys above. */
+bool hs_store_option_known(const char *key);
 
 /* ------------------------------------------------------------- paths */
 

@@ -204,6 +204,12 @@ static hs_status set_option(prefix_options *p, const char *prefix, const hs_stor
 
 /* -------------------------------------------------------- registry */
 
+bool hs_store_option_known(const char *key) {
+  for (size_t i = 0; key != NULL && i < sizeof k_keys / sizeof *k_keys; i++)
+    if (strcmp(key, k_keys[i].key) == 0) return true;
+  return false;
+}
+
 hs_status hs_store_configure(const char *uri_prefix, const hs_store_option *opts, size_t n,
                              hs_error *err) {
   if (uri_prefix == NULL) {

@@ -227,12 +227,30 @@ static void test_parsers(void) {
   hs_buf_init(&load);
   hs_buf_printf(&load,
                 "{\"metadata-location\":\"/w/db/t/metadata/00001-x.metadata.json\","
-                "\"metadata\":%s}",
+                "\"metadata\":%s,\"config\":{\"s3.access-key-id\":\"AK\",\"x.y\":\"z\"}}",
                 META);
   const char *loc = NULL;
   hs_iceberg_metadata m;
-  CHECK_OK(hs_rest_parse_load((const char *)load.data, load.len, &a, &loc, &m, &err), &err);
+  hs_store_option *vended = NULL;
+  size_t n_vended = 0;
+  CHECK_OK(
+      hs_rest_parse_load((const char *)load.data, load.len, &a, &loc, &m, &vended, &n_vended, &err),
+      &err);
   CHECK(loc != NULL && m.n_snapshots == 1 && m.current_snapshot_id == 11);
+  CHECK(n_vended == 2 && strcmp(vended[0].key, "s3.access-key-id") == 0 &&
+        strcmp(vended[0].value, "AK") == 0 && strcmp(vended[1].key, "x.y") == 0);
+  /* A config value that is not a string is an error naming the key. */
+  hs_buf badcfg;
+  hs_buf_init(&badcfg);
+  hs_buf_printf(&badcfg,
+                "{\"metadata-location\":\"/w/m.json\",\"metadata\":%s,"
+                "\"config\":{\"s3.endpoint\":7}}",
+                META);
+  hs_error e3 = {0};
+  CHECK(hs_rest_parse_load((const char *)badcfg.data, badcfg.len, &a, &loc, &m, &vended, &n_vended,
+                           &e3) == HS_ERR_CORRUPT &&
+        strstr(e3.message, "s3.endpoint") != NULL);
+  hs_buf_free(&badcfg);
 
   /* Every prefix of every good answer: an error that says what, never a crash. */
   const char *goods[] = {doc, cfg, t1, ns, tl, (const char *)load.data};
@@ -247,7 +265,7 @@ static void test_parsers(void) {
       case 2: s2 = hs_rest_parse_token(goods[g], cut, &a, &tok, &e2); break;
       case 3: s2 = hs_rest_parse_namespaces(goods[g], cut, &a, &names, &n, &next, &e2); break;
       case 4: s2 = hs_rest_parse_tables(goods[g], cut, &a, &names, &n, &next, &e2); break;
-      default: s2 = hs_rest_parse_load(goods[g], cut, &a, &loc, &m, &e2); break;
+      default: s2 = hs_rest_parse_load(goods[g], cut, &a, &loc, &m, &vended, &n_vended, &e2); break;
       }
       if (g > 0) CHECK(s2 != HS_OK && e2.message[0] != '\0');
     }

@@ -121,6 +121,9 @@ class RestProxy:
         self.secrets = secrets        # None: no check; else client_id -> secret
         self.before_commit = None     # callable run once before forwarding a table commit
         self.before_commit_match = None  # set: only before a commit whose body holds this text
+        # Set: every table load (and create) answer carries this "config", as a
+        # catalog vending a table's storage credentials does.
+        self.table_config = None
         # Once, for the next table commit: "lost" forwards it and answers 503 (the
         # server applied it, the answer was lost); "refused" answers 503 unforwarded.
         self.commit_fault = None
@@ -204,6 +207,12 @@ class RestProxy:
                     return self._answer(503, {"error": {"message": "gateway lost the answer",
                                                         "type": "ServiceUnavailable",
                                                         "code": 503}})
+                loads = self.command == "GET" and "/tables/" in path or \
+                    self.command == "POST" and path.endswith("/tables")
+                if proxy.table_config is not None and loads and r.status == 200:
+                    doc = json.loads(data)
+                    doc["config"] = dict(proxy.table_config)
+                    data = json.dumps(doc).encode()
                 self._answer(r.status, data, r.getheader("Content-Type") or "application/json")
 
             do_GET = do_POST = do_DELETE = do_HEAD = _any

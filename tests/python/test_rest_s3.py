@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pytest
 
 import hyperstreamdb as hdb
-from conftest_rest import JARS, start_server, stop_server
+from conftest_rest import JARS, RestProxy, start_server, stop_server
 from test_s3_tables import ACCESS, BUCKET, SECRET, s3  # noqa: F401
 
 WAREHOUSE = f"s3://{BUCKET}/restwh"
@@ -145,3 +145,39 @@ def test_bad_storage_option_fails_at_connect(server, s3):  # noqa: F811
     uri = "rest://" + server["uri"].split("://", 1)[1]
     with pytest.raises(hdb.InvalidArgumentError, match="endpointt"):
         hdb.connect(uri, warehouse=WAREHOUSE, storage_options={"endpointt": s3["endpoint"]})
+
+
+def test_storage_config_the_catalog_vends(server, s3, cat, py):  # noqa: F811
+    """A catalog that vends a table's storage configuration (LoadTableResult
+    "config", e.g. short-lived credentials): the table's objects are read and
+    written with it, over the catalog's own options, as Iceberg's clients do.
+    versitygw checks signatures: a wrong secret fails until the catalog
+    vends the right one. Keys for other clients are ignored."""
+    rng = np.random.default_rng(31)
+    data = _batch(rng, 200, 0).drop_columns(["emb"])
+    # Written by pyiceberg: no object of it is in this process's S3 cache.
+    py.create_table("lake.vended", schema=data.schema)
+    _peer_append(py, "lake.vended", data)
+    uri = "rest://" + server["uri"].split("://", 1)[1]
+    proxy = RestProxy(server["port"])
+    try:
+        wrong = dict(s3["options"], aws_secret_access_key="not-the-secret")
+        c = hdb.connect(f"rest://127.0.0.1:{proxy.port}", warehouse=WAREHOUSE,
+                        storage_options=wrong)
+        with pytest.raises(hdb.HyperStreamError, match="403|Signature"):
+            c.load_table("lake.vended").to_arrow()
+        proxy.table_config = {"s3.secret-access-key": SECRET, "client.region": "us-east-1",
+                              "s3.signer.uri": "http://127.0.0.1:1/not-used"}
+        t = c.load_table("lake.vended")
+        assert _ids(t.to_arrow()) == _ids(data)
+        more = _batch(rng, 50, 1000).drop_columns(["emb"])
+        t.write(more)
+        got = py.load_table("lake.vended").scan().to_arrow()
+        assert _ids(got) == _ids(pa.concat_tables([data, more]))
+    finally:
+        proxy.close()
+        # The storage options are per location, process-wide: give the shared
+        # catalog's back.
+        hdb.connect(uri, warehouse=WAREHOUSE, storage_options=s3["options"])
+        cat.load_table("lake.vended")
+
