@@ -62,6 +62,10 @@ void hs_py_array_capsule_free(PyObject *capsule);  /* "arrow_array" */
 
 /* A new "arrow_schema" capsule holding a deep copy of `src` (stream.c). */
 PyObject *hs_py_schema_capsule(const struct ArrowSchema *src);
+/* A batch as the tuple (schema capsule copied from `schema`, array
+ * capsule taking `arr`, hs_malloc'd, whose release it calls when freed);
+ * NULL with a Python error, `arr` released, on failure. */
+PyObject *hs_py_batch_capsules(const struct ArrowSchema *schema, struct ArrowArray *arr);
 
 /* ------------------------------------------------ one-shot streams (stream.c)
  * The part ParquetStream (read.c) and TableStream (table.c) share: a type

@@ -283,22 +283,8 @@ static PyObject *sqlstream_next(hs_py_stream *self, PyObject *unused) {
     self->state = HS_PY_EXHAUSTED;
     Py_RETURN_NONE;
   }
-  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
-  if (acap == NULL) {
-    arr->release(arr);
-    hs_free(arr);
-    return NULL;
-  }
-  PyObject *scap = hs_py_schema_capsule(&self->schema);
-  if (scap == NULL) {
-    Py_DECREF(acap);
-    return NULL;
-  }
   self->batches_read++;
-  PyObject *out = PyTuple_Pack(2, scap, acap);
-  Py_DECREF(scap);
-  Py_DECREF(acap);
-  return out;
+  return hs_py_batch_capsules(&self->schema, arr);
 }
 
 /* stream.c's methods plus the two above; filled in hs_py_sql_init. */

@@ -184,6 +184,25 @@ static PyObject *stream_schema_capsule(hs_py_stream *self, PyObject *unused) {
 }
 
 /* One batch as (schema capsule, array capsule), or None at the end. */
+
+PyObject *hs_py_batch_capsules(const struct ArrowSchema *schema, struct ArrowArray *arr) {
+  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
+  if (acap == NULL) {
+    arr->release(arr);
+    hs_free(arr);
+    return NULL;
+  }
+  PyObject *scap = hs_py_schema_capsule(schema);
+  if (scap == NULL) {
+    Py_DECREF(acap);
+    return NULL;
+  }
+  PyObject *out = PyTuple_Pack(2, scap, acap);
+  Py_DECREF(scap);
+  Py_DECREF(acap);
+  return out;
+}
+
 static PyObject *stream_read_next(hs_py_stream *self, PyObject *unused) {
   (void)unused;
   if (stream_check_open(self) < 0 || stream_load_schema(self) < 0) return NULL;
@@ -203,22 +222,8 @@ static PyObject *stream_read_next(hs_py_stream *self, PyObject *unused) {
     stream_finish(self, HS_PY_EXHAUSTED); /* closes the files now, not at gc */
     Py_RETURN_NONE;
   }
-  PyObject *acap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
-  if (acap == NULL) {
-    arr->release(arr);
-    hs_free(arr);
-    return NULL;
-  }
-  PyObject *scap = hs_py_schema_capsule(&self->schema);
-  if (scap == NULL) {
-    Py_DECREF(acap);
-    return NULL;
-  }
   self->batches_read++;
-  PyObject *out = PyTuple_Pack(2, scap, acap);
-  Py_DECREF(scap);
-  Py_DECREF(acap);
-  return out;
+  return hs_py_batch_capsules(&self->schema, arr);
 }
 
 static PyObject *stream_close(hs_py_stream *self, PyObject *unused) {
