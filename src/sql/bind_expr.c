@@ -176,6 +176,11 @@ static hs_status make_bool(hs_sql_binder *b, hs_sql_expr_kind kind, hs_sql_expr 
   return HS_OK;
 }
 
+hs_status hs_sql_bind_bool_node(hs_sql_binder *b, hs_sql_expr_kind kind, hs_sql_expr **args,
+                                int32_t n, int32_t pos, hs_sql_expr **out) {
+  return make_bool(b, kind, args, n, pos, out);
+}
+
 hs_status hs_sql_bind_and(hs_sql_binder *b, hs_sql_expr *acc, hs_sql_expr *e, hs_sql_expr **out) {
   if (acc == NULL) {
     *out = e;

@@ -135,6 +135,9 @@ hs_status hs_sql_bind_binop(hs_sql_binder *b, const char *op, hs_sql_expr *l, bo
                             hs_sql_expr *r, bool r_unknown, int32_t pos, hs_sql_expr **out);
 /* acc AND e (acc may be NULL). */
 hs_status hs_sql_bind_and(hs_sql_binder *b, hs_sql_expr *acc, hs_sql_expr *e, hs_sql_expr **out);
+/* A boolean node of `kind` (AND, OR, ISNULL, ...) over args[0..n). */
+hs_status hs_sql_bind_bool_node(hs_sql_binder *b, hs_sql_expr_kind kind, hs_sql_expr **args,
+                                int32_t n, int32_t pos, hs_sql_expr **out);
 bool hs_sql_expr_equal(const hs_sql_expr *a, const hs_sql_expr *b);
 
 /* Edit distance of a and b (ASCII case folded), capped at `cap`. */

@@ -136,9 +136,6 @@ hs_status hs_sql_bind_semi(hs_sql_binder *b, json_t *conj, hs_sql_plan **plan, h
       return hs_sql_bind_fail(b, HS_ERR_UNSUPPORTED, pos,
                               "correlated subqueries with GROUP BY, aggregates, DISTINCT, LIMIT or "
                               "WITH are not supported yet");
-    if (in && negated)
-      return hs_sql_bind_fail(b, HS_ERR_UNSUPPORTED, pos,
-                              "correlated NOT IN is not supported yet (write NOT EXISTS)");
     hs_sql_scope ssub;
     if ((st = hs_sql_bind_from(b, json_object_get(sel, "fromClause"), &right, &ssub)) != HS_OK)
       return st;
@@ -180,6 +177,20 @@ hs_status hs_sql_bind_semi(hs_sql_binder *b, json_t *conj, hs_sql_plan **plan, h
           (st = hs_sql_bind_expr(b, &cec, val, &y)) != HS_OK)
         return st;
       if ((st = hs_sql_bind_binop(b, "=", x, false, y, false, pos, &eq)) != HS_OK) return st;
+      if (negated) {
+        /* Correlated NOT IN: the row goes when a right row of its subset
+         * equals x or might (x or that row's value NULL): an anti join on
+         * corr AND (x = y OR y IS NULL OR x IS NULL), each bound anew. */
+        hs_sql_expr *x2 = NULL, *y2 = NULL, *xn = NULL, *yn = NULL, *any = NULL;
+        if ((st = hs_sql_bind_expr(b, &oec, json_object_get(body, "testexpr"), &x2)) != HS_OK ||
+            (st = hs_sql_bind_expr(b, &cec, val, &y2)) != HS_OK ||
+            (st = hs_sql_bind_bool_node(b, HS_SX_ISNULL, &x2, 1, pos, &xn)) != HS_OK ||
+            (st = hs_sql_bind_bool_node(b, HS_SX_ISNULL, &y2, 1, pos, &yn)) != HS_OK)
+          return st;
+        hs_sql_expr *alts[3] = {eq, yn, xn};
+        if ((st = hs_sql_bind_bool_node(b, HS_SX_OR, alts, 3, pos, &any)) != HS_OK) return st;
+        eq = any;
+      }
       if ((st = hs_sql_bind_and(b, pred, eq, &pred)) != HS_OK) return st;
     }
   }
