@@ -175,7 +175,10 @@ FILTERS = [
 ]
 
 
-@pytest.mark.parametrize("fmt,seed", [(2, 1), (2, 2), (3, 3)])
+# v2 only: pyiceberg does not write v3 tables (its create refuses them); v3
+# schema evolution written by another engine is test_spark_reads.py's
+# test_schema_evolution_with_deletes[3] (Spark + Iceberg).
+@pytest.mark.parametrize("fmt,seed", [(2, 1), (2, 2), (2, 3)])
 def test_every_snapshot_reads_as_pyiceberg_reads_it(tmp_path, fmt, seed):
     tbl, snaps = _make_table(tmp_path, fmt, seed)
     root = tbl.location().replace("file://", "")
