@@ -8,10 +8,11 @@
  *   2. metadata/<uuid>-m0.avro       manifest of (1), written, not synced
  *   3. metadata/snap-<id>-<k>-<uuid>.avro   manifest list: (2) + the
  *      manifests of the current snapshot, written, not synced
- *   4. v{N+1}'s bytes to a private temporary in metadata/; then ONE
- *      concurrent sync group (sync_before_publish): fdatasync of (1), (2),
- *      (3) and the temporary, fsync of data/ and of metadata/ (the entries
- *      of (1), (2), (3)). Only when all of them returned:
+ *   4. v{N+1}'s bytes to a private temporary in metadata/; ONE sync
+ *      set (txn.c, src/io/fs_sync.c): fdatasync of (1), (2), (3) and the
+ *      temporary, each started when it was written, fsync of data/ and of
+ *      metadata/ (the entries of (1), (2), (3)), all in flight together.
+ *      Only when all of them returned:
  *   5. link(2) of the temporary to metadata/v{N+1}.metadata.json, then
  *      metadata/ is fsynced: the commit point. Readers find it by probing;
  *      it appears complete or not at all.

@@ -19,7 +19,7 @@
  *     expiry), applied to each attempt's version.
  * Each attempt: [retry: back off, reload the latest version, the caller's
  * recheck], validation against the snapshots committed since the begin,
- * the manifest list, v{N+1}, one sync group, the link under the shared
+ * the manifest list, v{N+1}, one sync set (src/io/fs_sync.c), the link under the shared
  * publish lock, the hint, the new version adopted from memory (snapshot
  * commits without an edit) or read back.
  *
@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "../io/fs.h"
+#include "../io/fs_sync.h"
 #include "../io/store.h"
 #include "timetravel.h"
 #include "txn.h"
@@ -65,6 +66,7 @@
 typedef struct txn_written {
   const char *path; /* in x->arena */
   int fd;           /* caller's, -1 once synced or when none */
+  bool syncing;     /* its fdatasync started in x->syncs */
 } txn_written;
 
 typedef struct txn_added {
@@ -77,6 +79,7 @@ typedef struct txn_added {
 typedef struct txn_manifest {
   char path[4200];
   int fd;
+  bool syncing; /* its fdatasync started in x->syncs */
   hs_iceberg_manifest_file mf;
 } txn_manifest;
 
@@ -129,6 +132,10 @@ struct hs_txn {
   hs_table_metadata_edit edit;
   void *edit_ctx;
   bool edit_prefix;
+
+  /* Local syncs started as files are written (sync_early), waited for
+   * before the publish (sync_before_publish); NULL until the first. */
+  hs_fs_syncs *syncs;
 
   txn_manifest *news; /* written on the first attempt */
   size_t n_news;
@@ -290,11 +297,33 @@ hs_status hs_txn_add_files(hs_txn *x, const hs_iceberg_data_file *files, size_t 
   return HS_OK;
 }
 
+/* Start the fdatasync of a file this commit will name, now that it is
+ * written, so that it runs while the rest of the commit is built;
+ * sync_before_publish waits for it. False when not started (an object,
+ * or out of memory): sync_before_publish starts it then. */
+static bool sync_early(hs_txn *x, int fd, const char *path) {
+  if (fd < 0 || x->t->remote) return false;
+  if (x->syncs == NULL && (x->syncs = hs_fs_syncs_new()) == NULL) return false;
+  return hs_fs_syncs_add_file(x->syncs, fd, path, NULL) == HS_OK;
+}
+
+/* Every sync started so far has returned, its outcome dropped: before a
+ * failed attempt closes descriptors the syncs were given. What is still
+ * open is synced again by the next attempt's sync_before_publish. */
+static void syncs_settle(hs_txn *x) {
+  if (x->syncs == NULL) return;
+  (void)hs_fs_syncs_wait(x->syncs, NULL);
+  for (size_t i = 0; i < x->n_written; i++) x->written[i].syncing = false;
+  for (size_t i = 0; i < x->n_news; i++) x->news[i].syncing = false;
+  for (size_t i = 0; i < x->n_rewrites; i++) x->rewrites[i].syncing = false;
+}
+
 hs_status hs_txn_add_written(hs_txn *x, const char *path, int fd, hs_error *err) {
   char *p = txn_str(&x->arena, path);
   if (p == NULL || !grow((void **)&x->written, &x->cap_written, x->n_written, sizeof *x->written))
     return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", x->what);
   x->written[x->n_written++] = (txn_written){.path = p, .fd = fd};
+  x->written[x->n_written - 1].syncing = sync_early(x, fd, p);
   return HS_OK;
 }
 
@@ -382,6 +411,8 @@ static void remove_manifests(txn_manifest *v, size_t n) {
 
 void hs_txn_free(hs_txn *x) {
   if (x == NULL) return;
+  hs_fs_syncs_free(x->syncs); /* nothing in flight before the closes below */
+  x->syncs = NULL;
   if (!x->committed) remove_manifests(x->news, x->n_news);
   for (size_t i = 0; i < x->n_news; i++)
     if (x->news[i].fd >= 0) close(x->news[i].fd);
@@ -524,6 +555,7 @@ static hs_status write_manifest(hs_txn *x, const hs_iceberg_metadata *m,
   const hs_iceberg_schema *schema = hs_iceberg_metadata_schema(m, m->current_schema_id);
   out->path[0] = '\0';
   out->fd = -1;
+  out->syncing = false;
   if (schema == NULL)
     return hs_error_set(err, HS_ERR_CORRUPT, "%s: no current schema", x->t->metadata_path);
   hs_iceberg_manifest_writer_options mo = {.format_version = m->format_version,
@@ -552,6 +584,7 @@ static hs_status write_manifest(hs_txn *x, const hs_iceberg_metadata *m,
     st = x->t->remote ? hs_store_put(out->path, buf.data, buf.len, err)
                       : hs_fs_create_unsynced(out->path, buf.data, buf.len, &out->fd, err);
     if (st != HS_OK) out->path[0] = '\0';
+    if (st == HS_OK) out->syncing = sync_early(x, out->fd, out->path);
   }
   hs_buf_free(&buf);
   out->mf.manifest_path = out->path;
@@ -1178,68 +1211,72 @@ static hs_status build_summary(hs_txn *x, const hs_iceberg_snapshot *cur,
 
 /* ------------------------------------------------------- one attempt */
 
-/* Make durable, concurrently, what v{N+1} names and v{N+1} itself: the
- * caller's unsynced files and their folders and the new manifests (first
- * attempt only), this attempt's rewritten manifests and manifest list,
- * metadata/ (their entries) and the metadata temporary. In one group the
- * syncs overlap on the device instead of queueing. Nothing is published
- * until all of them returned (I4). */
-static hs_status sync_before_publish(hs_txn *x, int list_fd, int tmp_fd, const char *tmp,
-                                     hs_error *err) {
-  size_t cap = 2 * x->n_written + x->n_news + x->n_rewrites + 4;
-  hs_fs_sync_item *items = hs_malloc(cap * sizeof *items);
-  char(*dirs)[4200] = hs_malloc((x->n_written + 1) * sizeof *dirs);
-  if (items == NULL || dirs == NULL) {
-    hs_free(items);
-    hs_free(dirs);
+/* Make durable what v{N+1} names and v{N+1} itself: the caller's
+ * unsynced files and their folders, the new manifests (first attempt
+ * only), this attempt's rewritten manifests and manifest list, metadata/
+ * (their entries) and the metadata temporary. The files' syncs started
+ * when each was written (sync_early; here those that did not); the
+ * folders' start here, after the last entry in them was made. All run
+ * side by side (one io_uring, fs_sync.c) and nothing is published until
+ * every one returned (I4). */
+static hs_status sync_before_publish(hs_txn *x, int list_fd, bool list_syncing, int tmp_fd,
+                                     const char *tmp, hs_error *err) {
+  if (x->syncs == NULL && (x->syncs = hs_fs_syncs_new()) == NULL)
     return hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", x->what);
-  }
-  size_t n = 0, nd = 0;
-  for (size_t i = 0; i < x->n_written; i++) {
+  hs_fs_syncs *s = x->syncs;
+  hs_status st = HS_OK;
+  char(*dirs)[4200] = hs_malloc((x->n_written + 1) * sizeof *dirs);
+  if (dirs == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", x->what);
+  size_t nd = 0;
+  for (size_t i = 0; st == HS_OK && i < x->n_written; i++) {
     if (x->written[i].fd < 0) continue;
-    items[n++] = (hs_fs_sync_item){.fd = x->written[i].fd, .path = x->written[i].path};
+    if (!x->written[i].syncing)
+      st = hs_fs_syncs_add_file(s, x->written[i].fd, x->written[i].path, err);
     const char *slash = strrchr(x->written[i].path, '/');
     size_t len = slash ? (size_t)(slash - x->written[i].path) : 0;
-    if (len == 0 || len >= sizeof dirs[0]) continue;
+    if (st != HS_OK || len == 0 || len >= sizeof dirs[0]) continue;
     bool seen = false;
     for (size_t d = 0; d < nd && !seen; d++)
       seen = strncmp(dirs[d], x->written[i].path, len) == 0 && dirs[d][len] == '\0';
     if (seen) continue;
     memcpy(dirs[nd], x->written[i].path, len);
     dirs[nd][len] = '\0';
-    items[n++] = (hs_fs_sync_item){.fd = -1, .path = dirs[nd++]};
+    st = hs_fs_syncs_add_dir(s, dirs[nd++], err);
   }
-  for (size_t i = 0; i < x->n_news; i++)
-    if (x->news[i].fd >= 0)
-      items[n++] = (hs_fs_sync_item){.fd = x->news[i].fd, .path = x->news[i].path};
-  for (size_t i = 0; i < x->n_rewrites; i++)
-    if (x->rewrites[i].fd >= 0)
-      items[n++] = (hs_fs_sync_item){.fd = x->rewrites[i].fd, .path = x->rewrites[i].path};
+  for (size_t i = 0; st == HS_OK && i < x->n_news; i++)
+    if (x->news[i].fd >= 0 && !x->news[i].syncing)
+      st = hs_fs_syncs_add_file(s, x->news[i].fd, x->news[i].path, err);
+  for (size_t i = 0; st == HS_OK && i < x->n_rewrites; i++)
+    if (x->rewrites[i].fd >= 0 && !x->rewrites[i].syncing)
+      st = hs_fs_syncs_add_file(s, x->rewrites[i].fd, x->rewrites[i].path, err);
+  if (st == HS_OK && list_fd >= 0 && !list_syncing)
+    st = hs_fs_syncs_add_file(s, list_fd, x->list_path, err);
   char mdir[4200];
   snprintf(mdir, sizeof mdir, "%s/metadata", x->t->root);
-  if (list_fd >= 0) items[n++] = (hs_fs_sync_item){.fd = list_fd, .path = x->list_path};
-  items[n++] = (hs_fs_sync_item){.fd = -1, .path = mdir};
-  if (tmp != NULL) items[n++] = (hs_fs_sync_item){.fd = tmp_fd, .path = tmp};
-  /* A group syncs at most 8 items (a thread each): more go in rounds. The
-   * metadata temporary and metadata/ are last, in the final round. */
-  hs_status st = HS_OK;
-  for (size_t i = 0; st == HS_OK && i < n; i += 8)
-    st = hs_fs_sync_group(items + i, n - i < 8 ? n - i : 8, err);
-  hs_free(items);
+  if (st == HS_OK) st = hs_fs_syncs_add_dir(s, mdir, err);
+  if (st == HS_OK && tmp != NULL) st = hs_fs_syncs_add_file(s, tmp_fd, tmp, err);
+  hs_table_crash_point(); /* killed with the syncs in flight: nothing is named yet */
+  /* Wait even after a failed start: nothing may still be in flight when
+   * the descriptors are closed. */
+  hs_status ws = hs_fs_syncs_wait(s, st == HS_OK ? err : NULL);
+  if (st == HS_OK) st = ws;
   hs_free(dirs);
   if (st != HS_OK) return st;
   /* Durable now: a retry syncs only its own list, rewrites and metadata. */
   for (size_t i = 0; i < x->n_written; i++) {
     if (x->written[i].fd >= 0) close(x->written[i].fd);
     x->written[i].fd = -1;
+    x->written[i].syncing = false;
   }
   for (size_t i = 0; i < x->n_news; i++) {
     if (x->news[i].fd >= 0) close(x->news[i].fd);
     x->news[i].fd = -1;
+    x->news[i].syncing = false;
   }
   for (size_t i = 0; i < x->n_rewrites; i++) {
     if (x->rewrites[i].fd >= 0) close(x->rewrites[i].fd);
     x->rewrites[i].fd = -1;
+    x->rewrites[i].syncing = false;
   }
   return HS_OK;
 }
@@ -1332,6 +1369,7 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
   char tmp[4300];
   tmp[0] = '\0';
   int list_fd = -1, tmp_fd = -1;
+  bool list_syncing = false;
   x->list_path[0] = '\0';
   x->n_rewrites = 0;
   bool snap_change = has_snapshot_change(x);
@@ -1439,6 +1477,7 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
       x->list_path[0] = '\0';
       goto done;
     }
+    list_syncing = sync_early(x, list_fd, x->list_path);
     hs_table_crash_point();
 
     hs_iceberg_snapshot snap;
@@ -1521,12 +1560,13 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
       .timestamp_ms = old->last_updated_ms, .metadata_file = t->metadata_path};
   if (t->catalog != NULL) {
     /* A catalog table's publish: what the version names made durable
-     * (local files: one sync group; objects already are), then the
+     * (local files: one sync set; objects already are), then the
      * catalog's commit, which adopts the committed metadata into t on a
      * win (`old` and `m` are not used after it). A refusal because the
      * table changed (*won false) retries like a lost link. */
     hs_table_crash_point();
-    if (snap_change && !t->remote && (st = sync_before_publish(x, list_fd, -1, NULL, err)) != HS_OK)
+    if (snap_change && !t->remote &&
+        (st = sync_before_publish(x, list_fd, list_syncing, -1, NULL, err)) != HS_OK)
       goto done;
     st = t->catalog->commit(t, old, &m, won, err);
     if (st != HS_OK && *won) x->outcome_unknown = true; /* maybe applied: keep every file */
@@ -1549,7 +1589,7 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
       tmp[0] = '\0';
       goto done;
     }
-    if ((st = sync_before_publish(x, list_fd, tmp_fd, tmp, err)) != HS_OK) goto done;
+    if ((st = sync_before_publish(x, list_fd, list_syncing, tmp_fd, tmp, err)) != HS_OK) goto done;
     hs_table_crash_point();
     st = publish_checked(x, old, &m, tmp, path, won, err);
     tmp[0] = '\0'; /* removed by the link, or by publish_checked */
@@ -1573,6 +1613,7 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
   }
 
 done:
+  syncs_settle(x); /* a failed attempt may leave syncs of its files in flight */
   if (list_fd >= 0) close(list_fd);
   if (tmp_fd >= 0) close(tmp_fd);
   if (tmp[0] != '\0') (void)hs_fs_remove(tmp, NULL);

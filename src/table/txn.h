@@ -8,7 +8,7 @@
  * files added, files removed). A transaction begins on the handle's latest
  * version, collects changes, and commits them as v{N+1} with the protocol
  * of src/table/README.md ("The commit protocol"): new manifests written
- * unsynced, one sync group, the exclusive link under the shared publish
+ * unsynced, one sync set, the exclusive link under the shared publish
  * lock, the hint, the new version adopted. A lost race reloads the latest
  * version, re-validates the change against the snapshots committed since
  * the transaction began (Iceberg's rules for concurrent writers, see
@@ -78,13 +78,13 @@ void hs_txn_set_schema_id(hs_txn *x, int32_t schema_id);
 hs_status hs_txn_add_files(hs_txn *x, const hs_iceberg_data_file *files, size_t n, int32_t spec_id,
                            hs_error *err);
 /* A file the commit names that is written but not yet synced: fd (handed
- * over on success: synced in the commit's sync group on the first attempt,
+ * over on success: its fdatasync started at once, waited for before the link of the first attempt,
  * closed by the txn) and its path, re-checked under the publish lock
  * before the link. fd -1: only re-checked. */
 hs_status hs_txn_add_written(hs_txn *x, const char *path, int fd, hs_error *err);
 
 /* As hs_txn_add_written for a file written and closed unsynced (the
- * delete-file writers): opened here to be synced in the sync group. */
+ * delete-file writers): opened here to be synced with the commit's others. */
 hs_status hs_txn_add_written_path(hs_txn *x, const char *path, hs_error *err);
 
 /* Remove the data or delete file recorded at `path` (as recorded in its
