@@ -1097,7 +1097,11 @@ static hs_status adopt(hs_table *t, const hs_iceberg_metadata *m, const char *pa
   hs_free(t->metadata_path);
   t->metadata_path = mpath;
   t->version = v;
-  t->meta_stamped = false; /* not stat'ed: the next refresh reads it */
+  /* Stamped (local: one stat; the inode is the temporary's, written
+   * once) so that the next refresh sees its own version unchanged instead
+   * of reading and parsing it again; an object is not (a HEAD per commit):
+   * its next refresh reads it. */
+  t->meta_stamped = !t->remote && hs_store_stamp_of(path, &t->meta_stamp);
   return HS_OK;
 }
 
