@@ -315,6 +315,45 @@ def others(tmp_path_factory):
     return out
 
 
+def test_upsert_key_uniqueness_random(tmp_path):
+    """The source-key uniqueness check on random one-column keys of every
+    integer-family type the table can hold (numpy's sort path) and strings (pyarrow's hash
+    kernel), with NULLs: refused exactly when a non-NULL key repeats
+    (oracle: pyarrow group_by over the non-NULL keys), nothing written then;
+    else the upsert commits."""
+    rng = random.Random(14)
+    types = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint32(), pa.date32(),
+             pa.timestamp("us"), pa.timestamp("us", tz="UTC"), pa.time64("us"),
+             pa.string()]
+    def column(keys, typ):
+        if typ == pa.string():
+            return pa.array([None if k is None else f"k{k}" for k in keys], typ)
+        if pa.types.is_integer(typ):
+            return pa.array(keys, pa.int64()).cast(typ)
+        return pa.array(keys, pa.int32() if pa.types.is_date(typ) else pa.int64()).view(typ)
+
+    for i, typ in enumerate(types):
+        uri = str(tmp_path / f"t{i}")
+        hdb.Table(uri).write(pa.table({"k": column([100], typ), "v": pa.array([-1], pa.int64())}))
+        for trial in range(6):
+            n = rng.randrange(1, 60)
+            pool = rng.randrange(1, 80)
+            keys = [rng.randrange(pool) if rng.random() > 0.1 else None for _ in range(n)]
+            src = pa.table({"k": column(keys, typ), "v": pa.array(range(n), pa.int64())})
+            live = src.filter(pa.compute.is_valid(src["k"]))
+            counts = live.group_by("k").aggregate([([], "count_all")])
+            dup = counts.num_rows and max(counts["count_all"].to_pylist()) > 1
+            t = hdb.Table(uri)
+            before = t.current_snapshot_id
+            if dup:
+                with pytest.raises(hdb.InvalidArgumentError, match="more than once"):
+                    t.upsert(src, on="k")
+                assert hdb.Table(uri).current_snapshot_id == before
+            else:
+                t.upsert(src, on="k")
+                assert hdb.Table(uri).current_snapshot_id != before
+
+
 def test_undamaged_reads(tmp_path):
     for fv in (2, 3):
         uri = str(tmp_path / f"t{fv}")
