@@ -23,7 +23,18 @@ void *hs_malloc(size_t size) {
 void *hs_calloc(size_t count, size_t size) {
   size_t total;
   if (!hs_mul_size(count, size, &total) || total > HS_ALLOC_BYTES_MAX) return NULL;
-  return calloc(total ? total : 1, 1);
+  /* A kept block zeroed here costs a memset of warm memory; a fresh one
+   * from calloc is mapped and zero-filled by the kernel a page fault at a
+   * time (~10x the memset on this project's VMs: a 1M-row decimal column
+   * of 16 MB was ~4,000 faults per row group read). */
+  void *p = hs_block_cache_get(total);
+  if (p != NULL) {
+    memset(p, 0, total);
+    return p;
+  }
+  p = calloc(total ? total : 1, 1);
+  if (p != NULL && total >= ((size_t)4 << 20)) hs_mem_advise_huge(p, total);
+  return p;
 }
 
 void *hs_realloc(void *ptr, size_t size) {

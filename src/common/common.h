@@ -60,7 +60,7 @@ void *hs_realloc(void *ptr, size_t size);
  * repeated read does not map and zero-fill its result buffers afresh.
  * Bounded by HS_BLOCK_CACHE_MB (0: off; default physical memory / 32 within
  * [64 MiB, 1 GiB]); a block kept over a second is freed at the next large
- * allocation or free. Blocks are not zeroed (hs_calloc bypasses the cache).
+ * allocation or free. Blocks are not zeroed (hs_calloc zeroes what it takes).
  * get/put are the hooks alloc.c calls; clear frees every kept block. */
 typedef struct hs_block_cache_info {
   long long blocks, hits, misses;

@@ -4,8 +4,9 @@
  * request of about its size and not to one much smaller or larger; small
  * blocks are never kept; the byte limit holds under random sizes from
  * several threads; realloc of a handed-out block keeps its bytes; clear
- * empties it. Every block is written whole and checked, so a block handed
- * out twice at once would show as a wrong byte (and to ASan as overlap).
+ * empties it; hs_calloc takes a kept block and hands it out zeroed. Every block is written whole
+ * and checked, so a block handed out twice at once would show as a wrong byte (and to ASan as
+ * overlap).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -126,11 +127,39 @@ static void test_threads_and_limit(void) {
   hs_block_cache_clear();
 }
 
+/* hs_calloc reuses a kept (dirty) block and zeroes it; a fresh one is zero too. */
+static void test_calloc_zeroes_kept(void) {
+  hs_block_cache_clear();
+  if (hs_block_cache_limit() == 0) return;
+  size_t n = 3000 * KB;
+  uint8_t *p = hs_malloc(n);
+  CHECK(p != NULL);
+  memset(p, 0xA5, n);
+  hs_free(p);
+  uint8_t *q = hs_calloc(n / 8, 8);
+  CHECK(q != NULL);
+#if defined(__GLIBC__)
+  CHECK(q == p);
+#endif
+  bool zero = true;
+  for (size_t i = 0; i < n; i++) zero &= q[i] == 0;
+  CHECK(zero);
+  uint8_t *f = hs_calloc(n, 2); /* nothing kept fits: fresh, zero */
+  CHECK(f != NULL);
+  zero = true;
+  for (size_t i = 0; i < 2 * n; i++) zero &= f[i] == 0;
+  CHECK(zero);
+  hs_free(f);
+  hs_free(q);
+  hs_block_cache_clear();
+}
+
 int main(void) {
   /* Sanitized builds keep the cache off unless asked: ask, so that ASan
    * checks the cache itself. */
   if (getenv("HS_BLOCK_CACHE_MB") == NULL) setenv("HS_BLOCK_CACHE_MB", "256", 1);
   test_reuse_and_fit();
   test_threads_and_limit();
+  test_calloc_zeroes_kept();
   return hs_test_finish("test_block_cache");
 }
