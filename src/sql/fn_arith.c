@@ -405,6 +405,15 @@ static bool rt_num_int0(const hs_sql_type *a, int32_t n, hs_sql_type *ret, char 
 #define NUM_OVERFLOW() \
   FAIL("numeric field overflow: the result needs more than numeric(%d,%d) holds", ret.a, ret.b)
 
+/* Do all of a[0..n) fit in int64? (Then a product of two such, or of one
+ * and a power of ten up to 10^18, cannot overflow int128: the overflow
+ * builtins, a dozen instructions a row, can go.) */
+static bool num_all_i64(const hs_sql_i128 *a, int64_t n) {
+  bool ok = true;
+  for (int64_t i = 0; i < n; i++) ok &= a[i] == (hs_sql_i128)(int64_t)a[i];
+  return ok;
+}
+
 static hs_status num_addsub(KARGS, bool sub) {
   BEGIN();
   const hs_sql_i128 *a = args[0].data, *b = args[1].data;
@@ -417,6 +426,14 @@ static hs_status num_addsub(KARGS, bool sub) {
   if (fa == 1 && fb == 1) {
     for (int64_t i = 0; i < n; i++) {
       hs_sql_i128 r = sub ? a[i] - b[i] : a[i] + b[i]; /* |a|, |b| < 10^38: no int128 overflow */
+      o[i] = r;
+      bad |= (r >= lim) | (r <= -lim);
+    }
+  } else if (fa <= INT64_MAX && fb <= INT64_MAX && num_all_i64(a, n) && num_all_i64(b, n)) {
+    const int64_t sa = (int64_t)fa, sb = (int64_t)fb;
+    for (int64_t i = 0; i < n; i++) {
+      hs_sql_i128 x = (hs_sql_i128)(int64_t)a[i] * sa, y = (hs_sql_i128)(int64_t)b[i] * sb;
+      hs_sql_i128 r = sub ? x - y : x + y; /* |x|, |y| < 2^126 */
       o[i] = r;
       bad |= (r >= lim) | (r <= -lim);
     }
@@ -455,6 +472,15 @@ static hs_status num_mul(KARGS) {
   hs_sql_i128 *o = hs_sql_vec_mut_data(out);
   NUM_SCALES_OK(ret.b == args[0].type.b + args[1].type.b);
   hs_sql_i128 lim = hs_sql_pow10[hs_sql_num_prec(ret)];
+  if (num_all_i64(a, n) && num_all_i64(b, n)) {
+    bool bad = false;
+    for (int64_t i = 0; i < n; i++) {
+      hs_sql_i128 r = (hs_sql_i128)(int64_t)a[i] * (int64_t)b[i]; /* |r| <= 2^126 */
+      o[i] = r;
+      bad |= (r >= lim) | (r <= -lim);
+    }
+    if (HS_LIKELY(!bad)) return HS_OK;
+  }
   for (int64_t i = 0; i < n; i++) {
     hs_sql_i128 r;
     bool ov = __builtin_mul_overflow(a[i], b[i], &r);
