@@ -249,7 +249,13 @@ static inline bool ks_equal(const keystore *ks, const hs_sql_vec *cols, int64_t 
     case HS_SQL_TEXT:
     case HS_SQL_BYTEA: {
       hs_sql_str x = ((const hs_sql_str *)v->data)[row], y = ((const hs_sql_str *)kv->data)[g];
-      if (x.len != y.len || (x.len > 0 && memcmp(x.ptr, y.ptr, x.len) != 0)) return false;
+      if (x.len != y.len) return false;
+      if (x.len <= 8) { /* short keys: no call */
+        for (size_t b = 0; b < x.len; b++)
+          if (x.ptr[b] != y.ptr[b]) return false;
+      } else if (memcmp(x.ptr, y.ptr, x.len) != 0) {
+        return false;
+      }
       break;
     }
     default:
@@ -307,6 +313,23 @@ static void hash_rows(const hs_sql_vec *cols, int32_t n_cols, int64_t n, uint64_
           x = 0x7ff8000000000000ull; /* NaN */
         } else {
           memcpy(&x, &f, sizeof x);
+        }
+        h[i] = mix64(h[i] * 31 + x);
+      }
+      break;
+    }
+    case HS_SQL_TEXT:
+    case HS_SQL_BYTEA: { /* up to 8 bytes as one word (flags, modes, codes) */
+      const hs_sql_str *d = v->data;
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t x;
+        if (valid && !valid[i]) {
+          x = NULL_HASH;
+        } else if (d[i].len <= 8) {
+          x = (uint64_t)d[i].len << 56 ^ 0x2545F4914F6CDD1Dull;
+          for (size_t b = 0; b < d[i].len; b++) x ^= (uint64_t)(uint8_t)d[i].ptr[b] << (8 * b);
+        } else {
+          x = hs_sql_vec_hash(v, i, 0);
         }
         h[i] = mix64(h[i] * 31 + x);
       }
