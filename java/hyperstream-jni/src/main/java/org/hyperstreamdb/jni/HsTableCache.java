@@ -75,6 +75,26 @@ public final class HsTableCache {
     return new Lease(key, HsTable.open(uri)); // outside the lock
   }
 
+  /**
+   * A lease over a handle the caller just opened (its current version): the
+   * table's latest metadata is read once per query (a planner's table lookup)
+   * and the handle then serves that version's later borrows from the pool.
+   * Takes ownership of {@code t}.
+   */
+  public static Lease adopt(HsTable t) {
+    String key;
+    try {
+      key = t.metadataLocation() + "\n" + t.uri();
+    } catch (RuntimeException e) {
+      t.close();
+      throw e;
+    }
+    synchronized (HsTableCache.class) {
+      opens++;
+    }
+    return new Lease(key, t);
+  }
+
   private static void release(String key, HsTable t) {
     List<HsTable> close = new ArrayList<>();
     synchronized (HsTableCache.class) {

@@ -150,6 +150,31 @@ public class HsTableTest {
           assertEquals(sid, l3.table().currentSnapshotId()); // a returned handle, reused
         }
         assertTrue(HsTableCache.counts()[1] >= 1);
+        // An adopted handle joins the pool under its own version.
+        HsTableCache.clear();
+        HsTableCache.adopt(HsTable.open(path)).close();
+        long[] c0 = HsTableCache.counts();
+        try (HsTableCache.Lease l4 = HsTableCache.borrow(path, t.metadataLocation())) {
+          assertEquals(c0[0], HsTableCache.counts()[0]); // no open
+          assertEquals(c0[1] + 1, HsTableCache.counts()[1]);
+        }
+        // Plans: one per (version, snapshot, filter), the same list on a repeat.
+        List<Split> p1 = HsPlanCache.plan(path, t.metadataLocation(), sid, r.filter);
+        assertSame(p1, HsPlanCache.plan(path, t.metadataLocation(), sid, r.filter));
+        assertEquals(planned.size(), p1.size());
+        assertNotSame(p1, HsPlanCache.plan(path, t.metadataLocation(), sid, null));
+        assertEquals(FILES, HsPlanCache.plan(path, t.metadataLocation(), sid, null).size());
+        HsPlanCache.clear();
+        assertNotSame(p1, HsPlanCache.plan(path, t.metadataLocation(), sid, r.filter));
+        // Grouping by work: unnarrowed files alone, narrowed ones packed by candidates.
+        Split w1 = new Split("a", sid, 0, 1, 100, 0, 10, new byte[1], true);
+        Split w2 = new Split("b", sid, 1, 1, 100, 0, 10, new byte[1], true);
+        Split w3 = new Split("c", sid, 2, 1, 100, 0, 95, new byte[1], true);
+        Split w4 = new Split("d", sid, 3, 1, 100, 0);
+        assertEquals(List.of(List.of(w1, w2), List.of(w4), List.of(w3)), // packs close last
+            SplitGroups.group(List.of(w1, w2, w3, w4), 0, 100));
+        assertEquals(List.of(List.of(w1, w2, w3), List.of(w4)),
+            SplitGroups.group(List.of(w1, w2, w3, w4), 3, 0));
         HsTableCache.clear();
         // Vector top-k: per split, merged by (distance, plan index) = the whole search.
         HsTable.VectorRequest q = new HsTable.VectorRequest();

@@ -11,13 +11,14 @@ import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.hyperstreamdb.jni.HsTableCache;
+import org.hyperstreamdb.jni.HsPlanCache;
 import org.hyperstreamdb.jni.Split;
+import org.hyperstreamdb.jni.SplitGroups;
 
 /**
  * A planned scan: the splits of the table's snapshot under the pushed
- * filter (planned once, on the driver), each task reading
- * {@code files-per-task} of them. Vector search: see HsVectorPlan.
+ * filter (planned once per table version and filter, on the driver:
+ * HsPlanCache), grouped into tasks by SplitGroups. Vector search: see HsVectorPlan.
  */
 final class HsScan implements Scan, Batch, SupportsReportStatistics {
   private final HsSparkTable table;
@@ -98,11 +99,11 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
         splits = List.of();
       } else {
         long t0 = System.nanoTime();
-        try (HsTableCache.Lease l = HsTableCache.borrow(table.opts.path, table.version)) {
-          // A top-k plans its files without the pre-filter (manifests only): the
-          // search applies it, and a small table is searched on the driver anyway.
-          splits = l.table().planSplits(table.snapshotId, vector != null ? null : filterSql);
-        }
+        // A top-k plans its files without the pre-filter (manifests only): the
+        // search applies it, and a small table is searched on the driver anyway.
+        // Cached per table version, snapshot and filter (HsPlanCache).
+        splits = HsPlanCache.plan(table.opts.path, table.version, table.snapshotId,
+            vector != null ? null : filterSql);
         HsMetrics.addOne(HsMetrics.PLAN_NS, System.nanoTime() - t0);
       }
     }
@@ -136,45 +137,11 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
       return HsVectorPlan.plan(table, vector, all, columns());
     }
     List<InputPartition> out = new ArrayList<>();
-    for (List<Split> group : group(all, table.opts.filesPerTask, table.opts.rowsPerTask)) {
+    for (List<Split> group : SplitGroups.group(all, table.opts.filesPerTask, table.opts.rowsPerTask)) {
       out.add(new HsPartition(table.opts.path, group.toArray(new Split[0]), table.snapshotId,
           columns(), filterSql, limit, firstColumn(), table.version));
     }
     return out.toArray(new InputPartition[0]);
-  }
-
-  /**
-   * Splits into tasks. {@code filesPerTask} > 0: that many files per task, in plan
-   * order. Otherwise by work: a file no index narrowed is a task of its own (its
-   * rows are the work); files the indexes narrowed to candidate rows are packed,
-   * in plan order, into tasks of up to {@code rowsPerTask} candidates, so a
-   * selective filter over many files launches one task, not one per file.
-   */
-  static List<List<Split>> group(List<Split> all, int filesPerTask, long rowsPerTask) {
-    List<List<Split>> out = new ArrayList<>();
-    if (filesPerTask > 0) {
-      for (int i = 0; i < all.size(); i += filesPerTask) {
-        out.add(all.subList(i, Math.min(all.size(), i + filesPerTask)));
-      }
-      return out;
-    }
-    List<Split> packed = new ArrayList<>();
-    long rows = 0;
-    for (Split s : all) {
-      if (s.candidates() == null) {
-        out.add(List.of(s));
-        continue;
-      }
-      if (!packed.isEmpty() && rows + s.rowsCandidate() > rowsPerTask) {
-        out.add(packed);
-        packed = new ArrayList<>();
-        rows = 0;
-      }
-      packed.add(s);
-      rows += s.rowsCandidate();
-    }
-    if (!packed.isEmpty()) out.add(packed);
-    return out;
   }
 
   @Override

@@ -17,6 +17,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.HsTableCache;
 
 /**
  * One table folder at one snapshot (resolved from the options when the
@@ -44,8 +45,10 @@ final class HsSparkTable implements SupportsRead, SupportsWrite {
       return;
     }
     pending = false;
-    try (HsTable t = HsTable.open(opts.path);
+    // The handle goes to the pool (HsTableCache) for this version's planning and tasks.
+    try (HsTableCache.Lease l = HsTableCache.adopt(HsTable.open(opts.path));
         BufferAllocator a = HsMemory.child("schema")) {
+      HsTable t = l.table();
       snapshotId = t.resolveSnapshot(opts.snapshotId, opts.asOfTimestampMs, opts.ref);
       version = t.metadataLocation();
       Schema s = t.schema(a, snapshotId, null);

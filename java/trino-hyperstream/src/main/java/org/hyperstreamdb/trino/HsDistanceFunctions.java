@@ -14,8 +14,12 @@ import io.trino.spi.type.StandardTypes;
 /**
  * {@code l2_distance(a, b)} (Euclidean), {@code cosine_distance(a, b)}
  * (1 - cos) and {@code inner_product(a, b)} (a.b) of two vectors, as
- * global Trino functions: array(real) with array(real) or array(double)
- * (a query vector of double literals; Trino does not coerce it to real).
+ * global Trino functions: an array(real) vector first, then array(real) or
+ * array(double) (a query vector of double literals; Trino does not coerce it
+ * to real). No (array(double), array(real)) form: beside (real, double) it
+ * made {@code l2_distance(v, ARRAY[1.0, 2.0])} (decimal literals, which
+ * coerce to both) ambiguous in some JVMs, Trino's most-specific choice
+ * depending on the order it lists candidates.
  * Trino's own cosine_distance(array(double), array(double)) stays as it is. Evaluated here row by row where not
  * pushed; over a hyperstream table {@code ORDER BY l2_distance(v, ARRAY[...])
  * LIMIT k} (cosine_distance ascending, inner_product descending) becomes our
@@ -54,15 +58,6 @@ public final class HsDistanceFunctions {
     return compute("l2_distance", a, false, b, true);
   }
 
-  @ScalarFunction("l2_distance")
-  @Description("Euclidean distance of two vectors (hyperstream)")
-  @SqlNullable
-  @SqlType(StandardTypes.DOUBLE)
-  public static Double l2DistanceDoubleReal(@SqlType("array(double)") Block a,
-      @SqlType("array(real)") Block b) {
-    return compute("l2_distance", a, true, b, false);
-  }
-
   @ScalarFunction("cosine_distance")
   @Description("1 - cosine similarity of two vectors (hyperstream)")
   @SqlNullable
@@ -81,15 +76,6 @@ public final class HsDistanceFunctions {
     return compute("cosine_distance", a, false, b, true);
   }
 
-  @ScalarFunction("cosine_distance")
-  @Description("1 - cosine similarity of two vectors (hyperstream)")
-  @SqlNullable
-  @SqlType(StandardTypes.DOUBLE)
-  public static Double cosineDistanceDoubleReal(@SqlType("array(double)") Block a,
-      @SqlType("array(real)") Block b) {
-    return compute("cosine_distance", a, true, b, false);
-  }
-
   @ScalarFunction("inner_product")
   @Description("Inner product of two vectors (hyperstream)")
   @SqlNullable
@@ -106,15 +92,6 @@ public final class HsDistanceFunctions {
   public static Double innerProductRealDouble(@SqlType("array(real)") Block a,
       @SqlType("array(double)") Block b) {
     return compute("inner_product", a, false, b, true);
-  }
-
-  @ScalarFunction("inner_product")
-  @Description("Inner product of two vectors (hyperstream)")
-  @SqlNullable
-  @SqlType(StandardTypes.DOUBLE)
-  public static Double innerProductDoubleReal(@SqlType("array(double)") Block a,
-      @SqlType("array(real)") Block b) {
-    return compute("inner_product", a, true, b, false);
   }
 
   /** {@code function(a, b)} over two blocks of real elements. */

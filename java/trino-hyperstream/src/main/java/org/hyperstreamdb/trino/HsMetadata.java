@@ -12,6 +12,8 @@ import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorOutputMetadata;
 import io.trino.spi.connector.RetryMode;
 import io.trino.spi.statistics.ComputedStatistics;
+import io.trino.spi.statistics.Estimate;
+import io.trino.spi.statistics.TableStatistics;
 import java.util.Collection;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
@@ -61,7 +63,10 @@ import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.hyperstreamdb.jni.HsPlanCache;
 import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.HsTableCache;
+import org.hyperstreamdb.jni.Split;
 import org.hyperstreamdb.jni.HyperStreamException;
 
 /**
@@ -134,14 +139,17 @@ final class HsMetadata implements ConnectorMetadata {
     }
     Path p = root.resolve(name.getSchemaName()).resolve(name.getTableName());
     if (!p.normalize().startsWith(root.normalize()) || !isTable(p)) return null;
-    try (HsTable t = HsTable.open(p.toString())) {
+    // The latest metadata, read once per query; the handle then serves this
+    // version's schema, plan and page sources from the pool (HsTableCache).
+    try (HsTableCache.Lease l = HsTableCache.adopt(HsTable.open(p.toString()))) {
+      HsTable t = l.table();
       long snap = endVersion.isEmpty() ? t.currentSnapshotId() : version(t, endVersion.get(), name);
       if (endVersion.isPresent()) {
         try (BufferAllocator a = HsMemory.child("schema")) {
           t.schema(a, snap, null); // an unknown snapshot is an error here
         }
       }
-      return HsTableHandle.of(name, p.toString(), snap);
+      return HsTableHandle.of(name, p.toString(), snap, t.metadataLocation());
     } catch (HyperStreamException e) {
       throw HsErrors.of(e, name.toString());
     }
@@ -179,19 +187,69 @@ final class HsMetadata implements ConnectorMetadata {
         + type);
   }
 
+  /** Columns per (metadata version, table, snapshot): a query asks several times. */
+  private static final Map<String, List<HsColumnHandle>> COLUMNS =
+      java.util.Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, List<HsColumnHandle>> e) {
+          return size() > 256;
+        }
+      });
+
   /** The table's columns at the handle's snapshot, in schema order. */
   static List<HsColumnHandle> columns(HsTableHandle h) {
-    try (HsTable t = HsTable.open(h.path()); BufferAllocator a = HsMemory.child("schema")) {
-      Schema s = t.schema(a, h.snapshotId(), null);
+    String key = h.version() + "\n" + h.path() + "\n" + h.snapshotId();
+    List<HsColumnHandle> cached = COLUMNS.get(key);
+    if (cached != null) return cached;
+    try (HsTableCache.Lease l = HsTableCache.borrow(h.path(), h.version());
+        BufferAllocator a = HsMemory.child("schema")) {
+      Schema s = l.table().schema(a, h.snapshotId(), null);
       List<HsColumnHandle> out = new ArrayList<>();
       for (Field f : s.getFields()) {
         out.add(new HsColumnHandle(f.getName(),
             HsTypes.toTrino(f, f.getName(), h.name().toString()), null));
       }
+      out = List.copyOf(out);
+      COLUMNS.put(key, out);
       return out;
     } catch (HyperStreamException e) {
       throw HsErrors.of(e, h.name().toString());
     }
+  }
+
+  /**
+   * The splits of the handle's snapshot under its pushed filter, planned once
+   * per table version and filter (HsPlanCache): statistics and the split
+   * manager read the same plan.
+   */
+  static List<Split> plan(HsTableHandle h) {
+    try {
+      return HsPlanCache.plan(h.path(), h.version(), h.snapshotId(), h.filter());
+    } catch (HyperStreamException e) {
+      throw HsErrors.of(e, h.name() + ": planning splits");
+    }
+  }
+
+  /**
+   * The row count from the plan (no data page read): live rows of the files
+   * the filter keeps, or their index candidates, so that Trino's cost-based
+   * choices see a selective filter as the few rows it is; k for a top-k.
+   */
+  @Override
+  public TableStatistics getTableStatistics(ConnectorSession session,
+      ConnectorTableHandle table) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (h.topKColumn() != null) {
+      return TableStatistics.builder().setRowCount(Estimate.of(h.topK())).build(); // at most
+    }
+    long rows = 0;
+    if (h.snapshotId() >= 0 && !h.constraint().isNone()) {
+      for (Split s : plan(h)) {
+        rows += s.rowsCandidate() >= 0 ? s.rowsCandidate() : s.recordCount() - s.rowsDeleted();
+      }
+    }
+    if (h.limit() >= 0) rows = Math.min(rows, h.limit());
+    return TableStatistics.builder().setRowCount(Estimate.of(rows)).build();
   }
 
   @Override

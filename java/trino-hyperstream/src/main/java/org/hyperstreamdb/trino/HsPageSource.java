@@ -23,15 +23,17 @@ import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.hyperstreamdb.jni.HsTable;
+import org.hyperstreamdb.jni.HsTableCache;
 import org.hyperstreamdb.jni.HyperStreamException;
 import org.hyperstreamdb.jni.ScanResult;
 import org.hyperstreamdb.jni.ScanStats;
+import org.hyperstreamdb.jni.Split;
 import org.hyperstreamdb.jni.VectorResult;
 
 /**
- * Reads one split: the C scan of one data file (hs_table_scan_split: the
- * pushed filter through the file's indexes, deletes, row-group and page
- * pruning; the pushed limit) or the pushed vector top-k of the snapshot,
+ * Reads one split: the C scan of its planned files at the candidate rows the
+ * plan found (hs_table_scan_split_rows: the pushed filter, deletes, row-group
+ * and page pruning; the pushed limit) or the pushed vector top-k of the snapshot,
  * as Arrow batches through the C Data Interface, each copied into one page
  * (HsBlocks). Distance columns not answered by the top-k are computed here
  * from their vector column. Metrics (EXPLAIN ANALYZE VERBOSE): the scan's
@@ -40,16 +42,19 @@ import org.hyperstreamdb.jni.VectorResult;
 final class HsPageSource implements ConnectorPageSource {
   private final List<HsColumnHandle> columns;
   private final HsTableHandle table;
+  private final HsSplit split;
   private final BufferAllocator allocator;
   private final ArrowReader reader;
   private final ScanResult scan; // null for a top-k
   private final VectorResult vector; // null for a scan
+  private final HsTableCache.Lease lease;
   private final boolean negateDistance; // inner_product: our ip is -a.b
   private long completedBytes, readNanos, positions;
   private boolean finished;
 
   HsPageSource(HsTableHandle table, HsSplit split, List<HsColumnHandle> columns) {
     this.table = table;
+    this.split = split;
     this.columns = columns;
     Set<String> read = new LinkedHashSet<>();
     for (HsColumnHandle c : columns) {
@@ -60,7 +65,12 @@ final class HsPageSource implements ConnectorPageSource {
       }
     }
     this.allocator = HsMemory.child("split");
-    try (HsTable t = HsTable.open(table.path())) {
+    // A pooled handle of the planned version (HsTableCache): no table open per
+    // split. Held until close: two streams read through one handle are slower.
+    HsTableCache.Lease l = null;
+    try {
+      l = HsTableCache.borrow(table.path(), table.version());
+      HsTable t = l.table();
       if (table.topKColumn() != null) {
         HsColumnHandle.HsDistance d = table.topKColumn().distance();
         HsTable.VectorRequest r = new HsTable.VectorRequest();
@@ -76,36 +86,36 @@ final class HsPageSource implements ConnectorPageSource {
         reader = vector.reader();
         negateDistance = r.metric.equals("ip");
       } else {
-        if (read.isEmpty()) read.add(countColumn(t, table.snapshotId())); // count(*): rows only
+        if (read.isEmpty()) read.add(countColumn(table)); // count(*): rows only
         HsTable.ScanRequest r = new HsTable.ScanRequest();
         r.snapshotId = table.snapshotId();
         r.columns = read.toArray(new String[0]);
         r.filter = table.filter();
         r.limit = table.limit();
-        r.paths = new String[] {split.path()};
+        // The planned files, read at the candidate rows the plan found.
+        r.splits = split.files().stream().map(f -> f.split(table.snapshotId()))
+            .toArray(Split[]::new);
         scan = t.scan(allocator, r);
         vector = null;
         reader = scan.reader();
         negateDistance = false;
       }
-    } catch (HyperStreamException e) {
+    } catch (RuntimeException e) {
+      if (l != null) l.close();
       allocator.close();
-      throw HsErrors.of(e, table.name().toString());
+      if (e instanceof HyperStreamException h) throw HsErrors.of(h, table.name().toString());
+      throw e;
     }
+    lease = l;
   }
 
   /** A cheap column to count rows with: the first fixed-width one, else the first. */
-  private String countColumn(HsTable t, long snapshotId) {
-    org.apache.arrow.vector.types.pojo.Schema s = t.schema(allocator, snapshotId, null);
-    for (org.apache.arrow.vector.types.pojo.Field f : s.getFields()) {
-      switch (f.getType().getTypeID()) {
-        case Int, Bool, Date, Timestamp, FloatingPoint, Decimal:
-          return f.getName();
-        default:
-          break;
-      }
+  private static String countColumn(HsTableHandle table) {
+    List<HsColumnHandle> cols = HsMetadata.columns(table);
+    for (HsColumnHandle c : cols) {
+      if (c.type() instanceof io.trino.spi.type.FixedWidthType) return c.name();
     }
-    return s.getFields().get(0).getName();
+    return cols.get(0).name();
   }
 
   @Override
@@ -217,6 +227,7 @@ final class HsPageSource implements ConnectorPageSource {
   public Metrics getMetrics() {
     Map<String, Metric<?>> m = new LinkedHashMap<>();
     m.put("hyperstream.splits", new LongCount(1));
+    m.put("hyperstream.split_files", new LongCount(split.files().size()));
     if (scan != null) {
       ScanStats s = scan.stats();
       m.put("hyperstream.files_read", new LongCount(s.filesRead));
@@ -241,6 +252,7 @@ final class HsPageSource implements ConnectorPageSource {
       if (scan != null) scan.close();
       if (vector != null) vector.close();
     } finally {
+      lease.close();
       allocator.close();
     }
   }

@@ -3,56 +3,89 @@ package org.hyperstreamdb.trino;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.trino.spi.connector.ConnectorSplit;
+import java.util.List;
 import java.util.Map;
+import org.hyperstreamdb.jni.Split;
 
 /**
- * What one page source reads: one data file of the planned snapshot
- * ({@code path}, from hs_table_plan_splits), or, for a pushed vector top-k,
- * the whole snapshot ({@code path == null}: hs_table_vector_search merges
- * every file's candidates in the global order).
+ * What one page source reads: planned data files of the snapshot
+ * (hs_table_plan_splits; one file, or several files the indexes narrowed to
+ * few candidate rows, packed by SplitGroups), each with the candidate rows
+ * the plan found (read at those rows by hs_table_scan_split_rows, no index
+ * file opened again); or, for a pushed vector top-k, the whole snapshot
+ * ({@code files} empty: hs_table_vector_search merges every file's
+ * candidates in the global order).
  */
 public final class HsSplit implements ConnectorSplit {
-  private final String path;
-  private final long planIndex;
-  private final long rows;
+  /** One planned file (jni.Split as JSON: candidates travel as base64). */
+  public record File(@JsonProperty("path") String path, @JsonProperty("planIndex") long planIndex,
+      @JsonProperty("recordCount") long recordCount, @JsonProperty("rowsDeleted") long rowsDeleted,
+      @JsonProperty("rowsCandidate") long rowsCandidate,
+      @JsonProperty("candidates") byte[] candidates,
+      @JsonProperty("candidatesExact") boolean candidatesExact) {
+    @JsonCreator
+    public File {}
+
+    static File of(Split s) {
+      return new File(s.path(), s.planIndex(), s.recordCount(), s.rowsDeleted(), s.rowsCandidate(),
+          s.candidates(), s.candidatesExact());
+    }
+
+    Split split(long snapshotId) {
+      return new Split(path, snapshotId, planIndex, 0, recordCount, rowsDeleted, rowsCandidate,
+          candidates, candidatesExact);
+    }
+  }
+
+  private final List<File> files;
 
   @JsonCreator
-  public HsSplit(@JsonProperty("path") String path, @JsonProperty("planIndex") long planIndex,
-      @JsonProperty("rows") long rows) {
-    this.path = path;
-    this.planIndex = planIndex;
-    this.rows = rows;
+  public HsSplit(@JsonProperty("files") List<File> files) {
+    this.files = List.copyOf(files);
+  }
+
+  static HsSplit of(List<Split> group) {
+    return new HsSplit(group.stream().map(File::of).toList());
+  }
+
+  /** The split of a pushed top-k: the whole snapshot. */
+  static HsSplit topK() {
+    return new HsSplit(List.of());
   }
 
   @JsonProperty
-  public String path() {
-    return path;
+  public List<File> files() {
+    return files;
   }
 
-  @JsonProperty
-  public long planIndex() {
-    return planIndex;
-  }
-
-  /** Live rows of the file (before the filter); -1 when unknown. */
-  @JsonProperty
-  public long rows() {
-    return rows;
+  /** Rows the split may return: candidates where planned with a filter, else live rows. */
+  long rows() {
+    long n = 0;
+    for (File f : files) n += f.rowsCandidate >= 0 ? f.rowsCandidate : f.recordCount - f.rowsDeleted;
+    return n;
   }
 
   @Override
   public Map<String, String> getSplitInfo() {
-    return Map.of("path", path == null ? "(top-k over the snapshot)" : path, "planIndex",
-        Long.toString(planIndex));
+    if (files.isEmpty()) return Map.of("path", "(top-k over the snapshot)");
+    return Map.of("path", files.get(0).path + (files.size() > 1 ? " +" + (files.size() - 1) : ""),
+        "planIndex", Long.toString(files.get(0).planIndex), "files",
+        Integer.toString(files.size()));
   }
 
   @Override
   public long getRetainedSizeInBytes() {
-    return 64 + (path == null ? 0 : 2L * path.length());
+    long n = 64;
+    for (File f : files) {
+      n += 96 + 2L * f.path.length() + (f.candidates == null ? 0 : f.candidates.length);
+    }
+    return n;
   }
 
   @Override
   public String toString() {
-    return "HsSplit[" + (path == null ? "top-k" : path) + " #" + planIndex + "]";
+    if (files.isEmpty()) return "HsSplit[top-k]";
+    return "HsSplit[" + files.get(0).path + " #" + files.get(0).planIndex
+        + (files.size() > 1 ? " +" + (files.size() - 1) + " files" : "") + "]";
   }
 }

@@ -19,6 +19,7 @@ public final class HsTableHandle implements ConnectorTableHandle {
   private final SchemaTableName name;
   private final String path;
   private final long snapshotId;
+  private final String version;
   private final TupleDomain<HsColumnHandle> constraint;
   private final String filter;
   private final long limit;
@@ -28,12 +29,14 @@ public final class HsTableHandle implements ConnectorTableHandle {
   @JsonCreator
   public HsTableHandle(@JsonProperty("name") SchemaTableName name,
       @JsonProperty("path") String path, @JsonProperty("snapshotId") long snapshotId,
+      @JsonProperty("version") String version,
       @JsonProperty("constraint") TupleDomain<HsColumnHandle> constraint,
       @JsonProperty("filter") String filter, @JsonProperty("limit") long limit,
       @JsonProperty("topKColumn") HsColumnHandle topKColumn, @JsonProperty("topK") long topK) {
     this.name = name;
     this.path = path;
     this.snapshotId = snapshotId;
+    this.version = version;
     this.constraint = constraint;
     this.filter = filter;
     this.limit = limit;
@@ -41,8 +44,9 @@ public final class HsTableHandle implements ConnectorTableHandle {
     this.topK = topK;
   }
 
-  static HsTableHandle of(SchemaTableName name, String path, long snapshotId) {
-    return new HsTableHandle(name, path, snapshotId, TupleDomain.all(), null, -1, null, -1);
+  static HsTableHandle of(SchemaTableName name, String path, long snapshotId, String version) {
+    return new HsTableHandle(name, path, snapshotId, version, TupleDomain.all(), null, -1, null,
+        -1);
   }
 
   @JsonProperty
@@ -60,6 +64,16 @@ public final class HsTableHandle implements ConnectorTableHandle {
   @JsonProperty
   public long snapshotId() {
     return snapshotId;
+  }
+
+  /**
+   * The metadata file read when the query looked the table up
+   * (HsTable.metadataLocation): the key of every handle (HsTableCache), plan
+   * (HsPlanCache) and schema this query uses.
+   */
+  @JsonProperty
+  public String version() {
+    return version;
   }
 
   @JsonProperty
@@ -90,29 +104,30 @@ public final class HsTableHandle implements ConnectorTableHandle {
   }
 
   HsTableHandle withFilter(TupleDomain<HsColumnHandle> c, String f) {
-    return new HsTableHandle(name, path, snapshotId, c, f, limit, topKColumn, topK);
+    return new HsTableHandle(name, path, snapshotId, version, c, f, limit, topKColumn, topK);
   }
 
   HsTableHandle withLimit(long l) {
-    return new HsTableHandle(name, path, snapshotId, constraint, filter, l, topKColumn, topK);
+    return new HsTableHandle(name, path, snapshotId, version, constraint, filter, l, topKColumn, topK);
   }
 
   HsTableHandle withTopK(HsColumnHandle column, long k) {
-    return new HsTableHandle(name, path, snapshotId, constraint, filter, limit, column, k);
+    return new HsTableHandle(name, path, snapshotId, version, constraint, filter, limit, column, k);
   }
 
   @Override
   public boolean equals(Object o) {
     return o instanceof HsTableHandle h && h.name.equals(name) && h.path.equals(path)
-        && h.snapshotId == snapshotId && h.constraint.equals(constraint)
+        && h.snapshotId == snapshotId && java.util.Objects.equals(h.version, version)
+        && h.constraint.equals(constraint)
         && java.util.Objects.equals(h.filter, filter) && h.limit == limit
         && java.util.Objects.equals(h.topKColumn, topKColumn) && h.topK == topK;
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(name, path, snapshotId, constraint, filter, limit, topKColumn,
-        topK);
+    return java.util.Objects.hash(name, path, snapshotId, version, constraint, filter, limit,
+        topKColumn, topK);
   }
 
   @Override

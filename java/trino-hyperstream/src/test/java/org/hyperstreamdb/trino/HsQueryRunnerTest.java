@@ -23,9 +23,14 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -34,12 +39,17 @@ import org.junit.jupiter.api.Test;
  * Runs SQL through Trino's own query runner (trino-testing's
  * DistributedQueryRunner: a coordinator that is also the worker, HTTP task
  * protocol, JSON-serialized handles and splits) with our plugin installed as
- * catalog {@code hyperstream} over {@code -Dhs.trino.root}. The queries come
- * from {@code -Dhs.trino.cases} (a JSON list of {id, sql, metrics, session}:
- * session holds system session properties) and the
- * results go to {@code -Dhs.trino.out}: rows as canonical JSON values
- * (timestamps as epoch microseconds, dates and decimals as text), or the
- * error's message, and, when asked, the connector metrics summed over the
+ * catalog {@code hyperstream} over {@code -Dhs.trino.root}. The runner starts
+ * first; then the test waits (up to {@code -Dhs.trino.wait} seconds, default
+ * 900) for the cases file {@code -Dhs.trino.cases} to appear, so the caller
+ * writes its tables while Trino starts. The file is a JSON list of {id, sql,
+ * metrics, session, group}: session holds system session properties; cases
+ * run on {@code -Dhs.trino.threads} threads (default 1: one at a time, in
+ * order, as a benchmark needs), and cases of one {@code group} run in their
+ * order on one thread (an INSERT, then the read of what it wrote). The results
+ * go to {@code -Dhs.trino.out}, in the cases' order: rows as canonical JSON
+ * values (timestamps as epoch microseconds, dates and decimals as text), or
+ * the error's message, and, when asked, the connector metrics summed over the
  * query's operators. tests/python/test_trino_connector.py writes the tables
  * with the Python API, makes the cases and checks every answer against
  * pyarrow, the Python API and brute force. Without the properties (a plain
@@ -53,11 +63,11 @@ class HsQueryRunnerTest {
     String out = System.getProperty("hs.trino.out");
     Assumptions.assumeTrue(root != null && cases != null && out != null,
         "driven by tests/python/test_trino_connector.py");
+    int threads = Integer.getInteger("hs.trino.threads", 1);
+    long waitMs = Long.getLong("hs.trino.wait", 900) * 1000;
     ObjectMapper json = new ObjectMapper();
-    JsonNode in = json.readTree(new File(cases));
     Session session = testSessionBuilder().setCatalog("hyperstream").setSchema("default")
         .setTimeZoneKey(TimeZoneKey.UTC_KEY).build();
-    ArrayNode results = JsonNodeFactory.instance.arrayNode();
     long t0 = System.nanoTime();
     try (DistributedQueryRunner runner = DistributedQueryRunner.builder(session)
         .setWorkerCount(0).build()) {
@@ -78,36 +88,77 @@ class HsQueryRunnerTest {
             "local.location", "/"));
       }
       double startup = (System.nanoTime() - t0) / 1e9;
-      for (JsonNode c : in) {
-        ObjectNode r = results.addObject();
-        r.put("id", c.get("id").asText());
-        long q0 = System.nanoTime();
-        try {
-          Session s = session;
-          if (c.has("session")) {
-            Session.SessionBuilder b = Session.builder(session);
-            c.get("session").fields().forEachRemaining(
-                p -> b.setSystemProperty(p.getKey(), p.getValue().asText()));
-            s = b.build();
-          }
-          QueryRunner.MaterializedResultWithPlan res = runner.executeWithPlan(s,
-              c.get("sql").asText());
-          r.set("rows", rows(res.result()));
-          if (c.path("metrics").asBoolean(false)) {
-            QueryInfo info = runner.getCoordinator().getQueryManager()
-                .getFullQueryInfo(res.queryId());
-            r.set("metrics", metrics(info));
-          }
-        } catch (RuntimeException e) {
-          r.put("error", String.valueOf(e.getMessage()));
+      File casesFile = new File(cases);
+      long deadline = System.currentTimeMillis() + waitMs;
+      while (!casesFile.exists()) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new IllegalStateException("no cases at " + cases + " after " + waitMs + " ms");
         }
-        r.put("seconds", (System.nanoTime() - q0) / 1e9);
+        Thread.sleep(20);
       }
-      ObjectNode meta = results.addObject();
+      JsonNode in = json.readTree(casesFile);
+      // Cases in their run units: a group's cases in order, any other case alone.
+      List<List<Integer>> units = new ArrayList<>();
+      Map<String, List<Integer>> groups = new LinkedHashMap<>();
+      for (int i = 0; i < in.size(); i++) {
+        JsonNode g = in.get(i).get("group");
+        if (g == null || g.isNull()) {
+          units.add(List.of(i));
+        } else {
+          groups.computeIfAbsent(g.asText(), k -> {
+            List<Integer> u = new ArrayList<>();
+            units.add(u);
+            return u;
+          }).add(i);
+        }
+      }
+      ObjectNode[] results = new ObjectNode[in.size()];
+      ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
+      try {
+        List<Future<?>> done = new ArrayList<>();
+        for (List<Integer> u : units) {
+          done.add(pool.submit(() -> {
+            for (int i : u) results[i] = run(runner, session, in.get(i));
+          }));
+        }
+        for (Future<?> f : done) f.get();
+      } finally {
+        pool.shutdownNow();
+      }
+      ArrayNode all = JsonNodeFactory.instance.arrayNode();
+      for (ObjectNode r : results) all.add(r);
+      ObjectNode meta = all.addObject();
       meta.put("id", "$startup");
       meta.put("seconds", startup);
+      json.writeValue(new File(out), all);
     }
-    json.writeValue(new File(out), results);
+  }
+
+  private static ObjectNode run(DistributedQueryRunner runner, Session session, JsonNode c) {
+    ObjectNode r = JsonNodeFactory.instance.objectNode();
+    r.put("id", c.get("id").asText());
+    long q0 = System.nanoTime();
+    try {
+      Session s = session;
+      if (c.has("session")) {
+        Session.SessionBuilder b = Session.builder(session);
+        c.get("session").fields().forEachRemaining(
+            p -> b.setSystemProperty(p.getKey(), p.getValue().asText()));
+        s = b.build();
+      }
+      QueryRunner.MaterializedResultWithPlan res = runner.executeWithPlan(s,
+          c.get("sql").asText());
+      r.set("rows", rows(res.result()));
+      if (c.path("metrics").asBoolean(false)) {
+        QueryInfo info = runner.getCoordinator().getQueryManager()
+            .getFullQueryInfo(res.queryId());
+        r.set("metrics", metrics(info));
+      }
+    } catch (RuntimeException e) {
+      r.put("error", String.valueOf(e.getMessage()));
+    }
+    r.put("seconds", (System.nanoTime() - q0) / 1e9);
+    return r;
   }
 
   private static ObjectNode metrics(QueryInfo info) {
