@@ -682,3 +682,40 @@ JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_commitAppend(JNIEnv
   if (st != HS_OK) throw_err(env, st, &err);
   return (jlong)sid;
 }
+
+/* The rows of snapshot `snapshot_id` (-1: current; the snapshot the change
+ * was decided on) matching `filter` (null: every row) deleted in one commit
+ * (hs_table_change_rows, the table's write.delete.mode): {new snapshot id
+ * (-1: nothing matched), rows deleted}. */
+JNIEXPORT jlongArray JNICALL Java_org_hyperstreamdb_jni_NativeApi_deleteRows(JNIEnv *env,
+                                                                             jclass cls, jlong h,
+                                                                             jlong snapshot_id,
+                                                                             jstring filter) {
+  hs_table *t = table_of(env, h);
+  if (t == NULL) return NULL;
+  int ok;
+  char *f = cstr(env, filter, &ok);
+  if (!ok) return NULL;
+  const char *deletes[1] = {f};
+  hs_row_change c;
+  memset(&c, 0, sizeof c);
+  c.what = "delete";
+  c.snapshot_id = (int64_t)snapshot_id;
+  c.deletes = deletes;
+  c.n_deletes = 1;
+  c.mode_property = "write.delete.mode";
+  hs_row_change_result r;
+  memset(&r, 0, sizeof r);
+  hs_error err = {0};
+  hs_status st = hs_table_change_rows(t, &c, &r, &err);
+  free(f);
+  if (st != HS_OK) {
+    throw_err(env, st, &err);
+    return NULL;
+  }
+  jlongArray a = (*env)->NewLongArray(env, 2);
+  if (a == NULL) return NULL;
+  jlong v[2] = {(jlong)r.snapshot_id, (jlong)r.rows_deleted};
+  (*env)->SetLongArrayRegion(env, a, 0, 2, v);
+  return a;
+}

@@ -66,6 +66,16 @@ public final class HsTable implements AutoCloseable {
     return NativeApi.commitAppend(h(), files, baseSnapshotId);
   }
 
+  /**
+   * Delete the live rows of {@code snapshotId} (the snapshot the delete was
+   * planned on; -1: current) matching {@code filter} (SQL WHERE text; null:
+   * every row) in one commit (hs_table_change_rows, the table's
+   * write.delete.mode); returns the rows deleted (0: nothing committed).
+   */
+  public synchronized long deleteRows(long snapshotId, String filter) {
+    return NativeApi.deleteRows(h(), snapshotId, filter)[1];
+  }
+
   public String uri() {
     return uri;
   }

@@ -59,4 +59,7 @@ final class NativeApi {
   static native void writerAbort(long writer);
 
   static native long commitAppend(long table, String[] files, long baseSnapshotId);
+
+  /** {new snapshot id (-1: nothing deleted), rows deleted}. */
+  static native long[] deleteRows(long table, long snapshotId, String filter);
 }

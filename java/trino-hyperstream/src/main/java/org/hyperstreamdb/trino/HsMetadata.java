@@ -10,7 +10,9 @@ import io.trino.spi.connector.ColumnMetadata;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorOutputMetadata;
+import io.trino.spi.connector.ConnectorMergeTableHandle;
 import io.trino.spi.connector.RetryMode;
+import io.trino.spi.connector.RowChangeParadigm;
 import io.trino.spi.statistics.ComputedStatistics;
 import io.trino.spi.statistics.Estimate;
 import io.trino.spi.statistics.TableStatistics;
@@ -60,6 +62,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -308,6 +311,57 @@ final class HsMetadata implements ConnectorMetadata {
       throw HsErrors.of(e, h.name() + ": committing the insert");
     }
     return Optional.empty();
+  }
+
+  /**
+   * {@code DELETE FROM t [WHERE ...]} whose WHERE we enforce entirely (applyFilter
+   * pushed every conjunct; Trino then asks us to delete by the handle): one
+   * commit of the C row-change path (hs_table_change_rows: position deletes or
+   * deletion vectors, or copy-on-write by the table's write.delete.mode),
+   * decided on the handle's snapshot (a concurrent commit that removed a file
+   * it deletes from is a conflict). Anything else Trino must evaluate row by
+   * row (LIKE, a float column, an expression) would need MERGE: refused.
+   */
+  @Override
+  public Optional<ConnectorTableHandle> applyDelete(ConnectorSession session,
+      ConnectorTableHandle table) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (h.topKColumn() != null || h.limit() >= 0) return Optional.empty();
+    return Optional.of(h);
+  }
+
+  @Override
+  public OptionalLong executeDelete(ConnectorSession session, ConnectorTableHandle table) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (h.snapshotId() < 0 || h.constraint().isNone()) return OptionalLong.of(0);
+    try (HsTable t = HsTable.open(h.path())) { // its own handle: the commit moves it on
+      return OptionalLong.of(t.deleteRows(h.snapshotId(), h.filter()));
+    } catch (HyperStreamException e) {
+      throw HsErrors.of(e, h.name() + ": DELETE");
+    }
+  }
+
+  /** Row ids exist for Trino's DELETE analysis only: a DELETE runs as applyDelete. */
+  @Override
+  public ColumnHandle getMergeRowIdColumnHandle(ConnectorSession session,
+      ConnectorTableHandle table) {
+    return new HsColumnHandle("$row_id", BigintType.BIGINT, null);
+  }
+
+  @Override
+  public RowChangeParadigm getRowChangeParadigm(ConnectorSession session,
+      ConnectorTableHandle table) {
+    return RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW;
+  }
+
+  @Override
+  public ConnectorMergeTableHandle beginMerge(ConnectorSession session,
+      ConnectorTableHandle table, Map<Integer, Collection<ColumnHandle>> updateCaseColumns,
+      RetryMode retryMode) {
+    HsTableHandle h = (HsTableHandle) table;
+    throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "hyperstream: " + h.name()
+        + ": only a DELETE whose WHERE is pushed whole (comparisons, IN, IS NULL on columns "
+        + "other than real/double) is supported; UPDATE and MERGE are not");
   }
 
   @Override
