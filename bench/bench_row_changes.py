@@ -301,7 +301,8 @@ def worker_spark(spec):
     parts = [load(p) for p in spec["parts"]]
     wh = os.path.join(spec["root"], "spark")
     t0 = time.perf_counter()
-    spark = spark_util.start_spark(wh, os.path.join(spec["root"], "spark-scratch"))
+    spark = spark_util.start_spark(wh, os.path.join(spec["root"], "spark-scratch"),
+                                   c1_only=False)
     start_s = time.perf_counter() - t0
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
     name = f"{spark_util.CATALOG}.db.t"

@@ -84,7 +84,7 @@ def main():
             t.index_all()
             index_s = time.perf_counter() - t0
             open(os.path.join(wh, "t.done"), "w").close()
-        spark = spark_util.start_spark(wh, os.path.join(root, "scratch"))
+        spark = spark_util.start_spark(wh, os.path.join(root, "scratch"), c1_only=False)
         if a.writes:
             writes(spark, hdb, wh, a)
         if not a.rows:

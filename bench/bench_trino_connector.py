@@ -20,9 +20,10 @@ Each query aggregates every column of the rows a filter keeps (so both read
 the same columns and the client ships one row): count, sum(id),
 max(category), sum(price), max(ts), count_if(flag). The engines' answers must
 agree (sum(price) up to its addition order), otherwise the row says
-MISMATCH. One warm-up, then REPS timed runs
-(wall time of the query in the runner, results included); the median is
-reported, and theirs / ours. Trino's fixed per-query cost (``SELECT 1``) is
+MISMATCH. One warm-up, then REPS timed runs, interleaved (each rep runs
+every query on both engines: a shared machine's load drifts over both
+alike); wall time of the query in the runner, results included; the median
+is reported, and theirs / ours. Trino's fixed per-query cost (``SELECT 1``) is
 reported beside them.
 
 Vector top-k (--vectors N --dim D, 8 files, an HNSW index per file): a
@@ -36,6 +37,10 @@ and a one-row table through the connector).
     python3 bench/bench_trino_connector.py --rows 10000000  # the issue's size
     python3 bench/bench_trino_connector.py --rows 0 --vectors 1000000 --dim 768
     python3 bench/bench_trino_connector.py --writes          # + INSERT rows/s
+    python3 bench/bench_trino_connector.py --rows 10000000 --data /tmp/hs-bench-trino
+
+--data DIR keeps the table and its Iceberg copy in DIR/<rows>x<files> between
+runs (written once; later runs only query them).
 
 --writes: ``INSERT INTO <catalog>.default.w SELECT * FROM hyperstream.default.t``
 into an empty table of each connector (ours made by the Python API, Iceberg's
@@ -69,6 +74,8 @@ def main():
     ap.add_argument("--vectors", type=int, default=0)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--queries", type=int, default=10)
+    ap.add_argument("--data", default=None,
+                    help="keep the tables here between runs (written once)")
     ap.add_argument("--writes", action="store_true",
                     help="also INSERT the table into each connector (rows/s)")
     a = ap.parse_args()
@@ -76,21 +83,28 @@ def main():
     import hyperstreamdb as hdb
 
     tmp = tempfile.mkdtemp(prefix="hs_bench_trino_")
+    keep = os.path.join(os.path.abspath(a.data), f"{a.rows}x{a.files}") if a.data else None
     try:
-        root = os.path.join(tmp, "root")
-        os.makedirs(os.path.join(root, "default"))
+        root = os.path.join(keep or tmp, "root")
+        os.makedirs(os.path.join(root, "default"), exist_ok=True)
         if a.vectors:
             vectors(hdb, root, tmp, a)
         if not a.rows:
             return
-        t = hdb.Table(os.path.join(root, "default", "t"))
-        t0 = time.perf_counter()
-        for part in bench_scalar_query.make_data(a.rows, a.files):
-            t.write(part)
-        write_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        t.index_all()
-        index_s = time.perf_counter() - t0
+        t_dir = os.path.join(root, "default", "t")
+        done = os.path.join(keep or tmp, "t.done")
+        write_s = index_s = 0.0
+        if not os.path.isfile(done):
+            shutil.rmtree(t_dir, ignore_errors=True)
+            shutil.rmtree(os.path.join(keep or tmp, "iceberg"), ignore_errors=True)
+            t = hdb.Table(t_dir)
+            t0 = time.perf_counter()
+            for part in bench_scalar_query.make_data(a.rows, a.files):
+                t.write(part)
+            write_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            t.index_all()
+            index_s = time.perf_counter() - t0
 
         k = max(1, a.rows // 100_000)
         queries = [
@@ -101,19 +115,22 @@ def main():
             ("full scan, every column", ""),
         ]
         engines = [("hyperstream", "hyperstream.default.t"), ("iceberg", "iceberg.default.t")]
-        cases = [{"id": "schema", "sql": "CREATE SCHEMA iceberg.default"},
-                 {"id": "ctas", "sql": "CREATE TABLE iceberg.default.t AS "
+        cases = [{"id": "schema", "sql": "CREATE SCHEMA IF NOT EXISTS iceberg.default"},
+                 {"id": "ctas", "sql": "CREATE TABLE IF NOT EXISTS iceberg.default.t AS "
                                        "SELECT * FROM hyperstream.default.t"}]
-        for rep in range(a.reps + 1):
+        # Interleaved (each rep runs every query on both engines, and SELECT 1),
+        # so that the load of a shared machine drifts over both sides alike.
+        for rep in range(a.reps + 1):  # rep 0: the warm-up
             cases.append({"id": f"select1/{rep}", "sql": "SELECT 1"})
-        for qi, (_, where) in enumerate(queries):
-            for name, table in engines:
-                for rep in range(a.reps + 1):  # rep 0: the warm-up
+            for qi, (_, where) in enumerate(queries):
+                for name, table in engines:
                     cases.append({"id": f"{qi}/{name}/{rep}",
                                   "sql": f"SELECT {AGG} FROM {table} {where}"})
         if a.writes:
             parts = bench_scalar_query.make_data(1000, 1)
+            shutil.rmtree(os.path.join(root, "default", "w"), ignore_errors=True)  # --data
             hdb.Table.create(os.path.join(root, "default", "w"), parts[0].schema)
+            cases.append({"id": "w/drop", "sql": "DROP TABLE IF EXISTS iceberg.default.w"})
             cases.append({"id": "w/create", "sql": "CREATE TABLE iceberg.default.w AS "
                                                    "SELECT * FROM hyperstream.default.t WITH NO DATA"})
             for rep in range(a.reps + 1):
@@ -124,10 +141,12 @@ def main():
                 cases.append({"id": f"w/{name}/count",
                               "sql": f"SELECT count(*), sum(id) FROM {name}.default.w"})
         r = trino_util.run_trino(root, cases, tmp, timeout=3600,
-                                 iceberg_dir="file://" + os.path.join(tmp, "iceberg"))
+                                 iceberg_dir="file://" + os.path.join(keep or tmp, "iceberg"))
         for c in ("schema", "ctas"):
             if "error" in r[c]:
                 raise SystemExit(f"{c}: {r[c]['error']}")
+        if keep:
+            open(done, "w").close()
 
         def med(prefix):
             runs = [r[f"{prefix}/{rep}"] for rep in range(1, a.reps + 1)]

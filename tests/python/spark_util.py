@@ -69,10 +69,13 @@ logger.parquet.level = error
 # the level configured for its own loggers (org.apache.spark) is the root's.
 
 
-def start_spark(warehouse, scratch):
+def start_spark(warehouse, scratch, c1_only=True):
     """A SparkSession at local[2] with the Iceberg runtime and the Hadoop
     catalog ``hs_spark`` on `warehouse`. A missing pyspark or jar is an
-    error naming the set-up step, never a skip."""
+    error naming the set-up step, never a skip. `c1_only`: the driver JVM
+    compiles with C1 only (tests: many small queries, where C2's compiling
+    costs more CPU than it saves; about 25 % off test_spark_connector.py
+    here); benchmarks pass False for the default JIT."""
     global STARTUP_SECONDS
     try:
         from pyspark.sql import SparkSession
@@ -94,10 +97,7 @@ def start_spark(warehouse, scratch):
     # log4j2 finds log4j2.properties: errors only, no start-up banner.
     os.environ["SPARK_CONF_DIR"] = scratch
     java_opts = f"-Duser.timezone=UTC -Djava.io.tmpdir={scratch}"
-    if "PYTEST_CURRENT_TEST" in os.environ:
-        # Under pytest, C1 only: a test session is short, and C2's compiler
-        # threads compete with the work on a 2-core machine (the Spark tests
-        # ran ~30 % faster). Benchmarks keep the full JIT.
+    if c1_only:
         java_opts += " -XX:TieredStopAtLevel=1"
     t0 = time.monotonic()
     spark = (

@@ -36,11 +36,17 @@ public final class HsTableCache {
   public static final class Lease implements AutoCloseable {
     private final String key;
     private final HsTable table;
+    private final boolean fresh; // adopted: not yet used by a scan or search
     private boolean closed;
 
     private Lease(String key, HsTable table) {
+      this(key, table, false);
+    }
+
+    private Lease(String key, HsTable table, boolean fresh) {
       this.key = key;
       this.table = table;
+      this.fresh = fresh;
     }
 
     public HsTable table() {
@@ -51,7 +57,7 @@ public final class HsTableCache {
     public void close() {
       if (closed) return;
       closed = true;
-      release(key, table);
+      release(key, table, fresh);
     }
   }
 
@@ -92,22 +98,38 @@ public final class HsTableCache {
     synchronized (HsTableCache.class) {
       opens++;
     }
-    return new Lease(key, t);
+    return new Lease(key, t, true);
   }
 
-  private static void release(String key, HsTable t) {
+  /**
+   * Back to the pool: on top (the next borrow takes it, warm: a handle keeps
+   * per-handle state such as a vector search's prepared plan), or, for an
+   * adopted handle only a planner used, at the bottom (taken when the warm
+   * ones are leased, closed first; closed at once when the version has an
+   * idle handle already).
+   */
+  private static void release(String key, HsTable t, boolean fresh) {
     List<HsTable> close = new ArrayList<>();
     synchronized (HsTableCache.class) {
-      IDLE.computeIfAbsent(key, k -> new ArrayDeque<>()).push(t);
-      idle++;
+      ArrayDeque<HsTable> q = IDLE.computeIfAbsent(key, k -> new ArrayDeque<>());
+      if (fresh && !q.isEmpty()) {
+        close.add(t); // the version has idle handles already: keep the warm ones
+      } else {
+        if (fresh) {
+          q.addLast(t);
+        } else {
+          q.push(t);
+        }
+        idle++;
+      }
       Iterator<Map.Entry<String, ArrayDeque<HsTable>>> it = IDLE.entrySet().iterator();
       while (idle > MAX && it.hasNext()) {
-        ArrayDeque<HsTable> q = it.next().getValue();
-        while (idle > MAX && !q.isEmpty()) {
-          close.add(q.pollLast());
+        ArrayDeque<HsTable> old = it.next().getValue();
+        while (idle > MAX && !old.isEmpty()) {
+          close.add(old.pollLast());
           idle--;
         }
-        if (q.isEmpty()) it.remove();
+        if (old.isEmpty()) it.remove();
       }
     }
     for (HsTable c : close) c.close();

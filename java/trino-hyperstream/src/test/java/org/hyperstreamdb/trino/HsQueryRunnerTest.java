@@ -148,17 +148,35 @@ class HsQueryRunnerTest {
       }
       QueryRunner.MaterializedResultWithPlan res = runner.executeWithPlan(s,
           c.get("sql").asText());
+      r.put("seconds", (System.nanoTime() - q0) / 1e9); // the query, results included
       r.set("rows", rows(res.result()));
-      if (c.path("metrics").asBoolean(false)) {
+      if (c.path("metrics").asBoolean(false) || c.path("stats").asBoolean(false)) {
         QueryInfo info = runner.getCoordinator().getQueryManager()
             .getFullQueryInfo(res.queryId());
-        r.set("metrics", metrics(info));
+        if (c.path("metrics").asBoolean(false)) r.set("metrics", metrics(info));
+        if (c.path("stats").asBoolean(false)) r.set("stats", stats(info));
       }
     } catch (RuntimeException e) {
       r.put("error", String.valueOf(e.getMessage()));
+      r.put("seconds", (System.nanoTime() - q0) / 1e9);
     }
-    r.put("seconds", (System.nanoTime() - q0) / 1e9);
     return r;
+  }
+
+  /** Where a query's time went (seconds), from Trino's query stats. */
+  private static ObjectNode stats(QueryInfo info) {
+    io.trino.execution.QueryStats q = info.getQueryStats();
+    ObjectNode o = JsonNodeFactory.instance.objectNode();
+    o.put("elapsed", q.getElapsedTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("queued", q.getQueuedTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("analysis", q.getAnalysisTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("planning", q.getPlanningTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("execution", q.getExecutionTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("finishing", q.getFinishingTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("cpu", q.getTotalCpuTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("scheduled", q.getTotalScheduledTime().getValue(java.util.concurrent.TimeUnit.SECONDS));
+    o.put("splits", q.getTotalDrivers());
+    return o;
   }
 
   private static ObjectNode metrics(QueryInfo info) {
