@@ -14,7 +14,9 @@ the folder two ways:
 Queries: selective filters returning every column (``SELECT * ... WHERE``,
 collected to Arrow), and a full scan aggregating every column. Each engine's
 row count and sum(id) must agree, otherwise the row says MISMATCH. One
-warm-up, then REPS timed runs; the median is reported, and ours / theirs.
+warm-up, then REPS timed runs, interleaved (each rep runs the query on both
+engines: a shared machine's load drifts over both alike); the median is
+reported, and theirs / ours.
 
 Vector top-k (--vectors N --dim D, 8 files, an HNSW index per file): a filtered
 top-10 through the connector (options; ``ORDER BY hs.l2_distance ... LIMIT 10``
@@ -112,20 +114,22 @@ def main():
         print("|---|---:|---:|---:|---:|")
         for label, sql in cases:
             res = {}
-            for name, view in engines:
-                q = sql.format(v=view)
-                out = spark_util.spark_arrow(spark, q)
-                times = []
-                for _ in range(a.reps):
+            times = {name: [] for name, _ in engines}
+            outs = {name: spark_util.spark_arrow(spark, sql.format(v=view))  # warm-up
+                    for name, view in engines}
+            for _ in range(a.reps):  # interleaved: a shared machine's load drifts over both
+                for name, view in engines:
                     t0 = time.perf_counter()
-                    out = spark_util.spark_arrow(spark, q)
-                    times.append(time.perf_counter() - t0)
+                    outs[name] = spark_util.spark_arrow(spark, sql.format(v=view))
+                    times[name].append(time.perf_counter() - t0)
+            for name, _ in engines:
+                out = outs[name]
                 if "rows" in out.column_names:
                     ans = (out.column("rows")[0].as_py(), out.column("id_sum")[0].as_py())
                 else:
                     import pyarrow.compute as pc
                     ans = (out.num_rows, pc.sum(out.column("id")).as_py())
-                res[name] = (statistics.median(times), ans)
+                res[name] = (statistics.median(times[name]), ans)
             ours, theirs = res["hyperstream"], res["iceberg"]
             same = ours[1] == theirs[1]
             print(f"| {label} | {ours[0]:.3f} | {theirs[0]:.3f} | {theirs[0] / ours[0]:.2f}x | "

@@ -276,7 +276,7 @@ def _cases_and_run(runner, root, hdb):
     # Metadata: schemas are folders, tables the table folders in them.
     case("show-tables", "SHOW TABLES FROM default",
          rows_equal([("bad",), ("del",), ("ins",), ("many",), ("t",), ("typed",),
-                     ("types",)]))
+                     ("types",)]), group="made")  # before CREATE TABLE made
     case("show-schemas", "SHOW SCHEMAS",
          rows_equal([("default",), ("information_schema",)]))
     case("show-columns", "SELECT column_name, data_type FROM information_schema.columns "
@@ -554,13 +554,40 @@ def _cases_and_run(runner, root, hdb):
          error_has("DELETE whose WHERE is pushed whole"), group="del")
     case("delete-read-after", f"SELECT {select} FROM del", rows_equal(kept), group="del")
 
+    # CREATE TABLE: an empty table of our own, filled by INSERT, read by everyone.
+    made_cols = ["id", "name", "score", "d", "ts", "dec", "v", "s"]
+
+    def no_error(r):
+        return r.get("error")
+    case("create-table", "CREATE TABLE made (id bigint, name varchar, score double, d date, "
+         "ts timestamp(6) with time zone, dec decimal(10, 2), v array(real), "
+         "s row(x integer, y varchar))", no_error, group="made")
+    case("create-insert", "INSERT INTO made VALUES (1, 'a', 1.5e0, DATE '2024-01-02', "
+         "TIMESTAMP '2024-01-02 03:04:05.123456 UTC', DECIMAL '12.34', ARRAY[REAL '1', REAL '2'], "
+         "ROW(7, 'q')), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+         rows_equal([(2,)]), group="made")
+    made_want = [(1, "a", 1.5, "2024-01-02",
+                  (dt.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=dt.timezone.utc) - EPOCH)
+                  // dt.timedelta(microseconds=1), "12.34", (1.0, 2.0), (7, "q")),
+                 (2, None, None, None, None, None, None, None)]
+    case("create-read", f"SELECT {', '.join(made_cols)} FROM made", rows_equal(made_want),
+         group="made")
+    case("create-exists", "CREATE TABLE made (id bigint)", error_has("made", "already exists"),
+         group="made")
+    case("create-if-not-exists", "CREATE TABLE IF NOT EXISTS made (id bigint)", no_error,
+         group="made")
+    case("create-bad-type", "CREATE TABLE made2 (tm time)", error_has("tm", "cannot create"))
+    case("create-no-schema", "CREATE TABLE nosuch.made3 (id bigint)", error_has("nosuch"))
+
     results = runner.run(cases)
     results_ref.append(results)
     inserted = ins_before + shifted + [(7, "x", 1.5, "a", 3, "2024-02-03",
                                         (dt.datetime(2024, 2, 3, 4, 5, 6, 123456,
                                                      tzinfo=dt.timezone.utc) - EPOCH)
                                         // dt.timedelta(microseconds=1), (1.0,) * DIM)]
-    return results, checks, {"ins": (ins.uri, inserted), "del": (dl.uri, kept)}
+    return results, checks, {"ins": (ins.uri, inserted), "del": (dl.uri, kept),
+                             "made": (os.path.join(root, "default", "made"), made_want,
+                                      made_cols)}
 
 
 def run_checks(trino, prefix):
@@ -643,6 +670,19 @@ def test_delete(trino, hdb):
     theirs = StaticTable.from_metadata(t.metadata_location).scan().to_arrow()
     problems.append(diff(arrow_rows(theirs, COLS), want))
     assert t.history()[-1].snapshot_id == t.current_snapshot_id
+    problems = [p for p in problems if p]
+    assert not problems, "\n".join(problems)
+
+
+def test_create_table(trino, hdb):
+    run_checks(trino, "create")
+    # Trino's table, as our Python API and pyiceberg read it.
+    path, want, cols = trino[2]["made"]
+    t = hdb.Table(path)
+    problems = [diff(arrow_rows(t.to_arrow(), cols), want)]
+    from pyiceberg.table import StaticTable
+    theirs = StaticTable.from_metadata(t.metadata_location).scan().to_arrow()
+    problems.append(diff(arrow_rows(theirs, cols), want))
     problems = [p for p in problems if p]
     assert not problems, "\n".join(problems)
 

@@ -13,6 +13,7 @@ import io.trino.spi.connector.ConnectorOutputMetadata;
 import io.trino.spi.connector.ConnectorMergeTableHandle;
 import io.trino.spi.connector.RetryMode;
 import io.trino.spi.connector.RowChangeParadigm;
+import io.trino.spi.connector.SaveMode;
 import io.trino.spi.statistics.ComputedStatistics;
 import io.trino.spi.statistics.Estimate;
 import io.trino.spi.statistics.TableStatistics;
@@ -311,6 +312,49 @@ final class HsMetadata implements ConnectorMetadata {
       throw HsErrors.of(e, h.name() + ": committing the insert");
     }
     return Optional.empty();
+  }
+
+  /**
+   * {@code CREATE TABLE hyperstream.s.t (...)}: an empty table in the folder
+   * {@code <root>/s/t} (HsTable.create: Iceberg metadata, field ids assigned),
+   * unpartitioned, columns as HsTypes.toArrow maps them; then INSERT fills it.
+   * The schema folder must exist; table properties, partitioning and
+   * CREATE TABLE AS are not supported.
+   */
+  @Override
+  public void createTable(ConnectorSession session, ConnectorTableMetadata meta,
+      SaveMode saveMode) {
+    SchemaTableName name = meta.getTable();
+    Path schema = root.resolve(name.getSchemaName());
+    Path p = schema.resolve(name.getTableName());
+    if (!p.normalize().startsWith(root.normalize()) || !Files.isDirectory(schema)) {
+      throw new TrinoException(StandardErrorCode.SCHEMA_NOT_FOUND,
+          "hyperstream: schema " + name.getSchemaName() + " does not exist");
+    }
+    if (isTable(p)) {
+      if (saveMode == SaveMode.IGNORE) return;
+      throw new TrinoException(StandardErrorCode.TABLE_ALREADY_EXISTS,
+          "hyperstream: table " + name + " already exists");
+    }
+    if (saveMode == SaveMode.REPLACE) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+          "hyperstream: " + name + ": CREATE OR REPLACE TABLE is not supported");
+    }
+    if (!meta.getProperties().isEmpty()) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+          "hyperstream: " + name + ": table properties are not supported");
+    }
+    List<Field> fields = new ArrayList<>();
+    for (ColumnMetadata c : meta.getColumns()) {
+      if (c.isHidden()) continue;
+      fields.add(HsTypes.toArrow(c.getName(), c.getType(), name.toString()));
+    }
+    try (BufferAllocator a = HsMemory.child("create");
+        HsTable t = HsTable.create(p.toString(), new Schema(fields), a)) {
+      // created: nothing more (INSERT appends)
+    } catch (HyperStreamException e) {
+      throw HsErrors.of(e, name + ": CREATE TABLE");
+    }
   }
 
   /**

@@ -98,6 +98,61 @@ final class HsTypes {
   }
 
   /** Whether {@code f} is a vector: a list of float32 (fixed-size or not). */
+  /**
+   * A Trino column type as the Arrow field a new table gets (CREATE TABLE; the
+   * Iceberg mapping assigns field ids): the inverse of toTrino, arrays as lists
+   * (array(real) is a list of float32: a vector column's dimension is not
+   * known here). Other types are NOT_SUPPORTED naming the column.
+   */
+  static Field toArrow(String name, Type t, String table) {
+    ArrowType a;
+    List<Field> children = new ArrayList<>();
+    if (t instanceof BooleanType) {
+      a = ArrowType.Bool.INSTANCE;
+    } else if (t instanceof TinyintType) {
+      a = new ArrowType.Int(8, true);
+    } else if (t instanceof SmallintType) {
+      a = new ArrowType.Int(16, true);
+    } else if (t instanceof IntegerType) {
+      a = new ArrowType.Int(32, true);
+    } else if (t instanceof BigintType) {
+      a = new ArrowType.Int(64, true);
+    } else if (t instanceof RealType) {
+      a = new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+    } else if (t instanceof DoubleType) {
+      a = new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+    } else if (t instanceof VarcharType) {
+      a = ArrowType.Utf8.INSTANCE;
+    } else if (t instanceof VarbinaryType) {
+      a = ArrowType.Binary.INSTANCE;
+    } else if (t instanceof DateType) {
+      a = new ArrowType.Date(DateUnit.DAY);
+    } else if (t instanceof TimestampType ts && ts.getPrecision() == 6) {
+      a = new ArrowType.Timestamp(TimeUnit.MICROSECOND, null);
+    } else if (t instanceof TimestampWithTimeZoneType tz && tz.getPrecision() == 6) {
+      a = new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC");
+    } else if (t instanceof DecimalType d) {
+      a = new ArrowType.Decimal(d.getPrecision(), d.getScale(), 128);
+    } else if (t instanceof ArrayType at) {
+      a = ArrowType.List.INSTANCE;
+      children.add(toArrow("element", at.getElementType(), table));
+    } else if (t instanceof RowType rt) {
+      a = ArrowType.Struct.INSTANCE;
+      for (RowType.Field f : rt.getFields()) {
+        if (f.getName().isEmpty()) {
+          throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "hyperstream: " + table
+              + ": column " + name + ": row fields need names");
+        }
+        children.add(toArrow(f.getName().get(), f.getType(), table));
+      }
+    } else {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "hyperstream: " + table
+          + ": column " + name + ": cannot create a column of type " + t
+          + " (timestamps are timestamp(6) [with time zone])");
+    }
+    return new Field(name, org.apache.arrow.vector.types.pojo.FieldType.nullable(a), children);
+  }
+
   static boolean isFloatVector(Field f) {
     ArrowType.ArrowTypeID id = f.getType().getTypeID();
     if (id != ArrowType.ArrowTypeID.FixedSizeList && id != ArrowType.ArrowTypeID.List) {
