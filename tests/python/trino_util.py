@@ -77,8 +77,12 @@ class TrinoRunner:
 
     def close(self):
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.terminate()  # Maven's shutdown stops the forked test JVM too
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         self.log.close()
 
     def __enter__(self):
