@@ -11,6 +11,7 @@
  * others). link(2) is atomic on every local POSIX file system.
  */
 #include "fs.h"
+#include "fs_sync.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -315,9 +316,25 @@ static hs_status write_new(const char *path, const void *data, size_t len, hs_er
 
 hs_status hs_fs_write_file(const char *path, const void *data, size_t len, hs_error *err) {
   if (not_local(path, err) != HS_OK) return HS_ERR_INVALID_ARG;
-  hs_status st = write_new(path, data, len, err);
+  char dir[4096];
+  if (!dir_of(path, dir, sizeof dir))
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s: path too long", path);
+  int fd = -1;
+  hs_status st = hs_fs_create_unsynced(path, data, len, &fd, err);
   if (st != HS_OK) return st;
-  st = fsync_parent(path, err);
+  /* The bytes and the entry naming them are made durable side by side
+   * (one flush of the device's cache to wait for instead of two in a
+   * row): nothing durable names the file before this returns, so their
+   * order does not matter. */
+  hs_fs_syncs *s = hs_fs_syncs_new();
+  if (s == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory for its sync", path);
+  if (st == HS_OK) st = hs_fs_syncs_add_file(s, fd, path, err);
+  if (st == HS_OK) st = hs_fs_syncs_add_dir(s, dir, err);
+  hs_status ws = s != NULL ? hs_fs_syncs_wait(s, st == HS_OK ? err : NULL) : HS_OK;
+  if (st == HS_OK) st = ws;
+  hs_fs_syncs_free(s);
+  if (close(fd) != 0 && st == HS_OK)
+    st = hs_error_set(err, HS_ERR_IO, "%s: close failed: %s", path, strerror(errno));
   if (st != HS_OK) unlink(path);
   return st;
 }

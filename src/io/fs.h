@@ -7,7 +7,8 @@
  *
  * Durability contract: hs_fs_write_file and hs_fs_publish_exclusive return
  * HS_OK only after the file's bytes and the directory entry naming it are
- * on stable storage (fdatasync of the file, then fsync of its directory).
+ * on stable storage (fdatasync of the file and fsync of its directory;
+ * hs_fs_write_file runs the two side by side, fs_sync.h).
  * hs_fs_create_file makes only the bytes durable, so that a caller creating
  * several files in one directory pays one directory fsync for all of them
  * (hs_fs_fsync_dir, before anything durable names them). hs_fs_replace_hint
