@@ -459,23 +459,40 @@ static hs_status eval_in(const hs_sql_expr *e, const hs_sql_chunk *in, const hs_
 
 static hs_status eval_like(const hs_sql_expr *e, const hs_sql_chunk *in, const hs_sql_evalctx *ctx,
                            hs_sql_vec *out, hs_error *err) {
-  hs_sql_vec a[3];
+  hs_sql_vec a[3], strict[3];
   memset(a, 0, sizeof a);
-  hs_status st = eval_args(e, in, ctx, a, err);
-  if (st != HS_OK) return st;
   int64_t n = in->n;
-  if ((st = hs_sql_vec_alloc(out, hs_sql_type_of(HS_SQL_BOOL), n, false, err)) == HS_OK &&
-      (st = hs_sql_fn_strict_valid(a, e->n_args, out, err)) == HS_OK) {
+  /* A constant pattern or escape is one row, not a copy per input row
+   * (a 16-byte string slot per row of every chunk); a NULL one makes
+   * every row NULL. */
+  bool konst[3] = {false, false, false}, null_const = false;
+  int32_t n_strict = 0;
+  hs_status st = HS_OK;
+  for (int32_t k = 0; k < e->n_args && st == HS_OK; k++) {
+    konst[k] = k > 0 && e->args[k]->kind == HS_SX_CONST;
+    if (konst[k]) {
+      null_const |= e->args[k]->value.is_null;
+      st = hs_sql_vec_const(&a[k], &e->args[k]->value, 1, err);
+    } else {
+      st = eval(e->args[k], in, ctx, &a[k], err);
+      strict[n_strict++] = a[k];
+    }
+  }
+  if (st == HS_OK) st = hs_sql_vec_alloc(out, hs_sql_type_of(HS_SQL_BOOL), n, null_const, err);
+  if (st == HS_OK && !null_const) st = hs_sql_fn_strict_valid(strict, n_strict, out, err);
+  if (st == HS_OK && !null_const) {
     uint8_t *d = hs_sql_vec_mut_data(out);
     const hs_sql_str *s = a[0].data, *p = a[1].data, *es = e->n_args > 2 ? a[2].data : NULL;
+    const int64_t pstep = konst[1] ? 0 : 1, estep = konst[2] ? 0 : 1;
     for (int64_t i = 0; i < n && st == HS_OK; i++) {
       if (!hs_sql_vec_valid(out, i)) continue;
       int esc = '\\';
       if (es != NULL) {
-        if (es[i].len == 0)
+        const hs_sql_str *ei = &es[i * estep];
+        if (ei->len == 0)
           esc = -1;
-        else if (es[i].len == 1)
-          esc = (unsigned char)es[i].ptr[0];
+        else if (ei->len == 1)
+          esc = (unsigned char)ei->ptr[0];
         else
           st = hs_error_set(err, HS_ERR_INVALID_ARG,
                             "at position %d: invalid escape string (must be empty or one "
@@ -483,7 +500,7 @@ static hs_status eval_like(const hs_sql_expr *e, const hs_sql_chunk *in, const h
                             e->pos);
       }
       if (st == HS_OK) {
-        const hs_sql_str *pi = &p[i];
+        const hs_sql_str *pi = &p[i * pstep];
         if (esc >= 0 && pi->len > 0) {
           /* a trailing escape is an error in PostgreSQL */
           size_t j = 0;
