@@ -52,6 +52,10 @@ def io_stats(reset: bool = False) -> dict:
     waits on the network: a request alone, or one wave of parallel requests),
     ``gets``/``heads``/``puts``/``posts``/``deletes``/``lists``, ``retries``,
     ``bytes_read`` and ``bytes_written``. Local tables make no requests.
+    ``index_streams`` (a dict) says what the tables' index streams did: one
+    per metadata version on object storage, packing what a cold query reads
+    after the metadata into one GET: ``loaded``, ``missing``, ``refused``
+    (stale or damaged; ``last_refusal`` says why), ``segments``, ``bytes``.
     ``reset=True`` zeroes the counters after reading them, so that::
 
         hdb.io_stats(reset=True)

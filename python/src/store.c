@@ -12,6 +12,7 @@
 #include <Python.h>
 
 #include "io/store.h"
+#include "table/table.h"
 #include "core.h"
 
 int hs_py_store_init(PyObject *module);
@@ -111,13 +112,30 @@ static PyObject *hs_py_io_stats(PyObject *self, PyObject *args, PyObject *kwargs
   hs_io_stats s;
   hs_io_stats_get(&s);
   if (reset) hs_io_stats_reset();
-  return Py_BuildValue(
+  hs_table_stream_stats ss;
+  hs_table_stream_stats_get(&ss, reset != 0);
+  PyObject *d = Py_BuildValue(
       "{sKsKsKsKsKsKsKsKsKsKsK}", "requests", (unsigned long long)s.requests, "round_trips",
       (unsigned long long)s.round_trips, "gets", (unsigned long long)s.gets, "heads",
       (unsigned long long)s.heads, "puts", (unsigned long long)s.puts, "posts",
       (unsigned long long)s.posts, "deletes", (unsigned long long)s.deletes, "lists",
       (unsigned long long)s.lists, "retries", (unsigned long long)s.retries, "bytes_read",
       (unsigned long long)s.bytes_read, "bytes_written", (unsigned long long)s.bytes_written);
+  /* The index streams (src/table/stream.c) this process loaded, found
+   * missing, or refused (stale or damaged: the last reason). */
+  PyObject *streams =
+      d == NULL ? NULL
+                : Py_BuildValue("{sLsLsLsLsLss}", "loaded", (long long)ss.loaded, "missing",
+                                (long long)ss.missing, "refused", (long long)ss.refused, "segments",
+                                (long long)ss.segments, "bytes", (long long)ss.bytes,
+                                "last_refusal", ss.last_refusal);
+  if (streams == NULL || PyDict_SetItemString(d, "index_streams", streams) != 0) {
+    Py_XDECREF(streams);
+    Py_XDECREF(d);
+    return NULL;
+  }
+  Py_DECREF(streams);
+  return d;
 }
 
 static PyMethodDef hs_py_store_methods[] = {
@@ -125,7 +143,9 @@ static PyMethodDef hs_py_store_methods[] = {
      "io_stats(reset=False) -> dict\n\n"
      "Object-store requests of this process so far (hs_io_stats): requests,\n"
      "round_trips, gets, heads, puts, posts, deletes, lists, retries, bytes_read,\n"
-     "bytes_written; reset=True zeroes them after reading."},
+     "bytes_written, and index_streams (a dict: loaded, missing, refused, segments,\n"
+     "bytes, last_refusal: the tables' index streams read); reset=True zeroes them\n"
+     "after reading."},
     {"store_get", (PyCFunction)(void (*)(void))hs_py_store_get, METH_VARARGS | METH_KEYWORDS,
      "store_get(uri) -> bytes\n\nThe whole object at `uri` (a local path or s3:// URI)."},
     {"store_configure", (PyCFunction)(void (*)(void))hs_py_store_configure,

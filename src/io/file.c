@@ -173,6 +173,22 @@ bool hs_source_is_file(const hs_source *src) {
   return src != NULL && src->fd >= 0;
 }
 
+bool hs_source_is_remote(const hs_source *src) {
+  return src != NULL && src->ops != NULL && src->name != NULL && hs_store_is_remote(src->name);
+}
+
+void hs_source_prefetch(hs_source *src, const uint64_t *offsets, const size_t *lens, size_t n) {
+  if (!hs_source_is_remote(src) || n == 0) return;
+  hs_store_prefetch_item *items = hs_malloc(n * sizeof *items);
+  if (items == NULL) return; /* best effort: the reads fetch for themselves */
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++)
+    if (lens[i] > 0 && offsets[i] < src->size)
+      items[w++] = (hs_store_prefetch_item){src->name, offsets[i], lens[i], false};
+  (void)hs_store_prefetch(items, w);
+  hs_free(items);
+}
+
 /* Declared in src/parquet/page_read.h until io.h offers it: tell the source
  * that bytes [offset, offset + len) will not be needed soon. For a mapped
  * file the whole OS pages inside the range leave the process's resident

@@ -51,6 +51,13 @@ hs_status hs_source_read_unmapped(hs_source *src, uint64_t offset, size_t len, v
                                   hs_error *err);
 /* True when the source is a file (reads can bypass any mapping). */
 bool hs_source_is_file(const hs_source *src);
+/* True when the source reads through a backend (an object store): every
+ * byte not cached is a request, so read what you need, together. */
+bool hs_source_is_remote(const hs_source *src);
+/* Ranges [offsets[i], offsets[i] + lens[i]) a reader is about to read, one
+ * by one: a remote source fetches those its cache lacks in one parallel
+ * wave (store.h hs_store_prefetch); a no-op for other sources. */
+void hs_source_prefetch(hs_source *src, const uint64_t *offsets, const size_t *lens, size_t n);
 /* The stamp (fs.h) of a file source's file as it was opened, when the
  * file is a regular file, or of a store object (hs_store_source_open:
  * derived from its URI, size and ETag): what a cache of things derived

@@ -582,9 +582,10 @@ typedef struct s3_list_job {
 } s3_list_job;
 
 static hs_status s3_list_prefixes(const hs_store_loc *locs, size_t n, hs_store_entry **outs,
-                                  size_t *n_outs, hs_error *err) {
-  s3_list_job *jobs = hs_calloc(n ? n : 1, sizeof *jobs);
-  hs_s3_req **reqs = hs_calloc(n ? n : 1, sizeof *reqs);
+                                  size_t *n_outs, const hs_store_loc *glocs,
+                                  hs_store_get_item *gets, size_t n_gets, hs_error *err) {
+  s3_list_job *jobs = hs_calloc(n + n_gets ? n + n_gets : 1, sizeof *jobs);
+  hs_s3_req **reqs = hs_calloc(n + n_gets ? n + n_gets : 1, sizeof *reqs);
   hs_status st = HS_OK;
   if (jobs == NULL || reqs == NULL) {
     st = hs_error_set(err, HS_ERR_NOMEM, "%s: LIST: out of memory", n ? locs[0].uri : "");
@@ -607,7 +608,35 @@ static hs_status s3_list_prefixes(const hs_store_loc *locs, size_t n, hs_store_e
     j->req.out_max = S3_LIST_PAGE_MAX;
     reqs[i] = &j->req;
   }
-  st = hs_s3_perform_many(reqs, n, 0, err);
+  /* The whole GETs of the same wave (a 404 is an answer). */
+  for (size_t k = 0; k < n_gets; k++) {
+    s3_list_job *j = &jobs[n + k];
+    hs_buf_init(&j->query);
+    hs_buf_init(&j->body);
+    hs_s3_req_init(&j->req, &glocs[k], "GET", "GET");
+    j->req.out = gets[k].out;
+    j->req.out_max = gets[k].max_bytes;
+    j->req.accept[0] = 404;
+    reqs[n + k] = &j->req;
+  }
+  st = hs_s3_perform_many(reqs, n + n_gets, 0, err);
+  for (size_t k = 0; k < n_gets; k++) {
+    const hs_s3_req *r = &jobs[n + k].req;
+    gets[k].status = !r->ok ? HS_ERR_IO : r->status == 404 ? HS_ERR_NOT_FOUND : HS_OK;
+    memset(&gets[k].info, 0, sizeof gets[k].info);
+    if (gets[k].status == HS_OK) {
+      gets[k].info.size = r->got;
+      gets[k].info.mtime_ms = r->mtime_ms;
+      snprintf(gets[k].info.etag, sizeof gets[k].info.etag, "%s", r->etag);
+    }
+  }
+  /* Only a LIST failing fails the call. */
+  bool lists_ok = true;
+  for (size_t i = 0; i < n; i++) lists_ok = lists_ok && jobs[i].req.ok;
+  if (st != HS_OK && lists_ok) {
+    st = HS_OK;
+    if (err != NULL) memset(err, 0, sizeof *err);
+  }
   for (size_t i = 0; st == HS_OK && i < n; i++) {
     const char *slash = strrchr(locs[i].key, '/');
     size_t strip = slash != NULL ? (size_t)(slash - locs[i].key) + 1 : 0;
@@ -638,7 +667,7 @@ static hs_status s3_list_prefixes(const hs_store_loc *locs, size_t n, hs_store_e
     n_outs[i] = 0;
   }
 done:
-  for (size_t i = 0; jobs != NULL && i < n; i++) {
+  for (size_t i = 0; jobs != NULL && i < n + n_gets; i++) {
     hs_s3_req_free(&jobs[i].req);
     hs_buf_free(&jobs[i].query);
     hs_buf_free(&jobs[i].body);
@@ -764,6 +793,8 @@ const hs_store_backend hs_store_s3_backend = {
     .list_prefix = s3_list_prefix,
     .list_prefixes = s3_list_prefixes,
     .prefetch = hs_s3_prefetch,
+    .pack = hs_s3_pack,
+    .unpack = hs_s3_unpack,
     .source_open = s3_source_open,
     .sink_open = hs_s3_sink_open,
 };

@@ -21,9 +21,9 @@
  *
  * Bound: HS_S3_CACHE_MB in the environment (default 256; 0 turns block
  * caching off, HEAD answers are still kept); reads larger than
- * S3_DIRECT_MIN bypass the blocks (a scan's column chunks would only
- * evict what queries reuse). Objects: at most S3_OBJECTS HEAD entries, the
- * oldest dropped first (its blocks age out of the LRU list).
+ * S3_DIRECT_MIN bypass the blocks unless the blocks hold them whole (a
+ * scan's column chunks would only evict what queries reuse). Objects: at most S3_OBJECTS HEAD
+ * entries, the oldest dropped first (its blocks age out of the LRU list).
  *
  * Thread safety: one mutex; fetches run outside it (two threads missing
  * the same block may both fetch it; the second copy is dropped).
@@ -311,7 +311,10 @@ hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, 
   if (len == 0) return HS_OK;
   uint64_t end = offset + len;
   /* Large reads, and reads past the end (the plain read names the error). */
-  uint64_t id = len > S3_DIRECT_MIN || end > info->size ? 0 : block_id(loc, info);
+  uint64_t id = end > info->size ? 0 : block_id(loc, info);
+  /* A large read held whole (a prefetch or an index stream brought it)
+   * is served from the blocks; else it goes straight through. */
+  if (id != 0 && len > S3_DIRECT_MIN && !hs_s3_cache_holds(loc, info, offset, len)) id = 0;
   if (id == 0) return hs_s3_get_range_if(loc, info->etag, offset, len, dst, err);
   uint64_t last = (end - 1) / S3_BLOCK;
   uint8_t *out = dst;

@@ -341,26 +341,52 @@ hs_status hs_store_get_ranges(const hs_store_range *ranges, size_t n, hs_error *
 
 hs_status hs_store_list_prefixes(const char *const *uri_prefixes, size_t n, hs_store_entry **outs,
                                  size_t *n_outs, hs_error *err) {
+  return hs_store_list_prefixes_get(uri_prefixes, n, outs, n_outs, NULL, 0, err);
+}
+
+hs_status hs_store_list_prefixes_get(const char *const *uri_prefixes, size_t n,
+                                     hs_store_entry **outs, size_t *n_outs, hs_store_get_item *gets,
+                                     size_t n_gets, hs_error *err) {
   for (size_t i = 0; i < n; i++) {
     outs[i] = NULL;
     n_outs[i] = 0;
   }
-  if (n == 0) return HS_OK;
-  batch b;
-  hs_status st = batch_resolve(uri_prefixes, n, &b, err);
+  for (size_t k = 0; k < n_gets; k++) gets[k].status = HS_ERR_IO;
+  if (n == 0 && n_gets == 0) return HS_OK;
+  batch b, g;
+  memset(&b, 0, sizeof b);
+  memset(&g, 0, sizeof g);
+  hs_status st = n > 0 ? batch_resolve(uri_prefixes, n, &b, err) : HS_OK;
   if (st != HS_OK) return st;
-  if (b.n_local == 0 && hs_store_s3_backend.list_prefixes != NULL) {
-    st = hs_store_s3_backend.list_prefixes(b.locs, n, outs, n_outs, err);
+  const char **guris = n_gets ? hs_malloc(n_gets * sizeof *guris) : NULL;
+  bool together = n > 0 && b.n_local == 0 && hs_store_s3_backend.list_prefixes != NULL &&
+                  (n_gets == 0 || guris != NULL);
+  for (size_t k = 0; together && k < n_gets; k++) guris[k] = gets[k].uri;
+  if (together && n_gets > 0) together = batch_resolve(guris, n_gets, &g, NULL) == HS_OK;
+  if (together && n_gets > 0 && g.n_local > 0) {
+    batch_free(&g);
+    together = false;
+  }
+  hs_free(guris);
+  if (together) {
+    /* batch_resolve sorts local first: all S3 here, so order is kept. */
+    st = hs_store_s3_backend.list_prefixes(b.locs, n, outs, n_outs, n_gets ? g.locs : NULL, gets,
+                                           n_gets, err);
+    if (n_gets > 0) batch_free(&g);
     batch_free(&b);
     return st;
   }
-  batch_free(&b);
+  if (n > 0) batch_free(&b);
   for (size_t i = 0; st == HS_OK && i < n; i++)
     st = hs_store_list_prefix(uri_prefixes[i], &outs[i], &n_outs[i], err);
   for (size_t i = 0; st != HS_OK && i < n; i++) {
     hs_store_entries_free(outs[i], n_outs[i]);
     outs[i] = NULL;
     n_outs[i] = 0;
+  }
+  for (size_t k = 0; st == HS_OK && k < n_gets; k++) {
+    hs_error e = {0};
+    gets[k].status = hs_store_get(gets[k].uri, gets[k].max_bytes, gets[k].out, &gets[k].info, &e);
   }
   return st;
 }
@@ -386,6 +412,40 @@ size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n) {
   hs_free(uris);
   hs_free(its);
   return done;
+}
+
+hs_status hs_store_pack(const hs_store_prefetch_item *items, size_t n, size_t max_bytes,
+                        hs_buf *out, size_t *n_segments, hs_error *err) {
+  *n_segments = 0;
+  if (hs_store_s3_backend.pack == NULL) return HS_OK;
+  size_t n_s3 = 0;
+  for (size_t i = 0; i < n; i++) n_s3 += hs_store_kind_of(items[i].uri) == HS_STORE_S3;
+  const char **uris = hs_malloc((n_s3 ? n_s3 : 1) * sizeof *uris);
+  hs_store_prefetch_item *its = hs_malloc((n_s3 ? n_s3 : 1) * sizeof *its);
+  size_t w = 0;
+  for (size_t i = 0; uris != NULL && its != NULL && i < n; i++) {
+    if (hs_store_kind_of(items[i].uri) != HS_STORE_S3) continue;
+    uris[w] = items[i].uri;
+    its[w++] = items[i];
+  }
+  hs_status st =
+      uris != NULL && its != NULL ? HS_OK : hs_error_set(err, HS_ERR_NOMEM, "pack: out of memory");
+  batch b;
+  if (st == HS_OK && w > 0 && (st = batch_resolve(uris, w, &b, err)) == HS_OK) {
+    st = hs_store_s3_backend.pack(b.locs, its, w, max_bytes, out, n_segments, err);
+    batch_free(&b);
+  }
+  hs_free(uris);
+  hs_free(its);
+  return st;
+}
+
+hs_status hs_store_unpack(const uint8_t *data, size_t len, const char *what, size_t *n_loaded,
+                          hs_error *err) {
+  *n_loaded = 0;
+  if (hs_store_s3_backend.unpack == NULL)
+    return hs_store_pack_check(data, len, what, n_loaded, err);
+  return hs_store_s3_backend.unpack(data, len, what, n_loaded, err);
 }
 
 hs_status hs_store_put_many(const hs_store_put_item *items, size_t n, hs_error *err) {

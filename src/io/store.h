@@ -195,6 +195,20 @@ void hs_store_entries_free(hs_store_entry *entries, size_t n);
  * returned (every outs[i] NULL). */
 hs_status hs_store_list_prefixes(const char *const *uri_prefixes, size_t n, hs_store_entry **outs,
                                  size_t *n_outs, hs_error *err);
+/* Whole objects to GET in the same wave as such LISTs (a version probe
+ * and the index stream of the version it expects): each answer's bytes
+ * appended to `out` (at most max_bytes), `info` set, `status` HS_OK, HS_ERR_NOT_FOUND
+ * or the failure (never the call's error: a LIST failing is). */
+typedef struct hs_store_get_item {
+  const char *uri;
+  size_t max_bytes;
+  hs_buf *out;
+  hs_status status;
+  hs_object_info info; /* the answer's size, mtime and ETag (when HS_OK) */
+} hs_store_get_item;
+hs_status hs_store_list_prefixes_get(const char *const *uri_prefixes, size_t n,
+                                     hs_store_entry **outs, size_t *n_outs, hs_store_get_item *gets,
+                                     size_t n_gets, hs_error *err);
 
 /* ----------------------------------------------------------- prefetch */
 
@@ -217,5 +231,27 @@ typedef struct hs_store_prefetch_item {
  * failure is not an error (the read that needs the bytes then fails by
  * name). Returns the number of GETs made. */
 size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n);
+
+/* ---------------------------------------------------- packs of ranges */
+
+/* The ranges the items name (as hs_store_prefetch reads them: widened to
+ * the object cache's blocks), with the HEAD answer (size, mtime, ETag)
+ * each object was read under, appended to `out` as one pack (format in
+ * s3_pack.c): fetched in one parallel wave where the cache lacks them, at
+ * most max_bytes of ranges (first items first). Objects that are missing,
+ * local, or never cached are left out; *n_segments says how many ranges
+ * went in. The index stream (src/table/stream.c) is one. */
+hs_status hs_store_pack(const hs_store_prefetch_item *items, size_t n, size_t max_bytes,
+                        hs_buf *out, size_t *n_segments, hs_error *err);
+/* Load a pack into the process's object cache as if its ranges had just
+ * been fetched: a later read of them costs no request. A segment whose
+ * object the cache holds under another HEAD is skipped. A damaged pack
+ * (checksum, bounds, version; `what` names it) is an error and loads
+ * nothing. */
+hs_status hs_store_unpack(const uint8_t *data, size_t len, const char *what, size_t *n_loaded,
+                          hs_error *err);
+/* Only the checks of hs_store_unpack (fuzz_index_stream). */
+hs_status hs_store_pack_check(const uint8_t *data, size_t len, const char *what, size_t *n_segments,
+                              hs_error *err);
 
 #endif /* HS_IO_STORE_H */

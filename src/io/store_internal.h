@@ -63,11 +63,19 @@ typedef struct hs_store_backend {
   hs_status (*list_prefix)(const hs_store_loc *loc, hs_store_entry **out, size_t *n_out,
                            hs_error *err);
   /* Optional (else one list_prefix after another): list_prefix of locs[i]
-   * into outs[i], n_outs[i], together. */
+   * into outs[i], n_outs[i], together, and the whole GETs gets[k] (at
+   * glocs[k]) in the same wave. */
   hs_status (*list_prefixes)(const hs_store_loc *locs, size_t n, hs_store_entry **outs,
-                             size_t *n_outs, hs_error *err);
+                             size_t *n_outs, const hs_store_loc *glocs, hs_store_get_item *gets,
+                             size_t n_gets, hs_error *err);
   /* Optional (else nothing): hs_store_prefetch of items[i] at locs[i]. */
   size_t (*prefetch)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n);
+  /* Optional (else an empty pack / nothing loaded): hs_store_pack and
+   * hs_store_unpack. */
+  hs_status (*pack)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
+                    size_t max_bytes, hs_buf *out, size_t *n_segments, hs_error *err);
+  hs_status (*unpack)(const uint8_t *data, size_t len, const char *what, size_t *n_loaded,
+                      hs_error *err);
   /* Sources and sinks (io.h) on this backend. S3: a source HEADs once
    * (size, etag), reads by ranged GET, and copies views into the caller's
    * scratch; a sink buffers, switches to multipart upload past one part

@@ -159,10 +159,15 @@ static void reject(hs_vs_indexed *ix, const char *index, const char *data, const
   hs_index_rejection_note(ix->why);
 }
 
-/* The head of an index file a prefetch brings (an HNSW graph or IVF lists
- * this small are read whole by the open; larger ones by their reads). */
-#define VX_PREFETCH_HEAD ((size_t)4 << 20)
-#define VX_PREFETCH_TAIL ((size_t)128 << 10)
+/* What a prefetch brings of an index file: its head (the vidx header,
+ * section table and row ids) and its tail (the Puffin footer and the
+ * sections after the float32 vectors: graph, partitions, centroids,
+ * quantizer, codes), so a file this small comes whole and a quantized one
+ * opens lean (its vectors read by range when re-ranking). The index
+ * stream (src/table/stream.c) packs the same ranges. */
+#define VX_PREFETCH_HEAD ((size_t)256 << 10)
+#define VX_PREFETCH_TAIL ((size_t)8 << 20)
+#define VX_PREFETCH_FOOTER ((size_t)128 << 10)
 
 /* On an object store, the index files the registry names for the plan's
  * files (their footers and heads) and the data files' footers (the
@@ -184,7 +189,7 @@ static void prefetch_indexes(hs_table *t, const hs_table_plan *plan,
       continue;
     items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_TAIL, true};
     items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_HEAD, false};
-    items[n++] = (hs_store_prefetch_item){pf->path, 0, VX_PREFETCH_TAIL, true};
+    items[n++] = (hs_store_prefetch_item){pf->path, 0, VX_PREFETCH_FOOTER, true};
     items[n++] = (hs_store_prefetch_item){pf->path, 0, 4, false}; /* its magic */
     np++;
   }
@@ -351,7 +356,7 @@ static void prefetch_scalar_indexes(hs_table *t, const hs_vs_indexed *ix) {
     if (!wanted || hs_table_resolve_path(t, reg->entries[e].index_file, "index registry", &paths[n],
                                          NULL) != HS_OK)
       continue;
-    items[n] = (hs_store_prefetch_item){paths[n], 0, VX_PREFETCH_TAIL, true};
+    items[n] = (hs_store_prefetch_item){paths[n], 0, VX_PREFETCH_FOOTER, true};
     n++;
   }
   if (items != NULL && paths != NULL) (void)hs_store_prefetch(items, n);

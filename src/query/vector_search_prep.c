@@ -114,6 +114,7 @@ static char *dup_or_null(const char *s, bool *ok) {
  * one after the other. */
 static void prefetch_list_and_registry(const hs_table *t, const char *list, const char *reg) {
   if (!t->remote) return;
+  hs_table_stream_load(t); /* the version's index stream: all of these in one GET */
   char *p[2] = {NULL, NULL};
   hs_store_prefetch_item items[2];
   size_t n = 0;

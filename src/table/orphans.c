@@ -493,12 +493,22 @@ static hs_status list_dir(const char *dir, candidates *c, hs_error *err) {
   return st;
 }
 
-/* version-hint.text, and metadata versions newer than the one loaded. */
+/* version-hint.text, metadata versions newer than the one loaded, and
+ * the index streams (stream.c) of the loaded version and newer ones (an
+ * older version's is a cache nobody reads: removable). */
 static bool always_kept(const hs_table *t, const char *path) {
   size_t rl = strlen(t->root);
   if (strncmp(path, t->root, rl) != 0 || strncmp(path + rl, "/metadata/", 10) != 0) return false;
   const char *name = path + rl + 10;
   if (strcmp(name, "version-hint.text") == 0) return true;
+  if (hs_table_stream_name(name)) { /* an index stream: the loaded version's and newer ones' */
+    char base[256];
+    size_t n = strlen(name) - strlen(".hsis");
+    if (n >= sizeof base) return false;
+    memcpy(base, name, n);
+    base[n] = '\0';
+    return hs_table_version_of_name(base) >= t->version;
+  }
   return hs_table_version_of_name(name) > t->version; /* "vN[.gz].metadata.json" exactly */
 }
 

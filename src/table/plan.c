@@ -438,6 +438,9 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
   size_t cap = 0;
   hs_iceberg_manifest_list list;
   memset(&list, 0, sizeof list);
+  /* A cold plan of a table on object storage: the version's index stream
+   * first (the list, manifests and footers that follow in one GET). */
+  if (t->remote && snapshot_id == -1) hs_table_stream_load(t);
   hs_status st = hs_table_read_avro(t, snap->manifest_list, "manifest list", &buf, err);
   if (st == HS_OK) {
     st = hs_iceberg_manifest_list_read(buf.data, buf.len, &out->arena, &list, err);

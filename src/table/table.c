@@ -116,12 +116,35 @@ int64_t hs_table_version_of_name(const char *name) {
   return -1;
 }
 
+/* What an open's version probe reads in the wave of its LISTs, before it
+ * knows the answer (an object store): version N's metadata file under its
+ * plain name, and that file's index stream (stream.c). Used when the probe
+ * finds N is the latest under that name; dropped otherwise. */
+typedef struct hs_spec_read {
+  char meta_path[4200], stream_path[4300];
+  hs_buf meta, stream;
+  hs_object_info meta_info;
+  hs_status stream_st;
+  bool have_meta, have_stream;
+} hs_spec_read;
+
+static void spec_init(hs_spec_read *sp) {
+  memset(sp, 0, sizeof *sp);
+  hs_buf_init(&sp->meta);
+  hs_buf_init(&sp->stream);
+}
+
+static void spec_free(hs_spec_read *sp) {
+  hs_buf_free(&sp->meta);
+  hs_buf_free(&sp->stream);
+}
+
 /* Which of the versions' names exist (here[k * N_VERSION_SUFFIX + i] for
  * versions[k] and VERSION_SUFFIX[i]), on an object store: one LIST of the
  * prefix "v<N>" per version instead of a HEAD per name, all of them in one
  * parallel wave. */
 static hs_status versions_listed(const hs_table *t, const int64_t *versions, size_t n, bool *here,
-                                 hs_error *err) {
+                                 hs_store_get_item *gets, size_t n_gets, hs_error *err) {
   char prefix[2][4200];
   const char *prefixes[2];
   hs_store_entry *es[2] = {NULL, NULL};
@@ -135,7 +158,7 @@ static hs_status versions_listed(const hs_table *t, const int64_t *versions, siz
     }
     prefixes[k] = prefix[k];
   }
-  hs_status st = hs_store_list_prefixes(prefixes, n, es, ne, err);
+  hs_status st = hs_store_list_prefixes_get(prefixes, n, es, ne, gets, n_gets, err);
   /* No such keys list empty: "not found" is the bucket (as in
    * hs_table_file_list), which a "no table yet" must not hide. */
   if (st == HS_ERR_NOT_FOUND && err != NULL) err->status = HS_ERR_IO;
@@ -187,12 +210,25 @@ static hs_status version_pick(const hs_table *t, int64_t version, const bool *li
   return HS_OK;
 }
 
+/* hs_table_version_find, and on an object store `get` (NULL: none) in the
+ * same wave as its LIST. */
+static hs_status version_find_get(const hs_table *t, int64_t version, char *out, size_t cap,
+                                  bool *exists, hs_store_get_item *get, hs_error *err) {
+  *exists = false;
+  bool listed[N_VERSION_SUFFIX] = {false};
+  if (t->remote) {
+    hs_status st = versions_listed(t, &version, 1, listed, get, get != NULL, err);
+    if (st != HS_OK) return st;
+  }
+  return version_pick(t, version, listed, out, cap, exists, err);
+}
+
 hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, size_t cap,
                                 bool *exists, hs_error *err) {
   *exists = false;
   bool listed[N_VERSION_SUFFIX] = {false};
   if (t->remote) {
-    hs_status st = versions_listed(t, &version, 1, listed, err);
+    hs_status st = versions_listed(t, &version, 1, listed, NULL, 0, err);
     if (st != HS_OK) return st;
   }
   return version_pick(t, version, listed, out, cap, exists, err);
@@ -266,14 +302,21 @@ const char *hs_table_strip_file_scheme(const char *uri) {
 
 /* hs_table_metadata_bytes, and for an object its size and ETag as the GET
  * answered them into *info (info->etag[0] stays '\0' for a local file). */
-static hs_status metadata_bytes(const char *path, hs_buf *out, hs_object_info *info,
-                                hs_error *err) {
+static hs_status metadata_bytes_given(const char *path, hs_spec_read *given, hs_buf *out,
+                                      hs_object_info *info, hs_error *err) {
   hs_buf raw;
   hs_buf_init(&raw);
   memset(info, 0, sizeof *info);
-  hs_status st = hs_store_is_remote(path)
-                     ? hs_store_get(path, HS_TABLE_METADATA_BYTES_MAX, &raw, info, err)
-                     : hs_table_file_read(path, HS_TABLE_METADATA_BYTES_MAX, &raw, err);
+  hs_status st = HS_OK;
+  if (given != NULL) { /* read with the version probe (hs_spec_read) */
+    raw = given->meta;
+    hs_buf_init(&given->meta);
+    *info = given->meta_info;
+  } else {
+    st = hs_store_is_remote(path)
+             ? hs_store_get(path, HS_TABLE_METADATA_BYTES_MAX, &raw, info, err)
+             : hs_table_file_read(path, HS_TABLE_METADATA_BYTES_MAX, &raw, err);
+  }
   /* Gzip by its magic, whatever the name (JSON never starts with 0x1f). */
   if (st == HS_OK && hs_gzip_is_gzip(raw.data, raw.len)) {
     st = hs_gzip_inflate(raw.data, raw.len, HS_TABLE_METADATA_BYTES_MAX, path, out, err);
@@ -291,22 +334,33 @@ static hs_status metadata_bytes(const char *path, hs_buf *out, hs_object_info *i
   return st;
 }
 
+static hs_status metadata_bytes(const char *path, hs_buf *out, hs_object_info *info,
+                                hs_error *err) {
+  return metadata_bytes_given(path, NULL, out, info, err);
+}
+
 hs_status hs_table_metadata_bytes(const char *path, hs_buf *out, hs_error *err) {
   hs_object_info info;
   return metadata_bytes(path, out, &info, err);
 }
 
-static hs_status metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
-                               hs_object_info *info, hs_error *err) {
+static hs_status metadata_read_given(const char *path, hs_spec_read *given, hs_arena *arena,
+                                     hs_iceberg_metadata *meta, hs_object_info *info,
+                                     hs_error *err) {
   hs_buf text;
   hs_buf_init(&text);
-  hs_status st = metadata_bytes(path, &text, info, err);
+  hs_status st = metadata_bytes_given(path, given, &text, info, err);
   if (st == HS_OK) {
     st = hs_iceberg_metadata_parse((const char *)text.data, text.len, arena, meta, err);
     if (st != HS_OK) hs_error_prefix(err, "%s: ", path);
   }
   hs_buf_free(&text);
   return st;
+}
+
+static hs_status metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
+                               hs_object_info *info, hs_error *err) {
+  return metadata_read_given(path, NULL, arena, meta, info, err);
 }
 
 hs_status hs_table_metadata_read(const char *path, hs_arena *arena, hs_iceberg_metadata *meta,
@@ -393,12 +447,16 @@ static hs_status check_version_log(const char *path, int64_t version,
                       path, pb, (long long)(version - 1), (long long)version);
 }
 
-hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err) {
+/* hs_table_load_file, with what the version probe read beside its LISTs
+ * (sp NULL, or for another name: read as usual). */
+static hs_status load_file_spec(hs_table *t, const char *path, int64_t version, hs_spec_read *sp,
+                                hs_error *err) {
+  bool mine = sp != NULL && sp->have_meta && strcmp(sp->meta_path, path) == 0;
   hs_arena arena;
   hs_arena_init(&arena);
   hs_iceberg_metadata meta;
   hs_object_info info;
-  hs_status st = metadata_read(path, &arena, &meta, &info, err);
+  hs_status st = metadata_read_given(path, mine ? sp : NULL, &arena, &meta, &info, err);
   if (st == HS_OK) st = check_version_log(path, version, &meta, err);
   if (st != HS_OK) {
     hs_arena_reset(&arena);
@@ -410,7 +468,19 @@ hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_
   t->meta_stamped =
       st == HS_OK && (info.etag[0] != '\0' ? hs_store_stamp_from_info(path, &info, &t->meta_stamp)
                                            : hs_store_stamp_of(path, &t->meta_stamp));
+  /* The version's index stream, read in the same wave (stream.c). */
+  char spath[4300];
+  if (st == HS_OK && mine && sp->have_stream && hs_table_stream_wanted(t, spath, sizeof spath)) {
+    if (strcmp(spath, sp->stream_path) == 0)
+      hs_table_stream_take(t, spath, &sp->stream, sp->stream_st);
+    else
+      hs_table_stream_load(t);
+  }
   return st;
+}
+
+hs_status hs_table_load_file(hs_table *t, const char *path, int64_t version, hs_error *err) {
+  return load_file_spec(t, path, version, NULL, err);
 }
 
 static hs_status highest_listed(const hs_table *t, int64_t *out, hs_error *err) {
@@ -468,7 +538,7 @@ static hs_status version_exists(const hs_table *t, int64_t v, bool *exists, char
  * found under into path[cap] (so that loading it needs no second probe);
  * *foreign when the table has no vN files (catalog-named metadata). */
 static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, char *path, size_t cap,
-                                hs_error *err) {
+                                hs_spec_read *sp, hs_error *err) {
   *foreign = false;
   int64_t v = read_hint(t);
   if (v < 1) v = 1;
@@ -483,8 +553,27 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, char
     int64_t pair[2] = {v, v + 1};
     bool listed[2 * N_VERSION_SUFFIX];
     bool more = false;
-    if ((st = versions_listed(t, pair, 2, listed, err)) != HS_OK ||
-        (st = version_pick(t, v, listed, path, cap, &exists, err)) != HS_OK ||
+    /* With them, what the usual answer will read next: vN's metadata
+     * file under its plain name and its index stream (stream.c; skipped
+     * when this process tried that name already). */
+    hs_store_get_item gets[2];
+    size_t n_gets = 0;
+    if (sp != NULL && version_path_named(t->root, v, 0, sp->meta_path, sizeof sp->meta_path)) {
+      gets[n_gets++] = (hs_store_get_item){
+          .uri = sp->meta_path, .max_bytes = HS_TABLE_METADATA_BYTES_MAX, .out = &sp->meta};
+      int w = snprintf(sp->stream_path, sizeof sp->stream_path, "%s.hsis", sp->meta_path);
+      if (w > 0 && (size_t)w < sizeof sp->stream_path && !hs_table_stream_seen(sp->stream_path))
+        gets[n_gets++] = (hs_store_get_item){
+            .uri = sp->stream_path, .max_bytes = hs_table_stream_max_bytes(), .out = &sp->stream};
+    }
+    st = versions_listed(t, pair, 2, listed, gets, n_gets, err);
+    if (st == HS_OK && n_gets > 0) {
+      sp->have_meta = gets[0].status == HS_OK;
+      sp->meta_info = gets[0].info;
+      sp->have_stream = n_gets > 1;
+      sp->stream_st = n_gets > 1 ? gets[1].status : HS_ERR_IO;
+    }
+    if (st != HS_OK || (st = version_pick(t, v, listed, path, cap, &exists, err)) != HS_OK ||
         (st = version_pick(t, v + 1, listed + N_VERSION_SUFFIX, next, sizeof next, &more, err)) !=
             HS_OK)
       return st;
@@ -544,11 +633,14 @@ hs_status hs_table_load_latest(hs_table *t, hs_error *err) {
   int64_t v = 0;
   bool foreign = false;
   char path[4200];
-  hs_status st = latest_version(t, &v, &foreign, path, sizeof path, err);
-  if (st != HS_OK) return st;
+  hs_spec_read sp;
+  spec_init(&sp);
+  hs_status st = latest_version(t, &v, &foreign, path, sizeof path, &sp, err);
   /* No vN: metadata named as catalogs write it (foreign.c), else not a table. */
-  if (foreign) return hs_table_load_foreign(t, err);
-  return hs_table_load_file(t, path, v, err);
+  if (st == HS_OK)
+    st = foreign ? hs_table_load_foreign(t, err) : load_file_spec(t, path, v, &sp, err);
+  spec_free(&sp);
+  return st;
 }
 
 /* Replace t->root by its real path (every symlink resolved), so that a
@@ -804,12 +896,23 @@ hs_status hs_table_refresh(hs_table *table, hs_error *err) {
    * one LIST, no hint. */
   if (plain && table->remote && table->metadata_path != NULL) {
     bool next = true;
-    char path[4200];
-    if (hs_table_version_find(table, table->version + 1, path, sizeof path, &next, NULL) == HS_OK &&
-        !next) {
+    char path[4200], spath[4300];
+    /* The loaded version's index stream (stream.c), not fetched yet: in
+     * the same wave, so a cold query's freshness check costs no extra
+     * round trip for it. */
+    bool want = hs_table_stream_wanted(table, spath, sizeof spath);
+    hs_buf sbuf;
+    hs_buf_init(&sbuf);
+    hs_store_get_item g = {.uri = spath, .max_bytes = hs_table_stream_max_bytes(), .out = &sbuf};
+    hs_status vst = version_find_get(table, table->version + 1, path, sizeof path, &next,
+                                     want ? &g : NULL, NULL);
+    if (vst == HS_OK && !next) {
+      if (want) hs_table_stream_take(table, spath, &sbuf, g.status);
+      hs_buf_free(&sbuf);
       table->fresh_at_ns = now;
       return HS_OK;
     }
+    hs_buf_free(&sbuf);
   }
   hs_table_dir_stamp dir;
   bool settled = false, have_dir = plain && !table->remote && meta_dir_stamp(table, &dir, &settled);
@@ -824,7 +927,8 @@ hs_status hs_table_refresh(hs_table *table, hs_error *err) {
   bool foreign = false, probed = false;
   char path[4200];
   hs_status st = HS_OK;
-  if (!(plain && (probed = latest_version(table, &v, &foreign, path, sizeof path, err) == HS_OK) &&
+  if (!(plain &&
+        (probed = latest_version(table, &v, &foreign, path, sizeof path, NULL, err) == HS_OK) &&
         !foreign && loaded_unchanged(table, v))) {
     if (err != NULL) memset(err, 0, sizeof *err);
     /* The probe found the latest file: load it without probing again. */

@@ -345,6 +345,47 @@ hs_status hs_table_write_clustered_split(const hs_table *t, const hs_iceberg_sch
                                          size_t *n_files_out, hs_error *err);
 
 /* ------------------------------------------------------------------
+ * The index stream (stream.c): per metadata version of a table on object
+ * storage, `<metadata file>.hsis` packs what a cold query reads after the
+ * metadata (manifest list, manifests, registry, data and index footers,
+ * small index files), so that chain is one GET. Optional everywhere: a
+ * missing, stale or damaged stream only costs the reads it would save.
+ */
+
+/* `<t->metadata_path>.hsis`; false when it does not fit or t has none. */
+bool hs_table_stream_path(const hs_table *t, char *out, size_t cap);
+/* Whether a file name is a stream's ("....hsis"). */
+bool hs_table_stream_name(const char *name);
+/* Write the stream of t's loaded (just published) version: a table on
+ * object storage with a snapshot and an index registry; anything else
+ * writes nothing. *n_segments (may be NULL): the ranges it holds. */
+hs_status hs_table_stream_write(hs_table *t, size_t *n_segments, hs_error *err);
+/* Once per process and version: GET t's stream and load it into the
+ * object cache (never an error: what is not loaded is read as before). */
+void hs_table_stream_load(const hs_table *t);
+/* Whether t's stream should be fetched (its path into out): once per
+ * process and version, so a true answer marks it tried. */
+bool hs_table_stream_wanted(const hs_table *t, char *path, size_t cap);
+/* Load the bytes a GET of that path gave (`got`: its status). */
+void hs_table_stream_take(const hs_table *t, const char *path, const hs_buf *bytes, hs_status got);
+/* Whether this process tried a stream of that name (for any version). */
+bool hs_table_stream_seen(const char *path);
+/* The most bytes a stream GET accepts. */
+size_t hs_table_stream_max_bytes(void);
+/* Check a stream's bytes (header bound to t's loaded version unless t is
+ * NULL; the pack's checksum and bounds) and, with `load`, load its ranges.
+ * HS_ERR_CONFLICT: written for another version; HS_ERR_CORRUPT: damaged. */
+hs_status hs_table_stream_parse(const hs_table *t, const uint8_t *data, size_t len,
+                                const char *what, bool load, size_t *n_segments, hs_error *err);
+/* What this process's stream loads did (hs_table_stream_load). */
+typedef struct hs_table_stream_stats {
+  int64_t loaded, missing, refused; /* streams */
+  int64_t segments, bytes;          /* of those loaded */
+  char last_refusal[256];
+} hs_table_stream_stats;
+void hs_table_stream_stats_get(hs_table_stream_stats *out, bool reset);
+
+/* ------------------------------------------------------------------
  * Scan planning (plan.c): the live data files of a snapshot with their
  * manifest metadata, for readers that prune files before opening them.
  */

@@ -1614,6 +1614,9 @@ static hs_status attempt(hs_txn *x, int attempt_no, bool *won, bool *noop, hs_er
       (void)adopt(t, &m, path, NULL);
     else
       (void)hs_table_load_version(t, t->version + 1, NULL);
+    /* The new version's index stream (stream.c; best effort). */
+    if (t->remote && strcmp(t->metadata_path != NULL ? t->metadata_path : "", path) == 0)
+      (void)hs_table_stream_write(t, NULL, NULL);
   }
 
 done:

@@ -753,7 +753,7 @@ static void test_prefetch(void) {
   hs_store_entry *outs[3];
   size_t nouts[3];
   hs_io_stats_get(&before);
-  CHECK_OK(B->list_prefixes(pl, 3, outs, nouts, &e), &e);
+  CHECK_OK(B->list_prefixes(pl, 3, outs, nouts, NULL, NULL, 0, &e), &e);
   hs_io_stats_get(&after);
   CHECK(after.round_trips - before.round_trips == 1 && after.lists - before.lists == 3);
   for (int i = 0; i < 3; i++) {
@@ -770,6 +770,115 @@ static void test_prefetch(void) {
   free(a);
   free(b);
   free(b2);
+}
+
+/* Packs of ranges (s3_pack.c): a pack holds the ranges asked for with
+ * their objects' HEADs; loaded into a cold cache, reads of those ranges
+ * make no request and return the objects' bytes, a read outside them is
+ * fetched (If-Match on the packed ETag); a damaged pack is an error naming
+ * it and loads nothing. And list_prefixes carries whole GETs in its wave:
+ * one round trip, a missing object's GET is HS_ERR_NOT_FOUND, not the
+ * call's error. */
+static void test_pack(void) {
+  hs_error e = {0};
+  tloc ta, tb, tc;
+  size_t na = 400000, nb = 3000;
+  uint8_t *a = random_bytes(na, 71), *b = random_bytes(nb, 72);
+  CHECK_OK(B->put(at(&ta, "pk/a.bin"), a, na, &e), &e);
+  CHECK_OK(B->put(at(&tb, "pk/b.bin"), b, nb, &e), &e);
+  at(&tc, "pk/missing.bin");
+  /* Unpacking resolves the packed URIs: options for them, as a table's. */
+  char port_host[sizeof cfg.endpoint], prefix[sizeof ta.uri];
+  snprintf(port_host, sizeof port_host, "%s", cfg.endpoint);
+  snprintf(prefix, sizeof prefix, "%s", ta.uri);
+  char *slash = strstr(prefix, "/pk/");
+  if (slash != NULL) slash[3] = '\0';
+  hs_store_option opts[] = {{"aws_access_key_id", cfg.access_key},
+                            {"aws_secret_access_key", cfg.secret_key},
+                            {"region", "us-east-1"},
+                            {"endpoint", port_host},
+                            {"allow_http", "true"}};
+  CHECK_OK(hs_store_configure(prefix, opts, 5, &e), &e);
+  hs_s3_cache_forget(&ta.loc);
+  hs_s3_cache_forget(&tb.loc);
+  hs_store_loc locs[4] = {ta.loc, ta.loc, tb.loc, tc.loc};
+  hs_store_prefetch_item items[4] = {{ta.uri, 0, 100000, true},
+                                     {ta.uri, 1000, 10, false},
+                                     {tb.uri, 0, 1 << 20, true},
+                                     {tc.uri, 0, 10, false}};
+  hs_buf pack;
+  hs_buf_init(&pack);
+  size_t n = 0;
+  CHECK_OK(hs_s3_pack(locs, items, 4, (size_t)64 << 20, &pack, &n, &e), &e);
+  CHECK_EQ_INT(n, 3); /* a's tail, a's first block, b whole; not the missing one */
+  size_t checked = 0;
+  CHECK_OK(hs_store_pack_check(pack.data, pack.len, "pack", &checked, &e), &e);
+  CHECK_EQ_INT(checked, 3);
+  hs_s3_cache_forget(&ta.loc);
+  hs_s3_cache_forget(&tb.loc);
+  size_t loaded = 0;
+  CHECK_OK(hs_s3_unpack(pack.data, pack.len, "pack", &loaded, &e), &e);
+  CHECK_EQ_INT(loaded, 3);
+  hs_io_stats before, after;
+  hs_io_stats_get(&before);
+  uint8_t buf[5000];
+  hs_source *src = NULL;
+  CHECK_OK(B->source_open(&ta.loc, &src, &e), &e); /* the packed HEAD: no request */
+  if (src != NULL) {
+    CHECK_OK(hs_source_read(src, na - 5000, 5000, buf, &e), &e);
+    CHECK(memcmp(buf, a + na - 5000, 5000) == 0);
+    CHECK_OK(hs_source_read(src, 1000, 10, buf, &e), &e);
+    CHECK(memcmp(buf, a + 1000, 10) == 0);
+  }
+  hs_buf whole;
+  hs_buf_init(&whole);
+  CHECK_OK(B->get(&tb.loc, nb, &whole, NULL, &e), &e);
+  CHECK(whole.len == nb && memcmp(whole.data, b, nb) == 0);
+  hs_io_stats_get(&after);
+  CHECK(after.requests == before.requests);
+  if (src != NULL) { /* outside the pack: fetched, the right bytes */
+    CHECK_OK(hs_source_read(src, 200000, 100, buf, &e), &e);
+    CHECK(memcmp(buf, a + 200000, 100) == 0);
+    hs_source_unref(src);
+  }
+  hs_io_stats_get(&after);
+  CHECK(after.requests == before.requests + 1);
+  /* Damaged: an error naming it, nothing loaded. */
+  pack.data[pack.len / 2] ^= 0x40;
+  memset(&e, 0, sizeof e);
+  CHECK(hs_s3_unpack(pack.data, pack.len, "the pack", &loaded, &e) == HS_ERR_CORRUPT);
+  CHECK(strstr(e.message, "the pack") != NULL && loaded == 0);
+  for (size_t cut = 0; cut < pack.len; cut += 997) { /* truncated anywhere */
+    memset(&e, 0, sizeof e);
+    CHECK(hs_store_pack_check(pack.data, cut, "cut", &checked, &e) != HS_OK);
+    CHECK(e.message[0] != '\0');
+  }
+  hs_buf_free(&pack);
+  /* A LIST wave with whole GETs. */
+  tloc tdir, tmiss;
+  hs_store_loc pl[1] = {*at(&tdir, "pk/")};
+  hs_store_loc gl[2] = {tb.loc, *at(&tmiss, "pk/missing.bin")};
+  whole.len = 0;
+  hs_buf miss;
+  hs_buf_init(&miss);
+  hs_store_get_item gets[2] = {{.uri = tb.uri, .max_bytes = nb, .out = &whole},
+                               {.uri = tmiss.uri, .max_bytes = 10, .out = &miss}};
+  hs_s3_cache_forget(&tb.loc);
+  hs_store_entry *outs[1];
+  size_t nouts[1];
+  hs_io_stats_get(&before);
+  CHECK_OK(B->list_prefixes(pl, 1, outs, nouts, gl, gets, 2, &e), &e);
+  hs_io_stats_get(&after);
+  CHECK(after.round_trips - before.round_trips == 1 && after.requests - before.requests == 3);
+  CHECK(gets[0].status == HS_OK && whole.len == nb && memcmp(whole.data, b, nb) == 0);
+  CHECK(gets[0].info.size == nb && gets[0].info.etag[0] != '\0');
+  CHECK(gets[1].status == HS_ERR_NOT_FOUND && miss.len == 0);
+  CHECK(nouts[0] == 2);
+  hs_store_entries_free(outs[0], nouts[0]);
+  hs_buf_free(&whole);
+  hs_buf_free(&miss);
+  free(a);
+  free(b);
 }
 
 /* The XML reading alone (no server): entities, attributes, empty
@@ -1337,6 +1446,7 @@ int main(void) {
   test_source_sink();
   test_cache();
   test_prefetch();
+  test_pack();
   test_table();
   test_table_deletes(2);
   test_table_deletes(3);

@@ -137,7 +137,10 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   const uint8_t *sec[HS_VIDX_S_MAX + 1] = {0};
   bool vec_seen = false;
   const char *resident = getenv("HS_VIDX_RESIDENT");
-  x->lean = x->quant_kind != HS_QUANT_NONE && hs_source_is_file(x->src) &&
+  /* On an object store too: the float32 section is most of the file, and
+   * a query re-ranks a few dozen of its rows (read together, by range). */
+  x->lean = x->quant_kind != HS_QUANT_NONE &&
+            (hs_source_is_file(x->src) || hs_source_is_remote(x->src)) &&
             !(resident != NULL && resident[0] == '1');
   uint32_t prev_id = 0;
   uint64_t prev_end = HS_VIDX_HEADER_LEN + table_len;

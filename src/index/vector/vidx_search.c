@@ -234,6 +234,16 @@ static hs_status offer_ids(const hs_vidx *x, hs_vidx_scratch *s, const hs_distan
     return HS_OK;
   }
   const size_t per = (size_t)x->vdim * sizeof(float);
+  if (hs_source_is_remote(x->src)) { /* the rows of this batch in one wave (io.h) */
+    uint64_t offs[256];
+    size_t lens[256];
+    size_t m = 0;
+    for (uint32_t i = 0; i < cnt && m < 256; i++) {
+      offs[m] = x->vec_off + (uint64_t)s->ids[i] * per;
+      lens[m++] = per;
+    }
+    hs_source_prefetch(x->src, offs, lens, m);
+  }
   for (uint32_t i = 0; i < cnt;) {
     uint32_t j = i + 1;
     while (j < cnt && s->ids[j] == s->ids[j - 1] + 1) j++;
