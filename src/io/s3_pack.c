@@ -8,6 +8,10 @@
  * list, manifests, registry, index heads and footers, and data footers a
  * query reads next are all cache hits instead of three or four waves.
  *
+ * An item of length 0 with `tail` set stands for every block of its object
+ * the cache holds (what a reader just read of it: a lean vector index
+ * open reads all but the float32 vectors).
+ *
  * Format (little endian): "HSPK", u32 version (1), u32 segment count, then
  * per segment: u16 URI length, URI, u64 object size, i64 mtime (ms), u8
  * ETag length, ETag, u64 offset, u32 length, the bytes; then a u32 CRC-32C
@@ -85,15 +89,37 @@ hs_status hs_s3_pack(const hs_store_loc *locs, const hs_store_prefetch_item *ite
   *n_segments = 0;
   /* What the cache lacks, in one wave; then every range is a cache read. */
   (void)hs_s3_prefetch(locs, items, n);
-  pk_span *spans = hs_calloc(n ? n : 1, sizeof *spans);
+  size_t cap = n ? n : 1;
+  pk_span *spans = hs_calloc(cap, sizeof *spans);
   if (spans == NULL) return hs_error_set(err, HS_ERR_NOMEM, "pack: out of memory");
   const uint64_t B = HS_S3_CACHE_BLOCK;
   size_t ns = 0;
   for (size_t i = 0; i < n; i++) {
     hs_object_info info;
-    if (items[i].len == 0 || locs[i].cfg == NULL || !hs_s3_cache_head_get(&locs[i], &info) ||
-        info.size == 0)
+    if ((items[i].len == 0 && !items[i].tail) || locs[i].cfg == NULL ||
+        !hs_s3_cache_head_get(&locs[i], &info) || info.size == 0)
       continue; /* not fetched (missing, or no ETag): not packed */
+    /* Items of one object share its first index, so they sort together. */
+    size_t first = i;
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(locs[k].uri, locs[i].uri) == 0) {
+        first = k;
+        break;
+      }
+    if (items[i].len == 0 && items[i].tail) { /* every block the cache holds */
+      for (uint64_t k = 0; k * B < info.size; k++) {
+        uint64_t lo = k * B, hi = lo + B < info.size ? lo + B : info.size;
+        if (!hs_s3_cache_holds(&locs[i], &info, lo, hi - lo)) continue;
+        if (ns == cap) {
+          pk_span *g = hs_realloc(spans, 2 * cap * sizeof *g);
+          if (g == NULL) break;
+          spans = g;
+          cap *= 2;
+        }
+        spans[ns++] = (pk_span){first, info, lo, hi};
+      }
+      continue;
+    }
     uint64_t lo, hi;
     if (items[i].tail) {
       lo = info.size > items[i].len ? info.size - items[i].len : 0;
@@ -106,13 +132,12 @@ hs_status hs_s3_pack(const hs_store_loc *locs, const hs_store_prefetch_item *ite
     lo = lo / B * B;
     hi = (hi + B - 1) / B * B;
     if (hi > info.size) hi = info.size;
-    /* Items of one object share its first index, so they sort together. */
-    size_t first = i;
-    for (size_t k = 0; k < i; k++)
-      if (strcmp(locs[k].uri, locs[i].uri) == 0) {
-        first = k;
-        break;
-      }
+    if (ns == cap) {
+      pk_span *g = hs_realloc(spans, 2 * cap * sizeof *g);
+      if (g == NULL) break;
+      spans = g;
+      cap *= 2;
+    }
     spans[ns++] = (pk_span){first, info, lo, hi};
   }
   qsort(spans, ns, sizeof *spans, span_cmp);

@@ -240,7 +240,8 @@ size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n);
  * s3_pack.c): fetched in one parallel wave where the cache lacks them, at
  * most max_bytes of ranges (first items first). Objects that are missing,
  * local, or never cached are left out; *n_segments says how many ranges
- * went in. The index stream (src/table/stream.c) is one. */
+ * went in; an item of length 0 with `tail` set packs every block of its
+ * object the cache holds. The index stream (src/table/stream.c) is one. */
 hs_status hs_store_pack(const hs_store_prefetch_item *items, size_t n, size_t max_bytes,
                         hs_buf *out, size_t *n_segments, hs_error *err);
 /* Load a pack into the process's object cache as if its ranges had just

@@ -160,13 +160,12 @@ static void reject(hs_vs_indexed *ix, const char *index, const char *data, const
 }
 
 /* What a prefetch brings of an index file: its head (the vidx header,
- * section table and row ids) and its tail (the Puffin footer and the
- * sections after the float32 vectors: graph, partitions, centroids,
- * quantizer, codes), so a file this small comes whole and a quantized one
- * opens lean (its vectors read by range when re-ranking). The index
- * stream (src/table/stream.c) packs the same ranges. */
+ * section table, row ids) and its tail (the Puffin footer); the open reads
+ * the rest (a quantized index lean: all but its float32 vectors, which
+ * re-ranking reads by range). The index stream (src/table/stream.c) packs
+ * these ranges and what the open reads, so all are cache hits. */
 #define VX_PREFETCH_HEAD ((size_t)256 << 10)
-#define VX_PREFETCH_TAIL ((size_t)8 << 20)
+#define VX_PREFETCH_TAIL ((size_t)128 << 10)
 #define VX_PREFETCH_FOOTER ((size_t)128 << 10)
 
 /* On an object store, the index files the registry names for the plan's

@@ -33,6 +33,7 @@
 
 #include "../io/store.h"
 #include "table.h"
+#include "vector_index.h"
 
 #define STREAM_MAGIC "HSIS"
 #define STREAM_VERSION 1u
@@ -164,14 +165,39 @@ hs_status hs_table_stream_write(hs_table *t, size_t *n_segments, hs_error *err) 
     items_add(&l, t, plan.files[i].path, "data file", 0, STREAM_TAIL, true);
     items_add(&l, t, plan.files[i].path, "data file", 0, 4, false);
   }
-  for (size_t e = 0; st == HS_OK && e < r.n_entries; e++) {
-    bool live = false;
-    for (size_t i = 0; i < plan.n_files && !live; i++)
-      live = strcmp(plan.files[i].path, r.entries[e].data_file) == 0;
-    if (!live) continue;
-    items_add(&l, t, r.entries[e].index_file, "index file", 0, STREAM_INDEX_TAIL, true);
+  /* Index files: heads and footers of all in one wave first; then each
+   * vector index opened here as a reader opens it (a quantized one lean:
+   * all but its float32 vectors) and what that read packed; a scalar
+   * index's tail, whole when small. */
+  bool *live = r.n_entries ? hs_calloc(r.n_entries, sizeof *live) : NULL;
+  if (r.n_entries && live == NULL) l.oom = true;
+  for (size_t e = 0; st == HS_OK && live != NULL && e < r.n_entries; e++) {
+    for (size_t i = 0; i < plan.n_files && !live[e]; i++)
+      live[e] = strcmp(plan.files[i].path, r.entries[e].data_file) == 0;
+    if (!live[e]) continue;
+    items_add(&l, t, r.entries[e].index_file, "index file", 0, STREAM_TAIL, true);
     items_add(&l, t, r.entries[e].index_file, "index file", 0, STREAM_INDEX_HEAD, false);
   }
+  if (st == HS_OK && !l.oom) (void)hs_store_prefetch(l.v, l.n);
+  for (size_t e = 0; st == HS_OK && live != NULL && e < r.n_entries; e++) {
+    const hs_table_index_entry *en = &r.entries[e];
+    if (!live[e]) continue;
+    bool vector = false;
+    char *ip = NULL;
+    if (hs_table_resolve_path(t, en->index_file, "index file", &ip, NULL) != HS_OK) continue;
+    for (size_t c = 0; !vector && c < en->n_columns; c++) {
+      hs_vidx *vx = NULL;
+      hs_error ve = {0};
+      vector = hs_table_vector_index_open(ip, en->columns[c], &vx, &ve) == HS_OK;
+      hs_vidx_free(vx);
+    }
+    hs_free(ip);
+    if (vector)
+      items_add(&l, t, en->index_file, "index file", 0, 0, true); /* what the open read */
+    else
+      items_add(&l, t, en->index_file, "index file", 0, STREAM_INDEX_TAIL, true);
+  }
+  hs_free(live);
   if (st == HS_OK && l.oom) st = hs_error_set(err, HS_ERR_NOMEM, "%s: out of memory", path);
   size_t n = 0;
   buf.len = 0;

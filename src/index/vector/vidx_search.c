@@ -280,6 +280,43 @@ static inline bool local_of_row(const hs_vidx *x, uint32_t row, uint32_t *local)
   return false;
 }
 
+/* A lean index on an object store: the vectors an exact scan of the
+ * allowed rows (all when NULL) will read, fetched together first instead
+ * of a round trip per batch (at most 8192 rows' ranges; the rest as they
+ * come). */
+static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed) {
+  const size_t per = (size_t)x->vdim * sizeof(float);
+  if (allowed == NULL) { /* the section, in 4 MiB pieces (a prefetch stops at 64 MiB) */
+    enum { PIECES = 16 };
+    const uint64_t piece = (uint64_t)4 << 20, all = (uint64_t)x->n * per;
+    uint64_t offs[PIECES];
+    size_t lens[PIECES], m = 0;
+    for (uint64_t at = 0; at < all && m < PIECES; at += piece, m++) {
+      offs[m] = x->vec_off + at;
+      lens[m] = (size_t)(all - at < piece ? all - at : piece);
+    }
+    hs_source_prefetch(x->src, offs, lens, m);
+    return;
+  }
+  enum { MAX_ROWS = 8192 };
+  uint64_t *offs = hs_malloc(MAX_ROWS * sizeof *offs);
+  size_t *lens = hs_malloc(MAX_ROWS * sizeof *lens);
+  roaring_uint32_iterator_t *it = roaring_create_iterator(allowed);
+  size_t m = 0;
+  while (offs != NULL && lens != NULL && it != NULL && it->has_value && m < MAX_ROWS) {
+    uint32_t local;
+    if (local_of_row(x, it->current_value, &local)) {
+      offs[m] = x->vec_off + (uint64_t)local * per;
+      lens[m++] = per;
+    }
+    roaring_advance_uint32_iterator(it);
+  }
+  if (m > 0) hs_source_prefetch(x->src, offs, lens, m);
+  if (it != NULL) roaring_free_uint32_iterator(it);
+  hs_free(offs);
+  hs_free(lens);
+}
+
 /* Exact top-k over the allowed indexed rows (every indexed row when
  * allowed is NULL). */
 static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
@@ -289,6 +326,8 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
   const uint32_t batch = x->fetch_batch;
   uint32_t n = 0;
   hs_status st = HS_OK;
+  if (x->lean && hs_source_is_remote(x->src)) /* the rows it will read, in one wave (io.h) */
+    prefetch_rows(x, allowed);
   if (allowed == NULL) {
     for (uint32_t i = 0; i < x->n && st == HS_OK; i += batch) {
       uint32_t cnt = x->n - i < batch ? x->n - i : batch;
