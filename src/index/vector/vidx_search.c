@@ -458,6 +458,20 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
       qsort(s->all, total, sizeof *s->all, cand_cmp_approx);
       if (rerank < total) total = rerank;
     }
+    if (x->lean && hs_source_is_remote(x->src)) { /* their rows in one wave (io.h) */
+      size_t m =
+          total < (bounded ? 4 * (size_t)k : 8192) ? total : (bounded ? 4 * (size_t)k : 8192);
+      uint64_t *offs = hs_malloc((m ? m : 1) * sizeof *offs);
+      size_t *lens = hs_malloc((m ? m : 1) * sizeof *lens);
+      const size_t per = (size_t)x->vdim * sizeof(float);
+      for (size_t i = 0; offs != NULL && lens != NULL && i < m; i++) {
+        offs[i] = x->vec_off + (uint64_t)s->all[i].id * per;
+        lens[i] = per;
+      }
+      if (offs != NULL && lens != NULL) hs_source_prefetch(x->src, offs, lens, m);
+      hs_free(offs);
+      hs_free(lens);
+    }
     for (size_t i = 0, nb; i < total; i += nb) {
       nb = total - i < x->fetch_batch ? total - i : x->fetch_batch;
       if (bounded && n == k) { /* one at a time, while one may still enter */
