@@ -83,6 +83,7 @@ __all__ = [
     "jaccard",
     "jaccard_batch",
     "VectorIndex",
+    "AllowedRows",
 ]
 
 ArrayLike = Any
@@ -560,6 +561,61 @@ jaccard_batch = jaccard_distance_batch
 # ------------------------------------------------------------ vector index
 
 
+def _allow_arg(filter: ArrayLike) -> np.ndarray:
+    """A search filter as the C call takes it: int64 row ids or a bool mask
+    (converted to the row bitset in one pass in C)."""
+    f = np.asarray(filter)
+    if f.ndim != 1:
+        raise InvalidArgumentError(
+            f"filter: expected a 1-D array of row ids or a bool mask, got shape {f.shape}")
+    if f.dtype == np.bool_:
+        return np.ascontiguousarray(f)
+    if f.size and f.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"filter: expected integer row ids, got dtype {f.dtype}")
+    if f.dtype.kind == "u" and f.dtype.itemsize == 8 and f.size and f.max() > 0x7FFFFFFFFFFFFFFF:
+        raise InvalidArgumentError("filter: row id above 2**63 - 1")
+    return np.ascontiguousarray(f, dtype=np.int64)
+
+
+class AllowedRows:
+    """An allow-set over a data file's ``row_count`` rows, kept as a bitset of
+    64-bit words (bit ``r % 64`` of word ``r // 64`` set: row ``r`` allowed),
+    made once from row ids or a bool mask and passed as
+    ``VectorIndex.search(..., filter=...)`` to any number of searches without
+    a conversion per call. ``count`` is the number of allowed rows."""
+
+    __slots__ = ("_words", "row_count", "count")
+
+    def __init__(self, filter: ArrayLike, row_count: int) -> None:
+        row_count = _count_arg("row_count", row_count)
+        f = np.asarray(filter)
+        if f.ndim != 1:
+            raise InvalidArgumentError(
+                f"filter: expected a 1-D array of row ids or a bool mask, got shape {f.shape}")
+        mask = np.zeros(row_count, dtype=np.bool_)
+        if f.dtype == np.bool_:
+            m = min(f.size, row_count)
+            mask[:m] = f[:m]
+        else:
+            if f.size and f.dtype.kind not in "iu":
+                raise InvalidArgumentError(f"filter: expected integer row ids, got dtype {f.dtype}")
+            if f.size and f.min() < 0:
+                raise InvalidArgumentError(f"filter: negative row id {int(f.min())}")
+            mask[f[f < row_count]] = True
+        self.count = int(np.count_nonzero(mask))
+        self.row_count = row_count
+        packed = np.packbits(mask, bitorder="little")
+        words = np.zeros((row_count + 63) // 64 * 8, dtype=np.uint8)
+        words[:packed.size] = packed
+        self._words = words.view(np.uint64)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return f"AllowedRows({self.count} of {self.row_count} rows)"
+
+
 class VectorIndex:
     """An HNSW (+ IVF) vector index over the rows of one matrix: the index a
     table keeps per data file (``src/index/vector/``), usable on its own.
@@ -703,14 +759,12 @@ class VectorIndex:
         if (qa.shape[0] if single else (qa.shape[1] if qa.ndim == 2 else -1)) != dim:
             raise InvalidArgumentError(
                 f"query: expected {dim} dimensions, got shape {np.shape(q)}")
-        allowed = None
+        allowed = words = None
         if filter is not None:
-            f = np.asarray(filter)
-            if f.dtype == np.bool_:
-                f = np.flatnonzero(f)
-            if f.ndim != 1 or (f.size and (f.min() < 0 or f.max() > 0xFFFFFFFF)):
-                raise InvalidArgumentError("filter: expected a 1-D array of row ids")
-            allowed = np.ascontiguousarray(f, dtype=np.uint32)
+            if type(filter) is AllowedRows:
+                words = filter._words
+            else:
+                allowed = _allow_arg(filter)
         ef = 0 if ef_search is None else _count_arg("ef_search", ef_search)
         npr = 0 if nprobe is None else _count_arg("nprobe", nprobe)
         if type(threads) is not int or not 0 <= threads <= THREADS_MAX:
@@ -718,10 +772,18 @@ class VectorIndex:
         if single:
             ids = np.empty(kc, dtype=np.int64)
             dist = np.empty(kc, dtype=np.float32)
-            self._ix.search(qa, 1, kc, ef, npr, allowed, ids, dist, threads)
+            self._ix.search(qa, 1, kc, ef, npr, allowed, ids, dist, threads, words)
             return (ids, dist) if kk else (ids[:0], dist[:0])
         nq = qa.shape[0]
         ids = np.empty((nq, kc), dtype=np.int64)
         dist = np.empty((nq, kc), dtype=np.float32)
-        self._ix.search(qa, nq, kc, ef, npr, allowed, ids, dist, threads)
+        self._ix.search(qa, nq, kc, ef, npr, allowed, ids, dist, threads, words)
         return (ids, dist) if kk else (ids[:, :0], dist[:, :0])
+
+    def allowed_rows(self, filter: ArrayLike) -> "AllowedRows":
+        """``filter`` (row ids, or a bool mask over the rows) prepared once as
+        the index's row bitset, for many searches with the same allow-set:
+        ``search(q, filter=ix.allowed_rows(ids))`` then costs no conversion per
+        call (README "Filtered search"). Ids at or past ``row_count`` allow
+        nothing; a negative id is an ``InvalidArgumentError``."""
+        return AllowedRows(filter, self._info["row_count"])

@@ -182,6 +182,9 @@ typedef struct batch_ctx {
   uint32_t k, dim, n_indexed;
   hs_vidx_search_params sp;
   const roaring_bitmap_t *allowed;
+  const uint64_t *words; /* the allow-set as a row bitset (used when allowed is NULL) */
+  size_t nwords;
+  bool use_words;
   int64_t *ids;
   float *dist;
   hs_status *st; /* per query */
@@ -201,7 +204,10 @@ static void search_range(void *ctx, size_t begin, size_t end, uint32_t worker) {
       c->st[i] = hs_error_set(&c->err[worker], HS_ERR_NOMEM, "out of memory for %u hits", room);
       continue;
     }
-    c->st[i] = hs_vidx_search(c->x, c->q + i * c->dim, c->k, &c->sp, c->allowed, hits, &nh, &e);
+    c->st[i] = c->use_words ? hs_vidx_search_bits(c->x, c->q + i * c->dim, c->k, &c->sp, c->words,
+                                                  c->nwords, hits, &nh, &e)
+                            : hs_vidx_search(c->x, c->q + i * c->dim, c->k, &c->sp, c->allowed,
+                                             hits, &nh, &e);
     if (c->st[i] != HS_OK) {
       if (c->err[worker].status == HS_OK) {
         c->err[worker] = e;
@@ -217,20 +223,88 @@ static void search_range(void *ctx, size_t begin, size_t end, uint32_t worker) {
   if (hits != hits_local) hs_free(hits);
 }
 
+/* The allow-set `obj` (a buffer of int64 row ids, or of bools, one per
+ * row) as a row bitset of the index's row_count rows in *words (PyMem_Raw,
+ * the caller frees): one pass, no per-id container lookup. Ids at or past
+ * row_count, and mask entries past it, allow nothing; a negative id is an
+ * error naming its position. -1 with an exception set otherwise. */
+static int allow_words(const hs_vidx *x, PyObject *obj, uint64_t **words, size_t *nwords) {
+  Py_buffer v;
+  if (PyObject_GetBuffer(obj, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+  const char *f = v.format != NULL ? v.format : "B";
+  if (*f == '<' || *f == '=' || *f == '@') f++;
+  bool ids = f[1] == '\0' && (f[0] == 'q' || f[0] == 'l') && v.itemsize == 8;
+  bool mask = f[1] == '\0' && f[0] == '?' && v.itemsize == 1;
+  if (!ids && !mask) {
+    PyErr_Format(PyExc_TypeError, "filter: expected int64 row ids or a bool mask, got format '%s'",
+                 v.format != NULL ? v.format : "B");
+    PyBuffer_Release(&v);
+    return -1;
+  }
+  const uint32_t rows = hs_vidx_row_count(x);
+  const size_t nw = ((size_t)rows + 63) / 64;
+  uint64_t *w = PyMem_RawCalloc(nw ? nw : 1, sizeof *w);
+  if (w == NULL) {
+    PyBuffer_Release(&v);
+    PyErr_NoMemory();
+    return -1;
+  }
+  size_t bad = SIZE_MAX; /* the first negative id */
+  Py_BEGIN_ALLOW_THREADS;
+  if (ids) {
+    const int64_t *p = v.buf;
+    size_t n = (size_t)v.len / 8;
+    for (size_t i = 0; i < n; i++) {
+      int64_t r = p[i];
+      if (r < 0) {
+        bad = i;
+        break;
+      }
+      if (r < rows) w[r >> 6] |= 1ull << (r & 63);
+    }
+  } else { /* 8 mask bytes (each 0 or 1) folded into one byte per step */
+    const uint8_t *p = v.buf;
+    size_t n = (size_t)v.len < rows ? (size_t)v.len : rows, i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t b;
+      memcpy(&b, p + i, 8);
+      b = ((b & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56;
+      w[i >> 6] |= b << (i & 63);
+    }
+    for (; i < n; i++)
+      if (p[i]) w[i >> 6] |= 1ull << (i & 63);
+  }
+  Py_END_ALLOW_THREADS;
+  long long bad_id = bad != SIZE_MAX ? (long long)((const int64_t *)v.buf)[bad] : 0;
+  PyBuffer_Release(&v);
+  if (bad != SIZE_MAX) {
+    PyMem_RawFree(w);
+    hs_py_raise_msg(hs_py_invalid_error, "filter: negative row id %lld at position %zu", bad_id,
+                    bad);
+    return -1;
+  }
+  *words = w;
+  *nwords = nw;
+  return 0;
+}
+
 /* search(queries, nq, k, ef_search, nprobe, allowed or None, ids, distances,
- *        threads) -> None. queries float32 nq x dim; allowed uint32 row ids;
+ *        threads[, words]) -> None. queries float32 nq x dim; allowed: uint32
+ * or int64 row ids, or a bool mask over the rows; words: a prepared row
+ * bitset (uint64, AllowedRows in vector.py), used when allowed is None;
  * ids int64 and distances float32, nq x k, written (-1 / inf past the
  * hits). The outputs are the caller's (vector.py sizes them with k clamped
  * to the indexed rows); what is allocated here is bounded by the index:
- * hits for min(k, indexed rows), per-query status, threads <= 256. */
+ * hits for min(k, indexed rows), the row bitset, per-query status, threads
+ * <= 256. */
 static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
   hs_vidx *x = opened(self);
   if (x == NULL) return NULL;
-  PyObject *qo, *ao, *io, *doo;
+  PyObject *qo, *ao, *io, *doo, *wo = Py_None;
   Py_ssize_t nq, k;
   unsigned int ef, nprobe, threads;
-  if (!PyArg_ParseTuple(args, "OnnIIOOOI:search", &qo, &nq, &k, &ef, &nprobe, &ao, &io, &doo,
-                        &threads))
+  if (!PyArg_ParseTuple(args, "OnnIIOOOI|O:search", &qo, &nq, &k, &ef, &nprobe, &ao, &io, &doo,
+                        &threads, &wo))
     return NULL;
   if (k <= 0 || k > (Py_ssize_t)UINT32_MAX)
     return hs_py_raise_msg(hs_py_invalid_error, "k = %zd outside [1, %u]", k, UINT32_MAX);
@@ -238,8 +312,10 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
     return hs_py_raise_msg(hs_py_invalid_error, "threads = %u outside [0, %u] (0: all cores)",
                            threads, HS_VIDX_THREADS_MAX);
   uint32_t dim = hs_vidx_dim(x);
-  Py_buffer q, a = {0}, ids, dist;
-  int have_a = 0;
+  Py_buffer q, a = {0}, ids, dist, wv = {0};
+  int have_a = 0, have_w = 0;
+  uint64_t *words = NULL; /* built here from ids or a mask */
+  size_t nwords = 0;
   if (get_f32(qo, &q, "queries", 'f') < 0) return NULL;
   PyObject *res = NULL;
   roaring_bitmap_t *allowed = NULL;
@@ -277,11 +353,27 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
     }
   }
   if (ao != Py_None) {
-    if (get_f32(ao, &a, "allowed", 'I') < 0) goto done;
-    have_a = 1;
-    allowed = roaring_bitmap_of_ptr((size_t)(a.len / 4), a.buf);
-    if (allowed == NULL) {
-      PyErr_NoMemory();
+    Py_buffer probe;
+    if (PyObject_GetBuffer(ao, &probe, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+    bool u32 = probe.itemsize == 4;
+    PyBuffer_Release(&probe);
+    if (u32) {
+      if (get_f32(ao, &a, "allowed", 'I') < 0) goto done;
+      have_a = 1;
+      allowed = roaring_bitmap_of_ptr((size_t)(a.len / 4), a.buf);
+      if (allowed == NULL) {
+        PyErr_NoMemory();
+        goto done;
+      }
+    } else if (allow_words(x, ao, &words, &nwords) < 0) {
+      goto done;
+    }
+  } else if (wo != Py_None) {
+    if (PyObject_GetBuffer(wo, &wv, PyBUF_C_CONTIGUOUS) < 0) goto done;
+    have_w = 1;
+    if (wv.len % 8 != 0) {
+      hs_py_raise_msg(hs_py_invalid_error, "allowed rows: %zd bytes are not whole 64-bit words",
+                      wv.len);
       goto done;
     }
   }
@@ -297,6 +389,9 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
                    .dim = dim,
                    .n_indexed = hs_vidx_indexed_count(x),
                    .allowed = allowed,
+                   .words = words != NULL ? words : (const uint64_t *)wv.buf,
+                   .nwords = words != NULL ? nwords : (size_t)wv.len / 8,
+                   .use_words = words != NULL || have_w,
                    .ids = ids.buf,
                    .dist = dist.buf};
     c.sp.ef_search = ef;
@@ -342,6 +437,8 @@ static PyObject *vindex_search(hs_py_vindex *self, PyObject *args) {
 done:
   if (allowed) roaring_bitmap_free(allowed);
   if (have_a) PyBuffer_Release(&a);
+  if (have_w) PyBuffer_Release(&wv);
+  PyMem_RawFree(words);
   PyBuffer_Release(&q);
   PyBuffer_Release(&ids);
   PyBuffer_Release(&dist);
@@ -383,7 +480,8 @@ static PyObject *vindex_bytes(hs_py_vindex *self, PyObject *noargs) {
 
 static PyMethodDef vindex_methods[] = {
     {"search", (PyCFunction)vindex_search, METH_VARARGS,
-     "search(queries, nq, k, ef_search, nprobe, allowed, ids, distances, threads) -> None"},
+     "search(queries, nq, k, ef_search, nprobe, allowed, ids, distances, threads[, words]) -> "
+     "None"},
     {"validate", (PyCFunction)vindex_validate, METH_NOARGS, "validate() -> None (deep check)"},
     {"info", (PyCFunction)vindex_info, METH_NOARGS, "info() -> dict"},
     {"to_bytes", (PyCFunction)vindex_bytes, METH_NOARGS, "to_bytes() -> bytes"},

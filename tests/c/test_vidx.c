@@ -207,6 +207,21 @@ static void test_filtered(const float *x, const uint32_t *cluster, const float *
         uint32_t nh = 0;
         hs_error err = {0};
         CHECK_OK(hs_vidx_search(v, q, K, &sp, allowed, h, &nh, &err), &err);
+        { /* the same allow-set as row words: the same answers */
+          size_t nw = (N + 63) / 64 + (qi & 1); /* longer than the rows, or exact */
+          uint64_t *words = calloc(nw, sizeof *words);
+          for (size_t i = 0; i < want; i++) words[order[i] >> 6] |= 1ull << (order[i] & 63);
+          hs_vidx_hit h2[K];
+          uint32_t nh2 = 0;
+          CHECK_OK(hs_vidx_search_bits(v, q, K, &sp, words, nw, h2, &nh2, &err), &err);
+          CHECK(nh2 == nh);
+          for (uint32_t i = 0; i < nh && i < nh2; i++)
+            CHECK(h2[i].row == h[i].row && h2[i].distance == h[i].distance);
+          /* a shorter bitset allows only the rows it covers */
+          CHECK_OK(hs_vidx_search_bits(v, q, K, &sp, words, 1, h2, &nh2, &err), &err);
+          for (uint32_t i = 0; i < nh2; i++) CHECK(h2[i].row < 64);
+          free(words);
+        }
         uint32_t truth[K];
         uint32_t nt = brute(HS_METRIC_L2, x, N, q, allowed, K, truth);
         exact_count &= nh == (want < K ? want : K) && nt == nh;
@@ -975,6 +990,68 @@ static void test_limits(const float *x) {
   hs_buf_free(&b);
 }
 
+/* Roaring allow-sets of every container kind (array, bitset, run), across
+ * container boundaries, with rows past the file's and a row count that is
+ * not a multiple of 64, give the walk the same rows as the same set passed
+ * as words (vidx_allow.c decodes the portable serialization); null rows
+ * make the index's rows differ from local ids. */
+static void test_allow_forms(void) {
+  const size_t n = getenv("HS_TEST_SMALL") || N < 20000 ? 3001 : 70001, dim = 4;
+  float *x = malloc(n * dim * sizeof *x);
+  uint8_t *valid = calloc((n + 7) / 8, 1);
+  uint64_t st = 77;
+  for (size_t i = 0; i < n * dim; i++) x[i] = (float)gauss(&st);
+  for (size_t i = 0; i < n; i++)
+    if (i % 97 != 5) valid[i / 8] |= (uint8_t)(1u << (i % 8));
+  hs_vidx_params p;
+  hs_vidx_params_default(&p);
+  p.m = 4;
+  p.ef_construction = 16;
+  hs_buf b;
+  hs_buf_init(&b);
+  hs_error err = {0};
+  CHECK_OK(hs_vidx_build(x, n, dim, valid, &p, &b, &err), &err);
+  hs_vidx *v = open_mem(&b);
+  const size_t nw = (n + 63) / 64;
+  uint64_t *words = malloc(nw * sizeof *words);
+  for (int kind = 0; v != NULL && kind < 5; kind++) {
+    roaring_bitmap_t *r = roaring_bitmap_create();
+    memset(words, 0, nw * sizeof *words);
+    for (size_t i = 0; i < n; i++) {
+      bool on = kind == 0   ? i % 50 == 3                     /* sparse: arrays */
+                : kind == 1 ? hs_test_rand(&st) % 3 != 0      /* dense: bitsets */
+                : kind == 2 ? (i >= n / 3 && i < n - 7)       /* ranges: runs */
+                : kind == 3 ? (i / 64) % 2 == 0 || i % 7 == 0 /* mixed */
+                            : i == n - 1;                     /* the last row alone */
+      if (!on) continue;
+      roaring_bitmap_add(r, (uint32_t)i);
+      words[i >> 6] |= 1ull << (i & 63);
+    }
+    roaring_bitmap_add_range(r, n, n + 100); /* past the rows: allow nothing */
+    roaring_bitmap_run_optimize(r);
+    hs_vidx_search_params sp = {.exact_rows = 1}; /* the walk: the decoded bitset */
+    for (int qi = 0; qi < 5; qi++) {
+      float q[4];
+      for (size_t j = 0; j < dim; j++) q[j] = (float)gauss(&st);
+      hs_vidx_hit h1[K], h2[K];
+      uint32_t n1 = 0, n2 = 0;
+      CHECK_OK(hs_vidx_search(v, q, K, &sp, r, h1, &n1, &err), &err);
+      CHECK_OK(hs_vidx_search_bits(v, q, K, &sp, words, nw, h2, &n2, &err), &err);
+      CHECK(n1 == n2 && n1 > 0);
+      for (uint32_t i = 0; i < n1 && i < n2; i++) {
+        CHECK(h1[i].row == h2[i].row && h1[i].distance == h2[i].distance);
+        CHECK(roaring_bitmap_contains(r, h1[i].row) && h1[i].row % 97 != 5);
+      }
+    }
+    roaring_bitmap_free(r);
+  }
+  free(words);
+  free(x);
+  free(valid);
+  hs_vidx_free(v);
+  hs_buf_free(&b);
+}
+
 int main(void) {
   if (getenv("HS_VIDX_SEED_DIR")) {
     write_seeds(getenv("HS_VIDX_SEED_DIR"));
@@ -1002,6 +1079,7 @@ int main(void) {
   }
   test_recall(x, qs);
   test_filtered(x, cluster, qs, qc);
+  test_allow_forms();
   test_roundtrip_and_determinism(x, qs);
   test_default_partitions();
   test_link_layouts(x, qs);

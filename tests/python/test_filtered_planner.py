@@ -119,3 +119,82 @@ def test_small_index_unfiltered_is_exact():
         ids, _ = ix.search(q, K)
         d = ((x.astype(np.float64) - q) ** 2).sum(1)
         assert np.allclose(np.sort(d[ids]), np.sort(d)[:K], rtol=1e-5)
+
+
+def test_filter_forms_agree(data, index):
+    """int64 ids, uint32 ids, a bool mask and a prepared AllowedRows are the
+    same allow-set: the same answers, and the brute-force top-k."""
+    x, qs, lab = data
+    rng = np.random.default_rng(7)
+    for c in (1, 9, 300, 2500, 7000, N - 3, N):
+        allow = np.sort(rng.permutation(N)[:c])
+        mask = np.zeros(N, bool)
+        mask[allow] = True
+        prepared = index.allowed_rows(allow)
+        assert len(prepared) == c and prepared.row_count == N
+        forms = [allow.astype(np.int64), allow.astype(np.uint32), mask, prepared,
+                 index.allowed_rows(mask),
+                 np.concatenate([allow, [N, N + 5, 2**40]]).astype(np.int64)]  # past the rows
+        for q in qs[:3]:
+            want_ids, want_d = index.search(q, K, filter=forms[0], threads=1)
+            for f in forms[1:]:
+                ids, d = index.search(q, K, filter=f, threads=1)
+                assert np.array_equal(ids, want_ids) and np.array_equal(d, want_d)
+        batch_ids, _ = index.search(qs, K, filter=prepared, threads=2)
+        for i, q in enumerate(qs):
+            ids, _ = index.search(q, K, filter=prepared, threads=1)
+            assert np.array_equal(batch_ids[i], ids)
+
+
+def test_filter_bad_input(index):
+    q = np.zeros(DIM, np.float32)
+    with pytest.raises(hdb.InvalidArgumentError, match="negative row id -4 at position 1"):
+        index.search(q, K, filter=np.array([3, -4, 5], np.int64))
+    with pytest.raises(hdb.InvalidArgumentError, match="negative"):
+        index.allowed_rows(np.array([-1]))
+    with pytest.raises(hdb.InvalidArgumentError, match="1-D"):
+        index.search(q, K, filter=np.zeros((2, 2), np.int64))
+    with pytest.raises(hdb.InvalidArgumentError, match="integer"):
+        index.search(q, K, filter=np.array([1.5]))
+    # nothing allowed: no answers
+    ids, _ = index.search(q, K, filter=np.zeros(N, bool))
+    assert (ids < 0).all()
+    ids, _ = index.search(q, K, filter=index.allowed_rows(np.array([], np.int64)))
+    assert (ids < 0).all()
+
+
+_FORCED = r"""
+import sys, numpy as np
+sys.path.insert(0, {here!r})
+import test_filtered_planner as t
+import hyperstreamdb as hdb
+x, qs, lab = t._data()
+ix = hdb.VectorIndex.build(x, seed=5)
+rng = np.random.default_rng(1)
+worst = 1.0
+for kind, allow in t._allow_sets(lab, rng):
+    if len(allow) < {lo} * t.N:
+        continue
+    recalls = []
+    prepared = ix.allowed_rows(allow)
+    for q in qs[:6]:
+        ids, _ = ix.search(q, t.K, filter=prepared, threads=1)
+        t._check(ids, allow, t._truth(x, allow, q), recalls)
+    worst = min(worst, float(np.mean(recalls)))
+    assert np.mean(recalls) >= 0.95, (kind, len(allow), np.mean(recalls))
+print("worst", worst)
+"""
+
+
+@pytest.mark.parametrize("plan,lo", [("hop", 0.05), ("dense", 0.0)])
+def test_forced_walks_sweep(plan, lo):
+    """The graph walks the planner chooses on larger indexes (this one is
+    small enough that it scans), forced with HS_VIDX_PLAN in a child: the
+    two-hop walk from the selectivity it is planned at, the dense walk at
+    every count; random, contiguous and cluster-correlated sets."""
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, HS_VIDX_PLAN=plan)
+    r = subprocess.run([sys.executable, "-c", _FORCED.format(here=here, lo=lo)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr

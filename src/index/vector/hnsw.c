@@ -163,7 +163,9 @@ static inline __attribute__((always_inline)) const uint32_t *neighbours(
 }
 
 static inline bool allowed(const hs_hnsw_filter *f, uint32_t id) {
-  return f == NULL || roaring_bitmap_contains(f->allowed, f->rows[id]);
+  if (f == NULL) return true;
+  uint32_t r = f->rows != NULL ? f->rows[id] : id;
+  return (f->bits[r >> 6] >> (r & 63)) & 1;
 }
 
 typedef struct search_ctx {
@@ -302,35 +304,52 @@ static inline __attribute__((always_inline)) size_t search_layer_t(
       }
       continue;
     }
-    for (uint32_t j = 0; j < cnt; j++) { /* filtered */
+    /* Two hops (ACORN-style): the unvisited allowed neighbours, then the
+     * allowed neighbours of the filtered-out ones (a filtered-out node seen
+     * at two hops stays unvisited: it may still be stepped through when it
+     * turns up as a direct neighbour) while fewer than hop_cap are held,
+     * then scored
+     * like the unfiltered loop (rows prefetched ahead). Link blocks of the
+     * filtered-out neighbours are prefetched while the list is gathered. */
+    uint32_t fresh[HS_HNSW_MAX_M * 4], nf = 0, hop[HS_HNSW_MAX_M * 2], nh = 0;
+    const uint32_t cap = f->hop_cap && f->hop_cap < HS_HNSW_MAX_M * 4 ? f->hop_cap
+                         : 2 * g->m0 < HS_HNSW_MAX_M * 4              ? 2 * g->m0
+                                                                      : HS_HNSW_MAX_M * 4;
+    for (uint32_t j = 0; j < cnt; j++) {
       uint32_t id = nb[j];
-      if (j + 1 < cnt && nb[j + 1] < g->n) { /* codes when quantized: vectors may be NULL */
-        if (c->qq != NULL)
-          __builtin_prefetch(g->codes + (size_t)nb[j + 1] * g->code_size);
-        else
-          __builtin_prefetch(g->vectors + (size_t)nb[j + 1] * g->dim);
-      }
       if (id < c->lo || id >= c->hi || s->tags[id] == gen || (level > 0 && g->levels[id] < level))
         continue;
       s->tags[id] = gen;
-      if (!allowed(f, id)) {
-        /* Step through a filtered-out node to its neighbours (ACORN). */
-        uint32_t cnt2;
-        const uint32_t *nb2 = neighbours(g, l, id, level, buf2, &cnt2, compact);
-        if (!scratch_room(s, n_cand, cnt + cnt2, ef)) {
-          *oom = true;
-          return 0;
-        }
-        for (uint32_t t = 0; t < cnt2; t++) {
-          uint32_t id2 = nb2[t];
-          /* a filtered-out node seen here stays unvisited: it may still
-           * be stepped through when it turns up as a direct neighbour */
-          if (id2 < c->lo || id2 >= c->hi || s->tags[id2] == gen || !allowed(f, id2)) continue;
-          s->tags[id2] = gen;
-          beam_offer(g, s, &n_cand, &n_res, ef, dist_to(c, id2), id2, level, compact);
-        }
-        continue;
+      if (allowed(f, id)) {
+        fresh[nf++] = id; /* direct links are always kept: cap bounds the second hop */
+      } else {
+        hop[nh++] = id;
+        __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id, level)
+                                   : hs_hnsw_links(g, id, level));
       }
+    }
+    for (uint32_t t = 0; t < nh && nf < cap; t++) {
+      uint32_t cnt2;
+      const uint32_t *nb2 = neighbours(g, l, hop[t], level, buf2, &cnt2, compact);
+      for (uint32_t u = 0; u < cnt2 && nf < cap; u++) {
+        uint32_t id2 = nb2[u];
+        /* the bit first: it is in cache, the tag mostly is not */
+        if (id2 < c->lo || id2 >= c->hi || !allowed(f, id2) || s->tags[id2] == gen ||
+            (level > 0 && g->levels[id2] < level))
+          continue;
+        s->tags[id2] = gen;
+        fresh[nf++] = id2;
+      }
+    }
+    if (!scratch_room(s, n_cand, nf, ef)) {
+      *oom = true;
+      return 0;
+    }
+    const size_t rb = c->qq != NULL ? g->code_size : (size_t)g->dim * sizeof(float);
+    for (uint32_t t = 0; t < nf && t < PREFETCH_AHEAD; t++) prefetch_row(c, fresh[t], rb);
+    for (uint32_t t = 0; t < nf; t++) {
+      uint32_t id = fresh[t];
+      if (t + PREFETCH_AHEAD < nf) prefetch_row(c, fresh[t + PREFETCH_AHEAD], rb);
       beam_offer(g, s, &n_cand, &n_res, ef, dist_to(c, id), id, level, compact);
     }
   }

@@ -21,7 +21,6 @@
 #ifndef HS_INDEX_VECTOR_HNSW_H
 #define HS_INDEX_VECTOR_HNSW_H
 
-#include <roaring/roaring.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,15 +128,19 @@ typedef struct hs_hnsw_scratch {
 bool hs_hnsw_scratch_init(hs_hnsw_scratch *s, uint32_t n);
 void hs_hnsw_scratch_free(hs_hnsw_scratch *s);
 
-/* A filter over local ids for the traversal (NULL: none). */
+/* A filter over local ids for the traversal (NULL: none): a flat bitset
+ * over the data file's rows (vidx_allow.c builds it), so a test is one bit,
+ * not a roaring lookup (17-140 ns measured on a 200K-row allow-set). */
 typedef struct hs_hnsw_filter {
-  const roaring_bitmap_t *allowed; /* data file rows */
-  const uint32_t *rows;            /* local id -> row */
+  const uint64_t *bits; /* row r allowed: bit r % 64 of bits[r / 64], every row of rows[] covered */
+  const uint32_t *rows; /* local id -> row; NULL: the identity */
   /* false: every node is walked and scored, only allowed ones enter the
    * results (hnswlib's filtered walk, for dense filters); true: only
    * allowed nodes are scored and filtered-out ones are stepped through to
-   * their neighbours (ACORN-style two hops, for sparse filters). */
+   * their neighbours (ACORN-style two hops, for sparse filters); the
+   * second hop stops once `hop_cap` fresh allowed nodes are held (0: 2 m0). */
   bool two_hop;
+  uint32_t hop_cap;
 } hs_hnsw_filter;
 
 /* Search partition `p` for the `ef` nearest nodes to `q` (internal

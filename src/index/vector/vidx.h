@@ -143,4 +143,13 @@ hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
                          const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
                          hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err);
 
+/* The same with the allow-set given as a flat bitset over the data file's
+ * rows: row r is allowed when bit r % 64 of words[r / 64] is set (rows at
+ * or past nwords * 64 are not). No conversion per call: the walk tests
+ * these words (README.md "Filtered search"). words NULL: nwords must be 0,
+ * and nothing is allowed. */
+hs_status hs_vidx_search_bits(const hs_vidx *x, const float *query, uint32_t k,
+                              const hs_vidx_search_params *sp, const uint64_t *words, size_t nwords,
+                              hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err);
+
 #endif /* HS_INDEX_VECTOR_VIDX_H */

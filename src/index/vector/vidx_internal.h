@@ -73,6 +73,9 @@ typedef struct hs_vidx_scratch {
   uint32_t *ids;   /* lean indexes: their local ids */
   uint32_t *probe; /* IVF partitions to visit */
   float *probe_d;
+  uint64_t *bits; /* vidx_allow.c: the allow-set as row_words words (allocated on first use) */
+  uint8_t *ser;   /* its roaring serialization */
+  size_t ser_cap;
   struct hs_vidx_scratch *next;
 } hs_vidx_scratch;
 
@@ -92,6 +95,8 @@ struct hs_vidx {
   uint32_t *sorted_local;          /* owned: their local ids */
   bool rows_identity;              /* rows[i] == i for all i: lookups are trivial */
   roaring_bitmap_t *indexed;       /* owned (CRoaring allocator) */
+  uint64_t *indexed_bits;          /* owned: the same as row_words words (vidx_allow.c) */
+  uint32_t row_words;              /* (row_count + 63) / 64 */
   hs_buf owned[HS_VIDX_S_MAX + 1]; /* sections copied out of the source */
   /* Lean (quantized index in a file, README.md "Memory of a quantized
    * index"): the VECTORS section is neither mapped nor checksummed at open
@@ -125,6 +130,19 @@ static inline hs_hnsw_space hs_vidx_space(hs_metric m) {
 static inline uint32_t hs_vidx_vdim(hs_metric m, uint32_t dim) {
   return dim + (m == HS_METRIC_IP ? 1u : 0u);
 }
+
+/* vidx_allow.c: allow-sets as flat bitsets over the data file's rows. */
+hs_status hs_vidx_indexed_bits_init(hs_vidx *x, hs_error *err);
+/* |words ∩ indexed| over the first nwords words. */
+uint64_t hs_vidx_bits_count(const hs_vidx *x, const uint64_t *words, size_t nwords);
+/* `words` itself when it covers row_words, else a zero-padded copy in the
+ * scratch; NULL when out of memory. */
+const uint64_t *hs_vidx_bits_pad(const hs_vidx *x, hs_vidx_scratch *s, const uint64_t *words,
+                                 size_t nwords);
+/* The rows of `r` (below row_count) as row_words words in the scratch;
+ * NULL when out of memory or the serialization is not one it knows. */
+const uint64_t *hs_vidx_bits_from_roaring(const hs_vidx *x, hs_vidx_scratch *s,
+                                          const roaring_bitmap_t *r);
 
 /* The reported (pgvector) distance from the internal one (not IP: its
  * distance is recomputed from the vectors). */

@@ -306,7 +306,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   }
   /* Duplicate rows would make a row answer twice. */
   if (roaring_bitmap_get_cardinality(x->indexed) != n) return CORRUPT("row ids repeat");
-  return HS_OK;
+  return hs_vidx_indexed_bits_init(x, err);
 }
 
 hs_status hs_vidx_open(hs_source *src, uint64_t offset, uint64_t len, hs_vidx **out,
@@ -348,6 +348,8 @@ void hs_vidx_free(hs_vidx *x) {
     hs_free(s->probe_d);
     hs_free(s->vbuf);
     hs_free(s->ids);
+    hs_free(s->bits);
+    hs_free(s->ser);
     hs_free(s);
   }
   pthread_mutex_destroy(&x->mu);
@@ -358,6 +360,7 @@ void hs_vidx_free(hs_vidx *x) {
   hs_free(x->sorted_local);
   hs_quant_free(x->quant);
   if (x->indexed) roaring_bitmap_free(x->indexed);
+  hs_free(x->indexed_bits);
   for (int i = 0; i <= HS_VIDX_S_MAX; i++) hs_buf_free(&x->owned[i]);
   hs_source_unref(x->src);
   hs_free(x);

@@ -18,9 +18,13 @@
 #define HS_VIDX_DEFAULT_EF 64u
 #define HS_VIDX_PQ_EF_FACTOR 4u
 
-/* A two-hop traversal under a filter of selectivity s widens ef by
- * min(1/s, 4). */
-#define HS_VIDX_FILTER_EF_BOOST 4.0
+/* The two-hop walk (README.md, "Filtered search") under a filter of
+ * selectivity s keeps ef at s >= HOP_FULL_SEL and widens it by
+ * HOP_FULL_SEL / s (at most HOP_BOOST_MAX) below; it is never planned under
+ * HOP_MIN_SEL (recall below 0.95 there on the calibration set). */
+#define HS_VIDX_HOP_FULL_SEL 0.07
+#define HS_VIDX_HOP_MIN_SEL 0.05
+#define HS_VIDX_HOP_BOOST_MAX 4.0
 
 /* The planner's cost model (README.md, "Filtered search": what each
  * constant is and how it was measured on this machine), in nanoseconds.
@@ -28,18 +32,19 @@
  *   graph walk, ef:        V(ef) * (WALK_NODE + WALK_DIM * dim) nodes
  *                          scored, V(ef) = WALK_V0 + WALK_V1 * ef
  *   dense filter, sel s:   V(ef) / s^DENSE_EXP nodes (at most the
- *                          partition), each with one bitmap test more
- * The two-hop (ACORN-style) walk measured slower than both at every
- * selectivity and below 0.95 recall under 5 %, so the planner never picks
- * it; HS_VIDX_PLAN=hop still forces it. */
-#define HS_PLAN_EXACT_ROW 12.0
-#define HS_PLAN_EXACT_DIM 0.22
+ *                          partition), each with one bit test more
+ *   two-hop walk, sel s:   V(ef * boost(s)) nodes, each with the link
+ *                          blocks of its filtered-out neighbours read:
+ *                          times (1 + HOP_LINK * (1 - s)) */
+#define HS_PLAN_EXACT_ROW 5.0
+#define HS_PLAN_EXACT_DIM 0.125
 #define HS_PLAN_WALK_NODE 40.0
 #define HS_PLAN_WALK_DIM 0.25
 #define HS_PLAN_WALK_V0 300.0
 #define HS_PLAN_WALK_V1 14.0
-#define HS_PLAN_TEST 8.0
-#define HS_PLAN_DENSE_EXP 0.9
+#define HS_PLAN_TEST 2.0
+#define HS_PLAN_DENSE_EXP 0.7
+#define HS_PLAN_HOP_LINK 1.3
 
 typedef enum plan_kind { PLAN_EXACT, PLAN_DENSE, PLAN_HOP } plan_kind;
 
@@ -61,6 +66,13 @@ static double walk_visits(double ef, double part_n) {
   return v < part_n ? v : part_n;
 }
 
+/* The two-hop walk's ef factor at selectivity sel. */
+static double hop_boost(double sel) {
+  if (sel >= HS_VIDX_HOP_FULL_SEL) return 1.0;
+  double b = HS_VIDX_HOP_FULL_SEL / sel;
+  return b < HS_VIDX_HOP_BOOST_MAX ? b : HS_VIDX_HOP_BOOST_MAX;
+}
+
 /* Estimated cost of a plan for c allowed of n indexed rows. */
 static double plan_cost(const hs_vidx *x, plan_kind kind, uint64_t c, uint32_t ef, uint32_t np) {
   const double dim = x->dim, sel = (double)c / x->n;
@@ -69,10 +81,14 @@ static double plan_cost(const hs_vidx *x, plan_kind kind, uint64_t c, uint32_t e
                            * file): the plan, hence the answer, does not
                            * depend on how the index is stored */
     return (double)c * (HS_PLAN_EXACT_ROW + HS_PLAN_EXACT_DIM * dim);
+  double node = HS_PLAN_WALK_NODE + HS_PLAN_WALK_DIM * dim + (c < x->n ? HS_PLAN_TEST : 0);
+  if (kind == PLAN_HOP) {
+    double v = walk_visits(ef * hop_boost(sel), part_n);
+    return np * v * node * (1.0 + HS_PLAN_HOP_LINK * (1.0 - sel));
+  }
   double v = walk_visits(ef, part_n);
   if (c < x->n) v /= pow(sel, HS_PLAN_DENSE_EXP);
   if (v > part_n) v = part_n;
-  double node = HS_PLAN_WALK_NODE + HS_PLAN_WALK_DIM * dim + (c < x->n ? HS_PLAN_TEST : 0);
   return np * v * node;
 }
 
@@ -83,9 +99,17 @@ static plan_kind plan_choose(const hs_vidx *x, uint64_t c, bool filtered, uint32
   if (plan_forced >= 0 && (allow_exact || plan_forced != PLAN_EXACT) &&
       (filtered || plan_forced != PLAN_HOP))
     return (plan_kind)plan_forced;
-  if (allow_exact && plan_cost(x, PLAN_EXACT, c, ef, np) <= plan_cost(x, PLAN_DENSE, c, ef, np))
-    return PLAN_EXACT;
-  return PLAN_DENSE;
+  plan_kind best = PLAN_DENSE;
+  double cost = plan_cost(x, PLAN_DENSE, c, ef, np);
+  if (filtered && (double)c >= HS_VIDX_HOP_MIN_SEL * x->n) {
+    double h = plan_cost(x, PLAN_HOP, c, ef, np);
+    if (h < cost) {
+      best = PLAN_HOP;
+      cost = h;
+    }
+  }
+  if (allow_exact && plan_cost(x, PLAN_EXACT, c, ef, np) <= cost) return PLAN_EXACT;
+  return best;
 }
 
 float hs_vidx_report(hs_metric m, float d) {
@@ -222,6 +246,8 @@ static inline float sq8_lower_bound(const hs_vidx *x, float approx) {
   }
 }
 
+#define EXACT_AHEAD 8
+
 /* Offer the rows s->ids[0, cnt) (cnt <= fetch_batch) to the top-k. A lean
  * index reads their vectors from the file first, one pread per run of
  * consecutive ids, into s->vbuf: nothing is mapped, so the float32 section
@@ -230,7 +256,16 @@ static hs_status offer_ids(const hs_vidx *x, hs_vidx_scratch *s, const hs_distan
                            const float *q, uint32_t cnt, hs_vidx_hit *hits, uint32_t *n, uint32_t k,
                            hs_error *err) {
   if (!x->lean) {
-    for (uint32_t i = 0; i < cnt; i++) topk_offer(hits, n, k, hit_of(x, kern, q, s->ids[i]));
+    /* rows of a filtered scan are scattered: each is prefetched whole
+     * EXACT_AHEAD rows before it is scored */
+    const size_t rb = (size_t)x->vdim * sizeof(float);
+    for (uint32_t i = 0; i < cnt; i++) {
+      if (i + EXACT_AHEAD < cnt) {
+        const char *v = (const char *)(x->g.vectors + (size_t)s->ids[i + EXACT_AHEAD] * x->vdim);
+        for (size_t o = 0; o < rb; o += 64) __builtin_prefetch(v + o);
+      }
+      topk_offer(hits, n, k, hit_of(x, kern, q, s->ids[i]));
+    }
     return HS_OK;
   }
   const size_t per = (size_t)x->vdim * sizeof(float);
@@ -320,15 +355,34 @@ static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed) {
 /* Exact top-k over the allowed indexed rows (every indexed row when
  * allowed is NULL). */
 static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
-                              const roaring_bitmap_t *allowed, hs_vidx_hit *hits, uint32_t *n_hits,
-                              hs_error *err) {
+                              const roaring_bitmap_t *allowed, const uint64_t *words, size_t nwords,
+                              hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   const uint32_t batch = x->fetch_batch;
   uint32_t n = 0;
   hs_status st = HS_OK;
-  if (x->lean && hs_source_is_remote(x->src)) /* the rows it will read, in one wave (io.h) */
-    prefetch_rows(x, allowed);
-  if (allowed == NULL) {
+  /* The rows it will read, in one wave (io.h): for an allowed set given as
+   * a bitset (words) the reads go batch by batch. */
+  if (x->lean && hs_source_is_remote(x->src) && words == NULL) prefetch_rows(x, allowed);
+  if (words != NULL) { /* the set bits of words ∩ indexed, in row order */
+    size_t nw = nwords < x->row_words ? nwords : x->row_words;
+    uint32_t cnt = 0;
+    for (size_t w = 0; w < nw && st == HS_OK; w++) {
+      uint64_t b = words[w] & x->indexed_bits[w];
+      while (b != 0 && st == HS_OK) {
+        uint32_t row = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b)), local;
+        b &= b - 1;
+        if (!local_of_row(x, row, &local)) continue;
+        s->ids[cnt++] = local;
+        if (cnt == batch) {
+          st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
+          cnt = 0;
+        }
+      }
+    }
+    if (st == HS_OK && cnt > 0) st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
+    if (st != HS_OK) return st;
+  } else if (allowed == NULL) {
     for (uint32_t i = 0; i < x->n && st == HS_OK; i += batch) {
       uint32_t cnt = x->n - i < batch ? x->n - i : batch;
       for (uint32_t j = 0; j < cnt; j++) s->ids[j] = i + j;
@@ -392,17 +446,28 @@ static uint32_t choose_probes(const hs_vidx *x, hs_vidx_scratch *s, const float 
   return nprobe;
 }
 
+/* The allow-set of one search: a roaring bitmap or caller words (at most
+ * one set; neither: every row). */
+typedef struct allow_in {
+  const roaring_bitmap_t *r;
+  const uint64_t *words;
+  size_t nwords;
+} allow_in;
+
 static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
-                           const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
-                           hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+                           const hs_vidx_search_params *sp, allow_in a, hs_vidx_hit *hits,
+                           uint32_t *n_hits, hs_error *err) {
   const float *q = s->q;
-  uint64_t cnt = allowed ? roaring_bitmap_and_cardinality(allowed, x->indexed) : x->n;
+  uint64_t cnt = a.r       ? roaring_bitmap_and_cardinality(a.r, x->indexed)
+                 : a.words ? hs_vidx_bits_count(x, a.words, a.nwords)
+                           : x->n;
   if (cnt == 0) {
     *n_hits = 0;
     return HS_OK;
   }
   uint32_t want = cnt < k ? (uint32_t)cnt : k;
-  if (allowed != NULL && cnt == x->n) allowed = NULL; /* allows every indexed row */
+  if (cnt == x->n) a = (allow_in){NULL, NULL, 0}; /* allows every indexed row */
+  const bool filtered = a.r != NULL || a.words != NULL;
   uint32_t ef = sp && sp->ef_search ? sp->ef_search : HS_VIDX_DEFAULT_EF;
   if (!(sp && sp->ef_search) && x->quant_kind == HS_QUANT_PQ) ef *= HS_VIDX_PQ_EF_FACTOR;
   if (ef < k) ef = k;
@@ -414,15 +479,23 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   /* exact_rows set: the caller's threshold decides exact vs walk (tests);
    * else the cost model (README.md, "Filtered search"). */
   bool forced = sp && sp->exact_rows;
-  if (forced && allowed != NULL && cnt <= sp->exact_rows)
-    return exact_search(x, s, q, k, allowed, hits, n_hits, err);
-  plan_kind plan = plan_choose(x, cnt, allowed != NULL, ef, nprobe, !forced);
-  if (plan == PLAN_EXACT) return exact_search(x, s, q, k, allowed, hits, n_hits, err);
-  hs_hnsw_filter filter = {allowed, x->rows, plan == PLAN_HOP}, *f = allowed ? &filter : NULL;
+  if (forced && filtered && cnt <= sp->exact_rows)
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords, hits, n_hits, err);
+  plan_kind plan = plan_choose(x, cnt, filtered, ef, nprobe, !forced);
+  if (plan == PLAN_EXACT)
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords, hits, n_hits, err);
+  /* the two-hop walk gathers at most m fresh allowed nodes per expansion
+   * (ACORN-1's truncation; README.md "Filtered search") */
+  hs_hnsw_filter filter = {NULL, x->rows_identity ? NULL : x->rows, plan == PLAN_HOP, x->m};
+  hs_hnsw_filter *f = NULL;
+  if (filtered) {
+    filter.bits =
+        a.words ? hs_vidx_bits_pad(x, s, a.words, a.nwords) : hs_vidx_bits_from_roaring(x, s, a.r);
+    if (filter.bits == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    f = &filter;
+  }
   if (f != NULL && f->two_hop) { /* fewer allowed nodes scored: a wider beam keeps recall */
-    double sel = (double)cnt / x->n, boost = 1.0 / sel;
-    if (boost > HS_VIDX_FILTER_EF_BOOST) boost = HS_VIDX_FILTER_EF_BOOST;
-    double e = ef * boost;
+    double e = ef * hop_boost((double)cnt / x->n);
     ef = e >= (double)x->n ? x->n : (uint32_t)e;
   }
   uint32_t np = choose_probes(x, s, q, nprobe);
@@ -446,7 +519,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   bool quantized = qq != NULL;
   hs_quant_query_free(qq); /* the approximate distances are in s->all */
-  if (total < want) return exact_search(x, s, q, k, allowed, hits, n_hits, err);
+  if (total < want) return exact_search(x, s, q, k, a.r, a.words, a.nwords, hits, n_hits, err);
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
@@ -500,9 +573,9 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   return HS_OK;
 }
 
-hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
-                         const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
-                         hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+static hs_status search_impl(const hs_vidx *x, const float *query, uint32_t k,
+                             const hs_vidx_search_params *sp, allow_in a, hs_vidx_hit *hits,
+                             uint32_t *n_hits, hs_error *err) {
   if (n_hits != NULL) *n_hits = 0;
   if (x == NULL || query == NULL || hits == NULL || n_hits == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search: missing index, query or output");
@@ -531,7 +604,24 @@ hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
   } else {
     memcpy(s->q, query, (size_t)x->dim * sizeof *s->q);
   }
-  hs_status st = search_in(x, s, k, sp, allowed, hits, n_hits, err);
+  hs_status st = search_in(x, s, k, sp, a, hits, n_hits, err);
   scratch_put(mx, s);
   return st;
+}
+
+hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
+                         const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                         hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, hits, n_hits, err);
+}
+
+hs_status hs_vidx_search_bits(const hs_vidx *x, const float *query, uint32_t k,
+                              const hs_vidx_search_params *sp, const uint64_t *words, size_t nwords,
+                              hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+  if (words == NULL && nwords > 0)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search: %zu allow-set words at NULL",
+                        nwords);
+  static const uint64_t none = 0;
+  return search_impl(x, query, k, sp, (allow_in){NULL, words ? words : &none, nwords}, hits, n_hits,
+                     err);
 }
