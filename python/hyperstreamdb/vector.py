@@ -632,8 +632,11 @@ class VectorIndex:
     shape ``(k',)`` or ``(nq, k')`` with ``k' = min(k, len(index))``, each row
     sorted by (distance, id), with exact distances in the metric (pgvector's
     values: ``l2`` is the Euclidean distance, ``ip`` the negative inner
-    product, ``cosine`` 1 - cos). ``filter`` is an array of allowed row ids:
-    then exactly min(k, allowed indexed rows) answers come back, and the
+    product, ``cosine`` 1 - cos). ``filter`` is the allowed rows: an array of
+    row ids, a bool mask over the rows, or an ``AllowedRows`` from
+    ``allowed_rows()`` (prepared once, no conversion per call; ids and masks
+    are turned into the index's row bitset in one pass per call). Then
+    exactly min(k, allowed indexed rows) answers come back, and the
     rest of a row (fewer allowed rows than k') is id -1 and distance inf.
     ``to_bytes()``/``from_bytes()`` round-trip the index file; ``validate()``
     deep-checks it.

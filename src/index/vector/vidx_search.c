@@ -44,7 +44,7 @@
 #define HS_PLAN_WALK_V1 14.0
 #define HS_PLAN_TEST 2.0
 #define HS_PLAN_DENSE_EXP 0.7
-#define HS_PLAN_HOP_LINK 1.3
+#define HS_PLAN_HOP_LINK 2.2
 
 typedef enum plan_kind { PLAN_EXACT, PLAN_DENSE, PLAN_HOP } plan_kind;
 
