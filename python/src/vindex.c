@@ -254,13 +254,17 @@ static int allow_words(const hs_vidx *x, PyObject *obj, uint64_t **words, size_t
   if (ids) {
     const int64_t *p = v.buf;
     size_t n = (size_t)v.len / 8;
+    uint64_t any = 0; /* the sign bit of any id: a negative one is found after the pass */
     for (size_t i = 0; i < n; i++) {
-      int64_t r = p[i];
-      if (r < 0) {
+      uint64_t r = (uint64_t)p[i];
+      any |= r;
+      if (r < rows) w[r >> 6] |= 1ull << (r & 63);
+    }
+    for (size_t i = 0; (any >> 63) && i < n; i++) {
+      if (p[i] < 0) {
         bad = i;
         break;
       }
-      if (r < rows) w[r >> 6] |= 1ull << (r & 63);
     }
   } else { /* 8 mask bytes (each 0 or 1) folded into one byte per step */
     const uint8_t *p = v.buf;

@@ -20,10 +20,13 @@
 
 /* The two-hop walk (README.md, "Filtered search") under a filter of
  * selectivity s keeps ef at s >= HOP_FULL_SEL and widens it by
- * HOP_FULL_SEL / s (at most HOP_BOOST_MAX) below; it is never planned under
- * HOP_MIN_SEL (recall below 0.95 there on the calibration set). */
+ * HOP_FULL_SEL / s (at most HOP_BOOST_MAX) below; it is planned only
+ * between HOP_MIN_SEL and HOP_MAX_SEL (recall below 0.95 outside on the
+ * calibration set: too few allowed nodes at two hops below, the second hop
+ * truncated to m above, where the dense walk costs as little). */
 #define HS_VIDX_HOP_FULL_SEL 0.07
 #define HS_VIDX_HOP_MIN_SEL 0.05
+#define HS_VIDX_HOP_MAX_SEL 0.30
 #define HS_VIDX_HOP_BOOST_MAX 4.0
 
 /* The planner's cost model (README.md, "Filtered search": what each
@@ -44,7 +47,7 @@
 #define HS_PLAN_WALK_V1 14.0
 #define HS_PLAN_TEST 2.0
 #define HS_PLAN_DENSE_EXP 0.7
-#define HS_PLAN_HOP_LINK 2.2
+#define HS_PLAN_HOP_LINK 1.3
 
 typedef enum plan_kind { PLAN_EXACT, PLAN_DENSE, PLAN_HOP } plan_kind;
 
@@ -101,7 +104,8 @@ static plan_kind plan_choose(const hs_vidx *x, uint64_t c, bool filtered, uint32
     return (plan_kind)plan_forced;
   plan_kind best = PLAN_DENSE;
   double cost = plan_cost(x, PLAN_DENSE, c, ef, np);
-  if (filtered && (double)c >= HS_VIDX_HOP_MIN_SEL * x->n) {
+  if (filtered && (double)c >= HS_VIDX_HOP_MIN_SEL * x->n &&
+      (double)c <= HS_VIDX_HOP_MAX_SEL * x->n) {
     double h = plan_cost(x, PLAN_HOP, c, ef, np);
     if (h < cost) {
       best = PLAN_HOP;
