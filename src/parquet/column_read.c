@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../common/verify_switch.h"
+#include "chunk_memo.h"
 #include "column.h"
 #include "compress.h"
 #include "page_read.h"
@@ -121,6 +122,10 @@ typedef struct hs_cr {
   bool pooled;    /* a selection read: scratch from and back to the pool */
   bool has_stamp; /* a file source: its stamp as opened (caches, verified pages) */
   hs_fs_stamp stamp;
+  /* The chunk's memo (chunk_memo.h), when read through the file's and its
+   * offset index is the one read by: headers, checks, decompressed pages,
+   * dictionary and derived objects kept between reads. */
+  hs_pq_chunk_memo *memo;
 } hs_cr;
 
 /* Scratch buffers kept between chunk reads: the decompressed page (unz),
@@ -258,7 +263,7 @@ static hs_status cr_header(hs_cr *r, uint64_t off, hs_pq_page_header *ph, uint64
  * verified set (page_cache.c) remembers it, so a row gather that reads a
  * few rows of the page next query costs a lookup, not the page's bytes. */
 static hs_status cr_body(hs_cr *r, uint64_t off, const hs_pq_page_header *ph, uint64_t body_off,
-                         const uint8_t **body, hs_error *err) {
+                         hs_pq_page_memo *pm, const uint8_t **body, hs_error *err) {
   static const uint8_t empty[1];
   size_t len = (size_t)ph->compressed_page_size;
   *body = empty;
@@ -267,9 +272,13 @@ static hs_status cr_body(hs_cr *r, uint64_t off, const hs_pq_page_header *ph, ui
     if (st != HS_OK) return st;
   }
   if (CR_CHECK_CRC && ph->has_crc && !hs_verify_skip_repeat()) {
+    if (pm != NULL && atomic_load_explicit(&pm->verified, memory_order_acquire)) return HS_OK;
     const hs_fs_stamp *sp = r->has_stamp ? &r->stamp : NULL;
     uint32_t want = (uint32_t)ph->crc;
-    if (hs_pq_page_verified(sp, off, (uint32_t)len, want)) return HS_OK;
+    if (hs_pq_page_verified(sp, off, (uint32_t)len, want)) {
+      if (pm != NULL) atomic_store_explicit(&pm->verified, true, memory_order_release);
+      return HS_OK;
+    }
     uint32_t crc = hs_pq_crc32(0, *body, len);
     if (crc != want) {
       return hs_error_set(err, HS_ERR_CORRUPT,
@@ -279,6 +288,7 @@ static hs_status cr_body(hs_cr *r, uint64_t off, const hs_pq_page_header *ph, ui
                           (unsigned long long)off, want, len, crc);
     }
     hs_pq_page_mark_verified(sp, off, (uint32_t)len, want);
+    if (pm != NULL) atomic_store_explicit(&pm->verified, true, memory_order_release);
   }
   return HS_OK;
 }
@@ -376,6 +386,23 @@ static hs_status cr_levels_unlazy(hs_cr *r, hs_buf *lv, int64_t n, bool is_rep, 
   }
   lv->len = (before + (size_t)n) * sizeof(int16_t);
   return HS_OK;
+}
+
+/* A row selection of a list leaf keeps its levels implicit while every page
+ * is gathered with the same number of levels a row, all defined (a vector
+ * column): the first page that is not stores every level from then on;
+ * its n levels (0: none) are the last stored. */
+static hs_status cr_sel_unlazy(hs_cr *r, int64_t n, hs_error *err) {
+  hs_status st = HS_OK;
+  if (r->rep_lazy) {
+    r->rep_lazy = false;
+    st = cr_levels_unlazy(r, &r->acc.rep, n, true, err);
+  }
+  if (st == HS_OK && r->def_lazy) {
+    r->def_lazy = false;
+    st = cr_levels_unlazy(r, &r->acc.def, n, false, err);
+  }
+  return st;
 }
 
 static hs_status cr_def_unlazy(hs_cr *r, int64_t n, hs_error *err) {
@@ -737,8 +764,31 @@ long long hs_parquet_pages_gathered(void) {
 #define HS_PQ_GATHER_DENSE_DIV 8
 #endif
 
+/* Decompressed bytes of a page for the gather (into scratch, or kept in
+ * the page's memo: a small compressed page is decompressed once). false:
+ * the bytes do not decompress (left to the decode path to report). */
+static bool cr_gather_inflate(hs_cr *r, hs_pq_page_memo *pm, const uint8_t *src, size_t src_len,
+                              size_t dst_len, const uint8_t **out, size_t *out_len) {
+  const hs_pq_memo_bytes *kept =
+      pm != NULL ? atomic_load_explicit(&pm->unz, memory_order_acquire) : NULL;
+  if (kept != NULL) {
+    *out = kept->data;
+    *out_len = kept->len;
+    return true;
+  }
+  hs_error ignored = {0};
+  if (cr_inflate(r, src, src_len, dst_len, out, out_len, &ignored) != HS_OK) return false;
+  if (pm != NULL && r->codec != HS_PQ_CODEC_UNCOMPRESSED &&
+      (kept = hs_pq_memo_keep_bytes(pm, *out, *out_len)) != NULL) {
+    *out = kept->data;
+    *out_len = kept->len;
+  }
+  return true;
+}
+
 static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header *ph,
-                                const uint8_t *body, int64_t n, bool *done, hs_error *err) {
+                                const uint8_t *body, int64_t n, hs_pq_page_memo *pm, bool *done,
+                                hs_error *err) {
   *done = false;
   const hs_pq_leaf_desc *d = r->desc;
   if (r->sel == NULL || !r->gather || n <= 0) return HS_OK;
@@ -761,13 +811,11 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
    * then gathered from: a few rows of a zstd delta page of 100K ids cost
    * its decompression, not the decode of every value into the batch. A page
    * that does not decompress is left to the decode path to report. */
-  hs_error ignored = {0};
   if (ph->type == HS_PQ_DATA_PAGE) {
     if (r->codec != HS_PQ_CODEC_UNCOMPRESSED) {
       if (!hs_pq_gather_supported(&r->ctx, ph->data_page.encoding)) return HS_OK;
       size_t plen = 0;
-      if (cr_inflate(r, body, csize, (size_t)ph->uncompressed_page_size, &body, &plen, &ignored) !=
-          HS_OK)
+      if (!cr_gather_inflate(r, pm, body, csize, (size_t)ph->uncompressed_page_size, &body, &plen))
         return HS_OK;
       csize = plen;
     }
@@ -798,9 +846,8 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
       if (rl + dl > (int64_t)ph->uncompressed_page_size) return HS_OK;
       const uint8_t *v = NULL;
       size_t vlen = 0;
-      if (cr_inflate(r, body + pos, csize - pos,
-                     (size_t)ph->uncompressed_page_size - (size_t)(rl + dl), &v, &vlen,
-                     &ignored) != HS_OK)
+      if (!cr_gather_inflate(r, pm, body + pos, csize - pos,
+                             (size_t)ph->uncompressed_page_size - (size_t)(rl + dl), &v, &vlen))
         return HS_OK;
       pg.vals = v;
       pg.vlen = vlen;
@@ -814,14 +861,24 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
   pg.n_levels = n;
   pg.stamp = r->has_stamp ? &r->stamp : NULL;
   pg.offset = off;
+  if (pm != NULL) {
+    pg.rowmap_slot = &pm->rowmap;
+    pg.delta_slot = &pm->delta;
+  }
   int64_t base = r->cur_row + 1;
   while (r->sel_i < r->n_sel && r->sel[r->sel_i] < base) r->sel_i++;
   if (d->max_rep == 1) { /* page_gather_rep.c */
     hs_pq_gather_rep_out go;
     int64_t rows = ph->data_page_v2.num_rows;
     hs_status st = hs_pq_page_gather_rep(&r->ctx, &pg, r->sel + r->sel_i, r->n_sel - r->sel_i, base,
-                                         rows, &r->acc, &go, err);
+                                         rows, r->rep_lazy ? r->rep_period : -1, &r->acc, &go, err);
     if (st != HS_OK || go.declined) return st;
+    if (go.implicit) {
+      r->rep_period = go.stride; /* levels left implicit: the pattern holds */
+    } else if (go.rows_taken > 0) {
+      st = cr_sel_unlazy(r, go.n_levels, err); /* this page's are stored: the earlier ones too */
+      if (st != HS_OK) return st;
+    }
     r->acc.n_levels += go.n_levels;
     r->acc.n_values += go.n_values;
     r->n_rows += (int64_t)go.rows_taken;
@@ -874,32 +931,50 @@ static hs_status cr_dict_share(hs_cr *r, const hs_fs_stamp *stamp, size_t len, h
 static hs_status cr_dict_load(hs_cr *r, hs_error *err) {
   if (!r->dict_check) return HS_OK;
   r->dict_check = false;
+  /* The chunk's memo knows it has no dictionary page, or lends it. */
+  hs_pq_chunk_memo *memo = r->memo;
+  int known = memo != NULL ? atomic_load_explicit(&memo->dict_state, memory_order_acquire) : 0;
+  if (known == 1) return HS_OK;
+  if (known == 2) {
+    r->ctx.dict = hs_pq_cached_obj(atomic_load_explicit(&memo->dict, memory_order_acquire));
+    r->pages_read++;
+    return HS_OK;
+  }
   hs_pq_page_header ph;
   uint64_t body_off;
   const uint8_t *body;
   hs_status st = cr_header(r, r->dict_at, &ph, &body_off, err);
-  if (st != HS_OK || ph.type != HS_PQ_DICTIONARY_PAGE) return st;
+  if (st != HS_OK) return st;
+  if (ph.type != HS_PQ_DICTIONARY_PAGE) {
+    if (memo != NULL) atomic_store_explicit(&memo->dict_state, 1, memory_order_release);
+    return HS_OK;
+  }
   const hs_fs_stamp *sp = r->sel != NULL && r->has_stamp ? &r->stamp : NULL;
   size_t len = (size_t)ph.compressed_page_size;
   r->dict_ref = hs_pq_cache_find(sp, r->dict_at, len, HS_PQ_CACHED_DICT);
   if (r->dict_ref != NULL) {
     r->ctx.dict = hs_pq_cached_obj(r->dict_ref);
     r->pages_read++;
-    return HS_OK;
+  } else {
+    st = cr_body(r, r->dict_at, &ph, body_off, NULL, &body, err);
+    if (st == HS_OK) st = cr_dict_page(r, r->dict_at, &ph, body, err);
+    if (st == HS_OK) {
+      hs_source_release(r->src, r->dict_at, (size_t)(body_off - r->dict_at) + len);
+    }
+    if (st == HS_OK && sp != NULL && r->dict.present) st = cr_dict_share(r, sp, len, err);
   }
-  st = cr_body(r, r->dict_at, &ph, body_off, &body, err);
-  if (st == HS_OK) st = cr_dict_page(r, r->dict_at, &ph, body, err);
-  if (st == HS_OK) {
-    hs_source_release(r->src, r->dict_at, (size_t)(body_off - r->dict_at) + len);
+  if (st == HS_OK && memo != NULL && r->dict_ref != NULL &&
+      hs_pq_memo_keep_cached(&memo->dict, r->dict_ref, hs_pq_cached_bytes(r->dict_ref))) {
+    r->dict_ref = NULL; /* the memo's reference now; ctx.dict stays valid while it lives */
+    atomic_store_explicit(&memo->dict_state, 2, memory_order_release);
   }
-  if (st == HS_OK && sp != NULL && r->dict.present) st = cr_dict_share(r, sp, len, err);
   return st;
 }
 
 /* Read, check and decode the data page whose header was parsed at `off`.
  * `ph` is copied first: loading the dictionary reuses the header arena. */
 static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *ph_in,
-                              uint64_t body_off, hs_error *err) {
+                              uint64_t body_off, hs_pq_page_memo *pm, hs_error *err) {
   hs_pq_page_header copy = *ph_in;
   const hs_pq_page_header *ph = &copy;
   int64_t n = page_levels(ph);
@@ -910,11 +985,13 @@ static hs_status cr_data_page(hs_cr *r, uint64_t off, const hs_pq_page_header *p
     if (st != HS_OK) return st;
   }
   const uint8_t *body;
-  st = cr_body(r, off, ph, body_off, &body, err);
+  st = cr_body(r, off, ph, body_off, pm, &body, err);
   if (st != HS_OK) return st;
   int64_t lv_base = r->acc.n_levels, v_base = r->acc.n_values;
   bool gathered = false;
-  st = cr_page_gather(r, off, ph, body, n, &gathered, err);
+  st = cr_page_gather(r, off, ph, body, n, pm, &gathered, err);
+  /* A selection compacts a decoded page's levels: they must be stored. */
+  if (st == HS_OK && !gathered && r->sel != NULL) st = cr_sel_unlazy(r, 0, err);
   if (st == HS_OK && !gathered) st = cr_data_page_decode(r, ph, body, n, err);
   if (st != HS_OK) {
     {
@@ -994,7 +1071,7 @@ static hs_status cr_read_sequential(hs_cr *r, hs_error *err) {
           continue;
         }
       }
-      st = cr_data_page(r, off, &ph, body_off, err);
+      st = cr_data_page(r, off, &ph, body_off, NULL, err);
     }
     /* Index pages and page types we do not know carry nothing to decode. */
     if (st != HS_OK) return st;
@@ -1034,29 +1111,57 @@ static hs_status cr_check_offset_index(hs_cr *r, const hs_pq_offset_index *oi, i
  * page and is read before the first page that is decoded. */
 static hs_status cr_read_indexed(hs_cr *r, const hs_pq_offset_index *oi, int64_t rg_rows,
                                  hs_error *err) {
-  hs_status st = cr_check_offset_index(r, oi, rg_rows, err);
-  if (st != HS_OK) return st;
+  hs_pq_chunk_memo *memo = r->memo;
+  hs_status st = HS_OK;
+  if (memo == NULL || !atomic_load_explicit(&memo->oi_checked, memory_order_acquire)) {
+    st = cr_check_offset_index(r, oi, rg_rows, err);
+    if (st != HS_OK) return st;
+    if (memo != NULL) atomic_store_explicit(&memo->oi_checked, true, memory_order_release);
+  }
   if ((uint64_t)oi->page_locations[0].offset > r->chunk_start) {
     r->dict_check = true;
     r->dict_at = r->chunk_start;
   }
+  const hs_pq_page_location *loc = oi->page_locations;
   for (uint32_t i = 0; i < oi->n_pages; i++) {
-    const hs_pq_page_location *p = &oi->page_locations[i];
-    int64_t end = i + 1 < oi->n_pages ? p[1].first_row_index : rg_rows;
-    if (!cr_sel_any(r, p->first_row_index, end - 1)) {
-      r->pages_skipped++;
-      continue;
+    /* The page holding the next selected row: the last one from i on that
+     * starts at or before it (first rows are checked non-decreasing; an
+     * empty page shares its first row with the next), found by bisection
+     * (a vector column has hundreds of pages, a search ten rows). */
+    while (r->sel_i < r->n_sel && r->sel[r->sel_i] < loc[i].first_row_index) r->sel_i++;
+    if (r->sel_i == r->n_sel) {
+      r->pages_skipped += oi->n_pages - i;
+      break;
     }
+    int64_t want = r->sel[r->sel_i];
+    uint32_t lo = i, hi = oi->n_pages;
+    while (hi - lo > 1) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (loc[mid].first_row_index <= want)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    r->pages_skipped += lo - i;
+    i = lo;
+    const hs_pq_page_location *p = &loc[i];
     hs_pq_page_header ph;
     uint64_t body_off;
     uint64_t off = (uint64_t)p->offset;
-    st = cr_header(r, off, &ph, &body_off, err);
-    if (st != HS_OK) return st;
-    if (ph.type != HS_PQ_DATA_PAGE && ph.type != HS_PQ_DATA_PAGE_V2) {
-      return cr_corrupt_at(r, off, err, "the offset index points at a page that holds no data");
+    hs_pq_page_memo *pm = memo != NULL ? &memo->pages[i] : NULL;
+    if (pm != NULL && atomic_load_explicit(&pm->state, memory_order_acquire) == 2) {
+      ph = pm->ph; /* parsed and checked by an earlier read */
+      body_off = pm->body_off;
+    } else {
+      st = cr_header(r, off, &ph, &body_off, err);
+      if (st != HS_OK) return st;
+      if (ph.type != HS_PQ_DATA_PAGE && ph.type != HS_PQ_DATA_PAGE_V2) {
+        return cr_corrupt_at(r, off, err, "the offset index points at a page that holds no data");
+      }
+      if (pm != NULL) hs_pq_memo_keep_header(pm, &ph, body_off);
     }
     r->cur_row = p->first_row_index - 1;
-    st = cr_data_page(r, off, &ph, body_off, err);
+    st = cr_data_page(r, off, &ph, body_off, pm, err);
     if (st != HS_OK) return st;
   }
   return HS_OK;
@@ -1216,8 +1321,9 @@ nomem:
 
 static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
                              const hs_pq_leaf_desc *desc, int64_t rg_rows,
-                             const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
-                             hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err) {
+                             const hs_pq_offset_index *oi, hs_pq_chunk_memo *memo,
+                             const int64_t *rows, size_t n_rows, hs_pq_leaf_data *out,
+                             hs_pq_lazy_levels *lazy, hs_error *err) {
   memset(out, 0, sizeof *out);
   if (lazy != NULL) memset(lazy, 0, sizeof *lazy);
   hs_cr r;
@@ -1227,6 +1333,8 @@ static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
   r.path = desc->path != NULL ? desc->path : "?";
   r.cur_row = -1;
   r.has_stamp = hs_source_stamp(src, &r.stamp);
+  /* The memo's pages are those of its own offset index. */
+  r.memo = memo != NULL && rows != NULL && oi == &memo->oi ? memo : NULL;
   const char *g = getenv("HS_PQ_GATHER");
   r.gather = g == NULL || strcmp(g, "0") != 0;
   const char *dd = getenv("HS_PQ_GATHER_DENSE_DIV");
@@ -1249,10 +1357,13 @@ static hs_status column_read(hs_source *src, const hs_pq_column_chunk *cc,
     cr_pool_take(desc->type == HS_PQ_BYTE_ARRAY ? &r.acc.data : &r.acc.values);
     if (desc->max_def > 0) cr_pool_take(&r.acc.def);
   }
-  /* Implicit levels only for whole-chunk reads: selection compacts the
-   * levels it keeps in place. */
-  r.def_lazy = lazy != NULL && rows == NULL && desc->max_def > 0;
-  r.rep_lazy = lazy != NULL && rows == NULL && desc->max_rep == 1;
+  /* Implicit levels for whole-chunk reads, and for selections of a list
+   * leaf while its pages are gathered with implicit levels (cr_sel_unlazy):
+   * a decoded page's selected levels are compacted in place, so they are
+   * stored. */
+  bool sel_lazy = lazy != NULL && rows != NULL && desc->max_rep == 1 && r.gather;
+  r.def_lazy = lazy != NULL && (rows == NULL || sel_lazy) && desc->max_def > 0;
+  r.rep_lazy = lazy != NULL && (rows == NULL || sel_lazy) && desc->max_rep == 1;
   hs_status st = cr_locate(&r, cc, err);
   if (st == HS_OK && rows != NULL) st = cr_check_selection(&r, rows, n_rows, rg_rows, err);
   if (st == HS_OK && rows != NULL) {
@@ -1277,12 +1388,13 @@ hs_status hs_pq_column_read(hs_source *src, const hs_pq_column_chunk *cc,
                             const hs_pq_leaf_desc *desc, int64_t rg_rows,
                             const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
                             hs_pq_leaf_data *out, hs_error *err) {
-  return column_read(src, cc, desc, rg_rows, oi, rows, n_rows, out, NULL, err);
+  return column_read(src, cc, desc, rg_rows, oi, NULL, rows, n_rows, out, NULL, err);
 }
 
 hs_status hs_pq_column_read_lazy(hs_source *src, const hs_pq_column_chunk *cc,
                                  const hs_pq_leaf_desc *desc, int64_t rg_rows,
-                                 const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
-                                 hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err) {
-  return column_read(src, cc, desc, rg_rows, oi, rows, n_rows, out, lazy, err);
+                                 const hs_pq_offset_index *oi, hs_pq_chunk_memo *memo,
+                                 const int64_t *rows, size_t n_rows, hs_pq_leaf_data *out,
+                                 hs_pq_lazy_levels *lazy, hs_error *err) {
+  return column_read(src, cc, desc, rg_rows, oi, memo, rows, n_rows, out, lazy, err);
 }

@@ -163,6 +163,10 @@ void *hs_pq_cached_obj(const hs_pq_cached *c) {
   return c != NULL ? c->obj : NULL;
 }
 
+size_t hs_pq_cached_bytes(const hs_pq_cached *c) {
+  return c != NULL ? c->bytes : 0;
+}
+
 void hs_pq_cache_put(hs_pq_cached *c) {
   pc_unref(c);
 }

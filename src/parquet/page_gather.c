@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "chunk_memo.h"
 #include "encoding.h"
 #include "page_read.h"
 
@@ -123,6 +124,13 @@ static void delta_dir_free(void *p) {
  * cached when the page has a file stamp). *ref is the caller's to put. */
 static hs_status delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir **dir,
                                hs_pq_cached **ref, hs_error *err) {
+  hs_pq_cached *kept =
+      pg->delta_slot != NULL ? atomic_load_explicit(pg->delta_slot, memory_order_acquire) : NULL;
+  if (kept != NULL) { /* the page's memo holds it (chunk_memo.h) */
+    *ref = NULL;
+    *dir = hs_pq_cached_obj(kept);
+    return HS_OK;
+  }
   *ref = hs_pq_cache_find(pg->stamp, pg->offset, pg->vlen, HS_PQ_CACHED_DELTA_DIR);
   if (*ref == NULL) {
     hs_delta_dir *d = hs_calloc(1, sizeof *d);
@@ -138,6 +146,9 @@ static hs_status delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir *
     if (*ref == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for a delta directory");
   }
   *dir = hs_pq_cached_obj(*ref);
+  if (pg->delta_slot != NULL &&
+      hs_pq_memo_keep_cached(pg->delta_slot, *ref, hs_pq_cached_bytes(*ref)))
+    *ref = NULL; /* the memo's reference now */
   return HS_OK;
 }
 
@@ -152,7 +163,8 @@ hs_status hs_pq_gather_cursors_init(const hs_pq_page_ctx *ctx, const hs_pq_gathe
     /* Cheap for a page none of whose rows is a value: nothing to look up. */
     hs_status st = any ? delta_dir_get(pg, &dir, dref, err) : HS_OK;
     if (st != HS_OK) return st;
-    if (*dref != NULL) hs_delta_cursor_init(&cur->delta, dir, pg->vals, pg->vlen);
+    if (dir != NULL) hs_delta_cursor_init(&cur->delta, dir, pg->vals, pg->vlen);
+    cur->has_delta = dir != NULL;
   } else if (pg->encoding != HS_PQ_ENC_PLAIN) {
     if (pg->vlen < 1 || pg->vals[0] > 32) {
       return hs_error_set(err, HS_ERR_CORRUPT, "dictionary index bit width missing or > 32");
@@ -178,7 +190,7 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
     st = HS_ERR_NOMEM;
   }
   int64_t nv = 0;
-  bool delta = pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED && dref != NULL;
+  bool delta = pg->encoding == HS_PQ_ENC_DELTA_BINARY_PACKED && cur.has_delta;
   int64_t nulls = 0; /* rows before the current one without a value */
   for (size_t j = 0; j < k && st == HS_OK; j++) {
     if (j + GATHER_AHEAD < k)

@@ -25,6 +25,7 @@
  */
 #include <string.h>
 
+#include "chunk_memo.h"
 #include "encoding.h"
 #include "page_read.h"
 
@@ -264,6 +265,13 @@ static hs_status rowmap_build(const hs_pq_gather_page *pg, int16_t max_def, int6
  * file stamp). *ref is the caller's to put. */
 static hs_status rowmap_get(const hs_pq_gather_page *pg, int16_t max_def, int64_t page_rows,
                             const rowmap **map, hs_pq_cached **ref, hs_error *err) {
+  hs_pq_cached *kept =
+      pg->rowmap_slot != NULL ? atomic_load_explicit(pg->rowmap_slot, memory_order_acquire) : NULL;
+  if (kept != NULL) { /* the page's memo holds it (chunk_memo.h) */
+    *ref = NULL;
+    *map = hs_pq_cached_obj(kept);
+    return HS_OK;
+  }
   *ref = hs_pq_cache_find(pg->stamp, pg->offset, pg->rep_len, HS_PQ_CACHED_ROW_MAP);
   if (*ref == NULL) {
     rowmap *m = NULL;
@@ -275,12 +283,16 @@ static hs_status rowmap_get(const hs_pq_gather_page *pg, int16_t max_def, int64_
     if (*ref == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for a row map");
   }
   *map = hs_pq_cached_obj(*ref);
+  if (pg->rowmap_slot != NULL &&
+      hs_pq_memo_keep_cached(pg->rowmap_slot, *ref, hs_pq_cached_bytes(*ref)))
+    *ref = NULL; /* the memo's reference now */
   return HS_OK;
 }
 
 hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
                                 const int64_t *rows, size_t n_sel, int64_t base, int64_t page_rows,
-                                hs_pq_acc *acc, hs_pq_gather_rep_out *out, hs_error *err) {
+                                int64_t implicit_period, hs_pq_acc *acc, hs_pq_gather_rep_out *out,
+                                hs_error *err) {
   const hs_pq_leaf_desc *d = ctx->desc;
   int16_t max_def = d->max_def;
   int64_t n = pg->n_levels;
@@ -309,6 +321,12 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
   const rowmap *map = NULL;
   hs_pq_cached *mref = NULL;
   if (st == HS_OK && k > 0) st = rowmap_get(pg, max_def, page_rows, &map, &mref, err);
+  /* Levels left implicit: every row `stride` levels, all defined, the
+   * period the caller keeps (or the first). */
+  bool implicit = st == HS_OK && k > 0 && implicit_period >= 0 && map->stride > 0 &&
+                  (implicit_period == 0 || implicit_period == map->stride);
+  out->implicit = implicit;
+  out->stride = implicit ? map->stride : 0;
   int64_t row_at = base - 1, nl = 0, nv = 0;
   for (size_t j = 0; j < k && st == HS_OK; j++) {
     int64_t want = rows[j];
@@ -328,14 +346,17 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
     int64_t v0 = map->stride > 0 ? start : (int64_t)map->vs[r];
     bool all_defined = map->stride > 0;
     int64_t len = end - start, vn = 0;
-    if (!hs_buf_reserve(&acc->rep, (size_t)len * sizeof(int16_t)) ||
-        (max_def > 0 && !hs_buf_reserve(&acc->def, (size_t)len * sizeof(int16_t)))) {
+    if (implicit) {
+      vn = len; /* every level a value */
+    } else if (!hs_buf_reserve(&acc->rep, (size_t)len * sizeof(int16_t)) ||
+               (max_def > 0 && !hs_buf_reserve(&acc->def, (size_t)len * sizeof(int16_t)))) {
       st = HS_ERR_NOMEM;
       break;
     }
-    int16_t *rp = (int16_t *)(void *)(acc->rep.data + acc->rep.len);
-    int16_t *dp = max_def > 0 ? (int16_t *)(void *)(acc->def.data + acc->def.len) : NULL;
-    for (int64_t i = 0; i < len && st == HS_OK; i++) {
+    int16_t *rp = implicit ? NULL : (int16_t *)(void *)(acc->rep.data + acc->rep.len);
+    int16_t *dp =
+        !implicit && max_def > 0 ? (int16_t *)(void *)(acc->def.data + acc->def.len) : NULL;
+    for (int64_t i = 0; !implicit && i < len && st == HS_OK; i++) {
       rp[i] = i == 0 ? 0 : 1;
       if (max_def == 0) {
         vn++;
@@ -349,8 +370,10 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
       vn += lv == (uint32_t)max_def;
     }
     if (st != HS_OK) break;
-    acc->rep.len += (size_t)len * sizeof(int16_t);
-    if (max_def > 0) acc->def.len += (size_t)len * sizeof(int16_t);
+    if (!implicit) {
+      acc->rep.len += (size_t)len * sizeof(int16_t);
+      if (max_def > 0) acc->def.len += (size_t)len * sizeof(int16_t);
+    }
     if (plain_fixed) {
       if ((uint64_t)(v0 + vn) > pg->vlen / w) {
         st = rep_corrupt(err, "values past the page", (long long)(v0 + vn));

@@ -13,6 +13,8 @@
 
 #include "column.h"
 #include "encoding.h"
+#include <stdatomic.h>
+
 #include "../io/fs.h"
 
 /* A decoded dictionary: `n` entries, fixed width in `values` (n * width
@@ -101,6 +103,10 @@ typedef struct hs_pq_gather_page {
    * and the offset of the page header in the file. */
   const hs_fs_stamp *stamp;
   uint64_t offset;
+  /* The page's memo slots (chunk_memo.h) for its row map and its delta
+   * directory, or NULL: a derived object found there is used without a
+   * cache lookup, and one looked up or built is left there. */
+  _Atomic(struct hs_pq_cached *) *rowmap_slot, *delta_slot;
 } hs_pq_gather_page;
 
 /* True when rows of a page in `encoding` can be read one at a time: a flat
@@ -122,28 +128,38 @@ hs_status hs_pq_page_gather(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *
  * rows[j] - base (rows[0..n_sel) strictly increasing, >= base; those below
  * base + page_rows are the page's) to acc. out->declined: the page does
  * not start a row or does not hold page_rows rows; nothing was appended
- * (decode it). Does not touch acc's level and value counts. */
+ * (decode it). Does not touch acc's level and value counts.
+ * implicit_period >= 0 lets the levels stay implicit (reader_internal.h,
+ * hs_pq_lazy_levels): when every row of the page holds the same number of
+ * levels, all defined, and that number is implicit_period (or it is 0:
+ * none fixed yet), only the values are appended and out->implicit is set,
+ * out->stride the levels per row. -1: always store the levels. */
 typedef struct hs_pq_gather_rep_out {
   bool declined;
+  bool implicit;     /* no levels appended (see above) */
+  int64_t stride;    /* levels per row when implicit */
   size_t rows_taken; /* of rows[], the page's */
   int64_t n_levels, n_values;
 } hs_pq_gather_rep_out;
 
 hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
                                 const int64_t *rows, size_t n_sel, int64_t base, int64_t page_rows,
-                                hs_pq_acc *acc, hs_pq_gather_rep_out *out, hs_error *err);
+                                int64_t implicit_period, hs_pq_acc *acc, hs_pq_gather_rep_out *out,
+                                hs_error *err);
 
 /* Positioned readers of a page's values (dictionary indices or deltas),
  * shared by the flat and the list gather. */
 typedef struct hs_pq_gather_cursors {
   hs_rle_cursor ix;
   hs_delta_cursor delta;
+  bool has_delta; /* delta set up (a delta page with a selected value) */
 } hs_pq_gather_cursors;
 
 typedef struct hs_pq_cached hs_pq_cached;
 
 /* Set up cur for pg's value encoding; a delta page's directory comes from
- * the page cache (*dref: the caller's to put; built only when `any`). */
+ * the page's memo or the page cache (*dref: the caller's to put, NULL when
+ * the memo lends it; built only when `any`). */
 hs_status hs_pq_gather_cursors_init(const hs_pq_page_ctx *ctx, const hs_pq_gather_page *pg,
                                     hs_pq_gather_cursors *cur, hs_pq_cached **dref, bool any,
                                     hs_error *err);
@@ -184,6 +200,8 @@ hs_pq_cached *hs_pq_cache_find(const hs_fs_stamp *stamp, uint64_t offset, size_t
 hs_pq_cached *hs_pq_cache_add(const hs_fs_stamp *stamp, uint64_t offset, size_t len, int kind,
                               void *obj, size_t bytes, void (*free_obj)(void *));
 void *hs_pq_cached_obj(const hs_pq_cached *c);
+/* The bytes an entry is charged (its object's and its own). */
+size_t hs_pq_cached_bytes(const hs_pq_cached *c);
 void hs_pq_cache_put(hs_pq_cached *c); /* give a reference back; accepts NULL */
 /* Drop every cached object (those handed out live on until put), and
  * forget every verified page. */

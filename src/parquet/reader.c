@@ -18,6 +18,7 @@
 
 #include "../io/fs.h"
 #include "../io/store.h"
+#include "chunk_memo.h"
 #include "page_read.h"
 #include "reader_internal.h"
 #include "../common/parallel.h"
@@ -29,6 +30,9 @@ typedef struct hs_pq_file {
   hs_pq_file_metadata md;
   hs_pq_schema schema;
   int64_t *rg_first_row; /* n_row_groups + 1 entries: file-wide row of each group */
+  /* What row selections keep per chunk (chunk_memo.h): made by the first
+   * selection, shared by every reader and stream of the file. */
+  _Atomic(hs_pq_memo *) memo;
 } hs_pq_file;
 
 struct hs_parquet_reader {
@@ -37,6 +41,7 @@ struct hs_parquet_reader {
 
 static void file_unref(hs_pq_file *f) {
   if (f == NULL || __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  hs_pq_memo_free(atomic_load(&f->memo));
   hs_arena_reset(&f->arena);
   hs_source_unref(f->src);
   hs_free(f);
@@ -345,6 +350,7 @@ typedef struct stream_state {
   int64_t *next_lo, *next_vlo;        /* per leaf: where the next batch starts */
   int32_t *used_leaves;               /* stream_load's scratch: the used leaves */
   const hs_pq_offset_index **used_oi; /* and their offset indexes */
+  hs_pq_chunk_memo **used_memo;       /* and their chunk memos (or NULL) */
   bool parallel_always;               /* HS_PQ_PARALLEL_MIN=0 */
   hs_arena rg_arena;
   hs_status failed;
@@ -421,12 +427,29 @@ static const hs_pq_offset_index *load_offset_index(stream_state *s, const hs_pq_
   return oi;
 }
 
+/* The file's memo (chunk_memo.h), made on first use; NULL when out of
+ * memory (reads then keep nothing). */
+static hs_pq_memo *file_memo(hs_pq_file *f) {
+  hs_pq_memo *m = atomic_load_explicit(&f->memo, memory_order_acquire);
+  if (m != NULL) return m;
+  hs_pq_memo *mine = hs_pq_memo_new(f->md.n_row_groups, f->schema.n_leaves);
+  if (mine == NULL) return NULL;
+  if (atomic_compare_exchange_strong_explicit(&f->memo, &m, mine, memory_order_acq_rel,
+                                              memory_order_acquire))
+    return mine;
+  hs_pq_memo_free(mine); /* another stream's is there */
+  return m;
+}
+
 /* True when the chunk's data pages are stored raw: an UNCOMPRESSED chunk,
  * or one whose first data page is a v2 page with is_compressed = false
  * (the table layout keeps incompressible pages raw whatever the codec). A
- * selective read then costs its rows, not the chunk's bytes. */
-static bool chunk_pages_raw(stream_state *s, const hs_pq_column_meta *m) {
+ * selective read then costs its rows, not the chunk's bytes. The chunk's
+ * memo, when given, keeps the answer. */
+static bool chunk_pages_raw(stream_state *s, const hs_pq_column_meta *m, hs_pq_chunk_memo *cm) {
   if (m->codec == HS_PQ_CODEC_UNCOMPRESSED) return true;
+  int known = cm != NULL ? atomic_load_explicit(&cm->raw, memory_order_relaxed) : 0;
+  if (known != 0) return known == 1;
   uint64_t size = hs_source_size(s->file->src);
   if (m->data_page_offset < 0 || (uint64_t)m->data_page_offset >= size) return false;
   size_t len = size - (uint64_t)m->data_page_offset < 256
@@ -443,6 +466,7 @@ static bool chunk_pages_raw(stream_state *s, const hs_pq_column_meta *m) {
              hs_pq_page_header_parse(p, len, &s->rg_arena, &ph, &used, &local) == HS_OK &&
              ph.type == HS_PQ_DATA_PAGE_V2 && ph.has_data_page_v2 && !ph.data_page_v2.is_compressed;
   hs_buf_free(&scratch);
+  if (cm != NULL) atomic_store_explicit(&cm->raw, raw ? 1 : 2, memory_order_relaxed);
   return raw;
 }
 
@@ -450,13 +474,14 @@ static bool chunk_pages_raw(stream_state *s, const hs_pq_column_meta *m) {
  * of `s` is written, so leaves load on several threads at once). rel:
  * the selected rows of the row group (NULL: all). */
 static hs_status load_leaf(stream_state *s, uint32_t g, int32_t l, const hs_pq_offset_index *oi,
-                           const int64_t *rel, size_t n_rel, hs_error *err) {
+                           hs_pq_chunk_memo *memo, const int64_t *rel, size_t n_rel,
+                           hs_error *err) {
   hs_pq_file *f = s->file;
   const hs_pq_row_group *rg = &f->md.row_groups[g];
   const hs_pq_column_chunk *cc = &rg->columns[l];
   hs_pq_lazy_levels lazy;
-  hs_status st = hs_pq_column_read_lazy(f->src, cc, &f->schema.leaves[l], rg->num_rows, oi, rel,
-                                        n_rel, &s->leaves[l], &lazy, err);
+  hs_status st = hs_pq_column_read_lazy(f->src, cc, &f->schema.leaves[l], rg->num_rows, oi, memo,
+                                        rel, n_rel, &s->leaves[l], &lazy, err);
   /* Implicit definition levels read as all max_def everywhere; implicit
    * repetition levels only under their fixed-size list, and only with
    * no nulls (its fast path). */
@@ -492,6 +517,7 @@ typedef struct load_job {
   uint32_t g;
   const int32_t *leaf;                 /* the used leaves, increasing */
   const hs_pq_offset_index *const *oi; /* per used leaf */
+  hs_pq_chunk_memo *const *memo;       /* per used leaf */
   const int64_t *rel;
   size_t n_rel;
   hs_status *st;
@@ -502,7 +528,8 @@ static void load_worker(void *ctx, size_t begin, size_t end, uint32_t worker) {
   (void)worker;
   load_job *j = ctx;
   for (size_t i = begin; i < end; i++)
-    j->st[i] = load_leaf(j->s, j->g, j->leaf[i], j->oi[i], j->rel, j->n_rel, &j->errs[i]);
+    j->st[i] =
+        load_leaf(j->s, j->g, j->leaf[i], j->oi[i], j->memo[i], j->rel, j->n_rel, &j->errs[i]);
 }
 
 /* Compressed bytes of the used chunks of a row group from which its
@@ -541,17 +568,27 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
    * not shared with workers). */
   size_t n_used = 0;
   int64_t bytes = 0;
+  hs_pq_memo *fm = s->rows ? file_memo(f) : NULL;
   for (int32_t l = 0; l < f->schema.n_leaves; l++) {
     if (!s->leaf_used[l]) continue;
     s->used_leaves[n_used] = l;
-    s->used_oi[n_used] = s->rows ? load_offset_index(s, &rg->columns[l]) : NULL;
+    /* A selection reads by the chunk's memo and the offset index it keeps
+     * (the first one loads it). */
+    hs_pq_chunk_memo *cm = hs_pq_memo_chunk(fm, g, l, NULL);
+    const hs_pq_offset_index *oi = NULL;
+    if (cm == NULL && s->rows) {
+      oi = load_offset_index(s, &rg->columns[l]);
+      cm = oi != NULL ? hs_pq_memo_chunk(fm, g, l, oi) : NULL;
+    }
+    s->used_oi[n_used] = cm != NULL ? &cm->oi : oi;
+    s->used_memo[n_used] = cm;
     const hs_pq_column_chunk *cc = &rg->columns[l];
     if (cc->has_meta_data && cc->meta_data.total_compressed_size > 0) {
       /* A chunk of raw pages gives up only the selected rows (page_gather.c):
        * the work is theirs, not the chunk's size. */
       const hs_pq_column_meta *m = &cc->meta_data;
       int64_t b = m->total_compressed_size;
-      if (s->rows && (int64_t)n_rel * 16 < b && chunk_pages_raw(s, m)) b = (int64_t)n_rel * 16;
+      if (s->rows && (int64_t)n_rel * 16 < b && chunk_pages_raw(s, m, cm)) b = (int64_t)n_rel * 16;
       bytes += b;
     }
     n_used++;
@@ -569,6 +606,7 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
                     .g = g,
                     .leaf = s->used_leaves,
                     .oi = s->used_oi,
+                    .memo = s->used_memo,
                     .rel = rel,
                     .n_rel = n_rel,
                     .st = sts,
@@ -584,7 +622,7 @@ static hs_status stream_load(stream_state *s, uint32_t g, hs_error *err) {
   }
   if (threads <= 1) {
     for (size_t i = 0; st == HS_OK && i < n_used; i++)
-      st = load_leaf(s, g, s->used_leaves[i], s->used_oi[i], rel, n_rel, err);
+      st = load_leaf(s, g, s->used_leaves[i], s->used_oi[i], s->used_memo[i], rel, n_rel, err);
   }
   if (st != HS_OK) {
     stream_unload(s);
@@ -736,6 +774,7 @@ static void stream_state_free(stream_state *s) {
   hs_free(s->next_vlo);
   hs_free(s->used_leaves);
   hs_free(s->used_oi);
+  hs_free(s->used_memo);
   hs_free(s->leaf_used);
   hs_free(s->leaf_fixed);
   hs_free(s->cols);
@@ -806,11 +845,12 @@ hs_status hs_parquet_reader_stream(hs_parquet_reader *reader, const hs_parquet_r
   s->next_vlo = hs_calloc(nl, sizeof *s->next_vlo);
   s->used_leaves = hs_calloc(nl, sizeof *s->used_leaves);
   s->used_oi = hs_calloc(nl, sizeof *s->used_oi);
+  s->used_memo = hs_calloc(nl, sizeof *s->used_memo);
   s->leaf_used = hs_calloc(nl, sizeof *s->leaf_used);
   s->leaf_fixed = hs_calloc(nl, sizeof *s->leaf_fixed);
   s->rgs = hs_calloc(f->md.n_row_groups + 1, sizeof *s->rgs);
   if (!s->leaves || !s->windows || !s->next_lo || !s->next_vlo || !s->leaf_used || !s->leaf_fixed ||
-      !s->rgs || !s->used_leaves || !s->used_oi) {
+      !s->rgs || !s->used_leaves || !s->used_oi || !s->used_memo) {
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   }
   if (st == HS_OK) st = resolve_columns(s, opts, err);

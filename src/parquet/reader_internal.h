@@ -84,12 +84,18 @@ typedef struct hs_pq_lazy_levels {
   int64_t rep_period;
 } hs_pq_lazy_levels;
 
+struct hs_pq_chunk_memo;
+
 /* hs_pq_column_read (column.h) that may leave levels implicit as above;
- * only whole-chunk reads (rows == NULL) do. Implemented in column_read.c. */
+ * only whole-chunk reads (rows == NULL) do. With a row selection and
+ * `oi` the offset index of `memo` (chunk_memo.h: the file's memo of the
+ * chunk), what the read derives from the chunk's bytes is kept there for
+ * later reads and taken from there. Implemented in column_read.c. */
 hs_status hs_pq_column_read_lazy(hs_source *src, const hs_pq_column_chunk *cc,
                                  const hs_pq_leaf_desc *desc, int64_t rg_rows,
-                                 const hs_pq_offset_index *oi, const int64_t *rows, size_t n_rows,
-                                 hs_pq_leaf_data *out, hs_pq_lazy_levels *lazy, hs_error *err);
+                                 const hs_pq_offset_index *oi, struct hs_pq_chunk_memo *memo,
+                                 const int64_t *rows, size_t n_rows, hs_pq_leaf_data *out,
+                                 hs_pq_lazy_levels *lazy, hs_error *err);
 
 /* Store the levels that `lazy` left implicit (def and/or rep arrays), so
  * that `d` is in the plain form column.h describes; clears `lazy`. */
