@@ -100,11 +100,12 @@ static hs_status project(const struct ArrowSchema *full, const char *const *name
 
 /* Read the projected columns of the rows keys[0..n) (sorted, unique) into
  * batches; where[i] is key i's place. *schema is the projected schema
- * (already set from the table when there are no keys). */
+ * (already set from the table when there are no keys); proj_key names its
+ * columns (the prepared search keeps each file's map under it). */
 static hs_status fetch_rows(const hs_vs_files *files, hs_vs_prep *prep, const hs_colmap_ctx *ctx,
-                            const vs_key *keys, size_t n, struct ArrowSchema *schema,
-                            struct ArrowArray **batches, size_t *n_batches, hs_table_row *where,
-                            hs_error *err) {
+                            const char *proj_key, const vs_key *keys, size_t n,
+                            struct ArrowSchema *schema, struct ArrowArray **batches,
+                            size_t *n_batches, hs_table_row *where, hs_error *err) {
   hs_status st = HS_OK;
   bool have_schema = false;
   int64_t *rows = hs_malloc((n ? n : 1) * sizeof *rows);
@@ -126,14 +127,25 @@ static hs_status fetch_rows(const hs_vs_files *files, hs_vs_prep *prep, const hs
     struct ArrowSchema full;
     memset(&full, 0, sizeof full);
     st = hs_vs_prep_reader(prep, keys[i].file, path, &r, err);
-    if (st == HS_OK) st = hs_parquet_reader_schema(r, &full, err);
-    if (st == HS_OK) st = hs_colmap_build(ctx, schema, &full, have_schema, path, &map, err);
-    hs_arrow_schema_release(&full);
+    /* The first file's map of this projection is kept by the prepared
+     * search: the same version maps the same file the same way (a name
+     * mapping is a table property, which may change without a new
+     * version: such maps are built every time). */
+    bool keep = !have_schema && ctx->name_mapping == NULL;
+    const hs_colmap *cm =
+        st == HS_OK && keep ? hs_vs_prep_map_get(prep, keys[i].file, path, proj_key) : NULL;
+    if (st == HS_OK && cm == NULL) {
+      st = hs_parquet_reader_schema(r, &full, err);
+      if (st == HS_OK) st = hs_colmap_build(ctx, schema, &full, have_schema, path, &map, err);
+      hs_arrow_schema_release(&full);
+      if (st == HS_OK && keep) cm = hs_vs_prep_map_put(prep, keys[i].file, path, proj_key, &map);
+      if (cm == NULL) cm = &map;
+    }
     if (st == HS_OK) {
       hs_parquet_read_options ro;
       hs_parquet_read_options_init(&ro);
-      ro.columns = (const char *const *)map.read;
-      ro.n_columns = map.n_read;
+      ro.columns = (const char *const *)cm->read;
+      ro.n_columns = cm->n_read;
       ro.rows = rows;
       ro.n_rows = j - i;
       st = hs_parquet_reader_stream(r, &ro, &stream, err);
@@ -145,14 +157,14 @@ static hs_status fetch_rows(const hs_vs_files *files, hs_vs_prep *prep, const hs
     if (st == HS_OK) st = hs_arrow_stream_collect(&stream, &got, &bs, &nb, err);
     if (stream.release != NULL) stream.release(&stream);
     hs_parquet_reader_free(r);
-    for (size_t q = 0; st == HS_OK && !map.identity && q < nb; q++) {
+    for (size_t q = 0; st == HS_OK && !cm->identity && q < nb; q++) {
       struct ArrowArray a;
-      st = hs_colmap_apply(&map, &bs[q], &a, err);
-      bs[q] = a; /* released on failure: a is zeroed */
+      st = hs_colmap_apply(cm, &bs[q], &a, err); /* this call's own: kept maps are identity */
+      bs[q] = a;                                 /* released on failure: a is zeroed */
     }
     if (st == HS_OK && !have_schema) {
       hs_arrow_schema_release(schema);
-      st = hs_arrow_schema_copy(&map.out, schema, err);
+      st = hs_arrow_schema_copy(&cm->out, schema, err);
       have_schema = st == HS_OK;
     }
     hs_colmap_free(&map);
@@ -188,6 +200,22 @@ static hs_status fetch_rows(const hs_vs_files *files, hs_vs_prep *prep, const hs
   }
   hs_free(rows);
   return st;
+}
+
+/* names[0..n) as one string (unit separators between): the projection's
+ * key in the prepared search; NULL when out of memory. */
+static char *names_key(const char *const *names, size_t n) {
+  hs_buf b;
+  hs_buf_init(&b);
+  bool ok = true;
+  for (size_t i = 0; ok && i < n; i++)
+    ok = (i == 0 || hs_buf_append_byte(&b, 0x1f)) && hs_buf_append(&b, names[i], strlen(names[i]));
+  if (ok) ok = hs_buf_append_byte(&b, 0);
+  if (!ok) {
+    hs_buf_free(&b);
+    return NULL;
+  }
+  return (char *)hs_buf_detach(&b);
 }
 
 /* The result: [query_index] + projected + distance, one batch. */
@@ -430,8 +458,13 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o,
       if (u == 0 || key_cmp(&keys[u - 1], &keys[i]) != 0) keys[u++] = keys[i];
     n_keys = u;
     if (n_names > 0) hs_vs_prefetch_rows(&files, prep, &ctx, &proj, keys, n_keys);
-    if (n_names > 0)
-      st = fetch_rows(&files, prep, &ctx, keys, n_keys, &proj, &batches, &n_batches, where, err);
+    char *proj_key = n_names > 0 ? names_key((const char *const *)names, n_names) : NULL;
+    if (n_names > 0 && proj_key == NULL)
+      st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+    if (st == HS_OK && n_names > 0)
+      st = fetch_rows(&files, prep, &ctx, proj_key, keys, n_keys, &proj, &batches, &n_batches,
+                      where, err);
+    hs_free(proj_key);
   }
   if (st == HS_OK && total > 0 && n_names > 0) {
     size_t at = 0;

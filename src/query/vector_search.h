@@ -167,6 +167,19 @@ const hs_vs_indexed *hs_vs_prep_indexed(const hs_vs_prep *p);
 hs_status hs_vs_prep_reader(hs_vs_prep *p, size_t file, const char *path, hs_parquet_reader **out,
                             hs_error *err);
 void hs_vs_prep_release(hs_vs_prep *p);
+/* The column map (schema_map.h) of plan file `file` at `path` onto the
+ * projection named by `key` (its column names), as the first file of a
+ * fetch maps it (output types not fixed), when the prepared search keeps
+ * one: valid while `p` is borrowed, read only (never applied: only maps
+ * that need no adaptation are kept). NULL: build it. */
+struct hs_colmap;
+const struct hs_colmap *hs_vs_prep_map_get(hs_vs_prep *p, size_t file, const char *path,
+                                           const char *key);
+/* Keep *map (built as above) for the next fetches: moved into the
+ * prepared search (*map zeroed) and returned when it needs no adaptation
+ * (identity) and a slot is free; else NULL and *map stays the caller's. */
+const struct hs_colmap *hs_vs_prep_map_put(hs_vs_prep *p, size_t file, const char *path,
+                                           const char *key, struct hs_colmap *map);
 /* The allowed rows of the prepared indexed files under filter text
  * `filter`, when kept: copies into allowed[0..n) (NULL slots stay NULL),
  * their matching-row count added to *rows_matched; false when not kept. */

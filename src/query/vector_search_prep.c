@@ -28,6 +28,7 @@
 #include "../index/binding.h"
 #include "../io/store.h"
 #include "../parquet/parquet.h"
+#include "../table/schema_map.h"
 #include "scan.h"
 #include "vector_search.h"
 
@@ -35,6 +36,14 @@
 /* Filters whose allowed rows a prepared search keeps, and their bytes. */
 #define PREP_ALLOWS 8
 #define PREP_ALLOW_BYTES ((size_t)64 << 20)
+/* Projections whose column map a prepared search keeps per data file. */
+#define PREP_MAPS 4
+
+/* The map of one file's columns onto one projection (hs_vs_prep_map_*). */
+struct prep_map {
+  char *key; /* NULL: free */
+  hs_colmap map;
+};
 
 struct hs_vs_prep {
   int refs; /* borrowers, + 1 while the table holds it (prep_mu) */
@@ -49,6 +58,7 @@ struct hs_vs_prep {
   hs_vs_indexed ix;
   pthread_mutex_t mu;          /* guards readers and allows */
   hs_parquet_reader **readers; /* plan.n_files, opened on first fetch */
+  struct prep_map **maps;      /* plan.n_files, each PREP_MAPS slots made on first use */
   /* The allowed rows of the indexed files under recent filters (by text),
    * least recently used replaced; at most PREP_ALLOW_BYTES in all. */
   struct prep_allow {
@@ -77,6 +87,14 @@ static void prep_free(hs_vs_prep *p) {
   for (size_t i = 0; p->readers != NULL && i < p->plan.n_files; i++)
     hs_parquet_reader_free(p->readers[i]);
   hs_free(p->readers);
+  for (size_t i = 0; p->maps != NULL && i < p->plan.n_files; i++) {
+    for (int j = 0; p->maps[i] != NULL && j < PREP_MAPS; j++) {
+      hs_free(p->maps[i][j].key);
+      hs_colmap_free(&p->maps[i][j].map);
+    }
+    hs_free(p->maps[i]);
+  }
+  hs_free(p->maps);
   hs_vs_indexed_free(&p->ix);
   hs_table_plan_free(&p->plan);
   hs_free(p->manifest_list);
@@ -170,7 +188,8 @@ hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *colum
   if (st == HS_OK && !exact)
     st = hs_vs_indexed_open(t, &p->plan, column, field_id, metric, dim, &p->ix, err);
   if (st == HS_OK && p->plan.n_files > 0 &&
-      (p->readers = hs_calloc(p->plan.n_files, sizeof *p->readers)) == NULL)
+      ((p->readers = hs_calloc(p->plan.n_files, sizeof *p->readers)) == NULL ||
+       (p->maps = hs_calloc(p->plan.n_files, sizeof *p->maps)) == NULL))
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   if (st != HS_OK) {
     prep_free(p);
@@ -199,10 +218,15 @@ const hs_vs_indexed *hs_vs_prep_indexed(const hs_vs_prep *p) {
   return &p->ix;
 }
 
+/* Whether `file` of the prepared plan is `path` (a split's own plan or a
+ * path from elsewhere is not). */
+static bool plan_file_is(const hs_vs_prep *p, size_t file, const char *path) {
+  return p != NULL && file < p->plan.n_files && strcmp(p->plan.files[file].path, path) == 0;
+}
+
 hs_status hs_vs_prep_reader(hs_vs_prep *p, size_t file, const char *path, hs_parquet_reader **out,
                             hs_error *err) {
-  if (p == NULL || file >= p->plan.n_files || strcmp(p->plan.files[file].path, path) != 0)
-    return hs_parquet_reader_open_shared(path, out, err);
+  if (!plan_file_is(p, file, path)) return hs_parquet_reader_open_shared(path, out, err);
   pthread_mutex_lock(&p->mu);
   hs_status st = HS_OK;
   if (p->readers[file] == NULL) {
@@ -232,6 +256,40 @@ hs_status hs_vs_prep_reader(hs_vs_prep *p, size_t file, const char *path, hs_par
   if (st == HS_OK) st = hs_parquet_reader_dup(p->readers[file], out, err);
   pthread_mutex_unlock(&p->mu);
   return st;
+}
+
+const hs_colmap *hs_vs_prep_map_get(hs_vs_prep *p, size_t file, const char *path, const char *key) {
+  if (!plan_file_is(p, file, path) || key == NULL) return NULL;
+  const hs_colmap *hit = NULL;
+  pthread_mutex_lock(&p->mu);
+  for (int j = 0; p->maps[file] != NULL && j < PREP_MAPS && hit == NULL; j++)
+    if (p->maps[file][j].key != NULL && strcmp(p->maps[file][j].key, key) == 0)
+      hit = &p->maps[file][j].map;
+  pthread_mutex_unlock(&p->mu);
+  return hit;
+}
+
+const hs_colmap *hs_vs_prep_map_put(hs_vs_prep *p, size_t file, const char *path, const char *key,
+                                    hs_colmap *map) {
+  if (!plan_file_is(p, file, path) || key == NULL || !map->identity) return NULL;
+  char *k = hs_strdup(key);
+  if (k == NULL) return NULL;
+  const hs_colmap *kept = NULL;
+  pthread_mutex_lock(&p->mu);
+  if (p->maps[file] == NULL) p->maps[file] = hs_calloc(PREP_MAPS, sizeof *p->maps[file]);
+  for (int j = 0; p->maps[file] != NULL && j < PREP_MAPS && kept == NULL; j++) {
+    struct prep_map *m = &p->maps[file][j];
+    if (m->key != NULL && strcmp(m->key, key) == 0) break; /* another search kept one */
+    if (m->key != NULL) continue;
+    m->key = k;
+    m->map = *map;
+    memset(map, 0, sizeof *map);
+    k = NULL;
+    kept = &m->map;
+  }
+  pthread_mutex_unlock(&p->mu);
+  hs_free(k);
+  return kept;
 }
 
 bool hs_vs_prep_allowed_get(hs_vs_prep *p, const char *filter, roaring_bitmap_t **allowed, size_t n,
