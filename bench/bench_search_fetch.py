@@ -2,6 +2,7 @@
 
     HS_THREADS=1 python3 bench/bench_search_fetch.py [--n 100000] [--dim 64]
         [--queries 200] [--reps 1] [--dir /tmp/hs_bench_fetch] [--no-lancedb]
+        [--lancedb-python PATH]
 
 One data file of n x dim synthetic vectors (bench/vector_data.py synthetic,
 cached in bench/data) plus an int64 ``id``, HNSW index (m=16,
@@ -16,8 +17,9 @@ ef_construction=100). p50 over the same queries, one thread, of:
   ``os.pread`` per row of its dim x 4 bytes from the same file;
 - LanceDB ``table.search(q).limit(10).to_arrow()`` with its default index
   (``create_index()``: IVF_PQ), run by bench/.venv-vector's interpreter
-  (bash bench/vector_env.sh) in a subprocess of this run on the same data,
-  ``LANCE_CPU_THREADS=1 LANCE_IO_THREADS=1``.
+  (bash bench/vector_env.sh; or ``--lancedb-python``: any interpreter with
+  lancedb, pylance, pyarrow and numpy) in a subprocess of this run on the
+  same data, ``LANCE_CPU_THREADS=1 LANCE_IO_THREADS=1``.
 
 Ratios: all-columns / (VectorIndex.search + k rows' bytes), target <= 1.5;
 LanceDB / all-columns, target >= 5.
@@ -85,6 +87,8 @@ def main():
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dir", default="/tmp/hs_bench_fetch")
     ap.add_argument("--no-lancedb", action="store_true")
+    ap.add_argument("--lancedb-python", default=os.path.join(HERE, ".venv-vector", "bin", "python"),
+                    help="the interpreter that runs LanceDB's side")
     ap.add_argument("--reps", type=int, default=1, help="passes over the queries per p50")
     ap.add_argument("--lancedb-part", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--name", help=argparse.SUPPRESS)
@@ -134,7 +138,7 @@ def main():
             os.pread(fd, row, off0 + int(i) * row)
     res["k rows' bytes (pread per row)"] = p50_us(pread_rows, qs)
     os.close(fd)
-    lance_py = os.path.join(HERE, ".venv-vector", "bin", "python")
+    lance_py = args.lancedb_python
     if not args.no_lancedb and os.path.exists(lance_py):
         env = dict(os.environ, LANCE_CPU_THREADS="1", LANCE_IO_THREADS="1")
         out = subprocess.run([lance_py, __file__, "--lancedb-part", "--name", args.name,

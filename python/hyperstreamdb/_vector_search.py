@@ -138,16 +138,33 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     """Run `vs` on `table`: one pyarrow Table (a 1-d query) or a list of
     them (a 2-d batch, one per query), each sorted by ``distance``; and the
     search's counters."""
+    return search(table, vs.column, vs.query, vs.k, vs.metric, vs.ef_search, vs.nprobe,
+                  vs.exact, filter, columns, snapshot_id, as_of, ref, True)
+
+
+def search(table: Any, column: Any, query: Any, k: Any, metric: Any, ef_search: Any,
+           nprobe: Any, exact: bool, filter: Optional[str], columns: Optional[Sequence[str]],
+           snapshot_id: Optional[int], as_of: Any, ref: Optional[str], want_io: bool
+           ) -> Tuple[Union[pa.Table, List[pa.Table]], Dict[str, int]]:
+    """:func:`run` with the search's fields as arguments (``Table.search``
+    calls it directly: no VectorSearch to build); ``want_io``: add the
+    object-store counters (two readings of the process's) to the stats."""
     # The C call refreshes its own open table to the latest version: refresh
     # the handle only to resolve a time or ref (or to open it the first time).
     handle = table._handle
     if handle is None or as_of is not None or ref is not None:
         handle = table._require()
-    sid = table._snapshot(snapshot_id, as_of, ref)
-    q, batched = as_queries(vs.query)
-    if not isinstance(vs.column, str):
-        raise InvalidArgumentError(f"column must be a str, not {type(vs.column).__name__}")
-    k = _k(vs.k)
+    sid = snapshot_id
+    if as_of is not None or ref is not None:
+        sid = table._snapshot(snapshot_id, as_of, ref)
+    if (type(query) is np.ndarray and query.dtype == np.float32 and query.ndim == 1
+            and query.size and query.flags.c_contiguous):
+        q, batched = query, False  # the common case, as as_queries returns it
+    else:
+        q, batched = as_queries(query)
+    if not isinstance(column, str):
+        raise InvalidArgumentError(f"column must be a str, not {type(column).__name__}")
+    k = k if type(k) is int and 1 <= k <= _I64_MAX else _k(k)
     cols = None
     score = False  # the seed's name of the distance column: "score"
     if columns is not None:
@@ -165,13 +182,14 @@ def run(table: Any, vs: VectorSearch, filter: Optional[str] = None,
     if cache is None:
         cache = table._vs_cache = _core.search_cache(
             staleness_ms=getattr(table, "_staleness_ms", 0))
-    io0 = _core.io_stats()
+    io0 = _core.io_stats() if want_io else None
     out, stats = _core.vector_search(
-        handle.uri, vs.column, q, k=k, metric=vs.metric, filter=filter or None, columns=cols,
-        snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", vs.ef_search),
-        nprobe=_count("nprobe", vs.nprobe), batch=batched, exact=bool(vs.exact), cache=cache,
+        handle.uri, column, q, k=k, metric=metric, filter=filter or None, columns=cols,
+        snapshot_id=-1 if sid is None else int(sid), ef_search=_count("ef_search", ef_search),
+        nprobe=_count("nprobe", nprobe), batch=batched, exact=bool(exact), cache=cache,
         as_batch=True, handle=handle)
-    stats.update(io_delta(io0, _core.io_stats()))
+    if io0 is not None:
+        stats.update(io_delta(io0, _core.io_stats()))
     result = _result(out)
     if score:
         result = result.append_column("score", result.column("distance"))

@@ -659,10 +659,8 @@ class Table(IndexMethods, ChangeMethods, CompactMethods, StatsMethods):
             snapshot_id, as_of, ref: time travel, as :meth:`to_arrow_stream`.
             exact: ignore vector indexes (brute force everywhere).
         """
-        vs = _vs.VectorSearch(column=column, query=query, k=k, metric=metric,
-                              ef_search=ef_search, nprobe=nprobe, exact=exact)
-        out, _ = _vs.run(self, vs, filter=_filter_arg(filter), columns=columns,
-                         snapshot_id=snapshot_id, as_of=as_of, ref=ref)
+        out, _ = _vs.search(self, column, query, k, metric, ef_search, nprobe, exact,
+                            _filter_arg(filter), columns, snapshot_id, as_of, ref, False)
         return out
 
     def _build_vector_index(self, column: str, kind: str, **params: Any) -> int:

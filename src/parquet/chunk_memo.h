@@ -60,6 +60,7 @@ typedef struct hs_pq_page_memo {
   uint64_t body_off;               /* where the page body starts in the file */
   atomic_bool verified;            /* the body's CRC was checked */
   _Atomic(hs_pq_memo_bytes *) unz; /* decompressed bytes, or NULL */
+  atomic_int starts_row;           /* list page: 0 unknown, 1 its first level starts a row, 2 not */
   _Atomic(hs_pq_cached *) rowmap;  /* the list page's row map, or NULL */
   _Atomic(hs_pq_cached *) delta;   /* the delta page's directory, or NULL */
 } hs_pq_page_memo;

@@ -861,10 +861,7 @@ static hs_status cr_page_gather(hs_cr *r, uint64_t off, const hs_pq_page_header 
   pg.n_levels = n;
   pg.stamp = r->has_stamp ? &r->stamp : NULL;
   pg.offset = off;
-  if (pm != NULL) {
-    pg.rowmap_slot = &pm->rowmap;
-    pg.delta_slot = &pm->delta;
-  }
+  pg.memo = pm;
   int64_t base = r->cur_row + 1;
   while (r->sel_i < r->n_sel && r->sel[r->sel_i] < base) r->sel_i++;
   if (d->max_rep == 1) { /* page_gather_rep.c */

@@ -125,7 +125,7 @@ static void delta_dir_free(void *p) {
 static hs_status delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir **dir,
                                hs_pq_cached **ref, hs_error *err) {
   hs_pq_cached *kept =
-      pg->delta_slot != NULL ? atomic_load_explicit(pg->delta_slot, memory_order_acquire) : NULL;
+      pg->memo != NULL ? atomic_load_explicit(&pg->memo->delta, memory_order_acquire) : NULL;
   if (kept != NULL) { /* the page's memo holds it (chunk_memo.h) */
     *ref = NULL;
     *dir = hs_pq_cached_obj(kept);
@@ -146,8 +146,7 @@ static hs_status delta_dir_get(const hs_pq_gather_page *pg, const hs_delta_dir *
     if (*ref == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for a delta directory");
   }
   *dir = hs_pq_cached_obj(*ref);
-  if (pg->delta_slot != NULL &&
-      hs_pq_memo_keep_cached(pg->delta_slot, *ref, hs_pq_cached_bytes(*ref)))
+  if (pg->memo != NULL && hs_pq_memo_keep_cached(&pg->memo->delta, *ref, hs_pq_cached_bytes(*ref)))
     *ref = NULL; /* the memo's reference now */
   return HS_OK;
 }

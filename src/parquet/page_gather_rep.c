@@ -266,7 +266,7 @@ static hs_status rowmap_build(const hs_pq_gather_page *pg, int16_t max_def, int6
 static hs_status rowmap_get(const hs_pq_gather_page *pg, int16_t max_def, int64_t page_rows,
                             const rowmap **map, hs_pq_cached **ref, hs_error *err) {
   hs_pq_cached *kept =
-      pg->rowmap_slot != NULL ? atomic_load_explicit(pg->rowmap_slot, memory_order_acquire) : NULL;
+      pg->memo != NULL ? atomic_load_explicit(&pg->memo->rowmap, memory_order_acquire) : NULL;
   if (kept != NULL) { /* the page's memo holds it (chunk_memo.h) */
     *ref = NULL;
     *map = hs_pq_cached_obj(kept);
@@ -283,8 +283,7 @@ static hs_status rowmap_get(const hs_pq_gather_page *pg, int16_t max_def, int64_
     if (*ref == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory for a row map");
   }
   *map = hs_pq_cached_obj(*ref);
-  if (pg->rowmap_slot != NULL &&
-      hs_pq_memo_keep_cached(pg->rowmap_slot, *ref, hs_pq_cached_bytes(*ref)))
+  if (pg->memo != NULL && hs_pq_memo_keep_cached(&pg->memo->rowmap, *ref, hs_pq_cached_bytes(*ref)))
     *ref = NULL; /* the memo's reference now */
   return HS_OK;
 }
@@ -301,9 +300,17 @@ hs_status hs_pq_page_gather_rep(const hs_pq_page_ctx *ctx, const hs_pq_gather_pa
   /* The page must start a row (else the decoder reads or rejects it). Its
    * row count is the header's num_rows, as when pages are skipped; a row
    * below it that the levels do not hold is HS_ERR_CORRUPT. */
-  uint32_t first = 1;
-  hs_rle_cursor_init(&rep, pg->rep, pg->rep_len, 1);
-  if (n <= 0 || hs_rle_cursor_get(&rep, 0, &first, NULL) != HS_OK || first != 0) {
+  int starts =
+      pg->memo != NULL ? atomic_load_explicit(&pg->memo->starts_row, memory_order_relaxed) : 0;
+  if (starts == 0) { /* not known yet: read the first level */
+    uint32_t first = 1;
+    hs_rle_cursor_init(&rep, pg->rep, pg->rep_len, 1);
+    bool ok = n > 0 && hs_rle_cursor_get(&rep, 0, &first, NULL) == HS_OK && first == 0;
+    starts = ok ? 1 : 2;
+    if (pg->memo != NULL)
+      atomic_store_explicit(&pg->memo->starts_row, starts, memory_order_relaxed);
+  }
+  if (starts != 1) {
     out->declined = true;
     return HS_OK;
   }

@@ -103,10 +103,10 @@ typedef struct hs_pq_gather_page {
    * and the offset of the page header in the file. */
   const hs_fs_stamp *stamp;
   uint64_t offset;
-  /* The page's memo slots (chunk_memo.h) for its row map and its delta
-   * directory, or NULL: a derived object found there is used without a
-   * cache lookup, and one looked up or built is left there. */
-  _Atomic(struct hs_pq_cached *) *rowmap_slot, *delta_slot;
+  /* The page's memo (chunk_memo.h), or NULL: a row map or delta
+   * directory found there is used without a cache lookup, one looked up
+   * or built is left there, and so is whether a list page starts a row. */
+  struct hs_pq_page_memo *memo;
 } hs_pq_gather_page;
 
 /* True when rows of a page in `encoding` can be read one at a time: a flat
