@@ -28,7 +28,9 @@
  * threads share one memo. Pinned bytes (decompressed pages, referenced
  * cache objects) are charged to one process-wide budget
  * (HS_PQ_MEMO_BYTES); past it a read simply does the work again, as
- * without a memo. Ownership: the file (reader.c) owns its memo, which owns
+ * without a memo. Only files with a stamp (hs_source_stamp: local files
+ * and object-store objects) get one; memory sources read as before.
+ * Ownership: the file (reader.c) owns its memo, which owns
  * its chunk memos and their references; all are freed with the file.
  */
 #ifndef HS_PARQUET_CHUNK_MEMO_H

@@ -427,11 +427,14 @@ static const hs_pq_offset_index *load_offset_index(stream_state *s, const hs_pq_
   return oi;
 }
 
-/* The file's memo (chunk_memo.h), made on first use; NULL when out of
- * memory (reads then keep nothing). */
+/* The file's memo (chunk_memo.h), made on first use; NULL for a source
+ * without a stamp (memory: its bytes are checked every read, as before)
+ * or when out of memory (reads then keep nothing). */
 static hs_pq_memo *file_memo(hs_pq_file *f) {
   hs_pq_memo *m = atomic_load_explicit(&f->memo, memory_order_acquire);
   if (m != NULL) return m;
+  hs_fs_stamp stamp;
+  if (!hs_source_stamp(f->src, &stamp)) return NULL;
   hs_pq_memo *mine = hs_pq_memo_new(f->md.n_row_groups, f->schema.n_leaves);
   if (mine == NULL) return NULL;
   if (atomic_compare_exchange_strong_explicit(&f->memo, &m, mine, memory_order_acq_rel,
