@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "arrow/arrow.h"
 #include "common/common.h"
 
 /* ------------------------------------------------------ search cache */
