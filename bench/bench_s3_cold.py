@@ -49,8 +49,9 @@ import numpy as np
 import pyarrow as pa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VERSITYGW = os.path.join(HERE, "..", "build", "tools", "versitygw")
-ACCESS, SECRET, BUCKET = "benchaccess", "benchsecret-0123456789", "bench"
+sys.path.insert(0, HERE)
+from bench_s3_append import ACCESS, BUCKET, SECRET, VERSITYGW  # noqa: E402
+from bench_s3_append import start_server as start_gateway  # noqa: E402
 
 
 class DelayProxy:
@@ -140,21 +141,10 @@ class DelayProxy:
 
 
 def start_server(tmp):
-    data = os.path.join(tmp, "data")
-    os.mkdir(data)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([VERSITYGW, "--access", ACCESS, "--secret", SECRET, "--port",
-                             f"127.0.0.1:{port}", "--quiet", "--keep-alive", "posix", data],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.05)
-    os.mkdir(os.path.join(data, BUCKET))  # versitygw posix: a bucket is a folder
-    return proc, port
+    """versitygw on 127.0.0.1 (bench_s3_append's), with the bench's bucket."""
+    proc, endpoint = start_gateway(tmp)
+    os.mkdir(os.path.join(tmp, "data", BUCKET))  # versitygw posix: a bucket is a folder
+    return proc, int(endpoint.rsplit(":", 1)[1])
 
 
 def make_parts(rows, dim, files, seed=0):
