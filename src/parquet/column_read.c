@@ -374,6 +374,7 @@ static void rep_pattern_fill(int16_t *dst, int64_t count, int64_t period) {
  * store the n_levels earlier levels in front of it. */
 static hs_status cr_levels_unlazy(hs_cr *r, hs_buf *lv, int64_t n, bool is_rep, hs_error *err) {
   size_t before = (size_t)r->acc.n_levels;
+  if (before == 0) return HS_OK; /* nothing implicit yet: lv holds all there is */
   if (!hs_buf_reserve(lv, before * sizeof(int16_t))) {
     return hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu levels", before + (size_t)n);
   }
