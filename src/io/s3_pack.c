@@ -84,6 +84,18 @@ static bool append_segment(hs_buf *out, const hs_store_loc *loc, const pk_span *
   return hs_buf_append(out, h, 12) && hs_buf_append(out, bytes, (size_t)(s->hi - s->lo));
 }
 
+/* Append `sp` to *spans (*cap doubled when full); false when out of memory. */
+static bool span_push(pk_span **spans, size_t *ns, size_t *cap, pk_span sp) {
+  if (*ns == *cap) {
+    pk_span *g = hs_realloc(*spans, 2 * *cap * sizeof *g);
+    if (g == NULL) return false;
+    *spans = g;
+    *cap *= 2;
+  }
+  (*spans)[(*ns)++] = sp;
+  return true;
+}
+
 hs_status hs_s3_pack(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
                      size_t max_bytes, hs_buf *out, size_t *n_segments, hs_error *err) {
   *n_segments = 0;
@@ -110,13 +122,7 @@ hs_status hs_s3_pack(const hs_store_loc *locs, const hs_store_prefetch_item *ite
       for (uint64_t k = 0; k * B < info.size; k++) {
         uint64_t lo = k * B, hi = lo + B < info.size ? lo + B : info.size;
         if (!hs_s3_cache_holds(&locs[i], &info, lo, hi - lo)) continue;
-        if (ns == cap) {
-          pk_span *g = hs_realloc(spans, 2 * cap * sizeof *g);
-          if (g == NULL) break;
-          spans = g;
-          cap *= 2;
-        }
-        spans[ns++] = (pk_span){first, info, lo, hi};
+        if (!span_push(&spans, &ns, &cap, (pk_span){first, info, lo, hi})) break;
       }
       continue;
     }
@@ -132,13 +138,7 @@ hs_status hs_s3_pack(const hs_store_loc *locs, const hs_store_prefetch_item *ite
     lo = lo / B * B;
     hi = (hi + B - 1) / B * B;
     if (hi > info.size) hi = info.size;
-    if (ns == cap) {
-      pk_span *g = hs_realloc(spans, 2 * cap * sizeof *g);
-      if (g == NULL) break;
-      spans = g;
-      cap *= 2;
-    }
-    spans[ns++] = (pk_span){first, info, lo, hi};
+    if (!span_push(&spans, &ns, &cap, (pk_span){first, info, lo, hi})) break;
   }
   qsort(spans, ns, sizeof *spans, span_cmp);
   size_t w = 0;
