@@ -185,5 +185,10 @@ void hs_rest_base_free(hs_rest_base *b);
  * False: nothing was lost (or the version before ours cannot be read). */
 bool hs_rest_merge_theirs(hs_table *t, const hs_rest_base *base, hs_iceberg_metadata *m2,
                           hs_arena *a);
+/* The index configuration texts (JSON arrays of entries keyed by field id,
+ * else column name) merged three ways by common/merge3.h's rule, in `a`;
+ * NULL: the merge equals ours, or a text does not parse (left as it is). */
+const char *hs_rest_conf_merge3(const char *base, const char *theirs, const char *ours,
+                                hs_arena *a);
 
 #endif /* HS_CATALOG_H */

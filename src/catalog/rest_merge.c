@@ -25,6 +25,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "../common/merge3.h"
 #include "../table/timetravel.h"
 #include "catalog.h"
 
@@ -74,13 +75,6 @@ static bool conf_same_key(json_t *a, json_t *b) {
   return ca != NULL && cb != NULL && strcmp(ca, cb) == 0;
 }
 
-static json_t *conf_find(json_t *list, json_t *e) {
-  size_t i;
-  json_t *x;
-  json_array_foreach(list, i, x) if (conf_same_key(x, e)) return x;
-  return NULL;
-}
-
 static json_t *conf_parse(const char *text) {
   json_t *j = text ? json_loads(text, 0, NULL) : json_array();
   if (j != NULL && !json_is_array(j)) {
@@ -90,42 +84,48 @@ static json_t *conf_parse(const char *text) {
   return j;
 }
 
-/* The configuration merged three ways, in `a` (NULL: nothing to change,
- * or a text that does not parse, which is left as it is). */
-static const char *conf_merge3(const char *base, const char *theirs, const char *ours,
-                               hs_arena *a) {
-  json_t *b = conf_parse(base), *t = conf_parse(theirs), *o = conf_parse(ours);
-  json_t *out = json_array();
+typedef struct conf_lists {
+  json_t *list[3], *out;
+} conf_lists;
+
+static const void *conf_at(void *ctx, int list, size_t i) {
+  return json_array_get(((conf_lists *)ctx)->list[list], i);
+}
+
+static const void *conf_find(void *ctx, int list, const void *e) {
+  json_t *l = ((conf_lists *)ctx)->list[list];
+  for (size_t i = 0; i < json_array_size(l); i++)
+    if (conf_same_key(json_array_get(l, i), (json_t *)e)) return json_array_get(l, i);
+  return NULL;
+}
+
+static bool conf_same(void *ctx, const void *a, const void *b) {
+  (void)ctx;
+  return json_equal((json_t *)a, (json_t *)b);
+}
+
+static bool conf_emit(void *ctx, const void *e) {
+  return json_array_append(((conf_lists *)ctx)->out, (json_t *)e) == 0;
+}
+
+const char *hs_rest_conf_merge3(const char *base, const char *theirs, const char *ours,
+                                hs_arena *a) {
+  conf_lists c = {{conf_parse(base), conf_parse(theirs), conf_parse(ours)}, json_array()};
   const char *text = NULL;
-  bool any = false;
-  if (b != NULL && t != NULL && o != NULL && out != NULL) {
-    size_t i;
-    json_t *e;
-    json_array_foreach(o, i, e) {
-      json_t *eb = conf_find(b, e), *et = conf_find(t, e);
-      if (eb != NULL && et == NULL) { /* theirs removed it */
-        any = true;
-        continue;
-      }
-      if (eb != NULL && !json_equal(eb, et) && json_equal(eb, e)) { /* only theirs changed it */
-        e = et;
-        any = true;
-      }
-      json_array_append(out, e);
-    }
-    json_array_foreach(t, i, e) {
-      if (conf_find(b, e) != NULL || conf_find(o, e) != NULL) continue;
-      json_array_append(out, e); /* theirs added it */
-      any = true;
-    }
-    char *s = any ? json_dumps(out, JSON_COMPACT) : NULL;
+  if (c.list[0] != NULL && c.list[1] != NULL && c.list[2] != NULL && c.out != NULL) {
+    hs_merge3 m = {
+        .ctx = &c,
+        .n = {json_array_size(c.list[0]), json_array_size(c.list[1]), json_array_size(c.list[2])},
+        .at = conf_at,
+        .find = conf_find,
+        .same = conf_same,
+        .emit = conf_emit};
+    char *s = hs_merge3_run(&m) == 1 ? json_dumps(c.out, JSON_COMPACT) : NULL;
     if (s != NULL) text = hs_arena_strndup(a, s, strlen(s));
     free(s); /* jansson's allocator */
   }
-  json_decref(b);
-  json_decref(t);
-  json_decref(o);
-  json_decref(out);
+  for (int k = 0; k < 3; k++) json_decref(c.list[k]);
+  json_decref(c.out);
   return text;
 }
 
@@ -146,8 +146,8 @@ bool hs_rest_merge_theirs(hs_table *t, const hs_rest_base *base, hs_iceberg_meta
     need = changed;
   const char *tconf = hs_iceberg_metadata_property(&theirs, CONFIG_PROPERTY);
   if (!same_text(tconf, base->conf)) {
-    const char *merged =
-        conf_merge3(base->conf, tconf, hs_iceberg_metadata_property(cur, CONFIG_PROPERTY), a);
+    const char *merged = hs_rest_conf_merge3(base->conf, tconf,
+                                             hs_iceberg_metadata_property(cur, CONFIG_PROPERTY), a);
     if (merged != NULL && hs_table_set_property(m2, a, CONFIG_PROPERTY, merged, NULL) == HS_OK)
       need = true;
   }

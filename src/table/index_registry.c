@@ -39,6 +39,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "../common/merge3.h"
 #include "../common/parallel.h"
 #include "../index/index.h"
 #include "../io/fs.h"
@@ -538,6 +539,33 @@ static bool same_columns(const hs_table_index_entry *a, const hs_table_index_ent
   return true;
 }
 
+/* The three registries for common/merge3.h: entries in file order, looked
+ * up through their identity-sorted views. */
+typedef struct merge_lists {
+  const hs_table_index_registry *r[3];
+  const hs_table_index_entry **sorted[3];
+  json_t *out;
+} merge_lists;
+
+static const void *merge_at(void *ctx, int list, size_t i) {
+  return &((merge_lists *)ctx)->r[list]->entries[i];
+}
+
+static const void *merge_find(void *ctx, int list, const void *e) {
+  merge_lists *ml = ctx;
+  return ident_find(ml->sorted[list], ml->r[list]->n_entries, e);
+}
+
+static bool merge_same(void *ctx, const void *a, const void *b) {
+  (void)ctx;
+  return same_columns(a, b);
+}
+
+static bool merge_emit(void *ctx, const void *e) {
+  json_t *j = entry_json(e, NULL, -1);
+  return j != NULL && json_array_append_new(((merge_lists *)ctx)->out, j) == 0;
+}
+
 hs_status hs_table_index_registry_merge3(const hs_table *t, const char *base, const char *theirs,
                                          hs_iceberg_metadata *m, hs_arena *a, bool *changed,
                                          hs_error *err) {
@@ -560,39 +588,22 @@ hs_status hs_table_index_registry_merge3(const hs_table *t, const char *base, co
     if (!ok_b || !ok_t || !ok_o || root == NULL || ents == NULL)
       st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
   }
-  bool any = false;
-  for (size_t i = 0; st == HS_OK && i < ro.n_entries; i++) {
-    const hs_table_index_entry *e = &ro.entries[i];
-    const hs_table_index_entry *b = ident_find(vb, rb.n_entries, e);
-    const hs_table_index_entry *th = ident_find(vt, rt.n_entries, e);
-    if (b != NULL && th == NULL) { /* theirs removed it */
-      any = true;
-      continue;
-    }
-    if (b != NULL && !same_columns(b, th) && same_columns(b, e)) { /* theirs changed it */
-      e = th;
-      any = true;
-    }
-    json_t *j = entry_json(e, NULL, -1);
-    if (j == NULL || json_array_append_new(ents, j) != 0)
-      st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
-  }
-  for (size_t i = 0; st == HS_OK && i < rt.n_entries; i++) {
-    const hs_table_index_entry *e = &rt.entries[i];
-    if (ident_find(vb, rb.n_entries, e) != NULL || ident_find(vo, ro.n_entries, e) != NULL)
-      continue;
-    any = true; /* theirs added it, ours lost it */
-    json_t *j = entry_json(e, NULL, -1);
-    if (j == NULL || json_array_append_new(ents, j) != 0)
-      st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
-  }
+  merge_lists ml = {{&rb, &rt, &ro}, {vb, vt, vo}, ents};
+  hs_merge3 mg = {.ctx = &ml,
+                  .n = {rb.n_entries, rt.n_entries, ro.n_entries},
+                  .at = merge_at,
+                  .find = merge_find,
+                  .same = merge_same,
+                  .emit = merge_emit};
+  int any = st == HS_OK ? hs_merge3_run(&mg) : 0;
+  if (any < 0) st = hs_error_set(err, HS_ERR_NOMEM, "index registry: out of memory");
   hs_free(vb);
   hs_free(vt);
   hs_free(vo);
   hs_table_index_registry_free(&rb);
   hs_table_index_registry_free(&rt);
   hs_table_index_registry_free(&ro);
-  if (st == HS_OK && any) {
+  if (st == HS_OK && any == 1) {
     json_object_set_new(root, "format-version", json_integer(1));
     json_object_set_new(root, "entries", ents);
     return registry_publish(t, root, m, a, changed, err);

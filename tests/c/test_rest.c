@@ -412,7 +412,45 @@ static void test_server(const char *catalog) {
   CHECK_OK(hs_catalog_drop_namespace(catalog, "c", &err), &err);
 }
 
+/* The index configuration's three-way merge: entries keyed by field id
+ * (the column name when an entry has none), compared as JSON values. */
+static void test_conf_merge(void) {
+  hs_arena a;
+  hs_arena_init(&a);
+  const char *base = "[{\"field-id\":1,\"column\":\"a\",\"kind\":\"bitmap\"}]";
+  /* they added b, we renamed a's kind: both kept */
+  const char *theirs =
+      "[{\"field-id\":1,\"column\":\"a\",\"kind\":\"bitmap\"},"
+      "{\"field-id\":2,\"column\":\"b\",\"kind\":\"bitmap\"}]";
+  const char *ours = "[{\"field-id\":1,\"column\":\"a\",\"kind\":\"none\"}]";
+  const char *m = hs_rest_conf_merge3(base, theirs, ours, &a);
+  json_t *j = m ? json_loads(m, 0, NULL) : NULL;
+  CHECK(json_is_array(j) && json_array_size(j) == 2);
+  CHECK(j && strcmp(json_string_value(json_object_get(json_array_get(j, 0), "kind")), "none") == 0);
+  CHECK(j && json_integer_value(json_object_get(json_array_get(j, 1), "field-id")) == 2);
+  json_decref(j);
+  /* a renamed column is the same entry by field id: theirs' rename kept */
+  const char *ren = "[{\"field-id\":1,\"column\":\"a2\",\"kind\":\"bitmap\"}]";
+  m = hs_rest_conf_merge3(base, ren, base, &a);
+  CHECK(m != NULL && strstr(m, "\"a2\"") != NULL && strstr(m, "\"a\"") == NULL);
+  /* entries without field ids are keyed by column */
+  m = hs_rest_conf_merge3("[]", "[{\"column\":\"x\"}]", "[{\"column\":\"y\"}]", &a);
+  CHECK(m != NULL && strstr(m, "\"x\"") != NULL && strstr(m, "\"y\"") != NULL);
+  /* theirs removed what we kept: removed */
+  m = hs_rest_conf_merge3(theirs, base, theirs, &a);
+  CHECK(m != NULL && strstr(m, "\"b\"") == NULL);
+  /* nothing of theirs to keep, or a text that does not parse: no change */
+  CHECK(hs_rest_conf_merge3(base, base, ours, &a) == NULL);
+  CHECK(hs_rest_conf_merge3(base, "{not json", ours, &a) == NULL);
+  CHECK(hs_rest_conf_merge3(base, "{\"an\":\"object\"}", ours, &a) == NULL);
+  /* NULL (no property yet) is an empty list */
+  m = hs_rest_conf_merge3(NULL, base, NULL, &a);
+  CHECK(m != NULL && strstr(m, "\"a\"") != NULL);
+  hs_arena_reset(&a);
+}
+
 int main(void) {
+  test_conf_merge();
   test_commit_body();
   test_parsers();
   test_encoding();
