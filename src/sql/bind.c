@@ -184,7 +184,7 @@ static hs_status bind_range_var(hs_sql_binder *b, json_t *body, hs_sql_plan **ou
   }
   hs_sql_rel *rel = NULL;
   hs_error lerr = {0};
-  hs_status st = b->o->lookup(b->o->lookup_ud, name, b->A, &rel, &lerr);
+  hs_status st = b->o->lookup(b->o->lookup_ud, name, b->pc, &rel, &lerr);
   if (st != HS_OK) return hs_sql_bind_fail(b, st, pos, "%s", lerr.message);
   hs_sql_plan *p = hs_sql_bind_plan(b, HS_SP_SCAN, rel->n_cols);
   if (p == NULL) return HS_ERR_NOMEM;

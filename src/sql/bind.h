@@ -14,10 +14,11 @@
 #include "exec.h"
 
 /* Finds the relation a FROM clause names (session.c): *out is built in
- * `arena` (the statement's), with the table's current columns. HS_ERR_NOT_FOUND with a
+ * ctx's arena (the statement's), with the table's current columns and the
+ * handle they came from (hs_sql_rel.table, listed in ctx->opened). HS_ERR_NOT_FOUND with a
  * message listing the known names (the binder adds the position). */
-typedef hs_status (*hs_sql_lookup_fn)(void *ud, const char *name, hs_arena *arena, hs_sql_rel **out,
-                                      hs_error *err);
+typedef hs_status (*hs_sql_lookup_fn)(void *ud, const char *name, hs_sql_plan_ctx *ctx,
+                                      hs_sql_rel **out, hs_error *err);
 
 typedef enum hs_sql_stmt_kind {
   HS_SQL_STMT_QUERY,   /* rows: `plan` */

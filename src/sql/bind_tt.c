@@ -71,7 +71,7 @@ hs_status hs_sql_bind_time_travel(hs_sql_binder *b, json_t *range, json_t *call,
   if ((st = str_arg(b, json_array_get(args, 1), fn, 2, &second, &id, by_id)) != HS_OK) return st;
   hs_sql_rel *rel = NULL;
   hs_error lerr = {0};
-  if ((st = b->o->lookup(b->o->lookup_ud, table, b->A, &rel, &lerr)) != HS_OK)
+  if ((st = b->o->lookup(b->o->lookup_ud, table, b->pc, &rel, &lerr)) != HS_OK)
     return hs_sql_bind_fail(b, st, pos, "%s", lerr.message);
   if (rel->uri == NULL)
     return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "%s: %s is in-memory data, not a table", fn,

@@ -226,7 +226,7 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
   if (pctx == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   hs_arena_init(&pctx->arena);
   hs_sql_rel *r = NULL;
-  hs_status st = bo->lookup(bo->lookup_ud, name != NULL ? name : "", &pctx->arena, &r, err);
+  hs_status st = bo->lookup(bo->lookup_ud, name != NULL ? name : "", pctx, &r, err);
   hs_table *t = NULL;
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);
@@ -235,7 +235,7 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
   if (st == HS_OK && r->uri == NULL)
     st = hs_error_set(err, HS_ERR_INVALID_ARG,
                       "at position %d: %s is in-memory data; INSERT writes tables", *pos, name);
-  if (st == HS_OK) st = hs_table_open(r->uri, &t, err);
+  if (st == HS_OK) st = hs_sql_rel_open(r, &t, err);
   if (st == HS_OK) st = hs_table_schema(t, &schema, err);
   if (st == HS_OK) st = table_types(&schema, &pctx->arena, &ttypes, &tnames, err);
   int32_t n_tcols = (int32_t)schema.n_children;
@@ -294,7 +294,7 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
   free_chunks(chunks, n);
   hs_sql_exec_free(x);
   hs_arrow_schema_release(&schema);
-  hs_table_free(t);
+  hs_sql_rel_close(r, t);
   hs_sql_plan_ctx_free(pctx);
   if (st != HS_OK) {
     if (*pos == 0) *pos = jpos(rel);
@@ -516,15 +516,19 @@ static hs_status do_create_index(hs_sql_session *s, const hs_sql_bind_opts *bo, 
   json_decref(pj);
   if (st != HS_OK) return st;
   hs_sql_rel *r = NULL;
-  hs_arena A;
-  hs_arena_init(&A);
+  hs_sql_plan_ctx *pc = hs_calloc(1, sizeof(*pc));
+  if (pc == NULL) {
+    free(pjs); /* jansson's allocator */
+    return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  }
+  hs_arena_init(&pc->arena);
   hs_table *t = NULL;
-  st = bo->lookup(bo->lookup_ud, name != NULL ? name : "", &A, &r, err);
+  st = bo->lookup(bo->lookup_ud, name != NULL ? name : "", pc, &r, err);
   if (st == HS_OK && r->uri == NULL)
     st = hs_error_set(err, HS_ERR_INVALID_ARG,
                       "at position %d: %s is in-memory data; indexes are built on tables", *pos,
                       name);
-  if (st == HS_OK) st = hs_table_open(r->uri, &t, err);
+  if (st == HS_OK) st = hs_sql_rel_open(r, &t, err);
   if (st == HS_OK) st = hs_table_add_index(t, col, kind, vector ? pjs : NULL, err);
   int64_t built = 0;
   if (st == HS_OK && vector) {
@@ -539,8 +543,8 @@ static hs_status do_create_index(hs_sql_session *s, const hs_sql_bind_opts *bo, 
     st = hs_table_build_configured_indexes(t, &bopt, &built, err);
   }
   free(pjs);
-  hs_table_free(t);
-  hs_arena_reset(&A);
+  hs_sql_rel_close(r, t);
+  hs_sql_plan_ctx_free(pc);
   if (st != HS_OK) return st;
   return count_stream(built, out, err);
 }
@@ -574,23 +578,24 @@ static hs_status do_drop(hs_sql_session *s, const hs_sql_bind_opts *bo, json_t *
     table[cut] = '\0';
     memcpy(col, iname + cut + 1, n - 4 - cut - 1);
     col[n - 4 - cut - 1] = '\0';
-    hs_arena A;
-    hs_arena_init(&A);
+    hs_sql_plan_ctx *pc = hs_calloc(1, sizeof(*pc));
+    if (pc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+    hs_arena_init(&pc->arena);
     hs_sql_rel *r = NULL;
     hs_error lerr = {0};
-    if (bo->lookup(bo->lookup_ud, table, &A, &r, &lerr) == HS_OK && r->uri != NULL) {
+    if (bo->lookup(bo->lookup_ud, table, pc, &r, &lerr) == HS_OK && r->uri != NULL) {
       hs_table *t = NULL;
       hs_error terr = {0};
-      if (hs_table_open(r->uri, &t, &terr) == HS_OK) {
+      if (hs_sql_rel_open(r, &t, &terr) == HS_OK) {
         hs_status d = hs_table_drop_index(t, col, &terr);
         if (d == HS_OK)
           st = HS_OK;
         else if (d != HS_ERR_NOT_FOUND)
           st = hs_error_set(err, d, "%s", terr.message);
-        hs_table_free(t);
+        hs_sql_rel_close(r, t);
       }
     }
-    hs_arena_reset(&A);
+    hs_sql_plan_ctx_free(pc);
   }
   if (st == HS_ERR_NOT_FOUND) {
     if (missing_ok) return count_stream(0, out, err);

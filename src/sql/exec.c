@@ -19,9 +19,31 @@
 
 void hs_sql_plan_ctx_free(hs_sql_plan_ctx *ctx) {
   if (ctx == NULL) return;
+  for (hs_sql_rel *r = ctx->opened; r != NULL; r = r->next_opened) hs_sql_rel_close(r, r->table);
   hs_arena_reset(&ctx->arena);
   if (ctx->json != NULL) json_decref(ctx->json);
   hs_free(ctx);
+}
+
+hs_status hs_sql_rel_open(const hs_sql_rel *rel, hs_table **out, hs_error *err) {
+  /* operators open from the exec's thread, but take atomically anyway */
+  *out = __atomic_exchange_n(&((hs_sql_rel *)rel)->table, NULL, __ATOMIC_ACQ_REL);
+  if (*out != NULL) return HS_OK;
+  if (rel->uri == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "%s is not a table", rel->name);
+  return hs_table_open(rel->uri, out, err);
+}
+
+void hs_sql_rel_close(const hs_sql_rel *rel, hs_table *t) {
+  if (t == NULL) return;
+  if (rel != NULL && rel->give_back != NULL)
+    rel->give_back(rel->owner, t);
+  else
+    hs_table_free(t);
+}
+
+hs_table *hs_sql_rel_peek(const hs_sql_rel *rel) {
+  return __atomic_load_n(&rel->table, __ATOMIC_ACQUIRE);
 }
 
 typedef struct shared_res {

@@ -911,7 +911,7 @@ static void join_free(hs_sql_op *op) {
   if (st == NULL) return;
   probe_release(st, true);
   build_release(st);
-  hs_table_free(st->table);
+  hs_sql_rel_close(st->p->kids[1]->scan.rel, st->table);
   for (size_t c = st->pend_pos; c < st->n_pend; c++) hs_sql_chunk_release(&st->pend[c]);
   hs_free(st->pend);
   if (st->pend_reserved != 0) hs_sql_exec_reserve(st->x, -st->pend_reserved, "join", NULL);

@@ -153,7 +153,7 @@ hs_status hs_sql_join_index_build(join_state *st, bool *cannot, hs_error *err) {
   int64_t u = 0; /* distinct */
   for (int64_t k = 0; k < m; k++)
     if (u == 0 || hs_sql_vec_cmp(kv, rows[u - 1], kv, rows[k]) != 0) rows[u++] = rows[k];
-  if (u > 0 && st->table == NULL) s = hs_table_open(scan->scan.rel->uri, &st->table, err);
+  if (u > 0 && st->table == NULL) s = hs_sql_rel_open(scan->scan.rel, &st->table, err);
 
   for (int64_t k0 = 0; k0 < u && s == HS_OK; k0 += JOIN_INDEX_KEYS_PER_SCAN) {
     int64_t k1 = k0 + JOIN_INDEX_KEYS_PER_SCAN < u ? k0 + JOIN_INDEX_KEYS_PER_SCAN : u;
@@ -293,7 +293,7 @@ static int64_t table_rows(hs_table *t, int64_t snapshot_id) {
  * index as one chunk; else hash the right side and replay what was read. */
 hs_status hs_sql_join_index_decide(join_state *st, hs_sql_op *op, hs_error *err) {
   const hs_sql_plan *scan = st->p->kids[1];
-  hs_status s = hs_table_open(scan->scan.rel->uri, &st->table, err);
+  hs_status s = hs_sql_rel_open(scan->scan.rel, &st->table, err);
   if (s != HS_OK) return s;
   st->ix_snapshot = scan->scan.snapshot_id >= 0 ? scan->scan.snapshot_id
                                                 : hs_table_current_snapshot_id(st->table);

@@ -70,7 +70,7 @@ static void knn_free(hs_sql_op *op) {
     for (size_t i = 0; i < s->n_extra[c]; i++) hs_sql_chunk_release(&s->extra[c][i]);
     hs_free(s->extra[c]);
   }
-  hs_table_free(s->table);
+  hs_sql_rel_close(op->plan->scan.rel, s->table);
   hs_arena_reset(&s->arena);
   hs_free(s);
 }
@@ -456,7 +456,7 @@ hs_status hs_sql_op_knn_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op
       s->dim = v.type.a;
     }
   }
-  st = hs_table_open(rel->uri, &s->table, err);
+  st = hs_sql_rel_open(rel, &s->table, err);
   if (st != HS_OK) {
     hs_error_prefix(err, "table %s: ", rel->name);
     return st;

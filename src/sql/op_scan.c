@@ -59,7 +59,7 @@ static void scan_free(hs_sql_op *op) {
     if (s->stream.release != NULL) s->stream.release(&s->stream);
     hs_arrow_schema_release(&s->schema);
   }
-  hs_table_free(s->table);
+  hs_sql_rel_close(op->plan->scan.rel, s->table);
   hs_free(s);
 }
 
@@ -289,7 +289,7 @@ hs_status hs_sql_op_scan_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
     op->next = mem_next;
     return HS_OK;
   }
-  hs_status st = hs_table_open(rel->uri, &s->table, err);
+  hs_status st = hs_sql_rel_open(rel, &s->table, err);
   if (st != HS_OK) {
     hs_error_prefix(err, "table %s: ", rel->name);
     return st;

@@ -44,11 +44,12 @@ static bool key_type_ok(hs_sql_tid id) {
   }
 }
 
-/* Does `column` of the table at `uri` have a scalar index on some data
+/* Does `column` of table relation `rel` have a scalar index on some data
  * file? (Errors opening the table say no: the scan reports them.) */
-static bool has_scalar_index(const char *uri, const char *column) {
-  hs_table *t = NULL;
-  if (hs_table_open(uri, &t, NULL) != HS_OK) return false;
+static bool has_scalar_index(const hs_sql_rel *rel, const char *column) {
+  hs_table *t = hs_sql_rel_peek(rel), *own = NULL;
+  if (t == NULL && hs_table_open(rel->uri, &own, NULL) != HS_OK) return false;
+  if (t == NULL) t = own;
   hs_table_index_info *v = NULL;
   size_t n = 0;
   bool yes = false;
@@ -56,7 +57,7 @@ static bool has_scalar_index(const char *uri, const char *column) {
     for (size_t i = 0; i < n; i++)
       if (!v[i].is_vector && v[i].files_indexed > 0 && strcmp(v[i].column, column) == 0) yes = true;
   hs_table_index_info_free(v, n);
-  hs_table_free(t);
+  hs_table_free(own);
   return yes;
 }
 
@@ -74,7 +75,7 @@ static const char *indexed_key(const hs_sql_plan *scan, hs_sql_expr **keys, hs_s
     if (e->kind != HS_SX_COL || e->col < 0 || e->col >= scan->scan.n_columns) continue;
     if (!key_type_ok(e->type.id) || others[k]->type.id != e->type.id) continue;
     const char *name = scan->scan.columns[e->col];
-    if (name != NULL && has_scalar_index(scan->scan.rel->uri, name)) return name;
+    if (name != NULL && has_scalar_index(scan->scan.rel, name)) return name;
   }
   return NULL;
 }

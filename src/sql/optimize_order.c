@@ -124,10 +124,12 @@ static double selectivity(const hs_sql_expr *e) {
   }
 }
 
-/* Rows of table `uri` at `snapshot_id` from the snapshot summary, or -1. */
-static double table_rows(const char *uri, int64_t snapshot_id) {
-  hs_table *t = NULL;
-  if (hs_table_open(uri, &t, NULL) != HS_OK) return -1;
+/* Rows of table relation `rel` at `snapshot_id` from the snapshot
+ * summary, or -1. */
+static double table_rows(const hs_sql_rel *rel, int64_t snapshot_id) {
+  hs_table *t = hs_sql_rel_peek(rel), *own = NULL;
+  if (t == NULL && hs_table_open(rel->uri, &own, NULL) != HS_OK) return -1;
+  if (t == NULL) t = own;
   int64_t want = snapshot_id >= 0 ? snapshot_id : hs_table_current_snapshot_id(t);
   double rows = want < 0 ? 0 : -1; /* no snapshot: an empty table */
   hs_table_snapshot_info *s = NULL;
@@ -140,7 +142,7 @@ static double table_rows(const char *uri, int64_t snapshot_id) {
     if (hs_table_count_rows(t, want, &live, NULL, NULL, NULL) == HS_OK) rows = (double)live;
   }
   hs_free(s);
-  hs_table_free(t);
+  hs_table_free(own);
   return rows;
 }
 
@@ -156,7 +158,7 @@ static double estimate(const hs_sql_plan *p, double *base) {
   switch (p->kind) {
   case HS_SP_SCAN:
     if (p->scan.rel->uri != NULL) {
-      r = table_rows(p->scan.rel->uri, p->scan.snapshot_id);
+      r = table_rows(p->scan.rel, p->scan.snapshot_id);
       if (r < 0) r = UNKNOWN_ROWS;
     } else {
       r = 0;

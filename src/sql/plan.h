@@ -67,6 +67,18 @@ typedef struct hs_sql_rel {
   int32_t n_cols;
   const hs_sql_type *types;
   const char *const *col_names;
+  /* The table handle the columns were read from (a table relation found
+   * for this statement; else NULL): the statement opens each FROM item's
+   * table once. The optimizer borrows it (hs_sql_rel_peek); the first
+   * operator reading the table takes it (hs_sql_rel_open, which opens a
+   * handle of its own for any later one); one nobody took is freed with
+   * the plan context, which lists it in `opened`. */
+  hs_table *table;
+  struct hs_sql_rel *next_opened;
+  /* Where a handle on this table goes when its user is done (the
+   * session's idle handles, refreshed by the next statement); NULL: freed. */
+  void (*give_back)(void *owner, hs_table *t);
+  void *owner;
 } hs_sql_rel;
 
 typedef struct hs_sql_sortkey {
@@ -187,10 +199,21 @@ typedef struct hs_sql_plan_ctx {
   hs_arena arena;
   const char *sql; /* the statement text (for positions) */
   void *json;      /* the parse tree (json_t) the plan's names point into; freed with the arena */
+  hs_sql_rel *opened; /* relations whose `table` the context frees (if not taken) */
 } hs_sql_plan_ctx;
 
 /* Free a plan context and everything it owns (accepts NULL). */
 void hs_sql_plan_ctx_free(hs_sql_plan_ctx *ctx);
+
+/* A handle on table relation `rel` that the caller owns (hs_table_free):
+ * the statement's own handle if no operator took it yet, else a new open. */
+hs_status hs_sql_rel_open(const hs_sql_rel *rel, hs_table **out, hs_error *err);
+/* Done with a handle from hs_sql_rel_open (accepts NULL): back to the
+ * session's idle handles, or freed. */
+void hs_sql_rel_close(const hs_sql_rel *rel, hs_table *t);
+/* The statement's handle on `rel`, borrowed (NULL once an operator took
+ * it, or for in-memory data): for planning, before operators run. */
+hs_table *hs_sql_rel_peek(const hs_sql_rel *rel);
 
 /* A new node in ctx->arena with n_cols output columns allocated. */
 hs_sql_plan *hs_sql_plan_new(hs_sql_plan_ctx *ctx, hs_sql_plan_kind kind, int32_t n_cols);

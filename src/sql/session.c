@@ -18,6 +18,8 @@
 #include "../io/store.h"
 #include "bind.h"
 
+#define REL_IDLE_MAX 4
+
 typedef struct rel_entry {
   char *name;
   char *uri;            /* table folder, or NULL */
@@ -27,6 +29,13 @@ typedef struct rel_entry {
   hs_arena arena;
   hs_sql_rel rel;
   bool retired;
+  /* Table handles no statement uses now, kept open for the next (which
+   * refreshes one: a stat or two when nothing changed, and the handle's
+   * caches — plan, registry, open files — stay warm). `mu` guards them:
+   * statements end on the threads that free their streams. */
+  pthread_mutex_t mu;
+  hs_table *idle[REL_IDLE_MAX];
+  size_t n_idle;
 } rel_entry;
 
 struct hs_sql_session {
@@ -45,6 +54,8 @@ static void rel_free(rel_entry *r) {
   for (size_t i = 0; i < r->n_chunks; i++) hs_sql_chunk_release(&r->chunks[i]);
   hs_free(r->chunks);
   hs_arena_reset(&r->arena);
+  for (size_t i = 0; i < r->n_idle; i++) hs_table_free(r->idle[i]);
+  pthread_mutex_destroy(&r->mu);
   hs_free(r->name);
   hs_free(r->uri);
   hs_free(r);
@@ -123,8 +134,10 @@ static rel_entry *rel_new(const char *name) {
   rel_entry *r = hs_calloc(1, sizeof(*r));
   if (r == NULL) return NULL;
   hs_arena_init(&r->arena);
+  pthread_mutex_init(&r->mu, NULL);
   r->name = hs_strdup(name);
   if (r->name == NULL) {
+    pthread_mutex_destroy(&r->mu);
     hs_free(r);
     return NULL;
   }
@@ -166,18 +179,59 @@ static hs_status rel_columns(rel_entry *r, hs_arena *A, hs_sql_rel *rel,
   return HS_OK;
 }
 
-/* A table relation's current columns, into `rel` (built in A). */
-static hs_status rel_table_columns(rel_entry *r, hs_arena *A, hs_sql_rel *rel, hs_error *err) {
+static void rel_give_back(void *owner, hs_table *t) {
+  rel_entry *r = owner;
+  pthread_mutex_lock(&r->mu);
+  if (r->n_idle < REL_IDLE_MAX) {
+    r->idle[r->n_idle++] = t;
+    t = NULL;
+  }
+  pthread_mutex_unlock(&r->mu);
+  hs_table_free(t);
+}
+
+/* A handle on r's table at its latest version: an idle one refreshed, or
+ * a new open. */
+static hs_status rel_handle(rel_entry *r, hs_table **out, hs_error *err) {
+  pthread_mutex_lock(&r->mu);
+  hs_table *t = r->n_idle ? r->idle[--r->n_idle] : NULL;
+  pthread_mutex_unlock(&r->mu);
+  if (t != NULL) {
+    hs_error rerr = {0};
+    if (hs_table_refresh(t, &rerr) == HS_OK) {
+      *out = t;
+      return HS_OK;
+    }
+    hs_table_free(t); /* gone or damaged: a fresh open says why */
+  }
+  return hs_table_open(r->uri, out, err);
+}
+
+/* A table relation's current columns, into `rel` (built in A). With a
+ * statement's context `pc`, rel keeps the handle (given back to r's idle
+ * handles when the statement ends, unless an operator takes it);
+ * without, it is closed. */
+static hs_status rel_table_columns(rel_entry *r, hs_arena *A, hs_sql_plan_ctx *pc, hs_sql_rel *rel,
+                                   hs_error *err) {
   hs_table *t = NULL;
-  hs_status st = hs_table_open(r->uri, &t, err);
+  hs_status st = pc != NULL ? rel_handle(r, &t, err) : hs_table_open(r->uri, &t, err);
   if (st != HS_OK) return st;
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);
   st = hs_table_schema(t, &schema, err);
-  hs_table_free(t);
-  if (st != HS_OK) return st;
-  st = rel_columns(r, A, rel, &schema, NULL, err);
-  hs_arrow_schema_release(&schema);
+  if (st == HS_OK) st = rel_columns(r, A, rel, &schema, NULL, err);
+  if (schema.release != NULL) hs_arrow_schema_release(&schema);
+  if (st == HS_OK && pc != NULL) {
+    rel->table = t;
+    rel->give_back = rel_give_back;
+    rel->owner = r;
+    rel->next_opened = pc->opened;
+    pc->opened = rel;
+  } else if (pc != NULL) {
+    rel_give_back(r, t);
+  } else {
+    hs_table_free(t);
+  }
   return st;
 }
 
@@ -191,7 +245,7 @@ hs_status hs_sql_register_table(hs_sql_session *s, const char *name, const char 
     rel_free(r);
     return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   }
-  hs_status st = rel_table_columns(r, &r->arena, &r->rel, err); /* checks it opens */
+  hs_status st = rel_table_columns(r, &r->arena, NULL, &r->rel, err); /* checks it opens */
   if (st != HS_OK) {
     hs_error_prefix(err, "sql: registering %s: ", name);
     rel_free(r);
@@ -264,8 +318,10 @@ hs_status hs_sql_unregister(hs_sql_session *s, const char *name, hs_error *err) 
 
 /* ------------------------------------------------------------ lookup */
 
-static hs_status lookup(void *ud, const char *name, hs_arena *A, hs_sql_rel **out, hs_error *err) {
+static hs_status lookup(void *ud, const char *name, hs_sql_plan_ctx *pc, hs_sql_rel **out,
+                        hs_error *err) {
   hs_sql_session *s = ud;
+  hs_arena *A = &pc->arena;
   rel_entry *found = NULL;
   pthread_mutex_lock(&s->mu);
   for (size_t i = s->n_rels; i-- > 0 && found == NULL;)
@@ -338,7 +394,7 @@ static hs_status lookup(void *ud, const char *name, hs_arena *A, hs_sql_rel **ou
   hs_sql_rel *rel = hs_arena_alloc(A, sizeof(*rel));
   if (rel == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   if (found->uri != NULL) {
-    if ((st = rel_table_columns(found, A, rel, err)) != HS_OK) {
+    if ((st = rel_table_columns(found, A, pc, rel, err)) != HS_OK) {
       hs_error_prefix(err, "table %s: ", name);
       return st;
     }

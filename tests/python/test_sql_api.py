@@ -270,3 +270,69 @@ def test_result_is_one_shot_but_cached(data):
     assert rd.read_all().num_rows == 4
     with pytest.raises(hdb.HyperStreamError):
         r2.to_arrow()  # the reader consumed it
+
+
+def test_statements_reuse_handles_and_see_every_commit(tmp_path):
+    """A session keeps table handles between statements (refreshed at each
+    statement's start): each statement still sees every commit made before
+    it, by this process or another (appends, deletes, a new column, an
+    index), while streams of earlier statements — more of them at once than
+    the session keeps idle handles — keep reading their own version.
+    DuckDB over the rows a fresh Table reads is the oracle."""
+    import subprocess
+    import sys
+
+    rng = random.Random(20261203)
+    uri = str(tmp_path / "t")
+    t = hdb.Table(uri)
+    t.write(_data(1, 200))
+    s = hdb.connect(str(tmp_path))
+    held = []  # (stream, expected rows at its statement)
+    next_id = 10_000
+    for step in range(40):
+        op = rng.choice(["append", "append_proc", "delete", "column", "index", "hold", "hold"])
+        if op == "append":
+            w = hdb.Table(uri)
+            d = _data(step, 20).set_column(
+                0, "id", pa.array(range(next_id, next_id + 20), pa.int64()))
+            w.write(pa.table({f.name: d[f.name] if f.name in d.schema.names
+                              else pa.nulls(20, f.type) for f in w.schema}, schema=w.schema))
+            next_id += 20
+        elif op == "append_proc":
+            # a full-schema row batch written by another process
+            code = ("import hyperstreamdb as h, pyarrow as pa; t = h.Table(%r); "
+                    "sc = t.schema; n = 5; cols = {f.name: pa.nulls(n, f.type) for f in sc}; "
+                    "cols['id'] = pa.array(range(%d, %d), pa.int64()); "
+                    "t.write(pa.table(cols, schema=sc))" % (uri, next_id, next_id + 5))
+            subprocess.run([sys.executable, "-c", code], check=True)
+            next_id += 5
+        elif op == "delete":
+            lo = rng.randrange(0, 200)
+            hdb.Table(uri).delete(f"id >= {lo} AND id < {lo + 15}")
+        elif op == "column":
+            name = f"c{step}"
+            hdb.Table(uri).add_column(name, pa.int64())
+        elif op == "index":
+            s.sql(f"CREATE INDEX ON t ({rng.choice(['id', 'g'])})")
+        want = hdb.Table(uri).to_arrow()
+        q = "SELECT * FROM t WHERE v IS NULL OR v > -500"
+        if op == "hold":
+            held.append((s.sql(q), duckdb.sql(q.replace("FROM t", "FROM want")).fetchall(),
+                         want.schema.names))
+            continue
+        got = s.sql(q).to_arrow()
+        assert got.schema.names == want.schema.names, step
+        exp = duckdb.sql(q.replace("FROM t", "FROM want")).fetchall()
+        assert sorted(got.to_pylist(), key=_key_dict) == sorted(
+            [dict(zip(want.schema.names, r)) for r in exp], key=_key_dict), step
+        assert s.sql("SELECT count(*) FROM t").fetchall() == [(len(want),)], step
+    assert len(held) > 4
+    for r, exp, names in held:
+        got = r.to_arrow()
+        assert got.schema.names == names
+        assert sorted(got.to_pylist(), key=_key_dict) == sorted(
+            [dict(zip(names, row)) for row in exp], key=_key_dict)
+
+
+def _key_dict(d):
+    return tuple((k, str(v)) for k, v in sorted(d.items()))
