@@ -13,6 +13,7 @@
  *       ef_construction, lists). The index is configured (so later appends
  *       are indexed by the background build) and built now.
  *   DROP INDEX [IF EXISTS] t_col_idx               drop the index of column col of table t
+ *   DELETE, ALTER TABLE, ALTER TABLE RENAME COLUMN  ddl_change.c
  *
  * Indexes have no names of their own here: an index is the index of its
  * column, and its name is PostgreSQL's default, <table>_<column>_idx.
@@ -22,13 +23,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bind.h"
+#include "ddl.h"
 
 static const char *jstr(json_t *o, const char *k) {
   return json_string_value(json_object_get(o, k));
 }
 
-static int32_t jpos(json_t *o) {
+int32_t hs_sql_ddl_pos(json_t *o) {
   json_t *l = json_object_get(o, "location");
   return json_is_integer(l) && json_integer_value(l) >= 0 ? (int32_t)json_integer_value(l) + 1 : 0;
 }
@@ -40,8 +41,7 @@ static const char *last_name(json_t *list) {
   return s != NULL ? jstr(s, "sval") : NULL;
 }
 
-/* One row of int64 "count". */
-static hs_status count_stream(int64_t n, struct ArrowArrayStream *out, hs_error *err) {
+hs_status hs_sql_ddl_count_stream(int64_t n, struct ArrowArrayStream *out, hs_error *err) {
   hs_sql_type t = hs_sql_type_of(HS_SQL_INT64);
   hs_sql_chunk c = {0};
   hs_status st = hs_sql_chunk_init(&c, 1, 1, err);
@@ -62,10 +62,9 @@ static hs_status count_stream(int64_t n, struct ArrowArrayStream *out, hs_error 
   return hs_arrow_stream_from_batches(&schema, &batch, 1, out, err);
 }
 
-/* The type of a ColumnDef's TypeName. */
-static hs_status type_of(json_t *tn, hs_sql_type *out, int32_t *pos, hs_error *err) {
+hs_status hs_sql_ddl_type_of(json_t *tn, hs_sql_type *out, int32_t *pos, hs_error *err) {
   const char *name = last_name(json_object_get(tn, "names"));
-  *pos = jpos(tn);
+  *pos = hs_sql_ddl_pos(tn);
   if (name == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "at position %d: malformed type", *pos);
   int32_t mods[4];
@@ -214,7 +213,7 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
                            hs_error *err) {
   json_t *rel = json_object_get(body, "relation");
   const char *name = jstr(rel, "relname");
-  *pos = jpos(rel);
+  *pos = hs_sql_ddl_pos(rel);
   if (json_object_get(body, "returningList") != NULL)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "at position %d: INSERT ... RETURNING is not supported", *pos);
@@ -253,12 +252,12 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
       for (int32_t c = 0; c < n_tcols && cn != NULL; c++)
         if (strcmp(tnames[c], cn) == 0) j = c;
       if (j < 0) {
-        *pos = jpos(rt);
+        *pos = hs_sql_ddl_pos(rt);
         st = hs_error_set(err, HS_ERR_INVALID_ARG,
                           "at position %d: column \"%s\" of relation \"%s\" does not exist", *pos,
                           cn != NULL ? cn : "?", name);
       } else if (map[j] >= 0) {
-        *pos = jpos(rt);
+        *pos = hs_sql_ddl_pos(rt);
         st = hs_error_set(err, HS_ERR_INVALID_ARG,
                           "at position %d: column \"%s\" specified more than once", *pos, cn);
       } else {
@@ -297,18 +296,18 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
   hs_sql_rel_close(r, t);
   hs_sql_plan_ctx_free(pctx);
   if (st != HS_OK) {
-    if (*pos == 0) *pos = jpos(rel);
+    if (*pos == 0) *pos = hs_sql_ddl_pos(rel);
     return st;
   }
   (void)s;
-  return count_stream(rows, out, err);
+  return hs_sql_ddl_count_stream(rows, out, err);
 }
 
 static hs_status do_create_table(hs_sql_session *s, json_t *body, struct ArrowArrayStream *out,
                                  int32_t *pos, hs_error *err) {
   json_t *rel = json_object_get(body, "relation");
   const char *name = jstr(rel, "relname");
-  *pos = jpos(rel);
+  *pos = hs_sql_ddl_pos(rel);
   if (name == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "CREATE TABLE needs a name");
   json_t *elts = json_object_get(body, "tableElts");
   size_t n = json_array_size(elts);
@@ -338,11 +337,11 @@ static hs_status do_create_table(hs_sql_session *s, json_t *body, struct ArrowAr
     names[i] = jstr(cd, "colname");
     for (size_t k = 0; k < i && st == HS_OK; k++)
       if (names[i] != NULL && strcmp(names[k], names[i]) == 0) {
-        *pos = jpos(cd);
+        *pos = hs_sql_ddl_pos(cd);
         st = hs_error_set(err, HS_ERR_INVALID_ARG,
                           "at position %d: column \"%s\" specified more than once", *pos, names[i]);
       }
-    if (st == HS_OK) st = type_of(json_object_get(cd, "typeName"), &types[i], pos, err);
+    if (st == HS_OK) st = hs_sql_ddl_type_of(json_object_get(cd, "typeName"), &types[i], pos, err);
     size_t ci;
     json_t *c;
     json_array_foreach(json_object_get(cd, "constraints"), ci, c) {
@@ -369,7 +368,7 @@ static hs_status do_create_table(hs_sql_session *s, json_t *body, struct ArrowAr
   hs_arrow_schema_release(&schema);
   hs_arena_reset(&A);
   if (st != HS_OK) return st;
-  return count_stream(0, out, err);
+  return hs_sql_ddl_count_stream(0, out, err);
 }
 
 static hs_status do_ctas(hs_sql_session *s, const hs_sql_bind_opts *bo, const char *sql,
@@ -377,7 +376,7 @@ static hs_status do_ctas(hs_sql_session *s, const hs_sql_bind_opts *bo, const ch
   json_t *into = json_object_get(body, "into");
   json_t *rel = json_object_get(into, "rel");
   const char *name = jstr(rel, "relname");
-  *pos = jpos(rel);
+  *pos = hs_sql_ddl_pos(rel);
   if (name == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "CREATE TABLE AS needs a name");
   hs_sql_plan_ctx *pctx = hs_calloc(1, sizeof(*pctx));
   if (pctx == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
@@ -427,7 +426,7 @@ static hs_status do_ctas(hs_sql_session *s, const hs_sql_bind_opts *bo, const ch
   hs_arrow_schema_release(&schema);
   hs_sql_plan_ctx_free(pctx);
   if (st != HS_OK) return st;
-  return count_stream(rows, out, err);
+  return hs_sql_ddl_count_stream(rows, out, err);
 }
 
 static const char *metric_of(const char *opclass) {
@@ -444,7 +443,7 @@ static hs_status do_create_index(hs_sql_session *s, const hs_sql_bind_opts *bo, 
   (void)s;
   json_t *rel = json_object_get(body, "relation");
   const char *name = jstr(rel, "relname");
-  *pos = jpos(rel);
+  *pos = hs_sql_ddl_pos(rel);
   const char *method = jstr(body, "accessMethod");
   json_t *params = json_object_get(body, "indexParams");
   if (json_array_size(params) != 1)
@@ -493,8 +492,8 @@ static hs_status do_create_index(hs_sql_session *s, const hs_sql_bind_opts *bo, 
     int64_t v = json_is_integer(arg) ? json_integer_value(arg) : -1;
     if (opt == NULL || v < 1 || v > 1000000) {
       st = hs_error_set(err, HS_ERR_INVALID_ARG,
-                        "at position %d: WITH (%s = ...) needs a positive integer", jpos(de),
-                        opt != NULL ? opt : "?");
+                        "at position %d: WITH (%s = ...) needs a positive integer",
+                        hs_sql_ddl_pos(de), opt != NULL ? opt : "?");
       break;
     }
     if (vector && strcmp(opt, "m") == 0) {
@@ -508,7 +507,7 @@ static hs_status do_create_index(hs_sql_session *s, const hs_sql_bind_opts *bo, 
       json_object_set_new(pj, "partitions", json_integer(v));
     } else {
       st = hs_error_set(err, HS_ERR_INVALID_ARG, "at position %d: unknown index option %s for %s",
-                        jpos(de), opt, method != NULL ? method : "btree");
+                        hs_sql_ddl_pos(de), opt, method != NULL ? method : "btree");
       break;
     }
   }
@@ -546,7 +545,7 @@ static hs_status do_create_index(hs_sql_session *s, const hs_sql_bind_opts *bo, 
   hs_sql_rel_close(r, t);
   hs_sql_plan_ctx_free(pc);
   if (st != HS_OK) return st;
-  return count_stream(built, out, err);
+  return hs_sql_ddl_count_stream(built, out, err);
 }
 
 static hs_status do_drop(hs_sql_session *s, const hs_sql_bind_opts *bo, json_t *body,
@@ -598,14 +597,14 @@ static hs_status do_drop(hs_sql_session *s, const hs_sql_bind_opts *bo, json_t *
     hs_sql_plan_ctx_free(pc);
   }
   if (st == HS_ERR_NOT_FOUND) {
-    if (missing_ok) return count_stream(0, out, err);
+    if (missing_ok) return hs_sql_ddl_count_stream(0, out, err);
     return hs_error_set(err, HS_ERR_NOT_FOUND,
                         "index \"%s\" does not exist (indexes are named <table>_<column>_idx)",
                         iname);
   }
   if (st != HS_OK) return st;
   *pos = 0;
-  return count_stream(1, out, err);
+  return hs_sql_ddl_count_stream(1, out, err);
 }
 
 hs_status hs_sql_session_other(hs_sql_session *s, const hs_sql_bind_opts *bo, const char *sql,
@@ -618,12 +617,13 @@ hs_status hs_sql_session_other(hs_sql_session *s, const hs_sql_bind_opts *bo, co
   if (strcmp(kind, "CreateTableAsStmt") == 0) return do_ctas(s, bo, sql, body, out, pos, err);
   if (strcmp(kind, "IndexStmt") == 0) return do_create_index(s, bo, body, out, pos, err);
   if (strcmp(kind, "DropStmt") == 0) return do_drop(s, bo, body, out, pos, err);
+  if (strcmp(kind, "DeleteStmt") == 0) return hs_sql_ddl_delete(bo, sql, body, out, pos, err);
+  if (strcmp(kind, "AlterTableStmt") == 0) return hs_sql_ddl_alter(bo, body, out, pos, err);
+  if (strcmp(kind, "RenameStmt") == 0) return hs_sql_ddl_rename(bo, body, out, pos, err);
   static const struct {
     const char *node, *words;
-  } names[] = {{"DeleteStmt", "DELETE (use t.delete(filter))"},
-               {"UpdateStmt", "UPDATE (use t.update(values, filter=))"},
+  } names[] = {{"UpdateStmt", "UPDATE (use t.update(values, filter=))"},
                {"MergeStmt", "MERGE (use t.merge(source, on=...))"},
-               {"AlterTableStmt", "ALTER TABLE (use t.add_column / rename_column / drop_column)"},
                {"TransactionStmt", "BEGIN/COMMIT (every statement commits on its own)"}};
   const char *words = kind;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

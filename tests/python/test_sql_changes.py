@@ -1,0 +1,135 @@
+"""SQL statements that change tables (src/sql/ddl_change.c): DELETE, ALTER
+TABLE ADD / DROP / ALTER TYPE / RENAME COLUMN.
+
+DuckDB is the oracle: the same random DELETE statements run on a DuckDB
+copy of the same random rows, and after each one every row of ours (read
+by SQL and by a fresh Table) equals DuckDB's. Schema changes are checked
+against pyarrow's view of the table and pyiceberg-free reads of the rows.
+What has no mapping is refused with a clear error and writes nothing.
+"""
+import os
+import random
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+duckdb = pytest.importorskip("duckdb")
+hdb = pytest.importorskip("hyperstreamdb")
+
+
+def _rows(seed, n):
+    rng = random.Random(seed)
+
+    def maybe(v):
+        return None if rng.random() < 0.1 else v
+
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "g": pa.array([maybe(rng.choice(["a", "b", "c", "it's"])) for _ in range(n)]),
+        "v": pa.array([maybe(rng.randrange(-100, 100)) for _ in range(n)], pa.int32()),
+        "f": pa.array([maybe(rng.uniform(-10, 10)) for _ in range(n)], pa.float64()),
+    })
+
+
+def _cond(rng):
+    def one():
+        k = rng.randrange(6)
+        if k == 0:
+            return f"v {rng.choice(['<', '<=', '>', '>=', '=', '<>'])} {rng.randrange(-100, 100)}"
+        if k == 1:
+            return "g = " + rng.choice(["'a'", "'b'", "'c'", "'it''s'"])
+        if k == 2:
+            return f"{rng.choice(['g', 'v', 'f'])} IS {rng.choice(['', 'NOT '])}NULL"
+        if k == 3:
+            return "v IN (" + ", ".join(str(rng.randrange(-100, 100)) for _ in range(5)) + ")"
+        if k == 4:
+            lo = rng.randrange(0, 300)
+            return f"id BETWEEN {lo} AND {lo + rng.randrange(30)}"
+        return f"f < {rng.uniform(-10, 10):.3f}"
+
+    c = one()
+    for _ in range(rng.randrange(3)):
+        c = f"({c}) {rng.choice(['AND', 'OR'])} {'NOT ' if rng.random() < 0.2 else ''}({one()})"
+    return c
+
+
+def _sorted(rows):
+    return sorted(rows, key=lambda r: tuple((x is None, str(x)) for x in r))
+
+
+def test_random_deletes_equal_duckdb(tmp_path):
+    rng = random.Random(20261203)
+    data = _rows(1, 300)
+    t = hdb.Table(str(tmp_path / "t"))
+    for part in (data.slice(0, 100), data.slice(100, 100), data.slice(200)):
+        t.write(part)
+    t.add_index("g", progress=False)
+    s = hdb.connect(str(tmp_path))
+    con = duckdb.connect()
+    con.register("src", data)
+    con.execute("CREATE TABLE t AS SELECT * FROM src")
+    for step in range(25):
+        cond = _cond(rng)
+        want = con.execute(f"DELETE FROM t WHERE {cond}").fetchall()
+        got = s.sql(f"DELETE FROM t WHERE {cond}").fetchall()
+        assert got == want, (step, cond)
+        exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
+        assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, (step, cond)
+        fresh = hdb.Table(str(tmp_path / "t")).to_arrow()
+        assert _sorted([tuple(r.values()) for r in fresh.to_pylist()]) == exp
+        if rng.random() < 0.2:  # appends between deletes
+            more = _rows(100 + step, 10).set_column(
+                0, "id", pa.array(range(1000 + 10 * step, 1010 + 10 * step), pa.int64()))
+            t.write(more)
+            con.register("more", more)
+            con.execute("INSERT INTO t SELECT * FROM more")
+    assert s.sql("DELETE FROM t").fetchall() == [(con.execute("SELECT count(*) FROM t").fetchone()[0],)]
+    assert len(hdb.Table(str(tmp_path / "t"))) == 0
+
+
+def test_alter_table_maps_to_schema_evolution(tmp_path):
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"a": pa.array([1, 2, 3], pa.int32()), "s": ["x", "y", "z"]}))
+    s = hdb.connect(str(tmp_path))
+    s.sql("ALTER TABLE t ADD COLUMN b bigint, ADD COLUMN c text")
+    s.sql("ALTER TABLE t RENAME COLUMN s TO s2")
+    s.sql("ALTER TABLE t DROP COLUMN IF EXISTS nope, DROP COLUMN c")
+    s.sql("ALTER TABLE t ADD COLUMN IF NOT EXISTS b bigint")  # exists: nothing to do
+    s.sql("ALTER TABLE t ALTER COLUMN a TYPE bigint")
+    fresh = hdb.Table(str(tmp_path / "t"))
+    assert fresh.schema.names == ["a", "s2", "b"]
+    assert fresh.schema.field("a").type == pa.int64()
+    assert fresh.to_arrow().to_pydict() == {"a": [1, 2, 3], "s2": ["x", "y", "z"],
+                                             "b": [None, None, None]}
+    s.sql("INSERT INTO t VALUES (4, 'w', 40)")
+    assert s.sql("SELECT a, b FROM t WHERE b IS NOT NULL").fetchall() == [(4, 40)]
+
+
+@pytest.mark.parametrize("stmt,err", [
+    ("DELETE FROM t WHERE a = $1", "parameters are not supported"),
+    ("DELETE FROM t x WHERE x.a = 1", "alias"),
+    ("DELETE FROM t WHERE a + 1 = 3", "arithmetic"),
+    ("DELETE FROM t USING t u WHERE t.a = u.a", "USING"),
+    ("DELETE FROM t WHERE a = 1 RETURNING a", "RETURNING"),
+    ("DELETE FROM nope WHERE a = 1", "does not exist"),
+    ("DELETE FROM t WHERE nosuch = 1", "nosuch"),
+    ("ALTER TABLE t ADD COLUMN q int NOT NULL", "NOTNULL"),
+    ("ALTER TABLE t ADD COLUMN q int DEFAULT 3", "DEFAULT"),
+    ("ALTER TABLE t DROP COLUMN nope", "nope"),
+    ("ALTER TABLE t ALTER COLUMN a SET DEFAULT 3", "not supported"),
+    ("ALTER TABLE t ALTER COLUMN s TYPE int", "s"),
+    ("ALTER TABLE t RENAME TO u", "RENAME of TABLE"),
+    ("ALTER TABLE m ADD COLUMN z int", "in-memory"),
+])
+def test_bad_change_statements_write_nothing(tmp_path, stmt, err):
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"a": pa.array([1, 2, 3], pa.int32()), "s": ["x", "y", "z"]}))
+    before = os.listdir(tmp_path / "t" / "metadata")
+    s = hdb.connect(str(tmp_path))
+    s.register("m", pa.table({"a": [1]}))
+    with pytest.raises(hdb.HyperStreamError) as e:
+        s.sql(stmt, [1] if "$1" in stmt else None).fetchall()
+    assert err in str(e.value), str(e.value)
+    assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
+    assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
+                                                                     "s": ["x", "y", "z"]}
