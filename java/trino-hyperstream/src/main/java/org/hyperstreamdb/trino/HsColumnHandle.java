@@ -12,19 +12,28 @@ import java.util.Objects;
  * A column of a table, or a distance the connector computes
  * ({@code distance != null}: {@code l2_distance(vector, query)} and the
  * like, made by HsMetadata.applyProjection; its values come from our vector
- * top-k when one is pushed, else are computed from {@code vector}).
+ * top-k when one is pushed, else are computed from {@code vector}), or a
+ * global aggregate the page source computes ({@code aggregate != null}, made
+ * by HsMetadata.applyAggregation).
  */
 public final class HsColumnHandle implements ColumnHandle {
   private final String name;
   private final Type type;
   private final HsDistance distance;
+  private final HsAggregates.Agg aggregate;
 
   @JsonCreator
   public HsColumnHandle(@JsonProperty("name") String name, @JsonProperty("type") Type type,
-      @JsonProperty("distance") HsDistance distance) {
+      @JsonProperty("distance") HsDistance distance,
+      @JsonProperty("aggregate") HsAggregates.Agg aggregate) {
     this.name = name;
     this.type = type;
     this.distance = distance;
+    this.aggregate = aggregate;
+  }
+
+  HsColumnHandle(String name, Type type, HsDistance distance) {
+    this(name, type, distance, null);
   }
 
   @JsonProperty
@@ -43,6 +52,17 @@ public final class HsColumnHandle implements ColumnHandle {
     return distance;
   }
 
+  /** The aggregate this column holds, or null. */
+  @JsonProperty
+  public HsAggregates.Agg aggregate() {
+    return aggregate;
+  }
+
+  /** A column of the table (not a distance nor an aggregate). */
+  boolean plain() {
+    return distance == null && aggregate == null;
+  }
+
   ColumnMetadata metadata() {
     return new ColumnMetadata(name, type);
   }
@@ -50,16 +70,17 @@ public final class HsColumnHandle implements ColumnHandle {
   @Override
   public boolean equals(Object o) {
     return o instanceof HsColumnHandle c && c.name.equals(name) && c.type.equals(type)
-        && Objects.equals(c.distance, distance);
+        && Objects.equals(c.distance, distance) && Objects.equals(c.aggregate, aggregate);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, type, distance);
+    return Objects.hash(name, type, distance, aggregate);
   }
 
   @Override
   public String toString() {
+    if (aggregate != null) return name + ":=" + aggregate;
     return distance == null ? name + ":" + type : name + ":=" + distance;
   }
 

@@ -4,6 +4,8 @@ import io.airlift.slice.Slice;
 import io.trino.spi.StandardErrorCode;
 import io.trino.spi.TrinoException;
 import io.trino.spi.block.Block;
+import io.trino.spi.connector.AggregateFunction;
+import io.trino.spi.connector.AggregationApplicationResult;
 import io.trino.spi.connector.Assignment;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
@@ -71,6 +73,7 @@ import org.hyperstreamdb.jni.HsPlanCache;
 import org.hyperstreamdb.jni.HsTable;
 import org.hyperstreamdb.jni.HsTableCache;
 import org.hyperstreamdb.jni.Split;
+import org.hyperstreamdb.jni.SplitGroups;
 import org.hyperstreamdb.jni.HyperStreamException;
 
 /**
@@ -83,7 +86,9 @@ import org.hyperstreamdb.jni.HyperStreamException;
  * applyProjection (a distance function of a vector column and a constant
  * becomes a column we compute) and applyTopN (ORDER BY that distance
  * LIMIT k: our vector top-k with the pushed filter as pre-filter, in the
- * order of Table.search; guaranteed, so Trino drops its TopN).
+ * order of Table.search; guaranteed, so Trino drops its TopN) and
+ * applyAggregation (a global count / sum / min / max over one split,
+ * computed in its page source: HsAggregates).
  */
 final class HsMetadata implements ConnectorMetadata {
   private final Path root;
@@ -246,6 +251,9 @@ final class HsMetadata implements ConnectorMetadata {
     if (h.topKColumn() != null) {
       return TableStatistics.builder().setRowCount(Estimate.of(h.topK())).build(); // at most
     }
+    if (h.aggregates() != null) {
+      return TableStatistics.builder().setRowCount(Estimate.of(1)).build();
+    }
     long rows = 0;
     if (h.snapshotId() >= 0 && !h.constraint().isNone()) {
       for (Split s : plan(h)) {
@@ -370,7 +378,9 @@ final class HsMetadata implements ConnectorMetadata {
   public Optional<ConnectorTableHandle> applyDelete(ConnectorSession session,
       ConnectorTableHandle table) {
     HsTableHandle h = (HsTableHandle) table;
-    if (h.topKColumn() != null || h.limit() >= 0) return Optional.empty();
+    if (h.topKColumn() != null || h.limit() >= 0 || h.aggregates() != null) {
+      return Optional.empty();
+    }
     return Optional.of(h);
   }
 
@@ -412,7 +422,9 @@ final class HsMetadata implements ConnectorMetadata {
   public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(
       ConnectorSession session, ConnectorTableHandle table, Constraint constraint) {
     HsTableHandle h = (HsTableHandle) table;
-    if (h.topKColumn() != null || h.limit() >= 0) return Optional.empty(); // filter after them
+    if (h.topKColumn() != null || h.limit() >= 0 || h.aggregates() != null) {
+      return Optional.empty(); // filter after them
+    }
     TupleDomain<ColumnHandle> summary = constraint.getSummary();
     if (summary.isNone()) {
       if (h.constraint().isNone()) return Optional.empty();
@@ -424,7 +436,7 @@ final class HsMetadata implements ConnectorMetadata {
     Map<ColumnHandle, Domain> remaining = new LinkedHashMap<>();
     for (Map.Entry<ColumnHandle, Domain> e : summary.getDomains().orElseThrow().entrySet()) {
       HsColumnHandle c = (HsColumnHandle) e.getKey();
-      if (c.distance() != null || !HsFilters.pushable(c.type())) {
+      if (!c.plain() || !HsFilters.pushable(c.type())) {
         remaining.put(c, e.getValue());
         continue;
       }
@@ -441,7 +453,10 @@ final class HsMetadata implements ConnectorMetadata {
   public Optional<LimitApplicationResult<ConnectorTableHandle>> applyLimit(
       ConnectorSession session, ConnectorTableHandle table, long limit) {
     HsTableHandle h = (HsTableHandle) table;
-    if (h.topKColumn() != null || (h.limit() >= 0 && h.limit() <= limit)) return Optional.empty();
+    if (h.topKColumn() != null || h.aggregates() != null
+        || (h.limit() >= 0 && h.limit() <= limit)) {
+      return Optional.empty();
+    }
     return Optional.of(new LimitApplicationResult<>(h.withLimit(limit), false, false));
   }
 
@@ -449,6 +464,7 @@ final class HsMetadata implements ConnectorMetadata {
   public Optional<ProjectionApplicationResult<ConnectorTableHandle>> applyProjection(
       ConnectorSession session, ConnectorTableHandle table, List<ConnectorExpression> projections,
       Map<String, ColumnHandle> assignments) {
+    if (((HsTableHandle) table).aggregates() != null) return Optional.empty();
     List<ConnectorExpression> out = new ArrayList<>();
     Map<String, Assignment> assigned = new LinkedHashMap<>();
     boolean changed = false;
@@ -485,7 +501,7 @@ final class HsMetadata implements ConnectorMetadata {
       b = t;
     }
     if (!(a instanceof Variable v)) return null;
-    if (!(cols.get(v.getName()) instanceof HsColumnHandle col) || col.distance() != null
+    if (!(cols.get(v.getName()) instanceof HsColumnHandle col) || !col.plain()
         || !(col.type() instanceof ArrayType at) || !(at.getElementType() instanceof RealType)) {
       return null;
     }
@@ -533,12 +549,47 @@ final class HsMetadata implements ConnectorMetadata {
     return out;
   }
 
+  /**
+   * A global aggregate (no GROUP BY) of functions HsAggregates computes, over
+   * a scan whose filter we enforce whole, when the plan is at most one split
+   * (the filter's candidates pack into one, or one file): the split's page
+   * source returns the one row, so the query is one fragment (no partial and
+   * final aggregation with an exchange between). Several splits stay Trino's
+   * to aggregate in parallel.
+   */
+  @Override
+  public Optional<AggregationApplicationResult<ConnectorTableHandle>> applyAggregation(
+      ConnectorSession session, ConnectorTableHandle table, List<AggregateFunction> aggregates,
+      Map<String, ColumnHandle> assignments, List<List<ColumnHandle>> groupingSets) {
+    HsTableHandle h = (HsTableHandle) table;
+    if (h.topKColumn() != null || h.limit() >= 0 || h.aggregates() != null
+        || aggregates.isEmpty() || groupingSets.size() > 1
+        || (groupingSets.size() == 1 && !groupingSets.get(0).isEmpty())) {
+      return Optional.empty();
+    }
+    List<HsColumnHandle> cols = HsAggregates.columns(aggregates, assignments);
+    if (cols == null) return Optional.empty();
+    if (h.snapshotId() >= 0 && !h.constraint().isNone()
+        && SplitGroups.group(plan(h), 0, HsSplitManager.ROWS_PER_SPLIT).size() > 1) {
+      return Optional.empty();
+    }
+    List<ConnectorExpression> projections = new ArrayList<>();
+    List<Assignment> assigned = new ArrayList<>();
+    for (HsColumnHandle c : cols) {
+      projections.add(new Variable(c.name(), c.type()));
+      assigned.add(new Assignment(c.name(), c, c.type()));
+    }
+    return Optional.of(new AggregationApplicationResult<>(h.withAggregates(cols), projections,
+        assigned, Map.of(), false));
+  }
+
   @Override
   public Optional<TopNApplicationResult<ConnectorTableHandle>> applyTopN(
       ConnectorSession session, ConnectorTableHandle table, long topNCount,
       List<SortItem> sortItems, Map<String, ColumnHandle> assignments) {
     HsTableHandle h = (HsTableHandle) table;
-    if (h.topKColumn() != null || h.limit() >= 0 || sortItems.size() != 1 || topNCount < 1) {
+    if (h.topKColumn() != null || h.limit() >= 0 || h.aggregates() != null
+        || sortItems.size() != 1 || topNCount < 1) {
       return Optional.empty();
     }
     SortItem s = sortItems.get(0);

@@ -36,8 +36,9 @@ import org.hyperstreamdb.jni.VectorResult;
  * and page pruning; the pushed limit) or the pushed vector top-k of the snapshot,
  * as Arrow batches through the C Data Interface, each copied into one page
  * (HsBlocks). Distance columns not answered by the top-k are computed here
- * from their vector column. Metrics (EXPLAIN ANALYZE VERBOSE): the scan's
- * counters, hyperstream.splits = 1 per page source.
+ * from their vector column; a pushed global aggregate (HsAggregates) reads
+ * every batch and returns its one row. Metrics (EXPLAIN ANALYZE VERBOSE): the
+ * scan's counters, hyperstream.splits = 1 per page source.
  */
 final class HsPageSource implements ConnectorPageSource {
   private final List<HsColumnHandle> columns;
@@ -49,6 +50,7 @@ final class HsPageSource implements ConnectorPageSource {
   private final VectorResult vector; // null for a scan
   private final HsTableCache.Lease lease;
   private final boolean negateDistance; // inner_product: our ip is -a.b
+  private final List<HsAggregates.Acc> aggregates; // null unless a pushed aggregate
   private long completedBytes, readNanos, positions;
   private boolean finished;
 
@@ -57,8 +59,17 @@ final class HsPageSource implements ConnectorPageSource {
     this.split = split;
     this.columns = columns;
     Set<String> read = new LinkedHashSet<>();
+    if (table.aggregates() != null) {
+      aggregates = new ArrayList<>();
+      for (HsColumnHandle c : columns) aggregates.add(new HsAggregates.Acc(c.aggregate()));
+      read.addAll(HsAggregates.arguments(columns));
+    } else {
+      aggregates = null;
+    }
     for (HsColumnHandle c : columns) {
-      if (c.distance() == null) {
+      if (c.aggregate() != null) {
+        continue;
+      } else if (c.distance() == null) {
         read.add(c.name());
       } else if (!c.equals(table.topKColumn())) {
         read.add(c.distance().vector());
@@ -71,7 +82,12 @@ final class HsPageSource implements ConnectorPageSource {
     try {
       l = HsTableCache.borrow(table.path(), table.version());
       HsTable t = l.table();
-      if (table.topKColumn() != null) {
+      if (aggregates != null && split.files().isEmpty()) { // an empty table: no row to read
+        vector = null;
+        scan = null;
+        reader = null;
+        negateDistance = false;
+      } else if (table.topKColumn() != null) {
         HsColumnHandle.HsDistance d = table.topKColumn().distance();
         HsTable.VectorRequest r = new HsTable.VectorRequest();
         r.snapshotId = table.snapshotId();
@@ -121,29 +137,9 @@ final class HsPageSource implements ConnectorPageSource {
   @Override
   public SourcePage getNextSourcePage() {
     if (finished) return null;
-    long t0 = System.nanoTime();
-    try {
-      if (!reader.loadNextBatch()) {
-        finished = true;
-        return null;
-      }
-    } catch (IOException | RuntimeException e) {
-      finished = true;
-      HyperStreamException h = e.getCause() instanceof HyperStreamException c ? c
-          : e instanceof HyperStreamException c2 ? c2 : null;
-      if (h != null) throw HsErrors.of(h, table.name().toString());
-      throw new io.trino.spi.TrinoException(io.trino.spi.StandardErrorCode.GENERIC_INTERNAL_ERROR,
-          "hyperstream: " + table.name() + ": reading a batch: " + e.getMessage(), e);
-    } finally {
-      readNanos += System.nanoTime() - t0;
-    }
-    VectorSchemaRoot root;
-    try {
-      root = reader.getVectorSchemaRoot();
-    } catch (IOException e) {
-      throw new io.trino.spi.TrinoException(io.trino.spi.StandardErrorCode.GENERIC_INTERNAL_ERROR,
-          "hyperstream: " + table.name() + ": " + e.getMessage(), e);
-    }
+    if (aggregates != null) return aggregatePage();
+    if (!nextBatch()) return null;
+    VectorSchemaRoot root = batch();
     int n = root.getRowCount();
     Block[] blocks = new Block[columns.size()];
     Map<String, Block> base = new LinkedHashMap<>();
@@ -165,6 +161,62 @@ final class HsPageSource implements ConnectorPageSource {
     completedBytes += page.getSizeInBytes();
     positions += n;
     return SourcePage.create(page);
+  }
+
+  /** Every batch of the split into the aggregates, then their one row. */
+  private SourcePage aggregatePage() {
+    while (reader != null && nextBatch()) {
+      VectorSchemaRoot root = batch();
+      int n = root.getRowCount();
+      Map<String, Block> blocks = new LinkedHashMap<>();
+      for (HsAggregates.Acc a : aggregates) {
+        String arg = a.agg.argument();
+        Block b = arg == null ? null : blocks.computeIfAbsent(arg,
+            k -> HsBlocks.toBlock(root.getVector(k), a.agg.argumentType()));
+        a.add(b, n);
+      }
+      positions += n;
+    }
+    finished = true;
+    Block[] out = new Block[aggregates.size()];
+    for (int i = 0; i < out.length; i++) {
+      BlockBuilder b = aggregates.get(i).agg.outputType().createBlockBuilder(null, 1);
+      aggregates.get(i).write(b);
+      out[i] = b.build();
+    }
+    Page page = new Page(1, out);
+    completedBytes += page.getSizeInBytes();
+    return SourcePage.create(page);
+  }
+
+  /** The next batch of the reader; false at its end (and then finished). */
+  private boolean nextBatch() {
+    long t0 = System.nanoTime();
+    try {
+      if (!reader.loadNextBatch()) {
+        finished = true;
+        return false;
+      }
+      return true;
+    } catch (IOException | RuntimeException e) {
+      finished = true;
+      HyperStreamException h = e.getCause() instanceof HyperStreamException c ? c
+          : e instanceof HyperStreamException c2 ? c2 : null;
+      if (h != null) throw HsErrors.of(h, table.name().toString());
+      throw new io.trino.spi.TrinoException(io.trino.spi.StandardErrorCode.GENERIC_INTERNAL_ERROR,
+          "hyperstream: " + table.name() + ": reading a batch: " + e.getMessage(), e);
+    } finally {
+      readNanos += System.nanoTime() - t0;
+    }
+  }
+
+  private VectorSchemaRoot batch() {
+    try {
+      return reader.getVectorSchemaRoot();
+    } catch (IOException e) {
+      throw new io.trino.spi.TrinoException(io.trino.spi.StandardErrorCode.GENERIC_INTERNAL_ERROR,
+          "hyperstream: " + table.name() + ": " + e.getMessage(), e);
+    }
   }
 
   private Block distances(Float4Vector d, int n) {
@@ -228,6 +280,7 @@ final class HsPageSource implements ConnectorPageSource {
     Map<String, Metric<?>> m = new LinkedHashMap<>();
     m.put("hyperstream.splits", new LongCount(1));
     m.put("hyperstream.split_files", new LongCount(split.files().size()));
+    if (aggregates != null) m.put("hyperstream.aggregated", new LongCount(1));
     if (scan != null) {
       ScanStats s = scan.stats();
       m.put("hyperstream.files_read", new LongCount(s.filesRead));
@@ -237,7 +290,7 @@ final class HsPageSource implements ConnectorPageSource {
       m.put("hyperstream.rows_eliminated", new LongCount(s.rowsEliminated));
       m.put("hyperstream.row_groups_pruned", new LongCount(s.rowGroupsPruned));
       m.put("hyperstream.pages_pruned", new LongCount(s.pagesPruned));
-    } else {
+    } else if (vector != null) {
       m.put("hyperstream.vector_files_searched", new LongCount(vector.filesSearched));
       m.put("hyperstream.vector_files_indexed", new LongCount(vector.filesIndexed));
       m.put("hyperstream.vector_rows_scored", new LongCount(vector.rowsScored));

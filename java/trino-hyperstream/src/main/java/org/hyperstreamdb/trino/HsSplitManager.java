@@ -21,7 +21,8 @@ import org.hyperstreamdb.jni.SplitGroups;
  * rows are all deleted or that hold no candidate dropped), one split per
  * file no index narrowed, and the files narrowed to candidate rows packed
  * into splits of up to {@link #ROWS_PER_SPLIT} candidates: a 0.1 % filter
- * over 8 files is one split. A pushed vector top-k is one split:
+ * over 8 files is one split. A pushed global aggregate is one split (of
+ * every planned file, none for an empty table). A pushed vector top-k is one split:
  * hs_table_vector_search scores every file (in parallel, through their
  * vector indexes) and merges them in Table.search's order.
  */
@@ -33,6 +34,12 @@ final class HsSplitManager implements ConnectorSplitManager {
   public ConnectorSplitSource getSplits(ConnectorTransactionHandle tx, ConnectorSession session,
       ConnectorTableHandle table, DynamicFilter dynamicFilter, Constraint constraint) {
     HsTableHandle h = (HsTableHandle) table;
+    if (h.aggregates() != null) {
+      // One split whatever the plan (applyAggregation checked it packs into
+      // one): a global aggregate is one row, even over no rows.
+      boolean empty = h.snapshotId() < 0 || h.constraint().isNone();
+      return new FixedSplitSource(HsSplit.of(empty ? List.of() : HsMetadata.plan(h)));
+    }
     if (h.snapshotId() < 0 || h.constraint().isNone()) return FixedSplitSource.emptySplitSource();
     if (h.topKColumn() != null) return new FixedSplitSource(HsSplit.topK());
     List<ConnectorSplit> out = new ArrayList<>();

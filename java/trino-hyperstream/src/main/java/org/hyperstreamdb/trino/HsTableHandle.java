@@ -12,8 +12,9 @@ import io.trino.spi.predicate.TupleDomain;
  * {@code filter} (its text in our filter language, handed to the C scan,
  * which prunes with it and asks the indexes), {@code limit} (-1: none)
  * and {@code topK} (a vector top-k: the k nearest rows by a distance
- * column, {@code filter} as pre-filter). {@code toString} is what
- * {@code EXPLAIN} prints.
+ * column, {@code filter} as pre-filter) and {@code aggregates} (a global
+ * aggregate over the filtered rows, computed in the one split's page source;
+ * null: none). {@code toString} is what {@code EXPLAIN} prints.
  */
 public final class HsTableHandle implements ConnectorTableHandle {
   private final SchemaTableName name;
@@ -25,6 +26,7 @@ public final class HsTableHandle implements ConnectorTableHandle {
   private final long limit;
   private final HsColumnHandle topKColumn;
   private final long topK;
+  private final java.util.List<HsColumnHandle> aggregates;
 
   @JsonCreator
   public HsTableHandle(@JsonProperty("name") SchemaTableName name,
@@ -32,7 +34,8 @@ public final class HsTableHandle implements ConnectorTableHandle {
       @JsonProperty("version") String version,
       @JsonProperty("constraint") TupleDomain<HsColumnHandle> constraint,
       @JsonProperty("filter") String filter, @JsonProperty("limit") long limit,
-      @JsonProperty("topKColumn") HsColumnHandle topKColumn, @JsonProperty("topK") long topK) {
+      @JsonProperty("topKColumn") HsColumnHandle topKColumn, @JsonProperty("topK") long topK,
+      @JsonProperty("aggregates") java.util.List<HsColumnHandle> aggregates) {
     this.name = name;
     this.path = path;
     this.snapshotId = snapshotId;
@@ -42,11 +45,12 @@ public final class HsTableHandle implements ConnectorTableHandle {
     this.limit = limit;
     this.topKColumn = topKColumn;
     this.topK = topK;
+    this.aggregates = aggregates == null ? null : java.util.List.copyOf(aggregates);
   }
 
   static HsTableHandle of(SchemaTableName name, String path, long snapshotId, String version) {
     return new HsTableHandle(name, path, snapshotId, version, TupleDomain.all(), null, -1, null,
-        -1);
+        -1, null);
   }
 
   @JsonProperty
@@ -104,15 +108,29 @@ public final class HsTableHandle implements ConnectorTableHandle {
   }
 
   HsTableHandle withFilter(TupleDomain<HsColumnHandle> c, String f) {
-    return new HsTableHandle(name, path, snapshotId, version, c, f, limit, topKColumn, topK);
+    return new HsTableHandle(name, path, snapshotId, version, c, f, limit, topKColumn, topK,
+        aggregates);
   }
 
   HsTableHandle withLimit(long l) {
-    return new HsTableHandle(name, path, snapshotId, version, constraint, filter, l, topKColumn, topK);
+    return new HsTableHandle(name, path, snapshotId, version, constraint, filter, l, topKColumn,
+        topK, aggregates);
   }
 
   HsTableHandle withTopK(HsColumnHandle column, long k) {
-    return new HsTableHandle(name, path, snapshotId, version, constraint, filter, limit, column, k);
+    return new HsTableHandle(name, path, snapshotId, version, constraint, filter, limit, column,
+        k, aggregates);
+  }
+
+  /** The pushed global aggregates (their columns), or null. */
+  @JsonProperty
+  public java.util.List<HsColumnHandle> aggregates() {
+    return aggregates;
+  }
+
+  HsTableHandle withAggregates(java.util.List<HsColumnHandle> a) {
+    return new HsTableHandle(name, path, snapshotId, version, constraint, filter, limit, topKColumn,
+        topK, a);
   }
 
   @Override
@@ -121,13 +139,14 @@ public final class HsTableHandle implements ConnectorTableHandle {
         && h.snapshotId == snapshotId && java.util.Objects.equals(h.version, version)
         && h.constraint.equals(constraint)
         && java.util.Objects.equals(h.filter, filter) && h.limit == limit
-        && java.util.Objects.equals(h.topKColumn, topKColumn) && h.topK == topK;
+        && java.util.Objects.equals(h.topKColumn, topKColumn) && h.topK == topK
+        && java.util.Objects.equals(h.aggregates, aggregates);
   }
 
   @Override
   public int hashCode() {
     return java.util.Objects.hash(name, path, snapshotId, version, constraint, filter, limit,
-        topKColumn, topK);
+        topKColumn, topK, aggregates);
   }
 
   @Override
@@ -138,6 +157,7 @@ public final class HsTableHandle implements ConnectorTableHandle {
     if (topKColumn != null) {
       sb.append(" topK=").append(topK).append(" by ").append(topKColumn.distance());
     }
+    if (aggregates != null) sb.append(" aggregate=").append(HsAggregates.describe(aggregates));
     return sb.toString();
   }
 }
