@@ -684,6 +684,26 @@ def _cases_and_run(runner, root, hdb):
     case("create-if-not-exists", "CREATE TABLE IF NOT EXISTS made (id bigint)", no_error,
          group="made")
     case("create-bad-type", "CREATE TABLE made2 (tm time)", error_has("tm", "cannot create"))
+    # CREATE TABLE AS: the table made, Trino's rows written as for INSERT, one
+    # commit; a query that fails leaves no table behind.
+    ctas_src = t.to_arrow(filter="cat = 'a' AND id < 700")
+    ctas_want = arrow_rows(ctas_src, COLS)
+    case("create-as", f"CREATE TABLE ctas AS SELECT {select} FROM t WHERE cat = 'a' AND id < 700",
+         rows_equal([(ctas_src.num_rows,)]), group="made")
+    case("create-as-read", f"SELECT {select} FROM ctas", rows_equal(ctas_want), group="made")
+    case("create-as-exists", "CREATE TABLE ctas AS SELECT 1 AS x",
+         error_has("ctas", "already exists"), group="made")
+    case("create-as-no-data", "CREATE TABLE ctas_empty AS SELECT id, name FROM t WITH NO DATA",
+         rows_equal([(0,)]), group="made")
+    case("create-as-empty-read", "SELECT count(*) FROM ctas_empty", rows_equal([(0,)]),
+         group="made")
+    case("create-as-fails", "CREATE TABLE ctas_bad AS SELECT id, 10 / (id - 417) AS x FROM t",
+         error_has("Division by zero"), group="made")
+    case("create-as-gone", "SHOW TABLES FROM default LIKE 'ctas%'",
+         rows_equal([("ctas",), ("ctas_empty",)]), group="made")
+    case("create-as-bad-type", "CREATE TABLE ctas_tm AS SELECT TIME '01:02:03' AS tm",
+         error_has("tm", "cannot create"), group="made")
+
     case("create-no-schema", "CREATE TABLE nosuch.made3 (id bigint)", error_has("nosuch"))
 
     results = runner.run(cases)
@@ -694,7 +714,9 @@ def _cases_and_run(runner, root, hdb):
                                         // dt.timedelta(microseconds=1), (1.0,) * DIM)]
     return results, checks, {"ins": (ins.uri, inserted), "del": (dl.uri, kept),
                              "made": (os.path.join(root, "default", "made"), made_want,
-                                      made_cols)}
+                                      made_cols),
+                             "ctas": (os.path.join(root, "default", "ctas"), ctas_want),
+                             "ctas_bad": os.path.join(root, "default", "ctas_bad")}
 
 
 def run_checks(trino, prefix):
@@ -798,6 +820,14 @@ def test_create_table(trino, hdb):
     from pyiceberg.table import StaticTable
     theirs = StaticTable.from_metadata(t.metadata_location).scan().to_arrow()
     problems.append(diff(arrow_rows(theirs, cols), want))
+    # CREATE TABLE AS: read back the same way; the failed one left no folder.
+    path, want = trino[2]["ctas"]
+    t = hdb.Table(path)
+    problems.append(diff(arrow_rows(t.to_arrow(), COLS), want))
+    theirs = StaticTable.from_metadata(t.metadata_location).scan().to_arrow()
+    problems.append(diff(arrow_rows(theirs, COLS), want))
+    if os.path.exists(trino[2]["ctas_bad"]):
+        problems.append(f"the failed CREATE TABLE AS left {os.listdir(trino[2]['ctas_bad'])}")
     problems = [p for p in problems if p]
     assert not problems, "\n".join(problems)
 

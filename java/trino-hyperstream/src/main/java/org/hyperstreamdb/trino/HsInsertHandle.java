@@ -3,15 +3,18 @@ package org.hyperstreamdb.trino;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
+import io.trino.spi.connector.ConnectorOutputTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 import java.util.List;
 
 /**
- * An INSERT in progress: the table folder, the snapshot it started from
- * (the commit is validated against commits since), and the columns the
- * page sinks receive, in table order.
+ * An INSERT (or the writing part of a CREATE TABLE AS) in progress: the
+ * table folder, the snapshot it started from (the commit is validated
+ * against commits since; -1 for the table CREATE TABLE AS just made), and
+ * the columns the page sinks receive, in table order.
  */
-public final class HsInsertHandle implements ConnectorInsertTableHandle {
+public final class HsInsertHandle
+    implements ConnectorInsertTableHandle, ConnectorOutputTableHandle {
   private final SchemaTableName name;
   private final String path;
   private final long baseSnapshotId;

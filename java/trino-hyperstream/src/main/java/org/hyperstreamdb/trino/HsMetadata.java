@@ -12,6 +12,8 @@ import io.trino.spi.connector.ColumnMetadata;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorOutputMetadata;
+import io.trino.spi.connector.ConnectorOutputTableHandle;
+import io.trino.spi.connector.ConnectorTableLayout;
 import io.trino.spi.connector.ConnectorMergeTableHandle;
 import io.trino.spi.connector.RetryMode;
 import io.trino.spi.connector.RowChangeParadigm;
@@ -92,9 +94,11 @@ import org.hyperstreamdb.jni.HyperStreamException;
  */
 final class HsMetadata implements ConnectorMetadata {
   private final Path root;
+  private final java.util.function.Consumer<Path> created; // the transaction's new tables
 
-  HsMetadata(Path root) {
+  HsMetadata(Path root, java.util.function.Consumer<Path> created) {
     this.root = root;
+    this.created = created;
   }
 
   @Override
@@ -327,11 +331,20 @@ final class HsMetadata implements ConnectorMetadata {
    * {@code <root>/s/t} (HsTable.create: Iceberg metadata, field ids assigned),
    * unpartitioned, columns as HsTypes.toArrow maps them; then INSERT fills it.
    * The schema folder must exist; table properties, partitioning and
-   * CREATE TABLE AS are not supported.
+   * CREATE OR REPLACE are not supported.
    */
   @Override
   public void createTable(ConnectorSession session, ConnectorTableMetadata meta,
       SaveMode saveMode) {
+    if (saveMode == SaveMode.REPLACE) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+          "hyperstream: " + meta.getTable() + ": CREATE OR REPLACE TABLE is not supported");
+    }
+    create(meta, saveMode == SaveMode.IGNORE);
+  }
+
+  /** Makes the empty table; null when it exists and {@code ignoreExisting}. */
+  private Path create(ConnectorTableMetadata meta, boolean ignoreExisting) {
     SchemaTableName name = meta.getTable();
     Path schema = root.resolve(name.getSchemaName());
     Path p = schema.resolve(name.getTableName());
@@ -340,13 +353,9 @@ final class HsMetadata implements ConnectorMetadata {
           "hyperstream: schema " + name.getSchemaName() + " does not exist");
     }
     if (isTable(p)) {
-      if (saveMode == SaveMode.IGNORE) return;
+      if (ignoreExisting) return null;
       throw new TrinoException(StandardErrorCode.TABLE_ALREADY_EXISTS,
           "hyperstream: table " + name + " already exists");
-    }
-    if (saveMode == SaveMode.REPLACE) {
-      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
-          "hyperstream: " + name + ": CREATE OR REPLACE TABLE is not supported");
     }
     if (!meta.getProperties().isEmpty()) {
       throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
@@ -357,12 +366,51 @@ final class HsMetadata implements ConnectorMetadata {
       if (c.isHidden()) continue;
       fields.add(HsTypes.toArrow(c.getName(), c.getType(), name.toString()));
     }
+    boolean existed = Files.exists(p);
     try (BufferAllocator a = HsMemory.child("create");
         HsTable t = HsTable.create(p.toString(), new Schema(fields), a)) {
       // created: nothing more (INSERT appends)
     } catch (HyperStreamException e) {
       throw HsErrors.of(e, name + ": CREATE TABLE");
     }
+    if (!existed) created.accept(p); // a CREATE TABLE AS rolled back removes it
+    return p;
+  }
+
+  /**
+   * {@code CREATE TABLE hyperstream.s.t AS SELECT ...}: the empty table is
+   * made now (as CREATE TABLE makes it), the writer tasks write its data
+   * files as for INSERT (HsPageSink, the query's column types), and
+   * finishCreateTable commits them in one append snapshot. A query that
+   * fails rolls its transaction back, which removes the new table's folder
+   * (HsConnector.rollback): no half-made table stays behind.
+   */
+  @Override
+  public ConnectorOutputTableHandle beginCreateTable(ConnectorSession session,
+      ConnectorTableMetadata meta, Optional<ConnectorTableLayout> layout, RetryMode retryMode,
+      boolean replace) {
+    SchemaTableName name = meta.getTable();
+    if (replace) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
+          "hyperstream: " + name + ": CREATE OR REPLACE TABLE is not supported");
+    }
+    if (retryMode != RetryMode.NO_RETRIES) {
+      throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "hyperstream: CREATE TABLE AS "
+          + "with fault-tolerant execution (retry-policy) is not supported");
+    }
+    Path p = create(meta, false);
+    List<HsColumnHandle> cols = new ArrayList<>();
+    for (ColumnMetadata c : meta.getColumns()) {
+      if (!c.isHidden()) cols.add(new HsColumnHandle(c.getName(), c.getType(), null));
+    }
+    return new HsInsertHandle(name, p.toString(), -1, cols);
+  }
+
+  @Override
+  public Optional<ConnectorOutputMetadata> finishCreateTable(ConnectorSession session,
+      ConnectorOutputTableHandle table, Collection<Slice> fragments,
+      Collection<ComputedStatistics> statistics) {
+    return finishInsert(session, (HsInsertHandle) table, List.of(), fragments, statistics);
   }
 
   /**

@@ -1,7 +1,5 @@
 package org.hyperstreamdb.trino;
 
-import io.trino.spi.StandardErrorCode;
-import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorOutputTableHandle;
 import io.trino.spi.connector.ConnectorPageSink;
@@ -10,13 +8,12 @@ import io.trino.spi.connector.ConnectorPageSinkProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 
-/** A page sink per INSERT writer task (HsPageSink); CREATE TABLE AS is not supported. */
+/** A page sink per INSERT or CREATE TABLE AS writer task (HsPageSink). */
 final class HsPageSinkProvider implements ConnectorPageSinkProvider {
   @Override
   public ConnectorPageSink createPageSink(ConnectorTransactionHandle tx, ConnectorSession session,
       ConnectorOutputTableHandle output, ConnectorPageSinkId id) {
-    throw new TrinoException(StandardErrorCode.NOT_SUPPORTED,
-        "hyperstream: CREATE TABLE is not supported (create tables with the Python API)");
+    return new HsPageSink((HsInsertHandle) output);
   }
 
   @Override
