@@ -608,8 +608,10 @@ static void test_nulls_and_edges(void) {
 /* The small indexes of the fuzz seeds (fuzz/corpus/vidx/seed_NN.vidx):
  * seed i built with the given layer-0 layout. Seeds 00-08 were written by
  * the version-1 writer (fixed layer 0) and are kept as they are: the
- * reader must go on reading them. 09-11 are version 2 (compact layer 0). */
-#define N_SEEDS 12
+ * reader must go on reading them. 09-11 are version 2 (compact layer 0).
+ * 00-11 have no scan codes (written before them); 12 is a float32 index
+ * with scan codes (version 1, fixed layer 0, SQ8 codes beside it). */
+#define N_SEEDS 13
 static void seed_build(size_t i, hs_vidx_links links, hs_buf *b) {
   const struct {
     size_t n, dim;
@@ -622,7 +624,8 @@ static void seed_build(size_t i, hs_vidx_links links, hs_buf *b) {
       {30, 2, HS_METRIC_L1, 3, 0, HS_QUANT_NONE},   {64, 2, HS_METRIC_L2SQ, 2, 0, HS_QUANT_NONE},
       {40, 4, HS_METRIC_L2, 3, 3, HS_QUANT_NONE},   {30, 4, HS_METRIC_IP, 2, 0, HS_QUANT_SQ8},
       {30, 4, HS_METRIC_IP, 2, 2, HS_QUANT_PQ},     {50, 4, HS_METRIC_L2, 3, 2, HS_QUANT_SQ8},
-      {40, 4, HS_METRIC_COSINE, 2, 0, HS_QUANT_PQ}, {30, 3, HS_METRIC_L1, 2, 0, HS_QUANT_NONE}};
+      {40, 4, HS_METRIC_COSINE, 2, 0, HS_QUANT_PQ}, {30, 3, HS_METRIC_L1, 2, 0, HS_QUANT_NONE},
+      {40, 4, HS_METRIC_L2, 3, 0, HS_QUANT_NONE}};
   float x[64 * 4];
   uint64_t st = 3;
   for (size_t j = 0; j < 64 * 4; j++) x[j] = (float)gauss(&st);
@@ -638,12 +641,16 @@ static void seed_build(size_t i, hs_vidx_links links, hs_buf *b) {
   p.quant.kind = shapes[i].quant;
   p.quant.pq_m = 2;
   p.links = links;
+  p.scan_codes = i < 12 ? HS_VIDX_SCAN_CODES_NONE : HS_VIDX_SCAN_CODES_AUTO;
   hs_buf_init(b);
   CHECK_OK(hs_vidx_build(x, shapes[i].n, shapes[i].dim, i == 4 ? valid : NULL, &p, b, NULL), NULL);
 }
 
 static hs_vidx_links seed_links(size_t i) {
-  return i < 9 ? HS_VIDX_LINKS_FIXED : HS_VIDX_LINKS_COMPACT;
+  return i < 9 || i == 12 ? HS_VIDX_LINKS_FIXED : HS_VIDX_LINKS_COMPACT;
+}
+static uint32_t seed_version(size_t i) {
+  return i < 9 || i == 12 ? 1 : 2;
 }
 
 /* HS_VIDX_SEED_DIR=dir: write the seeds there. */
@@ -865,7 +872,7 @@ static void test_link_layouts(const float *x, const float *qs) {
     hs_buf b;
     seed_build(i, seed_links(i), &b);
     if (i >= 9) CHECK(b.len == len && memcmp(b.data, buf, len) == 0);
-    CHECK_EQ_INT(hs_load_u32le(buf + 8), i < 9 ? 1 : 2);
+    CHECK_EQ_INT(hs_load_u32le(buf + 8), seed_version(i));
     hs_source *s;
     hs_vidx *v = NULL;
     hs_source_open_memory(buf, len, path, &s, NULL);

@@ -77,6 +77,11 @@ void hs_quant_query_free(hs_quant_query *qq); /* accepts NULL */
  * vector, up to float rounding. Any code bytes are valid (no bounds to
  * trust). */
 float hs_quant_distance(const hs_quant_query *qq, const uint8_t *code);
+/* The kernel behind hs_quant_distance for qq, chosen once (the same
+ * distances up to float summation order: the AVX-512 SQ8 kernel sums 16
+ * components a step), for scans that call it per row. */
+typedef float (*hs_quant_distance_fn)(const hs_quant_query *qq, const uint8_t *code);
+hs_quant_distance_fn hs_quant_distance_kernel(const hs_quant_query *qq);
 /* The same for n consecutive codes: out[i] for codes + i * code_size. */
 void hs_quant_distance_batch(const hs_quant_query *qq, const uint8_t *codes, size_t n, float *out);
 

@@ -61,6 +61,17 @@ typedef enum hs_vidx_links {
 #define HS_VIDX_PARTITIONS_MAX 65536u
 #define HS_VIDX_THREADS_MAX 256u
 
+/* SQ8 codes a float32 index keeps beside its vectors for the exact scans of
+ * filtered searches only (README.md "Scan codes"): the walks stay on float32,
+ * an exact scan reads dim bytes per allowed row instead of 4 dim and
+ * re-ranks its best rows on float32, stopping on the codes' error bound (the
+ * same answers). AUTO: kept for every metric but inner product (no bound);
+ * NONE: not kept. Quantized indexes scan their own SQ8 codes either way. */
+typedef enum hs_vidx_scan_codes {
+  HS_VIDX_SCAN_CODES_AUTO = 0,
+  HS_VIDX_SCAN_CODES_NONE = 1,
+} hs_vidx_scan_codes;
+
 typedef struct hs_vidx_params {
   hs_metric metric;         /* L2, L2SQ, IP, COSINE or L1 */
   uint32_t m;               /* graph degree (layer 0 has 2m); 0: default */
@@ -70,6 +81,7 @@ typedef struct hs_vidx_params {
   uint64_t seed;
   uint32_t threads;    /* 0: the machine's cores */
   hs_vidx_links links; /* layer-0 layout */
+  hs_vidx_scan_codes scan_codes;
 } hs_vidx_params;
 
 /* Defaults chosen by measurement (README.md says which numbers). */

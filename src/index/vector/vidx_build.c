@@ -71,7 +71,7 @@ static uint64_t layout_off(const layout *L, uint32_t id) {
 static void plan(layout *L, const hs_vidx_params *p, uint32_t n, uint32_t vdim, uint32_t m0,
                  const hs_hnsw_graph *g, uint32_t n_parts, const float *centroids,
                  const uint32_t *rows, const float *vecs, const uint32_t *pw, bool quantized,
-                 const hs_buf *quant_blob, const uint8_t *codes, size_t code_size) {
+                 bool has_codes, const hs_buf *quant_blob, const uint8_t *codes, size_t code_size) {
   L->link_ids = 0;
   for (uint32_t i = 0; g->links0 != NULL && i < n; i++) L->link_ids += hs_hnsw_links(g, i, 0)[0];
   L->compact = p->links == HS_VIDX_LINKS_COMPACT || (p->links == HS_VIDX_LINKS_AUTO && quantized);
@@ -92,7 +92,7 @@ static void plan(layout *L, const hs_vidx_params *p, uint32_t n, uint32_t vdim, 
   s[ns++] = (section){HS_VIDX_S_PARTS, pw, (uint64_t)n_parts * 16};
   if (n_parts > 1)
     s[ns++] = (section){HS_VIDX_S_CENTROIDS, centroids, (uint64_t)n_parts * vdim * 4};
-  if (quantized) {
+  if (has_codes) {
     s[ns++] = (section){HS_VIDX_S_QUANT, quant_blob ? quant_blob->data : NULL,
                         quant_blob ? quant_blob->len : 0};
     s[ns++] = (section){HS_VIDX_S_CODES, codes, (uint64_t)n * code_size};
@@ -145,8 +145,8 @@ static uint32_t crc_of(const uint8_t *d, uint64_t len) {
  * checksummed, the others copied once. No second copy of the index. */
 static hs_status write_file(const layout *L, const hs_vidx_params *p, uint32_t dim, uint32_t vdim,
                             uint32_t row_count, uint32_t n, uint32_t m0, uint32_t n_parts,
-                            size_t code_size, const hs_hnsw_graph *g, bool in_place, hs_buf *out,
-                            hs_error *err) {
+                            size_t code_size, hs_quant_kind code_kind, bool walk_float,
+                            const hs_hnsw_graph *g, bool in_place, hs_buf *out, hs_error *err) {
   if (L->len > SIZE_MAX / 2)
     return hs_error_set(err, HS_ERR_NOMEM, "vidx: a %llu-byte index", (unsigned long long)L->len);
   if (in_place ? L->len > out->cap - out->len : !hs_buf_reserve(out, (size_t)L->len))
@@ -187,7 +187,7 @@ static hs_status write_file(const layout *L, const hs_vidx_params *p, uint32_t d
   hs_store_u32le(h + HS_VIDX_H_M0, m0);
   hs_store_u32le(h + HS_VIDX_H_EF_CONSTRUCTION, p->ef_construction);
   hs_store_u32le(h + HS_VIDX_H_PARTITIONS, n_parts);
-  hs_store_u32le(h + HS_VIDX_H_QUANT, code_size > 0 ? (uint32_t)p->quant.kind : HS_QUANT_NONE);
+  hs_store_u32le(h + HS_VIDX_H_QUANT, code_size > 0 ? (uint32_t)code_kind : HS_QUANT_NONE);
   hs_store_u32le(h + HS_VIDX_H_CODE_SIZE, (uint32_t)code_size);
   hs_store_u32le(h + HS_VIDX_H_SECTIONS, L->ns);
   hs_store_u32le(h + HS_VIDX_H_TABLE_CRC, crc_of(table, L->ns * HS_VIDX_SECTION_ENTRY_LEN));
@@ -195,6 +195,7 @@ static hs_status write_file(const layout *L, const hs_vidx_params *p, uint32_t d
   hs_store_u32le(h + HS_VIDX_H_VDIM, vdim);
   hs_store_u32le(h + HS_VIDX_H_LINK0_IDW, L->idw);
   hs_store_u64le(h + HS_VIDX_H_LINK0_IDS, L->compact ? L->link_ids : 0);
+  hs_store_u32le(h + HS_VIDX_H_WALK_FLOAT, walk_float ? 1u : 0u);
   hs_store_u32le(h + HS_VIDX_H_CRC, crc_of(h, HS_VIDX_H_CRC));
   out->len += (size_t)L->len;
   return HS_OK;
@@ -326,7 +327,14 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     return hs_error_set(err, HS_ERR_NOMEM, "vidx build: %zu x %zu vectors overflow", nidx, dim);
   uint32_t n_parts = p.partitions ? p.partitions : hs_vidx_default_partitions(nidx);
   if (n_parts > nidx) n_parts = nidx ? (uint32_t)nidx : 1;
+  if (p.scan_codes != HS_VIDX_SCAN_CODES_AUTO && p.scan_codes != HS_VIDX_SCAN_CODES_NONE)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: scan codes %d", (int)p.scan_codes);
   const bool quantized = p.quant.kind != HS_QUANT_NONE && nidx > 0;
+  /* a float32 index keeps SQ8 codes for its exact scans (vidx.h) */
+  const bool scan_codes =
+      !quantized && nidx > 0 && p.scan_codes == HS_VIDX_SCAN_CODES_AUTO && p.metric != HS_METRIC_IP;
+  const bool has_codes = quantized || scan_codes;
+  const hs_quant_kind code_kind = quantized ? p.quant.kind : HS_QUANT_SQ8;
 
   /* Build in place (README.md "Build memory"): the file's offsets up to
    * LINKS0 depend only on counts known now, so ROWS, VECTORS, a fixed
@@ -337,14 +345,14 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   memset(&g, 0, sizeof g);
   layout L;
   plan(&L, &p, (uint32_t)nidx, (uint32_t)vdim, m0, &g, n_parts, NULL, NULL, NULL, NULL, quantized,
-       NULL, NULL, 0);
+       has_codes, NULL, NULL, 0);
   const bool in_place = out->len % 4 == 0;
   uint8_t *base = NULL;
   if (in_place) {
     uint64_t upper = hs_hnsw_upper_blocks((uint32_t)nidx, p.m, p.seed);
     uint64_t ub = layout_off(&L, HS_VIDX_S_LINKS0) + (uint64_t)nidx * (1 + m0) * 4 +
                   upper * (1 + p.m) * 4 + (uint64_t)n_parts * (16 + vdim * 4) +
-                  (quantized ? 64 + (2 + 256 * (uint64_t)dim) * 4 + (uint64_t)nidx * dim : 0) +
+                  (has_codes ? 64 + (2 + 256 * (uint64_t)dim) * 4 + (uint64_t)nidx * dim : 0) +
                   8 * HS_VIDX_ALIGN;
     if (ub > SIZE_MAX / 2 || !hs_buf_reserve(out, (size_t)ub))
       return hs_error_set(err, HS_ERR_NOMEM, "vidx build: out of memory for a %llu-byte index",
@@ -418,7 +426,8 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   g.vectors = vecs;
   hs_hnsw_build_params bp = {p.m, p.ef_construction, p.threads, p.seed, links0};
   if (st == HS_OK) st = hs_hnsw_build(&g, parts, n_parts, &bp, err);
-  /* Quantized codes for traversal, trained on the indexed rows. */
+  /* Quantized codes for traversal (or exact scans), trained on the indexed
+   * rows. */
   hs_quant *quant = NULL;
   uint8_t *codes = NULL;
   size_t code_size = 0;
@@ -432,7 +441,7 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
     for (int j = 0; j < 4; j++) hs_store_u32le((uint8_t *)&pw[4 * i + (uint32_t)j], v[j]);
   }
   float *plain = vecs;
-  if (st == HS_OK && quantized) {
+  if (st == HS_OK && has_codes) {
     /* Codes of the user's dimensions (IP: without the augmenting
      * component; -q.x orders as the augmented L2 does). */
     hs_metric qm = p.metric == HS_METRIC_IP  ? HS_METRIC_IP
@@ -440,6 +449,7 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
                    : g.space == HS_HNSW_L1   ? HS_METRIC_L1
                                              : HS_METRIC_IP;
     hs_quant_params qp = p.quant;
+    qp.kind = code_kind;
     if (qp.kind == HS_QUANT_PQ && qp.pq_m == 0) {
       /* 4-d sub-spaces from 32 dimensions, 2-d below (README.md: coarser
        * codes mislead the walk) */
@@ -462,8 +472,8 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   }
   if (st == HS_OK) { /* the final layout: where CODES go */
     plan(&L, &p, (uint32_t)nidx, (uint32_t)vdim, m0, &g, n_parts, centroids, rows, vecs, pw,
-         quantized, &blob, NULL, code_size);
-    if (quantized) {
+         quantized, has_codes, &blob, NULL, code_size);
+    if (has_codes) {
       codes = in_place ? base + layout_off(&L, HS_VIDX_S_CODES) : hs_malloc(nidx * code_size + 1);
       if (codes == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory for %zu codes", nidx);
       if (in_place && layout_off(&L, HS_VIDX_S_CODES) + nidx * code_size > out->cap - out->len)
@@ -477,7 +487,7 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   if (plain != vecs) hs_free(plain);
   if (st == HS_OK)
     st = write_file(&L, &p, (uint32_t)dim, (uint32_t)vdim, (uint32_t)n, (uint32_t)nidx, m0, n_parts,
-                    code_size, &g, in_place, out, err);
+                    code_size, code_kind, scan_codes, &g, in_place, out, err);
   hs_quant_free(quant);
   hs_buf_free(&blob);
   if (pw != part_words) hs_free(pw);

@@ -43,6 +43,7 @@ enum {
   HS_VIDX_H_VDIM = 72,         /* u32: floats per stored vector (IP: dim + 1) */
   HS_VIDX_H_LINK0_IDW = 76,    /* u32, version 2: 0 fixed layer 0, 3 or 4 compact (id bytes) */
   HS_VIDX_H_LINK0_IDS = 80,    /* u64, version 2: neighbour ids in a compact layer 0 */
+  HS_VIDX_H_WALK_FLOAT = 88,   /* u32: 1 = SQ8 codes for exact scans only, walks on float32 */
   HS_VIDX_H_CRC = 124,         /* crc32 of bytes [0, 124) */
 };
 
@@ -89,7 +90,10 @@ struct hs_vidx {
   const uint32_t *rows; /* local -> row */
   const float *centroids;
   const uint8_t *codes;
-  hs_quant *quant;                 /* owned; NULL when not quantized */
+  hs_quant *quant; /* owned; NULL when there are no codes */
+  /* The codes are scan codes (HS_VIDX_H_WALK_FLOAT): quant_kind is NONE,
+   * the walks are on float32, exact scans read the SQ8 codes. */
+  bool walk_float;
   size_t sec_quant_len;            /* bytes of the QUANT section */
   uint32_t *sorted_rows;           /* owned: rows ascending */
   uint32_t *sorted_local;          /* owned: their local ids */

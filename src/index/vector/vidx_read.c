@@ -100,7 +100,13 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
     return CORRUPT("%u partitions for %u rows", x->n_parts, x->n);
   if (quant != HS_QUANT_NONE && quant != HS_QUANT_SQ8 && quant != HS_QUANT_PQ)
     return CORRUPT("quantizer kind %u", quant);
-  x->quant_kind = (hs_quant_kind)quant;
+  /* Scan codes (vidx.h): SQ8 codes beside a float32 walk; the index reports
+   * itself as not quantized. */
+  uint32_t walk_float = hs_load_u32le(h + HS_VIDX_H_WALK_FLOAT);
+  if (walk_float > 1 || (walk_float == 1 && quant != HS_QUANT_SQ8))
+    return CORRUPT("scan codes flag %u with quantizer kind %u", walk_float, quant);
+  x->walk_float = walk_float == 1;
+  x->quant_kind = x->walk_float ? HS_QUANT_NONE : (hs_quant_kind)quant;
   if ((quant == HS_QUANT_NONE) != (x->code_size == 0) || x->code_size > 4 * HS_VIDX_MAX_DIM + 4)
     return CORRUPT("code size %u for quantizer kind %u", x->code_size, quant);
   if (version == HS_VIDX_VERSION_FIXED ? (idw != 0 || link_ids != 0)
@@ -175,18 +181,18 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   uint64_t batch = (256u << 10) / ((uint64_t)x->vdim * 4);
   x->fetch_batch = batch < 1 ? 1 : (batch > 256 ? 256 : (uint32_t)batch);
   if (x->n_parts > 1 && sec[HS_VIDX_S_CENTROIDS] == NULL) return CORRUPT("centroids missing");
-  if (x->quant_kind != HS_QUANT_NONE) {
+  if (quant != HS_QUANT_NONE) {
     if (sec[HS_VIDX_S_QUANT] == NULL || sec[HS_VIDX_S_CODES] == NULL)
       return CORRUPT("quantizer or codes missing");
     st = hs_quant_parse(sec[HS_VIDX_S_QUANT], x->sec_quant_len, &x->quant, err);
     if (st != HS_OK) return st;
-    if (hs_quant_kind_of(x->quant) != x->quant_kind ||
+    if (hs_quant_kind_of(x->quant) != (hs_quant_kind)quant ||
         hs_quant_code_size(x->quant) != x->code_size || hs_quant_dim(x->quant) != x->dim)
       return CORRUPT("quantizer (kind %d, %zu-byte codes, dimension %zu) does not fit the header",
                      (int)hs_quant_kind_of(x->quant), hs_quant_code_size(x->quant),
                      hs_quant_dim(x->quant));
     x->codes = sec[HS_VIDX_S_CODES];
-    if (x->quant_kind == HS_QUANT_SQ8) { /* steps: after "HSQ1", 4 u32 and dim mins */
+    if (quant == HS_QUANT_SQ8) { /* steps: after "HSQ1", 4 u32 and dim mins */
       const uint8_t *steps = sec[HS_VIDX_S_QUANT] + 20 + 4 * (size_t)x->dim;
       double e2 = 0, e1 = 0;
       for (uint32_t d = 0; d < x->dim; d++) {

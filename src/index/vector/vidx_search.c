@@ -47,7 +47,15 @@
 #define HS_PLAN_WALK_V1 14.0
 #define HS_PLAN_TEST 2.0
 #define HS_PLAN_DENSE_EXP 0.7
-#define HS_PLAN_HOP_LINK 1.3
+#define HS_PLAN_HOP_LINK 0.3
+/* An exact scan of SQ8 codes (README.md "Scan codes"): c rows at
+ * CODE_ROW + CODE_DIM * dim, plus CODE_FIXED for the query table, the sort
+ * of the kept candidates and the float32 re-rank of about k of them. */
+#define HS_PLAN_CODE_ROW 4.0
+#define HS_PLAN_CODE_DIM 0.075
+#define HS_PLAN_CODE_FIXED 2000.0
+
+static inline bool scan_by_codes(const hs_vidx *x);
 
 typedef enum plan_kind { PLAN_EXACT, PLAN_DENSE, PLAN_HOP } plan_kind;
 
@@ -76,14 +84,30 @@ static double hop_boost(double sel) {
   return b < HS_VIDX_HOP_BOOST_MAX ? b : HS_VIDX_HOP_BOOST_MAX;
 }
 
+/* Estimated cost of an exact scan of c rows over float32 rows, and over
+ * SQ8 codes (infinite when the index has none for scans). */
+static double exact_cost_float(const hs_vidx *x, uint64_t c) {
+  return (double)c * (HS_PLAN_EXACT_ROW + HS_PLAN_EXACT_DIM * x->dim);
+}
+static double exact_cost_codes(const hs_vidx *x, uint64_t c) {
+  if (!scan_by_codes(x)) return INFINITY;
+  return HS_PLAN_CODE_FIXED + (double)c * (HS_PLAN_CODE_ROW + HS_PLAN_CODE_DIM * x->dim);
+}
+/* Whether the exact scan of c rows reads the codes. */
+static bool exact_on_codes(const hs_vidx *x, uint64_t c) {
+  return exact_cost_codes(x, c) < exact_cost_float(x, c);
+}
+
 /* Estimated cost of a plan for c allowed of n indexed rows. */
 static double plan_cost(const hs_vidx *x, plan_kind kind, uint64_t c, uint32_t ef, uint32_t np) {
   const double dim = x->dim, sel = (double)c / x->n;
   const double part_n = (double)x->n / (x->n_parts ? x->n_parts : 1);
-  if (kind == PLAN_EXACT) /* the same for a lean index (vectors read from the
-                           * file): the plan, hence the answer, does not
-                           * depend on how the index is stored */
-    return (double)c * (HS_PLAN_EXACT_ROW + HS_PLAN_EXACT_DIM * dim);
+  if (kind == PLAN_EXACT) { /* the same for a lean index (vectors read from the
+                             * file): the plan, hence the answer, does not
+                             * depend on how the index is stored */
+    double f = exact_cost_float(x, c), q = exact_cost_codes(x, c);
+    return q < f ? q : f;
+  }
   double node = HS_PLAN_WALK_NODE + HS_PLAN_WALK_DIM * dim + (c < x->n ? HS_PLAN_TEST : 0);
   if (kind == PLAN_HOP) {
     double v = walk_visits(ef * hop_boost(sel), part_n);
@@ -251,6 +275,9 @@ static inline float sq8_lower_bound(const hs_vidx *x, float approx) {
 }
 
 #define EXACT_AHEAD 8
+#ifndef CODES_AHEAD
+#define CODES_AHEAD 24
+#endif
 
 /* Offer the rows s->ids[0, cnt) (cnt <= fetch_batch) to the top-k. A lean
  * index reads their vectors from the file first, one pread per run of
@@ -320,12 +347,14 @@ static inline bool local_of_row(const hs_vidx *x, uint32_t row, uint32_t *local)
 }
 
 /* A lean index on an object store: the vectors an exact scan of the
- * allowed rows (all when NULL) will read, fetched together first instead
- * of a round trip per batch (at most 8192 rows' ranges; the rest as they
- * come). */
-static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed) {
+ * allowed rows (all when neither is set) will read, fetched together first
+ * instead of a round trip per batch (at most 8192 rows' ranges; the rest as
+ * they come). The allowed rows are a roaring bitmap or row words. */
+static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed, const uint64_t *words,
+                          size_t nwords) {
   const size_t per = (size_t)x->vdim * sizeof(float);
-  if (allowed == NULL) { /* the section, in 4 MiB pieces (a prefetch stops at 64 MiB) */
+  if (allowed == NULL &&
+      words == NULL) { /* the section, in 4 MiB pieces (a prefetch stops at 64 MiB) */
     enum { PIECES = 16 };
     const uint64_t piece = (uint64_t)4 << 20, all = (uint64_t)x->n * per;
     uint64_t offs[PIECES];
@@ -340,34 +369,117 @@ static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed) {
   enum { MAX_ROWS = 8192 };
   uint64_t *offs = hs_malloc(MAX_ROWS * sizeof *offs);
   size_t *lens = hs_malloc(MAX_ROWS * sizeof *lens);
-  roaring_uint32_iterator_t *it = roaring_create_iterator(allowed);
   size_t m = 0;
-  while (offs != NULL && lens != NULL && it != NULL && it->has_value && m < MAX_ROWS) {
-    uint32_t local;
-    if (local_of_row(x, it->current_value, &local)) {
-      offs[m] = x->vec_off + (uint64_t)local * per;
-      lens[m++] = per;
+  if (words != NULL) {
+    size_t nw = nwords < x->row_words ? nwords : x->row_words;
+    for (size_t w = 0; offs != NULL && lens != NULL && w < nw && m < MAX_ROWS; w++) {
+      uint64_t b = words[w] & x->indexed_bits[w];
+      while (b != 0 && m < MAX_ROWS) {
+        uint32_t row = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b)), local;
+        b &= b - 1;
+        if (!local_of_row(x, row, &local)) continue;
+        offs[m] = x->vec_off + (uint64_t)local * per;
+        lens[m++] = per;
+      }
     }
-    roaring_advance_uint32_iterator(it);
+  } else {
+    roaring_uint32_iterator_t *it = roaring_create_iterator(allowed);
+    while (offs != NULL && lens != NULL && it != NULL && it->has_value && m < MAX_ROWS) {
+      uint32_t local;
+      if (local_of_row(x, it->current_value, &local)) {
+        offs[m] = x->vec_off + (uint64_t)local * per;
+        lens[m++] = per;
+      }
+      roaring_advance_uint32_iterator(it);
+    }
+    if (it != NULL) roaring_free_uint32_iterator(it);
   }
   if (m > 0) hs_source_prefetch(x->src, offs, lens, m);
-  if (it != NULL) roaring_free_uint32_iterator(it);
   hs_free(offs);
   hs_free(lens);
 }
 
-/* Exact top-k over the allowed indexed rows (every indexed row when
- * allowed is NULL). */
-static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
+/* Whether exact scans may read SQ8 codes (README.md "Scan codes"): the
+ * index has SQ8 codes (its walk's or scan codes) and the metric has an
+ * error bound (not inner product). */
+static inline bool scan_by_codes(const hs_vidx *x) {
+  return x->quant != NULL && hs_quant_kind_of(x->quant) == HS_QUANT_SQ8 &&
+         x->metric != HS_METRIC_IP;
+}
+
+/* Where an exact scan's batches of allowed local ids go: float32 rows
+ * into the top-k (qq NULL), or SQ8 codes into a bounded max-heap of the
+ * `cap` best approximate distances (s->all), re-ranked afterwards. */
+typedef struct scan_sink {
+  hs_quant_query *qq;
+  hs_quant_distance_fn dist;
+  uint32_t cap, n;
+  uint64_t seen;
+} scan_sink;
+
+static inline bool cand_less(hs_hnsw_cand a, hs_hnsw_cand b) {
+  return a.d < b.d || (a.d == b.d && a.id < b.id);
+}
+
+static void cand_offer(hs_hnsw_cand *h, uint32_t *n, uint32_t cap, hs_hnsw_cand v) {
+  if (*n < cap) {
+    uint32_t i = (*n)++;
+    while (i > 0) {
+      uint32_t p = (i - 1) / 2;
+      if (!cand_less(h[p], v)) break;
+      h[i] = h[p];
+      i = p;
+    }
+    h[i] = v;
+    return;
+  }
+  if (!cand_less(v, h[0])) return;
+  uint32_t i = 0;
+  for (;;) {
+    uint32_t l = 2 * i + 1, b;
+    if (l >= *n) break;
+    b = (l + 1 < *n && cand_less(h[l], h[l + 1])) ? l + 1 : l;
+    if (!cand_less(v, h[b])) break;
+    h[i] = h[b];
+    i = b;
+  }
+  h[i] = v;
+}
+
+/* Score the codes of s->ids[0, cnt) into the sink's heap; each row's code
+ * is prefetched EXACT_AHEAD rows before it is scored. */
+static void offer_codes(const hs_vidx *x, hs_vidx_scratch *s, scan_sink *sk, uint32_t cnt) {
+  const size_t cs = x->code_size;
+  const hs_quant_distance_fn dist = sk->dist;
+  for (uint32_t i = 0; i < cnt; i++) {
+    if (i + CODES_AHEAD < cnt) {
+      const char *c = (const char *)(x->codes + (size_t)s->ids[i + CODES_AHEAD] * cs);
+      for (size_t o = 0; o < cs; o += 64) __builtin_prefetch(c + o);
+    }
+    uint32_t id = s->ids[i];
+    float d = dist(sk->qq, x->codes + (size_t)id * cs);
+    if (sk->n == sk->cap && !(d < s->all[0].d)) continue; /* most rows */
+    cand_offer(s->all, &sk->n, sk->cap, (hs_hnsw_cand){d, id});
+  }
+  sk->seen += cnt;
+}
+
+static hs_status flush_ids(const hs_vidx *x, hs_vidx_scratch *s, const hs_distance_kernels *kern,
+                           const float *q, uint32_t cnt, hs_vidx_hit *hits, uint32_t *n, uint32_t k,
+                           scan_sink *sk, hs_error *err) {
+  if (sk->qq == NULL) return offer_ids(x, s, kern, q, cnt, hits, n, k, err);
+  offer_codes(x, s, sk, cnt);
+  return HS_OK;
+}
+
+/* Pass the allowed indexed rows (words, roaring, or every row when
+ * neither), in row order, batch by batch to the sink. */
+static hs_status scan_allowed(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
                               const roaring_bitmap_t *allowed, const uint64_t *words, size_t nwords,
-                              hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+                              scan_sink *sk, hs_vidx_hit *hits, uint32_t *n, hs_error *err) {
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   const uint32_t batch = x->fetch_batch;
-  uint32_t n = 0;
   hs_status st = HS_OK;
-  /* The rows it will read, in one wave (io.h): for an allowed set given as
-   * a bitset (words) the reads go batch by batch. */
-  if (x->lean && hs_source_is_remote(x->src) && words == NULL) prefetch_rows(x, allowed);
   if (words != NULL) { /* the set bits of words ∩ indexed, in row order */
     size_t nw = nwords < x->row_words ? nwords : x->row_words;
     uint32_t cnt = 0;
@@ -379,45 +491,133 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
         if (!local_of_row(x, row, &local)) continue;
         s->ids[cnt++] = local;
         if (cnt == batch) {
-          st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
+          st = flush_ids(x, s, kern, q, cnt, hits, n, k, sk, err);
           cnt = 0;
         }
       }
     }
-    if (st == HS_OK && cnt > 0) st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
-    if (st != HS_OK) return st;
-  } else if (allowed == NULL) {
+    if (st == HS_OK && cnt > 0) st = flush_ids(x, s, kern, q, cnt, hits, n, k, sk, err);
+    return st;
+  }
+  if (allowed == NULL) {
     for (uint32_t i = 0; i < x->n && st == HS_OK; i += batch) {
       uint32_t cnt = x->n - i < batch ? x->n - i : batch;
       for (uint32_t j = 0; j < cnt; j++) s->ids[j] = i + j;
-      st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
+      st = flush_ids(x, s, kern, q, cnt, hits, n, k, sk, err);
     }
-    if (st != HS_OK) return st;
-  } else {
-    roaring_bitmap_t *both = roaring_bitmap_and(allowed, x->indexed);
-    if (both == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
-    roaring_uint32_iterator_t *it = roaring_create_iterator(both);
-    if (it == NULL) {
-      roaring_bitmap_free(both);
-      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
-    }
-    uint32_t buf[256], got, cnt = 0;
-    while (st == HS_OK && (got = roaring_read_uint32_iterator(it, buf, 256)) > 0) {
-      for (uint32_t j = 0; j < got && st == HS_OK; j++) {
-        uint32_t local;
-        if (!local_of_row(x, buf[j], &local)) continue;
-        s->ids[cnt++] = local;
-        if (cnt == batch) {
-          st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
-          cnt = 0;
-        }
+    return st;
+  }
+  roaring_bitmap_t *both = roaring_bitmap_and(allowed, x->indexed);
+  if (both == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  roaring_uint32_iterator_t *it = roaring_create_iterator(both);
+  if (it == NULL) {
+    roaring_bitmap_free(both);
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  }
+  uint32_t buf[256], got, cnt = 0;
+  while (st == HS_OK && (got = roaring_read_uint32_iterator(it, buf, 256)) > 0) {
+    for (uint32_t j = 0; j < got && st == HS_OK; j++) {
+      uint32_t local;
+      if (!local_of_row(x, buf[j], &local)) continue;
+      s->ids[cnt++] = local;
+      if (cnt == batch) {
+        st = flush_ids(x, s, kern, q, cnt, hits, n, k, sk, err);
+        cnt = 0;
       }
     }
-    if (st == HS_OK && cnt > 0) st = offer_ids(x, s, kern, q, cnt, hits, &n, k, err);
-    roaring_free_uint32_iterator(it);
-    roaring_bitmap_free(both);
+  }
+  if (st == HS_OK && cnt > 0) st = flush_ids(x, s, kern, q, cnt, hits, n, k, sk, err);
+  roaring_free_uint32_iterator(it);
+  roaring_bitmap_free(both);
+  return st;
+}
+
+/* Candidates an SQ8 code scan keeps for its re-rank: enough that the error
+ * bound proves the answer almost always (README.md "Scan codes"). */
+#define HS_SCAN_KEEP_K 8u
+#define HS_SCAN_KEEP_MIN 96u
+
+/* The re-rank of a code scan's kept candidates (s->all[0, sk->n), sorted
+ * by approximate distance): float32 rows in that order until the k-th
+ * exact distance is below the bound of the next candidate. *proved: no row
+ * the scan dropped can enter the top-k either (its approximate distance is
+ * at least the last kept one's). */
+static hs_status rerank_codes(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
+                              const scan_sink *sk, hs_vidx_hit *hits, uint32_t *n, bool *proved,
+                              hs_error *err) {
+  const hs_distance_kernels *kern = hs_distance_kernels_active();
+  const uint32_t total = sk->n;
+  if (x->lean && hs_source_is_remote(x->src)) { /* the first rows it reads in one wave (io.h) */
+    size_t m = total < 4 * (size_t)k ? total : 4 * (size_t)k;
+    uint64_t *offs = hs_malloc((m ? m : 1) * sizeof *offs);
+    size_t *lens = hs_malloc((m ? m : 1) * sizeof *lens);
+    const size_t per = (size_t)x->vdim * sizeof(float);
+    for (size_t i = 0; offs != NULL && lens != NULL && i < m; i++) {
+      offs[i] = x->vec_off + (uint64_t)s->all[i].id * per;
+      lens[i] = per;
+    }
+    if (offs != NULL && lens != NULL) hs_source_prefetch(x->src, offs, lens, m);
+    hs_free(offs);
+    hs_free(lens);
+  }
+  *proved = false;
+  for (uint32_t i = 0, nb; i < total; i += nb) {
+    nb = total - i < x->fetch_batch ? total - i : x->fetch_batch;
+    if (*n == k) { /* one at a time, while one may still enter */
+      if (sq8_lower_bound(x, s->all[i].d) > hits[0].distance) {
+        *proved = true;
+        return HS_OK;
+      }
+      nb = 1;
+    } else if (nb > k - *n) {
+      nb = k - *n; /* fill the top-k first */
+    }
+    for (uint32_t j = 0; j < nb; j++) s->ids[j] = s->all[i + j].id;
+    hs_status st = offer_ids(x, s, kern, q, nb, hits, n, k, err);
     if (st != HS_OK) return st;
   }
+  /* every kept candidate re-ranked: the dropped ones are no closer than the
+   * last kept (none dropped: nothing else to prove) */
+  *proved = sk->seen == total ||
+            (*n == k && total > 0 && sq8_lower_bound(x, s->all[total - 1].d) > hits[0].distance);
+  return HS_OK;
+}
+
+/* Exact top-k over the allowed indexed rows (every indexed row when
+ * allowed is NULL): over the SQ8 codes with a bounded float32 re-rank when
+ * `codes` (the same answers), else over the float32 rows. */
+static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
+                              const roaring_bitmap_t *allowed, const uint64_t *words, size_t nwords,
+                              bool codes, hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+  uint32_t n = 0;
+  scan_sink sk = {NULL, NULL, 0, 0, 0};
+  if (codes && scan_by_codes(x)) {
+    sk.cap = k * HS_SCAN_KEEP_K > HS_SCAN_KEEP_MIN ? k * HS_SCAN_KEEP_K : HS_SCAN_KEEP_MIN;
+    if (!grow((void **)&s->all, &s->all_cap, sk.cap, sizeof *s->all))
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    hs_status st = hs_quant_query_make(x->quant, q, &sk.qq, err);
+    if (st != HS_OK) return st;
+    sk.dist = hs_quant_distance_kernel(sk.qq);
+    st = scan_allowed(x, s, q, k, allowed, words, nwords, &sk, hits, &n, err);
+    hs_quant_query_free(sk.qq);
+    sk.qq = NULL;
+    bool proved = false;
+    if (st == HS_OK) {
+      qsort(s->all, sk.n, sizeof *s->all, cand_cmp_approx);
+      st = rerank_codes(x, s, q, k, &sk, hits, &n, &proved, err);
+    }
+    if (st != HS_OK) return st;
+    if (proved) {
+      qsort(hits, n, sizeof *hits, hit_cmp);
+      *n_hits = n;
+      return HS_OK;
+    }
+    n = 0; /* not proved (rare): the float32 scan */
+  }
+  /* The rows it will read, in one wave (io.h). */
+  if (x->lean && hs_source_is_remote(x->src)) prefetch_rows(x, allowed, words, nwords);
+  hs_status st = scan_allowed(x, s, q, k, allowed, words, nwords, &sk, hits, &n, err);
+  if (st != HS_OK) return st;
   qsort(hits, n, sizeof *hits, hit_cmp);
   *n_hits = n;
   return HS_OK;
@@ -484,10 +684,12 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
    * else the cost model (README.md, "Filtered search"). */
   bool forced = sp && sp->exact_rows;
   if (forced && filtered && cnt <= sp->exact_rows)
-    return exact_search(x, s, q, k, a.r, a.words, a.nwords, hits, n_hits, err);
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
+                        err);
   plan_kind plan = plan_choose(x, cnt, filtered, ef, nprobe, !forced);
   if (plan == PLAN_EXACT)
-    return exact_search(x, s, q, k, a.r, a.words, a.nwords, hits, n_hits, err);
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
+                        err);
   /* the two-hop walk gathers at most m fresh allowed nodes per expansion
    * (ACORN-1's truncation; README.md "Filtered search") */
   hs_hnsw_filter filter = {NULL, x->rows_identity ? NULL : x->rows, plan == PLAN_HOP, x->m};
@@ -504,7 +706,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   uint32_t np = choose_probes(x, s, q, nprobe);
   hs_quant_query *qq = NULL;
-  if (x->quant != NULL) {
+  if (x->quant != NULL && !x->walk_float) { /* scan codes are not walked */
     hs_status st = hs_quant_query_make(x->quant, q, &qq, err);
     if (st != HS_OK) return st;
   }
@@ -523,7 +725,9 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   bool quantized = qq != NULL;
   hs_quant_query_free(qq); /* the approximate distances are in s->all */
-  if (total < want) return exact_search(x, s, q, k, a.r, a.words, a.nwords, hits, n_hits, err);
+  if (total < want)
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
+                        err);
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
