@@ -733,6 +733,50 @@ static void test_add_columns(void) {
   }
 }
 
+/* The union into row words (dictionary ranges of many entries): bitmaps of
+ * every container kind (arrays, bitsets, runs), a last chunk cut short by
+ * row_count, OR-ed into words and built back equal CRoaring's union. */
+static void test_roaring_words(void) {
+  const uint32_t row_counts[] = {1, 64, 65536, 65537, 200003};
+  for (size_t ri = 0; ri < sizeof row_counts / sizeof *row_counts; ri++) {
+    uint32_t rc = row_counts[ri];
+    size_t nw = ((size_t)rc + 63) / 64;
+    uint64_t *words = calloc(nw, sizeof *words);
+    roaring_bitmap_t *want = roaring_bitmap_create();
+    hs_error err = {0};
+    for (int kind = 0; kind < 5; kind++) {
+      roaring_bitmap_t *r = roaring_bitmap_create();
+      for (uint32_t v = 0; v < rc; v++) {
+        bool on = kind == 0   ? rnd(97) == 0                /* arrays */
+                  : kind == 1 ? rnd(3) == 0                 /* bitsets */
+                  : kind == 2 ? (v / 1000) % 3 == 1         /* runs */
+                  : kind == 3 ? v == rc - 1                 /* the last row */
+                              : v % 65536 < 5000 && rnd(2); /* bitset containers by chunk */
+        if (on) roaring_bitmap_add(r, v);
+      }
+      hs_buf b;
+      hs_buf_init(&b);
+      CHECK_OK(hs_sidx_roaring_append(r, &b, &err), &err);
+      CHECK_OK(hs_sidx_roaring_or_words(b.data, b.len, rc, words, &err), &err);
+      roaring_bitmap_or_inplace(want, r);
+      /* a bitmap past the rows is refused */
+      if (kind == 3) {
+        CHECK(hs_sidx_roaring_or_words(b.data, b.len, rc - 1, words, &err) == HS_ERR_CORRUPT);
+        memset(words, 0, nw * sizeof *words);
+        roaring_bitmap_clear(want);
+      }
+      hs_buf_free(&b);
+      roaring_bitmap_free(r);
+    }
+    roaring_bitmap_t *got = NULL;
+    CHECK_OK(hs_sidx_roaring_from_words(words, rc, &got, &err), &err);
+    CHECK(got != NULL && roaring_bitmap_equals(got, want));
+    roaring_bitmap_free(got);
+    roaring_bitmap_free(want);
+    free(words);
+  }
+}
+
 int main(void) {
   if (getenv("HS_SIDX_SEEDS") != NULL) return write_seeds(getenv("HS_SIDX_SEEDS"));
   const char *drv = getenv("HS_SIDX_DRIVER");
@@ -752,6 +796,10 @@ int main(void) {
     }
   }
   check_column(T_I64, 70000, 70000, 1, HS_SIDX_LAYOUT_AUTO, 0, 200); /* > one bitmap container */
+  test_roaring_words();
+  /* dictionary ranges of many entries (the union into row words) over
+   * several containers, bitset containers in each list */
+  check_column(T_I32, 150000, 40, 2, HS_SIDX_LAYOUT_DICT, 0, 60);
   test_corruption();
   return hs_test_finish("test_scalar_index");
 }

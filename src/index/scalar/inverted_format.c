@@ -216,8 +216,24 @@ uint32_t hs_sidx_keys_lower_bound(const hs_sidx_keys *k, uint32_t first, uint32_
 
 /* ------------------------------------------------------------- roaring */
 
-hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count, uint64_t *card,
-                                hs_error *err) {
+/* Set bits [lo, hi] of words (hi < row_count: checked by the caller). */
+static void words_set_range(uint64_t *words, uint64_t lo, uint64_t hi) {
+  uint64_t w0 = lo >> 6, w1 = hi >> 6;
+  uint64_t m0 = ~0ull << (lo & 63), m1 = ~0ull >> (63 - (hi & 63));
+  if (w0 == w1) {
+    words[w0] |= m0 & m1;
+    return;
+  }
+  words[w0] |= m0;
+  for (uint64_t w = w0 + 1; w < w1; w++) words[w] = ~0ull;
+  words[w1] |= m1;
+}
+
+/* The check of hs_sidx_roaring_check; with words (row_count bits) not
+ * NULL, each container's values are OR-ed into them as it is checked
+ * (their state is unspecified when the check fails). */
+static hs_status roaring_walk(const uint8_t *p, size_t len, uint32_t row_count, uint64_t *card,
+                              uint64_t *words, hs_error *err) {
   *card = 0;
   if (len < 4) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: %zu bytes", len);
   uint32_t cookie = hs_load_u32le(p);
@@ -279,6 +295,12 @@ hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count
         return hs_error_set(err, HS_ERR_CORRUPT,
                             "bitmap: container %zu runs hold %u values, header says %u", i, sum, c);
       max_low = next_min - 1;
+      if (words != NULL && ((uint64_t)key << 16 | max_low) < row_count)
+        for (uint32_t r = 0; r < runs; r++) {
+          const uint8_t *q = p + pos - (size_t)(runs - r) * 4;
+          uint64_t start = (uint64_t)key << 16 | (uint32_t)(q[0] | q[1] << 8);
+          words_set_range(words, start, start + (uint32_t)(q[2] | q[3] << 8));
+        }
     } else if (c > ROARING_ARRAY_MAX) {
       if (len - pos < ROARING_BITSET_BYTES)
         return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: truncated bitset container %zu", i);
@@ -289,11 +311,17 @@ hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count
         bits += (uint32_t)__builtin_popcountll(word);
         if (word) max_low = w * 64 + 63 - (uint32_t)__builtin_clzll(word);
       }
-      pos += ROARING_BITSET_BYTES;
       if (bits != c)
         return hs_error_set(err, HS_ERR_CORRUPT,
                             "bitmap: bitset container %zu holds %u values, header says %u", i, bits,
                             c);
+      if (words != NULL && ((uint64_t)key << 16 | max_low) < row_count) {
+        /* the words below row_count (the container's higher bits are 0) */
+        uint64_t w0 = (uint64_t)key * 1024, nw = ((uint64_t)row_count + 63) / 64;
+        uint64_t cnt = nw - w0 < 1024 ? nw - w0 : 1024;
+        for (uint64_t w = 0; w < cnt; w++) words[w0 + w] |= hs_load_u64le(p + pos + w * 8);
+      }
+      pos += ROARING_BITSET_BYTES;
     } else {
       if ((size_t)c * 2 > len - pos)
         return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: truncated array container %zu", i);
@@ -304,8 +332,13 @@ hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count
           return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: array container %zu not sorted", i);
         prev = v;
       }
-      pos += (size_t)c * 2;
       max_low = prev;
+      if (words != NULL && ((uint64_t)key << 16 | max_low) < row_count)
+        for (uint32_t j = 0; j < c; j++) {
+          uint32_t v = key << 16 | (uint32_t)(p[pos + j * 2] | p[pos + j * 2 + 1] << 8);
+          words[v >> 6] |= 1ull << (v & 63);
+        }
+      pos += (size_t)c * 2;
     }
     if (((uint64_t)key << 16 | max_low) >= row_count)
       return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: row %" PRIu64 " past the %u rows",
@@ -314,6 +347,77 @@ hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count
   }
   if (pos != len) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: %zu trailing bytes", len - pos);
   *card = total;
+  return HS_OK;
+}
+
+hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count, uint64_t *card,
+                                hs_error *err) {
+  return roaring_walk(p, len, row_count, card, NULL, err);
+}
+
+hs_status hs_sidx_roaring_or_words(const uint8_t *p, size_t len, uint32_t row_count,
+                                   uint64_t *words, hs_error *err) {
+  uint64_t card;
+  return roaring_walk(p, len, row_count, &card, words, err);
+}
+
+hs_status hs_sidx_roaring_from_words(const uint64_t *words, uint32_t row_count,
+                                     roaring_bitmap_t **out, hs_error *err) {
+  /* The portable format without runs (RoaringFormatSpec): cookie, count,
+   * (key, card - 1) per container, offsets, then arrays of u16 (at most
+   * 4096 values) or 1024-word bitsets. */
+  const uint64_t nw = ((uint64_t)row_count + 63) / 64;
+  const size_t chunks = (size_t)((nw + 1023) / 1024);
+  size_t n = 0, data = 0;
+  uint32_t *cards = hs_malloc((chunks ? chunks : 1) * sizeof *cards);
+  if (cards == NULL) return hs_error_set(err, HS_ERR_NOMEM, "bitmap: %zu containers", chunks);
+  for (size_t c = 0; c < chunks; c++) {
+    uint64_t w0 = (uint64_t)c * 1024, w1 = w0 + 1024 < nw ? w0 + 1024 : nw;
+    uint32_t k = 0;
+    for (uint64_t w = w0; w < w1; w++) k += (uint32_t)__builtin_popcountll(words[w]);
+    cards[c] = k;
+    if (k == 0) continue;
+    n++;
+    data += k > ROARING_ARRAY_MAX ? ROARING_BITSET_BYTES : (size_t)k * 2;
+  }
+  size_t len = 8 + n * 8 + data;
+  uint8_t *b = hs_malloc(len);
+  if (b == NULL) {
+    hs_free(cards);
+    return hs_error_set(err, HS_ERR_NOMEM, "bitmap: %zu bytes", len);
+  }
+  hs_store_u32le(b, ROARING_COOKIE_NO_RUN);
+  hs_store_u32le(b + 4, (uint32_t)n);
+  size_t at = 8 + n * 8, i = 0;
+  for (size_t c = 0; c < chunks; c++) {
+    uint32_t k = cards[c];
+    if (k == 0) continue;
+    b[8 + i * 4] = (uint8_t)c;
+    b[8 + i * 4 + 1] = (uint8_t)(c >> 8);
+    b[8 + i * 4 + 2] = (uint8_t)(k - 1);
+    b[8 + i * 4 + 3] = (uint8_t)((k - 1) >> 8);
+    hs_store_u32le(b + 8 + n * 4 + i * 4, (uint32_t)at);
+    uint64_t w0 = (uint64_t)c * 1024, w1 = w0 + 1024 < nw ? w0 + 1024 : nw;
+    if (k > ROARING_ARRAY_MAX) {
+      memset(b + at, 0, ROARING_BITSET_BYTES);
+      for (uint64_t w = w0; w < w1; w++) hs_store_u64le(b + at + (w - w0) * 8, words[w]);
+      at += ROARING_BITSET_BYTES;
+    } else {
+      for (uint64_t w = w0; w < w1; w++)
+        for (uint64_t x = words[w]; x != 0; x &= x - 1) {
+          uint32_t v = (uint32_t)((w - w0) * 64 + (uint64_t)__builtin_ctzll(x));
+          b[at] = (uint8_t)v;
+          b[at + 1] = (uint8_t)(v >> 8);
+          at += 2;
+        }
+    }
+    i++;
+  }
+  hs_free(cards);
+  roaring_bitmap_t *r = roaring_bitmap_portable_deserialize_safe((const char *)b, len);
+  hs_free(b);
+  if (r == NULL) return hs_error_set(err, HS_ERR_NOMEM, "bitmap: deserialization failed");
+  *out = r;
   return HS_OK;
 }
 

@@ -647,6 +647,11 @@ static uint32_t first_past(const hs_sidx_keys *k, uint32_t first, uint32_t strid
   return hs_sidx_keys_lower_bound(k, first, stride, n, b->p, b->n, b->incl);
 }
 
+/* Ranges of more dictionary entries than this are unioned into flat row
+ * words (one pass over each list's bytes, one bitmap built at the end)
+ * instead of a bitmap deserialized per list (README.md "Range answers"). */
+#define HS_SIDX_WORDS_LISTS 8u
+
 /* OR the posting lists of dictionary entries [i0, i1) into acc. */
 static hs_status dict_or(hs_sidx_column *c, uint32_t i0, uint32_t i1, roaring_bitmap_t *acc,
                          hs_error *err) {
@@ -654,6 +659,27 @@ static hs_status dict_or(hs_sidx_column *c, uint32_t i0, uint32_t i1, roaring_bi
   uint64_t a = hs_load_u64le(c->dir + (size_t)i0 * 8), z = hs_load_u64le(c->dir + (size_t)i1 * 8);
   const uint8_t *p;
   hs_status st = hs_sidx_column_view(c, c->data_off + a, z - a, &p, err);
+  if (st == HS_OK && i1 - i0 > HS_SIDX_WORDS_LISTS) { /* one k-way union into row words */
+    size_t nw = ((size_t)c->h.row_count + 63) / 64;
+    uint64_t *words = hs_calloc(nw ? nw : 1, sizeof *words);
+    if (words == NULL)
+      return hs_error_set(err, HS_ERR_NOMEM, "index column %s: %zu row words", c->name, nw);
+    for (uint32_t i = i0; i < i1 && st == HS_OK; i++) {
+      uint64_t s = hs_load_u64le(c->dir + (size_t)i * 8),
+               e = hs_load_u64le(c->dir + (size_t)i * 8 + 8);
+      st = hs_sidx_roaring_or_words(p + (s - a), (size_t)(e - s), c->h.row_count, words, err);
+    }
+    roaring_bitmap_t *r = NULL;
+    if (st == HS_OK) st = hs_sidx_roaring_from_words(words, c->h.row_count, &r, err);
+    hs_free(words);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "index column %s: ", c->name);
+      return st;
+    }
+    roaring_bitmap_lazy_or_inplace(acc, r, false);
+    roaring_bitmap_free(r);
+    return HS_OK;
+  }
   for (uint32_t i = i0; i < i1 && st == HS_OK; i++) {
     uint64_t s = hs_load_u64le(c->dir + (size_t)i * 8),
              e = hs_load_u64le(c->dir + (size_t)i * 8 + 8);

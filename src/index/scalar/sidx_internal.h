@@ -153,6 +153,16 @@ hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count
 /* Check, then deserialize (CRoaring allocates). */
 hs_status hs_sidx_roaring_load(const uint8_t *p, size_t len, uint32_t row_count,
                                roaring_bitmap_t **out, hs_error *err);
+/* Check, and OR the values into `words` ((row_count + 63) / 64 of them,
+ * row r at bit r & 63 of word r >> 6): a union of many posting lists
+ * without a bitmap per list (README.md "Range answers"). On an error the
+ * words hold part of the bitmap. */
+hs_status hs_sidx_roaring_or_words(const uint8_t *p, size_t len, uint32_t row_count,
+                                   uint64_t *words, hs_error *err);
+/* The rows set in words ((row_count + 63) / 64 words) as a new bitmap, built
+ * through one portable serialization (*out owned by the caller). */
+hs_status hs_sidx_roaring_from_words(const uint64_t *words, uint32_t row_count,
+                                     roaring_bitmap_t **out, hs_error *err);
 /* Append the portable serialization of r (after run optimization). */
 hs_status hs_sidx_roaring_append(roaring_bitmap_t *r, hs_buf *out, hs_error *err);
 
