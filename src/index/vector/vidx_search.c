@@ -47,7 +47,7 @@
 #define HS_PLAN_WALK_V1 14.0
 #define HS_PLAN_TEST 2.0
 #define HS_PLAN_DENSE_EXP 0.7
-#define HS_PLAN_HOP_LINK 0.3
+#define HS_PLAN_HOP_LINK 0.8
 /* An exact scan of SQ8 codes (README.md "Scan codes"): c rows at
  * CODE_ROW + CODE_DIM * dim, plus CODE_FIXED for the query table, the sort
  * of the kept candidates and the float32 re-rank of about k of them. */
