@@ -184,7 +184,7 @@ void hs_source_prefetch(hs_source *src, const uint64_t *offsets, const size_t *l
   size_t w = 0;
   for (size_t i = 0; i < n; i++)
     if (lens[i] > 0 && offsets[i] < src->size)
-      items[w++] = (hs_store_prefetch_item){src->name, offsets[i], lens[i], false};
+      items[w++] = (hs_store_prefetch_item){src->name, offsets[i], lens[i], false, true};
   (void)hs_store_prefetch(items, w);
   hs_free(items);
 }

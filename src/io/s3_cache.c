@@ -25,6 +25,13 @@
  * scan's column chunks would only evict what queries reuse). Objects: at most S3_OBJECTS HEAD
  * entries, the oldest dropped first (its blocks age out of the LRU list).
  *
+ * Fragments: a prefetch of scattered small ranges (a search's re-ranked
+ * rows, a filtered scan's pages) asks for exactly those bytes instead of
+ * whole blocks (`exact` items, s3_prefetch.c); they are kept as fragments
+ * of at most S3_FRAG_MAX bytes, found by the S3_FRAG_STEP-aligned step
+ * they start in, and served to reads they contain. They share the blocks'
+ * LRU list and bound.
+ *
  * Thread safety: one mutex; fetches run outside it (two threads missing
  * the same block may both fetch it; the second copy is dropped).
  */
@@ -40,6 +47,9 @@
 #define S3_OBJECTS 4096
 #define S3_OBJ_BUCKETS 8192
 #define S3_BLOCK_BUCKETS 16384
+#define S3_FRAG_MAX HS_S3_CACHE_FRAG_MAX
+#define S3_FRAG_STEP ((uint64_t)16 << 10)
+#define S3_FRAG_BUCKETS 16384
 
 typedef struct cobj {
   char *key; /* endpoint \n bucket \n object key */
@@ -49,7 +59,9 @@ typedef struct cobj {
 } cobj;
 
 typedef struct cblock {
-  uint64_t id, index;
+  uint64_t id, index; /* a fragment: index = off / S3_FRAG_STEP */
+  uint64_t off;       /* a fragment's first byte (blocks: index * S3_BLOCK) */
+  bool frag;
   size_t len;
   struct cblock *hnext;      /* hash chain */
   struct cblock *prev, *nxt; /* LRU list, most recent at head */
@@ -62,6 +74,7 @@ static cobj *g_ring[S3_OBJECTS]; /* insertion order, for eviction */
 static size_t g_ring_at;
 static uint64_t g_next_id = 1;
 static cblock *g_blk[S3_BLOCK_BUCKETS];
+static cblock *g_frag[S3_FRAG_BUCKETS];
 static cblock *g_head, *g_tail;
 static size_t g_bytes;
 static size_t g_cap = (size_t)-1; /* set from the environment on first use */
@@ -160,7 +173,8 @@ static cblock *block_find(uint64_t id, uint64_t index) {
 static void block_evict_tail(void) {
   cblock *b = g_tail;
   lru_unlink(b);
-  cblock **p = &g_blk[hash_block(b->id, b->index) % S3_BLOCK_BUCKETS];
+  cblock **p = b->frag ? &g_frag[hash_block(b->id, b->index) % S3_FRAG_BUCKETS]
+                       : &g_blk[hash_block(b->id, b->index) % S3_BLOCK_BUCKETS];
   while (*p != b) p = &(*p)->hnext;
   *p = b->hnext;
   g_bytes -= b->len;
@@ -175,6 +189,8 @@ static void block_put(uint64_t id, uint64_t index, const uint8_t *data, size_t l
   if (b == NULL) return;
   b->id = id;
   b->index = index;
+  b->off = index * S3_BLOCK;
+  b->frag = false;
   b->len = len;
   memcpy(b->data, data, len);
   size_t h = hash_block(id, index) % S3_BLOCK_BUCKETS;
@@ -182,6 +198,45 @@ static void block_put(uint64_t id, uint64_t index, const uint8_t *data, size_t l
   g_blk[h] = b;
   lru_front(b);
   g_bytes += len;
+}
+
+/* Under g_mu: a fragment of object id holding [off, end), or NULL. */
+static cblock *frag_find(uint64_t id, uint64_t off, uint64_t end) {
+  if (end - off > S3_FRAG_MAX) return NULL;
+  uint64_t k = off / S3_FRAG_STEP, k0 = off > S3_FRAG_MAX ? (off - S3_FRAG_MAX) / S3_FRAG_STEP : 0;
+  for (;; k--) {
+    for (cblock *b = g_frag[hash_block(id, k) % S3_FRAG_BUCKETS]; b != NULL; b = b->hnext)
+      if (b->id == id && b->index == k && b->off <= off && b->off + b->len >= end) return b;
+    if (k == k0) return NULL;
+  }
+}
+
+/* Under g_mu: keep data[0..len) as the fragment at off of object id. */
+static void frag_put(uint64_t id, uint64_t off, const uint8_t *data, size_t len) {
+  if (len == 0 || len > S3_FRAG_MAX || len > cap_bytes() || frag_find(id, off, off + len) != NULL)
+    return;
+  while (g_tail != NULL && g_bytes + len > cap_bytes()) block_evict_tail();
+  cblock *b = hs_malloc(sizeof *b + len);
+  if (b == NULL) return;
+  b->id = id;
+  b->index = off / S3_FRAG_STEP;
+  b->off = off;
+  b->frag = true;
+  b->len = len;
+  memcpy(b->data, data, len);
+  size_t h = hash_block(id, b->index) % S3_FRAG_BUCKETS;
+  b->hnext = g_frag[h];
+  g_frag[h] = b;
+  lru_front(b);
+  g_bytes += len;
+}
+
+/* Under g_mu: whether [off, end) is held, by blocks or one fragment. */
+static bool held(uint64_t id, uint64_t off, uint64_t end) {
+  if (frag_find(id, off, end) != NULL) return true;
+  for (uint64_t k = off / S3_BLOCK; k <= (end - 1) / S3_BLOCK; k++)
+    if (block_find(id, k) == NULL) return false;
+  return true;
 }
 
 bool hs_s3_cache_head_get(const hs_store_loc *loc, hs_object_info *info) {
@@ -261,10 +316,8 @@ bool hs_s3_cache_holds(const hs_store_loc *loc, const hs_object_info *info, uint
   uint64_t id = block_id(loc, info), end = offset + len;
   if (id == 0 || end > info->size) return false;
   if (len == 0) return true;
-  bool all = true;
   pthread_mutex_lock(&g_mu);
-  for (uint64_t k = offset / S3_BLOCK; all && k <= (end - 1) / S3_BLOCK; k++)
-    all = block_find(id, k) != NULL;
+  bool all = held(id, offset, end);
   pthread_mutex_unlock(&g_mu);
   return all;
 }
@@ -306,6 +359,15 @@ void hs_s3_cache_put_range(const hs_store_loc *loc, const hs_object_info *info, 
   pthread_mutex_unlock(&g_mu);
 }
 
+void hs_s3_cache_put_fragment(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                              const uint8_t *data, size_t len) {
+  uint64_t id = block_id(loc, info);
+  if (id == 0 || offset + len > info->size) return;
+  pthread_mutex_lock(&g_mu);
+  frag_put(id, offset, data, len);
+  pthread_mutex_unlock(&g_mu);
+}
+
 hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
                            size_t len, void *dst, hs_error *err) {
   if (len == 0) return HS_OK;
@@ -316,6 +378,17 @@ hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, 
    * is served from the blocks; else it goes straight through. */
   if (id != 0 && len > S3_DIRECT_MIN && !hs_s3_cache_holds(loc, info, offset, len)) id = 0;
   if (id == 0) return hs_s3_get_range_if(loc, info->etag, offset, len, dst, err);
+  if (len <= S3_FRAG_MAX) { /* inside a fragment a prefetch brought */
+    pthread_mutex_lock(&g_mu);
+    cblock *f = frag_find(id, offset, end);
+    if (f != NULL) {
+      memcpy(dst, f->data + (offset - f->off), len);
+      lru_unlink(f);
+      lru_front(f);
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (f != NULL) return HS_OK;
+  }
   uint64_t last = (end - 1) / S3_BLOCK;
   uint8_t *out = dst;
   for (uint64_t b = offset / S3_BLOCK; b <= last;) {

@@ -20,7 +20,7 @@
 
 #include "s3_internal.h"
 
-#define S3_POOL_MAX 32
+#define S3_POOL_MAX 64
 #define S3_MULTI_POOL_MAX 4
 #define S3_INFLIGHT_MAX HS_S3_BATCH_MAX
 #define S3_BACKOFF_BASE_MS 50
@@ -620,8 +620,9 @@ hs_status hs_s3_perform(hs_s3_req *r, hs_error *err) {
 hs_status hs_s3_batch_init(hs_s3_batch *b, size_t max_in_flight, const char *uri, hs_error *err) {
   memset(b, 0, sizeof *b);
   if (!ready(err, uri)) return HS_ERR_INTERNAL;
-  b->limit =
-      max_in_flight == 0 || max_in_flight > HS_S3_BATCH_MAX ? HS_S3_BATCH_MAX : max_in_flight;
+  b->limit = max_in_flight == 0
+                 ? HS_S3_BATCH_DEFAULT
+                 : (max_in_flight > HS_S3_BATCH_MAX ? HS_S3_BATCH_MAX : max_in_flight);
   if ((b->multi = multi_get()) == NULL) {
     return hs_error_set(err, HS_ERR_NOMEM, "%s: cannot create a curl multi handle", uri);
   }

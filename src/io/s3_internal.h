@@ -110,8 +110,8 @@ void hs_s3_req_free(hs_s3_req *r);
  * otherwise the error names loc->uri, the operation, the status and the
  * S3 Code/Message. */
 hs_status hs_s3_perform(hs_s3_req *r, hs_error *err);
-/* Perform reqs[0..n) concurrently (at most max_in_flight at a time; 0:
- * HS_S3_BATCH_MAX), each with its retries; after the first failure none
+/* Perform reqs[0..n) concurrently (at most max_in_flight at a time, up to
+ * HS_S3_BATCH_MAX; 0: HS_S3_BATCH_DEFAULT), each with its retries; after the first failure none
  * starts, those in flight finish, and that failure is returned.
  * reqs[i]->ok tells which completed. */
 hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, size_t max_in_flight, hs_error *err);
@@ -121,7 +121,11 @@ hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, size_t max_in_flight, h
  * First tries share the multi handle; a try that must be retried is
  * retried alone, blocking, with its backoff. A finished request gives its
  * easy handle back at once. */
-#define HS_S3_BATCH_MAX 16
+#define HS_S3_BATCH_MAX 256
+/* Writes and listings run at most this many at once; read waves of ranged
+ * GETs (s3_prefetch.c) run up to HS_S3_BATCH_MAX, so that the candidate
+ * rows of a search or a filtered scan are one round trip, not one per 16. */
+#define HS_S3_BATCH_DEFAULT 16
 typedef struct hs_s3_batch {
   void *multi;
   size_t limit, running;
@@ -195,11 +199,17 @@ void hs_s3_cache_put_range(const hs_store_loc *loc, const hs_object_info *info, 
                            const uint8_t *data, size_t len);
 /* The cache's block size: prefetched ranges are widened to it. */
 #define HS_S3_CACHE_BLOCK ((uint64_t)64 << 10)
+/* Keep data[0..len) (len <= HS_S3_CACHE_FRAG_MAX), the bytes at `offset`
+ * of the object described by info, as a fragment: reads inside it are
+ * served from it (an exact prefetch's ranges, not widened to blocks). */
+#define HS_S3_CACHE_FRAG_MAX ((size_t)64 << 10)
+void hs_s3_cache_put_fragment(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
+                              const uint8_t *data, size_t len);
 /* Whether loc's bytes may be kept at all (blocks are on, and the name is
  * not one a table writes again). */
 bool hs_s3_cache_keeps(const hs_store_loc *loc);
-/* Whether every block of [offset, offset + len) of the object described by
- * info (its cached HEAD) is held. */
+/* Whether [offset, offset + len) of the object described by info (its
+ * cached HEAD) is held: every block of it, or one fragment. */
 bool hs_s3_cache_holds(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
                        uint64_t len);
 /* Forget loc (we are about to write or delete it). */

@@ -31,6 +31,7 @@ typedef struct pf_job {
   hs_buf body;
   size_t item;
   bool known, tail;    /* a cached HEAD (info) was used; a suffix range */
+  bool exact;          /* the bytes asked for only: kept as a fragment */
   hs_object_info info; /* when known */
   uint64_t lo;         /* the range asked for starts here (not for tail) */
   char range[80], cond[128];
@@ -47,7 +48,7 @@ static int loc_cmp(const hs_store_loc *x, const hs_store_loc *y) {
 typedef struct pf_span {
   const hs_store_loc *loc;
   size_t item;
-  bool tail;
+  bool tail, exact;
   uint64_t lo, hi;
 } pf_span;
 
@@ -62,6 +63,9 @@ static int span_cmp(const void *a, const void *b) {
 /* Ranges of one object closer than this share a GET, up to SPAN_MAX. */
 #define SPAN_GAP ((uint64_t)64 << 10)
 #define SPAN_MAX ((uint64_t)16 << 20)
+/* Exact ranges (rows, pages) merge only this close, up to a fragment. */
+#define EXACT_GAP ((uint64_t)4 << 10)
+#define EXACT_MAX ((uint64_t)HS_S3_CACHE_FRAG_MAX)
 
 /* Set up jobs[*nj] for span sp (of object loc), or nothing when its bytes
  * are held. */
@@ -73,6 +77,7 @@ static void plan_span(const hs_store_loc *loc, const pf_span *sp, pf_job *jobs, 
   pf_job *j = &jobs[*nj];
   memset(j, 0, sizeof *j);
   j->item = sp->item;
+  j->exact = sp->exact && !sp->tail;
   j->known = hs_s3_cache_head_get(loc, &j->info);
   if (j->known) {
     uint64_t size = j->info.size, lo, hi;
@@ -84,8 +89,10 @@ static void plan_span(const hs_store_loc *loc, const pf_span *sp, pf_job *jobs, 
       lo = sp->lo;
       hi = sp->hi < size ? sp->hi : size;
     }
-    lo = lo / B * B;
-    hi = (hi + B - 1) / B * B;
+    if (!sp->exact) {
+      lo = lo / B * B;
+      hi = (hi + B - 1) / B * B;
+    }
     if (hi > size) hi = size;
     if (hi <= lo || hs_s3_cache_holds(loc, &j->info, lo, hi - lo)) return;
     j->lo = lo;
@@ -98,7 +105,8 @@ static void plan_span(const hs_store_loc *loc, const pf_span *sp, pf_job *jobs, 
     want = (sp->hi + B - 1) / B * B;
     snprintf(j->range, sizeof j->range, "Range: bytes=-%llu", (unsigned long long)want);
   } else {
-    uint64_t lo = sp->lo / B * B, hi = (sp->hi + B - 1) / B * B;
+    uint64_t lo = sp->exact ? sp->lo : sp->lo / B * B;
+    uint64_t hi = sp->exact ? sp->hi : (sp->hi + B - 1) / B * B;
     j->lo = lo;
     want = hi - lo;
     snprintf(j->range, sizeof j->range, "Range: bytes=%llu-%llu", (unsigned long long)lo,
@@ -140,7 +148,10 @@ static void keep_answer(pf_job *j) {
   }
   uint64_t start = r->status == 200 ? 0 : j->tail ? size - j->body.len : j->lo;
   if (start + j->body.len > size) return;
-  hs_s3_cache_put_range(r->loc, &info, start, j->body.data, j->body.len);
+  if (j->exact && r->status == 206)
+    hs_s3_cache_put_fragment(r->loc, &info, start, j->body.data, j->body.len);
+  else
+    hs_s3_cache_put_range(r->loc, &info, start, j->body.data, j->body.len);
 }
 
 size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n) {
@@ -152,7 +163,12 @@ size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *it
   if (spans == NULL || jobs == NULL || reqs == NULL) goto done;
   for (size_t i = 0; i < n; i++) {
     if (items[i].len == 0 || locs[i].cfg == NULL) continue;
-    spans[ns++] = (pf_span){&locs[i], i, items[i].tail, items[i].tail ? 0 : items[i].offset,
+    bool exact = items[i].exact && !items[i].tail && items[i].len <= EXACT_MAX;
+    spans[ns++] = (pf_span){&locs[i],
+                            i,
+                            items[i].tail,
+                            exact,
+                            items[i].tail ? 0 : items[i].offset,
                             items[i].tail ? items[i].len : items[i].offset + items[i].len};
   }
   /* Sorted by object, then offset: nearby ranges of one object merge into
@@ -167,8 +183,11 @@ size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *it
       if (spans[i].hi > prev->hi) prev->hi = spans[i].hi;
       continue;
     }
-    if (same && spans[i].lo <= prev->hi + SPAN_GAP &&
-        (spans[i].hi > prev->hi ? spans[i].hi : prev->hi) - prev->lo <= SPAN_MAX) {
+    uint64_t gap = prev != NULL && prev->exact && spans[i].exact ? EXACT_GAP : SPAN_GAP;
+    uint64_t most = prev != NULL && prev->exact && spans[i].exact ? EXACT_MAX : SPAN_MAX;
+    if (same && spans[i].lo <= prev->hi + gap &&
+        (spans[i].hi > prev->hi ? spans[i].hi : prev->hi) - prev->lo <= most) {
+      prev->exact = prev->exact && spans[i].exact;
       if (spans[i].hi > prev->hi) prev->hi = spans[i].hi;
       continue;
     }
@@ -178,7 +197,7 @@ size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *it
   for (size_t k = 0; k < nj; k++) reqs[k] = &jobs[k].req;
   if (nj > 0) {
     hs_error e = {0};
-    (void)hs_s3_perform_many(reqs, nj, 0, &e); /* best effort: see the header */
+    (void)hs_s3_perform_many(reqs, nj, HS_S3_BATCH_MAX, &e); /* best effort: see the header */
   }
   for (size_t k = 0; k < nj; k++) {
     if (jobs[k].req.ok) keep_answer(&jobs[k]);

@@ -220,10 +220,15 @@ typedef struct hs_store_prefetch_item {
   uint64_t offset;
   size_t len;
   bool tail;
+  /* Fetch just these bytes, not widened to the cache's blocks (kept as a
+   * fragment that serves reads inside it): for scattered small ranges read
+   * once each, a search's re-ranked rows or a filtered scan's pages. Exact
+   * ranges of an object closer than 4 KiB share a GET (up to 64 KiB). */
+  bool exact;
 } hs_store_prefetch_item;
 /* Bring what the items name and the process's S3 object cache does not
- * hold yet into it, with one parallel wave of ranged GETs (16 at a time;
- * ranges widened to the cache's 64 KiB blocks), so that the reads that
+ * hold yet into it, with one parallel wave of ranged GETs (256 at a time;
+ * ranges widened to the cache's 64 KiB blocks unless `exact`), so that the reads that
  * follow, made one by one by readers that know nothing of each other,
  * cost no round trip. An object not seen before is fetched without a HEAD
  * (the answer's Content-Range and ETag describe it). Local files (memory

@@ -100,6 +100,7 @@ typedef struct hs_vs_indexed {
   size_t n;                   /* files in the plan */
   hs_vidx **vx;               /* usable index of each file, or NULL: scored exactly */
   char **paths;               /* data file paths */
+  char **ipaths;              /* their index files (where vx[i]) */
   roaring_bitmap_t **allowed; /* with a filter: the file's matching rows */
   bool *cached;               /* vx[i] is shared from the process's open-index cache */
   bool filtered;              /* allowed[] were computed */

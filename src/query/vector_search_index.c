@@ -186,10 +186,10 @@ static void prefetch_indexes(hs_table *t, const hs_table_plan *plan,
                                                   column, field_id, &stored);
     if (rec == NULL || hs_table_resolve_path(t, rec, "index registry", &paths[np], NULL) != HS_OK)
       continue;
-    items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_TAIL, true};
-    items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_HEAD, false};
-    items[n++] = (hs_store_prefetch_item){pf->path, 0, VX_PREFETCH_FOOTER, true};
-    items[n++] = (hs_store_prefetch_item){pf->path, 0, 4, false}; /* its magic */
+    items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_TAIL, true, false};
+    items[n++] = (hs_store_prefetch_item){paths[np], 0, VX_PREFETCH_HEAD, false, false};
+    items[n++] = (hs_store_prefetch_item){pf->path, 0, VX_PREFETCH_FOOTER, true, false};
+    items[n++] = (hs_store_prefetch_item){pf->path, 0, 4, false, false}; /* its magic */
     np++;
   }
   if (items != NULL && paths != NULL) (void)hs_store_prefetch(items, n);
@@ -216,9 +216,11 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
   out->n = plan->n_files;
   out->vx = hs_calloc(plan->n_files + 1, sizeof *out->vx);
   out->paths = hs_calloc(plan->n_files + 1, sizeof *out->paths);
+  out->ipaths = hs_calloc(plan->n_files + 1, sizeof *out->ipaths);
   out->allowed = hs_calloc(plan->n_files + 1, sizeof *out->allowed);
   out->cached = hs_calloc(plan->n_files + 1, sizeof *out->cached);
-  if (out->vx == NULL || out->paths == NULL || out->allowed == NULL || out->cached == NULL)
+  if (out->vx == NULL || out->paths == NULL || out->ipaths == NULL || out->allowed == NULL ||
+      out->cached == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
   for (size_t i = 0; st == HS_OK && i < plan->n_files; i++) {
     const hs_table_plan_file *pf = &plan->files[i];
@@ -270,6 +272,8 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
         st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
       if ((out->paths[i] = hs_strdup(pf->path)) == NULL)
         st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+      out->ipaths[i] = ipath;
+      ipath = NULL;
       out->n_indexed++;
     }
     if (x != NULL && cached)
@@ -291,10 +295,12 @@ void hs_vs_indexed_free(hs_vs_indexed *ix) {
         hs_vidx_free(ix->vx[i]);
     }
     if (ix->paths != NULL) hs_free(ix->paths[i]);
+    if (ix->ipaths != NULL) hs_free(ix->ipaths[i]);
     if (ix->allowed != NULL && ix->allowed[i] != NULL) roaring_bitmap_free(ix->allowed[i]);
   }
   hs_free(ix->vx);
   hs_free(ix->paths);
+  hs_free(ix->ipaths);
   hs_free(ix->allowed);
   hs_free(ix->cached);
   if (ix->have_reg) hs_table_index_registry_free(&ix->reg);
@@ -355,7 +361,7 @@ static void prefetch_scalar_indexes(hs_table *t, const hs_vs_indexed *ix) {
     if (!wanted || hs_table_resolve_path(t, reg->entries[e].index_file, "index registry", &paths[n],
                                          NULL) != HS_OK)
       continue;
-    items[n] = (hs_store_prefetch_item){paths[n], 0, VX_PREFETCH_FOOTER, true};
+    items[n] = (hs_store_prefetch_item){paths[n], 0, VX_PREFETCH_FOOTER, true, false};
     n++;
   }
   if (items != NULL && paths != NULL) (void)hs_store_prefetch(items, n);
@@ -418,6 +424,51 @@ static void search_queries(void *ctx, size_t begin, size_t end, uint32_t worker)
   }
 }
 
+/* The top-k of file f's index for nq queries: at most k, at most its
+ * allowed indexed rows. */
+static size_t file_k(const hs_vs_indexed *ix, size_t f, size_t k) {
+  size_t have = hs_vidx_indexed_count(ix->vx[f]);
+  if (ix->allowed[f] != NULL) {
+    uint64_t a = roaring_bitmap_get_cardinality(ix->allowed[f]);
+    if (a < have) have = (size_t)a;
+  }
+  return k < have ? k : have;
+}
+
+/* On an object store: what every file's search will read (a lean index's
+ * re-ranked rows, hs_vidx_search_reads) in one parallel wave for all
+ * files and queries, instead of one wave per file searched in turn. The
+ * searches that follow find the rows in the object cache. Best effort. */
+static void prefetch_reranks(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
+                             size_t k, const hs_vidx_search_params *sp) {
+  size_t n = 0, cap = 0;
+  hs_store_prefetch_item *items = NULL;
+  for (size_t f = 0; f < ix->n; f++) {
+    if (ix->vx[f] == NULL || ix->ipaths[f] == NULL || !hs_store_is_remote(ix->ipaths[f])) continue;
+    size_t kf = file_k(ix, f, k);
+    if (kf == 0) continue;
+    hs_vidx_reads r = {0};
+    hs_error local = {0};
+    for (size_t q = 0; q < nq; q++)
+      if (hs_vidx_search_reads(ix->vx[f], queries + q * dim, (uint32_t)kf, sp, ix->allowed[f], &r,
+                               &local) != HS_OK)
+        break;
+    if (n + r.n > cap) {
+      size_t c = (n + r.n) * 2;
+      hs_store_prefetch_item *g = hs_realloc(items, c * sizeof *g);
+      if (g != NULL) {
+        items = g;
+        cap = c;
+      }
+    }
+    for (size_t i = 0; i < r.n && n < cap; i++)
+      items[n++] = (hs_store_prefetch_item){ix->ipaths[f], r.off[i], r.len[i], false, true};
+    hs_vidx_reads_free(&r);
+  }
+  if (n > 0) (void)hs_store_prefetch(items, n);
+  hs_free(items);
+}
+
 hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
                                size_t k, uint32_t ef_search, uint32_t nprobe, uint32_t threads,
                                hs_vs_topk *topk, int64_t *files_searched, hs_error *err) {
@@ -433,15 +484,11 @@ hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, si
   hs_status st = HS_OK;
   if (c.hits == NULL || c.st == NULL || c.err == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  if (st == HS_OK) prefetch_reranks(ix, queries, nq, dim, k, &c.sp);
   for (size_t f = 0; st == HS_OK && f < ix->n; f++) {
     if (ix->vx[f] == NULL) continue;
-    size_t have = hs_vidx_indexed_count(ix->vx[f]);
-    if (ix->allowed[f] != NULL) {
-      uint64_t a = roaring_bitmap_get_cardinality(ix->allowed[f]);
-      if (a < have) have = (size_t)a;
-    }
-    if (have == 0) continue;
-    c.k = k < have ? k : have;
+    c.k = file_k(ix, f, k);
+    if (c.k == 0) continue;
     c.file = f;
     for (uint32_t w = 0; st == HS_OK && w < threads; w++) {
       hs_free(c.hits[w]);

@@ -37,7 +37,7 @@ static void pf_add(pf_list *l, const char *uri, int64_t offset, int64_t len) {
     l->v = g;
     l->cap = cap;
   }
-  l->v[l->n++] = (hs_store_prefetch_item){uri, (uint64_t)offset, (size_t)len, false};
+  l->v[l->n++] = (hs_store_prefetch_item){uri, (uint64_t)offset, (size_t)len, false, false};
 }
 
 static bool is_read(const hs_colmap *map, const hs_pq_column_chunk *cc) {

@@ -137,9 +137,9 @@ static void prefetch_list_and_registry(const hs_table *t, const char *list, cons
   hs_store_prefetch_item items[2];
   size_t n = 0;
   if (list != NULL && hs_table_resolve_path(t, list, "manifest list", &p[0], NULL) == HS_OK)
-    items[n++] = (hs_store_prefetch_item){p[0], 0, (size_t)128 << 10, true};
+    items[n++] = (hs_store_prefetch_item){p[0], 0, (size_t)128 << 10, true, false};
   if (reg != NULL && hs_table_resolve_path(t, reg, "index registry", &p[1], NULL) == HS_OK)
-    items[n++] = (hs_store_prefetch_item){p[1], 0, (size_t)128 << 10, true};
+    items[n++] = (hs_store_prefetch_item){p[1], 0, (size_t)128 << 10, true, false};
   if (n == 2) (void)hs_store_prefetch(items, n);
   hs_free(p[0]);
   hs_free(p[1]);

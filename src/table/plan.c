@@ -393,8 +393,8 @@ static void prefetch_manifests(const hs_table *t, const hs_iceberg_manifest_list
         hs_table_resolve_path(t, mf->manifest_path, "manifest", &paths[n], NULL) != HS_OK)
       continue;
     /* The recorded length, else the tail a source open would read. */
-    items[n] =
-        (hs_store_prefetch_item){paths[n], 0, len > 0 ? (size_t)len : (size_t)128 << 10, len <= 0};
+    items[n] = (hs_store_prefetch_item){paths[n], 0, len > 0 ? (size_t)len : (size_t)128 << 10,
+                                        len <= 0, false};
     n++;
   }
   if (items != NULL && paths != NULL) (void)hs_store_prefetch(items, n);

@@ -115,7 +115,7 @@ static void items_add(items *l, const hs_table *t, const char *recorded, const c
   char *path = NULL;
   if (hs_table_resolve_path(t, recorded, what, &path, NULL) != HS_OK) return;
   l->paths[l->n] = path;
-  l->v[l->n] = (hs_store_prefetch_item){path, off, len, tail};
+  l->v[l->n] = (hs_store_prefetch_item){path, off, len, tail, false};
   l->n++;
 }
 

@@ -704,11 +704,11 @@ static void test_prefetch(void) {
   hs_s3_cache_forget(&ta.loc); /* small PUTs are kept: start cold */
   hs_s3_cache_forget(&tb.loc);
   hs_store_loc locs[5] = {ta.loc, ta.loc, tb.loc, ta.loc, tc.loc};
-  hs_store_prefetch_item items[5] = {{ta.uri, 0, 100000, true},
-                                     {ta.uri, 200000, 5000, false},
-                                     {tb.uri, 0, nb, false},
-                                     {ta.uri, 210000, 100, false},
-                                     {tc.uri, 0, 10, false}};
+  hs_store_prefetch_item items[5] = {{ta.uri, 0, 100000, true, false},
+                                     {ta.uri, 200000, 5000, false, false},
+                                     {tb.uri, 0, nb, false, false},
+                                     {ta.uri, 210000, 100, false, false},
+                                     {tc.uri, 0, 10, false, false}};
   hs_io_stats before, after;
   hs_io_stats_get(&before);
   size_t gets = B->prefetch(locs, items, 5);
@@ -772,6 +772,54 @@ static void test_prefetch(void) {
   free(b2);
 }
 
+/* Exact prefetches (rows, pages): 250 scattered 3 KiB ranges of one
+ * object (two of them 1 KiB apart: one GET) in one round trip of exactly
+ * their bytes, not widened to 64 KiB blocks; reads inside them make no
+ * request and return the object's bytes, a read outside them fetches. */
+static void test_prefetch_exact(void) {
+  hs_error e = {0};
+  tloc ta;
+  size_t na = 13u << 20, per = 3072, n = 250;
+  uint8_t *a = random_bytes(na, 97);
+  CHECK_OK(B->put(at(&ta, "pfx/a.bin"), a, na, &e), &e);
+  hs_s3_cache_forget(&ta.loc);
+  hs_store_loc *locs = calloc(n, sizeof *locs);
+  hs_store_prefetch_item *items = calloc(n, sizeof *items);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t off = i == 1 ? per + 1024 : (uint64_t)i * 13 * per;
+    locs[i] = ta.loc;
+    items[i] = (hs_store_prefetch_item){ta.uri, off, per, false, true};
+  }
+  hs_io_stats before, after;
+  hs_io_stats_get(&before);
+  size_t gets = B->prefetch(locs, items, n);
+  hs_io_stats_get(&after);
+  CHECK_EQ_INT(gets, n - 1);
+  CHECK(after.round_trips - before.round_trips == 1);
+  CHECK(after.bytes_read - before.bytes_read < (uint64_t)n * per + 2048);
+  hs_source *src = NULL;
+  CHECK_OK(B->source_open(&ta.loc, &src, &e), &e);
+  uint8_t buf[4096];
+  hs_io_stats_get(&before);
+  for (size_t i = 0; src != NULL && i < n; i += 7) {
+    CHECK_OK(hs_source_read(src, items[i].offset + 100, per - 200, buf, &e), &e);
+    CHECK(memcmp(buf, a + items[i].offset + 100, per - 200) == 0);
+  }
+  hs_io_stats_get(&after);
+  CHECK(after.requests == before.requests);
+  if (src != NULL) { /* outside every range: fetched */
+    CHECK_OK(hs_source_read(src, 5 * per, 100, buf, &e), &e);
+    CHECK(memcmp(buf, a + 5 * per, 100) == 0);
+    hs_source_unref(src);
+  }
+  hs_io_stats_get(&after);
+  CHECK(after.requests == before.requests + 1);
+  CHECK(B->prefetch(locs, items, n) == 0); /* all held */
+  free(locs);
+  free(items);
+  free(a);
+}
+
 /* Packs of ranges (s3_pack.c): a pack holds the ranges asked for with
  * their objects' HEADs; loaded into a cold cache, reads of those ranges
  * make no request and return the objects' bytes, a read outside them is
@@ -802,10 +850,10 @@ static void test_pack(void) {
   hs_s3_cache_forget(&ta.loc);
   hs_s3_cache_forget(&tb.loc);
   hs_store_loc locs[4] = {ta.loc, ta.loc, tb.loc, tc.loc};
-  hs_store_prefetch_item items[4] = {{ta.uri, 0, 100000, true},
-                                     {ta.uri, 1000, 10, false},
-                                     {tb.uri, 0, 1 << 20, true},
-                                     {tc.uri, 0, 10, false}};
+  hs_store_prefetch_item items[4] = {{ta.uri, 0, 100000, true, false},
+                                     {ta.uri, 1000, 10, false, false},
+                                     {tb.uri, 0, 1 << 20, true, false},
+                                     {tc.uri, 0, 10, false, false}};
   hs_buf pack;
   hs_buf_init(&pack);
   size_t n = 0;
@@ -1446,6 +1494,7 @@ int main(void) {
   test_source_sink();
   test_cache();
   test_prefetch();
+  test_prefetch_exact();
   test_pack();
   test_table();
   test_table_deletes(2);

@@ -16,8 +16,9 @@
  * HS_ERR_INVALID_ARG; hs_vidx_search_params.exact_rows sets the filtered
  * exact-scan bound; hs_vidx_default_partitions says what partitions = 0
  * means; a quantized index re-ranks the best `rerank` candidates (default:
- * the whole beam; SQ8 but IP stops once its error bound shows no further
- * candidate can enter the top-k: the same answers). A quantized index
+ * SQ8 the whole beam, but IP stopping once its error bound shows no further
+ * candidate can enter the top-k: the same answers; PQ the best few times k
+ * by code distance, as IVF-PQ refines). A quantized index
  * opened from a file source is "lean": its float32 section is neither
  * mapped nor checksummed at open, search reads the rows it re-ranks or
  * scans with pread (resident memory: graph + codes), and hs_vidx_validate
@@ -123,10 +124,19 @@ uint32_t hs_vidx_indexed_count(const hs_vidx *x); /* rows in the index */
 uint32_t hs_vidx_partition_count(const hs_vidx *x);
 hs_quant_kind hs_vidx_quant_kind(const hs_vidx *x);
 
+/* PQ's default re-rank (README.md "Quantized traversal"): the best
+ * max(HS_VIDX_PQ_RERANK_K * k, HS_VIDX_PQ_RERANK_MIN) candidates by code
+ * distance, of a beam of nprobe * ef. */
+#define HS_VIDX_PQ_RERANK_K 16u
+#define HS_VIDX_PQ_RERANK_MIN 128u
+
 typedef struct hs_vidx_search_params {
   uint32_t ef_search; /* 0: default (max(k, 64)) */
   uint32_t nprobe;    /* partitions visited; 0: default */
-  uint32_t rerank;    /* quantized indexes: candidates re-ranked exactly; 0: the whole beam */
+  /* Quantized indexes: candidates re-ranked exactly, best approximate
+   * distance first; 0: the default (SQ8: the whole beam, stopping at its
+   * error bound; PQ: max(HS_VIDX_PQ_RERANK_K * k, HS_VIDX_PQ_RERANK_MIN)). */
+  uint32_t rerank;
   /* Filters allowing at most this many indexed rows are answered by an
    * exact scan of those rows, others by the walk; 0: the planner's cost
    * model decides (README.md, "Filtered search"). 1 forces the traversal
@@ -154,6 +164,26 @@ typedef struct hs_vidx_hit {
 hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
                          const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
                          hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err);
+
+/* Byte ranges of an index's source, as (off[i], len[i]) pairs (owned;
+ * hs_vidx_reads_free). */
+typedef struct hs_vidx_reads {
+  uint64_t *off;
+  size_t *len;
+  size_t n, cap;
+} hs_vidx_reads;
+void hs_vidx_reads_free(hs_vidx_reads *r);
+
+/* What hs_vidx_search(x, query, k, sp, allowed) will read from x's source
+ * beyond what the open read, appended to *out: a lean index's float32 rows
+ * that its re-rank or exact scan scores (nothing for other indexes). The
+ * traversal runs (on the codes and links, in memory) but nothing is read
+ * or scored, so a caller searching several indexes on an object store
+ * fetches every file's rows in one parallel wave (store.h prefetch), and
+ * then the searches read from the object cache. */
+hs_status hs_vidx_search_reads(const hs_vidx *x, const float *query, uint32_t k,
+                               const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                               hs_vidx_reads *out, hs_error *err);
 
 /* The same with the allow-set given as a flat bitset over the data file's
  * rows: row r is allowed when bit r % 64 of words[r / 64] is set (rows at

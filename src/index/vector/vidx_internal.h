@@ -77,6 +77,7 @@ typedef struct hs_vidx_scratch {
   uint64_t *bits; /* vidx_allow.c: the allow-set as row_words words (allocated on first use) */
   uint8_t *ser;   /* its roaring serialization */
   size_t ser_cap;
+  hs_vidx_reads *collect; /* hs_vidx_search_reads: ranges go here, nothing is read */
   struct hs_vidx_scratch *next;
 } hs_vidx_scratch;
 

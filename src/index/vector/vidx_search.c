@@ -71,6 +71,25 @@ static void plan_env(void) {
   if (strcmp(e, "hop") == 0) plan_forced = PLAN_HOP;
 }
 
+/* HS_VIDX_PQ_RERANK=N sets PQ's default re-rank count (benchmarks,
+ * calibration: README.md "Quantized traversal"); read once. */
+static pthread_once_t rerank_once = PTHREAD_ONCE_INIT;
+static uint32_t rerank_forced;
+static void rerank_env(void) {
+  const char *e = getenv("HS_VIDX_PQ_RERANK");
+  long v = e != NULL ? strtol(e, NULL, 10) : 0;
+  rerank_forced = v > 0 && v < (1L << 30) ? (uint32_t)v : 0;
+}
+
+/* PQ's default re-rank: the best max(RERANK_K * k, RERANK_MIN) by code
+ * distance. */
+static size_t pq_rerank(uint32_t k) {
+  pthread_once(&rerank_once, rerank_env);
+  if (rerank_forced) return rerank_forced;
+  size_t r = HS_VIDX_PQ_RERANK_K * (size_t)k;
+  return r > HS_VIDX_PQ_RERANK_MIN ? r : HS_VIDX_PQ_RERANK_MIN;
+}
+
 /* Nodes an unfiltered walk of one partition of `part_n` nodes scores. */
 static double walk_visits(double ef, double part_n) {
   double v = HS_PLAN_WALK_V0 + HS_PLAN_WALK_V1 * ef;
@@ -279,6 +298,41 @@ static inline float sq8_lower_bound(const hs_vidx *x, float approx) {
 #define CODES_AHEAD 24
 #endif
 
+static bool reads_add(hs_vidx_reads *r, uint64_t off, size_t len) {
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 256;
+    uint64_t *o = hs_realloc(r->off, cap * sizeof *o);
+    if (o == NULL) return false;
+    r->off = o;
+    size_t *l = hs_realloc(r->len, cap * sizeof *l);
+    if (l == NULL) return false;
+    r->len = l;
+    r->cap = cap;
+  }
+  r->off[r->n] = off;
+  r->len[r->n++] = len;
+  return true;
+}
+
+void hs_vidx_reads_free(hs_vidx_reads *r) {
+  if (r == NULL) return;
+  hs_free(r->off);
+  hs_free(r->len);
+  memset(r, 0, sizeof *r);
+}
+
+/* The rows a lean index on an object store is about to read, in one wave
+ * (io.h); under hs_vidx_search_reads only noted. */
+static void rows_ahead(const hs_vidx *x, hs_vidx_scratch *s, const uint64_t *offs,
+                       const size_t *lens, size_t m) {
+  if (s->collect == NULL) {
+    hs_source_prefetch(x->src, offs, lens, m);
+    return;
+  }
+  for (size_t i = 0; i < m; i++)
+    if (!reads_add(s->collect, offs[i], lens[i])) return; /* best effort */
+}
+
 /* Offer the rows s->ids[0, cnt) (cnt <= fetch_batch) to the top-k. A lean
  * index reads their vectors from the file first, one pread per run of
  * consecutive ids, into s->vbuf: nothing is mapped, so the float32 section
@@ -349,9 +403,10 @@ static inline bool local_of_row(const hs_vidx *x, uint32_t row, uint32_t *local)
 /* A lean index on an object store: the vectors an exact scan of the
  * allowed rows (all when neither is set) will read, fetched together first
  * instead of a round trip per batch (at most 8192 rows' ranges; the rest as
- * they come). The allowed rows are a roaring bitmap or row words. */
-static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed, const uint64_t *words,
-                          size_t nwords) {
+ * they come); under hs_vidx_search_reads only noted. The allowed rows are a
+ * roaring bitmap or row words. */
+static void prefetch_rows(const hs_vidx *x, hs_vidx_scratch *s, const roaring_bitmap_t *allowed,
+                          const uint64_t *words, size_t nwords) {
   const size_t per = (size_t)x->vdim * sizeof(float);
   if (allowed == NULL &&
       words == NULL) { /* the section, in 4 MiB pieces (a prefetch stops at 64 MiB) */
@@ -363,7 +418,7 @@ static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed, con
       offs[m] = x->vec_off + at;
       lens[m] = (size_t)(all - at < piece ? all - at : piece);
     }
-    hs_source_prefetch(x->src, offs, lens, m);
+    rows_ahead(x, s, offs, lens, m);
     return;
   }
   enum { MAX_ROWS = 8192 };
@@ -394,7 +449,7 @@ static void prefetch_rows(const hs_vidx *x, const roaring_bitmap_t *allowed, con
     }
     if (it != NULL) roaring_free_uint32_iterator(it);
   }
-  if (m > 0) hs_source_prefetch(x->src, offs, lens, m);
+  if (m > 0) rows_ahead(x, s, offs, lens, m);
   hs_free(offs);
   hs_free(lens);
 }
@@ -591,6 +646,11 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
                               bool codes, hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
   uint32_t n = 0;
   scan_sink sk = {NULL, NULL, 0, 0, 0};
+  if (s->collect != NULL) { /* hs_vidx_search_reads: the ranges only (of every allowed row) */
+    if (x->lean && hs_source_is_remote(x->src)) prefetch_rows(x, s, allowed, words, nwords);
+    *n_hits = 0;
+    return HS_OK;
+  }
   if (codes && scan_by_codes(x)) {
     sk.cap = k * HS_SCAN_KEEP_K > HS_SCAN_KEEP_MIN ? k * HS_SCAN_KEEP_K : HS_SCAN_KEEP_MIN;
     if (!grow((void **)&s->all, &s->all_cap, sk.cap, sizeof *s->all))
@@ -615,7 +675,7 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
     n = 0; /* not proved (rare): the float32 scan */
   }
   /* The rows it will read, in one wave (io.h). */
-  if (x->lean && hs_source_is_remote(x->src)) prefetch_rows(x, allowed, words, nwords);
+  if (x->lean && hs_source_is_remote(x->src)) prefetch_rows(x, s, allowed, words, nwords);
   hs_status st = scan_allowed(x, s, q, k, allowed, words, nwords, &sk, hits, &n, err);
   if (st != HS_OK) return st;
   qsort(hits, n, sizeof *hits, hit_cmp);
@@ -731,7 +791,9 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
-    size_t rerank = sp && sp->rerank ? sp->rerank : total;
+    size_t rerank = sp && sp->rerank               ? sp->rerank
+                    : x->quant_kind == HS_QUANT_PQ ? pq_rerank(k)
+                                                   : total;
     bool bounded =
         !(sp && sp->rerank) && x->quant_kind == HS_QUANT_SQ8 && x->metric != HS_METRIC_IP;
     if (rerank < k) rerank = k;
@@ -749,9 +811,13 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
         offs[i] = x->vec_off + (uint64_t)s->all[i].id * per;
         lens[i] = per;
       }
-      if (offs != NULL && lens != NULL) hs_source_prefetch(x->src, offs, lens, m);
+      if (offs != NULL && lens != NULL) rows_ahead(x, s, offs, lens, m);
       hs_free(offs);
       hs_free(lens);
+    }
+    if (s->collect != NULL) { /* hs_vidx_search_reads: the ranges only */
+      *n_hits = 0;
+      return HS_OK;
     }
     for (size_t i = 0, nb; i < total; i += nb) {
       nb = total - i < x->fetch_batch ? total - i : x->fetch_batch;
@@ -783,7 +849,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
 
 static hs_status search_impl(const hs_vidx *x, const float *query, uint32_t k,
                              const hs_vidx_search_params *sp, allow_in a, hs_vidx_hit *hits,
-                             uint32_t *n_hits, hs_error *err) {
+                             uint32_t *n_hits, hs_vidx_reads *collect, hs_error *err) {
   if (n_hits != NULL) *n_hits = 0;
   if (x == NULL || query == NULL || hits == NULL || n_hits == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search: missing index, query or output");
@@ -812,7 +878,9 @@ static hs_status search_impl(const hs_vidx *x, const float *query, uint32_t k,
   } else {
     memcpy(s->q, query, (size_t)x->dim * sizeof *s->q);
   }
+  s->collect = collect;
   hs_status st = search_in(x, s, k, sp, a, hits, n_hits, err);
+  s->collect = NULL;
   scratch_put(mx, s);
   return st;
 }
@@ -820,7 +888,19 @@ static hs_status search_impl(const hs_vidx *x, const float *query, uint32_t k,
 hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
                          const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
                          hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
-  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, hits, n_hits, err);
+  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, hits, n_hits, NULL, err);
+}
+
+hs_status hs_vidx_search_reads(const hs_vidx *x, const float *query, uint32_t k,
+                               const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                               hs_vidx_reads *out, hs_error *err) {
+  if (out == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search reads: missing output");
+  if (x == NULL || !x->lean || !hs_source_is_remote(x->src)) return HS_OK; /* reads nothing */
+  /* hits: the collecting search stops before it scores a row */
+  hs_vidx_hit none[1];
+  uint32_t n = 0;
+  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, none, &n, out, err);
 }
 
 hs_status hs_vidx_search_bits(const hs_vidx *x, const float *query, uint32_t k,
@@ -831,5 +911,5 @@ hs_status hs_vidx_search_bits(const hs_vidx *x, const float *query, uint32_t k,
                         nwords);
   static const uint64_t none = 0;
   return search_impl(x, query, k, sp, (allow_in){NULL, words ? words : &none, nwords}, hits, n_hits,
-                     err);
+                     NULL, err);
 }
