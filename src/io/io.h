@@ -56,7 +56,7 @@ bool hs_source_is_file(const hs_source *src);
 bool hs_source_is_remote(const hs_source *src);
 /* Ranges [offsets[i], offsets[i] + lens[i]) a reader is about to read, one
  * by one: a remote source fetches those its cache lacks in one parallel
- * wave (store.h hs_store_prefetch; ranges up to 64 KiB exactly, `exact`,
+ * wave (store.h hs_store_prefetch; ranges up to 1 MiB exactly, `exact`,
  * larger ones widened to the cache's blocks); a no-op for other sources. */
 void hs_source_prefetch(hs_source *src, const uint64_t *offsets, const size_t *lens, size_t n);
 /* The stamp (fs.h) of a file source's file as it was opened, when the

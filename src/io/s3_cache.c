@@ -48,7 +48,7 @@
 #define S3_OBJ_BUCKETS 8192
 #define S3_BLOCK_BUCKETS 16384
 #define S3_FRAG_MAX HS_S3_CACHE_FRAG_MAX
-#define S3_FRAG_STEP ((uint64_t)16 << 10)
+#define S3_FRAG_STEP ((uint64_t)64 << 10)
 #define S3_FRAG_BUCKETS 16384
 
 typedef struct cobj {

@@ -202,7 +202,7 @@ void hs_s3_cache_put_range(const hs_store_loc *loc, const hs_object_info *info, 
 /* Keep data[0..len) (len <= HS_S3_CACHE_FRAG_MAX), the bytes at `offset`
  * of the object described by info, as a fragment: reads inside it are
  * served from it (an exact prefetch's ranges, not widened to blocks). */
-#define HS_S3_CACHE_FRAG_MAX ((size_t)64 << 10)
+#define HS_S3_CACHE_FRAG_MAX ((size_t)1 << 20)
 void hs_s3_cache_put_fragment(const hs_store_loc *loc, const hs_object_info *info, uint64_t offset,
                               const uint8_t *data, size_t len);
 /* Whether loc's bytes may be kept at all (blocks are on, and the name is

@@ -223,7 +223,7 @@ typedef struct hs_store_prefetch_item {
   /* Fetch just these bytes, not widened to the cache's blocks (kept as a
    * fragment that serves reads inside it): for scattered small ranges read
    * once each, a search's re-ranked rows or a filtered scan's pages. Exact
-   * ranges of an object closer than 4 KiB share a GET (up to 64 KiB). */
+   * ranges of an object closer than 4 KiB share a GET (up to 1 MiB). */
   bool exact;
 } hs_store_prefetch_item;
 /* Bring what the items name and the process's S3 object cache does not

@@ -550,6 +550,26 @@ static hs_status range_open(scan_state *s, hs_error *err) {
 
 /* Open data file `i`: footer, and with a filter, its binding and row-group
  * pruning. Without a filter the output stream starts right away. */
+
+/* On an object store: the candidates' pages of every column this file's
+ * passes read (the filter's; the output's unless only rows are wanted) in
+ * one wave (scan_prefetch.c), not a round trip per page. */
+static hs_status collect_rows(void *ctx, size_t plan_index, const char *path, const int64_t *rows,
+                              size_t n, hs_error *err);
+
+static void prefetch_cand(scan_state *s) {
+  /* A sub scan's rows (collect_rows) are read by the main scan's pass two. */
+  bool out = s->hooks.on_rows == NULL || s->hooks.on_rows == collect_rows;
+  size_t n = s->fmap.n_read + (out ? s->omap.n_read : 0);
+  const char **cols = hs_calloc(n ? n : 1, sizeof *cols);
+  if (cols == NULL) return;
+  size_t m = 0;
+  for (size_t i = 0; i < s->fmap.n_read; i++) cols[m++] = s->fmap.read[i];
+  for (size_t i = 0; out && i < s->omap.n_read; i++) cols[m++] = s->omap.read[i];
+  hs_scan_prefetch_rows(s->reader, s->path, s->cand, cols, m);
+  hs_free(cols);
+}
+
 static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
   s->path = s->files[i];
   s->cur_file = i;
@@ -760,6 +780,7 @@ static hs_status file_open(scan_state *s, size_t i, hs_error *err) {
     }
     hs_free(paths);
   }
+  if (st == HS_OK && s->cand != NULL && s->hooks.on_cand == NULL) prefetch_cand(s);
   if (st == HS_OK && s->hooks.on_cand != NULL) st = cand_out(s, err);
   return st;
 }

@@ -223,4 +223,13 @@ hs_status hs_scan_morsel_open(const struct ArrowArrayStream *stream, const hs_sc
 hs_status hs_scan_morsel_done(struct ArrowArrayStream *stream,
                               const struct ArrowArrayStream *morsel, hs_error *err);
 
+/* scan_prefetch.c: on an object store, the pages of `rows` (a file's
+ * index candidates) in the columns `cols` (file names, top level; NULLs
+ * skipped), with their dictionaries, fetched in one parallel wave (after
+ * one for the chunks' page indexes, when not cached) before the reader
+ * reads them. Nothing for local files or more than 65,536 rows; best
+ * effort. */
+void hs_scan_prefetch_rows(hs_parquet_reader *r, const char *uri, const roaring_bitmap_t *rows,
+                           const char *const *cols, size_t n_cols);
+
 #endif /* HS_QUERY_SCAN_H */
