@@ -123,7 +123,7 @@ hs_status hs_s3_perform_many(hs_s3_req **reqs, size_t n, size_t max_in_flight, h
  * easy handle back at once. */
 #define HS_S3_BATCH_MAX 256
 /* Writes and listings run at most this many at once; read waves of ranged
- * GETs (s3_prefetch.c) run up to HS_S3_BATCH_MAX, so that the candidate
+ * GETs (s3_prefetch.c) run 64 (up to HS_S3_BATCH_MAX), so that the candidate
  * rows of a search or a filtered scan are one round trip, not one per 16. */
 #define HS_S3_BATCH_DEFAULT 16
 typedef struct hs_s3_batch {

@@ -154,6 +154,23 @@ static void keep_answer(pf_job *j) {
     hs_s3_cache_put_range(r->loc, &info, start, j->body.data, j->body.len);
 }
 
+/* GETs of a wave in flight at once: HS_S3_PREFETCH_INFLIGHT (1 to
+ * HS_S3_BATCH_MAX; benchmarks) or PREFETCH_INFLIGHT. Read once. 64, not
+ * 256: bench_s3_cold's 315-GET re-rank wave at 20 ms RTT took 1363 ms at
+ * 256 (4 fewer counted RTs) and 470 ms at 64 (server and proxy on 2 cores
+ * serving a new connection per request). */
+#define PREFETCH_INFLIGHT 64
+static size_t inflight(void) {
+  static size_t v;
+  size_t got = __atomic_load_n(&v, __ATOMIC_RELAXED);
+  if (got != 0) return got;
+  const char *e = getenv("HS_S3_PREFETCH_INFLIGHT");
+  long x = e != NULL ? strtol(e, NULL, 10) : 0;
+  got = x >= 1 && x <= HS_S3_BATCH_MAX ? (size_t)x : PREFETCH_INFLIGHT;
+  __atomic_store_n(&v, got, __ATOMIC_RELAXED);
+  return got;
+}
+
 size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n) {
   pf_span *spans = hs_calloc(n ? n : 1, sizeof *spans);
   pf_job *jobs = hs_calloc(n ? n : 1, sizeof *jobs);
@@ -197,7 +214,7 @@ size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *it
   for (size_t k = 0; k < nj; k++) reqs[k] = &jobs[k].req;
   if (nj > 0) {
     hs_error e = {0};
-    (void)hs_s3_perform_many(reqs, nj, HS_S3_BATCH_MAX, &e); /* best effort: see the header */
+    (void)hs_s3_perform_many(reqs, nj, inflight(), &e); /* best effort: see the header */
   }
   for (size_t k = 0; k < nj; k++) {
     if (jobs[k].req.ok) keep_answer(&jobs[k]);

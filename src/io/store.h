@@ -227,7 +227,7 @@ typedef struct hs_store_prefetch_item {
   bool exact;
 } hs_store_prefetch_item;
 /* Bring what the items name and the process's S3 object cache does not
- * hold yet into it, with one parallel wave of ranged GETs (256 at a time;
+ * hold yet into it, with one parallel wave of ranged GETs (64 at a time;
  * ranges widened to the cache's 64 KiB blocks unless `exact`), so that the reads that
  * follow, made one by one by readers that know nothing of each other,
  * cost no round trip. An object not seen before is fetched without a HEAD

@@ -772,14 +772,14 @@ static void test_prefetch(void) {
   free(b2);
 }
 
-/* Exact prefetches (rows, pages): 250 scattered 3 KiB ranges of one
+/* Exact prefetches (rows, pages): 60 scattered 3 KiB ranges of one
  * object (two of them 1 KiB apart: one GET) in one round trip of exactly
  * their bytes, not widened to 64 KiB blocks; reads inside them make no
  * request and return the object's bytes, a read outside them fetches. */
 static void test_prefetch_exact(void) {
   hs_error e = {0};
   tloc ta;
-  size_t na = 13u << 20, per = 3072, n = 250;
+  size_t na = 13u << 20, per = 3072, n = 60;
   uint8_t *a = random_bytes(na, 97);
   CHECK_OK(B->put(at(&ta, "pfx/a.bin"), a, na, &e), &e);
   hs_s3_cache_forget(&ta.loc);
