@@ -520,6 +520,8 @@ class MergeBuilder:
         t = self._table
         if not t._load():
             if self._insert and self._source.num_rows:
+                if self._update:  # an upsert: its keys must be unique even into no table
+                    _check_unique(self._source, self._on)
                 t.write(self._source)
                 return MergeResult(0, self._source.num_rows, 0)
             return MergeResult(0, 0, 0)

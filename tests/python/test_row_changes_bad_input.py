@@ -354,6 +354,31 @@ def test_upsert_key_uniqueness_random(tmp_path):
                 assert hdb.Table(uri).current_snapshot_id != before
 
 
+def test_upsert_creating_the_table_checks_keys(tmp_path):
+    """An upsert into a table that does not exist yet creates it from the
+    source, but refuses a source whose keys repeat as it does for an
+    existing table (nothing created); unique keys (NULLs repeat freely)
+    create the table with every source row, and a merge that only inserts
+    (no update) takes repeated keys, as a plain insert does."""
+    uri = str(tmp_path / "new")
+    dup = pa.table({"k": pa.array([1, 2, 2], pa.int64()), "v": pa.array([1, 2, 3], pa.int64())})
+    with pytest.raises(hdb.InvalidArgumentError, match="more than once"):
+        hdb.Table(uri).upsert(dup, on="k")
+    assert not os.path.exists(os.path.join(uri, "metadata"))
+    with pytest.raises(hdb.InvalidArgumentError, match="more than once"):
+        hdb.Table(uri).merge(dup, on=["k"]).when_matched_update_all() \
+            .when_not_matched_insert_all().execute()
+    assert not os.path.exists(os.path.join(uri, "metadata"))
+    ok = pa.table({"k": pa.array([1, None, None, 3], pa.int64()),
+                   "v": pa.array([1, 2, 3, 4], pa.int64())})
+    r = hdb.Table(uri).upsert(ok, on="k")
+    assert (r.rows_updated, r.rows_inserted) == (0, 4)
+    assert hdb.Table(uri).to_arrow().sort_by("v").equals(ok)
+    uri2 = str(tmp_path / "insert_only")
+    r = hdb.Table(uri2).merge(dup, on="k").when_not_matched_insert_all().execute()
+    assert r.num_inserted_rows == 3 and len(hdb.Table(uri2)) == 3
+
+
 def test_undamaged_reads(tmp_path):
     for fv in (2, 3):
         uri = str(tmp_path / f"t{fv}")
