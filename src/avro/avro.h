@@ -239,6 +239,9 @@ typedef struct hs_avro_writer_options {
   size_t block_bytes_target; /* end a block once its encoding reaches this; 0: 64 KiB */
   size_t block_count_max;    /* end a block after this many datums; 0: no limit */
   const uint8_t *sync;       /* 16 bytes for reproducible files; NULL: generated */
+  /* The schema's JSON exactly as hs_avro_schema_to_json writes it, kept by
+   * the caller for its writers (borrowed for the open); NULL: serialized here. */
+  const char *schema_json;
 } hs_avro_writer_options;
 
 typedef struct hs_avro_writer hs_avro_writer;

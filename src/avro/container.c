@@ -176,12 +176,13 @@ hs_status hs_avro_writer_open(const hs_avro_schema *schema, const hs_avro_writer
     make_sync(w);
 
   char *json = NULL;
-  hs_status st = hs_avro_schema_to_json(schema, &json, err);
+  hs_status st = opts->schema_json != NULL ? HS_OK : hs_avro_schema_to_json(schema, &json, err);
+  const char *sj = opts->schema_json != NULL ? opts->schema_json : json;
   hs_buf *h = &w->scratch;
   if (st == HS_OK) {
     const char *codec = w->codec == HS_AVRO_CODEC_DEFLATE ? "deflate" : "null";
     bool ok = hs_buf_append(h, avro_magic, 4) && hs_avro_write_long(h, (int64_t)opts->n_meta + 2) &&
-              put_str(h, "avro.schema", 11) && put_str(h, json, strlen(json)) &&
+              put_str(h, "avro.schema", 11) && put_str(h, sj, strlen(sj)) &&
               put_str(h, "avro.codec", 10) && put_str(h, codec, strlen(codec));
     for (size_t i = 0; ok && i < opts->n_meta; i++) {
       ok = put_str(h, opts->meta[i].key, strlen(opts->meta[i].key)) &&

@@ -346,24 +346,31 @@ static struct {
   char *json;
   size_t len;
   hs_avro_schema *schema;
+  char *writer_json; /* hs_avro_schema_to_json(schema): a writer's header */
 } schema_cache[SCHEMA_CACHE_MAX];
 static size_t schema_cache_n;
 static pthread_mutex_t schema_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static hs_avro_schema *schema_cache_find(const hs_buf *b) {
+static hs_avro_schema *schema_cache_find(const hs_buf *b, const char **writer_json) {
   hs_avro_schema *found = NULL;
   pthread_mutex_lock(&schema_cache_lock);
   for (size_t i = 0; i < schema_cache_n && found == NULL; i++)
-    if (schema_cache[i].len == b->len && memcmp(schema_cache[i].json, b->data, b->len) == 0)
+    if (schema_cache[i].len == b->len && memcmp(schema_cache[i].json, b->data, b->len) == 0) {
       found = schema_cache[i].schema;
+      *writer_json = schema_cache[i].writer_json;
+    }
   pthread_mutex_unlock(&schema_cache_lock);
   return found;
 }
 
 /* Keep `schema` (parsed from `b`) in the cache: true when the cache now
  * owns it, false when it is full (the caller keeps ownership). */
-static bool schema_cache_add(const hs_buf *b, hs_avro_schema *schema) {
+static bool schema_cache_add(const hs_buf *b, hs_avro_schema *schema, const char **writer_json) {
   bool added = false;
+  char *wj = NULL; /* serialized once here, not by every writer's header */
+  hs_error ignored;
+  memset(&ignored, 0, sizeof ignored);
+  if (hs_avro_schema_to_json(schema, &wj, &ignored) != HS_OK) wj = NULL;
   pthread_mutex_lock(&schema_cache_lock);
   if (schema_cache_n < SCHEMA_CACHE_MAX) {
     char *copy = hs_malloc(b->len ? b->len : 1);
@@ -371,23 +378,30 @@ static bool schema_cache_add(const hs_buf *b, hs_avro_schema *schema) {
       if (b->len) memcpy(copy, b->data, b->len);
       schema_cache[schema_cache_n].json = copy;
       schema_cache[schema_cache_n].len = b->len;
+      schema_cache[schema_cache_n].writer_json = wj;
       schema_cache[schema_cache_n++].schema = schema;
+      *writer_json = wj;
+      wj = NULL;
       added = true;
     }
   }
   pthread_mutex_unlock(&schema_cache_lock);
+  hs_free(wj);
   return added;
 }
 
 hs_status hs_ice_avro_schema_cached(const hs_buf *json, hs_avro_schema **out, bool *shared,
-                                    hs_error *err) {
+                                    const char **writer_json, hs_error *err) {
   *shared = false;
-  if ((*out = schema_cache_find(json)) != NULL) {
+  const char *wj = NULL;
+  if ((*out = schema_cache_find(json, &wj)) != NULL) {
     *shared = true;
+    if (writer_json != NULL) *writer_json = wj;
     return HS_OK;
   }
   hs_status st = hs_avro_schema_parse((const char *)json->data, json->len, out, err);
-  if (st == HS_OK) *shared = schema_cache_add(json, *out);
+  if (st == HS_OK) *shared = schema_cache_add(json, *out, &wj);
+  if (writer_json != NULL) *writer_json = *shared ? wj : NULL;
   return st;
 }
 
@@ -395,7 +409,7 @@ hs_status hs_ice_avro_schema_cached(const hs_buf *json, hs_avro_schema **out, bo
  * *shared: *out belongs to the cache above (do not free it). */
 static hs_status entry_schema_build(int32_t format_version, const hs_iceberg_partition_spec *spec,
                                     const hs_iceberg_type *types, hs_avro_schema **out,
-                                    bool *shared, hs_error *err) {
+                                    bool *shared, const char **writer_json, hs_error *err) {
   *shared = false;
   hs_buf b;
   hs_buf_init(&b);
@@ -422,7 +436,7 @@ static hs_status entry_schema_build(int32_t format_version, const hs_iceberg_par
          (format_version < 3 || hs_buf_append(&b, DATA_FILE_V3, sizeof DATA_FILE_V3 - 1)) &&
          hs_buf_printf(&b, "]}}]}");
   if (st == HS_OK && !ok) st = hs_error_set(err, HS_ERR_NOMEM, "manifest schema: out of memory");
-  if (st == HS_OK) st = hs_ice_avro_schema_cached(&b, out, shared, err);
+  if (st == HS_OK) st = hs_ice_avro_schema_cached(&b, out, shared, writer_json, err);
   hs_buf_free(&b);
   return st;
 }
@@ -438,7 +452,8 @@ typedef struct part_summary {
 struct hs_iceberg_manifest_writer {
   hs_iceberg_manifest_writer_options opts;
   hs_avro_schema *schema;
-  bool schema_shared; /* schema is the cache's */
+  bool schema_shared;      /* schema is the cache's */
+  const char *schema_json; /* its JSON, the cache's (NULL: the writer serializes it) */
   hs_avro_writer *avro;
   hs_buf *buf;
   hs_sink *sink;
@@ -521,7 +536,7 @@ hs_status hs_iceberg_manifest_writer_open(const hs_iceberg_manifest_writer_optio
   }
   if (st == HS_OK)
     st = entry_schema_build(opts->format_version, opts->spec, w->types, &w->schema,
-                            &w->schema_shared, err);
+                            &w->schema_shared, &w->schema_json, err);
   hs_avro_meta_entry meta[6];
   if (st == HS_OK)
     st = put_meta_json(hs_ice_schema_to_json(opts->schema, err), "schema", &meta[0], &w->scratch,
@@ -547,6 +562,7 @@ hs_status hs_iceberg_manifest_writer_open(const hs_iceberg_manifest_writer_optio
     ao.meta = meta;
     ao.n_meta = 6;
     ao.sync = opts->sync;
+    ao.schema_json = w->schema_json;
     st = hs_avro_writer_open(w->schema, &ao, buf, sink, &w->avro, err);
   }
   hs_arena_reset(&w->scratch);

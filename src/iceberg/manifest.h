@@ -349,9 +349,12 @@ hs_avro_value *hs_ice_av_record(hs_arena *arena, const hs_avro_node *node);
 /* A parsed Avro schema for `json` from the process-wide cache of manifest
  * and manifest-list schemas (manifest.c; at most 32, never freed, so the
  * pointer stays valid), parsing it on a miss. *shared: *out belongs to the
- * cache; false only when the cache is full (then the caller frees it). */
+ * cache; false only when the cache is full (then the caller frees it).
+ * *writer_json (may be NULL): the schema as hs_avro_schema_to_json writes
+ * it, serialized once and kept by the cache (for hs_avro_writer_options
+ * .schema_json), or NULL when not shared. */
 hs_status hs_ice_avro_schema_cached(const hs_buf *json, hs_avro_schema **out, bool *shared,
-                                    hs_error *err);
+                                    const char **writer_json, hs_error *err);
 
 /* Set field `name` of record `rec` (a value of `node`); when the field is a
  * union, `v` is wrapped in the first branch of v's type. HS_ERR_INTERNAL

@@ -43,14 +43,14 @@ static const char LIST_SCHEMA_V3[] = "," OPT("first_row_id", "\"long\"", 520);
 
 /* *shared: the schema is the process-wide cache's (do not free it). */
 static hs_status list_schema(int32_t format_version, hs_avro_schema **out, bool *shared,
-                             hs_error *err) {
+                             const char **writer_json, hs_error *err) {
   *shared = false;
   hs_buf b;
   hs_buf_init(&b);
   bool ok = hs_buf_append(&b, LIST_SCHEMA_HEAD, sizeof LIST_SCHEMA_HEAD - 1) &&
             (format_version < 3 || hs_buf_append(&b, LIST_SCHEMA_V3, sizeof LIST_SCHEMA_V3 - 1)) &&
             hs_buf_append(&b, "]}", 2);
-  hs_status st = ok ? hs_ice_avro_schema_cached(&b, out, shared, err)
+  hs_status st = ok ? hs_ice_avro_schema_cached(&b, out, shared, writer_json, err)
                     : hs_error_set(err, HS_ERR_NOMEM, "manifest list schema: out of memory");
   hs_buf_free(&b);
   return st;
@@ -148,7 +148,8 @@ hs_status hs_iceberg_manifest_list_write(const hs_iceberg_manifest_list_options 
   bool v3 = opts->format_version >= 3;
   hs_avro_schema *schema = NULL;
   bool shared = false;
-  hs_status st = list_schema(opts->format_version, &schema, &shared, err);
+  const char *schema_json = NULL;
+  hs_status st = list_schema(opts->format_version, &schema, &shared, &schema_json, err);
   if (st != HS_OK) return st;
   hs_arena a;
   hs_arena_init(&a);
@@ -171,6 +172,7 @@ hs_status hs_iceberg_manifest_list_write(const hs_iceberg_manifest_list_options 
     ao.meta = meta;
     ao.n_meta = nm;
     ao.sync = opts->sync;
+    ao.schema_json = schema_json;
     st = hs_avro_writer_open(schema, &ao, buf, sink, &w, err);
   }
   int64_t next = opts->first_row_id;

@@ -9,7 +9,9 @@
  * table folder (README invariant I6). Everything the plan holds lives in its
  * own arena, so it stays valid after the table handle refreshes or is freed.
  *
- * Plans are cached per process by manifest list (see "plan cache" below).
+ * Plans are cached per process by manifest list (see "plan cache" below),
+ * and the manifests they are made of by path and stamp
+ * (plan_manifests.c): a new snapshot's plan parses only its new manifests.
  *
  * Also here: the table's Parquet write properties (Iceberg's names: row
  * group limit, page size, compression codec and level) for appends.
@@ -22,6 +24,7 @@
 #include "../io/fs.h"
 #include "../io/store.h"
 #include "plan_deletes.h"
+#include "plan_manifests.h"
 #include "table.h"
 
 static hs_status plan_push(hs_table_plan *p, size_t *cap, const hs_table_plan_file *f,
@@ -95,78 +98,60 @@ static hs_status summary_check(const hs_table *t, const hs_iceberg_snapshot *sna
   return HS_OK;
 }
 
-/* Read and parse manifest `mf` into the plan's arena. */
-static hs_status read_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
-                               hs_table_plan *p, hs_iceberg_manifest *man, hs_error *err) {
-  buf->len = 0;
-  hs_status st = hs_table_read_avro(t, mf->manifest_path, "manifest", buf, err);
-  if (st != HS_OK) return st;
-  st = hs_iceberg_manifest_read(buf->data, buf->len, mf, &p->arena, man, err);
-  if (st != HS_OK) hs_error_prefix(err, "%s: ", mf->manifest_path);
+/* Take manifest `mf` parsed (plan_manifests.c), held by the plan. */
+static hs_status take_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
+                               hs_table_plan *p, hs_plan_manifest **out, hs_error *err) {
+  hs_plan_manifest **nh = hs_realloc(p->held, (p->n_held + 1) * sizeof *nh);
+  if (nh == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
+  p->held = nh;
+  hs_status st = hs_plan_manifest_get(t, mf, buf, out, err);
+  if (st == HS_OK) p->held[p->n_held++] = *out;
   return st;
-}
-
-/* Entry k's file resolved inside the table (I6, links checked) into the
- * plan's arena: *out. Errors name the manifest and the entry. */
-static hs_status entry_path(const hs_table *t, const hs_iceberg_manifest_file *mf, size_t k,
-                            const hs_iceberg_manifest_entry *e, hs_table_plan *p, const char **out,
-                            hs_error *err) {
-  char what[64];
-  snprintf(what, sizeof what, "manifest entry %zu", k);
-  char *path = NULL;
-  hs_status st = hs_table_resolve_path(t, e->data_file.file_path, what, &path, err);
-  if (st == HS_OK && (st = hs_table_check_links(t, path, what, err)) != HS_OK) hs_free(path);
-  if (st != HS_OK) {
-    hs_error_prefix(err, "%s: ", mf->manifest_path);
-    return st;
-  }
-  *out = hs_arena_strndup(&p->arena, path, strlen(path));
-  hs_free(path);
-  return *out != NULL ? HS_OK : hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
 }
 
 /* Entries of one data manifest into the plan. */
 static hs_status plan_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf, hs_buf *buf,
                                hs_table_plan *p, size_t *cap, hs_error *err) {
-  hs_iceberg_manifest man;
-  hs_status st = read_manifest(t, mf, buf, p, &man, err);
+  hs_plan_manifest *m = NULL;
+  hs_status st = take_manifest(t, mf, buf, p, &m, err);
   if (st != HS_OK) return st;
+  const hs_iceberg_manifest *man = &m->man;
   p->n_manifests++;
   /* Paths first: an entry escaping the table folder is named as such even
    * when the manifest's length also disagrees with its list entry. */
-  for (size_t k = 0; k < man.n_entries; k++) {
-    const hs_iceberg_manifest_entry *e = &man.entries[k];
+  for (size_t k = 0; k < man->n_entries; k++) {
+    const hs_iceberg_manifest_entry *e = &man->entries[k];
     if (e->status == HS_ICE_ENTRY_DELETED || e->data_file.content != HS_ICE_CONTENT_DATA) continue;
     hs_table_plan_file f = {.data_file = &e->data_file,
                             .spec_id = mf->partition_spec_id,
                             .data_seq = e->has_sequence_number ? e->sequence_number : 0};
-    if ((st = entry_path(t, mf, k, e, p, &f.path, err)) != HS_OK) return st;
+    if ((st = hs_plan_manifest_entry_path(t, m, k, &p->arena, &f.path, err)) != HS_OK) return st;
     if ((st = plan_push(p, cap, &f, err)) != HS_OK) return st;
   }
-  return manifest_counts_check(t, mf, buf->len, &man, err);
+  return manifest_counts_check(t, mf, m->len, man, err);
 }
 
 /* Live delete entries of one delete manifest into *d (grown). */
 static hs_status plan_delete_manifest(const hs_table *t, const hs_iceberg_manifest_file *mf,
                                       hs_buf *buf, hs_table_plan *p, hs_table_plan_delete **d,
                                       size_t *n, size_t *cap, hs_error *err) {
-  hs_iceberg_manifest man;
-  hs_status st = read_manifest(t, mf, buf, p, &man, err);
+  hs_plan_manifest *m = NULL;
+  hs_status st = take_manifest(t, mf, buf, p, &m, err);
   if (st != HS_OK) return st;
+  const hs_iceberg_manifest *man = &m->man;
   p->n_delete_manifests++;
-  if ((st = manifest_counts_check(t, mf, buf->len, &man, err)) != HS_OK) return st;
-  const char *manifest = hs_arena_strndup(&p->arena, mf->manifest_path, strlen(mf->manifest_path));
-  if (manifest == NULL) return hs_error_set(err, HS_ERR_NOMEM, "scan plan: out of memory");
-  for (size_t k = 0; k < man.n_entries; k++) {
-    const hs_iceberg_manifest_entry *e = &man.entries[k];
+  if ((st = manifest_counts_check(t, mf, m->len, man, err)) != HS_OK) return st;
+  for (size_t k = 0; k < man->n_entries; k++) {
+    const hs_iceberg_manifest_entry *e = &man->entries[k];
     if (e->status == HS_ICE_ENTRY_DELETED) continue;
     if (e->data_file.content != HS_ICE_CONTENT_POSITION_DELETES &&
         e->data_file.content != HS_ICE_CONTENT_EQUALITY_DELETES)
       return hs_error_set(err, HS_ERR_CORRUPT,
                           "%s: manifest entry %zu: a data file (%s) in a delete manifest",
                           mf->manifest_path, k, e->data_file.file_path);
-    hs_table_plan_delete x = {.e = e, .spec_id = mf->partition_spec_id, .manifest = manifest};
-    if ((st = entry_path(t, mf, k, e, p, &x.path, err)) != HS_OK) return st;
+    hs_table_plan_delete x = {
+        .e = e, .spec_id = mf->partition_spec_id, .manifest = m->manifest_path};
+    if ((st = hs_plan_manifest_entry_path(t, m, k, &p->arena, &x.path, err)) != HS_OK) return st;
     if (*n == *cap) {
       size_t nc = *cap ? *cap * 2 : 16;
       hs_table_plan_delete *nv = hs_realloc(*d, nc * sizeof *nv);
@@ -240,6 +225,21 @@ static bool deps_add(const hs_table *t, const char *recorded, pc_dep **deps, siz
   return true;
 }
 
+/* Record manifest m (already stamped when it was taken) in *deps. */
+static bool deps_add_manifest(const hs_plan_manifest *m, pc_dep **deps, size_t *n) {
+  if (!m->stamped) return false;
+  char *path = hs_malloc(strlen(m->resolved) + 1);
+  pc_dep *nd = path != NULL ? hs_realloc(*deps, (*n + 1) * sizeof *nd) : NULL;
+  if (nd == NULL) {
+    hs_free(path);
+    return false;
+  }
+  strcpy(path, m->resolved);
+  *deps = nd;
+  (*deps)[(*n)++] = (pc_dep){.path = path, .stamp = m->stamp};
+  return true;
+}
+
 static bool deps_unchanged(const hs_plan_shared *e) {
   for (size_t i = 0; i < e->n_deps; i++) {
     hs_fs_stamp now;
@@ -256,9 +256,17 @@ static void bitmaps_free(hs_table_plan *p) {
   p->n_bitmaps = 0;
 }
 
+static void held_free(hs_table_plan *p) {
+  for (size_t i = 0; i < p->n_held; i++) hs_plan_manifest_unref(p->held[i]);
+  hs_free(p->held);
+  p->held = NULL;
+  p->n_held = 0;
+}
+
 static void shared_free(hs_plan_shared *e) {
   deps_free(e->deps, e->n_deps);
   bitmaps_free(&e->plan);
+  held_free(&e->plan);
   hs_free(e->plan.files);
   hs_arena_reset(&e->plan.arena);
   hs_free(e->key);
@@ -367,9 +375,11 @@ static void pc_put(char *key, const hs_fs_stamp *stamp, pc_dep *deps, size_t n_d
     hs_free(e);
     return;
   }
-  hs_arena_init(&p->arena); /* now the cache's, with the bitmaps */
+  hs_arena_init(&p->arena); /* now the cache's, with the bitmaps and manifests */
   p->bitmaps = NULL;
   p->n_bitmaps = 0;
+  p->held = NULL;
+  p->n_held = 0;
   p->files = copy;
   p->shared = e;
 }
@@ -451,14 +461,15 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
   size_t n_dels = 0, dels_cap = 0;
   for (size_t i = 0; st == HS_OK && i < list.n_files; i++) {
     const hs_iceberg_manifest_file *mf = &list.files[i];
-    if (key != NULL && !deps_add(t, mf->manifest_path, &deps, &n_deps)) { /* not cacheable */
-      hs_free(key);
-      key = NULL;
-    }
     if (mf->content == HS_ICE_MANIFEST_DELETES)
       st = plan_delete_manifest(t, mf, &buf, out, &dels, &n_dels, &dels_cap, err);
     else
       st = plan_manifest(t, mf, &buf, out, &cap, err);
+    if (st == HS_OK && key != NULL &&
+        !deps_add_manifest(out->held[out->n_held - 1], &deps, &n_deps)) {
+      hs_free(key); /* not cacheable */
+      key = NULL;
+    }
   }
   hs_buf_free(&buf);
   if (st == HS_OK) st = summary_check(t, snap, out, err);
@@ -485,6 +496,7 @@ hs_status hs_table_plan_files(const hs_table *t, int64_t snapshot_id, hs_table_p
 void hs_table_plan_free(hs_table_plan *p) {
   if (p == NULL) return;
   bitmaps_free(p); /* a borrower holds none */
+  held_free(p);
   hs_free(p->files);
   hs_arena_reset(&p->arena);
   p->files = NULL;

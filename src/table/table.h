@@ -425,6 +425,10 @@ typedef struct hs_table_plan {
   roaring_bitmap_t **bitmaps; /* the files' `deleted` sets (hs_malloc'd array; owner only) */
   size_t n_bitmaps;
   struct hs_plan_shared *shared; /* a cached plan's owner, lent: files point into it */
+  /* The parsed manifests its files and entries point into (plan_manifests.h:
+   * shared by plans, one reference each; the owner's only, like bitmaps). */
+  struct hs_plan_manifest **held;
+  size_t n_held;
 } hs_table_plan;
 
 /* The live (not deleted) row positions of a planned file, increasing, as a

@@ -3,7 +3,10 @@
  * a second plan of a snapshot borrows the first one's, plans of different
  * snapshots never mix, a lent plan outlives its table handle and the
  * cache's eviction, and a manifest changed on disk (size or mtime) is read
- * again instead of being answered from the cache.
+ * again instead of being answered from the cache. Plans of new snapshots
+ * are incremental (src/table/plan_manifests.c): each parses only the
+ * manifests its snapshot added, the others served parsed, and plans the
+ * same files as a plan made with every manifest parsed afresh.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -17,6 +20,7 @@
 #include "arrow/arrow.h"
 #include "hs_test.h"
 #include "hs_table_fixture.h"
+#include "table/plan_manifests.h"
 #include "table/table.h"
 
 /* Sum of the planned files' record counts: the rows a snapshot holds. */
@@ -58,9 +62,23 @@ int main(void) {
   s.release(&s);
   if (t == NULL) return hs_test_finish("test_plan_cache");
 
-  /* Twelve snapshots of 10, 20, ... rows: more than the cache holds. */
+  /* Twelve snapshots of 10, 20, ... rows: more than the cache holds. Each
+   * one's plan, made right after its append, parses only the manifest the
+   * append wrote (one per append); the earlier ones are served parsed. */
   int64_t snaps[12];
-  for (int i = 0; i < 12; i++) snaps[i] = append_rows(t, (int64_t)i * 10, 10);
+  for (int i = 0; i < 12; i++) {
+    snaps[i] = append_rows(t, (int64_t)i * 10, 10);
+    uint64_t parsed0, served0, parsed1, served1;
+    hs_plan_manifest_stats(&parsed0, &served0);
+    hs_table_plan p;
+    CHECK_OK(hs_table_plan_files(t, -1, &p, &e), &e);
+    hs_plan_manifest_stats(&parsed1, &served1);
+    CHECK_EQ_INT(p.n_files, i + 1);
+    CHECK_EQ_INT(plan_rows(&p), (int64_t)(i + 1) * 10);
+    CHECK_EQ_INT((int64_t)(parsed1 - parsed0), 1);
+    CHECK_EQ_INT((int64_t)(served1 - served0), i);
+    hs_table_plan_free(&p);
+  }
 
   /* The same snapshot twice: the second plan borrows the first's. */
   hs_table_plan a, b;
