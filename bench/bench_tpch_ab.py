@@ -14,6 +14,11 @@ Prints per-query times, DuckDB/A, DuckDB/B, B/A and the geometric means.
 engine's process) instead of wall seconds: on a machine whose cores are
 busy with other work, wall time is mostly waiting for a core, and CPU
 time is what an engine's own work costs.
+--df-path DIR adds Apache DataFusion (PyPI `datafusion`, installed into
+DIR with `pip install --no-deps --target DIR datafusion`: bench-only, not
+in the test set-up) as a fourth process over the same Parquet files.
+--threads N runs every engine on N threads (HS_THREADS, DuckDB's
+`SET threads`, DataFusion's target partitions); 0: all cores.
 """
 import argparse
 import math
@@ -28,14 +33,25 @@ TABLES = ["lineitem", "orders", "customer", "part", "partsupp", "supplier", "nat
 
 WORKER = r'''
 import sys, time
-kind, root, qdir = sys.argv[1], sys.argv[2], sys.argv[3]
+kind, root, qdir, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 if kind == "duck":
     import duckdb
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")  # it prints to stdout past 2 s
+    if threads:
+        con.execute(f"SET threads = {threads}")
     for t in %r:
         con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{root}/{t}.parquet')")
     run = lambda sql: con.sql(sql).to_arrow_table()
+elif kind == "df":
+    import datafusion
+    cfg = datafusion.SessionConfig()
+    if threads:
+        cfg = cfg.with_target_partitions(threads)
+    ctx = datafusion.SessionContext(cfg)
+    for t in %r:
+        ctx.register_parquet(t, f"{root}/{t}.parquet")
+    run = lambda sql: ctx.sql(sql).to_arrow_table()
 else:
     import hyperstreamdb as hdb
     s = hdb.connect(root)
@@ -43,19 +59,27 @@ else:
 print("ready", flush=True)
 for line in sys.stdin:
     sql = open(f"{qdir}/q{line.strip()}.sql").read()
-    t0, c0 = time.perf_counter(), time.process_time(); run(sql)
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        run(sql)
+    except Exception as e:  # DataFusion may reject a spelling: no time for this query
+        print("nan nan", flush=True)
+        print(f"{kind} q{line.strip()}: {str(e)[:200]}", file=sys.stderr, flush=True)
+        continue
     print("%%.6f %%.6f" %% (time.perf_counter() - t0, time.process_time() - c0), flush=True)
-''' % (TABLES,)
+''' % (TABLES, TABLES)
 
 
-def start(kind, root, path, env_kv):
+def start(kind, root, path, env_kv, threads):
     env = dict(os.environ)
+    if threads:
+        env["HS_THREADS"] = str(threads)
     if path:
         env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     for kv in env_kv:
         k, _, v = kv.partition("=")
         env[k] = v
-    p = subprocess.Popen([sys.executable, "-c", WORKER, kind, root, QDIR], stdin=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-c", WORKER, kind, root, QDIR, str(threads)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True, env=env)
     if p.stdout.readline().strip() != "ready":
         raise SystemExit(f"{kind} worker failed to start")
@@ -72,15 +96,24 @@ def main():
     ap.add_argument("--b-path", default="")
     ap.add_argument("--a-env", action="append", default=[])
     ap.add_argument("--b-env", action="append", default=[])
+    ap.add_argument("--threads", type=int, default=0, help="threads of every engine; 0: all cores")
+    ap.add_argument("--df-path", default="",
+                    help="a folder holding the datafusion package: adds DataFusion to the turns")
     ap.add_argument("--cpu", action="store_true",
                     help="compare CPU seconds (all threads of each engine's process) instead of wall time")
     a = ap.parse_args()
     base = os.path.join(a.dir, f"sf{a.sf}")
     if not os.path.exists(os.path.join(base, "lake", "region")):
         raise SystemExit(f"no data under {base}: run bench/bench_tpch.py --sf {a.sf} first")
-    w = {"A": start("hs", os.path.join(base, "lake"), a.a_path, a.a_env),
-         "B": start("hs", os.path.join(base, "lake"), a.b_path, a.b_env),
-         "duck": start("duck", os.path.join(base, "parquet"), "", [])}
+    w = {"A": start("hs", os.path.join(base, "lake"), a.a_path, a.a_env, a.threads),
+         "B": start("hs", os.path.join(base, "lake"), a.b_path, a.b_env, a.threads),
+         "duck": start("duck", os.path.join(base, "parquet"), "", [], a.threads)}
+    if a.df_path:
+        # appended (not prepended): the engines share the global pyarrow
+        env_pp = os.environ.get("PYTHONPATH", "")
+        os.environ["PYTHONPATH"] = (env_pp + os.pathsep if env_pp else "") + a.df_path
+        w["df"] = start("df", os.path.join(base, "parquet"), "", [], a.threads)
+        os.environ["PYTHONPATH"] = env_pp
 
     def ask(k, q):
         w[k].stdin.write(q + "\n")
@@ -89,23 +122,32 @@ def main():
         return float(cpu) if a.cpu else float(wall)
 
     qs = [f"{int(q):02d}" for q in a.queries.split(",")] if a.queries else [f"{i:02d}" for i in range(1, 23)]
-    print(f"TPC-H SF {a.sf}, median of {a.reps} rounds A, B, DuckDB ({'CPU' if a.cpu else 'wall'} seconds)")
-    print(f"{'q':>3} {'A s':>7} {'B s':>7} {'duck s':>7} {'duck/A':>7} {'duck/B':>7} {'B/A':>6}")
-    ra, rb = [], []
+    has_df = "df" in w
+    print(f"TPC-H SF {a.sf}, threads {a.threads or 'all'}, median of {a.reps} rounds A, B, DuckDB"
+          f"{', DataFusion' if has_df else ''} ({'CPU' if a.cpu else 'wall'} seconds)")
+    print(f"{'q':>3} {'A s':>7} {'B s':>7} {'duck s':>7} {'duck/A':>7} {'duck/B':>7} {'B/A':>6}"
+          + (f" {'df s':>7} {'df/A':>6} {'df/B':>6}" if has_df else ""))
+    ra, rb, rda, rdb = [], [], [], []
     for q in qs:
         for k in w:
             ask(k, q)
         t = {k: [] for k in w}
         for _ in range(a.reps):
-            for k in ("A", "B", "duck"):
+            for k in w:
                 t[k].append(ask(k, q))
         m = {k: statistics.median(v) for k, v in t.items()}
         ra.append(m["duck"] / m["A"])
         rb.append(m["duck"] / m["B"])
-        print(f"{q:>3} {m['A']:7.3f} {m['B']:7.3f} {m['duck']:7.3f} {ra[-1]:7.2f} {rb[-1]:7.2f} "
-              f"{m['B'] / m['A']:6.2f}", flush=True)
+        line = (f"{q:>3} {m['A']:7.3f} {m['B']:7.3f} {m['duck']:7.3f} {ra[-1]:7.2f} {rb[-1]:7.2f} "
+                f"{m['B'] / m['A']:6.2f}")
+        if has_df:
+            rda.append(m["df"] / m["A"])
+            rdb.append(m["df"] / m["B"])
+            line += f" {m['df']:7.3f} {rda[-1]:6.2f} {rdb[-1]:6.2f}"
+        print(line, flush=True)
     gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
-    print(f"geometric mean DuckDB/A {gm(ra):.2f} (min {min(ra):.2f}), DuckDB/B {gm(rb):.2f} (min {min(rb):.2f})")
+    print(f"geometric mean DuckDB/A {gm(ra):.2f} (min {min(ra):.2f}), DuckDB/B {gm(rb):.2f} (min {min(rb):.2f})"
+          + (f", DataFusion/A {gm(rda):.2f} (min {min(rda):.2f}), DataFusion/B {gm(rdb):.2f}" if has_df else ""))
 
 
 if __name__ == "__main__":
