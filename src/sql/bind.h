@@ -73,6 +73,10 @@ bool hs_sql_column_range(const char *uri, int64_t snapshot_id, const char *colum
 /* Semi joins moved below inner joins to the input their keys come from
  * (optimize_semi.c). */
 hs_status hs_sql_optimize_semi_down(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
+/* A GROUP BY joined on a group key reads only keys the other side's table
+ * scan has: its input semi joined with a copy of that scan
+ * (optimize_aggkeys.c; HS_SQL_AGG_KEYS=0 turns it off). */
+hs_status hs_sql_optimize_agg_keys(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
 
 /* Optimize a bound query plan in place (optimize.c). */
 hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);

@@ -936,6 +936,9 @@ hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *er
   if (st == HS_OK) st = join_keys(&o, *root);
   if (st == HS_OK && (order == NULL || strcmp(order, "0") != 0))
     st = hs_sql_optimize_semi_down(ctx, root, err);
+  const char *aggkeys = getenv("HS_SQL_AGG_KEYS");
+  if (st == HS_OK && (aggkeys == NULL || strcmp(aggkeys, "0") != 0))
+    st = hs_sql_optimize_agg_keys(ctx, root, err);
   if (st == HS_OK) st = filters_into_scans(&o, root);
   if (st == HS_OK) {
     hs_sql_plan *p = *root;
