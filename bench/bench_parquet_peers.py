@@ -7,8 +7,8 @@ and by us (`hdb.parquet.read_table`, `HS_THREADS=1`), each read in a fresh subpr
 the two readers alternating. Each process first reads a tiny file with the same reader
 (pyarrow's first read_table call pays ~150-200 ms of lazy imports and set-up that is
 not decoding), then times --reads reads of the file. "fresh" is the first read in the
-process, "warm" the median of the later ones (wall clock), "warm CPU" the same reads'
-process CPU time (user + system; a shared box's other load disturbs it less than the
+process, "warm" the median of the later ones (wall clock); "fresh CPU" and "warm CPU" are the
+same reads' process CPU time (user + system; a shared box's other load disturbs it less than the
 wall clock). pyarrow's allocator keeps the memory of the previous read; ours does too
 since the large-block cache (src/common/block_cache.c), so warm reads compare decoders,
 not page faults. Printed: the median over
@@ -161,6 +161,8 @@ def main():
     ap.add_argument("--reads", type=int, default=4,
                     help="reads per process: the first is 'fresh', the median of the rest 'warm'")
     ap.add_argument("--writers", default="pyarrow,duckdb,spark")
+    ap.add_argument("--columns", default="",
+                    help="comma-separated columns to time ('*': the whole file); default all")
     ap.add_argument("--child", nargs=4)
     args = ap.parse_args()
     if args.child:
@@ -180,9 +182,13 @@ def main():
         names = pq.ParquetFile(path).schema_arrow.names
         print(f"\n{writer}: {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
         print(f"  {'column':<10} {'fresh: pyarrow ms':>17} {'ours ms':>8} {'ratio':>6}"
+              f"   {'fresh CPU: pyarrow ms':>21} {'ours ms':>8} {'ratio':>6}"
               f"   {'warm: pyarrow ms':>16} {'ours ms':>8} {'ratio':>6}"
               f"   {'warm CPU: pyarrow ms':>20} {'ours ms':>8} {'ratio':>6}")
-        for col in ["*"] + names:
+        cols = ["*"] + names
+        if args.columns:
+            cols = [c for c in cols if c in args.columns.split(",")]
+        for col in cols:
             got = {"pyarrow": [], "hs": []}
             for r in range(args.runs):
                 order = ("pyarrow", "hs") if r % 2 == 0 else ("hs", "pyarrow")
@@ -192,6 +198,9 @@ def main():
             fb = statistics.median(x["seconds"][0] for x in got["hs"])
             label = "(whole)" if col == "*" else col
             line = f"  {label:<10} {fa * 1e3:17.1f} {fb * 1e3:8.1f} {fa / fb:5.2f}x"
+            ca = statistics.median(x["cpu"][0] for x in got["pyarrow"])
+            cb = statistics.median(x["cpu"][0] for x in got["hs"])
+            line += f"   {ca * 1e3:21.1f} {cb * 1e3:8.1f} {ca / cb:5.2f}x"
             if args.reads > 1:
                 for key, width in (("seconds", 16), ("cpu", 20)):
                     wa = statistics.median(statistics.median(x[key][1:]) for x in got["pyarrow"])
