@@ -21,8 +21,9 @@
  * kept one of [size, 2 * size] when there is one (hs_buf: of [need, its
  * doubled capacity or 2 * need]) (a copy into memory
  * already mapped costs less than faulting in the grown part), and hs_buf
- * uses the whole usable size of what it gets. Blocks are ordinary malloc blocks: realloc and
- * free work on them as on any other. Only glibc (malloc_usable_size) has
+ * uses the whole usable size of what it gets. Blocks are malloc blocks or
+ * blocks of the large-block arena (large_arena.c, told apart by address);
+ * an evicted one goes back to where it came from. Only glibc (malloc_usable_size) has
  * the cache; elsewhere hs_free is free().
  *
  * Thread safety: one mutex around the table; frees of evicted blocks
@@ -132,11 +133,23 @@ static int bc_expire(int64_t now, void **out, int n_out) {
 
 #define BC_EXPIRE_BATCH 16
 
+#if BC_ENABLED
+/* Kept blocks come from malloc or from the large-block arena (large_arena.c). */
+static size_t bc_usable(void *p) {
+  size_t a = hs_large_arena_usable(p);
+  return a != 0 ? a : malloc_usable_size(p);
+}
+#endif
+
+static void bc_release(void *p) {
+  if (!hs_large_arena_free(p)) free(p);
+}
+
 size_t hs_alloc_usable(void *p, size_t requested) {
+  size_t a = p != NULL ? hs_large_arena_usable(p) : 0;
+  if (a != 0) return a;
 #if BC_ENABLED
   if (p != NULL) return malloc_usable_size(p);
-#else
-  (void)p;
 #endif
   return requested;
 }
@@ -164,7 +177,7 @@ static void *bc_get(size_t size, size_t hi) {
     bc_misses++;
   }
   pthread_mutex_unlock(&bc_mu);
-  for (int i = 0; i < n_old; i++) free(old[i]);
+  for (int i = 0; i < n_old; i++) bc_release(old[i]);
   return got;
 }
 
@@ -175,7 +188,7 @@ void *hs_block_cache_get(size_t size) {
 void *hs_block_cache_grow(void *p, size_t keep, size_t need, size_t hi) {
 #if BC_ENABLED
   if (need < BC_MIN || hi < need) return NULL;
-  size_t have = p != NULL ? malloc_usable_size(p) : 0;
+  size_t have = p != NULL ? bc_usable(p) : 0;
   if (p != NULL && have >= need) return NULL;
   void *q = bc_get(need, hi);
   if (q == NULL) return NULL;
@@ -196,7 +209,7 @@ void *hs_block_cache_grow(void *p, size_t keep, size_t need, size_t hi) {
 bool hs_block_cache_put(void *p) {
 #if BC_ENABLED
   if (p == NULL) return false;
-  size_t size = malloc_usable_size(p);
+  size_t size = bc_usable(p);
   if (size < BC_MIN) return false;
   pthread_once(&bc_once, bc_init);
   if (size > bc_limit) return false;
@@ -212,7 +225,7 @@ bool hs_block_cache_put(void *p) {
   bc_n++;
   bc_bytes += size;
   pthread_mutex_unlock(&bc_mu);
-  for (int i = 0; i < n_old; i++) free(old[i]);
+  for (int i = 0; i < n_old; i++) bc_release(old[i]);
   return true;
 #else
   (void)p;
@@ -228,7 +241,7 @@ void hs_block_cache_clear(void) {
   bc_n = 0;
   bc_bytes = 0;
   pthread_mutex_unlock(&bc_mu);
-  for (int i = 0; i < n; i++) free(old[i]);
+  for (int i = 0; i < n; i++) bc_release(old[i]);
 }
 
 void hs_block_cache_stats(hs_block_cache_info *out) {

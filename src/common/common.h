@@ -81,6 +81,30 @@ bool hs_block_cache_put(void *p); /* false: not kept (caller frees) */
 void hs_block_cache_clear(void);
 size_t hs_block_cache_limit(void);
 void hs_block_cache_stats(hs_block_cache_info *out);
+/* Large-block arena (large_arena.c): fresh blocks of 256 KiB - 64 MiB are
+ * carved from one region advised transparent huge pages, so a first read
+ * faults its results in 2 MB at a time instead of 4 KiB, while fresh huge
+ * pages prove cheap (each first touch is timed); freed blocks'
+ * whole huge pages go back to the kernel (the cache above keeps blocks for
+ * reuse). HS_LARGE_ARENA=0 or HS_HUGEPAGES=0: off (also in sanitized builds
+ * unless HS_LARGE_ARENA=1). alloc: NULL when not served (size out of range,
+ * off, full); free: false when p is not an arena block; usable: 0 when not
+ * an arena block; resize: p now holds >= size bytes in place (false: it
+ * could not, p untouched). hs_malloc/hs_free/hs_realloc call these. */
+typedef struct hs_large_arena_info {
+  bool enabled;
+  long long blocks, allocs, fallbacks;
+  size_t bytes, top;
+  long long huge_probes, huge_slow; /* fresh 2 MB pages timed; those found slow */
+  bool huge_now;                    /* fresh pages get huge pages now */
+} hs_large_arena_info;
+void *hs_large_arena_alloc(size_t size);
+bool hs_large_arena_free(void *p);
+size_t hs_large_arena_usable(const void *p);
+bool hs_large_arena_resize(void *p, size_t size);
+void hs_large_arena_stats(hs_large_arena_info *out);
+/* false for a while after a fresh huge page was found slow (large_arena.c). */
+bool hs_large_arena_huge_ok(void);
 char *hs_strdup(const char *s);
 char *hs_strndup(const char *s, size_t n);
 
