@@ -41,21 +41,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def pct(xs, q):
-    s = sorted(xs)
-    return s[min(len(s) - 1, max(0, int(-(-q * len(s) // 100)) - 1))]
-
-
-def timed(fn, reps):
-    out = fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t0)
-    return ts, out
-
-
 def data_files(table_uri):
     d = os.path.join(table_uri, "data")
     out = []
@@ -91,7 +76,7 @@ def main():
     import pyarrow as pa
 
     import hyperstreamdb as hdb
-    from bench_scalar_query import make_data
+    from bench_scalar_query import make_data, pct, timed  # the same rows, nearest-rank p, timing
 
     con = duckdb.connect()
     if a.threads:
