@@ -11,7 +11,7 @@ out=build/neon
 mkdir -p "$out"
 srcs=(tests/c/test_distance.c src/index/vector/distance.c src/index/vector/distance_neon.c
       src/index/vector/distance_avx2.c src/index/vector/distance_avx512.c
-      src/common/status.c src/common/alloc.c src/common/block_cache.c)
+      src/common/status.c src/common/alloc.c src/common/block_cache.c src/common/large_arena.c)
 flags=(-static -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter
        -Iinclude -Isrc)
 if [ "$(uname -m)" = aarch64 ]; then
