@@ -65,10 +65,11 @@ hs_status hs_sql_optimize_join_order(hs_sql_plan_ctx *ctx, hs_sql_plan **root, h
 hs_status hs_sql_optimize_semi_sides(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err);
 /* The row estimate the join order uses (optimize_order.c). */
 double hs_sql_estimate_rows(const hs_sql_plan *p);
-/* Column `column` of table `uri` at `snapshot_id` (-1: current): the
- * smallest lower and largest upper manifest bound over its live files, as
- * numbers (estimate_bounds.c); false when unknown. */
-bool hs_sql_column_range(const char *uri, int64_t snapshot_id, const char *column, double *lo,
+/* Column `column` of table relation `rel` at `snapshot_id` (-1: current):
+ * the smallest lower and largest upper manifest bound over its live files,
+ * as numbers (estimate_bounds.c); false when unknown. Reads through the
+ * statement's shared handle (hs_sql_rel_peek) when it has one. */
+bool hs_sql_column_range(const hs_sql_rel *rel, int64_t snapshot_id, const char *column, double *lo,
                          double *hi);
 /* Semi joins moved below inner joins to the input their keys come from
  * (optimize_semi.c). */

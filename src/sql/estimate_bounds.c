@@ -3,7 +3,9 @@
  * estimates that order joins (optimize_order.c): the smallest lower and
  * the largest upper bound over the snapshot's live data files, from the
  * Iceberg manifests' single-value bounds (spec Appendix D). No data is
- * read, and the file plan is the one the scan uses (cached per process).
+ * read, and the file plan is the one the scan uses (cached per process),
+ * read through the statement's shared table handle (hs_sql_rel_peek), so
+ * the bounds come from the version bound and no second open is paid.
  *
  * Numbers, dates and timestamps only, as doubles in the SQL layer's units:
  * int/long as is, decimals their value (unscaled / 10^scale), dates days
@@ -60,10 +62,12 @@ static bool bound_value(const hs_iceberg_type *t, const uint8_t *b, size_t len, 
   }
 }
 
-bool hs_sql_column_range(const char *uri, int64_t snapshot_id, const char *column, double *lo,
+bool hs_sql_column_range(const hs_sql_rel *rel, int64_t snapshot_id, const char *column, double *lo,
                          double *hi) {
-  hs_table *t = NULL;
-  if (uri == NULL || column == NULL || hs_table_open(uri, &t, NULL) != HS_OK) return false;
+  if (rel == NULL || rel->uri == NULL || column == NULL) return false;
+  hs_table *t = hs_sql_rel_peek(rel), *own = NULL;
+  if (t == NULL && hs_table_open(rel->uri, &own, NULL) != HS_OK) return false;
+  if (t == NULL) t = own;
   bool ok = false;
   const hs_iceberg_schema *s = hs_iceberg_metadata_schema(&t->meta, t->meta.current_schema_id);
   const hs_iceberg_field *f = NULL;
@@ -96,6 +100,6 @@ bool hs_sql_column_range(const char *uri, int64_t snapshot_id, const char *colum
     }
   }
   hs_table_plan_free(&plan);
-  hs_table_free(t);
+  hs_table_free(own);
   return ok;
 }

@@ -182,8 +182,8 @@ static double and_selectivity(const hs_sql_expr *e, const hs_sql_plan *scan) {
       if (dj < 0 && vj < hi) hi = vj;
     }
     double mn, mx;
-    if (!hs_sql_column_range(scan->scan.rel->uri, scan->scan.snapshot_id, scan->scan.columns[c],
-                             &mn, &mx)) {
+    if (!hs_sql_column_range(scan->scan.rel, scan->scan.snapshot_id, scan->scan.columns[c], &mn,
+                             &mx)) {
       for (int32_t t = 0; t < terms; t++) s *= 0.33;
       continue;
     }
