@@ -1342,25 +1342,34 @@ hs_status hs_sql_bind(const char *sql, const hs_sql_bind_opts *o, hs_sql_stmt *o
   memset(out, 0, sizeof(*out));
   if (error_pos != NULL) *error_pos = 0;
   size_t len = strlen(sql);
-  int32_t deep = hs_expr_nesting_overflow(sql, len);
-  if (deep > 0) {
-    if (error_pos != NULL) *error_pos = deep;
-    return hs_error_set(err, HS_ERR_INVALID_ARG,
-                        "at position %d: statement nested too deeply (limit 256)", deep);
-  }
-  PgQueryParseResult r = pg_query_parse(sql);
-  if (r.error != NULL) {
-    int32_t pos = r.error->cursorpos;
-    hs_error_set(err, HS_ERR_INVALID_ARG, "at position %d: %s", pos,
-                 r.error->message != NULL ? r.error->message : "syntax error");
-    if (error_pos != NULL) *error_pos = pos;
+  json_t *root = hs_sql_parse_cache_get(o->parse_cache, sql, len);
+  if (root == NULL) {
+    int32_t deep = hs_expr_nesting_overflow(sql, len);
+    if (deep > 0) {
+      if (error_pos != NULL) *error_pos = deep;
+      return hs_error_set(err, HS_ERR_INVALID_ARG,
+                          "at position %d: statement nested too deeply (limit 256)", deep);
+    }
+    PgQueryParseResult r = pg_query_parse(sql);
+    if (r.error != NULL) {
+      int32_t pos = r.error->cursorpos;
+      hs_error_set(err, HS_ERR_INVALID_ARG, "at position %d: %s", pos,
+                   r.error->message != NULL ? r.error->message : "syntax error");
+      if (error_pos != NULL) *error_pos = pos;
+      pg_query_free_parse_result(r);
+      return HS_ERR_INVALID_ARG;
+    }
+    json_error_t jerr;
+    root = json_loads(r.parse_tree, 0, &jerr);
     pg_query_free_parse_result(r);
-    return HS_ERR_INVALID_ARG;
+    if (root == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "statement too complex to plan");
+    json_t *one = json_object_get(root, "stmts");
+    const char *kind = json_array_size(one) == 1
+                           ? hs_sql_json_type(json_object_get(json_array_get(one, 0), "stmt"), NULL)
+                           : NULL;
+    if (kind != NULL && strcmp(kind, "SelectStmt") == 0) /* the statements run again */
+      hs_sql_parse_cache_put(o->parse_cache, sql, len, root);
   }
-  json_error_t jerr;
-  json_t *root = json_loads(r.parse_tree, 0, &jerr);
-  pg_query_free_parse_result(r);
-  if (root == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "statement too complex to plan");
   json_t *stmts = json_object_get(root, "stmts");
   if (json_array_size(stmts) != 1) {
     json_decref(root);
@@ -1370,11 +1379,17 @@ hs_status hs_sql_bind(const char *sql, const hs_sql_bind_opts *o, hs_sql_stmt *o
                         json_array_size(stmts));
   }
   out->pctx = hs_calloc(1, sizeof(*out->pctx));
-  if (out->pctx == NULL) {
-    json_decref(root);
+  /* the statement's own array holds the (possibly shared, read-only) tree
+   * and whatever the binder keeps (hs_sql_bind_keep) */
+  json_t *keep = out->pctx != NULL ? json_array() : NULL;
+  if (keep == NULL || json_array_append_new(keep, root) != 0) {
+    if (keep == NULL) json_decref(root);
+    json_decref(keep);
+    hs_free(out->pctx);
+    out->pctx = NULL;
     return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   }
-  out->pctx->json = root;
+  out->pctx->json = keep;
   out->json_root = root;
   hs_arena_init(&out->pctx->arena);
   out->pctx->sql = sql;

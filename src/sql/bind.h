@@ -37,8 +37,18 @@ typedef struct hs_sql_stmt {
   const char *set_name, *set_value; /* SET (in pctx) */
   const char *other;                /* OTHER: the statement node's type name (in pctx) */
   void *json;                       /* OTHER: the statement's json_t body (in pctx->json) */
-  void *json_root;                  /* the whole parse tree (owned by pctx) */
+  void *json_root;                  /* the whole parse tree (pctx->json holds a reference) */
 } hs_sql_stmt;
+
+/* A session's parse trees by statement text (parse_cache.c); NULL: none
+ * (HS_SQL_PARSE_CACHE=0 makes _new return NULL). Owned by the session. */
+typedef struct hs_sql_parse_cache hs_sql_parse_cache;
+hs_sql_parse_cache *hs_sql_parse_cache_new(void);
+void hs_sql_parse_cache_free(hs_sql_parse_cache *c); /* accepts NULL */
+/* The cached tree of `sql` (a json_t, a new reference) or NULL. */
+void *hs_sql_parse_cache_get(hs_sql_parse_cache *c, const char *sql, size_t len);
+/* Keep `root` (a json_t, the cache takes its own reference) for `sql`. */
+void hs_sql_parse_cache_put(hs_sql_parse_cache *c, const char *sql, size_t len, void *root);
 
 typedef struct hs_sql_bind_opts {
   hs_sql_lookup_fn lookup;
@@ -49,6 +59,7 @@ typedef struct hs_sql_bind_opts {
   const hs_sql_setting *settings; /* for subqueries run while binding */
   size_t n_settings;
   int64_t memory_limit;
+  hs_sql_parse_cache *parse_cache; /* NULL: parse every time */
 } hs_sql_bind_opts;
 
 /* Parse and bind one statement. *error_pos receives the 1-based position

@@ -46,6 +46,7 @@ struct hs_sql_session {
   size_t n_settings, cap_settings;
   volatile int cancel;
   int64_t memory_limit;
+  hs_sql_parse_cache *parse_cache; /* SELECT parse trees by text (parse_cache.c), or NULL */
   pthread_mutex_t mu;
 };
 
@@ -66,6 +67,7 @@ hs_status hs_sql_session_new(const char *root, hs_sql_session **out, hs_error *e
   hs_sql_session *s = hs_calloc(1, sizeof(*s));
   if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
+  s->parse_cache = hs_sql_parse_cache_new(); /* NULL (off, or no memory): parse every time */
   if (root != NULL) {
     struct stat sb;
     /* an object-store root (s3://bucket/prefix) has no folders to check:
@@ -94,6 +96,7 @@ void hs_sql_session_free(hs_sql_session *s) {
   }
   hs_free(s->settings);
   hs_free(s->root);
+  hs_sql_parse_cache_free(s->parse_cache);
   pthread_mutex_destroy(&s->mu);
   hs_free(s);
 }
@@ -695,6 +698,7 @@ hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
   bo.settings = s->settings;
   bo.n_settings = s->n_settings;
   bo.memory_limit = s->memory_limit;
+  bo.parse_cache = s->parse_cache;
   hs_sql_stmt stmt;
   int32_t pos = 0;
   st = hs_sql_bind(sql, &bo, &stmt, &pos, err);

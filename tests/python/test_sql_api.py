@@ -336,3 +336,70 @@ def test_statements_reuse_handles_and_see_every_commit(tmp_path):
 
 def _key_dict(d):
     return tuple((k, str(v)) for k, v in sorted(d.items()))
+
+
+def test_parse_cache_never_returns_stale_rows_or_columns(tmp_path):
+    """A session keeps parse trees by statement text (src/sql/parse_cache.c)
+    and binds every run anew: the same `$n` statements, run again and again
+    with random parameters, between appends, deletes, added / renamed /
+    dropped columns and the name re-registered to other data, always answer
+    as DuckDB does over the rows and columns of that moment; a correlated
+    subquery (whose binder adds nodes) runs from the shared tree as often as
+    asked; more texts than the cache holds evict and still answer right."""
+    rng = random.Random(20261204)
+    uri = str(tmp_path / "t")
+    t = hdb.Table(uri)
+    t.write(_data(1, 300))
+    s = hdb.connect(str(tmp_path))
+    queries = [
+        ("SELECT * FROM t WHERE v > $1", lambda: [rng.randrange(-1000, 1000)]),
+        ("SELECT g, count(*) AS n, sum(v) AS sv FROM t WHERE id < $1 GROUP BY g",
+         lambda: [rng.randrange(0, 400)]),
+        ("SELECT id FROM t a WHERE v > (SELECT avg(v) FROM t b WHERE b.g = a.g) AND id > $1",
+         lambda: [rng.randrange(0, 300)]),
+    ]
+    next_id = 10_000
+    names = {"id", "g", "v", "f"}
+    for step in range(60):
+        op = rng.choice(["append", "delete", "add", "rename", "drop", "register", "run", "run"])
+        current = hdb.Table(uri)
+        if op == "append":
+            d = _data(step, 25).set_column(0, "id", pa.array(range(next_id, next_id + 25), pa.int64()))
+            current.write(pa.table({f.name: d[f.name] if f.name in d.schema.names
+                                    else pa.nulls(25, f.type) for f in current.schema},
+                                   schema=current.schema))
+            next_id += 25
+        elif op == "delete":
+            lo = rng.randrange(0, 300)
+            current.delete(f"id >= {lo} AND id < {lo + 20}")
+        elif op == "add":
+            current.add_column(f"x{step}", pa.int64())
+        elif op == "rename" and "f" in names:
+            current.rename_column("f", "f2")
+            names = (names - {"f"}) | {"f2"}
+        elif op == "drop" and "f2" in names:
+            current.drop_column("f2")
+            names -= {"f2"}
+        elif op == "register":
+            # the name now means other data with other columns, then the table again
+            other = _data(step + 100, 40).rename_columns(["id", "g", "v", "h"])
+            s.register("t", other)
+            for q, mk in queries:
+                p = mk()
+                got = s.sql(q, p).to_arrow()
+                exp = duckdb.sql(q.replace("FROM t", "FROM other"), params=p).to_arrow_table()
+                assert got.schema.names == exp.schema.names, (step, q)
+                assert sorted(got.to_pylist(), key=_key_dict) == sorted(
+                    exp.to_pylist(), key=_key_dict), (step, q)
+            s.register("t", hdb.Table(uri))
+        # cache churn: more distinct texts than the cache keeps
+        for j in range(rng.randrange(0, 40)):
+            assert s.sql(f"SELECT {j} + $1 AS x", [step]).fetchall() == [(j + step,)]
+        want = hdb.Table(uri).to_arrow()
+        for q, mk in queries:
+            p = mk()
+            got = s.sql(q, p).to_arrow()
+            exp = duckdb.sql(q.replace("FROM t", "FROM want"), params=p).to_arrow_table()
+            assert got.schema.names == exp.schema.names, (step, q, op)
+            assert sorted(got.to_pylist(), key=_key_dict) == sorted(
+                exp.to_pylist(), key=_key_dict), (step, q, op)
