@@ -51,6 +51,34 @@ def _params_batch(params: Optional[Sequence[Any]]):
     return pa.StructArray.from_arrays(arrays, names=names) if arrays else None
 
 
+_PLAIN = (type(None), bool, int, float, str)
+
+
+def _params_plain(params: Optional[Sequence[Any]]):
+    """$1.. as a list the engine reads in place (python/src/sql_params.c):
+    None, bool, int in int64's range, float, str, and numpy vectors as
+    contiguous float32; None when a value is of another kind (then
+    :func:`_params_batch` converts through pyarrow)."""
+    if params is None or isinstance(params, (str, bytes)) or not hasattr(params, "__len__"):
+        return None
+    out = []
+    for i, v in enumerate(params):
+        t = type(v)
+        if t in _PLAIN:
+            if t is int and not -(1 << 63) <= v < (1 << 63):
+                return None
+            out.append(v)
+        elif t.__module__ == "numpy" and t.__name__ == "ndarray":
+            if v.ndim != 1:
+                raise ValueError(f"parameter ${i + 1}: a vector must be 1-dimensional, not {v.ndim}")
+            import numpy as np
+
+            out.append(np.ascontiguousarray(v, dtype=np.float32))
+        else:
+            return None
+    return out
+
+
 def _polars_arrow(df):
     """A polars DataFrame as pyarrow with plain (not view) strings."""
     try:
@@ -120,8 +148,9 @@ class SqlResult:
         if self._table is None:
             import pyarrow as pa
 
-            schema = self._schema()
-            self._table = pa.Table.from_batches(list(self._batches()), schema)
+            # run to the end in C, then one read of the collected batches
+            cap = self._stream._read_all()
+            self._table = pa.RecordBatchReader._import_from_c_capsule(cap).read_all()
         return self._table
 
     @property
@@ -251,7 +280,9 @@ class Session:
         """Run one statement; ``$1, $2, ...`` take ``params`` (numpy arrays bind
         as vectors). Errors in the SQL raise :class:`SqlError` with
         ``.position``."""
-        batch = _params_batch(params)
+        batch = _params_plain(params)
+        if batch is None:
+            batch = _params_batch(params)
         with self._lock:
             stream = self._s.execute(query, batch)
         return SqlResult(stream, query, self)

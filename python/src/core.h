@@ -127,4 +127,15 @@ void *hs_py_table_lender(PyObject *obj);
 struct hs_table *hs_py_table_try_borrow(void *lender);
 void hs_py_table_return(void *lender);
 
+/* sql_params.c: `$n` parameters from a Python list as the one-row Arrow
+ * struct array hs_sql_execute takes, over the objects' own memory (None,
+ * bool, int, float, str, 1-D float32 buffers). 1: built (*out, freed with
+ * hs_py_sql_params_free, with the GIL); 0: a value of another kind (the
+ * caller converts through pyarrow); -1: a Python error is set. */
+typedef struct hs_py_sql_params hs_py_sql_params;
+int hs_py_sql_params_build(PyObject *seq, hs_py_sql_params **out);
+const struct ArrowSchema *hs_py_sql_params_schema(const hs_py_sql_params *pp);
+const struct ArrowArray *hs_py_sql_params_array(const hs_py_sql_params *pp);
+void hs_py_sql_params_free(hs_py_sql_params *pp); /* accepts NULL */
+
 #endif /* HS_PY_CORE_H */

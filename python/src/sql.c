@@ -24,6 +24,7 @@
 #include <string.h>
 #include <structmember.h>
 
+#include "arrow/arrow.h"
 #include "common/common.h"
 
 int hs_py_sql_init(PyObject *module);
@@ -287,8 +288,84 @@ static PyObject *sqlstream_next(hs_py_stream *self, PyObject *unused) {
   return hs_py_batch_capsules(&self->schema, arr);
 }
 
-/* stream.c's methods plus the two above; filled in hs_py_sql_init. */
-static PyMethodDef hs_py_sqlstream_methods[16];
+/* The statement run to its end in one call (the GIL released once): every
+ * batch collected into an 'arrow_array_stream' capsule that a consumer
+ * reads at once (pyarrow's RecordBatchReader.read_all: no Python work per
+ * batch). Errors and Ctrl-C as _next_batch. */
+static PyObject *sqlstream_read_all(hs_py_stream *self, PyObject *unused) {
+  (void)unused;
+  if (sqlstream_check(self) < 0) return NULL;
+  sql_wrap *w = self->stream.private_data;
+  struct ArrowSchema sc;
+  memset(&sc, 0, sizeof sc);
+  struct ArrowArray *batches = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 0;
+  bool nomem = false;
+  self->busy = 1;
+  PyThreadState *ts = PyEval_SaveThread();
+  rc = self->stream.get_schema(&self->stream, &sc);
+  while (rc == 0) {
+    if (n == cap) {
+      size_t nc = cap ? cap * 2 : 8;
+      struct ArrowArray *g = hs_realloc(batches, nc * sizeof *g);
+      if (g == NULL) {
+        nomem = true;
+        break;
+      }
+      batches = g, cap = nc;
+    }
+    memset(&batches[n], 0, sizeof batches[n]);
+    rc = self->stream.get_next(&self->stream, &batches[n]);
+    if (rc != 0 || batches[n].release == NULL || w->interrupted) {
+      if (rc == 0 && batches[n].release != NULL) n++;
+      break;
+    }
+    n++;
+  }
+  PyEval_RestoreThread(ts);
+  self->busy = 0;
+  bool failed = rc != 0 || nomem;
+  if (w->interrupted) {
+    w->interrupted = 0;
+    if (PyErr_CheckSignals() < 0) failed = true;
+  }
+  if (failed) {
+    hs_arrow_batches_free(batches, n);
+    if (sc.release != NULL) sc.release(&sc);
+    if (PyErr_Occurred()) { /* KeyboardInterrupt */
+      self->stream.release(&self->stream);
+      self->state = HS_PY_FAILED;
+      return NULL;
+    }
+    if (nomem) return PyErr_NoMemory();
+    return sqlstream_fail(self, rc);
+  }
+  self->stream.release(&self->stream);
+  self->state = HS_PY_EXHAUSTED;
+  struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
+  hs_error err = {0};
+  if (heap == NULL) {
+    hs_arrow_batches_free(batches, n);
+    sc.release(&sc);
+    return PyErr_NoMemory();
+  }
+  hs_status st = hs_arrow_stream_from_batches(&sc, batches, n, heap, &err); /* moves them */
+  hs_free(batches);                                                         /* the container */
+  if (st != HS_OK) {
+    hs_free(heap);
+    return PyErr_NoMemory();
+  }
+  PyObject *capsule = PyCapsule_New(heap, "arrow_array_stream", hs_py_stream_capsule_free);
+  if (capsule == NULL) {
+    heap->release(heap);
+    hs_free(heap);
+  }
+  return capsule;
+}
+
+/* stream.c's methods plus the three above; filled in hs_py_sql_init. */
+static PyMethodDef hs_py_sqlstream_methods[20];
 
 static PyMemberDef hs_py_sqlstream_members[] = {
     {"batches_read", T_LONGLONG, offsetof(hs_py_stream, batches_read), READONLY,
@@ -454,11 +531,22 @@ static PyObject *hs_py_sql_execute(hs_py_sql *self, PyObject *args, PyObject *kw
   hs_sql_session *s = session_of(self);
   const char *sql = hs_py_text(sql_o, "sql");
   if (s == NULL || sql == NULL) return NULL;
-  /* params: an object with __arrow_c_array__ giving a struct array of one row */
+  /* params: a list of plain values (_sql.py checked their kinds), or an object with
+   * __arrow_c_array__ giving a struct array of one row */
   struct ArrowSchema *ps = NULL;
   struct ArrowArray *pa = NULL;
   PyObject *caps = NULL;
-  if (params != Py_None) {
+  hs_py_sql_params *pp = NULL;
+  if (PyList_Check(params)) { /* plain values, built here (sql_params.c) */
+    int rc = hs_py_sql_params_build(params, &pp);
+    if (rc < 0) return NULL;
+    if (rc == 0)
+      return hs_py_raise_msg(hs_py_invalid_error,
+                             "params: a list holds only None, bool, int, float, str and 1-D "
+                             "float32 arrays (others through pyarrow)");
+    ps = (struct ArrowSchema *)hs_py_sql_params_schema(pp);
+    pa = (struct ArrowArray *)hs_py_sql_params_array(pp);
+  } else if (params != Py_None) {
     caps = PyObject_CallMethod(params, "__arrow_c_array__", NULL);
     if (caps == NULL) return NULL;
     if (!PyTuple_Check(caps) || PyTuple_GET_SIZE(caps) != 2) {
@@ -475,6 +563,7 @@ static PyObject *hs_py_sql_execute(hs_py_sql *self, PyObject *args, PyObject *kw
   }
   if (self->busy) {
     Py_XDECREF(caps);
+    hs_py_sql_params_free(pp);
     return hs_py_raise_msg(hs_py_invalid_error,
                            "the SqlSession is running a statement in another thread; use one "
                            "session per thread");
@@ -491,6 +580,7 @@ static PyObject *hs_py_sql_execute(hs_py_sql *self, PyObject *args, PyObject *kw
   interrupted = guard_end(on);
   Py_END_ALLOW_THREADS self->busy = 0;
   Py_XDECREF(caps);
+  hs_py_sql_params_free(pp);
   if (interrupted && PyErr_CheckSignals() < 0) {
     if (st == HS_OK) out.release(&out);
     return NULL;
@@ -569,7 +659,7 @@ int hs_py_sql_init(PyObject *module) {
   g_main_thread = pthread_self(); /* modules are imported on the main thread */
   size_t n = 0;
   for (const PyMethodDef *m = hs_py_stream_methods; m->ml_name != NULL; m++) {
-    if (n + 3 >= sizeof hs_py_sqlstream_methods / sizeof hs_py_sqlstream_methods[0]) break;
+    if (n + 4 >= sizeof hs_py_sqlstream_methods / sizeof hs_py_sqlstream_methods[0]) break;
     hs_py_sqlstream_methods[n++] = *m;
   }
   hs_py_sqlstream_methods[n++] = (PyMethodDef){
@@ -582,6 +672,10 @@ int hs_py_sql_init(PyObject *module) {
       "_result_schema", (PyCFunction)sqlstream_schema, METH_NOARGS,
       "_result_schema() -> PyCapsule\n\nThe result's struct schema ('arrow_schema'); SQL "
       "errors raise SqlError."};
+  hs_py_sqlstream_methods[n++] =
+      (PyMethodDef){"_read_all", (PyCFunction)sqlstream_read_all, METH_NOARGS,
+                    "_read_all() -> PyCapsule\n\nRun the statement to its end: every batch in one "
+                    "'arrow_array_stream' capsule. Errors as _next_batch."};
   hs_py_sqlstream_methods[n] = (PyMethodDef){NULL, NULL, 0, NULL};
   if (PyType_Ready(&hs_py_sql_type) < 0 || PyType_Ready(&hs_py_sqlstream_type) < 0) return -1;
   PyObject *bases = PyTuple_Pack(1, hs_py_invalid_error);

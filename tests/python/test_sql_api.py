@@ -403,3 +403,33 @@ def test_parse_cache_never_returns_stale_rows_or_columns(tmp_path):
             assert got.schema.names == exp.schema.names, (step, q, op)
             assert sorted(got.to_pylist(), key=_key_dict) == sorted(
                 exp.to_pylist(), key=_key_dict), (step, q, op)
+
+
+def test_plain_params_read_in_place_match_duckdb_and_numpy():
+    """`$n` given as plain Python values (read in place by
+    python/src/sql_params.c: None, bool, int, float, str, numpy vectors of
+    any float dtype and stride) answer as DuckDB does for the same values;
+    vectors' distances as numpy computes them; values of other kinds
+    (numpy scalars, ints past int64) still go through pyarrow."""
+    rng = random.Random(1204)
+    s = hdb.Session()
+    kinds = [lambda: None, lambda: rng.choice([True, False]),
+             lambda: rng.choice([0, -1, 2**63 - 1, -2**63, rng.randrange(-10**12, 10**12)]),
+             lambda: rng.choice([0.0, -0.0, 1e308, -2.5e-300, rng.uniform(-1e6, 1e6)]),
+             lambda: rng.choice(["", "it's", "ünïcødé ✓", "x" * rng.randrange(0, 300)])]
+    for _ in range(200):
+        vals = [rng.choice(kinds)() for _ in range(rng.randrange(1, 6))]
+        q = "SELECT " + ", ".join(f"${i + 1} AS c{i}" for i in range(len(vals)))
+        assert s.sql(q, vals).fetchall() == duckdb.execute(q, vals).fetchall(), vals
+    for _ in range(50):
+        d = rng.randrange(1, 40)
+        a = np.array([rng.uniform(-5, 5) for _ in range(2 * d)], dtype=rng.choice(
+            [np.float32, np.float64]))
+        v = a[::2] if rng.random() < 0.5 else a[:d]
+        w = np.array([rng.uniform(-5, 5) for _ in range(d)], np.float32)
+        got = s.sql("SELECT $1 <-> $2 AS l2, vector_dims($1) AS n", [v, w]).fetchall()
+        want = float(np.linalg.norm(v.astype(np.float32) - w))
+        assert got[0][1] == d and math.isclose(got[0][0], want, rel_tol=1e-5, abs_tol=1e-5)
+    assert s.sql("SELECT $1 + 1 AS x", [np.int32(41)]).fetchall() == [(42,)]
+    with pytest.raises(OverflowError):  # pyarrow's answer, as before
+        s.sql("SELECT $1 AS x", [2**64])
