@@ -542,6 +542,12 @@ typedef struct hs_scan_options {
   const char *filter;
   int64_t limit;          /* at most this many rows; -1 (default): no limit */
   int64_t batch_rows_max; /* rows per emitted batch at most; 0 (default): 65536 */
+  /* Coalesce: > 0 gathers consecutive batches (row groups, files) until at
+   * least this many rows and emits them as one (then a batch holds fewer
+   * than batch_rows_min + batch_rows_max rows, and hs_scan_batch_origin
+   * refuses a merged one); for consumers that pay per batch (JNI, Arrow
+   * C Data import). 0 (default): one batch per row group slice. */
+  int64_t batch_rows_min;
 } hs_scan_options;
 
 void hs_scan_options_init(hs_scan_options *opts);

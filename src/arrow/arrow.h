@@ -76,6 +76,12 @@ hs_status hs_arrow_type_parse(const char *format, hs_arrow_type *out, hs_error *
 /* Bytes per value for fixed-width types (bool: 0 meaning bit-packed; -1 for
  * variable-width and nested types, and for NA, which has no data buffer). */
 int hs_arrow_type_byte_width(const hs_arrow_type *t);
+/* The buffers and children an array of `t` has (a struct: `n_fields`, its
+ * schema's children), for kernels that rebuild arrays (filter.c,
+ * concat.c): false for types they do not copy (decimal256, views, unions,
+ * intervals: anything of no fixed width beyond the ones listed there). */
+bool hs_arrow_type_layout(const hs_arrow_type *t, int64_t n_fields, int64_t *n_buffers,
+                          int64_t *n_children);
 
 /* --------------------------------------------------------------- schemas */
 
@@ -182,6 +188,39 @@ hs_status hs_arrow_array_filter(const struct ArrowSchema *s, const struct ArrowA
                                 const uint64_t *keep, int64_t n_keep, struct ArrowArray *out,
                                 hs_error *err);
 
+/* `arrays[0..n)` (each of schema `s`, read at its own offset and length)
+ * concatenated as a new owned array *out (offset 0, buffers copied; the
+ * inputs are not touched). Nested types recurse; dictionary arrays, and
+ * int32 offsets the total would overflow, are HS_ERR_UNSUPPORTED
+ * (concat.c). */
+hs_status hs_arrow_array_concat(const struct ArrowSchema *s, const struct ArrowArray *arrays,
+                                size_t n, struct ArrowArray *out, hs_error *err);
+
+/* Fewer, larger batches from a producer of small ones: each call of
+ * hs_arrow_coalescer_next pulls batches from next(ctx, &b) (0 and
+ * b.release == NULL at the end, an errno code on failure) until at least
+ * rows_min rows are held or the producer ends, and hands them over as one
+ * batch (hs_arrow_array_concat; a single batch as it came). Batches
+ * concat cannot merge (dictionaries, int32 offset overflow) come out one by
+ * one, unmerged. `merged` says whether the last batch was concatenated.
+ * The coalescer owns what it holds until handed out; free releases it. */
+typedef struct hs_arrow_coalescer {
+  int64_t rows_min;
+  struct ArrowArray *held;
+  size_t n, cap, pos; /* held[pos .. n) not yet handed out */
+  bool merged;
+} hs_arrow_coalescer;
+void hs_arrow_coalescer_init(hs_arrow_coalescer *c, int64_t rows_min);
+/* 0 with the next batch in *out (out->release == NULL: the end), or the
+ * producer's errno code (its message is the producer's), or an errno code
+ * with `err` set (out of memory in the coalescer or concat). */
+int hs_arrow_coalescer_next(hs_arrow_coalescer *c, const struct ArrowSchema *schema,
+                            int (*next)(void *ctx, struct ArrowArray *out), void *ctx,
+                            struct ArrowArray *out, hs_error *err);
+/* Release what is held (after a failure), keeping the coalescer usable. */
+void hs_arrow_coalescer_free_held(hs_arrow_coalescer *c);
+/* Release everything; accepts NULL. */
+void hs_arrow_coalescer_free(hs_arrow_coalescer *c);
 /* Validate that `a` is structurally consistent with `s` (buffer counts,
  * offsets monotone and in range where readable, children lengths). Used on
  * arrays that arrive from outside before we trust them. Faults give

@@ -491,27 +491,10 @@ static hs_status filter_node(const struct ArrowSchema *s, const struct ArrowArra
   hs_status st = hs_arrow_type_parse(s->format, &at, err);
   if (st != HS_OK) return st;
   off += a->offset;
-  int64_t nb = 2, nc = 0;
-  switch (at.id) {
-  case HS_AT_NA: nb = 0; break;
-  case HS_AT_BINARY:
-  case HS_AT_LARGE_BINARY:
-  case HS_AT_STRING:
-  case HS_AT_LARGE_STRING: nb = 3; break;
-  case HS_AT_STRUCT:
-    nb = 1;
-    nc = s->n_children;
-    break;
-  case HS_AT_FIXED_LIST: nb = 1, nc = 1; break;
-  case HS_AT_LIST:
-  case HS_AT_LARGE_LIST:
-  case HS_AT_MAP: nb = 2, nc = 1; break;
-  default:
-    if (hs_arrow_type_byte_width(&at) <= 0 && at.id != HS_AT_BOOL)
-      return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: column '%s': Arrow type '%s'", name,
-                          s->format);
-    break;
-  }
+  int64_t nb, nc;
+  if (!hs_arrow_type_layout(&at, s->n_children, &nb, &nc))
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "filter: column '%s': Arrow type '%s'", name,
+                        s->format);
   if (nc != s->n_children || a->n_children != nc || a->n_buffers < nb)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "filter: column '%s': malformed array", name);
   if ((st = hs_arrow_array_init(out, nb, nc, err)) != HS_OK) return st;

@@ -174,3 +174,29 @@ int hs_arrow_type_byte_width(const hs_arrow_type *t) {
   default: return -1;
   }
 }
+
+bool hs_arrow_type_layout(const hs_arrow_type *t, int64_t n_fields, int64_t *n_buffers,
+                          int64_t *n_children) {
+  int64_t nb = 2, nc = 0;
+  switch (t->id) {
+  case HS_AT_NA: nb = 0; break;
+  case HS_AT_BINARY:
+  case HS_AT_LARGE_BINARY:
+  case HS_AT_STRING:
+  case HS_AT_LARGE_STRING: nb = 3; break;
+  case HS_AT_STRUCT:
+    nb = 1;
+    nc = n_fields;
+    break;
+  case HS_AT_FIXED_LIST: nb = 1, nc = 1; break;
+  case HS_AT_LIST:
+  case HS_AT_LARGE_LIST:
+  case HS_AT_MAP: nb = 2, nc = 1; break;
+  default:
+    if (hs_arrow_type_byte_width(t) <= 0 && t->id != HS_AT_BOOL) return false;
+    break;
+  }
+  *n_buffers = nb;
+  *n_children = nc;
+  return true;
+}

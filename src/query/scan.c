@@ -158,6 +158,9 @@ typedef struct scan_state {
   size_t last_file;
   const int64_t *last_rows;
   int64_t last_first, last_n;
+  /* batch_rows_min: small batches merged (hs_arrow_coalescer); a merged
+   * batch has no single origin (hs_scan_batch_origin refuses it). */
+  hs_arrow_coalescer coal;
   /* Pass one of the next files run ahead on the worker pool (prefetch_window):
    * pf[k] holds file pf_first + k, pf_next of the pf_n are taken. Used with a
    * filter, without on_rows and limit, when threads > 1 (the window size). */
@@ -276,6 +279,7 @@ static void state_free(scan_state *s) {
     if (s->fdel[i] != NULL) roaring_bitmap_free(s->fdel[i]);
   hs_free(s->fdel);
   hs_free(s->dbuf);
+  hs_arrow_coalescer_free(&s->coal);
   hs_free(s);
 }
 
@@ -1418,6 +1422,19 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
   }
 }
 
+static int coalesce_pull(void *ctx, struct ArrowArray *out) {
+  return scan_get_next(ctx, out);
+}
+
+static int scan_get_next_coalesced(struct ArrowArrayStream *stream, struct ArrowArray *out) {
+  scan_state *s = stream->private_data;
+  hs_error e = {0};
+  int rc = hs_arrow_coalescer_next(&s->coal, &s->schema, coalesce_pull, stream, out, &e);
+  if (rc != 0 && s->error.status == HS_OK) s->error = e;
+  if (rc == 0 && s->coal.merged) s->last_n = 0;
+  return rc;
+}
+
 static int scan_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out) {
   scan_state *s = stream->private_data;
   return hs_arrow_schema_copy(&s->schema, out, &s->error) == HS_OK ? 0 : 12;
@@ -1486,7 +1503,9 @@ hs_status hs_scan_batch_origin(const struct ArrowArrayStream *stream, hs_scan_or
   }
   scan_state *s = stream->private_data;
   if (s->last_n == 0) {
-    return hs_error_set(err, HS_ERR_INVALID_ARG, "scan batch origin: no batch emitted yet");
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        s->coal.merged ? "scan batch origin: a merged batch (batch_rows_min)"
+                                       : "scan batch origin: no batch emitted yet");
   }
   if (s->last_lazy) {
     hs_status st = list_lazy_rows(s, err);
@@ -1786,7 +1805,7 @@ static hs_status scan_query(hs_table *table, const hs_scan_options *opts,
     opts = &defaults;
   }
   if ((opts->columns == NULL && opts->n_columns > 0) || opts->batch_rows_max < 0 ||
-      opts->limit < -1) {
+      opts->batch_rows_min < 0 || opts->limit < -1) {
     return hs_error_set(err, HS_ERR_INVALID_ARG,
                         "scan: invalid options (NULL columns with a count, negative batch size "
                         "or limit)");
@@ -1801,6 +1820,7 @@ static hs_status scan_query(hs_table *table, const hs_scan_options *opts,
   s->on_bitmap = on_bitmap;
   s->limit = opts->limit;
   s->batch_rows = opts->batch_rows_max ? opts->batch_rows_max : SCAN_BATCH_ROWS_DEFAULT;
+  hs_arrow_coalescer_init(&s->coal, opts->batch_rows_min);
   struct ArrowSchema tschema;
   memset(&tschema, 0, sizeof tschema);
   hs_expr *e = NULL;
@@ -1888,7 +1908,7 @@ static hs_status scan_query(hs_table *table, const hs_scan_options *opts,
   }
   s->end_file = s->n_files;
   out->get_schema = scan_get_schema;
-  out->get_next = scan_get_next;
+  out->get_next = s->coal.rows_min > 0 ? scan_get_next_coalesced : scan_get_next;
   out->get_last_error = scan_last_error;
   out->release = scan_release;
   out->private_data = s;

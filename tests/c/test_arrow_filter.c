@@ -6,6 +6,13 @@
  * none, one, every other row, long runs, all but one, all, and random
  * sparse and dense ones. Each kept row of the output must equal its source
  * row value by value (NULLs included), and the output must validate.
+ *
+ * Also hs_arrow_array_concat (src/arrow/concat.c) on the same types: views
+ * of several random arrays (random offsets and lengths, some empty) joined,
+ * each output row equal to its source row; and hs_arrow_coalescer over a
+ * producer of random small batches: the rows come out in order, every
+ * merged batch holds at least rows_min rows (but the last), and a failing
+ * producer's error comes through.
  */
 #include <unistd.h>
 
@@ -243,6 +250,105 @@ static void one_case(const char *format, int64_t n, bool nulls, int64_t offset, 
   s.release(&s);
 }
 
+/* The source rows behind the coalescer's producer: views of `parts`. */
+typedef struct producer {
+  const struct ArrowSchema *s;
+  const struct ArrowArray *views;
+  int n, next, fail_at;
+} producer;
+
+static uint64_t all_ones[200];
+
+/* Each call: an owned copy of the next view (as a scan hands a batch over). */
+static int produce(void *ctx, struct ArrowArray *out) {
+  producer *p = ctx;
+  memset(out, 0, sizeof *out);
+  if (p->next == p->fail_at) return 5;
+  if (p->next == p->n) return 0;
+  const struct ArrowArray *v = &p->views[p->next++];
+  hs_error e = {0};
+  CHECK_OK(hs_arrow_array_filter(p->s, v, all_ones, v->length, out, &e), &e);
+  return 0;
+}
+
+static void concat_case(const char *format, int n_parts, bool nulls) {
+  hs_error e = {0};
+  struct ArrowSchema s[8];
+  struct ArrowArray a[8], v[8];
+  int64_t total = 0;
+  for (int i = 0; i < n_parts; i++) {
+    int64_t off = rnd(3) == 0 ? 0 : rnd(70), len = rnd(4) == 0 ? 0 : 1 + rnd(150);
+    make_array(format, off + len + rnd(5), nulls, &s[i], &a[i], 0);
+    v[i] = a[i];
+    v[i].offset = off;
+    v[i].length = len;
+    v[i].null_count = a[i].null_count > 0 ? -1 : 0;
+    total += len;
+  }
+  struct ArrowArray out;
+  hs_status st = hs_arrow_array_concat(&s[0], v, (size_t)n_parts, &out, &e);
+  CHECK_OK(st, &e);
+  if (st == HS_OK) {
+    CHECK_EQ_INT(out.length, total);
+    CHECK_OK(hs_arrow_array_validate(&s[0], &out, &e), &e);
+    int64_t j = 0, bad = 0, nulls_seen = 0;
+    for (int i = 0; i < n_parts; i++)
+      for (int64_t r = 0; r < v[i].length; r++, j++) bad += !row_eq(&s[0], &v[i], r, &out, j);
+    for (int64_t r = 0; r < out.length; r++) nulls_seen += !valid(&out, r);
+    if (bad)
+      fprintf(stderr, "  concat %s parts=%d: %lld rows differ\n", format, n_parts, (long long)bad);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(out.null_count, nulls_seen);
+    out.release(&out);
+  }
+  /* The coalescer over the same views, one owned batch per view (empty
+   * views skipped: a scan never emits an empty batch). */
+  struct ArrowArray ne[8];
+  int m = 0;
+  for (int i = 0; i < n_parts; i++)
+    if (v[i].length > 0) ne[m++] = v[i];
+  for (int fail = 0; fail < 2; fail++) {
+    int64_t rows_min = 1 + rnd(300);
+    producer p = {&s[0], ne, m, 0, fail && m > 1 ? m - 1 : -1};
+    hs_arrow_coalescer c;
+    hs_arrow_coalescer_init(&c, rows_min);
+    int src = 0;
+    int64_t src_row = 0, bad = 0, batches = 0;
+    for (;;) {
+      struct ArrowArray b;
+      int rc = hs_arrow_coalescer_next(&c, &s[0], produce, &p, &b, &e);
+      if (rc != 0) {
+        CHECK(p.fail_at >= 0);
+        CHECK_EQ_INT(rc, 5);
+        break;
+      }
+      if (b.release == NULL) {
+        CHECK(p.fail_at < 0);
+        CHECK_EQ_INT(src, m);
+        break;
+      }
+      batches++;
+      bool last = p.next == p.n && c.pos == c.n;
+      if (!last && b.length < rows_min) bad++;
+      for (int64_t r = 0; r < b.length; r++) {
+        if (src >= m) {
+          bad++;
+          break;
+        }
+        bad += !row_eq(&s[0], &ne[src], src_row, &b, r);
+        if (++src_row == ne[src].length) src++, src_row = 0;
+      }
+      b.release(&b);
+    }
+    CHECK_EQ_INT(bad, 0);
+    hs_arrow_coalescer_free(&c);
+  }
+  for (int i = 0; i < n_parts; i++) {
+    a[i].release(&a[i]);
+    s[i].release(&s[i]);
+  }
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   const char *formats[] = {"b", "c",  "s",    "i",      "l",  "g",    "d:12,2", "u",
@@ -255,6 +361,10 @@ int main(int argc, char **argv) {
           one_case(formats[f], sizes[z], nulls, 0, p);
           one_case(formats[f], sizes[z], nulls, 1 + rnd(130), p);
         }
+  memset(all_ones, 0xff, sizeof all_ones);
+  if (getenv("HS_SIMD") == NULL)
+    for (size_t f = 0; f < sizeof formats / sizeof *formats; f++)
+      for (int rep = 0; rep < 12; rep++) concat_case(formats[f], 1 + (int)rnd(8), rep % 2 == 1);
   const char *simd = getenv("HS_SIMD");
   printf("HS_SIMD=%s: ", simd ? simd : "(any)");
   int rc = hs_test_finish("test_arrow_filter");
