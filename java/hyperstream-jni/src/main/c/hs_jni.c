@@ -383,8 +383,8 @@ static void splits_free(hs_scan_split *v, size_t n) {
  * Returns the counters' handle (statsGet / statsFree). */
 JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_scan(
     JNIEnv *env, jclass cls, jlong h, jlong snapshot_id, jobjectArray columns, jstring filter,
-    jlong limit, jlong batch_rows, jobjectArray paths, jobjectArray cand, jlongArray counts,
-    jbooleanArray exact, jlong stream_addr) {
+    jlong limit, jlong batch_rows, jlong batch_rows_min, jobjectArray paths, jobjectArray cand,
+    jlongArray counts, jbooleanArray exact, jlong stream_addr) {
   hs_table *t = table_of(env, h);
   if (t == NULL) return 0;
   if (stream_addr == 0) {
@@ -419,6 +419,7 @@ JNIEXPORT jlong JNICALL Java_org_hyperstreamdb_jni_NativeApi_scan(
     o.filter = f;
     o.limit = (int64_t)limit;
     o.batch_rows_max = (int64_t)batch_rows;
+    o.batch_rows_min = (int64_t)batch_rows_min;
     hs_error err = {0};
     hs_status st =
         sp != NULL   ? hs_table_scan_split_rows(t, &o, sp, ps.n, &w->inner, &err)

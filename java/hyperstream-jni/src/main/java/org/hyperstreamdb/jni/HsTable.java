@@ -144,6 +144,8 @@ public final class HsTable implements AutoCloseable {
     return List.of(NativeApi.planSplits(h(), snapshotId, filter));
   }
 
+  static final long BATCH_ROWS_MIN = Long.getLong("hyperstream.batch_rows_min", 65536L);
+
   /** A scan request: projection, filter (SQL WHERE text), limit, and the files. */
   public static final class ScanRequest {
     public long snapshotId = -1;
@@ -151,6 +153,13 @@ public final class HsTable implements AutoCloseable {
     public String filter; // null: every row
     public long limit = -1; // -1: none
     public long batchRows = 0; // 0: the default (65536)
+    /**
+     * Small batches (row groups, files) merged in C until at least this many
+     * rows (hs_scan_options.batch_rows_min): one JNI crossing and Arrow import
+     * per merged batch. 0: as the row groups give them. Default: the system
+     * property {@code hyperstream.batch_rows_min}, else 65536.
+     */
+    public long batchRowsMin = BATCH_ROWS_MIN;
     public String[] paths; // null: every data file (the whole scan)
     /**
      * Instead of paths: planned splits (same snapshot and filter), read at their
@@ -184,8 +193,8 @@ public final class HsTable implements AutoCloseable {
       }
     }
     try {
-      stats = NativeApi.scan(h(), r.snapshotId, r.columns, r.filter, r.limit, r.batchRows, paths,
-          cand, counts, exact, s.memoryAddress());
+      stats = NativeApi.scan(h(), r.snapshotId, r.columns, r.filter, r.limit, r.batchRows,
+          r.batchRowsMin, paths, cand, counts, exact, s.memoryAddress());
     } catch (RuntimeException e) {
       s.close();
       throw e;

@@ -35,8 +35,8 @@ final class NativeApi {
    * with each path's planned recordCounts and exactness: hs_table_scan_split_rows.
    */
   static native long scan(long table, long snapshotId, String[] columns, String filter, long limit,
-      long batchRows, String[] paths, byte[][] candidates, long[] recordCounts,
-      boolean[] exact, long streamAddr);
+      long batchRows, long batchRowsMin, String[] paths, byte[][] candidates,
+      long[] recordCounts, boolean[] exact, long streamAddr);
 
   static native long[] statsGet(long handle);
 

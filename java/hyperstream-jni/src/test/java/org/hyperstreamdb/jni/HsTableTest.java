@@ -111,6 +111,30 @@ public class HsTableTest {
             assertEquals(1, s.stats().filesRead);
           }
         }
+        // Batches merged in C (batchRowsMin, default 65536): the 3 files' rows
+        // as one batch, the same rows and vectors, in the same order, as the
+        // unmerged scan's one batch per file at least.
+        r.paths = null;
+        List<String> merged = new ArrayList<>(), unmerged = new ArrayList<>();
+        int[] batches = new int[2];
+        for (int m = 0; m < 2; m++) {
+          r.batchRowsMin = m == 0 ? HsTable.BATCH_ROWS_MIN : 0;
+          try (ScanResult s = t.scan(a, r)) {
+            while (s.reader().loadNextBatch()) {
+              batches[m]++;
+              VectorSchemaRoot root = s.reader().getVectorSchemaRoot();
+              for (int i = 0; i < root.getRowCount(); i++) {
+                (m == 0 ? merged : unmerged).add(root.getVector("id").getObject(i) + ":"
+                    + root.getVector("v").getObject(i));
+              }
+            }
+          }
+        }
+        assertEquals(unmerged, merged);
+        assertEquals(whole.size(), merged.size());
+        assertEquals(1, batches[0]);
+        assertTrue("unmerged batches: " + batches[1], batches[1] >= FILES);
+        r.batchRowsMin = HsTable.BATCH_ROWS_MIN;
         whole.sort(null);
         parts.sort(null);
         assertEquals(whole, parts);

@@ -32,9 +32,11 @@ import org.apache.spark.sql.types.StructType;
  * Spark's data source filters as our filter language (the SQL WHERE text of
  * hs_scan_options.filter, src/query/README.md). A filter we cannot say
  * exactly is not translated (null) and stays with Spark. Top-level columns of
- * boolean, integer, decimal, string, date and timestamp types are pushed;
- * float columns are pushed too but left for Spark to re-check (NaN and -0.0
- * are where engines differ).
+ * boolean, integer, decimal, string, date, timestamp and floating types are
+ * pushed, and every pushed filter is enforced: on float and double our
+ * language and Spark agree (NaN equals NaN and sorts above every number,
+ * -0.0 = 0.0), so Spark need not re-check them. A double value compared
+ * with a float column is pushed only when the float holds it exactly.
  */
 final class HsFilters {
   private HsFilters() {}
@@ -103,16 +105,6 @@ final class HsFilters {
     return null;
   }
 
-  /** Whether Spark must still evaluate {@code f} after our scan. */
-  static boolean needsRecheck(Filter f, StructType schema) {
-    for (String a : f.references()) {
-      if (!schema.getFieldIndex(a).isDefined()) return true;
-      DataType t = schema.apply(a).dataType();
-      if (t == DataTypes.FloatType || t == DataTypes.DoubleType) return true;
-    }
-    return false;
-  }
-
   private static String cmp(String attr, String op, Object value, StructType schema) {
     String c = col(attr, schema);
     if (c == null) return null;
@@ -162,6 +154,10 @@ final class HsFilters {
     }
     if (v instanceof Float || v instanceof Double) {
       double d = ((Number) v).doubleValue();
+      if (t == DataTypes.FloatType && v instanceof Double && !Double.isNaN(d)
+          && (double) (float) d != d) {
+        return null; // our scan would round it to the column's float
+      }
       if (Double.isNaN(d)) return "'NaN'";
       if (Double.isInfinite(d)) return d > 0 ? "'Infinity'" : "'-Infinity'";
       // The shortest decimal that reads back as the value in its own width.

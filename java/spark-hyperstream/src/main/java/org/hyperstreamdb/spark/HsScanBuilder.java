@@ -22,7 +22,9 @@ import org.apache.spark.sql.types.StructType;
 /**
  * Pushdown: filters become our filter text (HsFilters), the projection our
  * column list, the limit each task's row limit (Spark keeps its own LIMIT
- * above: isPartiallyPushed). A top-k relation takes no pushdown but the
+ * above: isPartiallyPushed), ORDER BY a distance function LIMIT k our vector
+ * top-k (whole: Spark neither sorts nor limits its rows again). A top-k
+ * relation (the vector options) takes no pushdown but the
  * projection: WHERE and LIMIT over it are Spark's (they mean "of the k").
  */
 final class HsScanBuilder
@@ -54,7 +56,6 @@ final class HsScanBuilder
       }
       sql.add(s);
       done.add(f);
-      if (HsFilters.needsRecheck(f, table.schema())) left.add(f);
     }
     pushed = done.toArray(new Filter[0]);
     filterSql = sql.isEmpty() ? null : String.join(" AND ", sql);
@@ -81,7 +82,7 @@ final class HsScanBuilder
   /**
    * ORDER BY l2_distance(col, literal) [ASC] / cosine_distance ASC /
    * inner_product DESC, LIMIT k: our vector top-k with the pushed filter as
-   * pre-filter. Spark still sorts the k rows (isPartiallyPushed).
+   * pre-filter.
    */
   @Override
   public boolean pushTopN(SortOrder[] orders, int k) {
@@ -116,14 +117,22 @@ final class HsScanBuilder
     return true;
   }
 
+  /**
+   * A limit is partial (Spark keeps its LIMIT over the tasks' rows); a top-k
+   * is whole: its k rows come in the search's order (distance, then file and
+   * row: Table.search's, ties included), so Spark drops its sort and limit.
+   */
   @Override
   public boolean isPartiallyPushed() {
-    return true;
+    return topN == null;
   }
 
+  /** A top-k the driver answers (HsVectorPlan.onDriver) is a LocalScan: no Spark job. */
   @Override
   public Scan build() {
     VectorSpec v = topN != null ? topN : VectorSpec.of(table.opts);
-    return new HsScan(table, required, filterSql, limit, v);
+    HsScan s = new HsScan(table, required, filterSql, limit, v);
+    return v != null && table.opts.localScan && s.searchedOnDriver() ? new HsLocalVectorScan(s)
+                                                                       : s;
   }
 }

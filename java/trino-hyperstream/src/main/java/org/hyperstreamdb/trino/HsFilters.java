@@ -33,9 +33,15 @@ import java.util.Map;
  * (the SQL WHERE text of hs_scan_options.filter, src/query/README.md). Only
  * top-level columns of boolean, integer, decimal, varchar, date, timestamp
  * and floating types are said; a column of another type, or a value we
- * cannot write exactly, is left to Trino. Floating columns are pushed (the
- * scan prunes with them) but Trino re-checks them: NaN and -0.0 are where
- * engines differ.
+ * cannot write exactly, is left to Trino. Every pushed domain is enforced.
+ *
+ * Real and double: Trino's value sets hold NaN only when they hold every
+ * value (SortedRangeSet.containsValue), and a domain Trino keeps is
+ * evaluated as comparisons with its bounds (IEEE: NaN compares false,
+ * -0.0 = 0.0). Our language orders NaN above every number and equal to
+ * itself, with -0.0 = 0.0, so a range open above would keep NaN: such a
+ * domain is said with {@code AND col <> 'NaN'}. Bounds of -0.0 are written
+ * as 0.0 (equal under both).
  */
 final class HsFilters {
   private HsFilters() {}
@@ -48,11 +54,6 @@ final class HsFilters {
         || t instanceof DateType || t instanceof DecimalType
         || t.equals(TimestampType.TIMESTAMP_MICROS)
         || t.equals(TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS);
-  }
-
-  /** Whether Trino must still evaluate the domain after our scan. */
-  static boolean needsRecheck(Type t) {
-    return t instanceof RealType || t instanceof DoubleType;
   }
 
   /** The text of {@code td} (every column domain AND-ed), or null for "every row". */
@@ -83,8 +84,15 @@ final class HsFilters {
                                 : "(" + col + " IN (" + String.join(", ", lits) + "))";
     } else {
       List<String> ors = new ArrayList<>();
-      for (Range r : vs.getRanges().getOrderedRanges()) ors.add(range(col, t, r));
+      boolean openAbove = false;
+      for (Range r : vs.getRanges().getOrderedRanges()) {
+        ors.add(range(col, t, r));
+        openAbove |= !r.isSingleValue() && r.isHighUnbounded();
+      }
       values = ors.size() == 1 ? ors.get(0) : "(" + String.join(" OR ", ors) + ")";
+      if (openAbove && (t instanceof RealType || t instanceof DoubleType)) {
+        values = "(" + values + " AND " + col + " <> 'NaN')";
+      }
     }
     if (values == null) return d.isNullAllowed() ? null : "(" + col + " IS NOT NULL)";
     return d.isNullAllowed() ? "(" + values + " OR " + col + " IS NULL)" : values;

@@ -83,7 +83,7 @@ import org.hyperstreamdb.jni.HyperStreamException;
  * them that hold a table (a metadata/ folder). A table handle pins one
  * snapshot: the current one, or {@code FOR VERSION AS OF <snapshot id |
  * 'tag or branch'>} / {@code FOR TIMESTAMP AS OF}. Pushdown: applyFilter
- * (TupleDomain as our filter text; floating columns re-checked by Trino),
+ * (TupleDomain as our filter text, enforced),
  * applyLimit (each split stops early; Trino keeps its limit),
  * applyProjection (a distance function of a vector column and a constant
  * becomes a column we compute) and applyTopN (ORDER BY that distance
@@ -462,8 +462,8 @@ final class HsMetadata implements ConnectorMetadata {
       RetryMode retryMode) {
     HsTableHandle h = (HsTableHandle) table;
     throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "hyperstream: " + h.name()
-        + ": only a DELETE whose WHERE is pushed whole (comparisons, IN, IS NULL on columns "
-        + "other than real/double) is supported; UPDATE and MERGE are not");
+        + ": only a DELETE whose WHERE is pushed whole (comparisons, IN, IS [NOT] NULL) is "
+        + "supported; UPDATE and MERGE are not");
   }
 
   @Override
@@ -489,7 +489,6 @@ final class HsMetadata implements ConnectorMetadata {
         continue;
       }
       pushed.put(c, e.getValue());
-      if (HsFilters.needsRecheck(c.type())) remaining.put(c, e.getValue());
     }
     TupleDomain<HsColumnHandle> next = h.constraint().intersect(TupleDomain.withColumnDomains(pushed));
     if (next.equals(h.constraint())) return Optional.empty();
