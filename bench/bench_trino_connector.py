@@ -127,10 +127,10 @@ def main():
         # Interleaved (each rep runs every query on both engines, and SELECT 1),
         # so that the load of a shared machine drifts over both sides alike.
         for rep in range(a.reps + 1):  # rep 0: the warm-up
-            cases.append({"id": f"select1/{rep}", "sql": "SELECT 1"})
+            cases.append({"id": f"select1/{rep}", "sql": "SELECT 1", "stats": True})
             for qi, (_, where) in enumerate(queries):
                 for name, table in engines:
-                    cases.append({"id": f"{qi}/{name}/{rep}",
+                    cases.append({"id": f"{qi}/{name}/{rep}", "stats": True,
                                   "sql": f"SELECT {AGG} FROM {table} {where}"})
         if a.writes:
             parts = bench_scalar_query.make_data(1000, 1)
@@ -187,6 +187,21 @@ def main():
             same = agree(ours_rows[0], theirs_rows[0])
             print(f"| {label} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f}x | "
                   f"{ours_rows[0][0]:,}{'' if same else f' MISMATCH ({theirs_rows})'} |")
+        # Where the time goes (Trino's query stats, medians): Trino's analysis and
+        # planning, the execution, and the CPU and scheduled time of the splits
+        # (ours: the C scan through JNI and the page source).
+        keys = ["elapsed", "analysis", "planning", "execution", "cpu", "scheduled"]
+        print("\n| query (Trino's stats, ms) | " + " | ".join(keys) + " |")
+        print("|---|" + "---:|" * len(keys))
+        rows_ = [("SELECT 1", "select1")] + [(f"{label}, {name}", f"{qi}/{name}")
+                                            for qi, (label, _) in enumerate(queries)
+                                            for name, _ in engines]
+        for label, prefix in rows_:
+            st = [r[f"{prefix}/{rep}"].get("stats") for rep in range(1, a.reps + 1)]
+            if any(x is None for x in st):
+                continue
+            print(f"| {label} | " + " | ".join(
+                f"{1000 * statistics.median(x[k] for x in st):.1f}" for k in keys) + " |")
         if a.writes:
             ours, _ = med("w/hyperstream")
             theirs, _ = med("w/iceberg")

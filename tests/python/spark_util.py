@@ -99,6 +99,8 @@ def start_spark(warehouse, scratch, c1_only=True):
     java_opts = f"-Duser.timezone=UTC -Djava.io.tmpdir={scratch}"
     if c1_only:
         java_opts += " -XX:TieredStopAtLevel=1"
+    # Extra driver JVM flags (benchmarks' A/B runs, e.g. -Dhyperstream.batch_rows_min=0).
+    java_opts += " " + os.environ.get("HS_SPARK_JVM", "")
     t0 = time.monotonic()
     spark = (
         SparkSession.builder.master("local[2]")

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from random_filters import combine, float_filter, float_table
 from spark_util import CATALOG, diff_tables, spark_arrow
 
 DIM = 8
@@ -73,10 +74,7 @@ def random_filter(rng):
         if k == 7:
             return f"ts < TIMESTAMP '2024-01-{int(rng.integers(2, 20)):02d} 06:00:00'"
         return f"name IS {rng.choice(['', 'NOT '])}NULL"
-    f = atom()
-    for _ in range(int(rng.integers(0, 3))):
-        f = f"({f}) {rng.choice(['AND', 'OR'])} {'NOT ' if rng.random() < 0.2 else ''}({atom()})"
-    return f
+    return combine(rng, atom)
 
 
 def make_table(hdb, path, rng):
@@ -309,6 +307,50 @@ def test_pushed_equals_unpushed_and_reads_less(spark, spark_table, hdb):
     assert not problems, "\n".join(problems)
 
 
+def test_float_filters_are_enforced(spark, spark_table, hdb):
+    """Filters on float and double columns are pushed and enforced (no
+    Spark Filter above the scan) and keep exactly the rows of the unpushed
+    plan (the connector's full read, cached, filtered by Spark) on seeded
+    random filters over NaN, -0.0, 0.0, infinities and nulls, in files with
+    scalar indexes and min/max statistics."""
+    ident, path = spark_table
+    rng = np.random.default_rng(29)
+    t = hdb.Table(path)
+    for i in range(4):  # the last file: plain doubles
+        t.write(float_table(rng, range(i * 200, i * 200 + 200), plain=i == 3))
+    t.index_all()
+    full = spark.read.format("hyperstream").load(path).persist()
+    full.createOrReplaceTempView("hs_float_unpushed")
+    assert full.count() == 800
+    problems, kept = [], 0
+    filters = [float_filter(rng, "FLOAT") for _ in range(40)]
+    filters += ["f > CAST('1.5' AS FLOAT)", "g >= CAST('-0.0' AS DOUBLE)",
+                "g = CAST('NaN' AS DOUBLE)", "f < CAST('NaN' AS FLOAT)", "NOT (g <> 0.0D)"]
+    for where in filters:
+        reset_metrics(spark)
+        r = spark.read.format("hyperstream").load(path)
+        r.createOrReplaceTempView("hs_float")
+        df = spark.sql(f"SELECT id FROM hs_float WHERE {where}")
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        mine = sorted(x[0] for x in df.collect())
+        m = metrics(spark)
+        theirs = sorted(x[0] for x in spark.sql(
+            f"SELECT id FROM hs_float_unpushed WHERE {where}").collect())
+        kept += len(theirs)
+        if mine != theirs:
+            problems.append(f"WHERE {where}: {len(mine)} rows, unpushed {len(theirs)}; "
+                            f"only pushed {sorted(set(mine) - set(theirs))[:5]}, "
+                            f"only unpushed {sorted(set(theirs) - set(mine))[:5]}")
+        elif "Filter " in plan.split("HyperStreamScan")[0]:
+            problems.append(f"WHERE {where}: Spark still filters after the scan:\n{plan}")
+        elif m["rowsReturned"] != len(mine):
+            problems.append(f"WHERE {where}: the scan returned {m['rowsReturned']} rows "
+                            f"for {len(mine)}")
+    full.unpersist()
+    assert 0 < kept < 800 * len(filters), kept
+    assert not problems, "\n".join(problems)
+
+
 def _search_ours(spark, path, q, k, where=None, columns="id, distance", tail="", **extra):
     opts = {"vector_column": "emb", "query_vector": ",".join(repr(float(x)) for x in q), "k": k}
     if where:
@@ -368,6 +410,17 @@ def test_vector_topk_equals_python(spark, spark_table, hdb):
     got = _search_ours(spark, path, qs[0], 10)
     m = metrics(spark)
     assert got.num_rows == 10 and m["tasks"] == 0 and m["vectorFilesIndexed"] == 5, m
+    # The driver's search is a local table scan (no Spark job); the
+    # distributed one is our scan, one partition of the merged rows.
+    def plan(**extra):
+        r = spark.read.format("hyperstream").option("vector_column", "emb").option("k", 10) \
+            .option("query_vector", ",".join(repr(float(x)) for x in qs[0]))
+        for key, v in extra.items():
+            r = r.option(key, str(v))
+        return r.load(path).select("id")._jdf.queryExecution().executedPlan().toString()
+    local, dist = plan(), plan(**{"vector-driver-rows": 0})
+    assert "LocalTableScan" in local and "HyperStreamScan" not in local, local
+    assert "HyperStreamScan" in dist and "vector_column=emb" in dist, dist
     # The top-k relation is a table: Spark's WHERE and ORDER BY apply to the k rows.
     rel = _search_ours(spark, path, qs[0], 20, columns="id, cat, distance",
                        tail=" ORDER BY distance DESC")
@@ -518,7 +571,8 @@ def test_catalog_sql(spark, spark_table, spark_warehouse, hdb):
 
 def test_sql_order_by_distance_limit_is_our_top_k(spark, spark_table, hdb):
     """ORDER BY hs.l2_distance(emb, array(...)) LIMIT k over hs.db.t becomes our
-    distributed top-k (the WHERE its pre-filter); the rows equal Table.search."""
+    top-k (the WHERE its pre-filter), pushed whole and, on a table this small,
+    answered on the driver as a local scan; the rows equal Table.search."""
     ident, path = spark_table
     name = ident.split(".")[1]
     rng = np.random.default_rng(41)
@@ -536,7 +590,10 @@ def test_sql_order_by_distance_limit_is_our_top_k(spark, spark_table, hdb):
                    + f" ORDER BY hs.{fn}(emb, {arr}) {order} LIMIT {k}")
             df = spark.sql(sql)
             plan = df._jdf.queryExecution().executedPlan().toString()
-            if "vector_column=emb" not in plan or f"k={k}" not in plan:
+            # Pushed whole: Spark neither sorts nor limits again, and the
+            # driver's search is a local table scan (no Spark job).
+            if "Sort" in plan or "TakeOrdered" in plan or "Limit" in plan \
+                    or "LocalTableScan" not in plan:
                 problems.append(f"{fn} {where}: top-k not pushed: {plan[:600]}")
                 continue
             reset_metrics(spark)

@@ -18,7 +18,9 @@ import java.util.Map;
  * unset: by work, see HsScan), {@code rows-per-task} (candidate rows packed into
  * one task, default 1,000,000); {@code vector-driver-rows} (a top-k over at most
  * this many planned rows runs on the driver, no Spark job for the search;
- * default 2,000,000; 0: always distributed).
+ * default 2,000,000; 0: always distributed); {@code local-scan} (default true:
+ * such a driver-side top-k is a LocalScan, no Spark job at all; false: its k
+ * rows go through one task).
  */
 public final class HsOptions implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -37,6 +39,7 @@ public final class HsOptions implements Serializable {
   final int filesPerTask; // 0: by work (HsScan)
   final long rowsPerTask;
   final long vectorDriverRows;
+  final boolean localScan;
 
   HsOptions(Map<String, String> raw) {
     Map<String, String> o = new java.util.HashMap<>();
@@ -73,6 +76,7 @@ public final class HsOptions implements Serializable {
     Long rpt = longOpt(o, "rows-per-task"), vdr = longOpt(o, "vector-driver-rows");
     rowsPerTask = rpt != null ? Math.max(1, rpt) : 1_000_000L;
     vectorDriverRows = vdr != null ? Math.max(0, vdr) : 2_000_000L;
+    localScan = Boolean.parseBoolean(o.getOrDefault("local-scan", "true"));
     if (!isVector() && (filter != null || o.containsKey("k") || metric != null)) {
       throw new IllegalArgumentException("hyperstream: options 'filter', 'k' and 'metric' belong "
           + "to a vector search (set 'vector_column' and 'query_vector'); filter a scan with "

@@ -115,10 +115,8 @@ final class HsVectorPlan {
 
   static InputPartition[] plan(HsSparkTable table, VectorSpec o, List<Split> splits,
       String[] columns) {
-    long rows = 0;
-    for (Split s : splits) rows += s.recordCount() - s.rowsDeleted();
     byte[] merged;
-    if (splits.isEmpty() || rows <= table.opts.vectorDriverRows) {
+    if (onDriver(table, splits)) {
       merged = onDriver(table, o, columns);
     } else {
       JavaSparkContext sc = JavaSparkContext.fromSparkContext(SparkSession.active().sparkContext());
@@ -127,6 +125,13 @@ final class HsVectorPlan {
       merged = merge(splits, parts, o.k);
     }
     return new InputPartition[] {new HsVectorPartition(merged)};
+  }
+
+  /** Whether the driver searches (no table yet, or at most vector-driver-rows live rows). */
+  static boolean onDriver(HsSparkTable table, List<Split> splits) {
+    long rows = 0;
+    for (Split s : splits) rows += s.recordCount() - s.rowsDeleted();
+    return splits.isEmpty() || rows <= table.opts.vectorDriverRows;
   }
 
   /**
