@@ -51,6 +51,7 @@ typedef struct scan_result {
   hs_scan_stats stats;
   hs_scan_page_stats pstats;
   bool shape_ok; /* every batch matches the schema */
+  int64_t batches;
 } scan_result;
 
 static void run_scan(hs_table *t, const hs_scan_options *o, scan_result *r) {
@@ -75,6 +76,7 @@ static void run_scan(hs_table *t, const hs_scan_options *o, scan_result *r) {
       break;
     }
     if (b.release == NULL) break;
+    r->batches++;
     hs_error ve = {0};
     if (hs_arrow_array_validate(&schema, &b, &ve) != HS_OK || b.length == 0) r->shape_ok = false;
     if (idcol >= 0) {
@@ -174,6 +176,41 @@ static void test_scan_basic(void) {
   CHECK(ids_range(&r, 0, 3000) && r.shape_ok);
   CHECK_EQ_INT(r.stats.rows_returned, 3000);
   hs_free(r.ids);
+
+  /* batch_rows_min: the rows of 5 row groups in 3 files merged into one
+   * batch (or two, at 3 rows), in the same order as unmerged. */
+  o.filter = "id IN (5, 150, 1234, 2500, 2999) OR (id >= 600 AND id < 640)";
+  o.batch_rows_max = 0;
+  scan_result plain, merged;
+  run_scan(t, &o, &plain);
+  CHECK_OK(plain.status, &plain.err);
+  CHECK(plain.batches >= 5 && plain.n == 45);
+  int64_t mins[] = {1000, 3, 1};
+  for (size_t m = 0; m < 3; m++) {
+    o.batch_rows_min = mins[m];
+    run_scan(t, &o, &merged);
+    CHECK_OK(merged.status, &merged.err);
+    CHECK(merged.shape_ok && merged.n == plain.n);
+    CHECK(memcmp(merged.ids, plain.ids, plain.n * sizeof *plain.ids) == 0);
+    CHECK_EQ_INT(merged.stats.rows_returned, 45);
+    if (m == 0) CHECK_EQ_INT(merged.batches, 1);
+    if (m == 2) CHECK_EQ_INT(merged.batches, plain.batches);
+    hs_free(merged.ids);
+  }
+  o.limit = 20; /* a limit ends the merged batch too */
+  o.batch_rows_min = 1000;
+  run_scan(t, &o, &merged);
+  CHECK(merged.status == HS_OK && merged.n == 20 && merged.batches == 1);
+  CHECK(memcmp(merged.ids, plain.ids, 20 * sizeof *plain.ids) == 0);
+  hs_free(merged.ids);
+  hs_free(plain.ids);
+  o.limit = -1;
+  o.batch_rows_min = -1;
+  run_scan(t, &o, &merged);
+  CHECK(merged.status == HS_ERR_INVALID_ARG);
+  o.batch_rows_min = 0;
+  o.batch_rows_max = 77;
+  o.filter = NULL;
 
   /* Limit without and with a filter. */
   o.limit = 250;

@@ -115,7 +115,7 @@ public class HsTableTest {
         // as one batch, the same rows and vectors, in the same order, as the
         // unmerged scan's one batch per file at least.
         r.paths = null;
-        List<String> merged = new ArrayList<>(), unmerged = new ArrayList<>();
+        List<String> mergedRows = new ArrayList<>(), unmergedRows = new ArrayList<>();
         int[] batches = new int[2];
         for (int m = 0; m < 2; m++) {
           r.batchRowsMin = m == 0 ? HsTable.BATCH_ROWS_MIN : 0;
@@ -124,14 +124,14 @@ public class HsTableTest {
               batches[m]++;
               VectorSchemaRoot root = s.reader().getVectorSchemaRoot();
               for (int i = 0; i < root.getRowCount(); i++) {
-                (m == 0 ? merged : unmerged).add(root.getVector("id").getObject(i) + ":"
+                (m == 0 ? mergedRows : unmergedRows).add(root.getVector("id").getObject(i) + ":"
                     + root.getVector("v").getObject(i));
               }
             }
           }
         }
-        assertEquals(unmerged, merged);
-        assertEquals(whole.size(), merged.size());
+        assertEquals(unmergedRows, mergedRows);
+        assertEquals(whole.size(), mergedRows.size());
         assertEquals(1, batches[0]);
         assertTrue("unmerged batches: " + batches[1], batches[1] >= FILES);
         r.batchRowsMin = HsTable.BATCH_ROWS_MIN;
