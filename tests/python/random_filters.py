@@ -30,21 +30,22 @@ def float_table(rng, ids, plain=False):
     })
 
 
-def float_filter(rng, real, distinct=False):
+def float_filter(rng, real, distinct=False, nan_in=True):
     """A random filter over f (the engine's `real` type name) and g (DOUBLE):
     comparisons, IN, BETWEEN, IS [NOT] NULL (and IS DISTINCT FROM) with the
-    special values as literals, combined."""
+    special values as literals, combined (`nan_in` False: no NaN in IN lists)."""
     def atom():
         c = str(rng.choice(["f", "g"]))
         t = real if c == "f" else "DOUBLE"
 
-        def lit():
-            return f"CAST('{rng.choice(FLOAT_LITERALS)}' AS {t})"
+        def lit(nan=True):
+            pool = FLOAT_LITERALS if nan else [x for x in FLOAT_LITERALS if x != "NaN"]
+            return f"CAST('{rng.choice(pool)}' AS {t})"
         k = int(rng.integers(0, 6 if distinct else 5))
         if k == 0:
             return f"{c} IS {rng.choice(['', 'NOT '])}NULL"
         if k == 1:
-            return f"{c} IN ({lit()}, {lit()})"
+            return f"{c} IN ({lit(nan_in)}, {lit(nan_in)})"
         if k == 2:
             return f"{c} BETWEEN {lit()} AND {lit()}"
         if k == 5:

@@ -273,8 +273,8 @@ def _cases_and_run(runner, root, hdb):
 
     # Metadata: schemas are folders, tables the table folders in them.
     case("show-tables", "SHOW TABLES FROM default",
-         rows_equal([("bad",), ("del",), ("ins",), ("many",), ("t",), ("typed",),
-                     ("types",)]), group="made")  # before CREATE TABLE made
+         rows_equal([("bad",), ("del",), ("floats",), ("floats1",), ("ins",), ("many",),
+                     ("t",), ("typed",), ("types",)]), group="made")  # before CREATE TABLE made
     case("show-schemas", "SHOW SCHEMAS",
          rows_equal([("default",), ("information_schema",)]))
     case("show-columns", "SELECT column_name, data_type FROM information_schema.columns "
@@ -351,7 +351,10 @@ def _cases_and_run(runner, root, hdb):
     floats.index_all()
     fl_filters = ["g > DOUBLE '1.5'", "f >= CAST('-0.0' AS REAL)", "g = nan()", "f <> nan()",
                   "g < infinity()", "NOT (g <> 0.0E0)"]
-    fl_filters += [float_filter(flrng, "REAL", distinct=True) for _ in range(30)]
+    # (No NaN in IN lists: Trino's domain extraction drops a NaN from an IN
+    # list as never equal, its evaluator matches NaN rows, so Trino's own
+    # pushed plan differs from its unpushed one there, whoever re-checks.)
+    fl_filters += [float_filter(flrng, "REAL", distinct=True, nan_in=False) for _ in range(30)]
     for i, f in enumerate(fl_filters):
         case(f"floats{i}-nopush", f"SELECT id FROM floats WHERE {f}", None, session=NOPUSH)
         case(f"floats{i}", f"SELECT id FROM floats WHERE {f}", same_as(f"floats{i}-nopush"))
@@ -695,8 +698,11 @@ def _cases_and_run(runner, root, hdb):
          group="del")
     case("delete-like", "DELETE FROM del WHERE name LIKE 'n1%'",
          error_has("del", "DELETE whose WHERE is pushed whole"), group="del")
-    case("delete-double", "DELETE FROM del WHERE score < 0",
-         error_has("DELETE whose WHERE is pushed whole"), group="del")
+    # A double comparison is ours whole too (NaN and -0.0 as Trino means them).
+    live = "NOT (qty < 30 AND cat = 'a')"
+    n_neg = dl.to_arrow(filter=f"{live} AND score < 0", columns=["id"]).num_rows
+    case("delete-double", "DELETE FROM del WHERE score < 0", rows_equal([(n_neg,)]), group="del")
+    kept = arrow_rows(dl.to_arrow(filter=f"{live} AND (score >= 0 OR score IS NULL)"), COLS)
     case("delete-read-after", f"SELECT {select} FROM del", rows_equal(kept), group="del")
 
     # CREATE TABLE: an empty table of our own, filled by INSERT, read by everyone.
