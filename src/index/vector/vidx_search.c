@@ -231,31 +231,42 @@ static int cand_cmp_approx(const void *a, const void *b) {
   return (x->id > y->id) - (x->id < y->id);
 }
 
-/* A bounded max-heap of the k best hits by (distance, row). */
-static void topk_offer(hs_vidx_hit *h, uint32_t *n, uint32_t k, hs_vidx_hit v) {
-  if (*n < k) {
-    uint32_t i = (*n)++;
-    while (i > 0) {
-      uint32_t p = (i - 1) / 2;
-      if (!hit_less(h[p], v)) break;
-      h[i] = h[p];
-      i = p;
-    }
-    h[i] = v;
-    return;
-  }
-  if (!hit_less(v, h[0])) return;
-  uint32_t i = 0;
-  for (;;) {
-    uint32_t l = 2 * i + 1, b;
-    if (l >= *n) break;
-    b = (l + 1 < *n && hit_less(h[l], h[l + 1])) ? l + 1 : l;
-    if (!hit_less(v, h[b])) break;
-    h[i] = h[b];
-    i = b;
-  }
-  h[i] = v;
+static inline bool cand_less(hs_hnsw_cand a, hs_hnsw_cand b) {
+  return a.d < b.d || (a.d == b.d && a.id < b.id);
 }
+
+/* NAME(h, &n, cap, v): offer v to a bounded max-heap h[0, n) of the `cap`
+ * best elements of type T by LESS (the worst on top, replaced when v beats
+ * it). One definition for the top-k hits and a code scan's candidates. */
+#define HS_BOUNDED_HEAP_OFFER(NAME, T, LESS)                \
+  static void NAME(T *h, uint32_t *n, uint32_t cap, T v) {  \
+    uint32_t i;                                             \
+    if (*n < cap) { /* sift up from the new leaf */         \
+      i = (*n)++;                                           \
+      while (i > 0) {                                       \
+        uint32_t p = (i - 1) / 2;                           \
+        if (!LESS(h[p], v)) break;                          \
+        h[i] = h[p];                                        \
+        i = p;                                              \
+      }                                                     \
+      h[i] = v;                                             \
+      return;                                               \
+    }                                                       \
+    if (!LESS(v, h[0])) return;                             \
+    i = 0; /* sift down from the replaced top */            \
+    for (;;) {                                              \
+      uint32_t l = 2 * i + 1, b;                            \
+      if (l >= *n) break;                                   \
+      b = (l + 1 < *n && LESS(h[l], h[l + 1])) ? l + 1 : l; \
+      if (!LESS(v, h[b])) break;                            \
+      h[i] = h[b];                                          \
+      i = b;                                                \
+    }                                                       \
+    h[i] = v;                                               \
+  }
+
+HS_BOUNDED_HEAP_OFFER(topk_offer, hs_vidx_hit, hit_less)
+HS_BOUNDED_HEAP_OFFER(cand_offer, hs_hnsw_cand, cand_less)
 
 /* The exact reported distance of one indexed row, whose stored vector is v. */
 static inline hs_vidx_hit hit_from(const hs_vidx *x, const hs_distance_kernels *kern,
@@ -471,35 +482,6 @@ typedef struct scan_sink {
   uint32_t cap, n;
   uint64_t seen;
 } scan_sink;
-
-static inline bool cand_less(hs_hnsw_cand a, hs_hnsw_cand b) {
-  return a.d < b.d || (a.d == b.d && a.id < b.id);
-}
-
-static void cand_offer(hs_hnsw_cand *h, uint32_t *n, uint32_t cap, hs_hnsw_cand v) {
-  if (*n < cap) {
-    uint32_t i = (*n)++;
-    while (i > 0) {
-      uint32_t p = (i - 1) / 2;
-      if (!cand_less(h[p], v)) break;
-      h[i] = h[p];
-      i = p;
-    }
-    h[i] = v;
-    return;
-  }
-  if (!cand_less(v, h[0])) return;
-  uint32_t i = 0;
-  for (;;) {
-    uint32_t l = 2 * i + 1, b;
-    if (l >= *n) break;
-    b = (l + 1 < *n && cand_less(h[l], h[l + 1])) ? l + 1 : l;
-    if (!cand_less(v, h[b])) break;
-    h[i] = h[b];
-    i = b;
-  }
-  h[i] = v;
-}
 
 /* Score the codes of s->ids[0, cnt) into the sink's heap; each row's code
  * is prefetched EXACT_AHEAD rows before it is scored. */
