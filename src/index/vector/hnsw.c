@@ -184,6 +184,9 @@ static inline float dist_to(const search_ctx *c, uint32_t id) {
 /* How many fresh neighbours ahead of the one being scored have their rows
  * prefetched (README.md "Search loop"). */
 #define PREFETCH_AHEAD 4
+/* How many filtered-out neighbours ahead the two-hop walk prefetches the
+ * link block of (README.md "Filtered search"). */
+#define HOP_AHEAD 4
 
 /* Every cache line of row `id` (vector, or code when quantized). */
 static inline void prefetch_row(const search_ctx *c, uint32_t id, size_t bytes) {
@@ -324,11 +327,18 @@ static inline __attribute__((always_inline)) size_t search_layer_t(
         fresh[nf++] = id; /* direct links are always kept: cap bounds the second hop */
       } else {
         hop[nh++] = id;
-        __builtin_prefetch(compact ? hs_hnsw_links_addr(g, id, level)
-                                   : hs_hnsw_links(g, id, level));
       }
     }
+    /* Link blocks of the filtered-out neighbours, HOP_AHEAD ahead of the
+     * one being read: the second hop usually stops after a few of them
+     * (cap reached), so prefetching all of them read lines never used. */
+    for (uint32_t t = 0; t < nh && t < HOP_AHEAD && nf < cap; t++)
+      __builtin_prefetch(compact ? hs_hnsw_links_addr(g, hop[t], level)
+                                 : hs_hnsw_links(g, hop[t], level));
     for (uint32_t t = 0; t < nh && nf < cap; t++) {
+      if (t + HOP_AHEAD < nh)
+        __builtin_prefetch(compact ? hs_hnsw_links_addr(g, hop[t + HOP_AHEAD], level)
+                                   : hs_hnsw_links(g, hop[t + HOP_AHEAD], level));
       uint32_t cnt2;
       const uint32_t *nb2 = neighbours(g, l, hop[t], level, buf2, &cnt2, compact);
       for (uint32_t u = 0; u < cnt2 && nf < cap; u++) {
