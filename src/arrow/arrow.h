@@ -107,6 +107,9 @@ hs_status hs_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema
  * not compared): whether batches of `b` may be emitted under schema `a`.
  * Nesting deeper than 64 levels compares unequal. */
 bool hs_arrow_schema_same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b);
+/* The same without names: arrays of `b` are arrays of `a` (a list's child
+ * named "item" or "element"). */
+bool hs_arrow_schema_same_layout(const struct ArrowSchema *a, const struct ArrowSchema *b);
 /* `full` (a struct schema) projected to the children named names[0..n), in
  * that order, as an owned struct schema in *out (deep copies). A name
  * `full` lacks gives HS_ERR_NOT_FOUND with *missing set to its index and

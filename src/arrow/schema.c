@@ -279,18 +279,24 @@ hs_status hs_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema
   return copy_node(src, dst, 0, err);
 }
 
-static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
+static bool same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b, bool names,
+                       int depth) {
   if (depth > 64 || strcmp(a->format, b->format) != 0 || a->n_children != b->n_children)
     return false;
-  if ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name) != 0))
+  if (names &&
+      ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name) != 0)))
     return false;
   for (int64_t i = 0; i < a->n_children; i++)
-    if (!same_shape(a->children[i], b->children[i], depth + 1)) return false;
+    if (!same_shape(a->children[i], b->children[i], names, depth + 1)) return false;
   return true;
 }
 
 bool hs_arrow_schema_same_shape(const struct ArrowSchema *a, const struct ArrowSchema *b) {
-  return same_shape(a, b, 0);
+  return same_shape(a, b, true, 0);
+}
+
+bool hs_arrow_schema_same_layout(const struct ArrowSchema *a, const struct ArrowSchema *b) {
+  return same_shape(a, b, false, 0);
 }
 
 hs_status hs_arrow_schema_project(const struct ArrowSchema *full, const char *const *names,

@@ -14,6 +14,7 @@
  *       are indexed by the background build) and built now.
  *   DROP INDEX [IF EXISTS] t_col_idx               drop the index of column col of table t
  *   DELETE, ALTER TABLE, ALTER TABLE RENAME COLUMN  ddl_change.c
+ *   UPDATE                                          ddl_update.c
  *
  * Indexes have no names of their own here: an index is the index of its
  * column, and its name is PostgreSQL's default, <table>_<column>_idx.
@@ -140,9 +141,8 @@ static hs_status append_chunks(hs_table *t, const struct ArrowSchema *schema, hs
   return hs_table_append(t, &stream, NULL, err);
 }
 
-/* Run a bound query and collect its chunks. */
-static hs_status run_query(const hs_sql_bind_opts *bo, hs_sql_plan *plan, hs_sql_chunk **chunks,
-                           size_t *n, hs_sql_exec **x, hs_error *err) {
+hs_status hs_sql_ddl_run(const hs_sql_bind_opts *bo, hs_sql_plan *plan, hs_sql_chunk **chunks,
+                         size_t *n, hs_sql_exec **x, hs_error *err) {
   hs_sql_exec_opts o;
   memset(&o, 0, sizeof o);
   o.params = bo->params;
@@ -156,9 +156,22 @@ static hs_status run_query(const hs_sql_bind_opts *bo, hs_sql_plan *plan, hs_sql
   return hs_sql_exec_collect(*x, chunks, n, err);
 }
 
-static void free_chunks(hs_sql_chunk *c, size_t n) {
+void hs_sql_ddl_free_chunks(hs_sql_chunk *c, size_t n) {
   for (size_t i = 0; i < n; i++) hs_sql_chunk_release(&c[i]);
   hs_free(c);
+}
+
+hs_status hs_sql_ddl_assign(const hs_sql_vec *v, hs_sql_type to, const char *column,
+                            hs_sql_vec *out, hs_error *err) {
+  if (hs_sql_type_eq(v->type, to)) return hs_sql_vec_share(out, v, err);
+  if (v->type.id == HS_SQL_NULLTYPE) return hs_sql_vec_alloc(out, to, v->n, true, err);
+  if (!hs_sql_cast_exists(v->type, to)) {
+    char a[64], b[64];
+    return hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "column \"%s\" is of type %s but expression is of type %s", column,
+                        hs_sql_type_name(to, a, sizeof a), hs_sql_type_name(v->type, b, sizeof b));
+  }
+  return hs_sql_cast_vec(v, to, 0, out, err);
 }
 
 /* Make chunk `in` (n_in columns) fit a table of `n_tcols` columns of
@@ -172,20 +185,7 @@ static hs_status shape_chunk(const hs_sql_chunk *in, const int32_t *map, const h
       st = hs_sql_vec_alloc(&out->cols[j], ttypes[j], in->n, true, err);
       continue;
     }
-    const hs_sql_vec *v = &in->cols[map[j]];
-    if (hs_sql_type_eq(v->type, ttypes[j])) {
-      st = hs_sql_vec_share(&out->cols[j], v, err);
-    } else if (v->type.id == HS_SQL_NULLTYPE) {
-      st = hs_sql_vec_alloc(&out->cols[j], ttypes[j], in->n, true, err);
-    } else if (!hs_sql_cast_exists(v->type, ttypes[j])) {
-      char a[64], b[64];
-      st = hs_error_set(err, HS_ERR_INVALID_ARG,
-                        "column \"%s\" is of type %s but expression is of type %s", tnames[j],
-                        hs_sql_type_name(ttypes[j], a, sizeof a),
-                        hs_sql_type_name(v->type, b, sizeof b));
-    } else {
-      st = hs_sql_cast_vec(v, ttypes[j], 0, &out->cols[j], err);
-    }
+    st = hs_sql_ddl_assign(&in->cols[map[j]], ttypes[j], tnames[j], &out->cols[j], err);
   }
   if (st != HS_OK) hs_sql_chunk_release(out);
   return st;
@@ -280,7 +280,7 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
   hs_sql_exec *x = NULL;
   hs_sql_chunk *chunks = NULL, *shaped = NULL;
   size_t n = 0;
-  if (st == HS_OK) st = run_query(bo, plan, &chunks, &n, &x, err);
+  if (st == HS_OK) st = hs_sql_ddl_run(bo, plan, &chunks, &n, &x, err);
   if (st == HS_OK && n > 0 && (shaped = hs_calloc(n, sizeof(*shaped))) == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   size_t made = 0;
@@ -289,8 +289,8 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
   if (st != HS_OK && made > 0) made--; /* the failed one was released by shape_chunk */
   int64_t rows = 0;
   if (st == HS_OK) st = append_chunks(t, &schema, shaped, n, &rows, err);
-  free_chunks(shaped, made);
-  free_chunks(chunks, n);
+  hs_sql_ddl_free_chunks(shaped, made);
+  hs_sql_ddl_free_chunks(chunks, n);
   hs_sql_exec_free(x);
   hs_arrow_schema_release(&schema);
   hs_sql_rel_close(r, t);
@@ -403,7 +403,7 @@ static hs_status do_ctas(hs_sql_session *s, const hs_sql_bind_opts *bo, const ch
   hs_sql_exec *x = NULL;
   hs_sql_chunk *chunks = NULL, *shaped = NULL;
   size_t n = 0;
-  if (st == HS_OK) st = run_query(bo, plan, &chunks, &n, &x, err);
+  if (st == HS_OK) st = hs_sql_ddl_run(bo, plan, &chunks, &n, &x, err);
   if (st == HS_OK) st = hs_table_create(path, &schema, NULL, &t, err);
   int32_t *map = st == HS_OK
                      ? hs_arena_alloc(&pctx->arena, sizeof(int32_t) * (size_t)(plan->n_cols + 1))
@@ -418,8 +418,8 @@ static hs_status do_ctas(hs_sql_session *s, const hs_sql_bind_opts *bo, const ch
   if (st != HS_OK && made > 0) made--;
   int64_t rows = 0;
   if (st == HS_OK && n > 0) st = append_chunks(t, &schema, shaped, n, &rows, err);
-  free_chunks(shaped, made);
-  free_chunks(chunks, n);
+  hs_sql_ddl_free_chunks(shaped, made);
+  hs_sql_ddl_free_chunks(chunks, n);
   hs_sql_exec_free(x);
   hs_table_free(t);
   hs_free(path);
@@ -620,10 +620,10 @@ hs_status hs_sql_session_other(hs_sql_session *s, const hs_sql_bind_opts *bo, co
   if (strcmp(kind, "DeleteStmt") == 0) return hs_sql_ddl_delete(bo, sql, body, out, pos, err);
   if (strcmp(kind, "AlterTableStmt") == 0) return hs_sql_ddl_alter(bo, body, out, pos, err);
   if (strcmp(kind, "RenameStmt") == 0) return hs_sql_ddl_rename(bo, body, out, pos, err);
+  if (strcmp(kind, "UpdateStmt") == 0) return hs_sql_ddl_update(bo, sql, body, out, pos, err);
   static const struct {
     const char *node, *words;
-  } names[] = {{"UpdateStmt", "UPDATE (use t.update(values, filter=))"},
-               {"MergeStmt", "MERGE (use t.merge(source, on=...))"},
+  } names[] = {{"MergeStmt", "MERGE (use t.merge(source, on=...))"},
                {"TransactionStmt", "BEGIN/COMMIT (every statement commits on its own)"}};
   const char *words = kind;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

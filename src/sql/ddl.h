@@ -17,8 +17,41 @@ hs_status hs_sql_ddl_count_stream(int64_t n, struct ArrowArrayStream *out, hs_er
 /* The type of a ColumnDef's TypeName (*pos: its position, for errors). */
 hs_status hs_sql_ddl_type_of(json_t *tn, hs_sql_type *out, int32_t *pos, hs_error *err);
 
+/* Run a bound query to its end, collecting its chunks (release them with
+ * hs_sql_ddl_free_chunks; *x with hs_sql_exec_free, after the chunks are
+ * used: they may borrow from it). */
+hs_status hs_sql_ddl_run(const hs_sql_bind_opts *bo, hs_sql_plan *plan, hs_sql_chunk **chunks,
+                         size_t *n, hs_sql_exec **x, hs_error *err);
+void hs_sql_ddl_free_chunks(hs_sql_chunk *c, size_t n); /* accepts NULL */
+/* A value assigned to column `column` of type `to` (INSERT, UPDATE):
+ * shared when of that type, NULLs of it for NULLTYPE, else cast where a
+ * cast exists; otherwise PostgreSQL's "column \"c\" is of type integer
+ * but expression is of type text". *out is zeroed on entry. */
+hs_status hs_sql_ddl_assign(const hs_sql_vec *v, hs_sql_type to, const char *column,
+                            hs_sql_vec *out, hs_error *err);
+
+/* The statement's target table `rel` (a RangeVar body; `verb` names the
+ * statement in errors; an alias is refused unless `alias_ok`), its handle
+ * taken from the statement's lookup into *t (give it back with
+ * hs_sql_rel_close(*r, *t)). In-memory relations are refused. */
+hs_status hs_sql_ddl_open_target(const hs_sql_bind_opts *bo, hs_sql_plan_ctx *pc, json_t *rel,
+                                 const char *verb, bool alias_ok, hs_sql_rel **r, hs_table **t,
+                                 int32_t *pos, hs_error *err);
+/* The text of a WHERE clause (`where`, the parse node) that ends
+ * statement `sql`: from the WHERE keyword's end to the statement's end, in
+ * A; `verb` names the statement in errors. Parameters are refused. */
+const char *hs_sql_ddl_where_text(const char *sql, json_t *where, const char *verb, hs_arena *A,
+                                  int32_t *pos, hs_error *err);
+/* A new plan context (NULL when out of memory). */
+hs_sql_plan_ctx *hs_sql_ddl_ctx_new(void);
+
 /* DELETE FROM t [WHERE filter]: one row change; count = rows deleted. */
 hs_status hs_sql_ddl_delete(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                            struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+/* UPDATE t SET c = expr, ... [WHERE filter] (ddl_update.c): the matching
+ * rows read, their new values computed by the SQL engine, one row change
+ * deleting them and appending the new rows; count = rows updated. */
+hs_status hs_sql_ddl_update(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                             struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
 /* ALTER TABLE t ADD [COLUMN] c type, DROP [COLUMN] [IF EXISTS] c, ALTER
  * [COLUMN] c [SET DATA] TYPE type, ... : one schema change (one commit). */

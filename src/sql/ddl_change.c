@@ -54,16 +54,16 @@ static int64_t min_location(json_t *j, bool *param) {
 /* The text of a DELETE's WHERE condition: from after the WHERE keyword
  * before the condition's first token to the statement's end (WHERE is a
  * DELETE's last clause once RETURNING is refused), in `A`. */
-static const char *where_text(const char *sql, json_t *where, hs_arena *A, int32_t *pos,
-                              hs_error *err) {
+const char *hs_sql_ddl_where_text(const char *sql, json_t *where, const char *verb, hs_arena *A,
+                                  int32_t *pos, hs_error *err) {
   bool param = false;
   int64_t at = min_location(where, &param);
   size_t n = strlen(sql);
   if (param)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "at position %lld: parameters are not supported in a DELETE's WHERE (it "
-                        "is the table change's filter; write the values)",
-                        (long long)at + 1),
+                        "at position %lld: parameters are not supported in %s's WHERE (it is "
+                        "the table change's filter; write the values)",
+                        (long long)at + 1, verb),
            NULL;
   /* back over blanks and opening parentheses to the keyword */
   int64_t i = at < 0 || (size_t)at > n ? -1 : at;
@@ -85,13 +85,13 @@ static const char *where_text(const char *sql, json_t *where, hs_arena *A, int32
 
 /* The table relation `rel` names, opened (its handle taken from the
  * statement's lookup); *r for hs_sql_rel_close. */
-static hs_status open_target(const hs_sql_bind_opts *bo, hs_sql_plan_ctx *pc, json_t *rel,
-                             const char *verb, hs_sql_rel **r, hs_table **t, int32_t *pos,
-                             hs_error *err) {
+hs_status hs_sql_ddl_open_target(const hs_sql_bind_opts *bo, hs_sql_plan_ctx *pc, json_t *rel,
+                                 const char *verb, bool alias_ok, hs_sql_rel **r, hs_table **t,
+                                 int32_t *pos, hs_error *err) {
   const char *name = jstr(rel, "relname");
   *pos = hs_sql_ddl_pos(rel);
   if (name == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "%s needs a table name", verb);
-  if (json_object_get(rel, "alias") != NULL)
+  if (!alias_ok && json_object_get(rel, "alias") != NULL)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "at position %d: %s does not take a table alias (name columns plainly)",
                         *pos, verb);
@@ -103,7 +103,7 @@ static hs_status open_target(const hs_sql_bind_opts *bo, hs_sql_plan_ctx *pc, js
   return st;
 }
 
-static hs_sql_plan_ctx *ctx_new(void) {
+hs_sql_plan_ctx *hs_sql_ddl_ctx_new(void) {
   hs_sql_plan_ctx *pc = hs_calloc(1, sizeof(*pc));
   if (pc != NULL) hs_arena_init(&pc->arena);
   return pc;
@@ -118,15 +118,16 @@ hs_status hs_sql_ddl_delete(const hs_sql_bind_opts *bo, const char *sql, json_t 
     if (json_object_get(body, refused[i]) != NULL)
       return hs_error_set(err, HS_ERR_UNSUPPORTED,
                           "%s is not supported (write the condition in WHERE)", words[i]);
-  hs_sql_plan_ctx *pc = ctx_new();
+  hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
   if (pc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   hs_sql_rel *r = NULL;
   hs_table *t = NULL;
-  hs_status st = open_target(bo, pc, json_object_get(body, "relation"), "DELETE", &r, &t, pos, err);
+  hs_status st = hs_sql_ddl_open_target(bo, pc, json_object_get(body, "relation"), "DELETE", false,
+                                        &r, &t, pos, err);
   json_t *where = json_object_get(body, "whereClause");
   const char *cond = "";
   if (st == HS_OK && where != NULL) {
-    cond = where_text(sql, where, &pc->arena, pos, err);
+    cond = hs_sql_ddl_where_text(sql, where, "a DELETE", &pc->arena, pos, err);
     if (cond == NULL) st = HS_ERR_UNSUPPORTED;
   }
   hs_row_change_result res;
@@ -214,15 +215,15 @@ hs_status hs_sql_ddl_alter(const hs_sql_bind_opts *bo, json_t *body, struct Arro
   json_t *cmds = json_object_get(body, "cmds");
   size_t n = json_array_size(cmds);
   if (n == 0 || n > 1000) return hs_error_set(err, HS_ERR_INVALID_ARG, "ALTER TABLE: no commands");
-  hs_sql_plan_ctx *pc = ctx_new();
+  hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
   hs_table_schema_change *ch = hs_calloc(n, sizeof(*ch));
   struct ArrowSchema *types = hs_calloc(n, sizeof(*types));
   hs_sql_rel *r = NULL;
   hs_table *t = NULL;
-  hs_status st =
-      pc != NULL && ch != NULL && types != NULL
-          ? open_target(bo, pc, json_object_get(body, "relation"), "ALTER TABLE", &r, &t, pos, err)
-          : hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  hs_status st = pc != NULL && ch != NULL && types != NULL
+                     ? hs_sql_ddl_open_target(bo, pc, json_object_get(body, "relation"),
+                                              "ALTER TABLE", false, &r, &t, pos, err)
+                     : hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   size_t m = 0;
   for (size_t i = 0; i < n && st == HS_OK; i++) {
     json_t *cmd = json_object_get(json_array_get(cmds, i), "AlterTableCmd");
@@ -265,12 +266,12 @@ hs_status hs_sql_ddl_rename(const hs_sql_bind_opts *bo, json_t *body, struct Arr
   c.new_name = jstr(body, "newname");
   if (c.column == NULL || c.new_name == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "RENAME COLUMN needs the old and new names");
-  hs_sql_plan_ctx *pc = ctx_new();
+  hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
   if (pc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   hs_sql_rel *r = NULL;
   hs_table *t = NULL;
-  hs_status st =
-      open_target(bo, pc, json_object_get(body, "relation"), "ALTER TABLE", &r, &t, pos, err);
+  hs_status st = hs_sql_ddl_open_target(bo, pc, json_object_get(body, "relation"), "ALTER TABLE",
+                                        false, &r, &t, pos, err);
   if (st == HS_OK) st = hs_table_update_schema(t, &c, 1, err);
   hs_sql_rel_close(r, t);
   hs_sql_plan_ctx_free(pc);
