@@ -1314,7 +1314,7 @@ hs_status hs_sql_unregister(hs_sql_session *s, const char *name, hs_error *err);
  * (fixed_size_list<float32> children bind as vectors). A query's rows come
  * back as a stream of struct batches, owned by the caller; statements
  * without rows (SET, CREATE INDEX, DROP INDEX) give a stream with no
- * batches and no columns; INSERT, DELETE and UPDATE give one row with an
+ * batches and no columns; INSERT, DELETE, UPDATE and MERGE give one row with an
  * int64 column "count". The stream may be read after later calls on the
  * session, but not after hs_sql_session_free. */
 hs_status hs_sql_execute(hs_sql_session *s, const char *sql,

@@ -15,6 +15,7 @@
  *   DROP INDEX [IF EXISTS] t_col_idx               drop the index of column col of table t
  *   DELETE, ALTER TABLE, ALTER TABLE RENAME COLUMN  ddl_change.c
  *   UPDATE                                          ddl_update.c
+ *   MERGE                                           ddl_merge.c
  *
  * Indexes have no names of their own here: an index is the index of its
  * column, and its name is PostgreSQL's default, <table>_<column>_idx.
@@ -621,10 +622,10 @@ hs_status hs_sql_session_other(hs_sql_session *s, const hs_sql_bind_opts *bo, co
   if (strcmp(kind, "AlterTableStmt") == 0) return hs_sql_ddl_alter(bo, body, out, pos, err);
   if (strcmp(kind, "RenameStmt") == 0) return hs_sql_ddl_rename(bo, body, out, pos, err);
   if (strcmp(kind, "UpdateStmt") == 0) return hs_sql_ddl_update(bo, sql, body, out, pos, err);
+  if (strcmp(kind, "MergeStmt") == 0) return hs_sql_ddl_merge(bo, sql, body, out, pos, err);
   static const struct {
     const char *node, *words;
-  } names[] = {{"MergeStmt", "MERGE (use t.merge(source, on=...))"},
-               {"TransactionStmt", "BEGIN/COMMIT (every statement commits on its own)"}};
+  } names[] = {{"TransactionStmt", "BEGIN/COMMIT (every statement commits on its own)"}};
   const char *words = kind;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(names[i].node, kind) == 0) words = names[i].words;

@@ -48,11 +48,29 @@ hs_sql_plan_ctx *hs_sql_ddl_ctx_new(void);
 /* DELETE FROM t [WHERE filter]: one row change; count = rows deleted. */
 hs_status hs_sql_ddl_delete(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                             struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+/* One assignment of an UPDATE's SET list (or a MERGE's UPDATE SET). */
+typedef struct hs_sql_set_item {
+  const char *col; /* the table column */
+  json_t *val;     /* its expression (borrowed from the parse tree) */
+  int32_t pos;     /* 1-based position of the target */
+  int32_t tcol;    /* the column's index in `ts` */
+} hs_sql_set_item;
+/* The n ResTargets of a SET list against the table's columns `ts` (an
+ * Arrow struct schema; lineage columns are not settable): (a, b) = (x, y)
+ * split into its assignments; DEFAULT, (a, b) = (SELECT ...), c[i] / c.f,
+ * unknown columns and a column set twice refused with the position. */
+hs_status hs_sql_ddl_set_items(json_t *list, const struct ArrowSchema *ts, const char *table,
+                               hs_sql_set_item *items, size_t n, int32_t *pos, hs_error *err);
+
 /* UPDATE t SET c = expr, ... [WHERE filter] (ddl_update.c): the matching
  * rows read, their new values computed by the SQL engine, one row change
  * deleting them and appending the new rows; count = rows updated. */
 hs_status hs_sql_ddl_update(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                             struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+/* MERGE INTO t USING s ON t.k = s.k ... WHEN [NOT] MATCHED ... (ddl_merge.c):
+ * one row change on the key path; count = rows updated, deleted, inserted. */
+hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                           struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
 /* ALTER TABLE t ADD [COLUMN] c type, DROP [COLUMN] [IF EXISTS] c, ALTER
  * [COLUMN] c [SET DATA] TYPE type, ... : one schema change (one commit). */
 hs_status hs_sql_ddl_alter(const hs_sql_bind_opts *bo, json_t *body, struct ArrowArrayStream *out,

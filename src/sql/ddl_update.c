@@ -40,19 +40,11 @@ static const char *jstr(json_t *o, const char *k) {
   return json_string_value(json_object_get(o, k));
 }
 
-typedef struct set_item {
-  const char *col; /* the table column */
-  json_t *val;     /* its expression (borrowed from the parse tree) */
-  int32_t pos;     /* 1-based position of the target */
-  int32_t tcol;    /* the column's index in the scan schema */
-} set_item;
-
-/* The SET list against the table's columns `ts` (the scan schema). */
-static hs_status set_items(json_t *list, const struct ArrowSchema *ts, const char *table,
-                           set_item *items, size_t n, int32_t *pos, hs_error *err) {
+hs_status hs_sql_ddl_set_items(json_t *list, const struct ArrowSchema *ts, const char *table,
+                               hs_sql_set_item *items, size_t n, int32_t *pos, hs_error *err) {
   for (size_t i = 0; i < n; i++) {
     json_t *rt = json_object_get(json_array_get(list, i), "ResTarget");
-    set_item *it = &items[i];
+    hs_sql_set_item *it = &items[i];
     it->col = jstr(rt, "name");
     it->val = json_object_get(rt, "val");
     it->pos = *pos = hs_sql_ddl_pos(rt);
@@ -114,8 +106,8 @@ static json_t *colref(const char *name) {
  * node): `rows` is the rows read, under a name of its own, so that the
  * expressions' `table.c` are theirs while a subquery's FROM table reads the
  * whole table, as in PostgreSQL. */
-static json_t *set_select(const set_item *items, size_t n, const char *rows, const char *table,
-                          const char *pos) {
+static json_t *set_select(const hs_sql_set_item *items, size_t n, const char *rows,
+                          const char *table, const char *pos) {
   json_t *targets = json_array();
   for (size_t i = 0; i < n && targets != NULL; i++)
     json_array_append_new(targets, json_pack("{s:{s:O,s:i}}", "ResTarget", "val", items[i].val,
@@ -213,7 +205,7 @@ static void rows_relation_free(hs_sql_rel *rel) {
 /* The SET results (chunks of n_set + 1 columns, the last the row number)
  * assigned to their columns' types and exported as one struct array of
  * n rows, in row order. */
-static hs_status set_values(const set_item *items, size_t n_set, const struct ArrowSchema *s,
+static hs_status set_values(const hs_sql_set_item *items, size_t n_set, const struct ArrowSchema *s,
                             hs_sql_chunk *chunks, size_t nc, int64_t n, struct ArrowArray *out,
                             hs_arena *A, int32_t *pos, hs_error *err) {
   hs_sql_type *types = hs_arena_alloc(A, sizeof(*types) * n_set);
@@ -272,7 +264,7 @@ static hs_status set_values(const set_item *items, size_t n_set, const struct Ar
  * moved out) with the SET columns from `vals` and, in a v3 table, a NULL
  * _last_updated_sequence_number. */
 static hs_status updated_rows(const struct ArrowSchema *s, struct ArrowArray *rows,
-                              const set_item *items, size_t n_set, struct ArrowArray *vals,
+                              const hs_sql_set_item *items, size_t n_set, struct ArrowArray *vals,
                               struct ArrowArray *out, hs_error *err) {
   int64_t nc = s->n_children, n = rows->length;
   struct ArrowArray *kids = hs_calloc((size_t)nc, sizeof(*kids));
@@ -341,9 +333,9 @@ static hs_status update_once(const hs_sql_bind_opts *bo, const char *sql, json_t
   for (size_t b = 0; b < nb; b++) n += batches[b].length;
   size_t n_set = json_array_size(set_list);
   hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
-  set_item *items = pc != NULL ? hs_arena_alloc(&pc->arena, sizeof(*items) * n_set) : NULL;
+  hs_sql_set_item *items = pc != NULL ? hs_arena_alloc(&pc->arena, sizeof(*items) * n_set) : NULL;
   if (items == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
-  if (st == HS_OK) st = set_items(set_list, &s, table, items, n_set, pos, err);
+  if (st == HS_OK) st = hs_sql_ddl_set_items(set_list, &s, table, items, n_set, pos, err);
   if (st != HS_OK || n == 0) {
     hs_arrow_batches_free(batches, nb);
     hs_arrow_schema_release(&s);

@@ -1,11 +1,11 @@
 /*
- * test_sql_dml.c — SQL UPDATE and DELETE through the C API (src/sql/
- * ddl_update.c, ddl_change.c), run under ASan+UBSan in the suite: random
+ * test_sql_dml.c — SQL UPDATE, DELETE and MERGE through the C API (src/sql/
+ * ddl_update.c, ddl_change.c, ddl_merge.c), run under ASan+UBSan in the suite: random
  * statements against a row-by-row model of the table in this file, the
  * whole table compared after each; statements that must fail (bad
  * columns, types, division by zero, overflow, refused clauses) fail and
  * leave the table as it was. The DuckDB oracle over more types is
- * tests/python/test_sql_update.py.
+ * tests/python/test_sql_update.py and test_sql_merge.py.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include "hs_test.h"
 #include "hyperstream.h"
 
-enum { N_ROWS = 300 };
+enum { N_ROWS = 300, N_MODEL = 350 };
 
 typedef struct row {
   int64_t id;
@@ -82,7 +82,8 @@ int main(void) {
   CHECK_OK(hs_sql_session_new(root, &s, &err), &err);
   int64_t count = 0;
   CHECK_OK(run(s, "CREATE TABLE t (id bigint, v int, w double precision)", &count, &err), &err);
-  row m[N_ROWS];
+  row m[N_MODEL];
+  memset(m, 0, sizeof m);
   uint64_t rng = 20261206;
   char sql[8192];
   /* three INSERTs: three data files */
@@ -141,7 +142,48 @@ int main(void) {
       CHECK(false);
     }
   }
+  /* MERGE: a source from the table itself; changes by key, then inserts */
+  {
+    int lo = 40, hi = 120, k = 10;
+    int64_t want = 0;
+    snprintf(sql, sizeof sql,
+             "MERGE INTO t USING (SELECT id, v FROM t WHERE id BETWEEN %d AND %d) AS q ON t.id = "
+             "q.id WHEN MATCHED AND q.v > %d THEN DELETE WHEN MATCHED THEN UPDATE SET w = t.w + 1",
+             lo, hi, k);
+    for (int i = lo; i <= hi; i++)
+      if (m[i].live) {
+        want++;
+        if (!m[i].v_null && m[i].v > k)
+          m[i].live = false;
+        else
+          m[i].w += 1;
+      }
+    CHECK_OK(run(s, sql, &count, &err), &err);
+    CHECK_EQ_INT(count, want);
+    CHECK(table_matches(s, m, N_ROWS, &err));
+    want = 0;
+    for (int i = 0; i < 50; i++) {
+      m[N_ROWS + i] = (row){1000 + i, m[i].v, m[i].v_null, 0.25, m[i].live};
+      want += m[i].live;
+    }
+    CHECK_OK(run(s,
+                 "MERGE INTO t USING (SELECT id + 1000 AS id, v FROM t WHERE id < 50) AS q ON "
+                 "t.id = q.id WHEN NOT MATCHED THEN INSERT (id, v, w) VALUES (q.id, q.v, 0.25)",
+                 &count, &err),
+             &err);
+    CHECK_EQ_INT(count, want);
+    CHECK(table_matches(s, m, N_MODEL, &err));
+  }
   static const char *const bad[] = {
+      "MERGE INTO t USING (SELECT id FROM t UNION ALL SELECT id FROM t) AS q ON t.id = q.id "
+      "WHEN MATCHED THEN UPDATE SET v = 0",
+      "MERGE INTO t USING (SELECT id FROM t) AS q ON t.id < q.id WHEN MATCHED THEN DELETE",
+      "MERGE INTO t USING (SELECT id FROM t) AS q ON t.id = q.id WHEN MATCHED THEN UPDATE SET "
+      "id = 1",
+      "MERGE INTO t USING (SELECT id FROM t) AS q ON t.id = q.id WHEN NOT MATCHED THEN INSERT "
+      "VALUES (q.id, 1 / 0, 0)",
+      "MERGE INTO t USING (SELECT id + 5000 AS id FROM t) AS q ON t.id = q.id WHEN NOT MATCHED "
+      "THEN INSERT VALUES (q.id, 'x', 0)",
       "UPDATE t SET nosuch = 1",
       "UPDATE t SET v = 1, v = 2",
       "UPDATE t SET v = v / 0",
@@ -163,7 +205,7 @@ int main(void) {
     CHECK(st != HS_OK);
     CHECK(err.message[0] != '\0');
   }
-  CHECK(table_matches(s, m, N_ROWS, &err));
+  CHECK(table_matches(s, m, N_MODEL, &err));
   hs_sql_session_free(s);
   free(root);
   return hs_test_finish("test_sql_dml");

@@ -1,0 +1,181 @@
+"""SQL MERGE INTO (src/sql/ddl_merge.c): one row change per statement.
+
+DuckDB is the oracle: random MERGE statements (1-4 WHEN clauses of every
+kind, random AND conditions over target and source columns, NULLs in keys
+and values) run on DuckDB copies of the same random target and source, and
+after each one every row of ours (read by SQL and by a fresh Table) equals
+DuckDB's, as does the count. The source's keys are unique there: DuckDB
+updates a target row once per matching source row, where PostgreSQL (and
+we) refuse with "cannot affect row a second time" — checked on its own, as
+are the refusals, each writing nothing.
+"""
+import os
+import random
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+duckdb = pytest.importorskip("duckdb")
+hdb = pytest.importorskip("hyperstreamdb")
+
+from test_sql_changes import _rows, _sorted  # noqa: E402
+
+
+def _source(rng, n, lo, hi):
+    ids = rng.sample(range(lo, hi), n)
+
+    def maybe(v):
+        return None if rng.random() < 0.15 else v
+
+    return pa.table({
+        "id": pa.array([maybe(i) for i in ids], pa.int64()),
+        "g": pa.array([maybe(rng.choice(["a", "b", "z"])) for _ in ids]),
+        "v": pa.array([maybe(rng.randrange(-100, 100)) for _ in ids], pa.int32()),
+    })
+
+
+def _cond(rng, matched):
+    source = [f"s.v > {rng.randrange(-100, 100)}", "s.g = 'a'", "s.v IS NULL OR s.g = 'b'",
+              f"s.id < {rng.randrange(0, 400)}"]
+    both = ["t.v IS NULL", f"t.v < s.v + {rng.randrange(-20, 20)}",
+            "t.g IS NOT DISTINCT FROM s.g", f"t.f > {rng.uniform(-10, 10):.2f}",
+            "s.v IS NULL OR t.g = 'b'"]
+    return rng.choice(source + both if matched else source)
+
+
+def _when(rng):
+    clauses, closed = [], set()  # a kind after its unconditional clause is unreachable
+    for _ in range(rng.randrange(1, 5)):
+        matched = rng.random() < 0.55
+        cond = f" AND {_cond(rng, matched)}" if rng.random() < 0.6 else ""
+        if matched in closed:
+            continue
+        if not cond:
+            closed.add(matched)
+        if matched:
+            act = rng.choice([
+                "UPDATE SET v = s.v", "UPDATE SET v = t.v + 1, g = s.g",
+                "UPDATE SET f = COALESCE(t.f, 0) * 2, g = upper(t.g)", "DELETE", "DO NOTHING"])
+            clauses.append(f"WHEN MATCHED{cond} THEN {act}")
+        else:
+            act = rng.choice([
+                "INSERT (id, g, v) VALUES (s.id, s.g, s.v)",
+                "INSERT VALUES (s.id, s.g, s.v * 2, 0.5)",
+                "INSERT (v, id) VALUES (s.v, s.id)", "DO NOTHING"])
+            clauses.append(f"WHEN NOT MATCHED{cond} THEN {act}")
+    return " ".join(clauses)
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_random_merges_equal_duckdb(tmp_path, version):
+    rng = random.Random(20261206 + version)
+    data = _rows(11, 300)
+    t = hdb.Table(str(tmp_path / "t"), format_version=version)
+    for part in (data.slice(0, 100), data.slice(100, 100), data.slice(200)):
+        t.write(part)
+    t.add_index("id", progress=False)
+    s = hdb.connect(str(tmp_path))
+    con = duckdb.connect()
+    con.register("d0", data)
+    con.execute("CREATE TABLE t AS SELECT * FROM d0")
+    next_id = 300
+    for step in range(30):
+        src = _source(rng, rng.randrange(1, 40), 0, next_id + 50)
+        next_id += 50
+        s.register("src", src)
+        con.register("src", src)
+        stmt = f"MERGE INTO t USING src AS s ON t.id = s.id {_when(rng)}"
+        want = con.execute(stmt).fetchall()
+        got = s.sql(stmt).fetchall()
+        assert got == want, (step, stmt)
+        exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
+        assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, (step, stmt)
+        if step % 5 == 4:
+            fresh = hdb.Table(str(tmp_path / "t"))
+            rows = fresh.to_arrow(columns=["id", "g", "v", "f"]).to_pylist()
+            assert _sorted([tuple(r.values()) for r in rows]) == exp, (step, stmt)
+            k = rng.randrange(0, next_id)  # the id index answers on merged rows
+            assert sorted(fresh.to_arrow(filter=f"id = {k}", columns=["v"])["v"].to_pylist(),
+                          key=str) == sorted([r[0] for r in con.execute(
+                              f"SELECT v FROM t WHERE id = {k}").fetchall()], key=str)
+
+
+def test_merge_from_a_table_and_a_subquery(tmp_path):
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array([10, 20, 30])}))
+    u = hdb.Table(str(tmp_path / "u"))
+    u.write(pa.table({"id": pa.array([2, 3, 4], pa.int64()), "v": pa.array([200, 300, 400])}))
+    s = hdb.connect(str(tmp_path))
+    assert s.sql("MERGE INTO t USING u ON t.id = u.id WHEN MATCHED AND u.v > 250 THEN DELETE "
+                 "WHEN MATCHED THEN UPDATE SET v = t.v + u.v "
+                 "WHEN NOT MATCHED THEN INSERT VALUES (u.id, u.v)").fetchall() == [(3,)]
+    assert sorted(s.sql("SELECT id, v FROM t").fetchall()) == [(1, 10), (2, 220), (4, 400)]
+    # a subquery source, keys computed, a target alias; nothing matched: nothing deleted
+    assert s.sql("MERGE INTO t AS x USING (SELECT id + 100 AS k, v FROM u) AS q ON x.id = q.k "
+                 "WHEN MATCHED THEN DELETE "
+                 "WHEN NOT MATCHED AND q.v < 300 THEN INSERT (id, v) VALUES (q.k, -q.v)"
+                 ).fetchall() == [(1,)]
+    assert sorted(s.sql("SELECT id, v FROM t").fetchall()) == [
+        (1, 10), (2, 220), (4, 400), (102, -200)]
+
+
+def test_a_target_row_affected_twice_is_refused(tmp_path):
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"id": pa.array([1, 2], pa.int64()), "v": pa.array([1, 2])}))
+    s = hdb.connect(str(tmp_path))
+    s.register("dup", pa.table({"id": pa.array([1, 1, 2], pa.int64()), "v": [5, 6, 7]}))
+    before = sorted(os.listdir(tmp_path / "t" / "metadata"))
+    with pytest.raises(hdb.HyperStreamError, match="cannot affect row a second time"):
+        s.sql("MERGE INTO t USING dup ON t.id = dup.id WHEN MATCHED THEN UPDATE SET v = dup.v"
+              ).fetchall()
+    # DO NOTHING for the duplicate pairs is fine, as in PostgreSQL
+    assert s.sql("MERGE INTO t USING dup ON t.id = dup.id WHEN MATCHED AND t.id = 1 THEN DO "
+                 "NOTHING WHEN MATCHED THEN UPDATE SET v = dup.v").fetchall() == [(1,)]
+    assert sorted(s.sql("SELECT id, v FROM t").fetchall()) == [(1, 1), (2, 7)]
+    assert sorted(os.listdir(tmp_path / "t" / "metadata")) != before
+    # target rows sharing a key must change together (the change replaces by key)
+    t.write(pa.table({"id": pa.array([2], pa.int64()), "v": pa.array([8])}))
+    s.register("one", pa.table({"id": pa.array([2], pa.int64())}))
+    with pytest.raises(hdb.HyperStreamError, match="sharing a key"):
+        s.sql("MERGE INTO t USING one ON t.id = one.id WHEN MATCHED AND t.v = 7 THEN DELETE"
+              ).fetchall()
+    assert s.sql("MERGE INTO t USING one ON t.id = one.id WHEN MATCHED THEN UPDATE SET v = 0"
+                 ).fetchall() == [(2,)]
+    assert sorted(s.sql("SELECT id, v FROM t").fetchall()) == [(1, 1), (2, 0), (2, 0)]
+
+
+@pytest.mark.parametrize("stmt,err", [
+    ("MERGE INTO t USING m ON t.a > m.a WHEN MATCHED THEN DELETE", "equalities"),
+    ("MERGE INTO t USING m ON t.a = m.a AND m.a > 0 WHEN MATCHED THEN DELETE", "equalities"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN MATCHED THEN UPDATE SET a = 1", "key column"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN MATCHED THEN UPDATE SET nosuch = 1", "nosuch"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN MATCHED THEN UPDATE SET s = m.nosuch", "nosuch"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN NOT MATCHED THEN INSERT (a, a) VALUES (1, 2)",
+     "more than once"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN NOT MATCHED THEN INSERT (a) VALUES (1, 2)",
+     "more expressions"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN NOT MATCHED THEN INSERT VALUES (m.a, 1 / 0)",
+     "division by zero"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN NOT MATCHED THEN INSERT DEFAULT VALUES", "DEFAULT"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN MATCHED THEN DELETE WHEN MATCHED AND m.a = 1 THEN "
+     "DO NOTHING", "unreachable"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN NOT MATCHED AND t.s = 'x' THEN DO NOTHING",
+     "FROM-clause entry"),
+    ("MERGE INTO t USING m ON t.a = m.a WHEN NOT MATCHED THEN INSERT VALUES (m.a, t.s)",
+     "FROM-clause entry"),
+    ("MERGE INTO nope USING m ON nope.a = m.a WHEN MATCHED THEN DELETE", "does not exist"),
+    ("MERGE INTO t USING nope ON t.a = nope.a WHEN MATCHED THEN DELETE", "nope"),
+    ("MERGE INTO m USING t ON m.a = t.a WHEN MATCHED THEN DELETE", "in-memory"),
+])
+def test_bad_merges_write_nothing(tmp_path, stmt, err):
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"a": pa.array([1, 2, 3], pa.int32()), "s": ["x", "y", "z"]}))
+    before = os.listdir(tmp_path / "t" / "metadata")
+    s = hdb.connect(str(tmp_path))
+    s.register("m", pa.table({"a": pa.array([1, 4], pa.int32())}))
+    with pytest.raises(hdb.HyperStreamError) as e:
+        s.sql(stmt).fetchall()
+    assert err in str(e.value), str(e.value)
+    assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
+    assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
+                                                                     "s": ["x", "y", "z"]}
