@@ -199,6 +199,7 @@ static hs_status bind_range_var(hs_sql_binder *b, json_t *body, hs_sql_plan **ou
     p->names[i] = rel->col_names[i];
     p->scan.columns[i] = rel->col_names[i];
     if ((st = hs_sql_scope_add(b, sc, qual, rel->col_names[i], rel->types[i])) != HS_OK) return st;
+    sc->cols[sc->n - 1].hidden = i >= rel->n_cols - rel->n_hidden;
   }
   if (colnames != NULL && (st = apply_colnames(b, colnames, sc, pos)) != HS_OK) return st;
   *out = p;

@@ -116,6 +116,7 @@ hs_status hs_sql_bind_time_travel(hs_sql_binder *b, json_t *range, json_t *call,
     if ((st = hs_sql_scope_add(b, sc, alias != NULL ? alias : table, rel->col_names[i],
                                rel->types[i])) != HS_OK)
       return st;
+    sc->cols[sc->n - 1].hidden = i >= rel->n_cols - rel->n_hidden;
   }
   *out = p;
   return HS_OK;

@@ -29,9 +29,12 @@
  *      rows, each value assigned to its column's type as INSERT does.
  *   A conflicting concurrent commit re-runs 1-3 on the newer snapshot.
  *
+ * In a v3 table an updated row keeps its `_row_id` (read through the
+ * table relation's hidden lineage column) and inherits the commit's
+ * sequence number; inserted rows get new ids.
+ *
  * One row of int64 "count": rows updated, deleted and inserted. Not done:
- * v3 row lineage through a MERGE's UPDATE (the updated rows get new
- * `_row_id`s; `t.merge` from Python keeps them), tables with columns SQL
+ * tables with columns SQL
  * cannot read (lists, structs: refused; use t.merge), WHEN NOT MATCHED BY
  * SOURCE (PostgreSQL 17; our parser is 15's), RETURNING.
  */
@@ -39,6 +42,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../table/lineage.h"
 #include "ddl.h"
 #include "exec.h"
 #include "vec.h"
@@ -78,6 +82,8 @@ typedef struct mplan {
   hs_sql_type *ttypes;
   const char **tnames;
   int32_t tcol_first; /* the result column of target column 0 (updates) */
+  bool lineage;       /* v3: updated rows keep their _row_id (the result column after the
+                         target's columns), every appended row has the two lineage columns */
 } mplan;
 
 static const char *jstr(json_t *o, const char *k) {
@@ -393,6 +399,10 @@ static void merge_text(tmpl *t, const mplan *p, int64_t sid) {
     put(t, ", ");
     put_col(t, p->talias, p->tnames[j]);
   }
+  if (p->updates && p->lineage) {
+    put(t, ", ");
+    put_col(t, p->talias, HS_LINEAGE_ROW_ID);
+  }
   for (size_t i = 0; i < p->ncl; i++)
     for (size_t j = 0; j < p->cl[i].n_vals; j++) {
       put(t, ", ");
@@ -520,23 +530,17 @@ static hs_status merge_select(const mplan *p, int64_t sid, json_t **out, hs_erro
 
 /* ------------------------------------------------------ the results */
 
-/* Rows `sel` of result columns cols[0..n) (-1: NULLs) as one Arrow batch
- * of the target's types, appended to *arrs. */
-static hs_status take_rows(const mplan *p, const hs_sql_chunk *c, const int32_t *cols, int32_t n,
-                           const int32_t *tc, const int64_t *sel, int64_t n_sel,
-                           struct ArrowArray *out, hs_error *err) {
+/* Rows `sel` of result columns cols[0..n) (-1: NULLs), assigned to
+ * types[0..n) (columns names[0..n)), as one Arrow batch. */
+static hs_status take_rows(const hs_sql_chunk *c, const int32_t *cols, int32_t n,
+                           const hs_sql_type *types, const char *const *names, const int64_t *sel,
+                           int64_t n_sel, struct ArrowArray *out, hs_error *err) {
   hs_sql_chunk view = {0}, took = {0}, typed = {0};
-  hs_sql_type *types = hs_calloc((size_t)n, sizeof(*types));
-  const char **names = hs_calloc((size_t)n, sizeof(*names));
-  hs_status st = types != NULL && names != NULL ? hs_sql_chunk_init(&view, n, c->n, err)
-                                                : hs_error_set(err, HS_ERR_NOMEM, "out of memory");
-  for (int32_t j = 0; j < n && st == HS_OK; j++) {
-    types[j] = p->ttypes[tc[j]];
-    names[j] = p->tnames[tc[j]];
+  hs_status st = hs_sql_chunk_init(&view, n, c->n, err);
+  for (int32_t j = 0; j < n && st == HS_OK; j++)
     st = cols[j] >= 0
              ? hs_sql_vec_share(&view.cols[j], &c->cols[cols[j]], err)
              : hs_sql_vec_alloc(&view.cols[j], hs_sql_type_of(HS_SQL_NULLTYPE), c->n, true, err);
-  }
   if (st == HS_OK) st = hs_sql_chunk_take(&took, &view, sel, n_sel, err);
   if (st == HS_OK) st = hs_sql_chunk_init(&typed, n, n_sel, err);
   for (int32_t j = 0; j < n && st == HS_OK; j++)
@@ -545,8 +549,6 @@ static hs_status take_rows(const mplan *p, const hs_sql_chunk *c, const int32_t 
   hs_sql_chunk_release(&view);
   hs_sql_chunk_release(&took);
   hs_sql_chunk_release(&typed);
-  hs_free(types);
-  hs_free(names);
   return st;
 }
 
@@ -595,24 +597,29 @@ static hs_status merge_chunk(mplan *p, const hs_sql_chunk *c, batches *keys, bat
                           "change replaces rows by key: give the target unique keys, or make "
                           "the WHEN conditions the same for them)");
   }
-  int32_t cols[4096], tc[4096];
+  int32_t cols[4096 + 2];
+  hs_sql_type types[MERGE_KEYS_MAX];
+  const char *names[MERGE_KEYS_MAX];
   hs_status st = HS_OK;
   if (nkeys > 0) {
-    for (int32_t k = 0; k < p->nk; k++) cols[k] = R_KEYS + k, tc[k] = p->keys[k];
+    for (int32_t k = 0; k < p->nk; k++) {
+      cols[k] = R_KEYS + k;
+      types[k] = p->ttypes[p->keys[k]];
+      names[k] = p->tnames[p->keys[k]];
+    }
     struct ArrowArray a;
-    st = take_rows(p, c, cols, p->nk, tc, sel_keys, nkeys, &a, err);
+    st = take_rows(c, cols, p->nk, types, names, sel_keys, nkeys, &a, err);
     if (st == HS_OK) st = batches_add(keys, &a, err);
   }
+  int32_t n_out = p->n_tcols + (p->lineage ? 2 : 0);
   for (size_t i = 0; i < p->ncl && st == HS_OK; i++) {
     mclause *cl = &p->cl[i];
     if (cl->n_sel == 0 || (cl->kind != MC_UPDATE && cl->kind != MC_INSERT)) continue;
-    for (int32_t j = 0; j < p->n_tcols; j++) {
-      tc[j] = j;
-      cols[j] = cl->kind == MC_UPDATE ? p->tcol_first + j : -1;
-    }
+    for (int32_t j = 0; j < n_out; j++) cols[j] = cl->kind == MC_UPDATE ? p->tcol_first + j : -1;
     for (size_t v = 0; v < cl->n_vals; v++) cols[cl->tcols[v]] = cl->first + (int32_t)v;
+    if (p->lineage) cols[p->n_tcols + 1] = -1; /* modified: inherits the commit's sequence */
     struct ArrowArray a;
-    st = take_rows(p, c, cols, p->n_tcols, tc, cl->sel, cl->n_sel, &a, err);
+    st = take_rows(c, cols, n_out, p->ttypes, p->tnames, cl->sel, cl->n_sel, &a, err);
     if (st == HS_OK) st = batches_add(rows, &a, err);
   }
   return st;
@@ -625,8 +632,8 @@ static hs_status target_columns(mplan *p, hs_table *t, hs_arena *A, hs_error *er
   int64_t n = p->schema.n_children;
   if (n > 4000) return hs_error_set(err, HS_ERR_UNSUPPORTED, "MERGE: too many columns");
   p->n_tcols = (int32_t)n;
-  p->ttypes = hs_arena_alloc(A, sizeof(hs_sql_type) * (size_t)(n + 1));
-  p->tnames = hs_arena_alloc(A, sizeof(char *) * (size_t)(n + 1));
+  p->ttypes = hs_arena_alloc(A, sizeof(hs_sql_type) * (size_t)(n + 3));
+  p->tnames = hs_arena_alloc(A, sizeof(char *) * (size_t)(n + 3));
   if (p->ttypes == NULL || p->tnames == NULL)
     return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   for (int64_t i = 0; i < n; i++) {
@@ -650,6 +657,10 @@ static hs_status target_columns(mplan *p, hs_table *t, hs_arena *A, hs_error *er
                           "t.merge(source, on=...) from Python)",
                           f->name, f->format);
   }
+  p->lineage = t->meta.format_version >= 3;
+  p->ttypes[n] = p->ttypes[n + 1] = hs_sql_type_of(HS_SQL_INT64);
+  p->tnames[n] = HS_LINEAGE_ROW_ID;
+  p->tnames[n + 1] = HS_LINEAGE_SEQ;
   return HS_OK;
 }
 
@@ -693,9 +704,15 @@ static hs_status merge_once(mplan *p, const hs_sql_bind_opts *bo, const char *sq
   struct ArrowArrayStream app;
   memset(&app, 0, sizeof app);
   if (st == HS_OK && rows.n > 0) {
+    static const char *const lin[2] = {HS_LINEAGE_ROW_ID, HS_LINEAGE_SEQ};
     st = hs_arrow_schema_copy(&p->schema, &rs, err);
-    if (st == HS_OK) st = hs_arrow_stream_from_batches(&rs, rows.a, rows.n, &app, err);
-    rows.n = 0; /* the stream's now, or released */
+    if (st == HS_OK && p->lineage) st = hs_lineage_schema_add(t, lin, 2, NULL, &rs, err);
+    if (st == HS_OK) {
+      st = hs_arrow_stream_from_batches(&rs, rows.a, rows.n, &app, err);
+      rows.n = 0; /* the stream's now, or released */
+    } else if (rs.release != NULL) {
+      hs_arrow_schema_release(&rs);
+    }
   }
   if (st == HS_OK && (keys.n > 0 || app.release != NULL)) {
     hs_row_change c;
@@ -758,7 +775,7 @@ hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *
   /* the result columns: R_KEYS + keys, the target's columns, the values */
   int32_t at = R_KEYS + p.nk;
   p.tcol_first = at;
-  if (p.updates) at += p.n_tcols;
+  if (p.updates) at += p.n_tcols + (p.lineage ? 1 : 0);
   for (size_t i = 0; st == HS_OK && i < p.ncl; i++) {
     p.cl[i].first = at;
     at += (int32_t)p.cl[i].n_vals;

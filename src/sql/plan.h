@@ -67,6 +67,9 @@ typedef struct hs_sql_rel {
   int32_t n_cols;
   const hs_sql_type *types;
   const char *const *col_names;
+  /* The last n_hidden columns are read by name only, not expanded by *:
+   * a v3 table's row lineage (_row_id, _last_updated_sequence_number). */
+  int32_t n_hidden;
   /* The table handle the columns were read from (a table relation found
    * for this statement; else NULL): the statement opens each FROM item's
    * table once. The optimizer borrows it (hs_sql_rel_peek); the first

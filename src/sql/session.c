@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../io/store.h"
+#include "../table/lineage.h"
 #include "bind.h"
 
 #define REL_IDLE_MAX 4
@@ -222,7 +223,13 @@ static hs_status rel_table_columns(rel_entry *r, hs_arena *A, hs_sql_plan_ctx *p
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);
   st = hs_table_schema(t, &schema, err);
+  /* v3: the row lineage columns, readable by name (hidden from *) */
+  static const char *const lineage[2] = {HS_LINEAGE_ROW_ID, HS_LINEAGE_SEQ};
+  int64_t visible = schema.n_children;
+  if (st == HS_OK && t->meta.format_version >= 3)
+    st = hs_lineage_schema_add(t, lineage, 2, NULL, &schema, err);
   if (st == HS_OK) st = rel_columns(r, A, rel, &schema, NULL, err);
+  if (st == HS_OK) rel->n_hidden = (int32_t)(schema.n_children - visible);
   if (schema.release != NULL) hs_arrow_schema_release(&schema);
   if (st == HS_OK && pc != NULL) {
     rel->table = t;

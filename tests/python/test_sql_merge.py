@@ -85,9 +85,18 @@ def test_random_merges_equal_duckdb(tmp_path, version):
         s.register("src", src)
         con.register("src", src)
         stmt = f"MERGE INTO t USING src AS s ON t.id = s.id {_when(rng)}"
+        lin = ["id", "_row_id"]
+        before = {r["id"]: r["_row_id"] for r in s.sql(f"SELECT {', '.join(lin)} FROM t")
+                  .to_arrow().to_pylist()} if version == 3 else {}
         want = con.execute(stmt).fetchall()
         got = s.sql(stmt).fetchall()
         assert got == want, (step, stmt)
+        if version == 3:  # a row there before and after (kept or updated) keeps its _row_id
+            after = {r["id"]: r["_row_id"] for r in hdb.Table(str(tmp_path / "t")).to_arrow(
+                columns=lin).to_pylist()}
+            assert len(set(after.values())) == len(after), (step, stmt)
+            assert {k: v for k, v in after.items() if k in before and k is not None} == \
+                {k: before[k] for k in after if k in before and k is not None}, (step, stmt)
         exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
         assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, (step, stmt)
         if step % 5 == 4:
