@@ -12,6 +12,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "func_tables.h"
@@ -91,29 +92,90 @@ static bool is_operator_name(const char *name) {
   return name[0] != '\0' && !((name[0] >= 'a' && name[0] <= 'z') || name[0] == '_');
 }
 
+/* Every row by name (then table order), for resolution by binary search:
+ * a statement resolves each operator and function once while binding, and
+ * a scan of all ~1,000 rows with strcmp was 3-4 % of a short statement. */
+typedef struct fn_ref {
+  const char *name;
+  const hs_sql_fn *f;
+  size_t ord;
+} fn_ref;
+static fn_ref *g_refs;
+static size_t g_n_refs;
+static pthread_once_t g_refs_once = PTHREAD_ONCE_INIT;
+
+static int ref_cmp(const void *a, const void *b) {
+  const fn_ref *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c != 0 ? c : (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+static void build_refs(void) {
+  size_t n = 0;
+  for (size_t t = 0; t < N_TABLES; t++) n += *TABLES[t].n;
+  fn_ref *r = hs_malloc(sizeof(*r) * (n ? n : 1)); /* process lifetime; NULL: linear scans */
+  if (r == NULL) return;
+  size_t k = 0;
+  for (size_t t = 0; t < N_TABLES; t++)
+    for (size_t i = 0; i < *TABLES[t].n; i++, k++)
+      r[k] = (fn_ref){TABLES[t].rows[i].name, &TABLES[t].rows[i], k};
+  qsort(r, n, sizeof(*r), ref_cmp);
+  g_refs = r;
+  g_n_refs = n;
+}
+
+/* The rows named `name`: [*lo, *hi) of g_refs; false when there is no
+ * index (then the caller scans the tables). */
+static bool refs_of(const char *name, size_t *lo, size_t *hi) {
+  pthread_once(&g_refs_once, build_refs);
+  if (g_refs == NULL) return false;
+  size_t a = 0, b = g_n_refs;
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    if (strcmp(g_refs[m].name, name) < 0)
+      a = m + 1;
+    else
+      b = m;
+  }
+  size_t e = a;
+  while (e < g_n_refs && strcmp(g_refs[e].name, name) == 0) e++;
+  *lo = a, *hi = e;
+  return true;
+}
+
+static void consider(const hs_sql_fn *f, const hs_sql_type *args, const bool *unknown, int32_t n,
+                     hs_sql_fn_match *m, int *best) {
+  hs_sql_fn_match cand;
+  int cost;
+  memset(&cand, 0, sizeof cand);
+  if (match_row(f, args, unknown, n, &cand, &cost) != HS_OK) return;
+  if (*best < 0 || cost < *best) {
+    *best = cost;
+    *m = cand;
+  }
+}
+
 hs_status hs_sql_fn_resolve(const char *name, const hs_sql_type *args, const bool *unknown,
                             int32_t n, hs_sql_fn_match *m, hs_error *err) {
   int best = -1;
   bool named = false;
-  hs_sql_fn_match cand;
   memset(m, 0, sizeof(*m));
-  for (size_t t = 0; t < N_TABLES; t++) {
-    for (size_t r = 0; r < *TABLES[t].n; r++) {
-      const hs_sql_fn *f = &TABLES[t].rows[r];
-      if (strcmp(f->name, name) != 0) continue;
-      named = true;
-      int cost;
-      memset(&cand, 0, sizeof cand);
-      if (match_row(f, args, unknown, n, &cand, &cost) != HS_OK) continue;
-      if (best < 0 || cost < best) {
-        best = cost;
-        *m = cand;
+  size_t lo, hi;
+  if (refs_of(name, &lo, &hi)) {
+    named = hi > lo;
+    for (size_t i = lo; i < hi; i++) consider(g_refs[i].f, args, unknown, n, m, &best);
+  } else {
+    for (size_t t = 0; t < N_TABLES; t++)
+      for (size_t r = 0; r < *TABLES[t].n; r++) {
+        const hs_sql_fn *f = &TABLES[t].rows[r];
+        if (strcmp(f->name, name) != 0) continue;
+        named = true;
+        consider(f, args, unknown, n, m, &best);
       }
-    }
   }
   char types[256];
-  type_list(args, n, types, sizeof types);
   if (best < 0) {
+    type_list(args, n, types, sizeof types);
     bool op = is_operator_name(name);
     if (!named)
       return hs_error_set(err, HS_ERR_NOT_FOUND, "%s %s(%s) does not exist",
@@ -127,9 +189,11 @@ hs_status hs_sql_fn_resolve(const char *name, const hs_sql_type *args, const boo
   const hs_sql_fn *f = m->fn;
   if (f->rettype != NULL) {
     char why[200] = "";
-    if (!f->rettype(m->cast_to, n, &m->ret, why, sizeof why))
+    if (!f->rettype(m->cast_to, n, &m->ret, why, sizeof why)) {
+      type_list(args, n, types, sizeof types);
       return hs_error_set(err, HS_ERR_INVALID_ARG, "%s(%s): %s", name, types,
                           why[0] ? why : "arguments not accepted");
+    }
   } else {
     m->ret = hs_sql_type_of(f->ret);
   }
@@ -137,6 +201,8 @@ hs_status hs_sql_fn_resolve(const char *name, const hs_sql_type *args, const boo
 }
 
 bool hs_sql_fn_exists(const char *name) {
+  size_t lo, hi;
+  if (refs_of(name, &lo, &hi)) return hi > lo;
   for (size_t t = 0; t < N_TABLES; t++)
     for (size_t r = 0; r < *TABLES[t].n; r++)
       if (strcmp(TABLES[t].rows[r].name, name) == 0) return true;

@@ -29,6 +29,11 @@ typedef struct rel_entry {
   /* columns (for tables: refreshed per statement into `A`) */
   hs_arena arena;
   hs_sql_rel rel;
+  /* Tables: the columns of schema `cols_key` - 1 (schema id and format
+   * version; 0: none yet), in `arena`, so that a statement on an unchanged
+   * schema copies them instead of converting the schema again; under `mu`. */
+  int64_t cols_key;
+  hs_sql_rel cols;
   bool retired;
   /* Table handles no statement uses now, kept open for the next (which
    * refreshes one: a stat or two when nothing changed, and the handle's
@@ -220,17 +225,37 @@ static hs_status rel_table_columns(rel_entry *r, hs_arena *A, hs_sql_plan_ctx *p
   hs_table *t = NULL;
   hs_status st = pc != NULL ? rel_handle(r, &t, err) : hs_table_open(r->uri, &t, err);
   if (st != HS_OK) return st;
-  struct ArrowSchema schema;
-  memset(&schema, 0, sizeof schema);
-  st = hs_table_schema(t, &schema, err);
-  /* v3: the row lineage columns, readable by name (hidden from *) */
-  static const char *const lineage[2] = {HS_LINEAGE_ROW_ID, HS_LINEAGE_SEQ};
-  int64_t visible = schema.n_children;
-  if (st == HS_OK && t->meta.format_version >= 3)
-    st = hs_lineage_schema_add(t, lineage, 2, NULL, &schema, err);
-  if (st == HS_OK) st = rel_columns(r, A, rel, &schema, NULL, err);
-  if (st == HS_OK) rel->n_hidden = (int32_t)(schema.n_children - visible);
-  if (schema.release != NULL) hs_arrow_schema_release(&schema);
+  int64_t key = ((int64_t)t->meta.current_schema_id << 8 | t->meta.format_version) + 1;
+  bool hit = false;
+  if (pc != NULL) {
+    pthread_mutex_lock(&r->mu);
+    if (r->cols_key == key) *rel = r->cols, hit = true;
+    pthread_mutex_unlock(&r->mu);
+  }
+  if (!hit) {
+    struct ArrowSchema schema;
+    memset(&schema, 0, sizeof schema);
+    st = hs_table_schema(t, &schema, err);
+    /* v3: the row lineage columns, readable by name (hidden from *) */
+    static const char *const lineage[2] = {HS_LINEAGE_ROW_ID, HS_LINEAGE_SEQ};
+    int64_t visible = schema.n_children;
+    if (st == HS_OK && t->meta.format_version >= 3)
+      st = hs_lineage_schema_add(t, lineage, 2, NULL, &schema, err);
+    if (pc != NULL && st == HS_OK) { /* into the entry's arena, kept for the next statement */
+      pthread_mutex_lock(&r->mu);
+      st = rel_columns(r, &r->arena, &r->cols, &schema, NULL, err);
+      if (st == HS_OK) {
+        r->cols.n_hidden = (int32_t)(schema.n_children - visible);
+        r->cols_key = key;
+        *rel = r->cols;
+      }
+      pthread_mutex_unlock(&r->mu);
+    } else if (st == HS_OK) {
+      st = rel_columns(r, A, rel, &schema, NULL, err);
+      if (st == HS_OK) rel->n_hidden = (int32_t)(schema.n_children - visible);
+    }
+    if (schema.release != NULL) hs_arrow_schema_release(&schema);
+  }
   if (st == HS_OK && pc != NULL) {
     rel->table = t;
     rel->give_back = rel_give_back;
