@@ -1,0 +1,1 @@
+UPDATE t SET k = k + 1, s = upper(s) WHERE id > 2

@@ -1,0 +1,1 @@
+UPDATE t SET v = v / 0 WHERE id = 1

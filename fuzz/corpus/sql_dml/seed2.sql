@@ -1,0 +1,1 @@
+UPDATE t SET (v, s) = (k * 2, s || 'x') WHERE s IS NOT NULL

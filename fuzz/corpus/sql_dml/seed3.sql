@@ -1,0 +1,1 @@
+UPDATE t SET b = NOT b, v = (SELECT max(k) FROM u) WHERE id IN (1, 3, 5)

@@ -1,0 +1,1 @@
+DELETE FROM t WHERE k = 2 OR s LIKE 'a%'

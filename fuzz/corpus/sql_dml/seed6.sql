@@ -1,0 +1,1 @@
+MERGE INTO t AS x USING (SELECT id + 100 AS id, s FROM t) AS q ON x.id = q.id WHEN NOT MATCHED AND q.s <> '' THEN INSERT VALUES (q.id, 0, 0.0, q.s, true)

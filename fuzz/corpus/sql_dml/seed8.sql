@@ -1,0 +1,1 @@
+INSERT INTO t SELECT id * 10, k, v, s, b FROM t WHERE id < 4
