@@ -270,10 +270,13 @@ static hs_status bind_join_expr(hs_sql_binder *b, json_t *body, hs_sql_plan **ou
     hs_sql_expr *pred = NULL;
     size_t n_using = natural ? (size_t)rs.n : json_array_size(using_);
     for (size_t u = 0; u < n_using; u++) {
+      /* NATURAL: the columns both sides show (not hidden ones: USING
+       * copies, a v3 table's row lineage) */
+      if (natural && rs.cols[u].hidden) continue;
       const char *nm = natural ? rs.cols[u].name : hs_sql_json_str(json_array_get(using_, u));
       int32_t li = -1, ri = -1;
       for (int32_t i = 0; i < ls.n; i++)
-        if (strcmp(ls.cols[i].name, nm) == 0) li = i;
+        if (strcmp(ls.cols[i].name, nm) == 0 && !(natural && ls.cols[i].hidden)) li = i;
       for (int32_t i = 0; i < rs.n; i++)
         if (strcmp(rs.cols[i].name, nm) == 0) ri = i;
       if (natural && li < 0) continue;

@@ -188,3 +188,20 @@ def test_bad_merges_write_nothing(tmp_path, stmt, err):
     assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
     assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
                                                                      "s": ["x", "y", "z"]}
+
+
+def test_v3_lineage_columns_are_hidden(tmp_path):
+    """A v3 table's _row_id / _last_updated_sequence_number: readable by
+    name, not in *, and not joined on by NATURAL JOIN."""
+    a = hdb.Table(str(tmp_path / "a"), format_version=3)
+    a.write(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "x": pa.array([10, 20, 30])}))
+    b = hdb.Table(str(tmp_path / "b"), format_version=3)
+    b.write(pa.table({"id": pa.array([3, 2], pa.int64()), "y": pa.array([300, 200])}))
+    s = hdb.connect(str(tmp_path))
+    assert s.sql("SELECT * FROM a").to_arrow().column_names == ["id", "x"]
+    assert sorted(s.sql("SELECT id, _row_id FROM a").fetchall()) == [(1, 0), (2, 1), (3, 2)]
+    # b's row ids are 0 and 1: joined on them too, id 3 (a's row 2) would vanish
+    assert sorted(s.sql("SELECT * FROM a NATURAL JOIN b").fetchall()) == [(2, 20, 200),
+                                                                          (3, 30, 300)]
+    with pytest.raises(hdb.HyperStreamError, match="ambiguous"):
+        s.sql("SELECT _row_id FROM a JOIN b ON a.id = b.id").fetchall()
