@@ -206,6 +206,12 @@ static hs_status try_rewrite(hs_sql_plan_ctx *ctx, hs_sql_plan **slot) {
   if (scan == NULL || scan->scan.rel == NULL || scan->scan.rel->uri == NULL ||
       scan->scan.limit >= 0)
     return HS_OK;
+  /* the vector search reads table columns only: a query that reads a v3
+   * table's hidden row lineage sorts exactly */
+  const hs_sql_rel *rel = scan->scan.rel;
+  for (int32_t i = 0; i < scan->scan.n_columns; i++)
+    for (int32_t h = rel->n_cols - rel->n_hidden; h < rel->n_cols; h++)
+      if (strcmp(scan->scan.columns[i], rel->col_names[h]) == 0) return HS_OK;
   knn_match m;
   if (!match_key(sort->sort.keys[0].expr, input, &m) || m.scan != scan) return HS_OK;
   int32_t dim = scan->types[m.col].a;

@@ -205,3 +205,23 @@ def test_v3_lineage_columns_are_hidden(tmp_path):
                                                                           (3, 30, 300)]
     with pytest.raises(hdb.HyperStreamError, match="ambiguous"):
         s.sql("SELECT _row_id FROM a JOIN b ON a.id = b.id").fetchall()
+
+
+def test_v3_lineage_in_a_knn_query(tmp_path):
+    """A kNN query that reads _row_id sorts exactly (the vector search reads
+    table columns only); without it the index answers."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    x = rng.random((400, 8), dtype=np.float32)
+    t = hdb.Table(str(tmp_path / "v"), format_version=3)
+    t.write(pa.table({"id": pa.array(np.arange(400)), "c": pa.array(np.arange(400) % 5),
+                      "emb": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 8)}))
+    s = hdb.connect(str(tmp_path))
+    q = x[7] + 0.01
+    want = np.argsort(((x - q) ** 2).sum(1))[:5].tolist()
+    got = s.sql("SELECT id, _row_id FROM v ORDER BY emb <-> $1 LIMIT 5", [q]).fetchall()
+    assert [r[0] for r in got] == want and all(r[0] == r[1] for r in got)
+    plan = "\n".join(r[0] for r in s.sql("EXPLAIN SELECT id FROM v ORDER BY emb <-> $1 LIMIT 5",
+                                           [q]).fetchall())
+    assert "VectorTopK" in plan, plan
