@@ -3,6 +3,8 @@
  * each mapped onto the table layer's operations:
  *
  *   CREATE TABLE name (col type [NOT NULL], ...)   hs_table_create under the session root
+ *       [PARTITION BY LIST|RANGE (...)] [WITH (...)]  partition spec, format, properties
+ *                                                     (ddl_table_opts.c)
  *   CREATE TABLE name AS SELECT ...                 create, then append the rows
  *   INSERT INTO t [(cols)] VALUES ... | SELECT ...  one append (one snapshot)
  *   CREATE INDEX [name] ON t [USING m] (col [opclass]) [WITH (...)]
@@ -315,14 +317,18 @@ static hs_status do_create_table(hs_sql_session *s, json_t *body, struct ArrowAr
   if (n == 0 || n > 10000)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "at position %d: CREATE TABLE needs columns",
                         *pos);
-  if (json_object_get(body, "inhRelations") != NULL || json_object_get(body, "partspec") != NULL)
-    return hs_error_set(
-        err, HS_ERR_UNSUPPORTED,
-        "at position %d: INHERITS / PARTITION BY are not supported; create the table, "
-        "then use t.update_spec() for partitioning",
-        *pos);
+  if (json_object_get(body, "inhRelations") != NULL)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "at position %d: INHERITS is not supported", *pos);
   hs_arena A;
   hs_arena_init(&A);
+  hs_table_options topts;
+  int32_t opos = 0;
+  hs_status ost = hs_sql_ddl_table_options(body, &A, &topts, &opos, err);
+  if (ost != HS_OK) {
+    hs_arena_reset(&A);
+    if (opos > 0) *pos = opos;
+    return ost;
+  }
   hs_sql_type *types = hs_arena_alloc(&A, sizeof(*types) * n);
   const char **names = hs_arena_alloc(&A, sizeof(*names) * n);
   bool *notnull = hs_arena_alloc(&A, sizeof(bool) * n);
@@ -363,7 +369,7 @@ static hs_status do_create_table(hs_sql_session *s, json_t *body, struct ArrowAr
   char *path = NULL;
   hs_table *t = NULL;
   if (st == HS_OK) st = table_path(s, name, *pos, &path, err);
-  if (st == HS_OK) st = hs_table_create(path, &schema, NULL, &t, err);
+  if (st == HS_OK) st = hs_table_create(path, &schema, &topts, &t, err);
   hs_table_free(t);
   hs_free(path);
   hs_arrow_schema_release(&schema);

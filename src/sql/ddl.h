@@ -45,6 +45,12 @@ const char *hs_sql_ddl_where_text(const char *sql, json_t *where, const char *ve
 /* A new plan context (NULL when out of memory). */
 hs_sql_plan_ctx *hs_sql_ddl_ctx_new(void);
 
+/* CREATE TABLE's PARTITION BY and WITH (...) as table options (in A):
+ * partition fields by Iceberg transform, format_version, properties
+ * (ddl_table_opts.c). */
+hs_status hs_sql_ddl_table_options(json_t *body, hs_arena *A, hs_table_options *o, int32_t *pos,
+                                   hs_error *err);
+
 /* DELETE FROM t [WHERE filter]: one row change; count = rows deleted. */
 hs_status hs_sql_ddl_delete(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                             struct ArrowArrayStream *out, int32_t *pos, hs_error *err);

@@ -133,3 +133,42 @@ def test_bad_change_statements_write_nothing(tmp_path, stmt, err):
     assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
     assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
                                                                      "s": ["x", "y", "z"]}
+
+
+def test_create_table_partition_by_and_with(tmp_path):
+    """CREATE TABLE ... PARTITION BY (Iceberg transforms) WITH (format,
+    properties): the spec, format and properties pyiceberg sees, rows
+    written one data file per partition."""
+    pyiceberg_table = pytest.importorskip("pyiceberg.table")
+    s = hdb.connect(str(tmp_path))
+    s.sql("CREATE TABLE t (a int, ts timestamp, id bigint, s text) "
+          "PARTITION BY RANGE (day(ts), bucket(16, id), a, truncate(4, s)) "
+          "WITH (format_version = 3, \"write.delete.mode\" = 'copy-on-write', x = true)")
+    s.sql("INSERT INTO t VALUES (1, '2024-01-02 03:04:05', 7, 'hello'), "
+          "(1, '2024-01-03 00:00:00', 7, 'hello'), (2, '2024-01-03 01:00:00', 8, 'hi')")
+    t = hdb.Table(str(tmp_path / "t"))
+    assert t.format_version == 3
+    ice = pyiceberg_table.StaticTable.from_metadata(t.metadata_location)
+    fields = [(f.name, str(f.transform)) for f in ice.spec().fields]
+    assert fields == [("ts_day", "day"), ("id_bucket_16", "bucket[16]"), ("a", "identity"),
+                      ("s_trunc_4", "truncate[4]")]
+    props = ice.metadata.properties
+    assert props["write.delete.mode"] == "copy-on-write" and props["x"] == "true"
+    assert len(list(ice.scan().plan_files())) == 3  # three partitions
+    assert sorted(ice.scan().to_arrow().column("a").to_pylist()) == [1, 1, 2]
+    assert s.sql("SELECT count(*) FROM t WHERE ts >= '2024-01-03'").fetchall() == [(2,)]
+
+
+@pytest.mark.parametrize("stmt,err", [
+    ("CREATE TABLE u (a int) PARTITION BY HASH (a)", "bucket(N, col)"),
+    ("CREATE TABLE u (a int) PARTITION BY LIST (day(a))", "day"),
+    ("CREATE TABLE u (a int) PARTITION BY LIST (lower(a))", "a partition is a column"),
+    ("CREATE TABLE u (a int) PARTITION BY LIST (nosuch)", "nosuch"),
+    ("CREATE TABLE u (a int) WITH (format_version = 4)", "2 or 3"),
+])
+def test_create_table_bad_partitions_and_options(tmp_path, stmt, err):
+    s = hdb.connect(str(tmp_path))
+    with pytest.raises(hdb.HyperStreamError) as e:
+        s.sql(stmt).fetchall()
+    assert err in str(e.value), str(e.value)
+    assert not (tmp_path / "u" / "metadata").exists() or not os.listdir(tmp_path / "u" / "metadata")
