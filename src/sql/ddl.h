@@ -77,6 +77,11 @@ hs_status hs_sql_ddl_update(const hs_sql_bind_opts *bo, const char *sql, json_t 
  * one row change on the key path; count = rows updated, deleted, inserted. */
 hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                            struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+/* UPDATE t SET ... FROM s WHERE t.k = s.k [AND cond] (ddl_merge.c): the
+ * MERGE of one WHEN MATCHED [AND cond] THEN UPDATE; a target row that two
+ * source rows match is an error (PostgreSQL would take either). */
+hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                 struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
 /* ALTER TABLE t ADD [COLUMN] c type, DROP [COLUMN] [IF EXISTS] c, ALTER
  * [COLUMN] c [SET DATA] TYPE type, ... : one schema change (one commit). */
 hs_status hs_sql_ddl_alter(const hs_sql_bind_opts *bo, json_t *body, struct ArrowArrayStream *out,

@@ -120,8 +120,22 @@ static bool target_ref(const mplan *p, json_t *e, int32_t *col) {
   return *col >= 0;
 }
 
-/* ON: the key equalities. */
-static hs_status on_keys(mplan *p, json_t *on, int32_t *pos, hs_error *err) {
+static int32_t refers_to(json_t *j, const char *qual, int depth);
+
+/* AND of `n` nodes (borrowed) as a new node; the node itself when n = 1. */
+static json_t *and_of(json_t *const *nodes, size_t n) {
+  if (n == 1) return json_incref(nodes[0]);
+  json_t *args = json_array();
+  for (size_t i = 0; i < n && args != NULL; i++) json_array_append(args, nodes[i]);
+  return json_pack("{s:{s:s,s:o,s:i}}", "BoolExpr", "boolop", "AND_EXPR", "args", args, "location",
+                   -1);
+}
+
+/* ON: the key equalities. With `rest` (UPDATE ... FROM's WHERE), the
+ * conjuncts that are not key equalities go to *rest (a new array) and
+ * the keys' conjuncts to *keys, instead of being refused. */
+static hs_status on_keys(mplan *p, json_t *on, json_t **keys, json_t **rest, int32_t *pos,
+                         hs_error *err) {
   json_t *and = json_object_get(on, "BoolExpr");
   const char *op = jstr(and, "boolop");
   json_t *single = json_array();
@@ -141,8 +155,17 @@ static hs_status on_keys(mplan *p, json_t *on, int32_t *pos, hs_error *err) {
     int32_t lc = -1, rc = -1;
     bool l = x != NULL && target_ref(p, json_object_get(x, "lexpr"), &lc);
     bool r = x != NULL && target_ref(p, json_object_get(x, "rexpr"), &rc);
-    if (x == NULL || o == NULL || strcmp(o, "=") != 0 || json_array_size(name) != 1 ||
-        strcmp(jstr(x, "kind") ? jstr(x, "kind") : "", "AEXPR_OP") != 0 || l == r) {
+    bool key = x != NULL && o != NULL && strcmp(o, "=") == 0 && json_array_size(name) == 1 &&
+               strcmp(jstr(x, "kind") ? jstr(x, "kind") : "", "AEXPR_OP") == 0 && l != r;
+    if (key && rest != NULL) { /* a key: the other side must be the source's */
+      key = refers_to(json_object_get(x, l ? "rexpr" : "lexpr"), p->talias, 0) == 0;
+      for (int32_t k = 0; k < p->nk && key; k++) key = p->keys[k] != (l ? lc : rc);
+    }
+    if (!key && rest != NULL) {
+      json_array_append(*rest, e);
+      continue;
+    }
+    if (!key) {
       st = hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "at position %d: MERGE's ON must be equalities of target columns to "
                         "source expressions (%s.k = s.k [AND ...]); put other conditions in "
@@ -157,6 +180,7 @@ static hs_status on_keys(mplan *p, json_t *on, int32_t *pos, hs_error *err) {
     }
     p->keys[p->nk] = l ? lc : rc;
     p->src_keys[p->nk] = json_object_get(x, l ? "rexpr" : "lexpr");
+    if (keys != NULL) json_array_append(*keys, e);
     for (int32_t k = 0; k < p->nk; k++)
       if (p->keys[k] == p->keys[p->nk])
         st = hs_error_set(err, HS_ERR_UNSUPPORTED,
@@ -223,12 +247,6 @@ static hs_status when_clauses(mplan *p, json_t *list, hs_arena *A, int32_t *pos,
       for (size_t j = 0; j < c->n_vals; j++) {
         c->vals[j] = it[j].val;
         c->tcols[j] = it[j].tcol;
-        for (int32_t k = 0; k < p->nk; k++)
-          if (p->keys[k] == it[j].tcol)
-            return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                                "at position %d: MERGE cannot UPDATE the ON key column \"%s\" "
-                                "(delete and insert the row instead)",
-                                it[j].pos, it[j].col);
       }
       p->updates = true;
     } else if (c->kind == MC_INSERT) {
@@ -738,40 +756,72 @@ static hs_status merge_once(mplan *p, const hs_sql_bind_opts *bo, const char *sq
   return st;
 }
 
-hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+/* MERGE (whens: its WHEN clauses, cond: its ON) or UPDATE ... FROM (whens
+ * NULL: cond is the WHERE, split into the key equalities and one WHEN
+ * MATCHED AND <the rest> THEN UPDATE SET <set_list>). */
+static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *rel, json_t *source,
+                           json_t *cond, json_t *whens, json_t *set_list,
                            struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  if (json_object_get(body, "withClause") != NULL)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "WITH ... MERGE is not supported");
-  if (json_object_get(body, "returningList") != NULL)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED, "MERGE ... RETURNING is not supported");
+  const char *verb = whens != NULL ? "MERGE" : "UPDATE ... FROM";
   hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
   if (pc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   mplan p;
   memset(&p, 0, sizeof p);
-  json_t *rel = json_object_get(body, "relation");
   p.table = jstr(rel, "relname");
   p.talias = alias_of(rel) != NULL ? alias_of(rel) : p.table;
-  p.source = json_object_get(body, "sourceRelation");
-  p.on = json_object_get(body, "joinCondition");
+  p.source = source;
+  p.on = cond;
   json_t *src = json_object_get(p.source, "RangeVar");
   if (src == NULL) src = json_object_get(p.source, "RangeSubselect");
   p.salias = alias_of(src) != NULL ? alias_of(src) : jstr(src, "relname");
   hs_sql_rel *r = NULL;
   hs_table *t = NULL;
-  hs_status st = hs_sql_ddl_open_target(bo, pc, rel, "MERGE", true, &r, &t, pos, err);
+  json_t *keys = NULL, *rest = NULL, *on = NULL, *when = NULL;
+  hs_status st = hs_sql_ddl_open_target(bo, pc, rel, verb, true, &r, &t, pos, err);
   if (st == HS_OK && (p.salias == NULL || p.on == NULL))
     st = hs_error_set(err, HS_ERR_UNSUPPORTED,
-                      "at position %d: MERGE's USING must be a table or a subquery with an alias",
+                      whens != NULL ? "at position %d: MERGE's USING must be a table or a "
+                                      "subquery with an alias"
+                                    : "at position %d: UPDATE ... FROM takes one table or "
+                                      "subquery with an alias, and a WHERE joining it",
                       *pos);
   if (st == HS_OK && strcmp(p.salias, p.talias) == 0)
     st = hs_error_set(err, HS_ERR_INVALID_ARG,
-                      "at position %d: MERGE's source and target are both named \"%s\" (give "
+                      "at position %d: %s's source and target are both named \"%s\" (give "
                       "one an alias)",
-                      *pos, p.talias);
+                      *pos, verb, p.talias);
   if (st == HS_OK) st = target_columns(&p, t, &pc->arena, err);
-  if (st == HS_OK) st = on_keys(&p, p.on, pos, err);
-  if (st == HS_OK)
-    st = when_clauses(&p, json_object_get(body, "mergeWhenClauses"), &pc->arena, pos, err);
+  if (st == HS_OK && whens == NULL) { /* UPDATE ... FROM: keys from the WHERE */
+    keys = json_array();
+    rest = json_array();
+    if (keys == NULL || rest == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+    if (st == HS_OK) st = on_keys(&p, p.on, &keys, &rest, pos, err);
+    if (st == HS_OK && p.nk == 0)
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "UPDATE ... FROM needs WHERE %s.k = %s.k equalities joining the target "
+                        "to the source",
+                        p.talias, p.salias);
+    json_t *kn[MERGE_KEYS_MAX], *rn[256];
+    size_t nr = json_array_size(rest);
+    if (st == HS_OK && nr > 256)
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED, "UPDATE ... FROM: too many conditions");
+    for (size_t i = 0; st == HS_OK && i < (size_t)p.nk; i++) kn[i] = json_array_get(keys, i);
+    for (size_t i = 0; st == HS_OK && i < nr; i++) rn[i] = json_array_get(rest, i);
+    if (st == HS_OK) {
+      on = and_of(kn, (size_t)p.nk);
+      json_t *c = nr > 0 ? and_of(rn, nr) : NULL;
+      json_t *mw = json_pack("{s:b,s:s,s:O}", "matched", 1, "commandType", "CMD_UPDATE",
+                             "targetList", set_list);
+      if (mw != NULL && c != NULL) json_object_set_new(mw, "condition", c);
+      when = json_pack("[{s:o}]", "MergeWhenClause", mw);
+      if (on == NULL || when == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+      p.on = on;
+      whens = when;
+    }
+  } else if (st == HS_OK) {
+    st = on_keys(&p, p.on, NULL, NULL, pos, err);
+  }
+  if (st == HS_OK) st = when_clauses(&p, whens, &pc->arena, pos, err);
   /* the result columns: R_KEYS + keys, the target's columns, the values */
   int32_t at = R_KEYS + p.nk;
   p.tcol_first = at;
@@ -790,7 +840,34 @@ hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *
   if (p.schema.release != NULL) hs_arrow_schema_release(&p.schema);
   hs_sql_rel_close(r, t);
   hs_sql_plan_ctx_free(pc);
+  json_decref(keys);
+  json_decref(rest);
+  json_decref(on);
+  json_decref(when);
   if (st != HS_OK) return st;
   *pos = 0;
   return hs_sql_ddl_count_stream(count, out, err);
+}
+
+hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                           struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
+  if (json_object_get(body, "withClause") != NULL)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "WITH ... MERGE is not supported");
+  if (json_object_get(body, "returningList") != NULL)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED, "MERGE ... RETURNING is not supported");
+  return merge_run(bo, sql, json_object_get(body, "relation"),
+                   json_object_get(body, "sourceRelation"), json_object_get(body, "joinCondition"),
+                   json_object_get(body, "mergeWhenClauses"), NULL, out, pos, err);
+}
+
+hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                 struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
+  json_t *from = json_object_get(body, "fromClause");
+  if (json_array_size(from) != 1)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "UPDATE ... FROM takes one table or subquery (join the others inside a "
+                        "subquery)");
+  return merge_run(bo, sql, json_object_get(body, "relation"), json_array_get(from, 0),
+                   json_object_get(body, "whereClause"), NULL, json_object_get(body, "targetList"),
+                   out, pos, err);
 }

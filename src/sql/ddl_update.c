@@ -22,9 +22,10 @@
  *   newer snapshot, a few times.
  *
  * One row of int64 "count": rows updated. Refused before anything is
- * written, with the position: FROM, RETURNING, WITH, a table alias, SET c =
+ * written, with the position: RETURNING, WITH, a table alias, SET c =
  * DEFAULT, (a, b) = (SELECT ...), c[1] / c.f targets, a column named twice,
- * parameters in the WHERE.
+ * parameters in the WHERE. UPDATE ... FROM (a join) runs as a MERGE
+ * (ddl_merge.c, hs_sql_ddl_update_from).
  */
 #include <stdio.h>
 #include <string.h>
@@ -414,12 +415,13 @@ static hs_status update_once(const hs_sql_bind_opts *bo, const char *sql, json_t
 
 hs_status hs_sql_ddl_update(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                             struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  static const char *const refused[] = {"fromClause", "returningList", "withClause"};
-  static const char *const words[] = {"UPDATE ... FROM (use MERGE INTO)", "UPDATE ... RETURNING",
-                                      "WITH ... UPDATE"};
-  for (size_t i = 0; i < 3; i++)
+  static const char *const refused[] = {"returningList", "withClause"};
+  static const char *const words[] = {"UPDATE ... RETURNING", "WITH ... UPDATE"};
+  for (size_t i = 0; i < 2; i++)
     if (json_object_get(body, refused[i]) != NULL)
       return hs_error_set(err, HS_ERR_UNSUPPORTED, "%s is not supported", words[i]);
+  if (json_object_get(body, "fromClause") != NULL) /* a join: MERGE's machinery */
+    return hs_sql_ddl_update_from(bo, sql, body, out, pos, err);
   json_t *set_list = json_object_get(body, "targetList");
   if (json_array_size(set_list) == 0 || json_array_size(set_list) > 100000)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "UPDATE needs SET column = value");

@@ -145,7 +145,7 @@ def test_update_subqueries_parameters_and_swaps(tmp_path):
 @pytest.mark.parametrize("stmt,err", [
     ("UPDATE t SET a = 1 WHERE a = $1", "parameters are not supported"),
     ("UPDATE t x SET a = 1", "alias"),
-    ("UPDATE t SET a = 1 FROM t u WHERE t.a = u.a", "MERGE"),
+    ("UPDATE t SET a = 1 FROM m WHERE t.a > m.a", "equalities joining"),
     ("UPDATE t SET a = 1 RETURNING a", "RETURNING"),
     ("UPDATE nope SET a = 1", "does not exist"),
     ("UPDATE t SET nosuch = 1", "nosuch"),
