@@ -173,13 +173,24 @@ int main(void) {
              &err);
     CHECK_EQ_INT(count, want);
     CHECK(table_matches(s, m, N_MODEL, &err));
+    /* UPDATE ... FROM: a MERGE underneath */
+    want = 0;
+    for (int i = 0; i < 30; i++)
+      if (m[i].live && !m[i].v_null && m[i].v > k) m[i].w += 2, want++;
+    snprintf(sql, sizeof sql,
+             "UPDATE t SET w = t.w + 2 FROM (SELECT id FROM t WHERE id < 30) AS q WHERE t.id = "
+             "q.id AND t.v > %d",
+             k);
+    CHECK_OK(run(s, sql, &count, &err), &err);
+    CHECK_EQ_INT(count, want);
+    CHECK(table_matches(s, m, N_MODEL, &err));
   }
   static const char *const bad[] = {
       "MERGE INTO t USING (SELECT id FROM t UNION ALL SELECT id FROM t) AS q ON t.id = q.id "
       "WHEN MATCHED THEN UPDATE SET v = 0",
       "MERGE INTO t USING (SELECT id FROM t) AS q ON t.id < q.id WHEN MATCHED THEN DELETE",
       "MERGE INTO t USING (SELECT id FROM t) AS q ON t.id = q.id WHEN MATCHED THEN UPDATE SET "
-      "id = 1",
+      "nosuch = 1",
       "MERGE INTO t USING (SELECT id FROM t) AS q ON t.id = q.id WHEN NOT MATCHED THEN INSERT "
       "VALUES (q.id, 1 / 0, 0)",
       "MERGE INTO t USING (SELECT id + 5000 AS id FROM t) AS q ON t.id = q.id WHEN NOT MATCHED "
@@ -193,7 +204,7 @@ int main(void) {
       "UPDATE t SET v = 1 RETURNING v",
       "UPDATE t SET v = 1 WHERE nosuch = 1",
       "UPDATE t SET (v, w) = (1)",
-      "UPDATE t SET v = 1 FROM t u WHERE t.id = u.id",
+      "UPDATE t SET v = 1 FROM t u WHERE t.id < u.id",
       "UPDATE nope SET v = 1",
       "UPDATE t SET v = (SELECT id FROM t)", /* more than one row */
       "UPDATE t SET v = nosuch + 1",
