@@ -1,0 +1,1 @@
+UPDATE t SET k = u.k, s = t.s || u.s FROM u WHERE t.id = u.id AND u.k > 1
