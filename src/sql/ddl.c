@@ -7,6 +7,7 @@
  *                                                     (ddl_table_opts.c)
  *   CREATE TABLE name AS SELECT ...                 create, then append the rows
  *   INSERT INTO t [(cols)] VALUES ... | SELECT ...  one append (one snapshot)
+ *       ... ON CONFLICT (k) DO UPDATE | DO NOTHING   a MERGE (ddl_merge.c)
  *   CREATE INDEX [name] ON t [USING m] (col [opclass]) [WITH (...)]
  *       btree (default) -> a "scalar" index (layout chosen from the data),
  *       hash -> "bitmap", hnsw -> "hnsw", ivfflat -> "ivf_hnsw" (lists =
@@ -220,10 +221,6 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
   if (json_object_get(body, "returningList") != NULL)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "at position %d: INSERT ... RETURNING is not supported", *pos);
-  if (json_object_get(body, "onConflictClause") != NULL)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "at position %d: ON CONFLICT is not supported (use MERGE or t.upsert)",
-                        *pos);
   hs_sql_plan_ctx *pctx = hs_calloc(1, sizeof(*pctx));
   if (pctx == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   hs_arena_init(&pctx->arena);
@@ -267,6 +264,15 @@ static hs_status do_insert(hs_sql_session *s, const hs_sql_bind_opts *bo, const 
         map[j] = k;
       }
     }
+  }
+  if (st == HS_OK && json_object_get(body, "onConflictClause") != NULL) { /* a MERGE */
+    hs_sql_rel_close(r, t);
+    t = NULL;
+    st = hs_sql_ddl_insert_on_conflict(bo, sql, body, tnames, ttypes, (size_t)n_tcols, out, pos,
+                                       err);
+    hs_arrow_schema_release(&schema);
+    hs_sql_plan_ctx_free(pctx);
+    return st;
   }
   hs_sql_plan *plan = NULL;
   json_t *sel = json_object_get(body, "selectStmt");

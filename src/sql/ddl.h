@@ -82,6 +82,15 @@ hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *
  * source rows match is an error (PostgreSQL would take either). */
 hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                                  struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+/* INSERT INTO t [(cols)] ... ON CONFLICT (k, ...) DO UPDATE SET ... [WHERE c]
+ * | DO NOTHING (ddl_merge.c): the MERGE of the rows to insert (as
+ * "excluded") on the conflict columns; rows to insert sharing a key are an
+ * error. `tnames` / `ttypes`: the table's columns (an INSERT without a list
+ * names them all; a key of the rows is cast to its column's type). */
+hs_status hs_sql_ddl_insert_on_conflict(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                        const char *const *tnames, const hs_sql_type *ttypes,
+                                        size_t n_tcols, struct ArrowArrayStream *out, int32_t *pos,
+                                        hs_error *err);
 /* ALTER TABLE t ADD [COLUMN] c type, DROP [COLUMN] [IF EXISTS] c, ALTER
  * [COLUMN] c [SET DATA] TYPE type, ... : one schema change (one commit). */
 hs_status hs_sql_ddl_alter(const hs_sql_bind_opts *bo, json_t *body, struct ArrowArrayStream *out,

@@ -50,8 +50,9 @@
 enum { MERGE_ATTEMPTS = 6, MERGE_CLAUSES_MAX = 64, MERGE_KEYS_MAX = 16 };
 
 /* The result's leading columns: clause number (1-based; 0: none),
- * per target key: changed rows, joined rows, source rows; then the keys. */
-enum { R_ACTION, R_CHANGED, R_JOINED, R_NSRC, R_KEYS };
+ * per target key: changed rows, joined rows, source rows; whether the
+ * row's source key has a NULL; then the keys. */
+enum { R_ACTION, R_CHANGED, R_JOINED, R_NSRC, R_SRCNULL, R_KEYS };
 
 typedef enum mc_kind { MC_UPDATE, MC_DELETE, MC_INSERT, MC_NOTHING } mc_kind;
 
@@ -77,6 +78,8 @@ typedef struct mplan {
   mclause *cl;
   size_t ncl;
   bool not_matched, changes, updates;
+  bool unique_inserts;       /* INSERT ... ON CONFLICT: rows to insert must not share a key */
+  const char *verb;          /* "MERGE", "UPDATE ... FROM", "ON CONFLICT DO UPDATE", ... */
   struct ArrowSchema schema; /* the target's */
   int32_t n_tcols;
   hs_sql_type *ttypes;
@@ -395,7 +398,7 @@ static void merge_text(tmpl *t, const mplan *p, int64_t sid) {
   for (size_t i = 0; i < p->ncl; i++) results[i] = (int64_t)i + 1;
   put_case(t, p, results);
   put(t, " AS int)");
-  if (p->changes) {
+  if (p->changes || p->unique_inserts) {
     for (size_t i = 0; i < p->ncl; i++)
       results[i] = p->cl[i].kind == MC_UPDATE || p->cl[i].kind == MC_DELETE;
     put(t, ", CAST(sum(");
@@ -409,6 +412,13 @@ static void merge_text(tmpl *t, const mplan *p, int64_t sid) {
   } else {
     put(t, ", CAST(0 AS bigint), CAST(0 AS bigint), CAST(0 AS bigint)");
   }
+  put(t, ", CAST(CASE WHEN ");
+  for (int32_t k = 0; k < p->nk; k++) {
+    put(t, k ? " OR (" : "(");
+    put_node(t, p->src_keys[k]);
+    put(t, ") IS NULL");
+  }
+  put(t, " THEN 1 ELSE 0 END AS int)");
   for (int32_t k = 0; k < p->nk; k++) {
     put(t, ", ");
     put_col(t, p->talias, p->tnames[p->keys[k]]);
@@ -427,7 +437,7 @@ static void merge_text(tmpl *t, const mplan *p, int64_t sid) {
       put_node(t, p->cl[i].vals[j]);
     }
   put(t, " FROM ");
-  if (p->changes) { /* the source with its rows per key */
+  if (p->changes || p->unique_inserts) { /* the source with its rows per key */
     put(t, "(SELECT ");
     put_ident(t, p->salias);
     put(t, ".*, count(*) OVER (PARTITION BY ");
@@ -595,6 +605,7 @@ static hs_status merge_chunk(mplan *p, const hs_sql_chunk *c, batches *keys, bat
   const int32_t *action = c->cols[R_ACTION].data;
   const int64_t *changed = c->cols[R_CHANGED].data, *joined = c->cols[R_JOINED].data,
                 *nsrc = c->cols[R_NSRC].data;
+  const int32_t *srcnull = c->cols[R_SRCNULL].data;
   int64_t nkeys = 0;
   for (size_t i = 0; i < p->ncl; i++) p->cl[i].n_sel = 0;
   for (int64_t r = 0; r < c->n; r++) {
@@ -603,17 +614,28 @@ static hs_status merge_chunk(mplan *p, const hs_sql_chunk *c, batches *keys, bat
     cl->sel[cl->n_sel++] = r;
     if (cl->kind == MC_NOTHING) continue;
     (*count)++;
-    if (cl->kind == MC_INSERT) continue;
+    if (cl->kind == MC_INSERT) {
+      if (p->unique_inserts && nsrc[r] > 1 && srcnull[r] == 0)
+        return hs_error_set(err, HS_ERR_INVALID_ARG,
+                            "%s: two rows to insert have the same conflict key (PostgreSQL "
+                            "would %s): remove the duplicates",
+                            p->verb,
+                            p->changes ? "refuse to affect the row a second time"
+                                       : "insert the first and skip the others");
+      continue;
+    }
     sel_keys[nkeys++] = r;
     if (changed[r] * nsrc[r] > joined[r])
       return hs_error_set(err, HS_ERR_INVALID_ARG,
-                          "MERGE command cannot affect row a second time (a target row matched "
-                          "more than one source row: make the source's keys unique)");
+                          "%s command cannot affect row a second time (a target row matched "
+                          "more than one source row: make the source's keys unique)",
+                          p->verb);
     if (changed[r] * nsrc[r] < joined[r])
       return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                          "MERGE: target rows sharing a key would change only in part (the "
+                          "%s: target rows sharing a key would change only in part (the "
                           "change replaces rows by key: give the target unique keys, or make "
-                          "the WHEN conditions the same for them)");
+                          "the conditions the same for them)",
+                          p->verb);
   }
   int32_t cols[4096 + 2];
   hs_sql_type types[MERGE_KEYS_MAX];
@@ -760,13 +782,15 @@ static hs_status merge_once(mplan *p, const hs_sql_bind_opts *bo, const char *sq
  * NULL: cond is the WHERE, split into the key equalities and one WHEN
  * MATCHED AND <the rest> THEN UPDATE SET <set_list>). */
 static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *rel, json_t *source,
-                           json_t *cond, json_t *whens, json_t *set_list,
-                           struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  const char *verb = whens != NULL ? "MERGE" : "UPDATE ... FROM";
+                           json_t *cond, json_t *whens, json_t *set_list, const char *verb,
+                           bool unique_inserts, struct ArrowArrayStream *out, int32_t *pos,
+                           hs_error *err) {
   hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
   if (pc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   mplan p;
   memset(&p, 0, sizeof p);
+  p.verb = verb;
+  p.unique_inserts = unique_inserts;
   p.table = jstr(rel, "relname");
   p.talias = alias_of(rel) != NULL ? alias_of(rel) : p.table;
   p.source = source;
@@ -857,7 +881,7 @@ hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "MERGE ... RETURNING is not supported");
   return merge_run(bo, sql, json_object_get(body, "relation"),
                    json_object_get(body, "sourceRelation"), json_object_get(body, "joinCondition"),
-                   json_object_get(body, "mergeWhenClauses"), NULL, out, pos, err);
+                   json_object_get(body, "mergeWhenClauses"), NULL, "MERGE", false, out, pos, err);
 }
 
 hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
@@ -869,5 +893,124 @@ hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, js
                         "subquery)");
   return merge_run(bo, sql, json_object_get(body, "relation"), json_array_get(from, 0),
                    json_object_get(body, "whereClause"), NULL, json_object_get(body, "targetList"),
-                   out, pos, err);
+                   "UPDATE ... FROM", false, out, pos, err);
+}
+
+/* A ColumnRef qual.col (a new node). */
+static json_t *qual_col(const char *qual, const char *col) {
+  return json_pack("{s:{s:[{s:{s:s}},{s:{s:s}}],s:i}}", "ColumnRef", "fields", "String", "sval",
+                   qual, "String", "sval", col, "location", -1);
+}
+
+/* CAST(e AS <t>) as a parse node (consumes e), the type name written by
+ * hs_sql_type_name and parsed back; NULL when it does not parse. */
+static json_t *cast_to(json_t *e, hs_sql_type t) {
+  char name[96], text[160];
+  hs_sql_type_name(t, name, sizeof name);
+  snprintf(text, sizeof text, "SELECT CAST(NULL AS %s)", name);
+  PgQueryParseResult r = pg_query_parse(text);
+  json_t *root = r.error == NULL && r.parse_tree != NULL ? json_loads(r.parse_tree, 0, NULL) : NULL;
+  pg_query_free_parse_result(r);
+  json_t *sel = json_object_get(
+      json_object_get(json_object_get(json_array_get(json_object_get(root, "stmts"), 0), "stmt"),
+                      "SelectStmt"),
+      "targetList");
+  json_t *tn = json_object_get(
+      json_object_get(json_object_get(json_object_get(json_array_get(sel, 0), "ResTarget"), "val"),
+                      "TypeCast"),
+      "typeName");
+  json_t *out = tn != NULL ? json_pack("{s:{s:o,s:O,s:i}}", "TypeCast", "arg", e, "typeName", tn,
+                                       "location", -1)
+                           : NULL;
+  if (tn == NULL) json_decref(e);
+  json_decref(root);
+  return out;
+}
+
+hs_status hs_sql_ddl_insert_on_conflict(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                        const char *const *tnames, const hs_sql_type *ttypes,
+                                        size_t n_tcols, struct ArrowArrayStream *out, int32_t *pos,
+                                        hs_error *err) {
+  json_t *oc = json_object_get(body, "onConflictClause");
+  json_t *rel = json_object_get(body, "relation");
+  const char *action = jstr(oc, "action");
+  bool update = action != NULL && strcmp(action, "ONCONFLICT_UPDATE") == 0;
+  json_t *elems = json_object_get(json_object_get(oc, "infer"), "indexElems");
+  *pos = hs_sql_ddl_pos(oc);
+  if (json_array_size(elems) == 0 || json_array_size(elems) > MERGE_KEYS_MAX)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "at position %d: name the conflict columns (ON CONFLICT (id) DO ...): "
+                        "tables have no unique constraints to infer them from",
+                        *pos);
+  if (json_object_get(body, "returningList") != NULL || json_object_get(body, "withClause"))
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "INSERT ... ON CONFLICT with RETURNING or WITH is not supported");
+  const char *talias = alias_of(rel) != NULL ? alias_of(rel) : jstr(rel, "relname");
+  json_t *cols = json_object_get(body, "cols");
+  size_t nc = cols != NULL ? json_array_size(cols) : n_tcols;
+  /* the rows to insert as "excluded", named as the INSERT's columns */
+  json_t *colnames = json_array(), *ins_cols = json_array(), *ins_vals = json_array();
+  json_t *keys = json_array();
+  for (size_t i = 0; i < nc && colnames != NULL && talias != NULL; i++) {
+    const char *c = cols != NULL
+                        ? jstr(json_object_get(json_array_get(cols, i), "ResTarget"), "name")
+                        : tnames[i];
+    if (c == NULL) continue;
+    json_array_append_new(colnames, json_pack("{s:{s:s}}", "String", "sval", c));
+    json_array_append_new(ins_cols,
+                          json_pack("{s:{s:s,s:i}}", "ResTarget", "name", c, "location", -1));
+    json_array_append_new(ins_vals, qual_col("excluded", c));
+  }
+  hs_status st = HS_OK;
+  size_t i;
+  json_t *e;
+  json_array_foreach(elems, i, e) {
+    const char *k = jstr(json_object_get(e, "IndexElem"), "name");
+    size_t tc = 0;
+    while (k != NULL && tc < n_tcols && strcmp(tnames[tc], k) != 0) tc++;
+    if (k != NULL && tc == n_tcols) {
+      st = hs_error_set(err, HS_ERR_INVALID_ARG,
+                        "at position %d: column \"%s\" named in ON CONFLICT does not exist", *pos,
+                        k);
+      break;
+    }
+    if (k == NULL || talias == NULL) {
+      st = hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "at position %d: conflict targets are plain column names", *pos);
+      break;
+    }
+    json_array_append_new(
+        keys, json_pack("{s:{s:s,s:[{s:{s:s}}],s:o,s:o,s:i}}", "A_Expr", "kind", "AEXPR_OP", "name",
+                        "String", "sval", "=", "lexpr", qual_col(talias, k), "rexpr",
+                        cast_to(qual_col("excluded", k), ttypes[tc]), "location", -1));
+  }
+  json_t *source = json_pack("{s:{s:O,s:{s:s,s:O}}}", "RangeSubselect", "subquery",
+                             json_object_get(body, "selectStmt"), "alias", "aliasname", "excluded",
+                             "colnames", colnames);
+  json_t *kn[MERGE_KEYS_MAX];
+  size_t nk = json_array_size(keys);
+  for (size_t k = 0; k < nk; k++) kn[k] = json_array_get(keys, k);
+  json_t *on = nk > 0 ? and_of(kn, nk) : NULL;
+  json_t *matched = update ? json_pack("{s:b,s:s,s:O}", "matched", 1, "commandType", "CMD_UPDATE",
+                                       "targetList", json_object_get(oc, "targetList"))
+                           : json_pack("{s:b,s:s}", "matched", 1, "commandType", "CMD_NOTHING");
+  json_t *where = json_object_get(oc, "whereClause");
+  if (matched != NULL && where != NULL) json_object_set(matched, "condition", where);
+  json_t *whens =
+      json_pack("[{s:o},{s:{s:s,s:O,s:O}}]", "MergeWhenClause", matched, "MergeWhenClause",
+                "commandType", "CMD_INSERT", "targetList", ins_cols, "values", ins_vals);
+  if (st == HS_OK && (source == NULL || on == NULL || whens == NULL))
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  if (st == HS_OK)
+    st =
+        merge_run(bo, sql, rel, source, on, whens, NULL,
+                  update ? "ON CONFLICT DO UPDATE" : "ON CONFLICT DO NOTHING", true, out, pos, err);
+  json_decref(colnames);
+  json_decref(ins_cols);
+  json_decref(ins_vals);
+  json_decref(keys);
+  json_decref(source);
+  json_decref(on);
+  json_decref(whens);
+  return st;
 }

@@ -15,7 +15,7 @@
 #include "hs_test.h"
 #include "hyperstream.h"
 
-enum { N_ROWS = 300, N_MODEL = 350 };
+enum { N_ROWS = 300, N_MODEL = 351 };
 
 typedef struct row {
   int64_t id;
@@ -173,6 +173,17 @@ int main(void) {
              &err);
     CHECK_EQ_INT(count, want);
     CHECK(table_matches(s, m, N_MODEL, &err));
+    /* INSERT ... ON CONFLICT: a MERGE underneath */
+    want = 1 + m[N_ROWS].live;
+    if (m[N_ROWS].live) m[N_ROWS].v = 5, m[N_ROWS].v_null = false;
+    m[N_MODEL - 1] = (row){5000, 6, false, 0.5, true};
+    CHECK_OK(run(s,
+                 "INSERT INTO t VALUES (1000, 5, 0.25), (5000, 6, 0.5) ON CONFLICT (id) DO UPDATE "
+                 "SET v = excluded.v",
+                 &count, &err),
+             &err);
+    CHECK_EQ_INT(count, want);
+    CHECK(table_matches(s, m, N_MODEL, &err));
     /* UPDATE ... FROM: a MERGE underneath */
     want = 0;
     for (int i = 0; i < 30; i++)
@@ -209,6 +220,9 @@ int main(void) {
       "UPDATE t SET v = (SELECT id FROM t)", /* more than one row */
       "UPDATE t SET v = nosuch + 1",
       "UPDATE t SET w = '[1,2]'::vector",
+      "INSERT INTO t VALUES (7, 1, 0) ON CONFLICT DO NOTHING",
+      "INSERT INTO t VALUES (7, 1, 0), (7, 2, 0) ON CONFLICT (id) DO UPDATE SET v = excluded.v",
+      "INSERT INTO t VALUES (7, 1, 0) ON CONFLICT (nosuch) DO NOTHING",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     hs_status st = run(s, bad[i], &count, &err);

@@ -254,3 +254,48 @@ def test_v3_lineage_in_a_knn_query(tmp_path):
     plan = "\n".join(r[0] for r in s.sql("EXPLAIN SELECT id FROM v ORDER BY emb <-> $1 LIMIT 5",
                                            [q]).fetchall())
     assert "VectorTopK" in plan, plan
+
+
+def test_insert_on_conflict_equals_duckdb(tmp_path):
+    """INSERT ... ON CONFLICT (id) DO UPDATE SET ... [WHERE] | DO NOTHING,
+    run as a MERGE, against DuckDB's own ON CONFLICT on a PRIMARY KEY copy
+    (DuckDB needs the key NOT NULL, so the ids are)."""
+    rng = random.Random(31)
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"id": pa.array(range(0, 60, 2), pa.int64()),
+                      "v": pa.array([rng.randrange(100) for _ in range(30)], pa.int32()),
+                      "g": pa.array([rng.choice(["a", "b", None]) for _ in range(30)])}))
+    s = hdb.connect(str(tmp_path))
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v INTEGER, g VARCHAR)")
+    con.register("d0", hdb.Table(str(tmp_path / "t")).to_arrow())
+    con.execute("INSERT INTO t SELECT * FROM d0")
+    for step in range(20):
+        ids = rng.sample(range(80), rng.randrange(1, 8))
+        gs = ["NULL", "'x'", "'y'"]
+        vals = ", ".join(f"({i}, {rng.randrange(100)}, {rng.choice(gs)})" for i in ids)
+        action = rng.choice([
+            "DO NOTHING", "DO UPDATE SET v = excluded.v",
+            "DO UPDATE SET v = t.v + excluded.v, g = excluded.g",
+            "DO UPDATE SET g = excluded.g WHERE t.v > 50",
+            "DO UPDATE SET v = excluded.v WHERE excluded.g IS NOT NULL"])
+        stmt = f"INSERT INTO t VALUES {vals} ON CONFLICT (id) {action}"
+        assert s.sql(stmt).fetchall() == con.execute(stmt).fetchall(), stmt
+        exp = _sorted(con.execute("SELECT id, v, g FROM t").fetchall())
+        assert _sorted(s.sql("SELECT id, v, g FROM t").fetchall()) == exp, stmt
+    # a column list, and the rows from a SELECT
+    stmt = "INSERT INTO t (g, id) SELECT g, id + 100 FROM t WHERE id < 20 ON CONFLICT (id) DO NOTHING"
+    assert s.sql(stmt).fetchall() == con.execute(stmt).fetchall()
+    assert _sorted(s.sql("SELECT id, v, g FROM t").fetchall()) == \
+        _sorted(con.execute("SELECT id, v, g FROM t").fetchall())
+    with pytest.raises(hdb.HyperStreamError, match="cannot affect row a second time"):
+        s.sql("INSERT INTO t VALUES (2, 1, 'a'), (2, 3, 'b') ON CONFLICT (id) DO UPDATE "
+              "SET v = excluded.v").fetchall()
+    with pytest.raises(hdb.HyperStreamError, match="same conflict key"):
+        s.sql("INSERT INTO t VALUES (999, 1, 'a'), (999, 3, 'b') ON CONFLICT (id) DO NOTHING"
+              ).fetchall()
+    with pytest.raises(hdb.HyperStreamError, match="name the conflict columns"):
+        s.sql("INSERT INTO t VALUES (1, 1, 'a') ON CONFLICT DO NOTHING").fetchall()
+    # NULL keys never conflict (PostgreSQL): both rows go in
+    assert s.sql("INSERT INTO t VALUES (NULL, 1, 'n'), (NULL, 2, 'n') ON CONFLICT (id) DO "
+                 "NOTHING").fetchall() == [(2,)]

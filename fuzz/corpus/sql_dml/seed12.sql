@@ -1,0 +1,1 @@
+INSERT INTO t (id, k, s) VALUES (1, 9, 'p'), (42, 1, NULL) ON CONFLICT (id) DO UPDATE SET k = excluded.k + t.k WHERE t.b
