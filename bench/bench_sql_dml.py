@@ -8,6 +8,7 @@ The table: `rows` rows (id int64 with a scalar index, v int32, g text) in
   * UPDATE ... SET v = v + 1 WHERE id IN (src ids)  vs  t.update(values_sql=..., filter=same)
   * MERGE INTO t USING src ON t.id = src.id WHEN MATCHED THEN UPDATE ...
     WHEN NOT MATCHED THEN INSERT ...  (half the keys new)  vs  t.upsert(src, on="id")
+  * INSERT ... SELECT FROM src ON CONFLICT (id) DO UPDATE (the same keys again)
   * DuckDB's UPDATE / MERGE INTO on its own in-memory copy of the rows
     (no durable commit: a reference for the statement's engine cost only).
 Wall-clock medians in ms; each of our statements is one durable commit.
@@ -52,7 +53,7 @@ def main():
     con.execute("CREATE TABLE t AS SELECT * FROM d0")
     rng = np.random.default_rng(1)
     res = {k: [] for k in ["sql UPDATE", "t.update", "duckdb UPDATE", "sql MERGE", "t.upsert",
-                           "duckdb MERGE"]}
+                           "duckdb MERGE", "sql ON CONFLICT"]}
     for rep in range(a.reps):
         ids = rng.choice(n, a.src, replace=False)
         inl = ", ".join(str(int(i)) for i in ids)
@@ -78,13 +79,17 @@ def main():
         res["t.upsert"].append(ms)
         ms, _ = timed(lambda: con.execute(merge))
         res["duckdb MERGE"].append(ms)
+        ms, _ = timed(lambda: s.sql("INSERT INTO t SELECT id, v, g FROM src ON CONFLICT (id) DO "
+                                    "UPDATE SET v = excluded.v + 1, g = excluded.g").fetchall())
+        res["sql ON CONFLICT"].append(ms)
     print(f"{a.rows} rows in {a.files} files, {a.src} source rows, {a.reps} reps "
           "(correctness: tests/python/test_sql_update.py, test_sql_merge.py)")
     for k, v in res.items():
         print(f"  {k:14s} median {statistics.median(v):8.1f} ms")
     med = {k: statistics.median(v) for k, v in res.items()}
     print(f"  sql UPDATE / t.update {med['sql UPDATE'] / med['t.update']:.2f}x, "
-          f"sql MERGE / t.upsert {med['sql MERGE'] / med['t.upsert']:.2f}x")
+          f"sql MERGE / t.upsert {med['sql MERGE'] / med['t.upsert']:.2f}x, "
+          f"ON CONFLICT / t.upsert {med['sql ON CONFLICT'] / med['t.upsert']:.2f}x")
 
 
 if __name__ == "__main__":
