@@ -82,6 +82,10 @@ hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *
  * source rows match is an error (PostgreSQL would take either). */
 hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                                  struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
+/* DELETE FROM t USING s WHERE t.k = s.k [AND cond] (ddl_merge.c): the MERGE
+ * of one WHEN MATCHED [AND cond] THEN DELETE. */
+hs_status hs_sql_ddl_delete_using(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                  struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
 /* INSERT INTO t [(cols)] ... ON CONFLICT (k, ...) DO UPDATE SET ... [WHERE c]
  * | DO NOTHING (ddl_merge.c): the MERGE of the rows to insert (as
  * "excluded") on the conflict columns; rows to insert sharing a key are an

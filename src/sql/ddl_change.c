@@ -2,6 +2,8 @@
  * ddl_change.c — SQL statements that change a table's rows or columns,
  * mapped onto the table layer's row changes and schema evolution:
  *
+ *   DELETE FROM t USING s WHERE t.k = s.k  the MERGE of WHEN MATCHED THEN DELETE
+ *                                          (ddl_merge.c)
  *   DELETE FROM t [WHERE cond]             hs_table_change_rows: the WHERE is the
  *                                          change's filter (the same parser and
  *                                          semantics as every filter), one commit;
@@ -111,13 +113,14 @@ hs_sql_plan_ctx *hs_sql_ddl_ctx_new(void) {
 
 hs_status hs_sql_ddl_delete(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                             struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  static const char *const refused[] = {"usingClause", "returningList", "withClause"};
-  static const char *const words[] = {"DELETE ... USING", "DELETE ... RETURNING",
-                                      "WITH ... DELETE"};
-  for (size_t i = 0; i < 3; i++)
+  static const char *const refused[] = {"returningList", "withClause"};
+  static const char *const words[] = {"DELETE ... RETURNING", "WITH ... DELETE"};
+  for (size_t i = 0; i < 2; i++)
     if (json_object_get(body, refused[i]) != NULL)
       return hs_error_set(err, HS_ERR_UNSUPPORTED,
                           "%s is not supported (write the condition in WHERE)", words[i]);
+  if (json_object_get(body, "usingClause") != NULL) /* a join: MERGE's machinery */
+    return hs_sql_ddl_delete_using(bo, sql, body, out, pos, err);
   hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
   if (pc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   hs_sql_rel *r = NULL;

@@ -822,9 +822,8 @@ static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *
     if (st == HS_OK) st = on_keys(&p, p.on, &keys, &rest, pos, err);
     if (st == HS_OK && p.nk == 0)
       st = hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "UPDATE ... FROM needs WHERE %s.k = %s.k equalities joining the target "
-                        "to the source",
-                        p.talias, p.salias);
+                        "%s needs WHERE %s.k = %s.k equalities joining the target to the source",
+                        verb, p.talias, p.salias);
     json_t *kn[MERGE_KEYS_MAX], *rn[256];
     size_t nr = json_array_size(rest);
     if (st == HS_OK && nr > 256)
@@ -834,8 +833,11 @@ static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *
     if (st == HS_OK) {
       on = and_of(kn, (size_t)p.nk);
       json_t *c = nr > 0 ? and_of(rn, nr) : NULL;
-      json_t *mw = json_pack("{s:b,s:s,s:O}", "matched", 1, "commandType", "CMD_UPDATE",
-                             "targetList", set_list);
+      /* UPDATE ... FROM sets; DELETE ... USING (no SET list) deletes */
+      json_t *mw = set_list != NULL
+                       ? json_pack("{s:b,s:s,s:O}", "matched", 1, "commandType", "CMD_UPDATE",
+                                   "targetList", set_list)
+                       : json_pack("{s:b,s:s}", "matched", 1, "commandType", "CMD_DELETE");
       if (mw != NULL && c != NULL) json_object_set_new(mw, "condition", c);
       when = json_pack("[{s:o}]", "MergeWhenClause", mw);
       if (on == NULL || when == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
@@ -1013,4 +1015,16 @@ hs_status hs_sql_ddl_insert_on_conflict(const hs_sql_bind_opts *bo, const char *
   json_decref(on);
   json_decref(whens);
   return st;
+}
+
+hs_status hs_sql_ddl_delete_using(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                  struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
+  json_t *using_ = json_object_get(body, "usingClause");
+  if (json_array_size(using_) != 1)
+    return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                        "DELETE ... USING takes one table or subquery (join the others inside a "
+                        "subquery)");
+  return merge_run(bo, sql, json_object_get(body, "relation"), json_array_get(using_, 0),
+                   json_object_get(body, "whereClause"), NULL, NULL, "DELETE ... USING", false, out,
+                   pos, err);
 }

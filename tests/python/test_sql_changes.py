@@ -109,7 +109,7 @@ def test_alter_table_maps_to_schema_evolution(tmp_path):
     ("DELETE FROM t WHERE a = $1", "parameters are not supported"),
     ("DELETE FROM t x WHERE x.a = 1", "alias"),
     ("DELETE FROM t WHERE a + 1 = 3", "arithmetic"),
-    ("DELETE FROM t USING t u WHERE t.a = u.a", "USING"),
+    ("DELETE FROM t USING t u WHERE t.a < u.a", "equalities joining"),
     ("DELETE FROM t WHERE a = 1 RETURNING a", "RETURNING"),
     ("DELETE FROM nope WHERE a = 1", "does not exist"),
     ("DELETE FROM t WHERE nosuch = 1", "nosuch"),

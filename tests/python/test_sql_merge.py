@@ -158,6 +158,28 @@ def test_update_from_is_a_merge(tmp_path):
         s.sql("UPDATE t SET v = 1 FROM src, src AS b WHERE t.id = src.id").fetchall()
 
 
+def test_delete_using_is_a_merge(tmp_path):
+    """DELETE FROM t USING s WHERE t.k = s.k [AND ...], DuckDB as the oracle."""
+    rng = random.Random(12)
+    data = _rows(23, 200)
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(data.slice(0, 120))
+    t.write(data.slice(120))
+    s = hdb.connect(str(tmp_path))
+    con = duckdb.connect()
+    con.register("d0", data)
+    con.execute("CREATE TABLE t AS SELECT * FROM d0")
+    for step in range(10):
+        src = _source(rng, rng.randrange(1, 25), 0, 220)
+        s.register("src", src)
+        con.register("src", src)
+        extra = rng.choice(["", " AND src.v > 0", " AND t.g = 'a'", " AND t.v < src.v"])
+        stmt = f"DELETE FROM t USING src WHERE t.id = src.id{extra}"
+        assert s.sql(stmt).fetchall() == con.execute(stmt).fetchall(), stmt
+        exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
+        assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, stmt
+
+
 def test_a_target_row_affected_twice_is_refused(tmp_path):
     t = hdb.Table(str(tmp_path / "t"))
     t.write(pa.table({"id": pa.array([1, 2], pa.int64()), "v": pa.array([1, 2])}))
