@@ -184,6 +184,17 @@ int main(void) {
              &err);
     CHECK_EQ_INT(count, want);
     CHECK(table_matches(s, m, N_MODEL, &err));
+    /* DELETE ... USING: a MERGE underneath */
+    want = 0;
+    for (int i = 200; i < 210; i++)
+      if (m[i].live && !m[i].v_null && m[i].v < 0) m[i].live = false, want++;
+    CHECK_OK(run(s,
+                 "DELETE FROM t USING (SELECT id FROM t WHERE id BETWEEN 200 AND 209) AS q WHERE "
+                 "t.id = q.id AND t.v < 0",
+                 &count, &err),
+             &err);
+    CHECK_EQ_INT(count, want);
+    CHECK(table_matches(s, m, N_MODEL, &err));
     /* UPDATE ... FROM: a MERGE underneath */
     want = 0;
     for (int i = 0; i < 30; i++)
