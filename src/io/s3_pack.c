@@ -100,7 +100,7 @@ hs_status hs_s3_pack(const hs_store_loc *locs, const hs_store_prefetch_item *ite
                      size_t max_bytes, hs_buf *out, size_t *n_segments, hs_error *err) {
   *n_segments = 0;
   /* What the cache lacks, in one wave; then every range is a cache read. */
-  (void)hs_s3_prefetch(locs, items, n);
+  (void)hs_s3_prefetch(locs, items, n, HS_STORE_PREFETCH_MAX);
   size_t cap = n ? n : 1;
   pk_span *spans = hs_calloc(cap, sizeof *spans);
   if (spans == NULL) return hs_error_set(err, HS_ERR_NOMEM, "pack: out of memory");

@@ -22,10 +22,6 @@
 
 #include "s3_internal.h"
 
-/* At most this many bytes in one call (a caller that asks for more gets
- * the first items; the rest are read as before). */
-#define PREFETCH_MAX_BYTES ((uint64_t)64 << 20)
-
 typedef struct pf_job {
   hs_s3_req req;
   hs_buf body;
@@ -72,7 +68,7 @@ static int span_cmp(const void *a, const void *b) {
 static void plan_span(const hs_store_loc *loc, const pf_span *sp, pf_job *jobs, size_t *nj,
                       uint64_t *budget) {
   uint64_t want = sp->tail ? sp->hi : sp->hi - sp->lo;
-  if (want == 0 || !hs_s3_cache_keeps(loc) || *budget < want) return;
+  if (want == 0 || !hs_s3_cache_keeps(loc)) return;
   const uint64_t B = HS_S3_CACHE_BLOCK;
   pf_job *j = &jobs[*nj];
   memset(j, 0, sizeof *j);
@@ -94,6 +90,14 @@ static void plan_span(const hs_store_loc *loc, const pf_span *sp, pf_job *jobs, 
       hi = (hi + B - 1) / B * B;
     }
     if (hi > size) hi = size;
+    /* Merged ranges of which the cache holds the first or last blocks (an
+     * index's small sections, from the index stream, before its codes):
+     * fetch only what lies between. */
+    while (!sp->exact && lo < hi && hs_s3_cache_holds(loc, &j->info, lo, hi - lo < B ? hi - lo : B))
+      lo += B;
+    while (!sp->exact && hi > lo &&
+           hs_s3_cache_holds(loc, &j->info, (hi - 1) / B * B, hi - (hi - 1) / B * B))
+      hi = (hi - 1) / B * B;
     if (hi <= lo || hs_s3_cache_holds(loc, &j->info, lo, hi - lo)) return;
     j->lo = lo;
     snprintf(j->range, sizeof j->range, "Range: bytes=%llu-%llu", (unsigned long long)lo,
@@ -112,6 +116,7 @@ static void plan_span(const hs_store_loc *loc, const pf_span *sp, pf_job *jobs, 
     snprintf(j->range, sizeof j->range, "Range: bytes=%llu-%llu", (unsigned long long)lo,
              (unsigned long long)(hi - 1));
   }
+  if (*budget < want) return; /* what the cache lacks, counted */
   hs_s3_req_init(&j->req, loc, "GET prefetch", "GET");
   j->req.out_max = (size_t)want;
   j->req.hdr[0] = j->range;
@@ -171,12 +176,13 @@ static size_t inflight(void) {
   return got;
 }
 
-size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n) {
+size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
+                      uint64_t max_bytes) {
   pf_span *spans = hs_calloc(n ? n : 1, sizeof *spans);
   pf_job *jobs = hs_calloc(n ? n : 1, sizeof *jobs);
   hs_s3_req **reqs = hs_calloc(n ? n : 1, sizeof *reqs);
   size_t nj = 0, ns = 0;
-  uint64_t budget = PREFETCH_MAX_BYTES;
+  uint64_t budget = max_bytes < HS_STORE_PREFETCH_MAX ? max_bytes : HS_STORE_PREFETCH_MAX;
   if (spans == NULL || jobs == NULL || reqs == NULL) goto done;
   for (size_t i = 0; i < n; i++) {
     if (items[i].len == 0 || locs[i].cfg == NULL) continue;

@@ -392,6 +392,10 @@ hs_status hs_store_list_prefixes_get(const char *const *uri_prefixes, size_t n,
 }
 
 size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n) {
+  return hs_store_prefetch_max(items, n, HS_STORE_PREFETCH_MAX);
+}
+
+size_t hs_store_prefetch_max(const hs_store_prefetch_item *items, size_t n, uint64_t max_bytes) {
   if (n == 0 || hs_store_s3_backend.prefetch == NULL) return 0;
   size_t n_s3 = 0;
   for (size_t i = 0; i < n; i++) n_s3 += hs_store_kind_of(items[i].uri) == HS_STORE_S3;
@@ -406,7 +410,7 @@ size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n) {
   }
   batch b;
   if (uris != NULL && its != NULL && batch_resolve(uris, w, &b, NULL) == HS_OK) {
-    done = hs_store_s3_backend.prefetch(b.locs, its, w);
+    done = hs_store_s3_backend.prefetch(b.locs, its, w, max_bytes);
     batch_free(&b);
   }
   hs_free(uris);

@@ -236,6 +236,13 @@ typedef struct hs_store_prefetch_item {
  * failure is not an error (the read that needs the bytes then fails by
  * name). Returns the number of GETs made. */
 size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n);
+/* At most this many bytes fetched by one call (a caller that asks for more
+ * gets the first objects' ranges, by name and offset; the rest are read as
+ * before). */
+#define HS_STORE_PREFETCH_MAX ((uint64_t)64 << 20)
+/* The same with a lower bound on the bytes fetched (what the cache holds
+ * already does not count). */
+size_t hs_store_prefetch_max(const hs_store_prefetch_item *items, size_t n, uint64_t max_bytes);
 
 /* ---------------------------------------------------- packs of ranges */
 

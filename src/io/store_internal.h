@@ -68,8 +68,9 @@ typedef struct hs_store_backend {
   hs_status (*list_prefixes)(const hs_store_loc *locs, size_t n, hs_store_entry **outs,
                              size_t *n_outs, const hs_store_loc *glocs, hs_store_get_item *gets,
                              size_t n_gets, hs_error *err);
-  /* Optional (else nothing): hs_store_prefetch of items[i] at locs[i]. */
-  size_t (*prefetch)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n);
+  /* Optional (else nothing): hs_store_prefetch_max of items[i] at locs[i]. */
+  size_t (*prefetch)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
+                     uint64_t max_bytes);
   /* Optional (else an empty pack / nothing loaded): hs_store_pack and
    * hs_store_unpack. */
   hs_status (*pack)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,

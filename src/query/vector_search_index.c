@@ -198,6 +198,64 @@ static void prefetch_indexes(hs_table *t, const hs_table_plan *plan,
   hs_free(items);
 }
 
+/* At most this many bytes fetched in the opens' wave (what the object
+ * cache holds, from the index stream, does not count); the sections past
+ * it are read by their opens as before. */
+#define VX_OPEN_BATCH_MAX ((uint64_t)8 << 20)
+
+/* Whether the process already holds the opened index (vx_acquire finds it). */
+static bool vx_held(const char *path, const char *column) {
+  hs_fs_stamp stamp;
+  if (!hs_store_stamp_of(path, &stamp)) return false;
+  pthread_mutex_lock(&vx_mu);
+  bool held = vx_find(path, column, &stamp) != NULL;
+  pthread_mutex_unlock(&vx_mu);
+  return held;
+}
+
+/* On an object store, after the heads are in the cache: what every file's
+ * index open will read (its header's sections: links, IVF lists,
+ * quantizer and codes; hs_vidx_open_reads) in one parallel wave of ranged
+ * GETs (coalesced by the prefetch), instead of each open reading its
+ * sections one after another, file after file. Indexes this process holds
+ * open are skipped; best effort (an open reads what is missing). */
+static void prefetch_index_opens(hs_table *t, const hs_table_plan *plan,
+                                 const hs_table_index_registry *reg, const char *column,
+                                 int32_t field_id) {
+  if (!t->remote || plan->n_files == 0) return;
+  size_t n = 0, cap = 0, np = 0;
+  hs_store_prefetch_item *items = NULL;
+  char **paths = hs_calloc(plan->n_files, sizeof *paths);
+  for (size_t i = 0; paths != NULL && i < plan->n_files; i++) {
+    const hs_table_plan_file *pf = &plan->files[i];
+    const char *stored = NULL;
+    const char *rec = hs_table_index_lookup_field(reg, pf->path, pf->data_file->file_size_in_bytes,
+                                                  column, field_id, &stored);
+    if (rec == NULL || stored == NULL ||
+        hs_table_resolve_path(t, rec, "index registry", &paths[np], NULL) != HS_OK)
+      continue;
+    const char *ip = paths[np++];
+    if (!hs_store_is_remote(ip) || vx_held(ip, stored)) continue;
+    hs_vidx_reads r = {0};
+    hs_error local = {0};
+    if (hs_table_vector_index_open_reads(ip, stored, &r, &local) == HS_OK && n + r.n > cap) {
+      size_t c = (n + r.n) * 2;
+      hs_store_prefetch_item *g = hs_realloc(items, c * sizeof *g);
+      if (g != NULL) {
+        items = g;
+        cap = c;
+      }
+    }
+    for (size_t j = 0; j < r.n && n < cap; j++)
+      items[n++] = (hs_store_prefetch_item){ip, r.off[j], r.len[j], false, false};
+    hs_vidx_reads_free(&r);
+  }
+  if (n > 0) (void)hs_store_prefetch_max(items, n, VX_OPEN_BATCH_MAX);
+  for (size_t i = 0; i < np; i++) hs_free(paths[i]);
+  hs_free(paths);
+  hs_free(items);
+}
+
 hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
                              int32_t field_id, hs_metric metric, size_t dim, hs_vs_indexed *out,
                              hs_error *err) {
@@ -213,6 +271,7 @@ hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char 
   out->have_reg = true; /* kept for the query's scans */
   if (regp->n_entries == 0) return HS_OK;
   prefetch_indexes(t, plan, regp, column, field_id);
+  prefetch_index_opens(t, plan, regp, column, field_id);
   out->n = plan->n_files;
   out->vx = hs_calloc(plan->n_files + 1, sizeof *out->vx);
   out->paths = hs_calloc(plan->n_files + 1, sizeof *out->paths);

@@ -338,6 +338,22 @@ hs_status hs_table_vector_index_open(const char *index_path, const char *column,
   return st;
 }
 
+hs_status hs_table_vector_index_open_reads(const char *index_path, const char *column,
+                                           hs_vidx_reads *out, hs_error *err) {
+  hs_source *src = NULL;
+  hs_status st = hs_store_is_remote(index_path) ? hs_store_source_open(index_path, &src, err)
+                                                : hs_source_open_file(index_path, &src, err);
+  uint64_t off = 0, len = 0;
+  hs_index_binding bind;
+  char *bind_path = NULL;
+  if (st == HS_OK)
+    st = hs_table_vector_index_locate(src, index_path, column, &off, &len, &bind, &bind_path, err);
+  if (st == HS_OK) st = hs_vidx_open_reads(src, off, len, out, err);
+  hs_free(bind_path);
+  hs_source_unref(src);
+  return st;
+}
+
 /* ------------------------------------------------------------- build */
 
 static hs_status parse_options(const hs_vector_index_options *o, hs_vidx_params *p, hs_error *err) {

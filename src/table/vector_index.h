@@ -34,4 +34,12 @@ hs_status hs_table_vector_index_locate(hs_source *src, const char *name, const c
                                        uint64_t *off, uint64_t *len, hs_index_binding *bind,
                                        char **bind_path, hs_error *err);
 
+/* The byte ranges hs_table_vector_index_open(index_path, column) will
+ * read past the Puffin footer and the index's head (hs_vidx_open_reads),
+ * appended to *out (offsets into index_path's object). Reads the footer
+ * and the head through the object cache: a caller on an object store
+ * fetches those first, and then every file's ranges in one wave. */
+hs_status hs_table_vector_index_open_reads(const char *index_path, const char *column,
+                                           hs_vidx_reads *out, hs_error *err);
+
 #endif /* HS_TABLE_VECTOR_INDEX_H */

@@ -711,7 +711,7 @@ static void test_prefetch(void) {
                                      {tc.uri, 0, 10, false, false}};
   hs_io_stats before, after;
   hs_io_stats_get(&before);
-  size_t gets = B->prefetch(locs, items, 5);
+  size_t gets = B->prefetch(locs, items, 5, HS_STORE_PREFETCH_MAX);
   hs_io_stats_get(&after);
   CHECK(gets == 4); /* a's tail, a's two near ranges as one, b, the missing one */
   CHECK(after.gets - before.gets == 4 && after.round_trips - before.round_trips == 1);
@@ -735,13 +735,13 @@ static void test_prefetch(void) {
   CHECK(whole.len == nb && memcmp(whole.data, b, nb) == 0);
   hs_io_stats_get(&after);
   CHECK(after.requests == before.requests);
-  CHECK(B->prefetch(locs, items, 4) == 0); /* all held */
+  CHECK(B->prefetch(locs, items, 4, HS_STORE_PREFETCH_MAX) == 0); /* all held */
   /* Replaced: the prefetch's If-Match fails, the name is forgotten, and
    * the next read sees the new bytes. */
   uint8_t *b2 = random_bytes(nb, 93);
   CHECK_OK(hs_s3_put(&tb.loc, b2, nb, &e), &e);
   hs_s3_cache_head_put(&tb.loc, &info); /* as if another writer replaced it */
-  CHECK(B->prefetch(&locs[2], &items[2], 1) == 1);
+  CHECK(B->prefetch(&locs[2], &items[2], 1, HS_STORE_PREFETCH_MAX) == 1);
   whole.len = 0;
   CHECK_OK(B->get(&tb.loc, nb, &whole, NULL, &e), &e);
   CHECK(whole.len == nb && memcmp(whole.data, b2, nb) == 0);
@@ -792,7 +792,7 @@ static void test_prefetch_exact(void) {
   }
   hs_io_stats before, after;
   hs_io_stats_get(&before);
-  size_t gets = B->prefetch(locs, items, n);
+  size_t gets = B->prefetch(locs, items, n, HS_STORE_PREFETCH_MAX);
   hs_io_stats_get(&after);
   CHECK_EQ_INT(gets, n - 1);
   CHECK(after.round_trips - before.round_trips == 1);
@@ -814,7 +814,7 @@ static void test_prefetch_exact(void) {
   }
   hs_io_stats_get(&after);
   CHECK(after.requests == before.requests + 1);
-  CHECK(B->prefetch(locs, items, n) == 0); /* all held */
+  CHECK(B->prefetch(locs, items, n, HS_STORE_PREFETCH_MAX) == 0); /* all held */
   free(locs);
   free(items);
   free(a);

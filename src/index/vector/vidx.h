@@ -174,6 +174,18 @@ typedef struct hs_vidx_reads {
 } hs_vidx_reads;
 void hs_vidx_reads_free(hs_vidx_reads *r);
 
+/* What hs_vidx_open(src, offset, len) will read beyond the header and
+ * section table, appended to *out: every section but a lean index's
+ * float32 vectors (the small structures: row ids, levels, links, IVF
+ * lists and centroids, the quantizer and its codes). Reads the header and
+ * the section table (a caller on an object store has them fetched with the
+ * file's head) and checks their checksums; nothing else. A caller opening
+ * several indexes on an object store fetches every file's ranges in one
+ * parallel wave (store.h prefetch), and then each open reads from the
+ * object cache instead of one round trip per file. */
+hs_status hs_vidx_open_reads(hs_source *src, uint64_t offset, uint64_t len, hs_vidx_reads *out,
+                             hs_error *err);
+
 /* What hs_vidx_search(x, query, k, sp, allowed) will read from x's source
  * beyond what the open read, appended to *out: a lean index's float32 rows
  * that its re-rank or exact scan scores (nothing for other indexes). The

@@ -149,6 +149,10 @@ const uint64_t *hs_vidx_bits_pad(const hs_vidx *x, hs_vidx_scratch *s, const uin
 const uint64_t *hs_vidx_bits_from_roaring(const hs_vidx *x, hs_vidx_scratch *s,
                                           const roaring_bitmap_t *r);
 
+/* vidx_search.c: append (off, len) to r (grown as needed); false when out
+ * of memory (r is left as it was). */
+bool hs_vidx_reads_add(hs_vidx_reads *r, uint64_t off, size_t len);
+
 /* The reported (pgvector) distance from the internal one (not IP: its
  * distance is recomputed from the vectors). */
 float hs_vidx_report(hs_metric m, float internal);

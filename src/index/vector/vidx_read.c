@@ -54,11 +54,12 @@ static int cmp_row_local(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error *err) {
-  uint8_t h[HS_VIDX_HEADER_LEN];
+/* The header at `base` of `src` into h: read, magic, checksum, version. */
+static hs_status read_header(hs_source *src, uint64_t base, uint64_t len,
+                             uint8_t h[HS_VIDX_HEADER_LEN], hs_error *err) {
   if (len < HS_VIDX_HEADER_LEN)
     return CORRUPT("%llu bytes, shorter than the header", (unsigned long long)len);
-  hs_status st = hs_source_read(x->src, base, sizeof h, h, err);
+  hs_status st = hs_source_read(src, base, HS_VIDX_HEADER_LEN, h, err);
   if (st != HS_OK) return st;
   if (memcmp(h, HS_VIDX_MAGIC, 8) != 0) return CORRUPT("bad magic (not a vector index)");
   if (hs_load_u32le(h + HS_VIDX_H_CRC) != crc_of(h, HS_VIDX_H_CRC))
@@ -69,6 +70,41 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
                         version, HS_VIDX_VERSION_FIXED, HS_VIDX_VERSION);
   if (hs_load_u32le(h + HS_VIDX_H_HEADER_LEN) != HS_VIDX_HEADER_LEN)
     return CORRUPT("header length %u", hs_load_u32le(h + HS_VIDX_H_HEADER_LEN));
+  return HS_OK;
+}
+
+/* The section table after header h into table (room for HS_VIDX_S_MAX
+ * entries), checked against the header's checksum; *ns its entries. */
+static hs_status read_table(hs_source *src, uint64_t base, uint64_t len,
+                            const uint8_t h[HS_VIDX_HEADER_LEN], uint8_t *table, uint32_t *ns,
+                            hs_error *err) {
+  *ns = hs_load_u32le(h + HS_VIDX_H_SECTIONS);
+  if (*ns < 6 || *ns > HS_VIDX_S_MAX) return CORRUPT("%u sections", *ns);
+  uint64_t table_len = (uint64_t)*ns * HS_VIDX_SECTION_ENTRY_LEN;
+  if (len < HS_VIDX_HEADER_LEN + table_len) return CORRUPT("section table past the end");
+  hs_status st = hs_source_read(src, base + HS_VIDX_HEADER_LEN, (size_t)table_len, table, err);
+  if (st != HS_OK) return st;
+  if (crc_of(table, table_len) != hs_load_u32le(h + HS_VIDX_H_TABLE_CRC))
+    return CORRUPT("section table checksum mismatch");
+  return HS_OK;
+}
+
+/* Whether an index of quantizer kind `qk` (as searched: scan codes are
+ * NONE) opened from `src` is lean (vidx.h): its float32 section neither
+ * mapped nor read at open. On an object store too: that section is most
+ * of the file, and a query re-ranks a few dozen of its rows (read
+ * together, by range). */
+static bool lean_for(const hs_source *src, hs_quant_kind qk) {
+  const char *resident = getenv("HS_VIDX_RESIDENT");
+  return qk != HS_QUANT_NONE && (hs_source_is_file(src) || hs_source_is_remote(src)) &&
+         !(resident != NULL && resident[0] == '1');
+}
+
+static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error *err) {
+  uint8_t h[HS_VIDX_HEADER_LEN];
+  hs_status st = read_header(x->src, base, len, h, err);
+  if (st != HS_OK) return st;
+  uint32_t version = hs_load_u32le(h + HS_VIDX_H_VERSION);
   x->dim = hs_load_u32le(h + HS_VIDX_H_DIM);
   uint32_t metric = hs_load_u32le(h + HS_VIDX_H_METRIC);
   x->row_count = hs_load_u32le(h + HS_VIDX_H_ROW_COUNT);
@@ -79,7 +115,6 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   x->n_parts = hs_load_u32le(h + HS_VIDX_H_PARTITIONS);
   uint32_t quant = hs_load_u32le(h + HS_VIDX_H_QUANT);
   x->code_size = hs_load_u32le(h + HS_VIDX_H_CODE_SIZE);
-  uint32_t ns = hs_load_u32le(h + HS_VIDX_H_SECTIONS);
   uint64_t upper_blocks = hs_load_u64le(h + HS_VIDX_H_UPPER_BLOCKS);
   /* Version 2: layer 0 compact when idw is 3 or 4 (version 1: both 0). */
   uint32_t idw = hs_load_u32le(h + HS_VIDX_H_LINK0_IDW);
@@ -118,14 +153,11 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
                    (unsigned long long)link_ids, idw, x->n, x->m0);
   if (idw == 0 && link_ids != 0)
     return CORRUPT("%llu layer-0 ids without a compact layer 0", (unsigned long long)link_ids);
-  if (ns < 6 || ns > HS_VIDX_S_MAX) return CORRUPT("%u sections", ns);
-  uint64_t table_len = (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
-  if (len < HS_VIDX_HEADER_LEN + table_len) return CORRUPT("section table past the end");
   uint8_t table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
-  st = hs_source_read(x->src, base + HS_VIDX_HEADER_LEN, (size_t)table_len, table, err);
+  uint32_t ns = 0;
+  st = read_table(x->src, base, len, h, table, &ns, err);
   if (st != HS_OK) return st;
-  if (crc_of(table, table_len) != hs_load_u32le(h + HS_VIDX_H_TABLE_CRC))
-    return CORRUPT("section table checksum mismatch");
+  uint64_t table_len = (uint64_t)ns * HS_VIDX_SECTION_ENTRY_LEN;
 
   /* Expected lengths, all bounded by the file length before any use. */
   uint64_t n = x->n, dim = x->vdim;
@@ -142,12 +174,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   want[HS_VIDX_S_CODES] = n * x->code_size;
   const uint8_t *sec[HS_VIDX_S_MAX + 1] = {0};
   bool vec_seen = false;
-  const char *resident = getenv("HS_VIDX_RESIDENT");
-  /* On an object store too: the float32 section is most of the file, and
-   * a query re-ranks a few dozen of its rows (read together, by range). */
-  x->lean = x->quant_kind != HS_QUANT_NONE &&
-            (hs_source_is_file(x->src) || hs_source_is_remote(x->src)) &&
-            !(resident != NULL && resident[0] == '1');
+  x->lean = lean_for(x->src, x->quant_kind);
   uint32_t prev_id = 0;
   uint64_t prev_end = HS_VIDX_HEADER_LEN + table_len;
   for (uint32_t i = 0; i < ns; i++) {
@@ -338,6 +365,43 @@ hs_status hs_vidx_open(hs_source *src, uint64_t offset, uint64_t len, hs_vidx **
     return st;
   }
   *out = x;
+  return HS_OK;
+}
+
+hs_status hs_vidx_open_reads(hs_source *src, uint64_t offset, uint64_t len, hs_vidx_reads *out,
+                             hs_error *err) {
+  if (src == NULL || out == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx open reads: no source or output");
+  uint64_t size = hs_source_size(src);
+  if (offset > size || len > size - offset)
+    return hs_error_set(err, HS_ERR_CORRUPT, "vector index %s: [%llu, +%llu) past its %llu bytes",
+                        hs_source_name(src), (unsigned long long)offset, (unsigned long long)len,
+                        (unsigned long long)size);
+  uint8_t h[HS_VIDX_HEADER_LEN], table[HS_VIDX_S_MAX * HS_VIDX_SECTION_ENTRY_LEN];
+  uint32_t ns = 0;
+  hs_status st = read_header(src, offset, len, h, err);
+  if (st == HS_OK) st = read_table(src, offset, len, h, table, &ns, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "vector index %s at %llu: ", hs_source_name(src),
+                    (unsigned long long)offset);
+    return st;
+  }
+  /* Only the sections the open will read; their checks are the open's
+   * (a range out of bounds here is left out, and the open words it). */
+  uint32_t quant = hs_load_u32le(h + HS_VIDX_H_QUANT);
+  bool walk_float = hs_load_u32le(h + HS_VIDX_H_WALK_FLOAT) == 1;
+  bool lean =
+      quant <= HS_QUANT_PQ && lean_for(src, walk_float ? HS_QUANT_NONE : (hs_quant_kind)quant);
+  for (uint32_t i = 0; i < ns; i++) {
+    const uint8_t *e = table + i * HS_VIDX_SECTION_ENTRY_LEN;
+    uint32_t id = hs_load_u32le(e);
+    uint64_t off = hs_load_u64le(e + 8), slen = hs_load_u64le(e + 16);
+    if ((id == HS_VIDX_S_VECTORS && lean) || slen == 0 || off > len || slen > len - off ||
+        slen > SIZE_MAX / 2)
+      continue;
+    if (!hs_vidx_reads_add(out, offset + off, (size_t)slen))
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx open reads: out of memory");
+  }
   return HS_OK;
 }
 

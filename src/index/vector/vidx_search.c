@@ -309,7 +309,7 @@ static inline float sq8_lower_bound(const hs_vidx *x, float approx) {
 #define CODES_AHEAD 24
 #endif
 
-static bool reads_add(hs_vidx_reads *r, uint64_t off, size_t len) {
+bool hs_vidx_reads_add(hs_vidx_reads *r, uint64_t off, size_t len) {
   if (r->n == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 256;
     uint64_t *o = hs_realloc(r->off, cap * sizeof *o);
@@ -341,7 +341,7 @@ static void rows_ahead(const hs_vidx *x, hs_vidx_scratch *s, const uint64_t *off
     return;
   }
   for (size_t i = 0; i < m; i++)
-    if (!reads_add(s->collect, offs[i], lens[i])) return; /* best effort */
+    if (!hs_vidx_reads_add(s->collect, offs[i], lens[i])) return; /* best effort */
 }
 
 /* Offer the rows s->ids[0, cnt) (cnt <= fetch_batch) to the top-k. A lean
