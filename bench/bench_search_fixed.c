@@ -57,8 +57,8 @@ static const hs_vidx *first_index(hs_table *t, const char *column, size_t dim, h
   for (int64_t i = 0; i < s.n_children; i++)
     if (strcmp(s.children[i]->name, column) == 0) fid = hs_arrow_field_id(s.children[i]);
   hs_arrow_schema_release(&s);
-  if (hs_vs_prep_acquire(t, -1, column, fid, HS_METRIC_L2, dim, false, NULL, 0, prep, &err) !=
-      HS_OK)
+  if (hs_vs_prep_acquire(t, -1, column, fid, HS_METRIC_L2, dim, false, false, NULL, 0, prep,
+                         &err) != HS_OK)
     return NULL;
   const hs_vs_indexed *ix = hs_vs_prep_indexed(*prep);
   return ix->n > 0 ? ix->vx[0] : NULL;

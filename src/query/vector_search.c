@@ -390,7 +390,7 @@ static hs_status search(hs_table *table, const hs_vector_search_options *o,
   hs_vs_prep *prep = NULL;
   if (st == HS_OK)
     st = hs_vs_prep_acquire(table, o->snapshot_id, o->column, vs_field_id(&tschema, o->column),
-                            metric, dim, o->exact, paths, n_paths, &prep, err);
+                            metric, dim, o->exact, filtered, paths, n_paths, &prep, err);
   const hs_table_plan *planp = prep != NULL ? hs_vs_prep_plan(prep) : NULL;
   if (st == HS_OK) ix = *hs_vs_prep_indexed(prep);
   bool own_allowed = false;

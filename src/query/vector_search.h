@@ -118,10 +118,12 @@ typedef struct hs_vs_indexed {
  * (others, and any that fail to open, are left to the exact path: never an error). Indexes are
  * registered by name: once the table has had more than one schema, an index is kept only where
  * the data file's column of that name is field `field_id` (-1: no check) of the read schema, so
- * a rename or a new column reusing the name never gets another column's index. */
+ * a rename or a new column reusing the name never gets another column's index. `filtered`: a
+ * filter follows (hs_vs_indexed_allow); on an object store the scalar index files the registry
+ * names for the plan's files are fetched in the vector indexes' first wave. */
 hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,
-                             int32_t field_id, hs_metric metric, size_t dim, hs_vs_indexed *out,
-                             hs_error *err);
+                             int32_t field_id, hs_metric metric, size_t dim, bool filtered,
+                             hs_vs_indexed *out, hs_error *err);
 /* With a filter: the matching rows of every indexed file (a filtered scan
  * that reads only the filter's columns; pruning as usual). Adds the rows
  * that matched to *rows_matched. */
@@ -154,11 +156,14 @@ hs_status hs_vs_score_exact(hs_table *table, const hs_vector_search_options *o,
  * stats no file. Borrowed: hs_vs_prep_release. The indexed view is shared:
  * a search copies it (hs_vs_indexed by value) and replaces only `allowed`.
  * With `paths` (a split's data files, hs_table_vector_search_split) the
- * plan is restricted to them and the preparation is this call's own. */
+ * plan is restricted to them and the preparation is this call's own.
+ * `filtered` (the search has a filter) only changes what a preparation
+ * fetches first (hs_vs_indexed_open). */
 typedef struct hs_vs_prep hs_vs_prep;
 hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *column, int32_t field_id,
-                             hs_metric metric, size_t dim, bool exact, const char *const *paths,
-                             size_t n_paths, hs_vs_prep **out, hs_error *err);
+                             hs_metric metric, size_t dim, bool exact, bool filtered,
+                             const char *const *paths, size_t n_paths, hs_vs_prep **out,
+                             hs_error *err);
 const hs_table_plan *hs_vs_prep_plan(const hs_vs_prep *p);
 const hs_vs_indexed *hs_vs_prep_indexed(const hs_vs_prep *p);
 /* A reader of plan file `file` at `path` (the caller's): the data file is

@@ -146,8 +146,9 @@ static void prefetch_list_and_registry(const hs_table *t, const char *list, cons
 }
 
 hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *column, int32_t field_id,
-                             hs_metric metric, size_t dim, bool exact, const char *const *paths,
-                             size_t n_paths, hs_vs_prep **out, hs_error *err) {
+                             hs_metric metric, size_t dim, bool exact, bool filtered,
+                             const char *const *paths, size_t n_paths, hs_vs_prep **out,
+                             hs_error *err) {
   *out = NULL;
   const hs_iceberg_snapshot *snap =
       snapshot_id == -1 ? hs_table_current(t) : hs_iceberg_metadata_snapshot(&t->meta, snapshot_id);
@@ -186,7 +187,7 @@ hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *colum
   if (st == HS_OK) st = hs_table_plan_files(t, snapshot_id, &p->plan, err);
   if (st == HS_OK && paths != NULL) st = hs_scan_plan_restrict(&p->plan, paths, n_paths, err);
   if (st == HS_OK && !exact)
-    st = hs_vs_indexed_open(t, &p->plan, column, field_id, metric, dim, &p->ix, err);
+    st = hs_vs_indexed_open(t, &p->plan, column, field_id, metric, dim, filtered, &p->ix, err);
   if (st == HS_OK && p->plan.n_files > 0 &&
       ((p->readers = hs_calloc(p->plan.n_files, sizeof *p->readers)) == NULL ||
        (p->maps = hs_calloc(p->plan.n_files, sizeof *p->maps)) == NULL))
