@@ -1133,6 +1133,15 @@ hs_status hs_table_vector_search(hs_table *table, const hs_vector_search_options
                                  const float *query, size_t dim, struct ArrowArrayStream *out,
                                  hs_vector_search_stats *stats, hs_error *err);
 
+/* hs_table_refresh for a search with `opts` that follows: on an object
+ * store, the first time a version is searched, the reads that search's
+ * index opens will make of the loaded version (its vector indexes'
+ * sections) ride in the freshness check's round trip; otherwise exactly
+ * hs_table_refresh. A newer version found costs those bytes, never an
+ * answer: the search then plans and reads that version. */
+hs_status hs_table_vector_search_refresh(hs_table *table, const hs_vector_search_options *opts,
+                                         hs_error *err);
+
 /* `n_queries` queries (row-major, `dim` floats each) in one pass over the
  * data, scored in parallel. The result has an int32 "query_index" column
  * first; rows are grouped by query (0, 1, ...), each group in the order

@@ -583,9 +583,15 @@ typedef struct s3_list_job {
 
 static hs_status s3_list_prefixes(const hs_store_loc *locs, size_t n, hs_store_entry **outs,
                                   size_t *n_outs, const hs_store_loc *glocs,
-                                  hs_store_get_item *gets, size_t n_gets, hs_error *err) {
+                                  hs_store_get_item *gets, size_t n_gets, const hs_store_loc *plocs,
+                                  const hs_store_prefetch_item *pf, size_t n_pf, uint64_t pf_max,
+                                  hs_error *err) {
+  /* The prefetch's GETs (what the cache lacks of pf) ride in this wave. */
+  hs_s3_pf *pp = n_pf > 0 ? hs_s3_pf_plan(plocs, pf, n_pf, pf_max) : NULL;
+  size_t np = 0;
+  hs_s3_req **preqs = hs_s3_pf_reqs(pp, &np);
   s3_list_job *jobs = hs_calloc(n + n_gets ? n + n_gets : 1, sizeof *jobs);
-  hs_s3_req **reqs = hs_calloc(n + n_gets ? n + n_gets : 1, sizeof *reqs);
+  hs_s3_req **reqs = hs_calloc(n + n_gets + np ? n + n_gets + np : 1, sizeof *reqs);
   hs_status st = HS_OK;
   if (jobs == NULL || reqs == NULL) {
     st = hs_error_set(err, HS_ERR_NOMEM, "%s: LIST: out of memory", n ? locs[0].uri : "");
@@ -619,7 +625,10 @@ static hs_status s3_list_prefixes(const hs_store_loc *locs, size_t n, hs_store_e
     j->req.accept[0] = 404;
     reqs[n + k] = &j->req;
   }
-  st = hs_s3_perform_many(reqs, n + n_gets, 0, err);
+  for (size_t k = 0; k < np; k++) reqs[n + n_gets + k] = preqs[k];
+  st = hs_s3_perform_many(reqs, n + n_gets + np, np > 0 ? hs_s3_pf_inflight() : 0, err);
+  (void)hs_s3_pf_finish(pp); /* best effort (s3_prefetch.c) */
+  pp = NULL;
   for (size_t k = 0; k < n_gets; k++) {
     const hs_s3_req *r = &jobs[n + k].req;
     gets[k].status = !r->ok ? HS_ERR_IO : r->status == 404 ? HS_ERR_NOT_FOUND : HS_OK;
@@ -667,6 +676,7 @@ static hs_status s3_list_prefixes(const hs_store_loc *locs, size_t n, hs_store_e
     n_outs[i] = 0;
   }
 done:
+  (void)hs_s3_pf_finish(pp);
   for (size_t i = 0; jobs != NULL && i < n + n_gets; i++) {
     hs_s3_req_free(&jobs[i].req);
     hs_buf_free(&jobs[i].query);

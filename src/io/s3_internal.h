@@ -222,6 +222,18 @@ hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, 
 /* s3_prefetch.c: the backend's prefetch (store.h hs_store_prefetch). */
 size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
                       uint64_t max_bytes);
+/* hs_s3_prefetch in three steps, for a caller that runs its GETs in a
+ * wave of its own requests (a version probe's LISTs, s3.c): plan (NULL
+ * when out of memory: nothing to fetch), the requests to perform
+ * (hs_s3_perform_many, at most hs_s3_pf_inflight at once), then finish:
+ * what came back goes into the object cache, everything is freed, the
+ * number of GETs planned is returned. */
+typedef struct hs_s3_pf hs_s3_pf;
+hs_s3_pf *hs_s3_pf_plan(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
+                        uint64_t max_bytes);
+hs_s3_req **hs_s3_pf_reqs(const hs_s3_pf *pf, size_t *n);
+size_t hs_s3_pf_inflight(void);
+size_t hs_s3_pf_finish(hs_s3_pf *pf); /* accepts NULL */
 /* s3_pack.c: the backend's pack and unpack (store.h hs_store_pack). */
 hs_status hs_s3_pack(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
                      size_t max_bytes, hs_buf *out, size_t *n_segments, hs_error *err);

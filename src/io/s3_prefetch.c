@@ -176,14 +176,27 @@ static size_t inflight(void) {
   return got;
 }
 
-size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
-                      uint64_t max_bytes) {
+struct hs_s3_pf {
+  pf_job *jobs;
+  hs_s3_req **reqs;
+  size_t nj;
+};
+
+hs_s3_pf *hs_s3_pf_plan(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
+                        uint64_t max_bytes) {
+  hs_s3_pf *pf = hs_calloc(1, sizeof *pf);
   pf_span *spans = hs_calloc(n ? n : 1, sizeof *spans);
-  pf_job *jobs = hs_calloc(n ? n : 1, sizeof *jobs);
-  hs_s3_req **reqs = hs_calloc(n ? n : 1, sizeof *reqs);
-  size_t nj = 0, ns = 0;
+  size_t ns = 0;
   uint64_t budget = max_bytes < HS_STORE_PREFETCH_MAX ? max_bytes : HS_STORE_PREFETCH_MAX;
-  if (spans == NULL || jobs == NULL || reqs == NULL) goto done;
+  if (pf != NULL) {
+    pf->jobs = hs_calloc(n ? n : 1, sizeof *pf->jobs);
+    pf->reqs = hs_calloc(n ? n : 1, sizeof *pf->reqs);
+  }
+  if (pf == NULL || spans == NULL || pf->jobs == NULL || pf->reqs == NULL) {
+    hs_free(spans);
+    hs_s3_pf_finish(pf);
+    return NULL;
+  }
   for (size_t i = 0; i < n; i++) {
     if (items[i].len == 0 || locs[i].cfg == NULL) continue;
     bool exact = items[i].exact && !items[i].tail && items[i].len <= EXACT_MAX;
@@ -216,20 +229,44 @@ size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *it
     }
     spans[w++] = spans[i];
   }
-  for (size_t i = 0; i < w; i++) plan_span(&locs[spans[i].item], &spans[i], jobs, &nj, &budget);
-  for (size_t k = 0; k < nj; k++) reqs[k] = &jobs[k].req;
+  for (size_t i = 0; i < w; i++)
+    plan_span(&locs[spans[i].item], &spans[i], pf->jobs, &pf->nj, &budget);
+  for (size_t k = 0; k < pf->nj; k++) pf->reqs[k] = &pf->jobs[k].req;
+  hs_free(spans);
+  return pf;
+}
+
+hs_s3_req **hs_s3_pf_reqs(const hs_s3_pf *pf, size_t *n) {
+  *n = pf != NULL ? pf->nj : 0;
+  return pf != NULL ? pf->reqs : NULL;
+}
+
+size_t hs_s3_pf_inflight(void) {
+  return inflight();
+}
+
+size_t hs_s3_pf_finish(hs_s3_pf *pf) {
+  if (pf == NULL) return 0;
+  size_t nj = pf->nj;
+  for (size_t k = 0; pf->jobs != NULL && k < nj; k++) {
+    if (pf->jobs[k].req.ok) keep_answer(&pf->jobs[k]);
+    hs_s3_req_free(&pf->jobs[k].req);
+    hs_buf_free(&pf->jobs[k].body);
+  }
+  hs_free(pf->jobs);
+  hs_free(pf->reqs);
+  hs_free(pf);
+  return nj;
+}
+
+size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
+                      uint64_t max_bytes) {
+  hs_s3_pf *pf = hs_s3_pf_plan(locs, items, n, max_bytes);
+  size_t nj = 0;
+  hs_s3_req **reqs = hs_s3_pf_reqs(pf, &nj);
   if (nj > 0) {
     hs_error e = {0};
     (void)hs_s3_perform_many(reqs, nj, inflight(), &e); /* best effort: see the header */
   }
-  for (size_t k = 0; k < nj; k++) {
-    if (jobs[k].req.ok) keep_answer(&jobs[k]);
-    hs_s3_req_free(&jobs[k].req);
-    hs_buf_free(&jobs[k].body);
-  }
-done:
-  hs_free(spans);
-  hs_free(jobs);
-  hs_free(reqs);
-  return nj;
+  return hs_s3_pf_finish(pf);
 }

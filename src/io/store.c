@@ -347,6 +347,14 @@ hs_status hs_store_list_prefixes(const char *const *uri_prefixes, size_t n, hs_s
 hs_status hs_store_list_prefixes_get(const char *const *uri_prefixes, size_t n,
                                      hs_store_entry **outs, size_t *n_outs, hs_store_get_item *gets,
                                      size_t n_gets, hs_error *err) {
+  return hs_store_list_prefixes_wave(uri_prefixes, n, outs, n_outs, gets, n_gets, NULL, 0, 0, err);
+}
+
+hs_status hs_store_list_prefixes_wave(const char *const *uri_prefixes, size_t n,
+                                      hs_store_entry **outs, size_t *n_outs,
+                                      hs_store_get_item *gets, size_t n_gets,
+                                      const hs_store_prefetch_item *pf, size_t n_pf,
+                                      uint64_t pf_max, hs_error *err) {
   for (size_t i = 0; i < n; i++) {
     outs[i] = NULL;
     n_outs[i] = 0;
@@ -368,14 +376,34 @@ hs_status hs_store_list_prefixes_get(const char *const *uri_prefixes, size_t n,
     together = false;
   }
   hs_free(guris);
+  /* The prefetch: its S3 items only (local files are mapped). */
+  hs_store_prefetch_item *pits = NULL;
+  const char **puris = NULL;
+  size_t np = 0;
+  batch p;
+  memset(&p, 0, sizeof p);
+  if (together && n_pf > 0 && (pits = hs_malloc(n_pf * sizeof *pits)) != NULL &&
+      (puris = hs_malloc(n_pf * sizeof *puris)) != NULL) {
+    for (size_t j = 0; j < n_pf; j++) {
+      if (hs_store_kind_of(pf[j].uri) != HS_STORE_S3) continue;
+      puris[np] = pf[j].uri;
+      pits[np++] = pf[j];
+    }
+    if (np > 0 && batch_resolve(puris, np, &p, NULL) != HS_OK) np = 0;
+  }
   if (together) {
     /* batch_resolve sorts local first: all S3 here, so order is kept. */
     st = hs_store_s3_backend.list_prefixes(b.locs, n, outs, n_outs, n_gets ? g.locs : NULL, gets,
-                                           n_gets, err);
+                                           n_gets, np ? p.locs : NULL, pits, np, pf_max, err);
     if (n_gets > 0) batch_free(&g);
+    if (np > 0) batch_free(&p);
     batch_free(&b);
+    hs_free(pits);
+    hs_free(puris);
     return st;
   }
+  hs_free(pits);
+  hs_free(puris);
   if (n > 0) batch_free(&b);
   for (size_t i = 0; st == HS_OK && i < n; i++)
     st = hs_store_list_prefix(uri_prefixes[i], &outs[i], &n_outs[i], err);
@@ -388,6 +416,7 @@ hs_status hs_store_list_prefixes_get(const char *const *uri_prefixes, size_t n,
     hs_error e = {0};
     gets[k].status = hs_store_get(gets[k].uri, gets[k].max_bytes, gets[k].out, &gets[k].info, &e);
   }
+  if (st == HS_OK && n_pf > 0) (void)hs_store_prefetch_max(pf, n_pf, pf_max);
   return st;
 }
 

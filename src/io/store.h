@@ -209,6 +209,16 @@ typedef struct hs_store_get_item {
 hs_status hs_store_list_prefixes_get(const char *const *uri_prefixes, size_t n,
                                      hs_store_entry **outs, size_t *n_outs, hs_store_get_item *gets,
                                      size_t n_gets, hs_error *err);
+/* The same with ranges to prefetch (hs_store_prefetch_max of pf, at most
+ * pf_max bytes) in that wave too: a freshness LIST and the first reads of
+ * the version it expects (a query's index sections) in one round trip.
+ * The prefetch is best effort as ever; only a LIST failing fails. */
+struct hs_store_prefetch_item;
+hs_status hs_store_list_prefixes_wave(const char *const *uri_prefixes, size_t n,
+                                      hs_store_entry **outs, size_t *n_outs,
+                                      hs_store_get_item *gets, size_t n_gets,
+                                      const struct hs_store_prefetch_item *pf, size_t n_pf,
+                                      uint64_t pf_max, hs_error *err);
 
 /* ----------------------------------------------------------- prefetch */
 

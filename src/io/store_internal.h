@@ -64,10 +64,13 @@ typedef struct hs_store_backend {
                            hs_error *err);
   /* Optional (else one list_prefix after another): list_prefix of locs[i]
    * into outs[i], n_outs[i], together, and the whole GETs gets[k] (at
-   * glocs[k]) in the same wave. */
+   * glocs[k]) and the prefetch of pf[j] (at plocs[j], at most pf_max bytes)
+   * in the same wave. */
   hs_status (*list_prefixes)(const hs_store_loc *locs, size_t n, hs_store_entry **outs,
                              size_t *n_outs, const hs_store_loc *glocs, hs_store_get_item *gets,
-                             size_t n_gets, hs_error *err);
+                             size_t n_gets, const hs_store_loc *plocs,
+                             const hs_store_prefetch_item *pf, size_t n_pf, uint64_t pf_max,
+                             hs_error *err);
   /* Optional (else nothing): hs_store_prefetch_max of items[i] at locs[i]. */
   size_t (*prefetch)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
                      uint64_t max_bytes);

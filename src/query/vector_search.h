@@ -165,6 +165,12 @@ hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *colum
                              const char *const *paths, size_t n_paths, hs_vs_prep **out,
                              hs_error *err);
 const hs_table_plan *hs_vs_prep_plan(const hs_vs_prep *p);
+/* Whether t holds a preparation of its current snapshot for `column`
+ * (a search of it opens nothing). */
+bool hs_vs_prep_current(hs_table *t, const char *column);
+/* What a preparation of the current snapshot reads first (its manifest
+ * list and the index registry, or the index stream) in one wave. */
+void hs_vs_prep_prefetch_current(hs_table *t);
 const hs_vs_indexed *hs_vs_prep_indexed(const hs_vs_prep *p);
 /* A reader of plan file `file` at `path` (the caller's): the data file is
  * opened once per prepared search, later readers share it. A `p` of NULL,

@@ -236,41 +236,101 @@ static bool vx_held(const char *path, const char *column) {
  * GETs (coalesced by the prefetch), instead of each open reading its
  * sections one after another, file after file. Indexes this process holds
  * open are skipped; best effort (an open reads what is missing). */
-static void prefetch_index_opens(hs_table *t, const hs_table_plan *plan,
-                                 const hs_table_index_registry *reg, const char *column,
-                                 int32_t field_id) {
+typedef struct vx_items {
+  hs_store_prefetch_item *v;
+  size_t n, cap;
+  char **paths; /* owned: the items' URIs */
+  size_t np;
+} vx_items;
+
+static void vx_items_free(vx_items *l) {
+  for (size_t i = 0; i < l->np; i++) hs_free(l->paths[i]);
+  hs_free(l->paths);
+  hs_free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+/* What every plan file's index open will read (hs_vidx_open_reads) into
+ * l, for indexes this process does not hold open. */
+static void index_open_items(hs_table *t, const hs_table_plan *plan,
+                             const hs_table_index_registry *reg, const char *column,
+                             int32_t field_id, vx_items *l) {
+  memset(l, 0, sizeof *l);
   if (!t->remote || plan->n_files == 0) return;
-  size_t n = 0, cap = 0, np = 0;
-  hs_store_prefetch_item *items = NULL;
-  char **paths = hs_calloc(plan->n_files, sizeof *paths);
-  for (size_t i = 0; paths != NULL && i < plan->n_files; i++) {
+  l->paths = hs_calloc(plan->n_files, sizeof *l->paths);
+  for (size_t i = 0; l->paths != NULL && i < plan->n_files; i++) {
     const hs_table_plan_file *pf = &plan->files[i];
     const char *stored = NULL;
     const char *rec = hs_table_index_lookup_field(reg, pf->path, pf->data_file->file_size_in_bytes,
                                                   column, field_id, &stored);
     if (rec == NULL || stored == NULL ||
-        hs_table_resolve_path(t, rec, "index registry", &paths[np], NULL) != HS_OK)
+        hs_table_resolve_path(t, rec, "index registry", &l->paths[l->np], NULL) != HS_OK)
       continue;
-    const char *ip = paths[np++];
+    const char *ip = l->paths[l->np++];
     if (!hs_store_is_remote(ip) || vx_held(ip, stored)) continue;
     hs_vidx_reads r = {0};
     hs_error local = {0};
-    if (hs_table_vector_index_open_reads(ip, stored, &r, &local) == HS_OK && n + r.n > cap) {
-      size_t c = (n + r.n) * 2;
-      hs_store_prefetch_item *g = hs_realloc(items, c * sizeof *g);
+    if (hs_table_vector_index_open_reads(ip, stored, &r, &local) == HS_OK && l->n + r.n > l->cap) {
+      size_t c = (l->n + r.n) * 2;
+      hs_store_prefetch_item *g = hs_realloc(l->v, c * sizeof *g);
       if (g != NULL) {
-        items = g;
-        cap = c;
+        l->v = g;
+        l->cap = c;
       }
     }
-    for (size_t j = 0; j < r.n && n < cap; j++)
-      items[n++] = (hs_store_prefetch_item){ip, r.off[j], r.len[j], false, false};
+    for (size_t j = 0; j < r.n && l->n < l->cap; j++)
+      l->v[l->n++] = (hs_store_prefetch_item){ip, r.off[j], r.len[j], false, false};
     hs_vidx_reads_free(&r);
   }
-  if (n > 0) (void)hs_store_prefetch_max(items, n, VX_OPEN_BATCH_MAX);
-  for (size_t i = 0; i < np; i++) hs_free(paths[i]);
-  hs_free(paths);
-  hs_free(items);
+}
+
+/* On an object store, after the heads are in the cache: what every file's
+ * index open will read (its header's sections: links, IVF lists,
+ * quantizer and codes; hs_vidx_open_reads) in one parallel wave of ranged
+ * GETs (coalesced by the prefetch), instead of each open reading its
+ * sections one after another, file after file. Indexes this process holds
+ * open are skipped; best effort (an open reads what is missing). After
+ * hs_table_vector_search_refresh this wave finds everything held. */
+static void prefetch_index_opens(hs_table *t, const hs_table_plan *plan,
+                                 const hs_table_index_registry *reg, const char *column,
+                                 int32_t field_id) {
+  vx_items l;
+  index_open_items(t, plan, reg, column, field_id, &l);
+  if (l.n > 0) (void)hs_store_prefetch_max(l.v, l.n, VX_OPEN_BATCH_MAX);
+  vx_items_free(&l);
+}
+
+hs_status hs_table_vector_search_refresh(hs_table *t, const hs_vector_search_options *o,
+                                         hs_error *err) {
+  if (t == NULL || o == NULL || o->column == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vector search refresh: no table or column");
+  /* Only the first search of the current version on an object store: its
+   * opens are still to come (else nothing to ride along). */
+  if (!t->remote || o->snapshot_id != -1 || o->exact || t->catalog != NULL ||
+      hs_table_current(t) == NULL || hs_vs_prep_current(t, o->column))
+    return hs_table_refresh(t, err);
+  hs_table_plan plan;
+  memset(&plan, 0, sizeof plan);
+  hs_table_index_registry reg;
+  memset(&reg, 0, sizeof reg);
+  vx_items l = {0};
+  hs_error local = {0};
+  /* The loaded version's plan, registry and index heads (the index
+   * stream's, in the cache since the open: no request), then the ranges
+   * its opens will read, as the search will ask for them. */
+  hs_vs_prep_prefetch_current(t);
+  if (hs_table_plan_files(t, -1, &plan, &local) == HS_OK &&
+      hs_table_index_registry_load(t, NULL, &reg, &local) == HS_OK) {
+    int32_t fid = hs_table_current_field_id(&t->meta, o->column);
+    bool filtered = o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")] != 0;
+    prefetch_indexes(t, &plan, &reg, o->column, fid, filtered);
+    index_open_items(t, &plan, &reg, o->column, fid, &l);
+    hs_table_index_registry_free(&reg);
+  }
+  hs_table_plan_free(&plan);
+  hs_status st = hs_table_refresh_prefetch(t, l.v, l.n, VX_OPEN_BATCH_MAX, err);
+  vx_items_free(&l);
+  return st;
 }
 
 hs_status hs_vs_indexed_open(hs_table *t, const hs_table_plan *plan, const char *column,

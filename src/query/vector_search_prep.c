@@ -145,6 +145,25 @@ static void prefetch_list_and_registry(const hs_table *t, const char *list, cons
   hs_free(p[1]);
 }
 
+void hs_vs_prep_prefetch_current(hs_table *t) {
+  const hs_iceberg_snapshot *snap = hs_table_current(t);
+  prefetch_list_and_registry(t, snap != NULL ? snap->manifest_list : NULL,
+                             hs_iceberg_metadata_property(&t->meta, REGISTRY_PROPERTY));
+}
+
+bool hs_vs_prep_current(hs_table *t, const char *column) {
+  const hs_iceberg_snapshot *snap = hs_table_current(t);
+  const char *list = snap != NULL ? snap->manifest_list : NULL;
+  const char *reg = hs_iceberg_metadata_property(&t->meta, REGISTRY_PROPERTY);
+  pthread_mutex_lock(&prep_mu);
+  const hs_vs_prep *p = t->aux_free == table_aux_free ? t->aux : NULL;
+  bool cur = p != NULL && list != NULL && p->snapshot_id == snap->snapshot_id &&
+             same_str(p->manifest_list, list) && same_str(p->registry, reg) &&
+             p->schema_id == t->meta.current_schema_id && strcmp(p->column, column) == 0;
+  pthread_mutex_unlock(&prep_mu);
+  return cur;
+}
+
 hs_status hs_vs_prep_acquire(hs_table *t, int64_t snapshot_id, const char *column, int32_t field_id,
                              hs_metric metric, size_t dim, bool exact, bool filtered,
                              const char *const *paths, size_t n_paths, hs_vs_prep **out,

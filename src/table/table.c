@@ -144,7 +144,9 @@ static void spec_free(hs_spec_read *sp) {
  * prefix "v<N>" per version instead of a HEAD per name, all of them in one
  * parallel wave. */
 static hs_status versions_listed(const hs_table *t, const int64_t *versions, size_t n, bool *here,
-                                 hs_store_get_item *gets, size_t n_gets, hs_error *err) {
+                                 hs_store_get_item *gets, size_t n_gets,
+                                 const hs_store_prefetch_item *pf, size_t n_pf, uint64_t pf_max,
+                                 hs_error *err) {
   char prefix[2][4200];
   const char *prefixes[2];
   hs_store_entry *es[2] = {NULL, NULL};
@@ -158,7 +160,8 @@ static hs_status versions_listed(const hs_table *t, const int64_t *versions, siz
     }
     prefixes[k] = prefix[k];
   }
-  hs_status st = hs_store_list_prefixes_get(prefixes, n, es, ne, gets, n_gets, err);
+  hs_status st =
+      hs_store_list_prefixes_wave(prefixes, n, es, ne, gets, n_gets, pf, n_pf, pf_max, err);
   /* No such keys list empty: "not found" is the bucket (as in
    * hs_table_file_list), which a "no table yet" must not hide. */
   if (st == HS_ERR_NOT_FOUND && err != NULL) err->status = HS_ERR_IO;
@@ -210,14 +213,16 @@ static hs_status version_pick(const hs_table *t, int64_t version, const bool *li
   return HS_OK;
 }
 
-/* hs_table_version_find, and on an object store `get` (NULL: none) in the
- * same wave as its LIST. */
+/* hs_table_version_find, and on an object store `get` (NULL: none) and
+ * the prefetch of pf[0, n_pf) in the same wave as its LIST. */
 static hs_status version_find_get(const hs_table *t, int64_t version, char *out, size_t cap,
-                                  bool *exists, hs_store_get_item *get, hs_error *err) {
+                                  bool *exists, hs_store_get_item *get,
+                                  const hs_store_prefetch_item *pf, size_t n_pf, uint64_t pf_max,
+                                  hs_error *err) {
   *exists = false;
   bool listed[N_VERSION_SUFFIX] = {false};
   if (t->remote) {
-    hs_status st = versions_listed(t, &version, 1, listed, get, get != NULL, err);
+    hs_status st = versions_listed(t, &version, 1, listed, get, get != NULL, pf, n_pf, pf_max, err);
     if (st != HS_OK) return st;
   }
   return version_pick(t, version, listed, out, cap, exists, err);
@@ -228,7 +233,7 @@ hs_status hs_table_version_find(const hs_table *t, int64_t version, char *out, s
   *exists = false;
   bool listed[N_VERSION_SUFFIX] = {false};
   if (t->remote) {
-    hs_status st = versions_listed(t, &version, 1, listed, NULL, 0, err);
+    hs_status st = versions_listed(t, &version, 1, listed, NULL, 0, NULL, 0, 0, err);
     if (st != HS_OK) return st;
   }
   return version_pick(t, version, listed, out, cap, exists, err);
@@ -566,7 +571,7 @@ static hs_status latest_version(hs_table *t, int64_t *v_out, bool *foreign, char
         gets[n_gets++] = (hs_store_get_item){
             .uri = sp->stream_path, .max_bytes = hs_table_stream_max_bytes(), .out = &sp->stream};
     }
-    st = versions_listed(t, pair, 2, listed, gets, n_gets, err);
+    st = versions_listed(t, pair, 2, listed, gets, n_gets, NULL, 0, 0, err);
     if (st == HS_OK && n_gets > 0) {
       sp->have_meta = gets[0].status == HS_OK;
       sp->meta_info = gets[0].info;
@@ -883,6 +888,11 @@ void hs_table_set_staleness_ms(hs_table *table, int64_t ms) {
  *  3. the full check: hint, v(N+1) probes, the loaded file's stamp; a
  *     newer or changed version is loaded as an open would. */
 hs_status hs_table_refresh(hs_table *table, hs_error *err) {
+  return hs_table_refresh_prefetch(table, NULL, 0, 0, err);
+}
+
+hs_status hs_table_refresh_prefetch(hs_table *table, const hs_store_prefetch_item *pf, size_t n_pf,
+                                    uint64_t pf_max, hs_error *err) {
   if (table->is_static) return HS_OK; /* one fixed metadata file */
   if (table->catalog != NULL)
     return table->catalog->refresh != NULL ? table->catalog->refresh(table, err)
@@ -905,7 +915,7 @@ hs_status hs_table_refresh(hs_table *table, hs_error *err) {
     hs_buf_init(&sbuf);
     hs_store_get_item g = {.uri = spath, .max_bytes = hs_table_stream_max_bytes(), .out = &sbuf};
     hs_status vst = version_find_get(table, table->version + 1, path, sizeof path, &next,
-                                     want ? &g : NULL, NULL);
+                                     want ? &g : NULL, pf, n_pf, pf_max, NULL);
     if (vst == HS_OK && !next) {
       if (want) hs_table_stream_take(table, spath, &sbuf, g.status);
       hs_buf_free(&sbuf);

@@ -15,6 +15,7 @@
 
 #include "../iceberg/iceberg.h"
 #include "../io/fs.h"
+#include "../io/store.h"
 #include "../iceberg/manifest.h"
 #include "../index/binding.h"
 
@@ -126,6 +127,18 @@ typedef struct hs_table_catalog_hooks {
 void hs_table_set_catalog_hooks(const hs_table_catalog_hooks *hooks);
 /* "rest://..." or "rests://...". */
 bool hs_table_is_catalog_uri(const char *uri);
+
+/* hs_table_refresh with reads to make in the freshness check's wave: on
+ * an object store, where the check is one LIST of v(N+1), the prefetch of
+ * pf[0, n_pf) (at most pf_max bytes fetched; store.h
+ * hs_store_list_prefixes_wave) rides in that LIST's round trip, so a
+ * query that knows what the loaded version will make it read pays no
+ * round trip of its own for them. Wasted bytes, never wrong ones, when a
+ * newer version is found (objects are written once, read by ETag). Other
+ * refreshes (local, a catalog, within the staleness bound) prefetch
+ * nothing. */
+hs_status hs_table_refresh_prefetch(hs_table *table, const hs_store_prefetch_item *pf, size_t n_pf,
+                                    uint64_t pf_max, hs_error *err);
 
 /* Version 1's metadata of a new table (hs_table_create, and a catalog's
  * create): schema from `schema` with field ids, vector dimension

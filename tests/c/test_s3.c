@@ -753,7 +753,7 @@ static void test_prefetch(void) {
   hs_store_entry *outs[3];
   size_t nouts[3];
   hs_io_stats_get(&before);
-  CHECK_OK(B->list_prefixes(pl, 3, outs, nouts, NULL, NULL, 0, &e), &e);
+  CHECK_OK(B->list_prefixes(pl, 3, outs, nouts, NULL, NULL, 0, NULL, NULL, 0, 0, &e), &e);
   hs_io_stats_get(&after);
   CHECK(after.round_trips - before.round_trips == 1 && after.lists - before.lists == 3);
   for (int i = 0; i < 3; i++) {
@@ -915,7 +915,7 @@ static void test_pack(void) {
   hs_store_entry *outs[1];
   size_t nouts[1];
   hs_io_stats_get(&before);
-  CHECK_OK(B->list_prefixes(pl, 1, outs, nouts, gl, gets, 2, &e), &e);
+  CHECK_OK(B->list_prefixes(pl, 1, outs, nouts, gl, gets, 2, NULL, NULL, 0, 0, &e), &e);
   hs_io_stats_get(&after);
   CHECK(after.round_trips - before.round_trips == 1 && after.requests - before.requests == 3);
   CHECK(gets[0].status == HS_OK && whole.len == nb && memcmp(whole.data, b, nb) == 0);
@@ -923,6 +923,28 @@ static void test_pack(void) {
   CHECK(gets[1].status == HS_ERR_NOT_FOUND && miss.len == 0);
   CHECK(nouts[0] == 2);
   hs_store_entries_free(outs[0], nouts[0]);
+  /* A LIST wave with ranges to prefetch (a freshness LIST and a query's
+   * first reads): one round trip; the ranges are in the cache after it;
+   * a second such wave fetches nothing again. */
+  hs_s3_cache_forget(&ta.loc);
+  hs_store_prefetch_item pits[2] = {{ta.uri, 70000, 5000, false, false},
+                                    {ta.uri, 300000, 1000, false, true}};
+  hs_store_loc plocs[2] = {ta.loc, ta.loc};
+  for (int pass = 0; pass < 2; pass++) {
+    hs_io_stats_get(&before);
+    CHECK_OK(B->list_prefixes(pl, 1, outs, nouts, NULL, NULL, 0, plocs, pits, 2,
+                              HS_STORE_PREFETCH_MAX, &e),
+             &e);
+    hs_io_stats_get(&after);
+    CHECK(after.round_trips - before.round_trips == 1);
+    CHECK(after.requests - before.requests == (pass == 0 ? 3u : 1u));
+    CHECK(nouts[0] == 2);
+    hs_store_entries_free(outs[0], nouts[0]);
+    hs_object_info ai;
+    CHECK(hs_s3_cache_head_get(&ta.loc, &ai) && ai.size == na);
+    CHECK(hs_s3_cache_holds(&ta.loc, &ai, 70000, 5000) &&
+          hs_s3_cache_holds(&ta.loc, &ai, 300000, 1000));
+  }
   hs_buf_free(&whole);
   hs_buf_free(&miss);
   free(a);
