@@ -40,6 +40,12 @@ static void pf_add(pf_list *l, const char *uri, int64_t offset, int64_t len, boo
   l->v[l->n++] = (hs_store_prefetch_item){uri, (uint64_t)offset, (size_t)len, false, exact};
 }
 
+/* What a reader of a compressed chunk reads of its first data page's
+ * header to learn whether its pages are stored raw (src/parquet/reader.c
+ * chunk_pages_raw: 256 bytes at data_page_offset), before it reads any
+ * page: in this wave, not a block read of its own after it. */
+#define PF_RAW_PROBE 256
+
 static bool wanted(const hs_pq_column_chunk *cc, const char *const *cols, size_t n) {
   if (!cc->has_meta_data || cc->meta_data.n_path == 0) return false;
   for (size_t i = 0; i < n; i++)
@@ -83,6 +89,8 @@ void hs_scan_prefetch_rows(hs_parquet_reader *r, const char *uri, const roaring_
           continue;
         }
         const hs_pq_column_meta *cm = &cc->meta_data;
+        if (cm->codec != HS_PQ_CODEC_UNCOMPRESSED)
+          pf_add(&l, uri, cm->data_page_offset, PF_RAW_PROBE, true);
         if (cm->has_dictionary_page_offset && cm->dictionary_page_offset < cm->data_page_offset)
           pf_add(&l, uri, cm->dictionary_page_offset,
                  cm->data_page_offset - cm->dictionary_page_offset, true);
