@@ -232,13 +232,16 @@ static void words_set_range(uint64_t *words, uint64_t lo, uint64_t hi) {
 /* The check of hs_sidx_roaring_check; with words (row_count bits) not
  * NULL, each container's values are OR-ed into them as it is checked
  * (their state is unspecified when the check fails). */
-static hs_status roaring_walk(const uint8_t *p, size_t len, uint32_t row_count, uint64_t *card,
-                              uint64_t *words, hs_error *err) {
-  *card = 0;
+/* The cookie, container count, run flags, (key, card - 1) pairs and
+ * offsets of a portable bitmap, each checked to fit in len. */
+static hs_status roaring_head(const uint8_t *p, size_t len, hs_sidx_roaring_view *v,
+                              hs_error *err) {
+  memset(v, 0, sizeof *v);
+  v->p = p;
+  v->len = len;
   if (len < 4) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: %zu bytes", len);
   uint32_t cookie = hs_load_u32le(p);
   size_t pos = 4, n;
-  const uint8_t *run_flags = NULL;
   bool offsets;
   if (cookie == ROARING_COOKIE_NO_RUN) {
     if (len < 8) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: truncated container count");
@@ -248,7 +251,7 @@ static hs_status roaring_walk(const uint8_t *p, size_t len, uint32_t row_count, 
     if (n > 65536) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: %zu containers", n);
   } else if ((cookie & 0xFFFF) == ROARING_COOKIE_RUN) {
     n = (cookie >> 16) + 1;
-    run_flags = p + pos;
+    v->run_flags = p + pos;
     if ((n + 7) / 8 > len - pos)
       return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: truncated run flags");
     pos += (n + 7) / 8;
@@ -257,14 +260,26 @@ static hs_status roaring_walk(const uint8_t *p, size_t len, uint32_t row_count, 
     return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: unknown cookie 0x%08x", cookie);
   }
   if (n * 4 > len - pos) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: truncated keys");
-  const uint8_t *desc = p + pos;
+  v->desc = p + pos;
   pos += n * 4;
-  const uint8_t *offs = NULL;
   if (offsets) {
     if (n * 4 > len - pos) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: truncated offsets");
-    offs = p + pos;
+    v->offs = p + pos;
     pos += n * 4;
   }
+  v->n = (uint32_t)n;
+  v->data = pos;
+  return HS_OK;
+}
+
+static hs_status roaring_walk(const uint8_t *p, size_t len, uint32_t row_count, uint64_t *card,
+                              uint64_t *words, hs_error *err) {
+  *card = 0;
+  hs_sidx_roaring_view head;
+  hs_status st = roaring_head(p, len, &head, err);
+  if (st != HS_OK) return st;
+  size_t pos = head.data, n = head.n;
+  const uint8_t *run_flags = head.run_flags, *desc = head.desc, *offs = head.offs;
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t key = (uint32_t)(desc[i * 4] | desc[i * 4 + 1] << 8);
@@ -348,6 +363,73 @@ static hs_status roaring_walk(const uint8_t *p, size_t len, uint32_t row_count, 
   if (pos != len) return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: %zu trailing bytes", len - pos);
   *card = total;
   return HS_OK;
+}
+
+static inline uint32_t u16le(const uint8_t *p) {
+  return (uint32_t)(p[0] | p[1] << 8);
+}
+
+hs_status hs_sidx_roaring_view_init(const uint8_t *p, size_t len, hs_sidx_roaring_view *v,
+                                    hs_error *err) {
+  hs_status st = roaring_head(p, len, v, err);
+  if (st != HS_OK) return st;
+  uint64_t card = 0;
+  for (uint32_t i = 0; i < v->n; i++) card += u16le(v->desc + (size_t)i * 4 + 2) + 1;
+  v->card = card;
+  return HS_OK;
+}
+
+hs_status hs_sidx_roaring_select(const hs_sidx_roaring_view *v, uint64_t k, uint32_t *value,
+                                 hs_error *err) {
+  const uint8_t *p = v->p;
+  size_t pos = v->data;
+  for (uint32_t i = 0; i < v->n; i++) {
+    uint32_t key = u16le(v->desc + (size_t)i * 4), c = u16le(v->desc + (size_t)i * 4 + 2) + 1;
+    bool run = v->run_flags != NULL && (v->run_flags[i / 8] >> (i % 8) & 1);
+    if (v->offs != NULL) pos = hs_load_u32le(v->offs + (size_t)i * 4);
+    if (pos > v->len) break;
+    size_t avail = v->len - pos;
+    if (k >= c) { /* past this container */
+      k -= c;
+      if (v->offs != NULL) continue;
+      if (run && avail < 2) break;
+      pos += run ? 2 + (size_t)u16le(p + pos) * 4
+                 : (c > ROARING_ARRAY_MAX ? ROARING_BITSET_BYTES : (size_t)c * 2);
+      continue;
+    }
+    int64_t low = -1;
+    if (run) {
+      uint32_t runs = avail >= 2 ? u16le(p + pos) : 0;
+      if ((size_t)runs * 4 > avail - 2 || runs == 0) break;
+      for (uint32_t r = 0; r < runs && low < 0; r++) {
+        const uint8_t *q = p + pos + 2 + (size_t)r * 4;
+        uint32_t start = u16le(q), n = u16le(q + 2) + 1;
+        if (k < n)
+          low = start + k <= 0xFFFF ? (int64_t)(start + k) : INT64_MAX;
+        else
+          k -= n;
+      }
+    } else if (c > ROARING_ARRAY_MAX) {
+      if (avail < ROARING_BITSET_BYTES) break;
+      for (uint32_t w = 0; w < ROARING_BITSET_BYTES / 8 && low < 0; w++) {
+        uint64_t word = hs_load_u64le(p + pos + (size_t)w * 8);
+        uint64_t bits = (uint64_t)__builtin_popcountll(word);
+        if (k < bits) {
+          for (; k > 0; k--) word &= word - 1;
+          low = (int64_t)w * 64 + __builtin_ctzll(word);
+        } else {
+          k -= bits;
+        }
+      }
+    } else {
+      if ((size_t)c * 2 > avail) break;
+      low = u16le(p + pos + (size_t)k * 2);
+    }
+    if (low < 0 || low > 0xFFFF) break;
+    *value = key << 16 | (uint32_t)low;
+    return HS_OK;
+  }
+  return hs_error_set(err, HS_ERR_CORRUPT, "bitmap: no value of rank %" PRIu64 " in its bytes", k);
 }
 
 hs_status hs_sidx_roaring_check(const uint8_t *p, size_t len, uint32_t row_count, uint64_t *card,

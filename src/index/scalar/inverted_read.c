@@ -358,11 +358,9 @@ hs_sidx_block hs_sidx_block_at(const hs_sidx_column *c, uint32_t i) {
 /* A packed block (README "Packed blocks"): 8-byte keys as bit-packed
  * deltas from the previous key, the first from the block minimum (other
  * keys as a plain key table), rows
- * as bit-packed ranks into the block bitmap's sorted rows. Decoded into
- * c->unpacked: [count keys of 8 bytes][count u32 rows][count u32 sorted]. */
-static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
-                              hs_sidx_keys *keys, const uint8_t **rows, hs_error *err) {
-  const char *name = c->name;
+ * as bit-packed ranks into the block bitmap's sorted rows. */
+hs_status hs_sidx_packed_parse(const hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
+                               hs_sidx_packed *out, hs_error *err) {
   uint32_t n = r->count, w = c->h.key_width;
   const uint8_t *q = p + r->bitmap_len;
   uint64_t avail = r->len - r->bitmap_len - 4; /* >= 0: checked at open */
@@ -383,18 +381,39 @@ static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const u
       key_bytes > avail - rank_bytes || key_bytes + rank_bytes != avail)
     return hs_error_set(err, HS_ERR_CORRUPT,
                         "index column %s: packed block %u: bad widths (keys %u, ranks %u bits)",
-                        name, r->index, kb, rb);
+                        c->name, r->index, kb, rb);
+  out->key_bits = kb;
+  out->rank_bits = rb;
+  out->sparse = sparse;
+  out->mask = q + 4;
+  out->keys = q + 4 + mask_bytes;
+  out->keys_len = (size_t)(key_bytes - mask_bytes);
+  out->ranks = q + 4 + key_bytes;
+  out->ranks_len = (size_t)rank_bytes;
+  return HS_OK;
+}
+
+/* A whole packed block decoded into c->unpacked: [count keys of 8 bytes]
+ * [count u32 rows][count u32 sorted]. */
+static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
+                              hs_sidx_keys *keys, const uint8_t **rows, hs_error *err) {
+  const char *name = c->name;
+  uint32_t n = r->count, w = c->h.key_width;
+  hs_sidx_packed L;
+  hs_status st = hs_sidx_packed_parse(c, r, p, &L, err);
+  if (st != HS_OK) return st;
+  unsigned kb = L.key_bits, rb = L.rank_bits;
+  bool sparse = L.sparse;
   c->unpacked.len = 0;
   if (!hs_buf_reserve(&c->unpacked, (size_t)n * 16))
     return hs_error_set(err, HS_ERR_NOMEM, "index column %s: block of %u rows", name, n);
   uint8_t *kout = c->unpacked.data, *rout = kout + (size_t)n * 8;
   uint32_t *sorted = (uint32_t *)(void *)(rout + (size_t)n * 4);
-  hs_status st;
   if (w == 8) {
     size_t ml;
     uint64_t key = hs_sidx_load_u64be(hs_sidx_keys_get(&c->keys, 2 * r->index, &ml));
-    const uint8_t *mask = q + 4, *packed = q + 4 + mask_bytes;
-    size_t packed_bytes = (size_t)(key_bytes - mask_bytes);
+    const uint8_t *mask = L.mask, *packed = L.keys;
+    size_t packed_bytes = L.keys_len;
     uint64_t at = 0;
     for (uint32_t j = 0; j < n; j++) {
       uint64_t d = 0;
@@ -410,7 +429,7 @@ static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const u
     }
     st = hs_sidx_keys_bind(keys, kout, (size_t)n * 8, n, 8, err);
   } else {
-    st = hs_sidx_keys_bind(keys, q + 4, (size_t)key_bytes, n, (uint16_t)w, err);
+    st = hs_sidx_keys_bind(keys, L.keys, L.keys_len, n, (uint16_t)w, err);
   }
   if (st != HS_OK) {
     hs_error_prefix(err, "index column %s packed block %u: ", name, r->index);
@@ -430,9 +449,8 @@ static hs_status block_unpack(hs_sidx_column *c, const hs_sidx_block *r, const u
   }
   roaring_bitmap_to_uint32_array(bm, sorted);
   roaring_bitmap_free(bm);
-  const uint8_t *ranks = q + 4 + key_bytes;
   for (uint32_t j = 0; j < n; j++) {
-    uint64_t k = hs_sidx_bits_at(ranks, (size_t)rank_bytes, j, rb);
+    uint64_t k = hs_sidx_bits_at(L.ranks, L.ranks_len, j, rb);
     if (k >= n)
       return hs_error_set(err, HS_ERR_CORRUPT,
                           "index column %s: packed block %u rank %" PRIu64 " of %u rows", name,
@@ -620,8 +638,8 @@ static hs_status bound_make(const hs_sidx_column *c, const hs_sidx_value *v, boo
 
 /* --------------------------------------------------------------- query */
 
-static hs_status load_or(hs_sidx_column *c, const uint8_t *p, size_t len, roaring_bitmap_t *acc,
-                         hs_error *err) {
+hs_status hs_sidx_load_or(hs_sidx_column *c, const uint8_t *p, size_t len, roaring_bitmap_t *acc,
+                          hs_error *err) {
   roaring_bitmap_t *r;
   hs_status st = hs_sidx_roaring_load(p, len, c->h.row_count, &r, err);
   if (st != HS_OK) {
@@ -652,40 +670,46 @@ static uint32_t first_past(const hs_sidx_keys *k, uint32_t first, uint32_t strid
  * instead of a bitmap deserialized per list (README.md "Range answers"). */
 #define HS_SIDX_WORDS_LISTS 8u
 
-/* OR the posting lists of dictionary entries [i0, i1) into acc. */
-static hs_status dict_or(hs_sidx_column *c, uint32_t i0, uint32_t i1, roaring_bitmap_t *acc,
-                         hs_error *err) {
-  if (i0 >= i1) return HS_OK;
-  uint64_t a = hs_load_u64le(c->dir + (size_t)i0 * 8), z = hs_load_u64le(c->dir + (size_t)i1 * 8);
-  const uint8_t *p;
-  hs_status st = hs_sidx_column_view(c, c->data_off + a, z - a, &p, err);
-  if (st == HS_OK && i1 - i0 > HS_SIDX_WORDS_LISTS) { /* one k-way union into row words */
-    size_t nw = ((size_t)c->h.row_count + 63) / 64;
-    uint64_t *words = hs_calloc(nw ? nw : 1, sizeof *words);
-    if (words == NULL)
-      return hs_error_set(err, HS_ERR_NOMEM, "index column %s: %zu row words", c->name, nw);
-    for (uint32_t i = i0; i < i1 && st == HS_OK; i++) {
-      uint64_t s = hs_load_u64le(c->dir + (size_t)i * 8),
-               e = hs_load_u64le(c->dir + (size_t)i * 8 + 8);
-      st = hs_sidx_roaring_or_words(p + (s - a), (size_t)(e - s), c->h.row_count, words, err);
-    }
-    roaring_bitmap_t *r = NULL;
-    if (st == HS_OK) st = hs_sidx_roaring_from_words(words, c->h.row_count, &r, err);
-    hs_free(words);
-    if (st != HS_OK) {
-      hs_error_prefix(err, "index column %s: ", c->name);
-      return st;
-    }
-    roaring_bitmap_lazy_or_inplace(acc, r, false);
-    roaring_bitmap_free(r);
-    return HS_OK;
+/* OR into acc the posting lists of dictionary entries ents[0..m)
+ * (ascending), or with ents NULL of entries [i0, i0 + m): a contiguous
+ * range is one view, a list one view per entry. */
+static hs_status dict_or(hs_sidx_column *c, const uint32_t *ents, uint32_t i0, uint32_t m,
+                         roaring_bitmap_t *acc, hs_error *err) {
+  if (m == 0) return HS_OK;
+  const uint8_t *span = NULL;
+  uint64_t a = 0;
+  hs_status st = HS_OK;
+  if (ents == NULL) {
+    a = hs_load_u64le(c->dir + (size_t)i0 * 8);
+    uint64_t z = hs_load_u64le(c->dir + (size_t)(i0 + m) * 8);
+    if ((st = hs_sidx_column_view(c, c->data_off + a, z - a, &span, err)) != HS_OK) return st;
   }
-  for (uint32_t i = i0; i < i1 && st == HS_OK; i++) {
+  uint64_t *words = NULL; /* many lists: one k-way union into row words */
+  size_t nw = ((size_t)c->h.row_count + 63) / 64;
+  if (m > HS_SIDX_WORDS_LISTS && (words = hs_calloc(nw ? nw : 1, sizeof *words)) == NULL)
+    return hs_error_set(err, HS_ERR_NOMEM, "index column %s: %zu row words", c->name, nw);
+  for (uint32_t k = 0; k < m && st == HS_OK; k++) {
+    uint32_t i = ents != NULL ? ents[k] : i0 + k;
     uint64_t s = hs_load_u64le(c->dir + (size_t)i * 8),
              e = hs_load_u64le(c->dir + (size_t)i * 8 + 8);
-    st = load_or(c, p + (s - a), (size_t)(e - s), acc, err);
+    const uint8_t *q = span != NULL ? span + (s - a) : NULL;
+    if (q == NULL && (st = hs_sidx_column_view(c, c->data_off + s, e - s, &q, err)) != HS_OK) break;
+    if (words == NULL) {
+      st = hs_sidx_load_or(c, q, (size_t)(e - s), acc, err);
+    } else if ((st = hs_sidx_roaring_or_words(q, (size_t)(e - s), c->h.row_count, words, err)) !=
+               HS_OK) {
+      hs_error_prefix(err, "index column %s: ", c->name);
+    }
   }
-  return st;
+  if (words == NULL) return st;
+  roaring_bitmap_t *r = NULL;
+  if (st == HS_OK && (st = hs_sidx_roaring_from_words(words, c->h.row_count, &r, err)) != HS_OK)
+    hs_error_prefix(err, "index column %s: ", c->name);
+  hs_free(words);
+  if (st != HS_OK) return st;
+  roaring_bitmap_lazy_or_inplace(acc, r, false);
+  roaring_bitmap_free(r);
+  return HS_OK;
 }
 
 /* A range of dictionary entries. Every non-null row is in exactly one
@@ -698,11 +722,11 @@ static hs_status query_dict(hs_sidx_column *c, const kbound *lo, const kbound *h
   uint32_t i0 = first_at_or_after(&c->keys, 0, 1, n, lo), i1 = first_past(&c->keys, 0, 1, n, hi);
   if (i0 >= i1) return HS_OK;
   uint32_t inside = i1 - i0;
-  if (inside <= 8 || inside <= 2 * (n - inside)) return dict_or(c, i0, i1, acc, err);
+  if (inside <= 8 || inside <= 2 * (n - inside)) return dict_or(c, NULL, i0, inside, acc, err);
   roaring_bitmap_t *rest = roaring_bitmap_create(), *nn = NULL;
   if (rest == NULL) return hs_error_set(err, HS_ERR_NOMEM, "index column %s: bitmap", c->name);
-  hs_status st = dict_or(c, 0, i0, rest, err);
-  if (st == HS_OK) st = dict_or(c, i1, n, rest, err);
+  hs_status st = dict_or(c, NULL, 0, i0, rest, err);
+  if (st == HS_OK) st = dict_or(c, NULL, i1, n - i1, rest, err);
   if (st == HS_OK) st = hs_sidx_column_is_not_null(c, &nn, err);
   if (st == HS_OK) {
     roaring_bitmap_repair_after_lazy(rest);
@@ -714,18 +738,8 @@ static hs_status query_dict(hs_sidx_column *c, const kbound *lo, const kbound *h
   return st;
 }
 
-/* The block a query bound last, reused while nothing else was viewed since
- * (an IN list's values, in key order, mostly fall into the same blocks:
- * each is then unpacked once, not once per value). */
-typedef struct blk_cache {
-  bool valid;
-  uint32_t b;
-  hs_sidx_keys keys;
-  const uint8_t *rows;
-} blk_cache;
-
 static hs_status query_sorted(hs_sidx_column *c, const kbound *lo, const kbound *hi,
-                              roaring_bitmap_t *acc, blk_cache *bc, hs_error *err) {
+                              roaring_bitmap_t *acc, hs_error *err) {
   uint32_t n = c->h.n_entries;
   /* Candidate blocks: max >= lo and min <= hi. */
   uint32_t b0 = first_at_or_after(&c->keys, 1, 2, n, lo), b1 = first_past(&c->keys, 0, 2, n, hi);
@@ -739,21 +753,14 @@ static hs_status query_sorted(hs_sidx_column *c, const kbound *lo, const kbound 
     bool hi_in = hi->state == B_OPEN || hs_sidx_key_cmp(mx, lx, hi->p, hi->n) < (hi->incl ? 1 : 0);
     const uint8_t *p;
     if ((lo_in && hi_in) || (c->h.flags & HS_SIDX_FLAG_LOSSY)) { /* lossy: all its rows */
-      if (bc != NULL) bc->valid = false;
       if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.bitmap_len, &p, err)) == HS_OK)
-        st = load_or(c, p, r.bitmap_len, acc, err);
+        st = hs_sidx_load_or(c, p, r.bitmap_len, acc, err);
       continue;
     }
     hs_sidx_keys keys;
     const uint8_t *rows;
-    if (bc != NULL && bc->valid && bc->b == b) {
-      keys = bc->keys, rows = bc->rows;
-    } else {
-      if (bc != NULL) bc->valid = false;
-      if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.len, &p, err)) != HS_OK) break;
-      if ((st = hs_sidx_block_bind(c, &r, p, &keys, &rows, err)) != HS_OK) break;
-      if (bc != NULL) *bc = (blk_cache){true, b, keys, rows};
-    }
+    if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.len, &p, err)) != HS_OK) break;
+    if ((st = hs_sidx_block_bind(c, &r, p, &keys, &rows, err)) != HS_OK) break;
     uint32_t j0 = first_at_or_after(&keys, 0, 1, r.count, lo);
     uint32_t j1 = first_past(&keys, 0, 1, r.count, hi);
     for (uint32_t j = j0; j < j1; j++) {
@@ -768,14 +775,14 @@ static hs_status query_sorted(hs_sidx_column *c, const kbound *lo, const kbound 
 }
 
 static hs_status query_range_keys(hs_sidx_column *c, const kbound *lo, const kbound *hi,
-                                  roaring_bitmap_t *acc, blk_cache *bc, hs_error *err) {
+                                  roaring_bitmap_t *acc, hs_error *err) {
   if (lo->state == B_EMPTY || hi->state == B_EMPTY) return HS_OK;
   if (lo->state == B_KEY && hi->state == B_KEY) {
     int cmp = hs_sidx_key_cmp(lo->p, lo->n, hi->p, hi->n);
     if (cmp > 0 || (cmp == 0 && !(lo->incl && hi->incl))) return HS_OK;
   }
   return c->h.layout == HS_SIDX_LAYOUT_DICT ? query_dict(c, lo, hi, acc, err)
-                                            : query_sorted(c, lo, hi, acc, bc, err);
+                                            : query_sorted(c, lo, hi, acc, err);
 }
 
 static hs_status finish_query(hs_status st, roaring_bitmap_t *acc, roaring_bitmap_t **out) {
@@ -806,7 +813,7 @@ hs_status hs_sidx_column_range(hs_sidx_column *c, const hs_sidx_value *lo, bool 
   kbound l, h;
   st = bound_make(c, lo, true, lo_inclusive, &l, err);
   if (st == HS_OK) st = bound_make(c, hi, false, hi_inclusive, &h, err);
-  if (st == HS_OK) st = query_range_keys(c, &l, &h, acc, NULL, err);
+  if (st == HS_OK) st = query_range_keys(c, &l, &h, acc, err);
   return finish_query(st, acc, out);
 }
 
@@ -828,9 +835,47 @@ static int in_bound_cmp(const void *a, const void *b) {
   return hs_sidx_key_cmp(x->l.p, x->l.n, y->l.p, y->l.n);
 }
 
-/* One union of the values' posting lists: the values are taken in key
- * order, so a sorted column's blocks are each unpacked once (blk_cache),
- * and the rows are OR-ed lazily into one bitmap. */
+/* A value whose bounds are one key, both inclusive (every exact
+ * conversion; a cross-kind value that no key equals is not one). */
+static bool in_point(const in_bound *v) {
+  return v->l.state == B_KEY && v->h.state == B_KEY && v->l.incl && v->h.incl &&
+         hs_sidx_key_cmp(v->l.p, v->l.n, v->h.p, v->h.n) == 0;
+}
+
+/* The dictionary entries equal to ks[0..n) (sorted, distinct): one
+ * galloping walk of the key table; their lists OR-ed as one union. */
+static hs_status dict_points(hs_sidx_column *c, const hs_sidx_kview *ks, size_t n,
+                             roaring_bitmap_t *acc, hs_error *err) {
+  uint32_t ne = c->h.n_entries, e = 0, m = 0;
+  uint32_t *ents = hs_malloc(sizeof *ents * (n + 1));
+  if (ents == NULL) return hs_error_set(err, HS_ERR_NOMEM, "index column %s: IN list", c->name);
+  for (size_t i = 0; i < n && e < ne; i++) {
+    uint32_t step = 1, lo = e, hi = e; /* gallop: first entry >= ks[i] */
+    size_t kl = 0;
+    while (hi < ne) {
+      const uint8_t *kp = hs_sidx_keys_get(&c->keys, hi, &kl);
+      if (hs_sidx_key_cmp(kp, kl, ks[i].p, ks[i].n) >= 0) break;
+      lo = hi + 1;
+      hi = ne - hi > step ? hi + step : ne;
+      step = step < (1u << 30) ? step * 2 : step;
+    }
+    e = lo + hs_sidx_keys_lower_bound(&c->keys, lo, 1, hi - lo, ks[i].p, ks[i].n, false);
+    if (e < ne) {
+      const uint8_t *kp = hs_sidx_keys_get(&c->keys, e, &kl);
+      if (hs_sidx_key_cmp(kp, kl, ks[i].p, ks[i].n) == 0) ents[m++] = e++;
+    }
+  }
+  hs_status st = dict_or(c, ents, 0, m, acc, err);
+  hs_free(ents);
+  return st;
+}
+
+/* One union of the values' posting lists (README.md "Point lookups"): the
+ * values that are one key each are sorted and deduplicated once, then
+ * found by one merge with the column's directory (DICT: the key table;
+ * SORTED: the blocks' ranges, and inside a block only what the keys need:
+ * inverted_probe.c). Other values (a cross-kind value that no key equals,
+ * or beyond the type) go through the range path, one each. */
 hs_status hs_sidx_column_in(hs_sidx_column *c, const hs_sidx_value *vs, size_t n,
                             roaring_bitmap_t **out, hs_error *err) {
   roaring_bitmap_t *acc;
@@ -839,17 +884,34 @@ hs_status hs_sidx_column_in(hs_sidx_column *c, const hs_sidx_value *vs, size_t n
   if (vs == NULL && n > 0) st = hs_error_set(err, HS_ERR_INVALID_ARG, "scalar index in: no values");
   in_bound *bs = st == HS_OK ? hs_malloc(sizeof *bs * (n + 1)) : NULL;
   in_bound **order = bs != NULL ? hs_malloc(sizeof *order * (n + 1)) : NULL;
-  if (st == HS_OK && order == NULL)
+  hs_sidx_kview *ks = order != NULL ? hs_malloc(sizeof *ks * (n + 1)) : NULL;
+  if (st == HS_OK && ks == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "index column %s: IN list of %zu values", c->name, n);
+  size_t np = 0; /* point values, at the front of order */
+  bool sorted = true;
   for (size_t i = 0; i < n && st == HS_OK; i++) {
     st = bound_make(c, &vs[i], true, true, &bs[i].l, err);
     if (st == HS_OK) st = bound_make(c, &vs[i], false, true, &bs[i].h, err);
-    order[i] = &bs[i];
+    if (st != HS_OK) break;
+    if (!in_point(&bs[i])) {
+      st = query_range_keys(c, &bs[i].l, &bs[i].h, acc, err);
+      continue;
+    }
+    if (np > 0 && hs_sidx_key_cmp(order[np - 1]->l.p, order[np - 1]->l.n, bs[i].l.p, bs[i].l.n) > 0)
+      sorted = false;
+    order[np++] = &bs[i];
   }
-  if (st == HS_OK && n > 1) qsort(order, n, sizeof *order, in_bound_cmp);
-  blk_cache bc = {0};
-  for (size_t i = 0; i < n && st == HS_OK; i++)
-    st = query_range_keys(c, &order[i]->l, &order[i]->h, acc, &bc, err);
+  if (st == HS_OK && !sorted) qsort(order, np, sizeof *order, in_bound_cmp);
+  size_t u = 0; /* distinct */
+  for (size_t i = 0; i < np && st == HS_OK; i++) {
+    const kbound *k = &order[i]->l;
+    if (u == 0 || hs_sidx_key_cmp(ks[u - 1].p, ks[u - 1].n, k->p, k->n) != 0)
+      ks[u++] = (hs_sidx_kview){k->p, k->n};
+  }
+  if (st == HS_OK && u > 0)
+    st = c->h.layout == HS_SIDX_LAYOUT_DICT ? dict_points(c, ks, u, acc, err)
+                                            : hs_sidx_sorted_points(c, ks, u, acc, err);
+  hs_free(ks);
   hs_free(order);
   hs_free(bs);
   return finish_query(st, acc, out);
@@ -878,7 +940,7 @@ hs_status hs_sidx_column_prefix(hs_sidx_column *c, const uint8_t *prefix, size_t
   kbound l = {.state = B_KEY, .incl = true, .p = prefix, .n = n};
   kbound h = {.state = m ? B_KEY : B_OPEN, .incl = false, .p = succ, .n = m};
   if (m) succ[m - 1]++;
-  st = query_range_keys(c, &l, &h, acc, NULL, err);
+  st = query_range_keys(c, &l, &h, acc, err);
   hs_free(succ);
   return finish_query(st, acc, out);
 }

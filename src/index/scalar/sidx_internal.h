@@ -163,6 +163,26 @@ hs_status hs_sidx_roaring_or_words(const uint8_t *p, size_t len, uint32_t row_co
  * through one portable serialization (*out owned by the caller). */
 hs_status hs_sidx_roaring_from_words(const uint64_t *words, uint32_t row_count,
                                      roaring_bitmap_t **out, hs_error *err);
+/* The container directory of a portable bitmap, for reading single values
+ * in place (no copy, no allocation): the header parts are checked to fit,
+ * the containers' bytes when a value is read from them. */
+typedef struct hs_sidx_roaring_view {
+  const uint8_t *p;
+  size_t len;
+  uint32_t n;               /* containers */
+  const uint8_t *run_flags; /* NULL: no run containers */
+  const uint8_t *desc;      /* n x (u16 key, u16 cardinality - 1) */
+  const uint8_t *offs;      /* n u32 container offsets, or NULL */
+  size_t data;              /* the first container's offset */
+  uint64_t card;            /* the sum of the containers' cardinalities */
+} hs_sidx_roaring_view;
+hs_status hs_sidx_roaring_view_init(const uint8_t *p, size_t len, hs_sidx_roaring_view *v,
+                                    hs_error *err);
+/* The value of rank k (0-based) in the bitmap's order. Checks only that
+ * what it reads lies inside the bytes (HS_ERR_CORRUPT otherwise), not the
+ * bitmap's sortedness: callers bound the value (row < row_count). */
+hs_status hs_sidx_roaring_select(const hs_sidx_roaring_view *v, uint64_t k, uint32_t *value,
+                                 hs_error *err);
 /* Append the portable serialization of r (after run optimization). */
 hs_status hs_sidx_roaring_append(roaring_bitmap_t *r, hs_buf *out, hs_error *err);
 
@@ -212,6 +232,20 @@ hs_sidx_block hs_sidx_block_at(const hs_sidx_column *c, uint32_t i);
 hs_status hs_sidx_block_bind(hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
                              hs_sidx_keys *keys, const uint8_t **rows, hs_error *err);
 
+/* The parts of a packed block (README "Packed blocks") after its bitmap,
+ * every width and length checked against the block's extent. */
+typedef struct hs_sidx_packed {
+  unsigned key_bits, rank_bits;
+  bool sparse;          /* a mask bit per pair (delta != 0), then the non-zero deltas */
+  const uint8_t *mask;  /* sparse: ceil(count / 8) bytes */
+  const uint8_t *keys;  /* 8-byte keys: the bit-packed deltas; else a plain key table */
+  size_t keys_len;      /* bytes at keys */
+  const uint8_t *ranks; /* count ranks of rank_bits bits */
+  size_t ranks_len;
+} hs_sidx_packed;
+hs_status hs_sidx_packed_parse(const hs_sidx_column *c, const hs_sidx_block *r, const uint8_t *p,
+                               hs_sidx_packed *out, hs_error *err);
+
 /* Little-endian bit streams of w-bit values (w <= 64). */
 static inline uint64_t hs_sidx_bits_get(const uint8_t *p, uint64_t pos, unsigned w) {
   uint64_t v = 0;
@@ -252,6 +286,20 @@ static inline unsigned hs_sidx_bit_width(uint64_t v) {
   }
   return w;
 }
+/* A key in the memcmp order of sidx keys (a view: not owned). */
+typedef struct hs_sidx_kview {
+  const uint8_t *p;
+  size_t n;
+} hs_sidx_kview;
+/* OR into acc the rows of a SORTED column whose key is one of ks[0..n)
+ * (sorted, distinct): a merge of the keys with the blocks' (min, max)
+ * directory; in a block holding some of them only the pairs up to the last
+ * one are decoded, and only matching pairs' rows read (inverted_probe.c). */
+hs_status hs_sidx_sorted_points(hs_sidx_column *c, const hs_sidx_kview *ks, size_t n,
+                                roaring_bitmap_t *acc, hs_error *err);
+/* OR the bitmap at p[0..len) into acc (checked first). */
+hs_status hs_sidx_load_or(hs_sidx_column *c, const uint8_t *p, size_t len, roaring_bitmap_t *acc,
+                          hs_error *err);
 /* Borrow len bytes at absolute offset off (valid until the next view). */
 hs_status hs_sidx_column_view(hs_sidx_column *c, uint64_t off, uint64_t len, const uint8_t **p,
                               hs_error *err);

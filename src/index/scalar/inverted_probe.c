@@ -1,0 +1,228 @@
+/*
+ * inverted_probe.c — point lookups of many keys at once in a SORTED column
+ * (IN lists, the SQL index join's key batches): README.md "Point lookups".
+ *
+ * The probe keys come sorted and distinct. One cursor walks them together
+ * with the blocks' (min, max) directory, galloping on both sides, so a
+ * batch of K keys costs O(K log B) directory comparisons; a block that no
+ * probe key falls into is never read. In a block that some do:
+ *   plain blocks:  a galloping search in the block's key table, rows read
+ *                  in place;
+ *   packed blocks: 8-byte keys are delta decoded only up to the last probe
+ *                  key, merged with the probes as they come out; other keys
+ *                  are searched in their plain table; a match's row is its
+ *                  rank (read in place) selected in the block bitmap,
+ *                  which is not deserialized;
+ *   lossy blocks, or blocks of one key: the block bitmap, as a range does.
+ * Nothing is written to c->unpacked, so the column's bound-block state is
+ * left alone.
+ */
+#include "sidx_internal.h"
+
+/* First i in [from, n) whose key (k's key first + i * stride) is >= the
+ * probe (strict: >), n if none: exponential steps from `from`, then a
+ * binary search of the last step. */
+static uint32_t keys_gallop(const hs_sidx_keys *k, uint32_t first, uint32_t stride, uint32_t from,
+                            uint32_t n, const hs_sidx_kview *probe, bool strict) {
+  uint64_t lo = from, hi = from, step = 1;
+  while (hi < n) {
+    size_t kl;
+    const uint8_t *kp = hs_sidx_keys_get(k, first + (uint32_t)hi * stride, &kl);
+    int c = hs_sidx_key_cmp(kp, kl, probe->p, probe->n);
+    if (!(c < 0 || (strict && c == 0))) break;
+    lo = hi + 1;
+    hi = hi + step < n ? hi + step : n;
+    step *= 2;
+  }
+  /* the answer is in [lo, hi]: key hi (when < n) is past the probe */
+  return (uint32_t)lo + hs_sidx_keys_lower_bound(k, first + (uint32_t)lo * stride, stride,
+                                                 (uint32_t)(hi - lo), probe->p, probe->n, strict);
+}
+
+/* First i in [from, n) with ks[i] >= key (strict: >), n if none. */
+static size_t probes_gallop(const hs_sidx_kview *ks, size_t from, size_t n, const uint8_t *key,
+                            size_t key_len, bool strict) {
+  size_t lo = from, hi = from, step = 1;
+  while (hi < n) {
+    int c = hs_sidx_key_cmp(ks[hi].p, ks[hi].n, key, key_len);
+    if (!(c < 0 || (strict && c == 0))) break;
+    lo = hi + 1;
+    hi = n - hi > step ? hi + step : n;
+    step *= 2;
+  }
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = hs_sidx_key_cmp(ks[mid].p, ks[mid].n, key, key_len);
+    if (c < 0 || (strict && c == 0))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Rows of a block's matching pairs, by position in the block. */
+typedef struct rows_of {
+  hs_sidx_column *c;
+  const hs_sidx_block *r;
+  const uint8_t *plain;     /* plain blocks: count u32 rows */
+  const hs_sidx_packed *pk; /* packed blocks: ranks into the bitmap */
+  const uint8_t *bitmap;
+  bool have_view;
+  hs_sidx_roaring_view view;
+  roaring_bitmap_t *acc;
+} rows_of;
+
+static hs_status add_row(rows_of *o, uint32_t j, hs_error *err) {
+  hs_sidx_column *c = o->c;
+  uint32_t row;
+  if (o->plain != NULL) {
+    row = hs_load_u32le(o->plain + (size_t)j * 4);
+  } else {
+    if (!o->have_view) {
+      hs_status st = hs_sidx_roaring_view_init(o->bitmap, o->r->bitmap_len, &o->view, err);
+      if (st == HS_OK && o->view.card != o->r->count)
+        st = hs_error_set(err, HS_ERR_CORRUPT, "bitmap holds %" PRIu64 " rows, not %u",
+                          o->view.card, o->r->count);
+      if (st != HS_OK) {
+        hs_error_prefix(err, "index column %s block %u: ", c->name, o->r->index);
+        return st;
+      }
+      o->have_view = true;
+    }
+    uint64_t k = hs_sidx_bits_at(o->pk->ranks, o->pk->ranks_len, j, o->pk->rank_bits);
+    if (k >= o->r->count)
+      return hs_error_set(err, HS_ERR_CORRUPT,
+                          "index column %s: packed block %u rank %" PRIu64 " of %u rows", c->name,
+                          o->r->index, k, o->r->count);
+    hs_status st = hs_sidx_roaring_select(&o->view, k, &row, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "index column %s block %u: ", c->name, o->r->index);
+      return st;
+    }
+  }
+  if (row >= c->h.row_count)
+    return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: row %u past %u rows", c->name, row,
+                        c->h.row_count);
+  roaring_bitmap_add(o->acc, row);
+  return HS_OK;
+}
+
+/* Probes ks[0..m) in a key table of the block's pairs (in key order). */
+static hs_status search_table(rows_of *o, const hs_sidx_keys *keys, const hs_sidx_kview *ks,
+                              size_t m, hs_error *err) {
+  uint32_t n = keys->n, j = 0;
+  for (size_t t = 0; t < m && j < n; t++) {
+    j = keys_gallop(keys, 0, 1, j, n, &ks[t], false);
+    for (; j < n; j++) {
+      size_t kl;
+      const uint8_t *kp = hs_sidx_keys_get(keys, j, &kl);
+      if (hs_sidx_key_cmp(kp, kl, ks[t].p, ks[t].n) != 0) break;
+      hs_status st = add_row(o, j, err);
+      if (st != HS_OK) return st;
+    }
+  }
+  return HS_OK;
+}
+
+/* Probes ks[0..m) among a packed block's 8-byte keys: the deltas are
+ * summed from the block minimum and the running key merged with the
+ * probes, stopping after the last probe. */
+static hs_status merge_deltas(rows_of *o, const uint8_t *min_key, const hs_sidx_kview *ks, size_t m,
+                              hs_error *err) {
+  const hs_sidx_packed *pk = o->pk;
+  const uint32_t n = o->r->count;
+  const unsigned kb = pk->key_bits;
+  size_t t = 0;
+  while (t < m && ks[t].n != 8) t++; /* an 8-byte key table: other lengths match nothing */
+  if (t == m) return HS_OK;
+  uint64_t want = hs_sidx_load_u64be(ks[t].p), key = hs_sidx_load_u64be(min_key), at = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    uint64_t d = 0;
+    if (!pk->sparse)
+      d = hs_sidx_bits_at(pk->keys, pk->keys_len, j, kb);
+    else if (pk->mask[j / 8] >> (j % 8) & 1)
+      d = hs_sidx_bits_at(pk->keys, pk->keys_len, at++, kb);
+    if (d > UINT64_MAX - key)
+      return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: packed block %u key %u wraps",
+                          o->c->name, o->r->index, j);
+    key += d;
+    if (key < want) continue;
+    while (key > want) {
+      do t++;
+      while (t < m && ks[t].n != 8);
+      if (t == m) return HS_OK;
+      want = hs_sidx_load_u64be(ks[t].p);
+    }
+    if (key == want) {
+      hs_status st = add_row(o, j, err);
+      if (st != HS_OK) return st;
+    }
+  }
+  return HS_OK;
+}
+
+/* Block b, whose key range [min, max] holds the probes ks[0..m) (m >= 1). */
+static hs_status block_points(hs_sidx_column *c, uint32_t b, const hs_sidx_kview *ks, size_t m,
+                              roaring_bitmap_t *acc, hs_error *err) {
+  hs_sidx_block r = hs_sidx_block_at(c, b);
+  size_t ln, lx;
+  const uint8_t *mn = hs_sidx_keys_get(&c->keys, 2 * b, &ln);
+  const uint8_t *mx = hs_sidx_keys_get(&c->keys, 2 * b + 1, &lx);
+  const uint8_t *p;
+  hs_status st;
+  if ((c->h.flags & HS_SIDX_FLAG_LOSSY) || hs_sidx_key_cmp(mn, ln, mx, lx) == 0) {
+    /* lossy: all its rows; one key (the probe): all its rows too */
+    if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.bitmap_len, &p, err)) != HS_OK)
+      return st;
+    return hs_sidx_load_or(c, p, r.bitmap_len, acc, err);
+  }
+  if ((st = hs_sidx_column_view(c, c->data_off + r.off, r.len, &p, err)) != HS_OK) return st;
+  rows_of o = {.c = c, .r = &r, .bitmap = p, .acc = acc};
+  hs_sidx_keys keys;
+  if (!(c->h.flags & HS_SIDX_FLAG_PACKED)) {
+    size_t keys_len = (size_t)(r.len - r.bitmap_len - (uint64_t)r.count * 4);
+    o.plain = p + r.bitmap_len + keys_len;
+    st = hs_sidx_keys_bind(&keys, p + r.bitmap_len, keys_len, r.count, c->h.key_width, err);
+    if (st != HS_OK) {
+      hs_error_prefix(err, "index column %s block %u: ", c->name, b);
+      return st;
+    }
+    return search_table(&o, &keys, ks, m, err);
+  }
+  hs_sidx_packed pk;
+  if ((st = hs_sidx_packed_parse(c, &r, p, &pk, err)) != HS_OK) return st;
+  o.pk = &pk;
+  if (c->h.key_width == 8) return merge_deltas(&o, mn, ks, m, err);
+  st = hs_sidx_keys_bind(&keys, pk.keys, pk.keys_len, r.count, c->h.key_width, err);
+  if (st != HS_OK) {
+    hs_error_prefix(err, "index column %s packed block %u: ", c->name, b);
+    return st;
+  }
+  return search_table(&o, &keys, ks, m, err);
+}
+
+hs_status hs_sidx_sorted_points(hs_sidx_column *c, const hs_sidx_kview *ks, size_t n,
+                                roaring_bitmap_t *acc, hs_error *err) {
+  const uint32_t nb = c->h.n_entries;
+  uint32_t b = 0;
+  size_t i = 0;
+  while (i < n && b < nb) {
+    b = keys_gallop(&c->keys, 1, 2, b, nb, &ks[i], false); /* first block with max >= ks[i] */
+    if (b >= nb) break;
+    size_t ln, lx;
+    const uint8_t *mn = hs_sidx_keys_get(&c->keys, 2 * b, &ln);
+    const uint8_t *mx = hs_sidx_keys_get(&c->keys, 2 * b + 1, &lx);
+    if (hs_sidx_key_cmp(ks[i].p, ks[i].n, mn, ln) < 0) { /* in no block: skip to this one */
+      i = probes_gallop(ks, i, n, mn, ln, false);
+      continue;
+    }
+    size_t j = probes_gallop(ks, i + 1, n, mx, lx, true); /* ks[i..j) lie in [min, max] */
+    hs_status st = block_points(c, b, ks + i, j - i, acc, err);
+    if (st != HS_OK) return st;
+    /* a probe equal to this block's max may go on in the next block */
+    i = hs_sidx_key_cmp(ks[j - 1].p, ks[j - 1].n, mx, lx) == 0 ? j - 1 : j;
+    b++;
+  }
+  return HS_OK;
+}
