@@ -777,6 +777,259 @@ static void test_roaring_words(void) {
   }
 }
 
+/* ------------------------------------------------ IN lists (cursor) */
+
+/* Row r's own value as a query value. */
+static void row_value(const tcol *c, uint32_t r, hs_sidx_value *v) {
+  memset(v, 0, sizeof *v);
+  switch (c->type) {
+  case T_I64:
+  case T_I32: v->kind = HS_SIDX_INT, v->i = c->i[r]; break;
+  case T_U64: v->kind = HS_SIDX_UINT, v->u = c->u[r]; break;
+  case T_F64:
+  case T_F32: v->kind = HS_SIDX_DOUBLE, v->d = c->d[r]; break;
+  case T_STR:
+  case T_FIX: v->kind = HS_SIDX_BYTES, v->bytes = c->s[r], v->n_bytes = c->slen[r]; break;
+  case T_BOOL: v->kind = HS_SIDX_BOOL, v->b = c->i[r] != 0; break;
+  case T_DEC:
+    v->kind = HS_SIDX_DECIMAL;
+    v->dec_lo = (uint64_t)c->dec[r];
+    v->dec_hi = (int64_t)(c->dec[r] >> 64);
+    break;
+  }
+}
+
+static const tcol *sort_col;
+static int row_order(const void *a, const void *b) { /* (value, row): the index's pair order */
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  hs_sidx_value v;
+  row_value(sort_col, y, &v);
+  int k = value_cmp(sort_col, x, &v);
+  return k != 0 ? k : x < y ? -1 : x > y ? 1 : 0;
+}
+
+static bool open_column(const tcol *c, const hs_sidx_column_options *opts, hs_buf *file,
+                        hs_source **src, hs_sidx_file **f, hs_sidx_column **col) {
+  hs_error err = {0};
+  hs_buf_init(file);
+  CHECK_OK(build_file(c, opts, file, &err), &err);
+  CHECK_OK(hs_source_open_memory(file->data, file->len, "idx", src, &err), &err);
+  if (*src == NULL) return false;
+  CHECK_OK(hs_sidx_file_open(*src, f, &err), &err);
+  if (*f == NULL) return false;
+  CHECK_OK(hs_sidx_file_validate(*f, &err), &err);
+  CHECK_OK(hs_sidx_column_open(*f, "col", col, &err), &err);
+  return *col != NULL;
+}
+
+/* IN lists of 1-400 values through the merge cursor (README "Point
+ * lookups"): values of the data, values at SORTED block edges (pairs
+ * k * block_rows - 1, k * block_rows, k * block_rows + 1 in (value, row)
+ * order), duplicates, absent and cross-kind values, against brute force
+ * (exact) or, lossy, a superset of it. */
+static void check_in_lists(int type, uint32_t n, int distinct, hs_sidx_column_options opts,
+                           int lists) {
+  tcol c;
+  tcol_gen(&c, type, n, distinct, 5);
+  hs_buf file;
+  hs_source *src = NULL;
+  hs_sidx_file *f = NULL;
+  hs_sidx_column *col = NULL;
+  uint32_t *order = calloc(n + 1, sizeof *order), nv = 0;
+  pred *ps = calloc(400, sizeof *ps);
+  hs_sidx_value *vs = calloc(400, sizeof *vs);
+  if (!open_column(&c, &opts, &file, &src, &f, &col)) goto out;
+  for (uint32_t r = 0; r < n; r++)
+    if (c.valid[r]) order[nv++] = r;
+  sort_col = &c;
+  qsort(order, nv, sizeof *order, row_order);
+  uint32_t br = opts.block_rows ? opts.block_rows : 4096;
+  bool exact = hs_sidx_column_exact(col);
+  for (int q = 0; q < lists; q++) {
+    size_t m = 1 + rnd(rnd(2) ? 8 : 400);
+    for (size_t i = 0; i < m; i++) {
+      int kind = (int)rnd(5);
+      if (nv == 0 || kind == 0) { /* random: often absent, sometimes another kind */
+        ps[i].op = 1;
+        gen_value(&c, &ps[i], 0);
+        vs[i] = ps[i].v[0];
+      } else if (kind == 1) { /* at a block edge */
+        uint64_t k = 1 + rnd(nv / br + 1), at = k * br + rnd(3) - 1;
+        row_value(&c, order[at < nv ? at : nv - 1], &vs[i]);
+      } else if (kind == 2 && i > 0) { /* a duplicate */
+        vs[i] = vs[rnd(i)];
+      } else {
+        row_value(&c, order[rnd(nv)], &vs[i]);
+      }
+    }
+    roaring_bitmap_t *got = NULL;
+    hs_error err = {0};
+    hs_status st = hs_sidx_column_in(col, vs, m, &got, &err);
+    CHECK_OK(st, &err);
+    if (st != HS_OK) break;
+    uint64_t want = 0;
+    bool same = true;
+    for (uint32_t r = 0; r < n; r++) {
+      bool b = false;
+      for (size_t i = 0; i < m && !b && c.valid[r]; i++) b = value_cmp(&c, r, &vs[i]) == 0;
+      want += b;
+      bool has = roaring_bitmap_contains(got, r);
+      if ((b && !has) || (!b && has && exact)) same = false;
+    }
+    if (exact && roaring_bitmap_get_cardinality(got) != want) same = false;
+    CHECK(same);
+    if (!same)
+      fprintf(stderr,
+              "  IN: type %d n %u layout %d block %u plain %d lossy %d: %zu values, %" PRIu64
+              " rows wanted, %" PRIu64 " got\n",
+              type, n, (int)opts.layout, opts.block_rows, opts.plain_blocks, opts.lossy, m, want,
+              roaring_bitmap_get_cardinality(got));
+    roaring_bitmap_free(got);
+    if (!same) break;
+  }
+out:
+  hs_sidx_column_free(col);
+  hs_sidx_file_free(f);
+  hs_source_unref(src);
+  hs_buf_free(&file);
+  tcol_free(&c);
+  free(order);
+  free(ps);
+  free(vs);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Large int64 columns whose block bitmaps hold several containers, run
+ * containers (values rising with the row) and bitset containers (16384-pair
+ * blocks of every other row): IN lists of up to 3,000 values, each row
+ * checked by a binary search in the sorted list. */
+static void check_in_shapes(void) {
+  const uint32_t n = 200000;
+  for (int shape = 0; shape < 4; shape++) {
+    tcol c;
+    tcol_gen(&c, T_I64, n, 10, 1);
+    for (uint32_t r = 0; r < n; r++) {
+      c.i[r] = shape == 0   ? (int64_t)(r / 3)                           /* runs */
+               : shape == 1 ? (r % 2 == 0 ? (int64_t)r : 1000000000 + r) /* bitsets */
+               : shape == 2 ? (int64_t)((r * 2654435761u) % n) - 50000   /* arrays, unique */
+                            : (int64_t)rnd(5000) * 1000003;              /* repeats */
+    }
+    hs_sidx_column_options opts = {HS_SIDX_LAYOUT_SORTED, shape == 1 ? 16384 : 0, shape == 3,
+                                   false};
+    hs_buf file;
+    hs_source *src = NULL;
+    hs_sidx_file *f = NULL;
+    hs_sidx_column *col = NULL;
+    size_t cap = 3000;
+    hs_sidx_value *vs = calloc(cap, sizeof *vs);
+    int64_t *sorted = calloc(cap, sizeof *sorted);
+    if (open_column(&c, &opts, &file, &src, &f, &col)) {
+      for (int q = 0; q < 6; q++) {
+        size_t m = 1 + rnd(cap);
+        for (size_t i = 0; i < m; i++) {
+          uint32_t r = (uint32_t)rnd(n);
+          vs[i].kind = HS_SIDX_INT;
+          vs[i].i = rnd(4) == 0 ? (int64_t)hs_test_rand(&seed) : c.i[r] + (rnd(5) == 0);
+          sorted[i] = vs[i].i;
+        }
+        qsort(sorted, m, sizeof *sorted, cmp_i64);
+        roaring_bitmap_t *got = NULL;
+        hs_error err = {0};
+        CHECK_OK(hs_sidx_column_in(col, vs, m, &got, &err), &err);
+        if (got == NULL) break;
+        uint64_t want = 0;
+        bool same = true;
+        for (uint32_t r = 0; r < n; r++) {
+          bool b = c.valid[r] && bsearch(&c.i[r], sorted, m, sizeof *sorted, cmp_i64) != NULL;
+          want += b;
+          if (b != roaring_bitmap_contains(got, r)) same = false;
+        }
+        CHECK(same && roaring_bitmap_get_cardinality(got) == want);
+        if (!same) fprintf(stderr, "  IN shape %d: %zu values, %" PRIu64 " rows\n", shape, m, want);
+        roaring_bitmap_free(got);
+      }
+    }
+    hs_sidx_column_free(col);
+    hs_sidx_file_free(f);
+    hs_source_unref(src);
+    hs_buf_free(&file);
+    tcol_free(&c);
+    free(vs);
+    free(sorted);
+  }
+}
+
+/* hs_sidx_roaring_select against CRoaring's select on arrays, bitsets and
+ * runs, with and without container offsets; cut bytes fail, never read
+ * past them. */
+static void test_roaring_select(void) {
+  for (int t = 0; t < 200; t++) {
+    roaring_bitmap_t *r = roaring_bitmap_create();
+    uint32_t limit = 1 + (uint32_t)rnd(t % 2 ? 150000 : 300000);
+    int shape = (int)rnd(4);
+    for (int k = 0; k < 1 + (int)rnd(t % 3 ? 5000 : 30000); k++) {
+      uint32_t v = (uint32_t)rnd(limit);
+      if (shape == 0)
+        roaring_bitmap_add(r, v);
+      else if (shape == 1)
+        roaring_bitmap_add_range(r, v, v + rnd(300) < limit ? v + rnd(300) : limit);
+      else if (shape == 2)
+        roaring_bitmap_add(r, v & ~1u);
+      else
+        roaring_bitmap_add(r, rnd(3) ? v : v / 64);
+    }
+    hs_buf b;
+    hs_buf_init(&b);
+    hs_error err = {0};
+    CHECK_OK(hs_sidx_roaring_append(r, &b, &err), &err);
+    hs_sidx_roaring_view v;
+    CHECK_OK(hs_sidx_roaring_view_init(b.data, b.len, &v, &err), &err);
+    uint64_t card = roaring_bitmap_get_cardinality(r);
+    CHECK_EQ_INT(v.card, card);
+    for (int q = 0; q < 300 && card > 0; q++) {
+      uint64_t k = q == 0 ? 0 : q == 1 ? card - 1 : rnd(card);
+      uint32_t want = 0, got = 0;
+      CHECK(roaring_bitmap_select(r, (uint32_t)k, &want));
+      CHECK_OK(hs_sidx_roaring_select(&v, k, &got, &err), &err);
+      CHECK_EQ_INT(got, want);
+      if (got != want) break;
+    }
+    CHECK(hs_sidx_roaring_select(&v, card, &(uint32_t){0}, NULL) == HS_ERR_CORRUPT);
+    /* the same bytes cut short: a copy of exactly that length (ASan sees
+     * a read past it) */
+    size_t cut = b.len > 8 ? b.len - 1 - rnd(b.len / 2) : b.len;
+    uint8_t *part = malloc(cut);
+    memcpy(part, b.data, cut);
+    hs_sidx_roaring_view pv;
+    if (hs_sidx_roaring_view_init(part, cut, &pv, NULL) == HS_OK)
+      for (int q = 0; q < 50 && card > 0; q++) {
+        uint32_t x;
+        (void)hs_sidx_roaring_select(&pv, rnd(card), &x, NULL);
+      }
+    free(part);
+    hs_buf_free(&b);
+    roaring_bitmap_free(r);
+  }
+}
+
+static void test_in_lists(void) {
+  for (int type = 0; type < T_COUNT; type++) {
+    int distinct = type == T_BOOL ? 2 : 1 + (int)rnd(3000);
+    hs_sidx_column_options dict = {HS_SIDX_LAYOUT_DICT, 0, false, false};
+    check_in_lists(type, 1500 + (uint32_t)rnd(1500), distinct, dict, 12);
+    for (int k = 0; k < 4; k++) {
+      hs_sidx_column_options o = {HS_SIDX_LAYOUT_SORTED, k == 0 ? 0 : 1 + (uint32_t)rnd(200),
+                                  k == 2, k == 3};
+      check_in_lists(type, (k == 0 ? 9000 : 1500) + (uint32_t)rnd(1500), distinct, o, 12);
+    }
+  }
+  check_in_shapes();
+}
+
 int main(void) {
   if (getenv("HS_SIDX_SEEDS") != NULL) return write_seeds(getenv("HS_SIDX_SEEDS"));
   const char *drv = getenv("HS_SIDX_DRIVER");
@@ -784,6 +1037,8 @@ int main(void) {
   test_api_edges();
   test_add_columns();
   test_roaring_check();
+  test_roaring_select();
+  test_in_lists();
   static const hs_sidx_layout layouts[] = {HS_SIDX_LAYOUT_AUTO, HS_SIDX_LAYOUT_DICT,
                                            HS_SIDX_LAYOUT_SORTED};
   for (int type = 0; type < T_COUNT; type++) {

@@ -125,6 +125,79 @@ static hs_status search_table(rows_of *o, const hs_sidx_keys *keys, const hs_sid
   return HS_OK;
 }
 
+/* Dense deltas: from pair j on, add each pair's delta to *key until it
+ * reaches `want`; returns that pair (*key its key), or n. *wrap: a sum
+ * past 2^64 (a damaged block). One unaligned load per delta while 8 bytes
+ * fit, the checked bit reader for the last few. */
+static uint32_t dense_advance(const hs_sidx_packed *pk, uint32_t j, uint32_t n, uint64_t *key,
+                              uint64_t want, bool *wrap) {
+  const unsigned kb = pk->key_bits;
+  const uint8_t *q = pk->keys;
+  const size_t len = pk->keys_len;
+  uint64_t k = *key;
+  if (kb == 0) return k >= want ? j : n;
+  uint32_t fast = 0;
+  if (kb <= 56 && len >= 8) {
+    uint64_t f = (uint64_t)(len - 8) * 8 / kb + 1;
+    fast = f < n ? (uint32_t)f : n;
+  }
+  const uint64_t mask = kb == 64 ? UINT64_MAX : ((uint64_t)1 << kb) - 1;
+  uint64_t pos = (uint64_t)j * kb;
+  /* Eight deltas summed at a time (independent loads and adds; 8 x 2^56
+   * cannot wrap) while their sum stays below the probe. */
+  for (; fast >= 8 && j <= fast - 8; j += 8, pos += 8 * (uint64_t)kb) {
+    uint64_t sum = 0, k8;
+    for (unsigned u = 0; u < 8; u++) {
+      uint64_t at = pos + u * (uint64_t)kb;
+      sum += (hs_load_u64le(q + (at >> 3)) >> (at & 7)) & mask;
+    }
+    if (__builtin_add_overflow(k, sum, &k8) || k8 >= want) break;
+    k = k8;
+  }
+  for (; j < fast; j++, pos += kb) {
+    uint64_t d = (hs_load_u64le(q + (pos >> 3)) >> (pos & 7)) & mask;
+    if (__builtin_add_overflow(k, d, &k)) break;
+    if (k >= want) {
+      *key = k;
+      return j;
+    }
+  }
+  if (j < fast) {
+    *wrap = true;
+    return j;
+  }
+  for (; j < n; j++) {
+    if (__builtin_add_overflow(k, hs_sidx_bits_at(q, len, j, kb), &k)) {
+      *wrap = true;
+      return j;
+    }
+    if (k >= want) {
+      *key = k;
+      return j;
+    }
+  }
+  *key = k;
+  return n;
+}
+
+/* Sparse deltas (a mask bit per pair, then the non-zero deltas), as
+ * dense_advance; *at counts the non-zero deltas before pair j. */
+static uint32_t sparse_advance(const hs_sidx_packed *pk, uint32_t j, uint32_t n, uint64_t *key,
+                               uint64_t want, uint64_t *at, bool *wrap) {
+  uint64_t k = *key;
+  for (; j < n; j++) {
+    if (pk->mask[j / 8] >> (j % 8) & 1 &&
+        __builtin_add_overflow(k, hs_sidx_bits_at(pk->keys, pk->keys_len, (*at)++, pk->key_bits),
+                               &k)) {
+      *wrap = true;
+      return j;
+    }
+    if (k >= want) break;
+  }
+  *key = k;
+  return j;
+}
+
 /* Probes ks[0..m) among a packed block's 8-byte keys: the deltas are
  * summed from the block minimum and the running key merged with the
  * probes, stopping after the last probe. */
@@ -132,23 +205,19 @@ static hs_status merge_deltas(rows_of *o, const uint8_t *min_key, const hs_sidx_
                               hs_error *err) {
   const hs_sidx_packed *pk = o->pk;
   const uint32_t n = o->r->count;
-  const unsigned kb = pk->key_bits;
   size_t t = 0;
   while (t < m && ks[t].n != 8) t++; /* an 8-byte key table: other lengths match nothing */
   if (t == m) return HS_OK;
   uint64_t want = hs_sidx_load_u64be(ks[t].p), key = hs_sidx_load_u64be(min_key), at = 0;
+  bool wrap = false;
   for (uint32_t j = 0; j < n; j++) {
-    uint64_t d = 0;
-    if (!pk->sparse)
-      d = hs_sidx_bits_at(pk->keys, pk->keys_len, j, kb);
-    else if (pk->mask[j / 8] >> (j % 8) & 1)
-      d = hs_sidx_bits_at(pk->keys, pk->keys_len, at++, kb);
-    if (d > UINT64_MAX - key)
+    j = pk->sparse ? sparse_advance(pk, j, n, &key, want, &at, &wrap)
+                   : dense_advance(pk, j, n, &key, want, &wrap);
+    if (wrap)
       return hs_error_set(err, HS_ERR_CORRUPT, "index column %s: packed block %u key %u wraps",
                           o->c->name, o->r->index, j);
-    key += d;
-    if (key < want) continue;
-    while (key > want) {
+    if (j == n) break;
+    while (key > want) { /* pair j is past this probe */
       do t++;
       while (t < m && ks[t].n != 8);
       if (t == m) return HS_OK;
