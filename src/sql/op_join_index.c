@@ -50,6 +50,20 @@ static void put_quoted(fbuf *f, const char *s, size_t n, char q) {
   putc_(f, q);
 }
 
+/* An integer in decimal (a batch of keys: thousands of these per lookup,
+ * so not through vsnprintf). */
+static void put_int(fbuf *f, int64_t v) {
+  char d[24];
+  int n = sizeof d;
+  uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+  do {
+    d[--n] = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) d[--n] = '-';
+  put(f, d + n, sizeof d - (size_t)n);
+}
+
 static void put_numeric(fbuf *f, hs_sql_i128 v, int scale) {
   char digits[48];
   int nd = 0;
@@ -109,8 +123,8 @@ static bool index_key_type_ok(hs_sql_tid id) {
 static void put_value(fbuf *f, const hs_sql_vec *v, int64_t i) {
   switch (v->type.id) {
   case HS_SQL_BOOL: putf(f, "%s", ((const uint8_t *)v->data)[i] ? "true" : "false"); break;
-  case HS_SQL_INT32: putf(f, "%d", ((const int32_t *)v->data)[i]); break;
-  case HS_SQL_INT64: putf(f, "%lld", (long long)((const int64_t *)v->data)[i]); break;
+  case HS_SQL_INT32: put_int(f, ((const int32_t *)v->data)[i]); break;
+  case HS_SQL_INT64: put_int(f, ((const int64_t *)v->data)[i]); break;
   case HS_SQL_NUMERIC: put_numeric(f, ((const hs_sql_i128 *)v->data)[i], v->type.b); break;
   case HS_SQL_TEXT: {
     hs_sql_str s = ((const hs_sql_str *)v->data)[i];
