@@ -905,7 +905,8 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* Large int64 columns whose block bitmaps hold several containers, run
  * containers (values rising with the row) and bitset containers (16384-pair
- * blocks of every other row): IN lists of up to 3,000 values, each row
+ * blocks of every other row), unique values with 1-13 apart (4-bit deltas,
+ * arrays) and repeats: IN lists of up to 3,000 values, each row
  * checked by a binary search in the sorted list. */
 static void check_in_shapes(void) {
   const uint32_t n = 200000;
@@ -913,10 +914,10 @@ static void check_in_shapes(void) {
     tcol c;
     tcol_gen(&c, T_I64, n, 10, 1);
     for (uint32_t r = 0; r < n; r++) {
-      c.i[r] = shape == 0   ? (int64_t)(r / 3)                           /* runs */
-               : shape == 1 ? (r % 2 == 0 ? (int64_t)r : 1000000000 + r) /* bitsets */
-               : shape == 2 ? (int64_t)((r * 2654435761u) % n) - 50000   /* arrays, unique */
-                            : (int64_t)rnd(5000) * 1000003;              /* repeats */
+      c.i[r] = shape == 0   ? (int64_t)(r / 3)                                      /* runs */
+               : shape == 1 ? (r % 2 == 0 ? (int64_t)r : 1000000000 + r)            /* bitsets */
+               : shape == 2 ? (int64_t)((r * 2654435761u) % n) * 7 + r * 40503u % 7 /* unique */
+                            : (int64_t)rnd(5000) * 1000003;                         /* repeats */
     }
     hs_sidx_column_options opts = {HS_SIDX_LAYOUT_SORTED, shape == 1 ? 16384 : 0, shape == 3,
                                    false};

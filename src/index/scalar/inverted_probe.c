@@ -19,6 +19,47 @@
  */
 #include "sidx_internal.h"
 
+/* x86-64 with BMI2: eight deltas of up to 7 bits (56 bits, plus at most 7
+ * of shift, in one unaligned 8-byte load) are spread into the bytes of a
+ * word by PDEP and summed by two multiplies; checked once, the portable
+ * loop otherwise or with HS_SIMD=scalar (as src/arrow/filter.c). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#define PROBE_X86 1
+static atomic_int cpu_has; /* bit 0: checked; bit 1: BMI2 */
+static bool have_bmi2(void) {
+  int h = atomic_load_explicit(&cpu_has, memory_order_relaxed);
+  if (h == 0) {
+    const char *cap = getenv("HS_SIMD");
+    bool scalar = cap != NULL && strcmp(cap, "scalar") == 0;
+    h = 1 | (!scalar && __builtin_cpu_supports("bmi2") ? 2 : 0);
+    atomic_store_explicit(&cpu_has, h, memory_order_relaxed);
+  }
+  return (h & 2) != 0;
+}
+
+/* dense_advance's eight-at-a-time loop for kb <= 7 (pairs [j, fast) lie
+ * where an 8-byte load fits): returns the first chunk that reaches want. */
+__attribute__((target("bmi2"))) static uint32_t chunks_pdep(const uint8_t *q, unsigned kb,
+                                                            uint32_t j, uint32_t fast,
+                                                            uint64_t *key, uint64_t want) {
+  const uint64_t spread = 0x0101010101010101ull * (((uint64_t)1 << kb) - 1);
+  const uint64_t lanes = 0x00FF00FF00FF00FFull;
+  uint64_t k = *key, pos = (uint64_t)j * kb;
+  for (; fast >= 8 && j <= fast - 8; j += 8, pos += 8 * (uint64_t)kb) {
+    uint64_t b = _pdep_u64(hs_load_u64le(q + (pos >> 3)) >> (pos & 7), spread);
+    uint64_t s = (b & lanes) + ((b >> 8) & lanes); /* four 16-bit sums <= 254 */
+    uint64_t sum = (s * 0x0001000100010001ull) >> 48, k8;
+    if (__builtin_add_overflow(k, sum, &k8) || k8 >= want) break;
+    k = k8;
+  }
+  *key = k;
+  return j;
+}
+#endif
+
 /* First i in [from, n) whose key (k's key first + i * stride) is >= the
  * probe (strict: >), n if none: exponential steps from `from`, then a
  * binary search of the last step. */
@@ -142,10 +183,17 @@ static uint32_t dense_advance(const hs_sidx_packed *pk, uint32_t j, uint32_t n, 
     fast = f < n ? (uint32_t)f : n;
   }
   const uint64_t mask = kb == 64 ? UINT64_MAX : ((uint64_t)1 << kb) - 1;
+  bool chunked = false;
+#ifdef PROBE_X86
+  if (kb <= 7 && have_bmi2()) {
+    j = chunks_pdep(q, kb, j, fast, &k, want);
+    chunked = true;
+  }
+#endif
   uint64_t pos = (uint64_t)j * kb;
   /* Eight deltas summed at a time (independent loads and adds; 8 x 2^56
    * cannot wrap) while their sum stays below the probe. */
-  for (; fast >= 8 && j <= fast - 8; j += 8, pos += 8 * (uint64_t)kb) {
+  for (; !chunked && fast >= 8 && j <= fast - 8; j += 8, pos += 8 * (uint64_t)kb) {
     uint64_t sum = 0, k8;
     for (unsigned u = 0; u < 8; u++) {
       uint64_t at = pos + u * (uint64_t)kb;
