@@ -48,13 +48,22 @@ __attribute__((target("bmi2"))) static uint32_t chunks_pdep(const uint8_t *q, un
   const uint64_t spread = 0x0101010101010101ull * (((uint64_t)1 << kb) - 1);
   const uint64_t lanes = 0x00FF00FF00FF00FFull;
   uint64_t k = *key, pos = (uint64_t)j * kb;
+#define PDEP_BYTES(at) _pdep_u64(hs_load_u64le(q + ((at) >> 3)) >> ((at)&7), spread)
+  for (; fast >= 16 && j <= fast - 16; j += 16, pos += 16 * (uint64_t)kb) { /* two loads a test */
+    uint64_t b0 = PDEP_BYTES(pos), b1 = PDEP_BYTES(pos + 8 * (uint64_t)kb);
+    uint64_t s = (b0 & lanes) + ((b0 >> 8) & lanes) + (b1 & lanes) + ((b1 >> 8) & lanes);
+    uint64_t sum = (s * 0x0001000100010001ull) >> 48, k16; /* 16 x 127 fits the lanes */
+    if (__builtin_add_overflow(k, sum, &k16) || k16 >= want) break;
+    k = k16;
+  }
   for (; fast >= 8 && j <= fast - 8; j += 8, pos += 8 * (uint64_t)kb) {
-    uint64_t b = _pdep_u64(hs_load_u64le(q + (pos >> 3)) >> (pos & 7), spread);
+    uint64_t b = PDEP_BYTES(pos);
     uint64_t s = (b & lanes) + ((b >> 8) & lanes); /* four 16-bit sums <= 254 */
     uint64_t sum = (s * 0x0001000100010001ull) >> 48, k8;
     if (__builtin_add_overflow(k, sum, &k8) || k8 >= want) break;
     k = k8;
   }
+#undef PDEP_BYTES
   *key = k;
   return j;
 }
