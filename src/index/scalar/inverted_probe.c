@@ -19,25 +19,87 @@
  */
 #include "sidx_internal.h"
 
-/* x86-64 with BMI2: eight deltas of up to 7 bits (56 bits, plus at most 7
- * of shift, in one unaligned 8-byte load) are spread into the bytes of a
- * word by PDEP and summed by two multiplies; checked once, the portable
- * loop otherwise or with HS_SIMD=scalar (as src/arrow/filter.c). */
+/* x86-64: deltas of up to 7 bits are summed many at once while the
+ * running key stays below the next probe. AVX-512 VBMI: 64 per test (eight
+ * 8-delta chunks of kb bytes each, one per 64-bit lane: a byte permute, a
+ * shift, a multishift into bytes and a sum of absolute differences).
+ * BMI2: 16 or 8 per test (PDEP spreads eight deltas into the bytes of a
+ * word, two multiplies sum them). Checked once; HS_SIMD=avx2 stops at
+ * BMI2 and HS_SIMD=scalar keeps the portable loop (as src/arrow/filter.c). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #define PROBE_X86 1
-static atomic_int cpu_has; /* bit 0: checked; bit 1: BMI2 */
-static bool have_bmi2(void) {
+static atomic_int cpu_has; /* bit 0: checked; bit 1: BMI2; bit 2: AVX-512 VBMI */
+static int cpu_check(void) {
   int h = atomic_load_explicit(&cpu_has, memory_order_relaxed);
   if (h == 0) {
     const char *cap = getenv("HS_SIMD");
     bool scalar = cap != NULL && strcmp(cap, "scalar") == 0;
-    h = 1 | (!scalar && __builtin_cpu_supports("bmi2") ? 2 : 0);
+    bool avx2 = cap != NULL && strcmp(cap, "avx2") == 0;
+    h = 1 | (!scalar && __builtin_cpu_supports("bmi2") ? 2 : 0) |
+        (!scalar && !avx2 && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512vbmi")
+             ? 4
+             : 0);
     atomic_store_explicit(&cpu_has, h, memory_order_relaxed);
   }
-  return (h & 2) != 0;
+  return h;
+}
+static bool have_bmi2(void) {
+  return (cpu_check() & 2) != 0;
+}
+static bool have_vbmi(void) {
+  return (cpu_check() & 4) != 0;
+}
+
+/* 64 deltas of kb <= 7 bits a test, while their 64-byte load lies inside
+ * q[0..len) and pairs [j, fast) hold them: lane i of a 512-bit register
+ * takes bytes [i * kb, i * kb + 8) of the load (chunk i starts kb bytes
+ * after chunk i - 1, at the same bit), shifted by the start bit; byte b of
+ * a lane is then bits [b * kb, b * kb + 8) cut to kb bits, and the bytes
+ * are summed (at most 64 x 127). */
+#define PERM8(i, kb)                                                                          \
+  (i) * (kb), (i) * (kb) + 1, (i) * (kb) + 2, (i) * (kb) + 3, (i) * (kb) + 4, (i) * (kb) + 5, \
+      (i) * (kb) + 6, (i) * (kb) + 7
+#define PERM(kb)                                                                        \
+  {                                                                                     \
+    PERM8(0, kb), PERM8(1, kb), PERM8(2, kb), PERM8(3, kb), PERM8(4, kb), PERM8(5, kb), \
+        PERM8(6, kb), PERM8(7, kb)                                                      \
+  }
+#define CTL8(kb) 0, (kb), 2 * (kb), 3 * (kb), 4 * (kb), 5 * (kb), 6 * (kb), 7 * (kb)
+#define CTL(kb) \
+  { CTL8(kb), CTL8(kb), CTL8(kb), CTL8(kb), CTL8(kb), CTL8(kb), CTL8(kb), CTL8(kb) }
+/* Per key width kb: the byte permute (lane i: bytes i * kb ...) and the
+ * multishift's bit offsets (byte b of a lane: bit b * kb). */
+static const uint8_t vbmi_perm[8][64] = {PERM(0), PERM(1), PERM(2), PERM(3),
+                                         PERM(4), PERM(5), PERM(6), PERM(7)};
+static const uint8_t vbmi_ctl[8][64] = {CTL(0), CTL(1), CTL(2), CTL(3),
+                                        CTL(4), CTL(5), CTL(6), CTL(7)};
+#undef PERM8
+#undef PERM
+#undef CTL8
+#undef CTL
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static uint32_t chunks_vbmi(
+    const uint8_t *q, size_t len, unsigned kb, uint32_t j, uint32_t fast, uint64_t *key,
+    uint64_t want) {
+  const __m512i P = _mm512_loadu_si512(vbmi_perm[kb]), C = _mm512_loadu_si512(vbmi_ctl[kb]);
+  const __m512i M = _mm512_set1_epi8((char)((1u << kb) - 1)), Z = _mm512_setzero_si512();
+  uint64_t k = *key, pos = (uint64_t)j * kb;
+  for (; fast >= 64 && j <= fast - 64 && (pos >> 3) + 64 <= len;
+       j += 64, pos += 64 * (uint64_t)kb) {
+    __m512i raw = _mm512_loadu_si512(q + (pos >> 3));
+    __m512i lanes =
+        _mm512_srl_epi64(_mm512_permutexvar_epi8(P, raw), _mm_cvtsi64_si128((long long)(pos & 7)));
+    __m512i fields = _mm512_and_si512(_mm512_multishift_epi64_epi8(C, lanes), M);
+    uint64_t sum = (uint64_t)_mm512_reduce_add_epi64(_mm512_sad_epu8(fields, Z)), k64;
+    if (__builtin_add_overflow(k, sum, &k64) || k64 >= want) break;
+    k = k64;
+  }
+  *key = k;
+  return j;
 }
 
 /* dense_advance's eight-at-a-time loop for kb <= 7 (pairs [j, fast) lie
@@ -194,6 +256,7 @@ static uint32_t dense_advance(const hs_sidx_packed *pk, uint32_t j, uint32_t n, 
   const uint64_t mask = kb == 64 ? UINT64_MAX : ((uint64_t)1 << kb) - 1;
   bool chunked = false;
 #ifdef PROBE_X86
+  if (kb <= 7 && have_vbmi()) j = chunks_vbmi(q, len, kb, j, fast, &k, want);
   if (kb <= 7 && have_bmi2()) {
     j = chunks_pdep(q, kb, j, fast, &k, want);
     chunked = true;
