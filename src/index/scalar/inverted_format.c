@@ -192,6 +192,10 @@ hs_status hs_sidx_keys_bind(hs_sidx_keys *k, const uint8_t *p, size_t len, uint3
 }
 
 int hs_sidx_key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+  if (na == 8 && nb == 8) { /* numeric keys: one big-endian word each */
+    uint64_t x = hs_sidx_load_u64be(a), y = hs_sidx_load_u64be(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
   size_t m = na < nb ? na : nb;
   int c = m ? memcmp(a, b, m) : 0;
   if (c != 0) return c < 0 ? -1 : 1;
