@@ -25,8 +25,8 @@
 __extension__ typedef __int128 t_i128;
 __extension__ typedef unsigned __int128 t_u128;
 
-enum { T_I64, T_I32, T_U64, T_F64, T_F32, T_STR, T_BOOL, T_DEC, T_FIX, T_COUNT };
-static const char *const t_format[] = {"l", "i", "L", "g", "f", "u", "b", "d:20,2", "w:3"};
+enum { T_I64, T_I32, T_U64, T_F64, T_F32, T_STR, T_BOOL, T_DEC, T_FIX, T_FIX8, T_COUNT };
+static const char *const t_format[] = {"l", "i", "L", "g", "f", "u", "b", "d:20,2", "w:3", "w:8"};
 
 typedef struct tcol {
   int type;
@@ -83,6 +83,11 @@ static void tcol_gen(tcol *c, int type, uint32_t n, int distinct, int null_pct) 
       c->slen[r] = 3;
       for (int b = 0; b < 3; b++) c->s[r][b] = (uint8_t)(rnd(2) ? 'a' + rnd(3) : 0xFF);
       break;
+    case T_FIX8: /* 8-byte keys, packed as deltas: nibbles of k, 0x00 to 0xFF bytes */
+      c->slen[r] = 8;
+      for (int b = 0; b < 8; b++)
+        c->s[r][b] = (uint8_t)((((uint64_t)(k + distinct) >> (28 - 4 * b)) & 15) * 17);
+      break;
     }
   }
 }
@@ -120,6 +125,7 @@ static void make_chunk(const tcol *c, uint32_t from, uint32_t len, uint32_t pad,
   } else {
     int w = c->type == T_DEC                       ? 16
             : c->type == T_FIX                     ? 3
+            : c->type == T_FIX8                    ? 8
             : c->type == T_I32 || c->type == T_F32 ? 4
                                                    : 8;
     uint8_t *vals = hs_calloc((size_t)m * w + 8, 1);
@@ -142,6 +148,7 @@ static void make_chunk(const tcol *c, uint32_t from, uint32_t len, uint32_t pad,
       }
       case T_DEC: memcpy(p, &c->dec[r], 16); break;
       case T_FIX: memcpy(p, c->s[r], 3); break;
+      case T_FIX8: memcpy(p, c->s[r], 8); break;
       case T_BOOL:
         if (c->i[r]) vals[j / 8] |= (uint8_t)(1u << (j % 8));
         break;
@@ -187,7 +194,8 @@ static int value_cmp(const tcol *c, uint32_t r, const hs_sidx_value *v) {
     return cmp_ld(c->d[r], q);
   }
   case T_STR:
-  case T_FIX: return cmp_bytes(c->s[r], c->slen[r], v->bytes, v->n_bytes);
+  case T_FIX:
+  case T_FIX8: return cmp_bytes(c->s[r], c->slen[r], v->bytes, v->n_bytes);
   case T_BOOL: return cmp_ld(c->i[r], v->b);
   case T_DEC: {
     t_i128 q = v->kind == HS_SIDX_INT ? (t_i128)v->i * 100
@@ -263,6 +271,7 @@ static void gen_value(const tcol *c, pred *p, int k) {
     break;
   case T_STR:
   case T_FIX:
+  case T_FIX8:
     v->kind = HS_SIDX_BYTES;
     if (from_data) {
       memcpy(p->sbuf[k], c->s[r], 8);
@@ -354,7 +363,7 @@ static void check_column(int type, uint32_t n, int distinct, int null_pct, hs_si
   for (int q = 0; q < n_preds && failures < 5; q++) {
     pred p;
     memset(&p, 0, sizeof p);
-    p.op = (int)rnd(type == T_STR || type == T_FIX ? 6 : 5);
+    p.op = (int)rnd(type == T_STR || type == T_FIX || type == T_FIX8 ? 6 : 5);
     p.n_in = 1 + (int)rnd(4);
     for (int k = 0; k < 4; k++) gen_value(&c, &p, k);
     p.has_lo = rnd(4) != 0;
@@ -789,7 +798,8 @@ static void row_value(const tcol *c, uint32_t r, hs_sidx_value *v) {
   case T_F64:
   case T_F32: v->kind = HS_SIDX_DOUBLE, v->d = c->d[r]; break;
   case T_STR:
-  case T_FIX: v->kind = HS_SIDX_BYTES, v->bytes = c->s[r], v->n_bytes = c->slen[r]; break;
+  case T_FIX:
+  case T_FIX8: v->kind = HS_SIDX_BYTES, v->bytes = c->s[r], v->n_bytes = c->slen[r]; break;
   case T_BOOL: v->kind = HS_SIDX_BOOL, v->b = c->i[r] != 0; break;
   case T_DEC:
     v->kind = HS_SIDX_DECIMAL;
@@ -860,6 +870,8 @@ static void check_in_lists(int type, uint32_t n, int distinct, hs_sidx_column_op
         vs[i] = vs[rnd(i)];
       } else {
         row_value(&c, order[rnd(nv)], &vs[i]);
+        if (vs[i].kind == HS_SIDX_BYTES && rnd(4) == 0) /* a key cut short: its bytes follow */
+          vs[i].n_bytes = rnd(vs[i].n_bytes + 1);
       }
     }
     roaring_bitmap_t *got = NULL;
