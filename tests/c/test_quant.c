@@ -135,6 +135,16 @@ static void check_quantizer(hs_quant_kind kind, hs_metric metric) {
     CHECK_OK(hs_quant_query_make(q, qv, &qq, &err), &err);
     if (qq == NULL) break;
     hs_quant_distance_batch(qq, codes, N, approx);
+    { /* scattered rows, odd counts: the scan kernel's distances bit for bit */
+      const hs_quant_distance_fn kf = hs_quant_distance_kernel(qq);
+      uint32_t ids[37];
+      float got[37];
+      for (uint32_t n = 0; n <= 37; n += 5) {
+        for (uint32_t j = 0; j < n; j++) ids[j] = (uint32_t)((j * 7919u + iq * 31u) % N);
+        hs_quant_distance_gather(qq, codes, ids, n, got);
+        for (uint32_t j = 0; j < n; j++) CHECK(got[j] == kf(qq, codes + (size_t)ids[j] * cs));
+      }
+    }
     double qn = sqrt(exact(HS_METRIC_L2, qv, (float[DIM]){0}));
     double qabs = exact(HS_METRIC_L1, qv, (float[DIM]){0});
     for (size_t i = 0; i < N; i++) {

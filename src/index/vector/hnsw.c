@@ -192,7 +192,7 @@ static inline float dist_to(const search_ctx *c, uint32_t id) {
 static inline void prefetch_row(const search_ctx *c, uint32_t id, size_t bytes) {
   const char *p = c->qq != NULL ? (const char *)(c->g->codes + (size_t)id * c->g->code_size)
                                 : (const char *)(c->g->vectors + (size_t)id * c->g->dim);
-  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o);
+  hs_prefetch_span(p, bytes);
 }
 
 /* Greedy descent on one upper layer. */

@@ -101,6 +101,14 @@ static inline const void *hs_hnsw_links_addr(const hs_hnsw_graph *g, uint32_t i,
   return hs_hnsw_links(g, i, level);
 }
 
+/* Prefetch every cache line [p, p + len) touches: a row that is not
+ * 64-byte aligned (an index opened from a caller's buffer, e.g. Python
+ * bytes) spans one line more than len / 64. */
+static inline void hs_prefetch_span(const void *p, size_t len) {
+  const char *a = (const char *)((uintptr_t)p & ~(uintptr_t)63), *e = (const char *)p + len;
+  for (; a < e; a += 64) __builtin_prefetch(a);
+}
+
 static inline float hs_hnsw_dist(const hs_distance_kernels *k, hs_hnsw_space s, const float *a,
                                  const float *b, size_t dim) {
   switch (s) {

@@ -84,6 +84,13 @@ typedef float (*hs_quant_distance_fn)(const hs_quant_query *qq, const uint8_t *c
 hs_quant_distance_fn hs_quant_distance_kernel(const hs_quant_query *qq);
 /* The same for n consecutive codes: out[i] for codes + i * code_size. */
 void hs_quant_distance_batch(const hs_quant_query *qq, const uint8_t *codes, size_t n, float *out);
+/* The same for n scattered codes: out[i] for codes + ids[i] * code_size,
+ * with the kernel hs_quant_distance_kernel returns (the same distances, bit
+ * for bit); SQ8 L2 with 16 | dim scores four rows at a time (independent
+ * accumulators, the query's terms loaded once: exact scans over codes,
+ * README.md "Scan codes"). */
+void hs_quant_distance_gather(const hs_quant_query *qq, const uint8_t *codes, const uint32_t *ids,
+                              uint32_t n, float *out);
 
 /* Serialise (little-endian, self-describing, bounded) and parse back.
  * Layout: "HSQ1", u32 version (1), u32 kind, u32 metric, u32 dim, then SQ8:

@@ -27,11 +27,30 @@ hs_status hs_vidx_indexed_bits_init(hs_vidx *x, hs_error *err) {
   return HS_OK;
 }
 
+static uint64_t count_and(const uint64_t *a, const uint64_t *b, size_t w) {
+  uint64_t c = 0;
+  for (size_t i = 0; i < w; i++) c += (uint64_t)__builtin_popcountll(a[i] & b[i]);
+  return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The same with the POPCNT instruction: the portable build's
+ * __builtin_popcountll is a libgcc call, ~5 us over a 200K-row set (a
+ * filtered search counts its allow-set once). */
+__attribute__((target("popcnt"))) static uint64_t count_and_popcnt(const uint64_t *a,
+                                                                   const uint64_t *b, size_t w) {
+  uint64_t c = 0;
+  for (size_t i = 0; i < w; i++) c += (uint64_t)__builtin_popcountll(a[i] & b[i]);
+  return c;
+}
+#endif
+
 uint64_t hs_vidx_bits_count(const hs_vidx *x, const uint64_t *words, size_t nwords) {
   size_t w = nwords < x->row_words ? nwords : x->row_words;
-  uint64_t c = 0;
-  for (size_t i = 0; i < w; i++) c += (uint64_t)__builtin_popcountll(words[i] & x->indexed_bits[i]);
-  return c;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (__builtin_cpu_supports("popcnt")) return count_and_popcnt(words, x->indexed_bits, w);
+#endif
+  return count_and(words, x->indexed_bits, w);
 }
 
 static bool scratch_bits(const hs_vidx *x, hs_vidx_scratch *s) {

@@ -374,8 +374,7 @@ static hs_status offer_ids(const hs_vidx *x, hs_vidx_scratch *s, const hs_distan
     const size_t rb = (size_t)x->vdim * sizeof(float);
     for (uint32_t i = 0; i < cnt; i++) {
       if (i + EXACT_AHEAD < cnt) {
-        const char *v = (const char *)(x->g.vectors + (size_t)s->ids[i + EXACT_AHEAD] * x->vdim);
-        for (size_t o = 0; o < rb; o += 64) __builtin_prefetch(v + o);
+        hs_prefetch_span(x->g.vectors + (size_t)s->ids[i + EXACT_AHEAD] * x->vdim, rb);
       }
       topk_offer(hits, n, k, hit_of(x, kern, q, s->ids[i]));
     }
@@ -495,25 +494,28 @@ static inline bool scan_by_codes(const hs_vidx *x) {
  * `cap` best approximate distances (s->all), re-ranked afterwards. */
 typedef struct scan_sink {
   hs_quant_query *qq;
-  hs_quant_distance_fn dist;
   uint32_t cap, n;
   uint64_t seen;
 } scan_sink;
 
-/* Score the codes of s->ids[0, cnt) into the sink's heap; each row's code
- * is prefetched EXACT_AHEAD rows before it is scored. */
+/* Score the codes of s->ids[0, cnt) into the sink's heap, SCAN_BLOCK rows
+ * a call (hs_quant_distance_gather: four rows at a time where it can);
+ * each row's code is prefetched CODES_AHEAD rows before it is scored. */
+#define SCAN_BLOCK 16u
 static void offer_codes(const hs_vidx *x, hs_vidx_scratch *s, scan_sink *sk, uint32_t cnt) {
   const size_t cs = x->code_size;
-  const hs_quant_distance_fn dist = sk->dist;
-  for (uint32_t i = 0; i < cnt; i++) {
-    if (i + CODES_AHEAD < cnt) {
-      const char *c = (const char *)(x->codes + (size_t)s->ids[i + CODES_AHEAD] * cs);
-      for (size_t o = 0; o < cs; o += 64) __builtin_prefetch(c + o);
+  float d[SCAN_BLOCK];
+  for (uint32_t i = 0; i < cnt && i < CODES_AHEAD; i++)
+    hs_prefetch_span(x->codes + (size_t)s->ids[i] * cs, cs);
+  for (uint32_t i = 0, nb; i < cnt; i += nb) {
+    nb = cnt - i < SCAN_BLOCK ? cnt - i : SCAN_BLOCK;
+    for (uint32_t j = i + CODES_AHEAD; j < i + nb + CODES_AHEAD && j < cnt; j++)
+      hs_prefetch_span(x->codes + (size_t)s->ids[j] * cs, cs);
+    hs_quant_distance_gather(sk->qq, x->codes, s->ids + i, nb, d);
+    for (uint32_t j = 0; j < nb; j++) {
+      if (sk->n == sk->cap && !(d[j] < s->all[0].d)) continue; /* most rows */
+      cand_offer(s->all, &sk->n, sk->cap, (hs_hnsw_cand){d[j], s->ids[i + j]});
     }
-    uint32_t id = s->ids[i];
-    float d = dist(sk->qq, x->codes + (size_t)id * cs);
-    if (sk->n == sk->cap && !(d < s->all[0].d)) continue; /* most rows */
-    cand_offer(s->all, &sk->n, sk->cap, (hs_hnsw_cand){d, id});
   }
   sk->seen += cnt;
 }
@@ -644,7 +646,7 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
                               const roaring_bitmap_t *allowed, const uint64_t *words, size_t nwords,
                               bool codes, hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
   uint32_t n = 0;
-  scan_sink sk = {NULL, NULL, 0, 0, 0};
+  scan_sink sk = {NULL, 0, 0, 0};
   if (s->collect != NULL) { /* hs_vidx_search_reads: the ranges only (of every allowed row) */
     if (x->lean && hs_source_is_remote(x->src)) prefetch_rows(x, s, allowed, words, nwords);
     *n_hits = 0;
@@ -656,7 +658,6 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
       return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
     hs_status st = hs_quant_query_make(x->quant, q, &sk.qq, err);
     if (st != HS_OK) return st;
-    sk.dist = hs_quant_distance_kernel(sk.qq);
     st = scan_allowed(x, s, q, k, allowed, words, nwords, &sk, hits, &n, err);
     hs_quant_query_free(sk.qq);
     sk.qq = NULL;
