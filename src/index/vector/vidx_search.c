@@ -20,7 +20,11 @@
 
 /* The two-hop walk (README.md, "Filtered search") under a filter of
  * selectivity s keeps ef at s >= HOP_FULL_SEL and widens it by
- * HOP_FULL_SEL / s (at most HOP_BOOST_MAX) below; its second hop gathers up
+ * (HOP_FULL_SEL / s)^HOP_BOOST_EXP (at most HOP_BOOST_MAX) below (recall
+ * falls steeply under 6 % on the calibration set: 0.92 at 5.5 % with ef;
+ * 0.95-0.96 at 4.5-5.5 % with this beam, whose cost falls continuously to
+ * the plain walk's at 6 %, where the exact scan's rises to meet it); its
+ * second hop gathers up
  * to m fresh allowed nodes per expansion at s >= HOP_WIDE_SEL and up to 2 m
  * at s <= HOP_WIDE_SEL - HOP_WIDE_RAMP, linearly between (recall@10 at 6 %
  * / 7 %: 0.939 / 0.945 with m, 0.969 / 0.986 with 2 m; a wider beam bought
@@ -31,8 +35,9 @@
 #define HS_VIDX_HOP_FULL_SEL 0.06
 #define HS_VIDX_HOP_WIDE_SEL 0.10
 #define HS_VIDX_HOP_WIDE_RAMP 0.03
-#define HS_VIDX_HOP_MIN_SEL 0.06
+#define HS_VIDX_HOP_MIN_SEL 0.05
 #define HS_VIDX_HOP_MAX_SEL 0.30
+#define HS_VIDX_HOP_BOOST_EXP 5.0
 #define HS_VIDX_HOP_BOOST_MAX 4.0
 
 /* The planner's cost model (README.md, "Filtered search": what each
@@ -45,8 +50,13 @@
  *   two-hop walk, sel s:   V(ef * boost(s)) nodes, each with the link
  *                          blocks of its filtered-out neighbours read:
  *                          times (1 + HOP_LINK * (1 - s)) */
+/* The exact-scan constants were refitted on 2026-12-06 on the 2-vCPU Intel
+ * Xeon (AVX-512) box, where a random row costs its cache lines from DRAM
+ * (~190 ns a line, ~16 in flight): float32 rows ~30 ns at dim 128 (was
+ * 0.125 per dim, measured on the AMD EPYC box at 17-21 ns), SQ8 codes 20 us
+ * + ~20 ns a row (was 2 us + 11.6 ns); README.md "Filtered search". */
 #define HS_PLAN_EXACT_ROW 5.0
-#define HS_PLAN_EXACT_DIM 0.125
+#define HS_PLAN_EXACT_DIM 0.2
 #define HS_PLAN_WALK_NODE 40.0
 #define HS_PLAN_WALK_DIM 0.25
 #define HS_PLAN_WALK_V0 300.0
@@ -60,9 +70,9 @@
 /* An exact scan of SQ8 codes (README.md "Scan codes"): c rows at
  * CODE_ROW + CODE_DIM * dim, plus CODE_FIXED for the query table, the sort
  * of the kept candidates and the float32 re-rank of about k of them. */
-#define HS_PLAN_CODE_ROW 4.0
-#define HS_PLAN_CODE_DIM 0.075
-#define HS_PLAN_CODE_FIXED 2000.0
+#define HS_PLAN_CODE_ROW 5.0
+#define HS_PLAN_CODE_DIM 0.115
+#define HS_PLAN_CODE_FIXED 20000.0
 
 static inline bool scan_by_codes(const hs_vidx *x);
 
@@ -108,7 +118,7 @@ static double walk_visits(double ef, double part_n) {
 /* The two-hop walk's ef factor at selectivity sel. */
 static double hop_boost(double sel) {
   if (sel >= HS_VIDX_HOP_FULL_SEL) return 1.0;
-  double b = HS_VIDX_HOP_FULL_SEL / sel;
+  double b = pow(HS_VIDX_HOP_FULL_SEL / sel, HS_VIDX_HOP_BOOST_EXP);
   return b < HS_VIDX_HOP_BOOST_MAX ? b : HS_VIDX_HOP_BOOST_MAX;
 }
 
@@ -285,6 +295,26 @@ static inline bool cand_less(hs_hnsw_cand a, hs_hnsw_cand b) {
 HS_BOUNDED_HEAP_OFFER(topk_offer, hs_vidx_hit, hit_less)
 HS_BOUNDED_HEAP_OFFER(cand_offer, hs_hnsw_cand, cand_less)
 
+/* Sort a max-heap of candidates (cand_offer's) ascending in place: the
+ * order qsort with cand_cmp_approx gives (a total order), without a call
+ * per comparison (a code scan sorts its ~100 kept candidates per query). */
+static void cand_heap_sort(hs_hnsw_cand *h, uint32_t n) {
+  for (uint32_t end = n; end > 1;) {
+    hs_hnsw_cand v = h[--end]; /* the leaf that replaces the top */
+    h[end] = h[0];
+    uint32_t i = 0;
+    for (;;) {
+      uint32_t l = 2 * i + 1, b;
+      if (l >= end) break;
+      b = (l + 1 < end && cand_less(h[l], h[l + 1])) ? l + 1 : l;
+      if (!cand_less(v, h[b])) break;
+      h[i] = h[b];
+      i = b;
+    }
+    h[i] = v;
+  }
+}
+
 /* The exact reported distance of one indexed row, whose stored vector is v. */
 static inline hs_vidx_hit hit_from(const hs_vidx *x, const hs_distance_kernels *kern,
                                    const float *q, uint32_t local, const float *v) {
@@ -322,6 +352,8 @@ static inline float sq8_lower_bound(const hs_vidx *x, float approx) {
 }
 
 #define EXACT_AHEAD 8
+/* Candidates ahead whose float32 rows a code scan's re-rank prefetches. */
+#define RERANK_AHEAD 6
 #ifndef CODES_AHEAD
 #define CODES_AHEAD 24
 #endif
@@ -617,6 +649,8 @@ static hs_status rerank_codes(const hs_vidx *x, hs_vidx_scratch *s, const float 
     hs_free(lens);
   }
   *proved = false;
+  const size_t rb = (size_t)x->vdim * sizeof(float);
+  uint32_t pf = 0; /* candidates [0, pf) have their float32 rows prefetched */
   for (uint32_t i = 0, nb; i < total; i += nb) {
     nb = total - i < x->fetch_batch ? total - i : x->fetch_batch;
     if (*n == k) { /* one at a time, while one may still enter */
@@ -628,6 +662,10 @@ static hs_status rerank_codes(const hs_vidx *x, hs_vidx_scratch *s, const float 
     } else if (nb > k - *n) {
       nb = k - *n; /* fill the top-k first */
     }
+    /* one at a time is a row from memory each: the next RERANK_AHEAD
+     * candidates' rows are fetched meanwhile (a few wasted at the end) */
+    for (; !x->lean && pf < total && pf < i + nb + RERANK_AHEAD; pf++)
+      hs_prefetch_span(x->g.vectors + (size_t)s->all[pf].id * x->vdim, rb);
     for (uint32_t j = 0; j < nb; j++) s->ids[j] = s->all[i + j].id;
     hs_status st = offer_ids(x, s, kern, q, nb, hits, n, k, err);
     if (st != HS_OK) return st;
@@ -663,7 +701,7 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
     sk.qq = NULL;
     bool proved = false;
     if (st == HS_OK) {
-      qsort(s->all, sk.n, sizeof *s->all, cand_cmp_approx);
+      cand_heap_sort(s->all, sk.n);
       st = rerank_codes(x, s, q, k, &sk, hits, &n, &proved, err);
     }
     if (st != HS_OK) return st;
