@@ -789,8 +789,8 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
                         err);
   /* the two-hop walk gathers at most m fresh allowed nodes per expansion
-   * (ACORN-1's truncation), up to 2 m below HOP_WIDE_SEL (README.md
-   * "Filtered search") */
+   * (ACORN-1's truncation), up to 2 m at 7 % and below (hop_width;
+   * README.md "Filtered search") */
   hs_hnsw_filter filter = {NULL, x->rows_identity ? NULL : x->rows, plan == PLAN_HOP,
                            (uint32_t)(x->m * hop_width((double)cnt / x->n) + 0.5)};
   hs_hnsw_filter *f = NULL;
