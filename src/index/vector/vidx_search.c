@@ -21,10 +21,11 @@
 /* The two-hop walk (README.md, "Filtered search") under a filter of
  * selectivity s keeps ef at s >= HOP_FULL_SEL and widens it by
  * (HOP_FULL_SEL / s)^HOP_BOOST_EXP (at most HOP_BOOST_MAX) below (recall
- * falls steeply under 6 % on the calibration set: 0.92 at 5.5 % with ef;
- * >= 0.966 at 5.8-7 % on three builds with this beam, whose cost falls
- * continuously to the plain walk's at 6.5 %, the exact scan's rising to
- * meet it at ~5.9 %); its second hop gathers up
+ * falls steeply under 6-7 %: 200K x 128, 0.92 at 5.5 % with ef; 100K x 384,
+ * 0.941 / 0.946 at 6.5 / 7 % with 2 m and (0.065 / s)^5; with this beam
+ * >= 0.959 at 6.5-9 % there and >= 0.98 at 6.3-7.9 % on three 128-d
+ * builds; its cost falls continuously to the plain walk's at 7.5 %, the
+ * exact scan's rising to meet it at ~6.5-7 %); its second hop gathers up
  * to m fresh allowed nodes per expansion at s >= HOP_WIDE_SEL and up to 2 m
  * at s <= HOP_WIDE_SEL - HOP_WIDE_RAMP, linearly between (recall@10 at 6 %
  * / 7 %: 0.939 / 0.945 with m, 0.969 / 0.986 with 2 m; a wider beam bought
@@ -32,7 +33,7 @@
  * (recall below 0.95 outside on the calibration set: too few allowed nodes
  * at two hops below, the second hop truncated to m above, where the dense
  * walk costs as little). */
-#define HS_VIDX_HOP_FULL_SEL 0.065
+#define HS_VIDX_HOP_FULL_SEL 0.075
 #define HS_VIDX_HOP_WIDE_SEL 0.10
 #define HS_VIDX_HOP_WIDE_RAMP 0.03
 #define HS_VIDX_HOP_MIN_SEL 0.05
