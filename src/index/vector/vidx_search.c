@@ -27,14 +27,14 @@
  * builds; its cost falls continuously to the plain walk's at 7.5 %, the
  * exact scan's rising to meet it at ~6.5-7 %); its second hop gathers up
  * to m fresh allowed nodes per expansion at s >= HOP_WIDE_SEL and up to 2 m
- * at s <= HOP_WIDE_SEL - HOP_WIDE_RAMP, linearly between (recall@10 at 6 %
- * / 7 %: 0.939 / 0.945 with m, 0.969 / 0.986 with 2 m; a wider beam bought
- * less for more). It is planned only between HOP_MIN_SEL and HOP_MAX_SEL
- * (recall below 0.95 outside on the calibration set: too few allowed nodes
- * at two hops below, the second hop truncated to m above, where the dense
- * walk costs as little). */
+ * at s <= HOP_WIDE_SEL - HOP_WIDE_RAMP, linearly between (recall@10, 128-d,
+ * at 6 % / 7 %: 0.939 / 0.945 with m, 0.969 / 0.986 with 2 m; 384-d at
+ * 10 %: 0.939 with m, 0.987 with 2 m; a wider beam bought less for more). It is planned only
+ * between HOP_MIN_SEL and HOP_MAX_SEL (recall below 0.95 outside on the calibration set: too few
+ * allowed nodes at two hops below, the second hop truncated to m above, where the dense walk costs
+ * as little). */
 #define HS_VIDX_HOP_FULL_SEL 0.075
-#define HS_VIDX_HOP_WIDE_SEL 0.10
+#define HS_VIDX_HOP_WIDE_SEL 0.13
 #define HS_VIDX_HOP_WIDE_RAMP 0.03
 #define HS_VIDX_HOP_MIN_SEL 0.05
 #define HS_VIDX_HOP_MAX_SEL 0.30
@@ -66,8 +66,9 @@
 #define HS_PLAN_DENSE_EXP 0.7
 #define HS_PLAN_HOP_LINK 0.8
 /* ... times 1 + HOP_WIDE * (width - 1) for a second hop wider than m
- * (hop_width; +5-10 % measured at 6-8 % with 2 m) */
-#define HS_PLAN_HOP_WIDE 0.08
+ * (hop_width; 2 m measured +5-20 % at 6-10 % on 128-d rows, +50 % at 10 %
+ * on 384-d ones) */
+#define HS_PLAN_HOP_WIDE 0.15
 /* An exact scan of SQ8 codes (README.md "Scan codes"): c rows at
  * CODE_ROW + CODE_DIM * dim, plus CODE_FIXED for the query table, the sort
  * of the kept candidates and the float32 re-rank of about k of them. */
@@ -790,7 +791,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
                         err);
   /* the two-hop walk gathers at most m fresh allowed nodes per expansion
-   * (ACORN-1's truncation), up to 2 m at 7 % and below (hop_width;
+   * (ACORN-1's truncation), up to 2 m at 10 % and below (hop_width;
    * README.md "Filtered search") */
   hs_hnsw_filter filter = {NULL, x->rows_identity ? NULL : x->rows, plan == PLAN_HOP,
                            (uint32_t)(x->m * hop_width((double)cnt / x->n) + 0.5)};
