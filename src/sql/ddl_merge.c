@@ -886,16 +886,24 @@ hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *
                    json_object_get(body, "mergeWhenClauses"), NULL, "MERGE", false, out, pos, err);
 }
 
-hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
-                                 struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  json_t *from = json_object_get(body, "fromClause");
+/* UPDATE ... FROM and DELETE ... USING: one FROM item (`key`) joined by the
+ * WHERE; `set_list` NULL deletes. */
+static hs_status join_change(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                             const char *key, const char *verb, json_t *set_list,
+                             struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
+  json_t *from = json_object_get(body, key);
   if (json_array_size(from) != 1)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "UPDATE ... FROM takes one table or subquery (join the others inside a "
-                        "subquery)");
+                        "%s takes one table or subquery (join the others inside a subquery)", verb);
   return merge_run(bo, sql, json_object_get(body, "relation"), json_array_get(from, 0),
-                   json_object_get(body, "whereClause"), NULL, json_object_get(body, "targetList"),
-                   "UPDATE ... FROM", false, out, pos, err);
+                   json_object_get(body, "whereClause"), NULL, set_list, verb, false, out, pos,
+                   err);
+}
+
+hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                 struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
+  return join_change(bo, sql, body, "fromClause", "UPDATE ... FROM",
+                     json_object_get(body, "targetList"), out, pos, err);
 }
 
 /* A ColumnRef qual.col (a new node). */
@@ -1019,12 +1027,5 @@ hs_status hs_sql_ddl_insert_on_conflict(const hs_sql_bind_opts *bo, const char *
 
 hs_status hs_sql_ddl_delete_using(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                                   struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  json_t *using_ = json_object_get(body, "usingClause");
-  if (json_array_size(using_) != 1)
-    return hs_error_set(err, HS_ERR_UNSUPPORTED,
-                        "DELETE ... USING takes one table or subquery (join the others inside a "
-                        "subquery)");
-  return merge_run(bo, sql, json_object_get(body, "relation"), json_array_get(using_, 0),
-                   json_object_get(body, "whereClause"), NULL, NULL, "DELETE ... USING", false, out,
-                   pos, err);
+  return join_change(bo, sql, body, "usingClause", "DELETE ... USING", NULL, out, pos, err);
 }

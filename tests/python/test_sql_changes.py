@@ -57,17 +57,25 @@ def _sorted(rows):
     return sorted(rows, key=lambda r: tuple((x is None, str(x)) for x in r))
 
 
+def twin_tables(tmp_path, data, indexed, version=2, parts=3):
+    """Our table t of `data` in `parts` data files, indexed on the columns
+    `indexed`, a session over tmp_path, and DuckDB's copy of t."""
+    t = hdb.Table(str(tmp_path / "t"), format_version=version)
+    step = -(-data.num_rows // parts)
+    for lo in range(0, data.num_rows, step):
+        t.write(data.slice(lo, step))
+    for c in indexed:
+        t.add_index(c, progress=False)
+    con = duckdb.connect()
+    con.register("d0", data)
+    con.execute("CREATE TABLE t AS SELECT * FROM d0")
+    return t, hdb.connect(str(tmp_path)), con
+
+
 def test_random_deletes_equal_duckdb(tmp_path):
     rng = random.Random(20261203)
     data = _rows(1, 300)
-    t = hdb.Table(str(tmp_path / "t"))
-    for part in (data.slice(0, 100), data.slice(100, 100), data.slice(200)):
-        t.write(part)
-    t.add_index("g", progress=False)
-    s = hdb.connect(str(tmp_path))
-    con = duckdb.connect()
-    con.register("src", data)
-    con.execute("CREATE TABLE t AS SELECT * FROM src")
+    t, s, con = twin_tables(tmp_path, data, ["g"])
     for step in range(25):
         cond = _cond(rng)
         want = con.execute(f"DELETE FROM t WHERE {cond}").fetchall()
@@ -105,6 +113,22 @@ def test_alter_table_maps_to_schema_evolution(tmp_path):
     assert s.sql("SELECT a, b FROM t WHERE b IS NOT NULL").fetchall() == [(4, 40)]
 
 
+def refused_writes_nothing(tmp_path, stmt, err, m=None):
+    """`stmt` over a 3-row table t (columns a, s) and in-memory data m fails
+    with an error naming `err`, and t keeps its metadata files and rows."""
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"a": pa.array([1, 2, 3], pa.int32()), "s": ["x", "y", "z"]}))
+    before = os.listdir(tmp_path / "t" / "metadata")
+    s = hdb.connect(str(tmp_path))
+    s.register("m", m if m is not None else pa.table({"a": [1]}))
+    with pytest.raises(hdb.HyperStreamError) as e:
+        s.sql(stmt, [1] if "$1" in stmt else None).fetchall()
+    assert err in str(e.value), str(e.value)
+    assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
+    assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
+                                                                     "s": ["x", "y", "z"]}
+
+
 @pytest.mark.parametrize("stmt,err", [
     ("DELETE FROM t WHERE a = $1", "parameters are not supported"),
     ("DELETE FROM t x WHERE x.a = 1", "alias"),
@@ -122,17 +146,7 @@ def test_alter_table_maps_to_schema_evolution(tmp_path):
     ("ALTER TABLE m ADD COLUMN z int", "in-memory"),
 ])
 def test_bad_change_statements_write_nothing(tmp_path, stmt, err):
-    t = hdb.Table(str(tmp_path / "t"))
-    t.write(pa.table({"a": pa.array([1, 2, 3], pa.int32()), "s": ["x", "y", "z"]}))
-    before = os.listdir(tmp_path / "t" / "metadata")
-    s = hdb.connect(str(tmp_path))
-    s.register("m", pa.table({"a": [1]}))
-    with pytest.raises(hdb.HyperStreamError) as e:
-        s.sql(stmt, [1] if "$1" in stmt else None).fetchall()
-    assert err in str(e.value), str(e.value)
-    assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
-    assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
-                                                                     "s": ["x", "y", "z"]}
+    refused_writes_nothing(tmp_path, stmt, err)
 
 
 def test_create_table_partition_by_and_with(tmp_path):

@@ -18,7 +18,7 @@ pa = pytest.importorskip("pyarrow")
 duckdb = pytest.importorskip("duckdb")
 hdb = pytest.importorskip("hyperstreamdb")
 
-from test_sql_changes import _rows, _sorted  # noqa: E402
+from test_sql_changes import _rows, _sorted, refused_writes_nothing, twin_tables  # noqa: E402
 
 
 def _source(rng, n, lo, hi):
@@ -70,14 +70,7 @@ def _when(rng):
 def test_random_merges_equal_duckdb(tmp_path, version):
     rng = random.Random(20261206 + version)
     data = _rows(11, 300)
-    t = hdb.Table(str(tmp_path / "t"), format_version=version)
-    for part in (data.slice(0, 100), data.slice(100, 100), data.slice(200)):
-        t.write(part)
-    t.add_index("id", progress=False)
-    s = hdb.connect(str(tmp_path))
-    con = duckdb.connect()
-    con.register("d0", data)
-    con.execute("CREATE TABLE t AS SELECT * FROM d0")
+    t, s, con = twin_tables(tmp_path, data, ["id"], version)
     next_id = 300
     for step in range(30):
         src = _source(rng, rng.randrange(1, 40), 0, next_id + 50)
@@ -128,19 +121,15 @@ def test_merge_from_a_table_and_a_subquery(tmp_path):
         (1, 10), (2, 220), (4, 400), (102, -200)]
 
 
-def test_update_from_is_a_merge(tmp_path):
-    """UPDATE t SET ... FROM s WHERE t.k = s.k [AND ...]: PostgreSQL's join
-    update, run as one WHEN MATCHED [AND ...] THEN UPDATE (key columns may
-    be set too), DuckDB as the oracle."""
-    rng = random.Random(9)
+@pytest.mark.parametrize("kind", ["update", "delete"])
+def test_join_changes_are_merges(tmp_path, kind):
+    """UPDATE t SET ... FROM s WHERE t.k = s.k [AND ...] (key columns may be
+    set too) and DELETE FROM t USING s WHERE ...: PostgreSQL's join changes,
+    each run as one WHEN MATCHED [AND ...] THEN UPDATE / DELETE, DuckDB as
+    the oracle."""
+    rng = random.Random(9 if kind == "update" else 12)
     data = _rows(21, 200)
-    t = hdb.Table(str(tmp_path / "t"))
-    t.write(data.slice(0, 100))
-    t.write(data.slice(100))
-    s = hdb.connect(str(tmp_path))
-    con = duckdb.connect()
-    con.register("d0", data)
-    con.execute("CREATE TABLE t AS SELECT * FROM d0")
+    t, s, con = twin_tables(tmp_path, data, [], parts=2)
     for step in range(12):
         src = _source(rng, rng.randrange(1, 30), 0, 260)
         s.register("src", src)
@@ -148,36 +137,16 @@ def test_update_from_is_a_merge(tmp_path):
         extra = rng.choice(["", " AND src.v > 0", " AND t.g IS NOT NULL", " AND t.v < src.v"])
         sets = rng.choice(["v = src.v", "g = src.g, f = t.f * 2", "v = t.v + src.v",
                            "id = src.id + 1000"])
-        stmt = f"UPDATE t SET {sets} FROM src WHERE t.id = src.id{extra}"
+        stmt = (f"UPDATE t SET {sets} FROM src WHERE t.id = src.id{extra}" if kind == "update"
+                else f"DELETE FROM t USING src WHERE t.id = src.id{extra}")
         assert s.sql(stmt).fetchall() == con.execute(stmt).fetchall(), stmt
         exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
         assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, stmt
+    head = "UPDATE t SET v = 1 FROM" if kind == "update" else "DELETE FROM t USING"
     with pytest.raises(hdb.HyperStreamError, match="equalities joining"):
-        s.sql("UPDATE t SET v = 1 FROM src WHERE t.id < src.id").fetchall()
+        s.sql(f"{head} src WHERE t.id < src.id").fetchall()
     with pytest.raises(hdb.HyperStreamError, match="one table or subquery"):
-        s.sql("UPDATE t SET v = 1 FROM src, src AS b WHERE t.id = src.id").fetchall()
-
-
-def test_delete_using_is_a_merge(tmp_path):
-    """DELETE FROM t USING s WHERE t.k = s.k [AND ...], DuckDB as the oracle."""
-    rng = random.Random(12)
-    data = _rows(23, 200)
-    t = hdb.Table(str(tmp_path / "t"))
-    t.write(data.slice(0, 120))
-    t.write(data.slice(120))
-    s = hdb.connect(str(tmp_path))
-    con = duckdb.connect()
-    con.register("d0", data)
-    con.execute("CREATE TABLE t AS SELECT * FROM d0")
-    for step in range(10):
-        src = _source(rng, rng.randrange(1, 25), 0, 220)
-        s.register("src", src)
-        con.register("src", src)
-        extra = rng.choice(["", " AND src.v > 0", " AND t.g = 'a'", " AND t.v < src.v"])
-        stmt = f"DELETE FROM t USING src WHERE t.id = src.id{extra}"
-        assert s.sql(stmt).fetchall() == con.execute(stmt).fetchall(), stmt
-        exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
-        assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, stmt
+        s.sql(f"{head} src, src AS b WHERE t.id = src.id").fetchall()
 
 
 def test_a_target_row_affected_twice_is_refused(tmp_path):
@@ -228,17 +197,7 @@ def test_a_target_row_affected_twice_is_refused(tmp_path):
     ("MERGE INTO m USING t ON m.a = t.a WHEN MATCHED THEN DELETE", "in-memory"),
 ])
 def test_bad_merges_write_nothing(tmp_path, stmt, err):
-    t = hdb.Table(str(tmp_path / "t"))
-    t.write(pa.table({"a": pa.array([1, 2, 3], pa.int32()), "s": ["x", "y", "z"]}))
-    before = os.listdir(tmp_path / "t" / "metadata")
-    s = hdb.connect(str(tmp_path))
-    s.register("m", pa.table({"a": pa.array([1, 4], pa.int32())}))
-    with pytest.raises(hdb.HyperStreamError) as e:
-        s.sql(stmt).fetchall()
-    assert err in str(e.value), str(e.value)
-    assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
-    assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
-                                                                     "s": ["x", "y", "z"]}
+    refused_writes_nothing(tmp_path, stmt, err, m=pa.table({"a": pa.array([1, 4], pa.int32())}))
 
 
 def test_v3_lineage_columns_are_hidden(tmp_path):

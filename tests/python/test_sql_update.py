@@ -10,7 +10,6 @@ keeps its `_row_id` across updates and an updated row's
 (lists, structs) pass through an update untouched; what has no mapping is
 refused with a clear error and writes nothing.
 """
-import os
 import random
 
 import pytest
@@ -19,7 +18,7 @@ pa = pytest.importorskip("pyarrow")
 duckdb = pytest.importorskip("duckdb")
 hdb = pytest.importorskip("hyperstreamdb")
 
-from test_sql_changes import _cond, _rows, _sorted  # noqa: E402
+from test_sql_changes import _cond, _rows, _sorted, refused_writes_nothing, twin_tables  # noqa: E402,E501
 
 # SET expressions by column, each meaning the same in PostgreSQL, DuckDB and here
 _SETS = {
@@ -37,24 +36,11 @@ def _set_list(rng):
                      for c in cols)
 
 
-def _duck(data):
-    con = duckdb.connect()
-    con.register("src", data)
-    con.execute("CREATE TABLE t AS SELECT * FROM src")
-    return con
-
-
 @pytest.mark.parametrize("version", [2, 3])
 def test_random_updates_equal_duckdb(tmp_path, version):
     rng = random.Random(20261206 + version)
     data = _rows(7, 300)
-    t = hdb.Table(str(tmp_path / "t"), format_version=version)
-    for part in (data.slice(0, 100), data.slice(100, 100), data.slice(200)):
-        t.write(part)
-    t.add_index("g", progress=False)
-    t.add_index("v", progress=False)
-    s = hdb.connect(str(tmp_path))
-    con = _duck(data)
+    t, s, con = twin_tables(tmp_path, data, ["g", "v"], version)
     ids0 = None
     if version == 3:
         ids0 = {r["id"]: r["_row_id"] for r in t.to_arrow(columns=["id", "_row_id"]).to_pylist()}
@@ -160,14 +146,4 @@ def test_update_subqueries_parameters_and_swaps(tmp_path):
     ("UPDATE t SET a = 1 WHERE nosuch = 1", "nosuch"),
 ])
 def test_bad_updates_write_nothing(tmp_path, stmt, err):
-    t = hdb.Table(str(tmp_path / "t"))
-    t.write(pa.table({"a": pa.array([1, 2, 3], pa.int32()), "s": ["x", "y", "z"]}))
-    before = os.listdir(tmp_path / "t" / "metadata")
-    s = hdb.connect(str(tmp_path))
-    s.register("m", pa.table({"a": [1]}))
-    with pytest.raises(hdb.HyperStreamError) as e:
-        s.sql(stmt, [1] if "$1" in stmt else None).fetchall()
-    assert err in str(e.value), str(e.value)
-    assert sorted(os.listdir(tmp_path / "t" / "metadata")) == sorted(before)
-    assert hdb.Table(str(tmp_path / "t")).to_arrow().to_pydict() == {"a": [1, 2, 3],
-                                                                     "s": ["x", "y", "z"]}
+    refused_writes_nothing(tmp_path, stmt, err)
