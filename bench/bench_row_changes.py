@@ -206,7 +206,8 @@ def worker_ours(spec):
     import hyperstreamdb as hdb
 
     parts = [load(p) for p in spec["parts"]]
-    t = hdb.Table(os.path.join(spec["root"], "ours"))
+    fv = spec.get("format_version", 2)
+    t = hdb.Table(os.path.join(spec["root"], f"ours-v{fv}"), format_version=fv)
     t0 = time.perf_counter()
     for p in parts:
         t.write(p)
@@ -227,7 +228,7 @@ def worker_ours(spec):
     out = run_changes(spec, delete, upsert, wait=t.wait_for_indexes)
     got = summary(t.to_arrow(columns=["id", "price"]))
     return {**out, "write_s": write_s, "index_s": index_s, "answer": got, "counts": counts,
-            "version": "hyperstreamdb (this tree)"}
+            "version": f"hyperstreamdb (this tree), Iceberg v{fv}"}
 
 
 def worker_pyiceberg(spec):
@@ -590,6 +591,9 @@ def main():
     ap.add_argument("--parts", default=",".join(PARTS))
     ap.add_argument("--timeout", type=int, default=900, help="per worker, seconds")
     ap.add_argument("--seed", type=int, default=14)
+    ap.add_argument("--formats", default="2",
+                    help="our tables' Iceberg format versions for the changes part, e.g. 2,3 "
+                         "(v2: position deletes; v3: deletion vectors and row lineage)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -602,6 +606,9 @@ def main():
     upsert_rows = a.upsert_rows or min(100_000, rows // 10)
     crows = a.compact_rows or rows
     engines = [e for e in a.engines.split(",") if e]
+    formats = [int(f) for f in a.formats.split(",") if f]
+    if any(f not in (2, 3) for f in formats) or not formats:
+        ap.error("--formats: 2 and/or 3")
     parts = [p for p in a.parts.split(",") if p]
     for e in engines:
         if e not in ENGINES:
@@ -635,9 +642,14 @@ def main():
         results = {}
         if "changes" in parts:
             want = model_answer(src, deletes, upserts)
+            labels = []  # "ours" once per format (ours, ours-v3, ...), then the peers
             for e in engines:
-                r = run_worker(e, spec, a.timeout)
-                results[e] = r
+                for fv in (formats if e == "ours" else [None]):
+                    labels.append((e if fv in (None, formats[0]) else f"{e}-v{fv}", e, fv))
+            for label, e, fv in labels:
+                r = run_worker(e, {**spec, "format_version": fv} if fv else spec, a.timeout)
+                results[label] = r
+                e = label
                 if "error" not in r and not same(r["answer"], want):
                     r["wrong"] = f"WRONG: {r['answer']} != model {want}"
                     wrong = True
@@ -645,7 +657,7 @@ def main():
                                     f"delete {med(r['delete_s']):.3f} s, upsert "
                                     f"{med(r['upsert_s']):.3f} s (worker {r['wall_s']:.0f} s)"),
                       flush=True)
-            report_changes(results, engines)
+            report_changes(results, [label for label, _, _ in labels])
         if "reads" in parts:
             r = run_worker("reads", spec, a.timeout)
             results["reads"] = r
@@ -703,12 +715,14 @@ def report_changes(res, engines):
         f"{e} delete {med(res[e]['delete_cpu_s']) * 1e3:.2f} ms, upsert "
         f"{med(res[e]['upsert_cpu_s']) * 1e3:.1f} ms" for e in engines
         if "error" not in res[e] and res[e].get("delete_cpu_s")))
-    o = res.get("ours")
-    if o and "error" not in o:
-        print("\nours vs peers (peer time / ours; targets: >= 10x pyiceberg, >= 2x LanceDB):")
+    for name in [e for e in engines if e == "ours" or e.startswith("ours-")]:
+        o = res[name]  # each of our formats against every peer
+        if "error" in o:
+            continue
+        print(f"\n{name} vs peers (peer time / ours; targets: >= 10x pyiceberg, >= 2x LanceDB):")
         for e in engines:
             r = res[e]
-            if e == "ours" or "error" in r:
+            if e == "ours" or e.startswith("ours-") or "error" in r:
                 continue
             print(f"  {e}: delete {ratio(med(r['delete_s']), med(o['delete_s'])):.2f}x, "
                   f"upsert {ratio(med(r['upsert_s']), med(o['upsert_s'])):.2f}x "
