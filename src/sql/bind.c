@@ -1419,6 +1419,11 @@ hs_status hs_sql_bind(const char *sql, const hs_sql_bind_opts *o, hs_sql_stmt *o
     out->kind = HS_SQL_STMT_QUERY;
     st = hs_sql_bind_query(&b, stmt, &out->plan);
     if (st == HS_OK) st = hs_sql_optimize(out->pctx, &out->plan, err);
+  } else if (strcmp(t, "ExplainStmt") == 0 && hs_sql_explain_is_merge(body)) {
+    out->kind = HS_SQL_STMT_OTHER; /* ddl_merge.c plans and explains its SELECT */
+    out->other = t;
+    out->json = body;
+    st = HS_OK;
   } else if (strcmp(t, "ExplainStmt") == 0) {
     bool analyze = false;
     json_t *opts = json_object_get(body, "options");

@@ -100,6 +100,14 @@ hs_status hs_sql_session_other(hs_sql_session *s, const hs_sql_bind_opts *bo, co
                                const char *kind, void *json, struct ArrowArrayStream *out,
                                int32_t *pos, hs_error *err);
 
+/* One text column `name` with a row per line of `text` (session.c: EXPLAIN). */
+hs_status hs_sql_text_stream(const char *name, const char *text, struct ArrowArrayStream *out,
+                             hs_error *err);
+
+/* Is an ExplainStmt body's statement one that runs as a MERGE (MERGE,
+ * UPDATE ... FROM, DELETE ... USING; ddl_merge.c)? */
+bool hs_sql_explain_is_merge(void *explain_body);
+
 /* The session's root folder, or NULL (session.c). */
 const char *hs_sql_session_root(const hs_sql_session *s);
 

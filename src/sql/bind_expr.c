@@ -1055,10 +1055,12 @@ static hs_status bind_window_call(hs_sql_binder *b, hs_sql_ectx *ec, json_t *bod
     }
     wm->calls = gc, wm->types = gt, wm->names = gn, wm->cap_calls = nc;
   }
+  const char *kept = hs_arena_strndup(b->A, name, strlen(name)); /* `name` is the caller's buffer */
+  if (kept == NULL) return hs_sql_bind_nomem(b);
   int32_t idx = wm->n_calls++;
   wm->calls[idx] = call;
   wm->types[idx] = ret;
-  wm->names[idx] = name;
+  wm->names[idx] = kept;
   hs_sql_expr *e = hs_sql_expr_new(b->A, HS_SX_COL, ret, pos);
   if (e == NULL) return hs_sql_bind_nomem(b);
   e->col = HS_SQL_WIN_PLACEHOLDER - idx;

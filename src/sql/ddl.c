@@ -635,6 +635,8 @@ hs_status hs_sql_session_other(hs_sql_session *s, const hs_sql_bind_opts *bo, co
   if (strcmp(kind, "RenameStmt") == 0) return hs_sql_ddl_rename(bo, body, out, pos, err);
   if (strcmp(kind, "UpdateStmt") == 0) return hs_sql_ddl_update(bo, sql, body, out, pos, err);
   if (strcmp(kind, "MergeStmt") == 0) return hs_sql_ddl_merge(bo, sql, body, out, pos, err);
+  if (strcmp(kind, "ExplainStmt") == 0)
+    return hs_sql_ddl_explain_merge(bo, sql, body, out, pos, err);
   static const struct {
     const char *node, *words;
   } names[] = {{"TransactionStmt", "BEGIN/COMMIT (every statement commits on its own)"}};

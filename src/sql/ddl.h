@@ -95,6 +95,10 @@ hs_status hs_sql_ddl_insert_on_conflict(const hs_sql_bind_opts *bo, const char *
                                         const char *const *tnames, const hs_sql_type *ttypes,
                                         size_t n_tcols, struct ArrowArrayStream *out, int32_t *pos,
                                         hs_error *err);
+/* EXPLAIN of MERGE, UPDATE ... FROM or DELETE ... USING: the plan of the
+ * SELECT they run (the join and its index use), nothing written. */
+hs_status hs_sql_ddl_explain_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                   struct ArrowArrayStream *out, int32_t *pos, hs_error *err);
 /* ALTER TABLE t ADD [COLUMN] c type, DROP [COLUMN] [IF EXISTS] c, ALTER
  * [COLUMN] c [SET DATA] TYPE type, ... : one schema change (one commit). */
 hs_status hs_sql_ddl_alter(const hs_sql_bind_opts *bo, json_t *body, struct ArrowArrayStream *out,

@@ -781,10 +781,28 @@ static hs_status merge_once(mplan *p, const hs_sql_bind_opts *bo, const char *sq
 /* MERGE (whens: its WHEN clauses, cond: its ON) or UPDATE ... FROM (whens
  * NULL: cond is the WHERE, split into the key equalities and one WHEN
  * MATCHED AND <the rest> THEN UPDATE SET <set_list>). */
+/* EXPLAIN: the plan of the SELECT a merge runs at `sid`, as text rows. */
+static hs_status merge_explain(mplan *p, const hs_sql_bind_opts *bo, const char *sql, int64_t sid,
+                               struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
+  json_t *node = NULL;
+  hs_status st = merge_select(p, sid, &node, err);
+  hs_sql_plan_ctx *pc = st == HS_OK ? hs_sql_ddl_ctx_new() : NULL;
+  if (st == HS_OK && pc == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  hs_sql_plan *plan = NULL;
+  char *text = NULL;
+  if (st == HS_OK) st = hs_sql_bind_query_node(sql, node, bo, pc, &plan, pos, err);
+  if (st == HS_OK) st = hs_sql_plan_explain(plan, &text, err);
+  if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
+  hs_free(text);
+  hs_sql_plan_ctx_free(pc);
+  json_decref(node);
+  return st;
+}
+
 static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *rel, json_t *source,
                            json_t *cond, json_t *whens, json_t *set_list, const char *verb,
-                           bool unique_inserts, struct ArrowArrayStream *out, int32_t *pos,
-                           hs_error *err) {
+                           bool unique_inserts, bool explain, struct ArrowArrayStream *out,
+                           int32_t *pos, hs_error *err) {
   hs_sql_plan_ctx *pc = hs_sql_ddl_ctx_new();
   if (pc == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   mplan p;
@@ -857,7 +875,11 @@ static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *
     at += (int32_t)p.cl[i].n_vals;
   }
   int64_t count = 0;
-  for (int attempt = 0; st == HS_OK; attempt++) {
+  if (st == HS_OK && explain) {
+    st = merge_explain(&p, bo, sql, hs_table_current_snapshot_id(t), out, pos, err);
+    explain = st == HS_OK; /* the stream is made: no count stream below */
+  }
+  for (int attempt = 0; st == HS_OK && !explain; attempt++) {
     st = merge_once(&p, bo, sql, t, &count, pos, err);
     if (st != HS_ERR_CONFLICT || attempt + 1 >= MERGE_ATTEMPTS) break;
     if (err != NULL) memset(err, 0, sizeof *err);
@@ -870,7 +892,7 @@ static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *
   json_decref(rest);
   json_decref(on);
   json_decref(when);
-  if (st != HS_OK) return st;
+  if (st != HS_OK || explain) return st;
   *pos = 0;
   return hs_sql_ddl_count_stream(count, out, err);
 }
@@ -883,27 +905,28 @@ hs_status hs_sql_ddl_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *
     return hs_error_set(err, HS_ERR_UNSUPPORTED, "MERGE ... RETURNING is not supported");
   return merge_run(bo, sql, json_object_get(body, "relation"),
                    json_object_get(body, "sourceRelation"), json_object_get(body, "joinCondition"),
-                   json_object_get(body, "mergeWhenClauses"), NULL, "MERGE", false, out, pos, err);
+                   json_object_get(body, "mergeWhenClauses"), NULL, "MERGE", false, false, out, pos,
+                   err);
 }
 
 /* UPDATE ... FROM and DELETE ... USING: one FROM item (`key`) joined by the
  * WHERE; `set_list` NULL deletes. */
 static hs_status join_change(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
-                             const char *key, const char *verb, json_t *set_list,
+                             const char *key, const char *verb, json_t *set_list, bool explain,
                              struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
   json_t *from = json_object_get(body, key);
   if (json_array_size(from) != 1)
     return hs_error_set(err, HS_ERR_UNSUPPORTED,
                         "%s takes one table or subquery (join the others inside a subquery)", verb);
   return merge_run(bo, sql, json_object_get(body, "relation"), json_array_get(from, 0),
-                   json_object_get(body, "whereClause"), NULL, set_list, verb, false, out, pos,
-                   err);
+                   json_object_get(body, "whereClause"), NULL, set_list, verb, false, explain, out,
+                   pos, err);
 }
 
 hs_status hs_sql_ddl_update_from(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                                  struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
   return join_change(bo, sql, body, "fromClause", "UPDATE ... FROM",
-                     json_object_get(body, "targetList"), out, pos, err);
+                     json_object_get(body, "targetList"), false, out, pos, err);
 }
 
 /* A ColumnRef qual.col (a new node). */
@@ -1012,9 +1035,9 @@ hs_status hs_sql_ddl_insert_on_conflict(const hs_sql_bind_opts *bo, const char *
   if (st == HS_OK && (source == NULL || on == NULL || whens == NULL))
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   if (st == HS_OK)
-    st =
-        merge_run(bo, sql, rel, source, on, whens, NULL,
-                  update ? "ON CONFLICT DO UPDATE" : "ON CONFLICT DO NOTHING", true, out, pos, err);
+    st = merge_run(bo, sql, rel, source, on, whens, NULL,
+                   update ? "ON CONFLICT DO UPDATE" : "ON CONFLICT DO NOTHING", true, false, out,
+                   pos, err);
   json_decref(colnames);
   json_decref(ins_cols);
   json_decref(ins_vals);
@@ -1027,5 +1050,37 @@ hs_status hs_sql_ddl_insert_on_conflict(const hs_sql_bind_opts *bo, const char *
 
 hs_status hs_sql_ddl_delete_using(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
                                   struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  return join_change(bo, sql, body, "usingClause", "DELETE ... USING", NULL, out, pos, err);
+  return join_change(bo, sql, body, "usingClause", "DELETE ... USING", NULL, false, out, pos, err);
+}
+
+bool hs_sql_explain_is_merge(void *explain_body) {
+  json_t *q = json_object_get(explain_body, "query");
+  return json_object_get(q, "MergeStmt") != NULL ||
+         json_object_get(json_object_get(q, "UpdateStmt"), "fromClause") != NULL ||
+         json_object_get(json_object_get(q, "DeleteStmt"), "usingClause") != NULL;
+}
+
+hs_status hs_sql_ddl_explain_merge(const hs_sql_bind_opts *bo, const char *sql, json_t *body,
+                                   struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
+  size_t i;
+  json_t *o;
+  json_array_foreach(json_object_get(body, "options"), i, o) {
+    const char *dn = jstr(json_object_get(o, "DefElem"), "defname");
+    if (dn != NULL && strcmp(dn, "analyze") == 0)
+      return hs_error_set(err, HS_ERR_UNSUPPORTED,
+                          "EXPLAIN ANALYZE of a statement that changes rows is not supported "
+                          "(EXPLAIN shows its plan without running it)");
+  }
+  json_t *q = json_object_get(body, "query");
+  json_t *m = json_object_get(q, "MergeStmt");
+  if (m != NULL)
+    return merge_run(bo, sql, json_object_get(m, "relation"), json_object_get(m, "sourceRelation"),
+                     json_object_get(m, "joinCondition"), json_object_get(m, "mergeWhenClauses"),
+                     NULL, "MERGE", false, true, out, pos, err);
+  json_t *u = json_object_get(q, "UpdateStmt");
+  if (u != NULL)
+    return join_change(bo, sql, u, "fromClause", "UPDATE ... FROM",
+                       json_object_get(u, "targetList"), true, out, pos, err);
+  return join_change(bo, sql, json_object_get(q, "DeleteStmt"), "usingClause", "DELETE ... USING",
+                     NULL, true, out, pos, err);
 }

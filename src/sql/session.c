@@ -634,7 +634,7 @@ static hs_status param_values(const struct ArrowSchema *schema, const struct Arr
 /* ------------------------------------------------------------ results */
 
 /* A stream of one TEXT column `name` with the lines of `text`. */
-static hs_status text_stream(const char *name, const char *text, struct ArrowArrayStream *out,
+hs_status hs_sql_text_stream(const char *name, const char *text, struct ArrowArrayStream *out,
                              hs_error *err) {
   int64_t n = 0;
   for (const char *p = text; *p; p++) n += *p == '\n';
@@ -790,7 +790,7 @@ hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
     if (explain && !analyze) {
       char *text = NULL;
       st = hs_sql_plan_explain(stmt.plan->kids[0], &text, err);
-      if (st == HS_OK) st = text_stream("QUERY PLAN", text, out, err);
+      if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
       hs_free(text);
       break;
     }
@@ -803,7 +803,7 @@ hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
       st = hs_sql_exec_run(x, err);
       char *text = NULL;
       if (st == HS_OK) st = hs_sql_exec_explain(x, true, &text, err);
-      if (st == HS_OK) st = text_stream("QUERY PLAN", text, out, err);
+      if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
       hs_free(text);
       hs_sql_exec_free(x);
       break;

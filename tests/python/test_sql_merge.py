@@ -280,3 +280,23 @@ def test_insert_on_conflict_equals_duckdb(tmp_path):
     # NULL keys never conflict (PostgreSQL): both rows go in
     assert s.sql("INSERT INTO t VALUES (NULL, 1, 'n'), (NULL, 2, 'n') ON CONFLICT (id) DO "
                  "NOTHING").fetchall() == [(2,)]
+
+
+def test_explain_of_merges_shows_the_join_and_writes_nothing(tmp_path):
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"id": pa.array(range(5000), pa.int64()), "v": pa.array(range(5000))}))
+    t.add_index("id", progress=False)
+    s = hdb.connect(str(tmp_path))
+    s.register("src", pa.table({"id": pa.array([5, 77, 9000], pa.int64()), "v": [1, 2, 3]}))
+    before = sorted(os.listdir(tmp_path / "t" / "metadata"))
+    for stmt in ["MERGE INTO t USING src ON t.id = src.id WHEN MATCHED THEN UPDATE SET v = src.v "
+                 "WHEN NOT MATCHED THEN INSERT VALUES (src.id, src.v)",
+                 "UPDATE t SET v = 0 FROM src WHERE t.id = src.id",
+                 "DELETE FROM t USING src WHERE t.id = src.id AND src.v > 1"]:
+        plan = "\n".join(r[0] for r in s.sql("EXPLAIN " + stmt).fetchall())
+        assert "IndexNestedLoopJoin" in plan and "index on id" in plan, plan
+    with pytest.raises(hdb.HyperStreamError, match="EXPLAIN ANALYZE"):
+        s.sql("EXPLAIN ANALYZE MERGE INTO t USING src ON t.id = src.id WHEN MATCHED THEN DELETE"
+              ).fetchall()
+    assert sorted(os.listdir(tmp_path / "t" / "metadata")) == before
+    assert len(hdb.Table(str(tmp_path / "t"))) == 5000

@@ -131,3 +131,15 @@ def test_distinct_on_equals_duckdb(seed):
     _same(s, con, "SELECT count(*) FROM (SELECT DISTINCT ON (g, a) id FROM t1) x")
     with pytest.raises(hdb.SqlError, match="must match initial ORDER BY"):
         s.sql("SELECT DISTINCT ON (a) a FROM t1 ORDER BY g").to_arrow()
+
+
+def test_explain_names_window_columns(tmp_path):
+    """EXPLAIN renders a window function's column by its name (it pointed
+    at the binder's stack buffer: garbage, or an ASan stack overflow)."""
+    t = hdb.Table(str(tmp_path / "t"))
+    t.write(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    s = hdb.connect(str(tmp_path))
+    plan = "\n".join(r[0] for r in s.sql(
+        "EXPLAIN SELECT CAST(sum(CASE WHEN id > 1 THEN 1 ELSE 0 END) OVER (PARTITION BY id) "
+        "AS bigint), count(*) OVER () FROM t").fetchall())
+    assert "Project sum AS sum, count AS count" in plan, plan
