@@ -704,20 +704,33 @@ static hs_status target_columns(mplan *p, hs_table *t, hs_arena *A, hs_error *er
   return HS_OK;
 }
 
+/* The merge's SELECT at `sid`, bound and optimized: *node (its parse
+ * tree, which the plan's names point into) and *pc (the plan's context)
+ * are the caller's to free, on every return. */
+static hs_status merge_plan(mplan *p, const hs_sql_bind_opts *bo, const char *sql, int64_t sid,
+                            json_t **node, hs_sql_plan_ctx **pc, hs_sql_plan **plan, int32_t *pos,
+                            hs_error *err) {
+  *node = NULL;
+  *pc = NULL;
+  hs_status st = merge_select(p, sid, node, err);
+  if (st == HS_OK && (*pc = hs_sql_ddl_ctx_new()) == NULL)
+    st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  if (st == HS_OK) st = hs_sql_bind_query_node(sql, *node, bo, *pc, plan, pos, err);
+  return st;
+}
+
 /* One attempt at the table's current snapshot. */
 static hs_status merge_once(mplan *p, const hs_sql_bind_opts *bo, const char *sql, hs_table *t,
                             int64_t *count, int32_t *pos, hs_error *err) {
   *count = 0;
   int64_t sid = hs_table_current_snapshot_id(t);
-  json_t *node = NULL;
-  hs_status st = merge_select(p, sid, &node, err);
-  hs_sql_plan_ctx *pc = st == HS_OK ? hs_sql_ddl_ctx_new() : NULL;
-  if (st == HS_OK && pc == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  json_t *node;
+  hs_sql_plan_ctx *pc;
   hs_sql_plan *plan = NULL;
   hs_sql_exec *x = NULL;
   hs_sql_chunk *chunks = NULL;
   size_t nc = 0;
-  if (st == HS_OK) st = hs_sql_bind_query_node(sql, node, bo, pc, &plan, pos, err);
+  hs_status st = merge_plan(p, bo, sql, sid, &node, &pc, &plan, pos, err);
   if (st == HS_OK) st = hs_sql_ddl_run(bo, plan, &chunks, &nc, &x, err);
   *pos = 0;
   int64_t most = 1;
@@ -778,19 +791,14 @@ static hs_status merge_once(mplan *p, const hs_sql_bind_opts *bo, const char *sq
   return st;
 }
 
-/* MERGE (whens: its WHEN clauses, cond: its ON) or UPDATE ... FROM (whens
- * NULL: cond is the WHERE, split into the key equalities and one WHEN
- * MATCHED AND <the rest> THEN UPDATE SET <set_list>). */
 /* EXPLAIN: the plan of the SELECT a merge runs at `sid`, as text rows. */
 static hs_status merge_explain(mplan *p, const hs_sql_bind_opts *bo, const char *sql, int64_t sid,
                                struct ArrowArrayStream *out, int32_t *pos, hs_error *err) {
-  json_t *node = NULL;
-  hs_status st = merge_select(p, sid, &node, err);
-  hs_sql_plan_ctx *pc = st == HS_OK ? hs_sql_ddl_ctx_new() : NULL;
-  if (st == HS_OK && pc == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
+  json_t *node;
+  hs_sql_plan_ctx *pc;
   hs_sql_plan *plan = NULL;
   char *text = NULL;
-  if (st == HS_OK) st = hs_sql_bind_query_node(sql, node, bo, pc, &plan, pos, err);
+  hs_status st = merge_plan(p, bo, sql, sid, &node, &pc, &plan, pos, err);
   if (st == HS_OK) st = hs_sql_plan_explain(plan, &text, err);
   if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
   hs_free(text);
@@ -799,6 +807,10 @@ static hs_status merge_explain(mplan *p, const hs_sql_bind_opts *bo, const char 
   return st;
 }
 
+/* MERGE (whens: its WHEN clauses, cond: its ON) or UPDATE ... FROM / DELETE
+ * ... USING (whens NULL: cond is the WHERE, split into the key equalities
+ * and one WHEN MATCHED AND <the rest> THEN UPDATE SET <set_list>, or DELETE
+ * when set_list is NULL); `explain`: the plan instead of the change. */
 static hs_status merge_run(const hs_sql_bind_opts *bo, const char *sql, json_t *rel, json_t *source,
                            json_t *cond, json_t *whens, json_t *set_list, const char *verb,
                            bool unique_inserts, bool explain, struct ArrowArrayStream *out,

@@ -57,6 +57,17 @@ def _sorted(rows):
     return sorted(rows, key=lambda r: tuple((x is None, str(x)) for x in r))
 
 
+def same_rows(s, con, where, uri=None):
+    """Our t (read by SQL and, given `uri`, by a fresh Table) holds DuckDB's
+    t's rows; returns them."""
+    exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
+    assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, where
+    if uri is not None:
+        rows = hdb.Table(uri).to_arrow(columns=["id", "g", "v", "f"]).to_pylist()
+        assert _sorted([tuple(r.values()) for r in rows]) == exp, where
+    return exp
+
+
 def twin_tables(tmp_path, data, indexed, version=2, parts=3):
     """Our table t of `data` in `parts` data files, indexed on the columns
     `indexed`, a session over tmp_path, and DuckDB's copy of t."""
@@ -81,10 +92,7 @@ def test_random_deletes_equal_duckdb(tmp_path):
         want = con.execute(f"DELETE FROM t WHERE {cond}").fetchall()
         got = s.sql(f"DELETE FROM t WHERE {cond}").fetchall()
         assert got == want, (step, cond)
-        exp = _sorted(con.execute("SELECT id, g, v, f FROM t").fetchall())
-        assert _sorted(s.sql("SELECT id, g, v, f FROM t").fetchall()) == exp, (step, cond)
-        fresh = hdb.Table(str(tmp_path / "t")).to_arrow()
-        assert _sorted([tuple(r.values()) for r in fresh.to_pylist()]) == exp
+        same_rows(s, con, (step, cond), str(tmp_path / "t"))
         if rng.random() < 0.2:  # appends between deletes
             more = _rows(100 + step, 10).set_column(
                 0, "id", pa.array(range(1000 + 10 * step, 1010 + 10 * step), pa.int64()))
