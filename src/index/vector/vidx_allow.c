@@ -11,6 +11,11 @@
  * copied, array and run containers set their values. That costs about the
  * bitmap's serialized size twice, not one call per allowed row.
  *
+ * The bitsets cover the rows up to the last indexed one (bit_rows), not
+ * the file's row_count: every test ANDs with indexed_bits, so words past
+ * it are never read, and a header claiming 4 billion rows over a few
+ * indexed ones costs no more than its indexed rows.
+ *
  * Ownership: the bitsets live in the index (indexed_bits, built at open) or
  * in the per-query scratch (bits, ser); nothing here outlives a search.
  */
@@ -19,7 +24,11 @@
 #include "vidx_internal.h"
 
 hs_status hs_vidx_indexed_bits_init(hs_vidx *x, hs_error *err) {
-  x->row_words = (x->row_count + 63u) / 64u;
+  uint32_t last = 0;
+  for (uint32_t i = 0; i < x->n; i++)
+    if (x->rows[i] >= last) last = x->rows[i];
+  x->bit_rows = x->n > 0 ? last + 1 : 0; /* rows[i] < row_count <= UINT32_MAX */
+  x->row_words = (uint32_t)(((uint64_t)x->bit_rows + 63) / 64);
   x->indexed_bits = hs_calloc(x->row_words ? x->row_words : 1, sizeof *x->indexed_bits);
   if (x->indexed_bits == NULL)
     return hs_error_set(err, HS_ERR_NOMEM, "vidx: out of memory for the indexed-row bitset");
@@ -75,10 +84,10 @@ static inline uint32_t rd32(const uint8_t *p) {
   return rd16(p) | rd16(p + 2) << 16;
 }
 
-/* Set rows [lo, hi] (inclusive) of `bits`, clipped to the file's rows. */
-static void set_range(uint64_t *bits, uint32_t row_count, uint64_t lo, uint64_t hi) {
-  if (lo >= row_count) return;
-  if (hi >= row_count) hi = row_count - 1;
+/* Set rows [lo, hi] (inclusive) of `bits`, clipped to the rows it covers. */
+static void set_range(uint64_t *bits, uint32_t bit_rows, uint64_t lo, uint64_t hi) {
+  if (lo >= bit_rows) return;
+  if (hi >= bit_rows) hi = bit_rows - 1;
   uint32_t a = (uint32_t)(lo >> 6), b = (uint32_t)(hi >> 6);
   uint64_t ma = ~0ull << (lo & 63), mb = ~0ull >> (63 - (hi & 63));
   if (a == b) {
@@ -135,11 +144,11 @@ const uint64_t *hs_vidx_bits_from_roaring(const hs_vidx *x, hs_vidx_scratch *s,
       p += 2;
       if ((size_t)(end - p) < (size_t)nr * 4) return NULL;
       for (uint32_t j = 0; j < nr; j++, p += 4)
-        set_range(bits, x->row_count, (uint64_t)base + rd16(p),
+        set_range(bits, x->bit_rows, (uint64_t)base + rd16(p),
                   (uint64_t)base + rd16(p) + rd16(p + 2));
     } else if (card > 4096) {
       if ((size_t)(end - p) < 8192) return NULL;
-      if (base < x->row_count) {
+      if (base < x->bit_rows) {
         uint32_t w0 = base >> 6, nw = x->row_words - w0 < 1024 ? x->row_words - w0 : 1024;
         memcpy(bits + w0, p, (size_t)nw * 8); /* little-endian words, as the spec's */
       }
@@ -148,12 +157,11 @@ const uint64_t *hs_vidx_bits_from_roaring(const hs_vidx *x, hs_vidx_scratch *s,
       if ((size_t)(end - p) < (size_t)card * 2) return NULL;
       for (uint32_t j = 0; j < card; j++, p += 2) {
         uint32_t v = base + rd16(p);
-        if (v < x->row_count) bits[v >> 6] |= 1ull << (v & 63);
+        if (v < x->bit_rows) bits[v >> 6] |= 1ull << (v & 63);
       }
     }
   }
-  /* a copied bitset container may carry rows past row_count in its last word */
-  if (x->row_count & 63 && x->row_words > 0)
-    bits[x->row_words - 1] &= ~0ull >> (64 - (x->row_count & 63));
+  /* a copied bitset container may carry rows past bit_rows in its last word */
+  if (x->bit_rows & 63) bits[x->row_words - 1] &= ~0ull >> (64 - (x->bit_rows & 63));
   return bits;
 }

@@ -101,7 +101,8 @@ struct hs_vidx {
   bool rows_identity;              /* rows[i] == i for all i: lookups are trivial */
   roaring_bitmap_t *indexed;       /* owned (CRoaring allocator) */
   uint64_t *indexed_bits;          /* owned: the same as row_words words (vidx_allow.c) */
-  uint32_t row_words;              /* (row_count + 63) / 64 */
+  uint32_t bit_rows;               /* rows the bitsets cover: last indexed row + 1 (0 when none) */
+  uint32_t row_words;              /* (bit_rows + 63) / 64 */
   hs_buf owned[HS_VIDX_S_MAX + 1]; /* sections copied out of the source */
   /* Lean (quantized index in a file, README.md "Memory of a quantized
    * index"): the VECTORS section is neither mapped nor checksummed at open
@@ -144,7 +145,7 @@ uint64_t hs_vidx_bits_count(const hs_vidx *x, const uint64_t *words, size_t nwor
  * scratch; NULL when out of memory. */
 const uint64_t *hs_vidx_bits_pad(const hs_vidx *x, hs_vidx_scratch *s, const uint64_t *words,
                                  size_t nwords);
-/* The rows of `r` (below row_count) as row_words words in the scratch;
+/* The rows of `r` (below bit_rows) as row_words words in the scratch;
  * NULL when out of memory or the serialization is not one it knows. */
 const uint64_t *hs_vidx_bits_from_roaring(const hs_vidx *x, hs_vidx_scratch *s,
                                           const roaring_bitmap_t *r);
