@@ -1285,6 +1285,21 @@ hs_status hs_sql_bind_select(hs_sql_binder *b, json_t *sel, hs_sql_plan **out) {
   return HS_OK;
 }
 
+/* What EXPLAIN cannot show of a statement that changes rows without a
+ * join (those with one are ddl_merge.c's), and what to EXPLAIN instead;
+ * NULL for a query. */
+static const char *explain_of_change(json_t *explain_body) {
+  json_t *q = json_object_get(explain_body, "query");
+  if (json_object_get(q, "UpdateStmt") != NULL || json_object_get(q, "DeleteStmt") != NULL)
+    return "UPDATE without FROM or DELETE without USING is not supported: it runs as one row "
+           "change through the "
+           "table's filter, not as a query plan (EXPLAIN SELECT * FROM t WHERE <its condition> "
+           "shows how the rows are found)";
+  if (json_object_get(q, "InsertStmt") != NULL)
+    return "INSERT is not supported (EXPLAIN the SELECT or VALUES it inserts)";
+  return NULL;
+}
+
 hs_status hs_sql_bind_query(hs_sql_binder *b, json_t *node, hs_sql_plan **out) {
   json_t *body;
   const char *t = hs_sql_json_type(node, &body);
@@ -1424,6 +1439,8 @@ hs_status hs_sql_bind(const char *sql, const hs_sql_bind_opts *o, hs_sql_stmt *o
     out->other = t;
     out->json = body;
     st = HS_OK;
+  } else if (strcmp(t, "ExplainStmt") == 0 && explain_of_change(body) != NULL) {
+    st = hs_error_set(err, HS_ERR_UNSUPPORTED, "EXPLAIN of %s", explain_of_change(body));
   } else if (strcmp(t, "ExplainStmt") == 0) {
     bool analyze = false;
     json_t *opts = json_object_get(body, "options");

@@ -295,5 +295,11 @@ def test_explain_of_merges_shows_the_join_and_writes_nothing(tmp_path):
     with pytest.raises(hdb.HyperStreamError, match="EXPLAIN ANALYZE"):
         s.sql("EXPLAIN ANALYZE MERGE INTO t USING src ON t.id = src.id WHEN MATCHED THEN DELETE"
               ).fetchall()
+    # the changes without a join have no query plan to show: a clear refusal, nothing written
+    for stmt, what in [("UPDATE t SET v = 0 WHERE id = 5", "UPDATE without FROM"),
+                       ("DELETE FROM t WHERE id = 5", "DELETE without USING"),
+                       ("INSERT INTO t VALUES (1, 2)", "EXPLAIN of INSERT")]:
+        with pytest.raises(hdb.HyperStreamError, match=what):
+            s.sql("EXPLAIN " + stmt).fetchall()
     assert sorted(os.listdir(tmp_path / "t" / "metadata")) == before
     assert len(hdb.Table(str(tmp_path / "t"))) == 5000
