@@ -304,6 +304,9 @@ static PyObject *sqlstream_read_all(hs_py_stream *self, PyObject *unused) {
   bool nomem = false;
   self->busy = 1;
   PyThreadState *ts = PyEval_SaveThread();
+  /* one Ctrl-C guard for the whole read (the get_next calls' own guards
+   * nest inside it and install nothing: two sigaction calls a batch saved) */
+  bool on = guard_begin(w->ref->s);
   rc = self->stream.get_schema(&self->stream, &sc);
   while (rc == 0) {
     if (n == cap) {
@@ -323,6 +326,7 @@ static PyObject *sqlstream_read_all(hs_py_stream *self, PyObject *unused) {
     }
     n++;
   }
+  if (guard_end(on)) w->interrupted = 1;
   PyEval_RestoreThread(ts);
   self->busy = 0;
   bool failed = rc != 0 || nomem;

@@ -493,6 +493,7 @@ static hs_status const_int(hs_sql_binder *b, json_t *node, const char *what, int
   if (e->type.id != HS_SQL_INT64 && e->type.id != HS_SQL_NULLTYPE &&
       (st = hs_sql_expr_cast(b->A, e, hs_sql_type_of(HS_SQL_INT64), &e, b->err)) != HS_OK)
     return st;
+  if (hs_sql_expr_has_param(e)) b->pc->no_cache = true; /* its value is baked in */
   hs_sql_value v;
   if ((st = hs_sql_eval_const(e, &b->ectx, b->A, &v, b->err)) != HS_OK) {
     if (b->err_pos != NULL && *b->err_pos == 0) *b->err_pos = e->pos;

@@ -1163,6 +1163,7 @@ static hs_status const_of_row(hs_sql_binder *b, const hs_sql_vec *v, int64_t i, 
 static hs_status bind_subquery_values(hs_sql_binder *b, json_t *sub, int32_t pos, bool want_one_col,
                                       hs_sql_expr ***vals, int32_t *n_vals, hs_sql_type *col_type) {
   hs_sql_plan *plan = NULL;
+  b->pc->no_cache = true; /* its rows become constants of this plan */
   /* a subquery sees no outer columns here: a reference to one fails to bind */
   hs_status st = hs_sql_bind_query(b, sub, &plan);
   if (st != HS_OK) {

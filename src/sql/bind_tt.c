@@ -77,6 +77,7 @@ hs_status hs_sql_bind_time_travel(hs_sql_binder *b, json_t *range, json_t *call,
     return hs_sql_bind_fail(b, HS_ERR_INVALID_ARG, pos, "%s: %s is in-memory data, not a table", fn,
                             table);
   if (!by_id) {
+    b->pc->no_cache = true; /* the ref or time resolves to a snapshot now */
     hs_table *t = NULL;
     hs_error terr = {0};
     if ((st = hs_table_open(rel->uri, &t, &terr)) != HS_OK)

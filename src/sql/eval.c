@@ -69,6 +69,14 @@ bool hs_sql_expr_is_const(const hs_sql_expr *e) {
   return true;
 }
 
+bool hs_sql_expr_has_param(const hs_sql_expr *e) {
+  if (e == NULL) return false;
+  if (e->kind == HS_SX_PARAM) return true;
+  for (int32_t i = 0; i < e->n_args; i++)
+    if (hs_sql_expr_has_param(e->args[i])) return true;
+  return false;
+}
+
 hs_status hs_sql_expr_cast(hs_arena *arena, hs_sql_expr *e, hs_sql_type t, hs_sql_expr **out,
                            hs_error *err) {
   if (hs_sql_type_eq(e->type, t)) {

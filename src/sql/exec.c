@@ -22,6 +22,7 @@ void hs_sql_plan_ctx_free(hs_sql_plan_ctx *ctx) {
   for (hs_sql_rel *r = ctx->opened; r != NULL; r = r->next_opened) hs_sql_rel_close(r, r->table);
   hs_arena_reset(&ctx->arena);
   if (ctx->json != NULL) json_decref(ctx->json);
+  if (ctx->base_release != NULL) ctx->base_release(ctx->base);
   hs_free(ctx);
 }
 

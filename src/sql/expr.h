@@ -90,6 +90,9 @@ hs_status hs_sql_eval_const(const hs_sql_expr *e, const hs_sql_evalctx *ctx, hs_
 /* Does `e` reference no column (and no volatile function)? */
 bool hs_sql_expr_is_const(const hs_sql_expr *e);
 
+/* Does `e` reference a parameter ($n) anywhere? (NULL: no) */
+bool hs_sql_expr_has_param(const hs_sql_expr *e);
+
 /* Does `e` call a volatile function anywhere (random(), ...)? */
 bool hs_sql_expr_has_volatile(const hs_sql_expr *e);
 

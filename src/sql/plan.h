@@ -203,6 +203,15 @@ typedef struct hs_sql_plan_ctx {
   const char *sql; /* the statement text (for positions) */
   void *json;      /* the parse tree (json_t) the plan's names point into; freed with the arena */
   hs_sql_rel *opened; /* relations whose `table` the context frees (if not taken) */
+  /* The plan depends on more than the text, the parameter types and the
+   * tables' schemas and indexes (a subquery run while binding, a LIMIT $1,
+   * a ref resolved to a snapshot): the plan cache must not keep it. */
+  bool no_cache;
+  /* A run of a cached plan (plan_cache.c): its nodes are a copy in `arena`,
+   * the rest (expressions, names, the parse tree) is the cached template's,
+   * which `base_release(base)` lets go when this context is freed. */
+  void *base;
+  void (*base_release)(void *base);
 } hs_sql_plan_ctx;
 
 /* Free a plan context and everything it owns (accepts NULL). */

@@ -11,6 +11,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "../io/store.h"
 #include "../table/lineage.h"
 #include "bind.h"
+#include "plan_cache.h"
 
 #define REL_IDLE_MAX 4
 
@@ -53,6 +55,8 @@ struct hs_sql_session {
   volatile int cancel;
   int64_t memory_limit;
   hs_sql_parse_cache *parse_cache; /* SELECT parse trees by text (parse_cache.c), or NULL */
+  hs_sql_plan_cache *plan_cache;   /* SELECT plans by text and parameter types, or NULL */
+  uint64_t rels_gen;               /* bumped when a name may mean another relation (under mu) */
   pthread_mutex_t mu;
 };
 
@@ -74,6 +78,7 @@ hs_status hs_sql_session_new(const char *root, hs_sql_session **out, hs_error *e
   if (s == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   s->parse_cache = hs_sql_parse_cache_new(); /* NULL (off, or no memory): parse every time */
+  s->plan_cache = hs_sql_plan_cache_new();   /* NULL (off, or no memory): bind every time */
   if (root != NULL) {
     struct stat sb;
     /* an object-store root (s3://bucket/prefix) has no folders to check:
@@ -94,6 +99,7 @@ hs_status hs_sql_session_new(const char *root, hs_sql_session **out, hs_error *e
 
 void hs_sql_session_free(hs_sql_session *s) {
   if (s == NULL) return;
+  hs_sql_plan_cache_free(s->plan_cache); /* before the relations its plans point into */
   for (size_t i = 0; i < s->n_rels; i++) rel_free(s->rels[i]);
   hs_free(s->rels);
   for (size_t i = 0; i < s->n_settings; i++) {
@@ -129,6 +135,7 @@ static bool valid_name(const char *name) {
 static hs_status add_rel(hs_sql_session *s, rel_entry *r, hs_error *err) {
   for (size_t i = 0; i < s->n_rels; i++)
     if (!s->rels[i]->retired && strcmp(s->rels[i]->name, r->name) == 0) s->rels[i]->retired = true;
+  s->rels_gen++; /* (under s->mu) */
   if (s->n_rels == s->cap_rels) {
     size_t nc = s->cap_rels ? s->cap_rels * 2 : 8;
     rel_entry **g = hs_realloc(s->rels, nc * sizeof(*g));
@@ -214,6 +221,12 @@ static hs_status rel_handle(rel_entry *r, hs_table **out, hs_error *err) {
     hs_table_free(t); /* gone or damaged: a fresh open says why */
   }
   return hs_table_open(r->uri, out, err);
+}
+
+/* The plan cache's handles (plan_cache.h): a relation of a cached plan
+ * came from rel_table_columns, so its owner is its entry. */
+static hs_status rel_acquire(const hs_sql_rel *rel, hs_table **out, hs_error *err) {
+  return rel_handle(rel->owner, out, err);
 }
 
 /* A table relation's current columns, into `rel` (built in A). With a
@@ -346,6 +359,7 @@ hs_status hs_sql_unregister(hs_sql_session *s, const char *name, hs_error *err) 
   for (size_t i = 0; i < s->n_rels; i++)
     if (!s->rels[i]->retired && strcmp(s->rels[i]->name, name) == 0)
       s->rels[i]->retired = true, found = true;
+  s->rels_gen++;
   pthread_mutex_unlock(&s->mu);
   if (!found) return hs_error_set(err, HS_ERR_NOT_FOUND, "sql: no relation named %s", name);
   return HS_OK;
@@ -702,6 +716,64 @@ static void add_caret(hs_error *err, const char *sql, int32_t pos) {
   (void)w;
 }
 
+/* The optimizer's switches in the environment, as the plan cache's key bits. */
+static uint64_t env_bits(void) {
+  static const char *const names[] = {"HS_SQL_JOIN_ORDER", "HS_SQL_AGG_KEYS"};
+  uint64_t bits = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *v = getenv(names[i]);
+    if (v != NULL && strcmp(v, "0") == 0) bits |= (uint64_t)1 << i;
+  }
+  return bits;
+}
+
+/* Run query plan `plan` (in `pctx`, which this takes) with parameters
+ * pv[0..n_pv): rows into *out, or for EXPLAIN ANALYZE its text. */
+static hs_status run_query(hs_sql_session *s, hs_sql_plan_ctx *pctx, hs_sql_plan *plan,
+                           const hs_sql_value *pv, int32_t n_pv, struct ArrowArrayStream *out,
+                           hs_error *err) {
+  hs_arena *A = &pctx->arena;
+  /* the statement keeps its own copies of params and settings, so the
+   * exec can outlive later SET statements */
+  hs_sql_value *params_copy = n_pv ? hs_arena_memdup(A, pv, sizeof(*pv) * (size_t)n_pv) : NULL;
+  for (int32_t i = 0; i < n_pv && params_copy != NULL; i++) {
+    if (params_copy[i].is_null) continue;
+    if (hs_sql_type_is_string(params_copy[i].type.id))
+      params_copy[i].v.s.ptr = hs_arena_memdup(A, pv[i].v.s.ptr, pv[i].v.s.len + 1);
+    else if (hs_sql_type_is_vector(params_copy[i].type.id))
+      params_copy[i].v.vec =
+          hs_arena_memdup(A, pv[i].v.vec, sizeof(float) * (size_t)(pv[i].type.a + 1));
+  }
+  hs_sql_setting *set_copy =
+      s->n_settings ? hs_arena_alloc(A, sizeof(*set_copy) * s->n_settings) : NULL;
+  for (size_t i = 0; i < s->n_settings && set_copy != NULL; i++) {
+    set_copy[i].name = hs_arena_strndup(A, s->settings[i].name, strlen(s->settings[i].name));
+    set_copy[i].value = hs_arena_strndup(A, s->settings[i].value, strlen(s->settings[i].value));
+  }
+  hs_sql_exec_opts o;
+  memset(&o, 0, sizeof o);
+  o.params = params_copy;
+  o.n_params = n_pv;
+  o.cancel = &s->cancel;
+  o.memory_limit = s->memory_limit;
+  o.settings = set_copy;
+  o.n_settings = s->n_settings;
+  bool analyze = plan->kind == HS_SP_EXPLAIN && plan->explain.analyze;
+  hs_sql_exec *x = NULL;
+  hs_status st = hs_sql_exec_new(pctx, plan, &o, &x, err); /* the exec owns pctx now */
+  if (st != HS_OK) return st;
+  if (analyze) {
+    st = hs_sql_exec_run(x, err);
+    char *text = NULL;
+    if (st == HS_OK) st = hs_sql_exec_explain(x, true, &text, err);
+    if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
+    hs_free(text);
+    hs_sql_exec_free(x);
+    return st;
+  }
+  return hs_sql_exec_stream(x, out, err);
+}
+
 hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
                          const struct ArrowSchema *params_schema, const struct ArrowArray *params,
                          struct ArrowArrayStream *out, int32_t *error_pos, hs_error *err) {
@@ -718,8 +790,36 @@ hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
     hs_arena_reset(&parena);
     return st;
   }
-  /* settings and params are copied into the statement's arena below, so
-   * the exec can outlive later SET statements */
+  /* a SELECT run before with parameters of the same types: its plan */
+  hs_sql_plan_key key;
+  memset(&key, 0, sizeof key);
+  key.sql = sql;
+  key.len = strlen(sql);
+  key.params = pv;
+  key.n_params = n_pv;
+  key.env = s->plan_cache != NULL ? env_bits() : 0;
+  pthread_mutex_lock(&s->mu);
+  key.gen = s->rels_gen;
+  pthread_mutex_unlock(&s->mu);
+  hs_sql_plan_ctx *cached = NULL;
+  hs_sql_plan *cached_plan = NULL;
+  if (hs_sql_plan_cache_get(s->plan_cache, &key, rel_acquire, &cached, &cached_plan)) {
+    if (cached_plan->kind == HS_SP_EXPLAIN && !cached_plan->explain.analyze) {
+      char *text = NULL;
+      st = hs_sql_plan_explain(cached_plan->kids[0], &text, err);
+      if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
+      hs_free(text);
+      hs_sql_plan_ctx_free(cached);
+    } else {
+      st = run_query(s, cached, cached_plan, pv, n_pv, out, err);
+    }
+    hs_arena_reset(&parena);
+    if (st != HS_OK) {
+      if (out->release != NULL) out->release(out);
+      hs_error_prefix(err, "sql: ");
+    }
+    return st;
+  }
   hs_sql_bind_opts bo;
   memset(&bo, 0, sizeof bo);
   bo.lookup = lookup;
@@ -760,55 +860,23 @@ hs_status hs_sql_execute(hs_sql_session *s, const char *sql,
     break;
   case HS_SQL_STMT_QUERY:
   case HS_SQL_STMT_EXPLAIN: {
-    hs_arena *A = &stmt.pctx->arena;
-    /* the statement keeps its own copies of params and settings */
-    hs_sql_value *params_copy = n_pv ? hs_arena_memdup(A, pv, sizeof(*pv) * (size_t)n_pv) : NULL;
-    for (int32_t i = 0; i < n_pv && params_copy != NULL; i++) {
-      if (params_copy[i].is_null) continue;
-      if (hs_sql_type_is_string(params_copy[i].type.id))
-        params_copy[i].v.s.ptr = hs_arena_memdup(A, pv[i].v.s.ptr, pv[i].v.s.len + 1);
-      else if (hs_sql_type_is_vector(params_copy[i].type.id))
-        params_copy[i].v.vec =
-            hs_arena_memdup(A, pv[i].v.vec, sizeof(float) * (size_t)(pv[i].type.a + 1));
-    }
-    hs_sql_setting *set_copy =
-        s->n_settings ? hs_arena_alloc(A, sizeof(*set_copy) * s->n_settings) : NULL;
-    for (size_t i = 0; i < s->n_settings && set_copy != NULL; i++) {
-      set_copy[i].name = hs_arena_strndup(A, s->settings[i].name, strlen(s->settings[i].name));
-      set_copy[i].value = hs_arena_strndup(A, s->settings[i].value, strlen(s->settings[i].value));
-    }
-    hs_sql_exec_opts o;
-    memset(&o, 0, sizeof o);
-    o.params = params_copy;
-    o.n_params = n_pv;
-    o.cancel = &s->cancel;
-    o.memory_limit = s->memory_limit;
-    o.settings = set_copy;
-    o.n_settings = s->n_settings;
-    bool explain = stmt.kind == HS_SQL_STMT_EXPLAIN;
-    bool analyze = explain && stmt.plan->explain.analyze;
-    if (explain && !analyze) {
+    /* kept for the next run of this text (binding may have found new
+     * relations by name: the generation after it) */
+    pthread_mutex_lock(&s->mu);
+    key.gen = s->rels_gen;
+    pthread_mutex_unlock(&s->mu);
+    st = hs_sql_plan_cache_put(s->plan_cache, &key, &stmt.pctx, &stmt.plan, err);
+    if (st != HS_OK) break;
+    if (stmt.kind == HS_SQL_STMT_EXPLAIN && !stmt.plan->explain.analyze) {
       char *text = NULL;
       st = hs_sql_plan_explain(stmt.plan->kids[0], &text, err);
       if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
       hs_free(text);
-      break;
+      break; /* stmt.pctx (the run's copy, if cached) goes with the statement */
     }
-    hs_sql_exec *x = NULL;
     hs_sql_plan_ctx *pctx = stmt.pctx;
-    stmt.pctx = NULL; /* the exec owns it now */
-    st = hs_sql_exec_new(pctx, stmt.plan, &o, &x, err);
-    if (st != HS_OK) break;
-    if (analyze) {
-      st = hs_sql_exec_run(x, err);
-      char *text = NULL;
-      if (st == HS_OK) st = hs_sql_exec_explain(x, true, &text, err);
-      if (st == HS_OK) st = hs_sql_text_stream("QUERY PLAN", text, out, err);
-      hs_free(text);
-      hs_sql_exec_free(x);
-      break;
-    }
-    st = hs_sql_exec_stream(x, out, err);
+    stmt.pctx = NULL; /* run_query owns it now */
+    st = run_query(s, pctx, stmt.plan, pv, n_pv, out, err);
     break;
   }
   case HS_SQL_STMT_OTHER:
