@@ -13,6 +13,9 @@ the engines interleaved round by round, median of the rounds:
                (parse tree cached, plan bound and optimized each time)
   search       ``v.search("emb", q, k=10, filter="category = 'c007'",
                columns=["id"])``
+  search +emb  the same reading ``columns=["id", "emb"]``: what SQL's
+               VectorTopK reads (it recomputes the distances in double from
+               the vectors, so they equal the exact plan's)
   select 1     ``s.sql("SELECT 1").to_arrow()`` (the floor of a statement)
 
 Every SQL answer is checked against search's (same ids), else MISMATCH.
@@ -66,6 +69,8 @@ def main():
             "sql no-cache": lambda q: s_nc.sql(sql, [q]).to_arrow(),
             "search": lambda q: v.search("emb", q, k=10, filter="category = 'c007'",
                                          columns=["id"]),
+            "search +emb": lambda q: v.search("emb", q, k=10, filter="category = 'c007'",
+                                              columns=["id", "emb"]),
             "select 1": lambda q: s.sql("SELECT 1").to_arrow(),
         }
         mismatch = set()
