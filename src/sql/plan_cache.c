@@ -315,7 +315,7 @@ hs_status hs_sql_plan_cache_put(hs_sql_plan_cache *c, const hs_sql_plan_key *k,
   fresh.t->refs = 1; /* the entry's */
   fresh.t->pctx = pc;
   fresh.t->plan = *plan;
-  pc->sql = fresh.sql; /* not the caller's text, which goes when its statement ends */
+  pc->sql = NULL; /* the caller's text goes with its statement (only binding reads it) */
   hs_sql_plan_ctx *run = NULL;
   hs_sql_plan *run_plan = NULL;
   hs_status st = make_run(fresh.t, fresh.deps, n, tables, k->sql, &run, &run_plan, err);
