@@ -1141,6 +1141,15 @@ hs_status hs_table_vector_search(hs_table *table, const hs_vector_search_options
  * answer: the search then plans and reads that version. */
 hs_status hs_table_vector_search_refresh(hs_table *table, const hs_vector_search_options *opts,
                                          hs_error *err);
+/* The same for the `n_queries` queries (`dim` floats each) of that search:
+ * an unfiltered one also has the IVF lists its queries probe of partial
+ * (lean PQ) indexes ride in that round trip, when the index stream held
+ * the indexes' open reads (src/query/README.md "Round trips on an object
+ * store"). queries NULL: hs_table_vector_search_refresh. */
+hs_status hs_table_vector_search_refresh_queries(hs_table *table,
+                                                 const hs_vector_search_options *opts,
+                                                 const float *queries, size_t n_queries, size_t dim,
+                                                 hs_error *err);
 
 /* `n_queries` queries (row-major, `dim` floats each) in one pass over the
  * data, scored in parallel. The result has an int32 "query_index" column

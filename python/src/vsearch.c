@@ -91,13 +91,14 @@ static PyObject *vs_search_cache(PyObject *self, PyObject *args, PyObject *kwarg
  * is free and was opened from `path`, else a table of the caller's own
  * (*own). */
 static hs_status search_table(void *lender, hs_py_search_cache *c, const char *path,
-                              const hs_vector_search_options *o, hs_table **out, bool *lent,
-                              bool *held, bool *own, hs_error *err) {
+                              const hs_vector_search_options *o, const float *qs, size_t nq,
+                              size_t dim, hs_table **out, bool *lent, bool *held, bool *own,
+                              hs_error *err) {
   *out = NULL;
   *lent = *held = *own = false;
   hs_table *ht = hs_py_table_try_borrow(lender);
   if (ht != NULL) {
-    if (hs_table_vector_search_refresh(ht, o, err) == HS_OK) {
+    if (hs_table_vector_search_refresh_queries(ht, o, qs, nq, dim, err) == HS_OK) {
       *out = ht;
       *lent = true;
       return HS_OK;
@@ -108,7 +109,7 @@ static hs_status search_table(void *lender, hs_py_search_cache *c, const char *p
   if (c != NULL && PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
     hs_status st = HS_ERR_INTERNAL;
     if (c->table != NULL && c->path != NULL && strcmp(c->path, path) == 0) {
-      st = hs_table_vector_search_refresh(c->table, o, err);
+      st = hs_table_vector_search_refresh_queries(c->table, o, qs, nq, dim, err);
       if (st == HS_OK) {
         *out = c->table;
         *held = true;
@@ -377,7 +378,8 @@ static PyObject *vs_search(PyObject *self, PyObject *args, PyObject *kwargs) {
   Py_BEGIN_ALLOW_THREADS;
   hs_table *t = NULL;
   bool lent = false, held = false, own = false;
-  st = search_table(lender, cache, p, &o, &t, &lent, &held, &own, &err);
+  st = search_table(lender, cache, p, &o, (const float *)view.buf, nq, dim, &t, &lent, &held, &own,
+                    &err);
   if (st == HS_OK && batch)
     st = hs_table_vector_search_batch(t, &o, (const float *)view.buf, nq, dim, heap, &stats, &err);
   else if (st == HS_OK && nq != 1)

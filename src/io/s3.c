@@ -803,6 +803,7 @@ const hs_store_backend hs_store_s3_backend = {
     .list_prefix = s3_list_prefix,
     .list_prefixes = s3_list_prefixes,
     .prefetch = hs_s3_prefetch,
+    .prefetch_missing = hs_s3_prefetch_missing,
     .pack = hs_s3_pack,
     .unpack = hs_s3_unpack,
     .source_open = s3_source_open,

@@ -220,6 +220,8 @@ hs_status hs_s3_cache_read(const hs_store_loc *loc, const hs_object_info *info, 
                            size_t len, void *dst, hs_error *err);
 
 /* s3_prefetch.c: the backend's prefetch (store.h hs_store_prefetch). */
+size_t hs_s3_prefetch_missing(const hs_store_loc *locs, const hs_store_prefetch_item *items,
+                              size_t n);
 size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
                       uint64_t max_bytes);
 /* hs_s3_prefetch in three steps, for a caller that runs its GETs in a

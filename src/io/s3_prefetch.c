@@ -259,6 +259,11 @@ size_t hs_s3_pf_finish(hs_s3_pf *pf) {
   return nj;
 }
 
+size_t hs_s3_prefetch_missing(const hs_store_loc *locs, const hs_store_prefetch_item *items,
+                              size_t n) {
+  return hs_s3_pf_finish(hs_s3_pf_plan(locs, items, n, HS_STORE_PREFETCH_MAX)); /* none sent */
+}
+
 size_t hs_s3_prefetch(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
                       uint64_t max_bytes) {
   hs_s3_pf *pf = hs_s3_pf_plan(locs, items, n, max_bytes);

@@ -447,6 +447,30 @@ size_t hs_store_prefetch_max(const hs_store_prefetch_item *items, size_t n, uint
   return done;
 }
 
+size_t hs_store_prefetch_missing(const hs_store_prefetch_item *items, size_t n) {
+  if (n == 0 || hs_store_s3_backend.prefetch_missing == NULL) return 0;
+  const char **uris = hs_malloc(n * sizeof *uris);
+  hs_store_prefetch_item *its = hs_malloc(n * sizeof *its);
+  size_t w = 0, missing = 0;
+  for (size_t i = 0; uris != NULL && its != NULL && i < n; i++) {
+    if (hs_store_kind_of(items[i].uri) != HS_STORE_S3) continue;
+    uris[w] = items[i].uri;
+    its[w++] = items[i];
+  }
+  batch b;
+  if (uris == NULL || its == NULL) {
+    missing = n; /* unknown: as if nothing were held */
+  } else if (w > 0 && batch_resolve(uris, w, &b, NULL) == HS_OK) {
+    missing = hs_store_s3_backend.prefetch_missing(b.locs, its, w);
+    batch_free(&b);
+  } else if (w > 0) {
+    missing = w;
+  }
+  hs_free(uris);
+  hs_free(its);
+  return missing;
+}
+
 hs_status hs_store_pack(const hs_store_prefetch_item *items, size_t n, size_t max_bytes,
                         hs_buf *out, size_t *n_segments, hs_error *err) {
   *n_segments = 0;

@@ -254,6 +254,10 @@ size_t hs_store_prefetch(const hs_store_prefetch_item *items, size_t n);
  * already does not count). */
 size_t hs_store_prefetch_max(const hs_store_prefetch_item *items, size_t n, uint64_t max_bytes);
 
+/* How many GETs hs_store_prefetch(items, n) would make (0: the process's
+ * object cache holds all of it, or none is on S3); nothing is fetched. */
+size_t hs_store_prefetch_missing(const hs_store_prefetch_item *items, size_t n);
+
 /* ---------------------------------------------------- packs of ranges */
 
 /* The ranges the items name (as hs_store_prefetch reads them: widened to

@@ -74,6 +74,9 @@ typedef struct hs_store_backend {
   /* Optional (else nothing): hs_store_prefetch_max of items[i] at locs[i]. */
   size_t (*prefetch)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,
                      uint64_t max_bytes);
+  /* Optional (else 0): the GETs that prefetch would make, none made. */
+  size_t (*prefetch_missing)(const hs_store_loc *locs, const hs_store_prefetch_item *items,
+                             size_t n);
   /* Optional (else an empty pack / nothing loaded): hs_store_pack and
    * hs_store_unpack. */
   hs_status (*pack)(const hs_store_loc *locs, const hs_store_prefetch_item *items, size_t n,

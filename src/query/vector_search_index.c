@@ -300,8 +300,88 @@ static void prefetch_index_opens(hs_table *t, const hs_table_plan *plan,
   vx_items_free(&l);
 }
 
+/* The probed lists' codes the queries' searches will load of the plan's
+ * partial indexes (unfiltered queries only: a filter's plan may scan
+ * exactly), appended to l, when everything the indexes' opens read is in
+ * the object cache (the index stream's): then the opens cost no request
+ * and are kept (vx_acquire), and those codes ride in the freshness LIST's
+ * round trip too. Best effort. */
+static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_index_registry *reg,
+                        const hs_vector_search_options *o, const float *queries, size_t nq,
+                        size_t dim, vx_items *l) {
+  if (queries == NULL || nq == 0 || (o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")]))
+    return;
+  if (l->n > 0 && hs_store_prefetch_missing(l->v, l->n) > 0) return;
+  int32_t fid = hs_table_current_field_id(&t->meta, o->column);
+  hs_vidx_search_params sp = {0};
+  sp.ef_search = o->ef_search;
+  sp.nprobe = o->nprobe;
+  size_t k = o->k > 0 ? (size_t)o->k : 10;
+  char **paths = hs_calloc(plan->n_files, sizeof *paths);
+  size_t np = 0;
+  for (size_t i = 0; paths != NULL && i < plan->n_files; i++) {
+    const hs_table_plan_file *pf = &plan->files[i];
+    const char *stored = NULL;
+    const char *rec = hs_table_index_lookup_field(reg, pf->path, pf->data_file->file_size_in_bytes,
+                                                  o->column, fid, &stored);
+    char *ip = NULL;
+    if (rec == NULL || stored == NULL ||
+        hs_table_resolve_path(t, rec, "index registry", &ip, NULL) != HS_OK)
+      continue;
+    hs_vidx *x = NULL;
+    bool cached = false;
+    hs_error local = {0};
+    if (!hs_store_is_remote(ip) || vx_acquire(ip, stored, &x, &cached, &local) != HS_OK ||
+        x == NULL || hs_vidx_dim(x) != dim) {
+      if (x != NULL && cached)
+        vx_release(x);
+      else
+        hs_vidx_free(x);
+      hs_free(ip);
+      continue;
+    }
+    hs_vidx_reads r = {0};
+    for (size_t q = 0; q < nq; q++)
+      if (hs_vidx_search_parts_reads(x, queries + q * dim, (uint32_t)k, &sp, NULL, &r, &local) !=
+          HS_OK)
+        break;
+    if (l->n + r.n > l->cap) {
+      size_t c = (l->n + r.n) * 2;
+      hs_store_prefetch_item *g = hs_realloc(l->v, c * sizeof *g);
+      if (g != NULL) {
+        l->v = g;
+        l->cap = c;
+      }
+    }
+    for (size_t j = 0; j < r.n && l->n < l->cap; j++)
+      l->v[l->n++] = (hs_store_prefetch_item){ip, r.off[j], r.len[j], false, true};
+    hs_vidx_reads_free(&r);
+    if (cached)
+      vx_release(x);
+    else
+      hs_vidx_free(x);
+    paths[np++] = ip;
+  }
+  /* the items' URIs live as long as l */
+  char **all = paths != NULL ? hs_realloc(l->paths, (l->np + np + 1) * sizeof *all) : NULL;
+  if (all != NULL) {
+    l->paths = all;
+    for (size_t i = 0; i < np; i++) l->paths[l->np++] = paths[i];
+  } else {
+    for (size_t i = 0; paths != NULL && i < np; i++) hs_free(paths[i]); /* and their items */
+    if (paths != NULL) l->n = 0;
+  }
+  hs_free(paths);
+}
+
 hs_status hs_table_vector_search_refresh(hs_table *t, const hs_vector_search_options *o,
                                          hs_error *err) {
+  return hs_table_vector_search_refresh_queries(t, o, NULL, 0, 0, err);
+}
+
+hs_status hs_table_vector_search_refresh_queries(hs_table *t, const hs_vector_search_options *o,
+                                                 const float *queries, size_t nq, size_t dim,
+                                                 hs_error *err) {
   if (t == NULL || o == NULL || o->column == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vector search refresh: no table or column");
   /* Only the first search of the current version on an object store: its
@@ -325,6 +405,7 @@ hs_status hs_table_vector_search_refresh(hs_table *t, const hs_vector_search_opt
     bool filtered = o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")] != 0;
     prefetch_indexes(t, &plan, &reg, o->column, fid, filtered);
     index_open_items(t, &plan, &reg, o->column, fid, &l);
+    parts_items(t, &plan, &reg, o, queries, nq, dim, &l);
     hs_table_index_registry_free(&reg);
   }
   hs_table_plan_free(&plan);
@@ -532,13 +613,20 @@ hs_status hs_vs_indexed_allow(hs_table *t, const hs_table_plan *plan, const char
 
 /* ------------------------------------------------------------- search */
 
+#define SHARE_NONE UINT32_MAX
+
 typedef struct isearch {
   const hs_vs_indexed *ix;
   const float *queries;
   size_t dim, k;
   hs_vidx_search_params sp;
   hs_vs_topk *topk;
-  size_t file;        /* the file being searched */
+  size_t file; /* the file being searched */
+  /* per (file, query) at [file * nq + q]: a PQ index's share of the
+   * query's re-rank budget (rerank_shares), SHARE_NONE: no share in it
+   * (the file is not searched for that query); NULL / 0: its own default */
+  const uint32_t *share;
+  size_t nq;
   hs_vidx_hit **hits; /* per worker, room for k */
   hs_status *st;      /* per worker */
   hs_error *err;      /* per worker */
@@ -550,8 +638,13 @@ static void search_queries(void *ctx, size_t begin, size_t end, uint32_t worker)
   const roaring_bitmap_t *allowed = c->ix->allowed[c->file];
   for (size_t q = begin; q < end && c->st[worker] == HS_OK; q++) {
     uint32_t n = 0;
-    c->st[worker] = hs_vidx_search(c->ix->vx[c->file], c->queries + q * c->dim, (uint32_t)c->k,
-                                   &c->sp, allowed, c->hits[worker], &n, &c->err[worker]);
+    hs_vidx_search_params sp = c->sp;
+    if (c->share != NULL) {
+      sp.rerank_share = c->share[c->file * c->nq + q];
+      if (sp.rerank_share == SHARE_NONE) continue;
+    }
+    c->st[worker] = hs_vidx_search(c->ix->vx[c->file], c->queries + q * c->dim, (uint32_t)c->k, &sp,
+                                   allowed, c->hits[worker], &n, &c->err[worker]);
     for (uint32_t i = 0; c->st[worker] == HS_OK && i < n; i++) {
       hs_vs_hit h = {c->hits[worker][i].distance, (uint32_t)c->file, c->hits[worker][i].row};
       if (!hs_vs_topk_push(&c->topk[q], &h))
@@ -575,8 +668,16 @@ static size_t file_k(const hs_vs_indexed *ix, size_t f, size_t k) {
  * re-ranked rows, hs_vidx_search_reads) in one parallel wave for all
  * files and queries, instead of one wave per file searched in turn. The
  * searches that follow find the rows in the object cache. Best effort. */
-static void prefetch_reranks(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
-                             size_t k, const hs_vidx_search_params *sp) {
+typedef hs_status (*reads_fn)(const hs_vidx *x, const float *query, uint32_t k,
+                              const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                              hs_vidx_reads *out, hs_error *err);
+
+/* On an object store: what `fn` says every file's search will read, for
+ * all files and queries, in one parallel wave of exact ranges. Best
+ * effort. */
+static void prefetch_wave(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
+                          size_t k, const hs_vidx_search_params *sp, const uint32_t *share,
+                          reads_fn fn) {
   size_t n = 0, cap = 0;
   hs_store_prefetch_item *items = NULL;
   for (size_t f = 0; f < ix->n; f++) {
@@ -585,10 +686,12 @@ static void prefetch_reranks(const hs_vs_indexed *ix, const float *queries, size
     if (kf == 0) continue;
     hs_vidx_reads r = {0};
     hs_error local = {0};
-    for (size_t q = 0; q < nq; q++)
-      if (hs_vidx_search_reads(ix->vx[f], queries + q * dim, (uint32_t)kf, sp, ix->allowed[f], &r,
-                               &local) != HS_OK)
+    for (size_t q = 0; q < nq; q++) {
+      hs_vidx_search_params p = *sp;
+      if (share != NULL && (p.rerank_share = share[f * nq + q]) == SHARE_NONE) continue;
+      if (fn(ix->vx[f], queries + q * dim, (uint32_t)kf, &p, ix->allowed[f], &r, &local) != HS_OK)
         break;
+    }
     if (n + r.n > cap) {
       size_t c = (n + r.n) * 2;
       hs_store_prefetch_item *g = hs_realloc(items, c * sizeof *g);
@@ -603,6 +706,92 @@ static void prefetch_reranks(const hs_vs_indexed *ix, const float *queries, size
   }
   if (n > 0) (void)hs_store_prefetch(items, n);
   hs_free(items);
+}
+
+/* One candidate of a query's shared re-rank: approximate distance, file. */
+typedef struct share_cand {
+  float d;
+  uint32_t file;
+} share_cand;
+
+static int share_cand_cmp(const void *a, const void *b) {
+  const share_cand *x = a, *y = b;
+  if (x->d < y->d) return -1;
+  if (x->d > y->d) return 1;
+  return (x->file > y->file) - (x->file < y->file);
+}
+
+/* With two or more PQ indexes: one re-rank budget per query over all
+ * files (README.md "IVF-PQ lists"). Each file's re-rank candidates
+ * (hs_vidx_search_cands) are merged, the best hs_vidx_pq_rerank(k) kept,
+ * and each file re-ranks its own among those (*out[f * nq + q]; SHARE_NONE:
+ * none, its search is skipped; 0: the file's own default, where its search
+ * has no PQ candidates). Instead of pq_rerank(k) rows per file: the
+ * same budget as one file's, so the exact rows a cold query fetches do not
+ * grow with the files. The same wherever the indexes live. *out NULL:
+ * fewer than two PQ indexes (nothing shared). */
+static hs_status rerank_shares(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
+                               size_t k, const hs_vidx_search_params *sp, uint32_t **out,
+                               hs_error *err) {
+  *out = NULL;
+  size_t pq = 0;
+  for (size_t f = 0; f < ix->n; f++)
+    pq += ix->vx[f] != NULL && hs_vidx_quant_kind(ix->vx[f]) == HS_QUANT_PQ && file_k(ix, f, k) > 0;
+  if (pq < 2 || nq == 0) return HS_OK;
+  uint32_t *share = hs_calloc(ix->n * nq, sizeof *share);
+  hs_vidx_cands *cands = hs_calloc(ix->n, sizeof *cands);
+  share_cand *all = NULL;
+  size_t all_cap = 0;
+  hs_status st = share != NULL && cands != NULL
+                     ? HS_OK
+                     : hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+  const uint32_t budget = hs_vidx_pq_rerank((uint32_t)k);
+  for (size_t q = 0; st == HS_OK && q < nq; q++) {
+    size_t m = 0;
+    for (size_t f = 0; st == HS_OK && f < ix->n; f++) {
+      cands[f].n = 0;
+      cands[f].applies = false;
+      if (ix->vx[f] == NULL || hs_vidx_quant_kind(ix->vx[f]) != HS_QUANT_PQ) continue;
+      size_t kf = file_k(ix, f, k);
+      if (kf == 0) continue;
+      st = hs_vidx_search_cands(ix->vx[f], queries + q * dim, (uint32_t)kf, sp, ix->allowed[f],
+                                &cands[f], err);
+      if (st != HS_OK) {
+        hs_error_prefix(err, "%s: ", ix->paths[f]);
+        break;
+      }
+      if (!cands[f].applies) continue;
+      if (m + cands[f].n > all_cap) {
+        size_t c = (m + cands[f].n) * 2;
+        share_cand *g = hs_realloc(all, c * sizeof *g);
+        if (g == NULL) {
+          st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
+          break;
+        }
+        all = g;
+        all_cap = c;
+      }
+      for (size_t i = 0; i < cands[f].n; i++)
+        all[m++] = (share_cand){cands[f].approx[i], (uint32_t)f};
+    }
+    if (st != HS_OK) break;
+    qsort(all, m, sizeof *all, share_cand_cmp);
+    for (size_t f = 0; f < ix->n; f++)
+      if (cands[f].applies) share[f * nq + q] = SHARE_NONE;
+    for (size_t i = 0; i < m && i < budget; i++) {
+      uint32_t *v = &share[all[i].file * nq + q];
+      *v = *v == SHARE_NONE ? 1 : *v + 1;
+    }
+  }
+  for (size_t f = 0; cands != NULL && f < ix->n; f++) hs_vidx_cands_free(&cands[f]);
+  hs_free(cands);
+  hs_free(all);
+  if (st != HS_OK) {
+    hs_free(share);
+    return st;
+  }
+  *out = share;
+  return HS_OK;
 }
 
 hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, size_t nq, size_t dim,
@@ -620,7 +809,14 @@ hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, si
   hs_status st = HS_OK;
   if (c.hits == NULL || c.st == NULL || c.err == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "vector search: out of memory");
-  if (st == HS_OK) prefetch_reranks(ix, queries, nq, dim, k, &c.sp);
+  uint32_t *share = NULL;
+  /* the probed lists' codes (partial indexes), then the shares, then the
+   * re-ranked rows: one wave each for all files */
+  if (st == HS_OK) prefetch_wave(ix, queries, nq, dim, k, &c.sp, NULL, hs_vidx_search_parts_reads);
+  if (st == HS_OK) st = rerank_shares(ix, queries, nq, dim, k, &c.sp, &share, err);
+  if (st == HS_OK) prefetch_wave(ix, queries, nq, dim, k, &c.sp, share, hs_vidx_search_reads);
+  c.share = share;
+  c.nq = nq;
   for (size_t f = 0; st == HS_OK && f < ix->n; f++) {
     if (ix->vx[f] == NULL) continue;
     c.k = file_k(ix, f, k);
@@ -645,6 +841,7 @@ hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, si
     }
   }
   for (uint32_t w = 0; c.hits != NULL && w < threads; w++) hs_free(c.hits[w]);
+  hs_free(share);
   hs_free(c.hits);
   hs_free(c.st);
   hs_free(c.err);

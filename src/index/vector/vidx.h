@@ -88,8 +88,10 @@ typedef struct hs_vidx_params {
 /* Defaults chosen by measurement (README.md says which numbers). */
 void hs_vidx_params_default(hs_vidx_params *p);
 
-/* The partition count chosen when hs_vidx_params.partitions is 0. */
+/* The partition count chosen when hs_vidx_params.partitions is 0 (PQ
+ * indexes: hs_vidx_default_partitions_pq, smaller lists read by range). */
 uint32_t hs_vidx_default_partitions(size_t n_indexed);
+uint32_t hs_vidx_default_partitions_pq(size_t n_indexed);
 
 /* Build the index of `n` vectors of `dim` floats (row-major; row i is data
  * file row i). `valid` is an Arrow validity bitmap (NULL: all valid); rows
@@ -143,6 +145,10 @@ typedef struct hs_vidx_search_params {
    * for every filter allowing two rows or more (tests use it); UINT32_MAX
    * always scans exactly. */
   uint32_t exact_rows;
+  /* PQ: a share of a re-rank budget spread over several indexes
+   * (hs_vidx_search_cands): re-rank exactly this many best candidates,
+   * even fewer than k (so fewer hits); 0: `rerank` as above. */
+  uint32_t rerank_share;
 } hs_vidx_search_params;
 
 typedef struct hs_vidx_hit {
@@ -196,6 +202,38 @@ hs_status hs_vidx_open_reads(hs_source *src, uint64_t offset, uint64_t len, hs_v
 hs_status hs_vidx_search_reads(const hs_vidx *x, const float *query, uint32_t k,
                                const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
                                hs_vidx_reads *out, hs_error *err);
+
+/* What hs_vidx_search(x, ...) will load of a partial index (a lean PQ
+ * index with IVF lists on an object store: README.md "IVF-PQ lists") that
+ * it has not loaded yet, appended to *out: the codes of the lists it
+ * probes (and the graph sections when it walks one). Nothing for other
+ * indexes. A caller searching several indexes fetches every file's ranges
+ * in one wave before hs_vidx_search_reads (whose walk needs the codes). */
+hs_status hs_vidx_search_parts_reads(const hs_vidx *x, const float *query, uint32_t k,
+                                     const hs_vidx_search_params *sp,
+                                     const roaring_bitmap_t *allowed, hs_vidx_reads *out,
+                                     hs_error *err);
+
+/* A PQ search's re-rank candidates: the approximate (code) distances of
+ * the rows hs_vidx_search would re-rank exactly, ascending (owned:
+ * hs_vidx_cands_free). `applies` false when the search would not re-rank
+ * PQ candidates (another quantizer, an exact scan, the exact fallback):
+ * nothing to share. A caller searching several PQ indexes merges their
+ * candidates, keeps the best hs_vidx_pq_rerank(k) over all of them, and
+ * searches each index with rerank_share = its count among those (one
+ * re-rank budget per query, not one per file; README.md "IVF-PQ lists"). */
+typedef struct hs_vidx_cands {
+  float *approx;
+  size_t n, cap;
+  bool applies;
+} hs_vidx_cands;
+void hs_vidx_cands_free(hs_vidx_cands *c);
+hs_status hs_vidx_search_cands(const hs_vidx *x, const float *query, uint32_t k,
+                               const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                               hs_vidx_cands *out, hs_error *err);
+/* PQ's default re-rank count for k (HS_VIDX_PQ_RERANK_K, _MIN above;
+ * HS_VIDX_PQ_RERANK=N overrides). */
+uint32_t hs_vidx_pq_rerank(uint32_t k);
 
 /* The same with the allow-set given as a flat bitset over the data file's
  * rows: row r is allowed when bit r % 64 of words[r / 64] is set (rows at

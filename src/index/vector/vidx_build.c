@@ -17,6 +17,9 @@
 /* Default IVF partitioning (hs_vidx_default_partitions; README.md). */
 #define HS_VIDX_ONE_GRAPH_ROWS 4000000u
 #define HS_VIDX_PARTITION_ROWS 2000000u
+/* PQ indexes: IVF lists of about sqrt(2 n) rows from HS_VIDX_PQ_IVF_ROWS
+ * indexed rows (hs_vidx_default_partitions_pq; README.md "IVF-PQ lists"). */
+#define HS_VIDX_PQ_IVF_ROWS 8192u
 
 void hs_vidx_params_default(hs_vidx_params *p) {
   memset(p, 0, sizeof *p);
@@ -215,6 +218,19 @@ uint32_t hs_vidx_default_partitions(size_t n_indexed) {
   return (uint32_t)((n_indexed + HS_VIDX_PARTITION_ROWS - 1) / HS_VIDX_PARTITION_ROWS);
 }
 
+uint32_t hs_vidx_default_partitions_pq(size_t n_indexed) {
+  /* A PQ index is for vectors that do not stay in memory (an object
+   * store): its search reads the codes of the probed lists only (lean
+   * partial open, README.md "IVF-PQ lists"), so the lists are small: about
+   * sqrt(n / 2) of them, which balances the centroids every query reads
+   * (P x dim floats) against the probed lists' codes (nprobe / P of n). */
+  uint32_t p = hs_vidx_default_partitions(n_indexed);
+  if (n_indexed < HS_VIDX_PQ_IVF_ROWS) return p;
+  uint32_t q = (uint32_t)(sqrt((double)n_indexed / 2.0) + 0.5);
+  if (q > HS_VIDX_PARTITIONS_MAX) q = HS_VIDX_PARTITIONS_MAX;
+  return q > p ? q : p;
+}
+
 static hs_status partition_rows(const hs_vidx_params *p, size_t dim, size_t n, uint32_t *n_parts,
                                 uint32_t *rows, float *vecs, float **centroids,
                                 hs_hnsw_part **parts_out, hs_error *err) {
@@ -325,7 +341,9 @@ hs_status hs_vidx_build(const float *vectors, size_t n, size_t dim, const uint8_
   size_t vec_bytes;
   if (!hs_mul_size(nidx, vdim * sizeof(float), &vec_bytes))
     return hs_error_set(err, HS_ERR_NOMEM, "vidx build: %zu x %zu vectors overflow", nidx, dim);
-  uint32_t n_parts = p.partitions ? p.partitions : hs_vidx_default_partitions(nidx);
+  uint32_t n_parts = p.partitions                  ? p.partitions
+                     : p.quant.kind == HS_QUANT_PQ ? hs_vidx_default_partitions_pq(nidx)
+                                                   : hs_vidx_default_partitions(nidx);
   if (n_parts > nidx) n_parts = nidx ? (uint32_t)nidx : 1;
   if (p.scan_codes != HS_VIDX_SCAN_CODES_AUTO && p.scan_codes != HS_VIDX_SCAN_CODES_NONE)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx build: scan codes %d", (int)p.scan_codes);

@@ -78,6 +78,11 @@ typedef struct hs_vidx_scratch {
   uint8_t *ser;   /* its roaring serialization */
   size_t ser_cap;
   hs_vidx_reads *collect; /* hs_vidx_search_reads: ranges go here, nothing is read */
+  /* hs_vidx_search_parts_reads: the probed lists' unloaded ranges go here */
+  hs_vidx_reads *collect_parts;
+  hs_vidx_cands *cands; /* hs_vidx_search_cands: the candidates go here */
+  hs_hnsw_cand *flat;   /* a flat list scan's best ef */
+  size_t flat_cap;
   struct hs_vidx_scratch *next;
 } hs_vidx_scratch;
 
@@ -112,6 +117,21 @@ struct hs_vidx {
   uint64_t vec_off; /* the section's offset in the source */
   uint32_t vec_crc;
   uint32_t fetch_batch; /* vectors per read buffer (vbuf) */
+  /* Partial (a lean PQ index with IVF lists on an object store: README.md
+   * "IVF-PQ lists"): the CODES, LINKS0 and UPPER sections are not read at
+   * open. A search loads the codes of the lists it probes into codes_buf
+   * (part_loaded[p] set once list p's are there, under mu) and the graph
+   * sections whole the first time it walks a list (links_loaded); a list
+   * scanned flat (hs_vidx_part_flat) needs no links. hs_vidx_validate loads
+   * everything, so it checks the sections' checksums. */
+  bool partial;
+  uint8_t *part_loaded; /* owned: n_parts flags (atomic loads, set under mu) */
+  uint8_t *codes_buf;   /* owned: n * code_size */
+  uint8_t links_loaded; /* atomic */
+  uint64_t sec_off[HS_VIDX_S_MAX + 1], sec_len[HS_VIDX_S_MAX + 1]; /* in the source */
+  uint32_t sec_crc[HS_VIDX_S_MAX + 1];
+  uint32_t idw;      /* the header's layer-0 id width */
+  uint64_t link_ids; /* and id count */
   /* SQ8: worst-case reconstruction error |x - x'| of an indexed row, in L2
    * (sqrt(sum (step/2)^2)) and L1 (sum step/2), with slack; the default
    * re-rank stops once no remaining candidate can enter the top-k. */
@@ -149,6 +169,14 @@ const uint64_t *hs_vidx_bits_pad(const hs_vidx *x, hs_vidx_scratch *s, const uin
  * NULL when out of memory or the serialization is not one it knows. */
 const uint64_t *hs_vidx_bits_from_roaring(const hs_vidx *x, hs_vidx_scratch *s,
                                           const roaring_bitmap_t *r);
+
+/* vidx_read.c, partial indexes: whether list p's codes (and, with walk,
+ * the graph) are loaded; the ranges that are not appended to r (false when
+ * out of memory); load them from the source (prefetched by the caller:
+ * from the object cache), checking the graph as the open checks it. */
+bool hs_vidx_part_ready(const hs_vidx *x, uint32_t p, bool walk);
+bool hs_vidx_part_missing(const hs_vidx *x, uint32_t p, bool walk, hs_vidx_reads *r);
+hs_status hs_vidx_part_load(hs_vidx *x, uint32_t p, bool walk, hs_error *err);
 
 /* vidx_search.c: append (off, len) to r (grown as needed); false when out
  * of memory (r is left as it was). */

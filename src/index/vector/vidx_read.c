@@ -100,6 +100,58 @@ static bool lean_for(const hs_source *src, hs_quant_kind qk) {
          !(resident != NULL && resident[0] == '1');
 }
 
+/* Whether a lean index opens partial (vidx_internal.h): PQ with IVF lists
+ * on an object store, where each query reads a few lists' codes by range
+ * instead of all of them (README.md "IVF-PQ lists"). HS_VIDX_PARTIAL=0
+ * turns it off (A/B in one binary). */
+static bool partial_for(const hs_source *src, bool lean, uint32_t quant, bool walk_float,
+                        uint32_t n_parts) {
+  const char *e = getenv("HS_VIDX_PARTIAL");
+  return lean && hs_source_is_remote(src) && quant == HS_QUANT_PQ && !walk_float && n_parts > 1 &&
+         !(e != NULL && e[0] == '0');
+}
+
+/* The sections a partial open leaves to the search. */
+static inline bool partial_section(uint32_t id) {
+  return id == HS_VIDX_S_LINKS0 || id == HS_VIDX_S_UPPER || id == HS_VIDX_S_CODES;
+}
+
+/* Link counts within capacity (search reads only [1, 1 + count)); a
+ * compact layer 0's offsets ascend from 0 to its id count by at most m0. */
+static hs_status check_links(const hs_vidx *x, hs_error *err) {
+  const hs_hnsw_graph *g = &x->g;
+  const uint64_t n = x->n;
+  if (g->off0 != NULL && (g->off0[0] != 0 || g->off0[n] != x->link_ids))
+    return CORRUPT("compact layer 0: offsets span [%u, %u), expected [0, %llu)", g->off0[0],
+                   g->off0[n], (unsigned long long)x->link_ids);
+  for (uint32_t i = 0; i < x->n; i++) {
+    if (g->off0 != NULL) {
+      if (g->off0[i + 1] < g->off0[i] || g->off0[i + 1] - g->off0[i] > x->m0)
+        return CORRUPT("compact layer 0: node %u has offsets [%u, %u) (degree at most %u)", i,
+                       g->off0[i], g->off0[i + 1], x->m0);
+    } else if (hs_hnsw_links(g, i, 0)[0] > x->m0) {
+      return CORRUPT("node %u: %u links on layer 0", i, hs_hnsw_links(g, i, 0)[0]);
+    }
+    for (uint32_t l = 1; l <= g->levels[i]; l++)
+      if (hs_hnsw_links(g, i, l)[0] > x->m)
+        return CORRUPT("node %u: %u links on layer %u", i, hs_hnsw_links(g, i, l)[0], l);
+  }
+  return HS_OK;
+}
+
+/* The graph's layer-0 and upper sections into g (sec: their bytes). */
+static void set_links(hs_vidx *x, const uint8_t *links0, const uint8_t *upper) {
+  hs_hnsw_graph *g = &x->g;
+  if (x->idw == 0) {
+    g->links0 = (uint32_t *)links0;
+  } else { /* offsets, then the ids (read only through hs_hnsw_neighbours_ro) */
+    g->off0 = (const uint32_t *)links0;
+    g->ids0 = links0 + ((uint64_t)x->n + 1) * 4;
+    g->idw = x->idw;
+  }
+  g->upper = (uint32_t *)upper;
+}
+
 static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error *err) {
   uint8_t h[HS_VIDX_HEADER_LEN];
   hs_status st = read_header(x->src, base, len, h, err);
@@ -175,6 +227,10 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   const uint8_t *sec[HS_VIDX_S_MAX + 1] = {0};
   bool vec_seen = false;
   x->lean = lean_for(x->src, x->quant_kind);
+  x->partial = partial_for(x->src, x->lean, quant, x->walk_float, x->n_parts);
+  x->idw = idw;
+  x->link_ids = link_ids;
+  bool seen[HS_VIDX_S_MAX + 1] = {false};
   uint32_t prev_id = 0;
   uint64_t prev_end = HS_VIDX_HEADER_LEN + table_len;
   for (uint32_t i = 0; i < ns; i++) {
@@ -193,7 +249,12 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
                      (unsigned long long)want[id]);
     if (id == HS_VIDX_S_QUANT) x->sec_quant_len = (size_t)slen;
     if (id == HS_VIDX_S_VECTORS) vec_seen = true;
-    if (id == HS_VIDX_S_VECTORS && x->lean) { /* read on demand, checked by validate */
+    seen[id] = true;
+    x->sec_off[id] = base + off;
+    x->sec_len[id] = slen;
+    x->sec_crc[id] = crc;
+    if (x->partial && partial_section(id)) continue; /* loaded by the search */
+    if (id == HS_VIDX_S_VECTORS && x->lean) {        /* read on demand, checked by validate */
       x->vec_off = base + off;
       x->vec_crc = crc;
       continue;
@@ -202,14 +263,16 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
     if (st != HS_OK) return st;
   }
   for (uint32_t id = HS_VIDX_S_ROWS; id <= HS_VIDX_S_PARTS; id++)
-    if (sec[id] == NULL && !(id == HS_VIDX_S_VECTORS && vec_seen))
+    if (sec[id] == NULL && !(id == HS_VIDX_S_VECTORS && vec_seen) &&
+        !(x->partial && partial_section(id) && seen[id]))
       return CORRUPT("section %u missing", id);
   /* Read buffers of at most 256 vectors or 256 KiB (at least one vector). */
   uint64_t batch = (256u << 10) / ((uint64_t)x->vdim * 4);
   x->fetch_batch = batch < 1 ? 1 : (batch > 256 ? 256 : (uint32_t)batch);
   if (x->n_parts > 1 && sec[HS_VIDX_S_CENTROIDS] == NULL) return CORRUPT("centroids missing");
   if (quant != HS_QUANT_NONE) {
-    if (sec[HS_VIDX_S_QUANT] == NULL || sec[HS_VIDX_S_CODES] == NULL)
+    if (sec[HS_VIDX_S_QUANT] == NULL ||
+        (sec[HS_VIDX_S_CODES] == NULL && !(x->partial && seen[HS_VIDX_S_CODES])))
       return CORRUPT("quantizer or codes missing");
     st = hs_quant_parse(sec[HS_VIDX_S_QUANT], x->sec_quant_len, &x->quant, err);
     if (st != HS_OK) return st;
@@ -219,6 +282,13 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
                      (int)hs_quant_kind_of(x->quant), hs_quant_code_size(x->quant),
                      hs_quant_dim(x->quant));
     x->codes = sec[HS_VIDX_S_CODES];
+    if (x->partial) { /* the lists' codes come as searches probe them */
+      x->codes_buf = hs_calloc((size_t)n * x->code_size + 1, 1);
+      x->part_loaded = hs_calloc(x->n_parts, 1);
+      if (x->codes_buf == NULL || x->part_loaded == NULL)
+        return hs_error_set(err, HS_ERR_NOMEM, "out of memory for %u codes", x->n);
+      x->codes = x->codes_buf;
+    }
     if (quant == HS_QUANT_SQ8) { /* steps: after "HSQ1", 4 u32 and dim mins */
       const uint8_t *steps = sec[HS_VIDX_S_QUANT] + 20 + 4 * (size_t)x->dim;
       double e2 = 0, e1 = 0;
@@ -246,14 +316,7 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   g->space = hs_vidx_space(x->metric);
   g->vectors = x->lean ? NULL : (const float *)sec[HS_VIDX_S_VECTORS];
   g->levels = sec[HS_VIDX_S_LEVELS];
-  if (idw == 0) {
-    g->links0 = (uint32_t *)sec[HS_VIDX_S_LINKS0];
-  } else { /* offsets, then the ids (read only through hs_hnsw_neighbours_ro) */
-    g->off0 = (const uint32_t *)sec[HS_VIDX_S_LINKS0];
-    g->ids0 = sec[HS_VIDX_S_LINKS0] + (n + 1) * 4;
-    g->idw = idw;
-  }
-  g->upper = (uint32_t *)sec[HS_VIDX_S_UPPER];
+  if (!x->partial) set_links(x, sec[HS_VIDX_S_LINKS0], sec[HS_VIDX_S_UPPER]);
   g->upper_blocks = upper_blocks;
   g->codes = x->codes;
   g->code_size = x->code_size;
@@ -291,22 +354,9 @@ static hs_status open_checked(hs_vidx *x, uint64_t base, uint64_t len, hs_error 
   if (blocks != upper_blocks)
     return CORRUPT("levels need %llu upper blocks, the file has %llu", (unsigned long long)blocks,
                    (unsigned long long)upper_blocks);
-  /* Link counts within capacity: search reads only [1, 1 + count); a
-   * compact layer 0's offsets ascend from 0 to its id count. */
-  if (g->off0 != NULL && (g->off0[0] != 0 || g->off0[n] != link_ids))
-    return CORRUPT("compact layer 0: offsets span [%u, %u), expected [0, %llu)", g->off0[0],
-                   g->off0[n], (unsigned long long)link_ids);
-  for (uint32_t i = 0; i < x->n; i++) {
-    if (g->off0 != NULL) {
-      if (g->off0[i + 1] < g->off0[i] || g->off0[i + 1] - g->off0[i] > x->m0)
-        return CORRUPT("compact layer 0: node %u has offsets [%u, %u) (degree at most %u)", i,
-                       g->off0[i], g->off0[i + 1], x->m0);
-    } else if (hs_hnsw_links(g, i, 0)[0] > x->m0) {
-      return CORRUPT("node %u: %u links on layer 0", i, hs_hnsw_links(g, i, 0)[0]);
-    }
-    for (uint32_t l = 1; l <= g->levels[i]; l++)
-      if (hs_hnsw_links(g, i, l)[0] > x->m)
-        return CORRUPT("node %u: %u links on layer %u", i, hs_hnsw_links(g, i, l)[0], l);
+  if (!x->partial) {
+    st = check_links(x, err);
+    if (st != HS_OK) return st;
   }
 
   /* Row lookups. */
@@ -392,16 +442,96 @@ hs_status hs_vidx_open_reads(hs_source *src, uint64_t offset, uint64_t len, hs_v
   bool walk_float = hs_load_u32le(h + HS_VIDX_H_WALK_FLOAT) == 1;
   bool lean =
       quant <= HS_QUANT_PQ && lean_for(src, walk_float ? HS_QUANT_NONE : (hs_quant_kind)quant);
+  bool partial = partial_for(src, lean, quant, walk_float, hs_load_u32le(h + HS_VIDX_H_PARTITIONS));
   for (uint32_t i = 0; i < ns; i++) {
     const uint8_t *e = table + i * HS_VIDX_SECTION_ENTRY_LEN;
     uint32_t id = hs_load_u32le(e);
     uint64_t off = hs_load_u64le(e + 8), slen = hs_load_u64le(e + 16);
-    if ((id == HS_VIDX_S_VECTORS && lean) || slen == 0 || off > len || slen > len - off ||
-        slen > SIZE_MAX / 2)
+    if ((id == HS_VIDX_S_VECTORS && lean) || (partial && partial_section(id)) || slen == 0 ||
+        off > len || slen > len - off || slen > SIZE_MAX / 2)
       continue;
     if (!hs_vidx_reads_add(out, offset + off, (size_t)slen))
       return hs_error_set(err, HS_ERR_NOMEM, "vidx open reads: out of memory");
   }
+  return HS_OK;
+}
+
+/* ------------------------------------------- partial indexes (lists) */
+
+bool hs_vidx_part_ready(const hs_vidx *x, uint32_t p, bool walk) {
+  if (!x->partial) return true;
+  if (walk && !__atomic_load_n(&x->links_loaded, __ATOMIC_ACQUIRE)) return false;
+  return __atomic_load_n(&x->part_loaded[p], __ATOMIC_ACQUIRE) != 0;
+}
+
+bool hs_vidx_part_missing(const hs_vidx *x, uint32_t p, bool walk, hs_vidx_reads *r) {
+  if (!x->partial) return true;
+  const hs_hnsw_part *pt = &x->parts[p];
+  if (!__atomic_load_n(&x->part_loaded[p], __ATOMIC_ACQUIRE) && pt->count > 0 &&
+      !hs_vidx_reads_add(r, x->sec_off[HS_VIDX_S_CODES] + (uint64_t)pt->start * x->code_size,
+                         (size_t)pt->count * x->code_size))
+    return false;
+  if (walk && !__atomic_load_n(&x->links_loaded, __ATOMIC_ACQUIRE)) {
+    if (x->sec_len[HS_VIDX_S_LINKS0] > 0 &&
+        !hs_vidx_reads_add(r, x->sec_off[HS_VIDX_S_LINKS0], (size_t)x->sec_len[HS_VIDX_S_LINKS0]))
+      return false;
+    if (x->sec_len[HS_VIDX_S_UPPER] > 0 &&
+        !hs_vidx_reads_add(r, x->sec_off[HS_VIDX_S_UPPER], (size_t)x->sec_len[HS_VIDX_S_UPPER]))
+      return false;
+  }
+  return true;
+}
+
+/* The graph sections whole, checked as a full open checks them; x->mu held. */
+static hs_status links_load(hs_vidx *x, hs_error *err) {
+  const uint8_t *l0 = NULL, *up = NULL;
+  hs_status st = section_view(x, HS_VIDX_S_LINKS0, 0, x->sec_off[HS_VIDX_S_LINKS0],
+                              x->sec_len[HS_VIDX_S_LINKS0], x->sec_crc[HS_VIDX_S_LINKS0], &l0, err);
+  if (st == HS_OK)
+    st = section_view(x, HS_VIDX_S_UPPER, 0, x->sec_off[HS_VIDX_S_UPPER],
+                      x->sec_len[HS_VIDX_S_UPPER], x->sec_crc[HS_VIDX_S_UPPER], &up, err);
+  if (st != HS_OK) return st;
+  set_links(x, l0, up);
+  st = check_links(x, err);
+  if (st != HS_OK) { /* never walked */
+    x->g.links0 = NULL;
+    x->g.off0 = NULL;
+    x->g.ids0 = NULL;
+    x->g.upper = NULL;
+    return st;
+  }
+  __atomic_store_n(&x->links_loaded, 1, __ATOMIC_RELEASE);
+  return HS_OK;
+}
+
+hs_status hs_vidx_part_load(hs_vidx *x, uint32_t p, bool walk, hs_error *err) {
+  if (hs_vidx_part_ready(x, p, walk)) return HS_OK;
+  pthread_mutex_lock(&x->mu);
+  hs_status st = HS_OK;
+  const hs_hnsw_part *pt = &x->parts[p];
+  if (!x->part_loaded[p]) {
+    if (pt->count > 0)
+      st = hs_source_read(x->src, x->sec_off[HS_VIDX_S_CODES] + (uint64_t)pt->start * x->code_size,
+                          (size_t)pt->count * x->code_size,
+                          x->codes_buf + (size_t)pt->start * x->code_size, err);
+    if (st == HS_OK) __atomic_store_n(&x->part_loaded[p], 1, __ATOMIC_RELEASE);
+  }
+  if (st == HS_OK && walk && !x->links_loaded) st = links_load(x, err);
+  pthread_mutex_unlock(&x->mu);
+  if (st != HS_OK)
+    hs_error_prefix(err, "vector index %s: list %u: ", hs_source_name(x->src), (unsigned)p);
+  return st;
+}
+
+/* Everything a partial open left out, and the codes' checksum (validate). */
+static hs_status load_all(hs_vidx *x, hs_error *err) {
+  if (!x->partial) return HS_OK;
+  for (uint32_t p = 0; p < x->n_parts; p++) {
+    hs_status st = hs_vidx_part_load(x, p, p == 0, err);
+    if (st != HS_OK) return st;
+  }
+  if (crc_of(x->codes_buf, (uint64_t)x->n * x->code_size) != x->sec_crc[HS_VIDX_S_CODES])
+    return CORRUPT("section %u: checksum mismatch", HS_VIDX_S_CODES);
   return HS_OK;
 }
 
@@ -420,6 +550,7 @@ void hs_vidx_free(hs_vidx *x) {
     hs_free(s->ids);
     hs_free(s->bits);
     hs_free(s->ser);
+    hs_free(s->flat);
     hs_free(s);
   }
   pthread_mutex_destroy(&x->mu);
@@ -431,6 +562,8 @@ void hs_vidx_free(hs_vidx *x) {
   hs_quant_free(x->quant);
   if (x->indexed) roaring_bitmap_free(x->indexed);
   hs_free(x->indexed_bits);
+  hs_free(x->codes_buf);
+  hs_free(x->part_loaded);
   for (int i = 0; i <= HS_VIDX_S_MAX; i++) hs_buf_free(&x->owned[i]);
   hs_source_unref(x->src);
   hs_free(x);
@@ -455,6 +588,8 @@ static hs_status check_vectors(const hs_vidx *x, const float *v, uint32_t first,
 
 hs_status hs_vidx_validate(const hs_vidx *x, hs_error *err) {
   const hs_hnsw_graph *g = &x->g;
+  hs_status lst = load_all((hs_vidx *)x, err); /* a partial index: what its searches load */
+  if (lst != HS_OK) return lst;
   for (uint32_t pi = 0; pi < x->n_parts; pi++) {
     const hs_hnsw_part *p = &x->parts[pi];
     if (p->count == 0) continue;

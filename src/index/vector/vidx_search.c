@@ -111,6 +111,11 @@ static size_t pq_rerank(uint32_t k) {
   return r > HS_VIDX_PQ_RERANK_MIN ? r : HS_VIDX_PQ_RERANK_MIN;
 }
 
+uint32_t hs_vidx_pq_rerank(uint32_t k) {
+  size_t r = pq_rerank(k);
+  return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+}
+
 /* Nodes an unfiltered walk of one partition of `part_n` nodes scores. */
 static double walk_visits(double ef, double part_n) {
   double v = HS_PLAN_WALK_V0 + HS_PLAN_WALK_V1 * ef;
@@ -687,6 +692,16 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
                               bool codes, hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
   uint32_t n = 0;
   scan_sink sk = {NULL, 0, 0, 0};
+  if (s->cands != NULL) { /* hs_vidx_search_cands: an exact scan has none to share */
+    s->cands->applies = false;
+    s->cands->n = 0;
+    *n_hits = 0;
+    return HS_OK;
+  }
+  if (s->collect_parts != NULL) { /* reads no list */
+    *n_hits = 0;
+    return HS_OK;
+  }
   if (s->collect != NULL) { /* hs_vidx_search_reads: the ranges only (of every allowed row) */
     if (x->lean && hs_source_is_remote(x->src)) prefetch_rows(x, s, allowed, words, nwords);
     *n_hits = 0;
@@ -750,6 +765,71 @@ static uint32_t choose_probes(const hs_vidx *x, hs_vidx_scratch *s, const float 
   return nprobe;
 }
 
+/* Whether a probed list of a PQ index is scanned flat instead of walked:
+ * when the cost model's walk would score every node of it anyway
+ * (walk_visits at ef reaches the list's size). The flat scan scores every
+ * node, so it finds a superset of what the walk reaches (the same when the
+ * graph is connected), and it needs the codes only, not the links: a
+ * partial index then reads a probed list's codes, one range (README.md
+ * "IVF-PQ lists"). The same rule wherever the index lives. */
+static bool part_flat(const hs_vidx *x, const hs_hnsw_part *p, uint32_t ef) {
+  return x->quant_kind == HS_QUANT_PQ && !x->walk_float &&
+         (double)p->count <= HS_PLAN_WALK_V0 + HS_PLAN_WALK_V1 * (double)ef;
+}
+
+/* The best ef allowed nodes of list `p` by code distance (a walk that
+ * reaches every node keeps the same), in s->flat; SIZE_MAX when out of
+ * memory. */
+static size_t flat_scan(const hs_vidx *x, hs_vidx_scratch *s, const hs_hnsw_part *p,
+                        const hs_quant_query *qq, uint32_t ef, const hs_hnsw_filter *f,
+                        hs_hnsw_cand **out) {
+  if (ef == 0) ef = 1;
+  if (!grow((void **)&s->flat, &s->flat_cap, ef, sizeof *s->flat)) return SIZE_MAX;
+  const size_t cs = x->code_size;
+  uint32_t n = 0;
+  for (uint32_t i = p->start; i < p->start + p->count; i++) {
+    if (f != NULL) {
+      uint32_t r = f->rows != NULL ? f->rows[i] : i;
+      if (!((f->bits[r >> 6] >> (r & 63)) & 1)) continue;
+    }
+    float d = hs_quant_distance(qq, x->codes + (size_t)i * cs);
+    if (n == ef && !(d < s->flat[0].d)) continue;
+    cand_offer(s->flat, &n, ef, (hs_hnsw_cand){d, i});
+  }
+  *out = s->flat;
+  return n;
+}
+
+/* A partial index: the probed lists' codes (and the graph when one is
+ * walked) loaded, fetched together first (one wave: io.h); under
+ * hs_vidx_search_parts_reads only noted (*collected). */
+static hs_status parts_ready(const hs_vidx *x, hs_vidx_scratch *s, uint32_t np, uint32_t ef,
+                             bool *collected, hs_error *err) {
+  *collected = false;
+  if (!x->partial) return HS_OK;
+  hs_vidx_reads need = {0};
+  hs_vidx_reads *r = s->collect_parts != NULL ? s->collect_parts : &need;
+  for (uint32_t i = 0; i < np; i++) {
+    const hs_hnsw_part *part = &x->parts[s->probe[i]];
+    if (!hs_vidx_part_missing(x, s->probe[i], !part_flat(x, part, ef), r)) {
+      hs_vidx_reads_free(&need);
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    }
+  }
+  if (s->collect_parts != NULL) {
+    *collected = true;
+    return HS_OK;
+  }
+  if (need.n > 0) hs_source_prefetch(x->src, need.off, need.len, need.n);
+  hs_vidx_reads_free(&need);
+  for (uint32_t i = 0; i < np; i++) {
+    const hs_hnsw_part *part = &x->parts[s->probe[i]];
+    hs_status st = hs_vidx_part_load((hs_vidx *)x, s->probe[i], !part_flat(x, part, ef), err);
+    if (st != HS_OK) return st;
+  }
+  return HS_OK;
+}
+
 /* The allow-set of one search: a roaring bitmap or caller words (at most
  * one set; neither: every row). */
 typedef struct allow_in {
@@ -807,6 +887,12 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     ef = e >= (double)x->n ? x->n : (uint32_t)e;
   }
   uint32_t np = choose_probes(x, s, q, nprobe);
+  bool collected = false;
+  hs_status pst = parts_ready(x, s, np, ef, &collected, err);
+  if (pst != HS_OK || collected) {
+    *n_hits = 0;
+    return pst;
+  }
   hs_quant_query *qq = NULL;
   if (x->quant != NULL && !x->walk_float) { /* scan codes are not walked */
     hs_status st = hs_quant_query_make(x->quant, q, &qq, err);
@@ -816,8 +902,13 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   for (uint32_t i = 0; i < np; i++) {
     hs_hnsw_cand *c;
     const hs_hnsw_part *part = &x->parts[s->probe[i]];
-    size_t got = qq ? hs_hnsw_search_quant(&x->g, part, q, qq, ef, f, &s->hs, &c)
-                    : hs_hnsw_search(&x->g, part, q, ef, f, &s->hs, &c);
+    size_t got = qq && part_flat(x, part, ef) ? flat_scan(x, s, part, qq, ef, f, &c)
+                 : qq ? hs_hnsw_search_quant(&x->g, part, q, qq, ef, f, &s->hs, &c)
+                      : hs_hnsw_search(&x->g, part, q, ef, f, &s->hs, &c);
+    if (got == SIZE_MAX) {
+      hs_quant_query_free(qq);
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    }
     if (!grow((void **)&s->all, &s->all_cap, total + got, sizeof *s->all)) {
       hs_quant_query_free(qq);
       return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
@@ -833,15 +924,27 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
-    size_t rerank = sp && sp->rerank               ? sp->rerank
+    const bool share = sp && sp->rerank_share && x->quant_kind == HS_QUANT_PQ;
+    size_t rerank = share                          ? sp->rerank_share
+                    : sp && sp->rerank             ? sp->rerank
                     : x->quant_kind == HS_QUANT_PQ ? pq_rerank(k)
                                                    : total;
     bool bounded =
         !(sp && sp->rerank) && x->quant_kind == HS_QUANT_SQ8 && x->metric != HS_METRIC_IP;
-    if (rerank < k) rerank = k;
-    if (rerank < total || bounded) {
+    if (rerank < k && !share) rerank = k;
+    if (rerank < total || bounded || s->cands != NULL) {
       qsort(s->all, total, sizeof *s->all, cand_cmp_approx);
       if (rerank < total) total = rerank;
+    }
+    if (s->cands != NULL) { /* hs_vidx_search_cands: the approximate distances only */
+      hs_vidx_cands *o = s->cands;
+      o->applies = x->quant_kind == HS_QUANT_PQ;
+      if (o->applies && !grow((void **)&o->approx, &o->cap, total, sizeof *o->approx))
+        return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+      for (size_t i = 0; o->applies && i < total; i++) o->approx[i] = s->all[i].d;
+      o->n = o->applies ? total : 0;
+      *n_hits = 0;
+      return HS_OK;
     }
     if (x->lean && hs_source_is_remote(x->src)) { /* their rows in one wave (io.h) */
       size_t m =
@@ -877,6 +980,12 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     *n_hits = n;
     return HS_OK;
   }
+  if (s->cands != NULL) {
+    s->cands->applies = false;
+    s->cands->n = 0;
+    *n_hits = 0;
+    return HS_OK;
+  }
   for (size_t i = 0; i < total; i++) {
     uint32_t id = s->all[i].id;
     hs_vidx_hit h = x->metric == HS_METRIC_IP
@@ -889,9 +998,16 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   return HS_OK;
 }
 
+/* What a search_impl call produces besides hits: nothing (a search), the
+ * re-ranked rows' ranges, the probed lists' ranges, or the candidates. */
+typedef struct search_mode {
+  hs_vidx_reads *rows, *parts;
+  hs_vidx_cands *cands;
+} search_mode;
+
 static hs_status search_impl(const hs_vidx *x, const float *query, uint32_t k,
                              const hs_vidx_search_params *sp, allow_in a, hs_vidx_hit *hits,
-                             uint32_t *n_hits, hs_vidx_reads *collect, hs_error *err) {
+                             uint32_t *n_hits, search_mode mode, hs_error *err) {
   if (n_hits != NULL) *n_hits = 0;
   if (x == NULL || query == NULL || hits == NULL || n_hits == NULL)
     return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search: missing index, query or output");
@@ -920,9 +1036,13 @@ static hs_status search_impl(const hs_vidx *x, const float *query, uint32_t k,
   } else {
     memcpy(s->q, query, (size_t)x->dim * sizeof *s->q);
   }
-  s->collect = collect;
+  s->collect = mode.rows;
+  s->collect_parts = mode.parts;
+  s->cands = mode.cands;
   hs_status st = search_in(x, s, k, sp, a, hits, n_hits, err);
   s->collect = NULL;
+  s->collect_parts = NULL;
+  s->cands = NULL;
   scratch_put(mx, s);
   return st;
 }
@@ -930,7 +1050,8 @@ static hs_status search_impl(const hs_vidx *x, const float *query, uint32_t k,
 hs_status hs_vidx_search(const hs_vidx *x, const float *query, uint32_t k,
                          const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
                          hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
-  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, hits, n_hits, NULL, err);
+  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, hits, n_hits, (search_mode){0},
+                     err);
 }
 
 hs_status hs_vidx_search_reads(const hs_vidx *x, const float *query, uint32_t k,
@@ -942,7 +1063,46 @@ hs_status hs_vidx_search_reads(const hs_vidx *x, const float *query, uint32_t k,
   /* hits: the collecting search stops before it scores a row */
   hs_vidx_hit none[1];
   uint32_t n = 0;
-  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, none, &n, out, err);
+  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, none, &n,
+                     (search_mode){out, NULL, NULL}, err);
+}
+
+hs_status hs_vidx_search_parts_reads(const hs_vidx *x, const float *query, uint32_t k,
+                                     const hs_vidx_search_params *sp,
+                                     const roaring_bitmap_t *allowed, hs_vidx_reads *out,
+                                     hs_error *err) {
+  if (out == NULL)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search parts reads: missing output");
+  if (x == NULL || !x->partial) return HS_OK; /* loads nothing */
+  hs_vidx_hit none[1];
+  uint32_t n = 0;
+  return search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, none, &n,
+                     (search_mode){NULL, out, NULL}, err);
+}
+
+void hs_vidx_cands_free(hs_vidx_cands *c) {
+  if (c == NULL) return;
+  hs_free(c->approx);
+  memset(c, 0, sizeof *c);
+}
+
+hs_status hs_vidx_search_cands(const hs_vidx *x, const float *query, uint32_t k,
+                               const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                               hs_vidx_cands *out, hs_error *err) {
+  if (out == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search cands: no output");
+  out->n = 0;
+  out->applies = false;
+  if (x == NULL || x->quant_kind != HS_QUANT_PQ) return HS_OK;
+  hs_vidx_hit none[1];
+  uint32_t n = 0;
+  out->applies = true; /* unless the search takes a path without PQ candidates */
+  hs_status st = search_impl(x, query, k, sp, (allow_in){allowed, NULL, 0}, none, &n,
+                             (search_mode){NULL, NULL, out}, err);
+  if (st != HS_OK || x->n == 0) {
+    out->applies = false;
+    out->n = 0;
+  }
+  return st;
 }
 
 hs_status hs_vidx_search_bits(const hs_vidx *x, const float *query, uint32_t k,
@@ -953,5 +1113,5 @@ hs_status hs_vidx_search_bits(const hs_vidx *x, const float *query, uint32_t k,
                         nwords);
   static const uint64_t none = 0;
   return search_impl(x, query, k, sp, (allow_in){NULL, words ? words : &none, nwords}, hits, n_hits,
-                     NULL, err);
+                     (search_mode){0}, err);
 }
