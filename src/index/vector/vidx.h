@@ -24,6 +24,9 @@
  * scans with pread (resident memory: graph + codes), and hs_vidx_validate
  * checks that section's checksum.
  * HS_VIDX_RESIDENT=1 in the environment restores the mapped behaviour.
+ * A lean PQ index with IVF lists on an object store opens "partial": its
+ * codes and links are loaded by the searches that need them, a probed
+ * list's codes by range (README.md "IVF-PQ lists"; HS_VIDX_PARTIAL=0: off).
  *
  * Ownership: hs_vidx_build appends to a caller-owned hs_buf (reserving room
  * for the whole file once and building its large sections there in place:
