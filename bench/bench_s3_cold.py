@@ -314,6 +314,9 @@ def main():
     ap.add_argument("--cold", type=int, default=7, help="cold queries (processes) per cell")
     ap.add_argument("--warm", type=int, default=20, help="warm queries per cell")
     ap.add_argument("--kind", default="ivf_pq", help="our vector index kind")
+    ap.add_argument("--no-pq-lists", dest="pq_lists", action="store_false",
+                    help="ivf_pq with the default partitioning (one graph a file) instead of "
+                         "IVF lists of ~sqrt(2 n) rows")
     ap.add_argument("--lance", default=None, help="python of a venv with lancedb")
     a = ap.parse_args()
     if not os.access(VERSITYGW, os.X_OK):
@@ -340,7 +343,10 @@ def main():
                     w.write_table(p)
         t.add_index("category", "bitmap")
         t.add_index("tag", "bitmap")
-        t.add_index("emb", a.kind)
+        vparams = {}
+        if a.kind == "ivf_pq" and a.pq_lists:  # lists of ~sqrt(2 n) rows (README "IVF-PQ lists")
+            vparams["partitions"] = max(1, round((a.rows / a.files / 2) ** 0.5))
+        t.add_index("emb", a.kind, **vparams)
         build_s = time.perf_counter() - t0
         allv, ids = np.concatenate(allv), np.concatenate(ids)
         cats, tags = np.concatenate(cats), np.concatenate(tags)

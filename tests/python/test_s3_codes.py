@@ -69,7 +69,9 @@ def test_cold_search_reads_probed_codes_only_and_answers_as_local(s3, tmp_path):
         remote.write(p)
         local.write(p)
     for t in (remote, local):
-        t.add_index("emb", "ivf_pq")
+        # IVF lists of ~sqrt(2 n) rows, the layout a partial open reads by range
+        # (hs_vidx_default_partitions_pq; asked for, not the default)
+        t.add_index("emb", "ivf_pq", partitions=round((ROWS / 2) ** 0.5))
     allv = np.concatenate([p["emb"].combine_chunks().values.to_numpy().reshape(-1, DIM)
                            for p in parts])
     rng = np.random.default_rng(8)

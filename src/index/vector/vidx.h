@@ -91,8 +91,9 @@ typedef struct hs_vidx_params {
 /* Defaults chosen by measurement (README.md says which numbers). */
 void hs_vidx_params_default(hs_vidx_params *p);
 
-/* The partition count chosen when hs_vidx_params.partitions is 0 (PQ
- * indexes: hs_vidx_default_partitions_pq, smaller lists read by range). */
+/* The partition count chosen when hs_vidx_params.partitions is 0; and
+ * the smaller lists a PQ index on an object store is read by range with
+ * (README.md "IVF-PQ lists"), for a caller to pass as partitions. */
 uint32_t hs_vidx_default_partitions(size_t n_indexed);
 uint32_t hs_vidx_default_partitions_pq(size_t n_indexed);
 
