@@ -39,8 +39,9 @@ ICEBERG_SPARK_JAR = os.path.join(REPO_ROOT, "build", "jars",
                                  "iceberg-spark-runtime-3.5_2.12-1.12.0.jar")
 # Our connector (java/spark-hyperstream, built by scripts/build_java.sh):
 # format("hyperstream") in the same session as Spark's own Iceberg reader.
-HS_SPARK_JAR = os.path.join(REPO_ROOT, "java", "spark-hyperstream", "target",
-                            "spark-hyperstream-0.1.0.jar")
+# HS_SPARK_JAR overrides it (benchmarks' A/B runs of two builds of the connector).
+HS_SPARK_JAR = os.environ.get("HS_SPARK_JAR") or os.path.join(
+    REPO_ROOT, "java", "spark-hyperstream", "target", "spark-hyperstream-0.1.0.jar")
 CATALOG = "hs_spark"
 HS_CATALOG = "hs"
 
@@ -153,6 +154,27 @@ def spark_arrow(spark, sql):
 
 
 # ------------------------------------------------------------ canonical rows
+
+
+_JOB_GROUPS = iter(range(1 << 62))
+
+
+def job_count(spark, fn):
+    """How many Spark jobs one call of fn starts, from Spark's own status
+    tracker: fn runs in a job group of its own, and Spark's listener bus (which
+    fills the status store) is drained before and after. Returns (jobs, fn())."""
+    sc = spark.sparkContext
+    bus = sc._jsc.sc().listenerBus()
+    bus.waitUntilEmpty(30000)
+    group = f"hs-job-count-{next(_JOB_GROUPS)}"
+    sc.setJobGroup(group, "counted")
+    try:
+        out = fn()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    bus.waitUntilEmpty(30000)
+    return len(sc.statusTracker().getJobIdsForGroup(group)), out
 
 
 def logical_type(t):

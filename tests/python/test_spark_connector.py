@@ -26,7 +26,7 @@ import pyarrow as pa
 import pytest
 
 from random_filters import combine, float_filter, float_table
-from spark_util import CATALOG, diff_tables, spark_arrow
+from spark_util import CATALOG, diff_tables, job_count, spark_arrow
 
 DIM = 8
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
@@ -398,31 +398,52 @@ def test_vector_topk_equals_python(spark, spark_table, hdb):
         compare(f"hnsw q{j}", q, 10, None)
         compare(f"hnsw q{j}", q, 15, "cat <> 'b'")
         compare(f"forced exact q{j}", q, 10, None, exact="true")
-    # Distributed (one task per file, merged on the driver) gives the same
-    # rows as the driver's own search, which a small table gets by default.
+    # Distributed (one Spark job: tasks search runs of consecutive files, the
+    # driver merges them) gives the same rows as the driver's own search, which
+    # a small table gets by default: by default min(files, Spark's default
+    # parallelism) tasks, or files-per-task 1 (5 tasks) and 2 (3 tasks of
+    # 2, 2 and 1 files: ties across runs and within one).
     for j, q in enumerate(qs):
-        compare(f"distributed hnsw q{j}", q, 15, "cat <> 'b'", **{"vector-driver-rows": 0})
-        compare(f"distributed exact q{j}", q, 25, "cat = 'a' AND qty > 40",
-                **{"vector-driver-rows": 0, "exact": "true"})
-    reset_metrics(spark)
-    got = _search_ours(spark, path, qs[0], 10, **{"vector-driver-rows": 0})
-    m = metrics(spark)
-    assert got.num_rows == 10 and m["tasks"] == 5 and m["vectorFilesIndexed"] == 5, m
-    reset_metrics(spark)
-    got = _search_ours(spark, path, qs[0], 10)
-    m = metrics(spark)
-    assert got.num_rows == 10 and m["tasks"] == 0 and m["vectorFilesIndexed"] == 5, m
-    # The driver's search is a local table scan (no Spark job); the
-    # distributed one is our scan, one partition of the merged rows.
-    def plan(**extra):
+        for fpt in (None, 1, 2):
+            extra = {"vector-driver-rows": 0}
+            if fpt:
+                extra["files-per-task"] = fpt
+            compare(f"distributed hnsw q{j} fpt={fpt}", q, 15, "cat <> 'b'", **extra)
+            compare(f"distributed exact q{j} fpt={fpt}", q, 25, "cat = 'a' AND qty > 40",
+                    exact="true", **extra)
+            compare(f"distributed hnsw q{j} fpt={fpt}", q, 1000, None, **extra)
+    # Spark jobs per search, from Spark's status tracker (rows collected as
+    # Rows: an Arrow collect of a local table scan runs a job of its own): the
+    # driver's search runs none (a local table scan), the distributed one
+    # exactly one (its tasks); local-scan false adds the task handing over the rows.
+    def reader(**extra):
         r = spark.read.format("hyperstream").option("vector_column", "emb").option("k", 10) \
             .option("query_vector", ",".join(repr(float(x)) for x in qs[0]))
         for key, v in extra.items():
             r = r.option(key, str(v))
-        return r.load(path).select("id")._jdf.queryExecution().executedPlan().toString()
-    local, dist = plan(), plan(**{"vector-driver-rows": 0})
-    assert "LocalTableScan" in local and "HyperStreamScan" not in local, local
-    assert "HyperStreamScan" in dist and "vector_column=emb" in dist, dist
+        return r.load(path).select("id", "distance")
+    want = t.search("emb", qs[0], k=10, columns=["id"])
+    want = list(zip(want.column("id").to_pylist(), want.column("distance").to_pylist()))
+    tasks = min(5, spark.sparkContext.defaultParallelism)
+    for extra, want_jobs, want_tasks in [({}, 0, 0), ({"vector-driver-rows": 0}, 1, tasks),
+                                         ({"vector-driver-rows": 0, "files-per-task": 2}, 1, 3),
+                                         ({"local-scan": "false"}, 1, 0),
+                                         ({"local-scan": "false", "vector-driver-rows": 0}, 2,
+                                          tasks)]:
+        reset_metrics(spark)
+        jobs, got = job_count(spark, lambda: reader(**extra).collect())
+        m = metrics(spark)
+        assert (jobs, m["tasks"]) == (want_jobs, want_tasks), (extra, jobs, m)
+        assert [(r.id, r.distance) for r in got] == want, (extra, got, want)
+        assert m["vectorFilesIndexed"] == 5, (extra, m)
+    # The search's rows are a local table scan either way (local-scan false:
+    # our scan, one partition of the merged rows).
+    for extra in [{}, {"vector-driver-rows": 0}]:
+        local = reader(**extra)._jdf.queryExecution().executedPlan().toString()
+        assert "LocalTableScan" in local and "HyperStreamScan" not in local, (extra, local)
+        scan = reader(**extra, **{"local-scan": "false"})._jdf.queryExecution() \
+            .executedPlan().toString()
+        assert "HyperStreamScan" in scan and "vector_column=emb" in scan, (extra, scan)
     # The top-k relation is a table: Spark's WHERE and ORDER BY apply to the k rows.
     rel = _search_ours(spark, path, qs[0], 20, columns="id, cat, distance",
                        tail=" ORDER BY distance DESC")

@@ -11,12 +11,12 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * A vector top-k the driver answers itself (HsVectorPlan: at most
- * {@code vector-driver-rows} planned rows) as a Spark LocalScan: Spark plans
- * its k rows as a local table scan, so the query runs no job at all (no task
- * launch, no partition sent and read back), which is most of a small
- * search's cost in Spark. The rows are the search's, in its order; the scan
- * runs once, when Spark plans the query.
+ * A vector top-k as a Spark LocalScan: Spark plans its k rows as a local
+ * table scan, so handing them over runs no job (no task launch, no partition
+ * sent and read back). The search runs once, when Spark plans the query: on
+ * the driver itself (at most {@code vector-driver-rows} planned rows: no job
+ * at all), or as the one job of the distributed search (HsVectorPlan). The
+ * rows are the search's, in its order.
  */
 final class HsLocalVectorScan implements LocalScan {
   private final HsScan scan;

@@ -14,13 +14,15 @@ import java.util.Map;
  * {@code branch}; vector search: {@code vector_column}, {@code query_vector}
  * ("[0.1, 0.2]" or "0.1,0.2"), {@code k} (default 10), {@code metric},
  * {@code filter} (SQL WHERE text: the search's pre-filter), {@code ef_search},
- * {@code nprobe}, {@code exact}; tasks: {@code files-per-task} (files per task;
- * unset: by work, see HsScan), {@code rows-per-task} (candidate rows packed into
- * one task, default 1,000,000); {@code vector-driver-rows} (a top-k over at most
- * this many planned rows runs on the driver, no Spark job for the search;
- * default 2,000,000; 0: always distributed); {@code local-scan} (default true:
- * such a driver-side top-k is a LocalScan, no Spark job at all; false: its k
- * rows go through one task).
+ * {@code nprobe}, {@code exact}; tasks: {@code files-per-task} (files per task,
+ * a distributed top-k's too; unset: by work, see HsScan, and for a top-k
+ * min(files, Spark's default parallelism) tasks, see HsVectorPlan),
+ * {@code rows-per-task} (candidate rows packed into one task, default
+ * 1,000,000); {@code vector-driver-rows} (a top-k over at most this many
+ * planned rows runs on the driver, no Spark job for the search; default
+ * 2,000,000; 0: always distributed, one job); {@code local-scan} (default
+ * true: a top-k's k rows are a LocalScan, no job to hand them over; false:
+ * they go through one task).
  */
 public final class HsOptions implements Serializable {
   private static final long serialVersionUID = 1L;

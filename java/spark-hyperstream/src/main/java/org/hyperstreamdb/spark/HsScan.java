@@ -125,11 +125,6 @@ final class HsScan implements Scan, Batch, SupportsReportStatistics {
     return c.toArray(new String[0]);
   }
 
-  /** Whether the top-k runs on the driver (HsVectorPlan.onDriver: few enough planned rows). */
-  boolean searchedOnDriver() {
-    return vector != null && HsVectorPlan.onDriver(table, splits());
-  }
-
   @Override
   public synchronized InputPartition[] planInputPartitions() {
     if (parts == null) parts = plan();

@@ -127,12 +127,16 @@ final class HsScanBuilder
     return topN == null;
   }
 
-  /** A top-k the driver answers (HsVectorPlan.onDriver) is a LocalScan: no Spark job. */
+  /**
+   * A top-k is a LocalScan: its k rows are known while the query is planned
+   * (searched on the driver, or by the distributed search's one job:
+   * HsVectorPlan), so Spark runs no further job to hand them over. Option
+   * {@code local-scan} false: they go through one task instead.
+   */
   @Override
   public Scan build() {
     VectorSpec v = topN != null ? topN : VectorSpec.of(table.opts);
     HsScan s = new HsScan(table, required, filterSql, limit, v);
-    return v != null && table.opts.localScan && s.searchedOnDriver() ? new HsLocalVectorScan(s)
-                                                                       : s;
+    return v != null && table.opts.localScan ? new HsLocalVectorScan(s) : s;
   }
 }

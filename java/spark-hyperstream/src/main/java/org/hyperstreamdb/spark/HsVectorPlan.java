@@ -29,18 +29,21 @@ import org.hyperstreamdb.jni.VectorResult;
  * Vector top-k over a table. Up to {@code vector-driver-rows} planned rows
  * the driver runs the whole search itself (no job: Spark's fixed cost is
  * most of a small search). Beyond, distributed: one Spark job (run while the
- * query is planned) whose tasks each search one data file
- * (hs_table_vector_search_split: its vector index or exact scoring, the
- * pre-filter as allowed rows) and send back their top k as Arrow IPC; the
- * driver merges them in the global order (distance, plan index, order in the
- * split), keeps min(k, matches) rows and hands them to one partition. The
- * order is hs_table_vector_search's, so the rows equal the Python API's.
+ * query is planned) whose tasks each search a run of consecutive data files
+ * in plan order (hs_table_vector_search_split: each file's vector index or
+ * exact scoring, the pre-filter as allowed rows; the task's top k in
+ * (distance, plan index, row) order) and send it back as Arrow IPC; the
+ * driver merges them in the global order, keeps min(k, matches) rows and
+ * (HsScanBuilder: a LocalScan) hands them to Spark as a local table, so the
+ * search is that one job. Runs are contiguous in plan order, so a stable
+ * merge by distance, task by task, is hs_table_vector_search's order: the
+ * rows equal the Python API's, ties included.
  */
 final class HsVectorPlan {
   private HsVectorPlan() {}
 
-  /** One split's search, run on an executor. */
-  static final class SplitSearch implements Function<Split, byte[]>, Serializable {
+  /** One task's search (a run of consecutive files), run on an executor. */
+  static final class SplitSearch implements Function<Split[], byte[]>, Serializable {
     private static final long serialVersionUID = 1L;
     final String path;
     final String version;
@@ -55,11 +58,12 @@ final class HsVectorPlan {
     }
 
     @Override
-    public byte[] call(Split s) throws IOException {
+    public byte[] call(Split[] run) throws IOException {
       try (BufferAllocator a = HsMemory.child("vector");
           HsTableCache.Lease l = HsTableCache.borrow(path, version)) {
-        HsTable.VectorRequest r = request(o, s.snapshotId(), columns);
-        r.paths = new String[] {s.path()};
+        HsTable.VectorRequest r = request(o, run[0].snapshotId(), columns);
+        r.paths = new String[run.length];
+        for (int i = 0; i < run.length; i++) r.paths[i] = run[i].path();
         try (VectorResult res = l.table().vectorSearch(a, r)) {
           long[] m = new long[HsMetrics.NAMES.length];
           m[8] = 1;
@@ -101,13 +105,11 @@ final class HsVectorPlan {
 
   private static final class Hit {
     final float distance;
-    final long planIndex;
-    final int split, batch, row;
+    final int run, batch, row;
 
-    Hit(float distance, long planIndex, int split, int batch, int row) {
+    Hit(float distance, int run, int batch, int row) {
       this.distance = distance;
-      this.planIndex = planIndex;
-      this.split = split;
+      this.run = run;
       this.batch = batch;
       this.row = row;
     }
@@ -120,11 +122,52 @@ final class HsVectorPlan {
       merged = onDriver(table, o, columns);
     } else {
       JavaSparkContext sc = JavaSparkContext.fromSparkContext(SparkSession.active().sparkContext());
-      List<byte[]> parts = sc.parallelize(splits, splits.size())
+      List<Split[]> runs = runs(splits, table.opts.filesPerTask, sc.defaultParallelism());
+      List<byte[]> parts = sc.parallelize(runs, runs.size())
           .map(new SplitSearch(table.opts.path, table.version, o, columns)).collect();
-      merged = merge(splits, parts, o.k);
+      merged = merge(parts, o.k);
     }
     return new InputPartition[] {new HsVectorPartition(merged)};
+  }
+
+  /**
+   * The distributed search's tasks: runs of consecutive files in plan order
+   * ({@code filesPerTask} files each when set; else {@code tasks} runs of
+   * about equal live rows, at most one per file). Consecutive, so that the
+   * merge's stable order by distance, run by run, is the global order.
+   */
+  static List<Split[]> runs(List<Split> splits, int filesPerTask, int tasks) {
+    List<Split> all = new ArrayList<>(splits);
+    all.sort(Comparator.comparingLong(Split::planIndex));
+    List<Split[]> out = new ArrayList<>();
+    if (filesPerTask > 0) {
+      for (int i = 0; i < all.size(); i += filesPerTask) {
+        out.add(all.subList(i, Math.min(all.size(), i + filesPerTask)).toArray(new Split[0]));
+      }
+      return out;
+    }
+    int n = Math.max(1, Math.min(tasks, all.size()));
+    long total = 0;
+    for (Split s : all) total += live(s);
+    int from = 0;
+    long seen = 0;
+    for (int t = 1; t <= n; t++) {
+      // Run t ends where the live rows so far reach t/n of the total, leaving
+      // at least one file for each run after it.
+      int to = from + 1;
+      seen += live(all.get(from));
+      while (to < all.size() - (n - t) && seen + live(all.get(to)) <= total * t / n) {
+        seen += live(all.get(to++));
+      }
+      if (t == n) to = all.size();
+      out.add(all.subList(from, to).toArray(new Split[0]));
+      from = to;
+    }
+    return out;
+  }
+
+  private static long live(Split s) {
+    return s.recordCount() - s.rowsDeleted();
   }
 
   /** Whether the driver searches (no table yet, or at most vector-driver-rows live rows). */
@@ -157,8 +200,11 @@ final class HsVectorPlan {
     }
   }
 
-  /** The k best rows of the splits' results, in the global order, as one IPC stream. */
-  static byte[] merge(List<Split> splits, List<byte[]> parts, long k) {
+  /**
+   * The k best rows of the runs' results (in plan order, each in its own
+   * order), in the global order, as one IPC stream.
+   */
+  static byte[] merge(List<byte[]> parts, long k) {
     try (BufferAllocator a = HsMemory.child("merge")) {
       List<List<VectorSchemaRoot>> roots = new ArrayList<>();
       List<ArrowStreamReader> readers = new ArrayList<>();
@@ -180,15 +226,15 @@ final class HsVectorPlan {
             copy.setRowCount(cur.getRowCount());
             Float4Vector d = (Float4Vector) copy.getVector("distance");
             for (int i = 0; i < copy.getRowCount(); i++) {
-              hits.add(new Hit(d.get(i), splits.get(s).planIndex(), s, bs.size(), i));
+              hits.add(new Hit(d.get(i), s, bs.size(), i));
             }
             bs.add(copy);
           }
           roots.add(bs);
         }
-        // Stable: within a split, its own order (distance, row position) is kept.
-        hits.sort(Comparator.<Hit>comparingDouble(h -> h.distance)
-            .thenComparingLong(h -> h.planIndex));
+        // Stable: equal distances stay in run order, then in the run's own
+        // (plan index, row position): the global order, runs being consecutive.
+        hits.sort(Comparator.comparingDouble(h -> h.distance));
         int n = (int) Math.min(k, hits.size());
         VectorSchemaRoot out = VectorSchemaRoot.create(readers.get(0).getVectorSchemaRoot()
             .getSchema(), a);
@@ -196,7 +242,7 @@ final class HsVectorPlan {
           out.allocateNew();
           for (int j = 0; j < n; j++) {
             Hit h = hits.get(j);
-            VectorSchemaRoot src = roots.get(h.split).get(h.batch);
+            VectorSchemaRoot src = roots.get(h.run).get(h.batch);
             for (int c = 0; c < out.getFieldVectors().size(); c++) {
               out.getVector(c).copyFromSafe(h.row, j, src.getVector(c));
             }
