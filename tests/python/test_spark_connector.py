@@ -628,6 +628,35 @@ def test_sql_order_by_distance_limit_is_our_top_k(spark, spark_table, hdb):
                                 f"{want.column('id').to_pylist()}")
             if m["vectorFilesSearched"] < 1 or m["rowsScanned"] != 0:
                 problems.append(f"{fn} {where}: metrics {m}")
+    # Distributed through SQL: a catalog table read with task options
+    # (spark.read.option(...).table(...), here as a temp view) runs the pushed
+    # top-k as one Spark job over 2 or 3 tasks; the rows equal Table.search.
+    for extra in [{"vector-driver-rows": "0"}, {"vector-driver-rows": "0", "files-per-task": "1"}]:
+        r = spark.read
+        for key, v in extra.items():
+            r = r.option(key, v)
+        r.table(f"hs.db.{name}").createOrReplaceTempView("hs_dist")
+        for fn, order, metric in [("l2_distance", "ASC", "l2"), ("inner_product", "DESC", "ip")]:
+            where, k = "cat = 'a' AND qty > 20", 7
+            # (SELECT id only: a projected hs.l2_distance(...) is Spark's to
+            # evaluate over the k rows, one more job.)
+            sql = (f"SELECT id FROM hs_dist WHERE {where} "
+                   f"ORDER BY hs.{fn}(emb, {arr}) {order} LIMIT {k}")
+            plan = spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
+            if "Sort" in plan or "TakeOrdered" in plan or "LocalTableScan" not in plan:
+                problems.append(f"distributed {extra} {fn}: top-k not pushed: {plan[:600]}")
+                continue
+            reset_metrics(spark)
+            jobs, rows = job_count(spark, lambda: spark.sql(sql).collect())
+            m = metrics(spark)
+            want = t.search("emb", q, k=k, filter=where, metric=metric, columns=["id"])
+            if [x.id for x in rows] != want.column("id").to_pylist():
+                problems.append(f"distributed {extra} {fn}: {[x.id for x in rows]} != "
+                                f"{want.column('id').to_pylist()}")
+            tasks = min(3, spark.sparkContext.defaultParallelism)
+            tasks = 3 if "files-per-task" in extra else tasks
+            if (jobs, m["tasks"]) != (1, tasks):
+                problems.append(f"distributed {extra} {fn}: {jobs} jobs, {m['tasks']} tasks")
     # Not pushable (no LIMIT): Spark evaluates the function itself, same order.
     full = spark_arrow(spark, f"SELECT id FROM hs.db.{name} WHERE emb IS NOT NULL "
                               f"ORDER BY hs.l2_distance(emb, {arr}), id")

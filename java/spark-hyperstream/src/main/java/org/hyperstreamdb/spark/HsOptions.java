@@ -22,7 +22,9 @@ import java.util.Map;
  * planned rows runs on the driver, no Spark job for the search; default
  * 2,000,000; 0: always distributed, one job); {@code local-scan} (default
  * true: a top-k's k rows are a LocalScan, no job to hand them over; false:
- * they go through one task).
+ * they go through one task). The task options may also come per scan, as the
+ * reader's options of a catalog table ({@code spark.read.option(...).table(...)}:
+ * {@link #withScanOptions}).
  */
 public final class HsOptions implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -42,10 +44,16 @@ public final class HsOptions implements Serializable {
   final long rowsPerTask;
   final long vectorDriverRows;
   final boolean localScan;
+  private final java.util.HashMap<String, String> given; // lower-case keys
+
+  /** Options a scan may set over its table's (the task shape, not what is read). */
+  private static final java.util.List<String> SCAN_KEYS =
+      java.util.List.of("files-per-task", "rows-per-task", "vector-driver-rows", "local-scan");
 
   HsOptions(Map<String, String> raw) {
-    Map<String, String> o = new java.util.HashMap<>();
+    java.util.HashMap<String, String> o = new java.util.HashMap<>();
     raw.forEach((key, v) -> o.put(key.toLowerCase(Locale.ROOT), v));
+    given = o;
     path = o.get("path");
     if (path == null || path.isEmpty()) {
       throw new IllegalArgumentException(
@@ -84,6 +92,24 @@ public final class HsOptions implements Serializable {
           + "to a vector search (set 'vector_column' and 'query_vector'); filter a scan with "
           + ".where(...)");
     }
+  }
+
+  /**
+   * These options with a scan's task options ({@code files-per-task},
+   * {@code rows-per-task}, {@code vector-driver-rows}, {@code local-scan})
+   * over them; this object when the scan changes none. Other keys are ignored.
+   */
+  HsOptions withScanOptions(Map<String, String> scan) {
+    Map<String, String> o = new java.util.HashMap<>(given);
+    boolean changed = false;
+    for (Map.Entry<String, String> e : scan.entrySet()) {
+      String key = e.getKey().toLowerCase(Locale.ROOT);
+      if (SCAN_KEYS.contains(key) && !e.getValue().equals(given.get(key))) {
+        o.put(key, e.getValue());
+        changed = true;
+      }
+    }
+    return changed ? new HsOptions(o) : this;
   }
 
   boolean isVector() {

@@ -34,6 +34,15 @@ final class HsSparkTable implements SupportsRead, SupportsWrite {
   final boolean pending;
   private final StructType schema;
 
+  /** {@code base} read with other task options (same snapshot, version and schema). */
+  private HsSparkTable(HsSparkTable base, HsOptions opts) {
+    this.opts = opts;
+    this.snapshotId = base.snapshotId;
+    this.version = base.version;
+    this.pending = base.pending;
+    this.schema = base.schema;
+  }
+
   /** {@code external}: the schema Spark offers (a DataFrame's, on writes), or null. */
   HsSparkTable(HsOptions opts, StructType external) {
     this.opts = opts;
@@ -80,7 +89,10 @@ final class HsSparkTable implements SupportsRead, SupportsWrite {
     if (pending) {
       throw new IllegalArgumentException("hyperstream: no table at " + opts.path);
     }
-    return new HsScanBuilder(this);
+    // A catalog table's reader options (spark.read.option(...).table(...))
+    // may set the scan's task shape: HsOptions.withScanOptions.
+    HsOptions o = opts.withScanOptions(options);
+    return new HsScanBuilder(o == opts ? this : new HsSparkTable(this, o));
   }
 
   @Override
