@@ -12,7 +12,9 @@ Pushdown is checked from the connector's own counters (HsMetrics: summed
 over this JVM's tasks; local[2] runs every task here) and ``EXPLAIN``'s scan
 description: the filter reached the C scan, an index answered, few rows were
 scanned. A table of many files is read by one task per file. Vector top-k
-through the connector equals ``Table.search`` row for row, ties included.
+through the connector equals ``Table.search`` row for row, ties included, on
+the driver and distributed over several tasks; the Spark jobs a search runs
+are counted from Spark's own status tracker (spark_util.job_count).
 Bad input (a missing table, a wrong vector dimension, a type Spark cannot
 hold, a filter that does not parse) is an error naming the problem, and the
 session keeps working.
