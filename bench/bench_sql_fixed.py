@@ -14,8 +14,9 @@ the engines interleaved round by round, median of the rounds:
   search       ``v.search("emb", q, k=10, filter="category = 'c007'",
                columns=["id"])``
   search +emb  the same reading ``columns=["id", "emb"]``: what SQL's
-               VectorTopK reads (it recomputes the distances in double from
-               the vectors, so they equal the exact plan's)
+               VectorTopK read before it took the search's own distances
+               when the statement reads neither the vector nor the l2
+               distance (src/sql/README.md, Optimizer, 6)
   select 1     ``s.sql("SELECT 1").to_arrow()`` (the floor of a statement)
 
 Every SQL answer is checked against search's (same ids), else MISMATCH.

@@ -6,9 +6,20 @@
  * metric and dimension match (ef_search and nprobe from the session
  * settings hnsw.ef_search and ivfflat.probes), other files are scored
  * exactly. Output: scan.columns, then "distance" (FLOAT64) when
- * knn.with_distance: recomputed in double from the vector column when it
- * is read (as the operators compute it, so equal to the exact plan's, and
- * the rows re-sorted by it), else the search's float32 value.
+ * knn.with_distance.
+ *
+ * Distances and order are the exact plan's (the operators': the float32
+ * sum, then sqrt / the cosine quotient in double). When the vector column
+ * is among the columns, they are recomputed from it and the rows re-sorted
+ * by them (stable). When it is not (the optimizer's second column pruning
+ * dropped it: the statement reads neither the vector nor, for l2 and
+ * cosine, the distance), the search's own float32 distances are used: for
+ * ip and l1 they are the operators' values exactly; for l2, sqrtf of the
+ * same float32 sum, so a strictly smaller float32 distance is a strictly
+ * smaller double one and the search's order is the exact order unless two
+ * returned rows have equal float32 distances: then the search runs again
+ * reading the vector column, and the rows are ordered as above
+ * (hs_sql_knn_search_distance_exact, EXPLAIN ANALYZE notes the re-read).
  *
  * The search never returns rows whose distance is NULL or not finite (a
  * NULL vector, a zero vector under cosine), which the exact plan sorts
@@ -41,8 +52,11 @@ typedef struct knn_state {
   bool started; /* the search runs at the first next(), so EXPLAIN ANALYZE times it */
   bool searched_done;
   hs_vector_search_options opts;
-  int32_t cols[2048 + 1]; /* imported children: the columns, then distance */
+  int32_t cols[2048 + 2]; /* imported children: the search's columns, then distance */
   int32_t n_cols;
+  const char **search_cols; /* the columns the search reads: scan.columns [+ the vector] */
+  int32_t n_search_cols;
+  bool reread; /* l2 ties: searched again with the vector column */
   hs_vector_search_stats stats;
   int64_t returned;
   const float *query; /* NULL: the query is NULL (every distance NULL) */
@@ -59,13 +73,18 @@ typedef struct knn_state {
   int64_t left; /* rows still to emit */
 } knn_state;
 
-static void knn_free(hs_sql_op *op) {
-  knn_state *s = op->state;
-  if (s == NULL) return;
+static void knn_stop(knn_state *s) {
   if (s->open) {
     if (s->stream.release != NULL) s->stream.release(&s->stream);
     hs_arrow_schema_release(&s->schema);
+    s->open = false;
   }
+}
+
+static void knn_free(hs_sql_op *op) {
+  knn_state *s = op->state;
+  if (s == NULL) return;
+  knn_stop(s);
   for (int c = 0; c < CLS_N; c++) {
     for (size_t i = 0; i < s->n_extra[c]; i++) hs_sql_chunk_release(&s->extra[c][i]);
     hs_free(s->extra[c]);
@@ -87,6 +106,10 @@ static void note_stats(hs_sql_op *op) {
     snprintf(op->stats.note + len, sizeof op->stats.note - (size_t)len,
              "; %lld indexes refused: %.40s", (long long)v->files_index_rejected,
              v->index_rejected);
+  size_t at = strlen(op->stats.note);
+  if (s->reread && at < sizeof op->stats.note)
+    snprintf(op->stats.note + at, sizeof op->stats.note - at,
+             "; equal float32 distances: searched again reading %s", op->plan->knn.column);
 }
 
 static hs_status setting_u32(hs_sql_exec *x, const char *name, uint32_t *out, hs_error *err) {
@@ -102,11 +125,14 @@ static hs_status setting_u32(hs_sql_exec *x, const char *name, uint32_t *out, hs
   return HS_OK;
 }
 
-/* The distance column of an imported chunk carries no output width: the
- * plan's type is FLOAT64 (double precision). */
-static void fix_distance_type(const hs_sql_plan *p, hs_sql_chunk *c) {
-  if (p->knn.with_distance && c->n_cols == p->scan.n_columns + 1)
-    c->cols[p->scan.n_columns].type = hs_sql_type_of(HS_SQL_FLOAT64);
+/* The distance column (the last) of an imported chunk carries no output
+ * width: the plan's type is FLOAT64 (double precision). */
+static void fix_distance_type(hs_sql_chunk *c) {
+  if (c->n_cols > 0) c->cols[c->n_cols - 1].type = hs_sql_type_of(HS_SQL_FLOAT64);
+}
+
+bool hs_sql_knn_search_distance_exact(const char *metric) {
+  return metric != NULL && (strcmp(metric, "ip") == 0 || strcmp(metric, "l1") == 0);
 }
 
 /* ------------------------------------------------------ fallback pass */
@@ -285,11 +311,9 @@ static int knn_ord_cmp(const void *a, const void *b) {
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
-/* The search's rows (at most k) as one chunk. When the vector column is
- * among the columns, the distances are recomputed in double exactly as
- * the operators compute them (the search's are float32) and the rows
- * re-sorted by them (stable), so the result is the exact plan's. */
-static hs_status knn_collect(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
+/* The search's rows (at most k) as one chunk: its columns, then the
+ * distance (FLOAT64, the search's float32 value). */
+static hs_status read_search(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
   knn_state *s = op->state;
   const hs_sql_plan *p = op->plan;
   hs_sql_chunk *cs = NULL;
@@ -323,16 +347,16 @@ static hs_status knn_collect(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
     memset(&cs[n], 0, sizeof cs[n]);
     st = hs_sql_chunk_from_arrow(&s->schema, &batch, s->cols, s->n_cols, &cs[n], err);
     if (st != HS_OK) break;
-    fix_distance_type(p, &cs[n]);
-    s->returned += cs[n].n;
+    fix_distance_type(&cs[n]);
     n++;
   }
-  int32_t vc = -1;
-  for (int32_t j = 0; j < p->scan.n_columns; j++)
-    if (strcmp(p->scan.columns[j], p->knn.column) == 0) vc = j;
-  if (st == HS_OK && n > 0) {
-    /* one chunk */
-    st = hs_sql_chunk_init(out, s->n_cols, s->returned, err);
+  if (st == HS_OK && n == 1) { /* the usual case: the search's one batch */
+    hs_sql_chunk_move(out, &cs[0]);
+    n = 0;
+  } else if (st == HS_OK && n > 1) {
+    int64_t rows = 0;
+    for (size_t c = 0; c < n; c++) rows += cs[c].n;
+    st = hs_sql_chunk_init(out, s->n_cols, rows, err);
     hs_sql_vec *col = st == HS_OK ? hs_malloc(n * sizeof *col) : NULL;
     if (st == HS_OK && col == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "out of memory");
     for (int32_t j = 0; j < s->n_cols && st == HS_OK; j++) {
@@ -341,31 +365,34 @@ static hs_status knn_collect(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
       st = hs_sql_vec_concat(&out->cols[j], col, n, err);
     }
     hs_free(col);
+    if (st != HS_OK) hs_sql_chunk_release(out);
   }
   for (size_t c = 0; c < n; c++) hs_sql_chunk_release(&cs[c]);
   hs_free(cs);
-  if (st != HS_OK || n == 0 || !p->knn.with_distance || vc < 0) {
-    if (st != HS_OK) hs_sql_chunk_release(out);
-    return st;
-  }
-  /* exact distances, and the order they give */
-  int64_t m = out->n;
+  return st;
+}
+
+/* Recompute the distances of `c` (its last column) from its vector column
+ * `vc` exactly as the operators do and re-sort the rows by them (stable). */
+static hs_status order_exact(hs_sql_op *op, hs_sql_chunk *c, int32_t vc, hs_error *err) {
+  knn_state *s = op->state;
+  int64_t m = c->n;
   knn_ord *ord = hs_malloc(sizeof(knn_ord) * (size_t)m);
   double *dist = hs_malloc(sizeof(double) * (size_t)m);
   int64_t *sel = hs_malloc(sizeof(int64_t) * (size_t)m);
-  if (ord == NULL || dist == NULL || sel == NULL) {
+  hs_status st;
+  if (ord == NULL || dist == NULL || sel == NULL)
     st = hs_error_set(err, HS_ERR_NOMEM, "out of memory in vector top-k");
-  } else {
-    st = hs_sql_vector_distances(p->knn.metric, s->query, s->dim, &out->cols[vc], dist, err);
-  }
+  else
+    st = hs_sql_vector_distances(op->plan->knn.metric, s->query, s->dim, &c->cols[vc], dist, err);
   if (st == HS_OK) {
     for (int64_t i = 0; i < m; i++) ord[i] = (knn_ord){dist[i], i};
     qsort(ord, (size_t)m, sizeof *ord, knn_ord_cmp);
     for (int64_t i = 0; i < m; i++) sel[i] = ord[i].row;
     hs_sql_chunk sorted = {0};
-    st = hs_sql_chunk_take(&sorted, out, sel, m, err);
+    st = hs_sql_chunk_take(&sorted, c, sel, m, err);
     if (st == HS_OK) {
-      hs_sql_vec *dv = &sorted.cols[p->scan.n_columns];
+      hs_sql_vec *dv = &sorted.cols[sorted.n_cols - 1];
       hs_sql_vec_release(dv);
       st = hs_sql_vec_alloc(dv, hs_sql_type_of(HS_SQL_FLOAT64), m, false, err);
       if (st == HS_OK) {
@@ -373,13 +400,12 @@ static hs_status knn_collect(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
         for (int64_t i = 0; i < m; i++) o[i] = ord[i].d;
       }
     }
-    hs_sql_chunk_release(out);
-    if (st == HS_OK)
-      hs_sql_chunk_move(out, &sorted);
-    else
+    if (st == HS_OK) {
+      hs_sql_chunk_release(c);
+      hs_sql_chunk_move(c, &sorted);
+    } else {
       hs_sql_chunk_release(&sorted);
-  } else {
-    hs_sql_chunk_release(out);
+    }
   }
   hs_free(ord);
   hs_free(dist);
@@ -387,10 +413,29 @@ static hs_status knn_collect(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
   return st;
 }
 
+/* Does the (sorted) distance column hold two equal values? */
+static bool has_ties(const hs_sql_chunk *c) {
+  const double *d = c->cols[c->n_cols - 1].data;
+  for (int64_t i = 1; i < c->n; i++)
+    if (d[i] == d[i - 1]) return true;
+  return false;
+}
+
+static void chunk_drop_col(hs_sql_chunk *c, int32_t j) {
+  hs_sql_vec_release(&c->cols[j]);
+  memmove(&c->cols[j], &c->cols[j + 1], sizeof(hs_sql_vec) * (size_t)(c->n_cols - j - 1));
+  c->n_cols--;
+}
+
 static hs_status knn_start(hs_sql_op *op, hs_error *err) {
   knn_state *s = op->state;
   const hs_sql_plan *p = op->plan;
   s->started = true;
+  static const char *const none[1] = {NULL};
+  s->opts.columns = s->n_search_cols > 0 ? s->search_cols : none;
+  s->opts.n_columns = (size_t)s->n_search_cols;
+  s->n_cols = s->n_search_cols + 1;
+  for (int32_t i = 0; i < s->n_cols; i++) s->cols[i] = i;
   hs_status st = hs_table_vector_search(s->table, &s->opts, s->query, (size_t)s->dim, &s->stream,
                                         &s->stats, err);
   if (st != HS_OK) {
@@ -401,6 +446,41 @@ static hs_status knn_start(hs_sql_op *op, hs_error *err) {
   int rc = s->stream.get_schema(&s->stream, &s->schema);
   if (rc != 0)
     return hs_error_set(err, hs_status_of_errno(rc), "table %s: no schema", p->scan.rel->name);
+  return HS_OK;
+}
+
+/* The search's rows in the exact plan's order, as the plan's columns
+ * (scan.columns, then distance when with_distance). */
+static hs_status knn_collect(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
+  knn_state *s = op->state;
+  const hs_sql_plan *p = op->plan;
+  hs_status st = read_search(op, out, err);
+  if (st != HS_OK || out->n == 0) return st;
+  int32_t vc = -1;
+  for (int32_t j = 0; j < s->n_search_cols; j++)
+    if (strcmp(s->search_cols[j], p->knn.column) == 0) vc = j;
+  if (vc < 0 && !hs_sql_knn_search_distance_exact(p->knn.metric) && has_ties(out)) {
+    /* equal float32 distances may be unequal doubles: read the vectors */
+    hs_sql_chunk_release(out);
+    knn_stop(s);
+    const char **cols = hs_arena_alloc(&s->arena, sizeof(char *) * (size_t)(s->n_search_cols + 1));
+    if (cols == NULL) return hs_error_set(err, HS_ERR_NOMEM, "out of memory in vector top-k");
+    for (int32_t j = 0; j < s->n_search_cols; j++) cols[j] = s->search_cols[j];
+    vc = s->n_search_cols;
+    cols[vc] = p->knn.column;
+    s->search_cols = cols;
+    s->n_search_cols++;
+    s->reread = true;
+    if ((st = knn_start(op, err)) != HS_OK) return st;
+    if ((st = read_search(op, out, err)) != HS_OK || out->n == 0) return st;
+  }
+  if (vc >= 0 && (st = order_exact(op, out, vc, err)) != HS_OK) {
+    hs_sql_chunk_release(out);
+    return st;
+  }
+  if (s->reread) chunk_drop_col(out, vc);
+  if (!p->knn.with_distance) chunk_drop_col(out, out->n_cols - 1);
+  s->returned = out->n;
   return HS_OK;
 }
 
@@ -461,9 +541,8 @@ hs_status hs_sql_op_knn_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op
     hs_error_prefix(err, "table %s: ", rel->name);
     return st;
   }
-  s->n_cols = p->scan.n_columns;
-  for (int32_t i = 0; i < s->n_cols; i++) s->cols[i] = i;
-  if (p->knn.with_distance) s->cols[s->n_cols] = s->n_cols, s->n_cols++;
+  s->search_cols = p->scan.columns;
+  s->n_search_cols = p->scan.n_columns;
   if (s->query == NULL) { /* NULL distances: rows of the filter, any order */
     s->searched_done = true;
     return HS_OK;
@@ -475,9 +554,6 @@ hs_status hs_sql_op_knn_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op
   o->metric = p->knn.metric;
   o->k = p->knn.k;
   o->filter = p->scan.filter;
-  static const char *const none[1] = {NULL};
-  o->columns = p->scan.n_columns > 0 ? p->scan.columns : none;
-  o->n_columns = (size_t)p->scan.n_columns;
   if ((st = setting_u32(x, "hnsw.ef_search", &o->ef_search, err)) != HS_OK) return st;
   if ((st = setting_u32(x, "ivfflat.probes", &o->nprobe, err)) != HS_OK) return st;
   return HS_OK;

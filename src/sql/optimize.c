@@ -22,7 +22,10 @@
  *  4. Columns are pruned: every node keeps only the columns its ancestors
  *     use, so scans read only those.
  *  5. ORDER BY a distance to a constant vector LIMIT k over a table
- *     becomes the index-backed vector top-k (optimize_knn.c).
+ *     becomes the index-backed vector top-k (optimize_knn.c); then the
+ *     columns are pruned again: the sort key was often the only reader of
+ *     the vector column and the distance, and a KNN that reads neither
+ *     takes the search's own distances (op_knn.c).
  *  6. LIMIT over a plain scan is pushed into it.
  */
 #include <math.h>
@@ -899,8 +902,37 @@ static hs_status prune(opt *o, hs_sql_plan *p, const bool *need, int32_t *map) {
     p->n_cols = k;
     return HS_OK;
   }
+  case HS_SP_KNN: {
+    /* (the second pass, after optimize_knn) the columns the ancestors read;
+     * the vector column also when the distance is read and the search's
+     * float32 value is not the operators' (l2, cosine), or always for
+     * cosine (its index ranks by the normalized vectors' distance) */
+    int32_t nc = p->scan.n_columns, k = 0;
+    bool dist = p->knn.with_distance && need[nc];
+    bool cos = strcmp(p->knn.metric, "cosine") == 0;
+    bool vec = cos || (dist && !hs_sql_knn_search_distance_exact(p->knn.metric));
+    for (int32_t i = 0; i < nc; i++) {
+      if (!need[i] && !(vec && strcmp(p->scan.columns[i], p->knn.column) == 0)) {
+        map[i] = -1;
+        continue;
+      }
+      map[i] = k;
+      p->scan.columns[k] = p->scan.columns[i];
+      p->types[k] = p->types[i];
+      p->names[k] = p->names[i];
+      k++;
+    }
+    p->scan.n_columns = k;
+    if (p->knn.with_distance) {
+      map[nc] = dist ? k : -1;
+      if (dist) p->types[k] = p->types[nc], p->names[k] = p->names[nc], k++;
+    }
+    p->knn.with_distance = dist;
+    p->n_cols = k;
+    return HS_OK;
+  }
   default: {
-    /* UNION, VALUES, KNN, SHARED, EXPLAIN: keep every column, prune below */
+    /* UNION, VALUES, SHARED, EXPLAIN: keep every column, prune below */
     for (int32_t i = 0; i < n; i++) map[i] = i;
     for (int32_t m = 0; m < p->n_many; m++) {
       hs_sql_plan *kid = p->many[m];
@@ -926,6 +958,16 @@ static void push_limits(hs_sql_plan *p) {
     p->kids[0]->scan.limit = p->limit + p->offset;
 }
 
+static bool has_knn(const hs_sql_plan *p) {
+  if (p == NULL) return false;
+  if (p->kind == HS_SP_KNN) return true;
+  for (int i = 0; i < 2; i++)
+    if (has_knn(p->kids[i])) return true;
+  for (int32_t i = 0; i < p->n_many; i++)
+    if (has_knn(p->many[i])) return true;
+  return false;
+}
+
 hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err) {
   opt o = {ctx, err};
   hs_status st = fold_plan(&o, *root);
@@ -949,6 +991,14 @@ hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *er
     st = prune(&o, p, need, map);
   }
   if (st == HS_OK) st = hs_sql_optimize_knn(ctx, root, err);
+  if (st == HS_OK && has_knn(*root)) { /* again: the sort keys are gone */
+    hs_sql_plan *p = *root;
+    bool *need = hs_arena_alloc(&ctx->arena, sizeof(bool) * (size_t)(p->n_cols + 1));
+    int32_t *map = hs_arena_alloc(&ctx->arena, sizeof(int32_t) * (size_t)(p->n_cols + 1));
+    if (need == NULL || map == NULL) return nomem(&o);
+    for (int32_t i = 0; i < p->n_cols; i++) need[i] = true;
+    st = prune(&o, p, need, map);
+  }
   if (st == HS_OK) st = hs_sql_optimize_join_index(ctx, root, err);
   if (st == HS_OK && (order == NULL || strcmp(order, "0") != 0))
     st = hs_sql_optimize_semi_sides(ctx, root, err);

@@ -287,6 +287,10 @@ hs_status hs_sql_op_join_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *o
 hs_status hs_sql_op_union_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op, hs_error *err);
 hs_status hs_sql_op_window_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op, hs_error *err);
 hs_status hs_sql_op_knn_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op, hs_error *err);
+/* Is the vector search's float32 distance for `metric` (a KNN node's),
+ * widened, the operators' double value exactly (ip, l1)? Then a KNN that
+ * reads the distance needs no vector column for it (optimize.c's pruning). */
+bool hs_sql_knn_search_distance_exact(const char *metric);
 hs_status hs_sql_op_shared_open(hs_sql_exec *x, const hs_sql_plan *p, hs_sql_op *op, hs_error *err);
 
 /* Pull every chunk of `op` (used by blocking operators and SHARED). */

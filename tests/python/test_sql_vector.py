@@ -404,3 +404,107 @@ def test_knn_param_query(sess, knn_table):
     res = sess.sql("SELECT id FROM items ORDER BY emb <-> $1 LIMIT 7", params)
     order, _, _ = _brute(emb, null, cat, q.astype(np.float64), "<->", None)
     assert list(_col(res, "id")) == list(order[:7])
+
+
+def _dup_table(uri, hnsw):
+    """KN rows in two data files, every 7th vector NULL, a third of the
+    vectors duplicates of others (exact ties), small integers so sums and
+    duplicate distances are exact."""
+    h = pytest.importorskip("hyperstreamdb")
+    rng = np.random.default_rng(23)
+    emb = rng.integers(-3, 4, (KN, KD)).astype(np.float32)
+    dup = rng.random(KN) < 0.33
+    emb[dup] = emb[rng.integers(0, KN, dup.sum())]
+    null = np.zeros(KN, bool)
+    null[::7] = True
+    cat = rng.integers(0, 10, KN).astype(np.int32)
+    arr = pa.FixedSizeListArray.from_arrays(pa.array(emb.ravel()), KD, mask=pa.array(null))
+    tb = pa.table({"id": np.arange(KN, dtype=np.int64), "cat": cat, "emb": arr})
+    t = h.Table.create(str(uri), tb.schema)
+    t.write_arrow(tb.slice(0, KN // 2))
+    t.write_arrow(tb.slice(KN // 2))
+    if hnsw:
+        t.add_index("emb", "hnsw")
+    return uri
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["exact", "hnsw"])
+def dup_table(request, tmp_path_factory):
+    return request.param, _dup_table(tmp_path_factory.mktemp("sqlvecdup") / "items", request.param)
+
+
+def _plan(sess, sql):
+    return "\n".join(sess.sql("EXPLAIN " + sql).column(0).to_pylist())
+
+
+@pytest.mark.parametrize("metric", ["<->", "<#>", "<=>", "<+>"])
+@pytest.mark.parametrize("where", ["", "WHERE cat = 4"])
+def test_knn_without_the_vector_column_is_the_exact_plans(sess, dup_table, metric, where):
+    """A kNN statement that reads neither the vector nor (l2, cosine) the
+    distance takes the search's own distances (op_knn.c): its rows and order
+    are the ones of the statement reading the vector, the distances of ip
+    and l1 (read without the vector) are the exact plan's bit for bit, and
+    without an index every answer is the exact plan's, ties included."""
+    indexed, uri = dup_table
+    sess.register_table("items", uri)
+    rng = np.random.default_rng(len(metric) * 10 + len(where))
+    for k in (1, 10, 40):
+        q = rng.integers(-3, 4, KD).astype(np.float32)
+        if metric == "<=>" and not q.any():
+            q[0] = 1
+        key = f"emb {metric} {_lit(q)}"
+        only_id = f"SELECT id FROM items {where} ORDER BY {key} LIMIT {k}"
+        with_d = f"SELECT id, {key} AS d FROM items {where} ORDER BY {key} LIMIT {k}"
+        with_v = f"SELECT id, emb FROM items {where} ORDER BY {key} LIMIT {k}"
+        vec_read = metric == "<=>"
+        assert ("columns=[id, emb]" if vec_read else "columns=[id]") in _plan(sess, only_id)
+        vec_read = metric in ("<->", "<=>")
+        assert ("columns=[id, emb]" if vec_read else "columns=[id]") in _plan(sess, with_d)
+        a, b, c = sess.sql(only_id), sess.sql(with_d), sess.sql(with_v)
+        assert list(_col(a, "id")) == list(_col(b, "id")) == list(_col(c, "id"))
+        # the exact plan's distances (a second key keeps the rewrite away)
+        every = sess.sql(f"SELECT id, {key} AS d FROM items {where} ORDER BY {key}, id")
+        exact_d = dict(zip(_col(every, "id").tolist(), every.column("d").to_pylist()))
+        assert b.column("d").to_pylist() == [exact_d[i] for i in _col(b, "id").tolist()]
+        if not indexed:
+            # `+ 0` keeps the rewrite away; the sort is stable: ties in scan order
+            plain = f"SELECT id, {key} AS d FROM items {where} ORDER BY ({key}) + 0 LIMIT {k}"
+            assert "VectorTopK" not in _plan(sess, plain)
+            exact = sess.sql(plain)
+            assert list(_col(a, "id")) == list(_col(exact, "id"))
+            assert b.column("d").to_pylist() == exact.column("d").to_pylist()
+
+
+def test_knn_float32_ties_keep_the_exact_order(sess, tmp_path):
+    """Two l2 sums of squares one apart round to the same float32 sqrt
+    (2897.014): the search returns them as a tie in row order, the exact
+    plan orders them by the double sqrt. A statement that does not read the
+    vector searches again with it (EXPLAIN ANALYZE says so) and returns the
+    exact order; exact duplicates stay in row order."""
+    h = pytest.importorskip("hyperstreamdb")
+    assert np.sqrt(np.float32(8392689)) == np.sqrt(np.float32(8392690))
+    rows = [[2897, 9, 0, 0], [2895, 108, 0, 0], [2897, 9, 0, 0]]  # sums 8392690, 8392689, 8392690
+    rows += [[5000 + i, 0, 0, 0] for i in range(30)]
+    emb = np.array(rows, np.float32)
+    tb = pa.table({"id": np.arange(len(rows), dtype=np.int64), "emb": _fsl(emb)})
+    for hnsw in (False, True):
+        uri = tmp_path / f"ties{int(hnsw)}"
+        t = h.Table.create(str(uri), tb.schema)
+        t.write_arrow(tb)
+        if hnsw:
+            t.add_index("emb", "hnsw")
+        sess.register_table("ties", uri)
+        sql = "SELECT id FROM ties ORDER BY emb <-> '[0,0,0,0]' LIMIT 4"
+        assert "columns=[id]" in _plan(sess, sql)
+        assert list(_col(sess.sql(sql), "id")) == [1, 0, 2, 3]
+        assert "searched again reading emb" in "\n".join(
+            sess.sql("EXPLAIN ANALYZE " + sql).column(0).to_pylist())
+        d = sess.sql("SELECT id, emb <-> '[0,0,0,0]' AS d FROM ties ORDER BY d LIMIT 3")
+        assert list(_col(d, "id")) == [1, 0, 2]
+        assert d.column("d").to_pylist() == [np.sqrt(8392689.0), np.sqrt(8392690.0),
+                                              np.sqrt(8392690.0)]
+        # no ties among the rows returned: no second search
+        far = "SELECT id FROM ties WHERE id > 2 ORDER BY emb <-> '[0,0,0,0]' LIMIT 4"
+        assert list(_col(sess.sql(far), "id")) == [3, 4, 5, 6]
+        assert "searched again" not in "\n".join(
+            sess.sql("EXPLAIN ANALYZE " + far).column(0).to_pylist())
