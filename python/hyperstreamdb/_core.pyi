@@ -281,6 +281,7 @@ def vector_search(
     handle: Any = None,  # a TableHandle whose open table is searched when free
 ) -> Tuple[Any, Dict[str, int]]: ...
 def search_cache(staleness_ms: int = 0) -> Any: ...
+def sql_schema_cache() -> Any: ...  # for SqlStream._read_all, one per Session
 def build_vector_indexes(
     uri: _Path,
     column: str,
@@ -317,6 +318,9 @@ class SqlStream:
         SQL errors raise SqlError, Ctrl-C cancels and raises KeyboardInterrupt."""
     def _result_schema(self) -> Any:
         """The result's 'arrow_schema' capsule (SQL errors raise SqlError)."""
+    def _read_all(self, cache: Any = None) -> Any:
+        """Run to the end: an 'arrow_array_stream' capsule of every batch, or with
+        a sql_schema_cache() and one batch (array capsule, address, pyarrow Schema)."""
     def close(self) -> None: ...
 
 class SqlSession:

@@ -148,9 +148,16 @@ class SqlResult:
         if self._table is None:
             import pyarrow as pa
 
-            # run to the end in C, then one read of the collected batches
-            cap = self._stream._read_all()
-            self._table = pa.RecordBatchReader._import_from_c_capsule(cap).read_all()
+            # run to the end in C, then one read of the collected batches; one
+            # batch comes with the session's pyarrow Schema for its schema
+            out = self._stream._read_all(self._session._schema_cache)
+            if type(out) is tuple:
+                keep, address, schema = out
+                batch = pa.RecordBatch._import_from_c(address, schema)
+                del keep  # the emptied ArrowArray struct (pyarrow moved its contents)
+                self._table = pa.Table.from_batches([batch])
+            else:
+                self._table = pa.RecordBatchReader._import_from_c_capsule(out).read_all()
         return self._table
 
     @property
@@ -233,6 +240,7 @@ class Session:
             _core.store_configure(self._root, dict(storage_options))
         self._s = _core.SqlSession(self._root)
         self._lock = threading.Lock()
+        self._schema_cache = _core.sql_schema_cache()
 
     def register(self, name: str, obj: Any) -> "Session":
         """Make ``obj`` the relation ``name`` (replacing an earlier one)."""

@@ -13,6 +13,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdbool.h>
 
 #include "hyperstream.h"
 
@@ -66,6 +67,14 @@ PyObject *hs_py_schema_capsule(const struct ArrowSchema *src);
  * capsule taking `arr`, hs_malloc'd, whose release it calls when freed);
  * NULL with a Python error, `arr` released, on failure. */
 PyObject *hs_py_batch_capsules(const struct ArrowSchema *schema, struct ArrowArray *arr);
+
+/* Whether two exported schemas are the same (formats, names, flags,
+ * metadata, children), and pyarrow.Schema._import_from_c_capsule of `sch`
+ * (moved; a new reference, NULL with a Python error): a result of the same
+ * schema as the last one is imported with the pyarrow Schema kept for it
+ * (vsearch.c; the search cache and sql.c's result schema cache). */
+bool hs_py_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b);
+PyObject *hs_py_import_pa_schema(struct ArrowSchema *sch);
 
 /* ------------------------------------------------ one-shot streams (stream.c)
  * The part ParquetStream (read.c) and TableStream (table.c) share: a type

@@ -288,12 +288,94 @@ static PyObject *sqlstream_next(hs_py_stream *self, PyObject *unused) {
   return hs_py_batch_capsules(&self->schema, arr);
 }
 
+/* A session's result schema cache (_core.sql_schema_cache(), one per
+ * hyperstreamdb.Session): the schema of the last one-batch result read
+ * through _read_all(cache) and the pyarrow Schema imported from it. A
+ * result of the same schema (a statement run again) hands that Schema out
+ * again instead of importing one (pyarrow's schema import was a fifth of a
+ * small kNN statement's Python time). Read and written with the GIL held. */
+#define HS_PY_SQL_SCHEMA_CACHE "hyperstreamdb.sql_schema_cache"
+
+typedef struct sql_schema_cache {
+  struct ArrowSchema schema;
+  PyObject *pa_schema;
+} sql_schema_cache;
+
+static void schema_cache_free(PyObject *capsule) {
+  sql_schema_cache *c = PyCapsule_GetPointer(capsule, HS_PY_SQL_SCHEMA_CACHE);
+  if (c == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  if (c->schema.release != NULL) c->schema.release(&c->schema);
+  Py_XDECREF(c->pa_schema);
+  hs_free(c);
+}
+
+static PyObject *hs_py_sql_schema_cache(PyObject *module, PyObject *unused) {
+  (void)module, (void)unused;
+  sql_schema_cache *c = hs_calloc(1, sizeof *c);
+  if (c == NULL) return PyErr_NoMemory();
+  PyObject *cap = PyCapsule_New(c, HS_PY_SQL_SCHEMA_CACHE, schema_cache_free);
+  if (cap == NULL) hs_free(c);
+  return cap;
+}
+
+/* (array capsule, its address, pyarrow Schema) for the one batch `arr`
+ * (taken) of schema `sc` (released): pyarrow.RecordBatch._import_from_c
+ * (address, schema) imports it. NULL with a Python error on failure. */
+static PyObject *one_batch(sql_schema_cache *c, struct ArrowSchema *sc, struct ArrowArray *arr) {
+  struct ArrowArray *heap = hs_malloc(sizeof *heap);
+  if (heap == NULL) {
+    arr->release(arr);
+    sc->release(sc);
+    return PyErr_NoMemory();
+  }
+  *heap = *arr;
+  arr->release = NULL;
+  if (c->pa_schema != NULL && c->schema.release != NULL && hs_py_schema_same(sc, &c->schema)) {
+    sc->release(sc);
+  } else {
+    struct ArrowSchema copy;
+    hs_error err = {0};
+    PyObject *ps = NULL;
+    if (hs_arrow_schema_copy(sc, &copy, &err) != HS_OK) {
+      sc->release(sc);
+      PyErr_NoMemory();
+    } else if ((ps = hs_py_import_pa_schema(sc)) == NULL) {
+      copy.release(&copy);
+    }
+    if (ps == NULL) {
+      heap->release(heap);
+      hs_free(heap);
+      return NULL;
+    }
+    if (c->schema.release != NULL) c->schema.release(&c->schema);
+    c->schema = copy;
+    PyObject *old = c->pa_schema;
+    c->pa_schema = ps;
+    Py_XDECREF(old);
+  }
+  PyObject *cap = PyCapsule_New(heap, "arrow_array", hs_py_array_capsule_free);
+  if (cap == NULL) {
+    heap->release(heap);
+    hs_free(heap);
+    return NULL;
+  }
+  return Py_BuildValue("(NKO)", cap, (unsigned long long)(uintptr_t)heap, c->pa_schema);
+}
+
 /* The statement run to its end in one call (the GIL released once): every
  * batch collected into an 'arrow_array_stream' capsule that a consumer
  * reads at once (pyarrow's RecordBatchReader.read_all: no Python work per
- * batch). Errors and Ctrl-C as _next_batch. */
-static PyObject *sqlstream_read_all(hs_py_stream *self, PyObject *unused) {
-  (void)unused;
+ * batch); with a schema cache and exactly one batch, that batch as
+ * one_batch gives it. Errors and Ctrl-C as _next_batch. */
+static PyObject *sqlstream_read_all(hs_py_stream *self, PyObject *args) {
+  PyObject *cache_o = Py_None;
+  if (!PyArg_ParseTuple(args, "|O:_read_all", &cache_o)) return NULL;
+  sql_schema_cache *cache = NULL;
+  if (cache_o != Py_None && (cache = PyCapsule_GetPointer(cache_o, HS_PY_SQL_SCHEMA_CACHE)) == NULL)
+    return NULL;
   if (sqlstream_check(self) < 0) return NULL;
   sql_wrap *w = self->stream.private_data;
   struct ArrowSchema sc;
@@ -347,6 +429,11 @@ static PyObject *sqlstream_read_all(hs_py_stream *self, PyObject *unused) {
   }
   self->stream.release(&self->stream);
   self->state = HS_PY_EXHAUSTED;
+  if (cache != NULL && n == 1) {
+    PyObject *r = one_batch(cache, &sc, &batches[0]);
+    hs_free(batches);
+    return r;
+  }
   struct ArrowArrayStream *heap = hs_malloc(sizeof *heap);
   hs_error err = {0};
   if (heap == NULL) {
@@ -677,9 +764,13 @@ int hs_py_sql_init(PyObject *module) {
       "_result_schema() -> PyCapsule\n\nThe result's struct schema ('arrow_schema'); SQL "
       "errors raise SqlError."};
   hs_py_sqlstream_methods[n++] =
-      (PyMethodDef){"_read_all", (PyCFunction)sqlstream_read_all, METH_NOARGS,
-                    "_read_all() -> PyCapsule\n\nRun the statement to its end: every batch in one "
-                    "'arrow_array_stream' capsule. Errors as _next_batch."};
+      (PyMethodDef){"_read_all", (PyCFunction)sqlstream_read_all, METH_VARARGS,
+                    "_read_all(cache=None) -> PyCapsule | (PyCapsule, int, pyarrow.Schema)\n\n"
+                    "Run the statement to its end: every batch in one 'arrow_array_stream' "
+                    "capsule; with a _core.sql_schema_cache() and exactly one batch, (its "
+                    "'arrow_array' capsule, the array's address, its pyarrow Schema) for "
+                    "pyarrow.RecordBatch._import_from_c(address, schema). Errors as "
+                    "_next_batch."};
   hs_py_sqlstream_methods[n] = (PyMethodDef){NULL, NULL, 0, NULL};
   if (PyType_Ready(&hs_py_sql_type) < 0 || PyType_Ready(&hs_py_sqlstream_type) < 0) return -1;
   PyObject *bases = PyTuple_Pack(1, hs_py_invalid_error);
@@ -697,5 +788,14 @@ int hs_py_sql_init(PyObject *module) {
   if (PyModule_AddObject(module, "SqlSession", (PyObject *)&hs_py_sql_type) < 0) return -1;
   Py_INCREF(&hs_py_sqlstream_type);
   if (PyModule_AddObject(module, "SqlStream", (PyObject *)&hs_py_sqlstream_type) < 0) return -1;
+  static PyMethodDef cache_def = {
+      "sql_schema_cache", (PyCFunction)hs_py_sql_schema_cache, METH_NOARGS,
+      "sql_schema_cache() -> PyCapsule\n\nA result schema cache for SqlStream._read_all(cache) "
+      "(one per Session)."};
+  PyObject *f = PyCFunction_NewEx(&cache_def, NULL, NULL);
+  if (f == NULL || PyModule_AddObject(module, "sql_schema_cache", f) < 0) {
+    Py_XDECREF(f);
+    return -1;
+  }
   return 0;
 }

@@ -153,19 +153,19 @@ static bool same_text(const char *a, const char *b) {
 
 /* Whether two exported schemas are the same (formats, names, flags,
  * metadata, children): the result schema of one search and the next. */
-static bool schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b) {
+bool hs_py_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b) {
   if (!same_text(a->format, b->format) || !same_text(a->name, b->name) || a->flags != b->flags ||
       a->n_children != b->n_children || (a->dictionary == NULL) != (b->dictionary == NULL))
     return false;
   size_t la = metadata_len(a->metadata), lb = metadata_len(b->metadata);
   if (la != lb || (la > 0 && memcmp(a->metadata, b->metadata, la) != 0)) return false;
   for (int64_t i = 0; i < a->n_children; i++)
-    if (!schema_same(a->children[i], b->children[i])) return false;
-  return a->dictionary == NULL || schema_same(a->dictionary, b->dictionary);
+    if (!hs_py_schema_same(a->children[i], b->children[i])) return false;
+  return a->dictionary == NULL || hs_py_schema_same(a->dictionary, b->dictionary);
 }
 
 /* pyarrow.Schema._import_from_c_capsule(capsule of `sch`, moved). */
-static PyObject *import_schema(struct ArrowSchema *sch) {
+PyObject *hs_py_import_pa_schema(struct ArrowSchema *sch) {
   struct ArrowSchema *heap = hs_malloc(sizeof *heap);
   if (heap == NULL) {
     sch->release(sch);
@@ -213,7 +213,7 @@ static PyObject *as_batch(hs_py_search_cache *c, struct ArrowArrayStream *s, boo
     *empty = true;
     return NULL;
   }
-  if (c->pa_schema != NULL && c->schema.release != NULL && schema_same(&sch, &c->schema)) {
+  if (c->pa_schema != NULL && c->schema.release != NULL && hs_py_schema_same(&sch, &c->schema)) {
     sch.release(&sch);
   } else {
     struct ArrowSchema copy;
@@ -222,7 +222,7 @@ static PyObject *as_batch(hs_py_search_cache *c, struct ArrowArrayStream *s, boo
     if (hs_arrow_schema_copy(&sch, &copy, &err) != HS_OK) {
       sch.release(&sch);
       PyErr_NoMemory();
-    } else if ((ps = import_schema(&sch)) == NULL) {
+    } else if ((ps = hs_py_import_pa_schema(&sch)) == NULL) {
       copy.release(&copy);
     }
     if (ps == NULL) {

@@ -433,3 +433,35 @@ def test_plain_params_read_in_place_match_duckdb_and_numpy():
     assert s.sql("SELECT $1 + 1 AS x", [np.int32(41)]).fetchall() == [(42,)]
     with pytest.raises(OverflowError):  # pyarrow's answer, as before
         s.sql("SELECT $1 AS x", [2**64])
+
+
+def test_one_batch_results_reuse_the_session_schema_only_when_it_is_the_same():
+    """to_arrow() of a one-batch result imports it with the pyarrow Schema the
+    session kept for the last such result when the schema is the same
+    (_sql.py, python/src/sql.c): statements of other schemas, run in random
+    interleavings, several batches and no rows all come back as pyarrow
+    builds them from the values."""
+    s = hdb.Session()
+    big = pa.table({"a": pa.array(range(1, 20001), pa.int64())})
+    s.register("big", pa.Table.from_batches(big.to_batches(max_chunksize=6000)))
+    assert s.sql("SELECT a FROM big").reader().read_next_batch().num_rows < 20000
+    cases = [
+        ("SELECT 1 AS a", pa.table({"a": pa.array([1], pa.int32())})),
+        ("SELECT 'x' AS a", pa.table({"a": pa.array(["x"])})),
+        ("SELECT 1.5::float8 AS a, 2::bigint AS b",
+         pa.table({"a": pa.array([1.5]), "b": pa.array([2], pa.int64())})),
+        ("SELECT 2::bigint AS b, 1.5::float8 AS a",
+         pa.table({"b": pa.array([2], pa.int64()), "a": pa.array([1.5])})),
+        ("SELECT 1 AS b", pa.table({"b": pa.array([1], pa.int32())})),
+        ("SELECT NULL::int AS a", pa.table({"a": pa.array([None], pa.int32())})),
+        ("SELECT a FROM big",
+         pa.table({"a": pa.array(range(1, 20001), pa.int64())})),
+        ("SELECT 1 AS a WHERE false", pa.table({"a": pa.array([], pa.int32())})),
+    ]
+    rng = random.Random(5)
+    for _ in range(200):
+        sql, want = cases[rng.randrange(len(cases))]
+        got = s.sql(sql).to_arrow()
+        assert got.schema.names == want.schema.names, sql
+        assert got.schema.types == want.schema.types, sql
+        assert got.to_pylist() == want.to_pylist(), sql
