@@ -12,6 +12,7 @@ the table scans so the scalar indexes answer them::
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
 
@@ -71,8 +72,7 @@ def _params_plain(params: Optional[Sequence[Any]]):
         elif t.__module__ == "numpy" and t.__name__ == "ndarray":
             if v.ndim != 1:
                 raise ValueError(f"parameter ${i + 1}: a vector must be 1-dimensional, not {v.ndim}")
-            import numpy as np
-
+            np = sys.modules["numpy"]  # loaded: v is one of its arrays (an import costs more)
             out.append(np.ascontiguousarray(v, dtype=np.float32))
         else:
             return None
