@@ -66,6 +66,7 @@ struct hs_sql_exec {
   size_t n_ops, cap_ops;
   char last_error[HS_ERROR_MESSAGE_MAX];
   hs_status last_status;
+  bool analyze; /* EXPLAIN ANALYZE: time next() calls */
 };
 
 static int64_t now_ns(void) {
@@ -76,6 +77,10 @@ static int64_t now_ns(void) {
 
 const hs_sql_evalctx *hs_sql_exec_evalctx(const hs_sql_exec *x) {
   return &x->ectx;
+}
+
+bool hs_sql_exec_analyzing(const hs_sql_exec *x) {
+  return x->analyze;
 }
 
 hs_status hs_sql_exec_reserve(hs_sql_exec *x, int64_t bytes, const char *what, hs_error *err) {
@@ -127,9 +132,14 @@ hs_status hs_sql_exec_shared(hs_sql_exec *x, int32_t id, const hs_sql_chunk **ch
 hs_status hs_sql_op_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
   memset(out, 0, sizeof(*out));
   if (hs_sql_exec_cancelled(op->x, err)) return HS_ERR_INVALID_ARG;
-  int64_t t0 = now_ns();
-  hs_status st = op->next(op, out, err);
-  op->stats.ns += now_ns() - t0;
+  hs_status st;
+  if (op->x->analyze) {
+    int64_t t0 = now_ns();
+    st = op->next(op, out, err);
+    op->stats.ns += now_ns() - t0;
+  } else {
+    st = op->next(op, out, err);
+  }
   op->stats.calls++;
   if (st != HS_OK) {
     hs_sql_chunk_release(out);
@@ -246,6 +256,7 @@ hs_status hs_sql_exec_new(hs_sql_plan_ctx *pctx, hs_sql_plan *root, const hs_sql
   }
   x->pctx = pctx; /* NULL: the caller keeps the plan */
   x->root_plan = root;
+  x->analyze = root->kind == HS_SP_EXPLAIN && root->explain.analyze;
   x->o = *o;
   x->ectx.params = o->params;
   x->ectx.n_params = o->n_params;

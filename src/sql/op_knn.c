@@ -494,7 +494,7 @@ static hs_status knn_next(hs_sql_op *op, hs_sql_chunk *out, hs_error *err) {
   if (!s->searched_done) {
     s->searched_done = true;
     hs_status st = knn_collect(op, out, err);
-    note_stats(op);
+    if (hs_sql_exec_analyzing(op->x)) note_stats(op);
     if (st != HS_OK || out->n > 0) return st;
   }
   if (!s->fallback_done) {

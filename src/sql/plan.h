@@ -259,6 +259,10 @@ struct hs_sql_op {
 
 /* The evaluation context of the running statement (params, cancel flag). */
 const hs_sql_evalctx *hs_sql_exec_evalctx(const hs_sql_exec *x);
+/* Is the statement an EXPLAIN ANALYZE (only then do operators time their
+ * next() calls and write their notes: a clock read per call and an
+ * snprintf per operator are a visible share of a ~40 us statement)? */
+bool hs_sql_exec_analyzing(const hs_sql_exec *x);
 /* Memory accounting against the statement's limit: reserve `bytes` (may
  * be negative to give back); HS_ERR_NOMEM "query memory limit of N bytes
  * exceeded in <what>; raise it with SET memory_limit = '8GB'" past it. */
