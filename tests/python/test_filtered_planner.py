@@ -186,12 +186,14 @@ print("worst", worst)
 """
 
 
-@pytest.mark.parametrize("plan,lo", [("hop", 0.05), ("dense", 0.0)])
+@pytest.mark.parametrize("plan,lo", [("hop", 0.05), ("dense", 0.0), ("coarse", 0.0)])
 def test_forced_walks_sweep(plan, lo):
     """The graph walks the planner chooses on larger indexes (this one is
     small enough that it scans), forced with HS_VIDX_PLAN in a child: the
     two-hop walk from the selectivity it is planned at, the dense walk at
-    every count; random, contiguous and cluster-correlated sets."""
+    every count, the coarse 4-bit code scan wherever it runs (from 2,048
+    allowed rows, AVX-512 machines; the proved scan below); random,
+    contiguous and cluster-correlated sets."""
     import subprocess
     here = os.path.dirname(os.path.abspath(__file__))
     # one build thread: a multi-threaded build links a different graph each

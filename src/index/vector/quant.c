@@ -50,6 +50,9 @@ struct hs_quant_query {
   const hs_quant *q;
   float *a, *w, cst; /* SQ8 */
   float *table;      /* PQ: m x 256 */
+  /* SQ8 folded for 4-bit codes (hs_quant_query_sq4): a4 = a - 7.5 w,
+   * w4 = 16 w, padded with zeros to a multiple of 32 dimensions */
+  float *a4, *w4, cst4;
 };
 
 static bool float_metric(hs_metric m) {
@@ -357,6 +360,8 @@ void hs_quant_query_free(hs_quant_query *qq) {
   hs_free(qq->a);
   hs_free(qq->w);
   hs_free(qq->table);
+  hs_free(qq->a4);
+  hs_free(qq->w4);
   hs_free(qq);
 }
 
@@ -580,6 +585,148 @@ float hs_quant_distance(const hs_quant_query *qq, const uint8_t *code) {
 void hs_quant_distance_batch(const hs_quant_query *qq, const uint8_t *codes, size_t n, float *out) {
   size_t cs = hs_quant_code_size(qq->q);
   for (size_t i = 0; i < n; i++) out[i] = hs_quant_distance(qq, codes + i * cs);
+}
+
+/* ------------------------------------------------------ 4-bit codes */
+
+/* The form of a metric's SQ8 distance: 0 squared L2, 1 inner product
+ * (cst - sum w c), 2 L1. */
+static int sq8_mode(const hs_quant *q) {
+  return q->metric == HS_METRIC_IP || q->metric == HS_METRIC_COSINE ? 1
+         : q->metric == HS_METRIC_L1                                ? 2
+                                                                    : 0;
+}
+
+size_t hs_quant_sq4_size(const hs_quant *q) {
+  return q->kind == HS_QUANT_SQ8 ? 16 * (size_t)((q->dim + 31) / 32) : 0;
+}
+
+void hs_quant_sq4_derive(const hs_quant *q, const uint8_t *codes, size_t n, uint8_t *out) {
+  const size_t cs = q->dim, rs = hs_quant_sq4_size(q);
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t *c = codes + i * cs;
+    uint8_t *o = out + i * rs;
+    memset(o, 0, rs);
+    for (uint32_t d = 0; d < q->dim; d++) {
+      uint32_t g = d / 32, j = d % 32;
+      uint8_t v = (uint8_t)(c[d] >> 4);
+      o[16 * g + (j & 15)] |= (uint8_t)(j < 16 ? v : v << 4);
+    }
+  }
+}
+
+bool hs_quant_sq4_fast(void) {
+#ifdef HS_QUANT_X86
+  return hs_distance_kernels_active()->level >= HS_SIMD_AVX512;
+#else
+  return false;
+#endif
+}
+
+hs_status hs_quant_query_sq4(hs_quant_query *qq, hs_error *err) {
+  const hs_quant *q = qq->q;
+  if (q->kind != HS_QUANT_SQ8)
+    return hs_error_set(err, HS_ERR_INVALID_ARG, "quantizer query: 4-bit codes need SQ8");
+  if (qq->a4 != NULL) return HS_OK;
+  const size_t pd = 32 * (size_t)((q->dim + 31) / 32);
+  qq->a4 = hs_calloc(pd, sizeof(float));
+  qq->w4 = hs_calloc(pd, sizeof(float));
+  if (qq->a4 == NULL || qq->w4 == NULL) {
+    hs_free(qq->a4);
+    hs_free(qq->w4);
+    qq->a4 = qq->w4 = NULL;
+    return hs_error_set(err, HS_ERR_NOMEM, "quantizer query: out of memory (dim %u)", q->dim);
+  }
+  double sw = 0;
+  for (uint32_t d = 0; d < q->dim; d++) {
+    qq->a4[d] = qq->a[d] - 7.5f * qq->w[d];
+    qq->w4[d] = 16.0f * qq->w[d];
+    sw += qq->w[d];
+  }
+  qq->cst4 = (float)(qq->cst - 7.5 * sw);
+  return HS_OK;
+}
+
+float hs_quant_sq4_distance_ref(const hs_quant_query *qq, const uint8_t *code4) {
+  const hs_quant *q = qq->q;
+  const int mode = sq8_mode(q);
+  float s = 0;
+  for (uint32_t d = 0; d < q->dim; d++) {
+    uint32_t g = d / 32, j = d % 32;
+    uint8_t b = code4[16 * g + (j & 15)];
+    float v = (float)(j < 16 ? b & 15 : b >> 4);
+    if (mode == 1) {
+      s += qq->w4[d] * v;
+    } else {
+      float t = qq->a4[d] - qq->w4[d] * v;
+      s += mode == 2 ? fabsf(t) : t * t;
+    }
+  }
+  return mode == 1 ? qq->cst4 - s : s;
+}
+
+#ifdef HS_QUANT_X86
+/* Four rows of 4-bit codes: per 32-dimension group one 16-byte load, the
+ * low nibbles are dimensions 0-15 and the high ones 16-31. */
+__attribute__((target("avx512f"))) static void sq4_avx512_x4(const hs_quant_query *qq, int mode,
+                                                             const uint8_t *const r[4],
+                                                             float out[4]) {
+  const uint32_t groups = (qq->q->dim + 31) / 32;
+  const __m512i low = _mm512_set1_epi32(15);
+  __m512 e[4], o[4];
+  for (int i = 0; i < 4; i++) e[i] = o[i] = _mm512_setzero_ps();
+  for (uint32_t g = 0; g < groups; g++) {
+    const float *a = qq->a4 + 32 * g, *w = qq->w4 + 32 * g;
+    const __m512 w0 = _mm512_loadu_ps(w), w1 = _mm512_loadu_ps(w + 16);
+    const __m512 a0 = _mm512_loadu_ps(a), a1 = _mm512_loadu_ps(a + 16);
+    for (int i = 0; i < 4; i++) {
+      __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(r[i] + 16 * g)));
+      __m512 c0 = _mm512_cvtepi32_ps(_mm512_and_si512(b, low));
+      __m512 c1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4));
+      if (mode == 1) {
+        e[i] = _mm512_fmadd_ps(w0, c0, e[i]);
+        o[i] = _mm512_fmadd_ps(w1, c1, o[i]);
+        continue;
+      }
+      __m512 t0 = _mm512_fnmadd_ps(w0, c0, a0), t1 = _mm512_fnmadd_ps(w1, c1, a1);
+      if (mode == 2) {
+        e[i] = _mm512_add_ps(e[i], _mm512_abs_ps(t0));
+        o[i] = _mm512_add_ps(o[i], _mm512_abs_ps(t1));
+      } else {
+        e[i] = _mm512_fmadd_ps(t0, t0, e[i]);
+        o[i] = _mm512_fmadd_ps(t1, t1, o[i]);
+      }
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    float s = _mm512_reduce_add_ps(_mm512_add_ps(e[i], o[i]));
+    out[i] = mode == 1 ? qq->cst4 - s : s;
+  }
+}
+#endif
+
+void hs_quant_sq4_gather(const hs_quant_query *qq, const uint8_t *codes4, const uint32_t *ids,
+                         uint32_t n, float *out) {
+  const size_t rs = hs_quant_sq4_size(qq->q);
+  uint32_t i = 0;
+#ifdef HS_QUANT_X86
+  if (hs_quant_sq4_fast()) {
+    const int mode = sq8_mode(qq->q);
+    for (; i + 4 <= n; i += 4) {
+      const uint8_t *r[4] = {codes4 + ids[i] * rs, codes4 + ids[i + 1] * rs,
+                             codes4 + ids[i + 2] * rs, codes4 + ids[i + 3] * rs};
+      sq4_avx512_x4(qq, mode, r, out + i);
+    }
+    for (; i < n; i++) { /* the tail: the same kernel, the row repeated */
+      const uint8_t *r[4] = {codes4 + ids[i] * rs, codes4 + ids[i] * rs, codes4 + ids[i] * rs,
+                             codes4 + ids[i] * rs};
+      float t[4];
+      sq4_avx512_x4(qq, mode, r, t);
+      out[i] = t[0];
+    }
+  }
+#endif
+  for (; i < n; i++) out[i] = hs_quant_sq4_distance_ref(qq, codes4 + ids[i] * rs);
 }
 
 /* ------------------------------------------------------- serialization */

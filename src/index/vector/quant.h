@@ -92,6 +92,29 @@ void hs_quant_distance_batch(const hs_quant_query *qq, const uint8_t *codes, siz
 void hs_quant_distance_gather(const hs_quant_query *qq, const uint8_t *codes, const uint32_t *ids,
                               uint32_t n, float *out);
 
+/* 4-bit scan codes of an SQ8 quantizer (README.md "Coarse code scan"): the
+ * high nibble of every SQ8 code, for a first, approximate pass of a scan
+ * over many rows that reads half the bytes (a nibble v stands for
+ * min + step * (16 v + 7.5)). A row is hs_quant_sq4_size(q) bytes: per
+ * group of 32 dimensions 16 bytes, byte j holding dimension 32 g + j in its
+ * low nibble and 32 g + 16 + j in its high one; dimensions past dim are 0.
+ * hs_quant_sq4_size is 0 when q is not SQ8. */
+size_t hs_quant_sq4_size(const hs_quant *q);
+/* out (n * hs_quant_sq4_size(q) bytes) from n SQ8 codes. */
+void hs_quant_sq4_derive(const hs_quant *q, const uint8_t *codes, size_t n, uint8_t *out);
+/* Whether this machine scores 4-bit codes with a vector kernel (AVX-512):
+ * the scalar one is slower than the SQ8 scan a coarse pass would replace. */
+bool hs_quant_sq4_fast(void);
+/* Fold an SQ8 query for 4-bit codes (once per query, before the gathers). */
+hs_status hs_quant_query_sq4(hs_quant_query *qq, hs_error *err);
+/* out[i]: the approximate distance (hs_quant_distance's form, to the row
+ * the nibbles decode to) of codes4 + ids[i] * hs_quant_sq4_size; AVX-512
+ * scores four rows at a time. qq folded by hs_quant_query_sq4. */
+void hs_quant_sq4_gather(const hs_quant_query *qq, const uint8_t *codes4, const uint32_t *ids,
+                         uint32_t n, float *out);
+/* The scalar reference of one row (tests compare the kernel with it). */
+float hs_quant_sq4_distance_ref(const hs_quant_query *qq, const uint8_t *code4);
+
 /* Serialise (little-endian, self-describing, bounded) and parse back.
  * Layout: "HSQ1", u32 version (1), u32 kind, u32 metric, u32 dim, then SQ8:
  * dim f32 minimums, dim f32 steps; PQ: u32 m, u32 ksub, m*ksub*(dim/m) f32

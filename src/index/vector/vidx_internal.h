@@ -83,6 +83,8 @@ typedef struct hs_vidx_scratch {
   hs_vidx_cands *cands; /* hs_vidx_search_cands: the candidates go here */
   hs_hnsw_cand *flat;   /* a flat list scan's best ef */
   size_t flat_cap;
+  uint32_t *cids; /* a coarse scan's candidates (local ids) */
+  size_t cids_cap;
   struct hs_vidx_scratch *next;
 } hs_vidx_scratch;
 
@@ -136,6 +138,13 @@ struct hs_vidx {
    * (sqrt(sum (step/2)^2)) and L1 (sum step/2), with slack; the default
    * re-rank stops once no remaining candidate can enter the top-k. */
   float sq8_err_l2, sq8_err_l1;
+  /* 4-bit scan codes (hs_quant_sq4_derive of the SQ8 codes), made on the
+   * first coarse scan (vidx_search.c, README.md "Coarse code scan"):
+   * n * code4_size bytes at codes4, 64-byte aligned inside codes4_mem;
+   * codes4_state 0 not made, 1 ready, 2 failed (atomic loads, set under mu). */
+  uint8_t *codes4_mem, *codes4;
+  size_t code4_size;
+  int codes4_state;
   hs_index_binding bind; /* vidx_bind.c: bind.data_file is bind_path (owned) */
   char *bind_path;
   pthread_mutex_t mu;

@@ -551,6 +551,7 @@ void hs_vidx_free(hs_vidx *x) {
     hs_free(s->bits);
     hs_free(s->ser);
     hs_free(s->flat);
+    hs_free(s->cids);
     hs_free(s);
   }
   pthread_mutex_destroy(&x->mu);
@@ -563,6 +564,7 @@ void hs_vidx_free(hs_vidx *x) {
   if (x->indexed) roaring_bitmap_free(x->indexed);
   hs_free(x->indexed_bits);
   hs_free(x->codes_buf);
+  hs_free(x->codes4_mem);
   hs_free(x->part_loaded);
   for (int i = 0; i <= HS_VIDX_S_MAX; i++) hs_buf_free(&x->owned[i]);
   hs_source_unref(x->src);

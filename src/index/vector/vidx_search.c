@@ -75,19 +75,40 @@
 #define HS_PLAN_CODE_ROW 5.0
 #define HS_PLAN_CODE_DIM 0.115
 #define HS_PLAN_CODE_FIXED 20000.0
+/* A coarse scan (README.md "Coarse code scan"): the same fixed cost, c rows
+ * at CODE_ROW + CODE4_DIM * dim (half the bytes, but the same bitset walk and
+ * a selection: measured 0.82-0.88x the SQ8 scan's CPU time at 5,000-10,000
+ * random rows of 200K x 128 on the AMD box), and its COARSE_KEEP candidates'
+ * SQ8 codes at the SQ8 row cost. */
+#define HS_PLAN_CODE4_DIM 0.0875
+/* A coarse scan keeps the max(COARSE_KEEP_K * k, COARSE_KEEP_MIN) best rows
+ * by 4-bit distance for the SQ8 pass (recall@10 0.985-0.992 at 1-9 % on
+ * 200K x 128 with 64 kept, limited by the SQ8 order there, which the float32
+ * re-rank fixes; 256 kept cost 0.08x more in their selection), and runs only
+ * from COARSE_MIN_ROWS allowed rows (below, the proved scan costs about as
+ * little). */
+#define HS_COARSE_KEEP_K 8u
+#define HS_COARSE_KEEP_MIN 96u
+#define HS_COARSE_MIN_ROWS 2048u
 
 static inline bool scan_by_codes(const hs_vidx *x);
 
 typedef enum plan_kind { PLAN_EXACT, PLAN_DENSE, PLAN_HOP } plan_kind;
+/* How the exact plan reads the allowed rows: float32 rows, SQ8 codes with a
+ * proved re-rank (both exact), or a coarse pass over 4-bit codes first
+ * (approximate: filtered searches only). */
+typedef enum scan_kind { SCAN_FLOAT, SCAN_CODES, SCAN_COARSE } scan_kind;
 
-/* HS_VIDX_PLAN=exact|dense|hop forces a plan (benchmarks, calibration);
- * read once. */
+/* HS_VIDX_PLAN=exact|coarse|dense|hop forces a plan (benchmarks,
+ * calibration; exact: the proved scans only, coarse: the coarse scan where
+ * the index and machine have it); read once. */
 static pthread_once_t plan_once = PTHREAD_ONCE_INIT;
-static int plan_forced = -1;
+static int plan_forced = -1, scan_forced = -1;
 static void plan_env(void) {
   const char *e = getenv("HS_VIDX_PLAN");
   if (e == NULL) return;
-  if (strcmp(e, "exact") == 0) plan_forced = PLAN_EXACT;
+  if (strcmp(e, "exact") == 0) plan_forced = PLAN_EXACT, scan_forced = SCAN_CODES;
+  if (strcmp(e, "coarse") == 0) plan_forced = PLAN_EXACT, scan_forced = SCAN_COARSE;
   if (strcmp(e, "dense") == 0) plan_forced = PLAN_DENSE;
   if (strcmp(e, "hop") == 0) plan_forced = PLAN_HOP;
 }
@@ -145,20 +166,44 @@ static double exact_cost_codes(const hs_vidx *x, uint64_t c) {
   if (!scan_by_codes(x)) return INFINITY;
   return HS_PLAN_CODE_FIXED + (double)c * (HS_PLAN_CODE_ROW + HS_PLAN_CODE_DIM * x->dim);
 }
-/* Whether the exact scan of c rows reads the codes. */
-static bool exact_on_codes(const hs_vidx *x, uint64_t c) {
-  return exact_cost_codes(x, c) < exact_cost_float(x, c);
+static uint32_t coarse_keep(uint32_t k) {
+  uint64_t c = (uint64_t)HS_COARSE_KEEP_K * k;
+  return c > HS_COARSE_KEEP_MIN ? (c > UINT32_MAX ? UINT32_MAX : (uint32_t)c) : HS_COARSE_KEEP_MIN;
+}
+/* A coarse scan of c rows (infinite where it does not run: unfiltered,
+ * below COARSE_MIN_ROWS or 8 keeps, no SQ8 codes, no AVX-512). */
+static double exact_cost_coarse(const hs_vidx *x, uint64_t c, uint32_t k, bool filtered) {
+  const uint32_t keep = coarse_keep(k);
+  if (!filtered || !scan_by_codes(x) || !hs_quant_sq4_fast() || c < HS_COARSE_MIN_ROWS ||
+      c < 8 * (uint64_t)keep || __atomic_load_n(&x->codes4_state, __ATOMIC_ACQUIRE) == 2)
+    return INFINITY;
+  return HS_PLAN_CODE_FIXED + (double)c * (HS_PLAN_CODE_ROW + HS_PLAN_CODE4_DIM * x->dim) +
+         (double)keep * (HS_PLAN_CODE_ROW + HS_PLAN_CODE_DIM * x->dim);
+}
+/* How the exact scan of c rows reads them: the cheapest model (coarse only
+ * when `coarse` allows it). */
+static scan_kind exact_scan_kind(const hs_vidx *x, uint64_t c, uint32_t k, bool filtered,
+                                 bool coarse) {
+  pthread_once(&plan_once, plan_env);
+  double f = exact_cost_float(x, c), q = exact_cost_codes(x, c);
+  double r = coarse && scan_forced != SCAN_CODES ? exact_cost_coarse(x, c, k, filtered) : INFINITY;
+  if (coarse && scan_forced == SCAN_COARSE && r < INFINITY) return SCAN_COARSE;
+  if (r < q && r < f) return SCAN_COARSE;
+  return q < f ? SCAN_CODES : SCAN_FLOAT;
 }
 
 /* Estimated cost of a plan for c allowed of n indexed rows. */
-static double plan_cost(const hs_vidx *x, plan_kind kind, uint64_t c, uint32_t ef, uint32_t np) {
+static double plan_cost(const hs_vidx *x, plan_kind kind, uint64_t c, uint32_t k, uint32_t ef,
+                        uint32_t np, bool filtered) {
   const double dim = x->dim, sel = (double)c / x->n;
   const double part_n = (double)x->n / (x->n_parts ? x->n_parts : 1);
   if (kind == PLAN_EXACT) { /* the same for a lean index (vectors read from the
                              * file): the plan, hence the answer, does not
                              * depend on how the index is stored */
     double f = exact_cost_float(x, c), q = exact_cost_codes(x, c);
-    return q < f ? q : f;
+    double r = exact_cost_coarse(x, c, k, filtered);
+    q = q < f ? q : f;
+    return r < q ? r : q;
   }
   double node = HS_PLAN_WALK_NODE + HS_PLAN_WALK_DIM * dim + (c < x->n ? HS_PLAN_TEST : 0);
   if (kind == PLAN_HOP) {
@@ -173,23 +218,23 @@ static double plan_cost(const hs_vidx *x, plan_kind kind, uint64_t c, uint32_t e
 }
 
 /* The cheapest plan that keeps recall (README.md, "Filtered search"). */
-static plan_kind plan_choose(const hs_vidx *x, uint64_t c, bool filtered, uint32_t ef, uint32_t np,
-                             bool allow_exact) {
+static plan_kind plan_choose(const hs_vidx *x, uint64_t c, uint32_t k, bool filtered, uint32_t ef,
+                             uint32_t np, bool allow_exact) {
   pthread_once(&plan_once, plan_env);
   if (plan_forced >= 0 && (allow_exact || plan_forced != PLAN_EXACT) &&
       (filtered || plan_forced != PLAN_HOP))
     return (plan_kind)plan_forced;
   plan_kind best = PLAN_DENSE;
-  double cost = plan_cost(x, PLAN_DENSE, c, ef, np);
+  double cost = plan_cost(x, PLAN_DENSE, c, k, ef, np, filtered);
   if (filtered && (double)c >= HS_VIDX_HOP_MIN_SEL * x->n &&
       (double)c <= HS_VIDX_HOP_MAX_SEL * x->n) {
-    double h = plan_cost(x, PLAN_HOP, c, ef, np);
+    double h = plan_cost(x, PLAN_HOP, c, k, ef, np, filtered);
     if (h < cost) {
       best = PLAN_HOP;
       cost = h;
     }
   }
-  if (allow_exact && plan_cost(x, PLAN_EXACT, c, ef, np) <= cost) return PLAN_EXACT;
+  if (allow_exact && plan_cost(x, PLAN_EXACT, c, k, ef, np, filtered) <= cost) return PLAN_EXACT;
   return best;
 }
 
@@ -535,6 +580,8 @@ typedef struct scan_sink {
   hs_quant_query *qq;
   uint32_t cap, n;
   uint64_t seen;
+  bool coarse; /* score the 4-bit codes (x->codes4) instead */
+  float thr;   /* coarse: rows at or above it are not kept */
 } scan_sink;
 
 /* Score the codes of s->ids[0, cnt) into the sink's heap, SCAN_BLOCK rows
@@ -559,11 +606,69 @@ static void offer_codes(const hs_vidx *x, hs_vidx_scratch *s, scan_sink *sk, uin
   sk->seen += cnt;
 }
 
+/* Move the `keep` best of c[0, n) (by cand_less) to c[0, keep), the
+ * keep-th best at keep - 1 (Hoare's selection; 0 < keep < n). */
+static void cand_select(hs_hnsw_cand *c, uint32_t n, uint32_t keep) {
+  uint32_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    hs_hnsw_cand p = c[lo + (hi - lo) / 2];
+    uint32_t i = lo, j = hi;
+    while (i <= j) {
+      while (cand_less(c[i], p)) i++;
+      while (cand_less(p, c[j])) j--;
+      if (i <= j) {
+        hs_hnsw_cand t = c[i];
+        c[i++] = c[j];
+        c[j] = t;
+        if (j == 0) break;
+        j--;
+      }
+    }
+    if (keep - 1 <= j && j < hi)
+      hi = j;
+    else if (keep - 1 >= i)
+      lo = i;
+    else
+      break;
+  }
+}
+
+/* The same over the 4-bit codes (one 64-byte line a 128-d row). The best
+ * sk->cap rows are kept in s->all as a buffer of up to 2 cap below a
+ * threshold (the cap-th best so far), cut back to cap by cand_select when
+ * full: a bounded heap re-sifted on each of the ~cap (1 + ln(c / cap))
+ * entries was a fifth of the scan. */
+static void offer_codes4(const hs_vidx *x, hs_vidx_scratch *s, scan_sink *sk, uint32_t cnt) {
+  const size_t cs = x->code4_size;
+  float d[SCAN_BLOCK];
+  for (uint32_t i = 0; i < cnt && i < CODES_AHEAD; i++)
+    hs_prefetch_span(x->codes4 + (size_t)s->ids[i] * cs, cs);
+  for (uint32_t i = 0, nb; i < cnt; i += nb) {
+    nb = cnt - i < SCAN_BLOCK ? cnt - i : SCAN_BLOCK;
+    for (uint32_t j = i + CODES_AHEAD; j < i + nb + CODES_AHEAD && j < cnt; j++)
+      hs_prefetch_span(x->codes4 + (size_t)s->ids[j] * cs, cs);
+    hs_quant_sq4_gather(sk->qq, x->codes4, s->ids + i, nb, d);
+    for (uint32_t j = 0; j < nb; j++) {
+      if (!(d[j] < sk->thr)) continue; /* most rows */
+      s->all[sk->n++] = (hs_hnsw_cand){d[j], s->ids[i + j]};
+      if (sk->n == 2 * sk->cap) {
+        cand_select(s->all, sk->n, sk->cap);
+        sk->n = sk->cap;
+        sk->thr = s->all[sk->cap - 1].d;
+      }
+    }
+  }
+  sk->seen += cnt;
+}
+
 static hs_status flush_ids(const hs_vidx *x, hs_vidx_scratch *s, const hs_distance_kernels *kern,
                            const float *q, uint32_t cnt, hs_vidx_hit *hits, uint32_t *n, uint32_t k,
                            scan_sink *sk, hs_error *err) {
   if (sk->qq == NULL) return offer_ids(x, s, kern, q, cnt, hits, n, k, err);
-  offer_codes(x, s, sk, cnt);
+  if (sk->coarse)
+    offer_codes4(x, s, sk, cnt);
+  else
+    offer_codes(x, s, sk, cnt);
   return HS_OK;
 }
 
@@ -684,14 +789,85 @@ static hs_status rerank_codes(const hs_vidx *x, hs_vidx_scratch *s, const float 
   return HS_OK;
 }
 
+/* The index's 4-bit codes, made from its SQ8 codes on first use (once,
+ * under the index's mutex: ~n * dim bytes read, a few ms at 200K x 128);
+ * false when out of memory (the index then keeps the SQ8 scan). */
+static bool codes4_ready(const hs_vidx *x) {
+  int st = __atomic_load_n(&x->codes4_state, __ATOMIC_ACQUIRE);
+  if (st != 0) return st == 1;
+  hs_vidx *mx = (hs_vidx *)x; /* made once, then read-only */
+  pthread_mutex_lock(&mx->mu);
+  if (mx->codes4_state == 0) {
+    size_t rs = hs_quant_sq4_size(x->quant);
+    uint8_t *mem = rs ? hs_malloc((size_t)x->n * rs + 64) : NULL;
+    if (mem != NULL) {
+      hs_mem_advise_huge(mem, (size_t)x->n * rs + 64);         /* searched at random */
+      uint8_t *at = mem + ((64 - ((uintptr_t)mem & 63)) & 63); /* rows on cache lines */
+      hs_quant_sq4_derive(x->quant, x->codes, x->n, at);
+      mx->codes4_mem = mem;
+      mx->codes4 = at;
+      mx->code4_size = rs;
+    }
+    __atomic_store_n(&mx->codes4_state, mem != NULL ? 1 : 2, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&mx->mu);
+  return __atomic_load_n(&x->codes4_state, __ATOMIC_ACQUIRE) == 1;
+}
+
+/* A coarse scan (README.md "Coarse code scan"): every allowed row scored
+ * on its 4-bit code, the best coarse_keep(k) by that kept, those scored on
+ * their SQ8 codes into the usual candidates and re-ranked on float32 by
+ * the SQ8 bound (proved among the kept only: the answer is approximate,
+ * min(k, allowed) rows with exact distances). */
+static hs_status coarse_search(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
+                               const roaring_bitmap_t *allowed, const uint64_t *words,
+                               size_t nwords, hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+  uint32_t n = 0;
+  scan_sink sk = {NULL, coarse_keep(k), 0, 0, true, INFINITY};
+  if (!grow((void **)&s->all, &s->all_cap, 2 * (size_t)sk.cap, sizeof *s->all))
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  hs_status st = hs_quant_query_make(x->quant, q, &sk.qq, err);
+  if (st == HS_OK) st = hs_quant_query_sq4(sk.qq, err);
+  if (st == HS_OK) st = scan_allowed(x, s, q, k, allowed, words, nwords, &sk, hits, &n, err);
+  if (st == HS_OK && !grow((void **)&s->cids, &s->cids_cap, sk.n, sizeof *s->cids))
+    st = hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  if (st != HS_OK) {
+    hs_quant_query_free(sk.qq);
+    return st;
+  }
+  if (sk.n > sk.cap) cand_select(s->all, sk.n, sk.cap);
+  const uint32_t kept = sk.n < sk.cap ? sk.n : sk.cap;
+  for (uint32_t i = 0; i < kept; i++) s->cids[i] = s->all[i].id;
+  /* the kept rows' SQ8 codes, in local id order (fewer page crossings) */
+  scan_sink s8 = {
+      sk.qq, k * HS_SCAN_KEEP_K > HS_SCAN_KEEP_MIN ? k * HS_SCAN_KEEP_K : HS_SCAN_KEEP_MIN,
+      0,     0,
+      false, INFINITY};
+  for (uint32_t i = 0, nb; i < kept; i += nb) {
+    nb = kept - i < x->fetch_batch ? kept - i : x->fetch_batch;
+    memcpy(s->ids, s->cids + i, nb * sizeof *s->ids);
+    offer_codes(x, s, &s8, nb);
+  }
+  hs_quant_query_free(sk.qq);
+  s8.qq = NULL;
+  cand_heap_sort(s->all, s8.n);
+  bool proved = false;
+  st = rerank_codes(x, s, q, k, &s8, hits, &n, &proved, err);
+  if (st != HS_OK) return st;
+  qsort(hits, n, sizeof *hits, hit_cmp);
+  *n_hits = n;
+  return HS_OK;
+}
+
 /* Exact top-k over the allowed indexed rows (every indexed row when
  * allowed is NULL): over the SQ8 codes with a bounded float32 re-rank when
- * `codes` (the same answers), else over the float32 rows. */
+ * `how` is SCAN_CODES (the same answers), else over the float32 rows;
+ * SCAN_COARSE: coarse_search (approximate). */
 static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
                               const roaring_bitmap_t *allowed, const uint64_t *words, size_t nwords,
-                              bool codes, hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
+                              scan_kind how, hs_vidx_hit *hits, uint32_t *n_hits, hs_error *err) {
   uint32_t n = 0;
-  scan_sink sk = {NULL, 0, 0, 0};
+  scan_sink sk = {NULL, 0, 0, 0, false, INFINITY};
   if (s->cands != NULL) { /* hs_vidx_search_cands: an exact scan has none to share */
     s->cands->applies = false;
     s->cands->n = 0;
@@ -707,7 +883,9 @@ static hs_status exact_search(const hs_vidx *x, hs_vidx_scratch *s, const float 
     *n_hits = 0;
     return HS_OK;
   }
-  if (codes && scan_by_codes(x)) {
+  if (how == SCAN_COARSE && scan_by_codes(x) && codes4_ready(x))
+    return coarse_search(x, s, q, k, allowed, words, nwords, hits, n_hits, err);
+  if (how != SCAN_FLOAT && scan_by_codes(x)) {
     sk.cap = k * HS_SCAN_KEEP_K > HS_SCAN_KEEP_MIN ? k * HS_SCAN_KEEP_K : HS_SCAN_KEEP_MIN;
     if (!grow((void **)&s->all, &s->all_cap, sk.cap, sizeof *s->all))
       return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
@@ -864,12 +1042,12 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
    * else the cost model (README.md, "Filtered search"). */
   bool forced = sp && sp->exact_rows;
   if (forced && filtered && cnt <= sp->exact_rows)
-    return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
-                        err);
-  plan_kind plan = plan_choose(x, cnt, filtered, ef, nprobe, !forced);
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords,
+                        exact_scan_kind(x, cnt, k, filtered, false), hits, n_hits, err);
+  plan_kind plan = plan_choose(x, cnt, k, filtered, ef, nprobe, !forced);
   if (plan == PLAN_EXACT)
-    return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
-                        err);
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords,
+                        exact_scan_kind(x, cnt, k, filtered, true), hits, n_hits, err);
   /* the two-hop walk gathers at most m fresh allowed nodes per expansion
    * (ACORN-1's truncation), up to 2 m at 10 % and below (hop_width;
    * README.md "Filtered search") */
@@ -919,8 +1097,8 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   bool quantized = qq != NULL;
   hs_quant_query_free(qq); /* the approximate distances are in s->all */
   if (total < want)
-    return exact_search(x, s, q, k, a.r, a.words, a.nwords, exact_on_codes(x, cnt), hits, n_hits,
-                        err);
+    return exact_search(x, s, q, k, a.r, a.words, a.nwords,
+                        exact_scan_kind(x, cnt, k, filtered, false), hits, n_hits, err);
   uint32_t n = 0;
   const hs_distance_kernels *kern = hs_distance_kernels_active();
   if (quantized) { /* re-rank the best `rerank` approximate candidates exactly */
