@@ -790,7 +790,8 @@ static hs_status rerank_codes(const hs_vidx *x, hs_vidx_scratch *s, const float 
 }
 
 /* The index's 4-bit codes, made from its SQ8 codes on first use (once,
- * under the index's mutex: ~n * dim bytes read, a few ms at 200K x 128);
+ * under the index's mutex: ~n * dim bytes read, 8-24 ms for the first
+ * query at 200K x 128);
  * false when out of memory (the index then keeps the SQ8 scan). */
 static bool codes4_ready(const hs_vidx *x) {
   int st = __atomic_load_n(&x->codes4_state, __ATOMIC_ACQUIRE);
