@@ -221,15 +221,20 @@ hs_status hs_vidx_search_parts_reads(const hs_vidx *x, const float *query, uint3
 /* A PQ search's re-rank candidates: the approximate (code) distances of
  * the rows hs_vidx_search would re-rank exactly, ascending (owned:
  * hs_vidx_cands_free). `applies` false when the search would not re-rank
- * PQ candidates (another quantizer, an exact scan, the exact fallback):
- * nothing to share. A caller searching several PQ indexes merges their
- * candidates, keeps the best hs_vidx_pq_rerank(k) over all of them, and
+ * PQ candidates (another quantizer, an exact scan of float32 rows):
+ * nothing to share; a filter's PQ scan (README.md "Filtered PQ scan") has
+ * candidates too. A caller searching several PQ indexes merges their
+ * candidates, keeps the best 1.5 x the largest `rerank` over all of them, and
  * searches each index with rerank_share = its count among those (one
  * re-rank budget per query, not one per file; README.md "IVF-PQ lists"). */
 typedef struct hs_vidx_cands {
   float *approx;
   size_t n, cap;
   bool applies;
+  /* what the search would re-rank on its own (a budget shared over
+   * indexes is sized from it): hs_vidx_pq_rerank(k) for a walk or list
+   * scan, fewer for a filter's PQ scan (README.md "Filtered PQ scan") */
+  uint32_t rerank;
 } hs_vidx_cands;
 void hs_vidx_cands_free(hs_vidx_cands *c);
 hs_status hs_vidx_search_cands(const hs_vidx *x, const float *query, uint32_t k,

@@ -860,6 +860,260 @@ static hs_status coarse_search(const hs_vidx *x, hs_vidx_scratch *s, const float
   return HS_OK;
 }
 
+/* ------------------------------------------- PQ scan of a filter's rows */
+
+/* A filter's allowed rows on a PQ index (README.md "IVF-PQ lists",
+ * "Filtered PQ scan"): where the exact plan would score more of them on
+ * float32 than this re-ranks, their PQ codes are scored instead, the best
+ * max(PQ_SCAN_K * k, PQ_SCAN_MIN) kept and those re-ranked exactly. PQ has
+ * no error bound (unlike SQ8's code scan), so this is approximate, like
+ * every PQ search; what it saves is rows read: on an object store a
+ * float32 scan of 300 allowed rows was 300 ranged GETs (five waves of 64),
+ * the codes of the lists holding them are a few contiguous ranges and the
+ * re-ranked rows one wave. HS_VIDX_PQ_SCAN_RERANK=N overrides the count
+ * (calibration); read once. */
+#define HS_VIDX_PQ_SCAN_K 4u
+#define HS_VIDX_PQ_SCAN_MIN 32u
+
+static pthread_once_t pq_scan_once = PTHREAD_ONCE_INIT;
+static uint32_t pq_scan_forced;
+static void pq_scan_env(void) {
+  const char *e = getenv("HS_VIDX_PQ_SCAN_RERANK");
+  long v = e != NULL ? strtol(e, NULL, 10) : 0;
+  pq_scan_forced = v > 0 && v < (1L << 30) ? (uint32_t)v : 0;
+}
+
+static uint32_t pq_scan_rerank(uint32_t k) {
+  pthread_once(&pq_scan_once, pq_scan_env);
+  if (pq_scan_forced) return pq_scan_forced;
+  uint64_t r = (uint64_t)HS_VIDX_PQ_SCAN_K * k;
+  r = r > HS_VIDX_PQ_SCAN_MIN ? r : HS_VIDX_PQ_SCAN_MIN;
+  return r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+}
+
+/* Whether a filtered exact plan over cnt allowed rows scans the PQ codes. */
+static bool pq_scan_applies(const hs_vidx *x, uint64_t cnt, uint32_t k, bool filtered) {
+  return filtered && x->quant_kind == HS_QUANT_PQ && !x->walk_float && x->quant != NULL &&
+         x->codes != NULL && cnt > pq_scan_rerank(k);
+}
+
+/* The allowed indexed rows' local ids, ascending by row (*out owned). */
+static hs_status allowed_locals(const hs_vidx *x, const roaring_bitmap_t *allowed,
+                                const uint64_t *words, size_t nwords, uint32_t **out, size_t *n,
+                                hs_error *err) {
+  *out = NULL;
+  *n = 0;
+  uint32_t *v = hs_malloc(((size_t)x->n + 1) * sizeof *v);
+  if (v == NULL) return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  size_t m = 0;
+  if (words != NULL) {
+    size_t nw = nwords < x->row_words ? nwords : x->row_words;
+    for (size_t w = 0; w < nw; w++) {
+      uint64_t b = words[w] & x->indexed_bits[w];
+      while (b != 0) {
+        uint32_t row = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b)), local;
+        b &= b - 1;
+        if (local_of_row(x, row, &local) && m < x->n) v[m++] = local;
+      }
+    }
+  } else {
+    roaring_uint32_iterator_t *it = roaring_create_iterator(allowed);
+    if (it == NULL) {
+      hs_free(v);
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    }
+    uint32_t buf[256], got;
+    while ((got = roaring_read_uint32_iterator(it, buf, 256)) > 0)
+      for (uint32_t j = 0; j < got; j++) {
+        uint32_t local;
+        if (local_of_row(x, buf[j], &local) && m < x->n) v[m++] = local;
+      }
+    roaring_free_uint32_iterator(it);
+  }
+  *out = v;
+  *n = m;
+  return HS_OK;
+}
+
+/* At most this many ranged GETs a partial index's PQ scan reads the
+ * allowed rows' codes with: the rows' codes (code_size bytes each) at the
+ * smallest gaps between them are merged into one range, the largest
+ * PQ_SCAN_RANGES - 1 gaps left out. 300 allowed rows of bench_s3_cold's
+ * two files in 2 x 24 ranges, one wave with the freshness LIST (README.md
+ * "Filtered PQ scan"). */
+#define HS_VIDX_PQ_SCAN_RANGES 24u
+
+static int u32_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The CODES ranges (offsets in the source) covering local ids ids[0, n)
+ * of a partial index, at most HS_VIDX_PQ_SCAN_RANGES, appended to r. */
+static hs_status pq_scan_ranges(const hs_vidx *x, const uint32_t *ids, size_t n, hs_vidx_reads *r,
+                                hs_error *err) {
+  if (n == 0) return HS_OK;
+  uint32_t *v = hs_malloc(n * sizeof *v), *gap = hs_malloc(n * sizeof *gap);
+  if (v == NULL || gap == NULL) {
+    hs_free(v);
+    hs_free(gap);
+    return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  }
+  memcpy(v, ids, n * sizeof *v);
+  qsort(v, n, sizeof *v, u32_cmp);
+  size_t ng = 0;
+  for (size_t i = 1; i < n; i++) gap[ng++] = v[i] - v[i - 1];
+  /* gaps of at least `cut` rows stay open: the largest RANGES - 1 */
+  uint32_t cut = 0;
+  if (ng >= HS_VIDX_PQ_SCAN_RANGES) {
+    qsort(gap, ng, sizeof *gap, u32_cmp);
+    cut = gap[ng - (HS_VIDX_PQ_SCAN_RANGES - 1)];
+  }
+  const uint64_t base = x->sec_off[HS_VIDX_S_CODES], cs = x->code_size;
+  size_t open = 0; /* gaps left open (ties with `cut` merge once the ranges are spent) */
+  hs_status st = HS_OK;
+  for (size_t i = 0, j; i < n && st == HS_OK; i = j) {
+    for (j = i + 1; j < n; j++) {
+      uint32_t g = v[j] - v[j - 1];
+      if (cut == 0 ? g > 1 : (g >= cut && open < HS_VIDX_PQ_SCAN_RANGES - 1)) {
+        open++;
+        break;
+      }
+    }
+    if (!hs_vidx_reads_add(r, base + (uint64_t)v[i] * cs,
+                           (size_t)((uint64_t)(v[j - 1] - v[i] + 1) * cs)))
+      st = hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  }
+  hs_free(v);
+  hs_free(gap);
+  return st;
+}
+
+/* The codes of local ids ids[0, n): x->codes' where the index holds them
+ * all, else (a partial index) read from the source into *own (fetched
+ * together first: at most HS_VIDX_PQ_SCAN_RANGES ranges, one wave), so
+ * that code i is at (*base)[i * code_size] (*base NULL: x->codes by id).
+ * Under hs_vidx_search_parts_reads the ranges are only noted (*collected). */
+static hs_status pq_scan_codes(const hs_vidx *x, hs_vidx_scratch *s, const uint32_t *ids, size_t n,
+                               uint8_t **own, const uint8_t **base, bool *collected,
+                               hs_error *err) {
+  *collected = false;
+  *own = NULL;
+  *base = NULL;
+  if (!x->partial) return HS_OK;
+  hs_vidx_reads need = {0};
+  hs_vidx_reads *r = s->collect_parts != NULL ? s->collect_parts : &need;
+  hs_status st = pq_scan_ranges(x, ids, n, r, err);
+  if (st == HS_OK && s->collect_parts != NULL) {
+    *collected = true;
+    return HS_OK;
+  }
+  if (st == HS_OK && need.n > 0) hs_source_prefetch(x->src, need.off, need.len, need.n);
+  hs_vidx_reads_free(&need);
+  const size_t cs = x->code_size;
+  uint8_t *c = st == HS_OK ? hs_malloc(n * cs + 1) : NULL;
+  if (st == HS_OK && c == NULL) st = hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  for (size_t i = 0; st == HS_OK && i < n; i++) {
+    st = hs_source_read_unmapped(x->src, x->sec_off[HS_VIDX_S_CODES] + (uint64_t)ids[i] * cs, cs,
+                                 c + i * cs, err);
+    if (st != HS_OK) hs_error_prefix(err, "vidx search: PQ codes: ");
+  }
+  if (st != HS_OK) {
+    hs_free(c);
+    return st;
+  }
+  *own = c;
+  *base = c;
+  return HS_OK;
+}
+
+/* The PQ scan of a filter's allowed rows (pq_scan_applies): codes scored,
+ * the best re-ranked exactly (a share of a budget over several indexes
+ * when sp->rerank_share is set). The modes as for the walk: the lists'
+ * ranges, the candidates, or the re-ranked rows' ranges only. */
+static hs_status pq_scan(const hs_vidx *x, hs_vidx_scratch *s, const float *q, uint32_t k,
+                         const hs_vidx_search_params *sp, const roaring_bitmap_t *allowed,
+                         const uint64_t *words, size_t nwords, hs_vidx_hit *hits, uint32_t *n_hits,
+                         hs_error *err) {
+  *n_hits = 0;
+  uint32_t *ids = NULL;
+  size_t n = 0;
+  hs_status st = allowed_locals(x, allowed, words, nwords, &ids, &n, err);
+  bool collected = false;
+  uint8_t *own = NULL;
+  const uint8_t *base = NULL;
+  if (st == HS_OK) st = pq_scan_codes(x, s, ids, n, &own, &base, &collected, err);
+  if (st != HS_OK || collected) {
+    hs_free(ids);
+    return st;
+  }
+  const bool share = sp && sp->rerank_share;
+  uint32_t keep = share ? sp->rerank_share : pq_scan_rerank(k);
+  if (keep > n) keep = (uint32_t)n;
+  scan_sink sk = {NULL, keep, 0, 0};
+  if (!grow((void **)&s->all, &s->all_cap, keep ? keep : 1, sizeof *s->all))
+    st = hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+  if (st == HS_OK) st = hs_quant_query_make(x->quant, q, &sk.qq, err);
+  if (base == NULL) { /* every code in x->codes */
+    for (size_t i = 0; st == HS_OK && keep > 0 && i < n; i += x->fetch_batch) {
+      uint32_t cnt = (uint32_t)(n - i < x->fetch_batch ? n - i : x->fetch_batch);
+      memcpy(s->ids, ids + i, cnt * sizeof *ids);
+      offer_codes(x, s, &sk, cnt);
+    }
+  } else { /* the rows' codes in order in `base`: the same distances (quant.h) */
+    uint32_t at[SCAN_BLOCK];
+    float d[SCAN_BLOCK];
+    for (size_t i = 0, nb; st == HS_OK && keep > 0 && i < n; i += nb) {
+      nb = n - i < SCAN_BLOCK ? n - i : SCAN_BLOCK;
+      for (size_t j = 0; j < nb; j++) at[j] = (uint32_t)(i + j);
+      hs_quant_distance_gather(sk.qq, base, at, nb, d);
+      for (size_t j = 0; j < nb; j++)
+        if (sk.n < sk.cap || d[j] < s->all[0].d)
+          cand_offer(s->all, &sk.n, sk.cap, (hs_hnsw_cand){d[j], ids[i + j]});
+    }
+  }
+  hs_quant_query_free(sk.qq);
+  hs_free(own);
+  hs_free(ids);
+  if (st != HS_OK) return st;
+  cand_heap_sort(s->all, sk.n);
+  const uint32_t total = sk.n;
+  if (s->cands != NULL) { /* hs_vidx_search_cands: the approximate distances only */
+    hs_vidx_cands *o = s->cands;
+    o->applies = true;
+    o->rerank = pq_scan_rerank(k);
+    if (!grow((void **)&o->approx, &o->cap, total, sizeof *o->approx))
+      return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
+    for (uint32_t i = 0; i < total; i++) o->approx[i] = s->all[i].d;
+    o->n = total;
+    return HS_OK;
+  }
+  if (x->lean && hs_source_is_remote(x->src)) { /* their rows in one wave (io.h) */
+    const size_t per = (size_t)x->vdim * sizeof(float);
+    uint64_t *offs = hs_malloc(((size_t)total + 1) * sizeof *offs);
+    size_t *lens = hs_malloc(((size_t)total + 1) * sizeof *lens);
+    for (uint32_t i = 0; offs != NULL && lens != NULL && i < total; i++) {
+      offs[i] = x->vec_off + (uint64_t)s->all[i].id * per;
+      lens[i] = per;
+    }
+    if (offs != NULL && lens != NULL) rows_ahead(x, s, offs, lens, total);
+    hs_free(offs);
+    hs_free(lens);
+  }
+  if (s->collect != NULL) return HS_OK; /* hs_vidx_search_reads: the ranges only */
+  const hs_distance_kernels *kern = hs_distance_kernels_active();
+  uint32_t nh = 0;
+  for (uint32_t i = 0, nb; i < total; i += nb) {
+    nb = total - i < x->fetch_batch ? total - i : x->fetch_batch;
+    for (uint32_t j = 0; j < nb; j++) s->ids[j] = s->all[i + j].id;
+    st = offer_ids(x, s, kern, q, nb, hits, &nh, k, err);
+    if (st != HS_OK) return st;
+  }
+  qsort(hits, nh, sizeof *hits, hit_cmp);
+  *n_hits = nh;
+  return HS_OK;
+}
+
 /* Exact top-k over the allowed indexed rows (every indexed row when
  * allowed is NULL): over the SQ8 codes with a bounded float32 re-rank when
  * `how` is SCAN_CODES (the same answers), else over the float32 rows;
@@ -1046,6 +1300,8 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     return exact_search(x, s, q, k, a.r, a.words, a.nwords,
                         exact_scan_kind(x, cnt, k, filtered, false), hits, n_hits, err);
   plan_kind plan = plan_choose(x, cnt, k, filtered, ef, nprobe, !forced);
+  if (plan == PLAN_EXACT && pq_scan_applies(x, cnt, k, filtered))
+    return pq_scan(x, s, q, k, sp, a.r, a.words, a.nwords, hits, n_hits, err);
   if (plan == PLAN_EXACT)
     return exact_search(x, s, q, k, a.r, a.words, a.nwords,
                         exact_scan_kind(x, cnt, k, filtered, true), hits, n_hits, err);
@@ -1097,6 +1353,8 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
   }
   bool quantized = qq != NULL;
   hs_quant_query_free(qq); /* the approximate distances are in s->all */
+  if (total < want && pq_scan_applies(x, cnt, k, filtered))
+    return pq_scan(x, s, q, k, sp, a.r, a.words, a.nwords, hits, n_hits, err);
   if (total < want)
     return exact_search(x, s, q, k, a.r, a.words, a.nwords,
                         exact_scan_kind(x, cnt, k, filtered, false), hits, n_hits, err);
@@ -1118,6 +1376,7 @@ static hs_status search_in(const hs_vidx *x, hs_vidx_scratch *s, uint32_t k,
     if (s->cands != NULL) { /* hs_vidx_search_cands: the approximate distances only */
       hs_vidx_cands *o = s->cands;
       o->applies = x->quant_kind == HS_QUANT_PQ;
+      o->rerank = (uint32_t)rerank;
       if (o->applies && !grow((void **)&o->approx, &o->cap, total, sizeof *o->approx))
         return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
       for (size_t i = 0; o->applies && i < total; i++) o->approx[i] = s->all[i].d;
@@ -1271,6 +1530,7 @@ hs_status hs_vidx_search_cands(const hs_vidx *x, const float *query, uint32_t k,
   if (out == NULL) return hs_error_set(err, HS_ERR_INVALID_ARG, "vidx search cands: no output");
   out->n = 0;
   out->applies = false;
+  out->rerank = 0;
   if (x == NULL || x->quant_kind != HS_QUANT_PQ) return HS_OK;
   hs_vidx_hit none[1];
   uint32_t n = 0;
