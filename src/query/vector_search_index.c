@@ -300,19 +300,45 @@ static void prefetch_index_opens(hs_table *t, const hs_table_plan *plan,
   vx_items_free(&l);
 }
 
+static size_t file_k(const hs_vs_indexed *ix, size_t f, size_t k);
+
+/* With a filter: each indexed file's allowed rows (ix->allowed), as the
+ * search will compute them (hs_vs_indexed_open, hs_vs_indexed_allow; the
+ * scalar indexes' blobs come from the index stream); false when they
+ * cannot be had (ix is then freed). */
+static bool parts_allowed(hs_table *t, const hs_table_plan *plan, const hs_vector_search_options *o,
+                          int32_t fid, size_t dim, hs_vs_indexed *ix) {
+  hs_metric metric = HS_METRIC_L2;
+  hs_error local = {0};
+  int64_t matched = 0;
+  if ((o->metric != NULL && hs_metric_parse(o->metric, &metric, &local) != HS_OK) ||
+      hs_vs_indexed_open(t, plan, o->column, fid, metric, dim, true, ix, &local) != HS_OK)
+    return false;
+  if (ix->n_indexed == 0 ||
+      hs_vs_indexed_allow(t, plan, o->filter, ix, &matched, &local) != HS_OK) {
+    hs_vs_indexed_free(ix);
+    return false;
+  }
+  return true;
+}
+
 /* The probed lists' codes the queries' searches will load of the plan's
- * partial indexes (unfiltered queries only: a filter's plan may scan
- * exactly), appended to l, when everything the indexes' opens read is in
- * the object cache (the index stream's): then the opens cost no request
- * and are kept (vx_acquire), and those codes ride in the freshness LIST's
- * round trip too. Best effort. */
+ * partial indexes (with a filter, those holding the allowed rows a PQ scan
+ * scores, or the probed lists a walk reads: parts_allowed), appended to l,
+ * when everything the indexes' opens read is in the object cache (the
+ * index stream's): then the opens cost no request and are kept
+ * (vx_acquire), and those codes ride in the freshness LIST's round trip
+ * too. Best effort. */
 static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_index_registry *reg,
                         const hs_vector_search_options *o, const float *queries, size_t nq,
                         size_t dim, vx_items *l) {
-  if (queries == NULL || nq == 0 || (o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")]))
-    return;
+  if (queries == NULL || nq == 0) return;
   if (l->n > 0 && hs_store_prefetch_missing(l->v, l->n) > 0) return;
   int32_t fid = hs_table_current_field_id(&t->meta, o->column);
+  const bool filtered = o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")] != 0;
+  hs_vs_indexed ix;
+  memset(&ix, 0, sizeof ix);
+  if (filtered && !parts_allowed(t, plan, o, fid, dim, &ix)) return;
   hs_vidx_search_params sp = {0};
   sp.ef_search = o->ef_search;
   sp.nprobe = o->nprobe;
@@ -341,9 +367,13 @@ static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_i
       continue;
     }
     hs_vidx_reads r = {0};
-    for (size_t q = 0; q < nq; q++)
-      if (hs_vidx_search_parts_reads(x, queries + q * dim, (uint32_t)k, &sp, NULL, &r, &local) !=
-          HS_OK)
+    /* a filter: files the search uses the index of, with its allowed rows
+     * and k as the search gives them (file_k) */
+    const roaring_bitmap_t *allowed = filtered && i < ix.n ? ix.allowed[i] : NULL;
+    size_t kf = filtered ? (i < ix.n && ix.vx[i] != NULL ? file_k(&ix, i, k) : 0) : k;
+    for (size_t q = 0; kf > 0 && q < nq; q++)
+      if (hs_vidx_search_parts_reads(x, queries + q * dim, (uint32_t)kf, &sp, allowed, &r,
+                                     &local) != HS_OK)
         break;
     if (l->n + r.n > l->cap) {
       size_t c = (l->n + r.n) * 2;
@@ -372,6 +402,7 @@ static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_i
     if (paths != NULL) l->n = 0;
   }
   hs_free(paths);
+  if (filtered) hs_vs_indexed_free(&ix);
 }
 
 hs_status hs_table_vector_search_refresh(hs_table *t, const hs_vector_search_options *o,
@@ -748,13 +779,14 @@ static hs_status rerank_shares(const hs_vs_indexed *ix, const float *queries, si
   /* 1.5 times one file's default (160 for k = 10): on bench_s3_cold's two
    * files (IVF-PQ lists, 768-d) recall@10 was 0.93 at 160 (10 queries),
    * 0.995 at 240 (20), 0.98 at 320 (10) */
-  const uint64_t one = hs_vidx_pq_rerank((uint32_t)k);
-  const size_t budget = (size_t)(one + one / 2);
+  const uint64_t dflt = hs_vidx_pq_rerank((uint32_t)k);
   for (size_t q = 0; st == HS_OK && q < nq; q++) {
     size_t m = 0;
+    uint64_t one = 0; /* the most any file would re-rank alone (a filter's PQ scans: fewer) */
     for (size_t f = 0; st == HS_OK && f < ix->n; f++) {
       cands[f].n = 0;
       cands[f].applies = false;
+      cands[f].rerank = 0;
       if (ix->vx[f] == NULL || hs_vidx_quant_kind(ix->vx[f]) != HS_QUANT_PQ) continue;
       size_t kf = file_k(ix, f, k);
       if (kf == 0) continue;
@@ -765,6 +797,8 @@ static hs_status rerank_shares(const hs_vs_indexed *ix, const float *queries, si
         break;
       }
       if (!cands[f].applies) continue;
+      uint64_t own = cands[f].rerank ? cands[f].rerank : dflt;
+      if (own > one) one = own;
       if (m + cands[f].n > all_cap) {
         size_t c = (m + cands[f].n) * 2;
         share_cand *g = hs_realloc(all, c * sizeof *g);
@@ -780,6 +814,7 @@ static hs_status rerank_shares(const hs_vs_indexed *ix, const float *queries, si
     }
     if (st != HS_OK) break;
     qsort(all, m, sizeof *all, share_cand_cmp);
+    const size_t budget = (size_t)(one + one / 2);
     for (size_t f = 0; f < ix->n; f++)
       if (cands[f].applies) share[f * nq + q] = SHARE_NONE;
     for (size_t i = 0; i < m && i < budget; i++) {
