@@ -302,6 +302,15 @@ static void prefetch_index_opens(hs_table *t, const hs_table_plan *plan,
 
 static size_t file_k(const hs_vs_indexed *ix, size_t f, size_t k);
 
+/* The ranged reads each of `files` indexed files' filtered PQ scan may
+ * make for its codes (hs_vidx_search_params.scan_ranges): all files' in
+ * one wave of 64 with the freshness LIST, 4 to 32 a file. The same in
+ * the LIST's wave and the search, so the search finds them cached. */
+static uint32_t scan_ranges_for(size_t files) {
+  size_t r = files > 0 ? 63 / files : 32;
+  return (uint32_t)(r < 4 ? 4 : (r > 32 ? 32 : r));
+}
+
 /* With a filter: each indexed file's allowed rows (ix->allowed), as the
  * search will compute them (hs_vs_indexed_open, hs_vs_indexed_allow; the
  * scalar indexes' blobs come from the index stream); false when they
@@ -342,6 +351,7 @@ static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_i
   hs_vidx_search_params sp = {0};
   sp.ef_search = o->ef_search;
   sp.nprobe = o->nprobe;
+  sp.scan_ranges = scan_ranges_for(ix.n_indexed);
   size_t k = o->k > 0 ? (size_t)o->k : 10;
   char **paths = hs_calloc(plan->n_files, sizeof *paths);
   size_t np = 0;
@@ -842,6 +852,7 @@ hs_status hs_vs_indexed_search(const hs_vs_indexed *ix, const float *queries, si
   isearch c = {.ix = ix, .queries = queries, .dim = dim, .topk = topk};
   c.sp.ef_search = ef_search;
   c.sp.nprobe = nprobe;
+  c.sp.scan_ranges = scan_ranges_for(ix->n_indexed);
   c.hits = hs_calloc(threads, sizeof *c.hits);
   c.st = hs_calloc(threads, sizeof *c.st);
   c.err = hs_calloc(threads, sizeof *c.err);

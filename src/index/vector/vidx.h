@@ -153,6 +153,11 @@ typedef struct hs_vidx_search_params {
    * (hs_vidx_search_cands): re-rank exactly this many best candidates,
    * even fewer than k (so fewer hits); 0: `rerank` as above. */
   uint32_t rerank_share;
+  /* A partial index's filtered PQ scan (README.md "Filtered PQ scan"):
+   * the allowed rows' codes in at most this many ranged reads; 0: 24. A
+   * caller fetching several files' in one wave divides its wave among
+   * them. Which bytes are read, never which rows are answered. */
+  uint32_t scan_ranges;
 } hs_vidx_search_params;
 
 typedef struct hs_vidx_hit {

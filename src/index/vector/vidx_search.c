@@ -935,9 +935,9 @@ static hs_status allowed_locals(const hs_vidx *x, const roaring_bitmap_t *allowe
   return HS_OK;
 }
 
-/* At most this many ranged GETs a partial index's PQ scan reads the
- * allowed rows' codes with: the rows' codes (code_size bytes each) at the
- * smallest gaps between them are merged into one range, the largest
+/* At most this many ranged GETs (by default: hs_vidx_search_params.
+ * scan_ranges) a partial index's PQ scan reads the allowed rows' codes with: the rows' codes
+ * (code_size bytes each) at the smallest gaps between them are merged into one range, the largest
  * PQ_SCAN_RANGES - 1 gaps left out. 300 allowed rows of bench_s3_cold's
  * two files in 2 x 24 ranges, one wave with the freshness LIST (README.md
  * "Filtered PQ scan"). */
@@ -950,9 +950,10 @@ static int u32_cmp(const void *a, const void *b) {
 
 /* The CODES ranges (offsets in the source) covering local ids ids[0, n)
  * of a partial index, at most HS_VIDX_PQ_SCAN_RANGES, appended to r. */
-static hs_status pq_scan_ranges(const hs_vidx *x, const uint32_t *ids, size_t n, hs_vidx_reads *r,
-                                hs_error *err) {
+static hs_status pq_scan_ranges(const hs_vidx *x, const uint32_t *ids, size_t n, uint32_t most,
+                                hs_vidx_reads *r, hs_error *err) {
   if (n == 0) return HS_OK;
+  if (most == 0) most = HS_VIDX_PQ_SCAN_RANGES;
   uint32_t *v = hs_malloc(n * sizeof *v), *gap = hs_malloc(n * sizeof *gap);
   if (v == NULL || gap == NULL) {
     hs_free(v);
@@ -965,9 +966,11 @@ static hs_status pq_scan_ranges(const hs_vidx *x, const uint32_t *ids, size_t n,
   for (size_t i = 1; i < n; i++) gap[ng++] = v[i] - v[i - 1];
   /* gaps of at least `cut` rows stay open: the largest RANGES - 1 */
   uint32_t cut = 0;
-  if (ng >= HS_VIDX_PQ_SCAN_RANGES) {
+  if (most == 1) {
+    cut = UINT32_MAX;
+  } else if (ng >= most) {
     qsort(gap, ng, sizeof *gap, u32_cmp);
-    cut = gap[ng - (HS_VIDX_PQ_SCAN_RANGES - 1)];
+    cut = gap[ng - (most - 1)];
   }
   const uint64_t base = x->sec_off[HS_VIDX_S_CODES], cs = x->code_size;
   size_t open = 0; /* gaps left open (ties with `cut` merge once the ranges are spent) */
@@ -975,7 +978,7 @@ static hs_status pq_scan_ranges(const hs_vidx *x, const uint32_t *ids, size_t n,
   for (size_t i = 0, j; i < n && st == HS_OK; i = j) {
     for (j = i + 1; j < n; j++) {
       uint32_t g = v[j] - v[j - 1];
-      if (cut == 0 ? g > 1 : (g >= cut && open < HS_VIDX_PQ_SCAN_RANGES - 1)) {
+      if (cut == 0 ? g > 1 : (g >= cut && open < most - 1)) {
         open++;
         break;
       }
@@ -995,7 +998,7 @@ static hs_status pq_scan_ranges(const hs_vidx *x, const uint32_t *ids, size_t n,
  * that code i is at (*base)[i * code_size] (*base NULL: x->codes by id).
  * Under hs_vidx_search_parts_reads the ranges are only noted (*collected). */
 static hs_status pq_scan_codes(const hs_vidx *x, hs_vidx_scratch *s, const uint32_t *ids, size_t n,
-                               uint8_t **own, const uint8_t **base, bool *collected,
+                               uint32_t most, uint8_t **own, const uint8_t **base, bool *collected,
                                hs_error *err) {
   *collected = false;
   *own = NULL;
@@ -1003,7 +1006,7 @@ static hs_status pq_scan_codes(const hs_vidx *x, hs_vidx_scratch *s, const uint3
   if (!x->partial) return HS_OK;
   hs_vidx_reads need = {0};
   hs_vidx_reads *r = s->collect_parts != NULL ? s->collect_parts : &need;
-  hs_status st = pq_scan_ranges(x, ids, n, r, err);
+  hs_status st = pq_scan_ranges(x, ids, n, most, r, err);
   if (st == HS_OK && s->collect_parts != NULL) {
     *collected = true;
     return HS_OK;
@@ -1042,7 +1045,8 @@ static hs_status pq_scan(const hs_vidx *x, hs_vidx_scratch *s, const float *q, u
   bool collected = false;
   uint8_t *own = NULL;
   const uint8_t *base = NULL;
-  if (st == HS_OK) st = pq_scan_codes(x, s, ids, n, &own, &base, &collected, err);
+  if (st == HS_OK)
+    st = pq_scan_codes(x, s, ids, n, sp ? sp->scan_ranges : 0, &own, &base, &collected, err);
   if (st != HS_OK || collected) {
     hs_free(ids);
     return st;
