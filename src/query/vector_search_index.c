@@ -311,24 +311,39 @@ static uint32_t scan_ranges_for(size_t files) {
   return (uint32_t)(r < 4 ? 4 : (r > 32 ? 32 : r));
 }
 
-/* With a filter: each indexed file's allowed rows (ix->allowed), as the
- * search will compute them (hs_vs_indexed_open, hs_vs_indexed_allow; the
- * scalar indexes' blobs come from the index stream); false when they
- * cannot be had (ix is then freed). */
-static bool parts_allowed(hs_table *t, const hs_table_plan *plan, const hs_vector_search_options *o,
-                          int32_t fid, size_t dim, hs_vs_indexed *ix) {
+/* With a filter: the version's prepared search (vector_search_prep.c) and
+ * each indexed file's allowed rows (ix->allowed, owned; the rest of *ix
+ * the prep's), computed as the search computes them (hs_vs_indexed_allow:
+ * the scalar indexes' blobs come from the index stream) and kept on the
+ * prep, so the search that follows the LIST finds them there instead of
+ * evaluating the filter again; false when they cannot be had. */
+static bool parts_allowed(hs_table *t, const hs_vector_search_options *o, int32_t fid, size_t dim,
+                          hs_vs_prep **prep, hs_vs_indexed *ix) {
   hs_metric metric = HS_METRIC_L2;
   hs_error local = {0};
   int64_t matched = 0;
+  *prep = NULL;
+  memset(ix, 0, sizeof *ix);
   if ((o->metric != NULL && hs_metric_parse(o->metric, &metric, &local) != HS_OK) ||
-      hs_vs_indexed_open(t, plan, o->column, fid, metric, dim, true, ix, &local) != HS_OK)
+      hs_vs_prep_acquire(t, -1, o->column, fid, metric, dim, false, true, NULL, 0, prep, &local) !=
+          HS_OK)
     return false;
-  if (ix->n_indexed == 0 ||
-      hs_vs_indexed_allow(t, plan, o->filter, ix, &matched, &local) != HS_OK) {
-    hs_vs_indexed_free(ix);
-    return false;
+  *ix = *hs_vs_prep_indexed(*prep);
+  ix->allowed = NULL;
+  bool ok = ix->n_indexed > 0 && (ix->allowed = hs_calloc(ix->n + 1, sizeof *ix->allowed)) != NULL;
+  if (ok && !hs_vs_prep_allowed_get(*prep, o->filter, ix->allowed, ix->n, &matched)) {
+    ok = hs_vs_indexed_allow(t, hs_vs_prep_plan(*prep), o->filter, ix, &matched, &local) == HS_OK;
+    if (ok) hs_vs_prep_allowed_put(*prep, o->filter, ix->allowed, ix->n, matched);
   }
-  return true;
+  return ok;
+}
+
+static void parts_allowed_free(hs_vs_prep *prep, hs_vs_indexed *ix) {
+  for (size_t f = 0; ix->allowed != NULL && f < ix->n; f++)
+    if (ix->allowed[f] != NULL) roaring_bitmap_free(ix->allowed[f]);
+  hs_free(ix->allowed);
+  memset(ix, 0, sizeof *ix);
+  if (prep != NULL) hs_vs_prep_release(prep);
 }
 
 /* The probed lists' codes the queries' searches will load of the plan's
@@ -346,8 +361,12 @@ static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_i
   int32_t fid = hs_table_current_field_id(&t->meta, o->column);
   const bool filtered = o->filter != NULL && o->filter[strspn(o->filter, " \t\r\n")] != 0;
   hs_vs_indexed ix;
+  hs_vs_prep *prep = NULL;
   memset(&ix, 0, sizeof ix);
-  if (filtered && !parts_allowed(t, plan, o, fid, dim, &ix)) return;
+  if (filtered && !parts_allowed(t, o, fid, dim, &prep, &ix)) {
+    parts_allowed_free(prep, &ix);
+    return;
+  }
   hs_vidx_search_params sp = {0};
   sp.ef_search = o->ef_search;
   sp.nprobe = o->nprobe;
@@ -379,8 +398,9 @@ static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_i
     hs_vidx_reads r = {0};
     /* a filter: files the search uses the index of, with its allowed rows
      * and k as the search gives them (file_k) */
-    const roaring_bitmap_t *allowed = filtered && i < ix.n ? ix.allowed[i] : NULL;
-    size_t kf = filtered ? (i < ix.n && ix.vx[i] != NULL ? file_k(&ix, i, k) : 0) : k;
+    bool same = filtered && i < ix.n && ix.vx[i] != NULL && strcmp(ix.paths[i], pf->path) == 0;
+    const roaring_bitmap_t *allowed = same ? ix.allowed[i] : NULL;
+    size_t kf = filtered ? (same ? file_k(&ix, i, k) : 0) : k;
     for (size_t q = 0; kf > 0 && q < nq; q++)
       if (hs_vidx_search_parts_reads(x, queries + q * dim, (uint32_t)kf, &sp, allowed, &r,
                                      &local) != HS_OK)
@@ -412,7 +432,7 @@ static void parts_items(hs_table *t, const hs_table_plan *plan, const hs_table_i
     if (paths != NULL) l->n = 0;
   }
   hs_free(paths);
-  if (filtered) hs_vs_indexed_free(&ix);
+  if (filtered) parts_allowed_free(prep, &ix);
 }
 
 hs_status hs_table_vector_search_refresh(hs_table *t, const hs_vector_search_options *o,
