@@ -872,8 +872,8 @@ static hs_status coarse_search(const hs_vidx *x, hs_vidx_scratch *s, const float
  * the codes of the lists holding them are a few contiguous ranges and the
  * re-ranked rows one wave. HS_VIDX_PQ_SCAN_RERANK=N overrides the count
  * (calibration); read once. */
-#define HS_VIDX_PQ_SCAN_K 4u
-#define HS_VIDX_PQ_SCAN_MIN 32u
+#define HS_VIDX_PQ_SCAN_K 8u
+#define HS_VIDX_PQ_SCAN_MIN 64u
 
 static pthread_once_t pq_scan_once = PTHREAD_ONCE_INIT;
 static uint32_t pq_scan_forced;
@@ -1054,7 +1054,7 @@ static hs_status pq_scan(const hs_vidx *x, hs_vidx_scratch *s, const float *q, u
   const bool share = sp && sp->rerank_share;
   uint32_t keep = share ? sp->rerank_share : pq_scan_rerank(k);
   if (keep > n) keep = (uint32_t)n;
-  scan_sink sk = {NULL, keep, 0, 0};
+  scan_sink sk = {NULL, keep, 0, 0, false, INFINITY};
   if (!grow((void **)&s->all, &s->all_cap, keep ? keep : 1, sizeof *s->all))
     st = hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
   if (st == HS_OK) st = hs_quant_query_make(x->quant, q, &sk.qq, err);
