@@ -871,11 +871,15 @@ static hs_status rerank_shares(const hs_vs_indexed *ix, const float *queries, si
   const uint64_t dflt = hs_vidx_pq_rerank((uint32_t)k);
   for (size_t q = 0; st == HS_OK && q < nq; q++) {
     size_t m = 0;
-    uint64_t one = 0; /* the most any file would re-rank alone (a filter's PQ scans: fewer) */
+    /* the most any file would re-rank alone: walks (1.5 x it below) and a
+     * filter's PQ scans (`scan`: every allowed row scored, so the global
+     * best `scan` over the files is what one file of all the rows re-ranks) */
+    uint64_t one = 0, scan = 0;
     for (size_t f = 0; st == HS_OK && f < ix->n; f++) {
       cands[f].n = 0;
       cands[f].applies = false;
       cands[f].rerank = 0;
+      cands[f].scan = false;
       if (ix->vx[f] == NULL || hs_vidx_quant_kind(ix->vx[f]) != HS_QUANT_PQ) continue;
       size_t kf = file_k(ix, f, k);
       if (kf == 0) continue;
@@ -887,7 +891,11 @@ static hs_status rerank_shares(const hs_vs_indexed *ix, const float *queries, si
       }
       if (!cands[f].applies) continue;
       uint64_t own = cands[f].rerank ? cands[f].rerank : dflt;
-      if (own > one) one = own;
+      if (cands[f].scan) {
+        if (own > scan) scan = own;
+      } else if (own > one) {
+        one = own;
+      }
       if (m + cands[f].n > all_cap) {
         size_t c = (m + cands[f].n) * 2;
         share_cand *g = hs_realloc(all, c * sizeof *g);
@@ -903,7 +911,7 @@ static hs_status rerank_shares(const hs_vs_indexed *ix, const float *queries, si
     }
     if (st != HS_OK) break;
     qsort(all, m, sizeof *all, share_cand_cmp);
-    const size_t budget = (size_t)(one + one / 2);
+    const size_t budget = (size_t)(one + one / 2 > scan ? one + one / 2 : scan);
     for (size_t f = 0; f < ix->n; f++)
       if (cands[f].applies) share[f * nq + q] = SHARE_NONE;
     for (size_t i = 0; i < m && i < budget; i++) {

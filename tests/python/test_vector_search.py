@@ -426,3 +426,38 @@ def test_concurrent_searches_and_writes(tmp_path):
     q = queries[0]
     got = t.search("emb", q, k=10, columns=["id"], exact=True)
     assert got.column("id").to_pylist() == _expected(t, "l2", q, 10, None)[0].tolist()
+
+
+def test_filtered_pq_scan_recall_on_uniform_vectors(tmp_path):
+    """A filter's PQ scan (src/index/vector/README.md "Filtered PQ scan")
+    re-ranks only the best rows by PQ distance: on vectors with no cluster
+    structure (where PQ orders rows worst), two files, filters from 1 % to
+    60 % allowed, recall@10 against brute force over the allowed rows stays
+    >= 0.95 and every answer has exactly min(k, matches) rows with true
+    distances."""
+    rng = np.random.default_rng(21)
+    n, dim = 6000, 48
+    x = rng.random((n, dim), dtype=np.float32)
+    tag = rng.integers(0, 1000, n)
+    t = hdb.Table(str(tmp_path / "u"))
+    for lo, hi in ((0, n // 2), (n // 2, n)):
+        t.write(pa.table({"id": np.arange(lo, hi), "tag": tag[lo:hi],
+                          "emb": pa.FixedSizeListArray.from_arrays(
+                              pa.array(x[lo:hi].ravel()), dim)}))
+    t.add_index("emb", "ivf_pq")
+    queries = rng.random((12, dim), dtype=np.float32)
+    for limit in (10, 50, 200, 600):
+        allowed = np.flatnonzero(tag < limit)
+        hit = total = 0
+        for q in queries:
+            got = t.search("emb", q, k=10, filter=f"tag < {limit}", columns=["id"])
+            ids = got.column("id").to_pylist()
+            assert len(ids) == min(10, len(allowed)), (limit, len(ids))
+            d = ((x[allowed] - q) ** 2).sum(1)
+            true = set(allowed[np.argsort(d, kind="stable")[:10]].tolist())
+            want = np.sqrt(((x[ids] - q) ** 2).sum(1))
+            np.testing.assert_allclose(got.column("distance").to_numpy(), want, rtol=1e-4,
+                                       atol=1e-4)
+            hit += len(true & set(ids))
+            total += 10
+        assert hit / total >= 0.95, (limit, hit / total)

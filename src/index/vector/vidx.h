@@ -229,7 +229,8 @@ hs_status hs_vidx_search_parts_reads(const hs_vidx *x, const float *query, uint3
  * PQ candidates (another quantizer, an exact scan of float32 rows):
  * nothing to share; a filter's PQ scan (README.md "Filtered PQ scan") has
  * candidates too. A caller searching several PQ indexes merges their
- * candidates, keeps the best 1.5 x the largest `rerank` over all of them, and
+ * candidates, keeps the best 1.5 x the largest `rerank` over all of them (1 x
+ * for PQ scans: `scan`), and
  * searches each index with rerank_share = its count among those (one
  * re-rank budget per query, not one per file; README.md "IVF-PQ lists"). */
 typedef struct hs_vidx_cands {
@@ -240,6 +241,10 @@ typedef struct hs_vidx_cands {
    * indexes is sized from it): hs_vidx_pq_rerank(k) for a walk or list
    * scan, fewer for a filter's PQ scan (README.md "Filtered PQ scan") */
   uint32_t rerank;
+  /* a filter's PQ scan: every allowed row scored, so a shared budget keeps
+   * the best `rerank` over all indexes (what one index holding every row
+   * would re-rank), not 1.5 x it */
+  bool scan;
 } hs_vidx_cands;
 void hs_vidx_cands_free(hs_vidx_cands *c);
 hs_status hs_vidx_search_cands(const hs_vidx *x, const float *query, uint32_t k,

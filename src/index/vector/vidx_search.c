@@ -872,8 +872,8 @@ static hs_status coarse_search(const hs_vidx *x, hs_vidx_scratch *s, const float
  * the codes of the lists holding them are a few contiguous ranges and the
  * re-ranked rows one wave. HS_VIDX_PQ_SCAN_RERANK=N overrides the count
  * (calibration); read once. */
-#define HS_VIDX_PQ_SCAN_K 8u
-#define HS_VIDX_PQ_SCAN_MIN 64u
+#define HS_VIDX_PQ_SCAN_K 6u
+#define HS_VIDX_PQ_SCAN_MIN 48u
 
 static pthread_once_t pq_scan_once = PTHREAD_ONCE_INIT;
 static uint32_t pq_scan_forced;
@@ -1086,6 +1086,7 @@ static hs_status pq_scan(const hs_vidx *x, hs_vidx_scratch *s, const float *q, u
     hs_vidx_cands *o = s->cands;
     o->applies = true;
     o->rerank = pq_scan_rerank(k);
+    o->scan = true;
     if (!grow((void **)&o->approx, &o->cap, total, sizeof *o->approx))
       return hs_error_set(err, HS_ERR_NOMEM, "vidx search: out of memory");
     for (uint32_t i = 0; i < total; i++) o->approx[i] = s->all[i].d;
@@ -1535,6 +1536,7 @@ hs_status hs_vidx_search_cands(const hs_vidx *x, const float *query, uint32_t k,
   out->n = 0;
   out->applies = false;
   out->rerank = 0;
+  out->scan = false;
   if (x == NULL || x->quant_kind != HS_QUANT_PQ) return HS_OK;
   hs_vidx_hit none[1];
   uint32_t n = 0;
