@@ -76,6 +76,22 @@ PyObject *hs_py_batch_capsules(const struct ArrowSchema *schema, struct ArrowArr
 bool hs_py_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b);
 PyObject *hs_py_import_pa_schema(struct ArrowSchema *sch);
 
+/* The last one-batch result's schema and the pyarrow Schema imported from
+ * it (a new reference), kept by its owner across calls (zeroed to start;
+ * hs_py_schema_memo_clear frees both). */
+typedef struct hs_py_schema_memo {
+  struct ArrowSchema schema;
+  PyObject *pa_schema;
+} hs_py_schema_memo;
+void hs_py_schema_memo_clear(hs_py_schema_memo *m);
+/* (array capsule, its address, pyarrow Schema) for the batch `heap`
+ * (hs_malloc'd, taken) of schema `sch` (released): Python imports it with
+ * pyarrow.RecordBatch._import_from_c(address, schema); the Schema is the
+ * memo's when `sch` is the memo's schema, else imported and memoized. NULL
+ * with a Python error on failure (both released). With the GIL. */
+PyObject *hs_py_batch_result(hs_py_schema_memo *m, struct ArrowSchema *sch,
+                             struct ArrowArray *heap);
+
 /* ------------------------------------------------ one-shot streams (stream.c)
  * The part ParquetStream (read.c) and TableStream (table.c) share: a type
  * puts hs_py_stream first in its object struct, uses hs_py_stream_dealloc,

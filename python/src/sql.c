@@ -297,8 +297,7 @@ static PyObject *sqlstream_next(hs_py_stream *self, PyObject *unused) {
 #define HS_PY_SQL_SCHEMA_CACHE "hyperstreamdb.sql_schema_cache"
 
 typedef struct sql_schema_cache {
-  struct ArrowSchema schema;
-  PyObject *pa_schema;
+  hs_py_schema_memo memo;
 } sql_schema_cache;
 
 static void schema_cache_free(PyObject *capsule) {
@@ -307,8 +306,7 @@ static void schema_cache_free(PyObject *capsule) {
     PyErr_Clear();
     return;
   }
-  if (c->schema.release != NULL) c->schema.release(&c->schema);
-  Py_XDECREF(c->pa_schema);
+  hs_py_schema_memo_clear(&c->memo);
   hs_free(c);
 }
 
@@ -333,36 +331,7 @@ static PyObject *one_batch(sql_schema_cache *c, struct ArrowSchema *sc, struct A
   }
   *heap = *arr;
   arr->release = NULL;
-  if (c->pa_schema != NULL && c->schema.release != NULL && hs_py_schema_same(sc, &c->schema)) {
-    sc->release(sc);
-  } else {
-    struct ArrowSchema copy;
-    hs_error err = {0};
-    PyObject *ps = NULL;
-    if (hs_arrow_schema_copy(sc, &copy, &err) != HS_OK) {
-      sc->release(sc);
-      PyErr_NoMemory();
-    } else if ((ps = hs_py_import_pa_schema(sc)) == NULL) {
-      copy.release(&copy);
-    }
-    if (ps == NULL) {
-      heap->release(heap);
-      hs_free(heap);
-      return NULL;
-    }
-    if (c->schema.release != NULL) c->schema.release(&c->schema);
-    c->schema = copy;
-    PyObject *old = c->pa_schema;
-    c->pa_schema = ps;
-    Py_XDECREF(old);
-  }
-  PyObject *cap = PyCapsule_New(heap, "arrow_array", hs_py_array_capsule_free);
-  if (cap == NULL) {
-    heap->release(heap);
-    hs_free(heap);
-    return NULL;
-  }
-  return Py_BuildValue("(NKO)", cap, (unsigned long long)(uintptr_t)heap, c->pa_schema);
+  return hs_py_batch_result(&c->memo, sc, heap);
 }
 
 /* The statement run to its end in one call (the GIL released once): every

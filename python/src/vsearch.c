@@ -42,9 +42,8 @@ typedef struct hs_py_search_cache {
   /* The result schema of the last as_batch search and the pyarrow Schema
    * imported from it (a new reference): a search whose result has the same
    * schema hands that Schema out again instead of importing one per query.
-   * Guarded by `lock`, and the GIL for pa_schema. */
-  struct ArrowSchema schema;
-  PyObject *pa_schema;
+   * Guarded by `lock`, and the GIL for memo.pa_schema. */
+  hs_py_schema_memo memo;
 } hs_py_search_cache;
 
 static void search_cache_free(PyObject *capsule) {
@@ -55,8 +54,7 @@ static void search_cache_free(PyObject *capsule) {
   }
   hs_table_free(c->table);
   hs_free(c->path);
-  if (c->schema.release != NULL) c->schema.release(&c->schema);
-  Py_XDECREF(c->pa_schema);
+  hs_py_schema_memo_clear(&c->memo);
   if (c->lock != NULL) PyThread_free_lock(c->lock);
   hs_free(c);
 }
@@ -213,36 +211,46 @@ static PyObject *as_batch(hs_py_search_cache *c, struct ArrowArrayStream *s, boo
     *empty = true;
     return NULL;
   }
-  if (c->pa_schema != NULL && c->schema.release != NULL && hs_py_schema_same(&sch, &c->schema)) {
-    sch.release(&sch);
+  return hs_py_batch_result(&c->memo, &sch, arr);
+}
+
+void hs_py_schema_memo_clear(hs_py_schema_memo *m) {
+  if (m->schema.release != NULL) m->schema.release(&m->schema);
+  Py_CLEAR(m->pa_schema);
+}
+
+PyObject *hs_py_batch_result(hs_py_schema_memo *m, struct ArrowSchema *sch,
+                             struct ArrowArray *heap) {
+  if (m->pa_schema != NULL && m->schema.release != NULL && hs_py_schema_same(sch, &m->schema)) {
+    sch->release(sch);
   } else {
     struct ArrowSchema copy;
     hs_error err = {0};
     PyObject *ps = NULL;
-    if (hs_arrow_schema_copy(&sch, &copy, &err) != HS_OK) {
-      sch.release(&sch);
+    if (hs_arrow_schema_copy(sch, &copy, &err) != HS_OK) {
+      sch->release(sch);
       PyErr_NoMemory();
-    } else if ((ps = hs_py_import_pa_schema(&sch)) == NULL) {
+    } else if ((ps = hs_py_import_pa_schema(sch)) == NULL) {
       copy.release(&copy);
     }
     if (ps == NULL) {
-      arr->release(arr);
-      hs_free(arr);
+      heap->release(heap);
+      hs_free(heap);
       return NULL;
     }
-    if (c->schema.release != NULL) c->schema.release(&c->schema);
-    c->schema = copy;
-    PyObject *old = c->pa_schema;
-    c->pa_schema = ps;
+    if (m->schema.release != NULL) m->schema.release(&m->schema);
+    m->schema = copy;
+    PyObject *old = m->pa_schema;
+    m->pa_schema = ps;
     Py_XDECREF(old);
   }
-  PyObject *arr_cap = PyCapsule_New(arr, "arrow_array", hs_py_array_capsule_free);
-  if (arr_cap == NULL) {
-    arr->release(arr);
-    hs_free(arr);
+  PyObject *cap = PyCapsule_New(heap, "arrow_array", hs_py_array_capsule_free);
+  if (cap == NULL) {
+    heap->release(heap);
+    hs_free(heap);
     return NULL;
   }
-  return Py_BuildValue("(NKO)", arr_cap, (unsigned long long)(uintptr_t)arr, c->pa_schema);
+  return Py_BuildValue("(NKO)", cap, (unsigned long long)(uintptr_t)heap, m->pa_schema);
 }
 
 /* Optional str argument: None -> NULL; else a borrowed UTF-8 pointer. */

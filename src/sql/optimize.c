@@ -745,6 +745,25 @@ static hs_status remap_one(opt *o, hs_sql_expr **e, const int32_t *map) {
   return *e == NULL ? nomem(o) : HS_OK;
 }
 
+/* Keep the first n scan columns of p that are needed (or named `also`),
+ * in order: map[i] is column i's new position or -1; the kept count. */
+static int32_t keep_scan_columns(hs_sql_plan *p, int32_t n, const bool *need, const char *also,
+                                 int32_t *map) {
+  int32_t k = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (!need[i] && !(also != NULL && strcmp(p->scan.columns[i], also) == 0)) {
+      map[i] = -1;
+      continue;
+    }
+    map[i] = k;
+    p->scan.columns[k] = p->scan.columns[i];
+    p->types[k] = p->types[i];
+    p->names[k] = p->names[i];
+    k++;
+  }
+  return k;
+}
+
 /* Keep only the needed output columns of p (need[i] for i < p->n_cols);
  * map[i] receives the new index of old output i (-1: dropped). */
 static hs_status prune(opt *o, hs_sql_plan *p, const bool *need, int32_t *map) {
@@ -752,22 +771,9 @@ static hs_status prune(opt *o, hs_sql_plan *p, const bool *need, int32_t *map) {
   hs_arena *A = &o->pc->arena;
   hs_status st = HS_OK;
   switch (p->kind) {
-  case HS_SP_SCAN: {
-    int32_t k = 0;
-    for (int32_t i = 0; i < n; i++) {
-      if (!need[i]) {
-        map[i] = -1;
-        continue;
-      }
-      map[i] = k;
-      p->scan.columns[k] = p->scan.columns[i];
-      p->types[k] = p->types[i];
-      p->names[k] = p->names[i];
-      k++;
-    }
-    p->n_cols = p->scan.n_columns = k;
+  case HS_SP_SCAN:
+    p->n_cols = p->scan.n_columns = keep_scan_columns(p, n, need, NULL, map);
     return HS_OK;
-  }
   case HS_SP_PROJECT: {
     hs_sql_plan *kid = p->kids[0];
     bool *kneed = hs_arena_alloc(A, sizeof(bool) * (size_t)(kid->n_cols + 1));
@@ -907,21 +913,11 @@ static hs_status prune(opt *o, hs_sql_plan *p, const bool *need, int32_t *map) {
      * the vector column also when the distance is read and the search's
      * float32 value is not the operators' (l2, cosine), or always for
      * cosine (its index ranks by the normalized vectors' distance) */
-    int32_t nc = p->scan.n_columns, k = 0;
+    int32_t nc = p->scan.n_columns;
     bool dist = p->knn.with_distance && need[nc];
     bool cos = strcmp(p->knn.metric, "cosine") == 0;
     bool vec = cos || (dist && !hs_sql_knn_search_distance_exact(p->knn.metric));
-    for (int32_t i = 0; i < nc; i++) {
-      if (!need[i] && !(vec && strcmp(p->scan.columns[i], p->knn.column) == 0)) {
-        map[i] = -1;
-        continue;
-      }
-      map[i] = k;
-      p->scan.columns[k] = p->scan.columns[i];
-      p->types[k] = p->types[i];
-      p->names[k] = p->names[i];
-      k++;
-    }
+    int32_t k = keep_scan_columns(p, nc, need, vec ? p->knn.column : NULL, map);
     p->scan.n_columns = k;
     if (p->knn.with_distance) {
       map[nc] = dist ? k : -1;
