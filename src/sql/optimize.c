@@ -964,6 +964,33 @@ static bool has_knn(const hs_sql_plan *p) {
   return false;
 }
 
+/* Whether PROJECT p passes its input through unchanged: column i is the
+ * input's column i, with its name and type. */
+static bool identity_project(const hs_sql_plan *p) {
+  const hs_sql_plan *c = p->kids[0];
+  if (p->kind != HS_SP_PROJECT || c == NULL || p->n_cols != c->n_cols) return false;
+  for (int32_t i = 0; i < p->n_cols; i++) {
+    const hs_sql_expr *e = p->project.exprs[i];
+    if (e == NULL || e->kind != HS_SX_COL || e->col != i) return false;
+    if (!hs_sql_type_eq(p->types[i], c->types[i])) return false;
+    if ((p->names[i] == NULL) != (c->names[i] == NULL) ||
+        (p->names[i] != NULL && strcmp(p->names[i], c->names[i]) != 0))
+      return false;
+  }
+  return true;
+}
+
+/* Identity PROJECTs directly over a KNN (left by the rewrite and the
+ * pruning: SELECT id ... ORDER BY emb <-> $1 LIMIT k had two) are dropped,
+ * bottom up; each was an operator opened and called per statement. */
+static void drop_knn_identity_projects(hs_sql_plan **at) {
+  hs_sql_plan *p = *at;
+  if (p == NULL) return;
+  for (int i = 0; i < 2; i++) drop_knn_identity_projects(&p->kids[i]);
+  for (int32_t i = 0; i < p->n_many; i++) drop_knn_identity_projects(&p->many[i]);
+  if (p->kids[0] != NULL && p->kids[0]->kind == HS_SP_KNN && identity_project(p)) *at = p->kids[0];
+}
+
 hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *err) {
   opt o = {ctx, err};
   hs_status st = fold_plan(&o, *root);
@@ -995,6 +1022,7 @@ hs_status hs_sql_optimize(hs_sql_plan_ctx *ctx, hs_sql_plan **root, hs_error *er
     for (int32_t i = 0; i < p->n_cols; i++) need[i] = true;
     st = prune(&o, p, need, map);
   }
+  if (st == HS_OK && has_knn(*root)) drop_knn_identity_projects(root);
   if (st == HS_OK) st = hs_sql_optimize_join_index(ctx, root, err);
   if (st == HS_OK && (order == NULL || strcmp(order, "0") != 0))
     st = hs_sql_optimize_semi_sides(ctx, root, err);
