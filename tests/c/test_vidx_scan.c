@@ -14,13 +14,8 @@
 
 #include "common/common.h"
 #include "hs_test.h"
+#include "hs_vidx_oracle.h"
 #include "index/vector/vidx.h"
-
-static double gauss(uint64_t *st) {
-  double u = ((double)(hs_test_rand(st) >> 11) + 1.0) / 9007199254740993.0;
-  double v = (double)(hs_test_rand(st) >> 11) / 9007199254740992.0;
-  return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
 
 static hs_vidx *build_open(const float *x, size_t n, size_t dim, hs_metric m, hs_quant_kind qk,
                            hs_vidx_scan_codes sc, hs_buf *b) {
@@ -43,28 +38,6 @@ static hs_vidx *build_open(const float *x, size_t n, size_t dim, hs_metric m, hs
   hs_source_unref(src);
   if (v != NULL) CHECK_OK(hs_vidx_validate(v, &err), &err);
   return v;
-}
-
-/* Float brute force: the k best (distance, row) of the allowed rows. */
-static uint32_t brute(hs_metric m, const float *x, size_t dim, const float *q,
-                      const roaring_bitmap_t *r, uint32_t k, hs_vidx_hit *out) {
-  uint32_t got = 0;
-  roaring_uint32_iterator_t *it = roaring_create_iterator(r);
-  for (; it->has_value; roaring_advance_uint32_iterator(it)) {
-    uint32_t row = it->current_value;
-    float d = NAN;
-    hs_distance_f32(m, q, x + (size_t)row * dim, dim, &d, NULL);
-    uint32_t pos = got < k ? got++ : k;
-    if (pos == k && !(d < out[k - 1].distance)) continue;
-    if (pos == k) pos = k - 1;
-    while (pos > 0 && out[pos - 1].distance > d) {
-      out[pos] = out[pos - 1];
-      pos--;
-    }
-    out[pos] = (hs_vidx_hit){row, d};
-  }
-  roaring_free_uint32_iterator(it);
-  return got;
 }
 
 static void check_metric(hs_metric m, size_t n, size_t dim, uint64_t seed) {
